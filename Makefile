@@ -1,0 +1,31 @@
+# Two commands: `make app` and `make test`. Both create .venv on first use and
+# reinstall only when requirements.txt or pyproject.toml change.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PORT   ?= 8501
+
+.PHONY: app test install bench clean
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $(STAMP)
+
+app: $(STAMP)
+	$(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+
+# pytest exits 5 when it collects no test; that is not a failure of the code.
+test: $(STAMP)
+	$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; if [ $$rc -eq 5 ]; then rc=0; fi; exit $$rc
+
+bench: $(STAMP)
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info

@@ -1,0 +1,5 @@
+import sys
+
+from fairaudit.cli import main
+
+sys.exit(main())

@@ -1,0 +1,88 @@
+"""The ``Dataset`` and ``Schema`` types shared by every module.
+
+A dataset is a pandas DataFrame plus a schema: which columns are numeric or categorical, which
+are protected, which column is the label and which of its values is favourable. The label is
+optional (an audit of logged decisions needs none).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+ColumnKind = Literal["numeric", "categorical"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a dataset: its kind and, for categorical columns, the values it takes."""
+
+    name: str
+    kind: ColumnKind
+    values: tuple[Any, ...] = ()  # sorted distinct values (categorical only)
+
+
+@dataclass(frozen=True)
+class Schema:
+    columns: tuple[Column, ...]
+    label: str | None = None
+    favourable: Any = None  # the label value that counts as the favourable outcome (pred/label == 1)
+    protected: tuple[str, ...] = ()
+
+    def column(self, name: str) -> Column:
+        for col in self.columns:
+            if col.name == name:
+                return col
+        raise KeyError(name)
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def feature_names(self) -> list[str]:
+        """Every column except the label: what a model sees."""
+        return [c.name for c in self.columns if c.name != self.label]
+
+    def __contains__(self, name: object) -> bool:
+        return any(c.name == name for c in self.columns)
+
+
+@dataclass
+class Dataset:
+    name: str
+    frame: pd.DataFrame
+    schema: Schema
+    source: str = ""  # where the rows came from (file path or "built-in")
+    description: str = ""
+    _hash: str | None = field(default=None, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def features(self) -> pd.DataFrame:
+        return self.frame[self.schema.feature_names]
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        """1 where the label equals the favourable value, else 0; None without a label column."""
+        if self.schema.label is None:
+            return None
+        return (self.frame[self.schema.label] == self.schema.favourable).to_numpy(dtype=np.int8)
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the rows (CSV serialisation): identifies the data in a report."""
+        if self._hash is None:
+            digest = hashlib.sha256(self.frame.to_csv(index=False).encode("utf-8"))
+            self._hash = digest.hexdigest()
+        return self._hash
+
+    def subset(self, mask: np.ndarray, name: str | None = None) -> "Dataset":
+        """Rows where ``mask`` is true, order kept, same schema."""
+        return Dataset(name or self.name, self.frame[np.asarray(mask, dtype=bool)].reset_index(drop=True),
+                       self.schema, self.source, self.description)

@@ -1,0 +1,285 @@
+"""Syntax tree of the specification language (the contract every engine, the evaluator and the UI read).
+
+Two layers:
+
+* **Events** (the inside of ``E[...]``): boolean conditions over one row — ``pred``, ``sex == "Female"``,
+  ``age >= 30 and race in {"Black", "White"}``. They are *not* nodes of the displayed tree; an ``E[...]``
+  leaf shows its whole event as text.
+* **Spec nodes**: the tree the analyst sees — ``and or not cmp add sub mul div neg const expect fair``.
+
+Nodes are frozen dataclasses compared structurally; source positions are kept in ``span`` but do
+not take part in equality, so ``parse(print(t)) == t``.
+
+``Spec`` flattens the tree into ``TreeNode`` records with stable ids: ``n0`` is the root, then ids
+are given in depth-first pre-order (left child before right child).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+RESERVED = ("pred", "label", "score")
+CMP_OPS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+@dataclass(frozen=True)
+class Span:
+    """Source position: 1-based line and column of the first character, and character offsets."""
+
+    line: int
+    column: int
+    start: int
+    end: int
+
+
+# --------------------------------------------------------------------------------------------
+# Events (conditions over one row)
+
+
+@dataclass(frozen=True)
+class Name:
+    """A column name, or one of the reserved names ``pred`` (decision), ``label`` (true outcome),
+    ``score`` (probability of the favourable decision). As an event on its own it means "is 1 / true"."""
+
+    name: str
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def reserved(self) -> bool:
+        return self.name in RESERVED
+
+
+@dataclass(frozen=True)
+class Value:
+    """A literal inside an event: a number or a string."""
+
+    value: float | str
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+Operand = Union[Name, Value]
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str  # one of CMP_OPS
+    left: Operand
+    right: Operand
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class In:
+    operand: Name
+    values: tuple[Value, ...]
+    negated: bool = False  # ``not in``
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class EvAnd:
+    left: "Event"
+    right: "Event"
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class EvOr:
+    left: "Event"
+    right: "Event"
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class EvNot:
+    operand: "Event"
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+Event = Union[Name, Compare, In, EvAnd, EvOr, EvNot]
+
+
+def event_names(event: Event) -> Iterator[Name]:
+    """Every ``Name`` mentioned in an event (columns and reserved names), left to right."""
+    if isinstance(event, Name):
+        yield event
+    elif isinstance(event, Compare):
+        for side in (event.left, event.right):
+            if isinstance(side, Name):
+                yield side
+    elif isinstance(event, In):
+        yield event.operand
+    elif isinstance(event, (EvAnd, EvOr)):
+        yield from event_names(event.left)
+        yield from event_names(event.right)
+    elif isinstance(event, EvNot):
+        yield from event_names(event.operand)
+
+
+# --------------------------------------------------------------------------------------------
+# Spec nodes (the displayed tree)
+
+
+@dataclass(frozen=True)
+class And:
+    left: "Node"
+    right: "Node"
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind = "and"
+
+
+@dataclass(frozen=True)
+class Or:
+    left: "Node"
+    right: "Node"
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind = "or"
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: "Node"
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind = "not"
+
+
+@dataclass(frozen=True)
+class Cmp:
+    """``left op right`` between two terms; the verdict of the comparison is three-valued."""
+
+    op: str
+    left: "Node"
+    right: "Node"
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind = "cmp"
+
+
+@dataclass(frozen=True)
+class Add:
+    left: "Node"
+    right: "Node"
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind = "add"
+
+
+@dataclass(frozen=True)
+class Sub:
+    left: "Node"
+    right: "Node"
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind = "sub"
+
+
+@dataclass(frozen=True)
+class Mul:
+    left: "Node"
+    right: "Node"
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind = "mul"
+
+
+@dataclass(frozen=True)
+class Div:
+    left: "Node"
+    right: "Node"
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind = "div"
+
+
+@dataclass(frozen=True)
+class Neg:
+    operand: "Node"
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind = "neg"
+
+
+@dataclass(frozen=True)
+class Const:
+    value: float
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind = "const"
+
+
+@dataclass(frozen=True)
+class Expect:
+    """``E[event]`` or ``E[event | given]``: the (conditional) probability of an event; a leaf."""
+
+    event: Event
+    given: Event | None = None
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind = "expect"
+
+
+@dataclass(frozen=True)
+class Fair:
+    """``Fair[column]``: fraction of individuals whose decision does not change when only ``column`` changes; a leaf."""
+
+    column: str
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind = "fair"
+
+
+Node = Union[And, Or, Not, Cmp, Add, Sub, Mul, Div, Neg, Const, Expect, Fair]
+BOOLEAN_KINDS = ("and", "or", "not", "cmp")
+LEAF_KINDS = ("expect", "fair")
+
+
+def children(node: Node) -> tuple[Node, ...]:
+    """The sub-nodes of a spec node in source order (events are not sub-nodes)."""
+    if isinstance(node, (Not, Neg)):
+        return (node.operand,)
+    if isinstance(node, (And, Or, Cmp, Add, Sub, Mul, Div)):
+        return (node.left, node.right)
+    return ()
+
+
+# --------------------------------------------------------------------------------------------
+# The flattened tree
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    """One node of a parsed spec with its stable id, as the evaluator, the trace and the UI see it."""
+
+    id: str
+    parent: str | None
+    kind: str
+    text: str  # canonical text of this sub-expression
+    node: Node
+    children: tuple[str, ...]
+    depth: int
+    name: str | None = None  # the name of a named top-level spec (``sex_parity: ...``), else None
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed specification: the root node and its flattened tree.
+
+    When the source holds several named specs, ``root`` is their conjunction (left-nested ``and``)
+    and each named part's ``TreeNode.name`` is set.
+    """
+
+    root: Node
+    nodes: tuple[TreeNode, ...]
+    source: str = field(default="", compare=False)
+
+    def node(self, node_id: str) -> TreeNode:
+        for tn in self.nodes:
+            if tn.id == node_id:
+                return tn
+        raise KeyError(node_id)
+
+    @property
+    def leaves(self) -> list[TreeNode]:
+        """``E[...]`` and ``Fair[...]`` nodes, in id order (identical texts may repeat)."""
+        return [tn for tn in self.nodes if tn.kind in LEAF_KINDS]
+
+    @property
+    def text(self) -> str:
+        return self.nodes[0].text
+
+    def __iter__(self) -> Iterator[TreeNode]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
