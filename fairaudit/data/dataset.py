@@ -27,10 +27,19 @@ class Column:
 
 @dataclass(frozen=True)
 class Schema:
+    """Column kinds and roles.
+
+    ``excluded`` names columns kept for analysis (group conditions, logged decisions such as COMPAS's own
+    ``score_text``) that are not given to a model: outcomes recorded after the decision that give the label away,
+    or the score the label is defined from. Categorical columns hold no missing values (a missing category is the
+    string ``"?"``); numeric columns of a user's CSV may hold NaN.
+    """
+
     columns: tuple[Column, ...]
     label: str | None = None
     favourable: Any = None  # the label value that counts as the favourable outcome (pred/label == 1)
     protected: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()  # not features: see the class docstring
 
     def column(self, name: str) -> Column:
         for col in self.columns:
@@ -44,8 +53,8 @@ class Schema:
 
     @property
     def feature_names(self) -> list[str]:
-        """Every column except the label: what a model sees."""
-        return [c.name for c in self.columns if c.name != self.label]
+        """Every column except the label and the excluded columns: what a model sees."""
+        return [c.name for c in self.columns if c.name != self.label and c.name not in self.excluded]
 
     def __contains__(self, name: object) -> bool:
         return any(c.name == name for c in self.columns)

@@ -1,0 +1,44 @@
+"""The data options shared by every command that reads a dataset (train, check, audit).
+
+    --data NAME|CSV        a built-in dataset (see `fairaudit datasets`) or a CSV file (.csv or .csv.gz)
+    --label COL            the outcome column (replaces a built-in dataset's label)
+    --protected COL[,COL]  protected attributes (replaces the default set; "" means none)
+    --favourable VALUE     the favourable label value (needed when it is not obvious: 1, True, yes)
+"""
+from __future__ import annotations
+
+import argparse
+
+from fairaudit import data
+from fairaudit.data.dataset import Dataset
+
+
+def add_data_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    """Add --data, --label, --protected and --favourable to ``parser``."""
+    group = parser.add_argument_group("data")
+    group.add_argument("--data", metavar="NAME|CSV", required=required,
+                       help="built-in dataset name (see `fairaudit datasets`) or path to a CSV file (.csv, .csv.gz)")
+    group.add_argument("--label", metavar="COL", help="label (outcome) column; must be binary")
+    group.add_argument("--protected", metavar="COL[,COL...]",
+                       help="protected attribute column(s), comma-separated; '' for none "
+                            "(default: the dataset's own; none for a CSV)")
+    group.add_argument("--favourable", metavar="VALUE",
+                       help="label value that is the favourable outcome (inferred only for 1/0, True/False, yes/no)")
+
+
+def protected_names(text: str | None) -> list[str] | None:
+    """``"sex, race"`` -> ``["sex", "race"]``; ``""`` -> ``[]`` (none); ``None`` -> ``None`` (the default)."""
+    if text is None:
+        return None
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def dataset_from_args(args: argparse.Namespace) -> Dataset | None:
+    """The dataset named by the parsed options (``None`` when --data is optional and absent).
+
+    Raises ``DataError`` (one line) for an unknown name, a bad file, an unknown column or a non-binary label.
+    """
+    if getattr(args, "data", None) is None:
+        return None
+    return data.resolve(args.data, label=args.label, protected=protected_names(args.protected),
+                        favourable=args.favourable)

@@ -1,0 +1,188 @@
+"""Column roles: check the user's label / protected / favourable choice against a frame and build the ``Schema``.
+
+Rules (shared by built-in datasets and CSV files):
+
+* ``label`` and every ``protected`` name must be columns; an unknown name is a ``DataError`` with a
+  "did you mean" suggestion. A column cannot be both the label and protected.
+* The label must be binary: exactly two distinct values and none missing. The label column is always
+  categorical, whatever its dtype.
+* The favourable value is the one given (matched against the label's values, so the CLI's text ``"1"`` finds the
+  integer ``1``), or, when none is given, inferred only when obvious: 1 of 0/1, True of True/False, and
+  yes / y / true of yes/no, y/n, true/false (any case). Anything else asks for ``--favourable``.
+"""
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from fairaudit.data.dataset import Column, Dataset, Schema
+from fairaudit.errors import DataError
+
+# lower-cased (favourable, unfavourable) pairs of text labels whose favourable value is obvious
+_OBVIOUS_TEXT = [("yes", "no"), ("y", "n"), ("true", "false"), ("1", "0")]
+
+
+def suggestion(name: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest choices (case-insensitive matches first), or ``""``."""
+    choices = list(choices)
+    same_case = [c for c in choices if c.lower() == name.lower()]
+    close = same_case + [c for c in difflib.get_close_matches(name, choices, n=3, cutoff=0.6) if c not in same_case]
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(f"'{c}'" for c in close[:3]) + "?"
+
+
+def listing(items: Iterable[Any], limit: int = 12) -> str:
+    """``a, b, c`` — at most ``limit`` items, then ``… (N more)``."""
+    items = [str(i) for i in items]
+    text = ", ".join(items[:limit])
+    return text + (f", … ({len(items) - limit} more)" if len(items) > limit else "")
+
+
+def unknown_column(name: str, columns: Iterable[str], role: str) -> DataError:
+    columns = list(columns)
+    hint = suggestion(name, columns) or f" (columns: {listing(columns)})"
+    return DataError(f"unknown {role} column '{name}'{hint}")
+
+
+def as_names(names: str | Iterable[str] | None) -> tuple[str, ...]:
+    """``None`` -> (); one name -> (name,); several -> a tuple in the given order, duplicates dropped."""
+    if names is None:
+        return ()
+    if isinstance(names, str):
+        names = [names]
+    return tuple(dict.fromkeys(names))
+
+
+def plain(value: Any) -> Any:
+    """A numpy scalar as the equal plain Python value (``np.int64(1)`` -> ``1``)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def distinct_values(series: pd.Series) -> tuple[Any, ...]:
+    """Sorted distinct non-missing values of a column, as plain Python values."""
+    values = [plain(v) for v in series.dropna().unique()]
+    try:
+        return tuple(sorted(values))
+    except TypeError:  # mixed types: order by text, deterministically
+        return tuple(sorted(values, key=lambda v: (type(v).__name__, str(v))))
+
+
+def label_values(frame: pd.DataFrame, label: str) -> tuple[Any, Any]:
+    """The two values of a binary label column; ``DataError`` otherwise."""
+    series = frame[label]
+    missing = int(series.isna().sum())
+    if missing:
+        raise DataError(f"label column '{label}' has {missing} missing value{'s' if missing > 1 else ''}; "
+                        "a label needs a value in every row")
+    values = distinct_values(series)
+    if len(values) != 2:
+        shown = listing((repr(v) for v in values), limit=5)
+        raise DataError(f"label column '{label}' has {len(values)} value{'s' if len(values) != 1 else ''} "
+                        f"({shown}); a label must be binary (exactly two distinct values)")
+    return values  # type: ignore[return-value]
+
+
+def obvious_favourable(values: tuple[Any, Any]) -> Any:
+    """The favourable one of two label values when it is obvious (see the module docstring), else ``None``."""
+    if all(isinstance(v, bool) for v in values):
+        return True
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values) and set(values) == {0, 1}:
+        return next(v for v in values if v == 1)
+    if all(isinstance(v, str) for v in values):
+        lowered = {v.lower(): v for v in values}
+        for good, bad in _OBVIOUS_TEXT:
+            if set(lowered) == {good, bad}:
+                return lowered[good]
+    return None
+
+
+def match_favourable(label: str, values: tuple[Any, Any], given: Any) -> Any:
+    """The label value equal to ``given``, which may be the value itself or its text (from the command line)."""
+    for v in values:
+        if type(v) is type(given) and v == given:
+            return v
+    text = str(given).strip()
+    for v in values:
+        if str(v) == text or (isinstance(v, bool) and str(v).lower() == text.lower()):
+            return v
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            try:
+                if float(text) == v:
+                    return v
+            except ValueError:
+                pass
+    raise DataError(f"favourable value '{given}' is not a value of label column '{label}' "
+                    f"(values: {listing(repr(v) for v in values)})")
+
+
+def resolve_favourable(label: str, values: tuple[Any, Any], given: Any) -> Any:
+    if given is not None:
+        return match_favourable(label, values, given)
+    inferred = obvious_favourable(values)
+    if inferred is None:
+        raise DataError(f"cannot tell which value of label column '{label}' is favourable ({values[0]!r} or "
+                        f"{values[1]!r}); name it with --favourable VALUE (favourable= in Python)")
+    return inferred
+
+
+def build_schema(frame: pd.DataFrame, kinds: Mapping[str, str], label: str | None = None,
+                 protected: str | Iterable[str] | None = None, favourable: Any = None,
+                 excluded: Iterable[str] = (), known_values: Mapping[str, tuple] | None = None) -> Schema:
+    """Check the roles against ``frame`` and return its ``Schema``.
+
+    ``kinds`` maps every column to "numeric" or "categorical"; the label becomes categorical. ``known_values``
+    gives the categorical values of columns when already known (otherwise they are read from the frame).
+    """
+    columns = list(frame.columns)
+    if label is not None and label not in frame.columns:
+        raise unknown_column(label, columns, "label")
+    protected = as_names(protected)
+    for name in protected:
+        if name not in frame.columns:
+            raise unknown_column(name, columns, "protected")
+        if name == label:
+            raise DataError(f"column '{name}' cannot be both the label and a protected attribute")
+    if label is None:
+        if favourable is not None:
+            raise DataError("a favourable value needs a label column; name it with --label COLUMN")
+    else:
+        favourable = resolve_favourable(label, label_values(frame, label), favourable)
+    known_values = known_values or {}
+    schema_columns = []
+    for name in columns:
+        kind = "categorical" if name == label else kinds[name]
+        values = ()
+        if kind == "categorical":
+            values = tuple(known_values.get(name) or distinct_values(frame[name]))
+        schema_columns.append(Column(name, kind, values))  # type: ignore[arg-type]
+    excluded = tuple(name for name in as_names(excluded) if name != label and name in frame.columns)
+    return Schema(tuple(schema_columns), label, favourable, protected, excluded)
+
+
+def with_roles(dataset: Dataset, label: str | None = None, protected: str | Iterable[str] | None = None,
+               favourable: Any = None) -> Dataset:
+    """The same rows with another label, protected set or favourable value (``None`` keeps the current one).
+
+    A label that is replaced becomes an excluded column (it is an outcome, not a feature); a protected column
+    that becomes the label leaves the kept protected set. Giving only ``favourable`` re-chooses the favourable
+    value of the current label.
+    """
+    schema = dataset.schema
+    if label is None and protected is None and favourable is None:
+        return dataset
+    new_label = schema.label if label is None else label
+    if favourable is None and new_label == schema.label:
+        favourable = schema.favourable
+    excluded = list(schema.excluded)
+    if schema.label is not None and new_label != schema.label:
+        excluded.append(schema.label)
+    if protected is None:  # keep the current protected set, less a column that has become the label
+        protected = tuple(p for p in schema.protected if p != new_label)
+    kinds = {c.name: c.kind for c in schema.columns}
+    known = {c.name: c.values for c in schema.columns if c.kind == "categorical"}
+    new_schema = build_schema(dataset.frame, kinds, new_label, protected, favourable, excluded, known)
+    return Dataset(dataset.name, dataset.frame, new_schema, dataset.source, dataset.description)
