@@ -1,0 +1,87 @@
+"""`fairaudit train`: train a model on a dataset, save it, print its held-out accuracy per group.
+
+    fairaudit train --data adult --kind logreg --out adult-logreg.joblib [--seed 0]
+                    [--test-size 0.25] [--exclude sex,race] [--param max_depth=4 ...]
+
+The rows are split (stratified, seeded) into a training part and a held-out part; the accuracy
+table is measured on the held-out part, overall and for each value of each protected column.
+scikit-learn kinds are saved with joblib, mlp as a torch file; `--model PATH` in other commands
+loads either.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from fairaudit import models
+from fairaudit.commands._data_args import add_data_arguments, dataset_from_args
+from fairaudit.errors import ModelError
+from fairaudit.models.base import output_path
+from fairaudit.models.training import KIND_HELP, KINDS, check_kind
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_data_arguments(parser)
+    group = parser.add_argument_group("model")
+    group.add_argument("--kind", required=True, metavar="KIND",
+                       help="; ".join(f"{k}: {KIND_HELP[k]}" for k in KINDS))
+    group.add_argument("--out", required=True, metavar="PATH", help="where to save the trained model")
+    group.add_argument("--seed", type=int, default=0, help="seed of the split and the learner (default 0)")
+    group.add_argument("--test-size", type=float, default=0.25, metavar="FRACTION",
+                       help="fraction of rows held out to measure accuracy (default 0.25)")
+    group.add_argument("--exclude", metavar="COL[,COL...]", default="",
+                       help="feature columns the model must not read (e.g. the protected ones)")
+    group.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                       help="learner parameter, repeatable: max_depth=4 (tree), C=0.5 (logreg), "
+                            "hidden=[32,16] epochs=20 (mlp); VALUE is read as JSON when it parses")
+
+
+def parse_params(items: list[str]) -> dict:
+    """``["max_depth=4", "hidden=[8,8]", "solver=saga"]`` -> ``{"max_depth": 4, "hidden": [8, 8], "solver": "saga"}``.
+
+    A VALUE that is not JSON is kept as a string.
+    """
+    params = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip():
+            raise ModelError(f"--param takes NAME=VALUE, got '{item}'")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        params[name.strip()] = value
+    return params
+
+
+def table_lines(metrics: dict) -> list[str]:
+    """The aligned accuracy table: one row overall, then one per protected group."""
+    rows = [("all", metrics["n_test"], metrics["accuracy"])]
+    for column, groups in metrics["groups"].items():
+        for value, g in groups.items():
+            name = f"{column} {value}" if value[:1] in "<>" else f"{column}={value}"  # "age < 33" or "sex=Male"
+            rows.append((name, g["n"], g["accuracy"]))
+    width = max(len("group"), *(len(r[0]) for r in rows))
+    count = max(len("rows"), *(len(f"{r[1]:,}") for r in rows))
+    lines = [f"{'group':<{width}}  {'rows':>{count}}  accuracy"]
+    lines += [f"{name:<{width}}  {n:>{count},}  {acc:8.3f}" for name, n, acc in rows]
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    check_kind(args.kind)
+    out = output_path(args.out)  # fail before training, not after
+    params = parse_params(args.param)
+    exclude = [name.strip() for name in args.exclude.split(",") if name.strip()]
+    dataset = dataset_from_args(args)
+    model = models.train(dataset, args.kind, seed=args.seed, test_size=args.test_size, exclude=exclude, **params)
+    model.save(out)
+    m = model.metrics
+    print(f"trained {model.describe()}")
+    print(f"data {dataset.name}: {m['n_train']:,} rows for training, {m['n_test']:,} held out (seed {args.seed})")
+    print(f"saved to {out}")
+    print(f"sha256 {model.content_hash}")
+    print()
+    print("held-out accuracy")
+    print("\n".join(table_lines(m)))
+    return 0

@@ -1,0 +1,215 @@
+"""The ``.nnet`` network format (Julian 2016; used by Reluplex, Marabou and FairQuant).
+
+Layout, one group per line, values separated by commas (a trailing comma is allowed); lines starting
+with ``//`` are comments::
+
+    numLayers, inputSize, outputSize, maxLayerSize       # numLayers = weight layers (hidden + output)
+    size_0, size_1, ..., size_numLayers                  # size_0 = inputSize
+    0                                                    # unused "symmetric" flag
+    min_1, ..., min_D                                    # input domain box
+    max_1, ..., max_D
+    mean_1, ..., mean_D, mean_out                        # normalisation constants (FairQuant ignores them)
+    range_1, ..., range_D, range_out
+    then for each layer k: size_k lines of size_{k-1} weights (the incoming weights of one neuron),
+    then size_k lines of one bias each.
+
+Hidden layers use ReLU; the output layer is affine. Like FairQuant, :meth:`NNet.forward` feeds inputs
+**raw** (no normalisation with the means and ranges). As a ``Model`` (:class:`NNetModel`) a
+single-output network decides *favourable iff output > 0* (FairQuant reads the output's sign) and
+reports ``score = sigmoid(output)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fairaudit.errors import ModelError
+from fairaudit.models.base import Model, output_path, sha256
+from fairaudit.models.encoding import Encoding
+from fairaudit.models.forms import ReluNet
+
+
+@dataclass
+class NNet:
+    """A ReLU network as stored in a ``.nnet`` file. ``layers[k] = (W, b)``, ``W`` of shape (out, in)."""
+
+    layers: list[tuple[np.ndarray, np.ndarray]]
+    mins: np.ndarray  # (inputSize,)
+    maxs: np.ndarray  # (inputSize,)
+    means: np.ndarray  # (inputSize + outputSize,)
+    ranges: np.ndarray  # (inputSize + outputSize,)
+
+    @property
+    def sizes(self) -> list[int]:
+        return [self.layers[0][0].shape[1]] + [W.shape[0] for W, _ in self.layers]
+
+    @property
+    def input_size(self) -> int:
+        return self.sizes[0]
+
+    @property
+    def output_size(self) -> int:
+        return self.sizes[-1]
+
+    def forward(self, X: np.ndarray) -> np.ndarray:
+        """Outputs (n, outputSize) for raw inputs X (n, inputSize)."""
+        h = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        if h.shape[1] != self.input_size:
+            raise ModelError(f"the network takes {self.input_size} inputs, got {h.shape[1]}")
+        for k, (W, b) in enumerate(self.layers):
+            h = h @ W.T + b
+            if k < len(self.layers) - 1:
+                h = np.maximum(h, 0.0)
+        return h
+
+
+class _Lines:
+    """The data lines of a ``.nnet`` file as (line number, numbers), for parsing with line-numbered errors."""
+
+    def __init__(self, text: str, name: str):
+        self.name = name
+        self.rows: list[tuple[int, list[float]]] = []
+        self.last_line = 0
+        for number, line in enumerate(text.splitlines(), start=1):
+            self.last_line = number
+            line = line.strip()
+            if not line or line.startswith("//"):
+                continue
+            values = []
+            for token in line.split(","):
+                token = token.strip()
+                if not token:
+                    continue
+                try:
+                    values.append(float(token))
+                except ValueError:
+                    self.fail(number, f"'{token[:20]}' is not a number")
+            self.rows.append((number, values))
+        self.pos = 0
+
+    def fail(self, line: int, message: str):
+        raise ModelError(f"malformed .nnet file {self.name}, line {line}: {message}")
+
+    def take(self, count: int, what: str) -> np.ndarray:
+        """The next data line, which must hold exactly ``count`` numbers."""
+        if self.pos >= len(self.rows):
+            self.fail(self.last_line, f"file ends before {what}")
+        line, values = self.rows[self.pos]
+        self.pos += 1
+        if len(values) != count:
+            self.fail(line, f"expected {count} number{'s' * (count != 1)} ({what}), found {len(values)}")
+        return np.array(values, dtype=np.float64)
+
+    def integers(self, values: np.ndarray, what: str) -> list[int]:
+        """The numbers just taken, which must be positive integers."""
+        if not np.all(values == np.round(values)) or np.any(values < 1):
+            self.fail(self.rows[self.pos - 1][0], f"{what} must be positive integers")
+        return [int(v) for v in values]
+
+
+def read_nnet(path) -> NNet:
+    """Read a ``.nnet`` file; ModelError (one line, with the line number) when it is malformed."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModelError(f"no such .nnet file: {path}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ModelError(f"cannot read .nnet file {path}: {getattr(err, 'strerror', None) or err}") from None
+    return parse_nnet(text, name=path.name)
+
+
+def parse_nnet(text: str, name: str = "<text>") -> NNet:
+    """Parse the text of a ``.nnet`` file (see the module docstring for the layout)."""
+    lines = _Lines(text, name)
+    if not lines.rows:
+        lines.fail(max(lines.last_line, 1), "no header line")
+    num_layers, n_in, n_out, _ = lines.integers(lines.take(4, "numLayers, inputSize, outputSize, maxLayerSize"),
+                                                "the header values")
+    sizes = lines.integers(lines.take(num_layers + 1, "the layer sizes"), "layer sizes")
+    if sizes[0] != n_in or sizes[-1] != n_out:
+        lines.fail(lines.rows[lines.pos - 1][0],
+                   f"layer sizes {sizes} do not start with inputSize {n_in} and end with outputSize {n_out}")
+    lines.take(1, "the unused symmetric flag")
+    mins = lines.take(n_in, "the input minimums")
+    maxs = lines.take(n_in, "the input maximums")
+    means = lines.take(n_in + n_out, "the means, inputs then output")
+    ranges = lines.take(n_in + n_out, "the ranges, inputs then output")
+    layers = []
+    for k in range(1, num_layers + 1):
+        W = np.vstack([lines.take(sizes[k - 1], f"weights of neuron {r + 1} in layer {k}") for r in range(sizes[k])])
+        b = np.concatenate([lines.take(1, f"bias of neuron {r + 1} in layer {k}") for r in range(sizes[k])])
+        layers.append((W, b))
+    if lines.pos < len(lines.rows):
+        lines.fail(lines.rows[lines.pos][0], "unexpected data after the last layer")
+    return NNet(layers, mins, maxs, means, ranges)
+
+
+def _numbers(values) -> str:
+    return ",".join(repr(float(v)) for v in values) + ","
+
+
+def format_nnet(net: NNet) -> str:
+    """The ``.nnet`` text of ``net`` (floats written exactly, so reading it back gives the same network)."""
+    sizes = net.sizes
+    out = ["// Neural Network File Format by Kyle Julian, Stanford 2016 (written by fairaudit)",
+           f"{len(net.layers)},{sizes[0]},{sizes[-1]},{max(sizes)},",
+           ",".join(str(s) for s in sizes) + ",",
+           "0,",
+           _numbers(net.mins), _numbers(net.maxs), _numbers(net.means), _numbers(net.ranges)]
+    for W, b in net.layers:
+        out += [_numbers(row) for row in W]
+        out += [_numbers([v]) for v in b]
+    return "\n".join(out) + "\n"
+
+
+def write_nnet(net: NNet, path) -> None:
+    try:
+        output_path(path).write_text(format_nnet(net), encoding="utf-8")
+    except OSError as err:
+        raise ModelError(f"cannot write .nnet file {path}: {err.strerror or err}") from None
+
+
+class NNetModel(Model):
+    """A single-output ``.nnet`` network as a Model: favourable iff output > 0, score = sigmoid(output).
+
+    Its inputs are numeric columns named ``feature_names`` (default ``x1 .. xD``), fed raw.
+    """
+
+    kind = "nnet"
+
+    def __init__(self, net: NNet, feature_names: list[str] | None = None, source: str = ""):
+        if net.output_size != 1:
+            raise ModelError(f"a network with {net.output_size} outputs is not a binary classifier; need 1 output")
+        names = list(feature_names) if feature_names is not None else [f"x{i + 1}" for i in range(net.input_size)]
+        if len(names) != net.input_size:
+            raise ModelError(f"the network takes {net.input_size} inputs but {len(names)} feature names were given")
+        self.net = net
+        self.feature_names = names
+        self.encoding = Encoding.numeric(names)
+        self.params = {"sizes": net.sizes, "source": source}
+        self.metrics = {}
+
+    def output(self, frame: pd.DataFrame) -> np.ndarray:
+        return self.net.forward(self.encoding.transform(frame))[:, 0]
+
+    def score(self, frame: pd.DataFrame) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-self.output(frame)))
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        return (self.output(frame) > 0).astype(np.int8)
+
+    @property
+    def content_hash(self) -> str:
+        return sha256(format_nnet(self.net).encode("utf-8"))
+
+    def save(self, path) -> None:
+        """Write the network as a ``.nnet`` file (the feature names are not part of the format)."""
+        write_nnet(self.net, path)
+
+    def as_relu_net(self) -> ReluNet:
+        return ReluNet(layers=tuple((W.copy(), b.copy()) for W, b in self.net.layers), encoding=self.encoding,
+                       lower=self.net.mins.copy(), upper=self.net.maxs.copy())

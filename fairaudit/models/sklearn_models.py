@@ -1,0 +1,164 @@
+"""scikit-learn models: ``logreg`` (LogisticRegression), ``tree`` (DecisionTreeClassifier) and ``gbm``
+(HistGradientBoostingClassifier), each with its encoding inside so it predicts from raw rows.
+
+Saved with joblib (a pickle: loading one runs code, see :func:`fairaudit.models.load`).
+"""
+from __future__ import annotations
+
+import joblib
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.tree import DecisionTreeClassifier
+
+from fairaudit.errors import ModelError
+from fairaudit.models.base import FORMAT, FORMAT_VERSION, Model, Standardiser, canonical_json, output_path, sha256
+from fairaudit.models.encoding import Encoding
+from fairaudit.models.forms import DecisionNode, LinearForm, ReluNet, TreeForm
+
+# kind -> (estimator class, default parameters, standardise numeric inputs?)
+ESTIMATORS = {
+    "logreg": (LogisticRegression, {"C": 1.0, "max_iter": 1000}, True),
+    "tree": (DecisionTreeClassifier, {"max_depth": 6, "min_samples_leaf": 5}, False),
+    "gbm": (HistGradientBoostingClassifier, {"max_iter": 100, "learning_rate": 0.1}, False),
+}
+
+
+def fit_sklearn(kind: str, encoding: Encoding, X: np.ndarray, y: np.ndarray, seed: int, params: dict):
+    """Fit the estimator of ``kind`` on encoded rows ``X``; returns (estimator, standardiser or None, params)."""
+    cls, defaults, standardise = ESTIMATORS[kind]
+    merged = {**defaults, **params}
+    if "random_state" in cls().get_params():
+        merged.setdefault("random_state", seed)
+    try:
+        estimator = cls(**merged)
+    except TypeError:
+        valid = sorted(cls().get_params())
+        unknown = next(k for k in params if k not in valid)
+        raise ModelError(f"unknown parameter '{unknown}' for kind {kind}; "
+                         f"{cls.__name__} accepts {', '.join(valid)}") from None
+    scaler = Standardiser.fit(X, encoding.numeric_mask) if standardise else None
+    try:
+        estimator.fit(scaler(X) if scaler else X, y)
+    except ValueError as err:  # sklearn's validation of parameter values
+        raise ModelError(f"cannot train {kind}: {str(err).splitlines()[0]}") from None
+    return estimator, scaler, merged
+
+
+class SklearnModel(Model):
+    """A fitted scikit-learn classifier behind the raw-row encoding (class 1 = favourable)."""
+
+    def __init__(self, kind: str, estimator, encoding: Encoding, scaler: Standardiser | None,
+                 params: dict, metrics: dict | None = None):
+        self.kind = kind
+        self.estimator = estimator
+        self.encoding = encoding
+        self.scaler = scaler
+        self.params = params
+        self.metrics = metrics or {}
+        self.feature_names = encoding.raw_names
+        self._hash: str | None = None
+        self._linear = self.as_linear() if kind == "logreg" else None
+
+    def _matrix(self, frame: pd.DataFrame) -> np.ndarray:
+        X = self.encoding.transform(frame)
+        return self.scaler(X) if self.scaler else X
+
+    def score(self, frame: pd.DataFrame) -> np.ndarray:
+        if self.kind == "logreg":  # one matrix-vector product on the raw encoding
+            return 1.0 / (1.0 + np.exp(-self._linear.margin(self.encoding.transform(frame))))
+        proba = self.estimator.predict_proba(self._matrix(frame))
+        return proba[:, list(self.estimator.classes_).index(1)].astype(np.float64)
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        if self.kind == "logreg":
+            return self._linear.predict(frame)
+        return self.estimator.predict(self._matrix(frame)).astype(np.int8)
+
+    def _config(self) -> dict:
+        return {"kind": self.kind, "params": self.params, "encoding": self.encoding.to_dict(),
+                "scaler": self.scaler.to_dict() if self.scaler else None}
+
+    @property
+    def content_hash(self) -> str:
+        if self._hash is None:
+            self._hash = sha256(canonical_json(self._config()),
+                                *(_array_bytes(a) for a in fitted_arrays(self.kind, self.estimator)))
+        return self._hash
+
+    def describe(self) -> str:
+        return super().describe().replace(f"{self.kind} model", f"{self.kind} ({type(self.estimator).__name__})", 1)
+
+    def save(self, path) -> None:
+        """Write the model to ``path`` with joblib (one file)."""
+        payload = {"format": FORMAT, "version": FORMAT_VERSION, **self._config(),
+                   "metrics": self.metrics, "estimator": self.estimator}
+        try:
+            joblib.dump(payload, output_path(path))
+        except (OSError, RuntimeError) as err:
+            raise ModelError(f"cannot write model to {path}: {getattr(err, 'strerror', None) or err}") from None
+
+    @classmethod
+    def from_payload(cls, payload: dict) -> "SklearnModel":
+        scaler = Standardiser.from_dict(payload["scaler"]) if payload["scaler"] else None
+        return cls(payload["kind"], payload["estimator"], Encoding.from_dict(payload["encoding"]), scaler,
+                   payload["params"], payload.get("metrics"))
+
+    # ---- structure adapters ---------------------------------------------------------------
+
+    def as_linear(self) -> LinearForm:
+        if self.kind != "logreg":
+            return super().as_linear()
+        w, b = self.estimator.coef_[0], self.estimator.intercept_
+        if self.scaler:
+            W, b = self.scaler.fold(w, b)
+            w = W[0]
+        return LinearForm(weights=np.asarray(w, dtype=np.float64), bias=float(b[0]), encoding=self.encoding)
+
+    def as_relu_net(self) -> ReluNet:
+        if self.kind != "logreg":
+            return super().as_relu_net()
+        lin = self.as_linear()
+        return ReluNet(layers=((lin.weights[None, :], np.array([lin.bias])),), encoding=self.encoding)
+
+    def as_tree(self) -> TreeForm:
+        if self.kind != "tree":
+            return super().as_tree()
+        t = self.estimator.tree_
+        favourable = list(self.estimator.classes_).index(1)
+        fractions = t.value[:, 0, :] / t.value[:, 0, :].sum(axis=1, keepdims=True)
+        nodes = []
+        for i in range(t.node_count):
+            leaf = t.children_left[i] < 0
+            nodes.append(DecisionNode(
+                id=i, value=float(fractions[i, favourable]), samples=int(t.n_node_samples[i]),
+                feature=None if leaf else int(t.feature[i]),
+                threshold=None if leaf else float(t.threshold[i]),
+                left=None if leaf else int(t.children_left[i]),
+                right=None if leaf else int(t.children_right[i])))
+        return TreeForm(nodes=tuple(nodes), encoding=self.encoding)
+
+
+def fitted_arrays(kind: str, estimator) -> list[np.ndarray]:
+    """The arrays that define a fitted estimator (what ``content_hash`` digests)."""
+    if kind == "logreg":
+        return [estimator.classes_, estimator.coef_, estimator.intercept_]
+    if kind == "tree":
+        t = estimator.tree_
+        return [estimator.classes_, t.children_left, t.children_right, t.feature, t.threshold, t.value,
+                t.n_node_samples]
+    arrays = [estimator.classes_, np.asarray(estimator._baseline_prediction)]
+    for predictors in estimator._predictors:  # one list of trees per boosting iteration
+        for tree in predictors:
+            arrays += [tree.nodes, tree.raw_left_cat_bitsets]
+    return arrays
+
+
+def _array_bytes(array: np.ndarray) -> bytes:
+    """Bytes of an array's values; structured arrays field by field (their padding bytes are arbitrary)."""
+    array = np.asarray(array)
+    if array.dtype.names:
+        return b"".join(_array_bytes(array[name]) for name in array.dtype.names)
+    header = f"{array.dtype.str}{array.shape}".encode()
+    return header + np.ascontiguousarray(array).tobytes()

@@ -1,0 +1,133 @@
+"""``train(dataset, kind)``: fit a model on a seeded split and measure it on the held-out rows."""
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from fairaudit.errors import ModelError
+from fairaudit.models.base import Model
+from fairaudit.models.encoding import Encoding
+
+KINDS = ("logreg", "tree", "gbm", "mlp")
+KIND_HELP = {
+    "logreg": "logistic regression (linear; standardised numeric inputs)",
+    "tree": "decision tree, max_depth 6",
+    "gbm": "histogram gradient boosting, 100 trees",
+    "mlp": "torch ReLU network, 2 hidden layers of 16",
+}
+MAX_GROUP_VALUES = 20  # a protected column with more distinct values is split at its median instead
+
+
+def check_kind(kind: str) -> str:
+    if kind not in KINDS:
+        close = difflib.get_close_matches(str(kind), KINDS, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise ModelError(f"unknown model kind '{kind}'{hint}; choose one of {', '.join(KINDS)}")
+    return kind
+
+
+def training_labels(dataset) -> np.ndarray:
+    """The 0/1 labels (1 = favourable) of a dataset; ModelError when there is nothing binary to learn."""
+    label = dataset.schema.label
+    if label is None:
+        raise ModelError("cannot train without a label column")
+    distinct = dataset.frame[label].dropna().unique()
+    if len(distinct) > 2:
+        raise ModelError(f"label column '{label}' has {len(distinct)} distinct values; training needs a binary label")
+    y = dataset.labels
+    if y.min() == y.max():
+        raise ModelError(f"label column '{label}' has a single outcome in the data; cannot train a classifier")
+    return y
+
+
+def train(dataset, kind: str, *, seed: int = 0, test_size: float = 0.25, exclude: Sequence[str] = (),
+          **params) -> Model:
+    """Train a model of ``kind`` (logreg, tree, gbm, mlp) on ``dataset``.
+
+    The rows are split (stratified on the label, seeded) into a training part and a held-out part of
+    ``test_size``; the model is fitted on the training part only and ``model.metrics`` holds its
+    accuracy on the held-out part, overall and per value of each protected column. The model reads
+    every feature column except those in ``exclude`` (use it for "fairness through unawareness").
+    ``params`` go to the learner (e.g. ``max_depth=4`` for tree, ``hidden=[32]`` for mlp).
+    The same data, kind, seed and params give the same model.
+    """
+    check_kind(kind)
+    y = training_labels(dataset)
+    seed, test_size = int(seed), float(test_size)
+    if not 0 < test_size < 1:
+        raise ModelError(f"test_size must be between 0 and 1, got {test_size}")
+    features = list(dataset.schema.feature_names)
+    for name in exclude:
+        if name not in dataset.schema:
+            close = difflib.get_close_matches(name, dataset.schema.names, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ModelError(f"cannot exclude '{name}': {dataset.name} has no such column{hint}")
+    features = [f for f in features if f not in exclude]
+    if not features:
+        raise ModelError("no feature columns left to train on")
+    try:
+        json.dumps(params)
+    except TypeError:
+        raise ModelError("model parameters must be plain numbers, strings, lists or booleans") from None
+
+    from sklearn.model_selection import train_test_split  # imported here: keeps `import fairaudit.models` light
+
+    try:
+        train_idx, test_idx = train_test_split(np.arange(len(y)), test_size=test_size, random_state=seed, stratify=y)
+    except ValueError as err:
+        raise ModelError(f"cannot split {len(y)} rows for training: {str(err).splitlines()[0]}") from None
+    frame = dataset.frame
+    train_rows = frame.iloc[train_idx]
+    encoding = Encoding.fit(dataset, train_rows, features)
+    X = encoding.transform(train_rows)
+    meta = {"seed": seed, "test_size": test_size, "exclude": list(exclude)}
+
+    if kind == "mlp":
+        from fairaudit.models.mlp import MLPModel, fit_mlp  # torch is imported only when needed
+
+        net, scaler, used = fit_mlp(encoding, X, y[train_idx], seed, params)
+        model = MLPModel(net, encoding, scaler, {**used, **meta})
+    else:
+        from fairaudit.models.sklearn_models import SklearnModel, fit_sklearn
+
+        estimator, scaler, used = fit_sklearn(kind, encoding, X, y[train_idx], seed, params)
+        model = SklearnModel(kind, estimator, encoding, scaler, {**used, **meta})
+
+    test_rows = frame.iloc[test_idx]
+    model.metrics = held_out_metrics(model, test_rows, y[test_idx], dataset.schema.protected,
+                                     n_train=len(train_idx))
+    return model
+
+
+def held_out_metrics(model: Model, rows: pd.DataFrame, y: np.ndarray, protected: Sequence[str],
+                     n_train: int | None = None) -> dict:
+    """Accuracy of ``model`` on ``rows``, overall and per value of each protected column.
+
+    ``{"accuracy", "n_test", "n_train", "groups": {column: {group: {"n", "accuracy"}}}}``; groups are named
+    by the value as a string (JSON keys), except that a numeric column with more than 20 values is split
+    at its median into ``"< m"`` and ``">= m"``.
+    """
+    correct = np.asarray(model.predict(rows)) == np.asarray(y)
+    groups = {}
+    for column in protected:
+        if column in rows.columns:
+            groups[column] = {name: {"n": int(mask.sum()), "accuracy": float(correct[mask].mean())}
+                              for name, mask in _group_masks(rows[column]) if mask.any()}
+    return {"accuracy": float(correct.mean()), "n_test": int(len(correct)), "n_train": n_train, "groups": groups}
+
+
+def _group_masks(values: pd.Series):
+    """(group name, row mask) pairs for one protected column."""
+    distinct = values.dropna().unique()
+    if len(distinct) > MAX_GROUP_VALUES and pd.api.types.is_numeric_dtype(values):
+        cut = float(np.median(values.dropna()))
+        cut_text = f"{cut:g}"
+        yield f"< {cut_text}", (values < cut).to_numpy()
+        yield f">= {cut_text}", (values >= cut).to_numpy()
+        return
+    for value in sorted(distinct, key=str):
+        yield str(value), (values == value).to_numpy()

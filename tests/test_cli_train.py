@@ -1,0 +1,142 @@
+"""`fairaudit train` end to end, and the shared --model/--pred options."""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairaudit import models
+from fairaudit.commands._model_args import add_model_arguments, model_from_args
+from fairaudit.errors import ModelError
+from tests.test_models import synthetic
+
+
+def fairaudit(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fairaudit", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def credit_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "credit.csv"
+    synthetic().frame.to_csv(path, index=False)
+    return path
+
+
+def test_train_saves_and_prints_the_accuracy_table(tmp_path, credit_csv):
+    out = tmp_path / "m.joblib"
+    done = fairaudit("train", "--data", str(credit_csv), "--label", "outcome", "--favourable", "good",
+                     "--protected", "sex", "--kind", "tree", "--out", str(out), "--seed", "3")
+    assert done.returncode == 0, done.stderr
+    model = models.load(out)
+    assert model.kind == "tree" and model.params["seed"] == 3
+    assert f"sha256 {model.content_hash}" in done.stdout  # same hash in the file, in another process
+    lines = done.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("group"))
+    table = lines[header:header + 4]
+    assert [line.split()[0] for line in table] == ["group", "all", "sex=F", "sex=M"]
+    assert len({len(line) for line in table}) == 1  # aligned
+    assert float(table[1].split()[-1]) == pytest.approx(model.metrics["accuracy"], abs=5e-4)
+
+
+@pytest.mark.slow
+def test_train_logreg_on_adult(tmp_path):
+    out = tmp_path / "adult.joblib"
+    done = fairaudit("train", "--data", "adult", "--kind", "logreg", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    accuracy = float(next(line for line in done.stdout.splitlines() if line.startswith("all")).split()[-1])
+    assert 0.83 <= accuracy <= 0.87
+    assert "sex=Female" in done.stdout and "race=Black" in done.stdout
+    assert models.load(out).as_linear().weights.shape[0] > 90
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--kind", "lgreg"], "unknown model kind 'lgreg' (did you mean 'logreg'?)"),
+    (["--kind", "logreg", "--label", "job"], "binary"),
+    (["--kind", "logreg", "--out-dir-missing"], None),  # argparse: unknown option
+    (["--kind", "tree", "--param", "depth=3"], "unknown parameter 'depth' for kind tree"),
+    (["--kind", "tree", "--exclude", "sexx"], "did you mean 'sex'?"),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path, credit_csv, extra, message):
+    done = fairaudit("train", "--data", str(credit_csv), "--label", "outcome", "--favourable", "good",
+                     "--out", str(tmp_path / "m"), *extra)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    if message:
+        assert message in done.stderr
+
+
+def test_train_without_a_label_exits_2(tmp_path):
+    csv = tmp_path / "nolabel.csv"
+    pd.DataFrame({"a": [1, 2, 3, 4], "b": ["x", "y", "x", "y"]}).to_csv(csv, index=False)
+    done = fairaudit("train", "--data", str(csv), "--kind", "logreg", "--out", str(tmp_path / "m"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("cannot train without a label column")
+
+
+def test_unwritable_out_path_fails_before_training(tmp_path, credit_csv):
+    done = fairaudit("train", "--data", str(credit_csv), "--label", "outcome", "--favourable", "good",
+                     "--kind", "logreg", "--out", str(tmp_path / "missing-dir" / "m.joblib"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "does not exist" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+# ---- --model / --pred ------------------------------------------------------------------------
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_model_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_model_kind_trains_on_the_data_with_the_seed():
+    data = synthetic()
+    model = model_from_args(parse("--model", "logreg", "--seed", "2"), data)
+    assert model.kind == "logreg" and model.params["seed"] == 2
+    assert model.content_hash == models.train(data, "logreg", seed=2).content_hash
+
+
+def test_model_path_loads_and_is_checked_against_the_data(tmp_path):
+    data = synthetic()
+    trained = models.train(data, "tree")
+    trained.save(tmp_path / "t.joblib")
+    loaded = model_from_args(parse("--model", str(tmp_path / "t.joblib")), data)
+    assert loaded.content_hash == trained.content_hash
+    other = data.frame.rename(columns={"income": "salary"})
+    from fairaudit.data.dataset import Column, Dataset, Schema
+
+    renamed = Dataset("renamed", other, Schema(tuple(Column("salary" if c.name == "income" else c.name, c.kind,
+                                                            c.values) for c in data.schema.columns),
+                                               label="outcome", favourable="good"))
+    with pytest.raises(ModelError, match="reads column.*income.*renamed does not have"):
+        model_from_args(parse("--model", str(tmp_path / "t.joblib")), renamed)
+
+
+def test_model_argument_errors():
+    data = synthetic()
+    with pytest.raises(ModelError, match="did you mean 'tree'.*or a model file path"):
+        model_from_args(parse("--model", "tre"), data)
+    with pytest.raises(ModelError, match="no such model file"):
+        model_from_args(parse("--model", "models/none.joblib"), data)
+    with pytest.raises(SystemExit):  # --model and --pred are mutually exclusive
+        parse("--model", "logreg", "--pred", "income > 3")
+
+
+def test_seed_option_is_shared_with_a_command_that_has_one():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=7)
+    add_model_arguments(parser)
+    assert parser.parse_args(["--model", "tree"]).seed == 7
+
+
+def test_pred_option_builds_an_expression_model():
+    spec = pytest.importorskip("fairaudit.spec")
+    if not (hasattr(spec, "parse_event") and hasattr(spec, "evaluate_event")):
+        pytest.skip("fairaudit.spec.evaluate_event is not there yet")
+    data = synthetic()
+    model = model_from_args(parse("--pred", "income > 50"), data)
+    assert np.array_equal(model.predict(data.frame), (data.frame["income"] > 50).to_numpy().astype(np.int8))
