@@ -263,6 +263,13 @@ class Spec:
     nodes: tuple[TreeNode, ...]
     source: str = field(default="", compare=False)
 
+    @classmethod
+    def from_root(cls, root: Node, source: str = "") -> "Spec":
+        """The ``Spec`` of a tree built in code (ids, parents and canonical texts filled in)."""
+        from fairaudit.spec.tree import build_spec
+
+        return build_spec(root, source)
+
     def node(self, node_id: str) -> TreeNode:
         for tn in self.nodes:
             if tn.id == node_id:

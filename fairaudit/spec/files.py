@@ -1,0 +1,99 @@
+"""Specification files (``*.spec``): the spec text plus header comments.
+
+A file may start with comment lines of the form ``# key: value``. Recognised keys:
+
+* ``dataset``: the built-in dataset (or CSV path) the spec is written for, e.g. ``# dataset: adult``;
+* ``decision``: a decision expression giving ``pred`` when auditing logged data instead of a model,
+  e.g. ``# decision: income == ">50K"`` (an event, see ``parse_event``), or ``model`` when the spec is
+  meant for a trained model's decisions.
+
+Other ``# key: value`` lines are kept in ``headers`` and otherwise ignored (they are comments).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fairaudit.spec import ast
+from fairaudit.spec.errors import SpecError
+from fairaudit.spec.parser import parse, parse_event
+
+MODEL_DECISION = "model"
+_HEADER = re.compile(r"^\s*#\s*([A-Za-z_][A-Za-z0-9_-]*)\s*:\s*(.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class Header:
+    key: str
+    value: str
+    line: int  # 1-based line of the header
+    column: int  # 1-based column where the value starts
+
+
+@dataclass(frozen=True)
+class SpecFile:
+    text: str
+    spec: ast.Spec
+    headers: dict[str, Header] = field(default_factory=dict)
+    path: str | None = None
+
+    @property
+    def dataset(self) -> str | None:
+        header = self.headers.get("dataset")
+        return header.value if header else None
+
+    @property
+    def decision(self) -> str | None:
+        header = self.headers.get("decision")
+        return header.value if header else None
+
+    @property
+    def uses_model(self) -> bool:
+        """True when the ``# decision:`` header says ``model`` (decisions come from a trained model)."""
+        return (self.decision or "").strip().lower() == MODEL_DECISION
+
+    def decision_event(self) -> ast.Event | None:
+        """The ``# decision:`` expression as an event (``SpecError`` positioned in the file if it is wrong)."""
+        header = self.headers.get("decision")
+        if header is None or self.uses_model:
+            return None
+        try:
+            return parse_event(header.value)
+        except SpecError as err:
+            raise err.shifted(header.line - 1, header.column - 1).with_source(self.text, self.path) from None
+
+
+def read_headers(text: str) -> dict[str, Header]:
+    """The ``# key: value`` lines of the leading comment block (blank lines allowed in between)."""
+    headers: dict[str, Header] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("#"):
+            break
+        match = _HEADER.match(line)
+        if match and match.group(1).lower() not in headers:
+            key = match.group(1).lower()
+            headers[key] = Header(key, match.group(2), number, match.start(2) + 1)
+    return headers
+
+
+def parse_file_text(text: str, path: str | None = None) -> SpecFile:
+    """Parse the text of a spec file; errors name ``path``."""
+    try:
+        spec = parse(text)
+    except SpecError as err:
+        raise err.with_source(text, path) from None
+    return SpecFile(text=text, spec=spec, headers=read_headers(text), path=path)
+
+
+def load_spec_file(path: str | Path) -> SpecFile:
+    """Read and parse a ``.spec`` file (``SpecError`` with ``FILE:LINE:COL`` on problems)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise SpecError(None, None, f"cannot read the specification file: {err}", filename=str(path)) from None
+    return parse_file_text(text, str(path))

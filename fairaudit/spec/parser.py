@@ -1,0 +1,507 @@
+"""Parsing specification text into the AST of ``fairaudit.spec.ast``.
+
+The grammar lives in ``grammar.lark`` (LALR(1), positions propagated); ``_ToAst`` has one method per
+grammar alias. Nothing is ever ``eval``-ed. Every problem becomes a ``SpecError`` with the line and
+column of the offending token and a message meant for a person (see ``_explain_token``).
+"""
+from __future__ import annotations
+
+import math
+import threading
+from pathlib import Path
+
+from lark import Lark, Token, Tree
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
+from lark.lexer import LexerThread
+from lark.visitors import Transformer_NonRecursive, v_args
+
+from fairaudit.spec import ast
+from fairaudit.spec.errors import SpecError, position
+from fairaudit.spec.printer import to_text
+from fairaudit.spec.tree import build_spec, named_spec
+
+GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
+MAX_DEPTH = 200  # twice the deepest bracket nesting accepted (the printer and the evaluator recurse)
+MAX_OPERATORS = 300  # the longest chain of operators accepted, for the same reason
+
+_lock = threading.Lock()
+_parser: Lark | None = None
+
+
+_plain_lexer = None
+
+
+def _lark() -> Lark:
+    global _parser, _plain_lexer
+    with _lock:
+        if _parser is None:
+            _parser = Lark(GRAMMAR_PATH.read_text(encoding="utf-8"), parser="lalr", lexer="contextual",
+                           start=["start", "event_start"], propagate_positions=True, maybe_placeholders=False)
+            _plain_lexer = _parser._build_lexer()  # context-free lexing, for error messages
+        return _parser
+
+
+# --------------------------------------------------------------------------------------------
+# public API
+
+
+def parse(text: str) -> ast.Spec:
+    """Parse a specification (one spec, or several ``name: spec`` parts) into a ``Spec``.
+
+    Raises ``SpecError`` (with line, column and a caret excerpt) for any problem.
+    """
+    tree = _parse_tree(text, "start", what="specification")
+    builder = _ToAst(text)
+    result = _transform(builder, tree, text)
+    if isinstance(result, list):  # named parts
+        return named_spec(result, source=text)
+    return build_spec(result, source=text)
+
+
+def parse_event(text: str) -> ast.Event:
+    """Parse an event (a condition on one row), e.g. ``decile_score > 3`` or ``income == ">50K"``.
+
+    Outside ``E[...]`` there is no condition part, so ``|`` may be used for ``or`` here.
+    """
+    tree = _parse_tree(text, "event_start", what="event")
+    return _transform(_ToAst(text), tree, text)
+
+
+def parse_node(text: str) -> ast.Node:
+    """The root node of a specification (``parse(text).root``)."""
+    return parse(text).root
+
+
+# --------------------------------------------------------------------------------------------
+# tree -> AST
+
+
+def _span(meta) -> ast.Span | None:
+    if getattr(meta, "empty", True):
+        return None
+    return ast.Span(meta.line, meta.column, meta.start_pos, meta.end_pos)
+
+
+def _token_span(token: Token) -> ast.Span:
+    return ast.Span(token.line, token.column, token.start_pos, token.end_pos)
+
+
+_UNESCAPE = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "`": "`"}
+
+
+@v_args(meta=True, inline=True)
+class _ToAst(Transformer_NonRecursive):
+    """One method per grammar alias; checks that conditions and numbers are used where they belong."""
+
+    def __init__(self, source: str):
+        super().__init__()
+        self.source = source
+
+    # ---- errors
+    def _error_at(self, span: ast.Span | None, message: str, *, at_end: bool = False) -> SpecError:
+        if span is None:
+            return SpecError(None, None, message)
+        offset = span.end if at_end else span.start
+        line, column = position(self.source, offset)
+        length = 1 if at_end else max(1, span.end - span.start)
+        return SpecError.at(self.source, line, column, message, length=length)
+
+    def _condition(self, node: ast.Node) -> ast.Node:
+        """``node`` must be true/false (a comparison or a combination of them)."""
+        if node.kind in ast.BOOLEAN_KINDS:
+            return node
+        what = "E[...]" if node.kind == "expect" else "Fair[...]" if node.kind == "fair" else f"'{to_text(node)}'"
+        raise self._error_at(node.span, f"expected a comparison after {what} (one of < <= > >= == !=)",
+                             at_end=True)
+
+    def _number(self, node: ast.Node) -> ast.Node:
+        """``node`` must be a number (a term), not a condition."""
+        if node.kind not in ast.BOOLEAN_KINDS:
+            return node
+        raise self._error_at(node.span, f"expected a number here, but '{to_text(node)}' is a condition "
+                                        "(true or false); put it in parentheses with its own and/or")
+
+    # ---- top level
+    def single_spec(self, meta, spec):
+        return self._condition(spec)
+
+    def named_specs(self, meta, *parts):
+        seen: dict[str, ast.Name] = {}
+        for name, _ in parts:
+            if name.name in seen:
+                first = seen[name.name].span
+                raise self._error_at(name.span, f"the name '{name.name}' is already used at line {first.line}")
+            seen[name.name] = name
+        return [(name.name, node) for name, node in parts]
+
+    def named_spec(self, meta, name, spec):
+        return name, self._condition(spec)
+
+    # ---- logic
+    def or_(self, meta, left, right):
+        return ast.Or(self._condition(left), self._condition(right), span=_span(meta))
+
+    def and_(self, meta, left, right):
+        return ast.And(self._condition(left), self._condition(right), span=_span(meta))
+
+    def not_(self, meta, operand):
+        return ast.Not(self._condition(operand), span=_span(meta))
+
+    def cmp(self, meta, left, op, right):
+        return ast.Cmp(str(op), self._number(left), self._number(right), span=_span(meta))
+
+    # ---- arithmetic
+    def add(self, meta, left, right):
+        return ast.Add(self._number(left), self._number(right), span=_span(meta))
+
+    def sub(self, meta, left, right):
+        return ast.Sub(self._number(left), self._number(right), span=_span(meta))
+
+    def mul(self, meta, left, right):
+        return ast.Mul(self._number(left), self._number(right), span=_span(meta))
+
+    def div(self, meta, left, right):
+        return ast.Div(self._number(left), self._number(right), span=_span(meta))
+
+    def neg(self, meta, operand):
+        return ast.Neg(self._number(operand), span=_span(meta))
+
+    def const(self, meta, token):
+        return ast.Const(self._float(token), span=_token_span(token))
+
+    # ---- leaves
+    def expect(self, meta, event):
+        return ast.Expect(event, None, span=_span(meta))
+
+    def expect_given(self, meta, event, given):
+        return ast.Expect(event, given, span=_span(meta))
+
+    def fair(self, meta, name):
+        if name.reserved:
+            raise self._error_at(name.span, f"Fair[...] takes a protected column, not '{name.name}'")
+        return ast.Fair(name.name, span=_span(meta))
+
+    # ---- events
+    def event_start(self, meta, event):
+        return event
+
+    def ev_or(self, meta, left, right):
+        return ast.EvOr(left, right, span=_span(meta))
+
+    def ev_and(self, meta, left, right):
+        return ast.EvAnd(left, right, span=_span(meta))
+
+    def ev_not(self, meta, operand):
+        return ast.EvNot(operand, span=_span(meta))
+
+    def compare(self, meta, left, op, right):
+        return ast.Compare(str(op), left, right, span=_span(meta))
+
+    def in_set(self, meta, name, values):
+        return ast.In(name, values, negated=False, span=_span(meta))
+
+    def not_in_set(self, meta, name, values):
+        return ast.In(name, values, negated=True, span=_span(meta))
+
+    def values(self, meta, *values):
+        return tuple(values)
+
+    def number(self, meta, token):
+        return ast.Value(self._float(token), span=_token_span(token))
+
+    def negative_number(self, meta, token):
+        return ast.Value(-self._float(token), span=_span(meta))
+
+    def string(self, meta, token):
+        return ast.Value(self._unescape(token, token.value[1:-1], "string"), span=_token_span(token))
+
+    def bare_name(self, meta, token):
+        return ast.Name(str(token), span=_token_span(token))
+
+    def quoted_name(self, meta, token):
+        name = self._unescape(token, token.value[1:-1], "name")
+        if not name:
+            raise self._error_at(_token_span(token), "empty name ``; write a column name between the back-quotes")
+        return ast.Name(name, span=_token_span(token))
+
+    # ---- token helpers
+    def _float(self, token: Token) -> float:
+        value = float(token.value)
+        if not math.isfinite(value):
+            raise self._error_at(_token_span(token), f"the number {token.value} is too large")
+        return value
+
+    def _unescape(self, token: Token, body: str, what: str) -> str:
+        out, i = [], 0
+        while i < len(body):
+            ch = body[i]
+            if ch == "\\":
+                nxt = body[i + 1]  # the token pattern guarantees a character after a backslash
+                if nxt not in _UNESCAPE:
+                    line, column = position(self.source, token.start_pos + 1 + i)
+                    raise SpecError.at(self.source, line, column,
+                                       f"unknown escape '\\{nxt}' in a {what}; write '\\\\' for a backslash",
+                                       length=2)
+                out.append(_UNESCAPE[nxt])
+                i += 2
+            else:
+                out.append(ch)
+                i += 1
+        return "".join(out)
+
+
+def _transform(builder: _ToAst, tree: Tree, text: str):
+    try:
+        return builder.transform(tree)
+    except VisitError as err:
+        if isinstance(err.orig_exc, SpecError):
+            raise err.orig_exc from None
+        raise
+
+
+# --------------------------------------------------------------------------------------------
+# text -> lark tree, with errors for people
+
+_OPENERS = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
+_CLOSERS = {closer: opener for opener, closer in _OPENERS.items()}
+_OPERATORS = {"AND", "AMPERSAND", "OR", "VBAR", "NOT", "PLUS", "MINUS", "STAR", "SLASH", "CMP_OP", "IN"}
+_ENDS_VALUE = {"NUMBER", "STRING", "NAME", "QUOTED_NAME", "RPAR", "RSQB", "RBRACE"}
+_STARTS_VALUE = {"NUMBER", "STRING", "NAME", "QUOTED_NAME", "LPAR", "E", "FAIR", "NOT"}
+
+# how expected tokens are named in messages, in the order they are listed
+_EXPECTED = [
+    ({"NUMBER"}, "a number"), ({"E"}, "E[...]"), ({"FAIR"}, "Fair[...]"),
+    ({"NAME", "QUOTED_NAME"}, "a column name"), ({"STRING"}, "a string"),
+    ({"CMP_OP"}, "a comparison (< <= > >= == !=)"), ({"IN"}, "'in'"),
+    ({"PLUS", "MINUS", "STAR", "SLASH"}, "an arithmetic operator"),
+    ({"AND", "AMPERSAND"}, "'and'"), ({"OR", "VBAR"}, "'or'"), ({"NOT"}, "'not'"),
+    ({"LPAR"}, "'('"), ({"RPAR"}, "')'"), ({"LSQB"}, "'['"), ({"RSQB"}, "']'"), ({"LBRACE"}, "'{'"),
+    ({"RBRACE"}, "'}'"), ({"COMMA"}, "','"), ({"COLON"}, "':'"), ({"$END"}, "the end"),
+]
+
+
+def _describe_expected(expected: set[str]) -> str:
+    parts = []
+    for names, text in _EXPECTED:
+        if names & expected:
+            if names == {"OR", "VBAR"} and "OR" not in expected:
+                text = "'|'"
+            if names == {"PLUS", "MINUS", "STAR", "SLASH"} and len(names & expected) == 1:
+                text = f"'{ {'PLUS': '+', 'MINUS': '-', 'STAR': '*', 'SLASH': '/'}[next(iter(names & expected))] }'"
+            parts.append(text)
+    if not parts:
+        return "something else"
+    if len(parts) > 6:
+        parts = parts[:6] + ["..."]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def _describe_token(token: Token) -> str:
+    if token.type == "NUMBER":
+        return f"number {token.value}"
+    if token.type == "STRING":
+        return f"string {token.value}"
+    if token.type == "$END":
+        return "end"
+    return f"'{token.value}'"
+
+
+def _tokens(text: str) -> list[Token]:
+    """The tokens of ``text`` up to the first character that is no token."""
+    _lark()
+    out: list[Token] = []
+    try:
+        for token in LexerThread.from_text(_plain_lexer, text).lex(None):
+            out.append(token)
+    except LarkError:
+        pass
+    return out
+
+
+def _brackets(tokens: list[Token]) -> tuple[tuple[Token, Token | None] | None, list[Token]]:
+    """The first closing bracket that does not match (with its opener or None), and the still-open brackets."""
+    stack: list[Token] = []
+    for token in tokens:
+        if token.type in _OPENERS:
+            stack.append(token)
+        elif token.type in _CLOSERS:
+            if not stack or stack[-1].type != _CLOSERS[token.type]:
+                return (token, stack[-1] if stack else None), stack
+            stack.pop()
+    return None, stack
+
+
+def _check_depth(text: str, tokens: list[Token]) -> None:
+    depth, deepest = 0, None
+    for token in tokens:
+        if token.type in _OPENERS:
+            depth += 1
+            if depth > MAX_DEPTH // 2 and deepest is None:
+                deepest = token
+        elif token.type in _CLOSERS:
+            depth = max(0, depth - 1)
+    if deepest is not None:
+        raise SpecError.at(text, deepest.line, deepest.column,
+                           f"too many nested brackets (more than {MAX_DEPTH // 2})")
+    # long chains (a and b and c ...) nest as deeply as brackets do
+    operators = [t for t in tokens if t.type in _OPERATORS]
+    if len(operators) > MAX_OPERATORS:
+        first = operators[MAX_OPERATORS]
+        raise SpecError.at(text, first.line, first.column,
+                           f"specification too long (more than {MAX_OPERATORS} operators)")
+
+
+def _parse_tree(text: str, start: str, what: str) -> Tree:
+    if not isinstance(text, str):
+        raise TypeError(f"expected the {what} as a string, got {type(text).__name__}")
+    tokens = _tokens(text)
+    _check_depth(text, tokens)
+    try:
+        return _lark().parse(text, start=start)
+    except UnexpectedCharacters as err:
+        raise _explain_character(text, err) from None
+    except UnexpectedToken as err:
+        expected = _accepted(text, start, err.token) or set(err.expected)
+        raise _explain_token(text, tokens, err.token, expected, what) from None
+    except UnexpectedEOF as err:
+        end = Token("$END", "", len(text), *position(text, len(text)))
+        raise _explain_token(text, tokens, end, set(err.expected), what) from None
+    except LarkError as err:  # pragma: no cover - a lark failure we did not foresee
+        raise SpecError.at(text, 1, 1, f"cannot read this {what}: {err}") from None
+
+
+def _accepted(text: str, start: str, token: Token) -> set[str]:
+    """The tokens the grammar accepts where ``token`` stands (exact, unlike the LALR error's own set,
+    which is taken after default reductions); empty when it cannot be computed."""
+    if token.type == "$END":
+        offset = len(text)
+    else:
+        offset = token.start_pos
+    try:
+        interactive = _lark().parse_interactive(text[:offset], start=start)
+        interactive.exhaust_lexer()
+        return set(interactive.accepts())
+    except LarkError:
+        return set()
+
+
+def _explain_character(text: str, err: UnexpectedCharacters) -> SpecError:
+    char = text[err.pos_in_stream]
+    follows = text[err.pos_in_stream + 1: err.pos_in_stream + 2]
+    if char == "=" and follows in ("<", ">"):
+        message = f"did you mean '{follows}='?"
+    elif char == "=":
+        message = "use '==' to compare, not '='"
+    elif char == "!":
+        message = "use 'not' for negation ('!' is only part of '!=')"
+    elif char in "\"'":
+        message = "unclosed string: it needs a closing " + char + " on the same line"
+    elif char == "`":
+        message = "unclosed back-quoted name: it needs a closing ` on the same line"
+    elif char.isprintable():
+        message = f"unexpected character '{char}'"
+    else:
+        message = f"unexpected character {char!r}"
+    return SpecError.at(text, err.line, err.column, message)
+
+
+def _at(text: str, token: Token, message: str) -> SpecError:
+    return SpecError.at(text, token.line, token.column, message, length=max(1, len(token.value)))
+
+
+def _after(text: str, token: Token, message: str) -> SpecError:
+    line, column = position(text, token.end_pos)
+    return SpecError.at(text, line, column, message)
+
+
+def _closed_leaf(tokens: list[Token], index: int) -> str | None:
+    """'E[...]' or 'Fair[...]' when tokens[index] is the ']' closing one of them."""
+    depth = 0
+    for i in range(index, -1, -1):
+        kind = tokens[i].type
+        if kind in _CLOSERS:
+            depth += 1
+        elif kind in _OPENERS:
+            depth -= 1
+            if depth == 0:
+                if kind == "LSQB" and i > 0 and tokens[i - 1].type in ("E", "FAIR"):
+                    return f"{tokens[i - 1].value}[...]"
+                return None
+    return None
+
+
+def _explain_token(text: str, tokens: list[Token], token: Token, expected: set[str], what: str) -> SpecError:
+    """A message for a token the grammar does not allow here, from what came before and what was expected."""
+    # the contextual lexer may name a token differently (a keyword where only names fit): use the plain lexing
+    index = next((i for i, t in enumerate(tokens) if t.start_pos == token.start_pos), None)
+    if index is None or token.type == "$END":
+        index = len(tokens)
+    else:
+        token = tokens[index]
+    prev = tokens[index - 1] if index > 0 else None
+    before = tokens[index - 2] if index > 1 else None
+    kind = token.type
+    mismatch, still_open = _brackets(tokens[: index + 1] if kind != "$END" else tokens)
+
+    if kind == "$END":
+        if not tokens:
+            return SpecError.at(text, 1, 1, f"empty {what}")
+        if still_open:
+            opener = still_open[-1]
+            return _at(text, opener, f"unclosed '{opener.value}'")
+        return _after(text, tokens[-1], f"unexpected end of the {what}; expected {_describe_expected(expected)}"
+                                        f" after {_describe_token(tokens[-1])}")
+    if kind in _CLOSERS and mismatch is not None and mismatch[0].start_pos == token.start_pos:
+        opener = mismatch[1]
+        if opener is None:
+            return _at(text, token, f"unexpected '{token.value}'")
+        return _at(text, token, f"unexpected '{token.value}': the '{opener.value}' at {opener.line}:{opener.column}"
+                                f" is not closed")
+    if prev is not None and prev.type in ("E", "FAIR") and kind != "LSQB":
+        return _at(text, token, f"expected '[' after {prev.value}")
+    if kind == "RSQB" and prev is not None and prev.type == "LSQB" and before is not None:
+        if before.type == "E":
+            return _at(text, token, "empty E[...]: write an event, e.g. E[pred] or E[pred | sex == \"Female\"]")
+        if before.type == "FAIR":
+            return _at(text, token, "Fair[...] needs a protected column, e.g. Fair[sex]")
+    if kind == "RBRACE" and prev is not None and prev.type == "LBRACE":
+        return _at(text, token, "empty set {}: list at least one value, e.g. race in {\"Black\", \"White\"}")
+    if "COLON" in expected and prev is not None and prev.type in ("NAME", "QUOTED_NAME"):
+        # a name at the top level can only be the name of a named specification
+        if kind in ("LSQB", "LPAR"):
+            return _at(text, prev, f"unknown function '{prev.value}'; use E[...] or Fair[...]")
+        return _at(text, prev, f"unexpected name '{prev.value}': columns are used inside E[...] "
+                               f"(e.g. E[pred | {prev.value} == ...]); to name a specification write "
+                               f"'{prev.value}: ...'")
+    if kind == "NAME" and "NAME" not in expected:
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        if following is not None and following.type in ("LSQB", "LPAR"):
+            return _at(text, token, f"unknown function '{token.value}'; use E[...] or Fair[...]")
+        if following is not None and following.type == "COLON":
+            return _at(text, token, "a named specification cannot follow an unnamed one; "
+                                    "give every part a name (name: spec) or join them with 'and'")
+        if prev is None or prev.type not in _ENDS_VALUE:
+            return _at(text, token, f"unexpected name '{token.value}': columns are used inside E[...], "
+                                f"e.g. E[pred | {token.value} == ...]")
+    if kind in ("AMPERSAND", "VBAR") and prev is not None and prev.type == kind and prev.end_pos == token.start_pos:
+        word = "and" if kind == "AMPERSAND" else "or"
+        return _at(text, token, f"use '{token.value}' or '{word}', not '{token.value * 2}'")
+    if kind == "VBAR" and "RSQB" in expected:
+        return _at(text, token, "only one '|' is allowed in E[...]: it separates the event from its condition; "
+                                "use 'or' for 'either ... or ...'")
+    if kind in ("PLUS", "MINUS", "STAR", "SLASH") and ("RSQB" in expected or "VBAR" in expected):
+        return _at(text, token, "arithmetic is not allowed inside E[...]: an event compares a column with a value, "
+                                "e.g. age >= 30")
+    if kind == "CMP_OP" and prev is not None and prev.type in _ENDS_VALUE:
+        return _at(text, token, "comparisons cannot be chained; join them with 'and'")
+    if "CMP_OP" in expected and prev is not None and prev.type in _ENDS_VALUE:
+        leaf = _closed_leaf(tokens, index - 1) if prev.type == "RSQB" else None
+        subject = leaf or _describe_token(prev)
+        extra = " or 'in'" if "IN" in expected else ""
+        return _at(text, token, f"expected a comparison{extra} after {subject}, found {_describe_token(token)}")
+    if prev is not None and prev.type in _ENDS_VALUE and kind in _STARTS_VALUE:
+        hint = ("; several specifications must each be named (name: spec) or be joined with 'and'"
+                if token.line > prev.line and what == "specification" else "")
+        return _at(text, token, f"unexpected {_describe_token(token)} after {_describe_token(prev)}: "
+                                f"an operator is missing (expected {_describe_expected(expected)}){hint}")
+    return _at(text, token, f"unexpected {_describe_token(token)}; expected {_describe_expected(expected)}")

@@ -1,0 +1,337 @@
+"""Checking a parsed specification against a dataset's schema (and, optionally, its rows).
+
+``validate(spec, schema, frame=None)`` returns every finding as a ``Diagnostic`` (errors and warnings, in
+source order); ``check(spec, dataset)`` raises the first error as a ``SpecError`` and returns the warnings.
+
+Errors: unknown columns (with "did you mean"), values a categorical column never takes (with the valid
+values), ``<``/``>`` on a categorical column, a string compared with a numeric column, ``Fair[...]`` on a
+missing column, ``label`` without a label column, a bare categorical column used as an event, division by
+the constant 0. Warnings (need ``frame``): a condition that no row satisfies, or only a few rows; and a
+division whose denominator can be 0 inside its range (e.g. ``E[a] - E[b]``).
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any, Iterator, Literal
+
+import numpy as np
+
+from fairaudit.spec import ast
+from fairaudit.spec.errors import SpecError
+from fairaudit.spec.events import evaluate_event
+from fairaudit.spec.parser import parse
+from fairaudit.spec.printer import event_text, format_number, quote_string, to_text
+
+SMALL_GROUP = 30  # a condition met by fewer rows than this gets a sample-size warning
+_ORDER_OPS = ("<", "<=", ">", ">=")
+_MAX_LISTED = 12
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: ``severity`` is ``"error"`` or ``"warning"``; line and column are 1-based (or None)."""
+
+    severity: Literal["error", "warning"]
+    line: int | None
+    column: int | None
+    message: str
+    length: int = 1
+
+    def __str__(self) -> str:
+        where = "" if self.line is None else f"{self.line}:{self.column}: "
+        return f"{where}{self.severity}: {self.message}"
+
+    def to_error(self, source: str = "", filename: str | None = None) -> SpecError:
+        err = SpecError(self.line, self.column, self.message, length=self.length)
+        return err.with_source(source, filename) if source else err
+
+
+def _at(severity: str, item, message: str) -> Diagnostic:
+    span = getattr(item, "span", None)
+    if span is None:
+        return Diagnostic(severity, None, None, message)
+    return Diagnostic(severity, span.line, span.column, message, max(1, span.end - span.start))
+
+
+def _suggest(word: str, choices: list[str], n: int = 3) -> list[str]:
+    by_case = [c for c in choices if c.lower() == word.lower()]
+    return by_case or difflib.get_close_matches(word, choices, n=n, cutoff=0.6)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return quote_string(value)
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return format_number(float(value))
+    return repr(value)
+
+
+def _listing(values) -> str:
+    shown = [_show(v) for v in values]
+    return ", ".join(shown)
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return False
+
+
+class _Checker:
+    def __init__(self, schema, frame, label, pred, score):
+        self.schema = schema
+        self.frame = frame
+        self.label = label
+        self.pred = pred
+        self.score = score
+        self.found: list[Diagnostic] = []
+
+    def error(self, item, message: str) -> None:
+        self.found.append(_at("error", item, message))
+
+    def warning(self, item, message: str) -> None:
+        self.found.append(_at("warning", item, message))
+
+    # ---- names and values
+    def column(self, name: ast.Name):
+        """The schema column of ``name``, or None after reporting an error (or for reserved names)."""
+        if name.reserved:
+            if name.name == "label" and self.schema.label is None:
+                self.error(name, "'label' needs a dataset with a label column, and this one has none")
+            return None
+        if name.name in self.schema:
+            return self.schema.column(name.name)
+        close = _suggest(name.name, self.schema.names)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else \
+            f" (columns: {', '.join(self.schema.names[:_MAX_LISTED])}{', ...' if len(self.schema.names) > _MAX_LISTED else ''})"
+        self.error(name, f"unknown column '{name.name}'{hint}")
+        return None
+
+    def categorical_numbers(self, col) -> bool:
+        return bool(col.values) and all(not isinstance(v, str) for v in col.values)
+
+    def value(self, name: ast.Name, col, value: ast.Value, op: str) -> None:
+        """Check ``name op value`` (the value may be on either side)."""
+        if name.reserved:
+            if isinstance(value.value, str):
+                what = "a probability" if name.name == "score" else "0 or 1 (1 = favourable)"
+                self.error(value, f"'{name.name}' is {what}; compare it with a number, not {_show(value.value)}")
+            elif name.name != "score" and op in ("==", "!=") and value.value not in (0, 1):
+                self.warning(value, f"'{name.name}' is 0 or 1, so '{name.name} {op} {_show(value.value)}' is "
+                                    f"{'never' if op == '==' else 'always'} true")
+            return
+        if col is None:
+            return
+        if col.kind == "numeric":
+            if isinstance(value.value, str):
+                self.error(value, f"'{col.name}' is numeric; compare it with a number, not {_show(value.value)}")
+            return
+        # categorical
+        if op in _ORDER_OPS and not self.categorical_numbers(col):
+            self.error(value, f"'{col.name}' is categorical, so '{op}' has no meaning; use ==, != or in {{...}}")
+            return
+        if op in _ORDER_OPS:
+            return
+        if any(_same_value(value.value, v) for v in col.values):
+            return
+        self.error(value, self.unknown_value(col, value.value))
+
+    def unknown_value(self, col, value: Any) -> str:
+        values = list(col.values)
+        message = f"'{col.name}' never takes the value {_show(value)}"
+        if isinstance(value, str) and all(isinstance(v, str) for v in values):
+            close = _suggest(value, values)
+            if close:
+                message += f"; did you mean {' or '.join(_show(c) for c in close)}?"
+        elif not isinstance(value, str) and all(isinstance(v, str) for v in values):
+            message += " (it holds strings: write the value in quotes)"
+        if len(values) <= _MAX_LISTED:
+            message += f" (valid values: {_listing(values)})"
+        else:
+            close = _suggest(str(value), [str(v) for v in values], n=5) if isinstance(value, str) else []
+            if not close:
+                message += f" ({len(values)} values, e.g. {_listing(values[:5])}, ...)"
+        return message
+
+    # ---- events
+    def event(self, event: ast.Event) -> None:
+        if isinstance(event, ast.Name):
+            col = self.column(event)
+            if col is not None and col.kind == "categorical" and not self.binary(col):
+                self.error(event, f"'{event.name}' is categorical: write a condition such as "
+                                  f"{event.name} == {_show(col.values[0]) if col.values else '...'}")
+        elif isinstance(event, ast.Compare):
+            self.compare(event)
+        elif isinstance(event, ast.In):
+            col = self.column(event.operand)
+            for value in event.values:
+                self.value(event.operand, col, value, "==")
+        elif isinstance(event, (ast.EvAnd, ast.EvOr)):
+            self.event(event.left)
+            self.event(event.right)
+        elif isinstance(event, ast.EvNot):
+            self.event(event.operand)
+
+    def binary(self, col) -> bool:
+        return bool(col.values) and all(_same_value(v, 0) or _same_value(v, 1) for v in col.values)
+
+    def compare(self, event: ast.Compare) -> None:
+        left, right = event.left, event.right
+        if isinstance(left, ast.Value) and isinstance(right, ast.Value):
+            self.warning(event, f"'{event_text(event)}' compares two constants")
+            return
+        if isinstance(left, ast.Name) and isinstance(right, ast.Name):
+            cols = [self.column(left), self.column(right)]
+            kinds = [("numeric" if n.reserved else c.kind) if (c is not None or n.reserved) else None
+                     for n, c in zip((left, right), cols)]
+            if None not in kinds and kinds[0] != kinds[1]:
+                self.error(event, f"cannot compare {kinds[0]} '{left.name}' with {kinds[1]} '{right.name}'")
+            elif kinds == ["categorical", "categorical"] and event.op in _ORDER_OPS:
+                self.error(event, f"'{left.name}' and '{right.name}' are categorical, so '{event.op}' has no "
+                                  "meaning; use == or !=")
+            return
+        name, value = (left, right) if isinstance(left, ast.Name) else (right, left)
+        self.value(name, self.column(name), value, event.op)
+
+    # ---- rows
+    def rows(self, expect: ast.Expect) -> None:
+        """Warn when the condition of ``E[... | condition]`` selects no row (or very few)."""
+        if self.frame is None or expect.given is None:
+            return
+        try:
+            mask = evaluate_event(expect.given, self.frame, pred=self.pred, label=self.label, score=self.score)
+        except SpecError:
+            return  # needs pred/score (not known before the audit) or has errors reported elsewhere
+        count = int(mask.sum())
+        condition = event_text(expect.given)
+        if count == 0:
+            self.warning(expect, f"no row of the dataset satisfies the condition '{condition}'; "
+                                 "this E[...] can never be estimated")
+        elif count < SMALL_GROUP:
+            self.warning(expect, f"only {count} rows satisfy the condition '{condition}'; its bounds will be wide")
+
+    # ---- spec nodes
+    def node(self, node: ast.Node) -> None:
+        if isinstance(node, ast.Expect):
+            self.event(node.event)
+            if node.given is not None:
+                self.event(node.given)
+            if not any(d.severity == "error" for d in self.found):
+                self.rows(node)
+        elif isinstance(node, ast.Fair):
+            if node.column not in self.schema:
+                close = _suggest(node.column, self.schema.names)
+                protected = ", ".join(self.schema.protected)
+                hint = (f"; did you mean {' or '.join(repr(c) for c in close)}?" if close
+                        else f" (protected columns: {protected})" if protected else "")
+                self.error(node, f"Fair[...] names the column '{node.column}', which the dataset does not have"
+                                 f"{hint}")
+            elif node.column == self.schema.label:
+                self.error(node, f"Fair[{node.column}] flips the label column; name a protected attribute")
+        elif isinstance(node, ast.Div):
+            lo, hi = interval(node.right)
+            if lo == hi == 0:
+                self.error(node.right, f"division by zero: '{to_text(node.right)}' is 0")
+            elif lo < 0 < hi:
+                self.warning(node.right, f"the denominator '{to_text(node.right)}' can be 0 (it lies in "
+                                         f"{_interval_text(lo, hi)}); its bounds may be unbounded")
+
+
+def interval(node: ast.Node) -> tuple[float, float]:
+    """The range a numeric term can take before any data is seen (``E[...]`` and ``Fair[...]`` lie in [0, 1])."""
+    if isinstance(node, (ast.Expect, ast.Fair)):
+        return 0.0, 1.0
+    if isinstance(node, ast.Const):
+        return node.value, node.value
+    if isinstance(node, ast.Neg):
+        lo, hi = interval(node.operand)
+        return -hi, -lo
+    if isinstance(node, (ast.Add, ast.Sub, ast.Mul, ast.Div)):
+        (a, b), (c, d) = interval(node.left), interval(node.right)
+        if isinstance(node, ast.Add):
+            return a + c, b + d
+        if isinstance(node, ast.Sub):
+            return a - d, b - c
+        if isinstance(node, ast.Mul):
+            products = [_times(a, c), _times(a, d), _times(b, c), _times(b, d)]
+            return min(products), max(products)
+        return _quotient(a, b, c, d)
+    raise TypeError(f"not a numeric term: {node!r}")
+
+
+def _times(x: float, y: float) -> float:
+    return 0.0 if x == 0 or y == 0 else x * y  # 0 * inf is 0 for ranges
+
+
+def _quotient(a: float, b: float, c: float, d: float) -> tuple[float, float]:
+    """The range of x / y for x in [a, b] and y in [c, d], y != 0."""
+    inf = np.inf
+    if c < 0 < d or c == d == 0:
+        return -inf, inf
+    if c == 0:  # y in (0, d]
+        return (a / d, inf) if a >= 0 else (-inf, b / d) if b <= 0 else (-inf, inf)
+    if d == 0:  # y in [c, 0)
+        return (-inf, a / c) if a >= 0 else (b / c, inf) if b <= 0 else (-inf, inf)
+    quotients = [a / c, a / d, b / c, b / d]
+    return min(quotients), max(quotients)
+
+
+def _interval_text(lo: float, hi: float) -> str:
+    def show(x: float) -> str:
+        return format_number(x) if np.isfinite(x) else ("-inf" if x < 0 else "inf")
+    return f"[{show(lo)}, {show(hi)}]"
+
+
+def _walk(node: ast.Node) -> Iterator[ast.Node]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(ast.children(current)))
+
+
+def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None, pred=None,
+             score=None) -> list[Diagnostic]:
+    """Every problem of ``spec`` with respect to ``schema`` (errors and warnings, in source order).
+
+    ``frame`` (the rows) enables the row-count warnings; ``label``/``pred``/``score`` arrays let conditions
+    that use them be counted too (``label`` defaults to the schema's label column compared with its
+    favourable value).
+    """
+    if isinstance(spec, str):
+        spec = parse(spec)
+    root = spec.root if isinstance(spec, ast.Spec) else spec
+    if label is None and frame is not None and schema.label is not None and schema.label in frame.columns:
+        label = (frame[schema.label] == schema.favourable).to_numpy(dtype=np.int8)
+    checker = _Checker(schema, frame, label, pred, score)
+    for node in _walk(root):
+        checker.node(node)
+    return sorted(checker.found, key=lambda d: (d.line or 0, d.column or 0, d.severity != "error"))
+
+
+def validate_event(event: ast.Event | str, schema, frame=None) -> list[Diagnostic]:
+    """The problems of a decision expression (an event) with respect to ``schema``."""
+    from fairaudit.spec.parser import parse_event
+
+    if isinstance(event, str):
+        event = parse_event(event)
+    checker = _Checker(schema, frame, None, None, None)
+    checker.event(event)
+    return checker.found
+
+
+def check(spec: ast.Spec | str, dataset) -> list[Diagnostic]:
+    """Validate ``spec`` against a ``Dataset``: raise the first error as ``SpecError``, return the warnings."""
+    if isinstance(spec, str):
+        spec = parse(spec)
+    found = validate(spec, dataset.schema, dataset.frame)
+    errors = [d for d in found if d.severity == "error"]
+    if errors:
+        raise errors[0].to_error(getattr(spec, "source", ""))
+    return [d for d in found if d.severity == "warning"]

@@ -1,0 +1,78 @@
+"""`fairaudit check` and `fairaudit parse` as a user runs them."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args):
+    out = subprocess.run([sys.executable, "-m", "fairaudit", *args], capture_output=True, text=True, cwd=ROOT)
+    assert "Traceback" not in out.stderr + out.stdout
+    return out
+
+
+def test_check_ok():
+    out = run("check", 'E[pred | sex == "Female"] / E[pred | sex == "Male"] >= 0.8')
+    assert out.returncode == 0 and out.stdout.startswith("ok")
+
+
+def test_check_syntax_error_is_one_line_plus_caret():
+    out = run("check", 'E[pred | sex == "Male"')
+    assert out.returncode == 2
+    lines = out.stderr.splitlines()
+    assert lines[0] == "1:2: unclosed '['"
+    assert lines[1].strip() == 'E[pred | sex == "Male"' and lines[2].strip() == "^"
+    assert len(lines) == 3
+
+
+def test_check_file_errors_name_the_file(tmp_path):
+    path = tmp_path / "bad.spec"
+    path.write_text("# dataset: adult\n\nE[pred | sex == 'Male'] - E[pred] <\n")
+    out = run("check", f"@{path}")
+    assert out.returncode == 2
+    assert out.stderr.splitlines()[0].startswith(f"{path}:3:36: unexpected end")
+
+
+def test_check_against_data():
+    pytest.importorskip("fairaudit.data")
+    out = run("check", 'E[pred | sex == "Femal"] > 0.5', "--data", "adult")
+    assert out.returncode == 2
+    assert out.stderr.splitlines()[0].startswith("1:17: 'sex' never takes the value \"Femal\"; did you mean \"Female\"?")
+    out = run("check", "E[pred | age > 200] > 0.5", "--data", "adult")
+    assert out.returncode == 0 and "warning: no row of the dataset" in out.stdout
+    out = run("check", "E[pred] > 0.5", "--data", "no_such_dataset")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_check_file_uses_its_dataset_header_and_decision(tmp_path):
+    pytest.importorskip("fairaudit.data")
+    out = run("check", "@specs/avoir_compas_fpr.spec")
+    assert out.returncode == 0 and "validated against compas" in out.stdout
+    path = tmp_path / "decision.spec"
+    path.write_text('# dataset: adult\n# decision: incme == ">50K"\nE[pred | sex == "Male"] > 0.1\n')
+    out = run("check", f"@{path}")
+    assert out.returncode == 2
+    assert out.stderr.splitlines()[0] == f"{path}:2:13: in the decision: unknown column 'incme'; did you mean 'income'?"
+
+
+def test_parse_json():
+    out = run("parse", "--json", "a: E[pred | sex == \"F\"] - E[pred] < 0.1\nb: Fair[sex] > 0.9")
+    assert out.returncode == 0
+    nodes = json.loads(out.stdout)["nodes"]
+    assert [(n["id"], n["parent"], n["kind"]) for n in nodes] == [
+        ("n0", None, "and"), ("n1", "n0", "cmp"), ("n2", "n1", "sub"), ("n3", "n2", "expect"),
+        ("n4", "n2", "expect"), ("n5", "n1", "const"), ("n6", "n0", "cmp"), ("n7", "n6", "fair"),
+        ("n8", "n6", "const")]
+    assert nodes[1]["name"] == "a" and nodes[3]["text"] == 'E[pred | sex == "F"]'
+
+
+def test_parse_tree_and_errors():
+    out = run("parse", "E[pred] > 0.5")
+    assert out.returncode == 0
+    assert out.stdout.splitlines() == ["n0 cmp: E[pred] > 0.5", "  n1 expect: E[pred]", "  n2 const: 0.5"]
+    out = run("parse", "E[pred] >")
+    assert out.returncode == 2 and out.stderr.startswith("1:10: ")
