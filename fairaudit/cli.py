@@ -19,6 +19,7 @@ COMMANDS = {
     "check": ("fairaudit.commands.check", "check a specification (and validate it against a dataset)"),
     "parse": ("fairaudit.commands.parse", "print the syntax tree of a specification"),
     "audit": ("fairaudit.commands.audit", "audit a model or logged decisions against a specification"),
+    "report": ("fairaudit.commands.report", "rebuild the PDF report from a saved audit result"),
 }
 
 EXIT_BAD_INPUT = 2

@@ -1,0 +1,7 @@
+"""Concentration bounds (``concentration``), inference rules (``rules``) and δ allocation (``allocation``)."""
+from fairaudit.bounds.concentration import (BOUNDS, BettingBound, Bound, HoeffdingBound, betting_interval,
+                                            get_bound, hoeffding_delta, hoeffding_radius)
+from fairaudit.bounds.rules import FALSE, RULES, TRUE, UNKNOWN, Interval
+
+__all__ = ["BOUNDS", "Bound", "HoeffdingBound", "BettingBound", "get_bound", "hoeffding_radius", "hoeffding_delta",
+           "betting_interval", "RULES", "Interval", "TRUE", "FALSE", "UNKNOWN"]

@@ -1,0 +1,168 @@
+"""Anytime-valid confidence sequences for the mean of a Bernoulli stream.
+
+A *confidence sequence* at level δ is a sequence of intervals ``CI_t`` with
+``Pr[∀t ≥ 1: μ ∈ CI_t] ≥ 1 − δ`` (uniform over time), so it may be inspected after every observation
+and the stream may be stopped at a data-dependent time. Every bound here is a function of the
+sufficient statistics ``(successes, n)`` of the stream seen so far and of δ, vectorised over numpy
+arrays (broadcasting), and every interval is clipped to ``[0, 1]`` (the mean of a Bernoulli variable
+lies there surely, so ``δ = 0`` or ``n = 0`` gives ``[0, 1]``).
+
+Two bounds, chosen by name (``get_bound(name)``):
+
+``hoeffding`` (default; VeriFair and AVOIR, Zhao et al. 2016 "Adaptive concentration inequalities
+for sequential decision problems", Theorem 1 as used by Bastani et al. 2019 and AVOIR Appendix B)
+    symmetric radius ``ε(δ, n) = sqrt((0.6·ln(log_1.1(n) + 1) + (5/9)·ln(24/δ)) / n)`` around the
+    sample mean. ``hoeffding_delta`` is its inverse in δ.
+
+``betting`` (Robbins' beta-binomial mixture; a betting confidence sequence)
+    For a candidate mean ``m`` let ``M_t(m) = B(a + S_t, b + F_t) / B(a, b) / (m^S_t (1 − m)^F_t)``
+    (``S_t`` successes, ``F_t = t − S_t`` failures, ``B`` the beta function, prior ``Beta(a, b)`` with
+    ``a = b = 1/2``, Krichevsky–Trofimov). ``M_t(m)`` is the wealth of a gambler who starts with 1 and
+    bets on each observation with the Bayesian predictive (KT) probability against the odds implied
+    by ``m``; it is a nonnegative martingale with mean 1 when the true mean is ``m``, so by Ville's
+    inequality ``Pr[∃t: M_t(μ) ≥ 1/δ] ≤ δ`` and ``CI_t = {m : M_t(m) < 1/δ}`` is a two-sided
+    confidence sequence. Equivalently ``CI_t = {m : S ln m + F ln(1 − m) > L_t + ln δ}`` with
+    ``L_t = ln B(a + S, b + F) − ln B(a, b)``; the left side is concave in ``m`` with its maximum at
+    the sample mean, so the interval is found by bisection on each side. Sources: H. Robbins,
+    "Statistical methods related to the law of the iterated logarithm", Ann. Math. Stat. 1970;
+    Howard, Ramdas, McAuliffe & Sekhon, "Time-uniform, nonparametric, nonasymptotic confidence
+    sequences", Ann. Stat. 2021, §3 (conjugate mixtures); Waudby-Smith & Ramdas, "Estimating means
+    of bounded random variables by betting", JRSS-B 2023, §4 (capital processes / betting CSs).
+    The interval adapts to the variance ``m(1 − m)``, so it is much tighter than Hoeffding for rates
+    far from 1/2, and its width shrinks like ``sqrt(m(1−m)·(ln(1/δ) + ½ ln t) / t)``.
+
+Both bounds are monotone: the interval shrinks when δ grows (AVOIR Appendix C requires this), and
+each is a confidence sequence *for a fixed δ*.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import betaln
+
+_LN_1_1 = math.log(1.1)
+KT_PRIOR = 0.5  # Beta(1/2, 1/2)
+
+
+def _arrays(*values):
+    return np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in values))
+
+
+def hoeffding_radius(delta, n) -> np.ndarray:
+    """``ε(δ, n) = sqrt((0.6·ln(log_1.1(n) + 1) + (5/9)·ln(24/δ)) / n)``; ``inf`` when ``n < 1`` or ``δ ≤ 0``."""
+    delta, n = _arrays(delta, n)
+    out = np.full(delta.shape, np.inf)
+    ok = (n >= 1) & (delta > 0)
+    nn, dd = n[ok], delta[ok]
+    out[ok] = np.sqrt((0.6 * np.log(np.log(nn) / _LN_1_1 + 1.0) + (5.0 / 9.0) * np.log(24.0 / dd)) / nn)
+    return out if out.ndim else out[()]
+
+
+def hoeffding_delta(eps, n) -> np.ndarray:
+    """Inverse of ``hoeffding_radius`` in δ: ``δ = 24·exp(−(9/5)(n ε² − 0.6 ln(log_1.1(n) + 1)))``.
+
+    The value may exceed 1 (the radius is then vacuous at every δ ≤ 1); ``n < 1`` gives ``inf``.
+    """
+    eps, n = _arrays(eps, n)
+    out = np.full(eps.shape, np.inf)
+    ok = n >= 1
+    nn, ee = n[ok], eps[ok]
+    out[ok] = 24.0 * np.exp(-(9.0 / 5.0) * (nn * ee**2 - 0.6 * np.log(np.log(nn) / _LN_1_1 + 1.0)))
+    return out if out.ndim else out[()]
+
+
+def betting_log_threshold(successes, n, delta) -> np.ndarray:
+    """``L + ln δ``: the interval is ``{m : S ln m + F ln(1 − m) > L + ln δ}`` (see module doc)."""
+    s, n, delta = _arrays(successes, n, delta)
+    f = n - s
+    with np.errstate(divide="ignore"):
+        return betaln(KT_PRIOR + s, KT_PRIOR + f) - betaln(KT_PRIOR, KT_PRIOR) + np.log(delta)
+
+
+def _loglik(m, s, f):
+    m = np.clip(m, 1e-300, 1.0 - 1e-16)  # 0·log 0 = 0 without branches
+    return s * np.log(m) + f * np.log1p(-m)
+
+
+def betting_interval(successes, n, delta, iterations: int = 48) -> tuple[np.ndarray, np.ndarray]:
+    """The beta-binomial (KT) mixture confidence sequence at level δ: ``(lo, hi)``, vectorised.
+
+    Computed by bisection to ``2^-iterations`` and rounded outwards, so the returned interval
+    contains the exact one.
+    """
+    s, n, delta = _arrays(successes, n, delta)
+    s, n, delta = s.copy(), n.copy(), np.minimum(delta, 1.0)
+    f = n - s
+    thr = betting_log_threshold(s, n, np.where(delta > 0, delta, 1.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(n > 0, s / np.where(n > 0, n, 1), 0.5)
+    # lower end: smallest m in [0, p] with loglik(m) > thr; loglik is increasing on [0, p]
+    lo_a, lo_b = np.zeros_like(p), p.copy()      # invariant: a outside (or 0), b inside
+    hi_a, hi_b = np.ones_like(p), p.copy()       # invariant: a outside (or 1), b inside
+    for _ in range(iterations):
+        mid = 0.5 * (lo_a + lo_b)
+        inside = _loglik(mid, s, f) > thr
+        lo_b = np.where(inside, mid, lo_b)
+        lo_a = np.where(inside, lo_a, mid)
+        mid = 0.5 * (hi_a + hi_b)
+        inside = _loglik(mid, s, f) > thr
+        hi_b = np.where(inside, mid, hi_b)
+        hi_a = np.where(inside, hi_a, mid)
+    lo, hi = lo_a, hi_a                           # the outside points bracket the interval
+    vacuous = (n < 1) | (delta <= 0)
+    lo = np.where(vacuous | (s <= 0), 0.0, lo)
+    hi = np.where(vacuous | (f <= 0), 1.0, hi)
+    lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+    return (lo if lo.ndim else lo[()]), (hi if hi.ndim else hi[()])
+
+
+class Bound:
+    """A named confidence sequence for a Bernoulli mean, given ``(successes, n)`` and δ."""
+
+    name = "abstract"
+
+    def interval(self, successes, n, delta) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<bound {self.name}>"
+
+
+class HoeffdingBound(Bound):
+    """Adaptive Hoeffding: sample mean ± ``hoeffding_radius(δ, n)``, clipped to [0, 1]."""
+
+    name = "hoeffding"
+
+    def interval(self, successes, n, delta):
+        s, n, delta = _arrays(successes, n, delta)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = np.where(n > 0, s / np.where(n > 0, n, 1), 0.5)
+        eps = hoeffding_radius(delta, n)
+        lo = np.clip(p - eps, 0.0, 1.0)
+        hi = np.clip(p + eps, 0.0, 1.0)
+        return lo, hi
+
+
+class BettingBound(Bound):
+    """Beta-binomial (KT) mixture betting confidence sequence (see the module doc)."""
+
+    name = "betting"
+
+    def interval(self, successes, n, delta):
+        return betting_interval(successes, n, delta)
+
+
+BOUNDS = {"hoeffding": HoeffdingBound(), "betting": BettingBound()}
+
+
+def get_bound(name: str | Bound) -> Bound:
+    """The bound called ``name`` (``hoeffding`` or ``betting``); a ``Bound`` passes through."""
+    if isinstance(name, Bound):
+        return name
+    try:
+        return BOUNDS[name]
+    except KeyError:
+        from fairaudit.errors import FairauditError
+
+        raise FairauditError(f"unknown bound {name!r}; choose one of: {', '.join(BOUNDS)}") from None

@@ -1,0 +1,77 @@
+"""``fairaudit audit``: audit decisions against a specification and write the JSON result.
+
+Prints the verdict, the guarantee sentence, the stop step and the worst comparison. Exit code:
+0 certified true, 1 violated, 3 undecided, 2 bad input.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fairaudit.errors import FairauditError
+
+EXIT = {"true": 0, "false": 1, "unknown": 3}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from fairaudit.commands._data_args import add_data_arguments
+    from fairaudit.commands._model_args import add_model_arguments
+
+    add_data_arguments(parser)
+    parser.add_argument("--spec", required=True, metavar="TEXT|@FILE", help="the specification, or @path to a file")
+    parser.add_argument("--engine", default="monitor", choices=["monitor"], help="engine (default monitor)")
+    add_model_arguments(parser, required=False)
+    parser.add_argument("--where", metavar="EXPR", help='restrict the stream to matching rows, e.g. \'workclass == "Federal-gov"\'')
+    parser.add_argument("--delta", type=float, default=0.05, help="total failure probability Δ (default 0.05)")
+    parser.add_argument("--batch", type=int, default=5, help="check every B observations (default 5)")
+    parser.add_argument("--split", choices=["equal", "optimized"], default="optimized",
+                        help="δ allocation: equal (VeriFair) or optimized (AVOIR); default optimized")
+    parser.add_argument("--bound", choices=["hoeffding", "betting"], default="hoeffding",
+                        help="confidence sequence (default hoeffding, as in AVOIR)")
+    parser.add_argument("--order", choices=["given", "shuffle"], default="given", help="stream order (default given)")
+    parser.add_argument("--stop", action="store_true", help="stop at the decision instead of running to the end")
+    parser.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop searching for a decision after this long")
+    parser.add_argument("--json", metavar="PATH", help="write the audit result (JSON) here")
+    parser.add_argument("--trace-every", type=int, default=1, metavar="K",
+                        help="write every K-th check of the trace to the JSON (default 1: all)")
+
+
+def _spec_text(value: str) -> str:
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as err:
+            raise FairauditError(f"cannot read spec file {path}: {err.strerror}") from None
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from fairaudit.api import audit
+    from fairaudit.commands._data_args import dataset_from_args
+    from fairaudit.commands._model_args import model_from_args
+
+    dataset = dataset_from_args(args)
+    model = None
+    if getattr(args, "model", None) is not None:
+        model = model_from_args(args, dataset)
+    if args.batch < 1:
+        raise FairauditError("--batch must be at least 1")
+    result = audit(dataset, _spec_text(args.spec), engine=args.engine, model=model, pred=args.pred,
+                   where=args.where, delta=args.delta, batch=args.batch, split=args.split, bound=args.bound,
+                   order=args.order, seed=args.seed, stop=args.stop, time_budget=args.time_budget)
+    print(f"verdict:   {result.verdict}")
+    print(f"guarantee: {result.guarantee}")
+    print(f"stop step: {result.stop_step if result.stop_step is not None else 'not decided'} "
+          f"(of {result.steps} observations)")
+    worst = result.worst_node()
+    if worst is not None:
+        print(f"worst:     {worst['id']} {worst['text']}: {worst['verdict']}, "
+              f"left - right = {worst['estimate']:.4g} in [{worst['lo']:.4g}, {worst['hi']:.4g}]")
+    if args.json:
+        try:
+            result.to_json(args.json, trace_every=max(1, args.trace_every))
+        except OSError as err:
+            raise FairauditError(f"cannot write {args.json}: {err.strerror}") from None
+        print(f"wrote {args.json}")
+    return EXIT.get(result.verdict, 3)

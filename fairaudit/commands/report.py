@@ -1,0 +1,57 @@
+"""`fairaudit report RESULT.json --pdf REPORT.pdf`: rebuild the PDF report from a saved audit result.
+
+The result is the JSON written by `fairaudit audit --json` (or the dashboard's download). The dataset named in
+the result is reloaded when it is a built-in one (for the per-group statistics); give --data for a CSV, and
+--model for the model's facts and per-group selection rates. Exit codes: 0 written, 2 bad input (unreadable or
+invalid JSON, unknown node, unwritable path).
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fairaudit.commands._data_args import add_data_arguments, dataset_from_args
+from fairaudit.commands._model_args import add_model_arguments, model_from_args
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = ("examples:\n"
+                     "  fairaudit report audit.json --pdf audit.pdf\n"
+                     "  fairaudit report audit.json --pdf audit.pdf --data my.csv --protected sex --node n2\n\n"
+                     "Exit codes: 0 the report was written, 2 bad input (one line on stderr).")
+    parser.add_argument("result", metavar="RESULT.json", help="audit result written by `fairaudit audit --json`")
+    parser.add_argument("--pdf", metavar="PATH", help="where to write the PDF (default: RESULT with suffix .pdf)")
+    parser.add_argument("--title", help="report title (default: from the dataset and model)")
+    parser.add_argument("--node", metavar="ID", action="append", default=[],
+                        help="also plot the convergence of this node (repeatable; every comparison is plotted)")
+    parser.add_argument("--no-data", action="store_true",
+                        help="do not reload the built-in dataset named in the result (no per-group statistics)")
+    add_data_arguments(parser, required=False)
+    add_model_arguments(parser, required=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fairaudit.report import load_result, write_pdf
+
+    result = load_result(args.result)  # bad/missing JSON: FairauditError -> one line, exit 2
+    dataset = dataset_from_args(args)
+    model = None
+    if getattr(args, "model", None) is not None or getattr(args, "pred", None) is not None:
+        model = model_from_args(args, dataset)
+    out = Path(args.pdf) if args.pdf else Path(args.result).with_suffix(".pdf")
+    path = write_pdf(result, out, dataset=dataset, model=model, selected_nodes=args.node, title=args.title,
+                     load_dataset=not args.no_data)
+    size = path.stat().st_size
+    pages = _pages(path)
+    print(f"wrote {path} ({pages} pages, {size / 1024:.0f} KB): verdict {result.verdict}")
+    return 0
+
+
+def _pages(path: Path) -> str:
+    try:
+        from pypdf import PdfReader
+
+        return str(len(PdfReader(str(path)).pages))
+    except Exception:  # noqa: BLE001 - pypdf is optional here
+        return "?"

@@ -1,0 +1,425 @@
+"""The ``monitor`` engine (AVOIR): a stream of decisions, anytime-valid bounds on every ``E[...]``.
+
+The stream
+    The rows of a dataset, restricted to ``where`` (AVOIR's materialised view), in file order
+    (``order="given"``) or shuffled (``order="shuffle"``, ``seed``). Decisions (``pred``) come from a
+    model (a ``Model``, a training kind or a saved-model path) or from a condition over the rows
+    (``pred="decile_score > 3"``). A check runs every ``batch`` observations (and at the last one).
+
+Leaves
+    ``E[event]`` counts every observation; ``E[event | given]`` only the observations satisfying
+    ``given`` (rejection sampling). ``Fair[col]`` observes, for each row, whether the decision stays
+    the same when ``col`` is replaced by each other value of the column (categorical columns, or
+    numeric ones with at most 20 distinct values; the values are those of the whole dataset); it
+    needs a model. Identical leaves (same canonical text) are one estimator with one δ.
+    Everything is evaluated for the whole stream up front with numpy; cumulative sums give each
+    leaf's (successes, n) at every check, so a 48k-row stream costs a few numpy passes.
+
+The decision (``stop_step``)
+    At each check the root is decided when an allocation of δ's with Σδᵢ ≤ Δ decides it:
+    ``split="equal"`` uses Δ/k per distinct leaf (VeriFair, AVOIR-VF); ``split="optimized"`` asks
+    ``fairaudit.bounds.allocation`` (AVOIR-OB; the solver runs only at checks that its exact screens
+    cannot settle). ``stop_step`` is the number of observations at the first deciding check. From
+    then on the deciding allocation is frozen (AVOIR Appendix C) and every leaf interval is the
+    running intersection of its intervals since the decision (an intersection of a confidence
+    sequence at a fixed δ is one too), so the verdict cannot drift back to unknown; if an
+    intersection ever became empty (probability ≤ δ), that leaf shows its current interval instead.
+    Leaves that the deciding alternative does not involve (e.g. the other side of an ``and`` proved
+    false) share the budget left over, Δ − Σδ*. The reported ``verdict`` is the root's verdict at
+    the last check (the stop step with ``stop=True``).
+
+What is displayed before the decision
+    AVOIR shows each leaf at δᵢ = Δ while undecided; then each leaf interval is a (1 − Δ)
+    confidence sequence on its own but the node intervals, which combine k leaves, only hold with
+    probability 1 − kΔ. Here every check before the decision displays the *equal split*
+    Δ/k, a fixed allocation: every displayed interval is an anytime-valid confidence sequence at
+    the δ shown in its ``delta`` column, and the root's is at Δ jointly. A node's verdict displayed
+    before the decision is therefore sound at its ``delta``; the root's decision may come earlier
+    than the equal split shows when ``split="optimized"``, at which check the display switches to
+    the deciding allocation.
+
+A note on soundness of the optimised decision
+    The optimiser chooses δ's after seeing the data of the current check, and the check is
+    repeated. AVOIR's Theorem 1 argues validity by a union bound over the leaves for the allocation
+    in force; that argument is exact for a fixed allocation (``split="equal"``) and for the frozen
+    allocation after the decision. For the optimised decision itself the allocation depends on the
+    counts (and through the constraints on the estimates), so the union-bound argument does not
+    strictly cover it; the validity simulations in ``tests/monitor/test_validity.py`` measure the
+    error rate of both splits with both bounds at and around the threshold, and it stays far below
+    Δ. ``split="equal"`` is the choice with a guarantee that needs no such argument.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import numpy as np
+import pandas as pd
+
+from fairaudit.bounds.allocation import Allocation, Allocator, LeafStats, SPLITS, equal_split, leaf_values
+from fairaudit.bounds.rules import TRUE, UNKNOWN
+from fairaudit.errors import FairauditError
+from fairaudit.evaluate import LeafValue, compile_spec, evaluate, leaf_key
+from fairaudit.trace import AuditResult, Trace, node_infos, verdict_text
+
+ORDERS = ("given", "shuffle")
+FAIR_MAX_VALUES = 20
+CHUNK_CHECKS = 256  # checks per partial result of ``iter_monitor``
+
+
+# ---------------------------------------------------------------------------------------------
+# observations
+
+
+@dataclass
+class Observations:
+    """Per distinct leaf: ``values`` (0/1 per stream row) and ``mask`` (rows that count for it)."""
+
+    values: dict[str, np.ndarray]
+    masks: dict[str, np.ndarray]
+    length: int
+
+    def stats(self, check_index: np.ndarray) -> dict[str, LeafStats]:
+        out = {}
+        for key, v in self.values.items():
+            m = self.masks[key]
+            s = np.cumsum(v.astype(np.int64) & m.astype(np.int64))
+            n = np.cumsum(m.astype(np.int64))
+            out[key] = LeafStats(s[check_index].astype(float), n[check_index].astype(float))
+        return out
+
+
+def check_points(length: int, batch: int) -> np.ndarray:
+    """0-based index of the last observation of each check: every ``batch`` rows, and the last row."""
+    if batch < 1:
+        raise FairauditError(f"batch must be a positive integer, got {batch}")
+    idx = np.arange(batch - 1, length, batch)
+    if length and (not len(idx) or idx[-1] != length - 1):
+        idx = np.append(idx, length - 1)
+    return idx.astype(np.int64)
+
+
+def _event_array(event, frame, pred, label, score) -> np.ndarray:
+    from fairaudit.spec import evaluate_event
+
+    try:
+        out = evaluate_event(event, frame, pred=pred, label=label, score=score)
+    except FairauditError:
+        raise
+    except KeyError as err:
+        raise FairauditError(f"unknown column {err} in the specification") from None
+    return np.asarray(out, dtype=bool)
+
+
+def fair_agreement(model, frame: pd.DataFrame, column: str, values, pred: np.ndarray) -> np.ndarray:
+    """1 where the decision is the same for every other value of ``column`` (flip and re-predict)."""
+    agree = np.ones(len(frame), dtype=bool)
+    for value in values:
+        flipped = frame.copy()
+        flipped[column] = pd.Series([value] * len(frame), index=frame.index).astype(frame[column].dtype,
+                                                                                     errors="ignore")
+        agree &= np.asarray(model.predict(flipped)) == pred
+    return agree
+
+
+def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, model=None,
+            column_values: dict | None = None) -> Observations:
+    """Evaluate every distinct leaf of ``spec`` on every row of ``frame`` (the stream, in order)."""
+    cs = compile_spec(spec)
+    values, masks = {}, {}
+    everyone = np.ones(len(frame), dtype=bool)
+    for key in cs.leaf_keys:
+        node = cs.leaf_node[key].node
+        if node.kind == "expect":
+            values[key] = _event_array(node.event, frame, pred, label, score)
+            masks[key] = everyone if node.given is None else _event_array(node.given, frame, pred, label, score)
+        else:  # Fair[column]
+            if model is None:
+                raise FairauditError(f"{key} needs a model to re-predict with (use --model, not --pred)")
+            if node.column not in frame.columns:
+                raise FairauditError(f"{key}: unknown column {node.column!r}")
+            domain = (column_values or {}).get(node.column)
+            if domain is None:
+                domain = pd.unique(frame[node.column].dropna())
+            if len(domain) > FAIR_MAX_VALUES:
+                raise FairauditError(f"{key}: column {node.column!r} has {len(domain)} values; "
+                                     f"Fair[...] flips categorical columns (at most {FAIR_MAX_VALUES} values)")
+            values[key] = fair_agreement(model, frame, node.column, list(domain), np.asarray(pred))
+            masks[key] = everyone
+    return Observations(values, masks, len(frame))
+
+
+# ---------------------------------------------------------------------------------------------
+# the core: observations -> AuditResult (dataset-free, used by the validity simulations too)
+
+
+@dataclass
+class _State:
+    stop: int | None = None  # check index of the decision
+    frozen: dict | None = None
+    decision: Allocation | None = None
+    run_lo: dict = field(default_factory=dict)  # running intersections after the decision
+    run_hi: dict = field(default_factory=dict)
+    parts: list = field(default_factory=list)
+    timed_out: bool = False
+
+
+def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = "optimized",
+                 bound: str = "hoeffding", stop: bool = False, time_budget: float | None = None,
+                 options: dict | None = None, chunk: int = CHUNK_CHECKS) -> Iterator[AuditResult]:
+    """Run the monitor over ``obs``, yielding a partial ``AuditResult`` every ``chunk`` checks and the
+    complete one last. Closing the generator stops the run."""
+    if split not in SPLITS:
+        raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
+    t_start = time.perf_counter()
+    allocator = Allocator(spec, delta, bound)
+    cs = allocator.cs
+    keys = cs.leaf_keys
+    idx = check_points(obs.length, batch)
+    steps = idx + 1
+    stats = obs.stats(idx)
+    equal = equal_split(keys, delta)
+    best = {k: delta for k in keys}
+    node_ids = [tn.id for tn in spec.nodes]
+    st = _State()
+    options = dict(options or {})
+    options.update({"delta": delta, "batch": batch, "split": split, "bound": allocator.bound.name, "stop": stop})
+    K = len(idx)
+
+    def result(upto: int, final: bool) -> AuditResult:
+        trace = Trace.concat(st.parts) if st.parts else Trace.empty(node_ids)
+        root = trace.verdict[-1, 0] if len(trace) else UNKNOWN
+        info = {
+            "unit": "observations", "checks": int(len(trace)), "stream_length": int(obs.length),
+            "allocation": dict(st.frozen) if st.frozen else None,
+            "decision_deltas": dict(st.decision.deltas) if st.decision else None,
+            "decision_delta": st.decision.total if st.decision else None,
+            "decision_alternative": [list(a) for a in st.decision.alternative] if st.decision else None,
+            "solver_calls": allocator.stats.calls, "solver_seconds": round(allocator.stats.seconds, 4),
+            "seconds": round(time.perf_counter() - t_start, 4), "complete": final,
+            "timed_out": st.timed_out, "leaf_keys": list(keys),
+        }
+        return AuditResult(spec.text, "monitor", options, verdict_text(root) or "unknown",
+                           int(steps[st.stop]) if st.stop is not None else None,
+                           int(steps[upto - 1]) if upto else 0, node_infos(spec), trace, info, spec)
+
+    for a in range(0, K, chunk):
+        b = min(a + chunk, K)
+        sl = slice(a, b)
+        chunk_stats = {k: s.at(sl) for k, s in stats.items()}
+        if st.stop is None:
+            found = _scan(allocator, chunk_stats, split, equal, best, t_start, time_budget, st)
+            if found is not None:
+                pos, allocation = found
+                st.stop, st.decision = a + pos, allocation
+                st.frozen = _frozen(allocation, keys, delta)
+        last = b if not (stop and st.stop is not None) else min(b, st.stop + 1)
+        st.parts.append(_trace_part(spec, keys, stats, steps, a, last, equal, st, allocator))
+        done = last < b or b == K
+        yield result(last, done)
+        if done:
+            return
+
+
+def _frozen(allocation: Allocation, keys, delta: float) -> dict[str, float]:
+    """The deciding δ's plus an equal share of what is left of Δ for every leaf (Σ = Δ).
+
+    Raising δ's only narrows intervals, so the decision stands; sharing the rest keeps every
+    displayed interval informative (the optimum may give a leaf δ ≈ 0, i.e. the interval [0, 1])."""
+    left = max(delta - allocation.total, 0.0)
+    return {k: float(allocation.deltas.get(k, 0.0)) + left / len(keys) for k in keys}
+
+
+def _scan(allocator: Allocator, stats, split, equal, best, t_start, time_budget, st) -> tuple[int, Allocation] | None:
+    """The first check of this chunk at which the root is decided, with its allocation."""
+    v_eq = allocator.root_verdict(stats, equal)
+    eq_hits = np.flatnonzero(v_eq != UNKNOWN)
+    first_eq = int(eq_hits[0]) if len(eq_hits) else None
+    if split == "equal":
+        if first_eq is None:
+            return None
+        return first_eq, Allocation(dict(equal), bool(v_eq[first_eq] == TRUE), ())
+    v_best = allocator.root_verdict(stats, best)
+    end = first_eq if first_eq is not None else len(v_best)
+    candidates = np.flatnonzero(v_best[:end] != UNKNOWN)
+    if len(candidates):
+        candidates = _prescreen(allocator, stats, v_best, candidates)
+    for c in candidates:
+        if time_budget is not None and time.perf_counter() - t_start > time_budget:
+            st.timed_out = True
+            break
+        at = {k: s.at(c) for k, s in stats.items()}
+        found = allocator.try_decide(at, bool(v_best[c] == TRUE), optimize=False)
+        if found is not None:
+            return int(c), _optimal(allocator, at, found)
+    if first_eq is None:
+        return None
+    at = {k: s.at(first_eq) for k, s in stats.items()}
+    target = bool(v_eq[first_eq] == TRUE)
+    found = None if st.timed_out else allocator.try_decide(at, target, optimize=True)
+    return first_eq, found or Allocation(dict(equal), target, ())
+
+
+def _optimal(allocator: Allocator, at, found: Allocation) -> Allocation:
+    """The optimum Σδ at the deciding check (reported and frozen); ``found`` if it already is."""
+    if found.optimal:
+        return found
+    better = allocator.try_decide(at, found.target, optimize=True)
+    return better if better is not None and better.total <= found.total else found
+
+
+def _prescreen(allocator: Allocator, stats, v_best, candidates) -> np.ndarray:
+    """Vectorised necessary condition: some alternative whose per-leaf minimal δ's sum to ≤ Δ."""
+    sub = {k: s.at(candidates) for k, s in stats.items()}
+    keep = np.zeros(len(candidates), dtype=bool)
+    targets = v_best[candidates] == TRUE
+    for target in (True, False):
+        rows = targets == target
+        if not rows.any():
+            continue
+        for alt in allocator.alternatives(target):
+            ok = allocator.satisfied(alt, sub, {k: allocator.total for k in allocator.keys}) & rows
+            if not ok.any():
+                continue
+            mins = allocator.smallest_deltas(alt, sub)
+            need = sum(mins.values())
+            keep |= ok & (need <= allocator.total)
+    return candidates[keep]
+
+
+def _trace_part(spec, keys, stats, steps, a, b, equal, st: _State, allocator) -> Trace:
+    """Evaluate every node at checks [a, b) with the allocation in force at each check."""
+    if b <= a:
+        return Trace.empty([tn.id for tn in spec.nodes])
+    sl = slice(a, b)
+    checks = np.arange(a, b)
+    after = np.zeros(b - a, dtype=bool) if st.stop is None else checks >= st.stop
+    leaves = {}
+    for k in keys:
+        s = stats[k].at(sl)
+        d = np.full(b - a, equal[k])
+        if st.frozen is not None:
+            d = np.where(after, st.frozen[k], d)
+        lo, hi = allocator.bound.interval(s.successes, s.n, d)
+        if after.any():
+            lo, hi = _intersect(k, lo, hi, after, st)
+        leaves[k] = LeafValue(s.estimate, lo, hi, d, s.n)
+    values = evaluate(spec, leaves)
+    return Trace.from_values(steps[sl], [tn.id for tn in spec.nodes], values)
+
+
+def _intersect(key, lo, hi, after, st: _State):
+    """Running intersection since the decision (carried across chunks)."""
+    lo, hi = lo.copy(), hi.copy()
+    i0 = int(np.argmax(after))
+    prev_lo = st.run_lo.get(key, -np.inf)
+    prev_hi = st.run_hi.get(key, np.inf)
+    run_lo = np.maximum.accumulate(np.concatenate([[prev_lo], lo[i0:]]))[1:]
+    run_hi = np.minimum.accumulate(np.concatenate([[prev_hi], hi[i0:]]))[1:]
+    empty = run_lo > run_hi
+    lo[i0:] = np.where(empty, lo[i0:], run_lo)
+    hi[i0:] = np.where(empty, hi[i0:], run_hi)
+    st.run_lo[key], st.run_hi[key] = float(run_lo[-1]), float(run_hi[-1])
+    return lo, hi
+
+
+def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object] | None = None,
+                **kwargs) -> AuditResult:
+    """``iter_monitor`` to the end. ``on_step(step, total)`` is called after each chunk of checks
+    with the observations processed so far; returning ``False`` stops the run there."""
+    last = None
+    gen = iter_monitor(spec, obs, **kwargs)
+    for last in gen:
+        if on_step is not None and on_step(last.steps, obs.length) is False:
+            gen.close()
+            break
+    return last
+
+
+# ---------------------------------------------------------------------------------------------
+# datasets and models -> observations
+
+
+def resolve_model(model, dataset, seed: int = 0):
+    """A ``Model``: passed through; a string: a saved-model path, else a training kind."""
+    if model is None or hasattr(model, "predict"):
+        return model
+    import os
+
+    from fairaudit import models
+
+    if os.path.exists(str(model)):
+        return models.load(str(model))
+    return models.train(dataset, str(model), seed=seed)
+
+
+def stream(dataset, where: str | None = None, order: str = "given", seed: int = 0, *, pred=None, label=None,
+           score=None) -> np.ndarray:
+    """Row positions of the stream: rows matching ``where``, in file order or shuffled."""
+    if order not in ORDERS:
+        raise FairauditError(f"unknown order {order!r}; choose one of: {', '.join(ORDERS)}")
+    rows = np.arange(len(dataset.frame))
+    if where:
+        from fairaudit.spec import parse_event
+
+        mask = _event_array(parse_event(where), dataset.frame, pred, label, score)
+        rows = rows[mask]
+    if order == "shuffle":
+        rows = np.random.default_rng(seed).permutation(rows)
+    return rows
+
+
+def monitor(dataset, spec, *, model=None, pred: str | None = None, where: str | None = None,
+            delta: float = 0.05, batch: int = 5, split: str = "optimized", bound: str = "hoeffding",
+            order: str = "given", seed: int = 0, stop: bool = False, time_budget: float | None = None,
+            on_step=None, iterate: bool = False):
+    """Audit ``dataset`` against ``spec`` (a ``Spec``) with the monitor; see the module doc.
+
+    With ``iterate=True`` returns the generator of partial results (``iter_monitor``) instead.
+    """
+    if model is not None and pred is not None:
+        raise FairauditError("give either a model or a decision expression (pred), not both")
+    model_obj = resolve_model(model, dataset, seed)
+    if pred is not None and any(tn.kind == "fair" for tn in spec.leaves):
+        raise FairauditError("Fair[...] re-predicts with the attribute flipped: it needs a model (--model), "
+                             "not a decision expression (--pred)")
+    if pred is not None:
+        from fairaudit.models import from_expression
+
+        model_obj = from_expression(pred, dataset)
+    frame_all = dataset.frame
+    labels_all = dataset.labels
+    decisions = scores = None
+    if model_obj is not None:
+        decisions = np.asarray(model_obj.predict(frame_all)).astype(np.int8)
+        scores = np.asarray(model_obj.score(frame_all), dtype=float) if hasattr(model_obj, "score") else None
+    elif _uses_pred(spec):
+        raise FairauditError("the specification uses pred/score: give a model (--model) or a decision (--pred)")
+    rows = stream(dataset, where, order, seed, pred=decisions, label=labels_all, score=scores)
+    frame = frame_all.iloc[rows].reset_index(drop=True)
+    take = (lambda a: None if a is None else np.asarray(a)[rows])  # noqa: E731
+    domains = {c.name: list(c.values) for c in dataset.schema.columns if c.kind == "categorical" and c.values}
+    obs = observe(spec, frame, pred=take(decisions), label=take(labels_all), score=take(scores),
+                  model=model_obj, column_values=domains)
+    if obs.length == 0:
+        raise FairauditError("the stream is empty" + (f": no row matches --where {where!r}" if where else ""))
+    options = {"data": dataset.name, "model": model_obj.describe() if model_obj is not None and pred is None else None,
+               "pred": pred, "where": where, "order": order, "seed": seed, "time_budget": time_budget}
+    kwargs = dict(delta=delta, batch=batch, split=split, bound=bound, stop=stop, time_budget=time_budget,
+                  options=options)
+    if iterate:
+        return iter_monitor(spec, obs, **kwargs)
+    return run_monitor(spec, obs, on_step=on_step, **kwargs)
+
+
+def _uses_pred(spec) -> bool:
+    from fairaudit.spec.ast import event_names
+
+    for tn in spec.leaves:
+        if tn.kind == "fair":
+            return True
+        for ev in (tn.node.event, tn.node.given):
+            if ev is not None and any(n.name in ("pred", "score") for n in event_names(ev)):
+                return True
+    return False

@@ -1,0 +1,167 @@
+"""Leaf intervals → every node's estimate, interval, δ and three-valued verdict (shared by every engine).
+
+An engine supplies, for each distinct leaf (``E[...]`` / ``Fair[...]``, keyed by its canonical text,
+so identical leaves share one estimator), a ``LeafValue``: estimate, interval ``[lo, hi]`` that
+contains the true value with probability ≥ 1 − δ (δ = 0 for the sound verifier engines), and
+optionally the number of observations ``n`` and, for ``Fair`` leaves, the certified / unfair /
+undecided rates. Every field may be a numpy array (one entry per step): the evaluation is
+vectorised, so a whole stream of checks is evaluated in one call.
+
+For every node of the spec ``evaluate`` returns a ``NodeValue``:
+
+* term nodes (``add sub mul div neg const expect fair``): estimate and interval by the rules of
+  ``fairaudit.bounds.rules`` (interval arithmetic, outward rounding); constants are exact (δ = 0);
+  ``verdict`` is None;
+* ``cmp`` nodes: the interval of ``left − right`` and a verdict — TRUE when the whole interval
+  satisfies the comparison, FALSE when the whole interval violates it, else UNKNOWN;
+* ``and or not``: Kleene logic on the children's verdicts; estimate/lo/hi are NaN.
+
+``delta`` of a node is the sum of the δ's of the *distinct* leaves below it (union bound; a leaf
+that occurs twice is one estimator and is counted once). Verdicts are int8 arrays: 1 true, 0 false,
+-1 unknown (``rules.TRUE/FALSE/UNKNOWN``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Mapping
+
+import numpy as np
+
+from fairaudit.bounds.rules import BOOL_RULES, CMP, TERM_RULES, Interval
+from fairaudit.spec.ast import LEAF_KINDS, Spec, TreeNode
+
+
+@dataclass
+class LeafValue:
+    estimate: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    delta: np.ndarray | float = 0.0
+    n: np.ndarray | None = None
+    certified: np.ndarray | None = None
+    unfair: np.ndarray | None = None
+    undecided: np.ndarray | None = None
+
+
+@dataclass
+class NodeValue:
+    estimate: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    delta: np.ndarray
+    verdict: np.ndarray | None = None
+    n: np.ndarray | None = None
+    certified: np.ndarray | None = None
+    unfair: np.ndarray | None = None
+    undecided: np.ndarray | None = None
+
+
+def leaf_key(node: TreeNode) -> str:
+    """The estimator a leaf uses: its canonical text (identical leaves share one)."""
+    return node.text
+
+
+class CompiledSpec:
+    """The static facts about a spec the evaluator and the allocator need, computed once."""
+
+    def __init__(self, spec: Spec):
+        self.spec = spec
+        self.nodes = {tn.id: tn for tn in spec.nodes}
+        self.root = spec.nodes[0].id
+        self.postorder = [tn.id for tn in reversed(spec.nodes)]  # children after parents in pre-order
+        keys: list[str] = []
+        for tn in spec.nodes:
+            if tn.kind in LEAF_KINDS and leaf_key(tn) not in keys:
+                keys.append(leaf_key(tn))
+        self.leaf_keys = tuple(keys)  # distinct leaves in id order
+        self.leaf_node = {}  # key -> first TreeNode with that key
+        for tn in spec.nodes:
+            if tn.kind in LEAF_KINDS:
+                self.leaf_node.setdefault(leaf_key(tn), tn)
+        below: dict[str, frozenset[str]] = {}
+        for nid in self.postorder:
+            tn = self.nodes[nid]
+            if tn.kind in LEAF_KINDS:
+                below[nid] = frozenset([leaf_key(tn)])
+            else:
+                below[nid] = frozenset().union(*(below[c] for c in tn.children)) if tn.children else frozenset()
+        self.leaves_below = below
+
+    def is_boolean(self, node_id: str) -> bool:
+        return self.nodes[node_id].kind in ("and", "or", "not", "cmp")
+
+
+@lru_cache(maxsize=64)
+def compile_spec(spec: Spec) -> CompiledSpec:
+    return CompiledSpec(spec)
+
+
+def _shape(leaves: Mapping[str, LeafValue]):
+    shapes = [np.shape(v.lo) for v in leaves.values()]
+    return np.broadcast_shapes(*shapes) if shapes else ()
+
+
+def term_intervals(spec: Spec, leaves: Mapping[str, LeafValue], wanted=None) -> dict[str, Interval]:
+    """Only the intervals of term nodes (and the verdicts of boolean nodes, as int8 arrays) — the
+    fast path used by the allocator. ``wanted`` is ignored (reserved)."""
+    cs = compile_spec(spec)
+    shape = _shape(leaves)
+    out: dict[str, object] = {}
+    for nid in cs.postorder:
+        tn = cs.nodes[nid]
+        kids = [out[c] for c in tn.children]
+        if tn.kind in LEAF_KINDS:
+            lv = leaves[leaf_key(tn)]
+            out[nid] = Interval(np.asarray(lv.estimate, float), np.asarray(lv.lo, float), np.asarray(lv.hi, float))
+        elif tn.kind == "const":
+            out[nid] = Interval.exact(tn.node.value, shape)
+        elif tn.kind in TERM_RULES:
+            out[nid] = TERM_RULES[tn.kind].interval(*kids)
+        elif tn.kind == "cmp":
+            out[nid] = CMP.interval(tn.node.op, *kids)
+        else:
+            out[nid] = BOOL_RULES[tn.kind].interval(*kids)
+    return out
+
+
+def evaluate(spec: Spec, leaves: Mapping[str, LeafValue]) -> dict[str, NodeValue]:
+    """Every node's ``NodeValue`` from the distinct leaves' values (keyed by ``leaf_key``)."""
+    cs = compile_spec(spec)
+    missing = [k for k in cs.leaf_keys if k not in leaves]
+    if missing:
+        raise KeyError(f"no value for leaf {missing[0]!r}")
+    shape = _shape(leaves)
+    raw = term_intervals(spec, leaves)
+    deltas = {k: np.broadcast_to(np.asarray(leaves[k].delta, float), shape) for k in cs.leaf_keys}
+    nan = np.full(shape, np.nan)
+    result: dict[str, NodeValue] = {}
+    for tn in spec.nodes:
+        below = cs.leaves_below[tn.id]
+        delta = np.zeros(shape)
+        for k in below:
+            delta = delta + deltas[k]
+        value = raw[tn.id]
+        if tn.kind == "cmp":
+            l, r = (raw[c] for c in tn.children)
+            d = CMP.difference(l, r)
+            result[tn.id] = NodeValue(d.estimate, d.lo, d.hi, delta, verdict=value)
+        elif tn.kind in BOOL_RULES:
+            result[tn.id] = NodeValue(nan, nan, nan, delta, verdict=value)
+        else:
+            nv = NodeValue(np.broadcast_to(value.estimate, shape), np.broadcast_to(value.lo, shape),
+                           np.broadcast_to(value.hi, shape), delta)
+            if tn.kind in LEAF_KINDS:
+                lv = leaves[leaf_key(tn)]
+                nv.n = None if lv.n is None else np.broadcast_to(lv.n, shape)
+                if tn.kind == "fair":
+                    nv.certified = lv.certified if lv.certified is not None else nv.lo
+                    nv.unfair = lv.unfair if lv.unfair is not None else 1.0 - nv.hi
+                    nv.undecided = lv.undecided if lv.undecided is not None else nv.hi - nv.lo
+            result[tn.id] = nv
+    return result
+
+
+def root_verdict(spec: Spec, leaves: Mapping[str, LeafValue]) -> np.ndarray:
+    """The root's verdict only (int8 array)."""
+    return term_intervals(spec, leaves)[spec.nodes[0].id]

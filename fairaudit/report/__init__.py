@@ -1,0 +1,179 @@
+"""The audit report as a PDF (fpdf2 + charts rendered offline by vl-convert; no browser, no network, no system fonts).
+
+    pdf = build_pdf(result, dataset=ds, model=m)          # bytes
+    write_pdf(result, "audit.pdf", dataset=ds, model=m)   # the `fairaudit audit --pdf` / `fairaudit report` hook
+    png = first_page_png(pdf)                             # page 1 as PNG for a preview, or None without pdftoppm
+
+``result`` is an ``AuditResult`` (or its JSON text / path / dict). What the PDF contains, page by page, is listed in
+``fairaudit.report.pdf``; where the dataset and model facts come from in ``fairaudit.report.content``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+from fairaudit.errors import FairauditError
+
+__all__ = ["build_pdf", "write_pdf", "check_output_path", "first_page_png", "load_result", "recorded_dataset"]
+
+
+def load_result(source):
+    """An ``AuditResult`` from a result, JSON text, a dict or a path; ``FairauditError`` (one line) if unreadable."""
+    from fairaudit.trace import AuditResult
+
+    if isinstance(source, AuditResult):
+        return source
+    if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("{"):
+        path = Path(source)
+        if not path.is_file():
+            raise FairauditError(f"no such audit result file: {path}")
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise FairauditError(f"cannot read {path}: {err}") from None
+    try:
+        data = json.loads(source) if isinstance(source, (str, bytes)) else source
+    except ValueError as err:
+        raise FairauditError(f"not an audit result: invalid JSON ({err})") from None
+    if not isinstance(data, dict) or not {"spec", "engine", "verdict", "nodes", "trace"} <= set(data):
+        missing = sorted({"spec", "engine", "verdict", "nodes", "trace"} - set(data)) if isinstance(data, dict) else []
+        raise FairauditError("not an audit result (the JSON written by `fairaudit audit --json`): "
+                             + (f"missing {', '.join(missing)}" if missing else f"a JSON {type(data).__name__}"))
+    try:
+        return AuditResult.from_json(data)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as err:
+        detail = f"missing field {err}" if isinstance(err, KeyError) else str(err).splitlines()[0][:120]
+        raise FairauditError(f"not a valid audit result: {detail}") from None
+
+
+def recorded_dataset(result):
+    """The dataset the result names, reloaded when it is a built-in one: ``(dataset | None, note | None)``.
+
+    When the result recorded the dataset's content hash and the reloaded rows differ, the dataset is not used
+    (note says why)."""
+    from fairaudit.report.content import dataset_facts
+
+    facts = dataset_facts(result)
+    name = facts.get("name")
+    if not name:
+        return None, None
+    try:
+        from fairaudit import data
+
+        if name not in data.names():
+            return None, (f"The dataset '{name}' is not a built-in one; pass it with --data to include "
+                          "per-group statistics.")
+        ds = data.load(name)
+    except Exception as err:  # noqa: BLE001
+        return None, f"The dataset '{name}' could not be reloaded ({err})."
+    recorded_hash = facts.get("content_hash")
+    if recorded_hash and recorded_hash != ds.content_hash:
+        return None, (f"The built-in dataset '{name}' has changed since the audit (content hash differs); "
+                      "per-group statistics are not shown.")
+    note = None if recorded_hash else (f"The built-in dataset '{name}' was reloaded by name; the audit result "
+                                       "recorded no content hash to check it against.")
+    return ds, note
+
+
+def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str] = (), title: str | None = None,
+              generated_at=None, load_dataset: bool = True) -> bytes:
+    """The audit report as PDF bytes.
+
+    ``dataset`` / ``model``: the ``Dataset`` / ``Model`` objects of the audit (or dicts of their facts, see
+    ``fairaudit.report.content``); when absent, what the result recorded is used, and with ``load_dataset`` a
+    built-in dataset named by the result is reloaded for the per-group statistics. ``selected_nodes``: node ids
+    that also get a convergence plot (every comparison gets one). ``generated_at``: a ``datetime`` (default now).
+    """
+    from fairaudit.report import charts, content
+    from fairaudit.report.groups import group_table
+    from fairaudit.report.pdf import layout
+
+    result = load_result(result)
+    known = {n.id for n in result.node_info}
+    unknown = [s for s in selected_nodes or () if str(s) not in known]
+    if unknown:
+        raise FairauditError(f"unknown node id(s) {', '.join(map(str, unknown))}; "
+                             f"the specification has {', '.join(sorted(known, key=_node_order))}")
+    moment = content.timestamp(generated_at)
+    note = None
+    data_obj = dataset if dataset is not None and not isinstance(dataset, dict) else None
+    if data_obj is None and load_dataset and not isinstance(dataset, dict):
+        data_obj, note = recorded_dataset(result)
+    data_facts = content.dataset_facts(result, dataset if dataset is not None else data_obj)
+    model_facts = content.model_facts(result, model)
+    title = title or content.default_title(result, data_facts, model_facts)
+
+    frame = result.to_frame()
+    tree = charts.tree_figure(result)
+    convergence = [(nid, charts.convergence_figure(result, frame, nid))
+                   for nid in content.chart_nodes(result, selected_nodes)]
+    rates = [(nid, charts.rates_figure(result, frame, nid)) for nid in content.fair_nodes(result)]
+    stats = group_fig = None
+    if data_obj is not None:
+        use_model = model if model is not None and hasattr(model, "predict") else None
+        try:
+            stats = group_table(data_obj, use_model)
+        except Exception as err:  # noqa: BLE001 - the report still has everything else
+            note = f"Per-group statistics could not be computed: {err}"
+        if stats is not None and len(stats):
+            group_fig = charts.group_figure(stats.drop(columns=[c for c in ("sel", "sel_lo", "sel_hi")
+                                                                if c in stats]))
+        elif stats is not None or data_obj is not None:
+            note = note or "The dataset declares no protected attribute, so there are no groups to describe."
+            stats = None
+    return layout(result, title=title, moment=moment, data_facts=data_facts, model_facts_=model_facts, tree=tree,
+                  convergence=convergence, rates=rates, stats=stats, group_fig=group_fig, group_note=note)
+
+
+def _node_order(nid: str):
+    digits = "".join(ch for ch in nid if ch.isdigit())
+    return (int(digits) if digits else 0, nid)
+
+
+def check_output_path(path) -> Path:
+    """``path`` as a Path a report can be written to; ``FairauditError`` otherwise (call it before a long audit)."""
+    path = Path(path)
+    if path.is_dir():
+        raise FairauditError(f"cannot write the report to {path}: it is a directory")
+    if not path.parent.exists():
+        raise FairauditError(f"cannot write the report to {path}: directory {path.parent} does not exist")
+    return path
+
+
+def write_pdf(result, path, **kw) -> Path:
+    """Build the report (``build_pdf(result, **kw)``) and write it to ``path``; ``FairauditError`` (one line) when
+    the path cannot be written."""
+    path = check_output_path(path)
+    data = build_pdf(result, **kw)
+    try:
+        path.write_bytes(data)
+    except OSError as err:
+        raise FairauditError(f"cannot write the report to {path}: {err.strerror or err}") from None
+    return path
+
+
+def first_page_png(pdf_bytes: bytes, dpi: int = 80, timeout: float = 30.0) -> bytes | None:
+    """Page 1 of a PDF as PNG bytes, rasterised by poppler's ``pdftoppm``; None when it is not installed or fails.
+
+    (pypdf cannot rasterise and fpdf2 only writes; ``pdftoppm`` comes with poppler-utils on Debian/Ubuntu,
+    ``brew install poppler`` on macOS, conda-forge ``poppler`` elsewhere.)
+    """
+    exe = shutil.which("pdftoppm")
+    if exe is None or not pdf_bytes:
+        return None
+    with tempfile.TemporaryDirectory(prefix="fairaudit-preview-") as tmp:
+        src = Path(tmp) / "report.pdf"
+        src.write_bytes(pdf_bytes)
+        out = Path(tmp) / "page"
+        try:
+            subprocess.run([exe, "-png", "-r", str(int(dpi)), "-f", "1", "-l", "1", "-singlefile", str(src), str(out)],
+                           check=True, capture_output=True, timeout=timeout)
+        except (subprocess.SubprocessError, OSError):
+            return None
+        png = out.with_suffix(".png")
+        return png.read_bytes() if png.exists() else None

@@ -1,0 +1,474 @@
+"""The PDF layout (fpdf2, A4 portrait, DejaVu fonts shipped in ``fairaudit/report/fonts``).
+
+Pages, in order: summary (verdict, what was audited, engine options) · specification and its tree · results per
+node (and the δ allocation) · convergence of every comparison (and selected nodes) · Fair[...] rates · per-group
+statistics of the data · methods appendix and software versions. Every page has a footer with the spec hash, the
+generation time and "page X of Y".
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from fpdf import FPDF
+from fpdf.fonts import FontFace
+
+from fairaudit.report import charts, content, methods
+
+FONT_DIR = Path(__file__).with_name("fonts")
+SANS, MONO = "DejaVu", "DejaVuMono"
+MARGIN = 15.0
+INK = (34, 34, 34)
+GREY = (110, 110, 110)
+RULE = (200, 200, 200)
+HEAD_FILL = (228, 233, 240)
+ZEBRA = (247, 248, 250)
+
+
+def rgb(hex_colour: str) -> tuple[int, int, int]:
+    h = hex_colour.lstrip("#")
+    return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+
+
+def _text_on(colour: tuple[int, int, int]) -> tuple[int, int, int]:
+    """Black or white, whichever reads better on ``colour`` (relative luminance)."""
+    r, g, b = (c / 255 for c in colour)
+    lum = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    return (0, 0, 0) if lum > 0.45 else (255, 255, 255)
+
+
+class ReportPDF(FPDF):
+    def __init__(self, footer_text: str, header_text: str):
+        super().__init__(orientation="P", unit="mm", format="A4")
+        self.footer_text = footer_text
+        self.header_text = header_text
+        self.set_margins(MARGIN, MARGIN, MARGIN)
+        self.set_auto_page_break(True, margin=18)
+        self.add_font(SANS, "", str(FONT_DIR / "DejaVuSans.ttf"))
+        self.add_font(SANS, "B", str(FONT_DIR / "DejaVuSans-Bold.ttf"))
+        self.add_font(SANS, "I", str(FONT_DIR / "DejaVuSans-Oblique.ttf"))
+        self.add_font(MONO, "", str(FONT_DIR / "DejaVuSansMono.ttf"))
+        self.set_text_color(*INK)
+        self.set_draw_color(*RULE)
+
+    @property
+    def width(self) -> float:
+        return self.w - self.l_margin - self.r_margin
+
+    def header(self):
+        if self.page_no() > 1:
+            self.set_font(SANS, "", 7.5)
+            self.set_text_color(*GREY)
+            self.set_y(7)
+            self.cell(0, 4, self.header_text, align="L")
+            self.set_y(MARGIN)
+            self.set_text_color(*INK)
+
+    def footer(self):
+        self.set_y(-12)
+        self.set_draw_color(*RULE)
+        self.line(self.l_margin, self.get_y() - 1, self.w - self.r_margin, self.get_y() - 1)
+        self.set_font(SANS, "", 7.5)
+        self.set_text_color(*GREY)
+        self.cell(self.width * 0.8, 5, self.footer_text, align="L")
+        self.cell(self.width * 0.2, 5, f"page {self.page_no()} of {{nb}}", align="R")
+        self.set_text_color(*INK)
+
+    # -------------------------------------------------------------- text helpers
+    def heading(self, text: str, size: float = 14, space: float = 3):
+        self.ensure(size * 0.6 + 12)
+        self.ln(space)
+        self.set_font(SANS, "B", size)
+        self.multi_cell(0, size * 0.5, text, new_x="LMARGIN", new_y="NEXT")
+        self.ln(1.5)
+
+    def para(self, text: str, size: float = 9.5, style: str = "", colour=INK, h: float | None = None,
+             family: str = SANS, align: str = "L"):
+        self.set_font(family, style, size)
+        self.set_text_color(*colour)
+        self.multi_cell(0, h or size * 0.48, text, new_x="LMARGIN", new_y="NEXT", align=align)
+        self.set_text_color(*INK)
+
+    def ensure(self, height: float):
+        """Start a new page unless ``height`` mm fit above the bottom margin."""
+        if self.get_y() + height > self.page_break_trigger:
+            self.add_page()
+
+    def fit(self, fig: charts.Figure, width: float | None = None, max_height: float | None = None):
+        """(width, height) in mm of ``fig`` at ``width`` (default: the text width), shrunk to ``max_height``."""
+        pw, ph = fig.size
+        width = width or self.width
+        height = width * ph / pw
+        room = self.page_break_trigger - MARGIN - 2
+        limit = min(max_height or room, room)
+        if height > limit:
+            width, height = width * limit / height, limit
+        return width, height
+
+    def figure_height(self, fig: charts.Figure, max_height: float | None = None) -> float:
+        return self.fit(fig, max_height=max_height)[1] if fig.png else 10.0
+
+    def image_block(self, fig: charts.Figure, width: float | None = None, max_height: float | None = None):
+        if fig.png is None:
+            self.para(f"(figure not available: {fig.error})", size=8.5, style="I", colour=GREY)
+            return
+        width, height = self.fit(fig, width, max_height)
+        self.ensure(height + 2)
+        x = self.l_margin + (self.width - width) / 2
+        self.image(io.BytesIO(fig.png), x=x, y=self.get_y(), w=width, h=height)
+        self.set_y(self.get_y() + height + 1)
+        if fig.caption:
+            self.para(fig.caption, size=8, style="I", colour=GREY)
+
+    def grid(self, widths, *, headings: bool = True, line_height: float = 3.9, padding=(0.8, 1.0)):
+        """A table over the full text width: horizontal rules, light zebra rows, bold shaded headings."""
+        scale = self.width / sum(widths)
+        return self.table(col_widths=[w * scale for w in widths], first_row_as_headings=headings,
+                          borders_layout="HORIZONTAL_LINES", line_height=line_height, padding=padding,
+                          text_align="LEFT", width=self.width, cell_fill_color=ZEBRA, cell_fill_mode="ROWS",
+                          headings_style=FontFace(emphasis="BOLD", fill_color=HEAD_FILL))
+
+    def kv_table(self, rows, widths=(45, 135), size: float = 8.8, mono_keys=("content hash",)):
+        self.set_font(SANS, "", size)
+        with self.grid(widths, headings=False, line_height=size * 0.47, padding=(0.8, 1.5)) as table:
+            for key, value in rows:
+                row = table.row()
+                row.cell(key, style=FontFace(emphasis="BOLD", color=INK))
+                if key in mono_keys:
+                    row.cell(value, style=FontFace(family=MONO, size_pt=size - 1))
+                else:
+                    row.cell(value)
+        self.ln(1)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# sections
+
+
+def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts_):
+    pdf.add_page()
+    pdf.set_font(SANS, "B", 20)
+    pdf.multi_cell(0, 9, title, new_x="LMARGIN", new_y="NEXT")
+    pdf.para(f"Fairness audit report · generated {content.when(moment)}", size=9.5, colour=GREY)
+    pdf.ln(4)
+
+    head = content.headline(result)
+    colour = rgb(head["colour"])
+    fg = _text_on(colour)
+    pdf.set_font(SANS, "B", 12)
+    sentence_h = pdf.multi_cell(pdf.width - 12, 6, head["sentence"], dry_run=True, output="HEIGHT")
+    box_h = 4 + 5 + 13 + sentence_h + 4
+    pdf.ensure(box_h + 4)
+    y = pdf.get_y()
+    pdf.set_fill_color(*colour)
+    pdf.rect(pdf.l_margin, y, pdf.width, box_h, style="F")
+    pdf.set_xy(pdf.l_margin + 6, y + 4)
+    pdf.set_text_color(*fg)
+    pdf.set_font(SANS, "", 10)
+    pdf.cell(pdf.width - 12, 5, "Overall verdict of the specification", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_x(pdf.l_margin + 6)
+    pdf.set_font(SANS, "B", 28)
+    pdf.cell(pdf.width - 12, 13, head["word"], new_x="LMARGIN", new_y="NEXT")
+    pdf.set_x(pdf.l_margin + 6)
+    pdf.set_font(SANS, "B", 12)
+    pdf.multi_cell(pdf.width - 12, 6, head["sentence"], new_x="LMARGIN", new_y="NEXT")
+    bottom = y + box_h
+    pdf.set_text_color(*INK)
+    pdf.set_fill_color(255, 255, 255)
+    pdf.set_y(bottom + 3)
+    stop = ("was decided after " + content.count(result.stop_step)) if result.stop_step is not None \
+        else "was not decided"
+    unit = (result.info or {}).get("unit", "observations" if result.engine == "monitor" else "steps")
+    partial = ""
+    info = result.info or {}
+    if info.get("complete") is False:
+        partial = " This audit was stopped before the end of its data: the result is partial."
+    if info.get("timed_out"):
+        partial += (" The optimiser's time budget was reached, so later decisions used the equal split of Δ "
+                    "(see Methods).")
+    pdf.para(head["explanation"] + f" The audit processed {content.count(result.steps)} {unit}; the verdict "
+             f"{stop}{' ' + unit if result.stop_step is not None else ''}.{partial}", size=10, h=5)
+    worst = _worst(result)
+    if worst:
+        pdf.ln(1)
+        pdf.para(worst, size=9.5, h=4.8)
+    pdf.ln(2)
+
+    pdf.heading("Dataset", size=12, space=2)
+    pdf.kv_table(content.dataset_lines(data_facts))
+    pdf.heading("Decisions audited", size=12, space=2)
+    pdf.kv_table(content.model_lines(model_facts_))
+    pdf.heading("Engine and options", size=12, space=2)
+    rows = content.option_rows(result)
+    pdf.set_font(SANS, "", 8.5)
+    with pdf.grid((28, 42, 110), line_height=3.9, padding=(0.7, 1.5)) as table:
+        r = table.row()
+        for h in ("option", "value", "meaning"):
+            r.cell(h)
+        for key, value, meaning in rows:
+            r = table.row()
+            r.cell(key)
+            r.cell(value, style=FontFace(family=MONO, size_pt=8))
+            r.cell(meaning, style=FontFace(color=GREY))
+
+
+def _worst(result) -> str | None:
+    """For a violated or undecided spec, the comparison that drove it, in words."""
+    if content.verdict_key(result) == "true":
+        return None
+    try:
+        w = result.worst_node()
+    except Exception:  # noqa: BLE001
+        return None
+    if not w:
+        return None
+    label = {"false": "violated", "unknown": "undecided", "true": "certified true"}.get(w.get("verdict"), "undecided")
+    text = f"The comparison furthest from being satisfied is  {w['text']}  ({label})."
+    kids = result.node(w["id"]).children
+    if len(kids) == 2:
+        sides = []
+        for side, nid in zip(("left", "right"), kids):
+            node, f = result.node(nid), result.final_values(nid)
+            if node.kind == "const":
+                sides.append(f"its {side} side is the constant {content.num(f['estimate'])}")
+            else:
+                sides.append(f"its {side} side is estimated at {content.num(f['estimate'])} "
+                             f"(interval {content.interval(f['lo'], f['hi'])})")
+        text += " " + sides[0][:1].upper() + sides[0][1:] + "; " + sides[1] + "."
+    return text
+
+
+def _specification(pdf: ReportPDF, result, tree: charts.Figure):
+    pdf.add_page()
+    pdf.heading("Specification", space=0)
+    pdf.para("The fairness requirement that was audited, in fairaudit's specification language. "
+             "E[event | condition] is the probability of the event among the rows satisfying the condition; "
+             "pred is the model's decision (1 = favourable), label the true outcome.", size=9, colour=GREY)
+    pdf.ln(2)
+    pdf.set_fill_color(246, 246, 246)
+    pdf.set_font(MONO, "", 9.5)
+    pdf.multi_cell(0, 5, result.spec, new_x="LMARGIN", new_y="NEXT", fill=True, padding=2.5, align="L")
+    pdf.set_fill_color(255, 255, 255)
+    named = [(i.name, i.id, i.text) for i in result.node_info if i.name]
+    if named:
+        pdf.ln(1)
+        pdf.para("Named parts: " + "; ".join(f"{name} = {text} (node {nid})" for name, nid, text in named),
+                 size=8.5, colour=GREY)
+    pdf.ln(4)
+    pdf.heading("The specification as a tree", size=12, space=2)
+    pdf.image_block(tree, max_height=150)
+
+
+def _nodes(pdf: ReportPDF, result):
+    pdf.add_page()
+    pdf.heading("Results per node", space=0)
+    pdf.para("Every sub-expression of the specification at the end of the audit: its estimate, the interval that "
+             "contains its true value, the failure probability δ of that interval, and its verdict (comparisons "
+             "and and/or/not only; numbers have none). n is the number of observations of a probability.",
+             size=9, colour=GREY)
+    pdf.ln(2)
+    rows = content.node_rows(result)
+    pdf.set_font(SANS, "", 8)
+    with pdf.grid((8, 56, 20, 18, 33, 14, 13, 18)) as table:
+        r = table.row()
+        for h in ("id", "expression", "kind", "estimate", "interval", "δ", "n", "verdict"):
+            r.cell(h)
+        for row in rows:
+            r = table.row()
+            r.cell(row["id"], style=FontFace(color=GREY))
+            r.cell("   " * min(row["depth"], 4) + row["expression"], style=FontFace(family=MONO, size_pt=7.5))
+            r.cell(row["kind"])
+            r.cell(row["estimate"])
+            r.cell(row["interval"])
+            r.cell(row["delta"])
+            r.cell(row["n"])
+            if row["verdict"] == "term":
+                r.cell("—", style=FontFace(color=GREY))
+            else:
+                r.cell(row["verdict_label"], style=FontFace(emphasis="BOLD", color=rgb(content.verdict_colour(
+                    row["verdict"]))))
+    fair = [row for row in rows if row["raw_kind"] == "fair" and row["certified"] is not None]
+    if fair:
+        pdf.ln(2)
+        pdf.para("Fair[…] nodes: " + "; ".join(
+            f"{row['expression']}: certified {content.num(row['certified'], 3)}, unfair "
+            f"{content.num(row['unfair'], 3)}, undecided {content.num(row['undecided'], 3)}" for row in fair), size=8.5)
+    alloc = content.allocation_rows(result)
+    if alloc and result.engine == "monitor":
+        pdf.heading("How the failure probability Δ was divided", size=12, space=4)
+        decided = result.stop_step is not None
+        pdf.para("δ of each distinct probability: at the check that decided the verdict (the optimised or equal "
+                 "split, see Methods), and as frozen for the rest of the audit (the unused budget is shared "
+                 "equally)." if decided else
+                 "The verdict was never decided; every interval is shown at the equal split Δ / k.",
+                 size=9, colour=GREY)
+        if decided:
+            pdf.ln(1)
+            pdf.set_font(SANS, "", 8)
+            with pdf.grid((110, 35, 35)) as table:
+                r = table.row()
+                for h in ("probability", "δ at the decision", "δ after the decision"):
+                    r.cell(h)
+                for key, d_dec, d_after in alloc:
+                    r = table.row()
+                    r.cell(key, style=FontFace(family=MONO, size_pt=7.5))
+                    r.cell(d_dec)
+                    r.cell(d_after)
+            info = result.info or {}
+            if info.get("decision_delta") is not None:
+                pdf.ln(1)
+                pdf.para(f"Total δ used by the decision: {content.num(info['decision_delta'], 4)} "
+                         f"(≤ Δ = {content._plain(result.options.get('delta'))}).", size=8.5)
+
+
+CONVERGENCE_HELP = (
+    "How each comparison's bounds evolved as observations accumulated. x axis: step (number of observations "
+    "processed). Blue line: the estimate; shaded band: the interval that contains the true value at that step; "
+    "dashed line: the threshold of the comparison (for a comparison of two quantities, the plot shows their "
+    "difference and the threshold is 0). The comparison is decided once the whole band lies on one side of the "
+    "threshold. The coloured strip under each plot is the comparison's verdict at each step; the black vertical "
+    "line marks the step at which the whole specification was decided.")
+
+
+def _convergence(pdf: ReportPDF, result, figures):
+    if not figures:
+        return
+    pdf.add_page()
+    pdf.heading("Convergence of every comparison", space=0)
+    pdf.para(CONVERGENCE_HELP, size=9, colour=GREY)
+    pdf.ln(2)
+    for node_id, fig in figures:
+        info = result.node(node_id)
+        final = result.final_values(node_id)
+        v = content.normalise_verdict(final.get("verdict"))
+        label = "" if v == "term" else f" — {content.VERDICTS[v][0]}"
+        pdf.ensure(8 + pdf.figure_height(fig, max_height=95))
+        pdf.set_font(SANS, "B", 10)
+        pdf.set_text_color(*rgb(content.verdict_colour(v)) if v != "term" else INK)
+        pdf.multi_cell(0, 5, f"{node_id} · {content.KIND_LABELS.get(info.kind, info.kind)}{label}",
+                       new_x="LMARGIN", new_y="NEXT")
+        pdf.set_text_color(*INK)
+        pdf.image_block(fig, max_height=95)
+        pdf.ln(2)
+
+
+def _rates(pdf: ReportPDF, result, figures):
+    if not figures:
+        return
+    pdf.ensure(40 + pdf.figure_height(figures[0][1], max_height=90))
+    pdf.heading("Individual fairness: certified / unfair / undecided", space=6)
+    pdf.para("For each Fair[attribute] node: the fraction of individuals whose decision provably does not change "
+             "when only the attribute changes (certified, blue), provably changes (unfair, red-orange), or is not "
+             "settled yet (undecided, grey), as the audit progressed (x axis: step, the number of observations). "
+             "The black vertical line marks the step at which the whole specification was decided.",
+             size=9, colour=GREY)
+    pdf.ln(2)
+    for _node_id, fig in figures:
+        pdf.image_block(fig, max_height=90)
+        pdf.ln(3)
+
+
+def _groups(pdf: ReportPDF, stats, fig, note: str | None, data_facts: dict):
+    if pdf.get_y() > pdf.h / 2:
+        pdf.add_page()
+        pdf.heading("Groups in the data", space=0)
+    else:
+        pdf.heading("Groups in the data", space=8)
+    if stats is None:
+        pdf.para(note or "No dataset was given to the report, so per-group statistics are not shown. "
+                 "Pass the dataset (fairaudit report RESULT.json --data NAME) to include them.", size=9.5)
+        return
+    label = data_facts.get("label")
+    has_sel = "sel" in stats
+    text = (f"Row counts per group of each protected attribute over the whole dataset "
+            f"({content.count(data_facts.get('rows'))} rows)")
+    if label:
+        text += (f", and the base rate: the share of rows whose label '{label}' is the favourable value "
+                 f"({content._plain(data_facts.get('favourable'))})")
+    if has_sel:
+        text += (", and the selection rate: the share of rows the audited decisions favour (all rows, including "
+                 "any the model was trained on)")
+    text += (". Intervals are 95% Wilson confidence intervals. Groups with fewer than 30 rows are marked 'small': "
+             "their rates are uncertain.")
+    if note:
+        text += " " + note
+    pdf.para(text, size=9, colour=GREY)
+    pdf.ln(2)
+    cols = ["attribute", "group", "rows", "share"]
+    widths = [26, 40, 18, 16]
+    if label:
+        cols += ["base rate", "95% interval"]
+        widths += [18, 28]
+    if has_sel:
+        cols += ["selection rate", "95% interval"]
+        widths += [18, 28]
+    pdf.set_font(SANS, "", 8)
+    with pdf.grid(widths) as table:
+        r = table.row()
+        for h in cols:
+            r.cell(h)
+        for rec in stats.to_dict("records"):
+            r = table.row()
+            r.cell(str(rec["attribute"]))
+            r.cell(str(rec["group"]) + ("  (small)" if rec.get("small") else ""),
+                   style=FontFace(color=(170, 60, 0)) if rec.get("small") else None)
+            r.cell(content.count(rec["n"]))
+            r.cell(f"{100 * rec['share']:.1f}%")
+            if label:
+                r.cell(content.num(rec.get("rate"), 3))
+                r.cell(content.interval(rec.get("lo"), rec.get("hi"), 3))
+            if has_sel:
+                r.cell(content.num(rec.get("sel"), 3))
+                r.cell(content.interval(rec.get("sel_lo"), rec.get("sel_hi"), 3))
+    if fig is not None:
+        pdf.ln(3)
+        pdf.image_block(fig, max_height=120)
+
+
+def _methods(pdf: ReportPDF, result, spec_sha: str, moment):
+    pdf.add_page()
+    pdf.heading("Methods", space=0)
+    for title, paragraphs in methods.blocks(result):
+        pdf.heading(title, size=11, space=2)
+        for p in paragraphs:
+            if p.startswith("= "):
+                pdf.set_x(pdf.l_margin + 8)
+                pdf.set_font(SANS, "", 9.5)
+                pdf.multi_cell(pdf.width - 8, 5.2, p[2:], new_x="LMARGIN", new_y="NEXT", align="L")
+                pdf.ln(0.8)
+            elif p.startswith("• "):
+                pdf.set_x(pdf.l_margin + 3)
+                pdf.set_font(SANS, "", 9)
+                pdf.multi_cell(pdf.width - 3, 4.4, p, new_x="LMARGIN", new_y="NEXT", align="L")
+            else:
+                pdf.para(p, size=9, h=4.4)
+                pdf.ln(0.8)
+    pdf.heading("Identification and software (versions when this report was generated)", size=11, space=2)
+    rows = [("specification hash", f"sha256 {spec_sha}"), ("report generated", content.when(moment))]
+    rows += [(name, version) for name, version in content.versions()]
+    pdf.kv_table(rows, widths=(45, 135), size=8.5, mono_keys=("specification hash",))
+    pdf.para("To rebuild this report from the saved audit result: fairaudit report RESULT.json --pdf REPORT.pdf",
+             size=8.5, colour=GREY)
+
+
+# ------------------------------------------------------------------------------------------------------------
+
+
+def layout(result, *, title, moment, data_facts, model_facts_, tree, convergence, rates, stats, group_fig,
+           group_note) -> bytes:
+    spec_sha = content.spec_hash(result)
+    footer = f"fairaudit · spec sha256 {spec_sha[:16]} · generated {moment.strftime('%Y-%m-%d %H:%M')}"
+    pdf = ReportPDF(footer, title)
+    pdf.set_title(title)
+    pdf.set_author("fairaudit")
+    pdf.set_subject(f"Fairness audit: {result.verdict}")
+    pdf.set_creator("fairaudit.report")
+    pdf.set_creation_date(moment)
+    _summary(pdf, title, moment, result, data_facts, model_facts_)
+    _specification(pdf, result, tree)
+    _nodes(pdf, result)
+    _convergence(pdf, result, convergence)
+    _rates(pdf, result, rates)
+    _groups(pdf, stats, group_fig, group_note, data_facts)
+    _methods(pdf, result, spec_sha, moment)
+    return bytes(pdf.output())

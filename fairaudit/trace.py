@@ -1,0 +1,388 @@
+"""The trace (one row per (step, node)) and the audit result with its JSON form (DESIGN.md "Audit result").
+
+``Trace`` stores the table column-wise as numpy arrays of shape (checks, nodes), which keeps a long
+stream cheap (48,842 rows checked every 5 observations ≈ 10k checks × a dozen nodes). ``to_frame()``
+gives the tidy pandas table with columns ``step node estimate lo hi delta verdict n certified unfair
+undecided``: ``n`` is set on leaves only, the last three on ``Fair`` nodes only (NaN elsewhere);
+``verdict`` is ``"true" / "false" / "unknown"`` on boolean nodes and None on terms. ``step`` is the
+number of observations (monitor) or iterations (verifiers) processed at that check.
+
+JSON (``AuditResult.to_json``): the contract of DESIGN.md. Floats are written with ``digits``
+significant digits (default 6, ample for bounds whose statistical width is ≫ 1e-6), NaN as ``null``
+and ±∞ (e.g. the interval of a division by an interval containing 0) as the strings ``"inf"`` /
+``"-inf"``. Every check is written by default; ``trace_every=k`` keeps every k-th check plus the stop
+step and the last check (the in-memory result always keeps all). ``AuditResult.from_json`` reads it
+back; ``from_json(to_json(r)).to_json() == r.to_json()``.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
+
+NO_VERDICT = -2  # term nodes
+_VERDICT_CODES = {"true": TRUE, "false": FALSE, "unknown": UNKNOWN, None: NO_VERDICT}
+_VERDICT_TEXT = {TRUE: "true", FALSE: "false", UNKNOWN: "unknown", NO_VERDICT: None}
+FLOAT_COLUMNS = ("estimate", "lo", "hi", "delta")
+FAIR_COLUMNS = ("certified", "unfair", "undecided")
+
+
+def verdict_text(code) -> str | None:
+    return _VERDICT_TEXT[int(code)]
+
+
+@dataclass
+class NodeInfo:
+    id: str
+    parent: str | None
+    text: str
+    kind: str
+    children: tuple[str, ...] = ()
+    name: str | None = None
+
+
+@dataclass
+class Trace:
+    """Column-wise trace: ``steps`` (K,), ``node_ids`` (N), float arrays (K, N), ``verdict`` int8 (K, N)."""
+
+    steps: np.ndarray
+    node_ids: list[str]
+    estimate: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    delta: np.ndarray
+    verdict: np.ndarray
+    n: np.ndarray
+    certified: np.ndarray
+    unfair: np.ndarray
+    undecided: np.ndarray
+
+    @classmethod
+    def empty(cls, node_ids) -> "Trace":
+        z = np.zeros((0, len(node_ids)))
+        return cls(np.zeros(0, dtype=np.int64), list(node_ids), z, z, z, z, z.astype(np.int8), z, z, z, z)
+
+    @classmethod
+    def from_values(cls, steps, node_ids, values) -> "Trace":
+        """From ``evaluate()`` output (node id → NodeValue with arrays of shape (K,))."""
+        steps = np.asarray(steps, dtype=np.int64)
+        k = len(steps)
+
+        def col(attr, default=np.nan):
+            out = np.full((k, len(node_ids)), default, dtype=float)
+            for j, nid in enumerate(node_ids):
+                v = getattr(values[nid], attr)
+                if v is not None:
+                    out[:, j] = np.broadcast_to(v, (k,))
+            return out
+
+        verdict = np.full((k, len(node_ids)), NO_VERDICT, dtype=np.int8)
+        for j, nid in enumerate(node_ids):
+            if values[nid].verdict is not None:
+                verdict[:, j] = np.broadcast_to(values[nid].verdict, (k,))
+        return cls(steps, list(node_ids), col("estimate"), col("lo"), col("hi"), col("delta"), verdict,
+                   col("n"), col("certified"), col("unfair"), col("undecided"))
+
+    @classmethod
+    def concat(cls, parts: list["Trace"]) -> "Trace":
+        parts = [p for p in parts if len(p.steps)] or parts[:1]
+        first = parts[0]
+        cat = lambda a: np.concatenate([getattr(p, a) for p in parts])  # noqa: E731
+        return cls(cat("steps"), first.node_ids, cat("estimate"), cat("lo"), cat("hi"), cat("delta"),
+                   cat("verdict"), cat("n"), cat("certified"), cat("unfair"), cat("undecided"))
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def column(self, node_id: str) -> int:
+        return self.node_ids.index(node_id)
+
+    def row(self, check: int, node_id: str) -> dict:
+        j = self.column(node_id)
+        out = {"step": int(self.steps[check]), "node": node_id}
+        for name in FLOAT_COLUMNS:
+            out[name] = float(getattr(self, name)[check, j])
+        out["verdict"] = verdict_text(self.verdict[check, j])
+        for name in ("n",) + FAIR_COLUMNS:
+            out[name] = float(getattr(self, name)[check, j])
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        k, m = self.estimate.shape
+        verdicts = np.array(["false", "true", "unknown", None], dtype=object)
+        codes = self.verdict.ravel().astype(int)
+        frame = pd.DataFrame({
+            "step": np.repeat(self.steps, m),
+            "node": np.tile(np.array(self.node_ids, dtype=object), k),
+            **{name: getattr(self, name).ravel() for name in FLOAT_COLUMNS},
+            "verdict": verdicts[np.select([codes == FALSE, codes == TRUE, codes == UNKNOWN], [0, 1, 2], 3)],
+            "n": self.n.ravel(),
+            **{name: getattr(self, name).ravel() for name in FAIR_COLUMNS},
+        })
+        return frame
+
+
+def _num(x: float, digits: int):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    x = float(x)
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return float(f"{x:.{digits}g}")
+
+
+def _unnum(x) -> float:
+    if x is None:
+        return math.nan
+    if isinstance(x, str):
+        return float(x)  # "inf" / "-inf"
+    return float(x)
+
+
+@dataclass
+class AuditResult:
+    """What every engine returns (see the module doc and DESIGN.md).
+
+    ``spec`` is the canonical text; ``tree`` the parsed ``Spec`` when available; ``info`` holds
+    engine facts that are not inputs (δ allocation, solver calls, timings) and is written to JSON as
+    ``"info"``.
+    """
+
+    spec: str
+    engine: str
+    options: dict
+    verdict: str
+    stop_step: int | None
+    steps: int
+    node_info: list[NodeInfo]
+    trace_table: Trace
+    info: dict = field(default_factory=dict)
+    tree: object = field(default=None, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ views
+    @property
+    def root(self) -> str:
+        return self.node_info[0].id
+
+    @property
+    def trace(self) -> pd.DataFrame:
+        """The per-(step, node) table (a new DataFrame each call)."""
+        return self.trace_table.to_frame()
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.trace_table.to_frame()
+
+    def by_node(self, node_id: str) -> pd.DataFrame:
+        """One node's rows, in step order."""
+        t = self.trace_table
+        j = t.column(node_id)
+        verdicts = [verdict_text(v) for v in t.verdict[:, j]]
+        data = {"step": t.steps, **{c: getattr(t, c)[:, j] for c in FLOAT_COLUMNS}, "verdict": verdicts,
+                "n": t.n[:, j], **{c: getattr(t, c)[:, j] for c in FAIR_COLUMNS}}
+        return pd.DataFrame(data)
+
+    def final_values(self, node_id: str) -> dict:
+        """A node's values at the last check (the ``final`` object of the JSON contract)."""
+        t = self.trace_table
+        if not len(t):
+            return {"estimate": math.nan, "lo": math.nan, "hi": math.nan, "delta": math.nan, "verdict": None}
+        row = t.row(len(t) - 1, node_id)
+        out = {k: row[k] for k in ("estimate", "lo", "hi", "delta", "verdict")}
+        info = self.node(node_id)
+        if info.kind in ("expect", "fair"):
+            out["n"] = row["n"]
+        if info.kind == "fair":
+            out.update({k: row[k] for k in FAIR_COLUMNS})
+        return out
+
+    @property
+    def final(self) -> pd.DataFrame:
+        """Per-node final values, indexed by node id (columns id-ordered as in ``nodes``)."""
+        rows = []
+        for info in self.node_info:
+            row = {"node": info.id, "kind": info.kind, "text": info.text}
+            row.update(self.final_values(info.id))
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("node")
+
+    def node(self, node_id: str) -> NodeInfo:
+        for info in self.node_info:
+            if info.id == node_id:
+                return info
+        raise KeyError(node_id)
+
+    @property
+    def nodes(self) -> list[dict]:
+        return [{"id": i.id, "parent": i.parent, "text": i.text, "kind": i.kind,
+                 **({"name": i.name} if i.name else {}), "final": self.final_values(i.id)}
+                for i in self.node_info]
+
+    # ------------------------------------------------------------------ summaries
+    def worst_node(self) -> dict | None:
+        """The comparison furthest from being satisfied at the last check: violated comparisons
+        first, then undecided, then certified; within a group, the smallest satisfaction margin of
+        the estimate (``right − left`` for ``<``/``<=``, ``left − right`` for ``>``/``>=``)."""
+        best = None
+        for info in self.node_info:
+            if info.kind != "cmp":
+                continue
+            f = self.final_values(info.id)
+            op = _cmp_op(info, self)
+            est = f["estimate"]
+            if op in ("<", "<="):
+                margin = -est
+            elif op in (">", ">="):
+                margin = est
+            elif op == "==":
+                margin = -abs(est)
+            else:
+                margin = abs(est)
+            rank = {"false": 0, "unknown": 1, "true": 2}.get(f["verdict"], 1)
+            key = (rank, margin if not math.isnan(margin) else -math.inf)
+            if best is None or key < best[0]:
+                best = (key, {"id": info.id, "text": info.text, "verdict": f["verdict"], "estimate": est,
+                              "lo": f["lo"], "hi": f["hi"], "margin": margin})
+        return None if best is None else best[1]
+
+    @property
+    def guarantee(self) -> str:
+        """One plain sentence stating the verdict and its guarantee."""
+        delta = float(self.options.get("delta", 0.0) or 0.0)
+        unit = self.info.get("unit", "observations")
+        prob = "with certainty (sound bounds)" if delta == 0 else f"with probability ≥ {1 - delta:g}"
+        at = self.stop_step if self.stop_step is not None else self.steps
+        if self.verdict == "true":
+            return f"certified true {prob} after {at} {unit}"
+        if self.verdict == "false":
+            return f"violated {prob} after {at} {unit}"
+        worst = self.worst_node()
+        detail = ""
+        if worst is not None:
+            detail = (f": {worst['text']} is {worst['verdict']} "
+                      f"(left − right in [{_fmt(worst['lo'])}, {_fmt(worst['hi'])}])")
+        return f"undecided after {self.steps} {unit}{detail}"
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self, *, trace_every: int = 1, digits: int = 6) -> dict:
+        t = self.trace_table
+        keep = np.arange(len(t))
+        if trace_every > 1 and len(t):
+            mask = (keep % trace_every == 0)
+            mask[-1] = True
+            if self.stop_step is not None:
+                mask |= t.steps == self.stop_step
+            keep = keep[mask]
+        kinds = {i.id: i.kind for i in self.node_info}
+        rows = []
+        for c in keep:
+            step = int(t.steps[c])
+            for j, nid in enumerate(t.node_ids):
+                row = {"step": step, "node": nid}
+                for name in FLOAT_COLUMNS:
+                    row[name] = _num(getattr(t, name)[c, j], digits)
+                row["verdict"] = verdict_text(t.verdict[c, j])
+                if kinds[nid] in ("expect", "fair"):
+                    row["n"] = _num(t.n[c, j], digits + 6)
+                if kinds[nid] == "fair":
+                    for name in FAIR_COLUMNS:
+                        row[name] = _num(getattr(t, name)[c, j], digits)
+                rows.append(row)
+        nodes = []
+        for node in self.nodes:
+            node = dict(node)
+            node["final"] = {k: (_num(v, digits) if k != "verdict" else v) for k, v in node["final"].items()}
+            nodes.append(node)
+        return {"spec": self.spec, "engine": self.engine, "options": self.options, "verdict": self.verdict,
+                "stop_step": self.stop_step, "steps": self.steps, "nodes": nodes, "trace": rows,
+                "info": _jsonable(self.info)}
+
+    def to_json(self, path=None, *, trace_every: int = 1, digits: int = 6) -> str:
+        text = json.dumps(self.to_dict(trace_every=trace_every, digits=digits), separators=(",", ":"))
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    @classmethod
+    def from_json(cls, source) -> "AuditResult":
+        """From a JSON string, a path, or an already-decoded dict."""
+        if isinstance(source, dict):
+            data = source
+        else:
+            text = str(source)
+            if not text.lstrip().startswith("{"):
+                text = Path(text).read_text(encoding="utf-8")
+            data = json.loads(text)
+        children: dict[str, list[str]] = {n["id"]: [] for n in data["nodes"]}
+        for n in data["nodes"]:
+            if n["parent"] is not None:
+                children[n["parent"]].append(n["id"])
+        infos = [NodeInfo(n["id"], n["parent"], n["text"], n["kind"], tuple(children[n["id"]]), n.get("name"))
+                 for n in data["nodes"]]
+        ids = [i.id for i in infos]
+        steps = sorted({r["step"] for r in data["trace"]})
+        index = {s: i for i, s in enumerate(steps)}
+        k, m = len(steps), len(ids)
+        cols = {name: np.full((k, m), np.nan) for name in FLOAT_COLUMNS + ("n",) + FAIR_COLUMNS}
+        verdict = np.full((k, m), NO_VERDICT, dtype=np.int8)
+        col_of = {nid: j for j, nid in enumerate(ids)}
+        for r in data["trace"]:
+            c, j = index[r["step"]], col_of[r["node"]]
+            for name in cols:
+                if name in r:
+                    cols[name][c, j] = _unnum(r[name])
+            verdict[c, j] = _VERDICT_CODES[r.get("verdict")]
+        trace = Trace(np.array(steps, dtype=np.int64), ids, cols["estimate"], cols["lo"], cols["hi"], cols["delta"],
+                      verdict, cols["n"], cols["certified"], cols["unfair"], cols["undecided"])
+        return cls(data["spec"], data["engine"], data.get("options", {}), data["verdict"], data.get("stop_step"),
+                   data.get("steps", 0), infos, trace, data.get("info", {}))
+
+
+def _cmp_op(info: NodeInfo, result: "AuditResult") -> str:
+    node = getattr(info, "_node", None)
+    if node is not None:
+        return node.op
+    ops = ("<=", ">=", "==", "!=", "<", ">")  # two-character operators first
+    if info.children:  # canonical text is "<left> op <right>" (left possibly parenthesised)
+        left = result.node(info.children[0]).text
+        at = info.text.find(left)
+        rest = info.text[at + len(left):].lstrip(") ") if at >= 0 else ""
+        for op in ops:
+            if rest.startswith(op):
+                return op
+    best = max(((info.text.rfind(f" {op} "), op) for op in ops), default=(-1, "<"))
+    return best[1] if best[0] >= 0 else "<"
+
+
+def _fmt(x) -> str:
+    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4g}"
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return _num(float(value), 12)
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    return value
+
+
+def node_infos(spec) -> list[NodeInfo]:
+    """``NodeInfo`` records for a parsed ``Spec``."""
+    out = []
+    for tn in spec.nodes:
+        info = NodeInfo(tn.id, tn.parent, tn.text, tn.kind, tuple(tn.children), getattr(tn, "name", None))
+        if tn.kind == "cmp":
+            info._node = tn.node  # exact operator for worst_node (not serialised)
+        out.append(info)
+    return out

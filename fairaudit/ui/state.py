@@ -1,0 +1,114 @@
+"""Session state and caches of the dashboard (the only Streamlit-aware helpers besides ``widgets``).
+
+Everything the user has chosen lives in ``st.session_state`` under the keys below, so it persists across
+pages. Expensive work is cached: built-in datasets by name (``st.cache_resource``: one shared read-only copy),
+trained models by (dataset, roles, kind, seed, split).
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import streamlit as st
+
+from fairaudit import data as fa_data
+from fairaudit import models as fa_models
+
+# session keys
+DATASET = "dataset"            # fairaudit.data.Dataset
+DATASET_KEY = "dataset_key"    # hashable identity of the dataset + roles (for caches)
+MODEL = "model"                # fairaudit.models.Model
+MODEL_INFO = "model_info"      # dict: how the model was obtained
+SPEC_TEXT = "spec_text"        # the spec currently being edited
+SPEC_HISTORY = "spec_history"  # list of versions (fairaudit.ui.logic.record_version)
+RESULT = "result"              # the last AuditResult
+RESULT_META = "result_meta"    # dict: dataset, model, options, status ("finished"/"stopped"/"running")
+SELECTED = "selected_nodes"    # node ids selected in the tree
+LAST_EVENT = "tree_last_event"
+
+DEFAULTS: dict[str, Any] = {DATASET: None, DATASET_KEY: None, MODEL: None, MODEL_INFO: None, SPEC_TEXT: "",
+                            SPEC_HISTORY: [], RESULT: None, RESULT_META: None, SELECTED: [], LAST_EVENT: []}
+
+
+def init() -> None:
+    for key, value in DEFAULTS.items():
+        if key not in st.session_state:
+            st.session_state[key] = list(value) if isinstance(value, list) else value
+
+
+def get(key: str) -> Any:
+    init()
+    return st.session_state[key]
+
+
+def put(key: str, value: Any) -> None:
+    st.session_state[key] = value
+
+
+# ------------------------------------------------------------------------------------------- caches
+
+
+@st.cache_resource(show_spinner="Loading dataset…")
+def builtin_dataset(name: str):
+    return fa_data.load(name)
+
+
+def dataset_with_roles(name: str, label: str | None, protected: tuple[str, ...], favourable: Any):
+    return fa_data.with_roles(builtin_dataset(name), label, list(protected), favourable)
+
+
+@st.cache_resource(show_spinner="Training the model…", max_entries=16)
+def trained_model(_dataset, dataset_key: tuple, kind: str, seed: int, test_size: float):
+    """``fairaudit.models.train`` once per (dataset identity, kind, seed, split)."""
+    return fa_models.train(_dataset, kind, seed=seed, test_size=test_size)
+
+
+def dataset_key(dataset) -> tuple:
+    """Identity of a dataset and its roles (cheap: a pandas row hash, not the SHA-256 of the CSV text)."""
+    import pandas as pd
+
+    s = dataset.schema
+    rows = int(pd.util.hash_pandas_object(dataset.frame, index=False).sum()) if len(dataset.frame) else 0
+    return (dataset.name, len(dataset.frame), rows, s.label, str(s.favourable), tuple(s.protected))
+
+
+def set_dataset(dataset) -> None:
+    """A new dataset: the model and result made for the old one no longer apply."""
+    key = dataset_key(dataset)
+    if st.session_state.get(DATASET_KEY) != key:
+        st.session_state[DATASET] = dataset
+        st.session_state[DATASET_KEY] = key
+        if st.session_state.get(MODEL_INFO) and st.session_state[MODEL_INFO].get("dataset_key") != key:
+            st.session_state[MODEL] = None
+            st.session_state[MODEL_INFO] = None
+        st.session_state[RESULT] = None
+        st.session_state[RESULT_META] = None
+
+
+def set_model(model, info: dict) -> None:
+    st.session_state[MODEL] = model
+    st.session_state[MODEL_INFO] = {**info, "dataset_key": st.session_state.get(DATASET_KEY),
+                                    "describe": model.describe()}
+    st.session_state[RESULT] = None
+    st.session_state[RESULT_META] = None
+
+
+# ------------------------------------------------------------------------------------------- library probes
+
+
+def optional(module: str, attr: str | None = None):
+    """A library module/attribute that another engineer may not have written yet (None when missing)."""
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        return None
+    return getattr(mod, attr, None) if attr else mod
+
+
+def audit_function():
+    return optional("fairaudit.api", "audit")
+
+
+def spec_parser():
+    return optional("fairaudit.spec", "parse")
+

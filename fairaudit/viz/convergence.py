@@ -1,0 +1,397 @@
+"""Convergence of a node's bounds over the audit's steps, and ``Fair[...]`` rates over steps.
+
+Input is the trace as a tidy frame (``AuditResult.to_frame()`` or ``pd.DataFrame(result["trace"])``): one row per
+(step, node) with ``estimate``, ``lo``, ``hi``, ``delta``, ``verdict`` and, on ``Fair`` nodes, ``certified``,
+``unfair``, ``undecided``.
+
+What is plotted for each node kind:
+
+* a term (``E[...]``, ``Fair[...]``, arithmetic): its own estimate and ``[lo, hi]`` band;
+* a comparison ``A op c`` (or ``c op A``) against a constant: A's estimate and band with a dashed threshold
+  rule at ``c``, coloured by the comparison's own verdict;
+* a comparison of two terms ``A op B``: the difference ``A − B`` with the interval ``[lo_A − hi_B, hi_A − lo_B]``
+  (the comparison is decided exactly when that interval excludes 0) and a threshold rule at 0;
+* a boolean node (``and``/``or``/``not``): only its verdict over time.
+
+A thin strip under every plot shows the node's verdict at each step. Infinite or huge bounds are clipped to a
+display range (the natural range of the term where it is finite, e.g. [0, 1] for a probability).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from fairaudit.viz import _format
+from fairaudit.viz.palette import RATES, VERDICTS, normalise_verdict, verdict_scale
+
+BOOLEAN_KINDS = ("and", "or", "not")
+
+
+@dataclass
+class Series:
+    """What one convergence panel shows: a tidy frame and its annotations."""
+
+    node: str
+    title: str
+    frame: pd.DataFrame  # step, estimate, lo, hi, lo_plot, hi_plot, verdict, verdict_label, clipped
+    quantity: str  # what the y axis measures
+    threshold: float | None = None
+    domain: tuple[float, float] | None = None  # None for a verdict-only panel
+    numeric: bool = True
+    verdict_runs: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# tidy data
+
+
+def _node_index(nodes: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Mapping[str, Any]], dict[str, list[str]]]:
+    by_id = {str(n["id"]): n for n in nodes}
+    kids: dict[str, list[str]] = {i: [] for i in by_id}
+    for n in nodes:
+        if n.get("parent") is not None and str(n["parent"]) in kids:
+            kids[str(n["parent"])].append(str(n["id"]))
+    return by_id, kids
+
+
+def natural_range(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> tuple[float, float]:
+    """Interval arithmetic on the tree from ``E``/``Fair`` in [0, 1] and constants: the values a term can take."""
+    by_id, kids = _node_index(nodes)
+
+    def rng(nid: str) -> tuple[float, float]:
+        n = by_id[nid]
+        kind = n.get("kind")
+        ch = kids[nid]
+        if kind in ("expect", "fair"):
+            return 0.0, 1.0
+        if kind == "const":
+            v = _const(n)
+            return (v, v) if v is not None else (-math.inf, math.inf)
+        if kind == "neg" and ch:
+            lo, hi = rng(ch[0])
+            return -hi, -lo
+        if kind in ("add", "sub", "mul", "div") and len(ch) == 2:
+            (a, b), (c, d) = rng(ch[0]), rng(ch[1])
+            with np.errstate(all="ignore"):
+                if kind == "add":
+                    return a + c, b + d
+                if kind == "sub":
+                    return a - d, b - c
+                if kind == "mul":
+                    prods = [x * y for x in (a, b) for y in (c, d)]
+                    prods = [p for p in prods if not math.isnan(p)]
+                    return (min(prods), max(prods)) if prods else (-math.inf, math.inf)
+                if c <= 0 <= d:
+                    return -math.inf, math.inf
+                q = [x / y for x in (a, b) for y in (c, d)]
+                return min(q), max(q)
+        return -math.inf, math.inf
+
+    return rng(str(node_id))
+
+
+def _const(node: Mapping[str, Any]) -> float | None:
+    for key in ("value",):
+        if node.get(key) is not None:
+            return float(node[key])
+    final = node.get("final") or {}
+    if final.get("estimate") is not None:
+        return float(final["estimate"])
+    try:
+        return float(str(node.get("text", "")).strip())
+    except ValueError:
+        return None
+
+
+def _rows(trace: pd.DataFrame, node_id: str) -> pd.DataFrame:
+    rows = trace[trace["node"].astype(str) == str(node_id)].sort_values("step")
+    return rows.drop_duplicates("step", keep="last").reset_index(drop=True)
+
+
+def _col(rows: pd.DataFrame, name: str) -> np.ndarray:
+    if name not in rows:
+        return np.full(len(rows), np.nan)
+    return pd.to_numeric(rows[name], errors="coerce").to_numpy(dtype=float)
+
+
+def thin_steps(steps: np.ndarray, max_points: int, keep: Sequence[int] = ()) -> np.ndarray:
+    """A boolean mask keeping at most about ``max_points`` evenly spaced steps, plus the first, last and ``keep``."""
+    n = len(steps)
+    if n <= max_points:
+        return np.ones(n, dtype=bool)
+    idx = np.unique(np.linspace(0, n - 1, max_points).round().astype(int))
+    mask = np.zeros(n, dtype=bool)
+    mask[idx] = True
+    mask[[0, -1]] = True
+    for k in keep:
+        mask |= steps == k
+    return mask
+
+
+def verdict_runs(steps: np.ndarray, verdicts: Sequence[str]) -> pd.DataFrame:
+    """Consecutive steps with the same verdict as ``[start, end)`` runs (the last run ends one step past the data)."""
+    cols = ["start", "end", "verdict", "verdict_label", "steps"]
+    if len(steps) == 0:
+        return pd.DataFrame(columns=cols)
+    steps = np.asarray(steps, dtype=float)
+    gap = float(np.median(np.diff(steps))) if len(steps) > 1 else 1.0
+    ends = np.append(steps[1:], steps[-1] + gap)
+    out = []
+    start = 0
+    for i in range(1, len(steps) + 1):
+        if i == len(steps) or verdicts[i] != verdicts[start]:
+            v = verdicts[start]
+            out.append({"start": steps[start], "end": ends[i - 1], "verdict": v, "verdict_label": VERDICTS[v][0],
+                        "steps": f"{int(steps[start])}–{int(steps[i - 1])}"})
+            start = i
+    return pd.DataFrame(out, columns=cols)
+
+
+def display_range(est: np.ndarray, lo: np.ndarray, hi: np.ndarray, natural: tuple[float, float],
+                  threshold: float | None) -> tuple[float, float]:
+    """A finite y range for the panel: the data's finite span inside the natural range, always showing the threshold."""
+    finite = [a[np.isfinite(a)] for a in (est, lo, hi)]
+    vals = np.concatenate(finite) if any(len(f) for f in finite) else np.array([])
+    nat_lo, nat_hi = natural
+    est_f = est[np.isfinite(est)]
+    if len(est_f):
+        # robust: ignore the most extreme 2% of estimates (early ratios of tiny counts)
+        center_lo, center_hi = (float(v) for v in np.percentile(est_f, [2, 98]))
+    elif threshold is not None:
+        center_lo = center_hi = float(threshold)
+    else:
+        center_lo, center_hi = 0.0, 1.0
+    if threshold is not None:
+        center_lo, center_hi = min(center_lo, threshold), max(center_hi, threshold)
+    spread = max(center_hi - center_lo, 0.05, 0.1 * max(abs(center_lo), abs(center_hi)))
+    # never let a few enormous early bounds flatten the plot: at most 3 spreads beyond the estimates
+    lo_cap, hi_cap = center_lo - 3 * spread, center_hi + 3 * spread
+    d_lo = float(np.min(vals)) if len(vals) else center_lo - spread
+    d_hi = float(np.max(vals)) if len(vals) else center_hi + spread
+    d_lo, d_hi = max(d_lo, lo_cap), min(d_hi, hi_cap)
+    if math.isfinite(nat_lo):
+        d_lo = max(d_lo, nat_lo)
+    if math.isfinite(nat_hi):
+        d_hi = min(d_hi, nat_hi)
+    if threshold is not None:
+        d_lo, d_hi = min(d_lo, threshold), max(d_hi, threshold)
+    if d_hi - d_lo < 1e-9:
+        d_lo, d_hi = d_lo - 0.05, d_hi + 0.05
+    pad = 0.04 * (d_hi - d_lo)
+    lo_out, hi_out = d_lo - pad, d_hi + pad
+    if math.isfinite(nat_lo) and d_lo >= nat_lo:
+        lo_out = max(lo_out, nat_lo - pad)
+    if math.isfinite(nat_hi) and d_hi <= nat_hi:
+        hi_out = min(hi_out, nat_hi + pad)
+    return float(lo_out), float(hi_out)
+
+
+def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mapping[str, Any]],
+                       threshold: float | None = None, max_points: int = 400,
+                       keep_steps: Sequence[int] = ()) -> Series:
+    """The tidy data of one convergence panel (see the module docstring for what is plotted per kind)."""
+    by_id, kids = _node_index(nodes)
+    node_id = str(node_id)
+    if node_id not in by_id:
+        raise KeyError(f"unknown node {node_id!r}")
+    node = by_id[node_id]
+    kind = node.get("kind")
+    own = _rows(trace, node_id)
+    if own.empty:
+        raise ValueError(f"the trace has no rows for node {node_id!r}")
+    steps = own["step"].to_numpy(dtype=float)
+    verdicts = [normalise_verdict(v) for v in (own["verdict"] if "verdict" in own else [None] * len(own))]
+    title = str(node.get("text", node_id))
+    quantity = title
+    numeric = True
+    plotted_id = node_id
+    est, lo, hi = _col(own, "estimate"), _col(own, "lo"), _col(own, "hi")
+
+    if kind == "cmp" and len(kids[node_id]) == 2:
+        left, right = kids[node_id]
+        lk, rk = by_id[left].get("kind"), by_id[right].get("kind")
+        if rk == "const" or lk == "const":
+            term, const = (left, right) if rk == "const" else (right, left)
+            plotted_id = term
+            if threshold is None:
+                threshold = _const(by_id[const])
+            quantity = str(by_id[term].get("text", term))
+            tr = _rows(trace, term).set_index("step").reindex(steps)
+            est, lo, hi = _col(tr, "estimate"), _col(tr, "lo"), _col(tr, "hi")
+        else:
+            # the evaluator stores the interval of left − right on the cmp row itself; fall back to
+            # interval arithmetic on the children's rows when it does not
+            if not np.isfinite(est).any():
+                lt = _rows(trace, left).set_index("step").reindex(steps)
+                rt = _rows(trace, right).set_index("step").reindex(steps)
+                est = _col(lt, "estimate") - _col(rt, "estimate")
+                lo = _col(lt, "lo") - _col(rt, "hi")
+                hi = _col(lt, "hi") - _col(rt, "lo")
+            plotted_id = None
+            quantity = f"({by_id[left].get('text', left)}) − ({by_id[right].get('text', right)})"
+            if threshold is None:
+                threshold = 0.0
+    elif kind in BOOLEAN_KINDS or (kind == "cmp"):
+        numeric = bool(np.isfinite(est).any()) and kind == "cmp"
+        if not numeric:
+            quantity = "verdict"
+
+    natural = natural_range(plotted_id, nodes) if plotted_id is not None else (
+        _sub_range(natural_range(kids[node_id][0], nodes), natural_range(kids[node_id][1], nodes)))
+    with np.errstate(invalid="ignore"):
+        dom = display_range(est, lo, hi, natural, threshold) if numeric else None
+    lo_plot = np.clip(np.where(np.isnan(lo), est, lo), dom[0], dom[1]) if dom else lo
+    hi_plot = np.clip(np.where(np.isnan(hi), est, hi), dom[0], dom[1]) if dom else hi
+    clipped = (~np.isfinite(lo) | ~np.isfinite(hi)) if dom is None else (
+        (lo < dom[0]) | (hi > dom[1]) | np.isinf(lo) | np.isinf(hi))
+    frame = pd.DataFrame({
+        "step": steps, "estimate": est, "lo": lo, "hi": hi, "lo_plot": lo_plot, "hi_plot": hi_plot,
+        "verdict": verdicts, "verdict_label": [VERDICTS[v][0] for v in verdicts], "clipped": clipped,
+        "delta": _col(own, "delta"),
+    })
+    frame["estimate_s"] = [_format.num(v) for v in frame["estimate"]]
+    frame["interval_s"] = [_format.interval(a, b) for a, b in zip(frame["lo"], frame["hi"])]
+    frame["delta_s"] = [_format.num(v, 4) for v in frame["delta"]]
+    if dom is not None:
+        frame["estimate_plot"] = np.clip(frame["estimate"], dom[0], dom[1])
+    runs = verdict_runs(steps, verdicts)
+    mask = thin_steps(steps, max_points, keep_steps)
+    return Series(node=node_id, title=title, frame=frame[mask].reset_index(drop=True), quantity=quantity,
+                  threshold=threshold, domain=dom, numeric=numeric, verdict_runs=runs)
+
+
+def _sub_range(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    with np.errstate(all="ignore"):
+        return a[0] - b[1], a[1] - b[0]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# charts
+
+
+def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: int | None,
+           show_x_title: bool) -> alt.VConcatChart:
+    x_title = "step (observations)" if show_x_title else None
+    tooltip = [alt.Tooltip("step:Q", title="step"), alt.Tooltip("estimate_s:N", title="estimate"),
+               alt.Tooltip("interval_s:N", title="interval"), alt.Tooltip("delta_s:N", title="δ"),
+               alt.Tooltip("verdict_label:N", title="verdict")]
+    layers: list[alt.Chart] = []
+    base = alt.Chart(s.frame)
+    notes = []
+    if s.quantity != s.title:
+        notes.append(f"plotted: {s.quantity}")
+    if s.numeric and s.threshold is not None and math.isfinite(s.threshold):
+        notes.append(f"dashed line: threshold {_format.num(s.threshold, 3).rstrip('0').rstrip('.')}")
+    chars = max(40, int(width / 6.3))
+    title = alt.TitleParams(_format.wrap(s.title, int(width / 7.2), 1),
+                            subtitle=[_format.wrap(n, chars, 1) for n in notes] or "", anchor="start", fontSize=13,
+                            subtitleFontSize=11)
+    if s.numeric and s.domain is not None:
+        y_scale = alt.Scale(domain=list(s.domain), nice=False, zero=False)
+        X = alt.X("step:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False))
+        band = base.mark_area(opacity=0.28, color="#56B4E9", clip=True).encode(
+            x=X, y=alt.Y("lo_plot:Q", scale=y_scale, title="value"), y2="hi_plot:Q", tooltip=tooltip)
+        line = base.mark_line(color="#0b3c5d", strokeWidth=2, clip=True).encode(
+            x=X, y=alt.Y("estimate_plot:Q", scale=y_scale), tooltip=tooltip)
+        hover = base.mark_point(size=50, opacity=0, clip=True).encode(
+            x=X, y=alt.Y("estimate_plot:Q", scale=y_scale), tooltip=tooltip)
+        layers += [band, line, hover]
+        if s.threshold is not None and math.isfinite(s.threshold):
+            thr = pd.DataFrame({"y": [s.threshold], "label": [f"threshold {_format.num(s.threshold, 3)}"]})
+            layers.append(alt.Chart(thr).mark_rule(color="#333333", strokeDash=[6, 4], strokeWidth=1.5).encode(
+                y=alt.Y("y:Q", scale=y_scale)))
+    else:
+        X = alt.X("step:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False))
+        runs = alt.Chart(s.verdict_runs).mark_rect(opacity=0.9).encode(
+            x=alt.X("start:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False)), x2="end:Q",
+            y=alt.value(height * 0.25), y2=alt.value(height * 0.75),
+            color=alt.Color("verdict_label:N", scale=verdict_scale(), legend=None),
+            tooltip=[alt.Tooltip("verdict_label:N", title="verdict"), alt.Tooltip("steps:N", title="steps")])
+        layers.append(runs)
+        height = max(60, height // 3)
+    if stop_step is not None:
+        stop = pd.DataFrame({"step": [stop_step], "label": [f"decided at step {stop_step}"]})
+        layers.append(alt.Chart(stop).mark_rule(color="#000000", strokeWidth=1.5).encode(
+            x=alt.X("step:Q", scale=x_scale)))
+        layers.append(alt.Chart(stop).mark_text(align="left", baseline="top", dx=4, dy=2, fontSize=11,
+                                                fontWeight="bold").encode(
+            x=alt.X("step:Q", scale=x_scale), y=alt.value(0), text="label:N"))
+    main = alt.layer(*layers).properties(width=width, height=height, title=title)
+    strip = alt.Chart(s.verdict_runs).mark_rect().encode(
+        x=alt.X("start:Q", scale=x_scale, title=x_title), x2="end:Q",
+        color=alt.Color("verdict_label:N", scale=verdict_scale(),
+                        legend=alt.Legend(title="verdict", orient="bottom", direction="horizontal")),
+        tooltip=[alt.Tooltip("verdict_label:N", title="verdict"), alt.Tooltip("steps:N", title="steps")],
+    ).properties(width=width, height=12)
+    return alt.vconcat(main, strip, spacing=2)
+
+
+def convergence_chart(trace_frame: pd.DataFrame, node_ids: str | Sequence[str], nodes: Sequence[Mapping[str, Any]],
+                      stop_step: int | None = None, threshold: float | None = None, *, width: int = 820,
+                      height: int = 260, max_points: int = 400) -> alt.VConcatChart:
+    """Estimate line and ``[lo, hi]`` band over steps for one node, or stacked panels (shared x) for several.
+
+    ``threshold`` overrides the threshold rule of a single-node chart (otherwise it is taken from a comparison
+    against a constant). ``stop_step`` draws a vertical rule where the root was decided.
+    """
+    ids = [node_ids] if isinstance(node_ids, str) else list(node_ids)
+    if not ids:
+        raise ValueError("convergence_chart needs at least one node id")
+    keep = [stop_step] if stop_step is not None else []
+    series = [convergence_series(trace_frame, nid, nodes, threshold if len(ids) == 1 else None, max_points, keep)
+              for nid in ids]
+    steps = trace_frame["step"].to_numpy(dtype=float)
+    x_max = float(max(np.max(steps), stop_step or 0)) if len(steps) else 1.0
+    x_min = float(np.min(steps)) if len(steps) else 0.0
+    x_scale = alt.Scale(domain=[x_min, x_max + max(1.0, 0.01 * (x_max - x_min))], nice=False, zero=False)
+    panels = [_panel(s, x_scale, width, height if len(ids) == 1 else int(height * 0.8), stop_step,
+                     show_x_title=(i == len(series) - 1)) for i, s in enumerate(series)]
+    chart = alt.vconcat(*panels, spacing=18).resolve_scale(x="shared", color="shared")
+    return chart
+
+
+def has_rates(trace_frame: pd.DataFrame, node_id: str) -> bool:
+    """True when the trace carries certified / unfair / undecided rates for this node."""
+    if not all(c in trace_frame for c in RATES):
+        return False
+    rows = _rows(trace_frame, node_id)
+    return bool(len(rows)) and bool(np.isfinite(_col(rows, "certified")).any())
+
+
+def rates_frame(trace_frame: pd.DataFrame, node_id: str, max_points: int = 400) -> pd.DataFrame:
+    rows = _rows(trace_frame, node_id)
+    if rows.empty or not has_rates(trace_frame, node_id):
+        raise ValueError(f"the trace has no certified/unfair/undecided rates for node {node_id!r}")
+    rows = rows[thin_steps(rows["step"].to_numpy(), max_points)]
+    out = []
+    for name in RATES:
+        vals = np.clip(np.nan_to_num(_col(rows, name), nan=0.0), 0.0, 1.0)
+        out.append(pd.DataFrame({"step": rows["step"].to_numpy(dtype=float), "rate": name, "value": vals,
+                                 "value_s": [_format.num(v) for v in vals]}))
+    frame = pd.concat(out, ignore_index=True)
+    frame["order"] = frame["rate"].map({k: i for i, k in enumerate(RATES)})
+    return frame
+
+
+def rates_chart(trace_frame: pd.DataFrame, node_id: str, *, width: int = 820, height: int = 220,
+                title: str | None = None, stop_step: int | None = None) -> alt.LayerChart:
+    """Stacked area of the certified / unfair / undecided fractions of a ``Fair[...]`` node over steps."""
+    frame = rates_frame(trace_frame, node_id)
+    x = alt.X("step:Q", title="step", scale=alt.Scale(nice=False, zero=False))
+    area = alt.Chart(frame).mark_area().encode(
+        x=x,
+        y=alt.Y("value:Q", stack="zero", title="fraction", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("rate:N", scale=alt.Scale(domain=list(RATES), range=list(RATES.values())),
+                        legend=alt.Legend(title=None, orient="top")),
+        order=alt.Order("order:Q"),
+        tooltip=[alt.Tooltip("step:Q"), alt.Tooltip("rate:N"), alt.Tooltip("value_s:N", title="fraction")],
+    )
+    layers = [area]
+    if stop_step is not None:
+        layers.append(alt.Chart(pd.DataFrame({"step": [stop_step]})).mark_rule(color="black").encode(x="step:Q"))
+    return alt.layer(*layers).properties(width=width, height=height, title=title or f"{node_id}: rates")

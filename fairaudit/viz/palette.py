@@ -1,0 +1,55 @@
+"""Verdict colours and labels shared by every chart (Okabe–Ito, colour-blind safe)."""
+from __future__ import annotations
+
+from typing import Any
+
+TRUE, FALSE, UNKNOWN, TERM = "true", "false", "unknown", "term"
+
+#: verdict key -> (legend label, colour)
+VERDICTS: dict[str, tuple[str, str]] = {
+    TRUE: ("certified true", "#0072B2"),     # blue
+    FALSE: ("violated", "#D55E00"),          # vermillion
+    UNKNOWN: ("undecided", "#E69F00"),       # orange
+    TERM: ("term (no verdict)", "#BBBBBB"),  # neutral grey
+}
+
+#: rate name -> colour, for ``Fair[...]`` nodes (certified / unfair / undecided fractions)
+RATES: dict[str, str] = {
+    "certified": "#0072B2",
+    "unfair": "#D55E00",
+    "undecided": "#BBBBBB",
+}
+
+NEUTRAL = "#555555"
+SELECTED_STROKE = "#000000"
+
+
+def normalise_verdict(value: Any) -> str:
+    """Map the contract's verdict values (``"true"|"false"|"unknown"|None``, also booleans) to a key of VERDICTS."""
+    if value is None:
+        return TERM
+    if isinstance(value, bool):
+        return TRUE if value else FALSE
+    if isinstance(value, float) and value != value:  # NaN
+        return TERM
+    text = str(value).strip().lower()
+    if text in ("true", "1", "certified", "certified true"):
+        return TRUE
+    if text in ("false", "0", "violated"):
+        return FALSE
+    if text in ("unknown", "undecided", "none?"):
+        return UNKNOWN
+    if text in ("", "none", "null", "nan", "term"):
+        return TERM
+    raise ValueError(f"unknown verdict {value!r}")
+
+
+def verdict_label(value: Any) -> str:
+    return VERDICTS[normalise_verdict(value)][0]
+
+
+def verdict_scale(keys: tuple[str, ...] = (TRUE, FALSE, UNKNOWN, TERM)):
+    """An Altair colour scale over verdict *labels* with the fixed palette (same colours in every chart)."""
+    import altair as alt
+
+    return alt.Scale(domain=[VERDICTS[k][0] for k in keys], range=[VERDICTS[k][1] for k in keys])

@@ -1,0 +1,96 @@
+"""Data: a built-in dataset or a CSV upload; roles (label, favourable value, protected); per-group counts."""
+import streamlit as st
+
+from fairaudit import data as fa_data
+from fairaudit import viz
+from fairaudit.errors import FairauditError
+from fairaudit.group_metrics import SMALL_GROUP, group_base_rates
+from fairaudit.ui import flows, state, widgets
+from fairaudit.ui.logic import small_group_warning
+
+widgets.page_setup("Data")
+st.title("Data")
+
+current = state.get(state.DATASET)
+source = st.radio("Source", ["Built-in dataset", "Upload a CSV file"], horizontal=True, key="data_source")
+base = None
+if source == "Built-in dataset":
+    infos = {i.name: i for i in fa_data.info()}
+    names = list(infos)
+    default = names.index(current.name) if current is not None and current.name in infos else 0
+    name = st.selectbox("Dataset", names, index=default, key="data_builtin",
+                        format_func=lambda n: f"{n} ({infos[n].rows:,} rows)")
+    st.caption(f"{infos[name].description} Licence: {infos[name].licence}.")
+    base = state.builtin_dataset(name)
+else:
+    upload = st.file_uploader("CSV file (comma, semicolon or tab separated; header row required)", type=["csv", "gz"],
+                              key="data_upload")
+    if upload is not None:
+        try:
+            base = flows.read_upload(upload.getvalue(), upload.name)
+        except FairauditError as err:
+            st.error(f"This file cannot be used: {err}")
+        except Exception as err:  # a parser bug must not show a traceback to the user
+            st.error(f"This file cannot be read ({type(err).__name__}: {err}).")
+    elif current is not None and current.source not in ("", "built-in"):
+        base = current
+
+if base is None:
+    st.info("Choose a dataset or upload a CSV file.")
+    widgets.sidebar_status()
+    st.stop()
+
+# ------------------------------------------------------------------------------------------------ roles
+schema = base.schema
+columns = schema.names
+st.subheader("Roles")
+c1, c2, c3 = st.columns([1, 1, 2])
+# a built-in dataset always has its label; "(none)" is offered only for files without one
+label_options = columns if schema.label is not None else ["(none)"] + columns
+same = current is not None and current.name == base.name
+cur = current.schema if same else schema
+label = c1.selectbox("Label (true outcome)", label_options,
+                     index=label_options.index(cur.label) if cur.label in label_options else 0,
+                     key=f"label_{base.name}")
+label = None if label == "(none)" else label
+favourable = None
+if label is not None:
+    values = list(base.frame[label].dropna().unique())
+    values = sorted(values, key=str)
+    fav_default = values.index(cur.favourable) if cur.favourable in values else 0
+    favourable = c2.selectbox("Favourable value", values, index=fav_default, key=f"fav_{base.name}_{label}",
+                              format_func=str)
+protected = c3.multiselect("Protected attributes", [c for c in columns if c != label],
+                           default=[p for p in cur.protected if p != label and p in columns],
+                           key=f"protected_{base.name}")
+try:
+    dataset = fa_data.with_roles(base, label, list(protected), favourable)
+    if label is None:
+        st.info("Without a label the model cannot be trained; audit a decision column instead (Model page).")
+    state.set_dataset(dataset)
+except FairauditError as err:
+    st.error(str(err))
+    st.stop()
+
+st.subheader("Preview")
+st.caption(f"{len(dataset):,} rows × {len(dataset.frame.columns)} columns")
+st.dataframe(dataset.frame.head(200), height=260, width="stretch")
+
+# ------------------------------------------------------------------------------------------------ groups
+st.subheader("Groups")
+if not dataset.schema.protected:
+    st.info("Choose at least one protected attribute to see per-group counts and base rates.")
+else:
+    inter = st.checkbox("Also show intersectional groups (every combination)", value=False,
+                        disabled=len(dataset.schema.protected) < 2, key="data_intersectional")
+    stats = group_base_rates(dataset.frame, dataset.schema.protected, dataset.schema.label,
+                             dataset.schema.favourable, intersectional=inter)
+    warning = small_group_warning(stats.to_dict("records"), SMALL_GROUP)
+    if warning:
+        st.warning(warning)
+    st.caption("Bars: rows per group and the share with the favourable label, with a 95% Wilson interval; "
+               "the dashed line is the overall rate." if dataset.schema.label else "Rows per group.")
+    st.altair_chart(viz.group_bars(stats, width=340), width="content")
+    with st.expander("Table"):
+        st.dataframe(stats, width="stretch", hide_index=True)
+widgets.sidebar_status()

@@ -1,0 +1,98 @@
+"""Model: train one, load one from a trusted path, or take the decisions from an expression over the columns."""
+import numpy as np
+import streamlit as st
+
+from fairaudit import models as fa_models
+from fairaudit import viz
+from fairaudit.errors import FairauditError
+from fairaudit.group_metrics import SMALL_GROUP, group_model_metrics, held_out_rows
+from fairaudit.models.training import KIND_HELP
+from fairaudit.ui import flows, state, widgets
+
+widgets.page_setup("Model")
+st.title("Model")
+
+dataset = state.get(state.DATASET)
+if dataset is None:
+    st.info("Choose a dataset on the Data page first (or load the demo on the start page).")
+    st.page_link("pages/1_Data.py", label="Go to Data")
+    widgets.sidebar_status()
+    st.stop()
+
+st.caption(f"Dataset: **{dataset.name}** ({len(dataset):,} rows), label `{dataset.schema.label}`, "
+           f"protected {', '.join(dataset.schema.protected) or 'none'}")
+mode = st.radio("Where do the decisions come from?", ["Train a model", "Load a model file",
+                                                      "Decisions from a column or expression"],
+                horizontal=True, key="model_mode")
+
+if mode == "Train a model":
+    c1, c2, c3 = st.columns([2, 1, 1])
+    kind = c1.selectbox("Kind", list(fa_models.KINDS), format_func=lambda k: f"{k} — {KIND_HELP.get(k, '')}",
+                        key="model_kind")
+    test_size = c2.slider("Held-out share", 0.1, 0.5, 0.25, 0.05, key="model_test_size")
+    seed = c3.number_input("Seed", 0, 10_000, 0, 1, key="model_seed")
+    if st.button("Train", type="primary", key="model_train", disabled=dataset.schema.label is None):
+        try:
+            flows.train_model(dataset, kind, int(seed), float(test_size))
+            st.success("Trained.")
+        except FairauditError as err:
+            st.error(str(err))
+elif mode == "Load a model file":
+    st.warning("Loading a model file runs code stored in it. Only load files you trust, from a path on this "
+               "machine. Uploads are not accepted for that reason.")
+    path = st.text_input("Path to a model file (`.joblib`, `.pt` written by fairaudit, or `.nnet`)", key="model_path")
+    if st.button("Load", key="model_load", disabled=not path.strip()):
+        try:
+            model = fa_models.load(path.strip())
+            state.set_model(model, {"source": "file", "kind": model.kind, "path": path.strip()})
+            st.success(f"Loaded {model.describe()}")
+        except FairauditError as err:
+            st.error(str(err))
+else:
+    st.write("The decision is a condition over the rows, e.g. `decile_score > 4` on COMPAS, or a 0/1 column name.")
+    expr = st.text_input("Decision (1 = favourable)", key="model_expr")
+    if st.button("Use these decisions", key="model_use_expr", disabled=not expr.strip()):
+        try:
+            model = fa_models.from_expression(expr.strip(), dataset)
+            state.set_model(model, {"source": "expression", "kind": "expression", "expression": expr.strip()})
+            st.success(f"Using {model.describe()}")
+        except FairauditError as err:
+            st.error(str(err))
+
+model = state.get(state.MODEL)
+info = state.get(state.MODEL_INFO)
+if model is None:
+    st.info("No model yet.")
+    widgets.sidebar_status()
+    st.stop()
+
+st.subheader("Current model")
+st.write(info["describe"])
+
+# ------------------------------------------------------------------------------------------------ metrics
+st.subheader("Per-group metrics")
+if not dataset.schema.protected:
+    st.info("Choose protected attributes on the Data page to see per-group metrics.")
+else:
+    if info.get("source") == "trained":
+        rows = held_out_rows(dataset, info["seed"], info["test_size"])
+        where = f"the {len(rows):,} held-out rows (not used for training)"
+    else:
+        rows = dataset.frame
+        where = f"all {len(rows):,} rows"
+    try:
+        pred = np.asarray(model.predict(rows))
+    except FairauditError as err:
+        st.error(str(err))
+        st.stop()
+    y_true = None
+    if dataset.schema.label is not None:
+        y_true = (rows[dataset.schema.label] == dataset.schema.favourable).to_numpy(dtype=int)
+    metrics = group_model_metrics(rows, dataset.schema.protected, pred, y_true)
+    st.caption(f"Measured on {where}. Points are the metric, bars its 95% Wilson interval; "
+               "TPR and FPR count only rows whose true label is favourable / unfavourable. "
+               f"Groups with fewer than {SMALL_GROUP} rows in the denominator are marked.")
+    st.altair_chart(viz.group_metrics_chart(metrics, width=175), width="content")
+    with st.expander("Table"):
+        st.dataframe(metrics, width="stretch", hide_index=True)
+widgets.sidebar_status()

@@ -1,0 +1,50 @@
+"""Report: preview and download the audit as a PDF report, or as the JSON result."""
+import datetime as dt
+
+import streamlit as st
+
+from fairaudit.report import build_pdf, first_page_png
+from fairaudit.ui import state, widgets
+
+widgets.page_setup("Report")
+st.title("Report")
+
+result = state.get(state.RESULT)
+meta = state.get(state.RESULT_META) or {}
+if result is None:
+    st.info("Run an audit first (Audit page, or load the demo on the start page).")
+    widgets.sidebar_status()
+    st.stop()
+
+stamp = dt.datetime.fromtimestamp(meta.get("started", 0) or dt.datetime.now().timestamp()).strftime("%Y%m%d-%H%M%S")
+key = (meta.get("started"), result.steps, result.verdict, tuple(state.get(state.SELECTED) or ()))
+if st.session_state.get("report_pdf_key") != key:
+    with st.spinner("Building the PDF report…"):
+        st.session_state["report_pdf"] = build_pdf(result, dataset=state.get(state.DATASET),
+                                                   model=state.get(state.MODEL),
+                                                   selected_nodes=state.get(state.SELECTED) or ())
+    st.session_state["report_pdf_key"] = key
+pdf = st.session_state["report_pdf"]
+left, right = st.columns(2)
+left.download_button("Download the report (PDF)", data=pdf, file_name=f"fairaudit-{stamp}.pdf",
+                     mime="application/pdf", key="report_pdf_download", type="primary")
+right.download_button("Download the audit result (JSON)", data=result.to_json(), file_name=f"fairaudit-{stamp}.json",
+                      mime="application/json", key="report_json")
+st.caption("The PDF is what you hand to a reviewer: the verdict and its guarantee, the data and model (with content "
+           "hashes), the specification tree, every node's final values, the convergence plots (including the nodes "
+           "selected on the Audit page), per-group statistics and a methods appendix. The JSON holds the full trace; "
+           "`fairaudit report RESULT.json --pdf out.pdf` rebuilds the same PDF from it.")
+png = first_page_png(pdf)
+if png:
+    with st.expander("Preview: page 1 of the PDF", expanded=True):
+        st.image(png)
+else:
+    st.caption("A preview needs poppler's `pdftoppm`; the download above is the complete report.")
+widgets.summary()
+st.subheader("Parameters")
+st.json(result.options, expanded=False)
+st.subheader("Final values per node")
+final = result.final.reset_index()
+st.dataframe(final, width="stretch", hide_index=True)
+
+widgets.sidebar_status()

@@ -1,0 +1,137 @@
+"""Every page under Streamlit's AppTest: no exception, key widgets present, the demo flow end to end."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = ["pages/1_Data.py", "pages/2_Model.py", "pages/3_Specification.py", "pages/4_Audit.py", "pages/5_Report.py"]
+TIMEOUT = 180
+
+
+def _ok(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _charts(at: AppTest) -> int:
+    return len(at.get("vega_lite_chart")) + len(at.get("arrow_vega_lite_chart"))
+
+
+@pytest.fixture(scope="module")
+def demo() -> AppTest:
+    """The start page after "Load demo audit" (Adult + logreg + the parity spec, audited)."""
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.button(key="load_demo").click()
+    return _ok(at.run())
+
+
+def test_entry_page_fresh():
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    assert at.title[0].value == "fairaudit"
+    assert at.button(key="load_demo").label == "Load demo audit"
+    assert any("not run" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_pages_without_state(page):
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    _ok(at.switch_page(page).run())
+    assert at.title, page
+
+
+def test_demo_loads_everything(demo):
+    s = demo.session_state
+    assert s["dataset"].name == "adult"
+    assert s["model"] is not None and s["model_info"]["kind"] == "logreg"
+    assert "sex_parity" in s["spec_text"]
+    result = s["result"]
+    assert result is not None and result.verdict in ("true", "false", "unknown")
+    assert s["result_meta"]["status"] == "finished"
+    assert any("Verdict" in m.value for m in demo.markdown)
+
+
+def test_data_page_after_demo(demo):
+    _ok(demo.switch_page("pages/1_Data.py").run())
+    assert demo.radio(key="data_source").value == "Built-in dataset"
+    assert demo.selectbox(key="data_builtin").value == "adult"
+    assert set(demo.multiselect(key="protected_adult").value) == {"sex", "race"}
+    assert _charts(demo) >= 1
+    # intersectional groups (sex × race)
+    demo.checkbox(key="data_intersectional").check()
+    _ok(demo.run())
+    assert _charts(demo) >= 1
+    demo.checkbox(key="data_intersectional").uncheck()
+    _ok(demo.run())
+
+
+def test_small_groups_warning():
+    at = _ok(AppTest.from_file(str(ROOT / "pages/1_Data.py"), default_timeout=TIMEOUT).run())
+    at.selectbox(key="data_builtin").set_value("ricci")
+    _ok(at.run())
+    assert any("Small groups" in w.value for w in at.warning)
+    assert at.session_state["dataset"].name == "ricci"
+
+
+def test_model_page_after_demo(demo):
+    _ok(demo.switch_page("pages/2_Model.py").run())
+    assert demo.selectbox(key="model_kind").value == "logreg"
+    assert _charts(demo) >= 1
+    demo.radio(key="model_mode").set_value("Load a model file")
+    _ok(demo.run())
+    assert any("only load files you trust" in w.value.lower() for w in demo.warning)
+    demo.text_input(key="model_path").input("/nonexistent/model.joblib")
+    _ok(demo.run())
+    demo.button(key="model_load").click()
+    _ok(demo.run())
+    assert any("no such model file" in e.value for e in demo.error)
+    assert demo.session_state["model"] is not None  # the failed load kept the trained model
+    demo.radio(key="model_mode").set_value("Train a model")
+    _ok(demo.run())
+
+
+def test_specification_page_feedback(demo):
+    _ok(demo.switch_page("pages/3_Specification.py").run())
+    assert any("OK" in s.value for s in demo.success)
+    good = demo.session_state["spec_text"]
+    demo.text_area(key="spec_editor").input('E[pred | sex == "Male"] - E[pred | sex == "Female" < 0.1')
+    _ok(demo.run())
+    assert demo.error and "line 1" in demo.error[0].value
+    assert demo.session_state["spec_text"] == good  # a broken edit does not replace the last good spec
+    refined = good.replace("< 0.1", "< 0.2")
+    demo.text_area(key="spec_editor").input(refined)
+    _ok(demo.run())
+    assert demo.session_state["spec_text"] == refined
+    assert len(demo.session_state["spec_history"]) >= 2
+    assert demo.selectbox(key="spec_cmp_a") is not None
+
+
+def test_audit_page_run_and_report(demo):
+    _ok(demo.switch_page("pages/4_Audit.py").run())
+    assert demo.selectbox(key="audit_engine").value == "monitor"
+    assert demo.button(key="audit_run").label == "Run"
+    assert demo.button(key="audit_stop_button").label == "Stop"
+    before = demo.session_state["result"]
+    demo.number_input(key="audit_delta").set_value(0.1)
+    demo.button(key="audit_run").click()
+    _ok(demo.run())
+    after = demo.session_state["result"]
+    assert after is not before and after.options["delta"] == pytest.approx(0.1)
+    assert _charts(demo) >= 2  # the tree and the convergence plot of the default node
+    _ok(demo.switch_page("pages/5_Report.py").run())
+    assert demo.get("download_button"), "the JSON download button is missing"
+
+
+def test_template_and_validation(demo):
+    _ok(demo.switch_page("pages/3_Specification.py").run())
+    assert demo.selectbox(key="spec_template").value == "demographic_parity"
+    demo.button(key="spec_use_template").click()
+    _ok(demo.run())
+    text = demo.text_area(key="spec_editor").value
+    assert "E[pred | sex ==" in text and "Demographic parity" in text
+    # a column the dataset does not have: a validation error naming line and column
+    demo.text_area(key="spec_editor").input('E[pred | gender == "F"] > 0.1')
+    _ok(demo.run())
+    assert any("line 1" in e.value and "gender" in e.value for e in demo.error), [e.value for e in demo.error]

@@ -1,0 +1,310 @@
+"""The PDF report (fairaudit.report) and `fairaudit report`: built from a real audit (Adult, logreg, two comparisons)
+and from a synthetic verifier result, read back with pypdf, page 1 rasterised with pdftoppm."""
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import pytest
+
+pypdf = pytest.importorskip("pypdf")
+pytest.importorskip("fpdf")
+pytest.importorskip("vl_convert")
+
+from fairaudit.report import build_pdf, first_page_png, load_result, write_pdf  # noqa: E402
+from fairaudit.report import content  # noqa: E402
+from fairaudit.trace import AuditResult, NodeInfo, Trace  # noqa: E402
+
+SPEC = ('E[pred | sex == "Female"] / E[pred | sex == "Male"] > 0.6 and '
+        'E[pred | race == "White"] - E[pred | race == "Black"] < 0.2')
+
+
+# ------------------------------------------------------------------------------------------------ fixtures
+
+
+@pytest.fixture(scope="module")
+def adult_audit():
+    """A real audit: Adult, a logistic regression, a two-comparison spec (via fairaudit.api.audit when present)."""
+    from fairaudit import data, models
+
+    ds = data.load("adult")
+    model = models.train(ds, "logreg", seed=0)
+    try:
+        from fairaudit.api import audit
+    except ImportError:
+        audit = None
+    if audit is not None:
+        result = audit(ds, SPEC, model=model, delta=0.05, batch=5)
+    else:
+        from fairaudit.engines.monitor import monitor
+        from fairaudit.spec import parse
+
+        result = monitor(ds, parse(SPEC), model=model, delta=0.05, batch=5)
+    return result, ds, model
+
+
+@pytest.fixture(scope="module")
+def adult_pdf(adult_audit):
+    result, ds, model = adult_audit
+    return build_pdf(result, dataset=ds, model=model, selected_nodes=["n2"], title="Adult income audit")
+
+
+def _synthetic_verifier() -> AuditResult:
+    """A verifier-style result (δ = 0, sound bounds) with a Fair node and rates, 20 refinement steps."""
+    infos = [NodeInfo("n0", None, "Fair[sex] > 0.9", "cmp", ("n1", "n2")),
+             NodeInfo("n1", "n0", "Fair[sex]", "fair"), NodeInfo("n2", "n0", "0.9", "const")]
+    k = 20
+    steps = np.arange(1, k + 1)
+    cert = np.linspace(0.5, 0.93, k)
+    unfair = np.linspace(0.2, 0.02, k)
+    und = 1 - cert - unfair
+    nan = np.full(k, np.nan)
+    est = np.stack([cert - 0.9, (cert + 1 - unfair) / 2, np.full(k, 0.9)], axis=1)
+    lo = np.stack([cert - 0.9, cert, np.full(k, 0.9)], axis=1)
+    hi = np.stack([1 - unfair - 0.9, 1 - unfair, np.full(k, 0.9)], axis=1)
+    from fairaudit.bounds.rules import TRUE, UNKNOWN
+    from fairaudit.trace import NO_VERDICT
+
+    verdict = np.full((k, 3), NO_VERDICT, dtype=np.int8)
+    verdict[:, 0] = np.where(cert > 0.9, TRUE, UNKNOWN)
+    zeros = np.zeros((k, 3))
+    fair = lambda a: np.stack([nan, a, nan], axis=1)  # noqa: E731
+    trace = Trace(steps, ["n0", "n1", "n2"], est, lo, hi, zeros, verdict, np.full((k, 3), np.nan), fair(cert),
+                  fair(unfair), fair(und))
+    stop = int(steps[np.argmax(cert > 0.9)])
+    return AuditResult("Fair[sex] > 0.9", "fairquant", {"delta": 0.0, "domain": "box", "protected": "sex"}, "true",
+                       stop, k, infos, trace, {"unit": "refinement steps"})
+
+
+def _text(pdf: bytes) -> str:
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    return "\n".join(page.extract_text() or "" for page in reader.pages)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _png_pixels(png: bytes) -> np.ndarray:
+    """Greyscale-ish pixel values of an 8-bit RGB/gray PNG (no Pillow needed)."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width, height, ctype = 8, b"", 0, 0, 0
+    while pos < len(png):
+        length = struct.unpack(">I", png[pos:pos + 4])[0]
+        kind = png[pos + 4:pos + 8]
+        body = png[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, ctype = struct.unpack(">IIBB", body[:10])
+            assert depth == 8
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    channels = {0: 1, 2: 3, 4: 2, 6: 4}[ctype]
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b = prev[i]
+            c = prev[i - channels] if i >= channels else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(height, width, channels)
+
+
+# ------------------------------------------------------------------------------------------------ the real audit
+
+
+def test_real_audit_pdf_contents(adult_audit, adult_pdf):
+    result, ds, model = adult_audit
+    reader = pypdf.PdfReader(io.BytesIO(adult_pdf))
+    assert len(reader.pages) >= 3
+    text = _flat(_text(adult_pdf))
+    assert "Adult income audit" in text
+    # the specification text (canonical form, as written in the result)
+    assert _flat(result.spec) in text
+    # the verdict sentence with its guarantee, and the banner word
+    sentence = content.guarantee_sentence(result)
+    assert _flat(sentence) in text
+    assert content.headline(result)["word"] in text
+    assert "with probability ≥ 0.95" in text
+    # the dataset: name, rows, content hash; the model: kind and hash
+    assert "adult" in text and f"{len(ds):,}" in text
+    assert ds.content_hash in text.replace(" ", "")
+    assert model.content_hash in text.replace(" ", "")
+    # every node of the table, the methods and footer
+    for node in result.node_info:
+        assert node.id in text
+    assert "ε(δ, n)" in text and "Kleene" in text and "page 1 of" in text
+    assert f"page {len(reader.pages)} of {len(reader.pages)}" in text
+    assert content.spec_hash(result)[:16] in text
+    # per-group base statistics
+    assert "Groups in the data" in text and "Female" in text and "base rate" in text
+
+
+def test_real_audit_pdf_has_images(adult_pdf):
+    reader = pypdf.PdfReader(io.BytesIO(adult_pdf))
+    images = [img for page in reader.pages for img in page.images]
+    # tree + 2 comparisons + selected node n2 + group bars
+    assert len(images) >= 5
+    assert all(img.image.width > 200 for img in images)
+
+
+def test_first_page_renders_not_blank(adult_pdf):
+    if shutil.which("pdftoppm") is None:
+        if os.environ.get("CI"):
+            pytest.fail("pdftoppm (poppler-utils) is required in CI")
+        pytest.skip("pdftoppm is not installed")
+    png = first_page_png(adult_pdf, dpi=50)
+    assert png is not None
+    px = _png_pixels(png).astype(float)
+    assert px.shape[0] > px.shape[1] > 300  # portrait A4 at 50 dpi ≈ 413 × 585
+    assert px.std() > 20  # not blank
+    assert (px < 128).mean() > 0.02  # some dark ink (text), not only a coloured box
+
+
+def test_first_page_banner_colour(adult_audit, adult_pdf):
+    if shutil.which("pdftoppm") is None:
+        if os.environ.get("CI"):
+            pytest.fail("pdftoppm (poppler-utils) is required in CI")
+        pytest.skip("pdftoppm is not installed")
+    result = adult_audit[0]
+    px = _png_pixels(first_page_png(adult_pdf, dpi=50))[..., :3].astype(int)
+    hexc = content.headline(result)["colour"].lstrip("#")
+    target = np.array([int(hexc[i:i + 2], 16) for i in (0, 2, 4)])
+    top = px[: px.shape[0] // 3]
+    close = (np.abs(top - target).sum(axis=2) < 40).mean()
+    assert close > 0.08, f"only {close:.1%} of the top third has the verdict colour"
+
+
+def test_write_pdf_and_bad_path(adult_audit, tmp_path):
+    from fairaudit.errors import FairauditError
+
+    result = adult_audit[0]
+    out = write_pdf(result, tmp_path / "r.pdf", load_dataset=False)
+    assert out.read_bytes()[:5] == b"%PDF-"
+    with pytest.raises(FairauditError, match="does not exist"):
+        write_pdf(result, tmp_path / "missing" / "r.pdf")
+    with pytest.raises(FairauditError, match="unknown node"):
+        build_pdf(result, selected_nodes=["n99"], load_dataset=False)
+
+
+# ------------------------------------------------------------------------------------------------ JSON round trip
+
+
+def test_report_from_json_alone(adult_audit, tmp_path):
+    """Rebuilt from the JSON: the built-in dataset is reloaded by name for the group statistics."""
+    result = adult_audit[0]
+    pdf = build_pdf(result.to_json(trace_every=10))
+    text = _flat(_text(pdf))
+    assert _flat(content.guarantee_sentence(result)) in text
+    assert "Groups in the data" in text and "Female" in text and "base rate" in text
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "fairaudit", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+@pytest.mark.slow
+def test_cli_round_trip(adult_audit, tmp_path):
+    result = adult_audit[0]
+    src = tmp_path / "audit.json"
+    result.to_json(src, trace_every=5)
+    out = tmp_path / "audit.pdf"
+    proc = _cli("report", str(src), "--pdf", str(out), "--no-data", "--node", "n2")
+    assert proc.returncode == 0, proc.stderr
+    assert "wrote" in proc.stdout and out.exists()
+    text = _flat(_text(out.read_bytes()))
+    assert _flat(result.spec) in text
+    assert _flat(content.guarantee_sentence(result)) in text
+    # default output path: RESULT with .pdf
+    proc = _cli("report", str(src), "--no-data")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "audit.pdf").exists()
+
+
+@pytest.mark.parametrize("body", ['{"spec": 1', "[1, 2]", '{"spec": "x"}', ""])
+def test_cli_bad_json_exit_2(tmp_path, body):
+    bad = tmp_path / "bad.json"
+    bad.write_text(body)
+    proc = _cli("report", str(bad), "--pdf", str(tmp_path / "x.pdf"))
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fairaudit report: error:"), proc.stderr
+    assert not (tmp_path / "x.pdf").exists()
+
+
+def test_cli_missing_file_exit_2(tmp_path):
+    proc = _cli("report", str(tmp_path / "nope.json"))
+    assert proc.returncode == 2 and "no such audit result file" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------------------------------------ synthetic verifier
+
+
+def test_verifier_result_sound_bound_and_rates():
+    result = _synthetic_verifier()
+    pdf = build_pdf(result, load_dataset=False)
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    assert len(reader.pages) >= 3
+    text = _flat(_text(pdf))
+    assert "CERTIFIED TRUE" in text
+    assert "sound" in text.lower() and "with certainty" in text
+    assert "certified / unfair / undecided" in text
+    assert "No dataset was given" in text
+    assert "not recorded" in text  # model facts absent: said, not guessed
+    images = [img for page in reader.pages for img in page.images]
+    assert len(images) >= 3  # tree, convergence of n0, rates of n1
+
+
+def test_undecided_headline_is_not_a_pass():
+    result = _synthetic_verifier()
+    result.verdict = "unknown"
+    result.stop_step = None
+    head = content.headline(result)
+    assert head["word"] == "UNDECIDED" and "not a pass" in head["explanation"]
+
+
+def test_number_formatting():
+    assert content.num(-0.30281) == "−0.3028"
+    assert content.num(math.inf) == "∞" and content.num("-inf") == "−∞"
+    assert content.num(None) == "—" and content.num(math.nan) == "—"
+    assert content.interval(0.1, 0.2) == "[0.1000, 0.2000]"
+    assert content.count(32561) == "32,561"
+
+
+def test_model_facts_from_expression():
+    result = _synthetic_verifier()
+    result.options = dict(result.options, pred="decile_score > 3")
+    rows = dict(content.model_lines(content.model_facts(result)))
+    assert "decile_score > 3" in rows["decisions"]
+
+
+def test_load_result_accepts_dict_and_text(adult_audit):
+    result = adult_audit[0]
+    text = result.to_json(trace_every=50)
+    assert load_result(text).verdict == result.verdict
+    assert load_result(json.loads(text)).spec == result.spec
