@@ -5,5 +5,21 @@ The library works without Streamlit. Entry points:
 * ``fairaudit.data.load(name)`` / ``fairaudit.data.from_csv(...)`` -> ``Dataset``
 * ``fairaudit.models.train(dataset, kind)`` -> ``Model``
 * ``fairaudit.spec.parse(text)`` -> ``Spec``
+* ``fairaudit.audit(data, spec, engine="monitor", model=..., pred=..., ...)`` -> ``AuditResult``
+* ``fairaudit.report.build_pdf(result)`` -> PDF bytes
 """
 __version__ = "0.1.0"
+
+__all__ = ["audit", "AuditResult", "__version__"]
+
+
+def __getattr__(name):  # lazy: ``import fairaudit`` stays cheap, ``fairaudit.audit`` loads the engine
+    if name == "audit":
+        from fairaudit.api import audit
+
+        return audit
+    if name == "AuditResult":
+        from fairaudit.trace import AuditResult
+
+        return AuditResult
+    raise AttributeError(f"module 'fairaudit' has no attribute {name!r}")

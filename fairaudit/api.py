@@ -26,13 +26,15 @@ def _spec(spec):
 def audit(data, spec, engine: str = "monitor", model=None, pred: str | None = None, where: str | None = None,
           delta: float = 0.05, batch: int = 5, split: str = "optimized", bound: str = "hoeffding",
           order: str = "given", seed: int = 0, stop: bool = False, time_budget: float | None = None,
-          on_step=None) -> AuditResult:
+          on_step=None, iterate: bool = False) -> AuditResult:
     """Audit ``data`` (a ``Dataset`` or a built-in name / CSV path) against ``spec`` (text or ``Spec``).
 
     ``model``: a ``Model``, a training kind (``logreg`` ...) or a saved-model path; ``pred``: a
     condition over the rows used as the decision instead (``"decile_score > 3"``). See
     ``fairaudit.engines.monitor`` for the meaning of every option. ``on_step(step, total)`` reports
-    progress and stops the run when it returns ``False``.
+    progress and stops the run when it returns ``False``. With ``iterate=True`` the call returns a
+    generator of partial ``AuditResult``s instead (the last one is complete; closing it stops the run),
+    which is how the dashboard draws the run live.
     """
     if engine not in ENGINES:
         raise FairauditError(f"unknown engine {engine!r}; available here: {', '.join(ENGINES)}")
@@ -42,4 +44,4 @@ def audit(data, spec, engine: str = "monitor", model=None, pred: str | None = No
 
     return monitor(_dataset(data), _spec(spec), model=model, pred=pred, where=where, delta=float(delta),
                    batch=int(batch), split=split, bound=bound, order=order, seed=seed, stop=stop,
-                   time_budget=time_budget, on_step=on_step)
+                   time_budget=time_budget, on_step=on_step, iterate=iterate)

@@ -1,7 +1,10 @@
-"""``fairaudit audit``: audit decisions against a specification and write the JSON result.
+"""``fairaudit audit``: audit decisions against a specification and write the JSON result / PDF report.
 
-Prints the verdict, the guarantee sentence, the stop step and the worst comparison. Exit code:
-0 certified true, 1 violated, 3 undecided, 2 bad input.
+Prints the verdict, the guarantee sentence, the stop step and the worst comparison. Exit code, so that an
+audit can gate a deployment pipeline: 0 certified true, 1 violated, 3 undecided, 2 bad input.
+
+A spec file's ``# dataset:`` and ``# decision:`` headers supply ``--data`` and ``--pred`` when those are not
+given on the command line.
 """
 from __future__ import annotations
 
@@ -11,13 +14,16 @@ from pathlib import Path
 from fairaudit.errors import FairauditError
 
 EXIT = {"true": 0, "false": 1, "unknown": 3}
+EXIT_HELP = ("exit codes: 0 = certified true, 1 = decided violated, 3 = undecided (not a pass), "
+             "2 = bad input")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fairaudit.commands._data_args import add_data_arguments
     from fairaudit.commands._model_args import add_model_arguments
 
-    add_data_arguments(parser)
+    parser.epilog = EXIT_HELP
+    add_data_arguments(parser, required=False)
     parser.add_argument("--spec", required=True, metavar="TEXT|@FILE", help="the specification, or @path to a file")
     parser.add_argument("--engine", default="monitor", choices=["monitor"], help="engine (default monitor)")
     add_model_arguments(parser, required=False)
@@ -32,32 +38,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stop", action="store_true", help="stop at the decision instead of running to the end")
     parser.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop searching for a decision after this long")
     parser.add_argument("--json", metavar="PATH", help="write the audit result (JSON) here")
+    parser.add_argument("--pdf", metavar="PATH", help="write the PDF audit report here")
     parser.add_argument("--trace-every", type=int, default=1, metavar="K",
                         help="write every K-th check of the trace to the JSON (default 1: all)")
-
-
-def _spec_text(value: str) -> str:
-    if value.startswith("@"):
-        path = Path(value[1:])
-        try:
-            return path.read_text(encoding="utf-8")
-        except OSError as err:
-            raise FairauditError(f"cannot read spec file {path}: {err.strerror}") from None
-    return value
 
 
 def run(args: argparse.Namespace) -> int:
     from fairaudit.api import audit
     from fairaudit.commands._data_args import dataset_from_args
     from fairaudit.commands._model_args import model_from_args
+    from fairaudit.commands._spec_args import spec_from_args
 
+    if args.batch < 1:
+        raise FairauditError("--batch must be at least 1")
+    spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
+    if args.data is None:
+        if spec_file.dataset is None:
+            raise FairauditError("no dataset: give --data NAME|CSV (or a '# dataset:' header in the spec file)")
+        args.data = spec_file.dataset
     dataset = dataset_from_args(args)
     model = None
     if getattr(args, "model", None) is not None:
         model = model_from_args(args, dataset)
-    if args.batch < 1:
-        raise FairauditError("--batch must be at least 1")
-    result = audit(dataset, _spec_text(args.spec), engine=args.engine, model=model, pred=args.pred,
+    elif args.pred is None and spec_file.decision is not None:
+        if spec_file.uses_model:
+            raise FairauditError("the spec file says '# decision: model': give --model KIND|PATH")
+        spec_file.decision_event()  # a wrong header is reported at its line:column
+        args.pred = spec_file.decision
+    if args.pdf:
+        from fairaudit.report import check_output_path
+
+        check_output_path(args.pdf)  # fail before a long audit, not after
+    result = audit(dataset, spec_file.spec, engine=args.engine, model=model, pred=args.pred,
                    where=args.where, delta=args.delta, batch=args.batch, split=args.split, bound=args.bound,
                    order=args.order, seed=args.seed, stop=args.stop, time_budget=args.time_budget)
     print(f"verdict:   {result.verdict}")
@@ -74,4 +86,9 @@ def run(args: argparse.Namespace) -> int:
         except OSError as err:
             raise FairauditError(f"cannot write {args.json}: {err.strerror}") from None
         print(f"wrote {args.json}")
+    if args.pdf:
+        from fairaudit.report import write_pdf
+
+        write_pdf(result, args.pdf, dataset=dataset, model=model)
+        print(f"wrote {args.pdf}")
     return EXIT.get(result.verdict, 3)

@@ -167,9 +167,11 @@ class _State:
 
 def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = "optimized",
                  bound: str = "hoeffding", stop: bool = False, time_budget: float | None = None,
-                 options: dict | None = None, chunk: int = CHUNK_CHECKS) -> Iterator[AuditResult]:
+                 options: dict | None = None, chunk: int = CHUNK_CHECKS,
+                 provenance: dict | None = None) -> Iterator[AuditResult]:
     """Run the monitor over ``obs``, yielding a partial ``AuditResult`` every ``chunk`` checks and the
-    complete one last. Closing the generator stops the run."""
+    complete one last. Closing the generator stops the run. ``provenance`` (what was audited: the
+    dataset's and model's identifying facts) is copied into every result's ``info``."""
     if split not in SPLITS:
         raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
     t_start = time.perf_counter()
@@ -200,6 +202,7 @@ def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5
             "seconds": round(time.perf_counter() - t_start, 4), "complete": final,
             "timed_out": st.timed_out, "leaf_keys": list(keys),
         }
+        info.update(provenance or {})
         return AuditResult(spec.text, "monitor", options, verdict_text(root) or "unknown",
                            int(steps[st.stop]) if st.stop is not None else None,
                            int(steps[upto - 1]) if upto else 0, node_infos(spec), trace, info, spec)
@@ -407,10 +410,24 @@ def monitor(dataset, spec, *, model=None, pred: str | None = None, where: str | 
     options = {"data": dataset.name, "model": model_obj.describe() if model_obj is not None and pred is None else None,
                "pred": pred, "where": where, "order": order, "seed": seed, "time_budget": time_budget}
     kwargs = dict(delta=delta, batch=batch, split=split, bound=bound, stop=stop, time_budget=time_budget,
-                  options=options)
+                  options=options, provenance=provenance(dataset, model_obj if pred is None else None))
     if iterate:
         return iter_monitor(spec, obs, **kwargs)
     return run_monitor(spec, obs, on_step=on_step, **kwargs)
+
+
+def provenance(dataset, model) -> dict:
+    """The facts that identify what was audited, recorded in ``AuditResult.info`` for the report."""
+    s = dataset.schema
+    facts = {"dataset": {"name": dataset.name, "rows": len(dataset), "content_hash": dataset.content_hash,
+                         "source": dataset.source, "label": s.label,
+                         "favourable": None if s.favourable is None else str(s.favourable),
+                         "protected": list(s.protected)},
+             "model": None}
+    if model is not None:
+        facts["model"] = {"kind": model.kind, "params": getattr(model, "params", {}),
+                          "content_hash": getattr(model, "content_hash", None), "description": model.describe()}
+    return facts
 
 
 def _uses_pred(spec) -> bool:
