@@ -144,13 +144,13 @@ def group_model_metrics(frame: pd.DataFrame, protected: Sequence[str], y_pred, y
 def held_out_rows(dataset, seed: int = 0, test_size: float = 0.25) -> pd.DataFrame:
     """The rows ``fairaudit.models.train(dataset, kind, seed=seed, test_size=test_size)`` held out for testing.
 
-    Mirrors the split of ``train`` (``sklearn.model_selection.train_test_split`` over row indices, stratified on
-    the 0/1 label, ``random_state=seed``) so per-group metrics are measured on rows the model has not seen.
+    Uses the split of ``train`` itself (``fairaudit.models.training.split_rows``) so per-group metrics are
+    measured on rows the model has not seen.
     """
-    from sklearn.model_selection import train_test_split
+    from fairaudit.models.training import split_rows
 
     y = dataset.labels
     if y is None:
         raise ValueError("the dataset has no label column")
-    _, test_idx = train_test_split(np.arange(len(y)), test_size=test_size, random_state=seed, stratify=y)
+    _, test_idx = split_rows(y, seed, test_size)
     return dataset.frame.iloc[np.sort(test_idx)].reset_index(drop=True)

@@ -8,7 +8,9 @@ undecided``: ``n`` is set on leaves only, the last three on ``Fair`` nodes only 
 number of observations (monitor) or iterations (verifiers) processed at that check.
 
 JSON (``AuditResult.to_json``): the contract of DESIGN.md. Floats are written with ``digits``
-significant digits (default 6, ample for bounds whose statistical width is ≫ 1e-6), NaN as ``null``
+significant digits (default 6, ample for bounds whose statistical width is ≫ 1e-6), rounded outward
+for bounds (``lo``, ``certified`` and ``unfair`` down; ``hi``, ``undecided`` and ``delta`` up) so the
+written interval still contains the computed one and δ is never understated; NaN as ``null``
 and ±∞ (e.g. the interval of a division by an interval containing 0) as the strings ``"inf"`` /
 ``"-inf"``. Every check is written by default; ``trace_every=k`` keeps every k-th check plus the stop
 step and the last check (the in-memory result always keeps all). ``AuditResult.from_json`` reads it
@@ -16,6 +18,7 @@ back; ``from_json(to_json(r)).to_json() == r.to_json()``.
 """
 from __future__ import annotations
 
+import decimal
 import json
 import math
 from dataclasses import dataclass, field
@@ -135,6 +138,28 @@ def _num(x: float, digits: int):
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return float(f"{x:.{digits}g}")
+
+
+def _num_outward(x: float, digits: int, direction: int):
+    """``_num`` rounded towards ``direction`` (−1 down, +1 up) instead of to nearest, so a bound
+    written with ``digits`` significant digits is never tighter than the bound computed. A value
+    already written this way reads back to itself (the JSON round trip is stable)."""
+    out = _num(x, digits)
+    if not isinstance(out, float) or (out - float(x)) * direction >= 0:
+        return out
+    exact = decimal.Decimal(float(x))
+    step = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    rounded = exact.quantize(step, rounding=decimal.ROUND_FLOOR if direction < 0 else decimal.ROUND_CEILING)
+    return float(rounded)
+
+
+# how each column is rounded in JSON: lower bounds down, upper bounds and failure probabilities up
+_DIRECTION = {"lo": -1, "hi": 1, "delta": 1, "certified": -1, "unfair": -1, "undecided": 1}
+
+
+def _round(name: str, x, digits: int):
+    direction = _DIRECTION.get(name)
+    return _num(x, digits) if direction is None else _num_outward(x, digits, direction)
 
 
 def _unnum(x) -> float:
@@ -285,18 +310,18 @@ class AuditResult:
             for j, nid in enumerate(t.node_ids):
                 row = {"step": step, "node": nid}
                 for name in FLOAT_COLUMNS:
-                    row[name] = _num(getattr(t, name)[c, j], digits)
+                    row[name] = _round(name, getattr(t, name)[c, j], digits)
                 row["verdict"] = verdict_text(t.verdict[c, j])
                 if kinds[nid] in ("expect", "fair"):
                     row["n"] = _num(t.n[c, j], digits + 6)
                 if kinds[nid] == "fair":
                     for name in FAIR_COLUMNS:
-                        row[name] = _num(getattr(t, name)[c, j], digits)
+                        row[name] = _round(name, getattr(t, name)[c, j], digits)
                 rows.append(row)
         nodes = []
         for node in self.nodes:
             node = dict(node)
-            node["final"] = {k: (_num(v, digits) if k != "verdict" else v) for k, v in node["final"].items()}
+            node["final"] = {k: (_round(k, v, digits) if k != "verdict" else v) for k, v in node["final"].items()}
             nodes.append(node)
         return {"spec": self.spec, "engine": self.engine, "options": self.options, "verdict": self.verdict,
                 "stop_step": self.stop_step, "steps": self.steps, "nodes": nodes, "trace": rows,

@@ -14,7 +14,7 @@ st.title("Model")
 
 dataset = state.get(state.DATASET)
 if dataset is None:
-    st.info("Choose a dataset on the Data page first (or load the demo on the start page).")
+    st.info("Choose a dataset on the Data page first (or load the demo on the Overview page).")
     st.page_link("pages/1_Data.py", label="Go to Data")
     widgets.sidebar_status()
     st.stop()
@@ -90,7 +90,9 @@ else:
         y_true = (rows[dataset.schema.label] == dataset.schema.favourable).to_numpy(dtype=int)
     metrics = group_model_metrics(rows, dataset.schema.protected, pred, y_true)
     st.caption(f"Measured on {where}. Points are the metric, bars its 95% Wilson interval; "
-               "TPR and FPR count only rows whose true label is favourable / unfavourable. "
+               "selection rate = share of favourable decisions; TPR (true-positive rate) = share of truly favourable "
+               "rows that get the favourable decision; FPR (false-positive rate) = the same share among truly "
+               "unfavourable rows. "
                f"Groups with fewer than {SMALL_GROUP} rows in the denominator are marked.")
     st.altair_chart(viz.group_metrics_chart(metrics, width=175), width="content")
     with st.expander("Table"):

@@ -3,13 +3,15 @@ import streamlit as st
 
 from fairaudit import viz
 from fairaudit.errors import FairauditError
-from fairaudit.ui import logic, speclib, state, widgets
+from fairaudit.spec.templates import TEMPLATES
+from fairaudit.ui import flows, logic, speclib, state, widgets
 
 widgets.page_setup("Specification")
 st.title("Specification")
+st.caption("Write what fair means for this model; every `E[...]` is estimated from the decisions with an interval "
+           "around it, and every comparison gets a verdict. Change a threshold and press **Run the audit** to "
+           "compare versions.")
 
-parse = state.spec_parser()
-validate = state.optional("fairaudit.spec", "validate")
 dataset = state.get(state.DATASET)
 
 if "spec_editor" not in st.session_state:
@@ -21,7 +23,7 @@ edit_col, side_col = st.columns([3, 2], gap="large")
 
 with side_col:
     st.subheader("Templates")
-    templates = getattr(state.optional("fairaudit.spec.templates"), "TEMPLATES", None) or {}
+    templates = TEMPLATES
     if not templates:
         st.caption("No templates available yet.")
     else:
@@ -63,7 +65,7 @@ with side_col:
                 params[p.name] = st.text_input(p.name.capitalize(), key=wkey, help=p.description) or None
         try:
             rendered = tpl.render(**params)
-            st.code(rendered, language=None)
+            st.code(rendered, language=None, wrap_lines=True)
             if st.button("Use this template", key="spec_use_template"):
                 st.session_state["spec_pending"] = f"# {tpl.title}: {tpl.explanation}\n{rendered}\n"
                 st.rerun()
@@ -89,37 +91,22 @@ with edit_col:
     spec = None
     if not text.strip():
         st.info("Write a specification or pick a template.")
-    elif parse is None:
-        st.warning("The specification parser is not available yet; the text is kept as written.")
-        state.put(state.SPEC_TEXT, text)
     else:
-        try:
-            spec = parse(text)
-        except FairauditError as err:
-            where = f"line {err.line}, column {err.column}: " if getattr(err, "line", None) else ""
-            st.error(f"{where}{getattr(err, 'message', str(err))}")
-            pretty = err.pretty() if hasattr(err, "pretty") else str(err)
-            st.code(pretty, language=None)
-        if spec is not None and validate is not None and dataset is not None:
-            try:
-                problems = validate(spec, dataset.schema, dataset.frame)
-            except FairauditError as err:
-                problems = [err]
-            for problem in problems or []:
-                severity = getattr(problem, "severity", "error")
-                line, col = getattr(problem, "line", None), getattr(problem, "column", None)
-                where = f"line {line}, column {col}: " if line else ""
-                message = f"{where}{getattr(problem, 'message', str(problem))}"
-                if severity == "warning":
-                    st.warning(message)
-                else:
-                    st.error(message)
-                    spec = None
+        spec, problems = flows.check_spec(text, dataset)
+        for severity, message in problems:
+            (st.warning if severity == "warning" else st.error)(message)
         if spec is not None:
             st.success(f"OK — {len(spec.nodes)} nodes, {len(spec.leaves)} estimated leaves.")
             if text.strip() != state.get(state.SPEC_TEXT).strip():
                 state.put(state.SPEC_TEXT, text)
                 state.put(state.SPEC_HISTORY, logic.record_version(state.get(state.SPEC_HISTORY), text))
+    ready = spec is not None and dataset is not None and state.get(state.MODEL) is not None
+    if st.button("Run the audit on this version", type="primary", key="spec_run", disabled=not ready,
+                 icon=":material/play_arrow:",
+                 help="Audits the text above (Audit page, with its current parameters)." if ready else
+                 "Needs a valid specification, a dataset and a model."):
+        st.session_state["audit_autorun"] = True
+        st.switch_page("pages/4_Audit.py")
     if spec is not None:
         nodes = [{"id": n.id, "parent": n.parent, "kind": n.kind, "text": n.text, "name": n.name} for n in spec.nodes]
         st.altair_chart(viz.tree_chart(nodes, width=540, height=min(420, viz.tree.default_height(nodes))),
@@ -140,13 +127,11 @@ with edit_col:
 st.subheader("History")
 history = state.get(state.SPEC_HISTORY)
 if not history:
-    st.caption("Every version you check or audit is listed here with the verdict it got.")
+    st.caption("Every version you check or audit is listed here with the verdict it got and the step at which "
+               "it was decided.")
 else:
-    rows = [{"version": h["version"], "verdict": logic.verdict_sentence(h["verdict"]),
-             "decided at": h["stop_step"], "specification": " ".join(
-                 line for line in h["text"].splitlines() if not line.strip().startswith("#"))}
-            for h in reversed(history)]
-    st.dataframe(rows, width="stretch", hide_index=True)
+    st.dataframe(logic.history_rows(history), width="stretch", hide_index=True,
+                 column_config={"specification": st.column_config.TextColumn(width="large")})
     versions = [h["version"] for h in history]
     c1, c2, c3 = st.columns([1, 1, 2])
     a = c1.selectbox("Compare version", versions, index=max(0, len(versions) - 2), key="spec_cmp_a")
@@ -157,7 +142,7 @@ else:
     with c3:
         st.markdown(f"v{a}: {widgets.verdict_badge(ha['verdict'])} &nbsp;→&nbsp; v{b}: "
                     f"{widgets.verdict_badge(hb['verdict'])}", unsafe_allow_html=True)
-        st.code("\n".join(diff) if diff else "(same text)", language="diff")
+        st.code("\n".join(diff) if diff else "(same text)", language="diff", wrap_lines=True)
     c4, c5 = st.columns(2)
     if c4.button(f"Edit version {a}", key="spec_edit_version"):
         st.session_state["spec_pending"] = ha["text"]

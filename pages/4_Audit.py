@@ -1,4 +1,4 @@
-"""Audit: choose the engine and its parameters, run with live plots, explore the tree node by node."""
+"""Audit: choose the engine and its parameters, run with live plots, explore the tree node by node, refine."""
 import streamlit as st
 
 from fairaudit import viz
@@ -19,60 +19,101 @@ if meta and meta.get("status") == "running":  # the previous run was interrupted
 missing = [what for what, ok in (("a dataset (Data page)", dataset is not None), ("a model (Model page)", model is not None),
                                  ("a specification (Specification page)", bool(spec_text.strip()))) if not ok]
 if missing:
-    st.info("To run an audit, choose " + ", ".join(missing) + " — or load the demo on the start page.")
+    st.info("To run an audit, choose " + ", ".join(missing) + " — or load the demo on the Overview page.")
 
 # ------------------------------------------------------------------------------------------------ engine
 choices = logic.engine_choices(implemented, has_model=model is not None)
 usable = [c.name for c in choices if c.available]
 have_result = state.get(state.RESULT) is not None
-with st.expander("Engine and parameters", expanded=not have_result):
+with st.expander("Engine and parameters", expanded=not have_result, icon=":material/tune:"):
     p0, p1, p2, p3, p4 = st.columns([1.3, 1, 1, 1, 1])
-    engine = p0.selectbox("Engine", usable or ["(none available)"], key="audit_engine", disabled=not usable)
+    engine = p0.selectbox("Engine", usable or ["(none available)"], key="audit_engine", disabled=not usable,
+                          help="\n\n".join(f"**{c.name}**: {c.description}" for c in choices))
     delta = p1.number_input("Δ (failure probability)", 0.001, 0.5, 0.05, 0.01, format="%.3f", key="audit_delta",
-                            help="The verdict holds with probability at least 1 − Δ.")
-    batch = p2.number_input("Batch", 1, 10_000, 5, key="audit_batch", help="Observations per check.")
-    bound = p3.selectbox("Bound", list(state.optional("fairaudit.bounds.concentration", "BOUNDS") or ["hoeffding"]),
-                         key="audit_bound", help="Concentration inequality (confidence sequence) of each E[...].")
-    splits = list(state.optional("fairaudit.bounds.allocation", "SPLITS") or ["equal"])
-    split = p4.selectbox("δ split", splits, index=splits.index("optimized") if "optimized" in splits else 0,
+                            help="The verdict is wrong with probability at most Δ. Smaller Δ: wider intervals, "
+                                 "later decisions.")
+    batch = p2.number_input("Check every … observations", 1, 10_000, 5, key="audit_batch",
+                            help="The bounds are recomputed and the verdict checked after every batch of this "
+                                 "many decisions.")
+    bound = p3.selectbox("Bound", flows.bound_choices(), key="audit_bound",
+                         help="The concentration inequality (an anytime-valid confidence sequence) behind every "
+                              "E[...] interval: hoeffding is the classic one, betting is usually tighter.")
+    splits = flows.split_choices()
+    split = p4.selectbox("Δ split", splits, index=splits.index("optimized") if "optimized" in splits else 0,
                          key="audit_split",
-                         help="How Δ is divided among the leaves: AVOIR's optimisation or equal shares.")
+                         help="How Δ is shared among the estimated leaves: AVOIR's optimisation (decides "
+                              "earlier) or equal shares.")
     q0, q1, q2, q3, q4 = st.columns([1.3, 1, 1, 1, 1])
     unavailable = {}
     for c in choices:
         if not c.available:
             unavailable.setdefault(c.reason, []).append(c.name)
-    q0.caption("  \n".join(f"{', '.join('~~' + n + '~~' for n in names)}: {reason}"
-                           for reason, names in unavailable.items()))
-    order = q1.selectbox("Row order", ["given", "shuffle"], key="audit_order")
+    q0.caption("  \n".join(f"{', '.join(names)}: {reason}" for reason, names in unavailable.items()))
+    order = q1.selectbox("Row order", ["given", "shuffle"], key="audit_order",
+                         help="The order in which the rows arrive: as in the file, or shuffled with the seed.")
     seed = q2.number_input("Seed", 0, 1_000_000, 0, key="audit_seed", disabled=order == "given")
-    budget = q3.number_input("Time budget (s)", 1.0, 3600.0, 60.0, 5.0, key="audit_budget")
+    budget = q3.number_input("Time budget (s)", 1.0, 3600.0, 60.0, 5.0, key="audit_budget",
+                             help="The run stops after this long and keeps the evidence so far.")
     stop_when = q4.checkbox("Stop when decided", value=False, key="audit_stop",
                             help="Stop at the first step at which the whole specification is decided.")
 options = {"engine": engine, "delta": float(delta), "batch": int(batch), "bound": bound, "split": split,
            "order": order, "seed": int(seed), "stop": bool(stop_when), "time_budget": float(budget)}
-b1, b2, status_col = st.columns([1, 1, 10], vertical_alignment="center")
+
+# ------------------------------------------------------------------------------------------------ refine
+# the spec can be edited right here: change a threshold, press Run (the Specification page sees the same text)
+if "audit_spec_editor" not in st.session_state or st.session_state.get("audit_spec_synced") != spec_text:
+    st.session_state["audit_spec_editor"] = spec_text
+    st.session_state["audit_spec_synced"] = spec_text
+with st.expander("Specification — edit a threshold here, then press Run", expanded=not have_result and not missing,
+                 icon=":material/edit_note:"):
+    edited = st.text_area("Specification", key="audit_spec_editor", height=130, label_visibility="collapsed")
+    edited_spec, problems = flows.check_spec(edited, dataset) if edited.strip() else (None, [])
+    for severity, message in problems:
+        (st.warning if severity == "warning" else st.error)(message)
+    changed = edited.strip() != spec_text.strip()
+    if changed and edited_spec is not None:
+        st.caption("Edited: **Run** audits this new version; it is added to the version history below.")
+
+b1, b2, status_col = st.columns([1.1, 1.1, 9], vertical_alignment="center")
 can_run = bool(usable) and not missing
-run = b1.button("Run", type="primary", key="audit_run", disabled=not can_run, width="stretch")
+run = b1.button("Run", type="primary", key="audit_run", disabled=not can_run, width="stretch",
+                icon=":material/play_arrow:")
 b2.button("Stop", key="audit_stop_button", help="Interrupts the run; the evidence so far is kept.", width="stretch")
-if not implemented:
-    st.warning("The monitor engine is not available yet in this build: nothing can run.")
 
 run = run or (st.session_state.pop("audit_autorun", False) and can_run)
+if run and changed:
+    if edited_spec is None:
+        st.error("The edited specification has errors (see above); fix them or undo the edit before running.")
+        run = False
+    else:
+        flows.use_spec(edited)
+        st.session_state["audit_spec_synced"] = edited
+        spec_text = edited
 
 status_box = status_col.empty()
-left, right = st.columns([11, 10], gap="medium")
+verdict_box = st.container()
+left, right = st.columns([11, 10], gap="large")
+# a heading above the tree: it also keeps the chart's hover toolbar clear of the verdict line
+left.markdown("**Specification tree** — click a node to plot it; shift-click a second node to compare the two; "
+              "double-click to clear.")
 tree_box = left.empty()
 plot_box = right.empty()
 
-TREE_W, PLOT_W = 540, 400
+TREE_W, PLOT_W = 560, 400
+
+
+_drawn_verdicts: list = [None]
 
 
 def draw_live(result, done: bool) -> None:
     nodes = result.nodes
     frame = result.to_frame()
-    tree_box.altair_chart(viz.tree_chart(nodes, width=TREE_W), width="content")
+    verdicts = tuple((n.get("final") or {}).get("verdict") for n in nodes)
+    if verdicts != _drawn_verdicts[0]:  # the tree changes only when a verdict does (drawing it costs ~0.15 s)
+        tree_box.altair_chart(viz.tree_chart(nodes, width=TREE_W), width="content")
+        _drawn_verdicts[0] = verdicts
     sel = state.get(state.SELECTED) or logic.default_selection(nodes)
+    sel = [s for s in sel if s in {n["id"] for n in nodes}] or logic.default_selection(nodes)
     if sel and len(frame):
         plot_box.altair_chart(viz.convergence_chart(frame, sel, nodes, stop_step=result.stop_step,
                                                     width=PLOT_W, height=230), width="content")
@@ -95,16 +136,19 @@ if run:
 result = state.get(state.RESULT)
 meta = state.get(state.RESULT_META) or {}
 if result is None:
-    tree_box.caption("Run an audit to see the specification tree with its verdicts.")
+    tree_box.info("Press **Run** to audit: the specification appears here as a tree whose nodes are coloured by "
+                  "their verdict; click a node to see how its bounds narrowed.", icon=":material/account_tree:")
     widgets.sidebar_status()
     st.stop()
 
 nodes = result.nodes
 ids = [n["id"] for n in nodes]
 kinds = {n["id"]: n["kind"] for n in nodes}
-stopped = " — stopped before the end (partial evidence)" if meta.get("status") == "stopped" else ""
-status_box.markdown(f"**Verdict:** {widgets.verdict_badge(result.verdict)} &nbsp; {result.guarantee}{stopped}",
-                    unsafe_allow_html=True)
+with verdict_box:
+    widgets.verdict_line(result, stopped=meta.get("status") == "stopped")
+    if meta.get("spec") is not None and meta["spec"].strip() != spec_text.strip():
+        st.warning("The specification has changed since this result was computed: press **Run** to audit the "
+                   "current version.", icon=":material/update:")
 
 with left:
     # no initial ``value`` in the spec: the spec stays the same across reruns, so the browser keeps the
@@ -116,19 +160,21 @@ with left:
                                           logic.event_ids(event, viz.SELECTION), ids)
     state.put(state.SELECTED, selected)
     state.put(state.LAST_EVENT, last)
-    st.caption("Click a node to plot it; shift-click a second node to compare the two; double-click to clear.")
 
 frame = result.to_frame()
 shown = selected or logic.default_selection(nodes)
 panels = logic.panels_for(shown, kinds, {i: viz.has_rates(frame, i) for i in shown if kinds.get(i) == "fair"})
 with right:
     plot_box.empty()
-    if not selected:
-        st.caption("Showing the most critical comparison; click any node of the tree to change.")
+    with st.container(border=True, key="node_panel"):
+        if not selected:
+            st.caption("Showing the most critical comparison; click any node of the tree to change.")
+        for i in shown:
+            widgets.node_panel(i, nodes)
     for panel in panels:
         if panel.kind == "convergence":
             st.altair_chart(viz.convergence_chart(frame, list(panel.nodes), nodes, stop_step=result.stop_step,
-                                                  width=PLOT_W, height=230 if len(panel.nodes) == 1 else 170),
+                                                  width=PLOT_W, height=200 if len(panel.nodes) == 1 else 150),
                             width="content")
         else:
             st.altair_chart(viz.rates_chart(frame, panel.nodes[0], width=PLOT_W, stop_step=result.stop_step),
@@ -136,4 +182,13 @@ with right:
     for i in shown:
         if kinds.get(i) == "fair" and not viz.has_rates(frame, i):
             st.caption(f"{i}: this engine reports no certified / unfair / undecided rates for Fair nodes.")
+
+# ------------------------------------------------------------------------------------------------ versions
+st.subheader("Versions of the specification")
+history = state.get(state.SPEC_HISTORY)
+if history:
+    st.dataframe(logic.history_rows(history), width="stretch", hide_index=True,
+                 column_config={"specification": st.column_config.TextColumn(width="large")})
+    st.caption("Every version you audit is kept with its verdict and the step at which it was decided. Edit the "
+               "specification above (or on the Specification page) and press Run to add one.")
 widgets.sidebar_status()

@@ -12,7 +12,7 @@ st.title("Report")
 result = state.get(state.RESULT)
 meta = state.get(state.RESULT_META) or {}
 if result is None:
-    st.info("Run an audit first (Audit page, or load the demo on the start page).")
+    st.info("Run an audit first (Audit page, or load the demo on the Overview page).")
     widgets.sidebar_status()
     st.stop()
 
@@ -25,7 +25,7 @@ if st.session_state.get("report_pdf_key") != key:
                                                    selected_nodes=state.get(state.SELECTED) or ())
     st.session_state["report_pdf_key"] = key
 pdf = st.session_state["report_pdf"]
-left, right = st.columns(2)
+left, right, _ = st.columns([1, 1, 2])
 left.download_button("Download the report (PDF)", data=pdf, file_name=f"fairaudit-{stamp}.pdf",
                      mime="application/pdf", key="report_pdf_download", type="primary")
 right.download_button("Download the audit result (JSON)", data=result.to_json(), file_name=f"fairaudit-{stamp}.json",

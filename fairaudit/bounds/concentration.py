@@ -85,11 +85,23 @@ def _loglik(m, s, f):
     return s * np.log(m) + f * np.log1p(-m)
 
 
+# Relative error allowed for the floating-point evaluation of ``loglik`` and of the threshold (each is
+# a sum of a few terms with a relative error of a few ulps; scipy.special.betaln is off by ~1e-12
+# relative for a large first argument and b = ½, measured against mpmath).
+# A bisection point counts as *outside* the interval only when it is outside by more than this
+# margin, so the returned endpoints are outside the exact interval (outward rounding).
+_LOGLIK_RTOL = 1e-10
+# Absolute outward margin for the Hoeffding endpoints ``p ± ε`` (p, ε and the subtraction are each
+# accurate to a few ulps of numbers ≤ O(1); the statistical radius is ≫ 1e-12).
+_HOEFFDING_ATOL = 1e-12
+
+
 def betting_interval(successes, n, delta, iterations: int = 48) -> tuple[np.ndarray, np.ndarray]:
     """The beta-binomial (KT) mixture confidence sequence at level δ: ``(lo, hi)``, vectorised.
 
-    Computed by bisection to ``2^-iterations`` and rounded outwards, so the returned interval
-    contains the exact one.
+    Computed by bisection to ``2^-iterations`` and rounded outwards (a point counts as outside only
+    when it is outside by more than the floating-point error of ``loglik`` and the threshold), so the
+    returned interval contains the exact one.
     """
     s, n, delta = _arrays(successes, n, delta)
     s, n, delta = s.copy(), n.copy(), np.minimum(delta, 1.0)
@@ -100,13 +112,18 @@ def betting_interval(successes, n, delta, iterations: int = 48) -> tuple[np.ndar
     # lower end: smallest m in [0, p] with loglik(m) > thr; loglik is increasing on [0, p]
     lo_a, lo_b = np.zeros_like(p), p.copy()      # invariant: a outside (or 0), b inside
     hi_a, hi_b = np.ones_like(p), p.copy()       # invariant: a outside (or 1), b inside
+
+    def inside_(m):
+        ll = _loglik(m, s, f)
+        return ll > thr - _LOGLIK_RTOL * (1.0 + np.abs(ll) + np.abs(thr))
+
     for _ in range(iterations):
         mid = 0.5 * (lo_a + lo_b)
-        inside = _loglik(mid, s, f) > thr
+        inside = inside_(mid)
         lo_b = np.where(inside, mid, lo_b)
         lo_a = np.where(inside, lo_a, mid)
         mid = 0.5 * (hi_a + hi_b)
-        inside = _loglik(mid, s, f) > thr
+        inside = inside_(mid)
         hi_b = np.where(inside, mid, hi_b)
         hi_a = np.where(inside, hi_a, mid)
     lo, hi = lo_a, hi_a                           # the outside points bracket the interval
@@ -139,8 +156,8 @@ class HoeffdingBound(Bound):
         with np.errstate(invalid="ignore", divide="ignore"):
             p = np.where(n > 0, s / np.where(n > 0, n, 1), 0.5)
         eps = hoeffding_radius(delta, n)
-        lo = np.clip(p - eps, 0.0, 1.0)
-        hi = np.clip(p + eps, 0.0, 1.0)
+        lo = np.clip(p - eps - _HOEFFDING_ATOL, 0.0, 1.0)  # outward: floating-point error of p and ε
+        hi = np.clip(p + eps + _HOEFFDING_ATOL, 0.0, 1.0)
         return lo, hi
 
 

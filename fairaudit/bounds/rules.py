@@ -60,11 +60,14 @@ class Interval:
 
 
 def _down(x):
-    return np.where(np.isfinite(x), np.nextafter(x, -np.inf), x)
+    """One ulp down. A lower endpoint of +inf can only come from overflow (the true value is finite):
+    it becomes the largest float, so the interval still contains it."""
+    return np.where(x == -np.inf, x, np.nextafter(x, -np.inf))
 
 
 def _up(x):
-    return np.where(np.isfinite(x), np.nextafter(x, np.inf), x)
+    """One ulp up; an overflowed upper endpoint of −inf becomes the most negative float."""
+    return np.where(x == np.inf, x, np.nextafter(x, np.inf))
 
 
 def _exact(*intervals: Interval):

@@ -65,7 +65,9 @@ from fairaudit.trace import AuditResult, Trace, node_infos, verdict_text
 
 ORDERS = ("given", "shuffle")
 FAIR_MAX_VALUES = 20
-CHUNK_CHECKS = 256  # checks per partial result of ``iter_monitor``
+CHUNK_CHECKS = 256  # checks per partial result of ``iter_monitor`` (at most)
+YIELD_SECONDS = 0.5  # ``iter_monitor`` yields a partial result at least this often while it scans for a decision
+SOLVER_TIME_LIMIT = 1.0  # seconds per solver call; a call that runs out just does not decide that check
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,15 +169,19 @@ class _State:
 
 def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = "optimized",
                  bound: str = "hoeffding", stop: bool = False, time_budget: float | None = None,
-                 options: dict | None = None, chunk: int = CHUNK_CHECKS,
+                 options: dict | None = None, chunk: int = CHUNK_CHECKS, yield_every: float = YIELD_SECONDS,
+                 solver_time_limit: float = SOLVER_TIME_LIMIT,
                  provenance: dict | None = None) -> Iterator[AuditResult]:
-    """Run the monitor over ``obs``, yielding a partial ``AuditResult`` every ``chunk`` checks and the
-    complete one last. Closing the generator stops the run. ``provenance`` (what was audited: the
-    dataset's and model's identifying facts) is copied into every result's ``info``."""
+    """Run the monitor over ``obs``, yielding a partial ``AuditResult`` every ``chunk`` checks, or
+    sooner when the search for a decision has run for ``yield_every`` seconds since the last yield,
+    and the complete one last. Closing the generator stops the run. Each solver call is limited to
+    ``solver_time_limit`` seconds (a call that runs out finds no allocation: that check is just not
+    decided, which is sound). ``provenance`` (what was audited: the dataset's and model's
+    identifying facts) is copied into every result's ``info``."""
     if split not in SPLITS:
         raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
     t_start = time.perf_counter()
-    allocator = Allocator(spec, delta, bound)
+    allocator = Allocator(spec, delta, bound, solver_time_limit=solver_time_limit)
     cs = allocator.cs
     keys = cs.leaf_keys
     idx = check_points(obs.length, batch)
@@ -207,22 +213,27 @@ def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5
                            int(steps[st.stop]) if st.stop is not None else None,
                            int(steps[upto - 1]) if upto else 0, node_infos(spec), trace, info, spec)
 
-    for a in range(0, K, chunk):
+    a, last_yield = 0, time.perf_counter()
+    while a < K:
         b = min(a + chunk, K)
-        sl = slice(a, b)
-        chunk_stats = {k: s.at(sl) for k, s in stats.items()}
         if st.stop is None:
-            found = _scan(allocator, chunk_stats, split, equal, best, t_start, time_budget, st)
+            chunk_stats = {k: s.at(slice(a, b)) for k, s in stats.items()}
+            found, scanned = _scan(allocator, chunk_stats, split, equal, best, t_start, time_budget, st,
+                                   deadline=last_yield + yield_every)
             if found is not None:
                 pos, allocation = found
                 st.stop, st.decision = a + pos, allocation
                 st.frozen = _frozen(allocation, keys, delta)
+            else:
+                b = a + scanned  # paused: checks [a, a + scanned) are known undecided, the rest is scanned next
         last = b if not (stop and st.stop is not None) else min(b, st.stop + 1)
         st.parts.append(_trace_part(spec, keys, stats, steps, a, last, equal, st, allocator))
         done = last < b or b == K
         yield result(last, done)
+        last_yield = time.perf_counter()
         if done:
             return
+        a = b
 
 
 def _frozen(allocation: Allocation, keys, delta: float) -> dict[str, float]:
@@ -234,34 +245,43 @@ def _frozen(allocation: Allocation, keys, delta: float) -> dict[str, float]:
     return {k: float(allocation.deltas.get(k, 0.0)) + left / len(keys) for k in keys}
 
 
-def _scan(allocator: Allocator, stats, split, equal, best, t_start, time_budget, st) -> tuple[int, Allocation] | None:
-    """The first check of this chunk at which the root is decided, with its allocation."""
+def _scan(allocator: Allocator, stats, split, equal, best, t_start, time_budget, st,
+          deadline: float | None = None) -> tuple[tuple[int, Allocation] | None, int]:
+    """``(found, scanned)``: ``found`` is the first check of this chunk at which the root is decided,
+    with its allocation, or None; without a decision, checks ``[0, scanned)`` are undecided. The
+    search pauses (``scanned`` < chunk length) at the first solver candidate met after ``deadline``
+    (``time.perf_counter()``), so that the caller can report progress; candidates are checks in
+    order and each check is judged on its own statistics, so resuming at ``scanned`` gives the same
+    decision as an uninterrupted scan."""
+    n_checks = len(next(iter(stats.values())).n)
     v_eq = allocator.root_verdict(stats, equal)
     eq_hits = np.flatnonzero(v_eq != UNKNOWN)
     first_eq = int(eq_hits[0]) if len(eq_hits) else None
     if split == "equal":
         if first_eq is None:
-            return None
-        return first_eq, Allocation(dict(equal), bool(v_eq[first_eq] == TRUE), ())
+            return None, n_checks
+        return (first_eq, Allocation(dict(equal), bool(v_eq[first_eq] == TRUE), ())), n_checks
     v_best = allocator.root_verdict(stats, best)
     end = first_eq if first_eq is not None else len(v_best)
     candidates = np.flatnonzero(v_best[:end] != UNKNOWN)
     if len(candidates):
         candidates = _prescreen(allocator, stats, v_best, candidates)
-    for c in candidates:
+    for i, c in enumerate(candidates):
         if time_budget is not None and time.perf_counter() - t_start > time_budget:
             st.timed_out = True
             break
+        if deadline is not None and i > 0 and time.perf_counter() > deadline:
+            return None, int(c)
         at = {k: s.at(c) for k, s in stats.items()}
         found = allocator.try_decide(at, bool(v_best[c] == TRUE), optimize=False)
         if found is not None:
-            return int(c), _optimal(allocator, at, found)
+            return (int(c), _optimal(allocator, at, found)), n_checks
     if first_eq is None:
-        return None
+        return None, n_checks
     at = {k: s.at(first_eq) for k, s in stats.items()}
     target = bool(v_eq[first_eq] == TRUE)
     found = None if st.timed_out else allocator.try_decide(at, target, optimize=True)
-    return first_eq, found or Allocation(dict(equal), target, ())
+    return (first_eq, found or Allocation(dict(equal), target, ())), n_checks
 
 
 def _optimal(allocator: Allocator, at, found: Allocation) -> Allocation:

@@ -44,6 +44,18 @@ def training_labels(dataset) -> np.ndarray:
     return y
 
 
+def split_rows(y: np.ndarray, seed: int = 0, test_size: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
+    """``(training rows, held-out rows)``: positions of the split ``train`` uses (stratified on the 0/1
+    labels ``y``, ``random_state=seed``). The one definition of the held-out rows (see
+    ``fairaudit.group_metrics.held_out_rows``)."""
+    from sklearn.model_selection import train_test_split  # imported here: keeps `import fairaudit.models` light
+
+    try:
+        return train_test_split(np.arange(len(y)), test_size=float(test_size), random_state=int(seed), stratify=y)
+    except ValueError as err:
+        raise ModelError(f"cannot split {len(y)} rows for training: {str(err).splitlines()[0]}") from None
+
+
 def train(dataset, kind: str, *, seed: int = 0, test_size: float = 0.25, exclude: Sequence[str] = (),
           **params) -> Model:
     """Train a model of ``kind`` (logreg, tree, gbm, mlp) on ``dataset``.
@@ -74,12 +86,7 @@ def train(dataset, kind: str, *, seed: int = 0, test_size: float = 0.25, exclude
     except TypeError:
         raise ModelError("model parameters must be plain numbers, strings, lists or booleans") from None
 
-    from sklearn.model_selection import train_test_split  # imported here: keeps `import fairaudit.models` light
-
-    try:
-        train_idx, test_idx = train_test_split(np.arange(len(y)), test_size=test_size, random_state=seed, stratify=y)
-    except ValueError as err:
-        raise ModelError(f"cannot split {len(y)} rows for training: {str(err).splitlines()[0]}") from None
+    train_idx, test_idx = split_rows(y, seed, test_size)
     frame = dataset.frame
     train_rows = frame.iloc[train_idx]
     encoding = Encoding.fit(dataset, train_rows, features)

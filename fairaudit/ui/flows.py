@@ -31,7 +31,7 @@ def train_model(dataset, kind: str, seed: int, test_size: float):
 
 
 def load_demo(log: Callable[[str], Any] = lambda _m: None, run: bool = True) -> None:
-    """Adult + logistic regression + a sex/race parity spec; then run the audit (when the engine exists)."""
+    """Adult + logistic regression + a sex/race parity spec; then run the audit."""
     log("Dataset: Adult (UCI census, 32,561 rows); protected: sex, race")
     dataset = state.builtin_dataset(logic.DEMO_DATASET)
     state.set_dataset(dataset)
@@ -42,11 +42,9 @@ def load_demo(log: Callable[[str], Any] = lambda _m: None, run: bool = True) -> 
     state.put(state.SPEC_HISTORY, logic.record_version(state.get(state.SPEC_HISTORY), logic.DEMO_SPEC))
     state.put(state.SELECTED, [])
     state.put(state.LAST_EVENT, [])
-    if run and engines_available():
-        log("Audit: monitor engine, Δ = 0.05, batches of 5 observations")
+    if run:
+        log("Audit: monitor engine, Δ = 0.05, a check every 5 observations")
         run_audit(default_options())
-    elif run:
-        log("The monitor engine is not available yet: the audit was not run.")
 
 
 def default_options() -> dict:
@@ -55,52 +53,50 @@ def default_options() -> dict:
 
 
 def audit_iterator(options: dict):
-    """Partial ``AuditResult``s of an audit of the session's dataset, model and spec (the last one is complete).
-
-    Uses ``fairaudit.api.audit`` when it offers partial results, else the monitor engine directly
-    (``fairaudit.engines.monitor.monitor(..., iterate=True)``).
-    """
-    import inspect
+    """Partial ``AuditResult``s of an audit of the session's dataset, model and spec (the last one is complete;
+    closing the generator stops the run): ``fairaudit.api.audit(..., iterate=True)``."""
+    from fairaudit.api import audit
 
     dataset = state.get(state.DATASET)
     model = state.get(state.MODEL)
     spec_text = state.get(state.SPEC_TEXT)
-    if dataset is None or not spec_text.strip():
-        raise FairauditError("choose a dataset and write a specification first")
+    if dataset is None or model is None or not spec_text.strip():
+        raise FairauditError("choose a dataset and a model and write a specification first")
     kwargs = {k: options[k] for k in ("delta", "batch", "split", "bound", "order", "seed", "stop") if k in options}
-    if options.get("time_budget"):
-        kwargs["time_budget"] = float(options["time_budget"])
-    audit = state.audit_function()
-    if audit is not None:
-        params = inspect.signature(audit).parameters
-        if "iterate" in params:
-            return audit(dataset, spec_text, engine=options.get("engine", "monitor"), model=model, iterate=True,
-                         **{k: v for k, v in kwargs.items() if k in params})
-    monitor = state.optional("fairaudit.engines.monitor", "monitor")
-    parse = state.spec_parser()
-    if monitor is None or parse is None:
-        raise FairauditError("the monitor engine is not available yet")
-    if options.get("engine", "monitor") != "monitor":
-        raise FairauditError(f"engine {options.get('engine')!r} is not available yet")
-    return monitor(dataset, parse(spec_text), model=model, iterate=True, **kwargs)
+    budget = options.get("time_budget")
+    return audit(dataset, spec_text, engine=options.get("engine", "monitor"), model=model, iterate=True,
+                 time_budget=float(budget) if budget else None, **kwargs)
 
 
 def engines_available() -> list[str]:
-    return ["monitor"] if (state.audit_function() is not None or
-                           state.optional("fairaudit.engines.monitor", "monitor") is not None) else []
+    from fairaudit.api import ENGINES
+
+    return list(ENGINES)
+
+
+def bound_choices() -> list[str]:
+    from fairaudit.bounds.concentration import BOUNDS
+
+    return list(BOUNDS)
+
+
+def split_choices() -> list[str]:
+    from fairaudit.bounds.allocation import SPLITS
+
+    return list(SPLITS)
 
 
 def run_audit(options: dict, on_update: Callable[[Any, float, str], None] | None = None) -> Any:
     """Run the audit to the end (or its time budget); store every partial result in the session as it comes,
     so a Stop (which interrupts the script) keeps the evidence so far. ``on_update(partial, fraction, text)`` is
-    called at most about once a second, and once at the end."""
+    called about twice a second (the engine yields at least every 0.5 s), and once at the end."""
     dataset = state.get(state.DATASET)
     spec_text = state.get(state.SPEC_TEXT)
     meta = {"engine": options.get("engine", "monitor"), "options": dict(options),
             "dataset": getattr(dataset, "name", None), "model": (state.get(state.MODEL_INFO) or {}).get("describe"),
             "status": "running", "started": time.time(), "spec": spec_text}
     state.put(state.RESULT_META, meta)
-    throttle = logic.Throttle(0.8)
+    throttle = logic.Throttle(0.5)
     t0 = time.monotonic()
     result = None
     for result in audit_iterator(options):
@@ -118,6 +114,45 @@ def run_audit(options: dict, on_update: Callable[[Any, float, str], None] | None
         meta["reason"] = f"time budget of {options.get('time_budget'):g} s reached"
     _store(result, meta)
     return result
+
+
+def check_spec(text: str, dataset=None) -> tuple[Any, list[tuple[str, str]]]:
+    """Parse ``text`` and validate it against the dataset: ``(spec or None, [(severity, message), ...])``.
+    Messages name line and column; the spec is None when there is an error (warnings keep it)."""
+    from fairaudit.spec import parse, validate
+
+    try:
+        spec = parse(text)
+    except FairauditError as err:
+        where = f"line {err.line}, column {err.column}: " if getattr(err, "line", None) else ""
+        pretty = err.pretty() if hasattr(err, "pretty") else ""
+        return None, [("error", f"{where}{getattr(err, 'message', str(err))}" + (f"\n\n```\n{pretty}\n```"
+                                                                                if pretty else ""))]
+    if dataset is None:
+        return spec, []
+    try:
+        problems = validate(spec, dataset.schema, dataset.frame) or []
+    except FairauditError as err:
+        problems = [err]
+    out = []
+    for problem in problems:
+        severity = getattr(problem, "severity", "error")
+        line, col = getattr(problem, "line", None), getattr(problem, "column", None)
+        where = f"line {line}, column {col}: " if line else ""
+        out.append((severity, f"{where}{getattr(problem, 'message', str(problem))}"))
+        if severity != "warning":
+            spec = None
+    return spec, out
+
+
+def use_spec(text: str) -> None:
+    """Make ``text`` the current specification (a new version in the history) and hand it to the Specification
+    page's editor. The caller has parsed it."""
+    if text.strip() == state.get(state.SPEC_TEXT).strip():
+        return
+    state.put(state.SPEC_TEXT, text)
+    state.put(state.SPEC_HISTORY, logic.record_version(state.get(state.SPEC_HISTORY), text))
+    st.session_state["spec_pending"] = text
 
 
 def _store(result, meta: dict) -> None:

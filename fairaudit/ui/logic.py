@@ -5,6 +5,7 @@ The pages only translate widget events into calls of these functions and draw wh
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
@@ -184,6 +185,27 @@ def verdict_sentence(verdict: str | None) -> str:
     return {"true": "certified true", "false": "violated", "unknown": "undecided"}.get(verdict or "", "not run")
 
 
+def verdict_summary(verdict: str | None, delta: float, stop_step: int | None, steps: int,
+                    unit: str = "observations", undecided_part: str | None = None) -> str:
+    """The verdict and its guarantee in one plain sentence (thousands separated; no interval jargon)."""
+    prob = "with certainty" if delta <= 0 else f"with probability ≥ {1 - delta:g}"
+    at = stop_step if stop_step is not None else steps
+    if verdict == "true":
+        return f"certified {prob}, decided after {at:,} {unit}"
+    if verdict == "false":
+        return f"violated {prob}, decided after {at:,} {unit}"
+    part = f": **{undecided_part}** could not be decided yet (see its panel below)" if undecided_part else ""
+    return f"undecided after {steps:,} {unit}{part}; more data or a larger Δ may decide it"
+
+
+def guarantee_hint(delta: float) -> str:
+    """What Δ means, in words (shown under every verdict)."""
+    if delta <= 0:
+        return "The bounds are exact: the verdict cannot be wrong."
+    return (f"Δ = {delta:g} is the failure probability: the chance that this verdict (or any interval shown) is "
+            f"wrong is at most {delta * 100:g}%. A smaller Δ gives wider intervals and later decisions.")
+
+
 def small_group_warning(stats_rows: Iterable[Mapping[str, Any]], threshold: int) -> str | None:
     """One sentence naming the groups with fewer than ``threshold`` rows, or None."""
     small = [f"{r['attribute']} = {r['group']} ({r['n']} rows)" for r in stats_rows if r["n"] < threshold]
@@ -192,3 +214,266 @@ def small_group_warning(stats_rows: Iterable[Mapping[str, Any]], threshold: int)
     head = ", ".join(small[:8]) + (f" and {len(small) - 8} more" if len(small) > 8 else "")
     return (f"Small groups: {head}. Estimates for groups with fewer than {threshold} rows are uncertain; "
             "their confidence intervals are wide.")
+
+
+# --------------------------------------------------------------------------------------------------
+# the selected node: facts and a plain explanation of its verdict
+
+_OPS = ("<=", ">=", "==", "!=", "<", ">")
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _n(x: Any) -> str:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return "–"
+    if math.isnan(x):
+        return "–"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if x != 0 and abs(x) < 0.01:
+        return f"{x:.2g}"
+    return f"{x:.3f}".rstrip("0").rstrip(".") if abs(x - round(x, 3)) < 1e-12 else f"{x:.3f}"
+
+
+def _finite(*xs: Any) -> bool:
+    try:
+        return all(x is not None and math.isfinite(float(x)) for x in xs)
+    except (TypeError, ValueError):
+        return False
+
+
+def _op_of(node: Mapping[str, Any]) -> str | None:
+    if node.get("op"):
+        return str(node["op"])
+    from fairaudit.viz.tree import comparison_operator
+
+    return comparison_operator(str(node.get("text", "")))
+
+
+def _children(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [n for n in nodes if n.get("parent") == node_id]
+
+
+def _const(node: Mapping[str, Any]) -> float | None:
+    if node.get("kind") != "const":
+        return None
+    for value in (node.get("value"), (node.get("final") or {}).get("estimate"), node.get("text")):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def _part_name(node: Mapping[str, Any]) -> str:
+    if node.get("name"):
+        return str(node["name"])
+    text = str(node.get("text", node.get("id")))
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+def _guarantee(delta: Any) -> str:
+    if not _finite(delta):
+        return ""
+    d = float(delta)
+    if d == 0:
+        return " These bounds are exact."
+    return f" The bounds hold with probability at least 1 − δ = {1 - d:.4g}."
+
+
+def _compare_sentence(op: str, lo: float, hi: float, c: float, verdict: str, what: str) -> str:
+    """``what`` (a term with bounds [lo, hi]) ``op`` ``c``: why the verdict is what it is."""
+    below = op in ("<", "<=")
+    if op in ("<", "<=", ">", ">="):
+        if verdict == "true":
+            return (f"the upper bound {_n(hi)} of {what} is below the threshold {_n(c)}." if below else
+                    f"the lower bound {_n(lo)} of {what} is above the threshold {_n(c)}.")
+        if verdict == "false":
+            return (f"the lower bound {_n(lo)} of {what} is already above the threshold {_n(c)}." if below
+                    else f"the upper bound {_n(hi)} of {what} is already below the threshold {_n(c)}.")
+        if below:
+            return (f"the upper bound {_n(hi)} of {what} is above the threshold {_n(c)}: cannot be certified yet; "
+                    f"the lower bound {_n(lo)} is below {_n(c)}: cannot be ruled violated either.")
+        return (f"the lower bound {_n(lo)} of {what} is below the threshold {_n(c)}: cannot be certified yet; "
+                f"the upper bound {_n(hi)} is above {_n(c)}: cannot be ruled violated either.")
+    if op == "==":
+        if verdict == "false":
+            return f"the interval [{_n(lo)}, {_n(hi)}] of {what} excludes {_n(c)}."
+        if verdict == "true":
+            return f"the interval [{_n(lo)}, {_n(hi)}] of {what} is the single value {_n(c)}."
+        return f"the interval [{_n(lo)}, {_n(hi)}] of {what} contains {_n(c)}: equality cannot be decided yet."
+    # !=
+    if verdict == "true":
+        return f"the interval [{_n(lo)}, {_n(hi)}] of {what} excludes {_n(c)}."
+    return f"the interval [{_n(lo)}, {_n(hi)}] of {what} contains {_n(c)}: cannot be certified yet."
+
+
+def explain_node(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> str:
+    """One plain sentence saying why a node is certified, violated or undecided (or what a term's bounds mean).
+
+    ``nodes`` is the ``nodes`` list of the audit-result contract (``id``, ``parent``, ``kind``, ``text``,
+    ``final``). Example for ``X < 0.5`` with ``X`` in [0.38, 0.52]: "Undecided: the upper bound 0.52 of X is above
+    the threshold 0.5: cannot be certified yet; the lower bound 0.38 is below 0.5: cannot be ruled violated
+    either."
+    """
+    by_id = {str(n["id"]): n for n in nodes}
+    node = by_id[node_id]
+    kind = node.get("kind")
+    final = node.get("final") or {}
+    verdict = final.get("verdict")
+    head = {"true": "Certified", "false": "Violated", "unknown": "Undecided"}.get(verdict or "", "")
+    kids = _children(node_id, nodes)
+    if kind == "cmp" and len(kids) == 2:
+        op = _op_of(node) or "<"
+        left, right = kids
+        c_right, c_left = _const(right), _const(left)
+        if c_right is not None or c_left is not None:
+            term, c = (left, c_right) if c_right is not None else (right, c_left)
+            op = op if c_right is not None else _FLIP[op]
+            tf = term.get("final") or {}
+            lo, hi = tf.get("lo"), tf.get("hi")
+            what = _short(term, nodes)
+        else:
+            lo, hi, c = final.get("lo"), final.get("hi"), 0.0
+            what = "left − right"
+        if not _finite(lo, hi):
+            return f"{head or 'Not decided'}: no observation has reached this comparison yet."
+        return f"{head}: " + _compare_sentence(op, float(lo), float(hi), float(c), verdict or "unknown", what) \
+            + _guarantee(final.get("delta"))
+    if kind in ("and", "or", "not"):
+        by_verdict: dict[str, list[str]] = {}
+        for k in kids:
+            by_verdict.setdefault((k.get("final") or {}).get("verdict") or "unknown", []).append(_part_name(k))
+        false, true, unknown = by_verdict.get("false", []), by_verdict.get("true", []), by_verdict.get("unknown", [])
+        if kind == "not":
+            inner = _part_name(kids[0]) if kids else "its part"
+            return {"true": f"Certified: {inner} is violated, so its negation holds.",
+                    "false": f"Violated: {inner} is certified, so its negation fails."}.get(
+                verdict or "", f"Undecided: {inner} is undecided.")
+        if kind == "and":
+            if verdict == "false":
+                return f"Violated: every part must hold and {_join(false)} {_is(false)} violated."
+            if verdict == "true":
+                return "Certified: every part is certified."
+            return f"Undecided: no part is violated, but {_join(unknown)} {_is(unknown)} still undecided."
+        if verdict == "true":
+            return f"Certified: one part must hold and {_join(true)} {_is(true)} certified."
+        if verdict == "false":
+            return "Violated: every part is violated."
+        return f"Undecided: no part is certified yet, and {_join(unknown)} {_is(unknown)} still undecided."
+    if kind == "const":
+        return "A constant (a threshold of the comparison above it)."
+    lo, hi, est = final.get("lo"), final.get("hi"), final.get("estimate")
+    if not _finite(lo, hi):
+        return "A term, not a claim: no observations yet."
+    n = final.get("n")
+    seen = f" from {int(n):,} observations" if _finite(n) else ""
+    return (f"A term, not a claim: estimate {_n(est)}{seen}; its true value lies in [{_n(lo)}, {_n(hi)}]."
+            + _guarantee(final.get("delta")))
+
+
+def _short(node: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]]) -> str:
+    from fairaudit.viz.tree import short_labels
+
+    return short_labels(nodes).get(str(node["id"])) or _part_name(node)
+
+
+def _cmp_parts(node_id: str, nodes: Sequence[Mapping[str, Any]]):
+    """``(term, op, threshold)`` of a comparison with a constant side (op read with the term on the left)."""
+    node = next(n for n in nodes if str(n["id"]) == node_id)
+    kids = _children(node_id, nodes)
+    if node.get("kind") != "cmp" or len(kids) != 2:
+        return None
+    op = _op_of(node) or "<"
+    if _const(kids[1]) is not None:
+        return kids[0], op, _const(kids[1])
+    if _const(kids[0]) is not None:
+        return kids[1], _FLIP[op], _const(kids[0])
+    return None
+
+
+def _join(items: Sequence[str]) -> str:
+    items = list(items) or ["a part"]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _is(items: Sequence[str]) -> str:
+    return "is" if len(items) <= 1 else "are"
+
+
+def node_facts(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Formatted final values of a node for the "selected node" panel."""
+    node = next(n for n in nodes if str(n["id"]) == node_id)
+    final = node.get("final") or {}
+    verdict = final.get("verdict")
+    facts = {"estimate": _n(final.get("estimate")),
+             "interval": f"[{_n(final.get('lo'))}, {_n(final.get('hi'))}]" if _finite(final.get("lo"),
+                                                                                      final.get("hi")) else "–",
+             "δ": _n(final.get("delta")) if _finite(final.get("delta")) else "–",
+             "verdict": verdict_sentence(verdict) if verdict else "— (a term)"}
+    parts = _cmp_parts(node_id, nodes)
+    if parts is not None:  # report the compared term and the threshold rather than the internal difference
+        term, op, c = parts
+        tf = term.get("final") or {}
+        pretty = {"<=": "≤", ">=": "≥", "==": "=", "!=": "≠"}.get(op, op)
+        facts = {"value": _n(tf.get("estimate")),
+                 "interval": f"[{_n(tf.get('lo'))}, {_n(tf.get('hi'))}]" if _finite(tf.get("lo"), tf.get("hi")) else "–",
+                 "threshold": f"{pretty} {_n(c)}", "δ": facts["δ"], "verdict": facts["verdict"]}
+    elif node.get("kind") == "cmp":
+        facts["interval"] += " (left − right)"
+    if _finite(final.get("n")):
+        facts["observations"] = f"{int(final['n']):,}"
+    return facts
+
+
+# --------------------------------------------------------------------------------------------------
+# the version history as a table
+
+
+def history_rows(history: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """Newest first: version, verdict, the step it was decided at, what changed from the previous version, and
+    the specification without its comments."""
+    rows = []
+    prev = None
+    for h in history:
+        body = " ".join(line.strip() for line in h["text"].splitlines()
+                        if line.strip() and not line.strip().startswith("#"))
+        change = "first version" if prev is None else "; ".join(_changes(prev, h["text"])) or "comments only"
+        rows.append({"version": f"v{h['version']}", "verdict": verdict_sentence(h.get("verdict")),
+                     "decided at step": "–" if h.get("stop_step") is None else f"{int(h['stop_step']):,}",
+                     "change": change, "specification": body})
+        prev = h["text"]
+    return list(reversed(rows))
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE]-?\d+)?(?![\w.])")
+
+
+def _changes(old: str, new: str) -> list[str]:
+    """What changed between two versions, briefly: ``0.1 → 0.15`` when only numbers changed on a line."""
+    import difflib
+
+    a = [line for line in old.strip().splitlines() if line.strip() and not line.strip().startswith("#")]
+    b = [line for line in new.strip().splitlines() if line.strip() and not line.strip().startswith("#")]
+    out = []
+    sm = difflib.SequenceMatcher(a=a, b=b)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag == "replace" and i2 - i1 == j2 - j1:
+            for la, lb in zip(a[i1:i2], b[j1:j2]):
+                na, nb = _NUMBER.findall(la), _NUMBER.findall(lb)
+                if _NUMBER.sub("#", la) == _NUMBER.sub("#", lb) and len(na) == len(nb):
+                    name = la.split(":", 1)[0].strip() + " " if re.match(r"^\s*[A-Za-z_]\w*\s*:", la) else ""
+                    out.extend(f"{name}{x} → {y}" for x, y in zip(na, nb) if x != y)
+                else:
+                    out.append("edited")
+        elif tag == "insert":
+            out.append(f"+{j2 - j1} line{'s' if j2 - j1 > 1 else ''}")
+        elif tag == "delete":
+            out.append(f"−{i2 - i1} line{'s' if i2 - i1 > 1 else ''}")
+        else:
+            out.append("edited")
+    return out

@@ -6,7 +6,6 @@ trained models by (dataset, roles, kind, seed, split).
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import streamlit as st
@@ -91,24 +90,3 @@ def set_model(model, info: dict) -> None:
                                     "describe": model.describe()}
     st.session_state[RESULT] = None
     st.session_state[RESULT_META] = None
-
-
-# ------------------------------------------------------------------------------------------- library probes
-
-
-def optional(module: str, attr: str | None = None):
-    """A library module/attribute that another engineer may not have written yet (None when missing)."""
-    try:
-        mod = importlib.import_module(module)
-    except ImportError:
-        return None
-    return getattr(mod, attr, None) if attr else mod
-
-
-def audit_function():
-    return optional("fairaudit.api", "audit")
-
-
-def spec_parser():
-    return optional("fairaudit.spec", "parse")
-

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fairaudit.ui import state
-from fairaudit.ui.logic import verdict_sentence
+from fairaudit.ui.logic import guarantee_hint, verdict_sentence, verdict_summary
 from fairaudit.viz.palette import VERDICTS, normalise_verdict
 
 
@@ -14,8 +14,23 @@ def verdict_badge(verdict: str | None) -> str:
     label, colour = VERDICTS[key]
     if verdict is None:
         label = "not run"
-    return (f"<span style='background:{colour};color:white;padding:2px 10px;border-radius:10px;"
-            f"font-weight:600'>{label}</span>")
+    ink = "#000000" if key in ("unknown", "term") else "#ffffff"  # contrast ≥ 4.5:1 on each background
+    return (f"<span style='background:{colour};color:{ink};padding:2px 10px;border-radius:10px;"
+            f"font-weight:600;white-space:nowrap'>{label}</span>")
+
+
+def verdict_line(result, stopped: bool = False) -> None:
+    """The verdict badge, its guarantee sentence and what Δ means, on their own lines (no overlap with charts)."""
+    delta = float(result.options.get("delta", 0.05) or 0.0)
+    worst = result.worst_node() if result.verdict not in ("true", "false") else None
+    worst_name = None
+    if worst is not None:
+        worst_name = next((n.get("name") for n in result.nodes if n["id"] == worst["id"]), None) or worst["text"]
+    sentence = verdict_summary(result.verdict, delta, result.stop_step, result.steps,
+                               result.info.get("unit", "observations"), worst_name)
+    st.markdown(f"**Verdict:** {verdict_badge(result.verdict)} &nbsp; {sentence}"
+                + (" — *stopped before the end (partial evidence)*" if stopped else ""), unsafe_allow_html=True)
+    st.caption(guarantee_hint(delta))
 
 
 def summary(compact: bool = False) -> None:
@@ -35,15 +50,30 @@ def summary(compact: bool = False) -> None:
         st.markdown(f"**{name}:** {value}")
     if spec.strip():
         st.markdown("**Specification:**")
-        st.code(spec.strip(), language=None)
+        st.code(spec.strip(), language=None, wrap_lines=True)
     else:
         st.markdown("**Specification:** none (Specification page)")
     if result is not None:
-        status = meta.get("status", "finished")
-        st.markdown(f"**Verdict:** {verdict_badge(result.verdict)} &nbsp; {result.guarantee}"
-                    + (" — *stopped before the end*" if status == "stopped" else ""), unsafe_allow_html=True)
+        verdict_line(result, stopped=meta.get("status") == "stopped")
     else:
         st.markdown(f"**Verdict:** {verdict_badge(None)}", unsafe_allow_html=True)
+
+
+def node_panel(node_id: str, nodes) -> None:
+    """The selected node: its name and full text, estimate, interval, δ, verdict and why."""
+    from fairaudit.ui.logic import explain_node, node_facts
+    from fairaudit.viz.tree import short_labels
+
+    node = next(n for n in nodes if n["id"] == node_id)
+    facts = node_facts(node_id, nodes)
+    verdict = (node.get("final") or {}).get("verdict")
+    title = node.get("name") or short_labels(nodes).get(node_id, node_id)
+    badge = verdict_badge(verdict) if verdict else ""
+    st.markdown(f"**{title}** &nbsp; {badge}", unsafe_allow_html=True)
+    st.code(node.get("text", ""), language=None, wrap_lines=True)
+    shown = {k: v for k, v in facts.items() if k != "verdict"}
+    st.markdown(" &nbsp;·&nbsp; ".join(f"{k} **{v}**" for k, v in shown.items()))
+    st.markdown(explain_node(node_id, nodes))
 
 
 def sidebar_status() -> None:
@@ -69,8 +99,16 @@ h1 {padding-top: 0.2rem;}
 """
 
 
+def app_setup() -> None:
+    """What ``app.py`` does before the navigation runs the page: wide layout, shared CSS, session defaults."""
+    st.set_page_config(page_title="fairaudit", layout="wide")
+    st.markdown(_CSS, unsafe_allow_html=True)
+    state.init()
+
+
 def page_setup(title: str) -> None:
-    """``st.set_page_config`` (wide), the shared CSS and the session defaults: the first call of every page."""
-    st.set_page_config(page_title=f"{title} · fairaudit" if title != "fairaudit" else title, layout="wide")
+    """The first call of every page: its browser-tab title, and (when the page runs on its own, as in tests) the
+    wide layout, CSS and session defaults that ``app.py`` otherwise sets."""
+    st.set_page_config(page_title=f"{title} · fairaudit", layout="wide")
     st.markdown(_CSS, unsafe_allow_html=True)
     state.init()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Iterable, Mapping, Sequence
 
 import altair as alt
@@ -54,6 +55,117 @@ def node_symbol(node: Mapping[str, Any]) -> str:
     return _SYMBOLS.get(kind, kind[:4])
 
 
+_ARITH = {"add": "+", "sub": "−", "mul": "×", "div": "÷"}
+_ARITH_WORD = {"add": "sum", "sub": "difference", "mul": "product", "div": "ratio"}
+_BOOL_WORD = {"and": "all must hold", "or": "one must hold", "not": "must not hold"}
+_EQUALITY = re.compile(r"""^\s*(`[^`]+`|[A-Za-z_][\w.]*)\s*==\s*("[^"]*"|'[^']*'|[^\s()]+)\s*$""")
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside brackets and quotes."""
+    parts, depth, quote, start, i = [], 0, None, 0, 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "\"'`":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i = i + len(sep)
+            continue
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def _plain_event(text: str, values_only: bool = True) -> str:
+    """An event as a reader says it: ``sex == "Male"`` -> ``sex = Male``; a conjunction of equalities -> the
+    values only (``Male · Private``)."""
+    conj = _split_top(text, " and ")
+    matches = [_EQUALITY.match(c) for c in conj]
+    if values_only and all(matches):
+        values = [m.group(2).strip("\"'") for m in matches]
+        return values[0] if len(values) == 1 else " · ".join(values)
+    out = re.sub(r"\s*==\s*", " = ", text)
+    out = re.sub(r"\s*!=\s*", " ≠ ", out)
+    return out.replace('"', "").replace("'", "").replace("`", "")
+
+
+def expect_label(text: str) -> str:
+    """Short label of an ``E[...]`` leaf: the group of its condition (``E[pred | sex == "Male"]`` -> ``Male``)."""
+    t = text.strip()
+    if not (t.startswith("E[") and t.endswith("]")):
+        return t
+    parts = _split_top(t[2:-1], "|")
+    event = parts[0]
+    if len(parts) == 1:
+        return f"P({_plain_event(event, False)})" if event != "pred" else "all rows"
+    given = _plain_event(parts[1])
+    return given if event == "pred" else f"{_plain_event(event, False)} | {given}"
+
+
+def short_labels(nodes: Sequence[Mapping[str, Any]], max_chars: int = 28) -> dict[str, str]:
+    """A short, readable label per node (the full text stays in the tooltip and the node panel).
+
+    ``E[...]`` leaves: the group of the condition; arithmetic: the children's labels around the operator
+    (``Male − Female``), or the operation's name when that is too long; a comparison: its name and
+    threshold (``sex_parity: < 0.1``); and/or/not: what they require (``all must hold``)."""
+    by_id = {str(n["id"]): n for n in nodes}
+    kids: dict[str, list[str]] = {i: [] for i in by_id}
+    for n in nodes:
+        if n.get("parent") is not None and str(n["parent"]) in kids:
+            kids[str(n["parent"])].append(str(n["id"]))
+    memo: dict[str, str] = {}
+
+    def text_of(nid: str) -> str:
+        return str(by_id[nid].get("text", ""))
+
+    def label(nid: str) -> str:
+        if nid in memo:
+            return memo[nid]
+        n, ch = by_id[nid], kids[nid]
+        kind = n.get("kind")
+        name = n.get("name")
+        if kind == "expect":
+            out = expect_label(text_of(nid))
+        elif kind == "fair":
+            out = text_of(nid) or "Fair"
+        elif kind == "const":
+            parent = by_id.get(str(n.get("parent")))
+            out = "threshold" if parent is not None and parent.get("kind") == "cmp" else ""
+        elif kind in _ARITH and len(ch) == 2:
+            a, b = label(ch[0]), label(ch[1])
+            out = f"{a} {_ARITH[kind]} {b}" if a and b and len(a) + len(b) + 3 <= max_chars else _ARITH_WORD[kind]
+        elif kind == "neg" and ch:
+            out = f"−{label(ch[0])}"
+        elif kind == "cmp" and len(ch) == 2:
+            op = _CMP_PRETTY.get(n.get("op") or comparison_operator(text_of(nid)) or "", "?")
+            left, right = by_id[ch[0]], by_id[ch[1]]
+            # "<0.1" without a space: a wrapped label never splits an operator from its threshold
+            if right.get("kind") == "const":
+                out = f"{op}{node_symbol(right)}"
+                out = f"{name}: {out}" if name else f"{label(ch[0])} {out}"
+            elif left.get("kind") == "const":
+                out = f"{node_symbol(left)}{op}"
+                out = f"{name}: {out}" if name else f"{out} {label(ch[1])}"
+            else:
+                out = name or f"{label(ch[0])} {op} {label(ch[1])}"
+        elif kind in _BOOL_WORD:
+            kid_names = [by_id[c].get("name") for c in ch]
+            out = f" {kind} ".join(kid_names) if ch and all(kid_names) else _BOOL_WORD[kind]
+        else:
+            out = text_of(nid)
+        memo[nid] = out
+        return out
+
+    return {nid: label(nid) for nid in by_id}
+
+
 def _const_value(node: Mapping[str, Any]) -> Any:
     final = node.get("final") or {}
     if final.get("estimate") is not None:
@@ -67,11 +179,7 @@ def _const_value(node: Mapping[str, Any]) -> Any:
 def tree_frame(nodes: Sequence[Mapping[str, Any]], label_width: int = 18, label_lines: int = 2) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Tidy tables behind the tree chart: one row per node, one row per edge."""
     placed = {p.id: p for p in tree_layout(nodes)}
-    names = {str(n["id"]): n.get("name") for n in nodes}
-    kids: dict[str, list[str]] = {}
-    for n in nodes:
-        if n.get("parent") is not None:
-            kids.setdefault(str(n["parent"]), []).append(str(n["id"]))
+    shorts = short_labels(nodes, max_chars=label_width * label_lines)
     rows = []
     for n in nodes:
         nid = str(n["id"])
@@ -81,11 +189,7 @@ def tree_frame(nodes: Sequence[Mapping[str, Any]], label_width: int = 18, label_
         text = str(n.get("text", ""))
         name = n.get("name")
         shown = f"{name}: {text}" if name else text
-        kid_names = [names.get(c) for c in kids.get(nid, [])]
-        short = shown
-        if n.get("kind") in ("and", "or") and kid_names and all(kid_names):
-            # a conjunction of named parts reads better as "sex_parity and race_parity"
-            short = f" {n['kind']} ".join(kid_names)
+        short = shorts[nid]
         rows.append({
             "id": nid,
             "parent": p.parent,
@@ -163,7 +267,7 @@ def tree_chart(
         alt.Tooltip("kind:N", title="kind"),
         alt.Tooltip("estimate:N", title="estimate"),
         alt.Tooltip("interval:N", title="interval"),
-        alt.Tooltip("delta:N", title="δ"),
+        alt.Tooltip("delta:N", title="δ (failure probability)"),
         alt.Tooltip("verdict_label:N", title="verdict"),
     ]
     edge_layer = alt.Chart(edges).mark_rule(color="#9a9a9a", strokeWidth=1.6).encode(

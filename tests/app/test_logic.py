@@ -107,3 +107,81 @@ def test_speclib(tmp_path):
     for bad in ("../evil", "a/b", "", ".hidden"):
         with pytest.raises(ValueError):
             speclib.save_spec(bad, "x", tmp_path)
+
+
+def _cmp_nodes(op="<", lo=0.38, hi=0.52, verdict="unknown", threshold=0.5, name=None):
+    cmp = {"id": "n0", "parent": None, "kind": "cmp", "text": f'E[pred | sex == "F"] {op} {threshold}',
+           "final": {"estimate": 0.45 - threshold, "lo": lo - threshold, "hi": hi - threshold, "delta": 0.05,
+                     "verdict": verdict}}
+    if name:
+        cmp["name"] = name
+    return [cmp,
+            {"id": "n1", "parent": "n0", "kind": "expect", "text": 'E[pred | sex == "F"]',
+             "final": {"estimate": 0.45, "lo": lo, "hi": hi, "delta": 0.05, "verdict": None, "n": 1200.0}},
+            {"id": "n2", "parent": "n0", "kind": "const", "text": str(threshold),
+             "final": {"estimate": threshold, "lo": threshold, "hi": threshold, "delta": 0.0, "verdict": None}}]
+
+
+def test_explain_undecided_comparison():
+    text = logic.explain_node("n0", _cmp_nodes())
+    assert text.startswith("Undecided:")
+    assert "upper bound 0.52" in text and "above the threshold 0.5" in text and "cannot be certified yet" in text
+    assert "lower bound 0.38" in text and "cannot be ruled violated either" in text
+    assert "1 − δ = 0.95" in text
+
+
+def test_explain_certified_and_violated_comparisons():
+    ok = logic.explain_node("n0", _cmp_nodes(lo=0.30, hi=0.44, verdict="true"))
+    assert ok.startswith("Certified:") and "upper bound 0.44" in ok and "below the threshold 0.5" in ok
+    bad = logic.explain_node("n0", _cmp_nodes(lo=0.55, hi=0.7, verdict="false"))
+    assert bad.startswith("Violated:") and "lower bound 0.55" in bad and "above the threshold 0.5" in bad
+    # ">" reads the other way round
+    gt = logic.explain_node("n0", _cmp_nodes(op=">", lo=0.55, hi=0.7, verdict="true"))
+    assert gt.startswith("Certified:") and "lower bound 0.55" in gt and "above the threshold 0.5" in gt
+    # the group of the condition names the term
+    assert "of F" in ok
+
+
+def test_explain_boolean_and_terms():
+    nodes = [{"id": "a", "parent": None, "kind": "and", "text": "x and y", "final": {"verdict": "false"}},
+             {"id": "x", "parent": "a", "kind": "cmp", "name": "sex_parity", "text": "…", "final": {"verdict": "false"}},
+             {"id": "y", "parent": "a", "kind": "cmp", "name": "race_parity", "text": "…", "final": {"verdict": "unknown"}}]
+    assert logic.explain_node("a", nodes) == "Violated: every part must hold and sex_parity is violated."
+    nodes[0]["final"]["verdict"] = "unknown"
+    nodes[1]["final"]["verdict"] = "true"
+    assert "race_parity is still undecided" in logic.explain_node("a", nodes)
+    leaf = logic.explain_node("n1", _cmp_nodes())
+    assert leaf.startswith("A term, not a claim") and "1,200 observations" in leaf and "[0.38, 0.52]" in leaf
+    assert "no observations" in logic.explain_node("n1", _cmp_nodes(lo=float("nan"), hi=float("nan")))
+
+
+def test_node_facts_show_the_term_and_threshold():
+    facts = logic.node_facts("n0", _cmp_nodes())
+    assert facts["value"] == "0.45" and facts["interval"] == "[0.38, 0.52]" and facts["threshold"] == "< 0.5"
+    assert facts["δ"] == "0.05" and facts["verdict"] == "undecided"
+    assert logic.node_facts("n1", _cmp_nodes())["observations"] == "1,200"
+
+
+def test_history_rows_show_verdicts_and_changes():
+    h = logic.record_version([], "# c\na: E[pred] < 0.5", "false", 120, when=1.0)
+    h = logic.record_version(h, "# c\na: E[pred] < 0.55", "unknown", None, when=2.0)
+    h = logic.record_version(h, "# c\na: E[pred] < 0.55\nb: E[pred] > 0.1", when=3.0)
+    rows = logic.history_rows(h)
+    assert [r["version"] for r in rows] == ["v3", "v2", "v1"]
+    assert rows[2] == {"version": "v1", "verdict": "violated", "decided at step": "120", "change": "first version",
+                       "specification": "a: E[pred] < 0.5"}
+    assert rows[1]["change"] == "a 0.5 → 0.55" and rows[1]["verdict"] == "undecided"
+    assert rows[0]["change"] == "+1 line" and rows[0]["verdict"] == "not run"
+
+
+def test_guarantee_hint():
+    assert "at most 5%" in logic.guarantee_hint(0.05)
+    assert "exact" in logic.guarantee_hint(0.0)
+
+
+def test_verdict_summary_is_plain():
+    assert logic.verdict_summary("false", 0.05, 10460, 32561) == \
+        "violated with probability ≥ 0.95, decided after 10,460 observations"
+    assert logic.verdict_summary("true", 0.05, 2000, 32561).startswith("certified with probability ≥ 0.95")
+    text = logic.verdict_summary("unknown", 0.05, None, 32561, undecided_part="sex_parity")
+    assert "32,561" in text and "sex_parity" in text and "left − right" not in text

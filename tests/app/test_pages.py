@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ["pages/1_Data.py", "pages/2_Model.py", "pages/3_Specification.py", "pages/4_Audit.py", "pages/5_Report.py"]
+PAGES = ["pages/0_Overview.py", "pages/1_Data.py", "pages/2_Model.py", "pages/3_Specification.py", "pages/4_Audit.py", "pages/5_Report.py"]
 TIMEOUT = 180
 
 
@@ -29,10 +29,19 @@ def demo() -> AppTest:
 
 
 def test_entry_page_fresh():
+    """app.py is the entry point: st.navigation opens the Overview page by default."""
     at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
     assert at.title[0].value == "fairaudit"
     assert at.button(key="load_demo").label == "Load demo audit"
     assert any("not run" in m.value for m in at.markdown)
+    assert not at.success  # the "what next" hint appears only once there is a result
+
+
+def test_navigation_registers_every_page():
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    for page, title in zip(PAGES, ["fairaudit", "Data", "Model", "Specification", "Audit", "Report"]):
+        _ok(at.switch_page(page).run())
+        assert at.title[0].value == title, page
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -51,6 +60,9 @@ def test_demo_loads_everything(demo):
     assert result is not None and result.verdict in ("true", "false", "unknown")
     assert s["result_meta"]["status"] == "finished"
     assert any("Verdict" in m.value for m in demo.markdown)
+    # what to do next, with a link to the Audit page
+    assert any("Open the Audit page" in m.value or "open the Audit page" in m.value for m in demo.success)
+    assert any("Δ = 0.05" in c.value for c in demo.caption)  # Δ is explained next to the verdict
 
 
 def test_data_page_after_demo(demo):
@@ -120,6 +132,8 @@ def test_audit_page_run_and_report(demo):
     after = demo.session_state["result"]
     assert after is not before and after.options["delta"] == pytest.approx(0.1)
     assert _charts(demo) >= 2  # the tree and the convergence plot of the default node
+    # the selected-node panel explains the default node's verdict in words
+    assert any(m.value.startswith(("Violated:", "Certified:", "Undecided:")) for m in demo.markdown)
     _ok(demo.switch_page("pages/5_Report.py").run())
     assert demo.get("download_button"), "the JSON download button is missing"
 
@@ -135,3 +149,65 @@ def test_template_and_validation(demo):
     demo.text_area(key="spec_editor").input('E[pred | gender == "F"] > 0.1')
     _ok(demo.run())
     assert any("line 1" in e.value and "gender" in e.value for e in demo.error), [e.value for e in demo.error]
+
+
+def _history(at: AppTest) -> list[tuple[int, str | None, int | None]]:
+    return [(h["version"], h["verdict"], h["stop_step"]) for h in at.session_state["spec_history"]]
+
+
+def test_refinement_loop_on_audit_page():
+    """Edit a threshold in the Audit page's spec box, press Run: two versions, each with its verdict."""
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.button(key="load_demo").click()
+    _ok(at.run())
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    text = at.text_area(key="audit_spec_editor").value
+    assert "< 0.1" in text
+    at.text_area(key="audit_spec_editor").input(text.replace("< 0.1", "< 0.2"))
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    history = _history(at)
+    assert [v for v, _, _ in history] == [1, 2]
+    assert history[0][1] == "false" and history[0][2] is not None  # v1: violated, decided at a step
+    assert history[1][1] in ("true", "false", "unknown")  # v2 audited too
+    assert "< 0.2" in at.session_state["spec_text"]
+    assert at.session_state["result_meta"]["spec"] == at.session_state["spec_text"]
+    table = at.dataframe[-1].value
+    assert list(table["version"]) == ["v2", "v1"]
+    assert list(table["change"])[0] == "sex_parity 0.1 → 0.2"
+    assert all(v != "not run" for v in table["verdict"])
+    # the Specification page shows the same text and the same history
+    _ok(at.switch_page("pages/3_Specification.py").run())
+    assert "< 0.2" in at.text_area(key="spec_editor").value.split("sex_parity")[1].splitlines()[0]
+    assert len(at.dataframe[-1].value) == 2
+
+
+def test_refinement_loop_from_specification_page():
+    """Edit on the Specification page, press "Run the audit on this version": the Audit page runs it."""
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.button(key="load_demo").click()
+    _ok(at.run())
+    _ok(at.switch_page("pages/3_Specification.py").run())
+    text = at.text_area(key="spec_editor").value
+    at.text_area(key="spec_editor").input(text.replace("< 0.1", "< 0.25"))
+    _ok(at.run())
+    at.button(key="spec_run").click()
+    _ok(at.run())
+    assert at.title[0].value == "Audit"
+    history = _history(at)
+    assert len(history) == 2 and all(verdict is not None for _, verdict, _ in history)
+    assert history[1][1] == "true" and history[1][2] is not None  # 0.25 is certified, at some step
+
+
+def test_audit_page_rejects_a_broken_edit(demo):
+    _ok(demo.switch_page("pages/4_Audit.py").run())
+    good = demo.session_state["spec_text"]
+    before = demo.session_state["result"]
+    demo.text_area(key="audit_spec_editor").input("E[pred | sex == ] < 0.1")
+    _ok(demo.run())
+    assert demo.error and "line 1" in demo.error[0].value
+    demo.button(key="audit_run").click()
+    _ok(demo.run())
+    assert demo.session_state["spec_text"] == good and demo.session_state["result"] is before
+    demo.text_area(key="audit_spec_editor").input(good)
+    _ok(demo.run())

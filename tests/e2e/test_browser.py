@@ -1,11 +1,17 @@
-"""The dashboard in a real browser: load the demo, run an audit, click tree nodes, see convergence plots.
+"""The dashboard in a real browser, the issue's whole flow: load the demo, change a threshold on the Specification
+page, run the audit (watching the live progress), click tree nodes, compare two, open the Report and find the PDF.
 
 Drives Debian's chromium with Python Playwright. Skips only when chromium is missing *and* ``CI`` is unset;
 in CI a missing chromium fails the test. Screenshots go to ``tests/e2e/screenshots/`` (gitignored).
+
+Every wait is for a specific element that only exists once the step is done (never a fixed sleep): Streamlit
+re-renders asynchronously, and a check made between a click and the rerun it triggers sees the old page.
 """
 from __future__ import annotations
 
 import os
+import re
+import time
 
 import pytest
 
@@ -14,6 +20,7 @@ from tests.e2e.server import SHOTS, browser_page, chromium, serve, wait_idle
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 CHART = "[data-testid='stVegaLiteChart']"
+LONG = 180_000
 
 
 @pytest.fixture(scope="module")
@@ -32,45 +39,106 @@ def _node(page, node_id: str):
     return page.locator(f"{CHART} .mark-text text[aria-label*='symbol: '][aria-label*='id: {node_id};']").first
 
 
-def test_demo_audit_click_nodes(browser_ready):
+def _plotted(page, text: str):
+    return page.locator(f"{CHART} >> text=/plotted: {re.escape(text)}/").first
+
+
+def _panel(page):
+    return page.locator(".st-key-node_panel")
+
+
+def _goto(page, title: str) -> None:
+    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=title, exact=True).click()
+    page.get_by_role("heading", name=title if title != "Overview" else "fairaudit", exact=True).first.wait_for()
+
+
+def _progress_texts(page, timeout_s: float = 180) -> list[str]:
+    """The progress bar's texts during a run, sampled every 0.1 s from its appearance until it goes away (the
+    page reruns at the end of a run and draws the verdict in its place). Read in one ``evaluate`` each time: the
+    bar may vanish between finding it and reading it."""
+    seen: list[str] = []
+    read = "() => document.querySelector(\"[data-testid='stProgress']\")?.innerText || ''"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        text = page.evaluate(read)
+        if seen and not text:
+            return seen
+        if text and (not seen or seen[-1] != text):
+            seen.append(text)
+        page.wait_for_timeout(100)
+    raise TimeoutError(f"the run did not end; progress seen: {seen}")
+
+
+def test_issue_flow(browser_ready):
     with serve() as url, browser_page(1400, 900) as page:
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(url)
+        nav = page.locator("[data-testid='stSidebarNav']")
+        nav.get_by_role("link", name="Overview", exact=True).wait_for()
+        page.get_by_role("button", name="Load demo audit").wait_for()  # the navigation has run
+        # each link is "<material icon ligature>\n\n<title>"
+        assert [t.strip().splitlines()[-1] for t in nav.get_by_role("link").all_inner_texts()][:6] == [
+            "Overview", "Data", "Model", "Specification", "Audit", "Report"]
+
+        # 1. the demo: data, model, spec, audit; the page says what to do next
         page.get_by_role("button", name="Load demo audit").click()
-        page.get_by_text("held-out accuracy").first.wait_for(timeout=180_000)
+        page.get_by_text("Next:", exact=False).first.wait_for(timeout=LONG)
+        page.get_by_text("violated with probability").first.wait_for()
         wait_idle(page)
-        assert page.get_by_text("violated with probability").count() + page.get_by_text(
-            "certified true with probability").count() + page.get_by_text("undecided after").count() >= 1
         page.screenshot(path=str(SHOTS / "e2e_0_home.png"))
 
-        page.get_by_role("link", name="Audit", exact=True).first.click()
-        page.get_by_role("heading", name="Audit").first.wait_for()
+        # 2. refine: 0.1 -> 0.15 on the Specification page, then run that version
+        _goto(page, "Specification")
+        editor = page.locator("textarea[aria-label^='Specification (press']")
+        editor.wait_for()
+        text = editor.input_value()
+        assert "< 0.1\n" in text
+        editor.fill(text.replace("< 0.1\n", "< 0.15\n"))
+        editor.press("Control+Enter")
+        # the edit is applied once the page's own tree shows the new threshold node
+        page.locator(f"{CHART} .mark-text text[aria-label*='symbol: 0.15;']").first.wait_for()
+        page.get_by_text("OK —").first.wait_for()
         wait_idle(page)
-        # run the audit again from the Audit page (live progress, then the interactive tree)
-        page.get_by_role("button", name="Run", exact=True).click()
-        page.wait_for_timeout(500)
-        wait_idle(page, timeout=180_000)
-        page.get_by_text("Verdict:").first.wait_for()
-        page.screenshot(path=str(SHOTS / "e2e_1_audit.png"))
+        page.screenshot(path=str(SHOTS / "e2e_1_spec.png"))
+        page.get_by_role("button", name="Run the audit on this version").click()
 
-        # click the race-parity comparison: its convergence plot replaces the default one
+        # 3. the Audit page runs it live: the progress text advances, then the node panel shows the new threshold
+        page.get_by_role("heading", name="Audit", exact=True).first.wait_for()
+        progress = _progress_texts(page)
+        _panel(page).get_by_text("< 0.15").first.wait_for(timeout=LONG)
+        wait_idle(page)
+        assert any(re.search(r"[\d,]+ of 32,561 observations · [\d.]+ s", p) for p in progress), progress
+        assert len(progress) >= 2, f"the progress did not update during the run: {progress}"
+        page.screenshot(path=str(SHOTS / "e2e_1_audit_run.png"))
+
+        # 4. click the race-parity comparison: the panel explains it and its convergence plot replaces the default
         _node(page, "n6").click()
-        page.get_by_text("race_parity").first.wait_for()
-        page.locator(f"{CHART} >> text=/plotted: E\\[pred \\| race == \"White\"\\]/").first.wait_for(timeout=60_000)
+        _panel(page).get_by_text("race_parity").first.wait_for()
+        _plotted(page, 'E[pred | race == "White"]').wait_for(timeout=60_000)
+        page.get_by_text(re.compile(r"^(Certified|Violated|Undecided): .*threshold 0\.2")).first.wait_for()
         wait_idle(page)
         page.screenshot(path=str(SHOTS / "e2e_2_node.png"))
 
-        # shift-click a second node: two stacked plots with a shared x axis
+        # 5. shift-click a second node: two stacked plots with a shared x axis
         _node(page, "n1").click(modifiers=["Shift"])
-        page.locator(f"{CHART} >> text=/plotted: E\\[pred \\| sex == \"Male\"\\]/").first.wait_for(timeout=60_000)
-        page.locator(f"{CHART} >> text=/plotted: E\\[pred \\| race == \"White\"\\]/").first.wait_for(timeout=60_000)
+        _plotted(page, 'E[pred | sex == "Male"]').wait_for(timeout=60_000)
+        _plotted(page, 'E[pred | race == "White"]').wait_for(timeout=60_000)
+        _panel(page).get_by_text("sex_parity").first.wait_for()
         wait_idle(page)
         page.screenshot(path=str(SHOTS / "e2e_3_compare.png"))
 
-        # a leaf: its own estimate and bounds
+        # 6. a leaf: its own estimate and bounds
         _node(page, "n3").click()
+        _panel(page).get_by_text("A term, not a claim").first.wait_for()
         page.locator(f"{CHART} >> text='E[pred | sex == \"Male\"]'").first.wait_for(timeout=60_000)
         wait_idle(page)
         page.screenshot(path=str(SHOTS / "e2e_4_leaf.png"))
+
+        # 7. the report: the PDF download is there, with its preview
+        _goto(page, "Report")
+        page.get_by_role("button", name="Download the report (PDF)").wait_for(timeout=LONG)
+        page.get_by_role("button", name="Download the audit result (JSON)").wait_for()
+        wait_idle(page)
+        page.screenshot(path=str(SHOTS / "e2e_5_report.png"))
         assert not errors, errors

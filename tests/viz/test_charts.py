@@ -75,8 +75,9 @@ def test_tree_chart_builds_with_selection(result):
 def test_tree_frame_labels_and_tooltips(result):
     frame, edges = viz.tree_frame(result["nodes"], label_width=12)
     assert len(frame) == len(result["nodes"]) and len(edges) == len(result["nodes"]) - 1
-    long = frame.set_index("id").loc["n0"]
-    assert long["label"].endswith("…") and len(long["text"]) > len(long["label"])
+    long = frame.set_index("id").loc["n0"]  # the full text goes to the tooltip, a short label on the tree
+    assert long["label"] == "all must\nhold" and len(long["text"]) > len(long["label"])
+    assert frame.set_index("id").loc["n3", "label"] == "Male"
     assert all(len(line) <= 12 for lab in frame["label"] for line in lab.split("\n"))
     assert frame.set_index("id").loc["n1", "symbol"] == "<"
     assert frame.set_index("id").loc["n5", "symbol"] == "0.1"
@@ -202,3 +203,28 @@ def test_png_renders_offline(result, tmp_path):
     trace = pd.DataFrame(result["trace"])
     png2 = viz.to_png(viz.convergence_chart(trace, ["n1", "n6"], result["nodes"], stop_step=result["stop_step"]))
     assert png2[:4] == b"\x89PNG"
+
+
+def test_short_labels_of_the_tree():
+    from fairaudit.viz.tree import expect_label, short_labels
+
+    assert expect_label('E[pred | sex == "Male"]') == "Male"
+    assert expect_label('E[pred | sex == "Male" and workclass == "Private"]') == "Male · Private"
+    assert expect_label("E[label == 1 | age > 30]") == "label = 1 | age > 30"
+    assert expect_label("E[pred]") == "all rows"
+    nodes = [{"id": "n0", "parent": None, "kind": "and", "text": "…"},
+             {"id": "n1", "parent": "n0", "kind": "cmp", "name": "sex_parity",
+              "text": 'E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.1'},
+             {"id": "n2", "parent": "n1", "kind": "sub", "text": 'E[pred | sex == "Male"] - E[pred | sex == "Female"]'},
+             {"id": "n3", "parent": "n2", "kind": "expect", "text": 'E[pred | sex == "Male"]'},
+             {"id": "n4", "parent": "n2", "kind": "expect", "text": 'E[pred | sex == "Female"]'},
+             {"id": "n5", "parent": "n1", "kind": "const", "text": "0.1"},
+             {"id": "n6", "parent": "n0", "kind": "cmp", "text": 'E[pred | race == "Black"] >= 0.2'},
+             {"id": "n7", "parent": "n6", "kind": "expect", "text": 'E[pred | race == "Black"]'},
+             {"id": "n8", "parent": "n6", "kind": "const", "text": "0.2"}]
+    labels = short_labels(nodes)
+    assert labels == {"n0": "all must hold", "n1": "sex_parity: <0.1", "n2": "Male − Female", "n3": "Male",
+                      "n4": "Female", "n5": "threshold", "n6": "Black ≥0.2", "n7": "Black", "n8": "threshold"}
+    frame, _ = viz.tree_frame(nodes, label_width=20)
+    row = frame.set_index("id").loc["n1"]
+    assert row["label"] == "sex_parity: <0.1" and "E[pred | sex" in row["text"]  # full text in the tooltip
