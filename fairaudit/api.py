@@ -24,7 +24,7 @@ def _spec(spec):
 
 
 def audit(data, spec, engine: str = "monitor", model=None, pred: str | None = None, where: str | None = None,
-          delta: float = 0.05, batch: int = 5, split: str = "optimized", bound: str = "hoeffding",
+          delta: float = 0.05, batch: int = 5, split: str = "equal", bound: str = "hoeffding",
           order: str = "given", seed: int = 0, stop: bool = False, time_budget: float | None = None,
           on_step=None, iterate: bool = False) -> AuditResult:
     """Audit ``data`` (a ``Dataset`` or a built-in name / CSV path) against ``spec`` (text or ``Spec``).

@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fairaudit: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into e.g. `head`, which closed early
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

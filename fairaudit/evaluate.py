@@ -141,6 +141,7 @@ def evaluate(spec: Spec, leaves: Mapping[str, LeafValue]) -> dict[str, NodeValue
         delta = np.zeros(shape)
         for k in below:
             delta = delta + deltas[k]
+        delta = np.minimum(delta, 1.0)  # a union bound above 1 says nothing more than 1
         value = raw[tn.id]
         if tn.kind == "cmp":
             l, r = (raw[c] for c in tn.children)

@@ -276,22 +276,63 @@ class AuditResult:
         return None if best is None else best[1]
 
     @property
+    def guarantee_delta(self) -> float:
+        """The probability that the verdict is wrong is at most this (0 for sound bounds).
+
+        It is Δ for a fixed δ allocation; for the monitor's optimised split it is the weaker k·Δ
+        (``fairaudit.bounds.allocation.sound_delta``), recorded by the engine in ``info``."""
+        value = (self.info or {}).get("guarantee_delta")
+        if value is None:
+            value = (self.options or {}).get("delta", 0.0)
+        try:
+            return float(value or 0.0)
+        except (TypeError, ValueError):
+            return 0.0
+
+    @property
+    def guarantee_note(self) -> str | None:
+        """Why the guarantee is weaker than the Δ asked for, or None when it is not."""
+        delta = float((self.options or {}).get("delta", 0.0) or 0.0)
+        level = self.guarantee_delta
+        if delta > 0 and level > delta * (1 + 1e-12):
+            k = round(level / delta) if level < 1 else None
+            leaves = f"{k} probabilities" if k else "every probability"
+            return (f"optimised δ split: the δ's were chosen after looking at the data, so the guarantee is the "
+                    f"union over {leaves} at Δ = {delta:g} each; use the equal split for 1 − Δ")
+        return None
+
+    @property
     def guarantee(self) -> str:
         """One plain sentence stating the verdict and its guarantee."""
-        delta = float(self.options.get("delta", 0.0) or 0.0)
+        delta = self.guarantee_delta
         unit = self.info.get("unit", "observations")
-        prob = "with certainty (sound bounds)" if delta == 0 else f"with probability ≥ {1 - delta:g}"
+        prob = "with certainty (sound bounds)" if delta == 0 else f"with probability ≥ {max(0.0, 1 - delta):g}"
         at = self.stop_step if self.stop_step is not None else self.steps
+        note = self.guarantee_note
+        note = f" ({note})" if note else ""
         if self.verdict == "true":
-            return f"certified true {prob} after {at} {unit}"
+            return f"certified true {prob} after {at:,} {unit}{note}"
         if self.verdict == "false":
-            return f"violated {prob} after {at} {unit}"
+            return f"violated {prob} after {at:,} {unit}{note}"
+        return f"undecided after {self.steps:,} {unit}{self.undecided_reason()}"
+
+    def undecided_reason(self) -> str:
+        """``": <comparison> ..."`` saying why the furthest comparison is not decided, or ""."""
         worst = self.worst_node()
-        detail = ""
-        if worst is not None:
-            detail = (f": {worst['text']} is {worst['verdict']} "
-                      f"(left − right in [{_fmt(worst['lo'])}, {_fmt(worst['hi'])}])")
-        return f"undecided after {self.steps} {unit}{detail}"
+        if worst is None:
+            return ""
+        info = self.node(worst["id"])
+        name = f"{info.name}: " if info.name else ""
+        if len(info.children) != 2:
+            return f": {name}{worst['text']} is {worst['verdict']}"
+        left, right = (self.final_values(c) for c in info.children)
+        left_text = self.node(info.children[0]).text
+        if _finite(right["lo"]) and right["lo"] == right["hi"]:
+            return (f": {name}{left_text} lies in [{_fmt(left['lo'])}, {_fmt(left['hi'])}], which still contains "
+                    f"the threshold {_fmt(right['lo'])}")
+        return (f": {name}{left_text} lies in [{_fmt(left['lo'])}, {_fmt(left['hi'])}] and "
+                f"{self.node(info.children[1]).text} in [{_fmt(right['lo'])}, {_fmt(right['hi'])}]; "
+                "the intervals are still too wide to compare")
 
     # ------------------------------------------------------------------ JSON
     def to_dict(self, *, trace_every: int = 1, digits: int = 6) -> dict:
@@ -382,6 +423,10 @@ def _cmp_op(info: NodeInfo, result: "AuditResult") -> str:
                 return op
     best = max(((info.text.rfind(f" {op} "), op) for op in ops), default=(-1, "<"))
     return best[1] if best[0] >= 0 else "<"
+
+
+def _finite(x) -> bool:
+    return x is not None and isinstance(x, (int, float, np.floating)) and math.isfinite(float(x))
 
 
 def _fmt(x) -> str:

@@ -39,10 +39,11 @@ with st.expander("Engine and parameters", expanded=not have_result, icon=":mater
                          help="The concentration inequality (an anytime-valid confidence sequence) behind every "
                               "E[...] interval: hoeffding is the classic one, betting is usually tighter.")
     splits = flows.split_choices()
-    split = p4.selectbox("Δ split", splits, index=splits.index("optimized") if "optimized" in splits else 0,
+    split = p4.selectbox("Δ split", splits, index=splits.index("equal") if "equal" in splits else 0,
                          key="audit_split",
-                         help="How Δ is shared among the estimated leaves: AVOIR's optimisation (decides "
-                              "earlier) or equal shares.")
+                         help="How Δ is shared among the estimated probabilities. equal: Δ/k each, the verdict is "
+                              "wrong with probability ≤ Δ. optimized (AVOIR-OB): chooses the shares from the data "
+                              "and may decide earlier, but then only guarantees k·Δ.")
     q0, q1, q2, q3, q4 = st.columns([1.3, 1, 1, 1, 1])
     unavailable = {}
     for c in choices:

@@ -30,6 +30,15 @@ the target. Further shortcuts before calling the solver, all exact:
   (the solver is then called once, to report the optimal split).
 
 Leaves that no comparison of the chosen alternative involves need no budget (δ = 0 in the optimum).
+
+What the optimised decision guarantees (``sound_delta``)
+    AVOIR's Theorem 1 applies the union bound to the allocation in force; but the optimised δᵢ are
+    chosen *after* looking at the data of the check, so that argument does not hold (a reproducer:
+    ``tests/monitor/test_soundness_optimized.py``, where a 12-leaf ``or`` is wrongly certified in
+    about 32 % of runs at Δ = 0.2). What does hold: every δᵢ the optimiser can give is ≤ Δ, and a
+    leaf interval at δᵢ ≤ Δ contains the interval at Δ; a wrong decision needs some leaf interval
+    to miss its true value, so it needs some leaf's confidence sequence *at level Δ* to miss — a
+    union over k leaves, probability ≤ k·Δ. The equal split is a fixed allocation: ≤ Δ.
 """
 from __future__ import annotations
 
@@ -47,6 +56,14 @@ from fairaudit.spec.ast import LEAF_KINDS, Spec
 SPLITS = ("equal", "optimized")
 MAX_ALTERNATIVES = 256
 _LN_1_1 = math.log(1.1)
+
+
+def sound_delta(split: str, total: float, n_leaves: int) -> float:
+    """The failure probability that the decision of ``split`` provably stays within (module doc):
+    Δ for the equal split (a fixed allocation), min(1, k·Δ) for the optimised split over k leaves."""
+    if split == "optimized" and n_leaves > 1:
+        return min(1.0, n_leaves * float(total))
+    return float(total)
 
 
 def equal_split(keys, total: float) -> dict[str, float]:

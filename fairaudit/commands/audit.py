@@ -30,8 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--where", metavar="EXPR", help='restrict the stream to matching rows, e.g. \'workclass == "Federal-gov"\'')
     parser.add_argument("--delta", type=float, default=0.05, help="total failure probability Δ (default 0.05)")
     parser.add_argument("--batch", type=int, default=5, help="check every B observations (default 5)")
-    parser.add_argument("--split", choices=["equal", "optimized"], default="optimized",
-                        help="δ allocation: equal (VeriFair) or optimized (AVOIR); default optimized")
+    parser.add_argument("--split", choices=["equal", "optimized"], default="equal",
+                        help="δ allocation: equal (VeriFair; the verdict holds with probability ≥ 1 − Δ; "
+                             "default) or optimized (AVOIR-OB: decides earlier, but the δ's are chosen from "
+                             "the data, so it only guarantees 1 − k·Δ for k estimated probabilities)")
     parser.add_argument("--bound", choices=["hoeffding", "betting"], default="hoeffding",
                         help="confidence sequence (default hoeffding, as in AVOIR)")
     parser.add_argument("--order", choices=["given", "shuffle"], default="given", help="stream order (default given)")
@@ -78,8 +80,14 @@ def run(args: argparse.Namespace) -> int:
           f"(of {result.steps} observations)")
     worst = result.worst_node()
     if worst is not None:
-        print(f"worst:     {worst['id']} {worst['text']}: {worst['verdict']}, "
-              f"left - right = {worst['estimate']:.4g} in [{worst['lo']:.4g}, {worst['hi']:.4g}]")
+        info = result.node(worst["id"])
+        name = f"{info.name} " if info.name else ""
+        verdict = {"true": "certified", "false": "violated"}.get(worst["verdict"], "undecided")
+        line = f"worst:     {name}({worst['id']}) {worst['text']}: {verdict}"
+        if len(info.children) == 2:
+            left = result.final_values(info.children[0])
+            line += (f"; left side {left['estimate']:.4g} in [{left['lo']:.4g}, {left['hi']:.4g}]")
+        print(line)
     if args.json:
         try:
             result.to_json(args.json, trace_every=max(1, args.trace_every))

@@ -19,7 +19,7 @@ The decision (``stop_step``)
     At each check the root is decided when an allocation of δ's with Σδᵢ ≤ Δ decides it:
     ``split="equal"`` uses Δ/k per distinct leaf (VeriFair, AVOIR-VF); ``split="optimized"`` asks
     ``fairaudit.bounds.allocation`` (AVOIR-OB; the solver runs only at checks that its exact screens
-    cannot settle). ``stop_step`` is the number of observations at the first deciding check. From
+    cannot settle; see "The guarantee of each split" below). ``stop_step`` is the number of observations at the first deciding check. From
     then on the deciding allocation is frozen (AVOIR Appendix C) and every leaf interval is the
     running intersection of its intervals since the decision (an intersection of a confidence
     sequence at a fixed δ is one too), so the verdict cannot drift back to unknown; if an
@@ -38,15 +38,16 @@ What is displayed before the decision
     than the equal split shows when ``split="optimized"``, at which check the display switches to
     the deciding allocation.
 
-A note on soundness of the optimised decision
-    The optimiser chooses δ's after seeing the data of the current check, and the check is
-    repeated. AVOIR's Theorem 1 argues validity by a union bound over the leaves for the allocation
-    in force; that argument is exact for a fixed allocation (``split="equal"``) and for the frozen
-    allocation after the decision. For the optimised decision itself the allocation depends on the
-    counts (and through the constraints on the estimates), so the union-bound argument does not
-    strictly cover it; the validity simulations in ``tests/monitor/test_validity.py`` measure the
-    error rate of both splits with both bounds at and around the threshold, and it stays far below
-    Δ. ``split="equal"`` is the choice with a guarantee that needs no such argument.
+The guarantee of each split
+    ``split="equal"`` (the default) is a fixed allocation: by the union bound the probability that
+    the verdict (or any displayed interval) is ever wrong is ≤ Δ. ``split="optimized"`` chooses the
+    δ's after looking at the data at each check; AVOIR's Theorem 1 claims Δ for it too, but the
+    union-bound argument does not cover a data-chosen allocation and the claim is false in general
+    (``tests/monitor/test_soundness_optimized.py``: a 12-leaf ``or`` at Δ = 0.2 is wrongly certified
+    in about a third of the runs). What holds is k·Δ for k distinct leaves (every δᵢ ≤ Δ, see
+    ``fairaudit.bounds.allocation.sound_delta``); the result records it as ``info["guarantee_delta"]``
+    and states it in ``AuditResult.guarantee``. After an optimised decision each leaf's δ column
+    shows Δ (the level its interval provably holds at), not the data-chosen δᵢ it was computed with.
 """
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ from typing import Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from fairaudit.bounds.allocation import Allocation, Allocator, LeafStats, SPLITS, equal_split, leaf_values
+from fairaudit.bounds.allocation import (Allocation, Allocator, LeafStats, SPLITS, equal_split, leaf_values,
+                                         sound_delta)
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.errors import FairauditError
 from fairaudit.evaluate import LeafValue, compile_spec, evaluate, leaf_key
@@ -167,7 +169,7 @@ class _State:
     timed_out: bool = False
 
 
-def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = "optimized",
+def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = "equal",
                  bound: str = "hoeffding", stop: bool = False, time_budget: float | None = None,
                  options: dict | None = None, chunk: int = CHUNK_CHECKS, yield_every: float = YIELD_SECONDS,
                  solver_time_limit: float = SOLVER_TIME_LIMIT,
@@ -207,6 +209,7 @@ def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5
             "solver_calls": allocator.stats.calls, "solver_seconds": round(allocator.stats.seconds, 4),
             "seconds": round(time.perf_counter() - t_start, 4), "complete": final,
             "timed_out": st.timed_out, "leaf_keys": list(keys),
+            "guarantee_delta": sound_delta(split, delta, len(keys)),
         }
         info.update(provenance or {})
         return AuditResult(spec.text, "monitor", options, verdict_text(root) or "unknown",
@@ -227,7 +230,8 @@ def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5
             else:
                 b = a + scanned  # paused: checks [a, a + scanned) are known undecided, the rest is scanned next
         last = b if not (stop and st.stop is not None) else min(b, st.stop + 1)
-        st.parts.append(_trace_part(spec, keys, stats, steps, a, last, equal, st, allocator))
+        st.parts.append(_trace_part(spec, keys, stats, steps, a, last, equal, st, allocator,
+                                    label_delta=delta if split == "optimized" else None))
         done = last < b or b == K
         yield result(last, done)
         last_yield = time.perf_counter()
@@ -311,8 +315,11 @@ def _prescreen(allocator: Allocator, stats, v_best, candidates) -> np.ndarray:
     return candidates[keep]
 
 
-def _trace_part(spec, keys, stats, steps, a, b, equal, st: _State, allocator) -> Trace:
-    """Evaluate every node at checks [a, b) with the allocation in force at each check."""
+def _trace_part(spec, keys, stats, steps, a, b, equal, st: _State, allocator,
+                label_delta: float | None = None) -> Trace:
+    """Evaluate every node at checks [a, b) with the allocation in force at each check. With
+    ``label_delta`` (optimised split) the δ column after the decision is that level per leaf: the
+    data-chosen δᵢ are ≤ it, so each interval provably holds at it (module doc)."""
     if b <= a:
         return Trace.empty([tn.id for tn in spec.nodes])
     sl = slice(a, b)
@@ -327,6 +334,8 @@ def _trace_part(spec, keys, stats, steps, a, b, equal, st: _State, allocator) ->
         lo, hi = allocator.bound.interval(s.successes, s.n, d)
         if after.any():
             lo, hi = _intersect(k, lo, hi, after, st)
+        if label_delta is not None:
+            d = np.where(after, label_delta, d)
         leaves[k] = LeafValue(s.estimate, lo, hi, d, s.n)
     values = evaluate(spec, leaves)
     return Trace.from_values(steps[sl], [tn.id for tn in spec.nodes], values)
@@ -394,7 +403,7 @@ def stream(dataset, where: str | None = None, order: str = "given", seed: int = 
 
 
 def monitor(dataset, spec, *, model=None, pred: str | None = None, where: str | None = None,
-            delta: float = 0.05, batch: int = 5, split: str = "optimized", bound: str = "hoeffding",
+            delta: float = 0.05, batch: int = 5, split: str = "equal", bound: str = "hoeffding",
             order: str = "given", seed: int = 0, stop: bool = False, time_budget: float | None = None,
             on_step=None, iterate: bool = False):
     """Audit ``dataset`` against ``spec`` (a ``Spec``) with the monitor; see the module doc.

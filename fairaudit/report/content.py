@@ -282,6 +282,9 @@ def guarantee_sentence(result) -> str:
     """``result.guarantee`` ("certified true with probability ≥ 0.95 after 870 observations"), capitalised."""
     try:
         text = result.guarantee
+        note = getattr(result, "guarantee_note", None)
+        if note:  # the reason for a weaker guarantee goes in the explanation, not the headline
+            text = text.replace(f" ({note})", "")
     except Exception:  # a result class without the property: say what we know
         text = f"{HEADLINES[verdict_key(result)][0].lower()} after {result.steps} steps"
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
@@ -295,6 +298,9 @@ def headline(result) -> dict:
     if delta:
         explanation += (f" The probability that any bound in this report is wrong is at most {_plain(delta)} "
                         f"(confidence {_percent(1 - delta)}).")
+        note = getattr(result, "guarantee_note", None)
+        if note:
+            explanation += f" This is weaker than the Δ asked for: {note}."
     elif result.engine != "monitor":
         explanation += " The bounds are sound: they hold with certainty for the model and input domain encoded."
     return {"key": key, "word": word, "sentence": guarantee_sentence(result), "explanation": explanation,
@@ -303,6 +309,8 @@ def headline(result) -> dict:
 
 def _delta(result) -> float:
     try:
+        if hasattr(result, "guarantee_delta"):
+            return float(result.guarantee_delta)
         return float((result.options or {}).get("delta", 0.0) or 0.0)
     except (TypeError, ValueError):
         return 0.0

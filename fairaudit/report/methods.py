@@ -76,11 +76,13 @@ def blocks(result) -> list[tuple[str, list[str]]]:
             "intervals since the decision, so the verdict cannot drift back.",
         ]
         if split == "optimized":
-            alloc.append("Caveat: the optimised allocation is chosen after looking at the data at the deciding "
-                         "check. The union-bound argument covers fixed allocations (the equal split, and the frozen "
-                         "allocation after the decision) exactly; for the optimised decision itself fairaudit's "
-                         "validity simulations measure an error rate far below Δ. Use split = equal for a guarantee "
-                         "that needs no such argument.")
+            alloc.append("The guarantee of the optimised split is weaker: its δᵢ are chosen after looking at "
+                         "the data, so the union bound over a fixed allocation does not apply (AVOIR's Theorem 1 "
+                         "overlooks this; fairaudit has a reproducer in which the optimised split is wrong far more "
+                         "often than Δ). What holds is that every δᵢ is at most Δ, so a wrong verdict needs one of "
+                         "the k confidence sequences at level Δ to miss: probability ≤ k·Δ. The verdict sentence "
+                         "states this level, and after the decision the δ column shows Δ per probability. Use the "
+                         "equal split for a 1 − Δ guarantee.")
         out.append(("How Δ is divided: the δ allocation", alloc))
     else:
         out.append(("The guarantee: sound bounds", [

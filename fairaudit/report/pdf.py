@@ -156,7 +156,8 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
     colour = rgb(head["colour"])
     fg = _text_on(colour)
     pdf.set_font(SANS, "B", 12)
-    sentence_h = pdf.multi_cell(pdf.width - 12, 6, head["sentence"], dry_run=True, output="HEIGHT")
+    sentence_h = pdf.multi_cell(pdf.width - 12, 6, head["sentence"], dry_run=True, output="HEIGHT",
+                                  align="L")
     box_h = 4 + 5 + 13 + sentence_h + 4
     pdf.ensure(box_h + 4)
     y = pdf.get_y()
@@ -171,7 +172,7 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
     pdf.cell(pdf.width - 12, 13, head["word"], new_x="LMARGIN", new_y="NEXT")
     pdf.set_x(pdf.l_margin + 6)
     pdf.set_font(SANS, "B", 12)
-    pdf.multi_cell(pdf.width - 12, 6, head["sentence"], new_x="LMARGIN", new_y="NEXT")
+    pdf.multi_cell(pdf.width - 12, 6, head["sentence"], new_x="LMARGIN", new_y="NEXT", align="L")
     bottom = y + box_h
     pdf.set_text_color(*INK)
     pdf.set_fill_color(255, 255, 255)
@@ -317,8 +318,13 @@ def _nodes(pdf: ReportPDF, result):
             info = result.info or {}
             if info.get("decision_delta") is not None:
                 pdf.ln(1)
-                pdf.para(f"Total δ used by the decision: {content.num(info['decision_delta'], 4)} "
-                         f"(≤ Δ = {content._plain(result.options.get('delta'))}).", size=8.5)
+                text = (f"Total δ used by the decision: {content.num(info['decision_delta'], 4)} "
+                        f"(≤ Δ = {content._plain(result.options.get('delta'))}).")
+                note = getattr(result, "guarantee_note", None)
+                if note:
+                    text += (f" These δ's were chosen from the data, so the verdict's guarantee is "
+                             f"1 − {content._plain(result.guarantee_delta)}, not 1 − Δ (see Methods).")
+                pdf.para(text, size=8.5)
 
 
 CONVERGENCE_HELP = (

@@ -48,7 +48,7 @@ def load_demo(log: Callable[[str], Any] = lambda _m: None, run: bool = True) -> 
 
 
 def default_options() -> dict:
-    return {"engine": "monitor", "delta": 0.05, "batch": 5, "bound": "hoeffding", "split": "optimized",
+    return {"engine": "monitor", "delta": 0.05, "batch": 5, "bound": "hoeffding", "split": "equal",
             "order": "given", "seed": 0, "stop": False, "time_budget": 60.0}
 
 

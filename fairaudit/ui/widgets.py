@@ -21,7 +21,8 @@ def verdict_badge(verdict: str | None) -> str:
 
 def verdict_line(result, stopped: bool = False) -> None:
     """The verdict badge, its guarantee sentence and what Δ means, on their own lines (no overlap with charts)."""
-    delta = float(result.options.get("delta", 0.05) or 0.0)
+    asked = float(result.options.get("delta", 0.05) or 0.0)
+    delta = float(getattr(result, "guarantee_delta", asked))
     worst = result.worst_node() if result.verdict not in ("true", "false") else None
     worst_name = None
     if worst is not None:
@@ -30,7 +31,12 @@ def verdict_line(result, stopped: bool = False) -> None:
                                result.info.get("unit", "observations"), worst_name)
     st.markdown(f"**Verdict:** {verdict_badge(result.verdict)} &nbsp; {sentence}"
                 + (" — *stopped before the end (partial evidence)*" if stopped else ""), unsafe_allow_html=True)
-    st.caption(guarantee_hint(delta))
+    note = getattr(result, "guarantee_note", None)
+    if note:
+        st.caption(f"Δ = {asked:g} was asked for, but with the {note}. So the chance that this verdict is wrong "
+                   f"is at most {min(delta, 1.0):g}.")
+    else:
+        st.caption(guarantee_hint(asked))
 
 
 def summary(compact: bool = False) -> None:

@@ -1,5 +1,7 @@
 """Validity: on simulated streams with a known truth, the fraction of runs that ever claim a wrong
 verdict (at the decision or at any later check) stays ≤ Δ — for both bounds and both splits.
+(Δ is what the equal split guarantees; the optimised split only guarantees k·Δ in general — see
+``test_soundness_optimized.py`` — but on these two-leaf streams it also stays within Δ.)
 
 Setup: 2,000 observations, group g ~ Bernoulli(0.3), pred | g ~ Bernoulli(0.3 + d), pred | not g ~
 Bernoulli(0.3); spec ``E[pred | g == 1] - E[pred | g == 0] < 0.1``; Δ = 0.1, a check every 5.
