@@ -7,7 +7,7 @@ exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
-import importlib
+import importlib.util
 import sys
 
 from fairaudit.errors import FairauditError

@@ -16,11 +16,12 @@ from typing import Any
 
 import pandas as pd
 
+from fairaudit._paths import bundled
 from fairaudit.data.dataset import Column, Dataset, Schema
 from fairaudit.data.roles import listing, suggestion
 from fairaudit.errors import DataError
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+DATA_DIR = bundled("data")
 CATALOGUE = DATA_DIR / "datasets.json"
 
 

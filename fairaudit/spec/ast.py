@@ -233,6 +233,15 @@ def children(node: Node) -> tuple[Node, ...]:
     return ()
 
 
+def walk(node: Node) -> Iterator[Node]:
+    """``node`` and every node below it, depth-first in source order (the order of node ids)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(children(current)))
+
+
 # --------------------------------------------------------------------------------------------
 # The flattened tree
 

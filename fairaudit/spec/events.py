@@ -10,7 +10,6 @@ boolean columns; a categorical column needs a comparison.
 from __future__ import annotations
 
 import operator
-from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -39,7 +38,7 @@ def spec_columns(spec_or_node, *, reserved: bool = False) -> list[str]:
     """The columns every ``E[...]`` and ``Fair[...]`` of a spec (or node) reads, in order, without duplicates."""
     root = spec_or_node.root if isinstance(spec_or_node, ast.Spec) else spec_or_node
     seen: dict[str, None] = {}
-    for node in _walk(root):
+    for node in ast.walk(root):
         if isinstance(node, ast.Fair):
             seen.setdefault(node.column, None)
         elif isinstance(node, ast.Expect):
@@ -48,14 +47,6 @@ def spec_columns(spec_or_node, *, reserved: bool = False) -> list[str]:
                     for name in event_columns(event, reserved=reserved):
                         seen.setdefault(name, None)
     return list(seen)
-
-
-def _walk(node: ast.Node) -> Iterator[ast.Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(ast.children(current)))
 
 
 def _error(item, message: str) -> SpecError:

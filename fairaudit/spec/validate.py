@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -288,14 +288,6 @@ def _interval_text(lo: float, hi: float) -> str:
     return f"[{show(lo)}, {show(hi)}]"
 
 
-def _walk(node: ast.Node) -> Iterator[ast.Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(ast.children(current)))
-
-
 def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None, pred=None,
              score=None) -> list[Diagnostic]:
     """Every problem of ``spec`` with respect to ``schema`` (errors and warnings, in source order).
@@ -310,7 +302,7 @@ def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None,
     if label is None and frame is not None and schema.label is not None and schema.label in frame.columns:
         label = (frame[schema.label] == schema.favourable).to_numpy(dtype=np.int8)
     checker = _Checker(schema, frame, label, pred, score)
-    for node in _walk(root):
+    for node in ast.walk(root):
         checker.node(node)
     return sorted(checker.found, key=lambda d: (d.line or 0, d.column or 0, d.severity != "error"))
 

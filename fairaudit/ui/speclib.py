@@ -4,7 +4,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-SPEC_DIR = Path(__file__).resolve().parents[2] / "specs"
+from fairaudit._paths import bundled
+
+SPEC_DIR = bundled("specs")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 
 

@@ -1,0 +1,43 @@
+"""The package installs from a wheel (not only as the editable checkout ``make`` uses): the console
+script starts in a clean interpreter and finds the bundled datasets and example specs."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_wheel_installs_with_data_and_specs(tmp_path):
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                    "-w", str(wheels), str(ROOT)], check=True, cwd=tmp_path, capture_output=True)
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    wheel = next(wheels.glob("fairaudit-*.whl"))
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                    str(wheel)], check=True, capture_output=True)
+    # the dependencies come from this environment's site-packages, as a plain path entry (no .pth
+    # processing, so the editable checkout's finder is not active and the wheel's copy is used)
+    env = {**os.environ, "PYTHONPATH": sysconfig.get_paths()["purelib"]}
+    env.pop("FAIRAUDIT_DATA", None)
+    out = subprocess.run([str(env_dir / "bin" / "fairaudit"), "datasets"], capture_output=True, text=True,
+                         env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "ricci" in out.stdout and "32,561" in out.stdout.replace("32561", "32,561")
+    probe = subprocess.run([str(python), "-c", "import fairaudit, fairaudit.data as d;"
+                            "from fairaudit.ui import speclib;"
+                            "print(fairaudit.__file__); print(d.DATA_DIR); print(len(speclib.list_specs()))"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, check=True)
+    module_file, data_dir, n_specs = probe.stdout.split("\n")[:3]
+    assert module_file.startswith(str(env_dir)), module_file
+    assert data_dir.startswith(str(env_dir)), data_dir
+    assert int(n_specs) == len(list((ROOT / "specs").glob("*.spec")))
