@@ -90,8 +90,9 @@ class AddRule:
     kind = "add"
 
     def interval(self, a: Interval, b: Interval) -> Interval:
-        lo, hi = _outward(a.lo + b.lo, a.hi + b.hi, False)
-        return Interval(a.estimate + b.estimate, lo, hi)
+        with np.errstate(over="ignore"):  # an overflow to ±inf is still a sound bound
+            lo, hi = _outward(a.lo + b.lo, a.hi + b.hi, False)
+            return Interval(a.estimate + b.estimate, lo, hi)
 
     def symbolic(self, build, a, b):
         return a[0] + b[0], a[1] + b[1]
@@ -101,8 +102,9 @@ class SubRule:
     kind = "sub"
 
     def interval(self, a: Interval, b: Interval) -> Interval:
-        lo, hi = _outward(a.lo - b.hi, a.hi - b.lo, False)
-        return Interval(a.estimate - b.estimate, lo, hi)
+        with np.errstate(over="ignore", invalid="ignore"):  # ±inf is sound; inf − inf estimates are NaN
+            lo, hi = _outward(a.lo - b.hi, a.hi - b.lo, False)
+            return Interval(a.estimate - b.estimate, lo, hi)
 
     def symbolic(self, build, a, b):
         return a[0] - b[1], a[1] - b[0]
@@ -119,7 +121,7 @@ class NegRule:
 
 
 def _products(alo, ahi, blo, bhi):
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         ps = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
     return [np.where(np.isnan(p), 0.0, p) for p in ps]  # 0 · inf = 0 in interval arithmetic
 
@@ -130,7 +132,7 @@ class MulRule:
     def interval(self, a: Interval, b: Interval) -> Interval:
         ps = _products(a.lo, a.hi, b.lo, b.hi)
         lo, hi = _outward(np.minimum.reduce(ps), np.maximum.reduce(ps), False)
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):
             return Interval(a.estimate * b.estimate, lo, hi)
 
     def symbolic(self, build, a, b):
@@ -150,7 +152,7 @@ class DivRule:
     def interval(self, a: Interval, b: Interval) -> Interval:
         positive, negative = b.lo > 0, b.hi < 0
         ok = positive | negative
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             safe_lo = np.where(ok, b.lo, 1.0)
             safe_hi = np.where(ok, b.hi, 1.0)
             rlo, rhi = _down(1.0 / safe_hi), _up(1.0 / safe_lo)
