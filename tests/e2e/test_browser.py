@@ -118,7 +118,7 @@ def test_issue_flow(browser_ready):
         page.get_by_role("button", name="Run", exact=True).click()
         progress = _progress_texts(page)
         _panel(page).get_by_text("< 0.15").first.wait_for(timeout=LONG)
-        page.get_by_text("optimised δ split").first.wait_for(timeout=LONG)  # the weaker guarantee is stated
+        page.get_by_text("Verdict:").first.wait_for(timeout=LONG)
         wait_idle(page)
         assert any(re.search(r"[\d,]+ of 32,561 observations · [\d.]+ s", p) for p in progress), progress
         assert len(progress) >= 2, f"the progress did not update during the run: {progress}"
@@ -132,6 +132,10 @@ def test_issue_flow(browser_ready):
         page.get_by_text(re.compile(r"^(Certified|Violated|Undecided): .*threshold 0\.2")).first.wait_for()
         wait_idle(page)
         page.screenshot(path=str(SHOTS / "e2e_2_node.png"))
+        page.mouse.move(900, 500)
+        page.mouse.wheel(0, 450)
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(SHOTS / "e2e_2_node_plot.png"))
 
         # 5. shift-click a second node: two stacked plots with a shared x axis
         _node(page, "n1").click(modifiers=["Shift"])
@@ -140,6 +144,8 @@ def test_issue_flow(browser_ready):
         _panel(page).get_by_text("sex_parity").first.wait_for()
         wait_idle(page)
         page.screenshot(path=str(SHOTS / "e2e_3_compare.png"))
+        _plotted(page, 'E[pred | sex == "Male"]').scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "e2e_3_compare_plots.png"))
 
         # 6. a leaf: its own estimate and bounds
         _node(page, "n3").click()

@@ -84,8 +84,11 @@ def test_result_states_the_weaker_guarantee_of_the_optimized_split():
         obs = Observations({k: x[i, j] for j, k in enumerate(keys)}, ones, N)
         opt = run_monitor(spec, obs, delta=0.05, batch=BATCH, split="optimized", bound="betting")
         eq = run_monitor(spec, obs, delta=0.05, batch=BATCH, split="equal", bound="betting")
-        assert opt.guarantee_delta == pytest.approx(0.2) and eq.guarantee_delta == pytest.approx(0.05)
-        assert eq.guarantee_note is None
+        assert eq.guarantee_delta == pytest.approx(0.05) and eq.guarantee_note is None
+        if opt.stop_step is None:  # no decision: the intervals used the fixed equal split, Δ holds
+            assert opt.guarantee_delta == pytest.approx(0.05) and opt.guarantee_note is None
+        else:
+            assert opt.guarantee_delta == pytest.approx(0.2)
         if opt.verdict in ("true", "false"):
             seen += 1
             assert "probability ≥ 0.8 " in opt.guarantee and "optimised δ split" in opt.guarantee
@@ -93,3 +96,16 @@ def test_result_states_the_weaker_guarantee_of_the_optimized_split():
             after = after[after.step >= opt.stop_step]
             assert (after.delta <= 0.2 + 1e-12).all() and (after.delta >= 0.2 - 1e-12).all()
     assert seen  # the spec is false: every run decides "false" eventually, or claims true wrongly
+
+
+def test_an_undecided_optimized_run_keeps_delta():
+    """Before any decision the intervals use the fixed equal split, so Δ itself holds and no note is
+    shown; the weaker k·Δ applies only once data-chosen δ's have decided the spec."""
+    spec = _spec(4)
+    keys = [tn.text for tn in spec.leaves]
+    x = _streams(1, 4, seed=3)[0, :, :60]  # 60 fair coin flips per leaf: far too few to decide
+    obs = Observations({k: x[j] for j, k in enumerate(keys)}, {k: np.ones(60, bool) for k in keys}, 60)
+    r = run_monitor(spec, obs, delta=0.05, batch=BATCH, split="optimized", bound="hoeffding")
+    assert r.stop_step is None and r.verdict == "unknown"
+    assert r.guarantee_delta == pytest.approx(0.05) and r.guarantee_note is None
+    assert "optimised" not in r.guarantee
