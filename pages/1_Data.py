@@ -90,7 +90,7 @@ else:
         st.warning(warning)
     st.caption("Bars: rows per group and the share with the favourable label, with a 95% Wilson interval; "
                "the dashed line is the overall rate." if dataset.schema.label else "Rows per group.")
-    st.altair_chart(viz.group_bars(stats, width=340), width="content")
+    st.altair_chart(viz.group_bars(stats, width=320), width="content")
     with st.expander("Table"):
         st.dataframe(stats, width="stretch", hide_index=True)
 widgets.sidebar_status()

@@ -109,6 +109,10 @@ with edit_col:
         st.switch_page("pages/4_Audit.py")
     if spec is not None:
         nodes = [{"id": n.id, "parent": n.parent, "kind": n.kind, "text": n.text, "name": n.name} for n in spec.nodes]
+        result, meta = state.get(state.RESULT), state.get(state.RESULT_META) or {}
+        if result is not None and (meta.get("spec") or "").strip() == text.strip():
+            nodes = result.nodes  # this very text was audited: colour the tree by its verdicts
+            st.caption("Coloured by the verdicts of the last audit of this text (Audit page for the details).")
         st.altair_chart(viz.tree_chart(nodes, width=540, height=min(420, viz.tree.default_height(nodes))),
                         width="content")
 

@@ -15,11 +15,13 @@ if result is None:
     st.info("Run an audit first (Audit page, or load the demo on the Overview page).")
     widgets.sidebar_status()
     st.stop()
+widgets.sidebar_status()
+widgets.verdict_line(result, stopped=meta.get("status") == "stopped")
 
 stamp = dt.datetime.fromtimestamp(meta.get("started", 0) or dt.datetime.now().timestamp()).strftime("%Y%m%d-%H%M%S")
 key = (meta.get("started"), result.steps, result.verdict, tuple(state.get(state.SELECTED) or ()))
 if st.session_state.get("report_pdf_key") != key:
-    with st.spinner("Building the PDF report…"):
+    with st.spinner("Building the PDF report (a few seconds: every chart is rendered)…"):
         st.session_state["report_pdf"] = build_pdf(result, dataset=state.get(state.DATASET),
                                                    model=state.get(state.MODEL),
                                                    selected_nodes=state.get(state.SELECTED) or ())
@@ -46,5 +48,3 @@ st.json(result.options, expanded=False)
 st.subheader("Final values per node")
 final = result.final.reset_index()
 st.dataframe(final, width="stretch", hide_index=True)
-
-widgets.sidebar_status()

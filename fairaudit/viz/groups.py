@@ -8,6 +8,7 @@ from fairaudit.viz import _format
 
 SMALL_COLOUR = "#CC79A7"  # reddish purple: a small group
 BAR_COLOUR = "#0072B2"
+LABEL_WIDTH = 130  # every group axis reserves the same label width, so the panels of all attributes line up
 
 
 def _prep(stats: pd.DataFrame) -> pd.DataFrame:
@@ -32,7 +33,8 @@ def group_bars(stats: pd.DataFrame, *, width: int = 380, row_height: int = 26, l
     rows = []
     for attr, part in df.groupby("attribute", sort=False):
         h = max(40, row_height * len(part))
-        y = alt.Y("group:N", sort=list(part["group"]), title=str(attr), axis=alt.Axis(labelLimit=160))
+        y = alt.Y("group:N", sort=list(part["group"]), title=str(attr),
+                  axis=alt.Axis(labelLimit=LABEL_WIDTH - 8, minExtent=LABEL_WIDTH, maxExtent=LABEL_WIDTH))
         tip = [alt.Tooltip("group:N"), alt.Tooltip("n:Q", title="rows"), alt.Tooltip("share:Q", format=".1%"),
                alt.Tooltip("rate_s:N", title="base rate"), alt.Tooltip("ci_s:N", title=f"{level:.0%} CI"),
                alt.Tooltip("size:N")]
@@ -81,7 +83,8 @@ def group_metrics_chart(metrics: pd.DataFrame, *, width: int = 210, row_height: 
         for i, metric in enumerate(metric_order):
             m = part[part["metric"] == metric]
             y = alt.Y("group:N", sort=groups, title=str(attr) if i == 0 else None,
-                      axis=alt.Axis(labels=i == 0, ticks=i == 0, labelLimit=150))
+                      axis=alt.Axis(labels=i == 0, ticks=i == 0, labelLimit=LABEL_WIDTH - 8,
+                                    minExtent=LABEL_WIDTH if i == 0 else 0, maxExtent=LABEL_WIDTH if i == 0 else 0))
             axis = alt.Axis(values=[0, 0.25, 0.5, 0.75, 1], format=".2~f", labelFlush=True)
             x = alt.X("value:Q", scale=alt.Scale(domain=[0, 1]), title=metric, axis=axis)
             tip = [alt.Tooltip("group:N"), alt.Tooltip("metric:N"), alt.Tooltip("value_s:N", title="value"),
@@ -93,5 +96,5 @@ def group_metrics_chart(metrics: pd.DataFrame, *, width: int = 210, row_height: 
                 y=y, x=x, color=alt.Color("size:N", scale=size_scale, legend=alt.Legend(title=None, orient="top")),
                 tooltip=tip)
             cols.append(alt.layer(err, pts).properties(width=width, height=h))
-        rows.append(alt.hconcat(*cols, spacing=22))
+        rows.append(alt.hconcat(*cols, spacing=36))
     return alt.vconcat(*rows, spacing=16).resolve_scale(color="shared")

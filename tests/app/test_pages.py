@@ -107,6 +107,8 @@ def test_model_page_after_demo(demo):
 def test_specification_page_feedback(demo):
     _ok(demo.switch_page("pages/3_Specification.py").run())
     assert any("OK" in s.value for s in demo.success)
+    coloured = "Coloured by the verdicts of the last audit"
+    assert any(coloured in c.value for c in demo.caption)  # the demo audited this very text
     good = demo.session_state["spec_text"]
     demo.text_area(key="spec_editor").input('E[pred | sex == "Male"] - E[pred | sex == "Female" < 0.1')
     _ok(demo.run())
@@ -116,6 +118,7 @@ def test_specification_page_feedback(demo):
     demo.text_area(key="spec_editor").input(refined)
     _ok(demo.run())
     assert demo.session_state["spec_text"] == refined
+    assert not any(coloured in c.value for c in demo.caption)  # not audited yet: no verdict colours
     assert len(demo.session_state["spec_history"]) >= 2
     assert demo.selectbox(key="spec_cmp_a") is not None
 
