@@ -325,3 +325,16 @@ def test_other_kinds_on_adult(adult, kind, floor, tmp_path):
     assert model.metrics["accuracy"] >= floor
     model.save(tmp_path / "m")
     assert models.load(tmp_path / "m").content_hash == model.content_hash
+
+
+def test_gbm_hash_survives_renamed_private_fields(trained):
+    """The gbm hash reads private scikit-learn fields; if a release renames them, hashing falls back to the
+    pickled estimator instead of failing (still deterministic, still different for a different fit)."""
+    import copy
+
+    from fairaudit.models.sklearn_models import fitted_arrays
+
+    est = copy.deepcopy(trained["gbm"].estimator)
+    del est._predictors
+    a, b = fitted_arrays("gbm", est), fitted_arrays("gbm", copy.deepcopy(est))
+    assert len(a) == 2 and all(np.array_equal(x, y) for x, y in zip(a, b))

@@ -148,11 +148,16 @@ def fitted_arrays(kind: str, estimator) -> list[np.ndarray]:
         t = estimator.tree_
         return [estimator.classes_, t.children_left, t.children_right, t.feature, t.threshold, t.value,
                 t.n_node_samples]
-    arrays = [estimator.classes_, np.asarray(estimator._baseline_prediction)]
-    for predictors in estimator._predictors:  # one list of trees per boosting iteration
-        for tree in predictors:
-            arrays += [tree.nodes, tree.raw_left_cat_bitsets]
-    return arrays
+    try:  # scikit-learn has no public view of a HistGradientBoosting's trees; these fields are private
+        arrays = [estimator.classes_, np.asarray(estimator._baseline_prediction)]
+        for predictors in estimator._predictors:  # one list of trees per boosting iteration
+            for tree in predictors:
+                arrays += [tree.nodes, tree.raw_left_cat_bitsets]
+        return arrays
+    except AttributeError:  # a future scikit-learn renamed them: fall back to the pickled estimator
+        import pickle
+
+        return [estimator.classes_, np.frombuffer(pickle.dumps(estimator, protocol=5), dtype=np.uint8)]
 
 
 def _array_bytes(array: np.ndarray) -> bytes:

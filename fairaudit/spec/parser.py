@@ -12,7 +12,6 @@ from pathlib import Path
 
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
-from lark.lexer import LexerThread
 from lark.visitors import Transformer_NonRecursive, v_args
 
 from fairaudit.spec import ast
@@ -37,7 +36,9 @@ def _lark() -> Lark:
         if _parser is None:
             _parser = Lark(GRAMMAR_PATH.read_text(encoding="utf-8"), parser="lalr", lexer="contextual",
                            start=["start", "event_start"], propagate_positions=True, maybe_placeholders=False)
-            _plain_lexer = _parser._build_lexer()  # context-free lexing, for error messages
+            # a context-free lexer over the same terminals, for error messages (``Lark.lex`` needs lexer="basic")
+            _plain_lexer = Lark(GRAMMAR_PATH.read_text(encoding="utf-8"), parser="lalr", lexer="basic",
+                                start=["start", "event_start"])
         return _parser
 
 
@@ -311,7 +312,7 @@ def _tokens(text: str) -> list[Token]:
     _lark()
     out: list[Token] = []
     try:
-        for token in LexerThread.from_text(_plain_lexer, text).lex(None):
+        for token in _plain_lexer.lex(text):
             out.append(token)
     except LarkError:
         pass
