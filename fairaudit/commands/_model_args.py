@@ -18,7 +18,8 @@ from fairaudit.errors import ModelError
 from fairaudit.models.training import KINDS, check_kind
 
 
-def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
+def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True,
+                        seed_help: str = "seed for training a --model KIND (default 0)") -> None:
     """Add --model / --pred (one of them) and --seed to ``parser`` (--seed only if it has none yet)."""
     group = parser.add_argument_group("model")
     choice = group.add_mutually_exclusive_group(required=required)
@@ -29,7 +30,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True) 
                         help='audit logged decisions: a condition over the data is the decision, e.g. '
                              '"decile_score > 3"')
     if "--seed" not in parser._option_string_actions:
-        group.add_argument("--seed", type=int, default=0, help="seed for training a --model KIND (default 0)")
+        group.add_argument("--seed", type=int, default=0, help=seed_help)
 
 
 def model_from_args(args: argparse.Namespace, dataset: Dataset | None) -> models.Model:

@@ -26,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_arguments(parser, required=False)
     parser.add_argument("--spec", required=True, metavar="TEXT|@FILE", help="the specification, or @path to a file")
     parser.add_argument("--engine", default="monitor", choices=["monitor"], help="engine (default monitor)")
-    add_model_arguments(parser, required=False)
+    add_model_arguments(parser, required=False,
+                        seed_help="seed for training a --model KIND and for --order shuffle (default 0)")
     parser.add_argument("--where", metavar="EXPR", help='restrict the stream to matching rows, e.g. \'workclass == "Federal-gov"\'')
     parser.add_argument("--delta", type=float, default=0.05, help="total failure probability Δ (default 0.05)")
     parser.add_argument("--batch", type=int, default=5, help="check every B observations (default 5)")
@@ -36,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the data, so it only guarantees 1 − k·Δ for k estimated probabilities)")
     parser.add_argument("--bound", choices=["hoeffding", "betting"], default="hoeffding",
                         help="confidence sequence (default hoeffding, as in AVOIR)")
-    parser.add_argument("--order", choices=["given", "shuffle"], default="given", help="stream order (default given)")
+    parser.add_argument("--order", choices=["given", "shuffle"], default="given",
+                        help="stream order: as in the file, or shuffled with --seed (default given)")
     parser.add_argument("--stop", action="store_true", help="stop at the decision instead of running to the end")
     parser.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop searching for a decision after this long")
     parser.add_argument("--json", metavar="PATH", help="write the audit result (JSON) here")
