@@ -331,14 +331,23 @@ def node_rows(result) -> list[dict]:
     depth: dict[str, int] = {}
     for n in nodes:
         depth[n["id"]] = 0 if n["parent"] is None else depth.get(n["parent"], 0) + 1
+    names = {n["id"]: n.get("name") for n in nodes}
+    children: dict[str, list[str]] = {}
+    for n in nodes:
+        if n["parent"] is not None:
+            children.setdefault(n["parent"], []).append(n["id"])
     rows = []
     for n in nodes:
         f = n.get("final") or {}
         v = normalise_verdict(f.get("verdict"))
         text = f"{n['name']}: {n['text']}" if n.get("name") else n["text"]
+        kids = children.get(n["id"], [])
+        if n["kind"] in ("and", "or") and kids and all(names.get(k) for k in kids):
+            text = f" {n['kind']} ".join(names[k] for k in kids)  # named parts: their names, not their texts
         const = n["kind"] == "const"
         rows.append({
-            "id": n["id"], "depth": depth[n["id"]], "expression": text, "kind": KIND_LABELS.get(n["kind"], n["kind"]),
+            "id": n["id"], "depth": depth[n["id"]], "expression": text,
+            "kind": "comparison (left − right)" if n["kind"] == "cmp" else KIND_LABELS.get(n["kind"], n["kind"]),
             "raw_kind": n["kind"],
             "estimate": num(f.get("estimate")),
             "interval": "—" if const else interval(f.get("lo"), f.get("hi")),

@@ -265,7 +265,9 @@ def _nodes(pdf: ReportPDF, result):
     pdf.heading("Results per node", space=0)
     pdf.para("Every sub-expression of the specification at the end of the audit: its estimate, the interval that "
              "contains its true value, the failure probability δ of that interval, and its verdict (comparisons "
-             "and and/or/not only; numbers have none). n is the number of observations of a probability.",
+             "and and/or/not only; numbers have none). For a comparison the estimate and interval are those of "
+             "left side − right side: a comparison a < b holds when the whole interval is below 0, is violated "
+             "when it is above 0. n is the number of observations of a probability.",
              size=9, colour=GREY)
     pdf.ln(2)
     rows = content.node_rows(result)

@@ -40,8 +40,9 @@ def wrap(text: str, width: int, lines: int = 2) -> str:
             rest = ""
             break
         cut = rest.rfind(" ", 0, width + 1)
-        if cut <= 0:  # no space to break at: hard cut
-            cut = width
+        if cut <= 0:  # no space: break after an underscore of a snake_case name, else a hard cut
+            under = rest.rfind("_", 0, width)
+            cut = under + 1 if under > 0 else width
         out.append(rest[:cut].rstrip())
         rest = rest[cut:].lstrip()
     if rest:

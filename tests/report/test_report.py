@@ -308,3 +308,15 @@ def test_load_result_accepts_dict_and_text(adult_audit):
     text = result.to_json(trace_every=50)
     assert load_result(text).verdict == result.verdict
     assert load_result(json.loads(text)).spec == result.spec
+
+
+def test_node_table_names_the_parts_of_a_named_conjunction():
+    from fairaudit import audit, data
+
+    spec = ('fpr_a: E[decile_score > 4 | race == "African-American" and two_year_recid == 0] < 0.5\n'
+            'fpr_c: E[decile_score > 4 | race == "Caucasian" and two_year_recid == 0] < 0.5')
+    r = audit(data.load("compas"), spec, pred="decile_score > 4", delta=0.1)
+    rows = {row["id"]: row for row in content.node_rows(r)}
+    assert rows["n0"]["expression"] == "fpr_a and fpr_c"
+    assert rows["n1"]["expression"].startswith("fpr_a: E[decile_score > 4")
+    assert rows["n1"]["kind"] == "comparison (left − right)"
