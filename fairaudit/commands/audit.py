@@ -3,8 +3,8 @@
 Prints the verdict, the guarantee sentence, the stop step and the worst comparison. Exit code, so that an
 audit can gate a deployment pipeline: 0 certified true, 1 violated, 3 undecided, 2 bad input.
 
-A spec file's ``# dataset:`` and ``# decision:`` headers supply ``--data`` and ``--pred`` when those are not
-given on the command line.
+A spec file's ``# dataset:``, ``# decision:``, ``# where:`` and ``# delta:`` headers supply ``--data``,
+``--pred``, ``--where`` and ``--delta`` when those are not given on the command line.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 from fairaudit.errors import FairauditError
 
 EXIT = {"true": 0, "false": 1, "unknown": 3}
+DEFAULT_DELTA = 0.05
 EXIT_HELP = ("exit codes: 0 = certified true, 1 = decided violated, 3 = undecided (not a pass), "
              "2 = bad input")
 
@@ -29,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser, required=False,
                         seed_help="seed for training a --model KIND and for --order shuffle (default 0)")
     parser.add_argument("--where", metavar="EXPR", help='restrict the stream to matching rows, e.g. \'workclass == "Federal-gov"\'')
-    parser.add_argument("--delta", type=float, default=0.05, help="total failure probability Δ (default 0.05)")
+    parser.add_argument("--delta", type=float, default=None,
+                        help="total failure probability Δ (default: the spec file's '# delta:' header, else 0.05)")
     parser.add_argument("--batch", type=int, default=5, help="check every B observations (default 5)")
     parser.add_argument("--split", choices=["equal", "optimized"], default="equal",
                         help="δ allocation: equal (VeriFair; the verdict holds with probability ≥ 1 − Δ; "
@@ -69,6 +71,15 @@ def run(args: argparse.Namespace) -> int:
             raise FairauditError("the spec file says '# decision: model': give --model KIND|PATH")
         spec_file.decision_event()  # a wrong header is reported at its line:column
         args.pred = spec_file.decision
+    from_file = []
+    if args.where is None and spec_file.where is not None:
+        spec_file.where_event()  # a wrong header is reported at its line:column
+        args.where = spec_file.where
+        from_file.append(f"--where '{args.where}'")
+    if args.delta is None:
+        args.delta = spec_file.delta if spec_file.delta is not None else DEFAULT_DELTA
+        if spec_file.delta is not None:
+            from_file.append(f"--delta {args.delta:g}")
     if args.pdf:
         from fairaudit.report import check_output_path
 
@@ -90,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
             left = result.final_values(info.children[0])
             line += (f"; left side {left['estimate']:.4g} in [{left['lo']:.4g}, {left['hi']:.4g}]")
         print(line)
+    if from_file:
+        print(f"options:   {' '.join(from_file)} (from the spec file's headers)")
     if args.json:
         try:
             result.to_json(args.json, trace_every=max(1, args.trace_every))

@@ -2,7 +2,8 @@
 
 Prints ``ok`` (then any warnings) and exits 0; otherwise prints ``LINE:COL: message`` (``FILE:LINE:COL``
 for a file) with the source line and a caret, and exits 2. Without ``--data``, a file's ``# dataset:``
-header names the dataset to validate against; its ``# decision:`` header is checked too.
+header names the dataset to validate against; its ``# decision:``, ``# where:`` and ``# delta:`` headers
+are checked too.
 """
 from __future__ import annotations
 
@@ -37,15 +38,19 @@ def run(args: argparse.Namespace) -> int:
         findings = []
         if dataset is not None:
             findings = validate(spec_file.spec, dataset.schema, dataset.frame)
-            event = spec_file.decision_event()
-            if event is not None:
-                header = spec_file.headers["decision"]
+            for key, event in (("decision", spec_file.decision_event()), ("where", spec_file.where_event())):
+                if event is None:
+                    continue
+                header = spec_file.headers[key]
+                what = "the decision" if key == "decision" else "the row filter"
                 for d in validate_event(event, dataset.schema):
                     findings.append(type(d)(d.severity, d.line + header.line - 1,
                                             d.column + header.column - 1 if d.line == 1 else d.column,
-                                            f"in the decision: {d.message}", d.length))
+                                            f"in {what}: {d.message}", d.length))
         else:
-            spec_file.decision_event()  # syntax of the # decision: header
+            spec_file.decision_event()  # syntax of the # decision: and # where: headers
+            spec_file.where_event()
+        spec_file.delta  # noqa: B018 -- a # delta: header must be a number in (0, 1)
     except SpecError as err:
         print(err.pretty(), file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -5,9 +5,12 @@ A file may start with comment lines of the form ``# key: value``. Recognised key
 * ``dataset``: the built-in dataset (or CSV path) the spec is written for, e.g. ``# dataset: adult``;
 * ``decision``: a decision expression giving ``pred`` when auditing logged data instead of a model,
   e.g. ``# decision: income == ">50K"`` (an event, see ``parse_event``), or ``model`` when the spec is
-  meant for a trained model's decisions.
+  meant for a trained model's decisions;
+* ``where``: the rows the audit streams (the materialised view), an event such as
+  ``# where: workclass == "Federal-gov"`` — what ``--where`` gives on the command line;
+* ``delta``: the failure probability Δ the spec is meant to be audited at, e.g. ``# delta: 0.15``.
 
-Other ``# key: value`` lines are kept in ``headers`` and otherwise ignored (they are comments).
+Command-line options win over headers. Other ``# key: value`` lines are kept in ``headers`` and otherwise ignored (they are comments).
 """
 from __future__ import annotations
 
@@ -52,6 +55,37 @@ class SpecFile:
     def uses_model(self) -> bool:
         """True when the ``# decision:`` header says ``model`` (decisions come from a trained model)."""
         return (self.decision or "").strip().lower() == MODEL_DECISION
+
+    @property
+    def where(self) -> str | None:
+        header = self.headers.get("where")
+        return header.value if header else None
+
+    def where_event(self) -> ast.Event | None:
+        """The ``# where:`` expression as an event (``SpecError`` positioned in the file if it is wrong)."""
+        header = self.headers.get("where")
+        if header is None:
+            return None
+        try:
+            return parse_event(header.value)
+        except SpecError as err:
+            raise err.shifted(header.line - 1, header.column - 1).with_source(self.text, self.path) from None
+
+    @property
+    def delta(self) -> float | None:
+        """The ``# delta:`` header as a number in (0, 1) (``SpecError`` at the header if it is not one)."""
+        header = self.headers.get("delta")
+        if header is None:
+            return None
+        try:
+            value = float(header.value)
+        except ValueError:
+            value = float("nan")
+        if not 0 < value < 1:
+            raise SpecError.at(self.text, header.line, header.column,
+                               f"'# delta:' must be a number between 0 and 1, e.g. 0.05; got {header.value!r}",
+                               length=max(1, len(header.value)), filename=self.path)
+        return value
 
     def decision_event(self) -> ast.Event | None:
         """The ``# decision:`` expression as an event (``SpecError`` positioned in the file if it is wrong)."""

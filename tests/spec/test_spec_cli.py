@@ -76,3 +76,38 @@ def test_parse_tree_and_errors():
     assert out.stdout.splitlines() == ["n0 cmp: E[pred] > 0.5", "  n1 expect: E[pred]", "  n2 const: 0.5"]
     out = run("parse", "E[pred] >")
     assert out.returncode == 2 and out.stderr.startswith("1:10: ")
+
+
+HEADERED = ('# dataset: adult\n# decision: income == ">50K"\n# where: {where}\n# delta: {delta}\n'
+            'E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.55\n')
+
+
+def test_check_reports_a_bad_where_or_delta_header_at_its_position(tmp_path):
+    path = tmp_path / "h.spec"
+    path.write_text(HEADERED.format(where='workclas == "Federal-gov"', delta="0.15"))
+    out = run("check", f"@{path}")
+    assert out.returncode == 2
+    assert out.stderr.splitlines()[0] == (f"{path}:3:10: in the row filter: unknown column 'workclas'; "
+                                          "did you mean 'workclass'?")
+    path.write_text(HEADERED.format(where='workclass == "Federal-gov"', delta="1.5"))
+    out = run("check", f"@{path}")
+    assert out.returncode == 2
+    assert out.stderr.splitlines()[0] == f"{path}:4:10: '# delta:' must be a number between 0 and 1, e.g. 0.05; got '1.5'"
+    path.write_text(HEADERED.format(where='workclass == "Federal-gov"', delta="0.15"))
+    assert run("check", f"@{path}").returncode == 0
+
+
+def test_audit_takes_where_and_delta_from_the_headers_and_options_win(tmp_path):
+    path = tmp_path / "h.spec"
+    path.write_text(HEADERED.format(where='workclass == "Federal-gov"', delta="0.15"))
+    out = run("audit", "--spec", f"@{path}", "--json", str(tmp_path / "a.json"))
+    result = json.loads((tmp_path / "a.json").read_text())
+    assert out.returncode == 0, out.stderr
+    assert result["options"]["delta"] == 0.15 and result["options"]["where"] == 'workclass == "Federal-gov"'
+    assert result["steps"] == 960  # the federal-government view
+    assert "options:   --where 'workclass == \"Federal-gov\"' --delta 0.15 (from the spec file's headers)" in out.stdout
+    out = run("audit", "--spec", f"@{path}", "--delta", "0.05", "--where", 'sex == "Male"',
+              "--json", str(tmp_path / "b.json"))
+    result = json.loads((tmp_path / "b.json").read_text())
+    assert result["options"]["delta"] == 0.05 and result["options"]["where"] == 'sex == "Male"'
+    assert "from the spec file" not in out.stdout
