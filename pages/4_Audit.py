@@ -21,6 +21,33 @@ missing = [what for what, ok in (("a dataset (Data page)", dataset is not None),
 if missing:
     st.info("To run an audit, choose " + ", ".join(missing) + " — or load the demo on the Overview page.")
 
+# a spec file's '# where:' and '# delta:' headers set the row filter and Δ once, when that spec arrives
+st.session_state.setdefault("audit_delta", 0.05)  # widget defaults live in the session (headers may set them)
+if st.session_state.get("audit_headers_synced") != spec_text:
+    st.session_state["audit_headers_synced"] = spec_text
+    headers = flows.spec_headers(spec_text)
+    taken = []
+    if "where" in headers:
+        st.session_state["audit_where"] = headers["where"]
+        taken.append("row filter")
+    try:
+        if "delta" in headers and 0 < float(headers["delta"]) < 0.5:
+            st.session_state["audit_delta"] = float(headers["delta"])
+            taken.append("Δ")
+    except ValueError:
+        pass
+    note = ""
+    if taken:
+        what = " and ".join(taken)
+        note = f"{what[0].upper()}{what[1:]} taken from the specification's header comments."
+    decision = headers.get("decision", "").strip()
+    current = getattr(model, "expression", None)
+    if decision and decision.lower() != "model" and " ".join(decision.split()) != current:
+        note += (f" The file was written for the decisions `{decision}` (its '# decision:' header); the audit uses "
+                 "the current model — choose *Decisions from a column or expression* on the Model page to "
+                 "reproduce the file's audit.")
+    st.session_state["audit_header_note"] = note.strip() or None
+
 # ------------------------------------------------------------------------------------------------ engine
 choices = logic.engine_choices(implemented, has_model=model is not None)
 usable = [c.name for c in choices if c.available]
@@ -29,7 +56,7 @@ with st.expander("Engine and parameters", expanded=not have_result, icon=":mater
     p0, p1, p2, p3, p4 = st.columns([1.3, 1, 1, 1, 1])
     engine = p0.selectbox("Engine", usable or ["(none available)"], key="audit_engine", disabled=not usable,
                           help="\n\n".join(f"**{c.name}**: {c.description}" for c in choices))
-    delta = p1.number_input("Δ (failure probability)", 0.001, 0.5, 0.05, 0.01, format="%.3f", key="audit_delta",
+    delta = p1.number_input("Δ (failure probability)", 0.001, 0.5, step=0.01, format="%.3f", key="audit_delta",
                             help="The verdict is wrong with probability at most Δ. Smaller Δ: wider intervals, "
                                  "later decisions.")
     batch = p2.number_input("Check every … observations", 1, 10_000, 5, key="audit_batch",
@@ -57,8 +84,19 @@ with st.expander("Engine and parameters", expanded=not have_result, icon=":mater
                              help="The run stops after this long and keeps the evidence so far.")
     stop_when = q4.checkbox("Stop when decided", value=False, key="audit_stop",
                             help="Stop at the first step at which the whole specification is decided.")
+    where = st.text_input("Only rows where (optional)", key="audit_where",
+                          placeholder='e.g. workclass == "Federal-gov"',
+                          help="Audit only the rows matching this condition (AVOIR's materialised view); the "
+                               "others never enter the stream, so steps count matching rows only. A spec file's "
+                               "'# where:' header fills this in.")
+    where_problem = flows.check_where(where, dataset)
+    if where_problem:
+        st.error(f"Row filter: {where_problem}")
+    if st.session_state.get("audit_header_note"):
+        st.caption(st.session_state["audit_header_note"])
 options = {"engine": engine, "delta": float(delta), "batch": int(batch), "bound": bound, "split": split,
-           "order": order, "seed": int(seed), "stop": bool(stop_when), "time_budget": float(budget)}
+           "order": order, "seed": int(seed), "stop": bool(stop_when), "time_budget": float(budget),
+           "where": where.strip()}
 
 # ------------------------------------------------------------------------------------------------ refine
 # the spec can be edited right here: change a threshold, press Run (the Specification page sees the same text)
@@ -76,7 +114,7 @@ with st.expander("Specification — edit a threshold here, then press Run", expa
         st.caption("Edited: **Run** audits this new version; it is added to the version history below.")
 
 b1, b2, status_col = st.columns([1.1, 1.1, 9], vertical_alignment="center")
-can_run = bool(usable) and not missing
+can_run = bool(usable) and not missing and not where_problem
 run = b1.button("Run", type="primary", key="audit_run", disabled=not can_run, width="stretch",
                 icon=":material/play_arrow:")
 b2.button("Stop", key="audit_stop_button", help="Interrupts the run; the evidence so far is kept.", width="stretch")

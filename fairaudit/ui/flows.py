@@ -63,6 +63,8 @@ def audit_iterator(options: dict):
     if dataset is None or model is None or not spec_text.strip():
         raise FairauditError("choose a dataset and a model and write a specification first")
     kwargs = {k: options[k] for k in ("delta", "batch", "split", "bound", "order", "seed", "stop") if k in options}
+    if (options.get("where") or "").strip():
+        kwargs["where"] = options["where"].strip()
     budget = options.get("time_budget")
     return audit(dataset, spec_text, engine=options.get("engine", "monitor"), model=model, iterate=True,
                  time_budget=float(budget) if budget else None, **kwargs)
@@ -114,6 +116,31 @@ def run_audit(options: dict, on_update: Callable[[Any, float, str], None] | None
         meta["reason"] = f"time budget of {options.get('time_budget'):g} s reached"
     _store(result, meta)
     return result
+
+
+def check_where(text: str, dataset=None) -> str | None:
+    """The problem with a row filter (``--where``) as one message, or None when it is empty or fine."""
+    from fairaudit.spec import parse_event, validate_event
+
+    if not text.strip():
+        return None
+    try:
+        event = parse_event(text)
+    except FairauditError as err:
+        return f"column {err.column}: {getattr(err, 'message', str(err))}" if getattr(err, "column", None) else str(err)
+    if dataset is None:
+        return None
+    errors = [d for d in validate_event(event, dataset.schema, dataset.frame) if d.severity == "error"]
+    if errors:
+        return f"column {errors[0].column}: {errors[0].message}" if errors[0].column else errors[0].message
+    return None
+
+
+def spec_headers(text: str) -> dict[str, str]:
+    """The ``# key: value`` headers at the top of a spec text (``where``, ``delta``, ...), lower-case keys."""
+    from fairaudit.spec import read_headers
+
+    return {k: h.value for k, h in read_headers(text).items()}
 
 
 def check_spec(text: str, dataset=None) -> tuple[Any, list[tuple[str, str]]]:

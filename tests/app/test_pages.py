@@ -214,3 +214,28 @@ def test_audit_page_rejects_a_broken_edit(demo):
     assert demo.session_state["spec_text"] == good and demo.session_state["result"] is before
     demo.text_area(key="audit_spec_editor").input(good)
     _ok(demo.run())
+
+
+def test_spec_file_headers_set_the_row_filter_and_delta():
+    """Loading a case-study file (its '# where:' and '# delta:' headers) fills in the Audit page's row filter
+    and Δ; the run streams only the matching rows; a bad filter is an error and disables Run."""
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.button(key="load_demo").click()
+    _ok(at.run())
+    _ok(at.switch_page("pages/3_Specification.py").run())
+    at.selectbox(key="spec_lib_pick").select("avoir_adult_refined")
+    at.button(key="spec_lib_load").click()
+    _ok(at.run())
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    assert at.text_input(key="audit_where").value == 'workclass == "Federal-gov"'
+    assert at.number_input(key="audit_delta").value == pytest.approx(0.15)
+    assert any("taken from the specification's header" in c.value for c in at.caption)
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    result = at.session_state["result"]
+    assert result.steps == 960 and result.options["where"] == 'workclass == "Federal-gov"'
+    assert result.options["delta"] == pytest.approx(0.15)
+    at.text_input(key="audit_where").input('workclas == "Federal-gov"')
+    _ok(at.run())
+    assert any("Row filter" in e.value and "workclass" in e.value for e in at.error)
+    assert at.button(key="audit_run").disabled
