@@ -21,32 +21,8 @@ missing = [what for what, ok in (("a dataset (Data page)", dataset is not None),
 if missing:
     st.info("To run an audit, choose " + ", ".join(missing) + " — or load the demo on the Overview page.")
 
-# a spec file's '# where:' and '# delta:' headers set the row filter and Δ once, when that spec arrives
-st.session_state.setdefault("audit_delta", 0.05)  # widget defaults live in the session (headers may set them)
-if st.session_state.get("audit_headers_synced") != spec_text:
-    st.session_state["audit_headers_synced"] = spec_text
-    headers = flows.spec_headers(spec_text)
-    taken = []
-    if "where" in headers:
-        st.session_state["audit_where"] = headers["where"]
-        taken.append("row filter")
-    try:
-        if "delta" in headers and 0 < float(headers["delta"]) < 0.5:
-            st.session_state["audit_delta"] = float(headers["delta"])
-            taken.append("Δ")
-    except ValueError:
-        pass
-    note = ""
-    if taken:
-        what = " and ".join(taken)
-        note = f"{what[0].upper()}{what[1:]} taken from the specification's header comments."
-    decision = headers.get("decision", "").strip()
-    current = getattr(model, "expression", None)
-    if decision and decision.lower() != "model" and " ".join(decision.split()) != current:
-        note += (f" The file was written for the decisions `{decision}` (its '# decision:' header); the audit uses "
-                 "the current model — choose *Decisions from a column or expression* on the Model page to "
-                 "reproduce the file's audit.")
-    st.session_state["audit_header_note"] = note.strip() or None
+# a spec file's '# where:' and '# delta:' headers set the row filter and Δ (only when those headers change)
+logic.apply_spec_headers(st.session_state, flows.spec_headers(spec_text), getattr(model, "expression", None))
 
 # ------------------------------------------------------------------------------------------------ engine
 choices = logic.engine_choices(implemented, has_model=model is not None)

@@ -8,7 +8,7 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
 MAX_SELECTED = 2
 
@@ -477,3 +477,47 @@ def _changes(old: str, new: str) -> list[str]:
         else:
             out.append("edited")
     return out
+
+
+DEFAULT_DELTA = 0.05
+
+
+def apply_spec_headers(session: MutableMapping[str, Any], headers: Mapping[str, str],
+                       model_expression: str | None = None) -> None:
+    """Let a spec's ``# where:`` / ``# delta:`` headers set the Audit page's row filter (``audit_where``) and Δ
+    (``audit_delta``) — once per change of the headers, so the analyst's own edits are kept while the headers
+    stay the same. A value that came from a header is undone when the header goes away (and was not edited).
+    ``audit_header_note`` says what was taken, and whether the file was written for other decisions."""
+    session.setdefault("audit_delta", DEFAULT_DELTA)
+    session.setdefault("audit_where", "")
+    key = tuple(headers.get(k) for k in ("where", "delta", "decision"))
+    if session.get("audit_headers_synced") == key:
+        return
+    session["audit_headers_synced"] = key
+    previous = session.get("audit_from_headers") or {}
+    taken, applied = [], {}
+    if "where" in headers:
+        session["audit_where"] = applied["audit_where"] = headers["where"]
+        taken.append("row filter")
+    elif "audit_where" in previous and session.get("audit_where") == previous["audit_where"]:
+        session["audit_where"] = ""
+    try:
+        delta = float(headers["delta"]) if "delta" in headers else None
+    except ValueError:
+        delta = None
+    if delta is not None and 0 < delta <= 0.5:
+        session["audit_delta"] = applied["audit_delta"] = delta
+        taken.append("Δ")
+    elif "audit_delta" in previous and session.get("audit_delta") == previous["audit_delta"]:
+        session["audit_delta"] = DEFAULT_DELTA
+    session["audit_from_headers"] = applied
+    note = ""
+    if taken:
+        what = " and ".join(taken)
+        note = f"{what[0].upper()}{what[1:]} taken from the specification's header comments."
+    decision = " ".join((headers.get("decision") or "").split())
+    if decision and decision.lower() != "model" and decision != model_expression:
+        note += (f" The file was written for the decisions `{decision}` (its '# decision:' header); the audit uses "
+                 "the current model — choose *Decisions from a column or expression* on the Model page to "
+                 "reproduce the file's audit.")
+    session["audit_header_note"] = note.strip() or None

@@ -185,3 +185,34 @@ def test_verdict_summary_is_plain():
     assert logic.verdict_summary("true", 0.05, 2000, 32561).startswith("certified with probability ≥ 0.95")
     text = logic.verdict_summary("unknown", 0.05, None, 32561, undecided_part="sex_parity")
     assert "32,561" in text and "sex_parity" in text and "left − right" not in text
+
+
+def test_spec_headers_fill_the_row_filter_and_delta_once_and_are_undone_when_they_go():
+    from fairaudit.ui.logic import apply_spec_headers
+
+    session: dict = {}
+    fed = {"where": 'workclass == "Federal-gov"', "delta": "0.15", "decision": 'income == ">50K"'}
+    apply_spec_headers(session, fed)
+    assert session["audit_where"] == fed["where"] and session["audit_delta"] == 0.15
+    assert session["audit_header_note"].startswith("Row filter and Δ taken from")
+    assert "income == \">50K\"" in session["audit_header_note"]  # written for other decisions than the model's
+    # the analyst changes Δ; re-applying the same headers (any later edit of the spec) keeps that choice
+    session["audit_delta"] = 0.05
+    apply_spec_headers(session, dict(fed))
+    assert session["audit_delta"] == 0.05
+    # a spec without headers: the header's filter goes (it was not edited); Δ was edited, so it stays
+    apply_spec_headers(session, {})
+    assert session["audit_where"] == "" and session["audit_delta"] == 0.05 and session["audit_header_note"] is None
+    # the decisions named by the header are the model's own: no note about them
+    apply_spec_headers(session, {"decision": 'income  ==  ">50K"'}, model_expression='income == ">50K"')
+    assert session["audit_header_note"] is None
+
+
+def test_a_filter_typed_by_the_analyst_survives_a_spec_without_headers():
+    from fairaudit.ui.logic import apply_spec_headers
+
+    session = {"audit_where": 'sex == "Male"'}
+    apply_spec_headers(session, {"delta": "0.1"})
+    assert session["audit_where"] == 'sex == "Male"' and session["audit_delta"] == 0.1
+    apply_spec_headers(session, {})
+    assert session["audit_where"] == 'sex == "Male"' and session["audit_delta"] == 0.05
