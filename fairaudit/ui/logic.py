@@ -469,14 +469,25 @@ def _changes(old: str, new: str) -> list[str]:
                     name = la.split(":", 1)[0].strip() + " " if re.match(r"^\s*[A-Za-z_]\w*\s*:", la) else ""
                     out.extend(f"{name}{x} → {y}" for x, y in zip(na, nb) if x != y)
                 else:
-                    out.append("edited")
+                    out.append(_edited(la, lb))
         elif tag == "insert":
             out.append(f"+{j2 - j1} line{'s' if j2 - j1 > 1 else ''}")
         elif tag == "delete":
             out.append(f"−{i2 - i1} line{'s' if i2 - i1 > 1 else ''}")
         else:
-            out.append("edited")
-    return out
+            out.append(f"{i2 - i1} line{'s' if i2 - i1 > 1 else ''} → {j2 - j1}")
+    return list(dict.fromkeys(out))  # each change once
+
+
+_PART_NAME = re.compile(r"^\s*([A-Za-z_]\w*)\s*:(?!=)")
+
+
+def _edited(old_line: str, new_line: str) -> str:
+    """A rewritten line, by the name of its part: ``fair_sex edited``, ``sex_parity → fair_sex``."""
+    a, b = _PART_NAME.match(old_line), _PART_NAME.match(new_line)
+    if a and b:
+        return f"{b.group(1)} edited" if a.group(1) == b.group(1) else f"{a.group(1)} → {b.group(1)}"
+    return "edited"
 
 
 DEFAULT_DELTA = 0.05

@@ -216,3 +216,15 @@ def test_a_filter_typed_by_the_analyst_survives_a_spec_without_headers():
     assert session["audit_where"] == 'sex == "Male"' and session["audit_delta"] == 0.1
     apply_spec_headers(session, {})
     assert session["audit_where"] == 'sex == "Male"' and session["audit_delta"] == 0.05
+
+
+def test_history_names_what_changed():
+    old = ('sex_parity: E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.1\n'
+           'race_parity: E[pred | race == "White"] - E[pred | race == "Black"] < 0.2')
+    rows = logic.history_rows([{"version": 1, "text": old}, {"version": 2, "text": old.replace("< 0.1", "< 0.15")},
+                               {"version": 3, "text": old.replace('"Black"', '"Other"')},
+                               {"version": 4, "text": "fair_sex: Fair[sex] >= 0.95\nparity: E[pred] < 0.2"},
+                               {"version": 5, "text": "# a comment\nfair_sex: Fair[sex] >= 0.95\nparity: E[pred] < 0.2"}])
+    assert [r["change"] for r in reversed(rows)] == [
+        "first version", "sex_parity 0.1 → 0.15", "sex_parity 0.15 → 0.1; race_parity edited",
+        "sex_parity → fair_sex; race_parity → parity", "comments only"]
