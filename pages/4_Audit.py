@@ -192,8 +192,14 @@ with right:
                                                   width=PLOT_W, height=200 if len(panel.nodes) == 1 else 150),
                             width="content")
         else:
-            st.altair_chart(viz.rates_chart(frame, panel.nodes[0], width=PLOT_W, stop_step=result.stop_step),
+            node_text = next((n["text"] for n in nodes if n["id"] == panel.nodes[0]), panel.nodes[0])
+            st.altair_chart(viz.rates_chart(frame, panel.nodes[0], width=PLOT_W, height=160,
+                                            stop_step=result.stop_step, title=f"{node_text}: individuals"),
                             width="content")
+            st.caption("Certified: at least this share of individuals keep their decision when only the attribute "
+                       "changes (the lower bound); unfair: at least this share change it (1 − the upper bound); "
+                       "undecided: the rest, the interval's width, which more evidence narrows. Each holds with the "
+                       "node's confidence 1 − δ.")
     for i in shown:
         if kinds.get(i) == "fair" and not viz.has_rates(frame, i):
             st.caption(f"{i}: this engine reports no certified / unfair / undecided rates for Fair nodes.")
