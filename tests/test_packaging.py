@@ -33,6 +33,10 @@ def test_wheel_installs_with_data_and_specs(tmp_path):
                          env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "ricci" in out.stdout and "32,561" in out.stdout.replace("32561", "32,561")
+    # the grammar ships in the wheel; the file's '# dataset:' header loads adult from the wheel's data
+    check = subprocess.run([str(env_dir / "bin" / "fairaudit"), "check", "@specs/avoir_adult.spec"],
+                           capture_output=True, text=True, env=env, cwd=ROOT)
+    assert check.returncode == 0 and check.stdout.startswith("ok"), check.stderr
     probe = subprocess.run([str(python), "-c", "import fairaudit, fairaudit.data as d;"
                             "from fairaudit.ui import speclib;"
                             "print(fairaudit.__file__); print(d.DATA_DIR); print(len(speclib.list_specs()))"],
