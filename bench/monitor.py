@@ -104,7 +104,7 @@ def naive(dataset, model, spec, stop_after: int):
     per_obs = t_obs / processed
     projected = elapsed + per_obs * (len(frame) - processed) + (t_check / processed) * 0  # checks after decision: no solves
     return dict(stop_step=stop_step, verdict=verdict, processed=processed, elapsed=elapsed, projected=projected,
-                solves=solves, per_obs=per_obs, t_check=t_check, alloc=alloc, terms=terms)
+                solves=solves, per_obs=per_obs, t_check=t_check)
 
 
 def solve_every_check_cost(dataset, model, spec, samples: int = 25) -> float:
@@ -115,13 +115,13 @@ def solve_every_check_cost(dataset, model, spec, samples: int = 25) -> float:
     alloc = Allocator(spec, DELTA)
     frame = dataset.frame.iloc[:2000]
     pred = model.predict(frame)
+    records = frame.to_dict("records")
     stats_rows = []
     for stop in np.linspace(50, len(frame), samples).astype(int):
-        part = frame.iloc[:stop]
         stats = {}
         for k in cs.leaf_keys:
             t = NaiveTerm(cs.leaf_node[k].node)
-            for row, p in zip(part.to_dict("records"), pred[:stop]):
+            for row, p in zip(records[:stop], pred[:stop]):
                 t.observe(row, int(p))
             stats[k] = LeafStats(np.array(float(t.s)), np.array(float(t.n)))
         stats_rows.append(stats)

@@ -303,17 +303,21 @@ class AuditResult:
 
     @property
     def guarantee(self) -> str:
-        """One plain sentence stating the verdict and its guarantee."""
+        """One plain sentence stating the verdict and its guarantee (with why it is weaker than Δ, if it is)."""
+        note = self.guarantee_note if self.verdict in ("true", "false") else None
+        return self.guarantee_headline + (f" ({note})" if note else "")
+
+    @property
+    def guarantee_headline(self) -> str:
+        """``guarantee`` without the note: "certified true with probability ≥ 0.95 after 870 observations"."""
         delta = self.guarantee_delta
         unit = self.info.get("unit", "observations")
         prob = "with certainty (sound bounds)" if delta == 0 else f"with probability ≥ {max(0.0, 1 - delta):g}"
         at = self.stop_step if self.stop_step is not None else self.steps
-        note = self.guarantee_note
-        note = f" ({note})" if note else ""
         if self.verdict == "true":
-            return f"certified true {prob} after {at:,} {unit}{note}"
+            return f"certified true {prob} after {at:,} {unit}"
         if self.verdict == "false":
-            return f"violated {prob} after {at:,} {unit}{note}"
+            return f"violated {prob} after {at:,} {unit}"
         return f"undecided after {self.steps:,} {unit}{self.undecided_reason()}"
 
     def undecided_reason(self) -> str:

@@ -19,8 +19,8 @@ The decision (``stop_step``)
     At each check the root is decided when an allocation of δ's with Σδᵢ ≤ Δ decides it:
     ``split="equal"`` uses Δ/k per distinct leaf (VeriFair, AVOIR-VF); ``split="optimized"`` asks
     ``fairaudit.bounds.allocation`` (AVOIR-OB; the solver runs only at checks that its exact screens
-    cannot settle; see "The guarantee of each split" below). ``stop_step`` is the number of observations at the first deciding check. From
-    then on the deciding allocation is frozen (AVOIR Appendix C) and every leaf interval is the
+    cannot settle; see "The guarantee of each split" below). ``stop_step`` is the number of
+    observations at the first deciding check. From then on the deciding allocation is frozen (AVOIR Appendix C) and every leaf interval is the
     running intersection of its intervals since the decision (an intersection of a confidence
     sequence at a fixed δ is one too), so the verdict cannot drift back to unknown; if an
     intersection ever became empty (probability ≤ δ), that leaf shows its current interval instead.

@@ -279,12 +279,10 @@ def verdict_colour(key: str) -> str:
 
 
 def guarantee_sentence(result) -> str:
-    """``result.guarantee`` ("certified true with probability ≥ 0.95 after 870 observations"), capitalised."""
+    """``result.guarantee_headline`` ("certified true with probability ≥ 0.95 after 870 observations"),
+    capitalised; the reason for a weaker guarantee goes in the explanation, not the headline."""
     try:
-        text = result.guarantee
-        note = getattr(result, "guarantee_note", None)
-        if note:  # the reason for a weaker guarantee goes in the explanation, not the headline
-            text = text.replace(f" ({note})", "")
+        text = result.guarantee_headline
     except Exception:  # a result class without the property: say what we know
         text = f"{HEADLINES[verdict_key(result)][0].lower()} after {result.steps} steps"
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
@@ -332,16 +330,12 @@ def node_rows(result) -> list[dict]:
     for n in nodes:
         depth[n["id"]] = 0 if n["parent"] is None else depth.get(n["parent"], 0) + 1
     names = {n["id"]: n.get("name") for n in nodes}
-    children: dict[str, list[str]] = {}
-    for n in nodes:
-        if n["parent"] is not None:
-            children.setdefault(n["parent"], []).append(n["id"])
     rows = []
     for n in nodes:
         f = n.get("final") or {}
         v = normalise_verdict(f.get("verdict"))
         text = f"{n['name']}: {n['text']}" if n.get("name") else n["text"]
-        kids = children.get(n["id"], [])
+        kids = result.node(n["id"]).children
         if n["kind"] in ("and", "or") and kids and all(names.get(k) for k in kids):
             text = f" {n['kind']} ".join(names[k] for k in kids)  # named parts: their names, not their texts
         const = n["kind"] == "const"

@@ -36,10 +36,18 @@ def _lark() -> Lark:
         if _parser is None:
             _parser = Lark(GRAMMAR_PATH.read_text(encoding="utf-8"), parser="lalr", lexer="contextual",
                            start=["start", "event_start"], propagate_positions=True, maybe_placeholders=False)
-            # a context-free lexer over the same terminals, for error messages (``Lark.lex`` needs lexer="basic")
-            _plain_lexer = Lark(GRAMMAR_PATH.read_text(encoding="utf-8"), parser="lalr", lexer="basic",
-                                start=["start", "event_start"])
         return _parser
+
+
+def _lexer() -> Lark:
+    """A context-free lexer over the same terminals, for error messages only (``Lark.lex`` needs
+    lexer="basic"); built on the first error, not on the first parse."""
+    global _plain_lexer
+    grammar = _lark().source_grammar  # outside the lock: _lark takes it too (not re-entrant)
+    with _lock:
+        if _plain_lexer is None:
+            _plain_lexer = Lark(grammar, parser="lalr", lexer="basic", start=["start", "event_start"])
+        return _plain_lexer
 
 
 # --------------------------------------------------------------------------------------------
@@ -309,10 +317,10 @@ def _describe_token(token: Token) -> str:
 
 def _tokens(text: str) -> list[Token]:
     """The tokens of ``text`` up to the first character that is no token."""
-    _lark()
+    lexer = _lexer()
     out: list[Token] = []
     try:
-        for token in _plain_lexer.lex(text):
+        for token in lexer.lex(text):
             out.append(token)
     except LarkError:
         pass
