@@ -308,12 +308,50 @@ class AuditResult:
         return self.guarantee_headline + (f" ({note})" if note else "")
 
     @property
+    def verdict_step(self) -> int | None:
+        """The step from which the reported (final) verdict held without change to the last check, or
+        None when the final verdict is undecided. It equals ``stop_step`` unless the verdict changed after
+        the first decision, which ``warnings`` then reports (evidence that the rows are not in random order)."""
+        recorded = (self.info or {}).get("verdict_step")
+        if recorded is not None or self.verdict not in ("true", "false"):
+            return None if recorded is None else int(recorded)
+        t = self.trace_table
+        if not len(t):
+            return self.stop_step
+        code = _VERDICT_CODES[self.verdict]
+        root = t.verdict[:, 0]
+        other = np.flatnonzero(root != code)
+        first = 0 if not len(other) else int(other[-1]) + 1
+        return int(t.steps[first]) if first < len(t) else self.stop_step
+
+    @property
+    def warnings(self) -> list[str]:
+        """Plain sentences about what may make the verdict or its guarantee wrong (validation warnings,
+        a small group, a verdict that changed after a decision, rows that do not look randomly ordered)."""
+        return [str(w) for w in (self.info or {}).get("warnings", [])]
+
+    @property
+    def rows_text(self) -> str | None:
+        """Which rows were audited, e.g. "8,141 held-out rows (not used to train the model)"; None if unknown."""
+        rows = (self.info or {}).get("rows")
+        return rows.get("text") if isinstance(rows, dict) else None
+
+    @property
+    def assumption(self) -> str | None:
+        """What the guarantee assumes about the order of the observations (None for engines that need nothing)."""
+        return (self.info or {}).get("assumption")
+
+    @property
     def guarantee_headline(self) -> str:
-        """``guarantee`` without the note: "certified true with probability ≥ 0.95 after 870 observations"."""
+        """``guarantee`` without the note: "certified true with probability ≥ 0.95 after 870 observations".
+
+        The step named is the one at which the *reported* verdict was reached (``verdict_step``)."""
         delta = self.guarantee_delta
         unit = self.info.get("unit", "observations")
         prob = "with certainty (sound bounds)" if delta == 0 else f"with probability ≥ {max(0.0, 1 - delta):g}"
-        at = self.stop_step if self.stop_step is not None else self.steps
+        at = self.verdict_step
+        if at is None:
+            at = self.stop_step if self.stop_step is not None else self.steps
         if self.verdict == "true":
             return f"certified true {prob} after {at:,} {unit}"
         if self.verdict == "false":
