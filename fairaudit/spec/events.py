@@ -4,8 +4,10 @@ Shared by the monitor engine (which rows satisfy ``E[...]``'s event and conditio
 an expression" (``decile_score > 3`` as the decision column). Vectorised with pandas/numpy; never ``eval``.
 
 ``pred`` and ``label`` are 0/1 arrays (1 = favourable) and ``score`` a float array, one entry per row.
-A bare name as an event means "is 1 / true": allowed for ``pred``, ``label``, ``score`` (> 0), numeric and
-boolean columns; a categorical column needs a comparison.
+A bare name as an event means "is 1 / true": allowed for ``pred``, ``label``, boolean columns and numeric
+columns that hold only 0 and 1; ``score``, any other numeric column and a categorical column need a
+comparison (``score > 0.5``, ``age >= 40``, ``sex == "Female"``): reading them as "!= 0" would be a
+silent wrong answer.
 """
 from __future__ import annotations
 
@@ -128,9 +130,15 @@ def _evaluate(row: _Row, event: ast.Event) -> np.ndarray:
     if isinstance(event, ast.Name):
         if row.is_categorical(event):
             raise _error(event, f"'{event.name}' is categorical: write a condition such as {event.name} == \"...\"")
+        if event.reserved and event.name == "score":
+            raise _error(event, "'score' is a probability, not a condition: write one such as score > 0.5")
         values = row.values(event)
-        if event.name == "score":
-            return _truthy(values > 0)
+        if not event.reserved and values.dtype != bool:
+            from fairaudit.spec.validate import non_binary_message
+
+            message = non_binary_message(event.name, values)
+            if message:
+                raise _error(event, message)
         return _truthy(values)
     if isinstance(event, ast.Compare):
         return _compare(row, event)

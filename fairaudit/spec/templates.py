@@ -200,10 +200,10 @@ def _error_ratio(**_):
 
 
 def _build_disparate_impact(attribute, groups, threshold):
-    events = _groups(attribute, groups)
-    t = ast.Const(float(threshold))
-    return conjunction([ast.Cmp(">=", ast.Div(ast.Expect(PRED, g), ast.Expect(PRED, events[0])), t)
-                        for g in events[1:]])
+    # The 80 % rule is two-sided (EEOC's four-fifths rule compares the lower rate with the higher one;
+    # Aequitas' band is [0.8, 1.25]): both ratios must reach the threshold, so the verdict does not depend
+    # on which group is listed first (a one-sided ratio certifies a group that is the *favoured* one).
+    return conjunction(_compare_rates(_positive_rate(), _groups(attribute, groups), "ratio", threshold))
 
 
 def _build_equalized_odds(attribute, groups, form, threshold):
@@ -222,9 +222,11 @@ TEMPLATES: dict[str, Template] = {t.key: t for t in [
              "Every group receives the favourable decision at about the same rate.",
              _params(), _rate_template(_positive_rate)),
     Template("disparate_impact", "Disparate impact (the 80% rule)",
-             "Each group's rate of favourable decisions is at least 80% of the reference group's rate.",
+             "No group's rate of favourable decisions is below 80% of another's: each ratio, in both "
+             "directions, is at least 0.8 (the band [0.8, 1.25]), whichever group is privileged.",
              (Parameter("attribute", "protected column, or a list of columns for intersectional groups"),
-              Parameter("groups", "the privileged reference group first, then the groups compared with it"),
+              Parameter("groups", "the reference group first, then the groups compared with it "
+                                  "(both ratios are checked, so the order does not matter)"),
               Parameter("threshold", "smallest acceptable ratio", 0.8)),
              _build_disparate_impact),
     Template("conditional_statistical_parity", "Conditional statistical parity",

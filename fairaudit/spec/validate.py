@@ -162,10 +162,18 @@ class _Checker:
     # ---- events
     def event(self, event: ast.Event) -> None:
         if isinstance(event, ast.Name):
+            if event.reserved and event.name == "score":
+                self.error(event, "'score' is a probability, not a condition: write one such as score > 0.5")
+                return
             col = self.column(event)
             if col is not None and col.kind == "categorical" and not self.binary(col):
                 self.error(event, f"'{event.name}' is categorical: write a condition such as "
                                   f"{event.name} == {_show(col.values[0]) if col.values else '...'}")
+            elif col is not None and col.kind == "numeric" and self.frame is not None \
+                    and col.name in self.frame.columns:
+                message = non_binary_message(col.name, self.frame[col.name])
+                if message:
+                    self.error(event, message)
         elif isinstance(event, ast.Compare):
             self.compare(event)
         elif isinstance(event, ast.In):
@@ -241,6 +249,23 @@ class _Checker:
             elif lo < 0 < hi:
                 self.warning(node.right, f"the denominator '{to_text(node.right)}' can be 0 (it lies in "
                                          f"{_interval_text(lo, hi)}); its bounds may be unbounded")
+
+
+def non_binary_message(name: str, values) -> str | None:
+    """Why a numeric column cannot stand alone as an event (a condition or a 0/1 column), or None.
+
+    A bare name means "is 1": for a column holding other numbers that would silently read as "!= 0"
+    (``E[age]`` = 1.0, a decision ``age`` favourable for everyone), so it is refused with a hint."""
+    import pandas as pd
+
+    series = pd.to_numeric(pd.Series(values), errors="coerce").dropna()
+    if series.isin([0, 1]).all():
+        return None
+    lo, hi = float(series.min()), float(series.max())
+    example = format_number(float(series.median()))
+    return (f"'{name}' holds numbers ({format_number(lo)} to {format_number(hi)}), not a yes/no value: "
+            f"write a condition such as {name} >= {example} (an event is a condition or a 0/1 column; "
+            "E[...] is a probability, not the mean of a column)")
 
 
 def interval(node: ast.Node) -> tuple[float, float]:

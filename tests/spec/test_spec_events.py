@@ -33,7 +33,6 @@ SCORE = np.array([0.9, 0.1, 0.6, 0.0, 0.2])
     ("pred == 0 and label == 1", [0, 1, 0, 0, 1]),
     ("pred == label", [1, 0, 0, 0, 0]),
     ("score > 0.5", [1, 0, 1, 0, 0]),
-    ("score", [1, 1, 1, 0, 1]),
     ("(sex == 'Male' | flag) and not pred", [0, 0, 0, 0, 1]),
     ("1 == 1", [1, 1, 1, 1, 1]),
 ])
@@ -44,6 +43,9 @@ def test_masks(text, expected):
 
 
 @pytest.mark.parametrize("text, message", [
+    ("score", "'score' is a probability, not a condition"),  # it used to mean score > 0
+    ("age", "'age' holds numbers .25 to 60., not a yes/no value: write a condition such as age >="),
+    ("recid and age", "'age' holds numbers"),
     ("sex", "categorical"),
     ("pred == 1", "no decisions"),
     ("label", "no labels"),

@@ -40,7 +40,8 @@ def test_ratio_form(key, adult):
 
 def test_expected_texts():
     assert templates.render("disparate_impact", attribute="race", groups=["White", "Black"]) == \
-        'E[pred | race == "Black"] / E[pred | race == "White"] >= 0.8'
+        'E[pred | race == "Black"] / E[pred | race == "White"] >= 0.8 and ' \
+        'E[pred | race == "White"] / E[pred | race == "Black"] >= 0.8'
     assert templates.render("demographic_parity", attribute="sex", groups=["Male", "Female"], threshold=0.05) == \
         'E[pred | sex == "Female"] - E[pred | sex == "Male"] < 0.05 and ' \
         'E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.05'
@@ -74,3 +75,53 @@ def test_parameter_errors():
         templates.render("demographic_parity", attribute="sex", groups=["a", "b"], form="log")
     with pytest.raises(KeyError, match="unknown template"):
         templates.get("nope")
+
+
+def _exact_verdict(text, frame, pred, label):
+    """The verdict of ``text`` on the finite data itself (every leaf exact: lo = hi = its rate)."""
+    import numpy as np
+
+    from fairaudit.evaluate import LeafValue, compile_spec, evaluate
+    from fairaudit.spec.events import evaluate_event
+
+    spec = parse(text)
+    cs = compile_spec(spec)
+    leaves = {}
+    for key in cs.leaf_keys:
+        node = cs.leaf_node[key].node
+        hit = evaluate_event(node.event, frame, pred=pred, label=label)
+        given = np.ones(len(frame), bool) if node.given is None else \
+            evaluate_event(node.given, frame, pred=pred, label=label)
+        rate = np.array([hit[given].mean()])
+        leaves[key] = LeafValue(rate, rate, rate, np.array([0.0]), np.array([float(given.sum())]))
+    return int(evaluate(spec, leaves)[spec.nodes[0].id].verdict[0])
+
+
+@pytest.mark.parametrize("key", sorted(k for k in TEMPLATES if k != "individual_fairness"))
+@pytest.mark.parametrize("form", ["difference", "ratio"])
+def test_group_order_does_not_change_the_verdict(key, form, adult):
+    """The trap of a one-sided metric: listing the groups the other way round must give the same verdict
+    (a one-sided 80 % rule certified Adult's Male/Female ratio of ~0.3 when Female came first)."""
+    import numpy as np
+
+    label = adult.labels
+    rng = np.random.default_rng(0)
+    # decisions that favour men strongly (the Adult label itself does), and a fair coin
+    for pred in (label, rng.integers(0, 2, len(label))):
+        params = _params(key)
+        if "form" in {p.name for p in TEMPLATES[key].parameters}:
+            params["form"] = form
+        elif form == "ratio":
+            continue
+        verdicts = set()
+        for groups in (["Male", "Female"], ["Female", "Male"]):
+            text = templates.render(key, **{**params, "groups": groups})
+            verdicts.add(_exact_verdict(text, adult.frame, pred, label))
+        assert len(verdicts) == 1, (key, form)
+
+
+def test_eighty_percent_rule_is_violated_on_adult_either_way(adult):
+    # women's favourable-label rate is about 0.30 of men's: the 80 % rule fails, whichever group is first
+    for groups in (["Female", "Male"], ["Male", "Female"]):
+        text = templates.render("disparate_impact", attribute="sex", groups=groups)
+        assert _exact_verdict(text, adult.frame, adult.labels, adult.labels) == 0
