@@ -1,16 +1,19 @@
 """The ``fairaudit`` command.
 
 Each sub-command lives in ``fairaudit/commands/<name>.py`` and provides ``add_arguments(parser)``
-and ``run(args) -> int``. Bad input raises ``FairauditError``: printed here as one line on stderr,
-exit code 2, never a traceback.
+and ``run(args) -> int``. Bad input raises ``FairauditError``: printed here as one line on stderr
+(a ``SpecError`` adds its source line and a caret), exit code 2, never a traceback. Any other exception
+is a bug: one line, exit code 4 (``FAIRAUDIT_DEBUG=1`` re-raises it for the traceback).
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 
 from fairaudit.errors import FairauditError
+from fairaudit.spec.errors import SpecError
 
 # name -> (module, one-line help). Modules are imported only when their command runs.
 COMMANDS = {
@@ -23,6 +26,7 @@ COMMANDS = {
 }
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL_ERROR = 4  # never a verdict's code (0 true, 1 violated, 3 undecided)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,7 +44,8 @@ def _available_commands() -> dict[str, tuple[str, str]]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="fairaudit", description="Iterative fairness auditing with guarantees.",
-                     epilog="Exit codes: 0 ok / certified, 1 violated, 3 undecided, 2 bad input.")
+                     epilog="Exit codes: 0 ok / certified, 1 violated, 3 undecided, 2 bad input, "
+                            "4 internal error (a bug).")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, (module, help_text) in _available_commands().items():
@@ -56,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)
+    except SpecError as err:  # positioned: the message, then the source line and a caret under the token
+        print(f"fairaudit {args.command}: error: {err.pretty()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except FairauditError as err:
         print(f"fairaudit {args.command}: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -65,6 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into e.g. `head`, which closed early
         sys.stderr.close()
         return 0
+    except MemoryError:
+        print(f"fairaudit {args.command}: error: out of memory (use smaller inputs or model sizes)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as err:  # a bug: never exit 0/1/3 (a verdict) and never print a traceback
+        if os.environ.get("FAIRAUDIT_DEBUG"):
+            raise
+        text = " ".join(str(err).split())[:200]
+        print(f"fairaudit {args.command}: internal error: {type(err).__name__}: {text} "
+              "(a bug in fairaudit; rerun with FAIRAUDIT_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -59,6 +59,13 @@ def hoeffding_radius(delta, n) -> np.ndarray:
     return out if out.ndim else out[()]
 
 
+def fixed_n_radius(delta: float, n: int) -> float:
+    """Hoeffding's two-sided radius for a mean of ``n`` observations in [0, 1] fixed in advance (not
+    anytime-valid): ``P(|mean − μ| ≥ ε) ≤ δ`` for ``ε = sqrt(ln(2/δ) / (2n))``; it also holds for sampling
+    without replacement from a finite population (Hoeffding 1963, §6)."""
+    return math.sqrt(math.log(2.0 / delta) / (2.0 * n)) if n >= 1 else math.inf
+
+
 def hoeffding_delta(eps, n) -> np.ndarray:
     """Inverse of ``hoeffding_radius`` in δ: ``δ = 24·exp(−(9/5)(n ε² − 0.6 ln(log_1.1(n) + 1)))``.
 

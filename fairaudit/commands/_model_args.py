@@ -3,7 +3,8 @@
     --model KIND|PATH   a kind (logreg, tree, gbm, mlp): train it on the data now, seeded with --seed;
                         or a model file saved by `fairaudit train` (or a .nnet network). Model files
                         can run code when loaded: only give paths to files you trust.
-    --pred EXPR         no model: the decision is a condition over the data, e.g. "decile_score > 3"
+    --pred EXPR         no model: the decision is a condition over the data, true = the favourable
+                        outcome, e.g. "decile_score <= 4" (COMPAS: low risk is favourable)
                         (for auditing logged decisions); mutually exclusive with --model
     --seed S            seed of the training split and of the learner (default 0)
 """
@@ -27,8 +28,9 @@ def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True,
                         help=f"model kind to train on the data now ({', '.join(KINDS)}), or a saved model file "
                              "(from `fairaudit train`, or .nnet); a model file can run code: only load trusted files")
     choice.add_argument("--pred", metavar="EXPR",
-                        help='audit logged decisions: a condition over the data is the decision, e.g. '
-                             '"decile_score > 3"')
+                        help='audit logged decisions: a condition over the data that is true for the '
+                             'FAVOURABLE outcome, e.g. "decile_score <= 4" (COMPAS: low risk) or '
+                             '\'income == ">50K"\'; a 0/1 column also works')
     if "--seed" not in parser._option_string_actions:
         group.add_argument("--seed", type=int, default=0, help=seed_help)
 

@@ -3,20 +3,26 @@
 Prints the verdict, the guarantee sentence, the stop step and the worst comparison. Exit code, so that an
 audit can gate a deployment pipeline: 0 certified true, 1 violated, 3 undecided, 2 bad input.
 
-A spec file's ``# dataset:``, ``# decision:``, ``# where:`` and ``# delta:`` headers supply ``--data``,
-``--pred``, ``--where`` and ``--delta`` when those are not given on the command line.
+A spec file's ``# dataset:``, ``# decision:``, ``# where:``, ``# delta:`` and ``# order:`` headers supply
+``--data``, ``--pred``, ``--where``, ``--delta`` and ``--order`` when those are not given on the command line.
+
+Everything is validated before any work (``fairaudit.preflight``, the same check as ``fairaudit check
+--data``): the spec against the data, the decision, the row filter, the options and the output paths;
+a problem exits 2 with every error positioned and a caret. An internal error (a bug) exits 4.
 """
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from fairaudit.engines.monitor import ROWS
 from fairaudit.errors import FairauditError
+from fairaudit.spec.files import ORDERS
 
 EXIT = {"true": 0, "false": 1, "unknown": 3}
 DEFAULT_DELTA = 0.05
 EXIT_HELP = ("exit codes: 0 = certified true, 1 = decided violated, 3 = undecided (not a pass), "
-             "2 = bad input")
+             "2 = bad input, 4 = internal error")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,8 +45,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the data, so it only guarantees 1 − k·Δ for k estimated probabilities)")
     parser.add_argument("--bound", choices=["hoeffding", "betting"], default="hoeffding",
                         help="confidence sequence (default hoeffding, as in AVOIR)")
-    parser.add_argument("--order", choices=["given", "shuffle"], default="given",
-                        help="stream order: as in the file, or shuffled with --seed (default given)")
+    parser.add_argument("--order", choices=list(ORDERS), default=None,
+                        help="stream order: shuffled with --seed (default; the random order the guarantee assumes), "
+                             "or 'given' (file order, for a log whose arrival order is the point; the guarantee "
+                             "then assumes that order is random). Default: the spec file's '# order:' header, "
+                             "else shuffle")
+    parser.add_argument("--rows", choices=list(ROWS), default=None,
+                        help="which rows to audit: 'held-out' (default when --model KIND trains the model here: "
+                             "the rows it was not trained on) or 'all'")
     parser.add_argument("--stop", action="store_true", help="stop at the decision instead of running to the end")
     parser.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop searching for a decision after this long")
     parser.add_argument("--json", metavar="PATH", help="write the audit result (JSON) here")
@@ -50,47 +62,82 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairaudit.api import audit
+    from fairaudit.api import audit, check_options
     from fairaudit.commands._data_args import dataset_from_args
     from fairaudit.commands._model_args import model_from_args
     from fairaudit.commands._spec_args import spec_from_args
+    from fairaudit.preflight import option_source, preflight
 
-    if args.batch < 1:
-        raise FairauditError("--batch must be at least 1")
     spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
-    if args.data is None:
-        if spec_file.dataset is None:
-            raise FairauditError("no dataset: give --data NAME|CSV (or a '# dataset:' header in the spec file)")
-        args.data = spec_file.dataset
-    dataset = dataset_from_args(args)
-    model = None
-    if getattr(args, "model", None) is not None:
-        model = model_from_args(args, dataset)
-    elif args.pred is None and spec_file.decision is not None:
-        if spec_file.uses_model:
-            raise FairauditError("the spec file says '# decision: model': give --model KIND|PATH")
-        spec_file.decision_event()  # a wrong header is reported at its line:column
-        args.pred = spec_file.decision
     from_file = []
     if args.where is None and spec_file.where is not None:
-        spec_file.where_event()  # a wrong header is reported at its line:column
         args.where = spec_file.where
         from_file.append(f"--where '{args.where}'")
     if args.delta is None:
         args.delta = spec_file.delta if spec_file.delta is not None else DEFAULT_DELTA
         if spec_file.delta is not None:
             from_file.append(f"--delta {args.delta:g}")
-    if args.pdf:
-        from fairaudit.report import check_output_path
+    if args.order is None:
+        args.order = spec_file.order or "shuffle"
+        if spec_file.order is not None:
+            from_file.append(f"--order {args.order}")
+    check_options(delta=args.delta, batch=args.batch, split=args.split, bound=args.bound, order=args.order,
+                  seed=args.seed, rows=args.rows, time_budget=args.time_budget)
+    for option in ("json", "pdf"):
+        if getattr(args, option):
+            from fairaudit.report import check_output_path
 
-        check_output_path(args.pdf)  # fail before a long audit, not after
+            check_output_path(getattr(args, option))  # fail before a long audit, not after
+    if args.data is None:
+        if spec_file.dataset is None:
+            raise FairauditError("no dataset: give --data NAME|CSV (or a '# dataset:' header in the spec file)")
+        args.data = spec_file.dataset
+    dataset = dataset_from_args(args)
+    uses_model = getattr(args, "model", None) is not None
+    if not uses_model and args.pred is None and spec_file.decision is not None:
+        if spec_file.uses_model:
+            raise FairauditError("the spec file says '# decision: model': give --model KIND|PATH")
+        args.pred = spec_file.decision
+        decision = option_source(args.pred, "--pred", spec_file.headers["decision"], spec_file)
+    else:
+        decision = option_source(args.pred, "--pred") if args.pred is not None else None
+    where_header = spec_file.headers.get("where") if "--where" in " ".join(from_file) else None
+    where = option_source(args.where, "--where", where_header, spec_file) if args.where else None
+    # everything is validated before a model is trained (a typo costs no time)
+    preflight(dataset, spec_file.spec, spec_source=_spec_source(spec_file), decision=decision, where=where,
+              uses_model=uses_model)
+    model = model_from_args(args, dataset) if uses_model else None
     result = audit(dataset, spec_file.spec, engine=args.engine, model=model, pred=args.pred,
                    where=args.where, delta=args.delta, batch=args.batch, split=args.split, bound=args.bound,
-                   order=args.order, seed=args.seed, stop=args.stop, time_budget=args.time_budget)
+                   order=args.order, seed=args.seed, rows=args.rows, stop=args.stop, time_budget=args.time_budget)
+    print_summary(result, from_file)
+    if args.json:
+        write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"))
+        print(f"wrote {args.json}")
+    if args.pdf:
+        from fairaudit.report import write_pdf
+
+        write_pdf(result, args.pdf, dataset=dataset, model=model)
+        print(f"wrote {args.pdf}")
+    return EXIT.get(result.verdict, 3)
+
+
+def _spec_source(spec_file):
+    from fairaudit.preflight import Source
+
+    return Source(spec_file.text, "the specification", spec_file.text, spec_file.path)
+
+
+def print_summary(result, from_file=()) -> None:
+    """The verdict, its guarantee, what was audited and every warning, one labelled line each."""
     print(f"verdict:   {result.verdict}")
     print(f"guarantee: {result.guarantee}")
-    print(f"stop step: {result.stop_step if result.stop_step is not None else 'not decided'} "
-          f"(of {result.steps} observations)")
+    decided = result.stop_step if result.stop_step is not None else "not decided"
+    print(f"stop step: {decided} (of {result.steps:,} observations)")
+    if result.rows_text:
+        print(f"rows:      {result.rows_text}")
+    if result.assumption:
+        print(f"assumes:   {result.assumption}")
     worst = result.worst_node()
     if worst is not None:
         info = result.node(worst["id"])
@@ -103,15 +150,25 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     if from_file:
         print(f"options:   {' '.join(from_file)} (from the spec file's headers)")
-    if args.json:
-        try:
-            result.to_json(args.json, trace_every=max(1, args.trace_every))
-        except OSError as err:
-            raise FairauditError(f"cannot write {args.json}: {err.strerror}") from None
-        print(f"wrote {args.json}")
-    if args.pdf:
-        from fairaudit.report import write_pdf
+    for warning in result.warnings:
+        print(f"warning:   {warning}")
 
-        write_pdf(result, args.pdf, dataset=dataset, model=model)
-        print(f"wrote {args.pdf}")
-    return EXIT.get(result.verdict, 3)
+
+def write_atomically(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename, so a
+    failure never leaves a half-written file (or destroys the one that was there)."""
+    import os
+    import tempfile
+
+    target = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as err:
+        raise FairauditError(f"cannot write {path}: {err.strerror or err}") from None

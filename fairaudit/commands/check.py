@@ -13,7 +13,6 @@ import sys
 from fairaudit.commands._data_args import add_data_arguments, dataset_from_args
 from fairaudit.commands._spec_args import add_spec_argument, spec_from_args
 from fairaudit.spec.errors import SpecError
-from fairaudit.spec.validate import validate, validate_event
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
@@ -32,37 +31,31 @@ def _dataset(args: argparse.Namespace, spec_file):
 
 
 def run(args: argparse.Namespace) -> int:
+    from fairaudit.commands.audit import _spec_source
+    from fairaudit.preflight import ValidationError, option_source, preflight
+
     try:
         spec_file = spec_from_args(args)
         dataset = _dataset(args, spec_file)
-        findings = []
-        if dataset is not None:
-            findings = validate(spec_file.spec, dataset.schema, dataset.frame)
-            for key, event in (("decision", spec_file.decision_event()), ("where", spec_file.where_event())):
-                if event is None:
-                    continue
-                header = spec_file.headers[key]
-                what = "the decision" if key == "decision" else "the row filter"
-                for d in validate_event(event, dataset.schema):
-                    findings.append(type(d)(d.severity, d.line + header.line - 1,
-                                            d.column + header.column - 1 if d.line == 1 else d.column,
-                                            f"in {what}: {d.message}", d.length))
-        else:
-            spec_file.decision_event()  # syntax of the # decision: and # where: headers
-            spec_file.where_event()
+        decision = where = None
+        if spec_file.decision is not None and not spec_file.uses_model:
+            decision = option_source(spec_file.decision, "--pred", spec_file.headers["decision"], spec_file)
+        if spec_file.where is not None:
+            where = option_source(spec_file.where, "--where", spec_file.headers["where"], spec_file)
         spec_file.delta  # noqa: B018 -- a # delta: header must be a number in (0, 1)
+        spec_file.order  # noqa: B018 -- a # order: header must be shuffle or given
+        # the same checks as `fairaudit audit` (and fairaudit.audit, and the dashboard's Run)
+        warnings = preflight(dataset, spec_file.spec, spec_source=_spec_source(spec_file), decision=decision,
+                             where=where, uses_model=True)
+    except ValidationError as err:
+        print(err.pretty(), file=sys.stderr)
+        return EXIT_BAD_INPUT
     except SpecError as err:
         print(err.pretty(), file=sys.stderr)
         return EXIT_BAD_INPUT
-    errors = [d for d in findings if d.severity == "error"]
-    if errors:
-        for d in errors:
-            print(d.to_error(spec_file.text, spec_file.path).pretty(), file=sys.stderr)
-        return EXIT_BAD_INPUT
-    where = f" (validated against {dataset.name})" if dataset is not None else ""
-    print(f"ok: {len(spec_file.spec)} nodes{where}")
-    for d in findings:  # only warnings are left
-        err = d.to_error(spec_file.text, spec_file.path)
-        err.message = f"warning: {err.message}"
-        print(err.pretty())
+    where_text = f" (validated against {dataset.name})" if dataset is not None else ""
+    print(f"ok: {len(spec_file.spec)} nodes{where_text}")
+    for warning in warnings:
+        warning.message = f"warning: {warning.message}"
+        print(warning.pretty())
     return EXIT_OK

@@ -1,10 +1,13 @@
 """The ``monitor`` engine (AVOIR): a stream of decisions, anytime-valid bounds on every ``E[...]``.
 
 The stream
-    The rows of a dataset, restricted to ``where`` (AVOIR's materialised view), in file order
-    (``order="given"``) or shuffled (``order="shuffle"``, ``seed``). Decisions (``pred``) come from a
+    The rows of a dataset (by default only the rows the model was not trained on, when fairaudit
+    trained it on this dataset: ``audited_rows``), restricted to ``where`` (AVOIR's materialised view),
+    shuffled (``order="shuffle"``, the default, seeded) or in file order (``order="given"``, for a log
+    whose arrival order is the point). The guarantee assumes random (exchangeable) order; a run records
+    the evidence against it that it sees (``OrderEvidence``) as warnings. Decisions (``pred``) come from a
     model (a ``Model``, a training kind or a saved-model path) or from a condition over the rows
-    (``pred="decile_score > 3"``). A check runs every ``batch`` observations (and at the last one).
+    (``pred="decile_score <= 4"``, true = favourable). A check runs every ``batch`` observations (and at the last one).
 
 Leaves
     ``E[event]`` counts every observation; ``E[event | given]`` only the observations satisfying
@@ -60,12 +63,12 @@ import pandas as pd
 
 from fairaudit.bounds.allocation import (Allocation, Allocator, LeafStats, SPLITS, equal_split, leaf_values,
                                          sound_delta)
-from fairaudit.bounds.rules import TRUE, UNKNOWN
+from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
 from fairaudit.errors import FairauditError
 from fairaudit.evaluate import LeafValue, compile_spec, evaluate, leaf_key
+from fairaudit.spec.files import ORDERS
 from fairaudit.trace import AuditResult, Trace, node_infos, verdict_text
 
-ORDERS = ("given", "shuffle")
 FAIR_MAX_VALUES = 20
 CHUNK_CHECKS = 256  # checks per partial result of ``iter_monitor`` (at most)
 YIELD_SECONDS = 0.5  # ``iter_monitor`` yields a partial result at least this often while it scans for a decision
@@ -167,19 +170,22 @@ class _State:
     run_hi: dict = field(default_factory=dict)
     parts: list = field(default_factory=list)
     timed_out: bool = False
+    order: "OrderEvidence | None" = None
 
 
 def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = "equal",
                  bound: str = "hoeffding", stop: bool = False, time_budget: float | None = None,
                  options: dict | None = None, chunk: int = CHUNK_CHECKS, yield_every: float = YIELD_SECONDS,
                  solver_time_limit: float = SOLVER_TIME_LIMIT,
-                 provenance: dict | None = None) -> Iterator[AuditResult]:
+                 provenance: dict | None = None, warnings: list[str] | None = None) -> Iterator[AuditResult]:
     """Run the monitor over ``obs``, yielding a partial ``AuditResult`` every ``chunk`` checks, or
     sooner when the search for a decision has run for ``yield_every`` seconds since the last yield,
     and the complete one last. Closing the generator stops the run. Each solver call is limited to
     ``solver_time_limit`` seconds (a call that runs out finds no allocation: that check is just not
     decided, which is sound). ``provenance`` (what was audited: the dataset's and model's
-    identifying facts) is copied into every result's ``info``."""
+    identifying facts) is copied into every result's ``info``; ``warnings`` (from validating the inputs)
+    lead ``info["warnings"]``, followed by any evidence that the rows are not in random order
+    (``OrderEvidence``)."""
     if split not in SPLITS:
         raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
     t_start = time.perf_counter()
@@ -196,10 +202,15 @@ def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5
     options = dict(options or {})
     options.update({"delta": delta, "batch": batch, "split": split, "bound": allocator.bound.name, "stop": stop})
     K = len(idx)
+    st.order = OrderEvidence(spec, keys, allocator.bound, equal, delta)
 
     def result(upto: int, final: bool) -> AuditResult:
         trace = Trace.concat(st.parts) if st.parts else Trace.empty(node_ids)
         root = trace.verdict[-1, 0] if len(trace) else UNKNOWN
+        verdict_step = _verdict_step(trace)
+        found = list(warnings or []) + st.order.warnings(trace, st.stop, verdict_step)
+        if final and options.get("order") == "given":
+            found += st.order.halves(obs)
         info = {
             "unit": "observations", "checks": int(len(trace)), "stream_length": int(obs.length),
             "allocation": dict(st.frozen) if st.frozen else None,
@@ -212,6 +223,7 @@ def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5
             # before any decision the intervals use the fixed equal split, so Δ holds; a decision taken
             # with data-chosen δ's only guarantees the weaker sound_delta (see "The guarantee of each split")
             "guarantee_delta": sound_delta(split, delta, len(keys)) if st.decision is not None else delta,
+            "verdict_step": verdict_step, "warnings": found,
         }
         info.update(provenance or {})
         return AuditResult(spec.text, "monitor", options, verdict_text(root) or "unknown",
@@ -234,12 +246,107 @@ def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5
         last = b if not (stop and st.stop is not None) else min(b, st.stop + 1)
         st.parts.append(_trace_part(spec, keys, stats, steps, a, last, equal, st, allocator,
                                     label_delta=delta if split == "optimized" else None))
+        st.order.observe(st.parts[-1], {k: s.at(slice(a, last)) for k, s in stats.items()})
         done = last < b or b == K
         yield result(last, done)
         last_yield = time.perf_counter()
         if done:
             return
         a = b
+
+
+def _verdict_step(trace: Trace) -> int | None:
+    """The first step from which the root kept its last verdict to the end (None when it is undecided)."""
+    if not len(trace) or trace.verdict[-1, 0] == UNKNOWN:
+        return None
+    other = np.flatnonzero(trace.verdict[:, 0] != trace.verdict[-1, 0])
+    return int(trace.steps[0 if not len(other) else other[-1] + 1])
+
+
+ORDER_HINT = ("evidence that the rows are not in random order (a sorted file, or rates that drift along the "
+              "stream), which the guarantee assumes; audit with --order shuffle unless the arrival order is "
+              "the point")
+
+
+class OrderEvidence:
+    """Watches a run for signs that the observations do not arrive in random (exchangeable) order.
+
+    Under that assumption each of the following happens with probability ≤ Δ, so each is reported as a
+    warning rather than silently: (1) the running intersection, from the first check on, of a leaf's
+    equal-split confidence sequence (each interval holds at every step with probability ≥ 1 − Δ/k, so
+    their intersection contains the true value too) becomes empty; (2) a node is decided true at one
+    check and false at another (one of the two displayed intervals excluded the true value); (3) the root's
+    verdict changes after the decision; (4) with file order, the first and second half of the stream
+    give a leaf rates whose fixed-n Hoeffding intervals (Δ/(2k) each; the halves are fixed once the
+    stream ends, so one test per leaf) do not overlap.
+    """
+
+    def __init__(self, spec, keys, bound, equal: dict[str, float], delta: float):
+        self.spec, self.keys, self.bound, self.equal, self.delta = spec, list(keys), bound, equal, delta
+        self.run_lo = {k: -np.inf for k in keys}
+        self.run_hi = {k: np.inf for k in keys}
+        self.empty_at: dict[str, int] = {}
+        n_nodes = len(spec.nodes)
+        self.first_true = np.full(n_nodes, -1, dtype=np.int64)
+        self.first_false = np.full(n_nodes, -1, dtype=np.int64)
+
+    def observe(self, part: Trace, stats) -> None:
+        """Take in one chunk of checks: its trace part and each leaf's statistics at those checks."""
+        if not len(part):
+            return
+        for k in self.keys:
+            if k in self.empty_at:
+                continue
+            s = stats[k]
+            lo, hi = self.bound.interval(s.successes, s.n, self.equal[k])
+            run_lo = np.maximum.accumulate(np.concatenate([[self.run_lo[k]], lo]))[1:]
+            run_hi = np.minimum.accumulate(np.concatenate([[self.run_hi[k]], hi]))[1:]
+            empty = np.flatnonzero(run_lo > run_hi)
+            if len(empty):
+                self.empty_at[k] = int(part.steps[empty[0]])
+            self.run_lo[k], self.run_hi[k] = float(run_lo[-1]), float(run_hi[-1])
+        for code, first in ((TRUE, self.first_true), (FALSE, self.first_false)):
+            hit = part.verdict == code
+            fresh = (first < 0) & hit.any(axis=0)
+            first[fresh] = part.steps[np.argmax(hit[:, fresh], axis=0)]
+
+    def warnings(self, trace: Trace, stop: int | None, verdict_step: int | None) -> list[str]:
+        out = []
+        for k, step in self.empty_at.items():
+            out.append(f"{k}: its running confidence interval became empty at step {step:,} (the estimates "
+                       f"before and after disagree more than chance allows); {ORDER_HINT}")
+        for j, tn in enumerate(self.spec.nodes):
+            if self.first_true[j] >= 0 and self.first_false[j] >= 0:
+                name = f"{tn.name} ({tn.text})" if getattr(tn, "name", None) else tn.text
+                out.append(f"{name} was decided true at step {self.first_true[j]:,} and false at step "
+                           f"{self.first_false[j]:,}; {ORDER_HINT}")
+        if stop is not None and len(trace) > stop:
+            decided, last = int(trace.verdict[stop, 0]), int(trace.verdict[-1, 0])
+            if decided != last:
+                now = verdict_text(last)
+                since = f" from step {verdict_step:,}" if verdict_step is not None else ""
+                out.append(f"the verdict was {verdict_text(decided)} at step {int(trace.steps[stop]):,} but is "
+                           f"{now}{since}: it changed after a decision; {ORDER_HINT}")
+        return out
+
+    def halves(self, obs: "Observations") -> list[str]:
+        """Test (4) of the class doc, on the whole stream."""
+        from fairaudit.bounds.concentration import fixed_n_radius
+
+        out = []
+        half = obs.length // 2
+        level = self.delta / (2 * max(1, len(self.keys)))
+        for k in self.keys:
+            v, m = obs.values[k], obs.masks[k]
+            n1, n2 = int(m[:half].sum()), int(m[half:].sum())
+            if n1 == 0 or n2 == 0:
+                continue
+            r1, r2 = float(v[:half][m[:half]].mean()), float(v[half:][m[half:]].mean())
+            if abs(r1 - r2) > fixed_n_radius(level, n1) + fixed_n_radius(level, n2):
+                out.append(f"{k} is {r1:.3f} on the first half of the stream and {r2:.3f} on the second "
+                           f"({n1:,} and {n2:,} observations), a difference chance explains with probability "
+                           f"< {self.delta:g}; {ORDER_HINT}")
+        return out
 
 
 def _frozen(allocation: Allocation, keys, delta: float) -> dict[str, float]:
@@ -388,29 +495,80 @@ def resolve_model(model, dataset, seed: int = 0):
     return models.train(dataset, str(model), seed=seed)
 
 
-def stream(dataset, where: str | None = None, order: str = "given", seed: int = 0, *, pred=None, label=None,
-           score=None) -> np.ndarray:
-    """Row positions of the stream: rows matching ``where``, in file order or shuffled."""
+def stream(dataset, where: str | None = None, order: str = "shuffle", seed: int = 0, *, pred=None, label=None,
+           score=None, rows: np.ndarray | None = None) -> np.ndarray:
+    """Row positions of the stream: ``rows`` (default all, in file order) matching ``where``, in that
+    order or shuffled with ``seed``."""
     if order not in ORDERS:
         raise FairauditError(f"unknown order {order!r}; choose one of: {', '.join(ORDERS)}")
-    rows = np.arange(len(dataset.frame))
+    rows = np.arange(len(dataset.frame)) if rows is None else np.asarray(rows, dtype=np.int64)
     if where:
         from fairaudit.spec import parse_event
 
         mask = _event_array(parse_event(where), dataset.frame, pred, label, score)
-        rows = rows[mask]
+        rows = rows[mask[rows]]
     if order == "shuffle":
         rows = np.random.default_rng(seed).permutation(rows)
     return rows
 
 
+ROWS = ("held-out", "all")
+
+
+def audited_rows(dataset, model, rows: str | None) -> tuple[np.ndarray | None, dict]:
+    """``(positions or None for all rows, the "rows" record of the result)`` for a rows policy.
+
+    ``rows=None`` means held-out when fairaudit trained ``model`` on this very dataset (the rows it did
+    not train on, ``fairaudit.models.held_out_positions``), else all. Label-based metrics measured on
+    training rows are optimistic, so ``"all"`` with such a model says how many training rows it includes.
+    """
+    from fairaudit.models import held_out_positions
+
+    if rows is not None and rows not in ROWS:
+        raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
+    held = held_out_positions(model, dataset) if model is not None else None
+    total = len(dataset)
+    if rows is None:
+        rows = "held-out" if held is not None else "all"
+    if rows == "held-out":
+        if held is None:
+            why = ("the decisions come from an expression, not a trained model" if model is None
+                   or getattr(model, "kind", "") == "expression" else
+                   "the model was not trained by fairaudit on this dataset, so which rows it trained on is unknown")
+            raise FairauditError(f"cannot audit held-out rows only: {why}; use rows 'all' (--rows all)")
+        return held, {"policy": "held-out", "audited": int(len(held)), "total": total,
+                      "text": f"{len(held):,} held-out rows of {dataset.name} (the {len(held) / total:.0%} of "
+                              f"its {total:,} rows the model was not trained on)"}
+    if held is not None:
+        text = (f"all {total:,} rows of {dataset.name}, including the {total - len(held):,} the model was "
+                "trained on (label-based metrics such as TPR, FPR and accuracy are optimistic on them)")
+    elif model is not None and getattr(model, "kind", "") != "expression":
+        text = (f"all {total:,} rows of {dataset.name} (the model was trained elsewhere: if some of these rows "
+                "trained it, label-based metrics are optimistic on them)")
+    else:
+        text = f"all {total:,} rows of {dataset.name}"
+    return None, {"policy": "all", "audited": total, "total": total, "text": text}
+
+
+def order_assumption(order: str, seed: int) -> str:
+    """What the guarantee assumes about the order of the observations, in one sentence."""
+    if order == "shuffle":
+        return (f"the rows were shuffled (seed {seed}) before streaming, so they arrive in the random order "
+                "the guarantee assumes")
+    return ("the rows were streamed in their given order: the guarantee assumes that order is random "
+            "(exchangeable), which a sorted file or drift breaks")
+
+
 def monitor(dataset, spec, *, model=None, pred: str | None = None, where: str | None = None,
             delta: float = 0.05, batch: int = 5, split: str = "equal", bound: str = "hoeffding",
-            order: str = "given", seed: int = 0, stop: bool = False, time_budget: float | None = None,
-            on_step=None, iterate: bool = False):
+            order: str = "shuffle", seed: int = 0, rows: str | None = None, stop: bool = False,
+            time_budget: float | None = None, on_step=None, iterate: bool = False,
+            warnings: list[str] | None = None):
     """Audit ``dataset`` against ``spec`` (a ``Spec``) with the monitor; see the module doc.
 
-    With ``iterate=True`` returns the generator of partial results (``iter_monitor``) instead.
+    ``rows``: ``"held-out"``, ``"all"`` or None (``audited_rows``). ``warnings``: found while validating
+    the inputs, recorded in the result. With ``iterate=True`` returns the generator of partial results
+    (``iter_monitor``) instead.
     """
     if model is not None and pred is not None:
         raise FairauditError("give either a model or a decision expression (pred), not both")
@@ -418,10 +576,13 @@ def monitor(dataset, spec, *, model=None, pred: str | None = None, where: str | 
     if pred is not None and any(tn.kind == "fair" for tn in spec.leaves):
         raise FairauditError("Fair[...] re-predicts with the attribute flipped: it needs a model (--model), "
                              "not a decision expression (--pred)")
+    warnings = list(warnings or [])
     if pred is not None:
         from fairaudit.models import from_expression
 
         model_obj = from_expression(pred, dataset)
+        warnings += [w for w in model_obj.warnings if w not in warnings]
+    base_rows, rows_record = audited_rows(dataset, model_obj if pred is None else None, rows)
     frame_all = dataset.frame
     labels_all = dataset.labels
     decisions = scores = None
@@ -430,18 +591,22 @@ def monitor(dataset, spec, *, model=None, pred: str | None = None, where: str | 
         scores = np.asarray(model_obj.score(frame_all), dtype=float) if hasattr(model_obj, "score") else None
     elif _uses_pred(spec):
         raise FairauditError("the specification uses pred/score: give a model (--model) or a decision (--pred)")
-    rows = stream(dataset, where, order, seed, pred=decisions, label=labels_all, score=scores)
-    frame = frame_all.iloc[rows].reset_index(drop=True)
-    take = (lambda a: None if a is None else np.asarray(a)[rows])  # noqa: E731
+    positions = stream(dataset, where, order, seed, pred=decisions, label=labels_all, score=scores,
+                       rows=base_rows)
+    frame = frame_all.iloc[positions].reset_index(drop=True)
+    take = (lambda a: None if a is None else np.asarray(a)[positions])  # noqa: E731
     domains = {c.name: list(c.values) for c in dataset.schema.columns if c.kind == "categorical" and c.values}
     obs = observe(spec, frame, pred=take(decisions), label=take(labels_all), score=take(scores),
                   model=model_obj, column_values=domains)
     if obs.length == 0:
         raise FairauditError("the stream is empty" + (f": no row matches --where {where!r}" if where else ""))
     options = {"data": dataset.name, "model": model_obj.describe() if model_obj is not None and pred is None else None,
-               "pred": pred, "where": where, "order": order, "seed": seed, "time_budget": time_budget}
+               "pred": pred, "where": where, "order": order, "seed": seed, "rows": rows_record["policy"],
+               "time_budget": time_budget}
+    facts = provenance(dataset, model_obj if pred is None else None)
+    facts.update({"rows": rows_record, "assumption": order_assumption(order, seed)})
     kwargs = dict(delta=delta, batch=batch, split=split, bound=bound, stop=stop, time_budget=time_budget,
-                  options=options, provenance=provenance(dataset, model_obj if pred is None else None))
+                  options=options, provenance=facts, warnings=warnings)
     if iterate:
         return iter_monitor(spec, obs, **kwargs)
     return run_monitor(spec, obs, on_step=on_step, **kwargs)

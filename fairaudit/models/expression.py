@@ -1,6 +1,6 @@
 """Decisions without a model: a condition over the rows acts as the decision.
 
-``from_expression('decile_score > 3', compas)`` audits logged decisions: ``predict(frame)`` is the truth
+``from_expression('decile_score <= 4', compas)`` audits logged decisions: ``predict(frame)`` is the truth
 value of the condition on each row (1 = favourable). The condition is written in the event syntax of
 the specification language (``and``/``or``/``not``, comparisons, ``in {...}``) and evaluated by
 ``fairaudit.spec`` on the parsed tree; nothing is ever passed to ``eval``.
@@ -93,4 +93,22 @@ def from_expression(text: str, dataset) -> Model:
     model.warnings = [d.message for d in found if d.severity == "warning"]
     if dataset.schema.label is not None:
         model.metrics = held_out_metrics(model, dataset.frame, dataset.labels, dataset.schema.protected)
+        inverted = inverted_warning(model.metrics.get("accuracy"), dataset)
+        if inverted:
+            model.warnings.append(inverted)
     return model
+
+
+INVERTED_BELOW = 0.4  # agreement with the favourable label below this suggests true = unfavourable
+
+
+def inverted_warning(agreement: float | None, dataset) -> str | None:
+    """A warning when a decision agrees with the label on far fewer than half of the rows: a random
+    decision agrees on about half, so much less usually means the condition describes the
+    *unfavourable* outcome (``decile_score > 4`` for COMPAS, where low risk is favourable)."""
+    if agreement is None or not agreement < INVERTED_BELOW:
+        return None
+    schema = dataset.schema
+    return (f"the decision agrees with the label on only {agreement:.0%} of the rows: did you invert it? A decision "
+            f"must be true for the favourable outcome (here {schema.label} == {schema.favourable!r}); "
+            "negate the condition if it describes the unfavourable one")

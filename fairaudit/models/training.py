@@ -91,7 +91,8 @@ def train(dataset, kind: str, *, seed: int = 0, test_size: float = 0.25, exclude
     train_rows = frame.iloc[train_idx]
     encoding = Encoding.fit(dataset, train_rows, features)
     X = encoding.transform(train_rows)
-    meta = {"seed": seed, "test_size": test_size, "exclude": list(exclude)}
+    meta = {"seed": seed, "test_size": test_size, "exclude": list(exclude),
+            "trained_on": training_record(dataset)}
 
     if kind == "mlp":
         from fairaudit.models.mlp import MLPModel, fit_mlp  # torch is imported only when needed
@@ -108,6 +109,29 @@ def train(dataset, kind: str, *, seed: int = 0, test_size: float = 0.25, exclude
     model.metrics = held_out_metrics(model, test_rows, y[test_idx], dataset.schema.protected,
                                      n_train=len(train_idx))
     return model
+
+
+def training_record(dataset) -> dict:
+    """What identifies the rows a model was split from: the data's hash and the label that stratified the
+    split (with ``seed`` and ``test_size`` it determines the held-out rows; ``held_out_positions``)."""
+    return {"dataset": dataset.name, "content_hash": dataset.content_hash, "rows": len(dataset),
+            "label": dataset.schema.label, "favourable": str(dataset.schema.favourable)}
+
+
+def held_out_positions(model, dataset) -> np.ndarray | None:
+    """Sorted positions of the rows of ``dataset`` that ``model`` was **not** trained on, or None when
+    fairaudit did not train ``model`` on this very dataset (other rows, another label) and so cannot
+    tell which rows it saw."""
+    params = getattr(model, "params", None) or {}
+    record = params.get("trained_on")
+    if not isinstance(record, dict) or "seed" not in params or "test_size" not in params:
+        return None
+    if (record.get("rows") != len(dataset) or record.get("label") != dataset.schema.label
+            or record.get("favourable") != str(dataset.schema.favourable)
+            or record.get("content_hash") != dataset.content_hash):
+        return None
+    _, test_idx = split_rows(dataset.labels, int(params["seed"]), float(params["test_size"]))
+    return np.sort(test_idx)
 
 
 def held_out_metrics(model: Model, rows: pd.DataFrame, y: np.ndarray, protected: Sequence[str],

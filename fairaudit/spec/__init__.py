@@ -4,7 +4,7 @@
     spec.nodes            # TreeNode records: id ("n0" = root, pre-order), parent, kind, canonical text
     to_text(spec.root)    # canonical text; parse(to_text(t)) == t
     validate(spec, dataset.schema, dataset.frame)   # [Diagnostic(severity, line, column, message)]
-    evaluate_event(parse_event("decile_score > 3"), frame)   # boolean mask, one per row
+    evaluate_event(parse_event("decile_score <= 4"), frame)   # boolean mask, one per row
 
 Errors are ``SpecError`` (``str`` = ``"LINE:COL: message"``, ``.pretty()`` adds a caret excerpt).
 The grammar is ``grammar.lark``; the AST is ``fairaudit.spec.ast``; metric templates are

@@ -1,7 +1,7 @@
 """Evaluating events (conditions on one row) over a whole DataFrame at once.
 
 Shared by the monitor engine (which rows satisfy ``E[...]``'s event and condition) and by "decisions from
-an expression" (``decile_score > 3`` as the decision column). Vectorised with pandas/numpy; never ``eval``.
+an expression" (``decile_score <= 4`` as the decision column). Vectorised with pandas/numpy; never ``eval``.
 
 ``pred`` and ``label`` are 0/1 arrays (1 = favourable) and ``score`` a float array, one entry per row.
 A bare name as an event means "is 1 / true": allowed for ``pred``, ``label``, boolean columns and numeric

@@ -8,7 +8,9 @@ A file may start with comment lines of the form ``# key: value``. Recognised key
   meant for a trained model's decisions;
 * ``where``: the rows the audit streams (the materialised view), an event such as
   ``# where: workclass == "Federal-gov"`` — what ``--where`` gives on the command line;
-* ``delta``: the failure probability Δ the spec is meant to be audited at, e.g. ``# delta: 0.15``.
+* ``delta``: the failure probability Δ the spec is meant to be audited at, e.g. ``# delta: 0.15``;
+* ``order``: ``given`` to stream the rows in file order (a log whose arrival order is the point, e.g. AVOIR's
+  case studies) instead of the default ``shuffle``; the guarantee then assumes that order is random.
 
 Command-line options win over headers. Other ``# key: value`` lines are kept in ``headers`` and otherwise ignored (they are comments).
 """
@@ -23,6 +25,7 @@ from fairaudit.spec.errors import SpecError
 from fairaudit.spec.parser import parse, parse_event
 
 MODEL_DECISION = "model"
+ORDERS = ("shuffle", "given")  # values of the '# order:' header (the monitor's row order)
 _HEADER = re.compile(r"^\s*#\s*([A-Za-z_][A-Za-z0-9_-]*)\s*:\s*(.*?)\s*$")
 
 
@@ -84,6 +87,19 @@ class SpecFile:
         if not 0 < value < 1:
             raise SpecError.at(self.text, header.line, header.column,
                                f"'# delta:' must be a number between 0 and 1, e.g. 0.05; got {header.value!r}",
+                               length=max(1, len(header.value)), filename=self.path)
+        return value
+
+    @property
+    def order(self) -> str | None:
+        """The ``# order:`` header, ``given`` or ``shuffle`` (``SpecError`` at the header otherwise)."""
+        header = self.headers.get("order")
+        if header is None:
+            return None
+        value = header.value.strip().lower()
+        if value not in ORDERS:
+            raise SpecError.at(self.text, header.line, header.column,
+                               f"'# order:' must be one of {', '.join(ORDERS)}; got {header.value[:40]!r}",
                                length=max(1, len(header.value)), filename=self.path)
         return value
 

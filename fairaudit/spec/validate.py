@@ -6,7 +6,8 @@ source order); ``check(spec, dataset)`` raises the first error as a ``SpecError`
 Errors: unknown columns (with "did you mean"), values a categorical column never takes (with the valid
 values), ``<``/``>`` on a categorical column, a string compared with a numeric column, ``Fair[...]`` on a
 missing column, ``label`` without a label column, a bare categorical column used as an event, division by
-the constant 0. Warnings (need ``frame``): a condition that no row satisfies, or only a few rows; and a
+the constant 0, a bare numeric column that is not 0/1 (or ``score``) used as an event, a specification
+with no ``E[...]``/``Fair[...]`` term (``structure``, which needs no data). Warnings (need ``frame``): a condition that no row satisfies, or only a few rows; and a
 division whose denominator can be 0 inside its range (e.g. ``E[a] - E[b]``).
 """
 from __future__ import annotations
@@ -313,6 +314,16 @@ def _interval_text(lo: float, hi: float) -> str:
     return f"[{show(lo)}, {show(hi)}]"
 
 
+def structure(spec: ast.Spec | ast.Node) -> list[Diagnostic]:
+    """Problems that need no data: a specification without any ``E[...]`` or ``Fair[...]`` term has
+    nothing to estimate (``1 < 2``), so there is nothing to audit."""
+    root = spec.root if isinstance(spec, ast.Spec) else spec
+    if any(isinstance(node, (ast.Expect, ast.Fair)) for node in ast.walk(root)):
+        return []
+    return [_at("error", root, "the specification has no E[...] or Fair[...] term, so there is nothing to "
+                               "audit; compare a probability with a threshold, e.g. E[pred | sex == \"Female\"] >= 0.3")]
+
+
 def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None, pred=None,
              score=None) -> list[Diagnostic]:
     """Every problem of ``spec`` with respect to ``schema`` (errors and warnings, in source order).
@@ -329,6 +340,7 @@ def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None,
     checker = _Checker(schema, frame, label, pred, score)
     for node in ast.walk(root):
         checker.node(node)
+    checker.found.extend(structure(root))
     return sorted(checker.found, key=lambda d: (d.line or 0, d.column or 0, d.severity != "error"))
 
 

@@ -1,0 +1,141 @@
+"""Everything an audit checks before it computes anything: one function, used by ``fairaudit check``,
+``fairaudit audit``, ``fairaudit.audit(...)`` and the dashboard's Run, so a typo is refused the same way
+everywhere (a value typo such as ``sex != "male"`` would otherwise silently change the verdict).
+
+``preflight(dataset, spec, decision=..., where=...)`` validates the specification against the dataset's
+schema and rows, the decision expression (``--pred`` / ``# decision:``) and the row filter (``--where`` /
+``# where:``), and the facts that need no data (a spec without any ``E[...]`` / ``Fair[...]``; ``Fair[...]``
+with a decision expression instead of a model). It raises ``ValidationError`` listing every error (each
+positioned: in the spec text or file, at the header's line:column, or in the option's own text) and
+returns the warnings as ``SpecError``s (``str`` is one line; ``pretty()`` adds the caret).
+
+A ``Source`` says where a piece of text came from, so that a message points at it: the spec file, a
+header inside it, or a command-line option.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fairaudit.spec import ast
+from fairaudit.spec.errors import SpecError
+from fairaudit.spec.validate import Diagnostic, structure, validate, validate_event
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where ``text`` lives: in ``file_text`` (the spec file, named ``filename``) at ``line``:``column``,
+    or, when ``file_text`` is None, on its own (a command-line option called ``name``)."""
+
+    text: str
+    name: str  # what it is, for messages: "--where", "the decision", ...
+    file_text: str | None = None
+    filename: str | None = None
+    line: int = 1
+    column: int = 1
+
+    def error(self, d: Diagnostic, prefix: str = "") -> SpecError:
+        """``d`` (positioned in ``text``) as a ``SpecError`` positioned where ``text`` lives."""
+        message = f"{prefix}{d.message}"
+        if d.line is None:
+            return SpecError(None, None, message, filename=self.filename)
+        if self.file_text is None:
+            return SpecError.at(self.text, d.line, d.column, message, length=d.length, filename=self.name)
+        line = d.line + self.line - 1
+        column = d.column + self.column - 1 if d.line == 1 else d.column
+        return SpecError.at(self.file_text, line, column, message, length=d.length, filename=self.filename)
+
+
+class ValidationError(SpecError):
+    """Every error preflight found; ``str`` is the first one, ``pretty()`` shows them all with carets."""
+
+    def __init__(self, errors: list[SpecError]):
+        first = errors[0]
+        super().__init__(first.line, first.column, first.message, excerpt=first.excerpt, length=first.length,
+                         filename=first.filename)
+        self.errors = errors
+
+    def pretty(self) -> str:
+        return "\n".join(err.pretty() for err in self.errors)
+
+
+def option_source(text: str, name: str, header=None, spec_file=None) -> Source:
+    """The ``Source`` of an option's text: the spec file's header when it came from one, else the option."""
+    if header is not None and spec_file is not None:
+        return Source(text, name, spec_file.text, spec_file.path, header.line, header.column)
+    return Source(text, name)
+
+
+def _parse_event(source: Source, what: str):
+    from fairaudit.spec.parser import parse_event
+
+    try:
+        return parse_event(source.text)
+    except SpecError as err:
+        d = Diagnostic("error", err.line, err.column, err.message, err.length)
+        raise ValidationError([source.error(d, f"in {what}: ")]) from None
+
+
+def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, decision: Source | None = None,
+              where: Source | None = None, uses_model: bool = True) -> list[SpecError]:
+    """Validate an audit before it runs (module doc): raise ``ValidationError``, return the warnings.
+
+    ``dataset`` may be None (then only what needs no data is checked). ``decision`` is a decision
+    expression used instead of a model; ``uses_model`` says whether a model makes the decisions.
+    """
+    spec_source = spec_source or Source(getattr(spec, "source", "") or spec.text, "the specification")
+    found: list[SpecError] = []  # errors and warnings, as positioned SpecErrors
+    kinds: list[str] = []
+
+    def add(source: Source, diagnostics, prefix: str = "") -> None:
+        for d in diagnostics:
+            found.append(source.error(d, prefix))
+            kinds.append(d.severity)
+
+    if dataset is None:
+        add(spec_source, structure(spec))
+    else:
+        add(spec_source, validate(spec, dataset.schema, dataset.frame))
+    if decision is not None:
+        event = _parse_event(decision, "the decision")
+        reserved = [n for n in ast.event_names(event) if n.reserved]
+        if reserved:
+            add(decision, [Diagnostic("error", reserved[0].span.line if reserved[0].span else None,
+                                      reserved[0].span.column if reserved[0].span else None,
+                                      f"the decision cannot use '{reserved[0].name}': it is itself the decision; "
+                                      "write a condition over the data columns (true = favourable)")],
+                "in the decision: ")
+        elif dataset is not None:
+            add(decision, validate_event(event, dataset.schema, dataset.frame), "in the decision: ")
+        for tn in spec.leaves:
+            if tn.kind == "fair":
+                add(spec_source, [_diagnostic(tn.node, f"{tn.text} re-predicts each row with the attribute "
+                                                       "flipped, so it needs a model (--model), not a decision "
+                                                       "expression")])
+    elif not uses_model:
+        for tn in spec.leaves:
+            names = [n for ev in _events(tn) for n in ast.event_names(ev) if n.name in ("pred", "score")
+                     and n.reserved]
+            if tn.kind == "fair" or names:
+                add(spec_source, [_diagnostic(tn.node, f"{tn.text} needs decisions: give a model (--model) or "
+                                                       "a decision expression (--pred)")])
+                break
+    if where is not None:
+        event = _parse_event(where, "the row filter")
+        if dataset is not None:
+            add(where, validate_event(event, dataset.schema, dataset.frame), "in the row filter: ")
+    errors = [err for err, kind in zip(found, kinds) if kind == "error"]
+    if errors:
+        raise ValidationError(errors)
+    return [err for err, kind in zip(found, kinds) if kind == "warning"]
+
+
+def _events(tn):
+    node = tn.node
+    return [e for e in (getattr(node, "event", None), getattr(node, "given", None)) if e is not None]
+
+
+def _diagnostic(node, message: str) -> Diagnostic:
+    span = getattr(node, "span", None)
+    if span is None:
+        return Diagnostic("error", None, None, message)
+    return Diagnostic("error", span.line, span.column, message, max(1, span.end - span.start))
