@@ -82,7 +82,9 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
     ``dataset`` may be None (then only what needs no data is checked). ``decision`` is a decision
     expression used instead of a model; ``uses_model`` says whether a model makes the decisions.
     """
-    spec_source = spec_source or Source(getattr(spec, "source", "") or spec.text, "the specification")
+    if spec_source is None:
+        text = getattr(spec, "source", "") or spec.text
+        spec_source = Source(text, "the specification", text)  # positions are line:column in the spec itself
     found: list[SpecError] = []  # errors and warnings, as positioned SpecErrors
     kinds: list[str] = []
 

@@ -132,7 +132,9 @@ def print_summary(result, from_file=()) -> None:
     """The verdict, its guarantee, what was audited and every warning, one labelled line each."""
     print(f"verdict:   {result.verdict}")
     print(f"guarantee: {result.guarantee}")
-    decided = result.stop_step if result.stop_step is not None else "not decided"
+    decided = f"{result.stop_step:,}" if result.stop_step is not None else "not decided"
+    if result.verdict_step is not None and result.stop_step is not None and result.verdict_step != result.stop_step:
+        decided += f" (first decision; the reported verdict holds from step {result.verdict_step:,})"
     print(f"stop step: {decided} (of {result.steps:,} observations)")
     if result.rows_text:
         print(f"rows:      {result.rows_text}")

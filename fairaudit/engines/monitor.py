@@ -208,9 +208,10 @@ def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5
         trace = Trace.concat(st.parts) if st.parts else Trace.empty(node_ids)
         root = trace.verdict[-1, 0] if len(trace) else UNKNOWN
         verdict_step = _verdict_step(trace)
-        found = list(warnings or []) + st.order.warnings(trace, st.stop, verdict_step)
+        evidence = st.order.warnings(trace, st.stop, verdict_step)
         if final and options.get("order") == "given":
-            found += st.order.halves(obs)
+            evidence += st.order.halves(obs)
+        found = list(warnings or []) + evidence + ([ORDER_HINT] if evidence else [])
         info = {
             "unit": "observations", "checks": int(len(trace)), "stream_length": int(obs.length),
             "allocation": dict(st.frozen) if st.frozen else None,
@@ -263,9 +264,8 @@ def _verdict_step(trace: Trace) -> int | None:
     return int(trace.steps[0 if not len(other) else other[-1] + 1])
 
 
-ORDER_HINT = ("evidence that the rows are not in random order (a sorted file, or rates that drift along the "
-              "stream), which the guarantee assumes; audit with --order shuffle unless the arrival order is "
-              "the point")
+ORDER_HINT = ("the rows do not look randomly ordered (a sorted file, or rates that drift along the stream), and "
+              "the guarantee assumes they are: audit with --order shuffle unless the arrival order is the point")
 
 
 class OrderEvidence:
@@ -314,23 +314,22 @@ class OrderEvidence:
         out = []
         for k, step in self.empty_at.items():
             out.append(f"{k}: its running confidence interval became empty at step {step:,} (the estimates "
-                       f"before and after disagree more than chance allows); {ORDER_HINT}")
+                       "before and after disagree more than chance allows)")
         for j, tn in enumerate(self.spec.nodes):
             if self.first_true[j] >= 0 and self.first_false[j] >= 0:
-                name = f"{tn.name} ({tn.text})" if getattr(tn, "name", None) else tn.text
+                name = getattr(tn, "name", None) or tn.text
                 out.append(f"{name} was decided true at step {self.first_true[j]:,} and false at step "
-                           f"{self.first_false[j]:,}; {ORDER_HINT}")
+                           f"{self.first_false[j]:,}")
         if stop is not None and len(trace) > stop:
             decided, last = int(trace.verdict[stop, 0]), int(trace.verdict[-1, 0])
             if decided != last:
-                now = verdict_text(last)
-                since = f" from step {verdict_step:,}" if verdict_step is not None else ""
+                since = f" from step {verdict_step:,}" if verdict_step is not None else " at the end"
                 out.append(f"the verdict was {verdict_text(decided)} at step {int(trace.steps[stop]):,} but is "
-                           f"{now}{since}: it changed after a decision; {ORDER_HINT}")
+                           f"{verdict_text(last)}{since}: it changed after a decision")
         return out
 
     def halves(self, obs: "Observations") -> list[str]:
-        """Test (4) of the class doc, on the whole stream."""
+        """Test (4) of the class doc, on the whole stream (also the rows after a stop)."""
         from fairaudit.bounds.concentration import fixed_n_radius
 
         out = []
@@ -343,9 +342,9 @@ class OrderEvidence:
                 continue
             r1, r2 = float(v[:half][m[:half]].mean()), float(v[half:][m[half:]].mean())
             if abs(r1 - r2) > fixed_n_radius(level, n1) + fixed_n_radius(level, n2):
-                out.append(f"{k} is {r1:.3f} on the first half of the stream and {r2:.3f} on the second "
-                           f"({n1:,} and {n2:,} observations), a difference chance explains with probability "
-                           f"< {self.delta:g}; {ORDER_HINT}")
+                out.append(f"{k} is {r1:.3f} on the first half of the stream's {obs.length:,} rows and {r2:.3f} "
+                           f"on the second ({n1:,} and {n2:,} observations): more than chance allows at "
+                           f"Δ = {self.delta:g}")
         return out
 
 
@@ -543,8 +542,11 @@ def audited_rows(dataset, model, rows: str | None) -> tuple[np.ndarray | None, d
         text = (f"all {total:,} rows of {dataset.name}, including the {total - len(held):,} the model was "
                 "trained on (label-based metrics such as TPR, FPR and accuracy are optimistic on them)")
     elif model is not None and getattr(model, "kind", "") != "expression":
-        text = (f"all {total:,} rows of {dataset.name} (the model was trained elsewhere: if some of these rows "
-                "trained it, label-based metrics are optimistic on them)")
+        record = (getattr(model, "params", None) or {}).get("trained_on")
+        where = (f"on {record.get('dataset')}, not on exactly these rows" if isinstance(record, dict)
+                 else "outside fairaudit")
+        text = (f"all {total:,} rows of {dataset.name} (the model was trained {where}: if some of them trained "
+                "it, label-based metrics are optimistic on those)")
     else:
         text = f"all {total:,} rows of {dataset.name}"
     return None, {"policy": "all", "audited": total, "total": total, "text": text}

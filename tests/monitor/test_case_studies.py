@@ -11,7 +11,7 @@ data = pytest.importorskip("fairaudit.data")
 
 ADULT_SPEC = ('(E[pred | sex == "Male"] - E[pred | sex == "Female"] < {t}) & '
               '(E[pred | race == "White"] - E[pred | race != "White"] < 0.5)')
-ADULT = dict(pred='income == ">50K"', where='workclass == "Federal-gov"', delta=0.15, batch=5)
+ADULT = dict(pred='income == ">50K"', where='workclass == "Federal-gov"', delta=0.15, batch=5, order="given")
 
 
 @pytest.fixture(scope="module")
@@ -62,10 +62,10 @@ def test_compas_reciprocal_fpr_spec_violated(compas):
     ProPublica's "not low" risk (``decile_score > 4``, i.e. score_text ≠ Low); FPR balance among
     ``two_year_recid == 0``; Δ = 0.1, batch 5. The reciprocal spec ``C / A > 0.9`` is violated with
     probability ≥ 0.9 after about half the stream: the paper reports 3350 steps, we get 3350."""
-    r = audit(compas, f"{COMPAS_C} / {COMPAS_A} > 0.9", pred="decile_score > 4", delta=0.1, batch=5)
+    r = audit(compas, f"{COMPAS_C} / {COMPAS_A} > 0.9", pred="decile_score > 4", delta=0.1, batch=5, order="given")
     assert r.verdict == "false" and r.stop_step == 3350
     # with the issue's decision rule decile_score > 3 it is violated too, later
-    r3 = audit(compas, f"{COMPAS_C} / {COMPAS_A} > 0.9", pred="decile_score > 3", delta=0.1, batch=5)
+    r3 = audit(compas, f"{COMPAS_C} / {COMPAS_A} > 0.9", pred="decile_score > 3", delta=0.1, batch=5, order="given")
     assert r3.verdict == "false" and r3.stop_step > r.stop_step
 
 
@@ -85,7 +85,7 @@ def test_compas_fpr_ratio_below_11(compas):
     even with δ = Δ for both leaves (the best any split can do) they cannot prove the violation at
     the end of the stream. Exact interval arithmetic (lo_A / hi_C), which is sound and tighter,
     does prove it: the spec is violated with probability ≥ 0.9 (at 3305 observations)."""
-    r = audit(compas, f"{COMPAS_A} / {COMPAS_C} < 1.1", pred="decile_score > 4", delta=0.1, batch=5)
+    r = audit(compas, f"{COMPAS_A} / {COMPAS_C} < 1.1", pred="decile_score > 4", delta=0.1, batch=5, order="given")
     fa, fc = r.final.loc["n2"], r.final.loc["n3"]
     assert _avoir_ratio_lower(fa.estimate, fa.n, fc.estimate, fc.n, 0.1, 0.1) < 1.1  # AVOIR: never
     assert r.verdict == "false" and r.stop_step == 3305  # interval arithmetic: decided
@@ -111,13 +111,13 @@ def test_cli_audit(tmp_path, capsys):
     from fairaudit.cli import main
     out = tmp_path / "r.json"
     code = main(["audit", "--data", "adult", "--pred", 'income == ">50K"', "--where", 'workclass == "Federal-gov"',
-                 "--delta", "0.15", "--spec", ADULT_SPEC.format(t=0.55), "--json", str(out)])
+                 "--delta", "0.15", "--order", "given", "--spec", ADULT_SPEC.format(t=0.55), "--json", str(out)])
     assert code == 0
     text = capsys.readouterr().out
     assert "certified true with probability ≥ 0.85 after 960 observations" in text  # default: equal split
     assert json.loads(out.read_text())["stop_step"] == 960
     code = main(["audit", "--data", "adult", "--pred", 'income == ">50K"', "--where", 'workclass == "Federal-gov"',
-                 "--delta", "0.15", "--split", "optimized", "--spec", ADULT_SPEC.format(t=0.55)])
+                 "--delta", "0.15", "--order", "given", "--split", "optimized", "--spec", ADULT_SPEC.format(t=0.55)])
     assert code == 0
     assert "certified true with probability ≥ 0.4 after 870 observations" in capsys.readouterr().out
     assert main(["audit", "--data", "adult", "--pred", "age > 30", "--spec", "E[pred | nope == 1] < 0.5"]) == 2
