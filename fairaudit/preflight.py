@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from fairaudit.spec import ast
 from fairaudit.spec.errors import SpecError
-from fairaudit.spec.validate import Diagnostic, structure, validate, validate_event
+from fairaudit.spec.validate import Diagnostic, reserved_hint, structure, validate, validate_event
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,8 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
             add(decision, [Diagnostic("error", reserved[0].span.line if reserved[0].span else None,
                                       reserved[0].span.column if reserved[0].span else None,
                                       f"the decision cannot use '{reserved[0].name}': it is itself the decision; "
-                                      "write a condition over the data columns (true = favourable)")],
+                                      "write a condition over the data columns (true = favourable)"
+                                      + reserved_hint(reserved[0].name, getattr(dataset, "schema", None)))],
                 "in the decision: ")
         elif dataset is not None:
             add(decision, validate_event(event, dataset.schema, dataset.frame), "in the decision: ")
@@ -118,8 +119,9 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
             names = [n for ev in _events(tn) for n in ast.event_names(ev) if n.name in ("pred", "score")
                      and n.reserved]
             if tn.kind == "fair" or names:
+                hint = reserved_hint(names[0].name, dataset.schema if dataset is not None else None) if names else ""
                 add(spec_source, [_diagnostic(tn.node, f"{tn.text} needs decisions: give a model (--model) or "
-                                                       "a decision expression (--pred)")])
+                                                       f"a decision expression (--pred){hint}")])
                 break
     if where is not None:
         event = _parse_event(where, "the row filter")

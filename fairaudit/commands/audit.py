@@ -17,6 +17,7 @@ from pathlib import Path
 
 from fairaudit.engines.monitor import ROWS
 from fairaudit.errors import FairauditError
+from fairaudit.outputs import check_output, write_atomically
 from fairaudit.spec.files import ORDERS
 
 EXIT = {"true": 0, "false": 1, "unknown": 3}
@@ -57,6 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop searching for a decision after this long")
     parser.add_argument("--json", metavar="PATH", help="write the audit result (JSON) here")
     parser.add_argument("--pdf", metavar="PATH", help="write the PDF audit report here")
+    parser.add_argument("--force", action="store_true",
+                        help="allow --json/--pdf to replace an existing file of another kind (never an input)")
     parser.add_argument("--trace-every", type=int, default=1, metavar="K",
                         help="write every K-th check of the trace to the JSON (default 1: all)")
 
@@ -83,15 +86,19 @@ def run(args: argparse.Namespace) -> int:
             from_file.append(f"--order {args.order}")
     check_options(delta=args.delta, batch=args.batch, split=args.split, bound=args.bound, order=args.order,
                   seed=args.seed, rows=args.rows, time_budget=args.time_budget)
-    for option in ("json", "pdf"):
-        if getattr(args, option):
-            from fairaudit.report import check_output_path
-
-            check_output_path(getattr(args, option))  # fail before a long audit, not after
+    # output paths are checked before any work: never an input, never another kind of file without --force
+    inputs = [spec_file.path, args.data,
+              spec_file.dataset, getattr(args, "model", None)]
+    if args.json:
+        check_output(args.json, "result", inputs=inputs, force=args.force, what="audit result")
+    if args.pdf:
+        check_output(args.pdf, "pdf", inputs=inputs, force=args.force, what="report")
+    if args.json and args.pdf and Path(args.json).resolve() == Path(args.pdf).resolve():
+        raise FairauditError("--json and --pdf name the same file; give two paths")
     if args.data is None:
         if spec_file.dataset is None:
             raise FairauditError("no dataset: give --data NAME|CSV (or a '# dataset:' header in the spec file)")
-        args.data = spec_file.dataset
+        args.data = spec_file.dataset_ref()  # a built-in name, or a file beside the spec (never anywhere)
     dataset = dataset_from_args(args)
     uses_model = getattr(args, "model", None) is not None
     if not uses_model and args.pred is None and spec_file.decision is not None:
@@ -112,12 +119,13 @@ def run(args: argparse.Namespace) -> int:
                    order=args.order, seed=args.seed, rows=args.rows, stop=args.stop, time_budget=args.time_budget)
     print_summary(result, from_file)
     if args.json:
-        write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"))
+        write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"),
+                         what="audit result")
         print(f"wrote {args.json}")
     if args.pdf:
-        from fairaudit.report import write_pdf
+        from fairaudit.report import build_pdf
 
-        write_pdf(result, args.pdf, dataset=dataset, model=model)
+        write_atomically(args.pdf, build_pdf(result, dataset=dataset, model=model), what="report")
         print(f"wrote {args.pdf}")
     return EXIT.get(result.verdict, 3)
 
@@ -154,23 +162,3 @@ def print_summary(result, from_file=()) -> None:
         print(f"options:   {' '.join(from_file)} (from the spec file's headers)")
     for warning in result.warnings:
         print(f"warning:   {warning}")
-
-
-def write_atomically(path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename, so a
-    failure never leaves a half-written file (or destroys the one that was there)."""
-    import os
-    import tempfile
-
-    target = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as err:
-        raise FairauditError(f"cannot write {path}: {err.strerror or err}") from None

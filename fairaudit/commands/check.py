@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _dataset(args: argparse.Namespace, spec_file):
     if args.data is None and spec_file.dataset and not args.no_header_data:
-        args.data = spec_file.dataset
+        args.data = spec_file.dataset_ref()
     return dataset_from_args(args)
 
 

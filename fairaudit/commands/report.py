@@ -27,21 +27,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also plot the convergence of this node (repeatable; every comparison is plotted)")
     parser.add_argument("--no-data", action="store_true",
                         help="do not reload the built-in dataset named in the result (no per-group statistics)")
+    parser.add_argument("--force", action="store_true",
+                        help="allow --pdf to replace an existing file that is not a PDF (never the input)")
     add_data_arguments(parser, required=False)
     add_model_arguments(parser, required=False)
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairaudit.report import load_result, write_pdf
+    from fairaudit.outputs import check_output, write_atomically
+    from fairaudit.report import build_pdf, load_result
 
+    out = Path(args.pdf) if args.pdf else Path(args.result).with_suffix(".pdf")
+    check_output(out, "pdf", inputs=[args.result, args.data, getattr(args, "model", None)], force=args.force,
+                 what="report")  # before any work; `report r.json --pdf r.json` would destroy the result
     result = load_result(args.result)  # bad/missing JSON: FairauditError -> one line, exit 2
     dataset = dataset_from_args(args)
     model = None
     if getattr(args, "model", None) is not None or getattr(args, "pred", None) is not None:
         model = model_from_args(args, dataset)
-    out = Path(args.pdf) if args.pdf else Path(args.result).with_suffix(".pdf")
-    path = write_pdf(result, out, dataset=dataset, model=model, selected_nodes=args.node, title=args.title,
-                     load_dataset=not args.no_data)
+    path = write_atomically(out, build_pdf(result, dataset=dataset, model=model, selected_nodes=args.node,
+                                           title=args.title, load_dataset=not args.no_data), what="report")
     size = path.stat().st_size
     pages = _pages(path)
     print(f"wrote {path} ({pages} pages, {size / 1024:.0f} KB): verdict {result.verdict}")

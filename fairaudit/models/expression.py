@@ -13,7 +13,6 @@ import pandas as pd
 from fairaudit.errors import FairauditError, ModelError
 from fairaudit.models.base import Model, sha256
 from fairaudit.models.training import held_out_metrics
-from fairaudit.spec.ast import RESERVED
 
 
 class ExpressionModel(Model):
@@ -70,6 +69,7 @@ def from_expression(text: str, dataset) -> Model:
     the decision with the label on all rows, overall and per protected group.
     """
     from fairaudit.spec import event_columns, parse_event, validate_event
+    from fairaudit.spec.ast import event_names
 
     if not isinstance(text, str) or not text.strip():
         raise ModelError("the decision expression is empty")
@@ -77,7 +77,7 @@ def from_expression(text: str, dataset) -> Model:
         event = parse_event(text)
     except FairauditError as err:
         raise ModelError(f"decision expression: {err}") from None
-    reserved = [name for name in event_columns(event, reserved=True) if name in RESERVED]
+    reserved = [name.name for name in event_names(event) if name.reserved]  # `pred` back-quoted is a column
     if reserved:
         raise ModelError(f"a decision expression cannot use '{reserved[0]}': it is itself the decision; "
                          "write a condition over the data columns")

@@ -39,14 +39,18 @@ class Span:
 @dataclass(frozen=True)
 class Name:
     """A column name, or one of the reserved names ``pred`` (decision), ``label`` (true outcome),
-    ``score`` (probability of the favourable decision). As an event on its own it means "is 1 / true"."""
+    ``score`` (probability of the favourable decision). As an event on its own it means "is 1 / true".
+
+    ``column`` is True for a reserved word written back-quoted (`` `pred` ``): then it names the data
+    column called ``pred``, not the decision."""
 
     name: str
     span: Span | None = field(default=None, compare=False, repr=False)
+    column: bool = False
 
     @property
     def reserved(self) -> bool:
-        return self.name in RESERVED
+        return self.name in RESERVED and not self.column
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,15 @@ from __future__ import annotations
 from fairaudit.errors import FairauditError
 
 
+ECHO_LIMIT = 60  # at most this many characters of a user's token are repeated in a message
+
+
+def clip(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters (with "…"), for echoing user input in one-line messages."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def line_of(source: str, line: int) -> str:
     """The text of 1-based ``line`` in ``source`` (without its newline); ``""`` when out of range."""
     lines = source.splitlines()

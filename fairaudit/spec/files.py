@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fairaudit.spec import ast
-from fairaudit.spec.errors import SpecError
+from fairaudit.spec.errors import SpecError, clip
 from fairaudit.spec.parser import parse, parse_event
 
 MODEL_DECISION = "model"
@@ -53,6 +53,43 @@ class SpecFile:
     def decision(self) -> str | None:
         header = self.headers.get("decision")
         return header.value if header else None
+
+    def dataset_ref(self) -> str | None:
+        """The ``# dataset:`` header as something safe to open: a built-in dataset's name, or a data file
+        given by a path **relative to the spec file** (to the current folder for spec text) that stays inside
+        that folder or the current folder. An absolute path, a path that climbs out (``../../etc/passwd``),
+        or a file that is not ``.csv``/``.csv.gz`` is refused at the header's line:column: a spec file
+        from someone else must not make the tool read arbitrary files."""
+        header = self.headers.get("dataset")
+        if header is None:
+            return None
+        from fairaudit.data import names
+
+        value = header.value.strip()
+        if value in names():
+            return value
+
+        def refuse(why: str) -> SpecError:
+            return SpecError.at(self.text, header.line, header.column, f"'# dataset:' {why}",
+                                length=max(1, len(header.value)), filename=self.path)
+
+        if not value:
+            raise refuse("is empty; name a built-in dataset or a CSV file next to the spec file")
+        raw = Path(value)
+        if raw.is_absolute() or value.startswith("~"):
+            raise refuse("must be a built-in dataset or a path relative to the spec file, not an absolute path")
+        if not value.lower().endswith((".csv", ".csv.gz")):
+            from fairaudit.data.builtin import suggestion
+
+            raise refuse(f"is neither a built-in dataset nor a .csv/.csv.gz file{suggestion(value, names())} "
+                         f"(built-in: {', '.join(names())})")
+        base = Path(self.path).resolve().parent if self.path else Path.cwd().resolve()
+        target = (base / raw).resolve()
+        roots = [base, Path.cwd().resolve()]
+        if not any(target == root or root in target.parents for root in roots):
+            raise refuse("must stay inside the spec file's folder (or the current folder); "
+                         f"{clip(value)} climbs out of it")
+        return str(target)
 
     @property
     def uses_model(self) -> bool:

@@ -15,7 +15,7 @@ from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, Unex
 from lark.visitors import Transformer_NonRecursive, v_args
 
 from fairaudit.spec import ast
-from fairaudit.spec.errors import SpecError, position
+from fairaudit.spec.errors import SpecError, clip, position
 from fairaudit.spec.printer import to_text
 from fairaudit.spec.tree import build_spec, named_spec
 
@@ -231,7 +231,7 @@ class _ToAst(Transformer_NonRecursive):
         name = self._unescape(token, token.value[1:-1], "name")
         if not name:
             raise self._error_at(_token_span(token), "empty name ``; write a column name between the back-quotes")
-        return ast.Name(name, span=_token_span(token))
+        return ast.Name(name, span=_token_span(token), column=name in ast.RESERVED)
 
     # ---- token helpers
     def _float(self, token: Token) -> float:
@@ -307,12 +307,12 @@ def _describe_expected(expected: set[str]) -> str:
 
 def _describe_token(token: Token) -> str:
     if token.type == "NUMBER":
-        return f"number {token.value}"
+        return f"number {clip(token.value)}"
     if token.type == "STRING":
-        return f"string {token.value}"
+        return f"string {clip(token.value)}"
     if token.type == "$END":
         return "end"
-    return f"'{token.value}'"
+    return f"'{clip(token.value)}'"
 
 
 def _tokens(text: str) -> list[Token]:

@@ -41,9 +41,10 @@ def quote_string(value: str) -> str:
     return f'"{body}"'
 
 
-def quote_name(name: str) -> str:
-    """A name as written in a spec: bare when possible, else `back-quoted`."""
-    if _IDENTIFIER.match(name) and name not in KEYWORDS:
+def quote_name(name: str, column: bool = False) -> str:
+    """A name as written in a spec: bare when possible, else `back-quoted`. With ``column`` a reserved word
+    (``pred``, ``label``, ``score``) is back-quoted too: it names the data column of that name."""
+    if _IDENTIFIER.match(name) and name not in KEYWORDS and not (column and name in ast.RESERVED):
         return name
     if not name:
         raise ValueError("a name cannot be empty")
@@ -67,7 +68,7 @@ def _event_prec(event: ast.Event) -> int:
 
 def _operand(op: ast.Operand) -> str:
     if isinstance(op, ast.Name):
-        return quote_name(op.name)
+        return quote_name(op.name, op.column)
     if isinstance(op.value, str):
         return quote_string(op.value)
     return format_number(op.value)
@@ -77,12 +78,12 @@ def _event(event: ast.Event, context: int) -> str:
     """``event`` printed inside a context of binding strength ``context`` (parenthesised if looser)."""
     prec = _event_prec(event)
     if isinstance(event, ast.Name):
-        text = quote_name(event.name)
+        text = quote_name(event.name, event.column)
     elif isinstance(event, ast.Compare):
         text = f"{_operand(event.left)} {event.op} {_operand(event.right)}"
     elif isinstance(event, ast.In):
         values = ", ".join(_operand(v) for v in event.values)
-        text = f"{quote_name(event.operand.name)} {'not in' if event.negated else 'in'} {{{values}}}"
+        text = f"{quote_name(event.operand.name, event.operand.column)} {'not in' if event.negated else 'in'} {{{values}}}"
     elif isinstance(event, ast.EvOr):
         text = f"{_event(event.left, _EV_OR)} or {_event(event.right, _EV_OR + 1)}"
     elif isinstance(event, ast.EvAnd):
@@ -114,7 +115,7 @@ def _node(node: ast.Node, context: int) -> str:
         given = "" if node.given is None else f" | {event_text(node.given)}"
         text = f"E[{event_text(node.event)}{given}]"
     elif kind == "fair":
-        text = f"Fair[{quote_name(node.column)}]"
+        text = f"Fair[{quote_name(node.column, column=True)}]"
     elif kind == "not":
         text = f"not {_node(node.operand, prec)}"
     elif kind == "neg":

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from fairaudit.spec import ast
-from fairaudit.spec.errors import SpecError
+from fairaudit.spec.errors import SpecError, clip
 from fairaudit.spec.events import evaluate_event
 from fairaudit.spec.parser import parse
 from fairaudit.spec.printer import event_text, format_number, quote_string, to_text
@@ -62,7 +62,7 @@ def _suggest(word: str, choices: list[str], n: int = 3) -> list[str]:
 
 def _show(value: Any) -> str:
     if isinstance(value, str):
-        return quote_string(value)
+        return clip(quote_string(value))
     if isinstance(value, (bool, np.bool_)):
         return str(value)
     if isinstance(value, (int, float, np.integer, np.floating)):
@@ -104,14 +104,15 @@ class _Checker:
         """The schema column of ``name``, or None after reporting an error (or for reserved names)."""
         if name.reserved:
             if name.name == "label" and self.schema.label is None:
-                self.error(name, "'label' needs a dataset with a label column, and this one has none")
+                self.error(name, "'label' needs a dataset with a label column, and this one has none"
+                                 + reserved_hint(name.name, self.schema))
             return None
         if name.name in self.schema:
             return self.schema.column(name.name)
         close = _suggest(name.name, self.schema.names)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else \
             f" (columns: {', '.join(self.schema.names[:_MAX_LISTED])}{', ...' if len(self.schema.names) > _MAX_LISTED else ''})"
-        self.error(name, f"unknown column '{name.name}'{hint}")
+        self.error(name, f"unknown column '{clip(name.name)}'{hint}")
         return None
 
     def categorical_numbers(self, col) -> bool:
@@ -250,6 +251,15 @@ class _Checker:
             elif lo < 0 < hi:
                 self.warning(node.right, f"the denominator '{to_text(node.right)}' can be 0 (it lies in "
                                          f"{_interval_text(lo, hi)}); its bounds may be unbounded")
+
+
+def reserved_hint(word: str, schema) -> str:
+    """For a reserved word (``pred``/``label``/``score``) used bare while the data has a column of that name:
+    how to name the column instead ("" when there is no such column)."""
+    if schema is not None and word in schema:
+        return (f" (unquoted, '{word}' means the {'decision' if word == 'pred' else word}; the data's column "
+                f"named {word} is written `{word}` in back-quotes)")
+    return ""
 
 
 def non_binary_message(name: str, values) -> str | None:
