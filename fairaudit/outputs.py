@@ -40,7 +40,7 @@ def file_kind(path: Path) -> str:
         return "empty"
     if head.startswith(b"%PDF-"):
         return "pdf"
-    if head.startswith(b"PK\x03\x04"):
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"\x80"):  # skops / torch zip; an old joblib pickle
         return "model"
     if head.startswith(b"//") or path.suffix.lower() == ".nnet":
         return "nnet"

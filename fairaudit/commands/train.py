@@ -26,6 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--kind", required=True, metavar="KIND",
                        help="; ".join(f"{k}: {KIND_HELP[k]}" for k in KINDS))
     group.add_argument("--out", required=True, metavar="PATH", help="where to save the trained model")
+    group.add_argument("--force", action="store_true",
+                       help="allow --out to replace an existing file that is not a model (never the data)")
     group.add_argument("--seed", type=int, default=0, help="seed of the split and the learner (default 0)")
     group.add_argument("--test-size", type=float, default=0.25, metavar="FRACTION",
                        help="fraction of rows held out to measure accuracy (default 0.25)")
@@ -69,8 +71,12 @@ def table_lines(metrics: dict) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fairaudit.outputs import check_output
+
     check_kind(args.kind)
-    out = output_path(args.out)  # fail before training, not after
+    # fail before training, not after; never onto the data (or another kind of file without --force)
+    check_output(args.out, "model", inputs=[args.data], force=getattr(args, "force", False), what="model")
+    out = output_path(args.out)
     params = parse_params(args.param)
     exclude = [name.strip() for name in args.exclude.split(",") if name.strip()]
     dataset = dataset_from_args(args)
