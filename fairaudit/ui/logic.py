@@ -224,8 +224,10 @@ _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
 def _n(x: Any) -> str:
+    from fairaudit.viz._format import clean
+
     try:
-        x = float(x)
+        x = float(clean(x))
     except (TypeError, ValueError):
         return "–"
     if math.isnan(x):
@@ -382,16 +384,9 @@ def _short(node: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]]) -> str:
 
 def _cmp_parts(node_id: str, nodes: Sequence[Mapping[str, Any]]):
     """``(term, op, threshold)`` of a comparison with a constant side (op read with the term on the left)."""
-    node = next(n for n in nodes if str(n["id"]) == node_id)
-    kids = _children(node_id, nodes)
-    if node.get("kind") != "cmp" or len(kids) != 2:
-        return None
-    op = _op_of(node) or "<"
-    if _const(kids[1]) is not None:
-        return kids[0], op, _const(kids[1])
-    if _const(kids[0]) is not None:
-        return kids[1], _FLIP[op], _const(kids[0])
-    return None
+    from fairaudit.viz.values import comparison_parts
+
+    return comparison_parts(node_id, nodes)
 
 
 def _join(items: Sequence[str]) -> str:
