@@ -9,7 +9,7 @@ from fairaudit.group_metrics import SMALL_GROUP, group_model_metrics, held_out_r
 from fairaudit.models.training import KIND_HELP
 from fairaudit.ui import flows, logic, state, widgets
 
-widgets.page_setup("Model")
+entered = widgets.page_setup("Model")
 st.title("Model")
 
 dataset = state.get(state.DATASET)
@@ -21,6 +21,12 @@ if dataset is None:
 
 st.caption(f"Dataset: **{dataset.name}** ({len(dataset):,} rows), label `{dataset.schema.label}`, "
            f"protected {', '.join(dataset.schema.protected) or 'none'}")
+MODES = {"trained": "Train a model", "file": "Load a model file", "expression": "Decisions from a column or expression"}
+info_now = state.get(state.MODEL_INFO) or {}
+if entered and info_now.get("source") in MODES:  # opened: show how the current decisions were obtained
+    st.session_state["model_mode"] = MODES[info_now["source"]]
+    if info_now.get("expression"):
+        st.session_state["model_expr"] = info_now["expression"]
 mode = st.radio("Where do the decisions come from?", ["Train a model", "Load a model file",
                                                       "Decisions from a column or expression"],
                 horizontal=True, key="model_mode")

@@ -423,6 +423,8 @@ def node_facts(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> dict[str, st
                  "threshold": f"{pretty} {_n(c)}", "δ": facts["δ"], "verdict": facts["verdict"]}
     elif node.get("kind") == "cmp":
         facts["interval"] += " (left − right)"
+    elif node.get("kind") in ("and", "or", "not"):  # a claim built from claims: it has a verdict, not a value
+        facts = {"δ": facts["δ"], "verdict": facts["verdict"]}
     if _finite(final.get("n")):
         facts["observations"] = f"{int(final['n']):,}"
     return facts

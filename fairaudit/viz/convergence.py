@@ -307,11 +307,13 @@ def _rule_layers(rules: pd.DataFrame, x_scale: alt.Scale, height: int) -> list[a
             if sub.empty:
                 continue
             top = sub["at"].iloc[0] == "top"
-            layers.append(alt.Chart(sub).mark_text(
-                align=align, baseline="top" if top else "bottom", dx=4 if align == "left" else -4,
-                dy=2 if top else -2, fontSize=11, fontWeight="bold" if which == "node" else "normal",
-                color=style["color"]).encode(x=alt.X("step:Q", scale=x_scale),
-                                             y=alt.value(0 if top else height), text="label:N"))
+            text = dict(align=align, baseline="top" if top else "bottom", dx=4 if align == "left" else -4,
+                        dy=2 if top else -2, fontSize=11, fontWeight="bold" if which == "node" else "normal")
+            where = dict(x=alt.X("step:Q", scale=x_scale), y=alt.value(0 if top else height), text="label:N")
+            # a white outline keeps the label readable on a band or a filled area
+            layers.append(alt.Chart(sub).mark_text(color="white", stroke="white", strokeWidth=3,
+                                                   strokeJoin="round", **text).encode(**where))
+            layers.append(alt.Chart(sub).mark_text(color=style["color"], **text).encode(**where))
     return layers
 
 
