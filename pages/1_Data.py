@@ -6,12 +6,19 @@ from fairaudit import viz
 from fairaudit.errors import FairauditError
 from fairaudit.group_metrics import SMALL_GROUP, group_base_rates
 from fairaudit.ui import flows, state, widgets
+from fairaudit.ui import logic
 from fairaudit.ui.logic import small_group_warning
 
 widgets.page_setup("Data")
 st.title("Data")
 
 current = state.get(state.DATASET)
+if st.session_state.pop("data_revert", False) and current is not None:
+    # "Keep" was pressed: the widgets go back to the current dataset and its roles
+    st.session_state["data_source"] = "Built-in dataset" if current.source in ("", "built-in") else "Upload a CSV file"
+    st.session_state["data_builtin"] = current.name
+    for key in [k for k in st.session_state if str(k).startswith(("label_", "fav_", "protected_"))]:
+        del st.session_state[key]
 source = st.radio("Source", ["Built-in dataset", "Upload a CSV file"], horizontal=True, key="data_source")
 base = None
 if source == "Built-in dataset":
@@ -67,10 +74,30 @@ try:
     dataset = fa_data.with_roles(base, label, list(protected), favourable)
     if label is None:
         st.info("Without a label the model cannot be trained; audit a decision column instead (Model page).")
-    state.set_dataset(dataset)
 except FairauditError as err:
     st.error(str(err))
     st.stop()
+
+change = logic.dataset_change(state.get(state.DATASET_KEY), state.dataset_key(dataset),
+                              state.get(state.MODEL) is not None, state.get(state.RESULT) is not None)
+if change == "confirm":  # the model and the result were made for the current dataset: ask before discarding them
+    result = state.get(state.RESULT)
+    info = state.get(state.MODEL_INFO) or {}
+    same_rows = current is not None and current.name == dataset.name
+    name = f"{dataset.name} with these roles" if same_rows else dataset.name
+    st.warning(logic.discard_message(name, current.name if current is not None else "—", info.get("describe"),
+                                     result.verdict if result is not None else None), icon=":material/warning:")
+    k1, k2, _ = st.columns([1.3, 1.3, 3])
+    if k1.button(f"Switch to {dataset.name}", key="data_confirm_switch", type="primary"):
+        state.set_dataset(dataset)
+        st.rerun()
+    if k2.button(f"Keep {current.name if current is not None else 'the current data'}", key="data_keep"):
+        st.session_state["data_revert"] = True
+        st.rerun()
+    widgets.sidebar_status()
+    st.stop()
+elif change == "apply":
+    state.set_dataset(dataset)
 
 st.subheader("Preview")
 st.caption(f"{len(dataset):,} rows × {len(dataset.frame.columns)} columns")

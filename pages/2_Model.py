@@ -7,9 +7,9 @@ from fairaudit import viz
 from fairaudit.errors import FairauditError
 from fairaudit.group_metrics import SMALL_GROUP, group_model_metrics, held_out_rows
 from fairaudit.models.training import KIND_HELP
-from fairaudit.ui import flows, state, widgets
+from fairaudit.ui import flows, logic, state, widgets
 
-widgets.page_setup("Model")
+entered = widgets.page_setup("Model")
 st.title("Model")
 
 dataset = state.get(state.DATASET)
@@ -21,6 +21,12 @@ if dataset is None:
 
 st.caption(f"Dataset: **{dataset.name}** ({len(dataset):,} rows), label `{dataset.schema.label}`, "
            f"protected {', '.join(dataset.schema.protected) or 'none'}")
+MODES = {"trained": "Train a model", "file": "Load a model file", "expression": "Decisions from a column or expression"}
+info_now = state.get(state.MODEL_INFO) or {}
+if entered and info_now.get("source") in MODES:  # opened: show how the current decisions were obtained
+    st.session_state["model_mode"] = MODES[info_now["source"]]
+    if info_now.get("expression"):
+        st.session_state["model_expr"] = info_now["expression"]
 mode = st.radio("Where do the decisions come from?", ["Train a model", "Load a model file",
                                                       "Decisions from a column or expression"],
                 horizontal=True, key="model_mode")
@@ -44,13 +50,20 @@ elif mode == "Load a model file":
     if st.button("Load", key="model_load", disabled=not path.strip()):
         try:
             model = fa_models.load(path.strip())
-            state.set_model(model, {"source": "file", "kind": model.kind, "path": path.strip()})
-            st.success(f"Loaded {model.describe()}")
+            lacking = logic.missing_columns(getattr(model, "feature_names", []) or [], dataset.frame.columns)
+            if lacking:  # a model for other data (a COMPAS model while Adult is loaded) is refused
+                st.error(logic.model_mismatch_message(lacking, dataset.name))
+            else:
+                state.set_model(model, {"source": "file", "kind": model.kind, "path": path.strip()})
+                st.success(f"Loaded {model.describe()}")
         except FairauditError as err:
             st.error(str(err))
 else:
-    st.write("The decision is a condition over the rows, e.g. `decile_score > 4` on COMPAS, or a 0/1 column name.")
-    expr = st.text_input("Decision (1 = favourable)", key="model_expr")
+    title, hint = logic.decision_hint(dataset.schema.label, dataset.schema.favourable)
+    st.write("The decision is a condition over the rows that is **true where the decision is favourable** "
+             "(pred = 1).")
+    expr = st.text_input(title, key="model_expr", help=hint, placeholder="e.g. decile_score <= 4")
+    st.caption(hint)
     if st.button("Use these decisions", key="model_use_expr", disabled=not expr.strip()):
         try:
             model = fa_models.from_expression(expr.strip(), dataset)

@@ -6,7 +6,7 @@ from fairaudit.errors import FairauditError
 from fairaudit.spec.templates import TEMPLATES
 from fairaudit.ui import flows, logic, speclib, state, widgets
 
-widgets.page_setup("Specification")
+entered = widgets.page_setup("Specification")
 st.title("Specification")
 st.caption("Write what fair means for this model; every `E[...]` is estimated from the decisions with an interval "
            "around it, and every comparison gets a verdict. Change a threshold and press **Run the audit** to "
@@ -14,10 +14,10 @@ st.caption("Write what fair means for this model; every `E[...]` is estimated fr
 
 dataset = state.get(state.DATASET)
 
-if "spec_editor" not in st.session_state:
-    st.session_state["spec_editor"] = state.get(state.SPEC_TEXT)
 if "spec_pending" in st.session_state:  # a template / file / version chosen below replaces the editor text
     st.session_state["spec_editor"] = st.session_state.pop("spec_pending")
+elif entered or "spec_editor" not in st.session_state:  # opened: the analyst's own last text, or the current spec
+    st.session_state["spec_editor"] = logic.editor_text(state.get(state.SPEC_TEXT), state.get(state.SPEC_DRAFT))
 
 edit_col, side_col = st.columns([3, 2], gap="large")
 
@@ -100,6 +100,12 @@ with edit_col:
             if text.strip() != state.get(state.SPEC_TEXT).strip():
                 state.put(state.SPEC_TEXT, text)
                 state.put(state.SPEC_HISTORY, logic.record_version(state.get(state.SPEC_HISTORY), text))
+            decision = logic.header_decision(flows.spec_headers(text),
+                                             getattr(state.get(state.MODEL), "expression", None))
+            if decision and dataset is not None:
+                widgets.decision_offer(decision, key="spec_use_decision")
+            widgets.decision_applied_note()
+    state.put(state.SPEC_DRAFT, {"base": state.get(state.SPEC_TEXT), "text": text})
     ready = spec is not None and dataset is not None and state.get(state.MODEL) is not None
     if st.button("Run the audit on this version", type="primary", key="spec_run", disabled=not ready,
                  icon=":material/play_arrow:",

@@ -2,10 +2,10 @@
 import streamlit as st
 
 from fairaudit import viz
-from fairaudit.errors import FairauditError
+from fairaudit.report.content import OPTION_HELP
 from fairaudit.ui import flows, logic, state, widgets
 
-widgets.page_setup("Audit")
+entered = widgets.page_setup("Audit")
 st.title("Audit")
 
 dataset = state.get(state.DATASET)
@@ -21,8 +21,10 @@ missing = [what for what, ok in (("a dataset (Data page)", dataset is not None),
 if missing:
     st.info("To run an audit, choose " + ", ".join(missing) + " — or load the demo on the Overview page.")
 
-# a spec file's '# where:' and '# delta:' headers set the row filter and Δ (only when those headers change)
-logic.apply_spec_headers(st.session_state, flows.spec_headers(spec_text), getattr(model, "expression", None))
+# a spec file's '# where:', '# delta:' and '# order:' headers set the row filter, Δ and the row order (only
+# when those headers change)
+headers = flows.spec_headers(spec_text)
+logic.apply_spec_headers(st.session_state, headers, getattr(model, "expression", None))
 
 # ------------------------------------------------------------------------------------------------ engine
 choices = logic.engine_choices(implemented, has_model=model is not None)
@@ -53,11 +55,14 @@ with st.expander("Engine and parameters", expanded=not have_result, icon=":mater
         if not c.available:
             unavailable.setdefault(c.reason, []).append(c.name)
     q0.caption("  \n".join(f"{', '.join(names)}: {reason}" for reason, names in unavailable.items()))
-    order = q1.selectbox("Row order", ["given", "shuffle"], key="audit_order",
-                         help="The order in which the rows arrive: as in the file, or shuffled with the seed.")
+    order = q1.selectbox("Row order", list(logic.ORDERS), key="audit_order",
+                         help="shuffle (default): the rows arrive in a random order drawn with the seed, which the "
+                              "guarantee assumes; given: in file order (a sorted file can mislead the monitor). "
+                              "A spec file's '# order: given' header chooses the file order.")
     seed = q2.number_input("Seed", 0, 1_000_000, 0, key="audit_seed", disabled=order == "given")
     budget = q3.number_input("Time budget (s)", 1.0, 3600.0, 60.0, 5.0, key="audit_budget",
-                             help="The run stops after this long and keeps the evidence so far.")
+                             disabled=split == "equal",
+                             help=OPTION_HELP["time_budget"][:1].upper() + OPTION_HELP["time_budget"][1:] + ".")
     stop_when = q4.checkbox("Stop when decided", value=False, key="audit_stop",
                             help="Stop at the first step at which the whole specification is decided.")
     where = st.text_input("Only rows where (optional)", key="audit_where",
@@ -70,13 +75,20 @@ with st.expander("Engine and parameters", expanded=not have_result, icon=":mater
         st.error(f"Row filter: {where_problem}")
     if st.session_state.get("audit_header_note"):
         st.caption(st.session_state["audit_header_note"])
+    rows = None
+    if flows.audit_accepts("rows"):  # the library decides which rows by default (held-out for its own model)
+        rows = st.radio("Rows", ["default", "held-out", "all"], horizontal=True, key="audit_rows",
+                        format_func=lambda r: {"default": "default (held-out when the model was trained here)"}.get(
+                            r, r),
+                        help=OPTION_HELP["rows"][:1].upper() + OPTION_HELP["rows"][1:] + ".")
+        rows = None if rows == "default" else rows
 options = {"engine": engine, "delta": float(delta), "batch": int(batch), "bound": bound, "split": split,
            "order": order, "seed": int(seed), "stop": bool(stop_when), "time_budget": float(budget),
-           "where": where.strip()}
+           "where": where.strip(), **({"rows": rows} if rows else {})}
 
 # ------------------------------------------------------------------------------------------------ refine
 # the spec can be edited right here: change a threshold, press Run (the Specification page sees the same text)
-if "audit_spec_editor" not in st.session_state or st.session_state.get("audit_spec_synced") != spec_text:
+if entered or "audit_spec_editor" not in st.session_state or st.session_state.get("audit_spec_synced") != spec_text:
     st.session_state["audit_spec_editor"] = spec_text
     st.session_state["audit_spec_synced"] = spec_text
 with st.expander("Specification — edit a threshold here, then press Run", expanded=not have_result and not missing,
@@ -89,8 +101,23 @@ with st.expander("Specification — edit a threshold here, then press Run", expa
     if changed and edited_spec is not None:
         st.caption("Edited: **Run** audits this new version; it is added to the version history below.")
 
+# the specification Run would audit must be valid for the current dataset (it may have changed since)
+spec_errors = []
+if not changed and spec_text.strip() and dataset is not None:
+    spec_errors = [m for sev, m in flows.check_spec(spec_text, dataset)[1] if sev != "warning"]
+    for message in spec_errors:
+        st.error(f"The specification does not fit the dataset **{dataset.name}**: {message}")
+edit_broken = changed and edited.strip() and edited_spec is None
+if edit_broken:
+    st.error("The edited specification has errors (see above); fix them or undo the edit to run.")
+
+decision = logic.header_decision(headers, getattr(model, "expression", None))
+if decision and dataset is not None:
+    widgets.decision_offer(decision, key="audit_use_decision")
+widgets.decision_applied_note()
+
 b1, b2, status_col = st.columns([1.1, 1.1, 9], vertical_alignment="center")
-can_run = bool(usable) and not missing and not where_problem
+can_run = bool(usable) and not missing and not where_problem and not spec_errors and not edit_broken
 run = b1.button("Run", type="primary", key="audit_run", disabled=not can_run, width="stretch",
                 icon=":material/play_arrow:")
 b2.button("Stop", key="audit_stop_button", help="Interrupts the run; the evidence so far is kept.", width="stretch")
@@ -127,8 +154,8 @@ def draw_live(result, done: bool) -> None:
     if verdicts != _drawn_verdicts[0]:  # the tree changes only when a verdict does (drawing it costs ~0.15 s)
         tree_box.altair_chart(viz.tree_chart(nodes, width=TREE_W), width="content")
         _drawn_verdicts[0] = verdicts
-    sel = state.get(state.SELECTED) or logic.default_selection(nodes)
-    sel = [s for s in sel if s in {n["id"] for n in nodes}] or logic.default_selection(nodes)
+    sel = logic.rebase_selection(state.get(state.SELECTED), state.get(state.SELECTION_TREE), nodes)
+    sel = sel or logic.default_selection(nodes)
     if sel and len(frame):
         plot_box.altair_chart(viz.convergence_chart(frame, sel, nodes, stop_step=result.stop_step,
                                                     width=PLOT_W, height=230), width="content")
@@ -143,9 +170,16 @@ if run:
 
     try:
         flows.run_audit(options, on_update)
-    except FairauditError as err:
-        st.error(str(err))
+    except Exception as err:  # noqa: BLE001 - shown as a message after the rerun, never as a traceback
+        st.session_state["audit_error"] = logic.error_text(err)
     st.rerun()
+
+failure = st.session_state.pop("audit_error", None)
+if failure:
+    message, caret = failure
+    with verdict_box:
+        st.error(f"The audit could not run: {message}" + (f"\n\n```\n{caret}\n```" if caret else ""),
+                 icon=":material/error:")
 
 # ------------------------------------------------------------------------------------------------ explore
 result = state.get(state.RESULT)
@@ -159,18 +193,20 @@ if result is None:
 nodes = result.nodes
 ids = [n["id"] for n in nodes]
 kinds = {n["id"]: n["kind"] for n in nodes}
-with verdict_box:
-    widgets.verdict_line(result, stopped=meta.get("status") == "stopped")
-    if meta.get("spec") is not None and meta["spec"].strip() != spec_text.strip():
-        st.warning("The specification has changed since this result was computed: press **Run** to audit the "
-                   "current version.", icon=":material/update:")
+signature = logic.tree_signature(nodes)
+if state.get(state.SELECTION_TREE) != signature:  # a new tree: the same nodes by name/text, never by id
+    state.put(state.SELECTED, logic.rebase_selection(state.get(state.SELECTED), state.get(state.SELECTION_TREE),
+                                                     nodes))
+    state.put(state.LAST_EVENT, [])
+    state.put(state.SELECTION_TREE, signature)
 
 with left:
     # no initial ``value`` in the spec: the spec stays the same across reruns, so the browser keeps the
-    # selection it shows, and the chart's event is the one source of truth
+    # selection it shows, and the chart's event is the one source of truth; a new tree is a new widget (its
+    # key names the tree), so a click on the old tree is never replayed on the new one
     event = tree_box.altair_chart(viz.tree_chart(nodes, width=TREE_W),
-                                  on_select="rerun", selection_mode=[viz.SELECTION], key="audit_tree",
-                                  width="content")
+                                  on_select="rerun", selection_mode=[viz.SELECTION],
+                                  key=f"audit_tree_{logic.tree_key(signature)}", width="content")
     selected, last = logic.next_selection(state.get(state.SELECTED), state.get(state.LAST_EVENT),
                                           logic.event_ids(event, viz.SELECTION), ids)
     state.put(state.SELECTED, selected)
@@ -178,6 +214,13 @@ with left:
 
 frame = result.to_frame()
 shown = selected or logic.default_selection(nodes)
+with verdict_box:
+    widgets.verdict_line(result, stopped=meta.get("status") == "stopped", shown_ids=shown)
+    if meta.get("reason"):
+        st.caption(meta["reason"][:1].upper() + meta["reason"][1:] + ".")
+    if meta.get("spec") is not None and meta["spec"].strip() != spec_text.strip():
+        st.warning("The specification has changed since this result was computed: press **Run** to audit the "
+                   "current version.", icon=":material/update:")
 panels = logic.panels_for(shown, kinds, {i: viz.has_rates(frame, i) for i in shown if kinds.get(i) == "fair"})
 with right:
     plot_box.empty()

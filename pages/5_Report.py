@@ -3,8 +3,8 @@ import datetime as dt
 
 import streamlit as st
 
-from fairaudit.report import build_pdf, first_page_png
-from fairaudit.ui import state, widgets
+from fairaudit.report import build_pdf, content, first_page_png
+from fairaudit.ui import logic, state, widgets
 
 widgets.page_setup("Report")
 st.title("Report")
@@ -19,12 +19,14 @@ widgets.sidebar_status()
 widgets.verdict_line(result, stopped=meta.get("status") == "stopped")
 
 stamp = dt.datetime.fromtimestamp(meta.get("started", 0) or dt.datetime.now().timestamp()).strftime("%Y%m%d-%H%M%S")
-key = (meta.get("started"), result.steps, result.verdict, tuple(state.get(state.SELECTED) or ()))
+# the nodes selected on the Audit page, if they belong to this result's tree
+selected = logic.rebase_selection(state.get(state.SELECTED) or [], state.get(state.SELECTION_TREE), result.nodes)
+key = (meta.get("started"), result.steps, result.verdict, tuple(selected))
 if st.session_state.get("report_pdf_key") != key:
     with st.spinner("Building the PDF report (a few seconds: every chart is rendered)…"):
         st.session_state["report_pdf"] = build_pdf(result, dataset=state.get(state.DATASET),
                                                    model=state.get(state.MODEL),
-                                                   selected_nodes=state.get(state.SELECTED) or ())
+                                                   selected_nodes=selected)
     st.session_state["report_pdf_key"] = key
 pdf = st.session_state["report_pdf"]
 left, right, _ = st.columns([1, 1, 2])
@@ -46,5 +48,9 @@ widgets.summary()
 st.subheader("Parameters")
 st.json(result.options, expanded=False)
 st.subheader("Final values per node")
-final = result.final.reset_index()
-st.dataframe(final, width="stretch", hide_index=True)
+st.caption("As in the PDF: a comparison shows its compared quantity beside the threshold; the margin is that "
+           "value minus the threshold.")
+table = [{"id": r["id"], "expression": r["expression"], "kind": r["kind"], "estimate": r["estimate"],
+          "interval": r["interval"], "margin": r.get("margin") or "", "δ": r["delta"], "n": r["n"],
+          "verdict": r["verdict_label"]} for r in content.node_rows(result)]
+st.dataframe(table, width="stretch", hide_index=True)

@@ -23,6 +23,8 @@ import re
 from importlib import metadata
 from typing import Any, Mapping
 
+from fairaudit.viz._format import clean
+from fairaudit.viz.values import shown
 from fairaudit.viz.palette import VERDICTS, normalise_verdict
 
 NOT_RECORDED = "not recorded"
@@ -50,14 +52,17 @@ OPTION_HELP = {
     "batch": "observations between two checks of the bounds",
     "split": "how Δ is divided among the probabilities (see Methods)",
     "bound": "confidence-sequence formula (see Methods)",
-    "order": "order in which the rows were observed",
+    "order": ("order in which the rows were observed (shuffle: seeded random order, which the guarantee "
+              "assumes; given: file order)"),
     "seed": "random seed (row shuffling, model training)",
     "where": "only rows matching this condition were observed",
     "pred": "decision expression used instead of a model",
     "model": "model whose decisions were audited",
     "data": "dataset the observations came from",
     "stop": "stop observing as soon as the verdict is decided",
-    "time_budget": "time limit for the optimiser (seconds)",
+    "time_budget": ("seconds the optimised δ split may spend searching for an earlier decision; after that the "
+                    "equal split decides and the audit still reads every row (no effect with the equal split)"),
+    "rows": "which rows were audited (held-out: those not used to train the model)",
 }
 
 
@@ -74,7 +79,7 @@ def num(value: Any, digits: int = 4) -> str:
             return "∞" if value == "inf" else "−∞"
         return value
     try:
-        x = float(value)
+        x = float(clean(value))
     except (TypeError, ValueError):
         return str(value)
     if math.isnan(x):
@@ -305,6 +310,28 @@ def headline(result) -> dict:
             "colour": verdict_colour(key)}
 
 
+def audit_context(result) -> list[tuple[str, str]]:
+    """("Rows audited", ...) and ("The guarantee assumes", ...) as the result states them; absent facts are left
+    out (the dashboard's verdict line and the report's first page both show these)."""
+    out = []
+    rows = getattr(result, "rows_text", None)
+    if rows:
+        out.append(("Rows audited", str(rows)))
+    assumption = getattr(result, "assumption", None)
+    if assumption:
+        out.append(("The guarantee assumes", str(assumption)))
+    return out
+
+
+def result_warnings(result) -> list[str]:
+    """Every warning the result carries (``AuditResult.warnings``), in order, without repeats."""
+    try:
+        found = list(getattr(result, "warnings", None) or [])
+    except Exception:  # noqa: BLE001 - a result class without warnings has none
+        found = []
+    return list(dict.fromkeys(str(w) for w in found if str(w).strip()))
+
+
 def _delta(result) -> float:
     try:
         if hasattr(result, "guarantee_delta"):
@@ -339,12 +366,21 @@ def node_rows(result) -> list[dict]:
         if n["kind"] in ("and", "or") and kids and all(names.get(k) for k in kids):
             text = f" {n['kind']} ".join(names[k] for k in kids)  # named parts: their names, not their texts
         const = n["kind"] == "const"
+        values = shown(n["id"], nodes)  # a comparison: its compared term beside the threshold, not lhs − threshold
+        estimate = num(values.value)
+        if values.op is not None and not _missing(values.value):
+            estimate += f" ({values.threshold_text.replace('-', '−')})"
+        kind = KIND_LABELS.get(n["kind"], n["kind"])
+        if n["kind"] == "cmp" and values.quantity != "value":
+            kind = f"comparison ({values.quantity})"
         rows.append({
             "id": n["id"], "depth": depth[n["id"]], "expression": text,
-            "kind": "comparison (left − right)" if n["kind"] == "cmp" else KIND_LABELS.get(n["kind"], n["kind"]),
+            "kind": kind,
             "raw_kind": n["kind"],
-            "estimate": num(f.get("estimate")),
-            "interval": "—" if const else interval(f.get("lo"), f.get("hi")),
+            "estimate": estimate,
+            "interval": "—" if const else interval(values.lo, values.hi),
+            "threshold": values.threshold_text.replace("-", "−"),
+            "margin": None if values.margin is None or values.op is None else num(values.margin),
             "delta": "—" if const or _missing(f.get("delta")) else num(f.get("delta"), 4),
             "n": count(f.get("n")) if not _missing(f.get("n")) else "",
             "verdict": v, "verdict_label": "—" if v == "term" else VERDICTS[v][0],

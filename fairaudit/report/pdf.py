@@ -89,6 +89,14 @@ class ReportPDF(FPDF):
         self.multi_cell(0, h or size * 0.48, text, new_x="LMARGIN", new_y="NEXT", align=align)
         self.set_text_color(*INK)
 
+    def para_height(self, text: str, size: float = 9.5, style: str = "", h: float | None = None,
+                    family: str = SANS) -> float:
+        """The height ``para`` would take for ``text`` at the current width (0 for no text)."""
+        if not text:
+            return 0.0
+        self.set_font(family, style, size)
+        return float(self.multi_cell(0, h or size * 0.48, text, dry_run=True, output="HEIGHT", align="L"))
+
     def ensure(self, height: float):
         """Start a new page unless ``height`` mm fit above the bottom margin."""
         if self.get_y() + height > self.page_break_trigger:
@@ -113,7 +121,7 @@ class ReportPDF(FPDF):
             self.para(f"(figure not available: {fig.error})", size=8.5, style="I", colour=GREY)
             return
         width, height = self.fit(fig, width, max_height)
-        self.ensure(height + 2)
+        self.ensure(height + 2 + self.para_height(fig.caption, size=8, style="I"))  # the caption stays with it
         x = self.l_margin + (self.width - width) / 2
         self.image(io.BytesIO(fig.png), x=x, y=self.get_y(), w=width, h=height)
         self.set_y(self.get_y() + height + 1)
@@ -185,7 +193,7 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
     if info.get("complete") is False:
         partial = " This audit was stopped before the end of its data: the result is partial."
     if info.get("timed_out"):
-        partial += (" The optimiser's time budget was reached, so later decisions used the equal split of Δ "
+        partial += (" The optimised split's time budget was reached, so later decisions used the equal split of Δ "
                     "(see Methods).")
     pdf.para(head["explanation"] + f" The audit processed {content.count(result.steps)} {unit}; the verdict "
              f"{stop}{' ' + unit if result.stop_step is not None else ''}.{partial}", size=10, h=5)
@@ -193,6 +201,17 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
     if worst:
         pdf.ln(1)
         pdf.para(worst, size=9.5, h=4.8)
+    for label, text in content.audit_context(result):
+        pdf.ln(1)
+        pdf.set_font(SANS, "B", 9.5)
+        pdf.write(4.8, f"{label}: ")
+        pdf.set_font(SANS, "", 9.5)
+        pdf.write(4.8, text)
+        pdf.ln(4.8)
+    warnings = content.result_warnings(result)
+    if warnings:
+        pdf.ln(2)
+        _warning_box(pdf, warnings)
     pdf.ln(2)
 
     pdf.heading("Dataset", size=12, space=2)
@@ -211,6 +230,34 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
             r.cell(key)
             r.cell(value, style=FontFace(family=MONO, size_pt=8))
             r.cell(meaning, style=FontFace(color=GREY))
+
+
+WARN_FILL = (255, 243, 205)
+WARN_INK = (102, 77, 3)
+
+
+def _warning_box(pdf: ReportPDF, warnings: list[str]):
+    """The result's warnings in a shaded box on the first page (what may make the verdict or its guarantee
+    wrong): never left to an appendix."""
+    text = "\n".join(f"• {w}" for w in warnings)
+    pdf.set_font(SANS, "B", 9.5)
+    head_h = 5.0
+    pdf.set_font(SANS, "", 9)
+    body_h = pdf.multi_cell(pdf.width - 8, 4.5, text, dry_run=True, output="HEIGHT", align="L")
+    pdf.ensure(head_h + body_h + 6)
+    y = pdf.get_y()
+    pdf.set_fill_color(*WARN_FILL)
+    pdf.rect(pdf.l_margin, y, pdf.width, head_h + body_h + 5, style="F")
+    pdf.set_xy(pdf.l_margin + 4, y + 2)
+    pdf.set_text_color(*WARN_INK)
+    pdf.set_font(SANS, "B", 9.5)
+    pdf.cell(pdf.width - 8, head_h, "Warnings" if len(warnings) > 1 else "Warning", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_x(pdf.l_margin + 4)
+    pdf.set_font(SANS, "", 9)
+    pdf.multi_cell(pdf.width - 8, 4.5, text, new_x="LMARGIN", new_y="NEXT", align="L")
+    pdf.set_text_color(*INK)
+    pdf.set_fill_color(255, 255, 255)
+    pdf.set_y(y + head_h + body_h + 6)
 
 
 def _worst(result) -> str | None:
@@ -265,14 +312,16 @@ def _nodes(pdf: ReportPDF, result):
     pdf.heading("Results per node", space=0)
     pdf.para("Every sub-expression of the specification at the end of the audit: its estimate, the interval that "
              "contains its true value, the failure probability δ of that interval, and its verdict (comparisons "
-             "and and/or/not only; numbers have none). For a comparison the estimate and interval are those of "
-             "left side − right side: a comparison a < b holds when the whole interval is below 0, is violated "
-             "when it is above 0. n is the number of observations of a probability.",
+             "and and/or/not only; numbers have none). For a comparison against a threshold, the estimate and "
+             "interval are those of the compared quantity, with the threshold beside the estimate: a < 0.1 holds "
+             "when the whole interval is below 0.1 and is violated when it is above. A comparison of two "
+             "quantities a < b shows their difference a − b against 0. n is the number of observations of a "
+             "probability.",
              size=9, colour=GREY)
     pdf.ln(2)
     rows = content.node_rows(result)
     pdf.set_font(SANS, "", 8)
-    with pdf.grid((8, 56, 20, 18, 33, 14, 13, 18)) as table:
+    with pdf.grid((8, 50, 18, 26, 31, 14, 13, 20)) as table:
         r = table.row()
         for h in ("id", "expression", "kind", "estimate", "interval", "δ", "n", "verdict"):
             r.cell(h)
@@ -334,8 +383,9 @@ CONVERGENCE_HELP = (
     "processed). Blue line: the estimate; shaded band: the interval that contains the true value at that step; "
     "dashed line: the threshold of the comparison (for a comparison of two quantities, the plot shows their "
     "difference and the threshold is 0). The comparison is decided once the whole band lies on one side of the "
-    "threshold. The coloured strip under each plot is the comparison's verdict at each step; the black vertical "
-    "line marks the step at which the whole specification was decided.")
+    "threshold. The coloured strip under each plot is the comparison's verdict at each step; the solid vertical "
+    "line marks the step at which that comparison was first decided, and a dashed line labelled 'spec decided' "
+    "the step at which the whole specification was decided, when that is another step.")
 
 
 def _convergence(pdf: ReportPDF, result, figures):
@@ -368,7 +418,7 @@ def _rates(pdf: ReportPDF, result, figures):
     pdf.para("For each Fair[attribute] node: the fraction of individuals whose decision provably does not change "
              "when only the attribute changes (certified, blue), provably changes (unfair, red-orange), or is not "
              "settled yet (undecided, grey), as the audit progressed (x axis: step, the number of observations). "
-             "The black vertical line marks the step at which the whole specification was decided.",
+             "The dashed vertical line marks the step at which the whole specification was decided.",
              size=9, colour=GREY)
     pdf.ln(2)
     for _node_id, fig in figures:

@@ -37,19 +37,34 @@ def load_demo(log: Callable[[str], Any] = lambda _m: None, run: bool = True) -> 
     state.set_dataset(dataset)
     log("Model: logistic regression, 25% held out, seed 0")
     train_model(dataset, logic.DEMO_MODEL, 0, 0.25)
+    # the editors are seeded from SPEC_TEXT when their page opens (never by writing a widget key from here,
+    # which Streamlit would resurrect over the analyst's later edits)
     state.put(state.SPEC_TEXT, logic.DEMO_SPEC)
-    state.put("spec_editor", logic.DEMO_SPEC)
     state.put(state.SPEC_HISTORY, logic.record_version(state.get(state.SPEC_HISTORY), logic.DEMO_SPEC))
     state.put(state.SELECTED, [])
     state.put(state.LAST_EVENT, [])
+    state.put(state.SELECTION_TREE, None)
     if run:
         log("Audit: monitor engine, Δ = 0.05, a check every 5 observations")
         run_audit(default_options())
 
 
 def default_options() -> dict:
-    return {"engine": "monitor", "delta": 0.05, "batch": 5, "bound": "hoeffding", "split": "equal",
-            "order": "given", "seed": 0, "stop": False, "time_budget": 60.0}
+    return {"engine": "monitor", "delta": logic.DEFAULT_DELTA, "batch": 5, "bound": "hoeffding", "split": "equal",
+            "order": logic.DEFAULT_ORDER, "seed": 0, "stop": False, "time_budget": 60.0}
+
+
+def audit_accepts(name: str) -> bool:
+    """Whether the library's ``audit()`` takes the keyword ``name`` (the dashboard passes only what it takes)."""
+    import inspect
+
+    from fairaudit.api import audit
+
+    try:
+        params = inspect.signature(audit).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def audit_iterator(options: dict):
@@ -63,6 +78,8 @@ def audit_iterator(options: dict):
     if dataset is None or model is None or not spec_text.strip():
         raise FairauditError("choose a dataset and a model and write a specification first")
     kwargs = {k: options[k] for k in ("delta", "batch", "split", "bound", "order", "seed", "stop") if k in options}
+    if options.get("rows") and audit_accepts("rows"):
+        kwargs["rows"] = options["rows"]
     if (options.get("where") or "").strip():
         kwargs["where"] = options["where"].strip()
     budget = options.get("time_budget")
@@ -96,13 +113,13 @@ def run_audit(options: dict, on_update: Callable[[Any, float, str], None] | None
     spec_text = state.get(state.SPEC_TEXT)
     meta = {"engine": options.get("engine", "monitor"), "options": dict(options),
             "dataset": getattr(dataset, "name", None), "model": (state.get(state.MODEL_INFO) or {}).get("describe"),
-            "status": "running", "started": time.time(), "spec": spec_text}
-    state.put(state.RESULT_META, meta)
+            "audited_on": audited_on(), "status": "running", "started": time.time(), "spec": spec_text}
     throttle = logic.Throttle(0.5)
     t0 = time.monotonic()
     result = None
-    for result in audit_iterator(options):
+    for result in audit_iterator(options):  # a run that fails before its first result leaves the last one as is
         state.put(state.RESULT, result)
+        state.put(state.RESULT_META, meta)
         complete = bool(result.info.get("complete", False))
         if on_update is not None and (throttle.ready() or complete):
             total = int(result.info.get("stream_length") or len(dataset) or 1)
@@ -111,11 +128,33 @@ def run_audit(options: dict, on_update: Callable[[Any, float, str], None] | None
             on_update(result, result.steps / max(total, 1), text)
     if result is None:
         raise FairauditError("the engine returned no result")
-    meta["status"] = "stopped" if result.info.get("timed_out") else "finished"
+    # the time budget limits the optimised split's search only: the run still reads every row
+    meta["status"] = "finished" if result.info.get("complete", True) else "stopped"
     if result.info.get("timed_out"):
-        meta["reason"] = f"time budget of {options.get('time_budget'):g} s reached"
+        meta["reason"] = (f"the optimised split's time budget of {options.get('time_budget'):g} s was reached; "
+                          "later decisions used the equal split")
     _store(result, meta)
     return result
+
+
+def audited_on() -> str:
+    """What the current audit runs on, for the version history: ``adult · logreg`` / ``compas · income == 1``."""
+    dataset = state.get(state.DATASET)
+    info = state.get(state.MODEL_INFO) or {}
+    decisions = info.get("expression") or info.get("kind") or "no model"
+    return f"{getattr(dataset, 'name', '—')} · {decisions}"
+
+
+def use_decisions(expression: str) -> None:
+    """Make the decisions ``expression`` (a condition over the rows, true = favourable) the audited decisions;
+    ``FairauditError`` when it does not fit the dataset."""
+    from fairaudit import models as fa_models
+
+    dataset = state.get(state.DATASET)
+    if dataset is None:
+        raise FairauditError("choose a dataset first (Data page)")
+    model = fa_models.from_expression(expression.strip(), dataset)
+    state.set_model(model, {"source": "expression", "kind": "expression", "expression": expression.strip()})
 
 
 def check_where(text: str, dataset=None) -> str | None:
@@ -186,4 +225,5 @@ def _store(result, meta: dict) -> None:
     state.put(state.RESULT, result)
     state.put(state.RESULT_META, meta)
     state.put(state.SPEC_HISTORY, logic.record_version(state.get(state.SPEC_HISTORY), meta["spec"],
-                                                       result.verdict, result.stop_step))
+                                                       result.verdict, result.stop_step,
+                                                       audited_on=meta.get("audited_on")))

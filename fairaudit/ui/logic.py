@@ -133,22 +133,25 @@ def engine_choices(implemented: Iterable[str], has_model: bool, has_pred_column:
 
 
 def record_version(history: list[dict], text: str, verdict: str | None = None, stop_step: int | None = None,
-                   when: float | None = None) -> list[dict]:
+                   when: float | None = None, audited_on: str | None = None) -> list[dict]:
     """A new history list with ``text`` as its latest version (same text: updated in place, not duplicated).
 
-    A version is ``{"version": k, "text", "verdict", "stop_step", "time"}``; a verdict is recorded when an
-    audit of that text finishes.
+    A version is ``{"version": k, "text", "verdict", "stop_step", "time", "audited_on"}``; a verdict is
+    recorded when an audit of that text finishes, with what it was audited on (``"adult · logreg"``). The same
+    text audited on other data or decisions is a new row, so an earlier audit is never overwritten.
     """
     text = text.strip()
     out = [dict(h) for h in history]
     for h in out:
-        if h["text"] == text:
+        if h["text"] == text and (audited_on is None or h.get("audited_on") in (None, audited_on)):
             if verdict is not None:
                 h["verdict"], h["stop_step"] = verdict, stop_step
+                if audited_on is not None:
+                    h["audited_on"] = audited_on
             h["time"] = when if when is not None else time.time()
             return out
     out.append({"version": (max((h["version"] for h in out), default=0) + 1), "text": text, "verdict": verdict,
-                "stop_step": stop_step, "time": when if when is not None else time.time()})
+                "stop_step": stop_step, "time": when if when is not None else time.time(), "audited_on": audited_on})
     return out
 
 
@@ -186,15 +189,17 @@ def verdict_sentence(verdict: str | None) -> str:
 
 
 def verdict_summary(verdict: str | None, delta: float, stop_step: int | None, steps: int,
-                    unit: str = "observations", undecided_part: str | None = None) -> str:
-    """The verdict and its guarantee in one plain sentence (thousands separated; no interval jargon)."""
+                    unit: str = "observations", undecided_part: str | None = None, part_shown: bool = True) -> str:
+    """The verdict and its guarantee in one plain sentence (thousands separated; no interval jargon).
+    ``part_shown``: whether the undecided part's panel is on screen (else the sentence says to click it)."""
     prob = "with certainty" if delta <= 0 else f"with probability ≥ {1 - delta:g}"
     at = stop_step if stop_step is not None else steps
     if verdict == "true":
         return f"certified {prob}, decided after {at:,} {unit}"
     if verdict == "false":
         return f"violated {prob}, decided after {at:,} {unit}"
-    part = f": **{undecided_part}** could not be decided yet (see its panel below)" if undecided_part else ""
+    where = "see its panel below" if part_shown else "click it in the tree to see why"
+    part = f": **{undecided_part}** could not be decided yet ({where})" if undecided_part else ""
     return f"undecided after {steps:,} {unit}{part}; more data or a larger Δ may decide it"
 
 
@@ -224,8 +229,10 @@ _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
 def _n(x: Any) -> str:
+    from fairaudit.viz._format import clean
+
     try:
-        x = float(x)
+        x = float(clean(x))
     except (TypeError, ValueError):
         return "–"
     if math.isnan(x):
@@ -382,16 +389,9 @@ def _short(node: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]]) -> str:
 
 def _cmp_parts(node_id: str, nodes: Sequence[Mapping[str, Any]]):
     """``(term, op, threshold)`` of a comparison with a constant side (op read with the term on the left)."""
-    node = next(n for n in nodes if str(n["id"]) == node_id)
-    kids = _children(node_id, nodes)
-    if node.get("kind") != "cmp" or len(kids) != 2:
-        return None
-    op = _op_of(node) or "<"
-    if _const(kids[1]) is not None:
-        return kids[0], op, _const(kids[1])
-    if _const(kids[0]) is not None:
-        return kids[1], _FLIP[op], _const(kids[0])
-    return None
+    from fairaudit.viz.values import comparison_parts
+
+    return comparison_parts(node_id, nodes)
 
 
 def _join(items: Sequence[str]) -> str:
@@ -423,6 +423,8 @@ def node_facts(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> dict[str, st
                  "threshold": f"{pretty} {_n(c)}", "δ": facts["δ"], "verdict": facts["verdict"]}
     elif node.get("kind") == "cmp":
         facts["interval"] += " (left − right)"
+    elif node.get("kind") in ("and", "or", "not"):  # a claim built from claims: it has a verdict, not a value
+        facts = {"δ": facts["δ"], "verdict": facts["verdict"]}
     if _finite(final.get("n")):
         facts["observations"] = f"{int(final['n']):,}"
     return facts
@@ -443,6 +445,7 @@ def history_rows(history: Sequence[Mapping[str, Any]]) -> list[dict]:
         change = "first version" if prev is None else "; ".join(_changes(prev, h["text"])) or "comments only"
         rows.append({"version": f"v{h['version']}", "verdict": verdict_sentence(h.get("verdict")),
                      "decided at step": "–" if h.get("stop_step") is None else f"{int(h['stop_step']):,}",
+                     "audited on": h.get("audited_on") or "–",
                      "change": change, "specification": body})
         prev = h["text"]
     return list(reversed(rows))
@@ -491,17 +494,20 @@ def _edited(old_line: str, new_line: str) -> str:
 
 
 DEFAULT_DELTA = 0.05
+DEFAULT_ORDER = "shuffle"  # the monitor's guarantee assumes random order: a file at rest is shuffled (seeded)
+ORDERS = ("shuffle", "given")
 
 
 def apply_spec_headers(session: MutableMapping[str, Any], headers: Mapping[str, str],
                        model_expression: str | None = None) -> None:
-    """Let a spec's ``# where:`` / ``# delta:`` headers set the Audit page's row filter (``audit_where``) and Δ
-    (``audit_delta``) — once per change of the headers, so the analyst's own edits are kept while the headers
+    """Let a spec's ``# where:`` / ``# delta:`` / ``# order:`` headers set the Audit page's row filter
+    (``audit_where``), Δ (``audit_delta``) and row order (``audit_order``, default shuffle) — once per change of the headers, so the analyst's own edits are kept while the headers
     stay the same. A value that came from a header is undone when the header goes away (and was not edited).
-    ``audit_header_note`` says what was taken, and whether the file was written for other decisions."""
+    ``audit_header_note`` says what was taken (a ``# decision:`` header is offered by ``header_decision``)."""
     session.setdefault("audit_delta", DEFAULT_DELTA)
     session.setdefault("audit_where", "")
-    key = tuple(headers.get(k) for k in ("where", "delta", "decision"))
+    session.setdefault("audit_order", DEFAULT_ORDER)
+    key = tuple(headers.get(k) for k in ("where", "delta", "order"))
     if session.get("audit_headers_synced") == key:
         return
     session["audit_headers_synced"] = key
@@ -521,14 +527,176 @@ def apply_spec_headers(session: MutableMapping[str, Any], headers: Mapping[str, 
         taken.append("Δ")
     elif "audit_delta" in previous and session.get("audit_delta") == previous["audit_delta"]:
         session["audit_delta"] = DEFAULT_DELTA
+    order = (headers.get("order") or "").strip().lower()
+    if order in ORDERS:
+        session["audit_order"] = applied["audit_order"] = order
+        taken.append("row order")
+    elif "audit_order" in previous and session.get("audit_order") == previous["audit_order"]:
+        session["audit_order"] = DEFAULT_ORDER
     session["audit_from_headers"] = applied
     note = ""
     if taken:
-        what = " and ".join(taken)
+        what = ", ".join(taken[:-1]) + (" and " if len(taken) > 1 else "") + taken[-1]
         note = f"{what[0].upper()}{what[1:]} taken from the specification's header comments."
-    decision = " ".join((headers.get("decision") or "").split())
-    if decision and decision.lower() != "model" and decision != model_expression:
-        note += (f" The file was written for the decisions `{decision}` (its '# decision:' header); the audit uses "
-                 "the current model — choose *Decisions from a column or expression* on the Model page to "
-                 "reproduce the file's audit.")
+    # a '# decision:' header is offered visibly, with a button (header_decision), not in this note
     session["audit_header_note"] = note.strip() or None
+
+
+# --------------------------------------------------------------------------------------------------
+# pages: which one is showing, and what an editor shows when its page is opened
+
+
+def entered_page(session: MutableMapping[str, Any], page: str) -> bool:
+    """Record that ``page`` is running; True when the previous run showed another page (or none): the page has
+    just been opened. Streamlit forgets a widget's state when its page is left, and may resurrect a value that
+    was set from another page, so an editor is seeded from the session's own record on every opening."""
+    entered = session.get("current_page") != page
+    session["current_page"] = page
+    return entered
+
+
+def editor_text(spec_text: str, draft: Mapping[str, str] | None) -> str:
+    """What the specification editor shows when its page is opened: the analyst's last text (even one with an
+    error) while the current specification is still the one it was typed against, else the current
+    specification (it was replaced elsewhere: the demo, the Audit page's editor, a version from the history)."""
+    if draft and draft.get("base") == spec_text and draft.get("text") is not None:
+        return str(draft["text"])
+    return spec_text
+
+
+# --------------------------------------------------------------------------------------------------
+# the tree selection across runs: a node is the same node when its name (or text) is
+
+
+def tree_signature(nodes: Sequence[Mapping[str, Any]]) -> tuple:
+    """The identity of a tree: every node's id, parent, kind, name and text."""
+    return tuple((str(n["id"]), n.get("parent"), n.get("kind"), n.get("name"), str(n.get("text", "")))
+                 for n in nodes)
+
+
+def _node_key(name: Any, text: Any) -> str:
+    return f"name:{name}" if name else f"text:{text}"
+
+
+def rebase_selection(selected: Sequence[str], old_signature: Sequence | None,
+                     nodes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The selection after the tree may have changed (a new run of an edited spec): ids of the same tree are
+    kept; otherwise each selected node is looked up by its name (or, unnamed, its text) in the new tree and
+    kept only where that key is unique in both trees — never by its id, which now names another node."""
+    new_sig = tree_signature(nodes)
+    ids = {row[0] for row in new_sig}
+    if old_signature is not None and tuple(map(tuple, old_signature)) == new_sig:
+        return [s for s in selected if s in ids]
+    if not old_signature:
+        return []
+    old_key = {row[0]: _node_key(row[3], row[4]) for row in old_signature}
+    old_count: dict[str, int] = {}
+    for k in old_key.values():
+        old_count[k] = old_count.get(k, 0) + 1
+    new_by_key: dict[str, list[str]] = {}
+    for row in new_sig:
+        new_by_key.setdefault(_node_key(row[3], row[4]), []).append(row[0])
+    out = []
+    for s in selected:
+        key = old_key.get(s)
+        if key is not None and old_count[key] == 1 and len(new_by_key.get(key, [])) == 1:
+            out.append(new_by_key[key][0])
+    return out
+
+
+def tree_key(signature: Sequence) -> str:
+    """A short stable key for the tree chart widget: a new tree gets a new widget (no stale click state)."""
+    import hashlib
+
+    return hashlib.sha256(repr(tuple(signature)).encode("utf-8")).hexdigest()[:12]
+
+
+# --------------------------------------------------------------------------------------------------
+# changing the dataset, loading a model
+
+
+def dataset_change(current_key: Any, new_key: Any, has_model: bool, has_result: bool) -> str:
+    """``"same"`` (nothing changes), ``"apply"`` (nothing would be lost) or ``"confirm"`` (the model and/or the
+    result made for the current dataset would be discarded: ask first)."""
+    if current_key == new_key:
+        return "same"
+    if current_key is not None and (has_model or has_result):
+        return "confirm"
+    return "apply"
+
+
+def discard_message(new_name: str, current_name: str, model_text: str | None, verdict: str | None) -> str:
+    """The question asked before a dataset change discards the model and the result."""
+    lost = []
+    if model_text:
+        lost.append(f"the model ({model_text})")
+    if verdict is not None:
+        lost.append(f"the audit result ({verdict_sentence(verdict)})")
+    what = " and ".join(lost) or "nothing"
+    kept = " Its verdict stays in the version history." if verdict is not None else ""
+    return (f"Switching to **{new_name}** discards {what}, which were made for **{current_name}**.{kept}")
+
+
+def missing_columns(needed: Iterable[str], columns: Iterable[str]) -> list[str]:
+    """The columns a model reads that the dataset does not have, in the model's order."""
+    have = set(columns)
+    return [c for c in needed if c not in have]
+
+
+def model_mismatch_message(missing: Sequence[str], dataset_name: str) -> str:
+    head = ", ".join(f"`{c}`" for c in list(missing)[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6
+                                                              else "")
+    return (f"This model reads columns that **{dataset_name}** does not have ({head}): it was made for another "
+            "dataset. Choose that dataset on the Data page first.")
+
+
+def decision_hint(label: str | None, favourable: Any) -> tuple[str, str]:
+    """The label and the help of the decision-expression input: which way round it is (true = favourable),
+    worded from the dataset's own label and favourable value; COMPAS is the example."""
+    fav = f"{favourable}" if not isinstance(favourable, str) else f'"{favourable}"'
+    if label is not None:
+        title = f"Decision (true = favourable outcome, the one `{label} == {fav}` records)"
+    else:
+        title = "Decision (true = favourable outcome)"
+    return (title,
+            "Write the condition that is **true where the decision is favourable** (pred = 1). Example on COMPAS, "
+            "whose favourable label is `two_year_recid == 0` (no re-arrest): `decile_score <= 4` — a low risk "
+            "score is the favourable decision. A 0/1 column name also works.")
+
+
+def header_decision(headers: Mapping[str, str], model_expression: str | None) -> str | None:
+    """The decision expression a spec file's ``# decision:`` header asks for, when the audit uses other
+    decisions (None when there is no header, it says ``model``, or the same expression is in use)."""
+    decision = " ".join((headers.get("decision") or "").split())
+    if not decision or decision.lower() == "model":
+        return None
+    if model_expression is not None and " ".join(model_expression.split()) == decision:
+        return None
+    return decision
+
+
+# --------------------------------------------------------------------------------------------------
+# errors of a run, as the user reads them
+
+
+def error_text(err: BaseException) -> tuple[str, str | None]:
+    """``(message, caret block or None)`` for an exception raised by a run. A ``FairauditError`` (a spec error
+    has ``line``, ``column``, ``message`` and ``pretty()``) is the user's to fix and is shown as such; anything
+    else is one line "internal error: ..." (never a traceback)."""
+    from fairaudit.errors import FairauditError
+
+    if isinstance(err, FairauditError):
+        message = str(getattr(err, "message", None) or err).strip().splitlines()[0] if str(
+            getattr(err, "message", None) or err).strip() else type(err).__name__
+        line, column = getattr(err, "line", None), getattr(err, "column", None)
+        where = f"line {line}, column {column}: " if line is not None and column is not None else (
+            f"line {line}: " if line is not None else "")
+        pretty = None
+        if hasattr(err, "pretty"):
+            try:
+                pretty = err.pretty() or None
+            except Exception:  # noqa: BLE001 - a caret block is a nicety
+                pretty = None
+        return where + message, pretty
+    first = (str(err).strip().splitlines() or [""])[0][:300]
+    return f"internal error: {type(err).__name__}" + (f": {first}" if first else ""), None

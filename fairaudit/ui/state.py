@@ -23,10 +23,13 @@ SPEC_HISTORY = "spec_history"  # list of versions (fairaudit.ui.logic.record_ver
 RESULT = "result"              # the last AuditResult
 RESULT_META = "result_meta"    # dict: dataset, model, options, status ("finished"/"stopped"/"running")
 SELECTED = "selected_nodes"    # node ids selected in the tree
+SELECTION_TREE = "selection_tree"  # the tree (logic.tree_signature) those ids belong to
 LAST_EVENT = "tree_last_event"
+SPEC_DRAFT = "spec_draft"      # {"base": SPEC_TEXT it was typed against, "text": the editor's text}
 
 DEFAULTS: dict[str, Any] = {DATASET: None, DATASET_KEY: None, MODEL: None, MODEL_INFO: None, SPEC_TEXT: "",
-                            SPEC_HISTORY: [], RESULT: None, RESULT_META: None, SELECTED: [], LAST_EVENT: []}
+                            SPEC_HISTORY: [], RESULT: None, RESULT_META: None, SELECTED: [], LAST_EVENT: [],
+                            SELECTION_TREE: None, SPEC_DRAFT: None}
 
 
 def init() -> None:

@@ -19,16 +19,19 @@ def verdict_badge(verdict: str | None) -> str:
             f"font-weight:600;white-space:nowrap'>{label}</span>")
 
 
-def verdict_line(result, stopped: bool = False) -> None:
-    """The verdict badge, its guarantee sentence and what Δ means, on their own lines (no overlap with charts)."""
+def verdict_line(result, stopped: bool = False, shown_ids=None) -> None:
+    """The verdict badge, its guarantee sentence and what Δ means, on their own lines (no overlap with charts);
+    then which rows were audited, what the guarantee assumes, and every warning of the result as a banner.
+    ``shown_ids``: the nodes whose panels are on this page (None: no panels here)."""
     asked = float(result.options.get("delta", 0.05) or 0.0)
     delta = float(getattr(result, "guarantee_delta", asked))
     worst = result.worst_node() if result.verdict not in ("true", "false") else None
     worst_name = None
     if worst is not None:
         worst_name = next((n.get("name") for n in result.nodes if n["id"] == worst["id"]), None) or worst["text"]
+    shown = shown_ids is not None and worst is not None and worst["id"] in set(shown_ids)
     sentence = verdict_summary(result.verdict, delta, result.stop_step, result.steps,
-                               result.info.get("unit", "observations"), worst_name)
+                               result.info.get("unit", "observations"), worst_name, part_shown=shown)
     st.markdown(f"**Verdict:** {verdict_badge(result.verdict)} &nbsp; {sentence}"
                 + (" — *stopped before the end (partial evidence)*" if stopped else ""), unsafe_allow_html=True)
     note = getattr(result, "guarantee_note", None)
@@ -37,6 +40,18 @@ def verdict_line(result, stopped: bool = False) -> None:
                    f"is at most {min(delta, 1.0):g}.")
     else:
         st.caption(guarantee_hint(asked))
+    audit_context(result)
+
+
+def audit_context(result) -> None:
+    """Which rows were audited, what the guarantee assumes, and each warning as a visible banner."""
+    from fairaudit.report.content import audit_context as context_lines, result_warnings
+
+    lines = context_lines(result)
+    if lines:
+        st.markdown("  \n".join(f"**{label}:** {text}" for label, text in lines))
+    for warning in result_warnings(result):
+        st.warning(warning, icon=":material/warning:")
 
 
 def summary(compact: bool = False) -> None:
@@ -112,9 +127,42 @@ def app_setup() -> None:
     state.init()
 
 
-def page_setup(title: str) -> None:
+def page_setup(title: str) -> bool:
     """The first call of every page: its browser-tab title, and (when the page runs on its own, as in tests) the
-    wide layout, CSS and session defaults that ``app.py`` otherwise sets."""
+    wide layout, CSS and session defaults that ``app.py`` otherwise sets. Returns True when the page has just
+    been opened (the previous run showed another page)."""
+    from fairaudit.ui.logic import entered_page
+
     st.set_page_config(page_title=f"{title} · fairaudit", layout="wide")
     st.markdown(_CSS, unsafe_allow_html=True)
     state.init()
+    return entered_page(st.session_state, title)
+
+
+def decision_offer(expression: str, key: str) -> None:
+    """A spec file's ``# decision:`` header, offered visibly: what the file was written for, what the audit uses
+    now, and one click to use the file's decisions."""
+    from fairaudit.errors import FairauditError
+    from fairaudit.ui import flows
+
+    info = state.get(state.MODEL_INFO)
+    now = f"the current model ({info['describe']})" if info else "no decisions yet"
+    st.warning(f"This specification was written for the decisions `{expression}` (its `# decision:` header), "
+               f"but the audit uses {now}: its verdict may differ from the file's.", icon=":material/info:")
+    if st.button(f"Use the decisions `{expression}`", key=key, icon=":material/rule:",
+                 help="The decision becomes this condition over the rows (true = favourable), as on the Model "
+                      "page's 'Decisions from a column or expression'."):
+        try:
+            flows.use_decisions(expression)
+            st.session_state["decision_applied"] = expression
+            st.rerun()
+        except FairauditError as err:
+            st.error(f"These decisions do not fit the dataset: {err}")
+
+
+def decision_applied_note() -> None:
+    """Once, after ``decision_offer`` was clicked: say what the audit now uses."""
+    expression = st.session_state.pop("decision_applied", None)
+    if expression:
+        st.success(f"The audit now uses the decisions `{expression}` (true = favourable). Press **Run** to audit.",
+                   icon=":material/check:")

@@ -2,15 +2,33 @@
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
+
+_TINY = sys.float_info.min  # the smallest normal double; below it (but not 0) a value is subnormal
+
+
+def clean(value: Any) -> Any:
+    """A number as a reader should see it: a subnormal (the outward rounding of a bound that is 0, e.g.
+    ``-4.9e-324``) and ``-0.0`` become ``0.0``; anything else is returned unchanged.
+
+    Every number formatter of the tooltips, tables, pages and the PDF goes through this (one place for the rule).
+    """
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return value
+    if x == 0.0 or (math.isfinite(x) and abs(x) < _TINY):
+        return 0.0
+    return value
 
 
 def num(value: Any, digits: int = 3) -> str:
-    """A number for a tooltip: ``–`` when missing, ``∞`` when infinite."""
+    """A number for a tooltip: ``–`` when missing, ``∞`` when infinite, ``0`` for a subnormal (see ``clean``)."""
     if value is None:
         return "–"
     try:
-        x = float(value)
+        x = float(clean(value))
     except (TypeError, ValueError):
         return str(value)
     if math.isnan(x):

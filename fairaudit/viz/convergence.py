@@ -44,6 +44,7 @@ class Series:
     domain: tuple[float, float] | None = None  # None for a verdict-only panel
     numeric: bool = True
     verdict_runs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    decided_step: int | None = None  # this node's own first decided step (None for a term or never decided)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -260,9 +261,60 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
     if dom is not None:
         frame["estimate_plot"] = np.clip(frame["estimate"], dom[0], dom[1])
     runs = verdict_runs(steps, verdicts)
-    mask = thin_steps(steps, max_points, keep_steps)
+    decided = first_decided_step(steps, verdicts)
+    mask = thin_steps(steps, max_points, list(keep_steps) + ([decided] if decided is not None else []))
     return Series(node=node_id, title=title, frame=frame[mask].reset_index(drop=True), quantity=quantity,
-                  threshold=threshold, domain=dom, numeric=numeric, verdict_runs=runs)
+                  threshold=threshold, domain=dom, numeric=numeric, verdict_runs=runs, decided_step=decided)
+
+
+def first_decided_step(steps: Sequence[float], verdicts: Sequence[str]) -> int | None:
+    """The first step at which a node's own verdict is decided (true or false); None if never (or a term)."""
+    for step, v in zip(steps, verdicts):
+        if v in ("true", "false"):
+            return int(step)
+    return None
+
+
+def step_rules(decided_step: int | None, stop_step: int | None, x_domain: Sequence[float]) -> pd.DataFrame:
+    """The vertical rules of a panel: the node's own decision (solid, "decided at step N") and, when it is
+    another step, the whole specification's (dashed, "spec decided at step N"). ``at`` places the label at the
+    top or bottom of the plot, ``align`` keeps it inside the plot near the right edge."""
+    rows = []
+    if decided_step is not None:
+        rows.append({"step": decided_step, "label": f"decided at step {decided_step:,}", "which": "node",
+                     "at": "top"})
+    if stop_step is not None and stop_step != decided_step:
+        rows.append({"step": stop_step, "label": f"spec decided at step {stop_step:,}", "which": "spec",
+                     "at": "bottom"})
+    frame = pd.DataFrame(rows, columns=["step", "label", "which", "at"])
+    lo, hi = float(x_domain[0]), float(x_domain[1])
+    frame["align"] = ["right" if hi > lo and (s - lo) / (hi - lo) > 0.6 else "left" for s in frame["step"]]
+    frame["dx"] = [-4 if a == "right" else 4 for a in frame["align"]]
+    return frame
+
+
+def _rule_layers(rules: pd.DataFrame, x_scale: alt.Scale, height: int) -> list[alt.Chart]:
+    layers: list[alt.Chart] = []
+    styles = {"node": dict(color="#000000", strokeWidth=1.5), "spec": dict(color="#555555", strokeWidth=1.2,
+                                                                           strokeDash=[3, 3])}
+    for which, style in styles.items():
+        part = rules[rules["which"] == which]
+        if part.empty:
+            continue
+        layers.append(alt.Chart(part).mark_rule(**style).encode(x=alt.X("step:Q", scale=x_scale)))
+        for align in ("left", "right"):
+            sub = part[part["align"] == align]
+            if sub.empty:
+                continue
+            top = sub["at"].iloc[0] == "top"
+            text = dict(align=align, baseline="top" if top else "bottom", dx=4 if align == "left" else -4,
+                        dy=2 if top else -2, fontSize=11, fontWeight="bold" if which == "node" else "normal")
+            where = dict(x=alt.X("step:Q", scale=x_scale), y=alt.value(0 if top else height), text="label:N")
+            # a white outline keeps the label readable on a band or a filled area
+            layers.append(alt.Chart(sub).mark_text(color="white", stroke="white", strokeWidth=3,
+                                                   strokeJoin="round", **text).encode(**where))
+            layers.append(alt.Chart(sub).mark_text(color=style["color"], **text).encode(**where))
+    return layers
 
 
 def _sub_range(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
@@ -314,13 +366,7 @@ def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: in
             tooltip=[alt.Tooltip("verdict_label:N", title="verdict"), alt.Tooltip("steps:N", title="steps")])
         layers.append(runs)
         height = max(60, height // 3)
-    if stop_step is not None:
-        stop = pd.DataFrame({"step": [stop_step], "label": [f"decided at step {stop_step}"]})
-        layers.append(alt.Chart(stop).mark_rule(color="#000000", strokeWidth=1.5).encode(
-            x=alt.X("step:Q", scale=x_scale)))
-        layers.append(alt.Chart(stop).mark_text(align="left", baseline="top", dx=4, dy=2, fontSize=11,
-                                                fontWeight="bold").encode(
-            x=alt.X("step:Q", scale=x_scale), y=alt.value(0), text="label:N"))
+    layers += _rule_layers(step_rules(s.decided_step, stop_step, x_scale.domain), x_scale, height)
     main = alt.layer(*layers).properties(width=width, height=height, title=title)
     strip = alt.Chart(s.verdict_runs).mark_rect().encode(
         x=alt.X("start:Q", scale=x_scale, title=x_title), x2="end:Q",
@@ -337,7 +383,9 @@ def convergence_chart(trace_frame: pd.DataFrame, node_ids: str | Sequence[str], 
     """Estimate line and ``[lo, hi]`` band over steps for one node, or stacked panels (shared x) for several.
 
     ``threshold`` overrides the threshold rule of a single-node chart (otherwise it is taken from a comparison
-    against a constant). ``stop_step`` draws a vertical rule where the root was decided.
+    against a constant). Each panel marks the step at which *its own node* was first decided (solid rule);
+    ``stop_step``, the step at which the whole specification was decided, is a separate dashed rule labelled
+    "spec decided" when it is another step.
     """
     ids = [node_ids] if isinstance(node_ids, str) else list(node_ids)
     if not ids:
@@ -393,5 +441,11 @@ def rates_chart(trace_frame: pd.DataFrame, node_id: str, *, width: int = 820, he
     )
     layers = [area]
     if stop_step is not None:
-        layers.append(alt.Chart(pd.DataFrame({"step": [stop_step]})).mark_rule(color="black").encode(x="step:Q"))
-    return alt.layer(*layers).properties(width=width, height=height, title=title or f"{node_id}: rates")
+        steps = frame["step"].to_numpy(dtype=float)
+        x_scale = alt.Scale(domain=[float(steps.min()), float(max(steps.max(), stop_step))], nice=False, zero=False)
+        area = area.encode(x=alt.X("step:Q", title="step", scale=x_scale))
+        layers = [area] + _rule_layers(step_rules(None, stop_step, x_scale.domain), x_scale, height)
+    # the declared width and height are the plot's own: Streamlit's default "fit" autosize would squeeze the
+    # title, the legend on top and the axes into ``height`` and leave the plotted area with no height at all
+    return alt.layer(*layers).properties(width=width, height=height, title=title or f"{node_id}: rates",
+                                         autosize=alt.AutoSizeParams(type="pad", contains="padding"))

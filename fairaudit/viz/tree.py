@@ -201,8 +201,7 @@ def tree_frame(nodes: Sequence[Mapping[str, Any]], label_width: int = 18, label_
             "text": shown,
             "verdict": verdict,
             "verdict_label": VERDICTS[verdict][0],
-            "estimate": _format.num(final.get("estimate")),
-            "interval": _format.interval(final.get("lo"), final.get("hi")),
+            **_value_columns(nid, nodes),
             "delta": _format.num(final.get("delta"), 4),
         })
     frame = pd.DataFrame(rows)
@@ -212,6 +211,19 @@ def tree_frame(nodes: Sequence[Mapping[str, Any]], label_width: int = 18, label_
     ]
     edge_frame = pd.DataFrame(edges, columns=["x", "y", "x2", "y2", "child"])
     return frame, edge_frame
+
+
+def _value_columns(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The tooltip's ``estimate`` and ``interval``: for a comparison, its compared term's value beside the
+    threshold (never the evaluator's internal left − threshold), see ``fairaudit.viz.values``."""
+    from fairaudit.viz.values import shown
+
+    s = shown(node_id, nodes)
+    estimate = _format.num(s.value)
+    if s.op is not None and s.value is not None:
+        what = "left − right, " if s.quantity != "value" else ""
+        estimate += f" ({what}threshold {s.threshold_text})"
+    return {"estimate": estimate, "interval": _format.interval(s.lo, s.hi)}
 
 
 def default_height(nodes: Sequence[Mapping[str, Any]]) -> int:

@@ -168,8 +168,8 @@ def test_history_rows_show_verdicts_and_changes():
     h = logic.record_version(h, "# c\na: E[pred] < 0.55\nb: E[pred] > 0.1", when=3.0)
     rows = logic.history_rows(h)
     assert [r["version"] for r in rows] == ["v3", "v2", "v1"]
-    assert rows[2] == {"version": "v1", "verdict": "violated", "decided at step": "120", "change": "first version",
-                       "specification": "a: E[pred] < 0.5"}
+    assert rows[2] == {"version": "v1", "verdict": "violated", "decided at step": "120", "audited on": "–",
+                       "change": "first version", "specification": "a: E[pred] < 0.5"}
     assert rows[1]["change"] == "a 0.5 → 0.55" and rows[1]["verdict"] == "undecided"
     assert rows[0]["change"] == "+1 line" and rows[0]["verdict"] == "not run"
 
@@ -195,7 +195,9 @@ def test_spec_headers_fill_the_row_filter_and_delta_once_and_are_undone_when_the
     apply_spec_headers(session, fed)
     assert session["audit_where"] == fed["where"] and session["audit_delta"] == 0.15
     assert session["audit_header_note"].startswith("Row filter and Δ taken from")
-    assert "income == \">50K\"" in session["audit_header_note"]  # written for other decisions than the model's
+    # the '# decision:' header is offered visibly with a button (header_decision), not buried in this note
+    assert logic.header_decision(fed, None) == 'income == ">50K"'
+    assert logic.header_decision(fed, 'income  ==  ">50K"') is None
     # the analyst changes Δ; re-applying the same headers (any later edit of the spec) keeps that choice
     session["audit_delta"] = 0.05
     apply_spec_headers(session, dict(fed))
@@ -203,7 +205,6 @@ def test_spec_headers_fill_the_row_filter_and_delta_once_and_are_undone_when_the
     # a spec without headers: the header's filter goes (it was not edited); Δ was edited, so it stays
     apply_spec_headers(session, {})
     assert session["audit_where"] == "" and session["audit_delta"] == 0.05 and session["audit_header_note"] is None
-    # the decisions named by the header are the model's own: no note about them
     apply_spec_headers(session, {"decision": 'income  ==  ">50K"'}, model_expression='income == ">50K"')
     assert session["audit_header_note"] is None
 
@@ -228,3 +229,119 @@ def test_history_names_what_changed():
     assert [r["change"] for r in reversed(rows)] == [
         "first version", "sex_parity 0.1 → 0.15", "sex_parity 0.15 → 0.1; race_parity edited",
         "sex_parity → fair_sex; race_parity → parity", "comments only"]
+
+
+# ---------------------------------------------------------------------------------------------- issue 11
+
+
+def test_the_editor_keeps_the_analysts_text_when_its_page_is_reopened():
+    """#10: the editor is seeded, on every opening of its page, from the session's own record."""
+    session: dict = {}
+    assert logic.entered_page(session, "Specification") is True
+    assert logic.entered_page(session, "Specification") is False  # a rerun of the same page
+    assert logic.entered_page(session, "Audit") is True
+    demo, mine = "demo spec", "my spec"
+    assert logic.editor_text(mine, {"base": mine, "text": mine}) == mine
+    assert logic.editor_text(mine, {"base": mine, "text": "my spec with an err("}) == "my spec with an err("
+    # the current spec was replaced elsewhere since the text was typed: show the current one
+    assert logic.editor_text(demo, {"base": mine, "text": mine}) == demo
+    assert logic.editor_text(demo, None) == demo
+
+
+def _nodes(texts, names=None):
+    names = names or {}
+    return [{"id": f"n{i}", "parent": None if i == 0 else "n0", "kind": "cmp" if i else "and", "text": t,
+             **({"name": names[i]} if i in names else {})} for i, t in enumerate(texts)]
+
+
+def test_a_selection_follows_the_node_not_its_id_across_a_new_tree():
+    """#11: n1 of the new tree is another node: the selection is keyed by the node's name or text."""
+    old = _nodes(["a and b", "a < 0.1", "b < 0.2"])
+    sig = logic.tree_signature(old)
+    assert logic.rebase_selection(["n1"], sig, old) == ["n1"]  # same tree: kept
+    new = _nodes(["c and a and b", "c < 0.3", "a < 0.1", "b < 0.2"])
+    assert logic.rebase_selection(["n1"], sig, new) == ["n2"]  # "a < 0.1" moved to n2
+    assert logic.rebase_selection(["n1", "n2"], sig, _nodes(["x", "a < 0.15", "b < 0.2"])) == ["n2"]  # edited: gone
+    named = _nodes(["p and q", "a < 0.1", "b < 0.2"], {1: "p", 2: "q"})
+    edited = _nodes(["p and q", "a < 0.15", "b < 0.2"], {1: "p", 2: "q"})
+    assert logic.rebase_selection(["n1"], logic.tree_signature(named), edited) == ["n1"]  # same name: same part
+    assert logic.rebase_selection(["n1"], None, new) == []  # unknown tree: reset
+    assert logic.tree_key(sig) != logic.tree_key(logic.tree_signature(new))
+
+
+def test_the_verdict_line_points_at_a_panel_only_when_it_is_shown():
+    text = logic.verdict_summary("unknown", 0.05, None, 100, undecided_part="sex_parity", part_shown=False)
+    assert "panel below" not in text and "click it in the tree" in text
+    assert "panel below" in logic.verdict_summary("unknown", 0.05, None, 100, undecided_part="x")
+
+
+def test_dataset_change_asks_before_discarding():
+    """#14: another dataset discards the model and result: ask first; refuse a model for other columns."""
+    assert logic.dataset_change(("adult",), ("adult",), True, True) == "same"
+    assert logic.dataset_change(("adult",), ("compas",), True, False) == "confirm"
+    assert logic.dataset_change(("adult",), ("compas",), False, True) == "confirm"
+    assert logic.dataset_change(("adult",), ("compas",), False, False) == "apply"
+    assert logic.dataset_change(None, ("compas",), False, False) == "apply"
+    msg = logic.discard_message("compas", "adult", "logreg model on 12 features", "false")
+    assert "compas" in msg and "adult" in msg and "logreg" in msg and "version history" in msg
+    assert logic.missing_columns(["priors_count", "sex", "age"], ["sex", "age", "income"]) == ["priors_count"]
+    assert "priors_count" in logic.model_mismatch_message(["priors_count"], "adult")
+
+
+def test_a_decision_header_is_offered():
+    """#15: a library spec's '# decision:' header is offered (one click), unless those decisions are in use."""
+    assert logic.header_decision({"decision": 'income == ">50K"'}, None) == 'income == ">50K"'
+    assert logic.header_decision({"decision": 'income == ">50K"'}, 'income==">50K"') == 'income == ">50K"'
+    assert logic.header_decision({"decision": " income  ==  \">50K\" "}, 'income == ">50K"') is None
+    assert logic.header_decision({"decision": "model"}, None) is None
+    assert logic.header_decision({}, None) is None
+
+
+def test_row_order_defaults_to_shuffle_and_a_header_sets_given():
+    from fairaudit.ui import flows
+
+    assert flows.default_options()["order"] == "shuffle"
+    session: dict = {}
+    logic.apply_spec_headers(session, {})
+    assert session["audit_order"] == "shuffle"
+    logic.apply_spec_headers(session, {"order": "given"})
+    assert session["audit_order"] == "given" and "row order" in session["audit_header_note"].lower()
+    logic.apply_spec_headers(session, {})
+    assert session["audit_order"] == "shuffle"  # the header went, and the value was not edited
+
+
+def test_run_errors_are_messages_never_tracebacks():
+    from fairaudit.errors import FairauditError
+
+    class Located(FairauditError):
+        def __init__(self):
+            super().__init__("1:10: unknown column 'rac'")
+            self.line, self.column, self.message = 1, 10, "unknown column 'rac'; did you mean 'race'?"
+
+        def pretty(self):
+            return "E[pred | rac == 1]\n         ^^^"
+
+    text, pretty = logic.error_text(Located())
+    assert text == "line 1, column 10: unknown column 'rac'; did you mean 'race'?" and "^^^" in pretty
+    assert logic.error_text(FairauditError("no rows match the filter")) == ("no rows match the filter", None)
+    text, pretty = logic.error_text(ZeroDivisionError("division by zero\n  File x, line 3"))
+    assert text == "internal error: ZeroDivisionError: division by zero" and pretty is None
+
+
+def test_decision_hint_says_which_way_round():
+    title, hint = logic.decision_hint("two_year_recid", 0)
+    assert "true = favourable" in title and "two_year_recid == 0" in title
+    assert "decile_score <= 4" in hint and "decile_score > 4" not in hint
+    title, _ = logic.decision_hint("income", ">50K")
+    assert 'income == ">50K"' in title
+    title, _ = logic.decision_hint(None, None)
+    assert "true = favourable" in title
+
+
+def test_an_audit_on_other_data_is_a_new_history_row():
+    """#14: the previous audit stays in the history when the same text is audited on another dataset."""
+    h = logic.record_version([], "E[pred] < 0.5", "false", 10, when=1, audited_on="adult · logreg")
+    h = logic.record_version(h, "E[pred] < 0.5", when=2)  # checked again on the Specification page
+    h = logic.record_version(h, "E[pred] < 0.5", "true", 20, when=3, audited_on="compas · logreg")
+    assert [(x["verdict"], x["audited_on"]) for x in h] == [("false", "adult · logreg"), ("true", "compas · logreg")]
+    assert logic.history_rows(h)[0]["audited on"] == "compas · logreg"

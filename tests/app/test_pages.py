@@ -209,8 +209,7 @@ def test_audit_page_rejects_a_broken_edit(demo):
     demo.text_area(key="audit_spec_editor").input("E[pred | sex == ] < 0.1")
     _ok(demo.run())
     assert demo.error and "line 1" in demo.error[0].value
-    demo.button(key="audit_run").click()
-    _ok(demo.run())
+    assert demo.button(key="audit_run").disabled  # Run stays disabled while the spec has errors
     assert demo.session_state["spec_text"] == good and demo.session_state["result"] is before
     demo.text_area(key="audit_spec_editor").input(good)
     _ok(demo.run())
@@ -239,3 +238,171 @@ def test_spec_file_headers_set_the_row_filter_and_delta():
     _ok(at.run())
     assert any("Row filter" in e.value and "workclass" in e.value for e in at.error)
     assert at.button(key="audit_run").disabled
+
+
+# ---------------------------------------------------------------------------------------------- issue 11
+
+
+def _demo() -> AppTest:
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.button(key="load_demo").click()
+    return _ok(at.run())
+
+
+def test_a_spec_edit_survives_a_visit_to_the_audit_page_after_the_demo():
+    """#10: type a new spec after "Load demo audit", go to Audit and back: the edit is still there."""
+    at = _demo()
+    _ok(at.switch_page("pages/3_Specification.py").run())
+    mine = 'E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.3\n'
+    at.text_area(key="spec_editor").input(mine)
+    _ok(at.run())
+    assert any("OK" in s.value for s in at.success)
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    assert at.text_area(key="audit_spec_editor").value == mine
+    _ok(at.switch_page("pages/3_Specification.py").run())
+    assert at.text_area(key="spec_editor").value == mine
+    assert at.session_state["spec_text"] == mine
+    # a text with an error is kept too (the current spec stays the last good one)
+    at.text_area(key="spec_editor").input(mine + "and (")
+    _ok(at.run())
+    _ok(at.switch_page("pages/0_Overview.py").run())
+    _ok(at.switch_page("pages/3_Specification.py").run())
+    assert at.text_area(key="spec_editor").value == mine + "and (" and at.session_state["spec_text"] == mine
+
+
+def test_the_selection_follows_its_node_into_a_new_run():
+    """#11: select n1 (sex_parity), change the spec so that n1 is another node, Run: the selection is the
+    sex_parity node of the new tree, never the new n1."""
+    at = _demo()
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    nodes = at.session_state["result"].nodes
+    assert next(n for n in nodes if n["id"] == "n1").get("name") == "sex_parity"
+    at.session_state["selected_nodes"] = ["n1"]
+    _ok(at.run())
+    text = at.text_area(key="audit_spec_editor").value
+    new = 'fair_first: E[pred | sex == "Female"] > 0.01\n' + text
+    at.text_area(key="audit_spec_editor").input(new)
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    nodes = at.session_state["result"].nodes
+    by_id = {n["id"]: n for n in nodes}
+    assert by_id["n1"].get("name") != "sex_parity"  # n1 is another node now
+    selected = at.session_state["selected_nodes"]
+    assert [by_id[i].get("name") for i in selected] == ["sex_parity"]
+
+
+def test_switching_the_dataset_asks_first_and_keeps_the_audit_in_the_history():
+    """#14: choosing another dataset asks before discarding the model and the result."""
+    at = _demo()
+    model, result = at.session_state["model"], at.session_state["result"]
+    _ok(at.switch_page("pages/1_Data.py").run())
+    at.selectbox(key="data_builtin").set_value("compas")
+    _ok(at.run())
+    assert any("discards" in w.value and "compas" in w.value for w in at.warning)
+    assert at.session_state["dataset"].name == "adult" and at.session_state["model"] is model
+    at.button(key="data_keep").click()
+    _ok(at.run())
+    _ok(at.run())
+    assert at.selectbox(key="data_builtin").value == "adult" and at.session_state["result"] is result
+    at.selectbox(key="data_builtin").set_value("compas")
+    _ok(at.run())
+    at.button(key="data_confirm_switch").click()
+    _ok(at.run())
+    assert at.session_state["dataset"].name == "compas" and at.session_state["model"] is None
+    history = at.session_state["spec_history"]
+    assert any(h["verdict"] is not None and h.get("audited_on", "").startswith("adult") for h in history)
+
+
+def test_a_model_for_other_columns_is_refused(tmp_path):
+    """#14: loading a COMPAS model while Adult is the dataset is an error, not a green "Loaded"."""
+    from fairaudit import data, models
+
+    compas = data.load("compas")
+    path = tmp_path / "compas_model.joblib"
+    models.train(compas, "logreg", seed=0).save(path)
+    at = _demo()
+    before = at.session_state["model"]
+    _ok(at.switch_page("pages/2_Model.py").run())
+    at.radio(key="model_mode").set_value("Load a model file")
+    _ok(at.run())
+    at.text_input(key="model_path").input(str(path))
+    _ok(at.run())
+    at.button(key="model_load").click()
+    _ok(at.run())
+    assert any("does not have" in e.value and "adult" in e.value for e in at.error), [e.value for e in at.error]
+    assert not any("Loaded" in s.value for s in at.success)
+    assert at.session_state["model"] is before
+
+
+def test_the_decision_input_says_true_is_favourable():
+    at = _demo()
+    _ok(at.switch_page("pages/2_Model.py").run())
+    at.radio(key="model_mode").set_value("Decisions from a column or expression")
+    _ok(at.run())
+    label = at.text_input(key="model_expr").label
+    assert "true = favourable" in label and 'income == ">50K"' in label  # from Adult's schema
+    assert any("decile_score <= 4" in c.value for c in at.caption)
+    assert not any("decile_score > 4" in m.value for m in list(at.caption) + list(at.markdown))
+
+
+def test_a_library_specs_decision_header_is_offered_and_applied_in_one_click():
+    """#15: avoir_adult_refined.spec's '# decision:' header is offered visibly; one click makes the audit
+    certify it true, as the README says."""
+    at = _demo()
+    _ok(at.switch_page("pages/3_Specification.py").run())
+    at.selectbox(key="spec_lib_pick").select("avoir_adult_refined")
+    at.button(key="spec_lib_load").click()
+    _ok(at.run())
+    assert any('income == ">50K"' in w.value and "# decision:" in w.value for w in at.warning)
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    assert any('income == ">50K"' in w.value for w in at.warning)  # visible on the Audit page too
+    at.button(key="audit_use_decision").click()
+    _ok(at.run())
+    assert at.session_state["model"].expression == 'income == ">50K"'
+    assert any("now uses the decisions" in s.value for s in at.success)
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    assert at.session_state["result"].verdict == "true"
+
+
+class _BrokenModel:
+    kind = "broken"
+    feature_names = ["age"]
+    params: dict = {}
+    metrics: dict = {}
+
+    def predict(self, frame):
+        raise RuntimeError("the model exploded\nTraceback (most recent call last): ...")
+
+    def score(self, frame):
+        raise RuntimeError("the model exploded")
+
+    def describe(self):
+        return "a broken model"
+
+
+def test_a_run_never_shows_a_traceback():
+    at = _demo()
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    at.session_state["model"] = _BrokenModel()
+    _ok(at.run())
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    errors = [e.value for e in at.error]
+    assert any("internal error: RuntimeError: the model exploded" in e for e in errors), errors
+    assert not any("Traceback" in e for e in errors)
+
+
+def test_audit_page_shows_rows_assumption_and_warnings_and_defaults_to_shuffle():
+    at = _demo()
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    assert at.selectbox(key="audit_order").value == "shuffle"
+    assert not at.number_input(key="audit_seed").disabled
+    result = at.session_state["result"]
+    result.info["rows"] = {"text": "8,141 held-out rows of adult (not used to train the model)"}
+    result.info["assumption"] = "the rows arrive in random order"
+    result.info["warnings"] = ["the verdict flipped after it was decided"]
+    _ok(at.run())
+    assert any("8,141 held-out rows of adult" in m.value for m in at.markdown)
+    assert any("random order" in m.value for m in at.markdown)
+    assert any("the verdict flipped after it was decided" in w.value for w in at.warning)

@@ -1,5 +1,6 @@
 """The dashboard in a real browser, the issue's whole flow: load the demo, change a threshold on the Specification
-page, run the audit (watching the live progress), click tree nodes, compare two, open the Report and find the PDF.
+page, visit the Audit page and come back (the edit is kept), run the audit on the Audit page (watching the live
+progress), click tree nodes, compare two, open the Report and find the PDF.
 
 Drives Debian's chromium with Python Playwright. Skips only when chromium is missing *and* ``CI`` is unset;
 in CI a missing chromium fails the test. Screenshots go to ``tests/e2e/screenshots/`` (gitignored).
@@ -101,10 +102,20 @@ def test_issue_flow(browser_ready):
         page.get_by_text("OK —").first.wait_for()
         wait_idle(page)
         page.screenshot(path=str(SHOTS / "e2e_1_spec.png"))
-        page.get_by_role("button", name="Run the audit on this version").click()
+
+        # 2b. to the Audit page and back (issue 11 #10): the edit is still in the editor, not the demo's text
+        _goto(page, "Audit")
+        wait_idle(page)
+        _goto(page, "Specification")
+        editor.wait_for()
+        wait_idle(page)
+        assert "< 0.15\n" in editor.input_value(), editor.input_value()
+        page.get_by_text("OK —").first.wait_for()
 
         # 3. the Audit page runs it (the equal split: too quick to watch); the node panel shows the new threshold
-        page.get_by_role("heading", name="Audit", exact=True).first.wait_for()
+        _goto(page, "Audit")
+        wait_idle(page)
+        page.get_by_role("button", name="Run", exact=True).click()
         _panel(page).get_by_text("< 0.15").first.wait_for(timeout=LONG)
         wait_idle(page)
 

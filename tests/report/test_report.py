@@ -319,4 +319,103 @@ def test_node_table_names_the_parts_of_a_named_conjunction():
     rows = {row["id"]: row for row in content.node_rows(r)}
     assert rows["n0"]["expression"] == "fpr_a and fpr_c"
     assert rows["n1"]["expression"].startswith("fpr_a: E[decile_score > 4")
-    assert rows["n1"]["kind"] == "comparison (left − right)"
+    assert rows["n1"]["kind"] == "comparison"
+    assert rows["n1"]["estimate"].endswith("(< 0.5)")  # the compared probability beside its threshold
+
+
+# ------------------------------------------------------------------------------------------------ issue 11 (#16)
+
+
+def test_a_subnormal_bound_prints_as_zero_everywhere():
+    """An outward-rounded bound of 0 is a subnormal (-4.9e-324): the report, the tooltips and the dashboard all
+    print 0 (one rule, ``fairaudit.viz._format.clean``)."""
+    from fairaudit.ui.logic import _n
+    from fairaudit.viz import _format
+
+    tiny = -5e-324
+    assert content.num(tiny) == "0" and content.interval(tiny, 0.413) == "[0, 0.4130]"
+    assert _format.interval(tiny, 0.413) == "[0.000, 0.413]"
+    assert _n(tiny) == "0" and _n(2.2e-310) == "0"
+    assert content.num(1e-300) != "0"  # a small normal number is still itself
+
+
+def _ratio_nodes(estimate_ratio=0.139, threshold=0.8):
+    return [
+        {"id": "n0", "parent": None, "kind": "cmp", "text": f"E[a] / E[b] >= {threshold}",
+         "final": {"estimate": estimate_ratio - threshold, "lo": 0.1 - threshold, "hi": 0.2 - threshold,
+                   "delta": 0.05, "verdict": "false"}},
+        {"id": "n1", "parent": "n0", "kind": "div", "text": "E[a] / E[b]",
+         "final": {"estimate": estimate_ratio, "lo": 0.1, "hi": 0.2, "delta": 0.05, "verdict": None}},
+        {"id": "n2", "parent": "n1", "kind": "expect", "text": "E[a]", "final": {"estimate": 0.1}},
+        {"id": "n3", "parent": "n1", "kind": "expect", "text": "E[b]", "final": {"estimate": 0.7}},
+        {"id": "n4", "parent": "n0", "kind": "const", "text": str(threshold),
+         "final": {"estimate": threshold, "lo": threshold, "hi": threshold}},
+    ]
+
+
+def test_a_comparison_shows_its_left_side_beside_the_threshold_not_lhs_minus_threshold():
+    from fairaudit.ui.logic import node_facts
+    from fairaudit.viz.tree import tree_frame
+
+    nodes = _ratio_nodes()
+    frame, _ = tree_frame(nodes)
+    tip = frame.set_index("id").loc["n0"]
+    assert tip["estimate"].startswith("0.139") and "≥ 0.8" in tip["estimate"] and "0.661" not in tip["estimate"]
+    assert tip["interval"] == "[0.100, 0.200]"
+    facts = node_facts("n0", nodes)
+    assert facts["value"] == "0.139" and facts["threshold"] == "≥ 0.8"
+
+    class _R:  # the node table reads result.nodes and result.node(id).children
+        def __init__(self, nodes):
+            self.nodes = nodes
+
+        def node(self, nid):
+            return type("I", (), {"children": tuple(n["id"] for n in nodes if n["parent"] == nid)})()
+
+    rows = {r["id"]: r for r in content.node_rows(_R(nodes))}
+    assert rows["n0"]["estimate"] == "0.1390 (≥ 0.8)" and rows["n0"]["interval"] == "[0.1000, 0.2000]"
+    assert rows["n0"]["margin"] == "−0.6610"  # the difference only under its own label
+
+
+def test_a_figure_caption_is_never_orphaned_on_a_page_of_its_own():
+    """The group figure's two-line caption used to spill its last line ("is the rate over all rows.") onto a
+    page of its own: a figure is placed only where it fits together with its caption."""
+    from fairaudit.report import charts
+    from fairaudit.report.pdf import ReportPDF
+
+    png = struct.pack(">II", 1000, 800)  # only the header is read for the size
+    fig = charts.Figure(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + png + b"\x08\x02\x00\x00\x00", "x " * 200)
+    pdf = ReportPDF("footer", "header")
+    pdf.add_page()
+    width, height = pdf.fit(fig)
+    caption = pdf.para_height(fig.caption, size=8, style="I")
+    assert caption > 4  # two lines at least
+    # place the cursor where the image fits but its caption does not
+    pdf.set_y(pdf.page_break_trigger - height - 2 - caption / 2)
+    placed = []
+    pdf.image = lambda *a, **k: placed.append(pdf.page_no())  # no real PNG decoding needed
+    pdf.image_block(fig)
+    assert placed == [2] and pdf.page_no() == 2  # image and caption went to the next page together
+
+
+def test_time_budget_is_described_as_what_it_does():
+    """The engine's time budget limits the optimised split's search; the audit still reads every row. The
+    report and the dashboard use the same sentence (``content.OPTION_HELP``)."""
+    text = content.OPTION_HELP["time_budget"]
+    assert "optimised" in text and "every row" in text and "optimiser (seconds)" not in text
+
+
+def test_first_page_lists_rows_assumption_and_warnings(adult_audit):
+    result, ds, model = adult_audit
+    info = dict(result.info)
+    info["rows"] = {"text": "8,141 held-out rows of adult (not used to train the model)"}
+    info["assumption"] = "the rows arrive in random order (shuffled with seed 0)"
+    info["warnings"] = ["the verdict changed after it was first decided"]
+    changed = AuditResult(result.spec, result.engine, result.options, result.verdict, result.stop_step,
+                          result.steps, result.node_info, result.trace_table, info, result.tree)
+    pdf = build_pdf(changed, dataset=ds, model=model)
+    first = pypdf.PdfReader(io.BytesIO(pdf)).pages[0].extract_text()
+    flat = " ".join(first.split())
+    assert "8,141 held-out rows of adult" in flat
+    assert "random order (shuffled with seed 0)" in flat
+    assert "Warning" in flat and "the verdict changed after it was first decided" in flat

@@ -228,3 +228,46 @@ def test_short_labels_of_the_tree():
     frame, _ = viz.tree_frame(nodes, label_width=20)
     row = frame.set_index("id").loc["n1"]
     assert row["label"] == "sex_parity: <0.1" and "E[pred | sex" in row["text"]  # full text in the tooltip
+
+
+# ---------------------------------------------------------------------------------------------- issue 11
+
+
+def test_each_node_marks_its_own_decided_step_not_the_roots():
+    """"decided at step N" on a node's plot is the step that node's own verdict was first decided; the root's
+    step is a separate, labelled "spec decided" rule (issue 11 #12)."""
+    r = make_result(steps=2000)  # n1 (sex parity) is decided long after the root (decided by n6)
+    trace = pd.DataFrame(r["trace"])
+    own = trace[trace["node"] == "n1"].sort_values("step")
+    first = int(own[own["verdict"].isin(["true", "false"])]["step"].iloc[0])
+    root_step = r["stop_step"]
+    assert root_step < first
+    s = convergence_series(trace, "n1", r["nodes"])
+    assert s.decided_step == first
+    chart = viz.convergence_chart(trace, "n1", r["nodes"], stop_step=root_step)
+    spec = json.loads(chart.to_json())
+    labels = []
+    for name, rows in spec.get("datasets", {}).items():
+        labels += [row.get("label") for row in rows if isinstance(row, dict) and "label" in row]
+    assert f"decided at step {first:,}" in labels
+    assert f"spec decided at step {root_step:,}" in labels
+    assert f"decided at step {root_step:,}" not in labels
+    # a term (no verdict of its own) shows only the spec's rule
+    leaf = json.loads(viz.convergence_chart(trace, "n3", r["nodes"], stop_step=root_step).to_json())
+    leaf_labels = [row.get("label") for rows in leaf.get("datasets", {}).values() for row in rows
+                   if isinstance(row, dict) and "label" in row]
+    assert leaf_labels == [f"spec decided at step {root_step:,}"]
+
+
+def test_rates_chart_keeps_its_plot_height_in_streamlit():
+    """Streamlit gives a single-view chart ``autosize: fit`` unless the spec sets one, which squeezed the title,
+    the top legend and the axes into the declared height and left the Fair[...] area with zero height on the
+    Audit page (issue 11 #13). The chart declares ``pad``: its width and height are the plot's own."""
+    r = make_result(big_tree(2), steps=100)
+    trace = pd.DataFrame(r["trace"])
+    fair = [n["id"] for n in r["nodes"] if n["kind"] == "fair"][0]
+    d = _valid(viz.rates_chart(trace, fair, height=160, stop_step=r["stop_step"], title="Fair[sex]: individuals"))
+    from streamlit.elements import vega_charts
+
+    prepared = vega_charts._prepare_vega_lite_spec(d, use_container_width=False)
+    assert prepared["autosize"]["type"] == "pad"
