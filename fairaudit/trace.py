@@ -472,7 +472,9 @@ def _finite(x) -> bool:
 
 
 def _fmt(x) -> str:
-    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4g}"
+    from fairaudit.numbers import clean
+
+    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{clean(x):.4g}"
 
 
 def _jsonable(value):

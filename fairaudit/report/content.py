@@ -195,7 +195,8 @@ def model_lines(facts: dict) -> list[tuple[str, str]]:
     if facts.get("description"):
         rows.append(("description", str(facts["description"])))
     if facts.get("params"):
-        rows.append(("parameters", ", ".join(f"{k} = {_plain(v)}" for k, v in facts["params"].items())))
+        rows.append(("parameters", ", ".join(f"{k} = {_plain(v)}" for k, v in facts["params"].items()
+                                             if k != "trained_on")))  # the rows record is shown as "rows audited"
     else:
         rows.append(("parameters", NOT_RECORDED))
     if facts.get("content_hash"):

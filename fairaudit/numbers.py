@@ -1,0 +1,24 @@
+"""The one rule for showing a computed number to a reader (used by the trace's sentences, the charts' tooltips,
+the pages and the PDF)."""
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+_TINY = sys.float_info.min  # the smallest normal double; below it (but not 0) a value is subnormal
+
+
+def clean(value: Any) -> Any:
+    """A number as a reader should see it: a subnormal (the outward rounding of a bound that is 0, e.g.
+    ``-4.9e-324``) and ``-0.0`` become ``0.0``; anything else is returned unchanged.
+
+    Every number formatter of the tooltips, tables, pages and the PDF goes through this (one place for the rule).
+    """
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return value
+    if x == 0.0 or (math.isfinite(x) and abs(x) < _TINY):
+        return 0.0
+    return value
