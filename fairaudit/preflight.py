@@ -97,6 +97,9 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
         add(spec_source, structure(spec))
     else:
         add(spec_source, validate(spec, dataset.schema, dataset.frame))
+        for message in dataset.protected_warnings():
+            found.append(SpecError(None, None, message))
+            kinds.append("warning")
     if decision is not None:
         event = _parse_event(decision, "the decision")
         reserved = [n for n in ast.event_names(event) if n.reserved]

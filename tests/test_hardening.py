@@ -163,3 +163,30 @@ def test_dataset_header_beside_the_spec_works(capsys, tmp_path, small_csv):
 def test_seed_out_of_range(capsys, small_csv, extra):
     code, _, err = _run(capsys, _audit(small_csv, *extra))
     assert code == 2 and "seed must be" in err
+
+
+# ---- 11: a protected attribute with one group, or with missing values, is pointed out
+
+@pytest.fixture()
+def missing_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 300
+    frame = pd.DataFrame({"g": rng.choice(["a", "b", None], n), "one": "z", "x": rng.integers(0, 2, n),
+                          "y": rng.integers(0, 2, n)})
+    path = tmp_path / "miss.csv"
+    frame.to_csv(path, index=False)
+    return path, int(frame["g"].isna().sum())
+
+
+def test_missing_and_single_group_protected_attributes_warn(capsys, missing_csv, tmp_path):
+    path, missing = missing_csv
+    base = ["--data", str(path), "--label", "y", "--pred", "x == 1", "--spec", 'E[pred | g == "a"] > 0.1']
+    out_json = tmp_path / "r.json"
+    code, out, _ = _run(capsys, ["audit", *base, "--protected", "g,one", "--json", str(out_json)])
+    assert f"protected attribute 'g' is missing in {missing:,} of 300 rows" in out
+    assert "protected attribute 'one' has a single group ('z')" in out
+    import json
+
+    assert len([w for w in json.loads(out_json.read_text())["info"]["warnings"] if "protected attribute" in w]) == 2
+    code, out, _ = _run(capsys, ["audit", *base, "--protected", "g", "--missing", "drop"])
+    assert "missing" not in out and f"all {300 - missing:,} rows" in out

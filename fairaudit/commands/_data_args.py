@@ -22,6 +22,9 @@ def add_data_arguments(parser: argparse.ArgumentParser, required: bool = True) -
     group.add_argument("--protected", metavar="COL[,COL...]",
                        help="protected attribute column(s), comma-separated; '' for none "
                             "(default: the dataset's own; none for a CSV)")
+    group.add_argument("--missing", choices=["keep", "drop"], default="keep",
+                       help="rows whose protected attribute is missing: keep them as a group of their own, "
+                            "\"?\" (default, with a warning), or drop them")
     group.add_argument("--favourable", metavar="VALUE",
                        help="label value that is the favourable outcome (inferred only for 1/0, True/False, yes/no)")
 
@@ -40,5 +43,10 @@ def dataset_from_args(args: argparse.Namespace) -> Dataset | None:
     """
     if getattr(args, "data", None) is None:
         return None
-    return data.resolve(args.data, label=args.label, protected=protected_names(args.protected),
-                        favourable=args.favourable)
+    dataset = data.resolve(args.data, label=args.label, protected=protected_names(args.protected),
+                           favourable=args.favourable)
+    if getattr(args, "missing", "keep") == "drop":
+        dataset = dataset.without_missing_protected()
+        if not len(dataset):
+            raise data.DataError("--missing drop leaves no row: every row misses a protected attribute")
+    return dataset

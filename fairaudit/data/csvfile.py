@@ -34,7 +34,7 @@ from fairaudit.data.dataset import Dataset
 from fairaudit.data.roles import build_schema, listing
 from fairaudit.errors import DataError
 
-MISSING = "?"  # the category that stands for a missing categorical value
+from fairaudit.data.dataset import MISSING_CATEGORY as MISSING  # the category that stands for a missing value
 DELIMITERS = (",", ";", "\t", "|")
 
 # leading bytes of binary formats that users upload by mistake -> what to tell them

@@ -60,6 +60,9 @@ class Schema:
         return any(c.name == name for c in self.columns)
 
 
+MISSING_CATEGORY = "?"  # how a missing categorical value is stored (fairaudit.data.csvfile.MISSING)
+
+
 @dataclass
 class Dataset:
     name: str
@@ -90,6 +93,36 @@ class Dataset:
             digest = hashlib.sha256(self.frame.to_csv(index=False).encode("utf-8"))
             self._hash = digest.hexdigest()
         return self._hash
+
+    def missing_protected(self) -> np.ndarray:
+        """Rows whose value of some protected attribute is missing (NaN, or the category ``"?"``)."""
+        mask = np.zeros(len(self.frame), dtype=bool)
+        for name in self.schema.protected:
+            series = self.frame[name]
+            mask |= series.isna().to_numpy() | (series.astype(str) == MISSING_CATEGORY).to_numpy()
+        return mask
+
+    def protected_warnings(self) -> list[str]:
+        """What makes a group comparison misleading: a protected attribute with a single group (nothing to
+        compare), or with missing values (they form a group of their own, ``"?"``, unless dropped)."""
+        out = []
+        for name in self.schema.protected:
+            series = self.frame[name]
+            missing = int(series.isna().sum() + (series.astype(str) == MISSING_CATEGORY).sum())
+            groups = series[~(series.isna() | (series.astype(str) == MISSING_CATEGORY))].unique()
+            if len(groups) <= 1:
+                only = f" ({str(groups[0])[:40]!r})" if len(groups) else ""
+                out.append(f"protected attribute '{name}' has a single group{only} in {self.name}: there is no "
+                           "other group to compare it with")
+            if missing:
+                out.append(f"protected attribute '{name}' is missing in {missing:,} of {len(self):,} rows, which "
+                           f"form a group of their own (\"{MISSING_CATEGORY}\"); drop them with --missing drop "
+                           "(dashboard: Data page) or keep them knowingly")
+        return out
+
+    def without_missing_protected(self) -> "Dataset":
+        """The rows whose protected attributes are all known (``--missing drop``)."""
+        return self.subset(~self.missing_protected())
 
     def subset(self, mask: np.ndarray, name: str | None = None) -> "Dataset":
         """Rows where ``mask`` is true, order kept, same schema."""
