@@ -35,8 +35,8 @@ def load_demo(log: Callable[[str], Any] = lambda _m: None, run: bool = True) -> 
     log("Dataset: Adult (UCI census, 32,561 rows); protected: sex, race")
     dataset = state.builtin_dataset(logic.DEMO_DATASET)
     state.set_dataset(dataset)
-    log("Model: logistic regression, 25% held out, seed 0")
-    train_model(dataset, logic.DEMO_MODEL, 0, 0.25)
+    log(f"Model: logistic regression, {logic.DEMO_HELD_OUT:.0%} of the rows held out (the audit streams those), seed 0")
+    train_model(dataset, logic.DEMO_MODEL, 0, logic.DEMO_HELD_OUT)
     # the editors are seeded from SPEC_TEXT when their page opens (never by writing a widget key from here,
     # which Streamlit would resurrect over the analyst's later edits)
     state.put(state.SPEC_TEXT, logic.DEMO_SPEC)
