@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
+from fairaudit.viz.values import const_value
+
 MAX_SELECTED = 2
 
 DEMO_DATASET = "adult"
@@ -264,17 +266,6 @@ def _children(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> list[Mapping[
     return [n for n in nodes if n.get("parent") == node_id]
 
 
-def _const(node: Mapping[str, Any]) -> float | None:
-    if node.get("kind") != "const":
-        return None
-    for value in (node.get("value"), (node.get("final") or {}).get("estimate"), node.get("text")):
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            continue
-    return None
-
-
 def _part_name(node: Mapping[str, Any]) -> str:
     if node.get("name"):
         return str(node["name"])
@@ -336,7 +327,7 @@ def explain_node(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> str:
     if kind == "cmp" and len(kids) == 2:
         op = _op_of(node) or "<"
         left, right = kids
-        c_right, c_left = _const(right), _const(left)
+        c_right, c_left = const_value(right), const_value(left)
         if c_right is not None or c_left is not None:
             term, c = (left, c_right) if c_right is not None else (right, c_left)
             op = op if c_right is not None else _FLIP[op]

@@ -38,7 +38,8 @@ class Shown:
         return f"{PRETTY.get(self.op, self.op)} {_format.num(self.threshold, 3).rstrip('0').rstrip('.') or '0'}"
 
 
-def _const(node: Mapping[str, Any]) -> float | None:
+def const_value(node: Mapping[str, Any]) -> float | None:
+    """The number of a ``const`` node given as a dict (from ``AuditResult.nodes``), or None."""
     if node.get("kind") != "const":
         return None
     for value in (node.get("value"), (node.get("final") or {}).get("estimate"), node.get("text")):
@@ -68,10 +69,10 @@ def comparison_parts(node_id: str, nodes: Sequence[Mapping[str, Any]]):
     if len(kids) != 2:
         return None
     op = _op(node) or "<"
-    if _const(kids[1]) is not None:
-        return kids[0], op, _const(kids[1])
-    if _const(kids[0]) is not None:
-        return kids[1], FLIP.get(op, op), _const(kids[0])
+    if const_value(kids[1]) is not None:
+        return kids[0], op, const_value(kids[1])
+    if const_value(kids[0]) is not None:
+        return kids[1], FLIP.get(op, op), const_value(kids[0])
     return None
 
 
