@@ -114,6 +114,19 @@ def output_path(path) -> Path:
     return path
 
 
+def write_atomic(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` (checked with :func:`output_path`) through a temporary file in the same
+    folder, so a failed write never leaves half a model file; ModelError on an OS error."""
+    target = output_path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise ModelError(f"cannot write model to {path}: {err.strerror or err}") from None
+
+
 def canonical_json(data) -> bytes:
     """Deterministic JSON bytes (sorted keys, no spaces) for hashing."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=True).encode("utf-8")

@@ -13,6 +13,11 @@ with ``//`` are comments::
     then for each layer k: size_k lines of size_{k-1} weights (the incoming weights of one neuron),
     then size_k lines of one bias each.
 
+Every value must be a finite number (``nan``, ``inf`` and overflowing literals such as ``1e400`` are
+refused), every size a positive integer and every input maximum at least its minimum; each line must hold exactly the count of numbers the header
+implies. Nothing is allocated beyond the numbers actually in the file, so absurd sizes fail at the first
+short line. Any problem is a one-line ``ModelError`` naming the file and line.
+
 Hidden layers use ReLU; the output layer is affine. Like FairQuant, :meth:`NNet.forward` feeds inputs
 **raw** (no normalisation with the means and ranges). As a ``Model`` (:class:`NNetModel`) a
 single-output network decides *favourable iff output > 0* (FairQuant reads the output's sign) and
@@ -84,9 +89,12 @@ class _Lines:
                 if not token:
                     continue
                 try:
-                    values.append(float(token))
+                    value = float(token)
                 except ValueError:
                     self.fail(number, f"'{token[:20]}' is not a number")
+                if not np.isfinite(value):  # nan, inf, or a literal too large for a float (1e400)
+                    self.fail(number, f"'{token[:20]}' is not a finite number")
+                values.append(value)
             self.rows.append((number, values))
         self.pos = 0
 
@@ -132,10 +140,13 @@ def parse_nnet(text: str, name: str = "<text>") -> NNet:
     sizes = lines.integers(lines.take(num_layers + 1, "the layer sizes"), "layer sizes")
     if sizes[0] != n_in or sizes[-1] != n_out:
         lines.fail(lines.rows[lines.pos - 1][0],
-                   f"layer sizes {sizes} do not start with inputSize {n_in} and end with outputSize {n_out}")
+                   f"layer sizes {_short(sizes)} do not start with inputSize {n_in} and end with outputSize {n_out}")
     lines.take(1, "the unused symmetric flag")
     mins = lines.take(n_in, "the input minimums")
     maxs = lines.take(n_in, "the input maximums")
+    if np.any(mins > maxs):  # an empty input box would make every property hold vacuously
+        i = int(np.argmax(mins > maxs))
+        lines.fail(lines.rows[lines.pos - 1][0], f"input {i + 1}: maximum {maxs[i]:g} is below minimum {mins[i]:g}")
     means = lines.take(n_in + n_out, "the means, inputs then output")
     ranges = lines.take(n_in + n_out, "the ranges, inputs then output")
     layers = []
@@ -146,6 +157,10 @@ def parse_nnet(text: str, name: str = "<text>") -> NNet:
     if lines.pos < len(lines.rows):
         lines.fail(lines.rows[lines.pos][0], "unexpected data after the last layer")
     return NNet(layers, mins, maxs, means, ranges)
+
+
+def _short(sizes: list[int]) -> str:
+    return f"[{', '.join(map(str, sizes[:8]))}{', ...' if len(sizes) > 8 else ''}]"
 
 
 def _numbers(values) -> str:
