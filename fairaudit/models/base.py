@@ -115,16 +115,16 @@ def output_path(path) -> Path:
 
 
 def write_atomic(path, data: bytes) -> None:
-    """Write ``data`` to ``path`` (checked with :func:`output_path`) through a temporary file in the same
-    folder, so a failed write never leaves half a model file; ModelError on an OS error."""
+    """Write ``data`` to ``path`` (checked with :func:`output_path`) through a temporary file and a rename
+    (:func:`fairaudit.outputs.write_atomically`), so a failed write never leaves half a model file."""
+    from fairaudit.errors import FairauditError
+    from fairaudit.outputs import write_atomically
+
     target = output_path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
-    except OSError as err:
-        tmp.unlink(missing_ok=True)
-        raise ModelError(f"cannot write model to {path}: {err.strerror or err}") from None
+        write_atomically(target, data, what="model")
+    except FairauditError as err:
+        raise ModelError(str(err)) from None
 
 
 def canonical_json(data) -> bytes:

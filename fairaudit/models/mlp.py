@@ -24,9 +24,10 @@ from fairaudit.models.base import (FORMAT, FORMAT_VERSION, Model, Standardiser, 
                                   write_atomic)
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import ReluNet
+from fairaudit.models.training import MAX_MLP_PARAMETERS
 
 DEFAULTS = {"hidden": [16, 16], "epochs": 8, "batch_size": 256, "lr": 0.01, "weight_decay": 0.0}
-MAX_PARAMETERS = 2_000_000  # weights + biases of one network
+MAX_PARAMETERS = MAX_MLP_PARAMETERS  # weights + biases of one network
 
 
 def parameter_count(n_inputs: int, hidden: list[int]) -> int:
@@ -35,12 +36,15 @@ def parameter_count(n_inputs: int, hidden: list[int]) -> int:
     return sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
 
 
-def check_size(n_inputs: int, hidden: list[int]) -> None:
-    """ModelError when the network would exceed :data:`MAX_PARAMETERS` (before allocating it)."""
-    count = parameter_count(n_inputs, hidden)
+def check_size(n_inputs: int | None, hidden: list[int]) -> None:
+    """ModelError when the network would exceed :data:`MAX_PARAMETERS` (before allocating it).
+    ``n_inputs=None``: the input count is not known yet; check the lower bound with one input."""
+    count = parameter_count(n_inputs or 1, hidden)
     if count > MAX_PARAMETERS:
-        raise ModelError(f"an mlp with hidden layers {hidden[:6]}{' ...' if len(hidden) > 6 else ''} on {n_inputs} "
-                         f"inputs has {count:,} parameters; the limit is {MAX_PARAMETERS:,}")
+        layers = f"{hidden[:6]}{' ...' if len(hidden) > 6 else ''}"
+        inputs = "" if n_inputs is None else f" on {n_inputs} inputs"
+        raise ModelError(f"an mlp with hidden layers {layers}{inputs} has {'at least ' * (n_inputs is None)}"
+                         f"{count:,} weights and biases; the limit is {MAX_PARAMETERS:,}")
 
 
 def build_net(n_inputs: int, hidden: list[int]) -> nn.Sequential:
@@ -73,7 +77,7 @@ def mlp_params(params: dict) -> dict:
         raise ModelError("mlp parameters: layer sizes, epochs, batch_size and lr must be positive")
     if not (np.isfinite(merged["lr"]) and np.isfinite(merged["weight_decay"])):
         raise ModelError("mlp parameters: lr and weight_decay must be finite numbers")
-    check_size(1, merged["hidden"])  # a lower bound, checked before the data is read
+    check_size(None, merged["hidden"])  # a lower bound, checked before the data is read
     return merged
 
 

@@ -14,9 +14,10 @@ with ``//`` are comments::
     then size_k lines of one bias each.
 
 Every value must be a finite number (``nan``, ``inf`` and overflowing literals such as ``1e400`` are
-refused), every size a positive integer and every input maximum at least its minimum; each line must hold exactly the count of numbers the header
-implies. Nothing is allocated beyond the numbers actually in the file, so absurd sizes fail at the first
-short line. Any problem is a one-line ``ModelError`` naming the file and line.
+refused), every size a positive integer and every input maximum at least its minimum; each line must
+hold exactly the count of numbers the header implies. Nothing is allocated beyond the numbers actually
+in the file, so absurd sizes fail at the first short line. Any problem is a one-line ``ModelError``
+naming the file and line.
 
 Hidden layers use ReLU; the output layer is affine. Like FairQuant, :meth:`NNet.forward` feeds inputs
 **raw** (no normalisation with the means and ranges). As a ``Model`` (:class:`NNetModel`) a
@@ -32,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.errors import ModelError
-from fairaudit.models.base import Model, output_path, sha256
+from fairaudit.models.base import Model, sha256, write_atomic
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import ReluNet
 
@@ -182,10 +183,8 @@ def format_nnet(net: NNet) -> str:
 
 
 def write_nnet(net: NNet, path) -> None:
-    try:
-        output_path(path).write_text(format_nnet(net), encoding="utf-8")
-    except OSError as err:
-        raise ModelError(f"cannot write .nnet file {path}: {err.strerror or err}") from None
+    """Write ``net`` to ``path`` as ``.nnet`` text (atomically)."""
+    write_atomic(path, format_nnet(net).encode("utf-8"))
 
 
 class NNetModel(Model):

@@ -34,8 +34,8 @@ class UntrustedTypesError(ModelError):
     def __init__(self, name: str, types: Iterable[str]):
         self.types = sorted(types)
         shown = ", ".join(self.types[:8]) + (f" and {len(self.types) - 8} more" if len(self.types) > 8 else "")
-        super().__init__(f"{name} needs {len(self.types)} type(s) that are not trusted: {shown}; load it only if "
-                         "you trust its author, naming them in trusted_types")
+        super().__init__(f"{name} needs {len(self.types)} type(s) that are not trusted: {shown}; trust them "
+                         "(--trust-type NAME / trusted_types=[...]) only if you trust the file's author")
 
 
 def is_skops_archive(archive: zipfile.ZipFile) -> bool:
