@@ -14,7 +14,7 @@ with ``//`` are comments::
     then size_k lines of one bias each.
 
 Every value must be a finite number (``nan``, ``inf`` and overflowing literals such as ``1e400`` are
-refused), every size a positive integer and every input maximum at least its minimum; each line must
+refused), every size a positive integer up to :data:`MAX_SIZE` and every input maximum at least its minimum; each line must
 hold exactly the count of numbers the header implies. Nothing is allocated beyond the numbers actually
 in the file, so absurd sizes fail at the first short line. Any problem is a one-line ``ModelError``
 naming the file and line.
@@ -36,6 +36,9 @@ from fairaudit.errors import ModelError
 from fairaudit.models.base import Model, sha256, write_atomic
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import ReluNet
+
+
+MAX_SIZE = 1_000_000  # largest layer count or layer size a header may state
 
 
 @dataclass
@@ -113,9 +116,11 @@ class _Lines:
         return np.array(values, dtype=np.float64)
 
     def integers(self, values: np.ndarray, what: str) -> list[int]:
-        """The numbers just taken, which must be positive integers."""
+        """The numbers just taken, which must be positive integers no larger than :data:`MAX_SIZE`."""
         if not np.all(values == np.round(values)) or np.any(values < 1):
             self.fail(self.rows[self.pos - 1][0], f"{what} must be positive integers")
+        if np.any(values > MAX_SIZE):
+            self.fail(self.rows[self.pos - 1][0], f"{what} must be at most {MAX_SIZE:,}, found {values.max():.4g}")
         return [int(v) for v in values]
 
 
