@@ -55,17 +55,20 @@ DEFAULT_EXTENSION = (".skops", "skops")  # the scikit-learn kinds
 
 
 def out_path(text: str, kind: str) -> Path:
-    """``--out`` with the kind's extension added when it has none; a note on stderr when its extension
-    suggests another format (``m.joblib``: the file is skops all the same, not a pickle)."""
-    extension, fmt = EXTENSIONS.get(kind, DEFAULT_EXTENSION)
+    """``--out`` with the kind's extension added when it has none."""
+    extension, _ = EXTENSIONS.get(kind, DEFAULT_EXTENSION)
     path = Path(text)
-    if not path.suffix:
-        return path.with_name(path.name + extension)
-    if path.suffix.lower() != extension:
-        print(f"note: {path.name} will hold the {fmt} format whatever its name ({extension} is the usual "
-              f"extension){'; it is not a pickle' if path.suffix.lower() in ('.joblib', '.pkl', '.pickle') else ''}",
-              file=sys.stderr)
-    return path
+    return path if path.suffix else path.with_name(path.name + extension)
+
+
+def name_note(path: Path, kind: str) -> str | None:
+    """A note when the name suggests another format (``m.joblib``: it holds skops all the same, not a pickle)."""
+    extension, fmt = EXTENSIONS.get(kind, DEFAULT_EXTENSION)
+    if path.suffix.lower() == extension:
+        return None
+    pickle_name = path.suffix.lower() in (".joblib", ".pkl", ".pickle")
+    return (f"note: {path.name} holds the {fmt} format whatever its name ({extension} is the usual extension)"
+            f"{'; it is not a pickle' if pickle_name else ''}")
 
 
 def parse_params(items: list[str]) -> dict:
@@ -117,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"trained {model.describe()}")
     print(f"data {dataset.name}: {m['n_train']:,} rows for training, {m['n_test']:,} held out (seed {args.seed})")
     print(f"saved to {out}")
+    note = name_note(out, args.kind)
+    if note:
+        print(note, file=sys.stderr)
     print(f"sha256 {model.content_hash}")
     print()
     print("held-out accuracy")
