@@ -140,3 +140,51 @@ def test_pred_option_builds_an_expression_model():
     data = synthetic()
     model = model_from_args(parse("--pred", "income > 50"), data)
     assert np.array_equal(model.predict(data.frame), (data.frame["income"] > 50).to_numpy().astype(np.int8))
+
+
+# ---- issue 12: safe model files, default extension, size limit ---------------------------------
+
+
+def test_train_out_defaults_to_a_safe_extension(tmp_path, credit_csv):
+    common = ["--data", str(credit_csv), "--label", "outcome", "--favourable", "good", "--protected", "sex"]
+    done = fairaudit("train", *common, "--kind", "gbm", "--out", str(tmp_path / "m"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "m.skops").is_file() and not (tmp_path / "m").exists()
+    assert f"saved to {tmp_path / 'm.skops'}" in done.stdout
+    done = fairaudit("train", *common, "--kind", "mlp", "--out", str(tmp_path / "n"))
+    assert done.returncode == 0 and (tmp_path / "n.pt").is_file(), done.stderr
+    assert "--out PATH" in fairaudit("train", "--help").stdout and ".skops" in fairaudit("train", "--help").stdout
+
+
+def test_train_out_joblib_still_writes_skops_with_a_note(tmp_path, credit_csv):
+    import zipfile
+
+    out = tmp_path / "m.joblib"
+    done = fairaudit("train", "--data", str(credit_csv), "--label", "outcome", "--favourable", "good",
+                     "--kind", "logreg", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "m.joblib holds the skops format" in done.stderr and "not a pickle" in done.stderr
+    with zipfile.ZipFile(out) as archive:
+        assert "schema.json" in archive.namelist()
+    assert models.load(out).kind == "logreg"  # no trust_pickle needed
+
+
+@pytest.mark.parametrize("param", ["hidden=[100000,100000]", "hidden=[1500,1500]", "hidden=1e400", "epochs=1e400",
+                                   "lr=Infinity"])
+def test_train_oversized_or_overflowing_mlp_is_exit_2_one_line(tmp_path, credit_csv, param):
+    done = fairaudit("train", "--data", str(credit_csv), "--label", "outcome", "--favourable", "good",
+                     "--kind", "mlp", "--param", param, "--out", str(tmp_path / "m.pt"))
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "m.pt").exists()
+
+
+def test_mlp_size_limit_is_checked_against_the_inputs(tmp_path):
+    from fairaudit.models.mlp import MAX_PARAMETERS, parameter_count
+
+    data = synthetic(200)
+    # one layer of 250,000 units: under the limit on one input, over it on the 7 encoded inputs (age, sex x2,
+    # job x3, income): checked once the encoding is known, before the network is allocated
+    assert parameter_count(1, [250_000]) < MAX_PARAMETERS < parameter_count(7, [250_000])
+    with pytest.raises(ModelError, match="on 7 inputs has 2,250,001 weights and biases; the limit is 2,000,000"):
+        models.train(data, "mlp", hidden=[250_000], epochs=1)

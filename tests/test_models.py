@@ -239,11 +239,15 @@ def test_load_refuses_bad_inputs(tmp_path):
     with pytest.raises(ModelError, match="is a directory"):
         models.load(tmp_path)
     (tmp_path / "notes.txt").write_text("hello\n")
-    with pytest.raises(ModelError, match="is not a fairaudit model"):
+    with pytest.raises(ModelError, match="not a model file in a safe format"):
         models.load(tmp_path / "notes.txt")
+    with pytest.raises(ModelError, match="is not a fairaudit model"):
+        models.load(tmp_path / "notes.txt", trust_pickle=True)
     joblib.dump({"something": "else"}, tmp_path / "other.joblib")
-    with pytest.raises(ModelError, match="not a fairaudit model file"):
+    with pytest.raises(ModelError, match="may be a pickle"):
         models.load(tmp_path / "other.joblib")
+    with pytest.raises(ModelError, match="not a fairaudit model file"):
+        models.load(tmp_path / "other.joblib", trust_pickle=True)
     import torch
 
     torch.save({"weights": torch.zeros(3)}, tmp_path / "other.pt")

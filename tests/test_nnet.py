@@ -146,3 +146,61 @@ def test_every_fairquant_benchmark_network_reads_and_round_trips():
         assert np.all(np.isfinite(out)), path.name
         again = parse_nnet(format_nnet(net))
         assert np.array_equal(again.forward(corners), out), path.name
+
+
+# ---- issue 12: non-finite values, absurd headers ----------------------------------------------
+
+
+@pytest.mark.parametrize("line, new, bad", [
+    (14, "inf,3,1,3,", "'inf'"),                       # header: was OverflowError in int()
+    (14, "2,3,1,1e400,", "'1e400'"),                   # overflows to inf
+    (15, "3,2,nan,", "'nan'"),                         # layer sizes
+    (17, "0,0,-inf,", "'-inf'"),                       # input minimums
+    (19, "0.0,nan,0.0,0.0,", "'nan'"),                 # means
+    (20, "1.0,1.0,inf,1.0,", "'inf'"),                 # ranges
+    (21, "nan,0.5,1.2,", "'nan'"),                     # a weight: was accepted, every decision unfavourable
+    (23, "inf,", "'inf'"),                             # a bias
+    (25, "0.2,-Infinity,", "'-Infinity'"),             # an output-layer weight
+])
+def test_non_finite_values_are_refused_with_the_line(tmp_path, line, new, bad):
+    path = tmp_path / "bad.nnet"
+    path.write_text(_replace_line(GOOD, line, new))
+    for read in (lambda: read_nnet(path), lambda: models.load(path),
+                 lambda: models.load_bytes(path.read_bytes(), "bad.nnet")):
+        with pytest.raises(ModelError) as err:
+            read()
+        message = str(err.value)
+        assert f"bad.nnet, line {line}: {bad} is not a finite number" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("line, new, message", [
+    (14, "2,3,1,-3,", "must be positive integers"),
+    (14, "-2,3,1,3,", "must be positive integers"),
+    (15, "3,0,1,", "must be positive integers"),
+    (15, "3,100000,1,", "line 23: expected 3 numbers (weights of neuron 3 in layer 1), found 1"),
+    (15, "3,100000000000000,1,", "layer sizes must be at most 1,000,000, found 1e+14"),
+    (14, "2,3,1e300,3,", "header values must be at most 1,000,000, found 1e+300"),
+    (14, "999999,3,1,3,", "expected 1000000 numbers (the layer sizes), found 3"),
+    (18, "-1,0,0,", "input 1: maximum -1 is below minimum 1"),
+])
+def test_absurd_or_inconsistent_headers_are_one_line_errors(tmp_path, line, new, message):
+    path = tmp_path / "bad.nnet"
+    path.write_text(_replace_line(GOOD, line, new))
+    with pytest.raises(ModelError) as err:
+        models.load(path)
+    assert "bad.nnet, line " in str(err.value) and message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_cli_audit_of_a_non_finite_nnet_is_exit_2_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "bad.nnet"
+    path.write_text(_replace_line(GOOD, 14, "2,3,1,1e400,"))
+    csv = tmp_path / "x.csv"
+    pd.DataFrame({"x1": [0.0, 1.0], "x2": [1.0, 0.0], "x3": [2.0, 1.0], "g": [0, 1]}).to_csv(csv, index=False)
+    done = subprocess.run([sys.executable, "-m", "fairaudit", "audit", "--data", str(csv), "--protected", "g",
+                           "--model", str(path), "--spec", "E[pred | g == 1] - E[pred | g == 0] < 0.5"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "bad.nnet, line 14: '1e400' is not a finite number" in done.stderr

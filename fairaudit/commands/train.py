@@ -1,23 +1,30 @@
 """`fairaudit train`: train a model on a dataset, save it, print its held-out accuracy per group.
 
-    fairaudit train --data adult --kind logreg --out adult-logreg.joblib [--seed 0]
+    fairaudit train --data adult --kind logreg --out adult-logreg.skops [--seed 0]
                     [--test-size 0.25] [--exclude sex,race] [--param max_depth=4 ...]
 
 The rows are split (stratified, seeded) into a training part and a held-out part; the accuracy
 table is measured on the held-out part, overall and for each value of each protected column.
-scikit-learn kinds are saved with joblib, mlp as a torch file; `--model PATH` in other commands
-loads either.
+
+Model files cannot run code when loaded: scikit-learn kinds are saved in skops's secure format
+(default extension ``.skops``), mlp as a torch ``state_dict`` + JSON config (``.pt``). An ``--out``
+without an extension gets that one added. The format never depends on the name: ``--out m.joblib``
+still writes skops (with a note on stderr), because refusing it would break existing scripts for no
+safety gain (loading detects the format from the content, so the name cannot make it unsafe).
+`--model PATH` in other commands loads these files.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 
 from fairaudit import models
 from fairaudit.commands._data_args import add_data_arguments, dataset_from_args
 from fairaudit.errors import ModelError
 from fairaudit.models.base import output_path
-from fairaudit.models.training import KIND_HELP, KINDS, check_kind
+from fairaudit.models.training import KIND_HELP, KINDS, MAX_MLP_PARAMETERS, check_kind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("model")
     group.add_argument("--kind", required=True, metavar="KIND",
                        help="; ".join(f"{k}: {KIND_HELP[k]}" for k in KINDS))
-    group.add_argument("--out", required=True, metavar="PATH", help="where to save the trained model")
+    group.add_argument("--out", required=True, metavar="PATH",
+                       help="where to save the trained model, in a format that cannot run code when loaded: "
+                            "skops for logreg/tree/gbm (default extension .skops), torch state_dict + JSON for mlp "
+                            "(.pt); the extension is added when PATH has none. The name never changes the format "
+                            "(e.g. m.joblib still holds skops)")
     group.add_argument("--force", action="store_true",
                        help="allow --out to replace an existing file that is not a model (never the data)")
     group.add_argument("--seed", type=int, default=0, help="seed of the split and the learner (default 0)")
@@ -35,7 +46,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="feature columns the model must not read (e.g. the protected ones)")
     group.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                        help="learner parameter, repeatable: max_depth=4 (tree), C=0.5 (logreg), "
-                            "hidden=[32,16] epochs=20 (mlp); VALUE is read as JSON when it parses")
+                            f"hidden=[32,16] epochs=20 (mlp; at most {MAX_MLP_PARAMETERS:,} weights and biases); "
+                            "VALUE is read as JSON when it parses")
+
+
+EXTENSIONS = {"mlp": (".pt", "torch state_dict")}
+DEFAULT_EXTENSION = (".skops", "skops")  # the scikit-learn kinds
+
+
+def out_path(text: str, kind: str) -> Path:
+    """``--out`` with the kind's extension added when it has none."""
+    extension, _ = EXTENSIONS.get(kind, DEFAULT_EXTENSION)
+    path = Path(text)
+    return path if path.suffix else path.with_name(path.name + extension)
+
+
+def name_note(path: Path, kind: str) -> str | None:
+    """A note when the name suggests another format (``m.joblib``: it holds skops all the same, not a pickle)."""
+    extension, fmt = EXTENSIONS.get(kind, DEFAULT_EXTENSION)
+    if path.suffix.lower() == extension:
+        return None
+    pickle_name = path.suffix.lower() in (".joblib", ".pkl", ".pickle")
+    return (f"note: {path.name} holds the {fmt} format whatever its name ({extension} is the usual extension)"
+            f"{'; it is not a pickle' if pickle_name else ''}")
 
 
 def parse_params(items: list[str]) -> dict:
@@ -74,9 +107,10 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit.outputs import check_output
 
     check_kind(args.kind)
+    out = out_path(args.out, args.kind)
     # fail before training, not after; never onto the data (or another kind of file without --force)
-    check_output(args.out, "model", inputs=[args.data], force=getattr(args, "force", False), what="model")
-    out = output_path(args.out)
+    check_output(out, "model", inputs=[args.data], force=getattr(args, "force", False), what="model")
+    out = output_path(out)
     params = parse_params(args.param)
     exclude = [name.strip() for name in args.exclude.split(",") if name.strip()]
     dataset = dataset_from_args(args)
@@ -86,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"trained {model.describe()}")
     print(f"data {dataset.name}: {m['n_train']:,} rows for training, {m['n_test']:,} held out (seed {args.seed})")
     print(f"saved to {out}")
+    note = name_note(out, args.kind)
+    if note:
+        print(note, file=sys.stderr)
     print(f"sha256 {model.content_hash}")
     print()
     print("held-out accuracy")

@@ -2,8 +2,12 @@
 
 * ``train(dataset, kind, *, seed=0, test_size=0.25, exclude=(), **params) -> Model`` with kind
   ``logreg``, ``tree``, ``gbm`` (scikit-learn) or ``mlp`` (torch).
-* ``load(path) -> Model`` for files written by ``Model.save`` and ``.nnet`` networks. Joblib files are
-  pickles: only load trusted files from paths the user names, never uploaded bytes.
+* ``load(path, *, trust_pickle=False, trusted_types=()) -> Model`` for files written by ``Model.save``
+  (skops for scikit-learn kinds, torch state_dict + JSON for mlp), ``.nnet`` networks and a user's own
+  scikit-learn classifier saved with skops. The format comes from the content; anything else may be a
+  pickle and is refused unless ``trust_pickle=True`` (old ``.joblib`` models: this runs code from the file).
+* ``load_bytes(data, filename, *, trusted_types=()) -> Model`` for uploads: safe formats only, never unpickles;
+  ``UntrustedTypesError.types`` lists the types a skops file needs before the user accepts them.
 * ``from_expression(text, dataset) -> Model``: a condition over the rows (``decile_score <= 4``, true = favourable) acting as
   the decision, for auditing logged decisions.
 * ``read_nnet`` / ``write_nnet``: the ``.nnet`` format; ``NNetModel`` wraps a network as a Model.
@@ -16,11 +20,11 @@ from fairaudit.models.encoding import Encoding
 from fairaudit.models.expression import ExpressionModel, from_expression
 from fairaudit.models.forms import DecisionNode, LinearForm, ReluNet, TreeForm
 from fairaudit.models.nnet import NNet, NNetModel, read_nnet, write_nnet
-from fairaudit.models.storage import load
+from fairaudit.models.storage import UntrustedTypesError, load, load_bytes
 from fairaudit.models.training import KINDS, held_out_metrics, held_out_positions, train
 
 __all__ = [
-    "Model", "train", "load", "from_expression", "KINDS",
+    "Model", "train", "load", "load_bytes", "UntrustedTypesError", "from_expression", "KINDS",
     "LinearForm", "TreeForm", "DecisionNode", "ReluNet", "Encoding",
     "NNet", "NNetModel", "read_nnet", "write_nnet", "ExpressionModel", "held_out_metrics", "held_out_positions",
 ]

@@ -114,6 +114,19 @@ def output_path(path) -> Path:
     return path
 
 
+def write_atomic(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` (checked with :func:`output_path`) through a temporary file and a rename
+    (:func:`fairaudit.outputs.write_atomically`), so a failed write never leaves half a model file."""
+    from fairaudit.errors import FairauditError
+    from fairaudit.outputs import write_atomically
+
+    target = output_path(path)
+    try:
+        write_atomically(target, data, what="model")
+    except FairauditError as err:
+        raise ModelError(str(err)) from None
+
+
 def canonical_json(data) -> bytes:
     """Deterministic JSON bytes (sorted keys, no spaces) for hashing."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=True).encode("utf-8")

@@ -4,10 +4,14 @@ Trained with Adam on the binary cross-entropy of its single output logit, in flo
 numpy forward pass of :meth:`MLPModel.as_relu_net` matches it to rounding. Training is deterministic
 for a given seed (initialisation and shuffling use their own seeded generators).
 
+Size limit: a network has at most :data:`MAX_PARAMETERS` weights and biases (2 million, 16 MB in
+float64), checked before anything is allocated, when training and when loading a file.
+
 Saved as one torch file holding the ``state_dict`` and a JSON config; loaded with ``weights_only=True``.
 """
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
@@ -16,14 +20,35 @@ import torch
 from torch import nn
 
 from fairaudit.errors import ModelError
-from fairaudit.models.base import FORMAT, FORMAT_VERSION, Model, Standardiser, canonical_json, output_path, sha256
+from fairaudit.models.base import (FORMAT, FORMAT_VERSION, Model, Standardiser, canonical_json, sha256,
+                                  write_atomic)
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import ReluNet
+from fairaudit.models.training import MAX_MLP_PARAMETERS
 
 DEFAULTS = {"hidden": [16, 16], "epochs": 8, "batch_size": 256, "lr": 0.01, "weight_decay": 0.0}
+MAX_PARAMETERS = MAX_MLP_PARAMETERS  # weights + biases of one network
+
+
+def parameter_count(n_inputs: int, hidden: list[int]) -> int:
+    """Weights and biases of the network ``n_inputs -> hidden... -> 1``."""
+    sizes = [n_inputs, *hidden, 1]
+    return sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
+
+
+def check_size(n_inputs: int | None, hidden: list[int]) -> None:
+    """ModelError when the network would exceed :data:`MAX_PARAMETERS` (before allocating it).
+    ``n_inputs=None``: the input count is not known yet; check the lower bound with one input."""
+    count = parameter_count(n_inputs or 1, hidden)
+    if count > MAX_PARAMETERS:
+        layers = f"{hidden[:6]}{' ...' if len(hidden) > 6 else ''}"
+        inputs = "" if n_inputs is None else f" on {n_inputs} inputs"
+        raise ModelError(f"an mlp with hidden layers {layers}{inputs} has {'at least ' * (n_inputs is None)}"
+                         f"{count:,} weights and biases; the limit is {MAX_PARAMETERS:,}")
 
 
 def build_net(n_inputs: int, hidden: list[int]) -> nn.Sequential:
+    check_size(n_inputs, hidden)
     sizes = [n_inputs, *hidden]
     layers: list[nn.Module] = []
     for a, b in zip(sizes, sizes[1:]):
@@ -45,11 +70,14 @@ def mlp_params(params: dict) -> dict:
         merged["hidden"] = [int(h) for h in hidden]
         merged["epochs"], merged["batch_size"] = int(merged["epochs"]), int(merged["batch_size"])
         merged["lr"], merged["weight_decay"] = float(merged["lr"]), float(merged["weight_decay"])
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ModelError("mlp parameters: hidden is a list of layer sizes, epochs and batch_size integers, "
                          "lr and weight_decay numbers") from None
     if min(merged["hidden"], default=1) < 1 or merged["epochs"] < 1 or merged["batch_size"] < 1 or merged["lr"] <= 0:
         raise ModelError("mlp parameters: layer sizes, epochs, batch_size and lr must be positive")
+    if not (np.isfinite(merged["lr"]) and np.isfinite(merged["weight_decay"])):
+        raise ModelError("mlp parameters: lr and weight_decay must be finite numbers")
+    check_size(None, merged["hidden"])  # a lower bound, checked before the data is read
     return merged
 
 
@@ -124,16 +152,18 @@ class MLPModel(Model):
         config = json.dumps({**self._config(), "metrics": self.metrics})
         payload = {"format": FORMAT, "version": FORMAT_VERSION, "kind": self.kind, "config": config,
                    "state_dict": self.net.state_dict()}
-        try:
-            torch.save(payload, output_path(path))
-        except (OSError, RuntimeError) as err:
-            raise ModelError(f"cannot write model to {path}: {getattr(err, 'strerror', None) or err}") from None
+        buffer = io.BytesIO()
+        torch.save(payload, buffer)
+        write_atomic(path, buffer.getvalue())
 
     @classmethod
     def from_payload(cls, payload: dict) -> "MLPModel":
         config = json.loads(payload["config"])
         encoding = Encoding.from_dict(config["encoding"])
-        net = build_net(len(encoding), config["params"]["hidden"])
+        hidden = [int(h) for h in config["params"]["hidden"]]
+        if min(hidden, default=1) < 1:
+            raise ValueError(f"hidden layer sizes {hidden[:6]}")
+        net = build_net(len(encoding), hidden)  # checks the size before allocating
         net.load_state_dict(payload["state_dict"])
         net.eval()
         return cls(net, encoding, Standardiser.from_dict(config["scaler"]), config["params"], config.get("metrics"))

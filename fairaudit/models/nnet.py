@@ -13,6 +13,12 @@ with ``//`` are comments::
     then for each layer k: size_k lines of size_{k-1} weights (the incoming weights of one neuron),
     then size_k lines of one bias each.
 
+Every value must be a finite number (``nan``, ``inf`` and overflowing literals such as ``1e400`` are
+refused), every size a positive integer up to :data:`MAX_SIZE` and every input maximum at least its minimum; each line must
+hold exactly the count of numbers the header implies. Nothing is allocated beyond the numbers actually
+in the file, so absurd sizes fail at the first short line. Any problem is a one-line ``ModelError``
+naming the file and line.
+
 Hidden layers use ReLU; the output layer is affine. Like FairQuant, :meth:`NNet.forward` feeds inputs
 **raw** (no normalisation with the means and ranges). As a ``Model`` (:class:`NNetModel`) a
 single-output network decides *favourable iff output > 0* (FairQuant reads the output's sign) and
@@ -27,9 +33,12 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.errors import ModelError
-from fairaudit.models.base import Model, output_path, sha256
+from fairaudit.models.base import Model, sha256, write_atomic
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import ReluNet
+
+
+MAX_SIZE = 1_000_000  # largest layer count or layer size a header may state
 
 
 @dataclass
@@ -84,9 +93,12 @@ class _Lines:
                 if not token:
                     continue
                 try:
-                    values.append(float(token))
+                    value = float(token)
                 except ValueError:
                     self.fail(number, f"'{token[:20]}' is not a number")
+                if not np.isfinite(value):  # nan, inf, or a literal too large for a float (1e400)
+                    self.fail(number, f"'{token[:20]}' is not a finite number")
+                values.append(value)
             self.rows.append((number, values))
         self.pos = 0
 
@@ -104,9 +116,11 @@ class _Lines:
         return np.array(values, dtype=np.float64)
 
     def integers(self, values: np.ndarray, what: str) -> list[int]:
-        """The numbers just taken, which must be positive integers."""
+        """The numbers just taken, which must be positive integers no larger than :data:`MAX_SIZE`."""
         if not np.all(values == np.round(values)) or np.any(values < 1):
             self.fail(self.rows[self.pos - 1][0], f"{what} must be positive integers")
+        if np.any(values > MAX_SIZE):
+            self.fail(self.rows[self.pos - 1][0], f"{what} must be at most {MAX_SIZE:,}, found {values.max():.4g}")
         return [int(v) for v in values]
 
 
@@ -132,10 +146,13 @@ def parse_nnet(text: str, name: str = "<text>") -> NNet:
     sizes = lines.integers(lines.take(num_layers + 1, "the layer sizes"), "layer sizes")
     if sizes[0] != n_in or sizes[-1] != n_out:
         lines.fail(lines.rows[lines.pos - 1][0],
-                   f"layer sizes {sizes} do not start with inputSize {n_in} and end with outputSize {n_out}")
+                   f"layer sizes {_short(sizes)} do not start with inputSize {n_in} and end with outputSize {n_out}")
     lines.take(1, "the unused symmetric flag")
     mins = lines.take(n_in, "the input minimums")
     maxs = lines.take(n_in, "the input maximums")
+    if np.any(mins > maxs):  # an empty input box would make every property hold vacuously
+        i = int(np.argmax(mins > maxs))
+        lines.fail(lines.rows[lines.pos - 1][0], f"input {i + 1}: maximum {maxs[i]:g} is below minimum {mins[i]:g}")
     means = lines.take(n_in + n_out, "the means, inputs then output")
     ranges = lines.take(n_in + n_out, "the ranges, inputs then output")
     layers = []
@@ -146,6 +163,10 @@ def parse_nnet(text: str, name: str = "<text>") -> NNet:
     if lines.pos < len(lines.rows):
         lines.fail(lines.rows[lines.pos][0], "unexpected data after the last layer")
     return NNet(layers, mins, maxs, means, ranges)
+
+
+def _short(sizes: list[int]) -> str:
+    return f"[{', '.join(map(str, sizes[:8]))}{', ...' if len(sizes) > 8 else ''}]"
 
 
 def _numbers(values) -> str:
@@ -167,10 +188,8 @@ def format_nnet(net: NNet) -> str:
 
 
 def write_nnet(net: NNet, path) -> None:
-    try:
-        output_path(path).write_text(format_nnet(net), encoding="utf-8")
-    except OSError as err:
-        raise ModelError(f"cannot write .nnet file {path}: {err.strerror or err}") from None
+    """Write ``net`` to ``path`` as ``.nnet`` text (atomically)."""
+    write_atomic(path, format_nnet(net).encode("utf-8"))
 
 
 class NNetModel(Model):

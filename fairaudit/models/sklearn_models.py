@@ -1,11 +1,11 @@
 """scikit-learn models: ``logreg`` (LogisticRegression), ``tree`` (DecisionTreeClassifier) and ``gbm``
 (HistGradientBoostingClassifier), each with its encoding inside so it predicts from raw rows.
 
-Saved with joblib (a pickle: loading one runs code, see :func:`fairaudit.models.load`).
+Saved in skops's secure format (``skops.io``; see :mod:`fairaudit.models.storage` for what loading trusts).
+Files written by older versions with joblib are pickles and load only with ``trust_pickle=True``.
 """
 from __future__ import annotations
 
-import joblib
 import numpy as np
 import pandas as pd
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -13,7 +13,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from fairaudit.errors import ModelError
-from fairaudit.models.base import FORMAT, FORMAT_VERSION, Model, Standardiser, canonical_json, output_path, sha256
+from fairaudit.models.base import (FORMAT, FORMAT_VERSION, Model, Standardiser, canonical_json, sha256,
+                                  write_atomic)
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import DecisionNode, LinearForm, ReluNet, TreeForm
 
@@ -91,16 +92,19 @@ class SklearnModel(Model):
         return super().describe().replace(f"{self.kind} model", f"{self.kind} ({type(self.estimator).__name__})", 1)
 
     def save(self, path) -> None:
-        """Write the model to ``path`` with joblib (one file)."""
+        """Write the model to ``path`` as one skops file (whatever the name; ``.skops`` is the usual one)."""
+        from fairaudit.models.skops_files import dump_bytes
+
         payload = {"format": FORMAT, "version": FORMAT_VERSION, **self._config(),
                    "metrics": self.metrics, "estimator": self.estimator}
-        try:
-            joblib.dump(payload, output_path(path))
-        except (OSError, RuntimeError) as err:
-            raise ModelError(f"cannot write model to {path}: {getattr(err, 'strerror', None) or err}") from None
+        write_atomic(path, dump_bytes(payload))
 
     @classmethod
     def from_payload(cls, payload: dict) -> "SklearnModel":
+        """The model in a saved payload (a dict); ValueError if its estimator does not match its kind."""
+        kind, estimator = payload["kind"], payload["estimator"]
+        if kind not in ESTIMATORS or type(estimator) is not ESTIMATORS[kind][0]:
+            raise ValueError(f"kind {kind!r} with a {type(estimator).__name__}")
         scaler = Standardiser.from_dict(payload["scaler"]) if payload["scaler"] else None
         return cls(payload["kind"], payload["estimator"], Encoding.from_dict(payload["encoding"]), scaler,
                    payload["params"], payload.get("metrics"))

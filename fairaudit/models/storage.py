@@ -1,86 +1,170 @@
-"""``load(path)``: read a model saved by ``Model.save`` (or a ``.nnet`` network).
+"""Reading model files: ``load(path)`` (CLI and Python API) and ``load_bytes(data, filename)`` (uploads).
 
-Formats, detected from the file itself:
+**What is trusted.** Models are stored in formats whose loading cannot run code, detected from the
+file's *content* (never from its name alone):
 
-* ``.nnet`` text (by extension, or text starting with ``//``) -> :class:`NNetModel`;
-* a zip archive (torch's format) -> ``mlp``, loaded with ``torch.load(weights_only=True)``;
-* anything else -> a joblib file holding a scikit-learn model.
+* **skops** (a zip archive with a top-level ``schema.json``): scikit-learn models, written by
+  ``Model.save`` for the kinds ``logreg``, ``tree`` and ``gbm``. Loaded with ``skops.io`` and an explicit
+  list of trusted types: skops's defaults plus the two tree containers fairaudit's own kinds use
+  (:data:`~fairaudit.models.skops_files.FAIRAUDIT_TYPES`). A file that needs any other type raises
+  :class:`~fairaudit.models.skops_files.UntrustedTypesError` listing the type names; the caller shows them
+  and, only if the user accepts, loads again with ``trusted_types=``. A skops file holding a user's own
+  fitted classifier (not trained by fairaudit) becomes an :class:`~fairaudit.models.imported.ImportedSklearnModel`.
+* **torch** (a zip archive with ``data.pkl`` in a sub-folder): ``mlp`` models, a ``state_dict`` plus a JSON
+  config, loaded with ``torch.load(weights_only=True)`` (tensors and plain containers only).
+* **.nnet** text (name ending in ``.nnet``, or text starting with ``//``): parsed as numbers, never evaluated.
 
-**Security**: a joblib file is a pickle and loading it runs code chosen by whoever wrote the file.
-Only load files you trust, from paths you name yourself (``--model PATH``, the dashboard's "load from
-a path"). ``load`` refuses file-like objects so that uploaded bytes can never reach it.
+**What is not trusted.** Anything else may be a pickle (joblib files, written by fairaudit before
+skops, are pickles): unpickling runs code chosen by whoever wrote the file. ``load`` refuses it with one
+line unless the caller passes ``trust_pickle=True`` (the CLI's ``--trust-pickle``), and then only reads
+it as an old fairaudit joblib model. ``load_bytes`` never unpickles anything, whatever the flag: uploads
+and the dashboard go through it.
 """
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
+from typing import Iterable
 
 from fairaudit.errors import ModelError
+from fairaudit.models import skops_files
 from fairaudit.models.base import FORMAT, Model
+from fairaudit.models.skops_files import UntrustedTypesError
 
-ZIP_MAGIC = b"PK\x03\x04"
+SAFE_FORMATS = "skops, torch state_dict or .nnet"
+__all__ = ["load", "load_bytes", "detect_format", "UntrustedTypesError", "SAFE_FORMATS"]
 
 
-def load(path: str | os.PathLike) -> Model:
-    """Load a saved model from a trusted local path (see the module docstring: joblib files run code)."""
+def load(path: str | os.PathLike, *, trust_pickle: bool = False, trusted_types: Iterable[str] = ()) -> Model:
+    """Load a model file from a local ``path`` (see the module docstring for what is trusted).
+
+    ``trusted_types``: extra type names a skops file may use (after the user accepted them).
+    ``trust_pickle=True`` also loads an old fairaudit joblib file; that **runs code stored in the file**:
+    pass it only for files whose author you trust.
+    """
     if not isinstance(path, (str, os.PathLike)):
-        raise ModelError("load() takes a path to a trusted local file, not a file-like object or bytes "
-                         "(a model file can run code when loaded)")
+        raise ModelError("load() takes a path to a local file, not a file-like object or bytes "
+                         "(use load_bytes for uploaded content)")
     path = Path(path)
     if not path.exists():
         raise ModelError(f"no such model file: {path}")
     if path.is_dir():
         raise ModelError(f"{path} is a directory, not a model file")
     try:
-        with path.open("rb") as fh:
-            head = fh.read(4)
+        data = path.read_bytes()
     except OSError as err:
         raise ModelError(f"cannot read model file {path}: {err.strerror or err}") from None
+    kind = detect_format(data, path.name)
+    if kind == "unknown":
+        if not trust_pickle:
+            raise ModelError(f"{path} is not a model file in a safe format ({SAFE_FORMATS}); it may be a pickle "
+                             "(e.g. a .joblib file from an older fairaudit), which can run code when loaded: "
+                             "if you trust its author, load it with --trust-pickle (CLI) or trust_pickle=True (Python)")
+        return _load_pickle(data, str(path))
+    return _load_safe(kind, data, str(path), trusted_types)
 
-    if path.suffix.lower() == ".nnet" or head.startswith(b"//"):
-        from fairaudit.models.nnet import NNetModel, read_nnet
 
-        return NNetModel(read_nnet(path), source=str(path))
-    if head == ZIP_MAGIC:
-        return _load_torch(path)
-    return _load_joblib(path)
+def load_bytes(data: bytes, filename: str, *, trusted_types: Iterable[str] = ()) -> Model:
+    """Load a model from uploaded ``data`` (``filename`` names it in messages and marks ``.nnet`` text).
+
+    Accepts only skops, torch state_dict and ``.nnet`` content; **never unpickles**. A skops file needing
+    types beyond fairaudit's own raises :class:`UntrustedTypesError` (``err.types``): show them, ask, and
+    call again with ``trusted_types=err.types`` only if the user accepts.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ModelError(f"load_bytes() takes the file's bytes, got {type(data).__name__}")
+    data, name = bytes(data), Path(str(filename)).name or "upload"
+    kind = detect_format(data, name)
+    if kind == "unknown":
+        raise ModelError(f"{name} is not a model file in a safe format ({SAFE_FORMATS}); it may be a pickle, "
+                         "which can run code, so it is never loaded from an upload: if you trust its author, "
+                         "load it from the command line with --trust-pickle")
+    return _load_safe(kind, data, name, trusted_types)
 
 
-def _load_torch(path: Path) -> Model:
+def detect_format(data: bytes, name: str = "") -> str:
+    """``"skops"``, ``"torch"``, ``"zip"`` (another archive), ``"nnet"`` or ``"unknown"`` (maybe a pickle),
+    from the content (the name only marks ``.nnet`` text, which is parsed and never executed)."""
+    archive = skops_files.open_zip(data) if data[:2] == b"PK" else None
+    if archive is not None:
+        with archive:
+            if skops_files.is_skops_archive(archive):
+                return "skops"
+            if any(n.endswith("/data.pkl") for n in archive.namelist()):
+                return "torch"
+        return "zip"
+    if name.lower().endswith(".nnet") or data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"//"):
+        return "nnet"
+    return "unknown"
+
+
+def _load_safe(kind: str, data: bytes, name: str, trusted_types: Iterable[str]) -> Model:
+    if kind == "skops":
+        return _from_skops(data, name, trusted_types)
+    if kind == "torch":
+        return _from_torch(data, name)
+    if kind == "nnet":
+        from fairaudit.models.nnet import NNetModel, parse_nnet
+
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ModelError(f"cannot read .nnet file {name}: it is not UTF-8 text") from None
+        return NNetModel(parse_nnet(text, name=Path(name).name), source=name)
+    raise ModelError(f"{name} is a zip archive but neither a skops nor a torch model file")
+
+
+def _from_skops(data: bytes, name: str, trusted_types: Iterable[str]) -> Model:
+    obj = skops_files.load_bytes(data, name, trusted_types)
+    if isinstance(obj, dict):
+        _check_payload(obj, name)
+        return _sklearn_from_payload(obj, name)
+    from fairaudit.models.imported import ImportedSklearnModel
+
+    return ImportedSklearnModel(obj, data, name)
+
+
+def _from_torch(data: bytes, name: str) -> Model:
     import torch
 
     from fairaudit.models.mlp import MLPModel
 
     try:
-        payload = torch.load(path, weights_only=True, map_location="cpu")
+        payload = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
     except Exception as err:  # torch raises many types for a foreign or corrupt archive
-        raise ModelError(f"{path} is not a fairaudit model ({_first_line(err)})") from None
-    _check_payload(payload, path)
+        raise ModelError(f"{name} is not a fairaudit model ({_first_line(err)})") from None
+    _check_payload(payload, name)
     try:
         return MLPModel.from_payload(payload)
-    except (KeyError, ValueError, RuntimeError) as err:
-        raise ModelError(f"{path} is a damaged mlp model file ({_first_line(err)})") from None
+    except (KeyError, TypeError, ValueError, RuntimeError) as err:
+        raise ModelError(f"{name} is a damaged mlp model file ({_first_line(err)})") from None
 
 
-def _load_joblib(path: Path) -> Model:
+def _load_pickle(data: bytes, name: str) -> Model:
+    """An old (joblib) fairaudit model. Runs code from the file: only reached with trust_pickle=True."""
     import joblib
 
+    try:
+        payload = joblib.load(io.BytesIO(data))
+    except Exception as err:  # unpickling garbage raises anything from EOFError to UnpicklingError
+        raise ModelError(f"{name} is not a fairaudit model ({_first_line(err)})") from None
+    _check_payload(payload, name)
+    return _sklearn_from_payload(payload, name)
+
+
+def _sklearn_from_payload(payload: dict, name: str) -> Model:
     from fairaudit.models.sklearn_models import SklearnModel
 
     try:
-        payload = joblib.load(path)
-    except Exception as err:  # unpickling garbage raises anything from EOFError to UnpicklingError
-        raise ModelError(f"{path} is not a fairaudit model ({_first_line(err)})") from None
-    _check_payload(payload, path)
-    try:
         return SklearnModel.from_payload(payload)
-    except (KeyError, TypeError, ValueError) as err:
-        raise ModelError(f"{path} is a damaged model file ({_first_line(err)})") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise ModelError(f"{name} is a damaged model file ({_first_line(err)})") from None
 
 
-def _check_payload(payload, path: Path) -> None:
+def _check_payload(payload, name: str) -> None:
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise ModelError(f"{path} is not a fairaudit model file (save one with `fairaudit train`)")
+        raise ModelError(f"{name} is not a fairaudit model file (save one with `fairaudit train`)")
 
 
 def _first_line(err: Exception) -> str:

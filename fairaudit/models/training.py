@@ -19,6 +19,7 @@ KIND_HELP = {
     "gbm": "histogram gradient boosting, 100 trees",
     "mlp": "torch ReLU network, 2 hidden layers of 16",
 }
+MAX_MLP_PARAMETERS = 2_000_000  # weights + biases of an mlp (16 MB in float64); checked before allocating
 MAX_GROUP_VALUES = 20  # a protected column with more distinct values is split at its median instead
 
 
