@@ -26,14 +26,17 @@ def _spec(spec):
 def audit(data, spec, engine: str = "monitor", model=None, pred: str | None = None, where: str | None = None,
           delta: float = 0.05, batch: int = 5, split: str = "equal", bound: str = "hoeffding",
           order: str = "shuffle", seed: int = 0, rows: str | None = None, stop: bool = False,
-          time_budget: float | None = None, on_step=None, iterate: bool = False) -> AuditResult:
+          time_budget: float | None = None, on_step=None, iterate: bool = False, trust_pickle: bool = False,
+          trusted_types=()) -> AuditResult:
     """Audit ``data`` (a ``Dataset`` or a built-in name / CSV path) against ``spec`` (text or ``Spec``).
 
     ``model``: a ``Model``, a training kind (``logreg`` ...) or a saved-model path; ``pred``: a
     condition over the rows used as the decision instead (``"decile_score <= 4"``, true = favourable).
     ``order``: ``"shuffle"`` (default, seeded by ``seed``) or ``"given"`` (file order; the guarantee then
     assumes that order is random). ``rows``: ``"held-out"`` (default when fairaudit trained the model
-    on this dataset), or ``"all"``. See ``fairaudit.engines.monitor`` for the other options.
+    on this dataset), or ``"all"``. A model path is loaded safely (``fairaudit.models.load``): a pickle only
+    with ``trust_pickle=True``, a skops file's extra types only when named in ``trusted_types`` — both run
+    or build code chosen by the file's author. See ``fairaudit.engines.monitor`` for the other options.
 
     Everything is validated first (``fairaudit.preflight``: the spec against the data, the decision,
     the row filter, the options), before a model is trained: an error raises ``FairauditError``
@@ -55,7 +58,8 @@ def audit(data, spec, engine: str = "monitor", model=None, pred: str | None = No
 
     return monitor(dataset, spec, model=model, pred=pred, where=where, delta=float(delta), batch=int(batch),
                    split=split, bound=bound, order=order, seed=int(seed), rows=rows, stop=stop,
-                   time_budget=time_budget, on_step=on_step, iterate=iterate, warnings=[str(w) for w in found])
+                   time_budget=time_budget, on_step=on_step, iterate=iterate, warnings=[str(w) for w in found],
+                   trust_pickle=trust_pickle, trusted_types=tuple(trusted_types))
 
 
 def check_options(*, engine="monitor", delta=0.05, batch=5, split="equal", bound="hoeffding", order="shuffle",

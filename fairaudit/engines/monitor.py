@@ -481,8 +481,9 @@ def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object
 # datasets and models -> observations
 
 
-def resolve_model(model, dataset, seed: int = 0):
-    """A ``Model``: passed through; a string: a saved-model path, else a training kind."""
+def resolve_model(model, dataset, seed: int = 0, *, trust_pickle: bool = False, trusted_types=()):
+    """A ``Model``: passed through; a string: a saved-model path (loaded safely: ``fairaudit.models.load``
+    with the given trust), else a training kind."""
     if model is None or hasattr(model, "predict"):
         return model
     import os
@@ -490,7 +491,7 @@ def resolve_model(model, dataset, seed: int = 0):
     from fairaudit import models
 
     if os.path.exists(str(model)):
-        return models.load(str(model))
+        return models.load(str(model), trust_pickle=trust_pickle, trusted_types=trusted_types)
     return models.train(dataset, str(model), seed=seed)
 
 
@@ -565,7 +566,7 @@ def monitor(dataset, spec, *, model=None, pred: str | None = None, where: str | 
             delta: float = 0.05, batch: int = 5, split: str = "equal", bound: str = "hoeffding",
             order: str = "shuffle", seed: int = 0, rows: str | None = None, stop: bool = False,
             time_budget: float | None = None, on_step=None, iterate: bool = False,
-            warnings: list[str] | None = None):
+            warnings: list[str] | None = None, trust_pickle: bool = False, trusted_types=()):
     """Audit ``dataset`` against ``spec`` (a ``Spec``) with the monitor; see the module doc.
 
     ``rows``: ``"held-out"``, ``"all"`` or None (``audited_rows``). ``warnings``: found while validating
@@ -574,7 +575,7 @@ def monitor(dataset, spec, *, model=None, pred: str | None = None, where: str | 
     """
     if model is not None and pred is not None:
         raise FairauditError("give either a model or a decision expression (pred), not both")
-    model_obj = resolve_model(model, dataset, seed)
+    model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types)
     if pred is not None and any(tn.kind == "fair" for tn in spec.leaves):
         raise FairauditError("Fair[...] re-predicts with the attribute flipped: it needs a model (--model), "
                              "not a decision expression (--pred)")
