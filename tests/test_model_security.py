@@ -296,3 +296,18 @@ def test_an_unusable_user_estimator_is_refused_clearly(data, tmp_path):
     sio.dump({"weights": [1, 2]}, tmp_path / "c.skops")
     with pytest.raises(ModelError, match="not a fairaudit model file"):
         models.load(tmp_path / "c.skops")
+
+
+def test_the_python_api_never_unpickles_a_model_path_unless_trusted(trained, data, tmp_path):
+    import fairaudit
+
+    marker = tmp_path / "MARKER"
+    path = tmp_path / "model.joblib"
+    path.write_bytes(malicious_payloads(marker)["protocol0"])
+    with pytest.raises(ModelError, match="may be a pickle"):
+        fairaudit.audit(data, SPEC, model=str(path))
+    assert not marker.exists()
+    old_joblib(trained["logreg"], path)
+    with pytest.raises(ModelError, match="may be a pickle"):
+        fairaudit.audit(data, SPEC, model=str(path))
+    assert fairaudit.audit(data, SPEC, model=str(path), trust_pickle=True, rows="all").steps == len(data)
