@@ -17,4 +17,4 @@ def test_parsing_an_upload_peaks_below_four_times_its_size(tmp_path):
     m = upload_memory.measure(path)
     peak = m["peak"] - (m["base_rss"] - size)  # counted from before the bytes were read, so it includes them
     assert m["rows"] > 400_000
-    assert peak <= 4 * size, f"peak {peak:.0f} MB for a {size:.0f} MB file ({peak / size:.1f} ×)"
+    assert peak <= 4 * size, f"peak {peak:.0f} MB for a {size:.0f} MB file ({peak / size:.1f} ×): {m}"
