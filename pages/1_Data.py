@@ -9,10 +9,15 @@ from fairaudit.ui import flows, state, widgets
 from fairaudit.ui import logic
 from fairaudit.ui.logic import small_group_warning
 
-widgets.page_setup("Data")
+entered = widgets.page_setup("Data")
 st.title("Data")
 
 current = state.get(state.DATASET)
+if entered and current is not None:  # opened again: show the data in use (widgets forget their state when hidden)
+    st.session_state["data_source"] = ("Built-in dataset" if current.source in ("", "built-in")
+                                       else "Upload a CSV file")
+    for name, choice in (st.session_state.get("data_missing_choices") or {}).items():
+        st.session_state[f"missing_{name}"] = choice
 if st.session_state.pop("data_revert", False) and current is not None:
     # "Keep" was pressed: the widgets go back to the current dataset and its roles
     st.session_state["data_source"] = "Built-in dataset" if current.source in ("", "built-in") else "Upload a CSV file"
@@ -103,6 +108,8 @@ if missing_rows:
     choice = st.radio(f"Rows with a missing protected attribute ({missing_rows:,})", logic.MISSING_CHOICES,
                       format_func=logic.missing_choice_label, horizontal=True, key=f"missing_{base.name}")
     dataset = logic.apply_missing_choice(dataset, choice)
+    st.session_state["data_missing_choices"] = {**(st.session_state.get("data_missing_choices") or {}),
+                                                base.name: choice}
     if choice == "drop":
         st.caption(f"{missing_rows:,} rows dropped; {len(dataset):,} remain (the audit and the model use these).")
 

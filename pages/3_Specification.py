@@ -74,6 +74,8 @@ with side_col:
 
     st.subheader("Library")
     entries = speclib.library()
+    if st.session_state.get("spec_lib_pending") in entries:  # just saved: the list shows it selected
+        st.session_state["spec_lib_pick"] = st.session_state.pop("spec_lib_pending")
     if entries:
         lib_pick = st.selectbox("Saved specifications and bundled examples", entries, key="spec_lib_pick",
                                 format_func=speclib.entry_label)
@@ -126,7 +128,7 @@ with edit_col:
         st.altair_chart(viz.tree_chart(nodes, width=540, height=min(420, viz.tree.default_height(nodes))),
                         width="content")
 
-    with st.expander("Save to the library"):
+    with st.expander("Save to the library", expanded="spec_saved" in st.session_state):
         st.caption(f"Saved in the workspace folder (`{workspace.display(speclib.workspace_dir())}/`); the bundled "
                    "examples stay as they are. Only a specification that parses is saved.")
         c1, c2 = st.columns([3, 1])
@@ -135,9 +137,14 @@ with edit_col:
         if st.button("Save", key="spec_save", disabled=not (save_name.strip() and text.strip())):
             try:
                 path = speclib.save_spec(save_name, text, overwrite=overwrite)
-                st.success(f"Saved `{workspace.display(path)}`")
+                st.session_state["spec_saved"] = (f"Saved `{workspace.display(path)}`; it is in the Library "
+                                                  "list now.")
+                st.session_state["spec_lib_pending"] = (speclib.WORKSPACE, path.stem)
+                st.rerun()  # the Library (drawn above) lists it
             except (ValueError, FileExistsError, OSError) as err:
                 st.error(str(err))
+        if "spec_saved" in st.session_state:
+            st.success(st.session_state.pop("spec_saved"))
 
 # ------------------------------------------------------------------------------------------------ history
 st.subheader("History")

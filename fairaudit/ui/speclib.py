@@ -38,7 +38,7 @@ def library(bundled_dir: Path = SPEC_DIR, workspace: Path | None = None) -> list
 
 def entry_label(entry: tuple[str, str]) -> str:
     origin, name = entry
-    return f"{name}  (saved, workspace/specs)" if origin == WORKSPACE else f"{name}  (bundled example, read-only)"
+    return f"{name} (saved, workspace/specs)" if origin == WORKSPACE else f"{name} (bundled example, read-only)"
 
 
 def read_entry(entry: tuple[str, str], bundled_dir: Path = SPEC_DIR, workspace: Path | None = None) -> str:

@@ -88,6 +88,20 @@ def test_specs_are_saved_in_the_workspace_only_when_they_parse(tmp_path):
     assert "read-only" in speclib.entry_label(("bundled", "x")) and "workspace" in speclib.entry_label(entries[0])
 
 
+def test_a_saved_spec_appears_in_the_library_at_once(workspace_folder):
+    at = _app()
+    at.button(key="load_demo").click()
+    _ok(at.run())
+    _ok(at.switch_page("pages/3_Specification.py").run())
+    at.text_input(key="spec_save_name").input("my_parity")
+    _ok(at.run())
+    at.button(key="spec_save").click()
+    _ok(at.run())
+    assert any("my_parity.spec" in s.value and "Library" in s.value for s in at.success), [s.value for s in at.success]
+    assert at.selectbox(key="spec_lib_pick").value == ("workspace", "my_parity")
+    assert (workspace_folder / "specs" / "my_parity.spec").read_text().strip() == at.session_state["spec_text"].strip()
+
+
 # ------------------------------------------------------------------------------------------- limits
 
 
@@ -226,6 +240,12 @@ def test_missing_protected_values_are_warned_about_and_can_be_dropped():
     assert len(at.session_state["dataset"]) == 200
     assert "?" not in set(at.session_state["dataset"].frame["sex"])
     assert any("100 rows dropped" in c.value for c in at.caption)
+    # away and back: the page shows the upload and the choice still in use (nothing switches silently)
+    _ok(at.switch_page("pages/0_Overview.py").run())
+    _ok(at.switch_page("pages/1_Data.py").run())
+    assert at.radio(key="data_source").value == "Upload a CSV file"
+    assert at.radio(key="missing_people").value == "drop"
+    assert at.session_state["dataset"].name == "people" and len(at.session_state["dataset"]) == 200
 
 
 def test_a_protected_attribute_with_one_group_is_warned_about():
