@@ -5,6 +5,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
+# the dashboard has no login: it listens on this machine only unless ADDRESS says otherwise (README, Security)
+ADDRESS ?= 127.0.0.1
 
 .PHONY: app test install bench clean
 
@@ -18,7 +20,7 @@ $(STAMP): requirements.txt pyproject.toml
 	@touch $(STAMP)
 
 app: $(STAMP)
-	$(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+	$(PY) -m streamlit run app.py --server.address $(ADDRESS) --server.port $(PORT) --browser.gatherUsageStats false
 
 # pytest exits 5 when it collects no test; that is not a failure of the code.
 test: $(STAMP)

@@ -9,10 +9,15 @@ from fairaudit.ui import flows, state, widgets
 from fairaudit.ui import logic
 from fairaudit.ui.logic import small_group_warning
 
-widgets.page_setup("Data")
+entered = widgets.page_setup("Data")
 st.title("Data")
 
 current = state.get(state.DATASET)
+if entered and current is not None:  # opened again: show the data in use (widgets forget their state when hidden)
+    st.session_state["data_source"] = ("Built-in dataset" if current.source in ("", "built-in")
+                                       else "Upload a CSV file")
+    for name, choice in (st.session_state.get("data_missing_choices") or {}).items():
+        st.session_state[f"missing_{name}"] = choice
 if st.session_state.pop("data_revert", False) and current is not None:
     # "Keep" was pressed: the widgets go back to the current dataset and its roles
     st.session_state["data_source"] = "Built-in dataset" if current.source in ("", "built-in") else "Upload a CSV file"
@@ -30,17 +35,34 @@ if source == "Built-in dataset":
     st.caption(f"{infos[name].description} Licence: {infos[name].licence}.")
     base = state.builtin_dataset(name)
 else:
-    upload = st.file_uploader("CSV file (comma, semicolon or tab separated; header row required)", type=["csv", "gz"],
-                              key="data_upload")
+    limit_mb, widget_mb = flows.upload_limits("data")
+    generation = st.session_state.get("data_upload_gen", 0)
+    upload = st.file_uploader(f"CSV file (comma, semicolon or tab separated; header row required; up to {limit_mb} MB)",
+                              type=["csv", "gz"], key=f"data_upload_{generation}", max_upload_size=widget_mb)
     if upload is not None:
-        try:
-            base = flows.read_upload(upload.getvalue(), upload.name)
-        except FairauditError as err:
-            st.error(f"This file cannot be used: {err}")
-        except Exception as err:  # a parser bug must not show a traceback to the user
-            st.error(f"This file cannot be read ({type(err).__name__}: {err}).")
-    elif current is not None and current.source not in ("", "built-in"):
-        base = current
+        failed = st.session_state.get("data_upload_failed")
+        if failed and failed[0] == upload.file_id:  # the same bad file: its message, without reading it again
+            st.error(failed[1])
+        else:
+            try:
+                flows.read_data_upload(upload, limit_mb)
+                st.session_state.pop("data_upload_failed", None)
+                flows.forget_upload(upload)  # parsed: the bytes go, the uploader is emptied
+                st.session_state["data_upload_gen"] = generation + 1
+                st.rerun()
+            except ValueError as err:  # over the size limit (before reading a byte of it)
+                message = str(err)
+            except FairauditError as err:
+                message = f"This file cannot be used: {err}"
+            except Exception as err:  # a parser bug must not show a traceback to the user
+                message = f"This file cannot be read ({type(err).__name__}: {err})."
+            st.session_state["data_upload_failed"] = (upload.file_id, message)
+            st.error(message)
+    uploaded = state.get(flows.UPLOADED)
+    if uploaded is not None:
+        base = uploaded
+        st.caption(f"Using **{uploaded.source}** ({len(uploaded):,} rows × {len(uploaded.frame.columns)} columns). "
+                   "Upload another file to replace it.")
 
 if base is None:
     st.info("Choose a dataset or upload a CSV file.")
@@ -77,6 +99,19 @@ try:
 except FairauditError as err:
     st.error(str(err))
     st.stop()
+
+# a protected attribute with one group, or with missing values (a group "?" of their own): said, and chosen
+for message in dataset.protected_warnings():
+    st.warning(logic.dashboard_warning(message), icon=":material/warning:")
+missing_rows = int(dataset.missing_protected().sum()) if dataset.schema.protected else 0
+if missing_rows:
+    choice = st.radio(f"Rows with a missing protected attribute ({missing_rows:,})", logic.MISSING_CHOICES,
+                      format_func=logic.missing_choice_label, horizontal=True, key=f"missing_{base.name}")
+    dataset = logic.apply_missing_choice(dataset, choice)
+    st.session_state["data_missing_choices"] = {**(st.session_state.get("data_missing_choices") or {}),
+                                                base.name: choice}
+    if choice == "drop":
+        st.caption(f"{missing_rows:,} rows dropped; {len(dataset):,} remain (the audit and the model use these).")
 
 change = logic.dataset_change(state.get(state.DATASET_KEY), state.dataset_key(dataset),
                               state.get(state.MODEL) is not None, state.get(state.RESULT) is not None)

@@ -1,4 +1,5 @@
-"""Model: train one, load one from a trusted path, or take the decisions from an expression over the columns."""
+"""Model: train one, load a model file (an upload or a file in the workspace folder, safe formats only), or take the
+decisions from an expression over the columns."""
 import numpy as np
 import streamlit as st
 
@@ -7,7 +8,7 @@ from fairaudit import viz
 from fairaudit.errors import FairauditError
 from fairaudit.group_metrics import SMALL_GROUP, group_model_metrics, held_out_rows
 from fairaudit.models.training import KIND_HELP
-from fairaudit.ui import flows, logic, state, widgets
+from fairaudit.ui import flows, logic, state, widgets, workspace
 
 entered = widgets.page_setup("Model")
 st.title("Model")
@@ -44,20 +45,84 @@ if mode == "Train a model":
         except FairauditError as err:
             st.error(str(err))
 elif mode == "Load a model file":
-    st.warning("Loading a model file runs code stored in it. Only load files you trust, from a path on this "
-               "machine. Uploads are not accepted for that reason.")
-    path = st.text_input("Path to a model file (`.joblib`, `.pt` written by fairaudit, or `.nnet`)", key="model_path")
-    if st.button("Load", key="model_load", disabled=not path.strip()):
-        try:
-            model = fa_models.load(path.strip())
-            lacking = logic.missing_columns(getattr(model, "feature_names", []) or [], dataset.frame.columns)
-            if lacking:  # a model for other data (a COMPAS model while Adult is loaded) is refused
-                st.error(logic.model_mismatch_message(lacking, dataset.name))
-            else:
-                state.set_model(model, {"source": "file", "kind": model.kind, "path": path.strip()})
-                st.success(f"Loaded {model.describe()}")
-        except FairauditError as err:
-            st.error(str(err))
+    st.caption("Safe formats only: scikit-learn models as **skops** (`.skops`), fairaudit's torch models (`.pt`: "
+               "weights and a JSON description) and `.nnet` networks. Pickle and joblib files are refused: loading "
+               "them could run code.")
+    models_dir = workspace.folder("models")
+    where = st.radio("From", ["Upload a file", "The workspace folder"], horizontal=True, key="model_from")
+    if where == "Upload a file":
+        limit_mb, widget_mb = flows.upload_limits("model")
+        generation = st.session_state.get("model_upload_gen", 0)
+        upload = st.file_uploader(f"Model file (.skops, .pt or .nnet; up to {limit_mb} MB)",
+                                  type=["skops", "pt", "nnet"], key=f"model_upload_{generation}",
+                                  max_upload_size=widget_mb)
+        if upload is not None:
+            problem = logic.upload_problem(upload.name, int(upload.size), limit_mb, "model")
+            if problem:
+                st.error(problem)
+            elif st.session_state.get("model_pending", {}).get("id") != upload.file_id:
+                st.session_state["model_pending"] = {"id": upload.file_id, "name": upload.name,
+                                                     "data": upload.getvalue(), "from": "upload", "tried": False}
+                flows.forget_upload(upload)  # the bytes are in model_pending; the uploader is emptied
+                st.session_state["model_upload_gen"] = generation + 1
+                st.rerun()
+    else:
+        files = workspace.list_files(models_dir)
+        if not files:
+            st.info(f"No model files in `{workspace.display(models_dir)}` yet: copy `.skops`, `.pt` or `.nnet` files "
+                    "there, or train a model and save it from this page.")
+        else:
+            pick = st.selectbox(f"Model file in {workspace.display(models_dir)}/", files, key="model_ws_pick")
+            if st.button("Load", key="model_ws_load"):
+                try:
+                    limit_mb, _ = flows.upload_limits("model")
+                    data = workspace.read_bytes(models_dir, pick, limit_mb * logic.MB)
+                    st.session_state["model_pending"] = {"id": f"ws:{pick}", "name": pick, "data": data,
+                                                         "from": "workspace", "tried": False}
+                except (workspace.WorkspaceError, OSError) as err:
+                    st.error(str(err))
+    pending = st.session_state.get("model_pending")
+    if pending is not None:
+        trusted = pending.get("trusted", ())
+        if not pending["tried"] or trusted:
+            pending["tried"] = True
+            try:
+                model = flows.load_model_bytes(pending["data"], pending["name"], trusted_types=trusted)
+                lacking = logic.missing_columns(getattr(model, "feature_names", []) or [], dataset.frame.columns)
+                if lacking:  # a model for other data (a COMPAS model while Adult is loaded) is refused
+                    pending["error"] = logic.model_mismatch_message(lacking, dataset.name)
+                else:
+                    state.set_model(model, {"source": "file", "kind": model.kind, "file": pending["name"],
+                                            "from": pending["from"]})
+                    st.session_state.pop("model_pending", None)
+                    pending = None
+                    st.success(f"Loaded {model.describe()}")
+            except FairauditError as err:
+                types = logic.untrusted_types(err)
+                if types is not None and not trusted:
+                    pending["types"] = types
+                else:
+                    pending["error"] = f"{pending['name']} cannot be loaded: {err}"
+            except Exception as err:  # a damaged file must not show a traceback
+                pending["error"] = f"{pending['name']} cannot be loaded ({type(err).__name__}: {err})"
+        if pending is not None:
+            if pending.get("error"):
+                st.error(pending["error"])
+                st.session_state.pop("model_pending", None)
+            elif pending.get("types"):
+                st.warning(f"**{pending['name']}** uses types outside fairaudit's trusted list: "
+                           + ", ".join(f"`{t}`" for t in pending["types"])
+                           + ". A crafted file can run code through such types. Load it only if you trust "
+                             "whoever made it.", icon=":material/gpp_maybe:")
+                ok = st.checkbox("I trust these types", key="model_trust_types")
+                c1, c2 = st.columns([1, 1])
+                if c1.button("Load trusting these types", key="model_trust_load", disabled=not ok):
+                    pending["trusted"] = tuple(pending["types"])
+                    pending["types"] = None
+                    st.rerun()
+                if c2.button("Cancel", key="model_trust_cancel"):
+                    st.session_state.pop("model_pending", None)
+                    st.rerun()
 else:
     title, hint = logic.decision_hint(dataset.schema.label, dataset.schema.favourable)
     st.write("The decision is a condition over the rows that is **true where the decision is favourable** "
@@ -81,6 +146,22 @@ if model is None:
 
 st.subheader("Current model")
 st.write(info["describe"])
+if info.get("source") == "trained":
+    with st.expander("Save this model in the workspace"):
+        models_dir = workspace.folder("models")
+        if logic.model_loader(fa_models) is None:
+            st.caption("Saving needs fairaudit's safe model formats (skops), which this version does not have yet.")
+        else:
+            c1, c2 = st.columns([3, 1])
+            save_name = c1.text_input("Name (letters, digits, _ and -)", key="model_save_name")
+            overwrite = c2.checkbox("overwrite", key="model_save_overwrite")
+            if st.button("Save", key="model_save", disabled=not save_name.strip()):
+                try:
+                    path = workspace.save_model(model, save_name, models_dir, overwrite=overwrite)
+                    st.success(f"Saved `{workspace.display(path)}`; it is listed under Load a model file → "
+                               "The workspace folder.")
+                except (workspace.WorkspaceError, FileExistsError, FairauditError, OSError) as err:
+                    st.error(str(err))
 
 # ------------------------------------------------------------------------------------------------ metrics
 st.subheader("Per-group metrics")

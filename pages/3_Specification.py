@@ -4,7 +4,7 @@ import streamlit as st
 from fairaudit import viz
 from fairaudit.errors import FairauditError
 from fairaudit.spec.templates import TEMPLATES
-from fairaudit.ui import flows, logic, speclib, state, widgets
+from fairaudit.ui import flows, logic, speclib, state, widgets, workspace
 
 entered = widgets.page_setup("Specification")
 st.title("Specification")
@@ -73,14 +73,20 @@ with side_col:
             st.info(f"Fill in the parameters: {err}")
 
     st.subheader("Library")
-    saved = speclib.list_specs()
-    if saved:
-        lib_pick = st.selectbox("Saved specifications (specs/)", saved, key="spec_lib_pick")
+    entries = speclib.library()
+    if st.session_state.get("spec_lib_pending") in entries:  # just saved: the list shows it selected
+        st.session_state["spec_lib_pick"] = st.session_state.pop("spec_lib_pending")
+    if entries:
+        lib_pick = st.selectbox("Saved specifications and bundled examples", entries, key="spec_lib_pick",
+                                format_func=speclib.entry_label)
         if st.button("Load into the editor", key="spec_lib_load"):
-            st.session_state["spec_pending"] = speclib.read_spec(lib_pick)
-            st.rerun()
+            try:
+                st.session_state["spec_pending"] = speclib.read_entry(lib_pick)
+                st.rerun()
+            except (ValueError, OSError) as err:
+                st.error(str(err))
     else:
-        st.caption("No saved specifications in specs/ yet.")
+        st.caption("No saved specifications yet.")
 
 with edit_col:
     st.subheader("Editor")
@@ -122,16 +128,23 @@ with edit_col:
         st.altair_chart(viz.tree_chart(nodes, width=540, height=min(420, viz.tree.default_height(nodes))),
                         width="content")
 
-    with st.expander("Save to the library"):
+    with st.expander("Save to the library", expanded="spec_saved" in st.session_state):
+        st.caption(f"Saved in the workspace folder (`{workspace.display(speclib.workspace_dir())}/`); the bundled "
+                   "examples stay as they are. Only a specification that parses is saved.")
         c1, c2 = st.columns([3, 1])
-        save_name = c1.text_input("File name (letters, digits, _ and -)", key="spec_save_name")
+        save_name = c1.text_input("Name (letters, digits, _ and -)", key="spec_save_name")
         overwrite = c2.checkbox("overwrite", key="spec_save_overwrite")
         if st.button("Save", key="spec_save", disabled=not (save_name.strip() and text.strip())):
             try:
                 path = speclib.save_spec(save_name, text, overwrite=overwrite)
-                st.success(f"Saved {path.name}")
+                st.session_state["spec_saved"] = (f"Saved `{workspace.display(path)}`; it is in the Library "
+                                                  "list now.")
+                st.session_state["spec_lib_pending"] = (speclib.WORKSPACE, path.stem)
+                st.rerun()  # the Library (drawn above) lists it
             except (ValueError, FileExistsError, OSError) as err:
                 st.error(str(err))
+        if "spec_saved" in st.session_state:
+            st.success(st.session_state.pop("spec_saved"))
 
 # ------------------------------------------------------------------------------------------------ history
 st.subheader("History")

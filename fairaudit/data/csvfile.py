@@ -19,15 +19,18 @@ Column names are kept as written (only surrounding whitespace is stripped); an e
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
 import os
+import re
 import warnings
 import zlib
 from pathlib import Path
 from typing import IO, Any, Iterable
 
+import numpy as np
 import pandas as pd
 
 from fairaudit.data.dataset import Dataset
@@ -36,6 +39,7 @@ from fairaudit.errors import DataError
 
 from fairaudit.data.dataset import MISSING_CATEGORY as MISSING  # the category that stands for a missing value
 DELIMITERS = (",", ";", "\t", "|")
+PEEK_ROWS = 10_000  # rows read first to find the text columns
 
 # leading bytes of binary formats that users upload by mistake -> what to tell them
 _SIGNATURES = {
@@ -55,14 +59,18 @@ def from_csv(source: str | os.PathLike | IO | bytes, label: str | None = None,
     ``favourable``: the label value that is the favourable outcome; inferred only when obvious (1, True, yes).
     ``name`` (its ``.csv`` / ``.gz`` ending dropped) defaults to the file name. For an upload held as bytes, pass the
     uploaded file's name as ``name``: messages and ``Dataset.source`` then show it.
+
+    Memory: the bytes are parsed where they are (never decoded into one big string), pandas reads them in chunks,
+    and the text columns are cleaned one at a time in place; the peak is about 2–3 × the file's size
+    (``bench/upload_memory.py``).
     """
     data, display = _read_bytes(source, name)
-    text = _decode(data, display)
-    frame = _parse(text, display)
-    frame, kinds = _normalise(frame, keep_missing=label)
+    data = _check_bytes(data, display)
+    frame = _parse(data, display)
+    del data
+    kinds = _normalise(frame, keep_missing=label)
     schema = build_schema(frame, kinds, label, protected, favourable)
     return Dataset(_stem(name or display), frame, schema, source=display)
-
 
 def _read_bytes(source: Any, name: str | None) -> tuple[bytes, str]:
     """The raw bytes of ``source`` and the name to show in messages (a path, the file object's name, or
@@ -89,7 +97,12 @@ def _read_bytes(source: Any, name: str | None) -> tuple[bytes, str]:
     raise TypeError(f"from_csv reads a path, a file object or bytes, not {type(source).__name__}")
 
 
-def _decode(data: bytes, display: str) -> str:
+_CHUNK = 1 << 20
+_NON_BLANK = re.compile(rb"[^\s]")
+
+
+def _check_bytes(data: bytes, display: str) -> bytes:
+    """The CSV's bytes (gunzipped), checked to be non-empty UTF-8 text without building a string of them."""
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -100,14 +113,27 @@ def _decode(data: bytes, display: str) -> str:
             raise DataError(f"{display} is not a CSV file: it is {what}")
     if b"\x00" in data:
         raise DataError(f"{display} is not a CSV text file (it holds binary data)")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise DataError(f"{display} is not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start}); "
-                        "save it as UTF-8 CSV") from None
-    if not text.strip():
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    for offset in range(0, len(data), _CHUNK):  # validate piecewise: a 1 MB string at a time, not the file
+        try:
+            decoder.decode(view[offset:offset + _CHUNK], final=offset + _CHUNK >= len(data))
+        except UnicodeDecodeError as err:
+            at = offset + err.start
+            if at < offset:  # the bad sequence started in the previous chunk
+                at = offset - len(decoder.getstate()[0]) + err.start
+            at = max(at, 0)
+            raise DataError(f"{display} is not UTF-8 text (byte 0x{data[at]:02x} at offset {at}); "
+                            "save it as UTF-8 CSV") from None
+    body = data[3:] if data.startswith(codecs.BOM_UTF8) else data
+    if _NON_BLANK.search(body) is None:
         raise DataError(f"{display} is empty: a CSV needs a header row and at least one data row")
-    return text
+    return data
+
+
+def _text(data: bytes) -> io.TextIOWrapper:
+    """The bytes as a text stream (no copy of the bytes; a byte-order mark is skipped)."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
 
 
 def _delimiter(header_line: str) -> str:
@@ -116,11 +142,11 @@ def _delimiter(header_line: str) -> str:
     return best[2] if best[0] > 0 else ","
 
 
-def _parse(text: str, display: str) -> pd.DataFrame:
-    """Check the shape of every row with the csv module, then let pandas type the columns."""
-    header_line = next(line for line in text.splitlines() if line.strip())
+def _parse(data: bytes, display: str) -> pd.DataFrame:
+    """Check the shape of every row with the csv module (streaming), then let pandas type the columns."""
+    header_line = next(line for line in _text(data) if line.strip())
     sep = _delimiter(header_line)
-    reader = csv.reader(io.StringIO(text), delimiter=sep, skipinitialspace=True, strict=True)
+    reader = csv.reader(_text(data), delimiter=sep, skipinitialspace=True, strict=True)
     header: list[str] | None = None
     rows = 0
     try:
@@ -136,7 +162,7 @@ def _parse(text: str, display: str) -> pd.DataFrame:
             rows += 1
     except csv.Error as err:
         raise DataError(f"cannot parse {display}, line {reader.line_num}: {err}") from None
-    assert header is not None  # text is not blank
+    assert header is not None  # the data is not blank
     names = [field.strip() or f"Unnamed: {i}" for i, field in enumerate(header)]
     seen: dict[str, int] = {}
     for i, col in enumerate(names):
@@ -146,35 +172,71 @@ def _parse(text: str, display: str) -> pd.DataFrame:
         seen[col] = i
     if rows == 0:
         raise DataError(f"{display} has a header ({listing(names, 6)}) but no data rows")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # DtypeWarning on mixed columns: they are read as text anyway
-            frame = pd.read_csv(io.StringIO(text), sep=sep, header=0, names=names, skipinitialspace=True,
-                                skip_blank_lines=True, low_memory=False)
-    except (pd.errors.ParserError, ValueError) as err:
-        message = " ".join(str(err).split())
-        raise DataError(f"cannot parse {display}: {message}") from None
+    # explicit dtypes: a column that is text in the first rows is text in the whole file, so it is read as a
+    # pandas category (small integer codes instead of one string per cell) and turned back into text column by
+    # column in _normalise; the other columns are typed by pandas
+    peek = _read_frame(data, display, sep, names, nrows=PEEK_ROWS)
+    dtype = {col: "category" for col in peek.columns if isinstance(peek[col].dtype, pd.StringDtype)}
+    del peek
+    frame = _read_frame(data, display, sep, names, dtype=dtype or None)
+    # a column typed differently in two chunks (numbers, then text), or a category pandas read as numbers, is
+    # read again as plain text: the types are then those of a whole-column read
+    mixed = [col for col in frame.columns if _retype(frame[col])]
+    if mixed:
+        del frame
+        frame = _read_frame(data, display, sep, names, dtype={**dtype, **{col: "str" for col in mixed}})
     # a line of blanks only is a blank line above; drop the all-missing row pandas may make of it
     return frame.dropna(how="all").reset_index(drop=True) if len(frame) != rows else frame
 
 
-def _normalise(frame: pd.DataFrame, keep_missing: str | None) -> tuple[pd.DataFrame, dict[str, str]]:
+def _retype(series: pd.Series) -> bool:
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return not isinstance(series.cat.categories.dtype, pd.StringDtype) and len(series.cat.categories) > 0
+    return series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) not in ("string", "empty",
+                                                                                          "boolean")
+
+
+def _read_frame(data: bytes, display: str, sep: str, names: list[str], dtype=None,
+                nrows: int | None = None) -> pd.DataFrame:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # DtypeWarning on mixed columns: they are read again as text
+            return pd.read_csv(io.BytesIO(data), encoding="utf-8-sig", sep=sep, header=0, names=names,
+                               skipinitialspace=True, skip_blank_lines=True, low_memory=True, engine="c",
+                               dtype=dtype, nrows=nrows)
+    except (pd.errors.ParserError, ValueError) as err:
+        message = " ".join(str(err).split())
+        raise DataError(f"cannot parse {display}: {message}") from None
+
+
+def _normalise(frame: pd.DataFrame, keep_missing: str | None) -> dict[str, str]:
     """Strip text, fill missing categorical values with "?" (not in column ``keep_missing``: a label's missing
-    values are an error, reported by the schema check), and decide each column's kind."""
-    frame = frame.copy()
+    values are an error, reported by the schema check), and decide each column's kind. Works in place, one
+    column at a time (the frame is this module's own); text is cleaned once per distinct value, not per cell."""
     kinds: dict[str, str] = {}
-    for col in frame.columns:
+    for col in list(frame.columns):
         series = frame[col]
-        if pd.api.types.is_bool_dtype(series):
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            frame[col] = _clean_text(series, fill=None if col == keep_missing else MISSING)
+            kinds[col] = "categorical"
+        elif pd.api.types.is_bool_dtype(series):
             kinds[col] = "categorical"
         elif pd.api.types.is_numeric_dtype(series) and series.notna().any():
             kinds[col] = "numeric"
         else:
-            text = series.astype("str").where(series.notna()).str.strip()
-            text = text.mask(text == "")
-            frame[col] = (text if col == keep_missing else text.fillna(MISSING)).astype("str")
+            frame[col] = _clean_text(series, fill=None if col == keep_missing else MISSING)
             kinds[col] = "categorical"
-    return frame, kinds
+    return kinds
+
+
+def _clean_text(series: pd.Series, fill: str | None) -> pd.Series:
+    """The column as text: values stripped, missing or empty ones ``fill`` (None: left missing)."""
+    cat = series if isinstance(series.dtype, pd.CategoricalDtype) else series.astype("category")
+    labels = cat.cat.categories.astype("str").str.strip().to_numpy(dtype=object, na_value=None)
+    labels[labels == ""] = fill
+    labels = np.append(labels, fill)  # code -1 (missing) picks the last entry
+    values = labels[cat.cat.codes.to_numpy()]
+    return pd.Series(pd.array(values, dtype="str"), index=series.index, name=series.name)
 
 
 def _stem(display: str) -> str:

@@ -14,14 +14,70 @@ from fairaudit.errors import FairauditError
 from fairaudit.ui import logic, state
 
 
-@st.cache_data(show_spinner="Reading the file…", max_entries=8)
-def read_upload(content: bytes, filename: str):
-    """``fairaudit.data.from_csv`` on uploaded bytes (cached by content)."""
-    name = filename.rsplit("/", 1)[-1]
-    for suffix in (".gz", ".csv"):
-        if name.lower().endswith(suffix):
-            name = name[: -len(suffix)]
-    return fa_data.from_csv(content, name=name or "upload")
+UPLOADED = state.UPLOADED  # this session's parsed upload (session state, never a cross-session cache)
+
+
+def server_max_upload_mb() -> int | None:
+    try:
+        return int(st.get_option("server.maxUploadSize"))
+    except Exception:  # noqa: BLE001 - an option Streamlit does not know: no server cap
+        return None
+
+
+def upload_limits(kind: str) -> tuple[int, int]:
+    """``(limit MB, the upload widget's own limit MB)`` for "data" or "model" uploads."""
+    import os
+
+    server = server_max_upload_mb()
+    limit = logic.upload_limit_mb(kind, os.environ, server)
+    return limit, logic.widget_limit_mb(limit, server)
+
+
+def parse_upload(content: bytes, filename: str):
+    """``fairaudit.data.from_csv`` on uploaded bytes (not cached: the session keeps the Dataset, not the bytes).
+    The dataset is named after the file (without ``.csv`` / ``.gz``); its source is the file's name."""
+    return fa_data.from_csv(content, name=filename.replace("\\", "/").rsplit("/", 1)[-1] or "upload.csv")
+
+
+def forget_upload(upload) -> None:
+    """Drop Streamlit's copy of an uploaded file's bytes now (best effort; they would otherwise stay until the
+    session ends). The widget showing it must get a new key (the page's job)."""
+    try:
+        from streamlit.runtime import get_instance
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        if ctx is not None and getattr(upload, "file_id", None):
+            get_instance().uploaded_file_mgr.remove_file(ctx.session_id, upload.file_id)
+    except Exception:  # noqa: BLE001 - no runtime (AppTest, bare mode): nothing to free
+        pass
+
+
+def read_data_upload(upload, limit_mb: int):
+    """The Dataset of an uploaded CSV (``DataError`` and friends for a bad file; ``ValueError`` with the message
+    for one over the limit). The session keeps it under ``UPLOADED``; the bytes are dropped once parsed."""
+    problem = logic.upload_problem(upload.name, int(upload.size), limit_mb, "data")
+    if problem:
+        raise ValueError(problem)
+    content = upload.getvalue()
+    try:
+        dataset = parse_upload(content, upload.name)
+    finally:
+        del content
+    state.put(UPLOADED, dataset)
+    return dataset
+
+
+def load_model_bytes(data: bytes, filename: str, trusted_types=()):
+    """A model from the bytes of a model file, through ``fairaudit.models.load_bytes`` only (safe formats; never
+    a pickle). ``FairauditError`` when it cannot be loaded; ``UntrustedTypesError`` passes through."""
+    from fairaudit import models as fa_models
+
+    loader = logic.model_loader(fa_models)
+    if loader is None:
+        raise FairauditError("this fairaudit cannot load model files yet (it needs the safe model formats: "
+                             "skops, torch state_dict, .nnet); train a model or use a decision column instead")
+    return loader(data, filename, trusted_types=tuple(trusted_types))
 
 
 def train_model(dataset, kind: str, seed: int, test_size: float):

@@ -692,3 +692,85 @@ def error_text(err: BaseException) -> tuple[str, str | None]:
         return where + message, pretty
     first = (str(err).strip().splitlines() or [""])[0][:300]
     return f"internal error: {type(err).__name__}" + (f": {first}" if first else ""), None
+
+
+# --------------------------------------------------------------------------------------------------
+# uploads: size limits (Streamlit's own limit only shows a red icon, so the dashboard checks first)
+
+UPLOAD_LIMITS_MB = {"data": 200, "model": 50}  # defaults; FAIRAUDIT_MAX_DATA_MB / FAIRAUDIT_MAX_MODEL_MB
+UPLOAD_ENV = {"data": "FAIRAUDIT_MAX_DATA_MB", "model": "FAIRAUDIT_MAX_MODEL_MB"}
+MB = 1024 * 1024
+
+
+def upload_limit_mb(kind: str, env: Mapping[str, str], server_max_mb: int | None = None) -> int:
+    """The limit for an upload of ``kind`` ("data" or "model") in MB: the environment's value (a positive
+    integer) or the default, never above Streamlit's ``server.maxUploadSize`` (which would refuse it first)."""
+    raw = (env.get(UPLOAD_ENV[kind]) or "").strip()
+    limit = int(raw) if raw.isdigit() and int(raw) > 0 else UPLOAD_LIMITS_MB[kind]
+    return min(limit, server_max_mb) if server_max_mb else limit
+
+
+def widget_limit_mb(limit_mb: int, server_max_mb: int | None = None) -> int:
+    """What the upload widget itself accepts: a quarter above our limit (so that a file a bit over it reaches
+    the check below and gets a sentence, not a bare red icon), within Streamlit's server limit."""
+    wider = int(math.ceil(limit_mb * 1.25)) + 1
+    return min(wider, server_max_mb) if server_max_mb else wider
+
+
+def _mb(n_bytes: int) -> str:
+    mb = n_bytes / MB
+    return f"{mb:,.1f} MB" if mb < 100 else f"{mb:,.0f} MB"
+
+
+def too_large_message(name: str, size: int, limit_bytes: int, kind: str) -> str:
+    what = {"data": "a data file", "model": "a model file"}.get(kind, "a file")
+    env = UPLOAD_ENV.get(kind)
+    hint = f" (whoever runs the dashboard can raise it with {env})" if env else ""
+    return (f"{name} is {_mb(size)}, over the limit of {_mb(limit_bytes)} for {what}{hint}. "
+            "It was not read.")
+
+
+def upload_problem(name: str, size: int, limit_mb: int, kind: str) -> str | None:
+    """The message for an upload over its limit, or None."""
+    limit = int(limit_mb) * MB
+    return too_large_message(name, size, limit, kind) if size > limit else None
+
+
+# --------------------------------------------------------------------------------------------------
+# rows with a missing protected attribute
+
+MISSING_CHOICES = ("keep", "drop")
+
+
+def missing_choice_label(choice: str) -> str:
+    return {"keep": 'keep them as a group of their own ("?")', "drop": "drop those rows"}[choice]
+
+
+def apply_missing_choice(dataset, choice: str):
+    """The dataset with rows missing a protected attribute kept (as the group ``"?"``) or dropped."""
+    if choice == "drop" and dataset.missing_protected().any():
+        return dataset.without_missing_protected()
+    return dataset
+
+
+# --------------------------------------------------------------------------------------------------
+# model files: what the dashboard can load
+
+def model_loader(models_module) -> Any:
+    """``models.load_bytes`` (safe formats only, never a pickle), or None when this fairaudit has none yet.
+    The dashboard never loads a model from a server path."""
+    return getattr(models_module, "load_bytes", None)
+
+
+def untrusted_types(err: BaseException) -> list[str] | None:
+    """The type names of an ``UntrustedTypesError`` (a skops file needing types outside fairaudit's trusted
+    list), or None for any other error."""
+    if type(err).__name__ != "UntrustedTypesError":
+        return None
+    return [str(t) for t in (getattr(err, "types", None) or [])]
+
+
+def dashboard_warning(message: str) -> str:
+    """A library warning about protected attributes, pointing at the Data page's choice instead of a CLI flag."""
+    return message.replace("; drop them with --missing drop (dashboard: Data page) or keep them knowingly",
+                           "; choose below whether to keep them as that group or drop those rows")

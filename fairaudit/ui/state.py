@@ -26,10 +26,11 @@ SELECTED = "selected_nodes"    # node ids selected in the tree
 SELECTION_TREE = "selection_tree"  # the tree (logic.tree_signature) those ids belong to
 LAST_EVENT = "tree_last_event"
 SPEC_DRAFT = "spec_draft"      # {"base": SPEC_TEXT it was typed against, "text": the editor's text}
+UPLOADED = "uploaded_dataset"  # this session's parsed CSV upload (per session; the bytes are not kept)
 
 DEFAULTS: dict[str, Any] = {DATASET: None, DATASET_KEY: None, MODEL: None, MODEL_INFO: None, SPEC_TEXT: "",
                             SPEC_HISTORY: [], RESULT: None, RESULT_META: None, SELECTED: [], LAST_EVENT: [],
-                            SELECTION_TREE: None, SPEC_DRAFT: None}
+                            SELECTION_TREE: None, SPEC_DRAFT: None, UPLOADED: None}
 
 
 def init() -> None:

@@ -102,11 +102,11 @@ def test_speclib(tmp_path):
     assert speclib.list_specs(tmp_path) == ["parity"]
     assert speclib.read_spec("parity.spec", tmp_path).strip() == "E[pred] < 0.5"
     with pytest.raises(FileExistsError):
-        speclib.save_spec("parity", "x", tmp_path)
+        speclib.save_spec("parity", "E[pred] < 0.7", tmp_path)
     speclib.save_spec("parity", "E[pred] < 0.6", tmp_path, overwrite=True)
-    for bad in ("../evil", "a/b", "", ".hidden"):
+    for bad in ["", "../evil", "a/b", ".hidden", "x" * 65]:
         with pytest.raises(ValueError):
-            speclib.save_spec(bad, "x", tmp_path)
+            speclib.save_spec(bad, "E[pred] < 0.5", tmp_path)
 
 
 def _cmp_nodes(op="<", lo=0.38, hi=0.52, verdict="unknown", threshold=0.5, name=None):

@@ -87,18 +87,23 @@ def test_small_groups_warning():
     assert at.session_state["dataset"].name == "ricci"
 
 
-def test_model_page_after_demo(demo):
+def test_model_page_after_demo(demo, monkeypatch):
     _ok(demo.switch_page("pages/2_Model.py").run())
     assert demo.selectbox(key="model_kind").value == "logreg"
     assert _charts(demo) >= 1
     demo.radio(key="model_mode").set_value("Load a model file")
     _ok(demo.run())
-    assert any("only load files you trust" in w.value.lower() for w in demo.warning)
-    demo.text_input(key="model_path").input("/nonexistent/model.joblib")
+    assert any("pickle and joblib files are refused" in c.value.lower() for c in demo.caption)
+    assert not demo.text_input  # no path to type: an upload or the workspace's list
+
+    def refuse(data, filename, *, trusted_types=()):
+        from fairaudit.errors import ModelError
+        raise ModelError(f"{filename} is not a model file fairaudit can read safely")
+
+    monkeypatch.setattr("fairaudit.models.load_bytes", refuse, raising=False)
+    demo.get("file_uploader")[0].set_value(("junk.skops", b"not a model", "application/octet-stream"))
     _ok(demo.run())
-    demo.button(key="model_load").click()
-    _ok(demo.run())
-    assert any("no such model file" in e.value for e in demo.error)
+    assert any("junk.skops cannot be loaded" in e.value for e in demo.error), [e.value for e in demo.error]
     assert demo.session_state["model"] is not None  # the failed load kept the trained model
     demo.radio(key="model_mode").set_value("Train a model")
     _ok(demo.run())
@@ -222,7 +227,7 @@ def test_spec_file_headers_set_the_row_filter_and_delta():
     at.button(key="load_demo").click()
     _ok(at.run())
     _ok(at.switch_page("pages/3_Specification.py").run())
-    at.selectbox(key="spec_lib_pick").select("avoir_adult_refined")
+    at.selectbox(key="spec_lib_pick").select(("bundled", "avoir_adult_refined"))
     at.button(key="spec_lib_load").click()
     _ok(at.run())
     _ok(at.switch_page("pages/4_Audit.py").run())
@@ -315,21 +320,19 @@ def test_switching_the_dataset_asks_first_and_keeps_the_audit_in_the_history():
     assert any(h["verdict"] is not None and h.get("audited_on", "").startswith("adult") for h in history)
 
 
-def test_a_model_for_other_columns_is_refused(tmp_path):
+def test_a_model_for_other_columns_is_refused(monkeypatch):
     """#14: loading a COMPAS model while Adult is the dataset is an error, not a green "Loaded"."""
     from fairaudit import data, models
 
-    compas = data.load("compas")
-    path = tmp_path / "compas_model.joblib"
-    models.train(compas, "logreg", seed=0).save(path)
+    compas_model = models.train(data.load("compas"), "logreg", seed=0)
+    monkeypatch.setattr("fairaudit.models.load_bytes", lambda data, filename, *, trusted_types=(): compas_model,
+                        raising=False)
     at = _demo()
     before = at.session_state["model"]
     _ok(at.switch_page("pages/2_Model.py").run())
     at.radio(key="model_mode").set_value("Load a model file")
     _ok(at.run())
-    at.text_input(key="model_path").input(str(path))
-    _ok(at.run())
-    at.button(key="model_load").click()
+    at.get("file_uploader")[0].set_value(("compas_model.skops", b"bytes", "application/octet-stream"))
     _ok(at.run())
     assert any("does not have" in e.value and "adult" in e.value for e in at.error), [e.value for e in at.error]
     assert not any("Loaded" in s.value for s in at.success)
@@ -352,7 +355,7 @@ def test_a_library_specs_decision_header_is_offered_and_applied_in_one_click():
     certify it true, as the README says."""
     at = _demo()
     _ok(at.switch_page("pages/3_Specification.py").run())
-    at.selectbox(key="spec_lib_pick").select("avoir_adult_refined")
+    at.selectbox(key="spec_lib_pick").select(("bundled", "avoir_adult_refined"))
     at.button(key="spec_lib_load").click()
     _ok(at.run())
     assert any('income == ">50K"' in w.value and "# decision:" in w.value for w in at.warning)
