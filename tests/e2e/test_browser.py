@@ -172,3 +172,35 @@ def test_issue_flow(browser_ready):
         wait_idle(page)
         page.screenshot(path=str(SHOTS / "e2e_5_report.png"))
         assert not errors, errors
+
+
+def test_eighty_percent_rule_template(browser_ready):
+    """Issue 11: the 80 % rule template is two-sided, so on Adult (women's rate ≈ 0.3 of men's) it is violated
+    whichever group the picker lists first — it used to render one ratio and certify it."""
+    with serve() as url, browser_page(1400, 900) as page:
+        page.goto(url)
+        page.get_by_role("button", name="Load demo audit").click()
+        page.get_by_text("violated with probability").first.wait_for(timeout=LONG)
+        wait_idle(page)
+        _goto(page, "Specification")
+        metric = page.locator("[data-testid='stSelectbox']").filter(has_text="Metric").first
+        metric.click()
+        page.keyboard.type("Disparate impact")
+        page.keyboard.press("Enter")
+        wait_idle(page)
+        code = page.locator("[data-testid='stCode']").filter(has_text="/ E[pred").first
+        code.wait_for()
+        rendered = code.inner_text()
+        assert rendered.count(" / E[pred") == 2 and rendered.count(">= 0.8") == 2, rendered  # both ratios
+        page.get_by_role("button", name="Use this template").click()
+        editor = page.locator("textarea[aria-label^='Specification (press']")
+        page.wait_for_function("() => document.querySelector(\"textarea[aria-label^='Specification (press']\")"
+                               ".value.includes('80%')")
+        assert editor.input_value().count(">= 0.8") == 2
+        wait_idle(page)
+        page.get_by_role("button", name="Run the audit on this version").click()
+        page.get_by_role("heading", name="Audit", exact=True).first.wait_for(timeout=LONG)
+        page.get_by_text(re.compile(r"Verdict:")).first.wait_for(timeout=LONG)
+        page.get_by_text("violated with probability").first.wait_for(timeout=LONG)
+        wait_idle(page)
+        page.screenshot(path=str(SHOTS / "e2e_6_eighty_percent.png"), full_page=True)
