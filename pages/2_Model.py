@@ -83,11 +83,10 @@ elif mode == "Load a model file":
                     st.error(str(err))
     pending = st.session_state.get("model_pending")
     if pending is not None:
-        trusted = pending.get("trusted", ())
-        if not pending["tried"] or trusted:
+        if not pending["tried"]:
             pending["tried"] = True
             try:
-                model = flows.load_model_bytes(pending["data"], pending["name"], trusted_types=trusted)
+                model = flows.load_model_bytes(pending["data"], pending["name"])
                 lacking = logic.missing_columns(getattr(model, "feature_names", []) or [], dataset.frame.columns)
                 if lacking:  # a model for other data (a COMPAS model while Adult is loaded) is refused
                     pending["error"] = logic.model_mismatch_message(lacking, dataset.name)
@@ -97,32 +96,14 @@ elif mode == "Load a model file":
                     st.session_state.pop("model_pending", None)
                     pending = None
                     st.success(f"Loaded {model.describe()}")
-            except FairauditError as err:
-                types = logic.untrusted_types(err)
-                if types is not None and not trusted:
-                    pending["types"] = types
-                else:
-                    pending["error"] = f"{pending['name']} cannot be loaded: {err}"
+            except FairauditError as err:  # incl. a skops file needing untrusted types: never trusted from here
+                pending["error"] = f"{pending['name']} cannot be loaded: {err}"
             except Exception as err:  # a damaged file must not show a traceback
                 pending["error"] = f"{pending['name']} cannot be loaded ({type(err).__name__}: {err})"
         if pending is not None:
             if pending.get("error"):
                 st.error(pending["error"])
                 st.session_state.pop("model_pending", None)
-            elif pending.get("types"):
-                st.warning(f"**{pending['name']}** uses types outside fairaudit's trusted list: "
-                           + ", ".join(f"`{t}`" for t in pending["types"])
-                           + ". A crafted file can run code through such types. Load it only if you trust "
-                             "whoever made it.", icon=":material/gpp_maybe:")
-                ok = st.checkbox("I trust these types", key="model_trust_types")
-                c1, c2 = st.columns([1, 1])
-                if c1.button("Load trusting these types", key="model_trust_load", disabled=not ok):
-                    pending["trusted"] = tuple(pending["types"])
-                    pending["types"] = None
-                    st.rerun()
-                if c2.button("Cancel", key="model_trust_cancel"):
-                    st.session_state.pop("model_pending", None)
-                    st.rerun()
 else:
     title, hint = logic.decision_hint(dataset.schema.label, dataset.schema.favourable)
     st.write("The decision is a condition over the rows that is **true where the decision is favourable** "

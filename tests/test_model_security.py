@@ -83,7 +83,7 @@ def test_load_and_load_bytes_never_unpickle(tmp_path, name):
         if name != "x.nnet":  # .nnet text is parsed as numbers (and fails on the first line)
             assert "may be a pickle" in message and "--trust-pickle" in message and "trust_pickle=True" in message
         with pytest.raises(ModelError) as err:
-            models.load_bytes(payload, name, trusted_types=["builtins.open", "posix.system"])
+            models.load_bytes(payload, name)
         assert "\n" not in str(err.value)
         assert not marker.exists(), (name, label)
     # a .nnet name is read as text even when pickles are trusted
@@ -243,13 +243,15 @@ def test_untrusted_types_are_listed_and_loaded_only_when_named(data, tmp_path):
     path = tmp_path / "user.skops"
     sio.dump(user_pipeline(frame, y, extra=True), path)
     name = f"{__name__}.Doubler"
-    for load in (lambda **kw: models.load(path, **kw), lambda **kw: models.load_bytes(path.read_bytes(), "u.skops", **kw)):
-        with pytest.raises(models.UntrustedTypesError) as err:
-            load()
-        assert err.value.types == [name] and name in str(err.value) and "\n" not in str(err.value)
-        with pytest.raises(models.UntrustedTypesError):
-            load(trusted_types=["some.Other"])
-        assert load(trusted_types=err.value.types).kind == "imported"
+    with pytest.raises(models.UntrustedTypesError) as err:
+        models.load(path)
+    assert err.value.types == [name] and name in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(models.UntrustedTypesError):
+        models.load(path, trusted_types=["some.Other"])
+    assert models.load(path, trusted_types=err.value.types).kind == "imported"
+    with pytest.raises(models.UntrustedTypesError) as err:  # an upload never trusts more (no way to ask)
+        models.load_bytes(path.read_bytes(), "u.skops")
+    assert err.value.types == [name] and "--trust-type" in str(err.value)
     with pytest.raises(models.UntrustedTypesError):  # trusting pickles does not trust skops types
         models.load(path, trust_pickle=True)
     # a function such as os.system is a type to trust, named as such (and never called by loading)
@@ -311,3 +313,28 @@ def test_the_python_api_never_unpickles_a_model_path_unless_trusted(trained, dat
     with pytest.raises(ModelError, match="may be a pickle"):
         fairaudit.audit(data, SPEC, model=str(path))
     assert fairaudit.audit(data, SPEC, model=str(path), trust_pickle=True, rows="all").steps == len(data)
+
+
+def test_an_upload_never_trusts_a_callable_the_file_names(tmp_path):
+    """Review finding: a skops Pipeline whose FunctionTransformer calls pandas.to_pickle(path) wrote a file on the
+    server once the dashboard passed the file's own type list back as trusted. Uploads trust nothing extra."""
+    import inspect
+
+    import pandas as pd
+    import skops.io as sio
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from fairaudit.models.skops_files import UntrustedTypesError
+
+    target = tmp_path / "PWNED"
+    frame = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0], "b": [1.0, 0.0, 1.0, 0.0]})
+    pipe = make_pipeline(FunctionTransformer(pd.to_pickle, kw_args={"path": str(target)}), LogisticRegression())
+    pipe.steps[0][1].func = pd.to_pickle  # never fitted: building it must not write anything either
+    data = sio.dumps(pipe)
+    with pytest.raises(UntrustedTypesError) as err:
+        models.load_bytes(data, "evil.skops")
+    assert "--trust-type" in str(err.value) and "pandas" in str(err.value)
+    assert "trusted_types" not in inspect.signature(models.load_bytes).parameters
+    assert not target.exists()

@@ -31,11 +31,13 @@ class UntrustedTypesError(ModelError):
     Show them to the user, and only if they accept, load again with ``trusted_types=err.types``.
     """
 
-    def __init__(self, name: str, types: Iterable[str]):
+    def __init__(self, name: str, types: Iterable[str], upload: bool = False):
         self.types = sorted(types)
         shown = ", ".join(self.types[:8]) + (f" and {len(self.types) - 8} more" if len(self.types) > 8 else "")
-        super().__init__(f"{name} needs {len(self.types)} type(s) that are not trusted: {shown}; trust them "
-                         "(--trust-type NAME / trusted_types=[...]) only if you trust the file's author")
+        how = ("it is not loaded from an upload or the dashboard; if you trust the file's author, audit it from the "
+               "command line with --trust-type NAME" if upload else
+               "trust them (--trust-type NAME / trusted_types=[...]) only if you trust the file's author")
+        super().__init__(f"{name} needs {len(self.types)} type(s) that are not trusted: {shown}; {how}")
 
 
 def is_skops_archive(archive: zipfile.ZipFile) -> bool:

@@ -65,12 +65,14 @@ def load(path: str | os.PathLike, *, trust_pickle: bool = False, trusted_types: 
     return _load_safe(kind, data, str(path), trusted_types)
 
 
-def load_bytes(data: bytes, filename: str, *, trusted_types: Iterable[str] = ()) -> Model:
+def load_bytes(data: bytes, filename: str) -> Model:
     """Load a model from uploaded ``data`` (``filename`` names it in messages and marks ``.nnet`` text).
 
-    Accepts only skops, torch state_dict and ``.nnet`` content; **never unpickles**. A skops file needing
-    types beyond fairaudit's own raises :class:`UntrustedTypesError` (``err.types``): show them, ask, and
-    call again with ``trusted_types=err.types`` only if the user accepts.
+    Accepts only skops, torch state_dict and ``.nnet`` content; **never unpickles**, and trusts no type
+    beyond fairaudit's own list: a skops file can name any importable callable (``pandas.to_pickle``,
+    ``posix.system``) and have it called, so an upload is never a reason to trust more. A skops file that
+    needs other types raises :class:`UntrustedTypesError` (``err.types``) saying to load it from the command
+    line with ``--trust-type`` if its author is trusted.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ModelError(f"load_bytes() takes the file's bytes, got {type(data).__name__}")
@@ -80,7 +82,10 @@ def load_bytes(data: bytes, filename: str, *, trusted_types: Iterable[str] = ())
         raise ModelError(f"{name} is not a model file in a safe format ({SAFE_FORMATS}); it may be a pickle, "
                          "which can run code, so it is never loaded from an upload: if you trust its author, "
                          "load it from the command line with --trust-pickle")
-    return _load_safe(kind, data, name, trusted_types)
+    try:
+        return _load_safe(kind, data, name, ())
+    except UntrustedTypesError as err:
+        raise UntrustedTypesError(name, err.types, upload=True) from None
 
 
 def detect_format(data: bytes, name: str = "") -> str:

@@ -68,16 +68,16 @@ def read_data_upload(upload, limit_mb: int):
     return dataset
 
 
-def load_model_bytes(data: bytes, filename: str, trusted_types=()):
-    """A model from the bytes of a model file, through ``fairaudit.models.load_bytes`` only (safe formats; never
-    a pickle). ``FairauditError`` when it cannot be loaded; ``UntrustedTypesError`` passes through."""
+def load_model_bytes(data: bytes, filename: str):
+    """A model from the bytes of a model file, through ``fairaudit.models.load_bytes`` only (safe formats, never
+    a pickle, no type beyond fairaudit's trusted list). ``FairauditError`` when it cannot be loaded."""
     from fairaudit import models as fa_models
 
     loader = logic.model_loader(fa_models)
     if loader is None:
         raise FairauditError("this fairaudit cannot load model files yet (it needs the safe model formats: "
                              "skops, torch state_dict, .nnet); train a model or use a decision column instead")
-    return loader(data, filename, trusted_types=tuple(trusted_types))
+    return loader(data, filename)
 
 
 def train_model(dataset, kind: str, seed: int, test_size: float):

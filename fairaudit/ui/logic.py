@@ -762,14 +762,6 @@ def model_loader(models_module) -> Any:
     return getattr(models_module, "load_bytes", None)
 
 
-def untrusted_types(err: BaseException) -> list[str] | None:
-    """The type names of an ``UntrustedTypesError`` (a skops file needing types outside fairaudit's trusted
-    list), or None for any other error."""
-    if type(err).__name__ != "UntrustedTypesError":
-        return None
-    return [str(t) for t in (getattr(err, "types", None) or [])]
-
-
 def dashboard_warning(message: str) -> str:
     """A library warning about protected attributes, pointing at the Data page's choice instead of a CLI flag."""
     return message.replace("; drop them with --missing drop (dashboard: Data page) or keep them knowingly",
