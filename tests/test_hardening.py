@@ -190,3 +190,38 @@ def test_missing_and_single_group_protected_attributes_warn(capsys, missing_csv,
     assert len([w for w in json.loads(out_json.read_text())["info"]["warnings"] if "protected attribute" in w]) == 2
     code, out, _ = _run(capsys, ["audit", *base, "--protected", "g", "--missing", "drop"])
     assert "missing" not in out and f"all {300 - missing:,} rows" in out
+
+
+# ---- review: an infinite number, or a model that scores NaN, must never become a verdict
+
+def test_an_infinite_number_in_a_csv_is_refused(capsys, tmp_path):
+    path = tmp_path / "inf.csv"
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.random(100), "g": rng.choice(["a", "b"], 100), "y": rng.integers(0, 2, 100)})
+    frame.loc[41, "x"] = -np.inf
+    frame.to_csv(path, index=False)
+    code, _, err = _run(capsys, ["audit", "--data", str(path), "--label", "y", "--protected", "g", "--model", "mlp",
+                                 "--spec", 'E[pred | g == "a"] - E[pred | g == "b"] < 0.5'])
+    assert code == 2 and "column 'x' holds an infinite value (-inf) in data row 42" in err
+
+
+def test_a_model_whose_scores_are_not_numbers_is_refused(small_csv):
+    import fairaudit
+    from fairaudit import data
+    from fairaudit.errors import FairauditError
+
+    class NanModel:
+        kind, params, feature_names, metrics = "custom", {}, ["x"], {}
+
+        def score(self, frame):
+            return np.full(len(frame), np.nan)
+
+        def predict(self, frame):
+            return np.zeros(len(frame), dtype=np.int8)
+
+        def describe(self):
+            return "custom"
+
+    dataset = data.from_csv(small_csv, label="y", protected="g")
+    with pytest.raises(FairauditError, match="score is not a number for 200 row"):
+        fairaudit.audit(dataset, 'E[pred | g == "a"] - E[pred | g == "b"] < 0.5', model=NanModel())

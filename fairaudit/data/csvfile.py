@@ -69,6 +69,7 @@ def from_csv(source: str | os.PathLike | IO | bytes, label: str | None = None,
     frame = _parse(data, display)
     del data
     kinds = _normalise(frame, keep_missing=label)
+    _refuse_infinite(frame, kinds, display)
     schema = build_schema(frame, kinds, label, protected, favourable)
     return Dataset(_stem(name or display), frame, schema, source=display)
 
@@ -245,3 +246,17 @@ def _stem(display: str) -> str:
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
     return name or "uploaded"
+
+
+def _refuse_infinite(frame: pd.DataFrame, kinds, display: str) -> None:
+    """An ``inf`` in a numeric column is no measurement: a model standardising it scores every row NaN and
+    decides 0 for everyone, which a parity spec then certifies. Refuse it, naming the column and row."""
+    for col, kind in kinds.items():
+        if kind != "numeric":
+            continue
+        values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        bad = np.flatnonzero(np.isinf(values))
+        if len(bad):
+            raise DataError(f"{display}: column '{col}' holds an infinite value ({values[bad[0]]:g}) in data row "
+                            f"{bad[0] + 1:,}{f' and {len(bad) - 1:,} more' if len(bad) > 1 else ''}; fairaudit needs "
+                            "finite numbers: fix or drop those rows")

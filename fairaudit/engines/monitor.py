@@ -590,8 +590,12 @@ def monitor(dataset, spec, *, model=None, pred: str | None = None, where: str | 
     labels_all = dataset.labels
     decisions = scores = None
     if model_obj is not None:
-        decisions = np.asarray(model_obj.predict(frame_all)).astype(np.int8)
         scores = np.asarray(model_obj.score(frame_all), dtype=float) if hasattr(model_obj, "score") else None
+        if scores is not None and not np.isfinite(scores).all():  # NaN scores would silently decide 0
+            bad = np.flatnonzero(~np.isfinite(scores))
+            raise FairauditError(f"the model's score is not a number for {len(bad):,} row(s) (first: row {bad[0] + 1:,}); "
+                                 "check those rows for missing or extreme values, or drop them")
+        decisions = np.asarray(model_obj.predict(frame_all)).astype(np.int8)
     elif _uses_pred(spec):
         raise FairauditError("the specification uses pred/score: give a model (--model) or a decision (--pred)")
     positions = stream(dataset, where, order, seed, pred=decisions, label=labels_all, score=scores,
