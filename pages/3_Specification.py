@@ -47,7 +47,7 @@ with side_col:
                     st.caption(f"`{params['attribute']}` has {len(values)} values: name the groups in the spec.")
                     params["groups"] = None
                 else:
-                    picked = st.multiselect("Groups (reference first)", values, default=values[:2], key=wkey,
+                    picked = st.multiselect("Groups (every pair is compared)", values, default=values[:2], key=wkey,
                                             help=p.description)
                     params["groups"] = tuple(picked) if picked else None
             elif p.choices:

@@ -5,8 +5,8 @@ and ``render(**params) -> str``. The text is built as a syntax tree and printed 
 parses. Parameters shared by most templates:
 
 * ``attribute``: a column name, or several (``["sex", "race"]``) for intersectional groups;
-* ``groups``: the groups to compare; the **first is the reference group** every other group is compared
-  with. A group is one value (``"Female"``), or a tuple of values for several attributes
+* ``groups``: the groups to compare (every pair of them, in both directions; the first is the reference that
+  ``OTHERS`` is relative to). A group is one value (``"Female"``), or a tuple of values for several attributes
   (``("Female", "Black")`` means ``sex == "Female" and race == "Black"``), or ``OTHERS`` for every row
   not in the reference group;
 * ``threshold``: how much difference is tolerated (``form="difference"``: |rate(g) − rate(ref)| < threshold,
@@ -17,6 +17,7 @@ parses. Parameters shared by most templates:
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -128,10 +129,11 @@ def _is(name: ast.Name, value: int) -> ast.Compare:
 
 def _compare_rates(rate: Callable[[ast.Event], ast.Node], groups: list[ast.Event], form: str,
                    threshold: float | None) -> list[ast.Node]:
-    """Comparisons of ``rate(g)`` with ``rate(reference)`` for every non-reference group."""
-    reference, others = groups[0], groups[1:]
+    """Comparisons of ``rate(g)`` with ``rate(h)`` for **every pair** of groups, in both directions, so that
+    the verdict does not depend on the order the groups are listed in (comparing each group with the first
+    only would let two non-reference groups differ by up to twice the tolerance)."""
     parts: list[ast.Node] = []
-    for group in others:
+    for reference, group in itertools.combinations(groups, 2):
         a, b = rate(group), rate(reference)
         if form == "difference":
             t = ast.Const(float(0.1 if threshold is None else threshold))
@@ -145,7 +147,8 @@ def _compare_rates(rate: Callable[[ast.Event], ast.Node], groups: list[ast.Event
 def _params(*extra: Parameter, form: bool = True, threshold_help: str | None = None) -> tuple[Parameter, ...]:
     common = [
         Parameter("attribute", "protected column, or a list of columns for intersectional groups"),
-        Parameter("groups", "groups to compare, reference group first (a value, a tuple of values, or OTHERS)"),
+        Parameter("groups", "groups to compare, every pair of them (a value, a tuple of values, or OTHERS = "
+                                      "every row not in the first group)"),
     ]
     if form:
         common.append(Parameter("form", "compare rates by 'difference' or by 'ratio'", "difference",
@@ -225,8 +228,7 @@ TEMPLATES: dict[str, Template] = {t.key: t for t in [
              "No group's rate of favourable decisions is below 80% of another's: each ratio, in both "
              "directions, is at least 0.8 (the band [0.8, 1.25]), whichever group is privileged.",
              (Parameter("attribute", "protected column, or a list of columns for intersectional groups"),
-              Parameter("groups", "the reference group first, then the groups compared with it "
-                                  "(both ratios are checked, so the order does not matter)"),
+              Parameter("groups", "the groups to compare: every pair, both ratios, so the order does not matter"),
               Parameter("threshold", "smallest acceptable ratio", 0.8)),
              _build_disparate_impact),
     Template("conditional_statistical_parity", "Conditional statistical parity",

@@ -120,6 +120,32 @@ def test_group_order_does_not_change_the_verdict(key, form, adult):
         assert len(verdicts) == 1, (key, form)
 
 
+@pytest.mark.parametrize("key", sorted(k for k in TEMPLATES if k != "individual_fairness"))
+def test_three_groups_in_any_order_give_one_verdict(key, adult):
+    """Every pair is compared: with White .256, Black .124, Asian-Pac-Islander .266 (Adult's label), a
+    threshold between the pairwise gaps used to pass or fail depending on which group came first."""
+    import itertools
+
+    import numpy as np
+
+    label = adult.labels
+    pred = label if key != "accuracy_equality" else np.random.default_rng(0).integers(0, 2, len(label))
+    params = {"attribute": "race"}
+    if key == "conditional_statistical_parity":
+        params["condition"] = 'education == "Bachelors"'
+    kinds = {p.name for p in TEMPLATES[key].parameters}
+    for form, threshold in (("difference", 0.137), ("ratio", 0.475)):
+        if "form" in kinds:
+            params.update(form=form, threshold=threshold)
+        elif form == "ratio" and key != "disparate_impact":
+            continue
+        else:
+            params["threshold"] = threshold if key == "disparate_impact" or form == "difference" else None
+        verdicts = {_exact_verdict(templates.render(key, **{**params, "groups": list(order)}), adult.frame, pred, label)
+                    for order in itertools.permutations(["White", "Black", "Asian-Pac-Islander"])}
+        assert len(verdicts) == 1, (key, form, verdicts)
+
+
 def test_eighty_percent_rule_is_violated_on_adult_either_way(adult):
     # women's favourable-label rate is about 0.30 of men's: the 80 % rule fails, whichever group is first
     for groups in (["Female", "Male"], ["Male", "Female"]):
