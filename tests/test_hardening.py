@@ -225,3 +225,15 @@ def test_a_model_whose_scores_are_not_numbers_is_refused(small_csv):
     dataset = data.from_csv(small_csv, label="y", protected="g")
     with pytest.raises(FairauditError, match="score is not a number for 200 row"):
         fairaudit.audit(dataset, 'E[pred | g == "a"] - E[pred | g == "b"] < 0.5', model=NanModel())
+
+
+def test_force_never_overwrites_the_dataset_a_header_names(capsys, tmp_path, small_csv):
+    """Review finding: the header's path was compared unresolved (relative to the current folder, not the spec's)."""
+    folder = small_csv.parent
+    spec = folder / "a.spec"
+    spec.write_text("# dataset: d.csv\n# decision: x == 1\nE[pred] > 0.01\n")
+    before = small_csv.read_bytes()
+    for option in ("--json", "--pdf"):
+        code, _, err = _run(capsys, ["audit", "--spec", f"@{spec}", option, str(small_csv), "--force"])
+        assert code == 2 and "it is an input of this run" in err
+    assert small_csv.read_bytes() == before

@@ -86,19 +86,19 @@ def run(args: argparse.Namespace) -> int:
             from_file.append(f"--order {args.order}")
     check_options(delta=args.delta, batch=args.batch, split=args.split, bound=args.bound, order=args.order,
                   seed=args.seed, rows=args.rows, time_budget=args.time_budget)
-    # output paths are checked before any work: never an input, never another kind of file without --force
-    inputs = [spec_file.path, args.data,
-              spec_file.dataset, getattr(args, "model", None)]
+    if args.data is None:
+        if spec_file.dataset is None:
+            raise FairauditError("no dataset: give --data NAME|CSV (or a '# dataset:' header in the spec file)")
+        args.data = spec_file.dataset_ref()  # a built-in name, or a file beside the spec (never anywhere)
+    # output paths are checked before any work: never an input (the data as resolved, the spec file, the model
+    # file), never another kind of file without --force
+    inputs = [spec_file.path, args.data, getattr(args, "model", None)]
     if args.json:
         check_output(args.json, "result", inputs=inputs, force=args.force, what="audit result")
     if args.pdf:
         check_output(args.pdf, "pdf", inputs=inputs, force=args.force, what="report")
     if args.json and args.pdf and Path(args.json).resolve() == Path(args.pdf).resolve():
         raise FairauditError("--json and --pdf name the same file; give two paths")
-    if args.data is None:
-        if spec_file.dataset is None:
-            raise FairauditError("no dataset: give --data NAME|CSV (or a '# dataset:' header in the spec file)")
-        args.data = spec_file.dataset_ref()  # a built-in name, or a file beside the spec (never anywhere)
     dataset = dataset_from_args(args)
     uses_model = getattr(args, "model", None) is not None
     if not uses_model and args.pred is None and spec_file.decision is not None:
