@@ -82,6 +82,15 @@ def check_output(path, kind: str, *, inputs: Iterable = (), force: bool = False,
     return path
 
 
+def _mode_for(target: Path) -> int:
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_atomically(path, data: bytes, what: str = "output") -> Path:
     """Write ``data`` to ``path`` through a temporary file and a rename (module doc)."""
     target = Path(path)
@@ -90,6 +99,7 @@ def write_atomically(path, data: bytes, what: str = "output") -> Path:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
+            os.chmod(tmp, _mode_for(target))  # mkstemp makes 0600; keep the old file's mode, else the umask's
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

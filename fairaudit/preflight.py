@@ -117,6 +117,13 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
                 add(spec_source, [_diagnostic(tn.node, f"{tn.text} re-predicts each row with the attribute "
                                                        "flipped, so it needs a model (--model), not a decision "
                                                        "expression")])
+            scores = [n for ev in _events(tn) for n in ast.event_names(ev) if n.reserved and n.name == "score"]
+            taken = {(e.line, e.column) for e, k in zip(found, kinds) if k == "error"}
+            scores = [n for n in scores if not n.span or (n.span.line, n.span.column) not in taken]
+            if scores:  # with logged decisions the "score" would just be the 0/1 decision again
+                add(spec_source, [_diagnostic(scores[0], "'score' is a model's probability; a decision expression "
+                                                         "has none (it would be the 0/1 decision itself): use "
+                                                         "'pred', or audit a model (--model)")])
     elif not uses_model:
         for tn in spec.leaves:
             names = [n for ev in _events(tn) for n in ast.event_names(ev) if n.name in ("pred", "score")

@@ -337,6 +337,12 @@ class AuditResult:
         return rows.get("text") if isinstance(rows, dict) else None
 
     @property
+    def assumption_broken(self) -> bool:
+        """True when the run found evidence against what its guarantee assumes (rows not in random order):
+        the verdict is then not backed by its guarantee (``warnings`` say why)."""
+        return bool((self.info or {}).get("assumption_broken"))
+
+    @property
     def assumption(self) -> str | None:
         """What the guarantee assumes about the order of the observations (None for engines that need nothing)."""
         return (self.info or {}).get("assumption")

@@ -237,3 +237,22 @@ def test_force_never_overwrites_the_dataset_a_header_names(capsys, tmp_path, sma
         code, _, err = _run(capsys, ["audit", "--spec", f"@{spec}", option, str(small_csv), "--force"])
         assert code == 2 and "it is an input of this run" in err
     assert small_csv.read_bytes() == before
+
+
+def test_atomic_writes_keep_the_file_mode(tmp_path):
+    import os
+    import stat
+
+    from fairaudit.outputs import write_atomically
+
+    old = tmp_path / "shared.json"
+    old.write_text("x")
+    os.chmod(old, 0o644)
+    write_atomically(old, b"y")
+    assert stat.S_IMODE(old.stat().st_mode) == 0o644
+    umask = os.umask(0o022)
+    try:
+        new = write_atomically(tmp_path / "new.json", b"z")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o644  # not mkstemp's 0600

@@ -176,10 +176,12 @@ def test_file_order_says_what_it_assumes_and_warns_when_broken(capsys, sorted_ad
     assert "warning:   the rows do not look randomly ordered" in out
     assert "became empty at step" in out and "on the first half of the stream" in out
     # 8: the sentence names the step of the reported verdict, not the first (overturned) decision
-    assert code == 1 and "violated with probability ≥ 0.95 after 29,625 observations" in out
+    assert code == 3 and "violated with probability ≥ 0.95 after 29,625 observations" in out
     assert "the verdict was true at step 1,015 but is false from step 29,625" in out
     code, out, _ = _run(capsys, ["audit", *sorted_adult, "--order", "given", "--stop"])
-    assert code == 0 and "warning:   the rows do not look randomly ordered" in out  # never a clean pass
+    # "certified true" on the sorted prefix, but the run's own evidence says the rows are not random: not a pass
+    assert "verdict:   true" in out and "warning:   the rows do not look randomly ordered" in out
+    assert code == 3 and "exit:      3 — the verdict is not backed by its guarantee" in out
 
 
 def test_order_header(tmp_path, capsys):
@@ -211,3 +213,9 @@ def test_order_warnings_are_rare_when_the_order_is_random():
 def test_check_refuses_a_bare_numeric_column_too(capsys):
     code, _, err = _run(capsys, ["check", 'E[age | sex == "Male"] > 30', "--data", "adult"])
     assert code == 2 and "'age' holds numbers" in err
+
+
+def test_score_needs_a_model(capsys):
+    code, _, err = _run(capsys, ["audit", "--data", "compas", "--pred", "decile_score <= 4", "--spec",
+                                 'E[score > 0.5 | race == "Caucasian"] > 0.3'])
+    assert code == 2 and "'score' is a model's probability; a decision expression has none" in err

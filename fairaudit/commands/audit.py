@@ -21,9 +21,10 @@ from fairaudit.outputs import check_output, write_atomically
 from fairaudit.spec.files import ORDERS
 
 EXIT = {"true": 0, "false": 1, "unknown": 3}
+EXIT_UNBACKED = 3  # a decided verdict whose guarantee the run itself found evidence against: not a pass
 DEFAULT_DELTA = 0.05
-EXIT_HELP = ("exit codes: 0 = certified true, 1 = decided violated, 3 = undecided (not a pass), "
-             "2 = bad input, 4 = internal error")
+EXIT_HELP = ("exit codes: 0 = certified true, 1 = decided violated, 3 = undecided, or a verdict the run found "
+             "evidence against (not a pass), 2 = bad input, 4 = internal error")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -127,6 +128,11 @@ def run(args: argparse.Namespace) -> int:
 
         write_atomically(args.pdf, build_pdf(result, dataset=dataset, model=model), what="report")
         print(f"wrote {args.pdf}")
+    if result.assumption_broken and result.verdict in ("true", "false"):
+        # a gate must not pass on a verdict its own data contradicts: exit 3, "not a pass", and say why
+        print("exit:      3 — the verdict is not backed by its guarantee (see the warnings); audit with "
+              "--order shuffle, or investigate the drift")
+        return EXIT_UNBACKED
     return EXIT.get(result.verdict, 3)
 
 

@@ -224,7 +224,7 @@ def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5
             # before any decision the intervals use the fixed equal split, so Δ holds; a decision taken
             # with data-chosen δ's only guarantees the weaker sound_delta (see "The guarantee of each split")
             "guarantee_delta": sound_delta(split, delta, len(keys)) if st.decision is not None else delta,
-            "verdict_step": verdict_step, "warnings": found,
+            "verdict_step": verdict_step, "warnings": found, "assumption_broken": bool(evidence),
         }
         info.update(provenance or {})
         return AuditResult(spec.text, "monitor", options, verdict_text(root) or "unknown",
