@@ -219,3 +219,28 @@ def test_score_needs_a_model(capsys):
     code, _, err = _run(capsys, ["audit", "--data", "compas", "--pred", "decile_score <= 4", "--spec",
                                  'E[score > 0.5 | race == "Caucasian"] > 0.3'])
     assert code == 2 and "'score' is a model's probability; a decision expression has none" in err
+
+
+@pytest.mark.parametrize("headers, message", [
+    ('# wher: workclass == "Federal-gov"\n', "'# wher:' is not a header fairaudit knows; did you mean '# where:'?"),
+    ("# delt: 0.15\n", "did you mean '# delta:'?"),
+    ("# decison: income == \">50K\"\n", "did you mean '# decision:'?"),
+    ("# delta: 0.2\n# delta: 0.1\n", "repeats an earlier one"),
+])
+def test_a_misspelt_or_repeated_header_is_refused(capsys, tmp_path, headers, message):
+    """Review finding: '# wher:' was silently ignored, so all rows were audited instead of the intended view."""
+    spec = tmp_path / "s.spec"
+    spec.write_text(f"# dataset: adult\n{headers}E[label | sex == \"Female\"] < 0.2\n")
+    for argv in (["check", f"@{spec}"], ["audit", "--pred", 'income == ">50K"', "--spec", f"@{spec}"]):
+        code, _, err = _run(capsys, argv)
+        assert code == 2 and message in err
+
+
+def test_a_header_after_the_spec_is_refused_and_plain_comments_are_fine(capsys, tmp_path):
+    spec = tmp_path / "s.spec"
+    spec.write_text('# dataset: adult\n# note: compare women and men\nE[label | sex == "Female"] < 0.2\n'
+                    '# where: age > 30\n')
+    code, _, err = _run(capsys, ["check", f"@{spec}"])
+    assert code == 2 and ":4:3: this '# where:' header comes after the specification starts" in err
+    spec.write_text('# dataset: adult\n# note: compare women and men\n# order_id: 7\nE[label | sex == "Female"] < 0.2\n')
+    assert _run(capsys, ["check", f"@{spec}"])[0] == 0

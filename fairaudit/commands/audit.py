@@ -73,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit.preflight import option_source, preflight
 
     spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
+    if spec_file.header_errors:  # a misspelt '# where:' would silently audit other rows
+        from fairaudit.preflight import ValidationError
+
+        raise ValidationError(spec_file.header_errors)
     from_file = []
     if args.where is None and spec_file.where is not None:
         args.where = spec_file.where

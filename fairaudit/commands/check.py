@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         spec_file = spec_from_args(args)
+        if spec_file.header_errors:  # before the header's dataset is read
+            raise ValidationError(spec_file.header_errors)
         dataset = _dataset(args, spec_file)
         decision = where = None
         if spec_file.decision is not None and not spec_file.uses_model:

@@ -45,6 +45,11 @@ class SpecFile:
     path: str | None = None
 
     @property
+    def header_errors(self) -> list[SpecError]:
+        """Misspelt, misplaced or repeated headers (``header_errors``), positioned in the file."""
+        return header_errors(self.text, self.path)
+
+    @property
     def dataset(self) -> str | None:
         header = self.headers.get("dataset")
         return header.value if header else None
@@ -149,6 +154,43 @@ class SpecFile:
             return parse_event(header.value)
         except SpecError as err:
             raise err.shifted(header.line - 1, header.column - 1).with_source(self.text, self.path) from None
+
+
+KNOWN_HEADERS = ("dataset", "decision", "where", "delta", "order")
+
+
+def header_errors(text: str, path: str | None = None) -> list[SpecError]:
+    """Header-like comments that would otherwise be silently ignored: a key very close to a known one
+    (``# wher:``, ``# delt:``), or a known key after the leading comment block or repeated (only the first, in
+    that block, is read). A misspelt ``# where:`` would audit all the rows instead of the intended view — a typo
+    that changes the verdict — so each is an error at its line:column (rename a real comment, e.g. ``# note:``)."""
+    import difflib
+
+    headers = read_headers(text)
+    out = []
+    in_block = True
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            in_block = False
+        match = _HEADER.match(line)
+        if not match:
+            continue
+        key = match.group(1).lower()
+        column = match.start(1) + 1
+        if key in KNOWN_HEADERS:
+            if not in_block or headers.get(key) is None or headers[key].line != number:
+                why = ("comes after the specification starts" if not in_block else "repeats an earlier one")
+                out.append(SpecError.at(text, number, column, f"this '# {key}:' header {why}, where it "
+                                        "would be ignored; put headers at the top of the file, once each",
+                                        length=len(key), filename=path))
+            continue
+        close = difflib.get_close_matches(key, KNOWN_HEADERS, n=1, cutoff=0.8)
+        if close:
+            out.append(SpecError.at(text, number, column, f"'# {clip(key)}:' is not a header fairaudit "
+                                    f"knows; did you mean '# {close[0]}:'? (reword it if it is a plain comment)", length=len(key),
+                                    filename=path))
+    return out
 
 
 def read_headers(text: str) -> dict[str, Header]:
