@@ -244,3 +244,9 @@ def test_a_header_after_the_spec_is_refused_and_plain_comments_are_fine(capsys, 
     assert code == 2 and ":4:3: this '# where:' header comes after the specification starts" in err
     spec.write_text('# dataset: adult\n# note: compare women and men\n# order_id: 7\nE[label | sex == "Female"] < 0.2\n')
     assert _run(capsys, ["check", f"@{spec}"])[0] == 0
+
+
+def test_rows_audited_counts_the_rows_the_filter_keeps(adult):
+    r = fairaudit.audit(adult, SEX_GAP, model="logreg", where='workclass == "Federal-gov"')
+    assert r.info["rows"]["audited"] == r.steps < 8141
+    assert r.rows_text.startswith(f"{r.steps:,} rows matching workclass == \"Federal-gov\", among 8,141 held-out")

@@ -600,6 +600,9 @@ def monitor(dataset, spec, *, model=None, pred: str | None = None, where: str | 
         raise FairauditError("the specification uses pred/score: give a model (--model) or a decision (--pred)")
     positions = stream(dataset, where, order, seed, pred=decisions, label=labels_all, score=scores,
                        rows=base_rows)
+    if where:  # the rows actually streamed: those matching the filter among the audited ones
+        rows_record = {**rows_record, "audited": int(len(positions)),
+                       "text": f"{len(positions):,} rows matching {where}, among {rows_record['text']}"}
     frame = frame_all.iloc[positions].reset_index(drop=True)
     take = (lambda a: None if a is None else np.asarray(a)[positions])  # noqa: E731
     domains = {c.name: list(c.values) for c in dataset.schema.columns if c.kind == "categorical" and c.values}
