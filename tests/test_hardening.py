@@ -256,3 +256,22 @@ def test_atomic_writes_keep_the_file_mode(tmp_path):
     finally:
         os.umask(umask)
     assert stat.S_IMODE(new.stat().st_mode) == 0o644  # not mkstemp's 0600
+
+
+@pytest.mark.parametrize("field, value", [("info", [1]), ("options", [1]), ("verdict", "maybe"), ("spec", 5),
+                                          ("steps", "x"), ("info.unit", 5), ("info.warnings", "abc")])
+def test_a_damaged_result_file_is_one_line_and_exit_2(capsys, small_csv, tmp_path, field, value):
+    """Review finding: a result JSON with a field of the wrong type ended in an internal error (exit 4)."""
+    import json
+
+    result = tmp_path / "r.json"
+    assert _run(capsys, _audit(small_csv, "--json", str(result)))[0] in (0, 1, 3)
+    data = json.loads(result.read_text())
+    if "." in field:
+        outer, inner = field.split(".")
+        data[outer][inner] = value
+    else:
+        data[field] = value
+    result.write_text(json.dumps(data))
+    code, _, err = _run(capsys, ["report", str(result), "--pdf", str(tmp_path / "r.pdf"), "--no-data"])
+    assert code == 2 and err.count("\n") == 1 and "not a valid audit result" in err

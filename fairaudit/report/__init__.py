@@ -44,11 +44,43 @@ def load_result(source):
         missing = sorted({"spec", "engine", "verdict", "nodes", "trace"} - set(data)) if isinstance(data, dict) else []
         raise FairauditError("not an audit result (the JSON written by `fairaudit audit --json`): "
                              + (f"missing {', '.join(missing)}" if missing else f"a JSON {type(data).__name__}"))
+    problem = _shape_problem(data)
+    if problem:
+        raise FairauditError(f"not a valid audit result: {problem}")
     try:
         return AuditResult.from_json(data)
     except (ValueError, KeyError, TypeError, IndexError, AttributeError) as err:
         detail = f"missing field {err}" if isinstance(err, KeyError) else str(err).splitlines()[0][:120]
         raise FairauditError(f"not a valid audit result: {detail}") from None
+
+
+_SHAPE = {"spec": str, "engine": str, "options": dict, "info": dict, "nodes": list, "trace": list}
+
+
+def _shape_problem(data: dict) -> str | None:
+    """What makes a decoded result unusable by the report (a field of the wrong type), or None. Checked up
+    front so that a damaged file is one line and exit 2, not an error deep inside the PDF code."""
+    for key, kind in _SHAPE.items():
+        if key in data and not isinstance(data[key], kind):
+            return f"'{key}' should be a JSON {'object' if kind is dict else 'array' if kind is list else 'string'}"
+    if data.get("verdict") not in ("true", "false", "unknown"):
+        return f"'verdict' should be \"true\", \"false\" or \"unknown\", not {str(data.get('verdict'))[:40]!r}"
+    for key in ("stop_step", "steps"):
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            return f"'{key}' should be a whole number"
+    info = data.get("info") or {}
+    if "warnings" in info and not (isinstance(info["warnings"], list) and all(isinstance(w, str) for w in info["warnings"])):
+        return "'info.warnings' should be a list of sentences"
+    for key in ("unit", "assumption"):
+        if key in info and info[key] is not None and not isinstance(info[key], str):
+            return f"'info.{key}' should be a string"
+    for node in data["nodes"]:
+        if not isinstance(node, dict) or not all(isinstance(node.get(k), str) for k in ("id", "text", "kind")):
+            return "every node needs string 'id', 'text' and 'kind'"
+    if not all(isinstance(row, dict) for row in data["trace"]):
+        return "every trace row should be a JSON object"
+    return None
 
 
 def recorded_dataset(result):
