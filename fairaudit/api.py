@@ -51,8 +51,9 @@ def audit(data, spec, engine: str = "monitor", model=None, pred: str | None = No
                   rows=rows, time_budget=time_budget)
     if model is not None and pred is not None:
         raise FairauditError("give either a model or a decision expression (pred), not both")
+    ignored = _ignored_headers(spec)
     dataset, spec = _dataset(data), _spec(spec)
-    found = preflight(dataset, spec, decision=Source(pred, "pred") if pred is not None else None,
+    found = ignored + preflight(dataset, spec, decision=Source(pred, "pred") if pred is not None else None,
                       where=Source(where, "where") if where else None, uses_model=model is not None)
     from fairaudit.engines.monitor import monitor
 
@@ -60,6 +61,22 @@ def audit(data, spec, engine: str = "monitor", model=None, pred: str | None = No
                    split=split, bound=bound, order=order, seed=int(seed), rows=rows, stop=stop,
                    time_budget=time_budget, on_step=on_step, iterate=iterate, warnings=[str(w) for w in found],
                    trust_pickle=trust_pickle, trusted_types=tuple(trusted_types))
+
+
+def _ignored_headers(spec) -> list[str]:
+    """A spec text's ``# where:`` / ``# delta:`` / ``# order:`` / ``# decision:`` headers are applied by the command
+    line, not by this function (its keyword arguments are the options): say so rather than audit silently
+    without them."""
+    if not isinstance(spec, str):
+        return []
+    from fairaudit.spec.files import read_headers
+
+    named = [key for key in read_headers(spec) if key in ("where", "delta", "order", "decision")]
+    if not named:
+        return []
+    keywords = ", ".join(f"{'pred' if k == 'decision' else k}=..." for k in named)
+    return [f"the specification's {', '.join('# ' + k + ':' for k in named)} header(s) are not applied by "
+            f"fairaudit.audit(); pass {keywords} (the command line applies them)"]
 
 
 def check_options(*, engine="monitor", delta=0.05, batch=5, split="equal", bound="hoeffding", order="shuffle",

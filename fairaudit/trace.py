@@ -419,7 +419,9 @@ class AuditResult:
     def to_json(self, path=None, *, trace_every: int = 1, digits: int = 6) -> str:
         text = json.dumps(self.to_dict(trace_every=trace_every, digits=digits), separators=(",", ":"))
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            from fairaudit.outputs import write_atomically
+
+            write_atomically(path, text.encode("utf-8"), what="audit result")
         return text
 
     @classmethod

@@ -250,3 +250,9 @@ def test_rows_audited_counts_the_rows_the_filter_keeps(adult):
     r = fairaudit.audit(adult, SEX_GAP, model="logreg", where='workclass == "Federal-gov"')
     assert r.info["rows"]["audited"] == r.steps < 8141
     assert r.rows_text.startswith(f"{r.steps:,} rows matching workclass == \"Federal-gov\", among 8,141 held-out")
+
+
+def test_the_api_says_when_it_does_not_apply_a_spec_texts_headers(adult):
+    text = '# where: workclass == "Federal-gov"\n# delta: 0.15\nE[pred | sex == "Female"] > 0.01\n'
+    r = fairaudit.audit(adult, text, pred='income == ">50K"')
+    assert "# where:, # delta: header(s) are not applied by fairaudit.audit(); pass where=..., delta=..." in r.warnings[0]

@@ -180,13 +180,10 @@ def check_output_path(path) -> Path:
 def write_pdf(result, path, **kw) -> Path:
     """Build the report (``build_pdf(result, **kw)``) and write it to ``path``; ``FairauditError`` (one line) when
     the path cannot be written."""
+    from fairaudit.outputs import write_atomically
+
     path = check_output_path(path)
-    data = build_pdf(result, **kw)
-    try:
-        path.write_bytes(data)
-    except OSError as err:
-        raise FairauditError(f"cannot write the report to {path}: {err.strerror or err}") from None
-    return path
+    return write_atomically(path, build_pdf(result, **kw), what="report")
 
 
 def first_page_png(pdf_bytes: bytes, dpi: int = 80, timeout: float = 30.0) -> bytes | None:
