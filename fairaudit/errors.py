@@ -11,3 +11,10 @@ class DataError(FairauditError):
 
 class ModelError(FairauditError):
     """A model cannot be trained, loaded or applied."""
+
+
+def first_line(err: Exception, limit: int = 160) -> str:
+    """The first line of an exception's message (its type's name when empty), cut to ``limit`` characters:
+    how a third-party library's error is quoted inside a one-line fairaudit message."""
+    text = str(err).strip().splitlines()
+    return (text[0] if text else type(err).__name__)[:limit]

@@ -58,6 +58,18 @@ class ValidationError(SpecError):
         return "\n".join(err.pretty() for err in self.errors)
 
 
+def file_source(spec_file) -> Source:
+    """The ``Source`` of a spec file's own text (positions are line:column in the file)."""
+    return Source(spec_file.text, "the specification", spec_file.text, spec_file.path)
+
+
+def check_headers(spec_file) -> None:
+    """Raise ``ValidationError`` for misspelt, misplaced or repeated headers (``SpecFile.header_errors``)."""
+    errors = spec_file.header_errors
+    if errors:
+        raise ValidationError(errors)
+
+
 def option_source(text: str, name: str, header=None, spec_file=None) -> Source:
     """The ``Source`` of an option's text: the spec file's header when it came from one, else the option."""
     if header is not None and spec_file is not None:

@@ -103,6 +103,13 @@ class Trace:
     def __len__(self) -> int:
         return len(self.steps)
 
+    def verdict_step(self) -> int | None:
+        """The first step from which the root kept its last verdict to the end (None when it is undecided)."""
+        if not len(self) or self.verdict[-1, 0] == UNKNOWN:
+            return None
+        other = np.flatnonzero(self.verdict[:, 0] != self.verdict[-1, 0])
+        return int(self.steps[0 if not len(other) else other[-1] + 1])
+
     def column(self, node_id: str) -> int:
         return self.node_ids.index(node_id)
 
@@ -315,14 +322,7 @@ class AuditResult:
         recorded = (self.info or {}).get("verdict_step")
         if recorded is not None or self.verdict not in ("true", "false"):
             return None if recorded is None else int(recorded)
-        t = self.trace_table
-        if not len(t):
-            return self.stop_step
-        code = _VERDICT_CODES[self.verdict]
-        root = t.verdict[:, 0]
-        other = np.flatnonzero(root != code)
-        first = 0 if not len(other) else int(other[-1]) + 1
-        return int(t.steps[first]) if first < len(t) else self.stop_step
+        return self.trace_table.verdict_step() if len(self.trace_table) else self.stop_step
 
     @property
     def warnings(self) -> list[str]:

@@ -101,8 +101,9 @@ except FairauditError as err:
     st.stop()
 
 # a protected attribute with one group, or with missing values (a group "?" of their own): said, and chosen
-for message in dataset.protected_warnings():
-    st.warning(logic.dashboard_warning(message), icon=":material/warning:")
+for message in dataset.protected_warnings(how_to_drop="choose below whether to keep them as that group or drop "
+                                                      "those rows"):
+    st.warning(message, icon=":material/warning:")
 missing_rows = int(dataset.missing_protected().sum()) if dataset.schema.protected else 0
 if missing_rows:
     choice = st.radio(f"Rows with a missing protected attribute ({missing_rows:,})", logic.MISSING_CHOICES,

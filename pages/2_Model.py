@@ -130,19 +130,16 @@ st.write(info["describe"])
 if info.get("source") == "trained":
     with st.expander("Save this model in the workspace"):
         models_dir = workspace.folder("models")
-        if logic.model_loader(fa_models) is None:
-            st.caption("Saving needs fairaudit's safe model formats (skops), which this version does not have yet.")
-        else:
-            c1, c2 = st.columns([3, 1])
-            save_name = c1.text_input("Name (letters, digits, _ and -)", key="model_save_name")
-            overwrite = c2.checkbox("overwrite", key="model_save_overwrite")
-            if st.button("Save", key="model_save", disabled=not save_name.strip()):
-                try:
-                    path = workspace.save_model(model, save_name, models_dir, overwrite=overwrite)
-                    st.success(f"Saved `{workspace.display(path)}`; it is listed under Load a model file → "
-                               "The workspace folder.")
-                except (workspace.WorkspaceError, FileExistsError, FairauditError, OSError) as err:
-                    st.error(str(err))
+        c1, c2 = st.columns([3, 1])
+        save_name = c1.text_input("Name (letters, digits, _ and -)", key="model_save_name")
+        overwrite = c2.checkbox("overwrite", key="model_save_overwrite")
+        if st.button("Save", key="model_save", disabled=not save_name.strip()):
+            try:
+                path = workspace.save_model(model, save_name, models_dir, overwrite=overwrite)
+                st.success(f"Saved `{workspace.display(path)}`; it is listed under Load a model file → "
+                           "The workspace folder.")
+            except (workspace.WorkspaceError, FileExistsError, FairauditError, OSError) as err:
+                st.error(str(err))
 
 # ------------------------------------------------------------------------------------------------ metrics
 st.subheader("Per-group metrics")

@@ -70,16 +70,14 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit.commands._data_args import dataset_from_args
     from fairaudit.commands._model_args import model_from_args
     from fairaudit.commands._spec_args import spec_from_args
-    from fairaudit.preflight import option_source, preflight
+    from fairaudit.preflight import check_headers, file_source, option_source, preflight
 
     spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
-    if spec_file.header_errors:  # a misspelt '# where:' would silently audit other rows
-        from fairaudit.preflight import ValidationError
-
-        raise ValidationError(spec_file.header_errors)
+    check_headers(spec_file)  # a misspelt '# where:' would silently audit other rows
     from_file = []
+    where_header = None
     if args.where is None and spec_file.where is not None:
-        args.where = spec_file.where
+        args.where, where_header = spec_file.where, spec_file.headers["where"]
         from_file.append(f"--where '{args.where}'")
     if args.delta is None:
         args.delta = spec_file.delta if spec_file.delta is not None else DEFAULT_DELTA
@@ -113,10 +111,9 @@ def run(args: argparse.Namespace) -> int:
         decision = option_source(args.pred, "--pred", spec_file.headers["decision"], spec_file)
     else:
         decision = option_source(args.pred, "--pred") if args.pred is not None else None
-    where_header = spec_file.headers.get("where") if "--where" in " ".join(from_file) else None
     where = option_source(args.where, "--where", where_header, spec_file) if args.where else None
     # everything is validated before a model is trained (a typo costs no time)
-    preflight(dataset, spec_file.spec, spec_source=_spec_source(spec_file), decision=decision, where=where,
+    preflight(dataset, spec_file.spec, spec_source=file_source(spec_file), decision=decision, where=where,
               uses_model=uses_model)
     model = model_from_args(args, dataset) if uses_model else None
     result = audit(dataset, spec_file.spec, engine=args.engine, model=model, pred=args.pred,
@@ -138,12 +135,6 @@ def run(args: argparse.Namespace) -> int:
               "--order shuffle, or investigate the drift")
         return EXIT_UNBACKED
     return EXIT.get(result.verdict, 3)
-
-
-def _spec_source(spec_file):
-    from fairaudit.preflight import Source
-
-    return Source(spec_file.text, "the specification", spec_file.text, spec_file.path)
 
 
 def print_summary(result, from_file=()) -> None:

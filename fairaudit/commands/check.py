@@ -31,13 +31,11 @@ def _dataset(args: argparse.Namespace, spec_file):
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairaudit.commands.audit import _spec_source
-    from fairaudit.preflight import ValidationError, option_source, preflight
+    from fairaudit.preflight import check_headers, file_source, option_source, preflight
 
     try:
         spec_file = spec_from_args(args)
-        if spec_file.header_errors:  # before the header's dataset is read
-            raise ValidationError(spec_file.header_errors)
+        check_headers(spec_file)  # before the header's dataset is read
         dataset = _dataset(args, spec_file)
         decision = where = None
         if spec_file.decision is not None and not spec_file.uses_model:
@@ -47,12 +45,9 @@ def run(args: argparse.Namespace) -> int:
         spec_file.delta  # noqa: B018 -- a # delta: header must be a number in (0, 1)
         spec_file.order  # noqa: B018 -- a # order: header must be shuffle or given
         # the same checks as `fairaudit audit` (and fairaudit.audit, and the dashboard's Run)
-        warnings = preflight(dataset, spec_file.spec, spec_source=_spec_source(spec_file), decision=decision,
+        warnings = preflight(dataset, spec_file.spec, spec_source=file_source(spec_file), decision=decision,
                              where=where, uses_model=True)
-    except ValidationError as err:
-        print(err.pretty(), file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except SpecError as err:
+    except SpecError as err:  # a ValidationError (a SpecError) prints every error it holds
         print(err.pretty(), file=sys.stderr)
         return EXIT_BAD_INPUT
     where_text = f" (validated against {dataset.name})" if dataset is not None else ""

@@ -23,7 +23,6 @@ from pathlib import Path
 from fairaudit import models
 from fairaudit.commands._data_args import add_data_arguments, dataset_from_args
 from fairaudit.errors import ModelError
-from fairaudit.models.base import output_path
 from fairaudit.models.training import KIND_HELP, KINDS, MAX_MLP_PARAMETERS, check_kind
 
 
@@ -110,7 +109,6 @@ def run(args: argparse.Namespace) -> int:
     out = out_path(args.out, args.kind)
     # fail before training, not after; never onto the data (or another kind of file without --force)
     check_output(out, "model", inputs=[args.data], force=getattr(args, "force", False), what="model")
-    out = output_path(out)
     params = parse_params(args.param)
     exclude = [name.strip() for name in args.exclude.split(",") if name.strip()]
     dataset = dataset_from_args(args)

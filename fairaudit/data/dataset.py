@@ -102,9 +102,11 @@ class Dataset:
             mask |= series.isna().to_numpy() | (series.astype(str) == MISSING_CATEGORY).to_numpy()
         return mask
 
-    def protected_warnings(self) -> list[str]:
+    def protected_warnings(self, how_to_drop: str = "drop them with --missing drop (dashboard: Data page) or keep "
+                                                    "them knowingly") -> list[str]:
         """What makes a group comparison misleading: a protected attribute with a single group (nothing to
-        compare), or with missing values (they form a group of their own, ``"?"``, unless dropped)."""
+        compare), or with missing values (they form a group of their own, ``"?"``, unless dropped; the
+        sentence ends with ``how_to_drop``)."""
         out = []
         for name in self.schema.protected:
             series = self.frame[name]
@@ -116,8 +118,7 @@ class Dataset:
                            "other group to compare it with")
             if missing:
                 out.append(f"protected attribute '{name}' is missing in {missing:,} of {len(self):,} rows, which "
-                           f"form a group of their own (\"{MISSING_CATEGORY}\"); drop them with --missing drop "
-                           "(dashboard: Data page) or keep them knowingly")
+                           f"form a group of their own (\"{MISSING_CATEGORY}\"); {how_to_drop}")
         return out
 
     def without_missing_protected(self) -> "Dataset":

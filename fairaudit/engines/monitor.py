@@ -207,7 +207,7 @@ def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5
     def result(upto: int, final: bool) -> AuditResult:
         trace = Trace.concat(st.parts) if st.parts else Trace.empty(node_ids)
         root = trace.verdict[-1, 0] if len(trace) else UNKNOWN
-        verdict_step = _verdict_step(trace)
+        verdict_step = trace.verdict_step()
         evidence = st.order.warnings(trace, st.stop, verdict_step)
         if final and options.get("order") == "given":
             evidence += st.order.halves(obs)
@@ -254,14 +254,6 @@ def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5
         if done:
             return
         a = b
-
-
-def _verdict_step(trace: Trace) -> int | None:
-    """The first step from which the root kept its last verdict to the end (None when it is undecided)."""
-    if not len(trace) or trace.verdict[-1, 0] == UNKNOWN:
-        return None
-    other = np.flatnonzero(trace.verdict[:, 0] != trace.verdict[-1, 0])
-    return int(trace.steps[0 if not len(other) else other[-1] + 1])
 
 
 ORDER_HINT = ("the rows do not look randomly ordered (a sorted file, or rates that drift along the stream), and "

@@ -16,7 +16,7 @@ import io
 import zipfile
 from typing import Iterable
 
-from fairaudit.errors import ModelError
+from fairaudit.errors import ModelError, first_line
 
 FAIRAUDIT_TYPES = (
     "sklearn.tree._tree.Tree",
@@ -66,14 +66,14 @@ def load_bytes(data: bytes, name: str, trusted_types: Iterable[str] = ()):
     try:
         needed = set(sio.get_untrusted_types(data=data))
     except Exception as err:  # a damaged archive or schema: skops raises many types
-        raise ModelError(f"{name} is a damaged skops file ({_first_line(err)})") from None
+        raise ModelError(f"{name} is a damaged skops file ({first_line(err)})") from None
     missing = needed - trusted
     if missing:
         raise UntrustedTypesError(name, missing)
     try:
         return sio.loads(data, trusted=sorted(needed))
     except Exception as err:
-        raise ModelError(f"{name} is a damaged skops file ({_first_line(err)})") from None
+        raise ModelError(f"{name} is a damaged skops file ({first_line(err)})") from None
 
 
 def open_zip(data: bytes) -> zipfile.ZipFile | None:
@@ -82,8 +82,3 @@ def open_zip(data: bytes) -> zipfile.ZipFile | None:
         return zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, ValueError, OSError):
         return None
-
-
-def _first_line(err: Exception) -> str:
-    text = str(err).strip().splitlines()
-    return (text[0] if text else type(err).__name__)[:160]

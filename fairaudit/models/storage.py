@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from fairaudit.errors import ModelError
+from fairaudit.errors import ModelError, first_line
 from fairaudit.models import skops_files
 from fairaudit.models.base import FORMAT, Model
 from fairaudit.models.skops_files import UntrustedTypesError
@@ -138,12 +138,12 @@ def _from_torch(data: bytes, name: str) -> Model:
     try:
         payload = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
     except Exception as err:  # torch raises many types for a foreign or corrupt archive
-        raise ModelError(f"{name} is not a fairaudit model ({_first_line(err)})") from None
+        raise ModelError(f"{name} is not a fairaudit model ({first_line(err)})") from None
     _check_payload(payload, name)
     try:
         return MLPModel.from_payload(payload)
     except (KeyError, TypeError, ValueError, RuntimeError) as err:
-        raise ModelError(f"{name} is a damaged mlp model file ({_first_line(err)})") from None
+        raise ModelError(f"{name} is a damaged mlp model file ({first_line(err)})") from None
 
 
 def _load_pickle(data: bytes, name: str) -> Model:
@@ -153,7 +153,7 @@ def _load_pickle(data: bytes, name: str) -> Model:
     try:
         payload = joblib.load(io.BytesIO(data))
     except Exception as err:  # unpickling garbage raises anything from EOFError to UnpicklingError
-        raise ModelError(f"{name} is not a fairaudit model ({_first_line(err)})") from None
+        raise ModelError(f"{name} is not a fairaudit model ({first_line(err)})") from None
     _check_payload(payload, name)
     return _sklearn_from_payload(payload, name)
 
@@ -164,14 +164,9 @@ def _sklearn_from_payload(payload: dict, name: str) -> Model:
     try:
         return SklearnModel.from_payload(payload)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
-        raise ModelError(f"{name} is a damaged model file ({_first_line(err)})") from None
+        raise ModelError(f"{name} is a damaged model file ({first_line(err)})") from None
 
 
 def _check_payload(payload, name: str) -> None:
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ModelError(f"{name} is not a fairaudit model file (save one with `fairaudit train`)")
-
-
-def _first_line(err: Exception) -> str:
-    text = str(err).strip().splitlines()
-    return (text[0] if text else type(err).__name__)[:160]

@@ -187,9 +187,9 @@ def header_errors(text: str, path: str | None = None) -> list[SpecError]:
             continue
         close = difflib.get_close_matches(key, KNOWN_HEADERS, n=1, cutoff=0.8)
         if close:
-            out.append(SpecError.at(text, number, column, f"'# {clip(key)}:' is not a header fairaudit "
-                                    f"knows; did you mean '# {close[0]}:'? (reword it if it is a plain comment)", length=len(key),
-                                    filename=path))
+            out.append(SpecError.at(text, number, column, f"'# {clip(key)}:' is not a header fairaudit knows; "
+                                    f"did you mean '# {close[0]}:'? (reword it if it is a plain comment)",
+                                    length=len(key), filename=path))
     return out
 
 

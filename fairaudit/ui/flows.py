@@ -73,11 +73,7 @@ def load_model_bytes(data: bytes, filename: str):
     a pickle, no type beyond fairaudit's trusted list). ``FairauditError`` when it cannot be loaded."""
     from fairaudit import models as fa_models
 
-    loader = logic.model_loader(fa_models)
-    if loader is None:
-        raise FairauditError("this fairaudit cannot load model files yet (it needs the safe model formats: "
-                             "skops, torch state_dict, .nnet); train a model or use a decision column instead")
-    return loader(data, filename)
+    return fa_models.load_bytes(data, filename)
 
 
 def train_model(dataset, kind: str, seed: int, test_size: float):

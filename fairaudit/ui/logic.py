@@ -751,18 +751,3 @@ def apply_missing_choice(dataset, choice: str):
     if choice == "drop" and dataset.missing_protected().any():
         return dataset.without_missing_protected()
     return dataset
-
-
-# --------------------------------------------------------------------------------------------------
-# model files: what the dashboard can load
-
-def model_loader(models_module) -> Any:
-    """``models.load_bytes`` (safe formats only, never a pickle), or None when this fairaudit has none yet.
-    The dashboard never loads a model from a server path."""
-    return getattr(models_module, "load_bytes", None)
-
-
-def dashboard_warning(message: str) -> str:
-    """A library warning about protected attributes, pointing at the Data page's choice instead of a CLI flag."""
-    return message.replace("; drop them with --missing drop (dashboard: Data page) or keep them knowingly",
-                           "; choose below whether to keep them as that group or drop those rows")

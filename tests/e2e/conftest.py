@@ -1,9 +1,12 @@
-"""The browser tests' server gets a workspace folder of its own (never ./workspace of the checkout)."""
+"""Shared by the browser tests: a workspace folder of their own (never ./workspace of the checkout), and the
+check that Debian's chromium and Playwright are there (a skip outside CI, a failure in CI)."""
 from __future__ import annotations
 
 import os
 
 import pytest
+
+from tests.e2e.server import SHOTS, chromium
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -16,3 +19,13 @@ def workspace_folder(tmp_path_factory):
         os.environ.pop("FAIRAUDIT_WORKSPACE", None)
     else:
         os.environ["FAIRAUDIT_WORKSPACE"] = old
+
+
+@pytest.fixture(scope="module")
+def browser_ready():
+    if chromium() is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed (apt-get install -y chromium); required in CI")
+        pytest.skip("chromium is not installed")
+    pytest.importorskip("playwright.sync_api") if not os.environ.get("CI") else __import__("playwright.sync_api")
+    SHOTS.mkdir(exist_ok=True)

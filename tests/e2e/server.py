@@ -84,3 +84,9 @@ def wait_idle(page, timeout: float = 120_000) -> None:
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
     page.wait_for_timeout(600)
+
+
+def goto(page, title: str) -> None:
+    """Open a page from the sidebar and wait for its heading."""
+    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=title, exact=True).click()
+    page.get_by_role("heading", name=title if title != "Overview" else "fairaudit", exact=True).first.wait_for()

@@ -10,28 +10,17 @@ re-renders asynchronously, and a check made between a click and the rerun it tri
 """
 from __future__ import annotations
 
-import os
 import re
 import time
 
 import pytest
 
-from tests.e2e.server import SHOTS, browser_page, chromium, serve, wait_idle
+from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 CHART = "[data-testid='stVegaLiteChart']"
 LONG = 180_000
-
-
-@pytest.fixture(scope="module")
-def browser_ready():
-    if chromium() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (apt-get install -y chromium); required in CI")
-        pytest.skip("chromium is not installed")
-    pytest.importorskip("playwright.sync_api") if not os.environ.get("CI") else __import__("playwright.sync_api")
-    SHOTS.mkdir(exist_ok=True)
 
 
 def _node(page, node_id: str):
@@ -46,11 +35,6 @@ def _plotted(page, text: str):
 
 def _panel(page):
     return page.locator(".st-key-node_panel")
-
-
-def _goto(page, title: str) -> None:
-    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=title, exact=True).click()
-    page.get_by_role("heading", name=title if title != "Overview" else "fairaudit", exact=True).first.wait_for()
 
 
 def _progress_texts(page, timeout_s: float = 180) -> list[str]:
@@ -90,7 +74,7 @@ def test_issue_flow(browser_ready):
         page.screenshot(path=str(SHOTS / "e2e_0_home.png"))
 
         # 2. refine: 0.1 -> 0.15 on the Specification page, then run that version
-        _goto(page, "Specification")
+        goto(page, "Specification")
         editor = page.locator("textarea[aria-label^='Specification (press']")
         editor.wait_for()
         text = editor.input_value()
@@ -104,16 +88,16 @@ def test_issue_flow(browser_ready):
         page.screenshot(path=str(SHOTS / "e2e_1_spec.png"))
 
         # 2b. to the Audit page and back (issue 11 #10): the edit is still in the editor, not the demo's text
-        _goto(page, "Audit")
+        goto(page, "Audit")
         wait_idle(page)
-        _goto(page, "Specification")
+        goto(page, "Specification")
         editor.wait_for()
         wait_idle(page)
         assert "< 0.15\n" in editor.input_value(), editor.input_value()
         page.get_by_text("OK —").first.wait_for()
 
         # 3. the Audit page runs it (the equal split: too quick to watch); the node panel shows the new threshold
-        _goto(page, "Audit")
+        goto(page, "Audit")
         wait_idle(page)
         page.get_by_role("button", name="Run", exact=True).click()
         _panel(page).get_by_text("< 0.15").first.wait_for(timeout=LONG)
@@ -166,7 +150,7 @@ def test_issue_flow(browser_ready):
         page.screenshot(path=str(SHOTS / "e2e_4_leaf.png"))
 
         # 7. the report: the PDF download is there, with its preview
-        _goto(page, "Report")
+        goto(page, "Report")
         page.get_by_role("button", name="Download the report (PDF)").wait_for(timeout=LONG)
         page.get_by_role("button", name="Download the audit result (JSON)").wait_for()
         wait_idle(page)
@@ -182,7 +166,7 @@ def test_eighty_percent_rule_template(browser_ready):
         page.get_by_role("button", name="Load demo audit").click()
         page.get_by_text("violated with probability").first.wait_for(timeout=LONG)
         wait_idle(page)
-        _goto(page, "Specification")
+        goto(page, "Specification")
         metric = page.locator("[data-testid='stSelectbox']").filter(has_text="Metric").first
         metric.click()
         page.keyboard.type("Disparate impact")

@@ -4,30 +4,18 @@ and keep/drop), a model file that is a pickle (refused), the workspace list, and
 does not parse; saved in the workspace when it does). Screenshots go to ``tests/e2e/screenshots/``."""
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
-from tests.e2e.server import SHOTS, browser_page, chromium, serve, wait_idle
+from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 LONG = 180_000
 
 
-@pytest.fixture(scope="module")
-def browser_ready():
-    if chromium() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (apt-get install -y chromium); required in CI")
-        pytest.skip("chromium is not installed")
-    pytest.importorskip("playwright.sync_api")
-    SHOTS.mkdir(exist_ok=True)
-
-
 def _goto(page, title: str) -> None:
-    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=title, exact=True).click()
-    page.get_by_role("heading", name=title if title != "Overview" else "fairaudit", exact=True).first.wait_for()
+    goto(page, title)
     wait_idle(page)
 
 
