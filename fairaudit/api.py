@@ -4,8 +4,6 @@ from __future__ import annotations
 from fairaudit.errors import FairauditError
 from fairaudit.trace import AuditResult
 
-ENGINES = ("monitor",)
-
 
 def _dataset(data):
     if hasattr(data, "frame") and hasattr(data, "schema"):
@@ -23,55 +21,67 @@ def _spec(spec):
     return parse(str(spec))
 
 
-def audit(data, spec, engine: str = "monitor", model=None, pred: str | None = None, where: str | None = None,
-          delta: float = 0.05, batch: int = 5, split: str = "equal", bound: str = "hoeffding",
-          order: str = "shuffle", seed: int = 0, rows: str | None = None, stop: bool = False,
-          time_budget: float | None = None, on_step=None, iterate: bool = False, trust_pickle: bool = False,
-          trusted_types=()) -> AuditResult:
+def audit(data, spec, engine: str | None = None, model=None, pred: str | None = None, where: str | None = None,
+          rows: str | None = None, *, on_step=None, on_progress=None, iterate: bool = False,
+          trust_pickle: bool = False, trusted_types=(), **options) -> AuditResult:
     """Audit ``data`` (a ``Dataset`` or a built-in name / CSV path) against ``spec`` (text or ``Spec``).
 
-    ``model``: a ``Model``, a training kind (``logreg`` ...) or a saved-model path; ``pred``: a
-    condition over the rows used as the decision instead (``"decile_score <= 4"``, true = favourable).
-    ``order``: ``"shuffle"`` (default, seeded by ``seed``) or ``"given"`` (file order; the guarantee then
-    assumes that order is random). ``rows``: ``"held-out"`` (default when fairaudit trained the model
-    on this dataset), or ``"all"``. A model path is loaded safely (``fairaudit.models.load``): a pickle only
-    with ``trust_pickle=True``, a skops file's extra types only when named in ``trusted_types`` — both run
-    or build code chosen by the file's author. See ``fairaudit.engines.monitor`` for the other options.
+    ``engine``: a name from ``fairaudit.engines.REGISTRY`` (default: the registry's first, the monitor);
+    ``options``: that engine's options (``fairaudit.engines.get(name).options``, e.g. ``delta=0.05``) and the
+    options of every run (``seed``, ``stop``, ``time_budget``). ``model``: a ``Model``, a training kind
+    (``logreg`` ...) or a saved-model path; ``pred``: a condition over the rows used as the decision instead
+    (``"decile_score <= 4"``, true = favourable). ``rows``: ``"held-out"`` (default when fairaudit trained the
+    model on this dataset) or ``"all"``; ``where``: audit only the rows matching this condition. A model path is
+    loaded safely (``fairaudit.models.load``): a pickle only with ``trust_pickle=True``, a skops file's extra
+    types only when named in ``trusted_types`` — both run or build code chosen by the file's author.
 
-    Everything is validated first (``fairaudit.preflight``: the spec against the data, the decision,
-    the row filter, the options), before a model is trained: an error raises ``FairauditError``
-    (``ValidationError`` for the spec, with every problem positioned); warnings are recorded in
-    ``result.warnings``. ``on_step(step, total)`` reports progress and stops the run when it returns
-    ``False``. With ``iterate=True`` the call returns a generator of partial ``AuditResult``s instead
-    (the last one is complete; closing it stops the run), which is how the dashboard draws the run live.
+    Everything is validated first (``fairaudit.preflight``: the spec against the data, the decision, the row
+    filter, the options), before a model is trained: an error raises ``FairauditError`` (``ValidationError``
+    for the spec, with every problem positioned); warnings are recorded in ``result.warnings``.
+    ``on_progress(Progress)`` (``fairaudit.progress``) reports progress and stops the run when it returns
+    ``False``; ``on_step(step, total)`` is the same with plain numbers. With ``iterate=True`` the call returns a
+    generator of partial ``AuditResult``s instead (the last one is final; closing it stops the run), which is
+    how the dashboard draws the run live.
     """
+    from fairaudit.inputs import Inputs
     from fairaudit.preflight import Source, preflight
+    from fairaudit.run import last, start
 
-    check_options(engine=engine, delta=delta, batch=batch, split=split, bound=bound, order=order, seed=seed,
-                  rows=rows, time_budget=time_budget)
+    chosen, resolved = check_options(engine, **options)
     if model is not None and pred is not None:
         raise FairauditError("give either a model or a decision expression (pred), not both")
+    if rows is not None:
+        from fairaudit.inputs import ROWS
+
+        if rows not in ROWS:
+            raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
     ignored = _ignored_headers(spec)
     dataset, spec = _dataset(data), _spec(spec)
     found = ignored + preflight(dataset, spec, decision=Source(pred, "pred") if pred is not None else None,
-                      where=Source(where, "where") if where else None, uses_model=model is not None)
-    from fairaudit.engines.monitor import monitor
-
-    return monitor(dataset, spec, model=model, pred=pred, where=where, delta=float(delta), batch=int(batch),
-                   split=split, bound=bound, order=order, seed=int(seed), rows=rows, stop=stop,
-                   time_budget=time_budget, on_step=on_step, iterate=iterate, warnings=[str(w) for w in found],
-                   trust_pickle=trust_pickle, trusted_types=tuple(trusted_types))
+                                where=Source(where, "where") if where else None, uses_model=model is not None)
+    reasons = chosen.check(spec, None)
+    if reasons:
+        raise FairauditError(f"the {chosen.name} engine cannot audit this specification: " + "; ".join(reasons))
+    inputs = Inputs.build(dataset, model=model, pred=pred, where=where, rows=rows, seed=resolved["seed"],
+                          trust_pickle=trust_pickle, trusted_types=tuple(trusted_types),
+                          warnings=[str(w) for w in found])
+    if on_step is not None and on_progress is None:
+        on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
+    results = start(chosen, spec, inputs, resolved, on_progress=on_progress)
+    return results if iterate else last(results)
 
 
 def _ignored_headers(spec) -> list[str]:
-    """A spec text's ``# where:`` / ``# delta:`` / ``# order:`` / ``# decision:`` headers are applied by the command
-    line, not by this function (its keyword arguments are the options): say so rather than audit silently
-    without them."""
+    """A spec text's headers (``# where:``, ``# decision:``, an engine option's ``# delta:`` ...) are applied by the
+    command line, not by this function (its keyword arguments are the options): say so rather than audit
+    silently without them."""
     if not isinstance(spec, str):
         return []
+    from fairaudit.engines import header_names
     from fairaudit.spec.files import read_headers
 
-    named = [key for key in read_headers(spec) if key in ("where", "delta", "order", "decision")]
+    applied = ("where", "decision", "engine") + header_names()
+    named = [key for key in read_headers(spec) if key in applied]
     if not named:
         return []
     keywords = ", ".join(f"{'pred' if k == 'decision' else k}=..." for k in named)
@@ -79,41 +89,10 @@ def _ignored_headers(spec) -> list[str]:
             f"fairaudit.audit(); pass {keywords} (the command line applies them)"]
 
 
-def check_options(*, engine="monitor", delta=0.05, batch=5, split="equal", bound="hoeffding", order="shuffle",
-                  seed=0, rows=None, time_budget=None) -> None:
-    """Refuse an option value before any work (one line each, naming the option and what it takes)."""
-    import math
-    import numbers
+def check_options(engine: str | None = None, **options):
+    """``(engine, every option's value)``: the engine from the registry and ``options`` validated by its
+    declarations (``FairauditError``, one line naming the option and what it takes, before any work)."""
+    from fairaudit import engines
 
-    from fairaudit.bounds.allocation import SPLITS
-    from fairaudit.bounds.concentration import BOUNDS
-    from fairaudit.engines.monitor import ROWS
-    from fairaudit.spec.files import ORDERS
-
-    if engine not in ENGINES:
-        raise FairauditError(f"unknown engine {engine!r}; available here: {', '.join(ENGINES)}")
-    try:
-        delta = float(delta)
-    except (TypeError, ValueError):
-        raise FairauditError(f"delta must be a number in (0, 1), got {delta!r}") from None
-    if not 0 < delta < 1:
-        raise FairauditError(f"delta must be in (0, 1), got {delta:g}")
-    if isinstance(batch, bool) or not isinstance(batch, numbers.Integral) or batch < 1:
-        raise FairauditError(f"batch must be a positive whole number, got {batch!r}")
-    if split not in SPLITS:
-        raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
-    if bound not in BOUNDS:
-        raise FairauditError(f"unknown bound {bound!r}; choose one of: {', '.join(BOUNDS)}")
-    if order not in ORDERS:
-        raise FairauditError(f"unknown order {order!r}; choose one of: {', '.join(ORDERS)}")
-    if rows is not None and rows not in ROWS:
-        raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**63:
-        raise FairauditError(f"seed must be a whole number from 0 to 2**63 - 1, got {seed!r}")
-    if time_budget is not None:
-        try:
-            budget = float(time_budget)
-        except (TypeError, ValueError):
-            budget = math.nan
-        if not budget > 0:
-            raise FairauditError(f"time budget must be a positive number of seconds, got {time_budget!r}")
+    chosen = engines.get(engine or engines.DEFAULT)
+    return chosen, chosen.resolve_options({k: v for k, v in options.items()})

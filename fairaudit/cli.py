@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
 import os
 import sys
 
@@ -42,7 +43,8 @@ def _available_commands() -> dict[str, tuple[str, str]]:
     return found
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; ``argv`` lets a command shape its help (``audit --engine NAME --help``)."""
     parser = _Parser(prog="fairaudit", description="Iterative fairness auditing with guarantees.",
                      epilog="Exit codes: 0 ok / certified, 1 violated, 3 undecided, 2 bad input, "
                             "4 internal error (a bug).")
@@ -51,13 +53,16 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (module, help_text) in _available_commands().items():
         cmd = sub.add_parser(name, help=help_text, description=help_text)
         mod = importlib.import_module(module)
-        mod.add_arguments(cmd)
+        if "argv" in inspect.signature(mod.add_arguments).parameters:
+            mod.add_arguments(cmd, argv=sys.argv[1:] if argv is None else argv)
+        else:
+            mod.add_arguments(cmd)
         cmd.set_defaults(_run=mod.run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fairaudit.errors import FairauditError
 from fairaudit.spec import ast
 from fairaudit.spec.errors import SpecError
 from fairaudit.spec.validate import Diagnostic, reserved_hint, structure, validate, validate_event
@@ -63,11 +64,66 @@ def file_source(spec_file) -> Source:
     return Source(spec_file.text, "the specification", spec_file.text, spec_file.path)
 
 
+def known_headers() -> tuple[str, ...]:
+    """Every header a spec file may carry: the base ones and every engine option declared ``header=True``."""
+    from fairaudit.engines import header_names
+    from fairaudit.spec.files import BASE_HEADERS
+
+    return BASE_HEADERS + tuple(h for h in header_names() if h not in BASE_HEADERS)
+
+
 def check_headers(spec_file) -> None:
-    """Raise ``ValidationError`` for misspelt, misplaced or repeated headers (``SpecFile.header_errors``)."""
-    errors = spec_file.header_errors
+    """Raise ``ValidationError`` for misspelt, misplaced or repeated headers (``SpecFile.header_errors``), and
+    for a header value that its engine option refuses (every engine's header options are checked)."""
+    from fairaudit import engines
+
+    errors = spec_file.header_errors(known_headers())
+    for name in ("engine",):
+        if name in spec_file.headers:
+            try:
+                header_engine(spec_file)
+            except SpecError as err:
+                errors.append(err)
+    for engine in engines.all_engines():
+        for option in engine.header_options():
+            if option.name in spec_file.headers:
+                try:
+                    _header_value(spec_file, option)
+                except SpecError as err:
+                    if all(str(e) != str(err) for e in errors):
+                        errors.append(err)
     if errors:
         raise ValidationError(errors)
+
+
+def header_engine(spec_file) -> str | None:
+    """The ``# engine:`` header's engine name (a ``SpecError`` at the header when there is no such engine)."""
+    from fairaudit import engines
+
+    header = spec_file.headers.get("engine")
+    if header is None:
+        return None
+    value = header.value.strip().lower()
+    if value not in engines.names():
+        raise spec_file.header_error("engine", f"'# engine:' must be one of {', '.join(engines.names())}; "
+                                               f"got {header.value[:40]!r}")
+    return value
+
+
+def _header_value(spec_file, option):
+    try:
+        return option.parse(spec_file.headers[option.name].value)
+    except FairauditError as err:
+        text = str(err)
+        text = text[len(option.name) + 1:] if text.startswith(option.name + " ") else text
+        raise spec_file.header_error(option.name, f"'# {option.name}:' {text}") from None
+
+
+def header_options(spec_file, engine) -> dict:
+    """The options ``engine`` takes from the spec file's headers (``# delta: 0.15``), parsed and checked by each
+    option's declaration (a ``SpecError`` at the header's value otherwise). Headers of other engines' options
+    are not this engine's business and are left out."""
+    return {o.name: _header_value(spec_file, o) for o in engine.header_options() if o.name in spec_file.headers}
 
 
 def option_source(text: str, name: str, header=None, spec_file=None) -> Source:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
+from fairaudit.guarantee import Guarantee, format_interval, verdict_sentence
 
 NO_VERDICT = -2  # term nodes
 _VERDICT_CODES = {"true": TRUE, "false": FALSE, "unknown": UNKNOWN, None: NO_VERDICT}
@@ -48,6 +49,8 @@ class NodeInfo:
     kind: str
     children: tuple[str, ...] = ()
     name: str | None = None
+    op: str | None = None  # a comparison's or operator's symbol ("<=", "/", "and" ...); None for leaves
+    value: float | None = None  # a constant's value
 
 
 @dataclass
@@ -138,6 +141,50 @@ class Trace:
         return frame
 
 
+class TraceBuilder:
+    """Appends trace parts in amortised constant time per check (capacity doubles), so a run that reports
+    a partial result after every part costs linear time in its length, not quadratic. ``view()`` is the
+    trace so far (arrays are views: rows already written never change)."""
+
+    _COLUMNS = FLOAT_COLUMNS + ("n",) + FAIR_COLUMNS
+
+    def __init__(self, node_ids):
+        self.node_ids = list(node_ids)
+        self.size = 0
+        self._steps = np.zeros(0, dtype=np.int64)
+        self._cols = {name: np.zeros((0, len(self.node_ids))) for name in self._COLUMNS}
+        self._verdict = np.zeros((0, len(self.node_ids)), dtype=np.int8)
+
+    def _grow(self, need: int) -> None:
+        capacity = max(need, 2 * len(self._steps), 64)
+        def grown(a):  # noqa: E306
+            out = np.empty((capacity,) + a.shape[1:], dtype=a.dtype)
+            out[:self.size] = a[:self.size]
+            return out
+        self._steps = grown(self._steps)
+        self._cols = {name: grown(a) for name, a in self._cols.items()}
+        self._verdict = grown(self._verdict)
+
+    def append(self, part: Trace) -> None:
+        k = len(part)
+        if not k:
+            return
+        if self.size + k > len(self._steps):
+            self._grow(self.size + k)
+        at = slice(self.size, self.size + k)
+        self._steps[at] = part.steps
+        for name in self._COLUMNS:
+            self._cols[name][at] = getattr(part, name)
+        self._verdict[at] = part.verdict
+        self.size += k
+
+    def view(self) -> Trace:
+        n = self.size
+        c = {name: a[:n] for name, a in self._cols.items()}
+        return Trace(self._steps[:n], self.node_ids, c["estimate"], c["lo"], c["hi"], c["delta"], self._verdict[:n],
+                     c["n"], c["certified"], c["unfair"], c["undecided"])
+
+
 def _num(x: float, digits: int):
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return None
@@ -179,11 +226,14 @@ def _unnum(x) -> float:
 
 @dataclass
 class AuditResult:
-    """What every engine returns (see the module doc and DESIGN.md).
+    """What every audit returns, whichever engine ran (built by the driver, ``fairaudit.run``).
 
-    ``spec`` is the canonical text; ``tree`` the parsed ``Spec`` when available; ``info`` holds
-    engine facts that are not inputs (δ allocation, solver calls, timings) and is written to JSON as
-    ``"info"``.
+    ``spec`` is the canonical text; ``tree`` the parsed ``Spec`` when available. Every front end reads the
+    typed fields: ``guarantee`` (what the verdict is worth, ``fairaudit.guarantee.Guarantee``), ``unit`` (what
+    a step counts), ``complete`` (False when the run was stopped or ran out of time; ``timed_out`` says which),
+    ``verdict_step``, ``warnings``, ``assumption_broken``, ``rows`` (which rows were audited) and ``provenance``
+    (what identifies the data and the model). ``info`` holds engine facts that no front end needs to understand
+    (δ allocation, solver calls, timings). All of it is written to JSON.
     """
 
     spec: str
@@ -194,8 +244,25 @@ class AuditResult:
     steps: int
     node_info: list[NodeInfo]
     trace_table: Trace
+    guarantee: Guarantee | None = None
+    unit: str = "steps"
+    complete: bool = True
+    timed_out: bool = False
+    verdict_step: int | None = None
+    warnings: list = field(default_factory=list)
+    assumption_broken: bool = False
+    rows: dict | None = None
+    provenance: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
     tree: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.guarantee is None:  # a hand-built result: the exact/sound/probabilistic kind from its δ option
+            delta = float((self.options or {}).get("delta", 0.0) or 0.0)
+            self.guarantee = Guarantee("probabilistic", delta) if delta > 0 else Guarantee("sound")
+        self.warnings = [str(w) for w in self.warnings]
+        if self.verdict_step is None and self.verdict in ("true", "false"):
+            self.verdict_step = self.trace_table.verdict_step() if len(self.trace_table) else self.stop_step
 
     # ------------------------------------------------------------------ views
     @property
@@ -252,6 +319,7 @@ class AuditResult:
     @property
     def nodes(self) -> list[dict]:
         return [{"id": i.id, "parent": i.parent, "text": i.text, "kind": i.kind,
+                 **({"op": i.op} if i.op is not None else {}), **({"value": i.value} if i.value is not None else {}),
                  **({"name": i.name} if i.name else {}), "final": self.final_values(i.id)}
                 for i in self.node_info]
 
@@ -265,7 +333,7 @@ class AuditResult:
             if info.kind != "cmp":
                 continue
             f = self.final_values(info.id)
-            op = _cmp_op(info, self)
+            op = info.op or "<"
             est = f["estimate"]
             if op in ("<", "<="):
                 margin = -est
@@ -284,85 +352,64 @@ class AuditResult:
 
     @property
     def guarantee_delta(self) -> float:
-        """The probability that the verdict is wrong is at most this (0 for sound bounds).
-
-        It is Δ for a fixed δ allocation; for the monitor's optimised split it is the weaker k·Δ
-        (``fairaudit.bounds.allocation.sound_delta``), recorded by the engine in ``info``."""
-        value = (self.info or {}).get("guarantee_delta")
-        if value is None:
-            value = (self.options or {}).get("delta", 0.0)
-        try:
-            return float(value or 0.0)
-        except (TypeError, ValueError):
-            return 0.0
+        """The probability that the verdict is wrong is at most this (0 for sound and exact guarantees)."""
+        return float(self.guarantee.delta) if self.guarantee.kind == "probabilistic" else 0.0
 
     @property
     def guarantee_note(self) -> str | None:
-        """Why the guarantee is weaker than the Δ asked for, or None when it is not."""
-        delta = float((self.options or {}).get("delta", 0.0) or 0.0)
-        level = self.guarantee_delta
-        if delta > 0 and level > delta * (1 + 1e-12):
-            k = round(level / delta) if level < 1 else None
-            leaves = f"{k} probabilities" if k else "every probability"
-            return (f"optimised δ split: the δ's were chosen after looking at the data, so the guarantee is the "
-                    f"union over {leaves} at Δ = {delta:g} each; use the equal split for 1 − Δ")
-        return None
+        """Why the guarantee is weaker than asked for, or None when it is not."""
+        return self.guarantee.note
 
     @property
-    def guarantee(self) -> str:
-        """One plain sentence stating the verdict and its guarantee (with why it is weaker than Δ, if it is)."""
-        note = self.guarantee_note if self.verdict in ("true", "false") else None
-        return self.guarantee_headline + (f" ({note})" if note else "")
+    def sentence(self) -> str:
+        """One plain sentence stating the verdict and its guarantee (with why it is weaker than asked, if it is):
+        the line the CLI, the dashboard and the PDF print."""
+        return verdict_sentence(self.verdict, self.guarantee, at=self.verdict_step, steps=self.steps,
+                                unit=self.unit, reason=self.undecided_reason() if self.verdict not in
+                                ("true", "false") else "", with_note=True)
 
     @property
-    def verdict_step(self) -> int | None:
-        """The step from which the reported (final) verdict held without change to the last check, or
-        None when the final verdict is undecided. It equals ``stop_step`` unless the verdict changed after
-        the first decision, which ``warnings`` then reports (evidence that the rows are not in random order)."""
-        recorded = (self.info or {}).get("verdict_step")
-        if recorded is not None or self.verdict not in ("true", "false"):
-            return None if recorded is None else int(recorded)
-        return self.trace_table.verdict_step() if len(self.trace_table) else self.stop_step
-
-    @property
-    def warnings(self) -> list[str]:
-        """Plain sentences about what may make the verdict or its guarantee wrong (validation warnings,
-        a small group, a verdict that changed after a decision, rows that do not look randomly ordered)."""
-        return [str(w) for w in (self.info or {}).get("warnings", [])]
+    def headline(self) -> str:
+        """``sentence`` without the note: "certified true with probability ≥ 0.95 after 870 observations"."""
+        return verdict_sentence(self.verdict, self.guarantee, at=self.verdict_step, steps=self.steps,
+                                unit=self.unit, reason=self.undecided_reason() if self.verdict not in
+                                ("true", "false") else "", with_note=False)
 
     @property
     def rows_text(self) -> str | None:
         """Which rows were audited, e.g. "8,141 held-out rows (not used to train the model)"; None if unknown."""
-        rows = (self.info or {}).get("rows")
-        return rows.get("text") if isinstance(rows, dict) else None
-
-    @property
-    def assumption_broken(self) -> bool:
-        """True when the run found evidence against what its guarantee assumes (rows not in random order):
-        the verdict is then not backed by its guarantee (``warnings`` say why)."""
-        return bool((self.info or {}).get("assumption_broken"))
+        return self.rows.get("text") if isinstance(self.rows, dict) else None
 
     @property
     def assumption(self) -> str | None:
-        """What the guarantee assumes about the order of the observations (None for engines that need nothing)."""
-        return (self.info or {}).get("assumption")
+        """What the guarantee assumes (None for engines that need nothing)."""
+        return self.guarantee.assumes
+
+    def worst_summary(self) -> str | None:
+        """The worst comparison in one line: "sex_parity (n1) <text>: violated; left side 0.31 in [0.27, 0.35]"
+        (the CLI, the dashboard and the PDF say it this way); None for a spec without comparisons."""
+        worst = self.worst_node()
+        if worst is None:
+            return None
+        info = self.node(worst["id"])
+        name = f"{info.name} " if info.name else ""
+        verdict = {"true": "certified", "false": "violated"}.get(worst["verdict"], "undecided")
+        line = f"{name}({worst['id']}) {worst['text']}: {verdict}"
+        if len(info.children) == 2:
+            left = self.final_values(info.children[0])
+            line += f"; left side {_fmt(left['estimate'])} in {format_interval(left['lo'], left['hi'])}"
+        return line
 
     @property
-    def guarantee_headline(self) -> str:
-        """``guarantee`` without the note: "certified true with probability ≥ 0.95 after 870 observations".
-
-        The step named is the one at which the *reported* verdict was reached (``verdict_step``)."""
-        delta = self.guarantee_delta
-        unit = self.info.get("unit", "observations")
-        prob = "with certainty (sound bounds)" if delta == 0 else f"with probability ≥ {max(0.0, 1 - delta):g}"
-        at = self.verdict_step
-        if at is None:
-            at = self.stop_step if self.stop_step is not None else self.steps
-        if self.verdict == "true":
-            return f"certified true {prob} after {at:,} {unit}"
-        if self.verdict == "false":
-            return f"violated {prob} after {at:,} {unit}"
-        return f"undecided after {self.steps:,} {unit}{self.undecided_reason()}"
+    def stopped_reason(self) -> str | None:
+        """Why the run ended before its end (None when it is complete)."""
+        if self.complete:
+            return None
+        if self.timed_out:
+            budget = (self.options or {}).get("time_budget")
+            return (f"the time budget{f' of {budget:g} s' if isinstance(budget, (int, float)) else ''} ran out "
+                    f"after {self.steps:,} {self.unit}; the verdict so far keeps its guarantee")
+        return f"stopped on request after {self.steps:,} {self.unit}; the verdict so far keeps its guarantee"
 
     def undecided_reason(self) -> str:
         """``": <comparison> ..."`` saying why the furthest comparison is not decided, or ""."""
@@ -412,8 +459,12 @@ class AuditResult:
             node = dict(node)
             node["final"] = {k: (_round(k, v, digits) if k != "verdict" else v) for k, v in node["final"].items()}
             nodes.append(node)
-        return {"spec": self.spec, "engine": self.engine, "options": self.options, "verdict": self.verdict,
-                "stop_step": self.stop_step, "steps": self.steps, "nodes": nodes, "trace": rows,
+        return {"spec": self.spec, "engine": self.engine, "options": _jsonable(self.options),
+                "verdict": self.verdict, "stop_step": self.stop_step, "steps": self.steps,
+                "verdict_step": self.verdict_step, "guarantee": self.guarantee.to_dict(), "unit": self.unit,
+                "complete": self.complete, "timed_out": self.timed_out, "warnings": list(self.warnings),
+                "assumption_broken": self.assumption_broken, "rows": _jsonable(self.rows),
+                "provenance": _jsonable(self.provenance), "nodes": nodes, "trace": rows,
                 "info": _jsonable(self.info)}
 
     def to_json(self, path=None, *, trace_every: int = 1, digits: int = 6) -> str:
@@ -438,8 +489,8 @@ class AuditResult:
         for n in data["nodes"]:
             if n["parent"] is not None:
                 children[n["parent"]].append(n["id"])
-        infos = [NodeInfo(n["id"], n["parent"], n["text"], n["kind"], tuple(children[n["id"]]), n.get("name"))
-                 for n in data["nodes"]]
+        infos = [NodeInfo(n["id"], n["parent"], n["text"], n["kind"], tuple(children[n["id"]]), n.get("name"),
+                          n.get("op"), n.get("value")) for n in data["nodes"]]
         ids = [i.id for i in infos]
         steps = sorted({r["step"] for r in data["trace"]})
         index = {s: i for i, s in enumerate(steps)}
@@ -455,24 +506,23 @@ class AuditResult:
             verdict[c, j] = _VERDICT_CODES[r.get("verdict")]
         trace = Trace(np.array(steps, dtype=np.int64), ids, cols["estimate"], cols["lo"], cols["hi"], cols["delta"],
                       verdict, cols["n"], cols["certified"], cols["unfair"], cols["undecided"])
+        info = dict(data.get("info") or {})
+        guarantee = Guarantee.from_dict(data.get("guarantee"))
+        if guarantee is None:  # written before results carried a typed guarantee (monitor only)
+            delta = float(info.get("guarantee_delta") or data.get("options", {}).get("delta") or 0.0)
+            guarantee = (Guarantee("probabilistic", delta, assumes=info.get("assumption")) if delta > 0
+                         else Guarantee("sound"))
         return cls(data["spec"], data["engine"], data.get("options", {}), data["verdict"], data.get("stop_step"),
-                   data.get("steps", 0), infos, trace, data.get("info", {}))
-
-
-def _cmp_op(info: NodeInfo, result: "AuditResult") -> str:
-    node = getattr(info, "_node", None)
-    if node is not None:
-        return node.op
-    ops = ("<=", ">=", "==", "!=", "<", ">")  # two-character operators first
-    if info.children:  # canonical text is "<left> op <right>" (left possibly parenthesised)
-        left = result.node(info.children[0]).text
-        at = info.text.find(left)
-        rest = info.text[at + len(left):].lstrip(") ") if at >= 0 else ""
-        for op in ops:
-            if rest.startswith(op):
-                return op
-    best = max(((info.text.rfind(f" {op} "), op) for op in ops), default=(-1, "<"))
-    return best[1] if best[0] >= 0 else "<"
+                   data.get("steps", 0), infos, trace, guarantee=guarantee,
+                   unit=data.get("unit") or info.get("unit") or "steps",
+                   complete=bool(data.get("complete", info.get("complete", True))),
+                   timed_out=bool(data.get("timed_out", info.get("timed_out", False))),
+                   verdict_step=data.get("verdict_step", info.get("verdict_step")),
+                   warnings=list(data.get("warnings", info.get("warnings", []))),
+                   assumption_broken=bool(data.get("assumption_broken", info.get("assumption_broken", False))),
+                   rows=data.get("rows", info.get("rows")),
+                   provenance=data.get("provenance") or {k: info[k] for k in ("dataset", "model") if k in info},
+                   info=info)
 
 
 def _finite(x) -> bool:
@@ -501,10 +551,9 @@ def _jsonable(value):
 
 def node_infos(spec) -> list[NodeInfo]:
     """``NodeInfo`` records for a parsed ``Spec``."""
-    out = []
-    for tn in spec.nodes:
-        info = NodeInfo(tn.id, tn.parent, tn.text, tn.kind, tuple(tn.children), getattr(tn, "name", None))
-        if tn.kind == "cmp":
-            info._node = tn.node  # exact operator for worst_node (not serialised)
-        out.append(info)
-    return out
+    return [NodeInfo(tn.id, tn.parent, tn.text, tn.kind, tuple(tn.children), getattr(tn, "name", None),
+                     _OPS.get(tn.kind, getattr(tn.node, "op", None)),
+                     float(tn.node.value) if tn.kind == "const" else None) for tn in spec.nodes]
+
+
+_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "neg": "-", "and": "and", "or": "or", "not": "not"}

@@ -111,7 +111,7 @@ SEX_GAP = 'E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.3'
 
 def test_a_model_trained_here_is_audited_on_held_out_rows(adult, tmp_path, capsys):
     r = fairaudit.audit(adult, SEX_GAP, model="logreg")
-    assert r.info["rows"]["policy"] == "held-out" and r.info["rows"]["audited"] == 8141
+    assert r.rows["policy"] == "held-out" and r.rows["audited"] == 8141
     assert r.steps == 8141 and "held-out" in r.rows_text
     everything = fairaudit.audit(adult, SEX_GAP, model="logreg", rows="all")
     assert everything.steps == 32561 and "including the 24,420 the model was trained on" in everything.rows_text
@@ -130,7 +130,7 @@ def test_a_model_trained_here_is_audited_on_held_out_rows(adult, tmp_path, capsy
 
 def test_decisions_from_an_expression_audit_every_row(adult):
     r = fairaudit.audit(adult, SEX_GAP, pred='income == ">50K"')
-    assert r.steps == len(adult) and r.info["rows"]["policy"] == "all"
+    assert r.steps == len(adult) and r.rows["policy"] == "all"
 
 
 # ---- 6: crashes never look like verdicts
@@ -248,7 +248,7 @@ def test_a_header_after_the_spec_is_refused_and_plain_comments_are_fine(capsys, 
 
 def test_rows_audited_counts_the_rows_the_filter_keeps(adult):
     r = fairaudit.audit(adult, SEX_GAP, model="logreg", where='workclass == "Federal-gov"')
-    assert r.info["rows"]["audited"] == r.steps < 8141
+    assert r.rows["audited"] == r.steps < 8141
     assert r.rows_text.startswith(f"{r.steps:,} rows matching workclass == \"Federal-gov\", among 8,141 held-out")
 
 

@@ -3,8 +3,10 @@
 Prints the verdict, the guarantee sentence, the stop step and the worst comparison. Exit code, so that an
 audit can gate a deployment pipeline: 0 certified true, 1 violated, 3 undecided, 2 bad input.
 
-A spec file's ``# dataset:``, ``# decision:``, ``# where:``, ``# delta:`` and ``# order:`` headers supply
-``--data``, ``--pred``, ``--where``, ``--delta`` and ``--order`` when those are not given on the command line.
+The engine's options are flags generated from its declarations (``fairaudit.engines.base.Option``):
+``fairaudit audit --engine NAME --help`` lists them. A spec file's ``# dataset:``, ``# decision:``, ``# where:``,
+``# engine:`` headers and the engine's header options (e.g. the monitor's ``# delta:``) supply the values not
+given on the command line.
 
 Everything is validated before any work (``fairaudit.preflight``, the same check as ``fairaudit check
 --data``): the spec against the data, the decision, the row filter, the options and the output paths;
@@ -13,50 +15,49 @@ a problem exits 2 with every error positioned and a caret. An internal error (a 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from fairaudit.engines.monitor import ROWS
+from fairaudit import engines
 from fairaudit.errors import FairauditError
+from fairaudit.inputs import ROWS
 from fairaudit.outputs import check_output, write_atomically
-from fairaudit.spec.files import ORDERS
 
 EXIT = {"true": 0, "false": 1, "unknown": 3}
 EXIT_UNBACKED = 3  # a decided verdict whose guarantee the run itself found evidence against: not a pass
-DEFAULT_DELTA = 0.05
 EXIT_HELP = ("exit codes: 0 = certified true, 1 = decided violated, 3 = undecided, or a verdict the run found "
              "evidence against (not a pass), 2 = bad input, 4 = internal error")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def _engine_in(argv) -> str:
+    """The engine named by ``--engine NAME`` / ``--engine=NAME`` in ``argv`` (for the help), else the default."""
+    argv = list(argv or [])
+    for i, arg in enumerate(argv):
+        if arg == "--engine" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--engine="):
+            return arg.split("=", 1)[1]
+    return engines.DEFAULT
+
+
+def add_arguments(parser: argparse.ArgumentParser, argv=None) -> None:
     from fairaudit.commands._data_args import add_data_arguments
     from fairaudit.commands._model_args import add_model_arguments
 
     parser.epilog = EXIT_HELP
     add_data_arguments(parser, required=False)
     parser.add_argument("--spec", required=True, metavar="TEXT|@FILE", help="the specification, or @path to a file")
-    parser.add_argument("--engine", default="monitor", choices=["monitor"], help="engine (default monitor)")
+    shown = _engine_in(sys.argv[1:] if argv is None else argv)
+    parser.add_argument("--engine", default=None, choices=list(engines.names()),
+                        help=f"engine (default: the spec file's '# engine:' header, else {engines.DEFAULT}); "
+                             "`--engine NAME --help` lists that engine's options")
     add_model_arguments(parser, required=False,
-                        seed_help="seed for training a --model KIND and for --order shuffle (default 0)")
-    parser.add_argument("--where", metavar="EXPR", help='restrict the stream to matching rows, e.g. \'workclass == "Federal-gov"\'')
-    parser.add_argument("--delta", type=float, default=None,
-                        help="total failure probability Δ (default: the spec file's '# delta:' header, else 0.05)")
-    parser.add_argument("--batch", type=int, default=5, help="check every B observations (default 5)")
-    parser.add_argument("--split", choices=["equal", "optimized"], default="equal",
-                        help="δ allocation: equal (VeriFair; the verdict holds with probability ≥ 1 − Δ; "
-                             "default) or optimized (AVOIR-OB: decides earlier, but the δ's are chosen from "
-                             "the data, so it only guarantees 1 − k·Δ for k estimated probabilities)")
-    parser.add_argument("--bound", choices=["hoeffding", "betting"], default="hoeffding",
-                        help="confidence sequence (default hoeffding, as in AVOIR)")
-    parser.add_argument("--order", choices=list(ORDERS), default=None,
-                        help="stream order: shuffled with --seed (default; the random order the guarantee assumes), "
-                             "or 'given' (file order, for a log whose arrival order is the point; the guarantee "
-                             "then assumes that order is random). Default: the spec file's '# order:' header, "
-                             "else shuffle")
+                        seed_help="seed for training a --model KIND and for everything random in the run (default 0)")
+    parser.add_argument("--where", metavar="EXPR", help='audit only the matching rows, e.g. \'workclass == "Federal-gov"\'')
     parser.add_argument("--rows", choices=list(ROWS), default=None,
                         help="which rows to audit: 'held-out' (default when --model KIND trains the model here: "
                              "the rows it was not trained on) or 'all'")
-    parser.add_argument("--stop", action="store_true", help="stop at the decision instead of running to the end")
-    parser.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop searching for a decision after this long")
+    add_engine_options(parser, shown)
     parser.add_argument("--json", metavar="PATH", help="write the audit result (JSON) here")
     parser.add_argument("--pdf", metavar="PATH", help="write the PDF audit report here")
     parser.add_argument("--force", action="store_true",
@@ -65,30 +66,84 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write every K-th check of the trace to the JSON (default 1: all)")
 
 
+def add_engine_options(parser: argparse.ArgumentParser, shown: str) -> None:
+    """A flag for every option of every engine (read as text, checked later by the chosen engine's declaration);
+    the help lists the options of the engine ``shown`` and those of every run."""
+    taken = {flag for action in parser._actions for flag in action.option_strings}
+    shown_engine = engines.get(shown) if shown in engines.names() else engines.get(engines.DEFAULT)
+    group = parser.add_argument_group(f"options of the {shown_engine.name} engine ({shown_engine.title})",
+                                      None if shown_engine.options else "this engine has no options of its own")
+    common = parser.add_argument_group("options of every run")
+    seen = set()
+    for engine in [shown_engine] + [e for e in engines.all_engines() if e is not shown_engine]:
+        for option in engine.all_options():
+            if option.flag in taken or option.name in seen:
+                continue
+            seen.add(option.name)
+            visible = engine is shown_engine
+            help_text = option.help + (f" (default {option.show(option.default)})" if option.default is not None
+                                       else "") + (f"; a spec file's '# {option.name}:' header sets it"
+                                                   if option.header else "")
+            where = common if option in engines.base.COMMON_OPTIONS else group
+            kwargs = dict(dest=f"opt_{option.name}", default=None, help=help_text if visible else argparse.SUPPRESS)
+            if option.type is bool and option.default is False:
+                where.add_argument(option.flag, action="store_const", const="true", **kwargs)
+            else:
+                metavar = "{" + ",".join(map(str, option.choices)) + "}" if option.choices else (
+                    option.metavar or option.name.upper())
+                where.add_argument(option.flag, metavar=metavar, **kwargs)
+
+
+def engine_options(args: argparse.Namespace, engine, spec_file) -> tuple[dict, list[str]]:
+    """``(options given, what came from the spec file)``: the flags given for ``engine``'s options, parsed by
+    their declarations; then its header options from the spec file. A flag of another engine's option is
+    refused (it would be silently ignored)."""
+    from fairaudit.preflight import header_options
+
+    own = {o.name: o for o in engine.all_options()}
+    given, from_file = {}, []
+    for key, value in vars(args).items():
+        if not key.startswith("opt_") or value is None:
+            continue
+        name = key[4:]
+        if name not in own:
+            owners = [e.name for e in engines.all_engines() if name in {o.name for o in e.options}]
+            raise FairauditError(f"--{name.replace('_', '-')} is an option of the {' / '.join(owners)} engine, "
+                                 f"not of {engine.name}; see `fairaudit audit --engine {engine.name} --help`")
+        given[name] = own[name].parse(value)
+    if "seed" in own and getattr(args, "seed", None) is not None:
+        given["seed"] = own["seed"].validate(args.seed)
+    for name, value in header_options(spec_file, engine).items():
+        if name not in given:
+            given[name] = value
+            from_file.append(f"{own[name].flag} {own[name].show(value)}")
+    return given, from_file
+
+
 def run(args: argparse.Namespace) -> int:
     from fairaudit.api import audit, check_options
     from fairaudit.commands._data_args import dataset_from_args
     from fairaudit.commands._model_args import model_from_args
     from fairaudit.commands._spec_args import spec_from_args
-    from fairaudit.preflight import check_headers, file_source, option_source, preflight
+    from fairaudit.preflight import check_headers, file_source, header_engine, option_source, preflight
 
     spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
     check_headers(spec_file)  # a misspelt '# where:' would silently audit other rows
     from_file = []
+    engine_name = args.engine or header_engine(spec_file) or engines.DEFAULT
+    if args.engine is None and "engine" in spec_file.headers:
+        from_file.append(f"--engine {engine_name}")
+    engine = engines.get(engine_name)
     where_header = None
     if args.where is None and spec_file.where is not None:
         args.where, where_header = spec_file.where, spec_file.headers["where"]
         from_file.append(f"--where '{args.where}'")
-    if args.delta is None:
-        args.delta = spec_file.delta if spec_file.delta is not None else DEFAULT_DELTA
-        if spec_file.delta is not None:
-            from_file.append(f"--delta {args.delta:g}")
-    if args.order is None:
-        args.order = spec_file.order or "shuffle"
-        if spec_file.order is not None:
-            from_file.append(f"--order {args.order}")
-    check_options(delta=args.delta, batch=args.batch, split=args.split, bound=args.bound, order=args.order,
-                  seed=args.seed, rows=args.rows, time_budget=args.time_budget)
+    given, header_flags = engine_options(args, engine, spec_file)
+    from_file += header_flags
+    _, options = check_options(engine.name, **given)
+    reasons = engine.check(spec_file.spec, None)
+    if reasons:
+        raise FairauditError(f"the {engine.name} engine cannot audit this specification: " + "; ".join(reasons))
     if args.data is None:
         if spec_file.dataset is None:
             raise FairauditError("no dataset: give --data NAME|CSV (or a '# dataset:' header in the spec file)")
@@ -116,9 +171,8 @@ def run(args: argparse.Namespace) -> int:
     preflight(dataset, spec_file.spec, spec_source=file_source(spec_file), decision=decision, where=where,
               uses_model=uses_model)
     model = model_from_args(args, dataset) if uses_model else None
-    result = audit(dataset, spec_file.spec, engine=args.engine, model=model, pred=args.pred,
-                   where=args.where, delta=args.delta, batch=args.batch, split=args.split, bound=args.bound,
-                   order=args.order, seed=args.seed, rows=args.rows, stop=args.stop, time_budget=args.time_budget)
+    result = audit(dataset, spec_file.spec, engine=engine.name, model=model, pred=args.pred, where=args.where,
+                   rows=args.rows, **options)
     print_summary(result, from_file)
     if args.json:
         write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"),
@@ -131,8 +185,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.pdf}")
     if result.assumption_broken and result.verdict in ("true", "false"):
         # a gate must not pass on a verdict its own data contradicts: exit 3, "not a pass", and say why
-        print("exit:      3 — the verdict is not backed by its guarantee (see the warnings); audit with "
-              "--order shuffle, or investigate the drift")
+        print("exit:      3 — the verdict is not backed by its guarantee (see the warnings)")
         return EXIT_UNBACKED
     return EXIT.get(result.verdict, 3)
 
@@ -140,25 +193,20 @@ def run(args: argparse.Namespace) -> int:
 def print_summary(result, from_file=()) -> None:
     """The verdict, its guarantee, what was audited and every warning, one labelled line each."""
     print(f"verdict:   {result.verdict}")
-    print(f"guarantee: {result.guarantee}")
+    print(f"guarantee: {result.sentence}")
     decided = f"{result.stop_step:,}" if result.stop_step is not None else "not decided"
     if result.verdict_step is not None and result.stop_step is not None and result.verdict_step != result.stop_step:
         decided += f" (first decision; the reported verdict holds from step {result.verdict_step:,})"
-    print(f"stop step: {decided} (of {result.steps:,} observations)")
+    print(f"stop step: {decided} (of {result.steps:,} {result.unit})")
+    if not result.complete:
+        print(f"stopped:   {result.stopped_reason}")
     if result.rows_text:
         print(f"rows:      {result.rows_text}")
     if result.assumption:
         print(f"assumes:   {result.assumption}")
-    worst = result.worst_node()
+    worst = result.worst_summary()
     if worst is not None:
-        info = result.node(worst["id"])
-        name = f"{info.name} " if info.name else ""
-        verdict = {"true": "certified", "false": "violated"}.get(worst["verdict"], "undecided")
-        line = f"worst:     {name}({worst['id']}) {worst['text']}: {verdict}"
-        if len(info.children) == 2:
-            left = result.final_values(info.children[0])
-            line += (f"; left side {left['estimate']:.4g} in [{left['lo']:.4g}, {left['hi']:.4g}]")
-        print(line)
+        print(f"worst:     {worst}")
     if from_file:
         print(f"options:   {' '.join(from_file)} (from the spec file's headers)")
     for warning in result.warnings:

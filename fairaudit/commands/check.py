@@ -42,8 +42,6 @@ def run(args: argparse.Namespace) -> int:
             decision = option_source(spec_file.decision, "--pred", spec_file.headers["decision"], spec_file)
         if spec_file.where is not None:
             where = option_source(spec_file.where, "--where", spec_file.headers["where"], spec_file)
-        spec_file.delta  # noqa: B018 -- a # delta: header must be a number in (0, 1)
-        spec_file.order  # noqa: B018 -- a # order: header must be shuffle or given
         # the same checks as `fairaudit audit` (and fairaudit.audit, and the dashboard's Run)
         warnings = preflight(dataset, spec_file.spec, spec_source=file_source(spec_file), decision=decision,
                              where=where, uses_model=True)

@@ -1,11 +1,14 @@
 """The ``monitor`` engine (AVOIR): a stream of decisions, anytime-valid bounds on every ``E[...]``.
 
+It implements the engine contract (``fairaudit.engines.base``): ``Monitor.run`` yields, per chunk of checks,
+every leaf's interval; the driver (``fairaudit.run``) evaluates the tree and builds the result.
+
 The stream
     The rows of a dataset (by default only the rows the model was not trained on, when fairaudit
     trained it on this dataset: ``audited_rows``), restricted to ``where`` (AVOIR's materialised view),
     shuffled (``order="shuffle"``, the default, seeded) or in file order (``order="given"``, for a log
     whose arrival order is the point). The guarantee assumes random (exchangeable) order; a run records
-    the evidence against it that it sees (``OrderEvidence``) as warnings. Decisions (``pred``) come from a
+    the evidence against it that it sees (``OrderEvidence`` here, and the driver's generic checks) as warnings. Decisions (``pred``) come from a
     model (a ``Model``, a training kind or a saved-model path) or from a condition over the rows
     (``pred="decile_score <= 4"``, true = favourable). A check runs every ``batch`` observations (and at the last one).
 
@@ -52,6 +55,7 @@ The guarantee of each split
     and states it in ``AuditResult.guarantee``. After an optimised decision each leaf's δ column
     shows Δ (the level its interval provably holds at), not the data-chosen δᵢ it was computed with.
 """
+
 from __future__ import annotations
 
 import time
@@ -59,42 +63,20 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 import numpy as np
-import pandas as pd
 
-from fairaudit.bounds.allocation import (Allocation, Allocator, LeafStats, SPLITS, equal_split, leaf_values,
-                                         sound_delta)
-from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
+from fairaudit.bounds.allocation import Allocation, Allocator, SPLITS, equal_split, sound_delta
+from fairaudit.bounds.concentration import BOUNDS
+from fairaudit.bounds.rules import TRUE, UNKNOWN
+from fairaudit.engines.base import Context, Engine, LeafBatch, Option
+from fairaudit.engines.observations import Observations, observe_inputs, uses_decisions
 from fairaudit.errors import FairauditError
-from fairaudit.evaluate import LeafValue, compile_spec, evaluate, leaf_key
-from fairaudit.spec.files import ORDERS
-from fairaudit.trace import AuditResult, Trace, node_infos, verdict_text
+from fairaudit.evaluate import LeafValue
+from fairaudit.guarantee import Guarantee
 
-FAIR_MAX_VALUES = 20
-CHUNK_CHECKS = 256  # checks per partial result of ``iter_monitor`` (at most)
-YIELD_SECONDS = 0.5  # ``iter_monitor`` yields a partial result at least this often while it scans for a decision
+CHUNK_CHECKS = 256  # checks per batch (at most)
+YIELD_SECONDS = 0.5  # a batch is yielded at least this often while the scan searches for a decision
 SOLVER_TIME_LIMIT = 1.0  # seconds per solver call; a call that runs out just does not decide that check
-
-
-# ---------------------------------------------------------------------------------------------
-# observations
-
-
-@dataclass
-class Observations:
-    """Per distinct leaf: ``values`` (0/1 per stream row) and ``mask`` (rows that count for it)."""
-
-    values: dict[str, np.ndarray]
-    masks: dict[str, np.ndarray]
-    length: int
-
-    def stats(self, check_index: np.ndarray) -> dict[str, LeafStats]:
-        out = {}
-        for key, v in self.values.items():
-            m = self.masks[key]
-            s = np.cumsum(v.astype(np.int64) & m.astype(np.int64))
-            n = np.cumsum(m.astype(np.int64))
-            out[key] = LeafStats(s[check_index].astype(float), n[check_index].astype(float))
-        return out
+ORDERS = ("shuffle", "given")
 
 
 def check_points(length: int, batch: int) -> np.ndarray:
@@ -107,60 +89,6 @@ def check_points(length: int, batch: int) -> np.ndarray:
     return idx.astype(np.int64)
 
 
-def _event_array(event, frame, pred, label, score) -> np.ndarray:
-    from fairaudit.spec import evaluate_event
-
-    try:
-        out = evaluate_event(event, frame, pred=pred, label=label, score=score)
-    except FairauditError:
-        raise
-    except KeyError as err:
-        raise FairauditError(f"unknown column {err} in the specification") from None
-    return np.asarray(out, dtype=bool)
-
-
-def fair_agreement(model, frame: pd.DataFrame, column: str, values, pred: np.ndarray) -> np.ndarray:
-    """1 where the decision is the same for every other value of ``column`` (flip and re-predict)."""
-    agree = np.ones(len(frame), dtype=bool)
-    for value in values:
-        flipped = frame.copy()
-        flipped[column] = pd.Series([value] * len(frame), index=frame.index).astype(frame[column].dtype,
-                                                                                     errors="ignore")
-        agree &= np.asarray(model.predict(flipped)) == pred
-    return agree
-
-
-def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, model=None,
-            column_values: dict | None = None) -> Observations:
-    """Evaluate every distinct leaf of ``spec`` on every row of ``frame`` (the stream, in order)."""
-    cs = compile_spec(spec)
-    values, masks = {}, {}
-    everyone = np.ones(len(frame), dtype=bool)
-    for key in cs.leaf_keys:
-        node = cs.leaf_node[key].node
-        if node.kind == "expect":
-            values[key] = _event_array(node.event, frame, pred, label, score)
-            masks[key] = everyone if node.given is None else _event_array(node.given, frame, pred, label, score)
-        else:  # Fair[column]
-            if model is None:
-                raise FairauditError(f"{key} needs a model to re-predict with (use --model, not --pred)")
-            if node.column not in frame.columns:
-                raise FairauditError(f"{key}: unknown column {node.column!r}")
-            domain = (column_values or {}).get(node.column)
-            if domain is None:
-                domain = pd.unique(frame[node.column].dropna())
-            if len(domain) > FAIR_MAX_VALUES:
-                raise FairauditError(f"{key}: column {node.column!r} has {len(domain)} values; "
-                                     f"Fair[...] flips categorical columns (at most {FAIR_MAX_VALUES} values)")
-            values[key] = fair_agreement(model, frame, node.column, list(domain), np.asarray(pred))
-            masks[key] = everyone
-    return Observations(values, masks, len(frame))
-
-
-# ---------------------------------------------------------------------------------------------
-# the core: observations -> AuditResult (dataset-free, used by the validity simulations too)
-
-
 @dataclass
 class _State:
     stop: int | None = None  # check index of the decision
@@ -168,91 +96,78 @@ class _State:
     decision: Allocation | None = None
     run_lo: dict = field(default_factory=dict)  # running intersections after the decision
     run_hi: dict = field(default_factory=dict)
-    parts: list = field(default_factory=list)
     timed_out: bool = False
-    order: "OrderEvidence | None" = None
 
 
-def iter_monitor(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = "equal",
-                 bound: str = "hoeffding", stop: bool = False, time_budget: float | None = None,
-                 options: dict | None = None, chunk: int = CHUNK_CHECKS, yield_every: float = YIELD_SECONDS,
-                 solver_time_limit: float = SOLVER_TIME_LIMIT,
-                 provenance: dict | None = None, warnings: list[str] | None = None) -> Iterator[AuditResult]:
-    """Run the monitor over ``obs``, yielding a partial ``AuditResult`` every ``chunk`` checks, or
-    sooner when the search for a decision has run for ``yield_every`` seconds since the last yield,
-    and the complete one last. Closing the generator stops the run. Each solver call is limited to
-    ``solver_time_limit`` seconds (a call that runs out finds no allocation: that check is just not
-    decided, which is sound). ``provenance`` (what was audited: the dataset's and model's
-    identifying facts) is copied into every result's ``info``; ``warnings`` (from validating the inputs)
-    lead ``info["warnings"]``, followed by any evidence that the rows are not in random order
-    (``OrderEvidence``)."""
+def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = "equal",
+                    bound: str = "hoeffding", order: str = "shuffle", ctx: Context | None = None,
+                    assumes: str | None = None, chunk: int = CHUNK_CHECKS, yield_every: float = YIELD_SECONDS,
+                    solver_time_limit: float = SOLVER_TIME_LIMIT) -> Iterator[LeafBatch]:
+    """The monitor over ``obs``: a ``LeafBatch`` every ``chunk`` checks, or sooner when the search for a
+    decision has run for ``yield_every`` seconds since the last one. Each solver call is limited to
+    ``solver_time_limit`` seconds and to the time the run has left (a call that runs out finds no allocation:
+    that check is just not decided, which is sound). With ``order="given"`` the first batch carries the
+    halves test of ``OrderEvidence`` (it needs the whole stream, which is known up front)."""
     if split not in SPLITS:
         raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
-    t_start = time.perf_counter()
+    ctx = ctx or Context()
     allocator = Allocator(spec, delta, bound, solver_time_limit=solver_time_limit)
-    cs = allocator.cs
-    keys = cs.leaf_keys
+    keys = allocator.cs.leaf_keys
     idx = check_points(obs.length, batch)
     steps = idx + 1
     stats = obs.stats(idx)
     equal = equal_split(keys, delta)
     best = {k: delta for k in keys}
-    node_ids = [tn.id for tn in spec.nodes]
     st = _State()
-    options = dict(options or {})
-    options.update({"delta": delta, "batch": batch, "split": split, "bound": allocator.bound.name, "stop": stop})
     K = len(idx)
-    st.order = OrderEvidence(spec, keys, allocator.bound, equal, delta)
+    evidence = OrderEvidence(keys, allocator.bound, equal, delta)
+    halves = evidence.halves(obs) if order == "given" else []
+    base = Guarantee("probabilistic", delta, assumes=assumes)
 
-    def result(upto: int, final: bool) -> AuditResult:
-        trace = Trace.concat(st.parts) if st.parts else Trace.empty(node_ids)
-        root = trace.verdict[-1, 0] if len(trace) else UNKNOWN
-        verdict_step = trace.verdict_step()
-        evidence = st.order.warnings(trace, st.stop, verdict_step)
-        if final and options.get("order") == "given":
-            evidence += st.order.halves(obs)
-        found = list(warnings or []) + evidence + ([ORDER_HINT] if evidence else [])
-        info = {
-            "unit": "observations", "checks": int(len(trace)), "stream_length": int(obs.length),
-            "allocation": dict(st.frozen) if st.frozen else None,
-            "decision_deltas": dict(st.decision.deltas) if st.decision else None,
-            "decision_delta": st.decision.total if st.decision else None,
-            "decision_alternative": [list(a) for a in st.decision.alternative] if st.decision else None,
-            "solver_calls": allocator.stats.calls, "solver_seconds": round(allocator.stats.seconds, 4),
-            "seconds": round(time.perf_counter() - t_start, 4), "complete": final,
-            "timed_out": st.timed_out, "leaf_keys": list(keys),
-            # before any decision the intervals use the fixed equal split, so Δ holds; a decision taken
-            # with data-chosen δ's only guarantees the weaker sound_delta (see "The guarantee of each split")
-            "guarantee_delta": sound_delta(split, delta, len(keys)) if st.decision is not None else delta,
-            "verdict_step": verdict_step, "warnings": found, "assumption_broken": bool(evidence),
-        }
-        info.update(provenance or {})
-        return AuditResult(spec.text, "monitor", options, verdict_text(root) or "unknown",
-                           int(steps[st.stop]) if st.stop is not None else None,
-                           int(steps[upto - 1]) if upto else 0, node_infos(spec), trace, info, spec)
+    def facts(upto: int) -> dict:
+        return {"stream_length": int(obs.length), "leaf_keys": list(keys),
+                "allocation": dict(st.frozen) if st.frozen else None,
+                "decision_deltas": dict(st.decision.deltas) if st.decision else None,
+                "decision_delta": st.decision.total if st.decision else None,
+                "decision_alternative": [list(a) for a in st.decision.alternative] if st.decision else None,
+                "solver_calls": allocator.stats.calls, "solver_seconds": round(allocator.stats.seconds, 4),
+                "search_timed_out": st.timed_out}
+
+    def guarantee() -> Guarantee:
+        # before any decision the intervals use the fixed equal split, so Δ holds; a decision taken with
+        # data-chosen δ's only guarantees the weaker sound_delta (module doc, "The guarantee of each split")
+        if st.decision is None:
+            return base
+        level = sound_delta(split, delta, len(keys))
+        note = None
+        if level > delta * (1 + 1e-12):
+            k = round(level / delta) if level < 1 else None
+            leaves = f"{k} probabilities" if k else "every probability"
+            note = (f"optimised δ split: the δ's were chosen after looking at the data, so the guarantee is the "
+                    f"union over {leaves} at Δ = {delta:g} each; use the equal split for 1 − Δ")
+        return Guarantee("probabilistic", level, note=note, assumes=assumes)
 
     a, last_yield = 0, time.perf_counter()
+    first = True
     while a < K:
         b = min(a + chunk, K)
         if st.stop is None:
             chunk_stats = {k: s.at(slice(a, b)) for k, s in stats.items()}
-            found, scanned = _scan(allocator, chunk_stats, split, equal, best, t_start, time_budget, st,
-                                   deadline=last_yield + yield_every)
+            found, scanned = _scan(allocator, chunk_stats, split, equal, best, ctx, st,
+                                   deadline=last_yield + yield_every, solver_time_limit=solver_time_limit)
             if found is not None:
                 pos, allocation = found
                 st.stop, st.decision = a + pos, allocation
                 st.frozen = _frozen(allocation, keys, delta)
             else:
                 b = a + scanned  # paused: checks [a, a + scanned) are known undecided, the rest is scanned next
-        last = b if not (stop and st.stop is not None) else min(b, st.stop + 1)
-        st.parts.append(_trace_part(spec, keys, stats, steps, a, last, equal, st, allocator,
-                                    label_delta=delta if split == "optimized" else None))
-        st.order.observe(st.parts[-1], {k: s.at(slice(a, last)) for k, s in stats.items()})
-        done = last < b or b == K
-        yield result(last, done)
+        leaves = _leaves(keys, stats, a, b, equal, st, allocator, label_delta=delta if split == "optimized" else None)
+        found_now = evidence.observe(steps[a:b], {k: s.at(slice(a, b)) for k, s in stats.items()})
+        said = found_now + (halves if first else [])
+        yield LeafBatch(steps[a:b], leaves, done=int(steps[b - 1]) if b > a else 0, total=obs.length,
+                        guarantee=guarantee(), warnings=tuple(said), assumption_broken=bool(said), info=facts(b))
+        first = False
         last_yield = time.perf_counter()
-        if done:
-            return
         a = b
 
 
@@ -270,22 +185,21 @@ class OrderEvidence:
     check and false at another (one of the two displayed intervals excluded the true value); (3) the root's
     verdict changes after the decision; (4) with file order, the first and second half of the stream
     give a leaf rates whose fixed-n Hoeffding intervals (Δ/(2k) each; the halves are fixed once the
-    stream ends, so one test per leaf) do not overlap.
+    stream ends, so one test per leaf) do not overlap. (2) and (3) hold for any engine and are checked by the
+    driver (``fairaudit.run``); (1) and (4) are checked here.
     """
 
-    def __init__(self, spec, keys, bound, equal: dict[str, float], delta: float):
-        self.spec, self.keys, self.bound, self.equal, self.delta = spec, list(keys), bound, equal, delta
+    def __init__(self, keys, bound, equal: dict[str, float], delta: float):
+        self.keys, self.bound, self.equal, self.delta = list(keys), bound, equal, delta
         self.run_lo = {k: -np.inf for k in keys}
         self.run_hi = {k: np.inf for k in keys}
         self.empty_at: dict[str, int] = {}
-        n_nodes = len(spec.nodes)
-        self.first_true = np.full(n_nodes, -1, dtype=np.int64)
-        self.first_false = np.full(n_nodes, -1, dtype=np.int64)
 
-    def observe(self, part: Trace, stats) -> None:
-        """Take in one chunk of checks: its trace part and each leaf's statistics at those checks."""
-        if not len(part):
-            return
+    def observe(self, steps: np.ndarray, stats) -> list[str]:
+        """Take in one chunk of checks (each leaf's statistics at ``steps``); the warnings it gives rise to."""
+        out = []
+        if not len(steps):
+            return out
         for k in self.keys:
             if k in self.empty_at:
                 continue
@@ -295,29 +209,10 @@ class OrderEvidence:
             run_hi = np.minimum.accumulate(np.concatenate([[self.run_hi[k]], hi]))[1:]
             empty = np.flatnonzero(run_lo > run_hi)
             if len(empty):
-                self.empty_at[k] = int(part.steps[empty[0]])
+                self.empty_at[k] = int(steps[empty[0]])
+                out.append(f"{k}: its running confidence interval became empty at step {self.empty_at[k]:,} (the "
+                           "estimates before and after disagree more than chance allows)")
             self.run_lo[k], self.run_hi[k] = float(run_lo[-1]), float(run_hi[-1])
-        for code, first in ((TRUE, self.first_true), (FALSE, self.first_false)):
-            hit = part.verdict == code
-            fresh = (first < 0) & hit.any(axis=0)
-            first[fresh] = part.steps[np.argmax(hit[:, fresh], axis=0)]
-
-    def warnings(self, trace: Trace, stop: int | None, verdict_step: int | None) -> list[str]:
-        out = []
-        for k, step in self.empty_at.items():
-            out.append(f"{k}: its running confidence interval became empty at step {step:,} (the estimates "
-                       "before and after disagree more than chance allows)")
-        for j, tn in enumerate(self.spec.nodes):
-            if self.first_true[j] >= 0 and self.first_false[j] >= 0:
-                name = getattr(tn, "name", None) or tn.text
-                out.append(f"{name} was decided true at step {self.first_true[j]:,} and false at step "
-                           f"{self.first_false[j]:,}")
-        if stop is not None and len(trace) > stop:
-            decided, last = int(trace.verdict[stop, 0]), int(trace.verdict[-1, 0])
-            if decided != last:
-                since = f" from step {verdict_step:,}" if verdict_step is not None else " at the end"
-                out.append(f"the verdict was {verdict_text(decided)} at step {int(trace.steps[stop]):,} but is "
-                           f"{verdict_text(last)}{since}: it changed after a decision")
         return out
 
     def halves(self, obs: "Observations") -> list[str]:
@@ -349,14 +244,15 @@ def _frozen(allocation: Allocation, keys, delta: float) -> dict[str, float]:
     return {k: float(allocation.deltas.get(k, 0.0)) + left / len(keys) for k in keys}
 
 
-def _scan(allocator: Allocator, stats, split, equal, best, t_start, time_budget, st,
-          deadline: float | None = None) -> tuple[tuple[int, Allocation] | None, int]:
+def _scan(allocator: Allocator, stats, split, equal, best, ctx: Context, st, deadline: float | None = None,
+          solver_time_limit: float = SOLVER_TIME_LIMIT) -> tuple[tuple[int, Allocation] | None, int]:
     """``(found, scanned)``: ``found`` is the first check of this chunk at which the root is decided,
     with its allocation, or None; without a decision, checks ``[0, scanned)`` are undecided. The
     search pauses (``scanned`` < chunk length) at the first solver candidate met after ``deadline``
     (``time.perf_counter()``), so that the caller can report progress; candidates are checks in
     order and each check is judged on its own statistics, so resuming at ``scanned`` gives the same
-    decision as an uninterrupted scan."""
+    decision as an uninterrupted scan. The run's time budget (``ctx``) ends the search; each solver call gets
+    at most what is left of it."""
     n_checks = len(next(iter(stats.values())).n)
     v_eq = allocator.root_verdict(stats, equal)
     eq_hits = np.flatnonzero(v_eq != UNKNOWN)
@@ -371,9 +267,10 @@ def _scan(allocator: Allocator, stats, split, equal, best, t_start, time_budget,
     if len(candidates):
         candidates = _prescreen(allocator, stats, v_best, candidates)
     for i, c in enumerate(candidates):
-        if time_budget is not None and time.perf_counter() - t_start > time_budget:
+        if ctx.expired():
             st.timed_out = True
             break
+        allocator.solver_time_limit = ctx.bounded(solver_time_limit)
         if deadline is not None and i > 0 and time.perf_counter() > deadline:
             return None, int(c)
         at = {k: s.at(c) for k, s in stats.items()}
@@ -384,7 +281,8 @@ def _scan(allocator: Allocator, stats, split, equal, best, t_start, time_budget,
         return None, n_checks
     at = {k: s.at(first_eq) for k, s in stats.items()}
     target = bool(v_eq[first_eq] == TRUE)
-    found = None if st.timed_out else allocator.try_decide(at, target, optimize=True)
+    allocator.solver_time_limit = ctx.bounded(solver_time_limit)
+    found = None if st.timed_out or ctx.expired() else allocator.try_decide(at, target, optimize=True)
     return (first_eq, found or Allocation(dict(equal), target, ())), n_checks
 
 
@@ -415,13 +313,10 @@ def _prescreen(allocator: Allocator, stats, v_best, candidates) -> np.ndarray:
     return candidates[keep]
 
 
-def _trace_part(spec, keys, stats, steps, a, b, equal, st: _State, allocator,
-                label_delta: float | None = None) -> Trace:
-    """Evaluate every node at checks [a, b) with the allocation in force at each check. With
+def _leaves(keys, stats, a, b, equal, st: _State, allocator, label_delta: float | None = None) -> dict:
+    """Every leaf's interval at checks [a, b) with the allocation in force at each check. With
     ``label_delta`` (optimised split) the δ column after the decision is that level per leaf: the
     data-chosen δᵢ are ≤ it, so each interval provably holds at it (module doc)."""
-    if b <= a:
-        return Trace.empty([tn.id for tn in spec.nodes])
     sl = slice(a, b)
     checks = np.arange(a, b)
     after = np.zeros(b - a, dtype=bool) if st.stop is None else checks >= st.stop
@@ -437,8 +332,7 @@ def _trace_part(spec, keys, stats, steps, a, b, equal, st: _State, allocator,
         if label_delta is not None:
             d = np.where(after, label_delta, d)
         leaves[k] = LeafValue(s.estimate, lo, hi, d, s.n)
-    values = evaluate(spec, leaves)
-    return Trace.from_values(steps[sl], [tn.id for tn in spec.nodes], values)
+    return leaves
 
 
 def _intersect(key, lo, hi, after, st: _State):
@@ -456,93 +350,14 @@ def _intersect(key, lo, hi, after, st: _State):
     return lo, hi
 
 
-def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object] | None = None,
-                **kwargs) -> AuditResult:
-    """``iter_monitor`` to the end. ``on_step(step, total)`` is called after each chunk of checks
-    with the observations processed so far; returning ``False`` stops the run there."""
-    last = None
-    gen = iter_monitor(spec, obs, **kwargs)
-    for last in gen:
-        if on_step is not None and on_step(last.steps, obs.length) is False:
-            gen.close()
-            break
-    return last
-
-
-# ---------------------------------------------------------------------------------------------
-# datasets and models -> observations
-
-
-def resolve_model(model, dataset, seed: int = 0, *, trust_pickle: bool = False, trusted_types=()):
-    """A ``Model``: passed through; a string: a saved-model path (loaded safely: ``fairaudit.models.load``
-    with the given trust), else a training kind."""
-    if model is None or hasattr(model, "predict"):
-        return model
-    import os
-
-    from fairaudit import models
-
-    if os.path.exists(str(model)):
-        return models.load(str(model), trust_pickle=trust_pickle, trusted_types=trusted_types)
-    return models.train(dataset, str(model), seed=seed)
-
-
-def stream(dataset, where: str | None = None, order: str = "shuffle", seed: int = 0, *, pred=None, label=None,
-           score=None, rows: np.ndarray | None = None) -> np.ndarray:
-    """Row positions of the stream: ``rows`` (default all, in file order) matching ``where``, in that
-    order or shuffled with ``seed``."""
+def stream_positions(inputs, order: str = "shuffle", seed: int = 0) -> np.ndarray:
+    """Row positions of the stream: the audited rows of ``inputs`` in file order, or shuffled with ``seed``."""
     if order not in ORDERS:
         raise FairauditError(f"unknown order {order!r}; choose one of: {', '.join(ORDERS)}")
-    rows = np.arange(len(dataset.frame)) if rows is None else np.asarray(rows, dtype=np.int64)
-    if where:
-        from fairaudit.spec import parse_event
-
-        mask = _event_array(parse_event(where), dataset.frame, pred, label, score)
-        rows = rows[mask[rows]]
+    rows = np.arange(len(inputs.dataset)) if inputs.positions is None else np.asarray(inputs.positions, np.int64)
     if order == "shuffle":
         rows = np.random.default_rng(seed).permutation(rows)
     return rows
-
-
-ROWS = ("held-out", "all")
-
-
-def audited_rows(dataset, model, rows: str | None) -> tuple[np.ndarray | None, dict]:
-    """``(positions or None for all rows, the "rows" record of the result)`` for a rows policy.
-
-    ``rows=None`` means held-out when fairaudit trained ``model`` on this very dataset (the rows it did
-    not train on, ``fairaudit.models.held_out_positions``), else all. Label-based metrics measured on
-    training rows are optimistic, so ``"all"`` with such a model says how many training rows it includes.
-    """
-    from fairaudit.models import held_out_positions
-
-    if rows is not None and rows not in ROWS:
-        raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
-    held = held_out_positions(model, dataset) if model is not None else None
-    total = len(dataset)
-    if rows is None:
-        rows = "held-out" if held is not None else "all"
-    if rows == "held-out":
-        if held is None:
-            why = ("the decisions come from an expression, not a trained model" if model is None
-                   or getattr(model, "kind", "") == "expression" else
-                   "the model was not trained by fairaudit on this dataset, so which rows it trained on is unknown")
-            raise FairauditError(f"cannot audit held-out rows only: {why}; use rows 'all' (--rows all)")
-        return held, {"policy": "held-out", "audited": int(len(held)), "total": total,
-                      "text": f"{len(held):,} held-out rows of {dataset.name} (the {len(held) / total:.0%} of "
-                              f"its {total:,} rows the model was not trained on)"}
-    if held is not None:
-        text = (f"all {total:,} rows of {dataset.name}, including the {total - len(held):,} the model was "
-                "trained on (label-based metrics such as TPR, FPR and accuracy are optimistic on them)")
-    elif model is not None and getattr(model, "kind", "") != "expression":
-        record = (getattr(model, "params", None) or {}).get("trained_on")
-        where = (f"on {record.get('dataset')}, not on exactly these rows" if isinstance(record, dict)
-                 else "outside fairaudit")
-        text = (f"all {total:,} rows of {dataset.name} (the model was trained {where}: if some of them trained "
-                "it, label-based metrics are optimistic on those)")
-    else:
-        text = f"all {total:,} rows of {dataset.name}"
-    return None, {"policy": "all", "audited": total, "total": total, "text": text}
 
 
 def order_assumption(order: str, seed: int) -> str:
@@ -554,87 +369,138 @@ def order_assumption(order: str, seed: int) -> str:
             "(exchangeable), which a sorted file or drift breaks")
 
 
-def monitor(dataset, spec, *, model=None, pred: str | None = None, where: str | None = None,
-            delta: float = 0.05, batch: int = 5, split: str = "equal", bound: str = "hoeffding",
-            order: str = "shuffle", seed: int = 0, rows: str | None = None, stop: bool = False,
-            time_budget: float | None = None, on_step=None, iterate: bool = False,
-            warnings: list[str] | None = None, trust_pickle: bool = False, trusted_types=()):
-    """Audit ``dataset`` against ``spec`` (a ``Spec``) with the monitor; see the module doc.
+HOEFFDING = [
+    "Adaptive Hoeffding bound (Zhao et al. 2016, Theorem 1, as used by VeriFair and AVOIR). After n observations "
+    "with sample mean p̂, the probability is within p̂ ± ε(δ, n), clipped to [0, 1], where",
+    "= ε(δ, n) = √( (0.6 · ln(log₁.₁(n) + 1) + (5/9) · ln(24/δ)) / n )",
+    "The interval holds at every n simultaneously with probability ≥ 1 − δ. It is symmetric and does not depend "
+    "on the observed rate.",
+]
 
-    ``rows``: ``"held-out"``, ``"all"`` or None (``audited_rows``). ``warnings``: found while validating
-    the inputs, recorded in the result. With ``iterate=True`` returns the generator of partial results
-    (``iter_monitor``) instead.
-    """
-    if model is not None and pred is not None:
-        raise FairauditError("give either a model or a decision expression (pred), not both")
-    model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types)
-    if pred is not None and any(tn.kind == "fair" for tn in spec.leaves):
-        raise FairauditError("Fair[...] re-predicts with the attribute flipped: it needs a model (--model), "
-                             "not a decision expression (--pred)")
-    warnings = list(warnings or [])
-    if pred is not None:
-        from fairaudit.models import from_expression
-
-        model_obj = from_expression(pred, dataset)
-        warnings += [w for w in model_obj.warnings if w not in warnings]
-    base_rows, rows_record = audited_rows(dataset, model_obj if pred is None else None, rows)
-    frame_all = dataset.frame
-    labels_all = dataset.labels
-    decisions = scores = None
-    if model_obj is not None:
-        scores = np.asarray(model_obj.score(frame_all), dtype=float) if hasattr(model_obj, "score") else None
-        if scores is not None and not np.isfinite(scores).all():  # NaN scores would silently decide 0
-            bad = np.flatnonzero(~np.isfinite(scores))
-            raise FairauditError(f"the model's score is not a number for {len(bad):,} row(s) (first: row {bad[0] + 1:,}); "
-                                 "check those rows for missing or extreme values, or drop them")
-        decisions = np.asarray(model_obj.predict(frame_all)).astype(np.int8)
-    elif _uses_pred(spec):
-        raise FairauditError("the specification uses pred/score: give a model (--model) or a decision (--pred)")
-    positions = stream(dataset, where, order, seed, pred=decisions, label=labels_all, score=scores,
-                       rows=base_rows)
-    if where:  # the rows actually streamed: those matching the filter among the audited ones
-        rows_record = {**rows_record, "audited": int(len(positions)),
-                       "text": f"{len(positions):,} rows matching {where}, among {rows_record['text']}"}
-    frame = frame_all.iloc[positions].reset_index(drop=True)
-    take = (lambda a: None if a is None else np.asarray(a)[positions])  # noqa: E731
-    domains = {c.name: list(c.values) for c in dataset.schema.columns if c.kind == "categorical" and c.values}
-    obs = observe(spec, frame, pred=take(decisions), label=take(labels_all), score=take(scores),
-                  model=model_obj, column_values=domains)
-    if obs.length == 0:
-        raise FairauditError("the stream is empty" + (f": no row matches --where {where!r}" if where else ""))
-    options = {"data": dataset.name, "model": model_obj.describe() if model_obj is not None and pred is None else None,
-               "pred": pred, "where": where, "order": order, "seed": seed, "rows": rows_record["policy"],
-               "time_budget": time_budget}
-    facts = provenance(dataset, model_obj if pred is None else None)
-    facts.update({"rows": rows_record, "assumption": order_assumption(order, seed)})
-    kwargs = dict(delta=delta, batch=batch, split=split, bound=bound, stop=stop, time_budget=time_budget,
-                  options=options, provenance=facts, warnings=warnings)
-    if iterate:
-        return iter_monitor(spec, obs, **kwargs)
-    return run_monitor(spec, obs, on_step=on_step, **kwargs)
+BETTING = [
+    "Betting confidence sequence (Robbins' beta-binomial mixture with the Krichevsky–Trofimov prior "
+    "Beta(½, ½); Howard et al. 2021, Waudby-Smith & Ramdas 2023). With S successes and F = n − S failures, "
+    "the interval is the set of means m for which a gambler betting against m has not multiplied their "
+    "money by 1/δ:",
+    "= CI_n = { m : S·ln m + F·ln(1 − m) > ln B(½ + S, ½ + F) − ln B(½, ½) + ln δ }",
+    "(B is the beta function; the interval is found by bisection and rounded outwards). By Ville's inequality it "
+    "holds at every n simultaneously with probability ≥ 1 − δ. It adapts to the variance m(1 − m), so it is much "
+    "narrower than Hoeffding for rates far from ½.",
+]
 
 
-def provenance(dataset, model) -> dict:
-    """The facts that identify what was audited, recorded in ``AuditResult.info`` for the report."""
-    s = dataset.schema
-    facts = {"dataset": {"name": dataset.name, "rows": len(dataset), "content_hash": dataset.content_hash,
-                         "source": dataset.source, "label": s.label,
-                         "favourable": None if s.favourable is None else str(s.favourable),
-                         "protected": list(s.protected)},
-             "model": None}
-    if model is not None:
-        facts["model"] = {"kind": model.kind, "params": getattr(model, "params", {}),
-                          "content_hash": getattr(model, "content_hash", None), "description": model.describe()}
-    return facts
+class Monitor(Engine):
+    name = "monitor"
+    title = "Online monitor (AVOIR)"
+    summary = ("streams the decisions one row at a time and bounds every E[...] with anytime-valid confidence "
+               "sequences; decides as soon as the evidence allows, with probability ≥ 1 − Δ")
+    unit = "observations"
+    leaf_kinds = frozenset({"expect", "fair"})
+    requires = ("dataset",)
+    evidence_hint = ORDER_HINT
+    options = (
+        Option("delta", float, 0.05, "total failure probability Δ: the verdict is wrong with probability at most "
+               "Δ (smaller: wider intervals, later decisions)", min=0, max=1, exclusive=True, header=True,
+               label="Δ (failure probability)", step=0.01),
+        Option("batch", int, 5, "check the bounds and the verdict every this many observations", min=1,
+               label="Check every … observations"),
+        Option("split", str, "equal", "how Δ is shared among the estimated probabilities: equal (Δ/k each, the "
+               "verdict holds with probability ≥ 1 − Δ) or optimized (AVOIR-OB: chosen from the data, may decide "
+               "earlier, but only guarantees 1 − k·Δ for k probabilities)", choices=SPLITS, label="Δ split",
+               advanced=True),
+        Option("bound", str, "hoeffding", "the confidence sequence behind every E[...] interval: hoeffding (as "
+               "in AVOIR) or betting (usually tighter)", choices=tuple(BOUNDS), label="Bound", advanced=True),
+        Option("order", str, "shuffle", "row order: shuffle (seeded; the random order the guarantee assumes) "
+               "or given (file order, for a log whose arrival order is the point; the guarantee then assumes "
+               "that order is random)", choices=ORDERS, header=True, label="Row order"),
+    )
+
+    def check(self, spec, inputs) -> list[str]:
+        reasons = super().check(spec, inputs)
+        if inputs is not None and spec is not None:
+            if any(tn.kind == "fair" for tn in spec.leaves) and inputs.reprediction_model is None:
+                reasons.append("Fair[...] re-predicts with the attribute flipped: it needs a model, not a "
+                               "decision expression")
+            elif uses_decisions(spec) and inputs.decisions is None:
+                reasons.append("the specification uses pred/score: it needs a model or a decision expression")
+        return reasons
+
+    def guarantee(self, options, inputs) -> Guarantee:
+        return Guarantee("probabilistic", options["delta"], assumes=order_assumption(options["order"],
+                                                                                       options["seed"]))
+
+    def run(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
+        positions = stream_positions(inputs, options["order"], options["seed"])
+        obs = observe_inputs(spec, inputs, positions)
+        if obs.length == 0:
+            raise FairauditError("the stream is empty: no row to audit")
+        yield from monitor_batches(spec, obs, delta=options["delta"], batch=options["batch"],
+                                   split=options["split"], bound=options["bound"], order=options["order"],
+                                   ctx=ctx, assumes=order_assumption(options["order"], options["seed"]))
+
+    def methods(self, options) -> list[tuple[str, list[str]]]:
+        """The report's methods appendix for this engine: the guarantee, the bound used, the δ allocation."""
+        delta = options.get("delta")
+        out: list[tuple[str, list[str]]] = []
+        d = f"{delta:g}" if delta is not None else "Δ"
+        out.append(("The guarantee: anytime-valid confidence sequences", [
+            "The monitor reads the rows one after another and, after every batch, recomputes each probability's "
+            "interval. The intervals are confidence sequences: each holds at every step simultaneously with "
+            "probability ≥ 1 − δᵢ, not only at one pre-planned sample size. The audit may therefore be watched "
+            "continuously and stopped as soon as the verdict is decided without invalidating the guarantee.",
+            f"The total failure probability Δ = {d} is split among the k distinct probabilities E[…] of the "
+            "specification (δ₁ + … + δ_k ≤ Δ). By the union bound, all intervals hold together with probability "
+            f"≥ 1 − Δ, so every verdict derived from them is correct with probability ≥ 1 − {d}.",
+            "Conditional probabilities E[A | B] are estimated by counting only rows that satisfy B (rejection "
+            "sampling); their number of observations n is the number of such rows, shown in the node table.",
+        ]))
+        bound = str(options.get("bound", "hoeffding"))
+        used, other = (BETTING, HOEFFDING) if bound == "betting" else (HOEFFDING, BETTING)
+        out.append((f"The bound used: {bound}", used))
+        out.append(("The alternative bound (not used in this audit)", other))
+        split = str(options.get("split", "equal"))
+        alloc = [
+            "• Equal split (VeriFair, 'AVOIR-VF'): every distinct probability gets δᵢ = Δ / k.",
+            "• Optimised split (AVOIR eq. (2), 'AVOIR-OB'): at a check, choose the δᵢ that decide the verdict with "
+            "the smallest total budget,",
+            "= minimise δ₁ + … + δ_k  subject to the constraints inferred from the specification "
+            "(each comparison the verdict needs must hold on the intervals at those δᵢ),",
+            "and decide when the minimum is ≤ Δ. The problem is solved globally by SCIP through Pyomo; every "
+            "solution is re-checked with the exact evaluator before it is used.",
+            f"This audit used the {split} split. Before the decision every plot shows the equal split Δ / k "
+            "(a fixed allocation, so each displayed interval is a confidence sequence at the δ shown). From the "
+            "decision on, the deciding allocation is frozen and each interval is the running intersection of its "
+            "intervals since the decision, so the verdict cannot drift back.",
+        ]
+        if split == "optimized":
+            alloc.append("The guarantee of the optimised split is weaker: its δᵢ are chosen after looking at "
+                         "the data, so the union bound over a fixed allocation does not apply (AVOIR's Theorem 1 "
+                         "overlooks this; fairaudit has a reproducer in which the optimised split is wrong far more "
+                         "often than Δ). What holds is that every δᵢ is at most Δ, so a wrong verdict needs one of "
+                         "the k confidence sequences at level Δ to miss: probability ≤ k·Δ. The verdict sentence "
+                         "states this level, and after the decision the δ column shows Δ per probability. Use the "
+                         "equal split for a 1 − Δ guarantee.")
+        out.append(("How Δ is divided: the δ allocation", alloc))
+        return out
 
 
-def _uses_pred(spec) -> bool:
-    from fairaudit.spec.ast import event_names
+def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object] | None = None,
+                options: dict | None = None, time_budget: float | None = None, stop: bool = False,
+                **kwargs):
+    """The monitor on ready-made observations (the validity simulations use it), through the driver.
+    ``on_step(step, total)`` is called after each batch; returning ``False`` stops the run there. ``kwargs``:
+    ``delta``, ``batch``, ``split``, ``bound`` and the tuning of ``monitor_batches``."""
+    from fairaudit.run import drive, last
 
-    for tn in spec.leaves:
-        if tn.kind == "fair":
-            return True
-        for ev in (tn.node.event, tn.node.given):
-            if ev is not None and any(n.name in ("pred", "score") for n in event_names(ev)):
-                return True
-    return False
+    engine = Monitor()
+    extra = {k: kwargs.pop(k) for k in ("chunk", "yield_every", "solver_time_limit") if k in kwargs}
+    opts = engine.resolve_options({**{k: v for k, v in (options or {}).items() if k in
+                                      {o.name for o in engine.all_options()}}, **kwargs,
+                                   "stop": stop, "time_budget": time_budget})
+    ctx = Context(seed=opts["seed"], time_budget=time_budget)
+    batches = monitor_batches(spec, obs, delta=opts["delta"], batch=opts["batch"], split=opts["split"],
+                              bound=opts["bound"], order=opts["order"], ctx=ctx, **extra)
+    progress = None if on_step is None else (lambda p: on_step(int(p.done), obs.length))
+    return last(drive(engine, spec, batches, options={**(options or {}), **opts},
+                      guarantee=Guarantee("probabilistic", opts["delta"]), ctx=ctx, stop=stop,
+                      on_progress=progress))

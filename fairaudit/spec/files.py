@@ -8,9 +8,9 @@ A file may start with comment lines of the form ``# key: value``. Recognised key
   meant for a trained model's decisions;
 * ``where``: the rows the audit streams (the materialised view), an event such as
   ``# where: workclass == "Federal-gov"`` — what ``--where`` gives on the command line;
-* ``delta``: the failure probability Δ the spec is meant to be audited at, e.g. ``# delta: 0.15``;
-* ``order``: ``given`` to stream the rows in file order (a log whose arrival order is the point, e.g. AVOIR's
-  case studies) instead of the default ``shuffle``; the guarantee then assumes that order is random.
+* ``engine``: the engine the spec is meant for (``fairaudit.engines.REGISTRY``), e.g. ``# engine: dataset``;
+* any engine option declared with ``header=True`` (``fairaudit.engines.base.Option``), e.g. the monitor's
+  ``# delta: 0.15`` and ``# order: given``; ``fairaudit.preflight.header_options`` reads and checks them.
 
 Command-line options win over headers. Other ``# key: value`` lines are kept in ``headers`` and otherwise ignored (they are comments).
 """
@@ -25,7 +25,8 @@ from fairaudit.spec.errors import SpecError, clip
 from fairaudit.spec.parser import parse, parse_event
 
 MODEL_DECISION = "model"
-ORDERS = ("shuffle", "given")  # values of the '# order:' header (the monitor's row order)
+# the headers every spec file may carry; an engine adds its own options' headers (``Option.header``)
+BASE_HEADERS = ("dataset", "decision", "where", "engine")
 _HEADER = re.compile(r"^\s*#\s*([A-Za-z_][A-Za-z0-9_-]*)\s*:\s*(.*?)\s*$")
 
 
@@ -44,10 +45,9 @@ class SpecFile:
     headers: dict[str, Header] = field(default_factory=dict)
     path: str | None = None
 
-    @property
-    def header_errors(self) -> list[SpecError]:
-        """Misspelt, misplaced or repeated headers (``header_errors``), positioned in the file."""
-        return header_errors(self.text, self.path)
+    def header_errors(self, known=BASE_HEADERS) -> list[SpecError]:
+        """Misspelt, misplaced or repeated headers among ``known`` (``header_errors``), positioned in the file."""
+        return header_errors(self.text, self.path, known)
 
     @property
     def dataset(self) -> str | None:
@@ -116,34 +116,11 @@ class SpecFile:
         except SpecError as err:
             raise err.shifted(header.line - 1, header.column - 1).with_source(self.text, self.path) from None
 
-    @property
-    def delta(self) -> float | None:
-        """The ``# delta:`` header as a number in (0, 1) (``SpecError`` at the header if it is not one)."""
-        header = self.headers.get("delta")
-        if header is None:
-            return None
-        try:
-            value = float(header.value)
-        except ValueError:
-            value = float("nan")
-        if not 0 < value < 1:
-            raise SpecError.at(self.text, header.line, header.column,
-                               f"'# delta:' must be a number between 0 and 1, e.g. 0.05; got {header.value!r}",
-                               length=max(1, len(header.value)), filename=self.path)
-        return value
-
-    @property
-    def order(self) -> str | None:
-        """The ``# order:`` header, ``given`` or ``shuffle`` (``SpecError`` at the header otherwise)."""
-        header = self.headers.get("order")
-        if header is None:
-            return None
-        value = header.value.strip().lower()
-        if value not in ORDERS:
-            raise SpecError.at(self.text, header.line, header.column,
-                               f"'# order:' must be one of {', '.join(ORDERS)}; got {header.value[:40]!r}",
-                               length=max(1, len(header.value)), filename=self.path)
-        return value
+    def header_error(self, key: str, message: str) -> SpecError:
+        """A ``SpecError`` at the value of header ``key`` (which must be present)."""
+        header = self.headers[key]
+        return SpecError.at(self.text, header.line, header.column, message, length=max(1, len(header.value)),
+                            filename=self.path)
 
     def decision_event(self) -> ast.Event | None:
         """The ``# decision:`` expression as an event (``SpecError`` positioned in the file if it is wrong)."""
@@ -156,10 +133,7 @@ class SpecFile:
             raise err.shifted(header.line - 1, header.column - 1).with_source(self.text, self.path) from None
 
 
-KNOWN_HEADERS = ("dataset", "decision", "where", "delta", "order")
-
-
-def header_errors(text: str, path: str | None = None) -> list[SpecError]:
+def header_errors(text: str, path: str | None = None, known=BASE_HEADERS) -> list[SpecError]:
     """Header-like comments that would otherwise be silently ignored: a key very close to a known one
     (``# wher:``, ``# delt:``), or a known key after the leading comment block or repeated (only the first, in
     that block, is read). A misspelt ``# where:`` would audit all the rows instead of the intended view — a typo
@@ -178,14 +152,14 @@ def header_errors(text: str, path: str | None = None) -> list[SpecError]:
             continue
         key = match.group(1).lower()
         column = match.start(1) + 1
-        if key in KNOWN_HEADERS:
+        if key in known:
             if not in_block or headers.get(key) is None or headers[key].line != number:
                 why = ("comes after the specification starts" if not in_block else "repeats an earlier one")
                 out.append(SpecError.at(text, number, column, f"this '# {key}:' header {why}, where it "
                                         "would be ignored; put headers at the top of the file, once each",
                                         length=len(key), filename=path))
             continue
-        close = difflib.get_close_matches(key, KNOWN_HEADERS, n=1, cutoff=0.8)
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
         if close:
             out.append(SpecError.at(text, number, column, f"'# {clip(key)}:' is not a header fairaudit knows; "
                                     f"did you mean '# {close[0]}:'? (reword it if it is a plain comment)",

@@ -241,7 +241,7 @@ def test_spec_file_headers_set_the_row_filter_and_delta():
     _ok(at.run())
     result = at.session_state["result"]
     # the demo's model is audited on the rows it did not train on: the federal-government ones among them
-    assert result.info["rows"]["policy"] == "held-out" and 0 < result.steps < 960
+    assert result.rows["policy"] == "held-out" and 0 < result.steps < 960
     assert result.options["where"] == 'workclass == "Federal-gov"'
     assert result.options["delta"] == pytest.approx(0.15)
     at.text_input(key="audit_where").input('workclas == "Federal-gov"')
@@ -407,7 +407,7 @@ def test_audit_page_shows_rows_assumption_and_warnings_and_defaults_to_shuffle()
     assert at.selectbox(key="audit_order").value == "shuffle"
     assert not at.number_input(key="audit_seed").disabled
     result = at.session_state["result"]
-    result.info["rows"] = {"text": "8,141 held-out rows of adult (not used to train the model)"}
+    result.rows = {"text": "8,141 held-out rows of adult (not used to train the model)"}
     result.info["assumption"] = "the rows arrive in random order"
     result.info["warnings"] = ["the verdict flipped after it was decided"]
     _ok(at.run())

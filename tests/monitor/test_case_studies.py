@@ -49,8 +49,8 @@ def test_adult_threshold_055_optimized_decides_earlier(adult):
     assert sex == pytest.approx(0.135, abs=0.002)
     assert race == pytest.approx(0.36e-3, rel=0.05)
     # the paper claims 1 − Δ = 0.85 for AVOIR-OB; a data-chosen split only provably holds at 1 − 4Δ
-    assert ob.guarantee.startswith("certified true with probability ≥ 0.4 after 870 observations (optimised")
-    assert eq.guarantee == "certified true with probability ≥ 0.85 after 960 observations"
+    assert ob.sentence.startswith("certified true with probability ≥ 0.4 after 870 observations (optimised")
+    assert eq.sentence == "certified true with probability ≥ 0.85 after 960 observations"
 
 
 COMPAS_A = 'E[pred | race == "African-American" and two_year_recid == 0]'

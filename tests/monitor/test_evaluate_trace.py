@@ -67,7 +67,7 @@ def _result():
     values = evaluate(spec, _leaves())
     trace = Trace.from_values([5, 10], [tn.id for tn in spec.nodes], values)
     return AuditResult(spec.text, "monitor", {"delta": 0.05, "batch": 5}, "true", 10, 10, node_infos(spec),
-                       trace, {"allocation": {"E[a]": 0.01}}, spec)
+                       trace, unit="observations", info={"allocation": {"E[a]": 0.01}}, tree=spec)
 
 
 def test_trace_frame_and_views():
@@ -80,7 +80,7 @@ def test_trace_frame_and_views():
     assert frame.loc[frame.node == "n2", "verdict"].isna().all()
     assert list(r.by_node("n0").step) == [5, 10]
     assert r.final.loc["n0", "verdict"] == "true"
-    assert r.guarantee == "certified true with probability ≥ 0.95 after 10 observations"
+    assert r.sentence == "certified true with probability ≥ 0.95 after 10 observations"
     worst = r.worst_node()
     assert worst["id"] in {"n1", "n7"}
 

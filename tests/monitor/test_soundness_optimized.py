@@ -91,7 +91,7 @@ def test_result_states_the_weaker_guarantee_of_the_optimized_split():
             assert opt.guarantee_delta == pytest.approx(0.2)
         if opt.verdict in ("true", "false"):
             seen += 1
-            assert "probability ≥ 0.8 " in opt.guarantee and "optimised δ split" in opt.guarantee
+            assert "probability ≥ 0.8 " in opt.sentence and "optimised δ split" in opt.sentence
             after = opt.by_node("n0")
             after = after[after.step >= opt.stop_step]
             assert (after.delta <= 0.2 + 1e-12).all() and (after.delta >= 0.2 - 1e-12).all()
@@ -108,4 +108,4 @@ def test_an_undecided_optimized_run_keeps_delta():
     r = run_monitor(spec, obs, delta=0.05, batch=BATCH, split="optimized", bound="hoeffding")
     assert r.stop_step is None and r.verdict == "unknown"
     assert r.guarantee_delta == pytest.approx(0.05) and r.guarantee_note is None
-    assert "optimised" not in r.guarantee
+    assert "optimised" not in r.sentence

@@ -19,7 +19,7 @@ def _result(lo, hi, delta):
     leaves = {"E[a]": LeafValue(np.array([0.5]), np.array([lo]), np.array([hi]), np.array([delta]), np.array([7])),
               "E[b]": LeafValue(np.array([0.5]), np.array([-0.1]), np.array([0.9]), np.array([delta]), np.array([7]))}
     trace = Trace.from_values([7], [tn.id for tn in spec.nodes], evaluate(spec, leaves))
-    return AuditResult(spec.text, "monitor", {"delta": 2 * delta}, "unknown", None, 7, node_infos(spec), trace, {}, spec)
+    return AuditResult(spec.text, "monitor", {"delta": 2 * delta}, "unknown", None, 7, node_infos(spec), trace, tree=spec)
 
 
 def test_json_bounds_are_rounded_outward():

@@ -1,0 +1,279 @@
+"""The engine contract: what an engine declares, what it is given, and what it yields.
+
+An engine turns a specification and its inputs into **intervals on the spec's leaves** (``E[...]``,
+``Fair[...]``), step after step. It never evaluates the tree, builds a trace or an ``AuditResult``: the
+driver (``fairaudit.run``) does, the same way for every engine, and the CLI, the dashboard and the PDF
+read only the result and the engine's declarations — so a new engine is one module plus one line in
+``fairaudit.engines.REGISTRY`` (and its oracle tests, with ``fairaudit.testing.check_engine``).
+
+* ``Option`` — one declaration per option; the keyword argument, the JSON ``options``, the CLI flag, the
+  dashboard widget, the report's parameter table and the spec-file header (``# name: value`` when
+  ``header=True``) are all derived from it.
+* ``Engine`` — ``name``, ``title``, ``unit`` (what a step counts), ``leaf_kinds``, ``requires``, ``options``;
+  ``check()`` (why it cannot run), ``run()`` (yields ``LeafBatch``es), ``guarantee()``, ``methods()``.
+* ``Context`` — the run's deadline and progress; an engine bounds every blocking call by ``remaining()``.
+* ``Inputs`` (``fairaudit.inputs``) — the dataset, model, decisions, audited rows and their provenance.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from fairaudit.errors import FairauditError
+from fairaudit.evaluate import LeafValue
+from fairaudit.guarantee import Guarantee
+from fairaudit.inputs import Inputs
+
+__all__ = ["Option", "Engine", "Context", "LeafBatch", "Guarantee", "Inputs", "COMMON_OPTIONS", "LEAF_NAMES",
+           "INPUT_NAMES"]
+
+LEAF_NAMES = {"expect": "E[...]", "fair": "Fair[...]"}
+# what an engine may require, and how a front end asks for it
+INPUT_NAMES = {"dataset": "a dataset", "decisions": "decisions (a model or a decision expression)",
+               "model": "a model", "population": "a population program", "network": "a Bayesian network",
+               "domain": "an input domain"}
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of an engine (or of every run: ``COMMON_OPTIONS``).
+
+    ``type`` is ``float``, ``int``, ``str`` or ``bool``; ``default`` None makes the option optional (unset).
+    ``min``/``max`` bound a number (``exclusive`` makes both bounds strict); ``choices`` list a string's
+    values. ``label`` names the dashboard widget, ``help`` is one sentence (the CLI help, the widget's tooltip,
+    the report's parameter table). ``header=True``: a spec file may set it with ``# name: value``.
+    ``advanced``: the dashboard tucks it away. ``step``: the widget's increment for a number."""
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    choices: tuple | None = None
+    min: float | None = None
+    max: float | None = None
+    header: bool = False
+    advanced: bool = False
+    label: str | None = None
+    exclusive: bool = False
+    step: float | None = None
+    metavar: str | None = None  # the CLI's placeholder for the value (default: the name in capitals)
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name.replace("_", " ").capitalize()
+
+    def _range(self) -> str:
+        lo = "" if self.min is None else f"{self.min:g}"
+        hi = "" if self.max is None else f"{self.max:g}"
+        if self.min is not None and self.max is not None:
+            return f"in ({lo}, {hi})" if self.exclusive else f"from {lo} to {hi}"
+        if self.min is not None:
+            return f"{'>' if self.exclusive else '≥'} {lo}"
+        return f"{'<' if self.exclusive else '≤'} {hi}"
+
+    def describe(self) -> str:
+        """What values it takes, for an error message: "a number in (0, 1)", "one of: equal, optimized"."""
+        if self.choices:
+            return "one of: " + ", ".join(map(str, self.choices))
+        kind = {float: "a number", int: "a whole number", bool: "true or false", str: "text"}[self.type]
+        if self.min is not None or self.max is not None:
+            kind += " " + self._range()
+        return kind
+
+    def validate(self, value):
+        """``value`` converted to the option's type, or ``FairauditError`` (one line naming the option)."""
+        if value is None:
+            if self.default is None:
+                return None
+            raise FairauditError(f"{self.name} must be {self.describe()}, not empty")
+        wrong = FairauditError(f"{self.name} must be {self.describe()}, got {value!r}")
+        if self.type is bool:
+            if isinstance(value, (bool, np.bool_)):
+                return bool(value)
+            raise wrong
+        if self.type is int:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                if isinstance(value, float) and value.is_integer():
+                    value = int(value)
+                else:
+                    raise wrong
+            value = int(value)
+        elif self.type is float:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise wrong
+            value = float(value)
+            if not math.isfinite(value):
+                raise wrong
+        elif self.type is str:
+            if not isinstance(value, str):
+                raise wrong
+        if self.choices is not None and value not in self.choices:
+            raise FairauditError(f"unknown {self.name} {value!r}; choose one of: {', '.join(map(str, self.choices))}")
+        if self.type in (int, float):
+            low = self.min is not None and (value <= self.min if self.exclusive else value < self.min)
+            high = self.max is not None and (value >= self.max if self.exclusive else value > self.max)
+            if low or high:
+                raise wrong
+        return value
+
+    def parse(self, text: str):
+        """From text (a CLI argument, a spec-file header): converted, then ``validate``d."""
+        raw = str(text).strip()
+        if self.type is bool:
+            if raw.lower() in _TRUE:
+                return True
+            if raw.lower() in _FALSE:
+                return False
+            raise FairauditError(f"{self.name} must be true or false, got {raw!r}")
+        if self.type in (int, float):
+            try:
+                number = float(raw) if self.type is float else int(raw)
+            except ValueError:
+                raise FairauditError(f"{self.name} must be {self.describe()}, got {raw!r}") from None
+            return self.validate(number)
+        if self.choices is not None:
+            lowered = {str(c).lower(): c for c in self.choices}
+            return self.validate(lowered.get(raw.lower(), raw))
+        return self.validate(raw)
+
+    def show(self, value) -> str:
+        """A value as the report's parameter table and the CLI summary print it."""
+        if value is None:
+            return "—"
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, float):
+            return f"{value:g}"
+        return str(value)
+
+
+# options of every run, whichever the engine (the driver applies them)
+COMMON_OPTIONS = (
+    Option("seed", int, 0, "seed for everything random in the run (the row shuffle, sampling); the same seed "
+           "gives the same result", min=0, max=2**63 - 1, label="Seed"),
+    Option("stop", bool, False, "stop at the first step at which the whole specification is decided, instead of "
+           "running to the end", label="Stop when decided"),
+    Option("time_budget", float, None, "stop the run after this many seconds; the result then says it is "
+           "incomplete (the verdict so far keeps its guarantee)", min=0, exclusive=True, label="Time budget (s)",
+           step=5.0, metavar="SECONDS"),
+)
+
+
+@dataclass
+class LeafBatch:
+    """What an engine yields: every distinct leaf's value at each of ``steps`` (increasing, in ``unit``).
+
+    ``leaves`` maps a leaf's key (``fairaudit.evaluate.leaf_key``) to a ``LeafValue`` whose arrays have one
+    entry per step. ``done``/``total`` say how far the run is (in the engine's unit; ``total`` None if unknown).
+    ``guarantee`` replaces the run's guarantee from this batch on (e.g. a data-chosen δ split weakens it);
+    ``warnings`` are new sentences about what may make the verdict wrong; ``assumption_broken`` marks one of
+    them as evidence against what the guarantee assumes; ``info`` adds engine facts (solver calls, allocations)."""
+
+    steps: np.ndarray
+    leaves: Mapping[str, LeafValue]
+    done: float
+    total: float | None = None
+    guarantee: Guarantee | None = None
+    warnings: tuple[str, ...] = ()
+    assumption_broken: bool = False
+    info: dict = field(default_factory=dict)
+
+
+class Context:
+    """A run's deadline and progress, handed to ``Engine.run``."""
+
+    def __init__(self, seed: int = 0, time_budget: float | None = None, clock=time.perf_counter):
+        self.seed = seed
+        self.time_budget = time_budget
+        self._clock = clock
+        self.started = clock()
+        self.deadline = None if time_budget is None else self.started + float(time_budget)
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (None when there is none; never negative)."""
+        return None if self.deadline is None else max(0.0, self.deadline - self._clock())
+
+    def expired(self) -> bool:
+        return self.deadline is not None and self._clock() >= self.deadline
+
+    def bounded(self, limit: float) -> float:
+        """``limit`` seconds for one blocking call, cut to the time left (so Stop and the budget are prompt)."""
+        left = self.remaining()
+        return limit if left is None else min(limit, left)
+
+
+class Engine:
+    """Base class of every engine: declarations plus ``run``. Subclasses set the class attributes."""
+
+    name: str = ""
+    title: str = ""
+    summary: str = ""  # one line for the engine picker
+    unit: str = "steps"  # what a step counts, plural ("observations", "rows", "refinement rounds")
+    leaf_kinds: frozenset = frozenset(LEAF_NAMES)
+    requires: tuple[str, ...] = ("dataset",)
+    options: tuple[Option, ...] = ()
+    # said after the driver finds a node decided both ways, or the verdict changing after a decision
+    evidence_hint: str | None = None
+
+    # ------------------------------------------------------------------ declarations
+    def option(self, name: str) -> Option:
+        for option in self.all_options():
+            if option.name == name:
+                return option
+        raise KeyError(name)
+
+    def all_options(self) -> tuple[Option, ...]:
+        return tuple(self.options) + COMMON_OPTIONS
+
+    def header_options(self) -> tuple[Option, ...]:
+        return tuple(o for o in self.options if o.header)
+
+    def resolve_options(self, given: Mapping[str, Any] | None = None) -> dict:
+        """Every option's value: ``given`` (validated) over the defaults; an unknown name is refused."""
+        given = dict(given or {})
+        known = {o.name: o for o in self.all_options()}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            names = ", ".join(o.name for o in self.options) or "none"
+            raise FairauditError(f"the {self.name} engine has no option {unknown[0]!r}; its options: {names}")
+        return {name: o.validate(given[name]) if name in given else o.default for name, o in known.items()}
+
+    # ------------------------------------------------------------------ behaviour
+    def check(self, spec, inputs: Inputs | None) -> list[str]:
+        """Reasons this engine cannot audit ``spec`` on ``inputs`` (empty when it can). ``inputs`` None asks
+        only about the spec. The default checks ``leaf_kinds`` and ``requires``."""
+        reasons = []
+        kinds = {tn.kind for tn in getattr(spec, "leaves", ())} if spec is not None else set()
+        for kind in sorted(kinds - set(self.leaf_kinds)):
+            reasons.append(f"it cannot bound {LEAF_NAMES.get(kind, kind)} leaves")
+        if inputs is not None:
+            for need in self.requires:
+                if not inputs.has(need):
+                    reasons.append(f"it needs {INPUT_NAMES.get(need, need)}")
+        return reasons
+
+    def guarantee(self, options: Mapping[str, Any], inputs: Inputs) -> Guarantee:
+        """The guarantee of a run with ``options`` on ``inputs`` (a batch may weaken it later)."""
+        raise NotImplementedError
+
+    def run(self, spec, inputs: Inputs, options: Mapping[str, Any], ctx: Context) -> Iterator[LeafBatch]:
+        """Yield ``LeafBatch``es, steps increasing; stop when done. The driver may close the generator at
+        any yield (Stop, the time budget, ``stop`` at the decision)."""
+        raise NotImplementedError
+
+    def methods(self, options: Mapping[str, Any]) -> list[str]:
+        """Paragraphs for the report's methods appendix: what the engine computes and why its guarantee holds."""
+        return []
+
+    def __repr__(self) -> str:
+        return f"<engine {self.name}>"

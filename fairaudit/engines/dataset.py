@@ -1,0 +1,80 @@
+"""The ``dataset`` engine: the exact value of every leaf on the audited rows — no sampling, no population claim.
+
+``E[event]`` is the fraction of audited rows satisfying ``event``; ``E[event | given]`` the fraction among the
+rows satisfying ``given``; ``Fair[col]`` the fraction of rows whose decision does not change when ``col`` takes
+any other value of the column. These are the numbers Fairlearn's ``MetricFrame`` reports. Each leaf's interval is
+the single point ``[value, value]`` (δ = 0), so every comparison is decided: the verdict is exact — **for these
+rows**. It says nothing with a probability about the population the rows were drawn from; the monitor does that.
+A conditional leaf whose condition no row satisfies has no value: its interval is [0, 1] and the verdict may
+then stay undecided. One step, counting the audited rows.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from fairaudit.engines.base import Context, Engine, LeafBatch
+from fairaudit.engines.observations import observe_inputs, uses_decisions
+from fairaudit.evaluate import LeafValue
+from fairaudit.guarantee import Guarantee
+
+
+def scope(rows: int | None) -> str:
+    """What an exact verdict is a statement about."""
+    these = f"these {rows:,} rows" if rows is not None else "these rows"
+    return f"on {these} (not the population they were drawn from)"
+
+
+class DatasetEngine(Engine):
+    name = "dataset"
+    title = "Exact on the dataset"
+    summary = ("the exact value of every E[...] and Fair[...] on the audited rows (what Fairlearn's MetricFrame "
+               "reports): no error probability, but a statement about these rows only, not the population")
+    unit = "rows"
+    leaf_kinds = frozenset({"expect", "fair"})
+    requires = ("dataset",)
+    options = ()
+    evidence_hint = "one step cannot contradict itself: this is a bug in fairaudit, please report it"
+
+    def check(self, spec, inputs) -> list[str]:
+        reasons = super().check(spec, inputs)
+        if inputs is not None and spec is not None:
+            if any(tn.kind == "fair" for tn in spec.leaves) and inputs.reprediction_model is None:
+                reasons.append("Fair[...] re-predicts with the attribute flipped: it needs a model, not a "
+                               "decision expression")
+            elif uses_decisions(spec) and inputs.decisions is None:
+                reasons.append("the specification uses pred/score: it needs a model or a decision expression")
+        return reasons
+
+    def guarantee(self, options, inputs) -> Guarantee:
+        record = (inputs.rows or {}) if inputs is not None else {}
+        return Guarantee("exact", scope=scope(record.get("audited")))
+
+    def run(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
+        obs = observe_inputs(spec, inputs)
+        leaves, warnings = {}, []
+        for key, values in obs.values.items():
+            mask = obs.masks[key]
+            n = int(mask.sum())
+            if n:
+                value = np.array([int(np.count_nonzero(values & mask)) / n])
+                lo = hi = value
+            else:
+                value, lo, hi = np.array([np.nan]), np.array([0.0]), np.array([1.0])
+                warnings.append(f"{key}: no audited row satisfies its condition, so it has no value here "
+                                "(shown as [0, 1])")
+            leaves[key] = LeafValue(value, lo, hi, 0.0, np.array([float(n)]))
+        yield LeafBatch(np.array([obs.length]), leaves, done=obs.length, total=obs.length, warnings=tuple(warnings))
+
+    def methods(self, options) -> list[tuple[str, list[str]]]:
+        return [("The guarantee: exact on these rows", [
+            "The dataset engine computes every probability of the specification exactly on the audited rows: "
+            "E[A] is the fraction of those rows satisfying A, E[A | B] the fraction among the rows satisfying B, "
+            "and Fair[c] the fraction of rows whose decision stays the same when c takes each other value of the "
+            "column. These are the numbers a metric table (such as Fairlearn's MetricFrame) reports.",
+            "Each interval is a single point (δ = 0) and every comparison is decided exactly — but only for these "
+            "rows. The verdict is not a statement about the population the rows were drawn from: a different "
+            "sample would give different values. For a verdict about the population with a stated error "
+            "probability, use the monitor.",
+        ])]

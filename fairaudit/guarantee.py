@@ -1,0 +1,104 @@
+"""What a verdict is worth: the kind of guarantee behind it, and every sentence the user reads about it.
+
+An engine returns a ``Guarantee``; the CLI, the dashboard and the PDF word the verdict only through it
+(``verdict_sentence``, ``Guarantee.phrase``, ``Guarantee.caption``), so a sound bound is never described as
+"with probability ≥ 0.95" and an exact count on a finite table never as a statement about a population.
+
+* ``probabilistic`` — the verdict is wrong with probability at most ``delta`` (the monitor's confidence
+  sequences); ``assumes`` says what that rests on (e.g. the rows arrive in random order);
+* ``sound`` — the bounds provably contain the true value (a verifier's interval arithmetic); the verdict
+  is never wrong, but may be undecided;
+* ``exact`` — the value itself, computed exactly, but only for what was computed on (``scope``: e.g. these
+  rows, not the population they were drawn from).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+KINDS = ("probabilistic", "sound", "exact")
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    kind: str
+    delta: float = 0.0
+    note: str | None = None  # why it is weaker than asked for (e.g. a data-chosen δ split), or None
+    assumes: str | None = None  # what it rests on, in one sentence (row order, held-out rows ...)
+    scope: str | None = None  # what it is a statement about, when that is narrower than the population
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown guarantee kind {self.kind!r}; one of {', '.join(KINDS)}")
+        if self.kind != "probabilistic" and self.delta:
+            raise ValueError(f"a {self.kind} guarantee has no failure probability (delta = 0), got {self.delta!r}")
+        if self.kind == "probabilistic" and not 0 <= self.delta <= 1:
+            raise ValueError(f"delta must be in [0, 1], got {self.delta!r}")
+
+    @property
+    def confidence(self) -> float:
+        """The probability that a decided verdict is right (1 for sound and exact guarantees)."""
+        return max(0.0, 1.0 - self.delta) if self.kind == "probabilistic" else 1.0
+
+    @property
+    def phrase(self) -> str:
+        """How a decided verdict holds: "with probability ≥ 0.95" / "with certainty (sound bounds)" /
+        "exactly on these 8,141 rows (not the population they were drawn from)"."""
+        if self.kind == "probabilistic":
+            return f"with probability ≥ {self.confidence:g}"
+        if self.kind == "sound":
+            return "with certainty (sound bounds)" + (f" {self.scope}" if self.scope else "")
+        return "exactly " + (self.scope or "on the inputs given")
+
+    @property
+    def caption(self) -> str:
+        """A short label for a badge or a chart caption: "probability ≥ 0.95", "sound bounds", "exact, on these 8,141 rows"."""
+        if self.kind == "probabilistic":
+            return f"probability ≥ {self.confidence:g}"
+        if self.kind == "sound":
+            return "sound bounds"
+        return "exact, " + (self.scope or "on the inputs given").split(" (")[0]
+
+    @property
+    def interval_meaning(self) -> str:
+        """What an interval shown under this guarantee means, in one sentence."""
+        if self.kind == "probabilistic":
+            return ("each interval contains the true value with probability at least 1 − its δ, at every step at "
+                    "once (an anytime-valid confidence sequence)")
+        if self.kind == "sound":
+            return "each interval provably contains the true value (sound bounds: no probability of error)"
+        return "each value is computed exactly, so its interval is a single point"
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> "Guarantee | None":
+        if not data:
+            return None
+        return cls(**{k: data.get(k) for k in ("kind", "delta", "note", "assumes", "scope") if k in data})
+
+
+def verdict_sentence(verdict: str, guarantee: Guarantee, *, at: int | None, steps: int, unit: str,
+                     reason: str = "", with_note: bool = True) -> str:
+    """The one sentence stating a verdict and its guarantee, e.g. "certified true with probability ≥ 0.95 after
+    870 observations" or "undecided after 2,000 observations: <why>". ``at`` is the step the reported verdict was
+    reached (``verdict_step``); ``reason`` (": ...") says why an undecided verdict is undecided."""
+    if verdict in ("true", "false"):
+        word = "certified true" if verdict == "true" else "violated"
+        step = steps if at is None else at
+        text = f"{word} {guarantee.phrase}" + (f" after {step:,} {unit}" if guarantee.kind != "exact" else "")
+        if with_note and guarantee.note:
+            text += f" ({guarantee.note})"
+        return text
+    return f"undecided after {steps:,} {unit}{reason}"
+
+
+def format_interval(lo: float, hi: float, digits: int = 4) -> str:
+    """``[lo, hi]`` with the one number rule (``fairaudit.numbers``); a point interval is shown as its value."""
+    from fairaudit.numbers import clean
+
+    def fmt(x) -> str:
+        return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{clean(x):.{digits}g}"
+
+    return fmt(lo) if lo == hi else f"[{fmt(lo)}, {fmt(hi)}]"

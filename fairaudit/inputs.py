@@ -1,0 +1,167 @@
+"""What an engine audits: the dataset, the model or decision expression, the audited rows — and their provenance.
+
+``Inputs.build`` resolves a model (a ``Model``, a saved-model path loaded safely, or a training kind), turns a
+decision expression into decisions, chooses the audited rows (held-out by default when fairaudit trained the
+model on this very dataset; restricted to ``where``) and records what identifies all of it (hashes) for the
+report. Engines read these fields; none computes them. The slots ``population``, ``network`` and ``domain``
+are for engines that audit a population program, a Bayesian network or an input domain instead of rows.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fairaudit.errors import FairauditError
+
+ROWS = ("held-out", "all")
+
+
+@dataclass
+class Inputs:
+    dataset: Any = None
+    model: Any = None  # a Model; for a decision expression, the expression's model (kind "expression")
+    pred: str | None = None  # the decision expression, when decisions come from one
+    where: str | None = None
+    positions: np.ndarray | None = None  # audited row positions (file order), None before rows are chosen
+    decisions: np.ndarray | None = None  # 0/1 per dataset row (true = favourable)
+    scores: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    rows: dict = field(default_factory=dict)  # the "rows" record: policy, audited, total, text
+    provenance: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    population: Any = None
+    network: Any = None
+    domain: Any = None
+
+    def has(self, need: str) -> bool:
+        """Whether the input ``need`` (``fairaudit.engines.base.INPUT_NAMES``) is present."""
+        if need == "decisions":
+            return self.decisions is not None
+        if need == "model":
+            return self.model is not None and self.pred is None
+        return getattr(self, need, None) is not None
+
+    @property
+    def reprediction_model(self):
+        """The model ``Fair[...]`` re-predicts with (None for decisions from an expression)."""
+        return None if self.pred is not None else self.model
+
+    def audited(self, array):
+        """``array`` (one entry per dataset row) restricted to the audited rows, in file order."""
+        if array is None:
+            return None
+        return np.asarray(array) if self.positions is None else np.asarray(array)[self.positions]
+
+    def describe(self) -> dict:
+        """The inputs part of a result's ``options`` (what was audited, as the user named it)."""
+        model = self.reprediction_model
+        return {"data": getattr(self.dataset, "name", None), "model": model.describe() if model is not None else None,
+                "pred": self.pred, "where": self.where, "rows": self.rows.get("policy")}
+
+    @classmethod
+    def build(cls, dataset, *, model=None, pred: str | None = None, where: str | None = None,
+              rows: str | None = None, seed: int = 0, trust_pickle: bool = False, trusted_types=(),
+              warnings=()) -> "Inputs":
+        if model is not None and pred is not None:
+            raise FairauditError("give either a model or a decision expression (pred), not both")
+        warnings = [str(w) for w in warnings]
+        model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types)
+        if pred is not None:
+            from fairaudit.models import from_expression
+
+            model_obj = from_expression(pred, dataset)
+            warnings += [w for w in model_obj.warnings if w not in warnings]
+        positions, record = audited_rows(dataset, model_obj if pred is None else None, rows)
+        labels = dataset.labels
+        decisions = scores = None
+        if model_obj is not None:
+            frame = dataset.frame
+            scores = np.asarray(model_obj.score(frame), dtype=float) if hasattr(model_obj, "score") else None
+            if scores is not None and not np.isfinite(scores).all():  # NaN scores would silently decide 0
+                bad = np.flatnonzero(~np.isfinite(scores))
+                raise FairauditError(f"the model's score is not a number for {len(bad):,} row(s) (first: row "
+                                     f"{bad[0] + 1:,}); check those rows for missing or extreme values, or drop them")
+            decisions = np.asarray(model_obj.predict(frame)).astype(np.int8)
+        if where:
+            from fairaudit.engines.observations import event_array
+            from fairaudit.spec import parse_event
+
+            base = np.arange(len(dataset)) if positions is None else positions
+            mask = event_array(parse_event(where), dataset.frame, decisions, labels, scores)
+            positions = base[mask[base]]
+            record = {**record, "audited": int(len(positions)),
+                      "text": f"{len(positions):,} rows matching {where}, among {record['text']}"}
+            if not len(positions):
+                raise FairauditError(f"no audited row matches --where {where!r}")
+        facts = provenance(dataset, model_obj if pred is None else None)
+        return cls(dataset=dataset, model=model_obj, pred=pred, where=where, positions=positions,
+                   decisions=decisions, scores=scores, labels=labels, rows=record, provenance=facts,
+                   warnings=warnings)
+
+
+def resolve_model(model, dataset, seed: int = 0, *, trust_pickle: bool = False, trusted_types=()):
+    """A ``Model``: passed through; a string: a saved-model path (loaded safely: ``fairaudit.models.load``
+    with the given trust), else a training kind."""
+    if model is None or hasattr(model, "predict"):
+        return model
+    from fairaudit import models
+
+    if os.path.exists(str(model)):
+        return models.load(str(model), trust_pickle=trust_pickle, trusted_types=trusted_types)
+    return models.train(dataset, str(model), seed=seed)
+
+
+def audited_rows(dataset, model, rows: str | None) -> tuple[np.ndarray | None, dict]:
+    """``(positions or None for all rows, the "rows" record of the result)`` for a rows policy.
+
+    ``rows=None`` means held-out when fairaudit trained ``model`` on this very dataset (the rows it did
+    not train on, ``fairaudit.models.held_out_positions``), else all. Label-based metrics measured on
+    training rows are optimistic, so ``"all"`` with such a model says how many training rows it includes.
+    """
+    from fairaudit.models import held_out_positions
+
+    if rows is not None and rows not in ROWS:
+        raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
+    held = held_out_positions(model, dataset) if model is not None else None
+    total = len(dataset)
+    if rows is None:
+        rows = "held-out" if held is not None else "all"
+    if rows == "held-out":
+        if held is None:
+            why = ("the decisions come from an expression, not a trained model" if model is None
+                   or getattr(model, "kind", "") == "expression" else
+                   "the model was not trained by fairaudit on this dataset, so which rows it trained on is unknown")
+            raise FairauditError(f"cannot audit held-out rows only: {why}; use rows 'all' (--rows all)")
+        return held, {"policy": "held-out", "audited": int(len(held)), "total": total,
+                      "text": f"{len(held):,} held-out rows of {dataset.name} (the {len(held) / total:.0%} of "
+                              f"its {total:,} rows the model was not trained on)"}
+    if held is not None:
+        text = (f"all {total:,} rows of {dataset.name}, including the {total - len(held):,} the model was "
+                "trained on (label-based metrics such as TPR, FPR and accuracy are optimistic on them)")
+    elif model is not None and getattr(model, "kind", "") != "expression":
+        record = (getattr(model, "params", None) or {}).get("trained_on")
+        where = (f"on {record.get('dataset')}, not on exactly these rows" if isinstance(record, dict)
+                 else "outside fairaudit")
+        text = (f"all {total:,} rows of {dataset.name} (the model was trained {where}: if some of them trained "
+                "it, label-based metrics are optimistic on those)")
+    else:
+        text = f"all {total:,} rows of {dataset.name}"
+    return None, {"policy": "all", "audited": total, "total": total, "text": text}
+
+
+def provenance(dataset, model) -> dict:
+    """The facts that identify what was audited, recorded in the result for the report."""
+    facts: dict = {"dataset": None, "model": None}
+    if dataset is not None:
+        s = dataset.schema
+        facts["dataset"] = {"name": dataset.name, "rows": len(dataset), "content_hash": dataset.content_hash,
+                            "source": dataset.source, "label": s.label,
+                            "favourable": None if s.favourable is None else str(s.favourable),
+                            "protected": list(s.protected)}
+    if model is not None:
+        facts["model"] = {"kind": model.kind, "params": getattr(model, "params", {}),
+                          "content_hash": getattr(model, "content_hash", None), "description": model.describe()}
+    return facts

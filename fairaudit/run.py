@@ -1,0 +1,164 @@
+"""The driver: the one place that turns an engine's leaf intervals into an ``AuditResult``.
+
+For every engine alike it evaluates each ``LeafBatch`` (``fairaudit.evaluate``: every node's interval, δ and
+three-valued verdict), appends it to the ``Trace``, derives the stop step (the first step at which the root is
+decided), watches for a verdict that contradicts itself over the steps (a node decided both ways, the root
+changing after a decision: evidence against what a probabilistic guarantee assumes, a bug for a sound one),
+reports progress, and ends the run on request (``on_progress`` returning False, closing the ``iterate``
+generator), at the time budget, or at the decision with ``stop=True``. Engines never build a result.
+"""
+from __future__ import annotations
+
+import time
+from typing import Iterator
+
+import numpy as np
+
+from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
+from fairaudit.engines.base import Context, Engine, LeafBatch
+from fairaudit.evaluate import compile_spec, evaluate
+from fairaudit.guarantee import Guarantee
+from fairaudit.inputs import Inputs
+from fairaudit.progress import Progress
+from fairaudit.trace import AuditResult, Trace, TraceBuilder, node_infos, verdict_text
+
+
+class _Evidence:
+    """The generic self-consistency checks of a run (see the module doc)."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        n = len(spec.nodes)
+        self.first_true = np.full(n, -1, dtype=np.int64)
+        self.first_false = np.full(n, -1, dtype=np.int64)
+
+    def observe(self, part: Trace) -> None:
+        for code, first in ((TRUE, self.first_true), (FALSE, self.first_false)):
+            hit = part.verdict == code
+            fresh = (first < 0) & hit.any(axis=0)
+            first[fresh] = part.steps[np.argmax(hit[:, fresh], axis=0)]
+
+    def warnings(self, trace: Trace, stop: int | None, verdict_step: int | None) -> list[str]:
+        out = []
+        for j, tn in enumerate(self.spec.nodes):
+            if self.first_true[j] >= 0 and self.first_false[j] >= 0:
+                name = getattr(tn, "name", None) or tn.text
+                out.append(f"{name} was decided true at step {self.first_true[j]:,} and false at step "
+                           f"{self.first_false[j]:,}")
+        if stop is not None and len(trace) > stop:
+            decided, last = int(trace.verdict[stop, 0]), int(trace.verdict[-1, 0])
+            if decided != last:
+                since = f" from step {verdict_step:,}" if verdict_step is not None else " at the end"
+                out.append(f"the verdict was {verdict_text(decided)} at step {int(trace.steps[stop]):,} but is "
+                           f"{verdict_text(last)}{since}: it changed after a decision")
+        return out
+
+
+def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, guarantee: Guarantee,
+          ctx: Context, stop: bool = False, on_progress=None, warnings=(), rows: dict | None = None,
+          provenance: dict | None = None, info: dict | None = None) -> Iterator[AuditResult]:
+    """Consume ``batches`` (an engine's ``run``), yielding the ``AuditResult`` so far after each batch; the last
+    one yielded is final. Closing this generator closes ``batches``."""
+    cs = compile_spec(spec)
+    node_ids = [tn.id for tn in spec.nodes]
+    infos = node_infos(spec)
+    builder = TraceBuilder(node_ids)
+    evidence = _Evidence(spec)
+    engine_warnings: list[str] = []
+    broken = False
+    facts = dict(info or {})
+    stop_index: int | None = None
+    progress = Progress(f"Auditing with {engine.title or engine.name}", None, engine.unit, on_progress)
+    state = {"complete": False, "timed_out": False}
+
+    def result() -> AuditResult:
+        trace = builder.view()
+        root = int(trace.verdict[-1, 0]) if len(trace) else UNKNOWN
+        verdict_step = trace.verdict_step()
+        found = evidence.warnings(trace, stop_index, verdict_step)
+        said = engine_warnings + found
+        if (found or broken) and engine.evidence_hint:
+            said.append(engine.evidence_hint)
+        facts.update({"checks": int(len(trace)), "seconds": round(time.perf_counter() - ctx.started, 4)})
+        return AuditResult(spec.text, engine.name, dict(options), verdict_text(root) or "unknown",
+                           int(trace.steps[stop_index]) if stop_index is not None else None,
+                           int(trace.steps[-1]) if len(trace) else 0, infos, trace, guarantee=guarantee,
+                           unit=engine.unit, complete=state["complete"], timed_out=state["timed_out"],
+                           verdict_step=verdict_step, warnings=list(warnings) + said,
+                           assumption_broken=bool(found or broken), rows=rows, provenance=dict(provenance or {}),
+                           info=dict(facts), tree=spec)
+
+    try:
+        for batch in batches:
+            if batch.guarantee is not None:
+                guarantee = batch.guarantee
+            engine_warnings += [w for w in batch.warnings if w not in engine_warnings]
+            broken = broken or bool(batch.assumption_broken)
+            facts.update(batch.info or {})
+            steps = np.asarray(batch.steps, dtype=np.int64)
+            if len(steps):
+                missing = [k for k in cs.leaf_keys if k not in batch.leaves]
+                if missing:
+                    raise RuntimeError(f"engine {engine.name} gave no value for leaf {missing[0]!r}")
+                if builder.size and steps[0] <= builder.view().steps[-1]:
+                    raise RuntimeError(f"engine {engine.name} yielded steps out of order")
+                part = Trace.from_values(steps, node_ids, evaluate(spec, batch.leaves))
+                decided = np.flatnonzero(part.verdict[:, 0] != UNKNOWN)
+                halt = False
+                if stop_index is None and len(decided):
+                    stop_index = builder.size + int(decided[0])
+                    if stop:  # the run ends at the decision: keep the checks up to it
+                        part = _head(part, int(decided[0]) + 1)
+                        halt = True
+                builder.append(part)
+                evidence.observe(part)
+                if halt:
+                    state["complete"] = True
+                    yield result()
+                    return
+            progress(batch.done, batch.total)
+            if progress.cancelled:
+                yield result()
+                return
+            if ctx.expired():
+                state["timed_out"] = True
+                yield result()
+                return
+            yield result()
+        state["complete"] = True
+        yield result()
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
+
+
+def _head(part: Trace, k: int) -> Trace:
+    return Trace(part.steps[:k], part.node_ids, part.estimate[:k], part.lo[:k], part.hi[:k], part.delta[:k],
+                 part.verdict[:k], part.n[:k], part.certified[:k], part.unfair[:k], part.undecided[:k])
+
+
+def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=None,
+          warnings=()) -> Iterator[AuditResult]:
+    """Run ``engine`` on ``spec`` and ``inputs`` with resolved ``options`` (``Engine.resolve_options``): the
+    generator of partial results (``drive``)."""
+    reasons = engine.check(spec, inputs)
+    if reasons:
+        from fairaudit.errors import FairauditError
+
+        raise FairauditError(f"the {engine.name} engine cannot audit this: " + "; ".join(reasons))
+    ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"))
+    guarantee = engine.guarantee(options, inputs)
+    batches = engine.run(spec, inputs, options, ctx)
+    return drive(engine, spec, batches, options={**inputs.describe(), **options}, guarantee=guarantee, ctx=ctx,
+                 stop=bool(options.get("stop")), on_progress=on_progress,
+                 warnings=[*inputs.warnings, *[w for w in warnings if w not in inputs.warnings]],
+                 rows=inputs.rows or None, provenance=inputs.provenance)
+
+
+def last(results: Iterator[AuditResult]) -> AuditResult:
+    """The final result of a ``drive`` generator."""
+    final = None
+    for final in results:
+        pass
+    return final
