@@ -187,7 +187,7 @@ def test_missing_and_single_group_protected_attributes_warn(capsys, missing_csv,
     assert "protected attribute 'one' has a single group ('z')" in out
     import json
 
-    assert len([w for w in json.loads(out_json.read_text())["info"]["warnings"] if "protected attribute" in w]) == 2
+    assert len([w for w in json.loads(out_json.read_text())["warnings"] if "protected attribute" in w]) == 2
     code, out, _ = _run(capsys, ["audit", *base, "--protected", "g", "--missing", "drop"])
     assert "missing" not in out and f"all {300 - missing:,} rows" in out
 

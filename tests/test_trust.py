@@ -83,7 +83,7 @@ def test_warnings_are_printed_and_recorded(capsys, tmp_path):
                                  'E[pred | race == "Hispanic"] > 0.1', "--json", str(out_json)])
     assert code in (0, 1, 3)
     assert "warning:   1:1: only 23 rows satisfy the condition" in out
-    assert any("only 23 rows" in w for w in json.loads(out_json.read_text())["info"]["warnings"])
+    assert any("only 23 rows" in w for w in json.loads(out_json.read_text())["warnings"])
 
 
 # ---- 3, 4: decisions
@@ -167,7 +167,7 @@ def test_a_sorted_file_is_shuffled_by_default(capsys, sorted_adult, tmp_path):
     code, out, _ = _run(capsys, ["audit", *sorted_adult, "--json", str(out_json)])
     assert code == 1  # the true gap is 0.18: violated (file order certified it true)
     result = json.loads(out_json.read_text())
-    assert result["options"]["order"] == "shuffle" and "shuffled (seed 0)" in result["info"]["assumption"]
+    assert result["options"]["order"] == "shuffle" and "shuffled (seed 0)" in result["guarantee"]["assumes"]
 
 
 def test_file_order_says_what_it_assumes_and_warns_when_broken(capsys, sorted_adult):

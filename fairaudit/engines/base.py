@@ -96,7 +96,8 @@ class Option:
             if self.default is None:
                 return None
             raise FairauditError(f"{self.name} must be {self.describe()}, not empty")
-        wrong = FairauditError(f"{self.name} must be {self.describe()}, got {value!r}")
+        example = f", e.g. {self.show(self.default)}" if self.default is not None and self.type is not bool else ""
+        wrong = FairauditError(f"{self.name} must be {self.describe()}{example}; got {value!r}")
         if self.type is bool:
             if isinstance(value, (bool, np.bool_)):
                 return bool(value)
@@ -118,7 +119,7 @@ class Option:
             if not isinstance(value, str):
                 raise wrong
         if self.choices is not None and value not in self.choices:
-            raise FairauditError(f"unknown {self.name} {value!r}; choose one of: {', '.join(map(str, self.choices))}")
+            raise FairauditError(f"{self.name} must be one of {', '.join(map(str, self.choices))}; got {value!r}")
         if self.type in (int, float):
             low = self.min is not None and (value <= self.min if self.exclusive else value < self.min)
             high = self.max is not None and (value >= self.max if self.exclusive else value > self.max)
@@ -134,12 +135,13 @@ class Option:
                 return True
             if raw.lower() in _FALSE:
                 return False
-            raise FairauditError(f"{self.name} must be true or false, got {raw!r}")
+            raise FairauditError(f"{self.name} must be true or false; got {raw!r}")
         if self.type in (int, float):
             try:
                 number = float(raw) if self.type is float else int(raw)
             except ValueError:
-                raise FairauditError(f"{self.name} must be {self.describe()}, got {raw!r}") from None
+                example = f", e.g. {self.show(self.default)}" if self.default is not None else ""
+                raise FairauditError(f"{self.name} must be {self.describe()}{example}; got {raw!r}") from None
             return self.validate(number)
         if self.choices is not None:
             lowered = {str(c).lower(): c for c in self.choices}

@@ -494,12 +494,16 @@ def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object
 
     engine = Monitor()
     extra = {k: kwargs.pop(k) for k in ("chunk", "yield_every", "solver_time_limit") if k in kwargs}
+    bound = kwargs.pop("bound", "hoeffding")  # a name, or a ``Bound`` object (the validity tests pass one)
+    if isinstance(bound, str):
+        kwargs["bound"] = bound
     opts = engine.resolve_options({**{k: v for k, v in (options or {}).items() if k in
                                       {o.name for o in engine.all_options()}}, **kwargs,
                                    "stop": stop, "time_budget": time_budget})
     ctx = Context(seed=opts["seed"], time_budget=time_budget)
     batches = monitor_batches(spec, obs, delta=opts["delta"], batch=opts["batch"], split=opts["split"],
-                              bound=opts["bound"], order=opts["order"], ctx=ctx, **extra)
+                              bound=opts["bound"] if isinstance(bound, str) else bound, order=opts["order"],
+                              ctx=ctx, **extra)
     progress = None if on_step is None else (lambda p: on_step(int(p.done), obs.length))
     return last(drive(engine, spec, batches, options={**(options or {}), **opts},
                       guarantee=Guarantee("probabilistic", opts["delta"]), ctx=ctx, stop=stop,
