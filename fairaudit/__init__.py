@@ -5,7 +5,8 @@ The library works without Streamlit. Entry points:
 * ``fairaudit.data.load(name)`` / ``fairaudit.data.from_csv(...)`` -> ``Dataset``
 * ``fairaudit.models.train(dataset, kind)`` -> ``Model``
 * ``fairaudit.spec.parse(text)`` -> ``Spec``
-* ``fairaudit.audit(data, spec, engine="monitor", model=..., pred=..., ...)`` -> ``AuditResult``
+* ``fairaudit.audit(data, spec, engine=..., model=..., pred=..., **options)`` -> ``AuditResult``
+  (engines: ``fairaudit.engines.names()``; an engine's options: ``fairaudit.engines.get(name).options``)
 * ``fairaudit.report.build_pdf(result)`` -> PDF bytes
 """
 __version__ = "0.1.0"

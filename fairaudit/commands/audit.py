@@ -5,7 +5,7 @@ audit can gate a deployment pipeline: 0 certified true, 1 violated, 3 undecided,
 
 The engine's options are flags generated from its declarations (``fairaudit.engines.base.Option``):
 ``fairaudit audit --engine NAME --help`` lists them. A spec file's ``# dataset:``, ``# decision:``, ``# where:``,
-``# engine:`` headers and the engine's header options (e.g. the monitor's ``# delta:``) supply the values not
+``# engine:`` headers and the engine's header options (``Option(header=True)``) supply the values not
 given on the command line.
 
 Everything is validated before any work (``fairaudit.preflight``, the same check as ``fairaudit check

@@ -2,8 +2,8 @@
 
 Prints ``ok`` (then any warnings) and exits 0; otherwise prints ``LINE:COL: message`` (``FILE:LINE:COL``
 for a file) with the source line and a caret, and exits 2. Without ``--data``, a file's ``# dataset:``
-header names the dataset to validate against; its ``# decision:``, ``# where:`` and ``# delta:`` headers
-are checked too.
+header names the dataset to validate against; its ``# decision:``, ``# where:`` and ``# engine:`` headers and
+every engine option's header are checked too.
 """
 from __future__ import annotations
 
