@@ -137,12 +137,11 @@ class Option:
                 return False
             raise FairauditError(f"{self.name} must be true or false; got {raw!r}")
         if self.type in (int, float):
+            example = f", e.g. {self.show(self.default)}" if self.default is not None else ""
             try:
-                number = float(raw) if self.type is float else int(raw)
-            except ValueError:
-                example = f", e.g. {self.show(self.default)}" if self.default is not None else ""
+                return self.validate(float(raw) if self.type is float else int(raw))
+            except (ValueError, FairauditError):  # say what was written, not what it was read as
                 raise FairauditError(f"{self.name} must be {self.describe()}{example}; got {raw!r}") from None
-            return self.validate(number)
         if self.choices is not None:
             lowered = {str(c).lower(): c for c in self.choices}
             return self.validate(lowered.get(raw.lower(), raw))
