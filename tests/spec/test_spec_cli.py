@@ -92,7 +92,7 @@ def test_check_reports_a_bad_where_or_delta_header_at_its_position(tmp_path):
     path.write_text(HEADERED.format(where='workclass == "Federal-gov"', delta="1.5"))
     out = run("check", f"@{path}")
     assert out.returncode == 2
-    assert out.stderr.splitlines()[0] == f"{path}:4:10: '# delta:' must be a number in (0, 1), e.g. 0.05; got 1.5"
+    assert out.stderr.splitlines()[0] == f"{path}:4:10: '# delta:' must be a number in (0, 1), e.g. 0.05; got '1.5'"
     path.write_text(HEADERED.format(where='workclass == "Federal-gov"', delta="0.15"))
     assert run("check", f"@{path}").returncode == 0
 
