@@ -101,4 +101,5 @@ def format_interval(lo: float, hi: float, digits: int = 4) -> str:
     def fmt(x) -> str:
         return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{clean(x):.{digits}g}"
 
-    return fmt(lo) if lo == hi else f"[{fmt(lo)}, {fmt(hi)}]"
+    low, high = fmt(lo), fmt(hi)
+    return low if low == high else f"[{low}, {high}]"  # a point (an exact value, up to rounding) is one number

@@ -397,7 +397,8 @@ class AuditResult:
         line = f"{name}({worst['id']}) {worst['text']}: {verdict}"
         if len(info.children) == 2:
             left = self.final_values(info.children[0])
-            line += f"; left side {_fmt(left['estimate'])} in {format_interval(left['lo'], left['hi'])}"
+            interval = format_interval(left["lo"], left["hi"])
+            line += f"; left side {_fmt(left['estimate'])}" + (f" in {interval}" if interval.startswith("[") else "")
         return line
 
     @property
