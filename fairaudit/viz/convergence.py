@@ -143,8 +143,9 @@ def verdict_runs(steps: np.ndarray, verdicts: Sequence[str]) -> pd.DataFrame:
 
 
 def display_range(est: np.ndarray, lo: np.ndarray, hi: np.ndarray, natural: tuple[float, float],
-                  threshold: float | None) -> tuple[float, float]:
-    """A finite y range for the panel: the data's finite span inside the natural range, always showing the threshold."""
+                  threshold: float | None, margin: float = 0.04) -> tuple[float, float]:
+    """A finite y range for the panel: the data's finite span inside the natural range, always showing the threshold
+    (``margin``: the share of the span added on each side)."""
     finite = [a[np.isfinite(a)] for a in (est, lo, hi)]
     vals = np.concatenate(finite) if any(len(f) for f in finite) else np.array([])
     nat_lo, nat_hi = natural
@@ -172,7 +173,7 @@ def display_range(est: np.ndarray, lo: np.ndarray, hi: np.ndarray, natural: tupl
         d_lo, d_hi = min(d_lo, threshold), max(d_hi, threshold)
     if d_hi - d_lo < 1e-9:
         d_lo, d_hi = d_lo - 0.05, d_hi + 0.05
-    pad = 0.04 * (d_hi - d_lo)
+    pad = margin * (d_hi - d_lo)
     lo_out, hi_out = d_lo - pad, d_hi + pad
     if math.isfinite(nat_lo) and d_lo >= nat_lo:
         lo_out = max(lo_out, nat_lo - pad)
@@ -238,7 +239,8 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
                               _interval(*natural_range(kids[node_id][1], nodes)))
         natural = float(diff.lo), float(diff.hi)
     with np.errstate(invalid="ignore"):
-        dom = display_range(est, lo, hi, natural, threshold) if numeric else None
+        # a single point is kept off the plot's edges
+        dom = display_range(est, lo, hi, natural, threshold, 0.04 if len(steps) > 1 else 0.15) if numeric else None
     lo_plot = np.clip(np.where(np.isnan(lo), est, lo), dom[0], dom[1]) if dom else lo
     hi_plot = np.clip(np.where(np.isnan(hi), est, hi), dom[0], dom[1]) if dom else hi
     clipped = (~np.isfinite(lo) | ~np.isfinite(hi)) if dom is None else (
@@ -251,6 +253,9 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
     frame["estimate_s"] = [_format.num(v) for v in frame["estimate"]]
     frame["interval_s"] = [_format.interval(a, b) for a, b in zip(frame["lo"], frame["hi"])]
     frame["delta_s"] = [_format.num(v) for v in frame["delta"]]
+    # beside a single point: its value, and its interval when that is wider than the printed digits
+    frame["point_s"] = [e if _format.num(a) == _format.num(b) else f"{e} in {i}"
+                        for e, i, a, b in zip(frame["estimate_s"], frame["interval_s"], frame["lo"], frame["hi"])]
     if dom is not None:
         frame["estimate_plot"] = np.clip(frame["estimate"], dom[0], dom[1])
     runs = verdict_runs(steps, verdicts)
@@ -342,7 +347,7 @@ def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: in
     title = alt.TitleParams(_format.wrap(s.title, int(width / 7.2), 1),
                             subtitle=[_format.wrap(n, chars, 1) for n in notes] or "", anchor="start", fontSize=13,
                             subtitleFontSize=11)
-    X = alt.X("step:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False))
+    X = alt.X("step:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False, grid=single is None))
     if s.numeric and s.domain is not None:
         y_scale = alt.Scale(domain=list(s.domain), nice=False, zero=False)
         Y_lo = alt.Y("lo_plot:Q", scale=y_scale, title="value")
@@ -358,6 +363,8 @@ def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: in
                     x=X, y=alt.Y("hi_plot:Q", scale=y_scale), tooltip=tooltip),
                 base.mark_point(filled=True, size=110, color=colour, opacity=1, clip=True).encode(
                     x=X, y=Y_est, tooltip=tooltip),
+                base.mark_text(align="left", dx=16, fontSize=12, color=colour).encode(
+                    x=X, y=Y_est, text="point_s:N", tooltip=tooltip),
             ]
         else:
             band = base.mark_area(opacity=0.28, color="#56B4E9", clip=True).encode(
@@ -370,13 +377,14 @@ def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: in
             layers.append(alt.Chart(thr).mark_rule(color="#333333", strokeDash=[6, 4], strokeWidth=1.5).encode(
                 y=alt.Y("y:Q", scale=y_scale)))
     else:
+        height = max(60, height // 3)  # first: the verdict band is placed inside this height
         runs = alt.Chart(s.verdict_runs).mark_rect(opacity=0.9).encode(
-            x=alt.X("start:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False)), x2="end:Q",
+            x=alt.X("start:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False,
+                                                            grid=single is None)), x2="end:Q",
             y=alt.value(height * 0.25), y2=alt.value(height * 0.75),
             color=alt.Color("verdict_label:N", scale=verdict_scale(), legend=None),
             tooltip=[alt.Tooltip("verdict_label:N", title="verdict"), alt.Tooltip("steps:N", title=unit)])
         layers.append(runs)
-        height = max(60, height // 3)
     if single is None:  # a single step needs no "decided after" rule: everything is decided there
         layers += _rule_layers(step_rules(s.decided_step, stop_step, x_scale.domain, unit), x_scale, height)
     main = alt.layer(*layers).properties(width=width, height=height, title=title)

@@ -1,8 +1,8 @@
 """The specification's syntax tree as a clickable Altair chart."""
 from __future__ import annotations
 
+import functools
 import math
-import re
 from typing import Any, Iterable, Mapping, Sequence
 
 import altair as alt
@@ -54,55 +54,71 @@ def node_symbol(node: Mapping[str, Any]) -> str:
 
 
 _BOOL_WORD = {"and": "all must hold", "or": "one must hold", "not": "must not hold"}
-_EQUALITY = re.compile(r"""^\s*(`[^`]+`|[A-Za-z_][\w.]*)\s*==\s*("[^"]*"|'[^']*'|[^\s()]+)\s*$""")
+_EVENT_WORD = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 
 
-def _split_top(text: str, sep: str) -> list[str]:
-    """``text`` split at ``sep`` outside brackets and quotes."""
-    parts, depth, quote, start, i = [], 0, None, 0, 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "\"'`":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
-            parts.append(text[start:i])
-            start = i = i + len(sep)
-            continue
-        i += 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts]
+def _word(operand) -> str:
+    """A name or a literal of an event as a reader says it (no quotes)."""
+    from fairaudit.spec import ast
+    from fairaudit.spec.printer import format_number
+
+    if isinstance(operand, ast.Name):
+        return operand.name
+    return operand.value if isinstance(operand.value, str) else format_number(operand.value)
 
 
-def _plain_event(text: str, values_only: bool = True) -> str:
-    """An event as a reader says it: ``sex == "Male"`` -> ``sex = Male``; a conjunction of equalities -> the
-    values only (``Male · Private``)."""
-    conj = _split_top(text, " and ")
-    matches = [_EQUALITY.match(c) for c in conj]
-    if values_only and all(matches):
-        values = [m.group(2).strip("\"'") for m in matches]
-        return values[0] if len(values) == 1 else " · ".join(values)
-    out = re.sub(r"\s*==\s*", " = ", text)
-    out = re.sub(r"\s*!=\s*", " ≠ ", out)
-    return out.replace('"', "").replace("'", "").replace("`", "")
+def _conjuncts(event) -> list:
+    from fairaudit.spec import ast
+
+    if isinstance(event, ast.EvAnd):
+        return _conjuncts(event.left) + _conjuncts(event.right)
+    return [event]
 
 
+def _plain_event(event, values_only: bool = True) -> str:
+    """An event (``fairaudit.spec.ast``) as a reader says it: ``sex == "Male"`` -> ``sex = Male``; with
+    ``values_only``, a conjunction of ``column == value`` -> the values only (``Male · Private``)."""
+    from fairaudit.spec import ast
+
+    parts = _conjuncts(event)
+    if values_only and all(isinstance(p, ast.Compare) and p.op == "==" and isinstance(p.left, ast.Name)
+                           and isinstance(p.right, ast.Value) for p in parts):
+        return " · ".join(_word(p.right) for p in parts)
+
+    def say(e, outer: bool = True) -> str:
+        if isinstance(e, ast.Name):
+            return e.name
+        if isinstance(e, ast.Compare):
+            return f"{_word(e.left)} {_EVENT_WORD.get(e.op, e.op)} {_word(e.right)}"
+        if isinstance(e, ast.In):
+            return f"{e.operand.name} {'not in' if e.negated else 'in'} {{{', '.join(_word(v) for v in e.values)}}}"
+        if isinstance(e, ast.EvNot):
+            return f"not {say(e.operand, False)}"
+        word = "and" if isinstance(e, ast.EvAnd) else "or"
+        text = f"{say(e.left, False)} {word} {say(e.right, False)}"
+        return text if outer else f"({text})"
+
+    return say(event)
+
+
+@functools.lru_cache(maxsize=1024)
 def expect_label(text: str) -> str:
-    """Short label of an ``E[...]`` leaf: the group of its condition (``E[pred | sex == "Male"]`` -> ``Male``)."""
-    t = text.strip()
-    if not (t.startswith("E[") and t.endswith("]")):
-        return t
-    parts = _split_top(t[2:-1], "|")
-    event = parts[0]
-    if len(parts) == 1:
-        return f"P({_plain_event(event, False)})" if event != "pred" else "all rows"
-    given = _plain_event(parts[1])
-    return given if event == "pred" else f"{_plain_event(event, False)} | {given}"
+    """Short label of an ``E[...]`` leaf: the group of its condition (``E[pred | sex == "Male"]`` -> ``Male``),
+    from the leaf's parsed event (``fairaudit.spec``); a text that is not one ``E[...]`` stays as it is."""
+    from fairaudit.errors import FairauditError
+    from fairaudit.spec import ast, parse
+
+    try:  # a spec is a condition: the leaf (a term) is parsed as the left side of one
+        leaf = parse(f"{text} < 1").root.left
+    except (FairauditError, ValueError, RecursionError, AttributeError):
+        return text.strip()
+    if not isinstance(leaf, ast.Expect):
+        return text.strip()
+    decision = isinstance(leaf.event, ast.Name) and leaf.event.reserved and leaf.event.name == "pred"
+    if leaf.given is None:
+        return "all rows" if decision else f"P({_plain_event(leaf.event, False)})"
+    given = _plain_event(leaf.given)
+    return given if decision else f"{_plain_event(leaf.event, False)} | {given}"
 
 
 def short_labels(nodes: Sequence[Mapping[str, Any]], max_chars: int = 28) -> dict[str, str]:
