@@ -492,6 +492,7 @@ class AuditResult:
                 children[n["parent"]].append(n["id"])
         infos = [NodeInfo(n["id"], n["parent"], n["text"], n["kind"], tuple(children[n["id"]]), n.get("name"),
                           n.get("op"), n.get("value")) for n in data["nodes"]]
+        infos = _with_ops(infos, data.get("spec"))
         ids = [i.id for i in infos]
         steps = sorted({r["step"] for r in data["trace"]})
         index = {s: i for i, s in enumerate(steps)}
@@ -558,3 +559,26 @@ def node_infos(spec) -> list[NodeInfo]:
 
 
 _OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "neg": "-", "and": "and", "or": "or", "not": "not"}
+
+
+def _with_ops(infos: list[NodeInfo], spec_text) -> list[NodeInfo]:
+    """A result written before nodes carried ``op`` and ``value``: take them from its parsed ``spec`` text (the
+    nodes are that tree in pre-order), once, here, so that no reader re-parses a node's text. Left as they are
+    when the text no longer parses or its tree is not the nodes' tree."""
+    missing = any((i.op is None and (i.kind == "cmp" or i.kind in _OPS)) or (i.kind == "const" and i.value is None)
+                  for i in infos)
+    if not missing or not spec_text:
+        return infos
+    from dataclasses import replace
+
+    from fairaudit.errors import FairauditError
+    from fairaudit.spec import parse
+
+    try:
+        parsed = node_infos(parse(str(spec_text)))
+    except (FairauditError, ValueError, RecursionError):
+        return infos
+    if [(p.id, p.kind) for p in parsed] != [(i.id, i.kind) for i in infos]:
+        return infos
+    return [replace(i, op=i.op if i.op is not None else p.op, value=i.value if i.value is not None else p.value)
+            for i, p in zip(infos, parsed)]

@@ -1,33 +1,46 @@
-"""Small text helpers for chart labels and tooltips."""
+"""Small text helpers for chart labels and tooltips.
+
+Numbers follow the library's one rule: ``fairaudit.numbers.clean`` (a subnormal or ``-0.0`` is ``0``) and
+``fairaudit.guarantee.format_interval`` (``digits`` significant digits, a point interval as its value) — the same
+way the verdict sentences of the CLI, the dashboard and the PDF print them. Only a missing value is the charts' own:
+``–``.
+"""
 from __future__ import annotations
 
 import math
 from typing import Any
 
+from fairaudit.guarantee import format_interval
 from fairaudit.numbers import clean  # noqa: F401  (the one rule; re-exported for the formatters)
 
+DIGITS = 4  # significant digits, as in the library's sentences
 
-def num(value: Any, digits: int = 3) -> str:
-    """A number for a tooltip: ``–`` when missing, ``∞`` when infinite, ``0`` for a subnormal (see ``clean``)."""
-    if value is None:
-        return "–"
+
+def _number(value: Any) -> float | None:
+    """``value`` as a float, or None when it is missing (None, NaN) or not a number."""
+    if value is None or isinstance(value, bool):
+        return None
     try:
-        x = float(clean(value))
+        x = float(value)
     except (TypeError, ValueError):
-        return str(value)
-    if math.isnan(x):
-        return "–"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    if x != 0 and (abs(x) < 10 ** -digits or abs(x) >= 10 ** 6):
-        return f"{x:.{digits}g}"
-    return f"{x:.{digits}f}"
+        return None
+    return None if math.isnan(x) else x
 
 
-def interval(lo: Any, hi: Any, digits: int = 3) -> str:
-    if lo is None and hi is None:
+def num(value: Any, digits: int = DIGITS) -> str:
+    """A number for a label or a tooltip: ``–`` when missing, else the library's rule (``0.3034``, ``0``, ``inf``)."""
+    x = _number(value)
+    if x is None:
+        return "–" if value is None or isinstance(value, float) else str(value)
+    return format_interval(x, x, digits)
+
+
+def interval(lo: Any, hi: Any, digits: int = DIGITS) -> str:
+    """``[lo, hi]`` by ``fairaudit.guarantee.format_interval``; ``–`` when both ends are missing."""
+    a, b = _number(lo), _number(hi)
+    if a is None and b is None:
         return "–"
-    return f"[{num(lo, digits)}, {num(hi, digits)}]"
+    return format_interval(math.nan if a is None else a, math.nan if b is None else b, digits)
 
 
 def wrap(text: str, width: int, lines: int = 2) -> str:

@@ -9,12 +9,15 @@ What is plotted for each node kind:
 * a term (``E[...]``, ``Fair[...]``, arithmetic): its own estimate and ``[lo, hi]`` band;
 * a comparison ``A op c`` (or ``c op A``) against a constant: A's estimate and band with a dashed threshold
   rule at ``c``, coloured by the comparison's own verdict;
-* a comparison of two terms ``A op B``: the difference ``A − B`` with the interval ``[lo_A − hi_B, hi_A − lo_B]``
-  (the comparison is decided exactly when that interval excludes 0) and a threshold rule at 0;
+* a comparison of two terms ``A op B``: the difference ``A − B`` with its interval (``fairaudit.bounds.rules``'
+  ``CMP.difference``, what the evaluator stores on the comparison) and a threshold rule at 0;
 * a boolean node (``and``/``or``/``not``): only its verdict over time.
 
 A thin strip under every plot shows the node's verdict at each step. Infinite or huge bounds are clipped to a
-display range (the natural range of the term where it is finite, e.g. [0, 1] for a probability).
+display range (the natural range of the term where it is finite, e.g. [0, 1] for a probability, by the interval
+rules of ``fairaudit.bounds.rules``). A run of a single step (an engine that computes its values at once) is drawn
+as a point with its interval, not as a line. The x axis counts the result's own unit (``result.unit``, passed as
+``unit=``); δ is shown only under a probabilistic guarantee (``guarantee=``).
 """
 from __future__ import annotations
 
@@ -26,10 +29,13 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from fairaudit.bounds.rules import CMP, TERM_RULES, Interval
 from fairaudit.viz import _format
 from fairaudit.viz.palette import RATES, VERDICTS, normalise_verdict, verdict_scale
+from fairaudit.viz.values import const_value, shows_delta
 
 BOOLEAN_KINDS = ("and", "or", "not")
+DEFAULT_UNIT = "steps"  # what the x axis counts when the caller does not pass ``result.unit``
 
 
 @dataclass
@@ -60,53 +66,31 @@ def _node_index(nodes: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Mapping[s
     return by_id, kids
 
 
+def _interval(lo: float, hi: float) -> Interval:
+    return Interval(np.float64(np.nan), np.float64(lo), np.float64(hi))
+
+
 def natural_range(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> tuple[float, float]:
-    """Interval arithmetic on the tree from ``E``/``Fair`` in [0, 1] and constants: the values a term can take."""
+    """The values a term can take: ``E``/``Fair`` in [0, 1], constants at their ``value``, and the term rules of
+    ``fairaudit.bounds.rules`` (the evaluator's own interval arithmetic) for the operators above them."""
     by_id, kids = _node_index(nodes)
 
-    def rng(nid: str) -> tuple[float, float]:
+    def rng(nid: str) -> Interval:
         n = by_id[nid]
         kind = n.get("kind")
         ch = kids[nid]
         if kind in ("expect", "fair"):
-            return 0.0, 1.0
+            return _interval(0.0, 1.0)
         if kind == "const":
-            v = _const(n)
-            return (v, v) if v is not None else (-math.inf, math.inf)
-        if kind == "neg" and ch:
-            lo, hi = rng(ch[0])
-            return -hi, -lo
-        if kind in ("add", "sub", "mul", "div") and len(ch) == 2:
-            (a, b), (c, d) = rng(ch[0]), rng(ch[1])
-            with np.errstate(all="ignore"):
-                if kind == "add":
-                    return a + c, b + d
-                if kind == "sub":
-                    return a - d, b - c
-                if kind == "mul":
-                    prods = [x * y for x in (a, b) for y in (c, d)]
-                    prods = [p for p in prods if not math.isnan(p)]
-                    return (min(prods), max(prods)) if prods else (-math.inf, math.inf)
-                if c <= 0 <= d:
-                    return -math.inf, math.inf
-                q = [x / y for x in (a, b) for y in (c, d)]
-                return min(q), max(q)
-        return -math.inf, math.inf
+            v = const_value(n)
+            return _interval(v, v) if v is not None else _interval(-math.inf, math.inf)
+        rule = TERM_RULES.get(kind)
+        if rule is not None and len(ch) == (1 if kind == "neg" else 2):
+            return rule.interval(*(rng(c) for c in ch))
+        return _interval(-math.inf, math.inf)
 
-    return rng(str(node_id))
-
-
-def _const(node: Mapping[str, Any]) -> float | None:
-    for key in ("value",):
-        if node.get(key) is not None:
-            return float(node[key])
-    final = node.get("final") or {}
-    if final.get("estimate") is not None:
-        return float(final["estimate"])
-    try:
-        return float(str(node.get("text", "")).strip())
-    except ValueError:
-        return None
+    out = rng(str(node_id))
+    return float(out.lo), float(out.hi)
 
 
 def _rows(trace: pd.DataFrame, node_id: str) -> pd.DataFrame:
@@ -135,11 +119,16 @@ def thin_steps(steps: np.ndarray, max_points: int, keep: Sequence[int] = ()) -> 
 
 
 def verdict_runs(steps: np.ndarray, verdicts: Sequence[str]) -> pd.DataFrame:
-    """Consecutive steps with the same verdict as ``[start, end)`` runs (the last run ends one step past the data)."""
+    """Consecutive steps with the same verdict as ``[start, end)`` runs (the last run ends one step past the data;
+    a single step is the run ``[step − ½, step + ½)``, centred on it)."""
     cols = ["start", "end", "verdict", "verdict_label", "steps"]
     if len(steps) == 0:
         return pd.DataFrame(columns=cols)
     steps = np.asarray(steps, dtype=float)
+    if len(steps) == 1:
+        v = verdicts[0]
+        return pd.DataFrame([{"start": steps[0] - 0.5, "end": steps[0] + 0.5, "verdict": v,
+                              "verdict_label": VERDICTS[v][0], "steps": f"{int(steps[0]):,}"}], columns=cols)
     gap = float(np.median(np.diff(steps))) if len(steps) > 1 else 1.0
     ends = np.append(steps[1:], steps[-1] + gap)
     out = []
@@ -148,14 +137,15 @@ def verdict_runs(steps: np.ndarray, verdicts: Sequence[str]) -> pd.DataFrame:
         if i == len(steps) or verdicts[i] != verdicts[start]:
             v = verdicts[start]
             out.append({"start": steps[start], "end": ends[i - 1], "verdict": v, "verdict_label": VERDICTS[v][0],
-                        "steps": f"{int(steps[start])}–{int(steps[i - 1])}"})
+                        "steps": f"{int(steps[start]):,}–{int(steps[i - 1]):,}"})
             start = i
     return pd.DataFrame(out, columns=cols)
 
 
 def display_range(est: np.ndarray, lo: np.ndarray, hi: np.ndarray, natural: tuple[float, float],
-                  threshold: float | None) -> tuple[float, float]:
-    """A finite y range for the panel: the data's finite span inside the natural range, always showing the threshold."""
+                  threshold: float | None, margin: float = 0.04) -> tuple[float, float]:
+    """A finite y range for the panel: the data's finite span inside the natural range, always showing the threshold
+    (``margin``: the share of the span added on each side)."""
     finite = [a[np.isfinite(a)] for a in (est, lo, hi)]
     vals = np.concatenate(finite) if any(len(f) for f in finite) else np.array([])
     nat_lo, nat_hi = natural
@@ -183,7 +173,7 @@ def display_range(est: np.ndarray, lo: np.ndarray, hi: np.ndarray, natural: tupl
         d_lo, d_hi = min(d_lo, threshold), max(d_hi, threshold)
     if d_hi - d_lo < 1e-9:
         d_lo, d_hi = d_lo - 0.05, d_hi + 0.05
-    pad = 0.04 * (d_hi - d_lo)
+    pad = margin * (d_hi - d_lo)
     lo_out, hi_out = d_lo - pad, d_hi + pad
     if math.isfinite(nat_lo) and d_lo >= nat_lo:
         lo_out = max(lo_out, nat_lo - pad)
@@ -220,7 +210,7 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
             term, const = (left, right) if rk == "const" else (right, left)
             plotted_id = term
             if threshold is None:
-                threshold = _const(by_id[const])
+                threshold = const_value(by_id[const])
             quantity = str(by_id[term].get("text", term))
             tr = _rows(trace, term).set_index("step").reindex(steps)
             est, lo, hi = _col(tr, "estimate"), _col(tr, "lo"), _col(tr, "hi")
@@ -230,9 +220,9 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
             if not np.isfinite(est).any():
                 lt = _rows(trace, left).set_index("step").reindex(steps)
                 rt = _rows(trace, right).set_index("step").reindex(steps)
-                est = _col(lt, "estimate") - _col(rt, "estimate")
-                lo = _col(lt, "lo") - _col(rt, "hi")
-                hi = _col(lt, "hi") - _col(rt, "lo")
+                diff = CMP.difference(Interval(_col(lt, "estimate"), _col(lt, "lo"), _col(lt, "hi")),
+                                      Interval(_col(rt, "estimate"), _col(rt, "lo"), _col(rt, "hi")))
+                est, lo, hi = diff.estimate, diff.lo, diff.hi
             plotted_id = None
             quantity = f"({by_id[left].get('text', left)}) − ({by_id[right].get('text', right)})"
             if threshold is None:
@@ -242,10 +232,15 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
         if not numeric:
             quantity = "verdict"
 
-    natural = natural_range(plotted_id, nodes) if plotted_id is not None else (
-        _sub_range(natural_range(kids[node_id][0], nodes), natural_range(kids[node_id][1], nodes)))
+    if plotted_id is not None:
+        natural = natural_range(plotted_id, nodes)
+    else:
+        diff = CMP.difference(_interval(*natural_range(kids[node_id][0], nodes)),
+                              _interval(*natural_range(kids[node_id][1], nodes)))
+        natural = float(diff.lo), float(diff.hi)
     with np.errstate(invalid="ignore"):
-        dom = display_range(est, lo, hi, natural, threshold) if numeric else None
+        # a single point is kept off the plot's edges
+        dom = display_range(est, lo, hi, natural, threshold, 0.04 if len(steps) > 1 else 0.15) if numeric else None
     lo_plot = np.clip(np.where(np.isnan(lo), est, lo), dom[0], dom[1]) if dom else lo
     hi_plot = np.clip(np.where(np.isnan(hi), est, hi), dom[0], dom[1]) if dom else hi
     clipped = (~np.isfinite(lo) | ~np.isfinite(hi)) if dom is None else (
@@ -257,7 +252,10 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
     })
     frame["estimate_s"] = [_format.num(v) for v in frame["estimate"]]
     frame["interval_s"] = [_format.interval(a, b) for a, b in zip(frame["lo"], frame["hi"])]
-    frame["delta_s"] = [_format.num(v, 4) for v in frame["delta"]]
+    frame["delta_s"] = [_format.num(v) for v in frame["delta"]]
+    # beside a single point: its value, and its interval when that is wider than the printed digits
+    frame["point_s"] = [e if _format.num(a) == _format.num(b) else f"{e} in {i}"
+                        for e, i, a, b in zip(frame["estimate_s"], frame["interval_s"], frame["lo"], frame["hi"])]
     if dom is not None:
         frame["estimate_plot"] = np.clip(frame["estimate"], dom[0], dom[1])
     runs = verdict_runs(steps, verdicts)
@@ -275,16 +273,17 @@ def first_decided_step(steps: Sequence[float], verdicts: Sequence[str]) -> int |
     return None
 
 
-def step_rules(decided_step: int | None, stop_step: int | None, x_domain: Sequence[float]) -> pd.DataFrame:
-    """The vertical rules of a panel: the node's own decision (solid, "decided at step N") and, when it is
-    another step, the whole specification's (dashed, "spec decided at step N"). ``at`` places the label at the
+def step_rules(decided_step: int | None, stop_step: int | None, x_domain: Sequence[float],
+               unit: str = DEFAULT_UNIT) -> pd.DataFrame:
+    """The vertical rules of a panel: the node's own decision (solid, "decided after N <unit>") and, when it is
+    another step, the whole specification's (dashed, "spec decided after N <unit>"). ``at`` places the label at the
     top or bottom of the plot, ``align`` keeps it inside the plot near the right edge."""
     rows = []
     if decided_step is not None:
-        rows.append({"step": decided_step, "label": f"decided at step {decided_step:,}", "which": "node",
+        rows.append({"step": decided_step, "label": f"decided after {decided_step:,} {unit}", "which": "node",
                      "at": "top"})
     if stop_step is not None and stop_step != decided_step:
-        rows.append({"step": stop_step, "label": f"spec decided at step {stop_step:,}", "which": "spec",
+        rows.append({"step": stop_step, "label": f"spec decided after {stop_step:,} {unit}", "which": "spec",
                      "at": "bottom"})
     frame = pd.DataFrame(rows, columns=["step", "label", "which", "at"])
     lo, hi = float(x_domain[0]), float(x_domain[1])
@@ -317,20 +316,23 @@ def _rule_layers(rules: pd.DataFrame, x_scale: alt.Scale, height: int) -> list[a
     return layers
 
 
-def _sub_range(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
-    with np.errstate(all="ignore"):
-        return a[0] - b[1], a[1] - b[0]
-
-
 # ---------------------------------------------------------------------------------------------------------
 # charts
 
 
+def _x_axis(x_scale: alt.Scale, title: str | None, single: float | None) -> alt.Axis:
+    """The shared x axis (on the verdict strip): one tick at the step of a single-step run."""
+    if single is not None:
+        return alt.Axis(title=title, values=[single], format=",")
+    return alt.Axis(title=title)
+
+
 def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: int | None,
-           show_x_title: bool) -> alt.VConcatChart:
-    x_title = "step (observations)" if show_x_title else None
-    tooltip = [alt.Tooltip("step:Q", title="step"), alt.Tooltip("estimate_s:N", title="estimate"),
-               alt.Tooltip("interval_s:N", title="interval"), alt.Tooltip("delta_s:N", title="δ"),
+           show_x_title: bool, unit: str = DEFAULT_UNIT, with_delta: bool = True,
+           single: float | None = None) -> alt.VConcatChart:
+    tooltip = [alt.Tooltip("step:Q", title=unit, format=","), alt.Tooltip("estimate_s:N", title="estimate"),
+               alt.Tooltip("interval_s:N", title="interval"),
+               *([alt.Tooltip("delta_s:N", title="δ")] if with_delta else []),
                alt.Tooltip("verdict_label:N", title="verdict")]
     layers: list[alt.Chart] = []
     base = alt.Chart(s.frame)
@@ -338,54 +340,76 @@ def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: in
     if s.quantity != s.title:
         notes.append(f"plotted: {s.quantity}")
     if s.numeric and s.threshold is not None and math.isfinite(s.threshold):
-        notes.append(f"dashed line: threshold {_format.num(s.threshold, 3).rstrip('0').rstrip('.')}")
+        notes.append(f"dashed line: threshold {_format.num(s.threshold)}")
+    if single is not None:
+        notes.append(f"one value, after {int(single):,} {unit}")
     chars = max(40, int(width / 6.3))
     title = alt.TitleParams(_format.wrap(s.title, int(width / 7.2), 1),
                             subtitle=[_format.wrap(n, chars, 1) for n in notes] or "", anchor="start", fontSize=13,
                             subtitleFontSize=11)
+    X = alt.X("step:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False, grid=single is None))
     if s.numeric and s.domain is not None:
         y_scale = alt.Scale(domain=list(s.domain), nice=False, zero=False)
-        X = alt.X("step:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False))
-        band = base.mark_area(opacity=0.28, color="#56B4E9", clip=True).encode(
-            x=X, y=alt.Y("lo_plot:Q", scale=y_scale, title="value"), y2="hi_plot:Q", tooltip=tooltip)
-        line = base.mark_line(color="#0b3c5d", strokeWidth=2, clip=True).encode(
-            x=X, y=alt.Y("estimate_plot:Q", scale=y_scale), tooltip=tooltip)
-        hover = base.mark_point(size=50, opacity=0, clip=True).encode(
-            x=X, y=alt.Y("estimate_plot:Q", scale=y_scale), tooltip=tooltip)
-        layers += [band, line, hover]
+        Y_lo = alt.Y("lo_plot:Q", scale=y_scale, title="value")
+        Y_est = alt.Y("estimate_plot:Q", scale=y_scale)
+        if single is not None:  # one step: the value as a point, its interval as a bar (a line needs two)
+            colour = "#0b3c5d"
+            layers += [
+                base.mark_rule(color=colour, strokeWidth=3, clip=True).encode(x=X, y=Y_lo, y2="hi_plot:Q",
+                                                                              tooltip=tooltip),
+                base.mark_tick(color=colour, thickness=2, size=22, orient="horizontal", clip=True).encode(
+                    x=X, y=Y_lo, tooltip=tooltip),
+                base.mark_tick(color=colour, thickness=2, size=22, orient="horizontal", clip=True).encode(
+                    x=X, y=alt.Y("hi_plot:Q", scale=y_scale), tooltip=tooltip),
+                base.mark_point(filled=True, size=110, color=colour, opacity=1, clip=True).encode(
+                    x=X, y=Y_est, tooltip=tooltip),
+                base.mark_text(align="left", dx=16, fontSize=12, color=colour).encode(
+                    x=X, y=Y_est, text="point_s:N", tooltip=tooltip),
+            ]
+        else:
+            band = base.mark_area(opacity=0.28, color="#56B4E9", clip=True).encode(
+                x=X, y=Y_lo, y2="hi_plot:Q", tooltip=tooltip)
+            line = base.mark_line(color="#0b3c5d", strokeWidth=2, clip=True).encode(x=X, y=Y_est, tooltip=tooltip)
+            hover = base.mark_point(size=50, opacity=0, clip=True).encode(x=X, y=Y_est, tooltip=tooltip)
+            layers += [band, line, hover]
         if s.threshold is not None and math.isfinite(s.threshold):
-            thr = pd.DataFrame({"y": [s.threshold], "label": [f"threshold {_format.num(s.threshold, 3)}"]})
+            thr = pd.DataFrame({"y": [s.threshold], "label": [f"threshold {_format.num(s.threshold)}"]})
             layers.append(alt.Chart(thr).mark_rule(color="#333333", strokeDash=[6, 4], strokeWidth=1.5).encode(
                 y=alt.Y("y:Q", scale=y_scale)))
     else:
-        X = alt.X("step:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False))
+        height = max(60, height // 3)  # first: the verdict band is placed inside this height
         runs = alt.Chart(s.verdict_runs).mark_rect(opacity=0.9).encode(
-            x=alt.X("start:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False)), x2="end:Q",
+            x=alt.X("start:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False,
+                                                            grid=single is None)), x2="end:Q",
             y=alt.value(height * 0.25), y2=alt.value(height * 0.75),
             color=alt.Color("verdict_label:N", scale=verdict_scale(), legend=None),
-            tooltip=[alt.Tooltip("verdict_label:N", title="verdict"), alt.Tooltip("steps:N", title="steps")])
+            tooltip=[alt.Tooltip("verdict_label:N", title="verdict"), alt.Tooltip("steps:N", title=unit)])
         layers.append(runs)
-        height = max(60, height // 3)
-    layers += _rule_layers(step_rules(s.decided_step, stop_step, x_scale.domain), x_scale, height)
+    if single is None:  # a single step needs no "decided after" rule: everything is decided there
+        layers += _rule_layers(step_rules(s.decided_step, stop_step, x_scale.domain, unit), x_scale, height)
     main = alt.layer(*layers).properties(width=width, height=height, title=title)
     strip = alt.Chart(s.verdict_runs).mark_rect().encode(
-        x=alt.X("start:Q", scale=x_scale, title=x_title), x2="end:Q",
+        x=alt.X("start:Q", scale=x_scale, axis=_x_axis(x_scale, unit if show_x_title else None, single)),
+        x2="end:Q",
         color=alt.Color("verdict_label:N", scale=verdict_scale(),
                         legend=alt.Legend(title="verdict", orient="bottom", direction="horizontal")),
-        tooltip=[alt.Tooltip("verdict_label:N", title="verdict"), alt.Tooltip("steps:N", title="steps")],
+        tooltip=[alt.Tooltip("verdict_label:N", title="verdict"), alt.Tooltip("steps:N", title=unit)],
     ).properties(width=width, height=12)
     return alt.vconcat(main, strip, spacing=2)
 
 
 def convergence_chart(trace_frame: pd.DataFrame, node_ids: str | Sequence[str], nodes: Sequence[Mapping[str, Any]],
                       stop_step: int | None = None, threshold: float | None = None, *, width: int = 820,
-                      height: int = 260, max_points: int = 400) -> alt.VConcatChart:
+                      height: int = 260, max_points: int = 400, unit: str = DEFAULT_UNIT,
+                      guarantee: Any = None) -> alt.VConcatChart:
     """Estimate line and ``[lo, hi]`` band over steps for one node, or stacked panels (shared x) for several.
 
     ``threshold`` overrides the threshold rule of a single-node chart (otherwise it is taken from a comparison
     against a constant). Each panel marks the step at which *its own node* was first decided (solid rule);
     ``stop_step``, the step at which the whole specification was decided, is a separate dashed rule labelled
-    "spec decided" when it is another step.
+    "spec decided" when it is another step. ``unit`` (``result.unit``) names what a step counts (the x axis);
+    ``guarantee`` (``result.guarantee``) decides whether tooltips show δ: only for a probabilistic guarantee
+    (without it: when some δ is above 0). A trace of a single step is drawn as points with their intervals.
     """
     ids = [node_ids] if isinstance(node_ids, str) else list(node_ids)
     if not ids:
@@ -396,9 +420,15 @@ def convergence_chart(trace_frame: pd.DataFrame, node_ids: str | Sequence[str], 
     steps = trace_frame["step"].to_numpy(dtype=float)
     x_max = float(max(np.max(steps), stop_step or 0)) if len(steps) else 1.0
     x_min = float(np.min(steps)) if len(steps) else 0.0
-    x_scale = alt.Scale(domain=[x_min, x_max + max(1.0, 0.01 * (x_max - x_min))], nice=False, zero=False)
+    single = x_min if len(steps) and x_min == x_max else None
+    if single is not None:
+        x_scale = alt.Scale(domain=[single - 0.5, single + 0.5], nice=False, zero=False)
+    else:
+        x_scale = alt.Scale(domain=[x_min, x_max + max(1.0, 0.01 * (x_max - x_min))], nice=False, zero=False)
+    with_delta = shows_delta(guarantee, np.concatenate([s.frame["delta"].to_numpy() for s in series]))
     panels = [_panel(s, x_scale, width, height if len(ids) == 1 else int(height * 0.8), stop_step,
-                     show_x_title=(i == len(series) - 1)) for i, s in enumerate(series)]
+                     show_x_title=(i == len(series) - 1), unit=unit, with_delta=with_delta, single=single)
+              for i, s in enumerate(series)]
     chart = alt.vconcat(*panels, spacing=18).resolve_scale(x="shared", color="shared")
     return chart
 
@@ -427,24 +457,36 @@ def rates_frame(trace_frame: pd.DataFrame, node_id: str, max_points: int = 400) 
 
 
 def rates_chart(trace_frame: pd.DataFrame, node_id: str, *, width: int = 820, height: int = 220,
-                title: str | None = None, stop_step: int | None = None) -> alt.LayerChart:
-    """Stacked area of the certified / unfair / undecided fractions of a ``Fair[...]`` node over steps."""
+                title: str | None = None, stop_step: int | None = None,
+                unit: str = DEFAULT_UNIT) -> alt.LayerChart:
+    """Stacked area of the certified / unfair / undecided fractions of a ``Fair[...]`` node over steps (``unit``:
+    ``result.unit``, what a step counts); a single step is one stacked bar."""
     frame = rates_frame(trace_frame, node_id)
-    x = alt.X("step:Q", title="step", scale=alt.Scale(nice=False, zero=False))
-    area = alt.Chart(frame).mark_area().encode(
-        x=x,
-        y=alt.Y("value:Q", stack="zero", title="fraction", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("rate:N", scale=alt.Scale(domain=list(RATES), range=list(RATES.values())),
-                        legend=alt.Legend(title=None, orient="top")),
-        order=alt.Order("order:Q"),
-        tooltip=[alt.Tooltip("step:Q"), alt.Tooltip("rate:N"), alt.Tooltip("value_s:N", title="fraction")],
-    )
-    layers = [area]
-    if stop_step is not None:
-        steps = frame["step"].to_numpy(dtype=float)
-        x_scale = alt.Scale(domain=[float(steps.min()), float(max(steps.max(), stop_step))], nice=False, zero=False)
-        area = area.encode(x=alt.X("step:Q", title="step", scale=x_scale))
-        layers = [area] + _rule_layers(step_rules(None, stop_step, x_scale.domain), x_scale, height)
+    colour = alt.Color("rate:N", scale=alt.Scale(domain=list(RATES), range=list(RATES.values())),
+                       legend=alt.Legend(title=None, orient="top"))
+    steps = frame["step"].to_numpy(dtype=float)
+    tooltip = [alt.Tooltip("step:Q", title=unit, format=","), alt.Tooltip("rate:N"),
+               alt.Tooltip("value_s:N", title="fraction")]
+    if steps.min() == steps.max():  # one step: an area needs two; one bar of the three fractions
+        frame = frame.assign(at=f"after {int(steps[0]):,} {unit}")
+        bar = alt.Chart(frame).mark_bar(size=max(12, min(48, height // 3))).encode(
+            x=alt.X("value:Q", stack="zero", title="fraction", scale=alt.Scale(domain=[0, 1])),
+            y=alt.Y("at:N", title=None),
+            color=colour, order=alt.Order("order:Q"), tooltip=tooltip)
+        layers = [bar]
+    else:
+        x = alt.X("step:Q", title=unit, scale=alt.Scale(nice=False, zero=False))
+        area = alt.Chart(frame).mark_area().encode(
+            x=x,
+            y=alt.Y("value:Q", stack="zero", title="fraction", scale=alt.Scale(domain=[0, 1])),
+            color=colour, order=alt.Order("order:Q"), tooltip=tooltip,
+        )
+        layers = [area]
+        if stop_step is not None:
+            x_scale = alt.Scale(domain=[float(steps.min()), float(max(steps.max(), stop_step))], nice=False,
+                                zero=False)
+            area = area.encode(x=alt.X("step:Q", title=unit, scale=x_scale))
+            layers = [area] + _rule_layers(step_rules(None, stop_step, x_scale.domain, unit), x_scale, height)
     # the declared width and height are the plot's own: Streamlit's default "fit" autosize would squeeze the
     # title, the legend on top and the axes into ``height`` and leave the plotted area with no height at all
     return alt.layer(*layers).properties(width=width, height=height, title=title or f"{node_id}: rates",

@@ -1,8 +1,8 @@
 """The specification's syntax tree as a clickable Altair chart."""
 from __future__ import annotations
 
+import functools
 import math
-import re
 from typing import Any, Iterable, Mapping, Sequence
 
 import altair as alt
@@ -11,102 +11,114 @@ import pandas as pd
 from fairaudit.viz import _format
 from fairaudit.viz.layout import tree_layout
 from fairaudit.viz.palette import SELECTED_STROKE, VERDICTS, normalise_verdict, verdict_scale
+from fairaudit.viz.values import op_of, pretty, shown, shows_delta
 
 #: name of the point selection on the tree (``event.selection[SELECTION]`` in Streamlit)
 SELECTION = "node"
 
-_SYMBOLS = {"and": "and", "or": "or", "not": "not", "add": "+", "sub": "−", "mul": "×", "div": "÷",
-            "neg": "−", "expect": "E", "fair": "Fair"}
-_CMP = ("<=", ">=", "==", "!=", "<", ">")
-_CMP_PRETTY = {"<=": "≤", ">=": "≥", "==": "=", "!=": "≠", "<": "<", ">": ">"}
+#: a node's symbol when it carries no ``op`` (a hand-built node list); a result's nodes always carry one
+_KIND_SYMBOLS = {"and": "and", "or": "or", "not": "not", "add": "+", "sub": "−", "mul": "×", "div": "÷",
+                 "neg": "−", "expect": "E", "fair": "Fair"}
+_ARITH_WORD = {"add": "sum", "sub": "difference", "mul": "product", "div": "ratio"}
 
 
-def comparison_operator(text: str) -> str | None:
-    """The comparison operator at bracket depth 0 of a cmp node's text (``E[a < 1] < 0.5`` -> ``<``)."""
-    depth = 0
-    quote: str | None = None
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == quote:
-                quote = None
-        elif ch in "\"'`":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif depth == 0:
-            for op in _CMP:
-                if text.startswith(op, i):
-                    return op
-        i += 1
-    return None
+def spec_nodes(spec) -> list[dict[str, Any]]:
+    """The node list of a parsed ``Spec`` before any run (``AuditResult.nodes`` without ``final``): ``id``,
+    ``parent``, ``kind``, ``text``, ``op``, ``value``, ``name``."""
+    from fairaudit.trace import node_infos
+
+    return [{"id": i.id, "parent": i.parent, "kind": i.kind, "text": i.text,
+             **({"op": i.op} if i.op is not None else {}), **({"value": i.value} if i.value is not None else {}),
+             **({"name": i.name} if i.name else {})} for i in node_infos(spec)]
+
+
+def as_nodes(nodes) -> list[Mapping[str, Any]]:
+    """The node dicts of ``nodes``: a list of node dicts (``AuditResult.nodes``), an ``AuditResult`` or a ``Spec``."""
+    if hasattr(nodes, "node_info") and hasattr(nodes, "nodes"):  # an AuditResult
+        return list(nodes.nodes)
+    if hasattr(nodes, "root") and hasattr(nodes, "nodes") and not isinstance(nodes, Mapping):  # a Spec
+        return spec_nodes(nodes)
+    return list(nodes)
 
 
 def node_symbol(node: Mapping[str, Any]) -> str:
+    """The symbol drawn in a node's circle: its ``op`` (``≤``, ``−``, ``and``), a constant's ``value``, ``E``/``Fair``
+    for a leaf."""
     kind = str(node.get("kind", ""))
-    if kind == "cmp":
-        op = node.get("op") or comparison_operator(str(node.get("text", "")))
-        return _CMP_PRETTY.get(op, "cmp") if op else "cmp"
     if kind == "const":
-        return _format.num(node.get("value", _const_value(node)), 3).rstrip("0").rstrip(".") or "0"
-    return _SYMBOLS.get(kind, kind[:4])
+        return _format.num(node["value"]) if node.get("value") is not None else str(node.get("text", ""))
+    op = op_of(node)
+    if op is not None:
+        return pretty(op)
+    return "cmp" if kind == "cmp" else _KIND_SYMBOLS.get(kind, kind[:4])
 
 
-_ARITH = {"add": "+", "sub": "−", "mul": "×", "div": "÷"}
-_ARITH_WORD = {"add": "sum", "sub": "difference", "mul": "product", "div": "ratio"}
 _BOOL_WORD = {"and": "all must hold", "or": "one must hold", "not": "must not hold"}
-_EQUALITY = re.compile(r"""^\s*(`[^`]+`|[A-Za-z_][\w.]*)\s*==\s*("[^"]*"|'[^']*'|[^\s()]+)\s*$""")
+_EVENT_WORD = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 
 
-def _split_top(text: str, sep: str) -> list[str]:
-    """``text`` split at ``sep`` outside brackets and quotes."""
-    parts, depth, quote, start, i = [], 0, None, 0, 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "\"'`":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
-            parts.append(text[start:i])
-            start = i = i + len(sep)
-            continue
-        i += 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts]
+def _word(operand) -> str:
+    """A name or a literal of an event as a reader says it (no quotes)."""
+    from fairaudit.spec import ast
+    from fairaudit.spec.printer import format_number
+
+    if isinstance(operand, ast.Name):
+        return operand.name
+    return operand.value if isinstance(operand.value, str) else format_number(operand.value)
 
 
-def _plain_event(text: str, values_only: bool = True) -> str:
-    """An event as a reader says it: ``sex == "Male"`` -> ``sex = Male``; a conjunction of equalities -> the
-    values only (``Male · Private``)."""
-    conj = _split_top(text, " and ")
-    matches = [_EQUALITY.match(c) for c in conj]
-    if values_only and all(matches):
-        values = [m.group(2).strip("\"'") for m in matches]
-        return values[0] if len(values) == 1 else " · ".join(values)
-    out = re.sub(r"\s*==\s*", " = ", text)
-    out = re.sub(r"\s*!=\s*", " ≠ ", out)
-    return out.replace('"', "").replace("'", "").replace("`", "")
+def _conjuncts(event) -> list:
+    from fairaudit.spec import ast
+
+    if isinstance(event, ast.EvAnd):
+        return _conjuncts(event.left) + _conjuncts(event.right)
+    return [event]
 
 
+def _plain_event(event, values_only: bool = True) -> str:
+    """An event (``fairaudit.spec.ast``) as a reader says it: ``sex == "Male"`` -> ``sex = Male``; with
+    ``values_only``, a conjunction of ``column == value`` -> the values only (``Male · Private``)."""
+    from fairaudit.spec import ast
+
+    parts = _conjuncts(event)
+    if values_only and all(isinstance(p, ast.Compare) and p.op == "==" and isinstance(p.left, ast.Name)
+                           and isinstance(p.right, ast.Value) for p in parts):
+        return " · ".join(_word(p.right) for p in parts)
+
+    def say(e, outer: bool = True) -> str:
+        if isinstance(e, ast.Name):
+            return e.name
+        if isinstance(e, ast.Compare):
+            return f"{_word(e.left)} {_EVENT_WORD.get(e.op, e.op)} {_word(e.right)}"
+        if isinstance(e, ast.In):
+            return f"{e.operand.name} {'not in' if e.negated else 'in'} {{{', '.join(_word(v) for v in e.values)}}}"
+        if isinstance(e, ast.EvNot):
+            return f"not {say(e.operand, False)}"
+        word = "and" if isinstance(e, ast.EvAnd) else "or"
+        text = f"{say(e.left, False)} {word} {say(e.right, False)}"
+        return text if outer else f"({text})"
+
+    return say(event)
+
+
+@functools.lru_cache(maxsize=1024)
 def expect_label(text: str) -> str:
-    """Short label of an ``E[...]`` leaf: the group of its condition (``E[pred | sex == "Male"]`` -> ``Male``)."""
-    t = text.strip()
-    if not (t.startswith("E[") and t.endswith("]")):
-        return t
-    parts = _split_top(t[2:-1], "|")
-    event = parts[0]
-    if len(parts) == 1:
-        return f"P({_plain_event(event, False)})" if event != "pred" else "all rows"
-    given = _plain_event(parts[1])
-    return given if event == "pred" else f"{_plain_event(event, False)} | {given}"
+    """Short label of an ``E[...]`` leaf: the group of its condition (``E[pred | sex == "Male"]`` -> ``Male``),
+    from the leaf's parsed event (``fairaudit.spec``); a text that is not one ``E[...]`` stays as it is."""
+    from fairaudit.errors import FairauditError
+    from fairaudit.spec import ast, parse
+
+    try:  # a spec is a condition: the leaf (a term) is parsed as the left side of one
+        leaf = parse(f"{text} < 1").root.left
+    except (FairauditError, ValueError, RecursionError, AttributeError):
+        return text.strip()
+    if not isinstance(leaf, ast.Expect):
+        return text.strip()
+    decision = isinstance(leaf.event, ast.Name) and leaf.event.reserved and leaf.event.name == "pred"
+    if leaf.given is None:
+        return "all rows" if decision else f"P({_plain_event(leaf.event, False)})"
+    given = _plain_event(leaf.given)
+    return given if decision else f"{_plain_event(leaf.event, False)} | {given}"
 
 
 def short_labels(nodes: Sequence[Mapping[str, Any]], max_chars: int = 28) -> dict[str, str]:
@@ -114,7 +126,9 @@ def short_labels(nodes: Sequence[Mapping[str, Any]], max_chars: int = 28) -> dic
 
     ``E[...]`` leaves: the group of the condition; arithmetic: the children's labels around the operator
     (``Male − Female``), or the operation's name when that is too long; a comparison: its name and
-    threshold (``sex_parity: < 0.1``); and/or/not: what they require (``all must hold``)."""
+    threshold (``sex_parity: < 0.1``); and/or/not: what they require (``all must hold``). Operators and thresholds
+    come from the nodes' ``op`` and ``value``."""
+    nodes = as_nodes(nodes)
     by_id = {str(n["id"]): n for n in nodes}
     kids: dict[str, list[str]] = {i: [] for i in by_id}
     for n in nodes:
@@ -138,16 +152,20 @@ def short_labels(nodes: Sequence[Mapping[str, Any]], max_chars: int = 28) -> dic
         elif kind == "const":
             parent = by_id.get(str(n.get("parent")))
             out = "threshold" if parent is not None and parent.get("kind") == "cmp" else ""
-        elif kind in _ARITH and len(ch) == 2:
+        elif kind in _ARITH_WORD and len(ch) == 2:
             a, b = label(ch[0]), label(ch[1])
-            out = f"{a} {_ARITH[kind]} {b}" if a and b and len(a) + len(b) + 3 <= max_chars else _ARITH_WORD[kind]
+            sym = node_symbol(n)
+            out = f"{a} {sym} {b}" if a and b and len(a) + len(b) + 3 <= max_chars else _ARITH_WORD[kind]
         elif kind == "neg" and ch:
-            out = f"−{label(ch[0])}"
+            out = f"{node_symbol(n)}{label(ch[0])}"
         elif kind == "cmp" and len(ch) == 2:
-            op = _CMP_PRETTY.get(n.get("op") or comparison_operator(text_of(nid)) or "", "?")
+            op = pretty(op_of(n))
             left, right = by_id[ch[0]], by_id[ch[1]]
             # "<0.1" without a space: a wrapped label never splits an operator from its threshold
-            if right.get("kind") == "const":
+            if not op:  # a node without its operator (a hand-built list): name its sides only
+                sides = [node_symbol(by_id[c]) if by_id[c].get("kind") == "const" else label(c) for c in ch]
+                out = name or " vs ".join(sides)
+            elif right.get("kind") == "const":
                 out = f"{op}{node_symbol(right)}"
                 out = f"{name}: {out}" if name else f"{label(ch[0])} {out}"
             elif left.get("kind") == "const":
@@ -166,18 +184,9 @@ def short_labels(nodes: Sequence[Mapping[str, Any]], max_chars: int = 28) -> dic
     return {nid: label(nid) for nid in by_id}
 
 
-def _const_value(node: Mapping[str, Any]) -> Any:
-    final = node.get("final") or {}
-    if final.get("estimate") is not None:
-        return final["estimate"]
-    try:
-        return float(str(node.get("text", "")).strip())
-    except ValueError:
-        return node.get("text")
-
-
 def tree_frame(nodes: Sequence[Mapping[str, Any]], label_width: int = 18, label_lines: int = 2) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Tidy tables behind the tree chart: one row per node, one row per edge."""
+    nodes = as_nodes(nodes)
     placed = {p.id: p for p in tree_layout(nodes)}
     shorts = short_labels(nodes, max_chars=label_width * label_lines)
     rows = []
@@ -188,8 +197,7 @@ def tree_frame(nodes: Sequence[Mapping[str, Any]], label_width: int = 18, label_
         verdict = normalise_verdict(final.get("verdict"))
         text = str(n.get("text", ""))
         name = n.get("name")
-        shown = f"{name}: {text}" if name else text
-        short = shorts[nid]
+        shown_text = f"{name}: {text}" if name else text
         rows.append({
             "id": nid,
             "parent": p.parent,
@@ -197,12 +205,13 @@ def tree_frame(nodes: Sequence[Mapping[str, Any]], label_width: int = 18, label_
             "x": p.x,
             "depth": p.depth,
             "symbol": node_symbol(n),
-            "label": _format.wrap(short, label_width, label_lines),
-            "text": shown,
+            "label": _format.wrap(shorts[nid], label_width, label_lines),
+            "text": shown_text,
             "verdict": verdict,
             "verdict_label": VERDICTS[verdict][0],
             **_value_columns(nid, nodes),
-            "delta": _format.num(final.get("delta"), 4),
+            "delta": _format.num(final.get("delta")),
+            "delta_value": final.get("delta"),
         })
     frame = pd.DataFrame(rows)
     edges = [
@@ -216,8 +225,6 @@ def tree_frame(nodes: Sequence[Mapping[str, Any]], label_width: int = 18, label_
 def _value_columns(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """The tooltip's ``estimate`` and ``interval``: for a comparison, its compared term's value beside the
     threshold (never the evaluator's internal left − threshold), see ``fairaudit.viz.values``."""
-    from fairaudit.viz.values import shown
-
     s = shown(node_id, nodes)
     estimate = _format.num(s.value)
     if s.op is not None and s.value is not None:
@@ -227,7 +234,7 @@ def _value_columns(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> dict[str
 
 
 def default_height(nodes: Sequence[Mapping[str, Any]]) -> int:
-    depth = max((p.depth for p in tree_layout(nodes)), default=0)
+    depth = max((p.depth for p in tree_layout(as_nodes(nodes))), default=0)
     return int(min(900, max(260, 120 * (depth + 1) + 70)))
 
 
@@ -238,14 +245,18 @@ def tree_chart(
     width: int = 900,
     height: int | None = None,
     title: str | None = None,
+    guarantee: Any = None,
 ) -> alt.LayerChart:
     """The spec's syntax tree: nodes coloured by verdict, edges as rules, a point selection ``node`` on ``id``.
 
     ``nodes`` is the ``nodes`` list of the audit-result JSON contract (``id``, ``parent``, ``kind``, ``text``,
-    ``final``); before a run, ``final`` may be missing and every node is drawn as undecided / term.
-    ``selected`` pre-selects node ids (at most two are shown highlighted; shift-click toggles a second node).
+    ``op``, ``value``, ``final``; or the ``AuditResult`` itself), or a parsed ``Spec`` before a run (then every node
+    is drawn as undecided / term). ``selected`` pre-selects node ids (at most two are shown highlighted;
+    shift-click toggles a second node). ``guarantee`` (``result.guarantee``) decides whether the tooltip shows δ,
+    the probability that a verdict is wrong: only for a probabilistic guarantee (without it: when some node has
+    δ > 0).
     """
-    nodes = list(nodes)
+    nodes = as_nodes(nodes)
     if not nodes:
         raise ValueError("tree_chart needs at least one node")
     height = height or default_height(nodes)
@@ -259,6 +270,8 @@ def tree_chart(
     radius = max(9.0, min(22.0, unit_px * 0.22, row_px * 0.2))
     lines = int(max(1, min(3, (row_px - 2 * radius - 14) // 13)))
     frame, edges = tree_frame(nodes, label_width=label_width, label_lines=lines)
+    with_delta = shows_delta(guarantee, frame["delta_value"])
+    frame = frame.drop(columns=["delta_value"] + ([] if with_delta else ["delta"]))
     size = math.pi * radius**2
 
     x_scale = alt.Scale(domain=[-0.5, n_cols - 0.5], nice=False, zero=False)
@@ -279,7 +292,7 @@ def tree_chart(
         alt.Tooltip("kind:N", title="kind"),
         alt.Tooltip("estimate:N", title="estimate"),
         alt.Tooltip("interval:N", title="interval"),
-        alt.Tooltip("delta:N", title="δ (failure probability)"),
+        *([alt.Tooltip("delta:N", title="δ (failure probability)")] if with_delta else []),
         alt.Tooltip("verdict_label:N", title="verdict"),
     ]
     edge_layer = alt.Chart(edges).mark_rule(color="#9a9a9a", strokeWidth=1.6).encode(

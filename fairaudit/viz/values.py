@@ -1,20 +1,31 @@
 """A node's final numbers as a reader understands them (one place for tooltips, the node panel and the report).
 
-The evaluator stores, on a comparison node, the interval of ``left − right`` (so ``ratio >= 0.8`` with a ratio
-of 0.139 has "estimate" −0.661). Nobody reads that as the comparison's value: a comparison against a constant is
-shown as its **compared term's** value and interval beside the threshold (``0.139`` vs ``≥ 0.8``); the
-difference appears only labelled as the margin. A comparison of two terms (``A < B``) has no threshold of its
-own, so its value is the difference, labelled ``left − right``, against 0.
+The evaluator stores, on a comparison node, the interval of ``left − right`` (``fairaudit.bounds.rules.CMP.
+difference``; so ``ratio >= 0.8`` with a ratio of 0.139 has "estimate" −0.661). Nobody reads that as the
+comparison's value: a comparison against a constant is shown as its **compared term's** value and interval beside
+the threshold (``0.139`` vs ``≥ 0.8``); the difference appears only labelled as the margin. A comparison of two
+terms (``A < B``) has no threshold of its own, so its value is the difference, labelled ``left − right``, against 0.
+
+Operators and constants are read from the nodes' ``op`` and ``value`` (``AuditResult.nodes``), never out of their
+text; a node without them (a hand-built list) is shown without its operator or threshold.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from fairaudit.viz import _format
 
+#: a comparison read the other way round (``0.8 <= x`` is ``x >= 0.8``)
 FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
-PRETTY = {"<=": "≤", ">=": "≥", "==": "=", "!=": "≠", "<": "<", ">": ">"}
+#: how an operator symbol is printed on a chart
+PRETTY = {"<=": "≤", ">=": "≥", "==": "=", "!=": "≠", "<": "<", ">": ">", "+": "+", "-": "−", "*": "×", "/": "÷"}
+
+
+def pretty(op: str | None) -> str:
+    """The printed form of a node's ``op`` (``"<="`` -> ``≤``, ``"-"`` -> ``−``); ``""`` when there is none."""
+    return "" if op is None else PRETTY.get(str(op), str(op))
 
 
 @dataclass(frozen=True)
@@ -35,40 +46,38 @@ class Shown:
         """``≥ 0.8`` (empty for a node that is not a comparison)."""
         if self.op is None or self.threshold is None:
             return ""
-        return f"{PRETTY.get(self.op, self.op)} {_format.num(self.threshold, 3).rstrip('0').rstrip('.') or '0'}"
+        return f"{pretty(self.op)} {_format.num(self.threshold)}"
 
 
 def const_value(node: Mapping[str, Any]) -> float | None:
-    """The number of a ``const`` node given as a dict (from ``AuditResult.nodes``), or None."""
-    if node.get("kind") != "const":
+    """The ``value`` of a ``const`` node given as a dict (from ``AuditResult.nodes``), or None."""
+    if node.get("kind") != "const" or node.get("value") is None:
         return None
-    for value in (node.get("value"), (node.get("final") or {}).get("estimate"), node.get("text")):
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            continue
-    return None
+    try:
+        return float(node["value"])
+    except (TypeError, ValueError):
+        return None
 
 
-def _op(node: Mapping[str, Any]) -> str | None:
-    if node.get("op"):
-        return str(node["op"])
-    from fairaudit.viz.tree import comparison_operator
+def op_of(node: Mapping[str, Any]) -> str | None:
+    """A node's operator symbol (``AuditResult.nodes``' ``op``), or None."""
+    return str(node["op"]) if node.get("op") else None
 
-    return comparison_operator(str(node.get("text", "")))
+
+def children(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [n for n in nodes if n.get("parent") is not None and str(n["parent"]) == str(node_id)]
 
 
 def comparison_parts(node_id: str, nodes: Sequence[Mapping[str, Any]]):
     """``(term node, op, threshold)`` of a comparison with a constant side, the op read with the term on the
-    left (``0.8 <= x`` gives ``(x, ">=", 0.8)``); None for any other node."""
-    by_id = {str(n["id"]): n for n in nodes}
-    node = by_id.get(str(node_id))
-    if node is None or node.get("kind") != "cmp":
+    left (``0.8 <= x`` gives ``(x, ">=", 0.8)``); None for any other node (or one without ``op``)."""
+    node = next((n for n in nodes if str(n["id"]) == str(node_id)), None)
+    if node is None or node.get("kind") != "cmp" or op_of(node) is None:
         return None
-    kids = [n for n in nodes if str(n.get("parent")) == str(node_id)]
+    kids = children(node_id, nodes)
     if len(kids) != 2:
         return None
-    op = _op(node) or "<"
+    op = op_of(node)
     if const_value(kids[1]) is not None:
         return kids[0], op, const_value(kids[1])
     if const_value(kids[0]) is not None:
@@ -86,6 +95,30 @@ def shown(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> Shown:
         tf = term.get("final") or {}
         return Shown(tf.get("estimate"), tf.get("lo"), tf.get("hi"), "value", op, c, final.get("estimate"))
     if node.get("kind") == "cmp":
-        return Shown(final.get("estimate"), final.get("lo"), final.get("hi"), "left − right", _op(node) or "<", 0.0,
+        return Shown(final.get("estimate"), final.get("lo"), final.get("hi"), "left − right", op_of(node), 0.0,
                      final.get("estimate"))
     return Shown(final.get("estimate"), final.get("lo"), final.get("hi"))
+
+
+def _kind(guarantee: Any) -> str | None:
+    if guarantee is None:
+        return None
+    if isinstance(guarantee, Mapping):
+        return guarantee.get("kind")
+    return getattr(guarantee, "kind", None)
+
+
+def shows_delta(guarantee: Any, deltas: Iterable[Any] = ()) -> bool:
+    """Whether a chart shows δ (the probability that a verdict is wrong): only under a probabilistic guarantee
+    (``result.guarantee``, a ``Guarantee`` or its dict); without one, only when some δ is above 0."""
+    kind = _kind(guarantee)
+    if kind is not None:
+        return kind == "probabilistic"
+    for d in deltas:
+        try:
+            x = float(d)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(x) and x > 0:
+            return True
+    return False

@@ -54,6 +54,18 @@ def _texts(tree):
     return {i: text(i) for i in by}
 
 
+#: the ``op`` a result's node carries (``fairaudit.trace.NodeInfo.op``)
+OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "neg": "-", "and": "and", "or": "or", "not": "not"}
+
+
+def _op_value(n):
+    """The ``op`` / ``value`` fields of a node in the JSON contract."""
+    if n["kind"] == "const":
+        return {"value": n["value"]}
+    op = n.get("op") or OPS.get(n["kind"])
+    return {"op": op} if op else {}
+
+
 def _interval(kind, a, b):
     (al, ah), (bl, bh) = a, b
     if kind == "add":
@@ -81,7 +93,7 @@ def _cmp(op, a, b):
 
 
 def make_result(tree=None, steps=400, batch=5, delta=0.05, seed=0, fair_rates=False):
-    """A dict shaped like ``AuditResult.to_json()`` with a Hoeffding-like shrinking interval per leaf."""
+    """A dict shaped like ``AuditResult.to_json()`` with a shrinking interval (width ~ 1/sqrt(n)) per leaf."""
     tree = tree or _spec_tree()
     rng = np.random.default_rng(seed)
     kids = _kids(tree)
@@ -152,7 +164,8 @@ def make_result(tree=None, steps=400, batch=5, delta=0.05, seed=0, fair_rates=Fa
         final = {k: r[k] for k in ("estimate", "lo", "hi", "delta", "verdict")}
         if n["kind"] == "fair":
             final.update({k: r[k] for k in ("certified", "unfair", "undecided")})
-        nodes.append({"id": n["id"], "parent": n["parent"], "kind": n["kind"], "text": texts[n["id"]], "final": final})
+        nodes.append({"id": n["id"], "parent": n["parent"], "kind": n["kind"], "text": texts[n["id"]],
+                      **_op_value(n), "final": final})
     return {"spec": texts[tree[0]["id"]], "engine": "monitor", "options": {"delta": delta, "batch": batch},
             "verdict": last[tree[0]["id"]]["verdict"], "stop_step": stop, "steps": steps * batch,
             "nodes": nodes, "trace": trace}

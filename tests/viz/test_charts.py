@@ -191,8 +191,11 @@ def test_group_charts():
 
 
 def test_format_helpers():
-    assert _format.num(math.inf) == "∞" and _format.num(None) == "–"
-    assert _format.interval(0.1, -math.inf) == "[0.100, −∞]"
+    # the library's one rule (fairaudit.numbers.clean + fairaudit.guarantee.format_interval); "–" when missing
+    assert _format.num(math.inf) == "inf" and _format.num(None) == "–" and _format.num(math.nan) == "–"
+    assert _format.num(-5e-324) == "0" and _format.num(0.30337) == "0.3034" and _format.num(0.5) == "0.5"
+    assert _format.interval(0.1, -math.inf) == "[0.1, -inf]" and _format.interval(None, None) == "–"
+    assert _format.interval(0.5, 0.5) == "0.5"
     assert _format.wrap("a" * 50, 10, 2).endswith("…")
     assert _format.wrap("short", 10) == "short"
 
@@ -213,15 +216,15 @@ def test_short_labels_of_the_tree():
     assert expect_label("E[label == 1 | age > 30]") == "label = 1 | age > 30"
     assert expect_label("E[pred]") == "all rows"
     nodes = [{"id": "n0", "parent": None, "kind": "and", "text": "…"},
-             {"id": "n1", "parent": "n0", "kind": "cmp", "name": "sex_parity",
+             {"id": "n1", "parent": "n0", "kind": "cmp", "op": "<", "name": "sex_parity",
               "text": 'E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.1'},
-             {"id": "n2", "parent": "n1", "kind": "sub", "text": 'E[pred | sex == "Male"] - E[pred | sex == "Female"]'},
+             {"id": "n2", "parent": "n1", "kind": "sub", "op": "-", "text": 'E[pred | sex == "Male"] - E[pred | sex == "Female"]'},
              {"id": "n3", "parent": "n2", "kind": "expect", "text": 'E[pred | sex == "Male"]'},
              {"id": "n4", "parent": "n2", "kind": "expect", "text": 'E[pred | sex == "Female"]'},
-             {"id": "n5", "parent": "n1", "kind": "const", "text": "0.1"},
-             {"id": "n6", "parent": "n0", "kind": "cmp", "text": 'E[pred | race == "Black"] >= 0.2'},
+             {"id": "n5", "parent": "n1", "kind": "const", "value": 0.1, "text": "0.1"},
+             {"id": "n6", "parent": "n0", "kind": "cmp", "op": ">=", "text": 'E[pred | race == "Black"] >= 0.2'},
              {"id": "n7", "parent": "n6", "kind": "expect", "text": 'E[pred | race == "Black"]'},
-             {"id": "n8", "parent": "n6", "kind": "const", "text": "0.2"}]
+             {"id": "n8", "parent": "n6", "kind": "const", "value": 0.2, "text": "0.2"}]
     labels = short_labels(nodes)
     assert labels == {"n0": "all must hold", "n1": "sex_parity: <0.1", "n2": "Male − Female", "n3": "Male",
                       "n4": "Female", "n5": "threshold", "n6": "Black ≥0.2", "n7": "Black", "n8": "threshold"}
@@ -234,7 +237,7 @@ def test_short_labels_of_the_tree():
 
 
 def test_each_node_marks_its_own_decided_step_not_the_roots():
-    """"decided at step N" on a node's plot is the step that node's own verdict was first decided; the root's
+    """"decided after N <unit>" on a node's plot is the step that node's own verdict was first decided; the root's
     step is a separate, labelled "spec decided" rule (issue 11 #12)."""
     r = make_result(steps=2000)  # n1 (sex parity) is decided long after the root (decided by n6)
     trace = pd.DataFrame(r["trace"])
@@ -244,19 +247,19 @@ def test_each_node_marks_its_own_decided_step_not_the_roots():
     assert root_step < first
     s = convergence_series(trace, "n1", r["nodes"])
     assert s.decided_step == first
-    chart = viz.convergence_chart(trace, "n1", r["nodes"], stop_step=root_step)
+    chart = viz.convergence_chart(trace, "n1", r["nodes"], stop_step=root_step, unit="rounds")
     spec = json.loads(chart.to_json())
     labels = []
     for name, rows in spec.get("datasets", {}).items():
         labels += [row.get("label") for row in rows if isinstance(row, dict) and "label" in row]
-    assert f"decided at step {first:,}" in labels
-    assert f"spec decided at step {root_step:,}" in labels
-    assert f"decided at step {root_step:,}" not in labels
+    assert f"decided after {first:,} rounds" in labels
+    assert f"spec decided after {root_step:,} rounds" in labels
+    assert f"decided after {root_step:,} rounds" not in labels
     # a term (no verdict of its own) shows only the spec's rule
     leaf = json.loads(viz.convergence_chart(trace, "n3", r["nodes"], stop_step=root_step).to_json())
     leaf_labels = [row.get("label") for rows in leaf.get("datasets", {}).values() for row in rows
                    if isinstance(row, dict) and "label" in row]
-    assert leaf_labels == [f"spec decided at step {root_step:,}"]
+    assert leaf_labels == [f"spec decided after {root_step:,} steps"]  # the neutral default unit
 
 
 def test_rates_chart_keeps_its_plot_height_in_streamlit():
