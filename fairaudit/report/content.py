@@ -23,12 +23,14 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import math
+import numbers
 import platform
 import re
 from importlib import metadata
 from typing import Any, Mapping
 
-from fairaudit.viz._format import clean
+from fairaudit.guarantee import format_interval
+from fairaudit.numbers import clean
 from fairaudit.viz.values import shown
 from fairaudit.viz.palette import VERDICTS, normalise_verdict
 
@@ -70,37 +72,40 @@ INPUT_HELP = {
 # numbers
 
 
+def _typeset(text: str) -> str:
+    """The library's number text as printed in the PDF: a real minus sign, ``∞``, ``—`` for a missing value."""
+    return text.replace("nan", "—").replace("inf", "∞").replace("-", "−")
+
+
 def num(value: Any, digits: int = 4) -> str:
-    """A number for the report: ``—`` when missing, ``∞`` when infinite, a real minus sign."""
+    """A number for the report by the library's one rule (``fairaudit.guarantee.format_interval``: ``digits``
+    significant digits, a subnormal is 0), typeset: ``—`` when missing, ``∞`` when infinite, a real minus sign.
+    A whole number given as an int stays whole."""
     if value is None:
         return "—"
     if isinstance(value, str):
-        if value in ("inf", "-inf"):
-            return "∞" if value == "inf" else "−∞"
-        return value
+        return _typeset(value) if value in ("inf", "-inf", "nan") else value
     try:
         x = float(clean(value))
     except (TypeError, ValueError):
         return str(value)
     if math.isnan(x):
         return "—"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    if x == 0:
-        return "0"
-    if x == int(x) and abs(x) < 1e9 and not isinstance(value, float):
-        text = str(int(x))
-    elif x != 0 and (abs(x) < 10 ** -digits or abs(x) >= 1e6):
-        text = f"{x:.{digits - 1}e}"
-    else:
-        text = f"{x:.{digits}f}"
-    return text.replace("-", "−")
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return _typeset(str(int(value)))
+    return _typeset(format_interval(x, x, digits))
 
 
 def interval(lo: Any, hi: Any, digits: int = 4) -> str:
+    """``[lo, hi]`` by the library's rule (a point interval is printed as its value), typeset as ``num``."""
     if _missing(lo) and _missing(hi):
         return "—"
-    return f"[{num(lo, digits)}, {num(hi, digits)}]"
+    a, b = (math.nan if _missing(v) else float(_unstring(v)) for v in (lo, hi))
+    return _typeset(format_interval(a, b, digits))
+
+
+def _unstring(v):
+    return float(v) if isinstance(v, str) else v
 
 
 def _missing(v) -> bool:
@@ -235,7 +240,7 @@ def _plain(v) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
-        return num(v, 6).rstrip("0").rstrip(".") if math.isfinite(v) else num(v)
+        return num(v, 6)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_plain(x) for x in v) + "]" if v else "none"
     return str(v)
