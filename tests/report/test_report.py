@@ -63,8 +63,8 @@ def adult_pdf(adult_audit):
 def _synthetic_verifier() -> AuditResult:
     """A verifier-style result (δ = 0, sound bounds) with a Fair node and rates, 20 refinement steps, from an
     engine ("fairquant") that is not in the registry."""
-    infos = [NodeInfo("n0", None, "Fair[sex] > 0.9", "cmp", ("n1", "n2")),
-             NodeInfo("n1", "n0", "Fair[sex]", "fair"), NodeInfo("n2", "n0", "0.9", "const")]
+    infos = [NodeInfo("n0", None, "Fair[sex] > 0.9", "cmp", ("n1", "n2"), op=">"),
+             NodeInfo("n1", "n0", "Fair[sex]", "fair"), NodeInfo("n2", "n0", "0.9", "const", value=0.9)]
     k = 20
     steps = np.arange(1, k + 1)
     cert = np.linspace(0.5, 0.93, k)
