@@ -314,7 +314,7 @@ def verdict_colour(key: str) -> str:
     return VERDICTS.get(key, VERDICTS["unknown"])[1]
 
 
-def _sentence(text: str) -> str:
+def as_sentence(text: str) -> str:
     text = str(text).strip()
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
@@ -326,10 +326,10 @@ def headline(result) -> dict:
     key = verdict_key(result)
     word, explanation = HEADLINES[key]
     g = result.guarantee
-    explanation += " " + _sentence(f"Every interval in this report: {g.interval_meaning}")
+    explanation += " " + as_sentence(f"Every interval in this report: {g.interval_meaning}")
     if g.note:
-        explanation += " " + _sentence(f"The guarantee is weaker than asked for: {g.note}")
-    return {"key": key, "word": word, "sentence": _sentence(result.headline), "explanation": explanation,
+        explanation += " " + as_sentence(f"The guarantee is weaker than asked for: {g.note}")
+    return {"key": key, "word": word, "sentence": as_sentence(result.headline), "explanation": explanation,
             "colour": verdict_colour(key)}
 
 
@@ -341,7 +341,7 @@ def progress_line(result) -> str:
 def partial_line(result) -> str | None:
     """Why the run ended before its end (``result.stopped_reason``), or None for a complete run."""
     reason = result.stopped_reason
-    return _sentence(f"This result is partial: {reason}") if reason else None
+    return as_sentence(f"This result is partial: {reason}") if reason else None
 
 
 def worst_line(result) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairaudit.report.content import _sentence, engine_of
+from fairaudit.report.content import as_sentence, engine_of
 
 
 def blocks(result) -> list[tuple[str, list[str]]]:
@@ -33,12 +33,12 @@ def blocks(result) -> list[tuple[str, list[str]]]:
 def guarantee_block(result) -> tuple[str, list[str]]:
     """What this result's guarantee says, in the Guarantee's own words."""
     g = result.guarantee
-    paragraphs = [_sentence(f"A decided verdict of this audit holds {g.phrase}"),
-                  _sentence(f"Every interval shown: {g.interval_meaning}")]
+    paragraphs = [as_sentence(f"A decided verdict of this audit holds {g.phrase}"),
+                  as_sentence(f"Every interval shown: {g.interval_meaning}")]
     if g.note:
-        paragraphs.append(_sentence(f"This guarantee is weaker than the one asked for: {g.note}"))
+        paragraphs.append(as_sentence(f"This guarantee is weaker than the one asked for: {g.note}"))
     if g.assumes:
-        paragraphs.append(_sentence(f"What it assumes: {g.assumes}"))
+        paragraphs.append(as_sentence(f"What it assumes: {g.assumes}"))
     return (f"The guarantee of this audit: {g.caption}", paragraphs)
 
 
@@ -56,7 +56,7 @@ def engine_blocks(result) -> list[tuple[str, list[str]]]:
         found = [(engine.title or engine.name, list(found))]
     found = [(str(head), [str(p) for p in paras]) for head, paras in found]
     if not found:
-        found = [(f"The engine: {engine.title or engine.name}", [_sentence(engine.summary or engine.name)])]
+        found = [(f"The engine: {engine.title or engine.name}", [as_sentence(engine.summary or engine.name)])]
     return found
 
 
@@ -67,8 +67,8 @@ def glossary(result) -> tuple[str, list[str]]:
         f"• interval [lo, hi]: {g.interval_meaning}.",
     ]
     if g.kind == "probabilistic":
-        items.append("• δ: the failure probability of that node's interval (for a combined node, the sum of the δ's "
-                     "of its probabilities).")
+        items.append("• δ: the failure probability of that node's interval (for a combined node, the sum of the "
+                     "δ's of its probabilities).")
     if np.isfinite(result.trace_table.n).any():
         items.append(f"• n: the number of {unit} that counted for a probability (those satisfying its condition).")
     items.append(f"• step: the number of {unit} processed.")

@@ -1,7 +1,7 @@
 """The PDF layout (fpdf2, A4 portrait, DejaVu fonts shipped in ``fairaudit/report/fonts``).
 
-Pages, in order: summary (verdict, what was audited, the engine and its parameters) · specification and its tree · results per
-node · convergence of every comparison (and selected nodes) · Fair[...] rates · per-group
+Pages, in order: summary (verdict, what was audited, the engine and its parameters) · specification and its
+tree · results per node · convergence of every comparison (and selected nodes) · Fair[...] rates · per-group
 statistics of the data · methods appendix and software versions. Every page has a footer with the spec hash, the
 generation time and "page X of Y".
 """
@@ -287,7 +287,7 @@ def _nodes(pdf: ReportPDF, result):
              "threshold, the estimate and interval are those of the compared quantity, with the threshold beside "
              "the estimate: a < 0.1 holds when the whole interval is below 0.1 and is violated when it is above. A "
              "comparison of two quantities a < b shows their difference a − b against 0.")
-    text += " " + content._sentence(f"Every interval: {result.guarantee.interval_meaning}")
+    text += " " + content.as_sentence(f"Every interval: {result.guarantee.interval_meaning}")
     if show_n:
         text += f" n is the number of {result.unit} that counted for a probability."
     pdf.para(text, size=9, colour=GREY)
@@ -332,7 +332,8 @@ def _nodes(pdf: ReportPDF, result):
 
 
 CONVERGENCE_HELP = (
-    "How each comparison's bounds evolved over the audit. x axis: step (the number of {unit} processed). Blue line: the estimate; shaded band: the interval that contains the true value at that step; "
+    "How each comparison's bounds evolved over the audit. x axis: step (the number of {unit} processed). "
+    "Blue line: the estimate; shaded band: the interval that contains the true value at that step; "
     "dashed line: the threshold of the comparison (for a comparison of two quantities, the plot shows their "
     "difference and the threshold is 0). The comparison is decided once the whole band lies on one side of the "
     "threshold. The coloured strip under each plot is the comparison's verdict at each step; the solid vertical "
