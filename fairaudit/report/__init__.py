@@ -70,11 +70,17 @@ def _shape_problem(data: dict) -> str | None:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             return f"'{key}' should be a whole number"
     info = data.get("info") or {}
-    if "warnings" in info and not (isinstance(info["warnings"], list) and all(isinstance(w, str) for w in info["warnings"])):
-        return "'info.warnings' should be a list of sentences"
-    for key in ("unit", "assumption"):
-        if key in info and info[key] is not None and not isinstance(info[key], str):
-            return f"'info.{key}' should be a string"
+    # the typed fields, and where a result written before they existed kept them (``info``)
+    for where, holder in (("", data), ("info.", info)):
+        if "warnings" in holder and not (isinstance(holder["warnings"], list)
+                                         and all(isinstance(w, str) for w in holder["warnings"])):
+            return f"'{where}warnings' should be a list of sentences"
+        for key in ("unit", "assumption"):
+            if key in holder and holder[key] is not None and not isinstance(holder[key], str):
+                return f"'{where}{key}' should be a string"
+        for key in ("rows", "provenance", "guarantee"):
+            if key in holder and holder[key] is not None and not isinstance(holder[key], dict):
+                return f"'{where}{key}' should be a JSON object"
     for node in data["nodes"]:
         if not isinstance(node, dict) or not all(isinstance(node.get(k), str) for k in ("id", "text", "kind")):
             return "every node needs string 'id', 'text' and 'kind'"
@@ -113,14 +119,18 @@ def recorded_dataset(result):
 
 
 def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str] = (), title: str | None = None,
-              generated_at=None, load_dataset: bool = True) -> bytes:
+              generated_at=None, load_dataset: bool = True, on_progress=None) -> bytes:
     """The audit report as PDF bytes.
 
     ``dataset`` / ``model``: the ``Dataset`` / ``Model`` objects of the audit (or dicts of their facts, see
     ``fairaudit.report.content``); when absent, what the result recorded is used, and with ``load_dataset`` a
     built-in dataset named by the result is reloaded for the per-group statistics. ``selected_nodes``: node ids
     that also get a convergence plot (every comparison gets one). ``generated_at``: a ``datetime`` (default now).
+
+    ``on_progress(Progress)`` (``fairaudit.progress``) is told how far the report is, one unit per figure
+    rendered (the slow part) and one for the layout; returning False cancels the report (``FairauditError``).
     """
+    from fairaudit.progress import Progress
     from fairaudit.report import charts, content
     from fairaudit.report.groups import group_table
     from fairaudit.report.pdf import layout
@@ -140,26 +150,54 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
     model_facts = content.model_facts(result, model)
     title = title or content.default_title(result, data_facts, model_facts)
 
-    frame = result.to_frame()
-    tree = charts.tree_figure(result)
-    convergence = [(nid, charts.convergence_figure(result, frame, nid))
-                   for nid in content.chart_nodes(result, selected_nodes)]
-    rates = [(nid, charts.rates_figure(result, frame, nid)) for nid in content.fair_nodes(result)]
-    stats = group_fig = None
+    stats = None
     if data_obj is not None:
         use_model = model if model is not None and hasattr(model, "predict") else None
         try:
             stats = group_table(data_obj, use_model)
         except Exception as err:  # noqa: BLE001 - the report still has everything else
             note = f"Per-group statistics could not be computed: {err}"
-        if stats is not None and len(stats):
-            group_fig = charts.group_figure(stats.drop(columns=[c for c in ("sel", "sel_lo", "sel_hi")
-                                                                if c in stats]))
-        elif stats is not None or data_obj is not None:
-            note = note or "The dataset declares no protected attribute, so there are no groups to describe."
+        if stats is not None and not len(stats):
             stats = None
-    return layout(result, title=title, moment=moment, data_facts=data_facts, model_facts_=model_facts, tree=tree,
-                  convergence=convergence, rates=rates, stats=stats, group_fig=group_fig, group_note=note)
+        if stats is None and note is None:
+            note = "The dataset declares no protected attribute, so there are no groups to describe."
+
+    # one step has no convergence to plot (the node table says so)
+    over_steps = len(result.trace_table) > 1
+    chart_ids = content.chart_nodes(result, selected_nodes) if over_steps else []
+    rate_ids = content.fair_nodes(result) if over_steps else []
+    tasks = (["the specification tree"] + [f"the convergence of {nid}" for nid in chart_ids]
+             + [f"the rates of {nid}" for nid in rate_ids] + (["the group statistics"] if stats is not None else [])
+             + ["the pages"])
+    progress = Progress("Building the PDF report", len(tasks), "parts", on_progress)
+    queue = iter(tasks[1:] + [None])
+
+    def done():
+        """One part done; the message names the part being made now (the receiver may cancel)."""
+        if not progress.advance(message=next(queue) or "done"):
+            raise FairauditError("the report was cancelled")
+
+    if not progress(0, message=tasks[0]):
+        raise FairauditError("the report was cancelled")
+    frame = result.to_frame()
+    tree = charts.tree_figure(result)
+    done()
+    convergence = []
+    for nid in chart_ids:
+        convergence.append((nid, charts.convergence_figure(result, frame, nid)))
+        done()
+    rates = []
+    for nid in rate_ids:
+        rates.append((nid, charts.rates_figure(result, frame, nid)))
+        done()
+    group_fig = None
+    if stats is not None:
+        group_fig = charts.group_figure(stats.drop(columns=[c for c in ("sel", "sel_lo", "sel_hi") if c in stats]))
+        done()
+    pdf = layout(result, title=title, moment=moment, data_facts=data_facts, model_facts_=model_facts, tree=tree,
+                 convergence=convergence, rates=rates, stats=stats, group_fig=group_fig, group_note=note)
+    done()
+    return pdf
 
 
 def _node_order(nid: str):

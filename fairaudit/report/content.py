@@ -1,15 +1,20 @@
-"""What the report says, as plain data (no layout): facts about the audit, the verdict sentence, node rows.
+"""What the report says, as plain data (no layout): facts about the audit, the verdict, the parameters, node rows.
 
 Everything here reads an ``AuditResult`` (and optionally the ``Dataset`` / ``Model`` objects) and returns
-strings, dicts and lists, so it can be tested without building a PDF.
+strings, dicts and lists, so it can be tested without building a PDF. The report words nothing about an engine
+itself: the verdict sentence is ``AuditResult.headline`` / ``.sentence`` (``fairaudit.guarantee.verdict_sentence``),
+the guarantee's wording comes from ``result.guarantee`` (``Guarantee.phrase`` / ``interval_meaning`` / ``note`` /
+``assumes``), and the parameter table from the engine's declarations (``fairaudit.engines.get(result.engine)``:
+``Engine.title`` / ``summary``, ``Option.title`` / ``show`` / ``help``). A result whose engine is not installed
+here (an old file, a newer engine) still reads: its options are then listed as they were recorded.
 
 Where the dataset and model facts come from, first match wins per field:
 
 1. the ``dataset`` / ``model`` arguments (a ``Dataset`` / ``Model`` object, or a dict of the same fields);
-2. what the result recorded: ``result.info["dataset"]`` / ``result.info["model"]`` (dicts), or the same keys of
-   a ``result.meta`` dict when the result class has one;
-3. the monitor's ``options``: ``options["data"]`` (dataset name), ``options["model"]`` (``Model.describe()``),
-   ``options["pred"]`` (decision expression) and ``info["stream_length"]`` (rows audited).
+2. what the result recorded: ``result.provenance["dataset"]`` / ``["model"]`` (``AuditResult.from_json`` fills
+   them from the ``info`` of older files), and ``result.rows`` (which rows were audited);
+3. the inputs in ``result.options``: ``data`` (dataset name), ``model`` (``Model.describe()``) and ``pred``
+   (decision expression).
 
 Missing facts are shown as "not recorded", never guessed.
 """
@@ -18,51 +23,48 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import math
+import numbers
 import platform
 import re
 from importlib import metadata
 from typing import Any, Mapping
 
-from fairaudit.viz._format import clean
+from fairaudit.guarantee import format_interval
+from fairaudit.numbers import clean
 from fairaudit.viz.values import shown
 from fairaudit.viz.palette import VERDICTS, normalise_verdict
 
 NOT_RECORDED = "not recorded"
 
-#: verdict key -> (banner word, plain-language explanation)
+#: verdict key -> (banner word, what the verdict means, whichever the engine)
 HEADLINES = {
     "true": ("CERTIFIED TRUE",
              "The audit certifies that the decisions satisfy the specification."),
     "false": ("VIOLATED",
               "The audit shows that the decisions violate the specification."),
     "unknown": ("UNDECIDED",
-                "The evidence was not enough to decide either way at the required confidence. "
-                "This is not a pass: more data (or a looser confidence level) is needed."),
+                "The audit could not establish either outcome: its intervals are still too wide to decide the "
+                "specification. This is not a pass."),
 }
 
+#: node kind (of the specification language, the same for every engine) -> its name in the node table
 KIND_LABELS = {
     "and": "and", "or": "or", "not": "not", "cmp": "comparison", "add": "sum", "sub": "difference",
     "mul": "product", "div": "ratio", "neg": "negation", "const": "constant", "expect": "probability E[…]",
     "fair": "individual fairness",
 }
 
-#: option name -> what it means (the first page explains every option it lists)
-OPTION_HELP = {
-    "delta": "Δ: total probability that any reported bound is wrong",
-    "batch": "observations between two checks of the bounds",
-    "split": "how Δ is divided among the probabilities (see Methods)",
-    "bound": "confidence-sequence formula (see Methods)",
-    "order": ("order in which the rows were observed (shuffle: seeded random order, which the guarantee "
-              "assumes; given: file order)"),
-    "seed": "random seed (row shuffling, model training)",
-    "where": "only rows matching this condition were observed",
-    "pred": "decision expression used instead of a model",
-    "model": "model whose decisions were audited",
-    "data": "dataset the observations came from",
-    "stop": "stop observing as soon as the verdict is decided",
-    "time_budget": ("seconds the optimised δ split may spend searching for an earlier decision; after that the "
-                    "equal split decides and the audit still reads every row (no effect with the equal split)"),
-    "rows": "which rows were audited (held-out: those not used to train the model)",
+#: the inputs of every audit (``fairaudit.inputs.Inputs.describe``), the first rows of the parameter table; the
+#: dataset and the model have sections of their own, so only their names appear here
+INPUTS = ("data", "model", "pred", "where", "rows")
+INPUT_TITLES = {"data": "Dataset", "model": "Model", "pred": "Decisions", "where": "Rows matching",
+                "rows": "Rows"}
+INPUT_HELP = {
+    "data": "the dataset the audited rows come from (see Dataset)",
+    "model": "the model whose decisions were audited (see Decisions audited)",
+    "pred": "a condition over the rows used as the decision instead of a model (true = favourable)",
+    "where": "only the rows matching this condition were audited",
+    "rows": "which rows were audited (held-out: those the model was not trained on)",
 }
 
 
@@ -70,37 +72,40 @@ OPTION_HELP = {
 # numbers
 
 
+def _typeset(text: str) -> str:
+    """The library's number text as printed in the PDF: a real minus sign, ``∞``, ``—`` for a missing value."""
+    return text.replace("nan", "—").replace("inf", "∞").replace("-", "−")
+
+
 def num(value: Any, digits: int = 4) -> str:
-    """A number for the report: ``—`` when missing, ``∞`` when infinite, a real minus sign."""
+    """A number for the report by the library's one rule (``fairaudit.guarantee.format_interval``: ``digits``
+    significant digits, a subnormal is 0), typeset: ``—`` when missing, ``∞`` when infinite, a real minus sign.
+    A whole number given as an int stays whole."""
     if value is None:
         return "—"
     if isinstance(value, str):
-        if value in ("inf", "-inf"):
-            return "∞" if value == "inf" else "−∞"
-        return value
+        return _typeset(value) if value in ("inf", "-inf", "nan") else value
     try:
         x = float(clean(value))
     except (TypeError, ValueError):
         return str(value)
     if math.isnan(x):
         return "—"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    if x == 0:
-        return "0"
-    if x == int(x) and abs(x) < 1e9 and not isinstance(value, float):
-        text = str(int(x))
-    elif x != 0 and (abs(x) < 10 ** -digits or abs(x) >= 1e6):
-        text = f"{x:.{digits - 1}e}"
-    else:
-        text = f"{x:.{digits}f}"
-    return text.replace("-", "−")
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return _typeset(str(int(value)))
+    return _typeset(format_interval(x, x, digits))
 
 
 def interval(lo: Any, hi: Any, digits: int = 4) -> str:
+    """``[lo, hi]`` by the library's rule (a point interval is printed as its value), typeset as ``num``."""
     if _missing(lo) and _missing(hi):
         return "—"
-    return f"[{num(lo, digits)}, {num(hi, digits)}]"
+    a, b = (math.nan if _missing(v) else float(_unstring(v)) for v in (lo, hi))
+    return _typeset(format_interval(a, b, digits))
+
+
+def _unstring(v):
+    return float(v) if isinstance(v, str) else v
 
 
 def _missing(v) -> bool:
@@ -122,13 +127,9 @@ def count(value: Any) -> str:
 
 
 def recorded(result, key: str) -> dict:
-    """A dict the result recorded under ``key`` (``info[key]``, ``meta[key]``); empty when absent."""
-    for holder in (getattr(result, "meta", None), getattr(result, "info", None),
-                   (getattr(result, "info", None) or {}).get("meta") if isinstance(getattr(result, "info", None), dict)
-                   else None):
-        if isinstance(holder, Mapping) and isinstance(holder.get(key), Mapping):
-            return dict(holder[key])
-    return {}
+    """What the result recorded about its ``"dataset"`` or ``"model"`` (``result.provenance``); empty when absent."""
+    found = (getattr(result, "provenance", None) or {}).get(key)
+    return dict(found) if isinstance(found, Mapping) else {}
 
 
 def dataset_facts(result, dataset=None) -> dict:
@@ -146,7 +147,8 @@ def dataset_facts(result, dataset=None) -> dict:
     options = result.options or {}
     if out["name"] is None:
         out["name"] = options.get("data") or options.get("dataset")
-    out["audited_rows"] = (result.info or {}).get("stream_length")
+    audited = result.rows.get("audited") if isinstance(getattr(result, "rows", None), Mapping) else None
+    out["audited_rows"] = audited if isinstance(audited, int) and not isinstance(audited, bool) else None
     out["where"] = options.get("where")
     return out
 
@@ -216,14 +218,14 @@ def dataset_lines(facts: dict) -> list[tuple[str, str]]:
     audited = facts.get("audited_rows")
     if audited is not None and facts.get("rows") is not None and int(audited) == int(facts["rows"]) \
             and not facts.get("where"):
-        rows.append(("rows", f"{count(facts['rows'])} (all observed by the audit)"))
+        rows.append(("rows", f"{count(facts['rows'])} (all audited)"))
     else:
         rows.append(("rows", count(facts.get("rows"))))
         if audited is not None:
             text = count(audited)
             if facts.get("where"):
                 text += f" (the rows matching  {facts['where']})"
-            rows.append(("rows observed by the audit", text))
+            rows.append(("rows audited", text))
     rows.append(("content hash", f"sha256 {facts['content_hash']}" if facts.get("content_hash") else NOT_RECORDED))
     if facts.get("protected"):
         rows.append(("protected attributes", ", ".join(map(str, facts["protected"]))))
@@ -238,37 +240,65 @@ def _plain(v) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
-        return num(v, 6).rstrip("0").rstrip(".") if math.isfinite(v) else num(v)
+        return num(v, 6)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_plain(x) for x in v) + "]" if v else "none"
     return str(v)
 
 
+def engine_of(result):
+    """The engine that produced ``result`` (``fairaudit.engines.get``), or None when it is not installed here
+    (a result from another version, or from an engine this installation does not have)."""
+    from fairaudit import engines
+    from fairaudit.errors import FairauditError
+
+    try:
+        return engines.get(str(result.engine))
+    except (FairauditError, ImportError, AttributeError):
+        return None
+
+
+def engine_title(result) -> str:
+    engine = engine_of(result)
+    return (engine.title or engine.name) if engine is not None else str(result.engine)
+
+
 def option_rows(result) -> list[tuple[str, str, str]]:
-    """(option, value, meaning) for the engine and every option that is set, model/data excluded (listed
-    elsewhere); the options left unset are one last row ``("not set", "pred, where", "")``."""
-    rows = [("engine", result.engine, ENGINE_HELP.get(result.engine, ""))]
-    unset = []
-    for key in sorted(result.options or {}):
-        if key in ("data", "model", "dataset"):
-            continue
-        value = result.options[key]
+    """(parameter, value, meaning) for the parameter table, from the engine's declarations.
+
+    First the engine (its title and summary), then the inputs that were set (``INPUTS``; the dataset and the
+    model have sections of their own), then every option the result records in the engine's declaration order
+    (``Option.title`` / ``show`` / ``help``); options the engine does not declare (an engine not installed here,
+    an older result) are listed as recorded. Unset options are one last row ``("not set", titles, meanings)``."""
+    engine = engine_of(result)
+    options = dict(result.options or {})
+    if engine is not None:
+        rows = [("Engine", engine.title or engine.name, engine.summary or "")]
+    else:
+        rows = [("Engine", str(result.engine), "this engine is not installed here, so its options are listed "
+                 "as the result recorded them")]
+    unset: list[tuple[str, str]] = []
+
+    def add(title: str, value, shown_value: str, meaning: str):
         if value is None or value == "":
-            unset.append(key)
-            continue
-        rows.append((key, _plain(value), OPTION_HELP.get(key, "")))
+            unset.append((title, meaning))
+        else:
+            rows.append((title, shown_value, meaning))
+
+    for key in INPUTS:
+        if key in options and key not in ("data", "model"):
+            add(INPUT_TITLES[key], options[key], _plain(options[key]), INPUT_HELP[key])
+    declared = list(engine.all_options()) if engine is not None else []
+    for option in declared:
+        if option.name in options:
+            add(option.title, options[option.name], option.show(options[option.name]), option.help)
+    known = set(INPUTS) | {o.name for o in declared} | {"dataset"}
+    for key in sorted(k for k in options if k not in known):
+        add(key, options[key], _plain(options[key]), "")
     if unset:
-        rows.append(("not set", ", ".join(unset), "; ".join(f"{k}: {OPTION_HELP[k]}" for k in unset if k in OPTION_HELP)))
+        rows.append(("not set", ", ".join(t for t, _ in unset),
+                     "; ".join(f"{t}: {m}" for t, m in unset if m)))
     return rows
-
-
-ENGINE_HELP = {
-    "monitor": "statistical monitor (AVOIR): anytime-valid bounds from observed decisions",
-    "fairsquare": "verifier (FairSquare): sound bounds by volume computation",
-    "justicia": "verifier (Justicia): exact probabilities for the encoded distribution",
-    "fvgm": "verifier (FVGM): exact probabilities for the encoded distribution",
-    "fairquant": "verifier (FairQuant): sound certified / unfair / undecided fractions",
-}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -284,31 +314,42 @@ def verdict_colour(key: str) -> str:
     return VERDICTS.get(key, VERDICTS["unknown"])[1]
 
 
-def guarantee_sentence(result) -> str:
-    """``result.guarantee_headline`` ("certified true with probability ≥ 0.95 after 870 observations"),
-    capitalised; the reason for a weaker guarantee goes in the explanation, not the headline."""
-    try:
-        text = result.guarantee_headline
-    except Exception:  # a result class without the property: say what we know
-        text = f"{HEADLINES[verdict_key(result)][0].lower()} after {result.steps} steps"
+def as_sentence(text: str) -> str:
+    text = str(text).strip()
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
 def headline(result) -> dict:
-    """``word`` (banner), ``sentence`` (verdict + guarantee), ``explanation`` and ``colour``."""
+    """``word`` (banner), ``sentence`` (``result.headline``: the verdict and its guarantee), ``explanation``
+    (what the verdict means, what every interval means under the result's guarantee, and why that guarantee is
+    weaker than asked for, when it is) and ``colour``."""
     key = verdict_key(result)
     word, explanation = HEADLINES[key]
-    delta = _delta(result)
-    if delta:
-        explanation += (f" The probability that any bound in this report is wrong is at most {_plain(delta)} "
-                        f"(confidence {_percent(1 - delta)}).")
-        note = getattr(result, "guarantee_note", None)
-        if note:
-            explanation += f" This is weaker than the Δ asked for: {note}."
-    elif result.engine != "monitor":
-        explanation += " The bounds are sound: they hold with certainty for the model and input domain encoded."
-    return {"key": key, "word": word, "sentence": guarantee_sentence(result), "explanation": explanation,
+    g = result.guarantee
+    explanation += " " + as_sentence(f"Every interval in this report: {g.interval_meaning}")
+    if g.note:
+        explanation += " " + as_sentence(f"The guarantee is weaker than asked for: {g.note}")
+    return {"key": key, "word": word, "sentence": as_sentence(result.headline), "explanation": explanation,
             "colour": verdict_colour(key)}
+
+
+def progress_line(result) -> str:
+    """How far the run went, in the result's own unit."""
+    return f"The audit processed {count(result.steps)} {result.unit}."
+
+
+def partial_line(result) -> str | None:
+    """Why the run ended before its end (``result.stopped_reason``), or None for a complete run."""
+    reason = result.stopped_reason
+    return as_sentence(f"This result is partial: {reason}") if reason else None
+
+
+def worst_line(result) -> str | None:
+    """For a violated or undecided specification, the comparison that drove it (``result.worst_summary``)."""
+    if verdict_key(result) == "true":
+        return None
+    summary = result.worst_summary()
+    return f"The comparison furthest from being satisfied: {summary}." if summary else None
 
 
 def audit_context(result) -> list[tuple[str, str]]:
@@ -326,25 +367,14 @@ def audit_context(result) -> list[tuple[str, str]]:
 
 def result_warnings(result) -> list[str]:
     """Every warning the result carries (``AuditResult.warnings``), in order, without repeats."""
-    try:
-        found = list(getattr(result, "warnings", None) or [])
-    except Exception:  # noqa: BLE001 - a result class without warnings has none
-        found = []
+    found = list(getattr(result, "warnings", None) or [])
     return list(dict.fromkeys(str(w) for w in found if str(w).strip()))
 
 
-def _delta(result) -> float:
-    try:
-        if hasattr(result, "guarantee_delta"):
-            return float(result.guarantee_delta)
-        return float((result.options or {}).get("delta", 0.0) or 0.0)
-    except (TypeError, ValueError):
-        return 0.0
-
-
-def _percent(p: float) -> str:
-    text = f"{100 * p:.2f}".rstrip("0").rstrip(".")
-    return f"{text}%"
+def has_delta(result) -> bool:
+    """Whether any interval of the result has a failure probability (the node table's δ column), i.e. whether
+    its guarantee is a probabilistic one; sound and exact results have none to show."""
+    return result.guarantee.kind == "probabilistic"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -398,16 +428,6 @@ def chart_nodes(result, selected=()) -> list[str]:
 
 def fair_nodes(result) -> list[str]:
     return [n.id for n in result.node_info if n.kind == "fair"]
-
-
-def allocation_rows(result) -> list[tuple[str, str, str]]:
-    """(leaf, δ at the decision, δ displayed after it) from the monitor's ``info``; empty when not recorded."""
-    info = result.info or {}
-    final = info.get("allocation") or {}
-    decision = info.get("decision_deltas") or {}
-    keys = list(info.get("leaf_keys") or final.keys() or decision.keys())
-    return [(k, num(decision.get(k), 4) if k in decision else ("0 (not needed)" if decision else "—"),
-             num(final.get(k), 4) if k in final else "—") for k in keys]
 
 
 # ---------------------------------------------------------------------------------------------------------

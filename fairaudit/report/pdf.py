@@ -1,7 +1,7 @@
 """The PDF layout (fpdf2, A4 portrait, DejaVu fonts shipped in ``fairaudit/report/fonts``).
 
-Pages, in order: summary (verdict, what was audited, engine options) · specification and its tree · results per
-node (and the δ allocation) · convergence of every comparison (and selected nodes) · Fair[...] rates · per-group
+Pages, in order: summary (verdict, what was audited, the engine and its parameters) · specification and its
+tree · results per node · convergence of every comparison (and selected nodes) · Fair[...] rates · per-group
 statistics of the data · methods appendix and software versions. Every page has a footer with the spec hash, the
 generation time and "page X of Y".
 """
@@ -185,19 +185,12 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
     pdf.set_text_color(*INK)
     pdf.set_fill_color(255, 255, 255)
     pdf.set_y(bottom + 3)
-    stop = ("was decided after " + content.count(result.stop_step)) if result.stop_step is not None \
-        else "was not decided"
-    unit = (result.info or {}).get("unit", "observations" if result.engine == "monitor" else "steps")
-    partial = ""
-    info = result.info or {}
-    if info.get("complete") is False:
-        partial = " This audit was stopped before the end of its data: the result is partial."
-    if info.get("timed_out"):
-        partial += (" The optimised split's time budget was reached, so later decisions used the equal split of Δ "
-                    "(see Methods).")
-    pdf.para(head["explanation"] + f" The audit processed {content.count(result.steps)} {unit}; the verdict "
-             f"{stop}{' ' + unit if result.stop_step is not None else ''}.{partial}", size=10, h=5)
-    worst = _worst(result)
+    pdf.para(f"{head['explanation']} {content.progress_line(result)}", size=10, h=5)
+    partial = content.partial_line(result)
+    if partial:
+        pdf.ln(1)
+        pdf.para(partial, size=10, style="B", h=5)
+    worst = content.worst_line(result)
     if worst:
         pdf.ln(1)
         pdf.para(worst, size=9.5, h=4.8)
@@ -218,12 +211,12 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
     pdf.kv_table(content.dataset_lines(data_facts))
     pdf.heading("Decisions audited", size=12, space=2)
     pdf.kv_table(content.model_lines(model_facts_))
-    pdf.heading("Engine and options", size=12, space=2)
+    pdf.heading("Engine and parameters", size=12, space=2)
     rows = content.option_rows(result)
     pdf.set_font(SANS, "", 8.5)
-    with pdf.grid((28, 42, 110), line_height=3.9, padding=(0.7, 1.5)) as table:
+    with pdf.grid((32, 42, 106), line_height=3.9, padding=(0.7, 1.5)) as table:
         r = table.row()
-        for h in ("option", "value", "meaning"):
+        for h in ("parameter", "value", "meaning"):
             r.cell(h)
         for key, value, meaning in rows:
             r = table.row()
@@ -260,32 +253,6 @@ def _warning_box(pdf: ReportPDF, warnings: list[str]):
     pdf.set_y(y + head_h + body_h + 6)
 
 
-def _worst(result) -> str | None:
-    """For a violated or undecided spec, the comparison that drove it, in words."""
-    if content.verdict_key(result) == "true":
-        return None
-    try:
-        w = result.worst_node()
-    except Exception:  # noqa: BLE001
-        return None
-    if not w:
-        return None
-    label = {"false": "violated", "unknown": "undecided", "true": "certified true"}.get(w.get("verdict"), "undecided")
-    text = f"The comparison furthest from being satisfied is  {w['text']}  ({label})."
-    kids = result.node(w["id"]).children
-    if len(kids) == 2:
-        sides = []
-        for side, nid in zip(("left", "right"), kids):
-            node, f = result.node(nid), result.final_values(nid)
-            if node.kind == "const":
-                sides.append(f"its {side} side is the constant {content.num(f['estimate'])}")
-            else:
-                sides.append(f"its {side} side is estimated at {content.num(f['estimate'])} "
-                             f"(interval {content.interval(f['lo'], f['hi'])})")
-        text += " " + sides[0][:1].upper() + sides[0][1:] + "; " + sides[1] + "."
-    return text
-
-
 def _specification(pdf: ReportPDF, result, tree: charts.Figure):
     pdf.add_page()
     pdf.heading("Specification", space=0)
@@ -310,77 +277,63 @@ def _specification(pdf: ReportPDF, result, tree: charts.Figure):
 def _nodes(pdf: ReportPDF, result):
     pdf.add_page()
     pdf.heading("Results per node", space=0)
-    pdf.para("Every sub-expression of the specification at the end of the audit: its estimate, the interval that "
-             "contains its true value, the failure probability δ of that interval, and its verdict (comparisons "
-             "and and/or/not only; numbers have none). For a comparison against a threshold, the estimate and "
-             "interval are those of the compared quantity, with the threshold beside the estimate: a < 0.1 holds "
-             "when the whole interval is below 0.1 and is violated when it is above. A comparison of two "
-             "quantities a < b shows their difference a − b against 0. n is the number of observations of a "
-             "probability.",
-             size=9, colour=GREY)
-    pdf.ln(2)
     rows = content.node_rows(result)
+    show_delta = content.has_delta(result)
+    show_n = any(row["n"] for row in rows)
+    text = ("Every sub-expression of the specification at the end of the audit: its estimate, the interval that "
+            "contains its true value")
+    text += ", the failure probability δ of that interval" if show_delta else ""
+    text += (", and its verdict (comparisons and and/or/not only; numbers have none). For a comparison against a "
+             "threshold, the estimate and interval are those of the compared quantity, with the threshold beside "
+             "the estimate: a < 0.1 holds when the whole interval is below 0.1 and is violated when it is above. A "
+             "comparison of two quantities a < b shows their difference a − b against 0.")
+    text += " " + content.as_sentence(f"Every interval: {result.guarantee.interval_meaning}")
+    if show_n:
+        text += f" n is the number of {result.unit} that counted for a probability."
+    pdf.para(text, size=9, colour=GREY)
+    pdf.ln(2)
+    columns = [("id", 8, "id"), ("expression", 50, "expression"), ("kind", 18, "kind"), ("estimate", 26, "estimate"),
+               ("interval", 31, "interval")]
+    if show_delta:
+        columns.append(("δ", 14, "delta"))
+    if show_n:
+        columns.append(("n", 13, "n"))
+    columns.append(("verdict", 20, "verdict"))
     pdf.set_font(SANS, "", 8)
-    with pdf.grid((8, 50, 18, 26, 31, 14, 13, 20)) as table:
+    with pdf.grid(tuple(w for _, w, _ in columns)) as table:
         r = table.row()
-        for h in ("id", "expression", "kind", "estimate", "interval", "δ", "n", "verdict"):
+        for h, _, _ in columns:
             r.cell(h)
         for row in rows:
             r = table.row()
-            r.cell(row["id"], style=FontFace(color=GREY))
-            r.cell("   " * min(row["depth"], 4) + row["expression"], style=FontFace(family=MONO, size_pt=7.5))
-            r.cell(row["kind"])
-            r.cell(row["estimate"])
-            r.cell(row["interval"])
-            r.cell(row["delta"])
-            r.cell(row["n"])
-            if row["verdict"] == "term":
-                r.cell("—", style=FontFace(color=GREY))
-            else:
-                r.cell(row["verdict_label"], style=FontFace(emphasis="BOLD", color=rgb(content.verdict_colour(
-                    row["verdict"]))))
+            for _, _, key in columns:
+                if key == "id":
+                    r.cell(row["id"], style=FontFace(color=GREY))
+                elif key == "expression":
+                    r.cell("   " * min(row["depth"], 4) + row["expression"], style=FontFace(family=MONO, size_pt=7.5))
+                elif key == "verdict":
+                    if row["verdict"] == "term":
+                        r.cell("—", style=FontFace(color=GREY))
+                    else:
+                        r.cell(row["verdict_label"], style=FontFace(emphasis="BOLD", color=rgb(content.verdict_colour(
+                            row["verdict"]))))
+                else:
+                    r.cell(row[key])
     fair = [row for row in rows if row["raw_kind"] == "fair" and row["certified"] is not None]
     if fair:
         pdf.ln(2)
         pdf.para("Fair[…] nodes: " + "; ".join(
             f"{row['expression']}: certified {content.num(row['certified'], 3)}, unfair "
             f"{content.num(row['unfair'], 3)}, undecided {content.num(row['undecided'], 3)}" for row in fair), size=8.5)
-    alloc = content.allocation_rows(result)
-    if alloc and result.engine == "monitor":
-        pdf.heading("How the failure probability Δ was divided", size=12, space=4)
-        decided = result.stop_step is not None
-        pdf.para("δ of each distinct probability: at the check that decided the verdict (the optimised or equal "
-                 "split, see Methods), and as frozen for the rest of the audit (the unused budget is shared "
-                 "equally)." if decided else
-                 "The verdict was never decided; every interval is shown at the equal split Δ / k.",
-                 size=9, colour=GREY)
-        if decided:
-            pdf.ln(1)
-            pdf.set_font(SANS, "", 8)
-            with pdf.grid((110, 35, 35)) as table:
-                r = table.row()
-                for h in ("probability", "δ at the decision", "δ after the decision"):
-                    r.cell(h)
-                for key, d_dec, d_after in alloc:
-                    r = table.row()
-                    r.cell(key, style=FontFace(family=MONO, size_pt=7.5))
-                    r.cell(d_dec)
-                    r.cell(d_after)
-            info = result.info or {}
-            if info.get("decision_delta") is not None:
-                pdf.ln(1)
-                text = (f"Total δ used by the decision: {content.num(info['decision_delta'], 4)} "
-                        f"(≤ Δ = {content._plain(result.options.get('delta'))}).")
-                note = getattr(result, "guarantee_note", None)
-                if note:
-                    text += (f" These δ's were chosen from the data, so the verdict's guarantee is "
-                             f"1 − {content._plain(result.guarantee_delta)}, not 1 − Δ (see Methods).")
-                pdf.para(text, size=8.5)
+    if len(result.trace_table) <= 1:
+        pdf.ln(2)
+        pdf.para(f"The audit took a single step ({content.count(result.steps)} {result.unit}), so there is no "
+                 "convergence over steps to plot.", size=9, colour=GREY)
 
 
 CONVERGENCE_HELP = (
-    "How each comparison's bounds evolved as observations accumulated. x axis: step (number of observations "
-    "processed). Blue line: the estimate; shaded band: the interval that contains the true value at that step; "
+    "How each comparison's bounds evolved over the audit. x axis: step (the number of {unit} processed). "
+    "Blue line: the estimate; shaded band: the interval that contains the true value at that step; "
     "dashed line: the threshold of the comparison (for a comparison of two quantities, the plot shows their "
     "difference and the threshold is 0). The comparison is decided once the whole band lies on one side of the "
     "threshold. The coloured strip under each plot is the comparison's verdict at each step; the solid vertical "
@@ -393,7 +346,7 @@ def _convergence(pdf: ReportPDF, result, figures):
         return
     pdf.add_page()
     pdf.heading("Convergence of every comparison", space=0)
-    pdf.para(CONVERGENCE_HELP, size=9, colour=GREY)
+    pdf.para(CONVERGENCE_HELP.format(unit=result.unit), size=9, colour=GREY)
     pdf.ln(2)
     for node_id, fig in figures:
         info = result.node(node_id)
@@ -417,8 +370,8 @@ def _rates(pdf: ReportPDF, result, figures):
     pdf.heading("Individual fairness: certified / unfair / undecided", space=6)
     pdf.para("For each Fair[attribute] node: the fraction of individuals whose decision provably does not change "
              "when only the attribute changes (certified, blue), provably changes (unfair, red-orange), or is not "
-             "settled yet (undecided, grey), as the audit progressed (x axis: step, the number of observations). "
-             "The dashed vertical line marks the step at which the whole specification was decided.",
+             f"settled yet (undecided, grey), as the audit progressed (x axis: step, the number of {result.unit} "
+             "processed). The dashed vertical line marks the step at which the whole specification was decided.",
              size=9, colour=GREY)
     pdf.ln(2)
     for _node_id, fig in figures:

@@ -1,5 +1,7 @@
 """The PDF report (fairaudit.report) and `fairaudit report`: built from a real audit (Adult, logreg, two comparisons)
-and from a synthetic verifier result, read back with pypdf, page 1 rasterised with pdftoppm."""
+with the monitor and with the dataset engine, from a synthetic result of an engine that is not installed (a sound
+verifier), and from a result file in the format written before the engine contract; read back with pypdf, page 1
+rasterised with pdftoppm."""
 from __future__ import annotations
 
 import io
@@ -20,6 +22,7 @@ pytest.importorskip("fpdf")
 pytest.importorskip("vl_convert")
 
 from fairaudit.report import build_pdf, first_page_png, load_result, write_pdf  # noqa: E402
+from fairaudit.guarantee import Guarantee  # noqa: E402
 from fairaudit.report import content  # noqa: E402
 from fairaudit.trace import AuditResult, NodeInfo, Trace  # noqa: E402
 
@@ -58,9 +61,10 @@ def adult_pdf(adult_audit):
 
 
 def _synthetic_verifier() -> AuditResult:
-    """A verifier-style result (δ = 0, sound bounds) with a Fair node and rates, 20 refinement steps."""
-    infos = [NodeInfo("n0", None, "Fair[sex] > 0.9", "cmp", ("n1", "n2")),
-             NodeInfo("n1", "n0", "Fair[sex]", "fair"), NodeInfo("n2", "n0", "0.9", "const")]
+    """A verifier-style result (δ = 0, sound bounds) with a Fair node and rates, 20 refinement steps, from an
+    engine ("fairquant") that is not in the registry."""
+    infos = [NodeInfo("n0", None, "Fair[sex] > 0.9", "cmp", ("n1", "n2"), op=">"),
+             NodeInfo("n1", "n0", "Fair[sex]", "fair"), NodeInfo("n2", "n0", "0.9", "const", value=0.9)]
     k = 20
     steps = np.arange(1, k + 1)
     cert = np.linspace(0.5, 0.93, k)
@@ -81,7 +85,7 @@ def _synthetic_verifier() -> AuditResult:
                   fair(unfair), fair(und))
     stop = int(steps[np.argmax(cert > 0.9)])
     return AuditResult("Fair[sex] > 0.9", "fairquant", {"delta": 0.0, "domain": "box", "protected": "sex"}, "true",
-                       stop, k, infos, trace, {"unit": "refinement steps"})
+                       stop, k, infos, trace, guarantee=Guarantee("sound"), unit="refinement steps")
 
 
 def _text(pdf: bytes) -> str:
@@ -144,8 +148,9 @@ def test_real_audit_pdf_contents(adult_audit, adult_pdf):
     assert "Adult income audit" in text
     # the specification text (canonical form, as written in the result)
     assert _flat(result.spec) in text
-    # the verdict sentence with its guarantee, and the banner word
-    sentence = content.guarantee_sentence(result)
+    # the verdict sentence with its guarantee (the result's own), and the banner word
+    sentence = content.headline(result)["sentence"]
+    assert sentence.lower().startswith(result.headline.lower()[:40])
     assert _flat(sentence) in text
     assert content.headline(result)["word"] in text
     assert "with probability ≥ 0.95" in text
@@ -218,7 +223,7 @@ def test_report_from_json_alone(adult_audit, tmp_path):
     result = adult_audit[0]
     pdf = build_pdf(result.to_json(trace_every=10))
     text = _flat(_text(pdf))
-    assert _flat(content.guarantee_sentence(result)) in text
+    assert _flat(content.headline(result)["sentence"]) in text
     assert "Groups in the data" in text and "Female" in text and "base rate" in text
 
 
@@ -238,7 +243,7 @@ def test_cli_round_trip(adult_audit, tmp_path):
     assert "wrote" in proc.stdout and out.exists()
     text = _flat(_text(out.read_bytes()))
     assert _flat(result.spec) in text
-    assert _flat(content.guarantee_sentence(result)) in text
+    assert _flat(content.headline(result)["sentence"]) in text
     # default output path: RESULT with .pdf
     proc = _cli("report", str(src), "--no-data")
     assert proc.returncode == 0, proc.stderr
@@ -292,7 +297,8 @@ def test_number_formatting():
     assert content.num(-0.30281) == "−0.3028"
     assert content.num(math.inf) == "∞" and content.num("-inf") == "−∞"
     assert content.num(None) == "—" and content.num(math.nan) == "—"
-    assert content.interval(0.1, 0.2) == "[0.1000, 0.2000]"
+    assert content.interval(0.1, 0.2) == "[0.1, 0.2]" and content.interval(0.25, 0.25) == "0.25"  # one rule
+    assert content.num(0.123456) == "0.1235" and content.num(7) == "7"
     assert content.count(32561) == "32,561"
 
 
@@ -327,43 +333,38 @@ def test_node_table_names_the_parts_of_a_named_conjunction():
 
 
 def test_a_subnormal_bound_prints_as_zero_everywhere():
-    """An outward-rounded bound of 0 is a subnormal (-4.9e-324): the report, the tooltips and the dashboard all
-    print 0 (one rule, ``fairaudit.viz._format.clean``)."""
-    from fairaudit.ui.logic import _n
+    """An outward-rounded bound of 0 is a subnormal (-4.9e-324): the report and the tooltips print 0 (one rule,
+    ``fairaudit.numbers.clean``)."""
     from fairaudit.viz import _format
 
     tiny = -5e-324
-    assert content.num(tiny) == "0" and content.interval(tiny, 0.413) == "[0, 0.4130]"
-    assert _format.interval(tiny, 0.413) == "[0.000, 0.413]"
-    assert _n(tiny) == "0" and _n(2.2e-310) == "0"
+    assert content.num(tiny) == "0" and content.interval(tiny, 0.413) == "[0, 0.413]"
+    assert _format.interval(tiny, 0.413).startswith("[0") and "e" not in _format.interval(tiny, 0.413)
     assert content.num(1e-300) != "0"  # a small normal number is still itself
 
 
 def _ratio_nodes(estimate_ratio=0.139, threshold=0.8):
     return [
-        {"id": "n0", "parent": None, "kind": "cmp", "text": f"E[a] / E[b] >= {threshold}",
+        {"id": "n0", "parent": None, "kind": "cmp", "op": ">=", "text": f"E[a] / E[b] >= {threshold}",
          "final": {"estimate": estimate_ratio - threshold, "lo": 0.1 - threshold, "hi": 0.2 - threshold,
                    "delta": 0.05, "verdict": "false"}},
-        {"id": "n1", "parent": "n0", "kind": "div", "text": "E[a] / E[b]",
+        {"id": "n1", "parent": "n0", "kind": "div", "op": "/", "text": "E[a] / E[b]",
          "final": {"estimate": estimate_ratio, "lo": 0.1, "hi": 0.2, "delta": 0.05, "verdict": None}},
         {"id": "n2", "parent": "n1", "kind": "expect", "text": "E[a]", "final": {"estimate": 0.1}},
         {"id": "n3", "parent": "n1", "kind": "expect", "text": "E[b]", "final": {"estimate": 0.7}},
-        {"id": "n4", "parent": "n0", "kind": "const", "text": str(threshold),
+        {"id": "n4", "parent": "n0", "kind": "const", "value": threshold, "text": str(threshold),
          "final": {"estimate": threshold, "lo": threshold, "hi": threshold}},
     ]
 
 
 def test_a_comparison_shows_its_left_side_beside_the_threshold_not_lhs_minus_threshold():
-    from fairaudit.ui.logic import node_facts
     from fairaudit.viz.tree import tree_frame
 
     nodes = _ratio_nodes()
     frame, _ = tree_frame(nodes)
     tip = frame.set_index("id").loc["n0"]
     assert tip["estimate"].startswith("0.139") and "≥ 0.8" in tip["estimate"] and "0.661" not in tip["estimate"]
-    assert tip["interval"] == "[0.100, 0.200]"
-    facts = node_facts("n0", nodes)
-    assert facts["value"] == "0.139" and facts["threshold"] == "≥ 0.8"
+    assert tip["interval"].startswith("[0.1") and "0.7" not in tip["interval"]
 
     class _R:  # the node table reads result.nodes and result.node(id).children
         def __init__(self, nodes):
@@ -373,8 +374,8 @@ def test_a_comparison_shows_its_left_side_beside_the_threshold_not_lhs_minus_thr
             return type("I", (), {"children": tuple(n["id"] for n in nodes if n["parent"] == nid)})()
 
     rows = {r["id"]: r for r in content.node_rows(_R(nodes))}
-    assert rows["n0"]["estimate"] == "0.1390 (≥ 0.8)" and rows["n0"]["interval"] == "[0.1000, 0.2000]"
-    assert rows["n0"]["margin"] == "−0.6610"  # the difference only under its own label
+    assert rows["n0"]["estimate"] == "0.139 (≥ 0.8)" and rows["n0"]["interval"] == "[0.1, 0.2]"
+    assert rows["n0"]["margin"] == "−0.661"  # the difference only under its own label
 
 
 def test_a_figure_caption_is_never_orphaned_on_a_page_of_its_own():
@@ -398,24 +399,189 @@ def test_a_figure_caption_is_never_orphaned_on_a_page_of_its_own():
     assert placed == [2] and pdf.page_no() == 2  # image and caption went to the next page together
 
 
-def test_time_budget_is_described_as_what_it_does():
-    """The engine's time budget limits the optimised split's search; the audit still reads every row. The
-    report and the dashboard use the same sentence (``content.OPTION_HELP``)."""
-    text = content.OPTION_HELP["time_budget"]
-    assert "optimised" in text and "every row" in text and "optimiser (seconds)" not in text
+def test_parameter_table_comes_from_the_engine_declarations(adult_audit):
+    """Every option's title, shown value and meaning are the engine's declarations (``Option.title`` / ``show`` /
+    ``help``), the engine row its title and summary; an unset option is listed with its meaning."""
+    from fairaudit import engines
+
+    result = adult_audit[0]
+    engine = engines.get(result.engine)
+    rows = {title: (value, meaning) for title, value, meaning in content.option_rows(result)}
+    assert rows["Engine"] == (engine.title, engine.summary)
+    for option in engine.all_options():
+        value = result.options.get(option.name)
+        if value is not None:
+            assert rows[option.title] == (option.show(value), option.help)
+    unset_titles, unset_help = rows["not set"]
+    budget = engine.option("time_budget")
+    assert budget.title in unset_titles and budget.help in unset_help
+    assert rows["Rows"][0] == "held-out" and "held-out" in rows["Rows"][1]
+
+
+def test_an_engine_not_installed_here_lists_its_options_as_recorded():
+    result = _synthetic_verifier()
+    rows = {title: (value, meaning) for title, value, meaning in content.option_rows(result)}
+    assert rows["Engine"][0] == "fairquant" and "not installed" in rows["Engine"][1]
+    assert rows["domain"] == ("box", "") and rows["protected"] == ("sex", "")
 
 
 def test_first_page_lists_rows_assumption_and_warnings(adult_audit):
+    import dataclasses
+
     result, ds, model = adult_audit
-    info = dict(result.info)
-    info["rows"] = {"text": "8,141 held-out rows of adult (not used to train the model)"}
-    info["assumption"] = "the rows arrive in random order (shuffled with seed 0)"
-    info["warnings"] = ["the verdict changed after it was first decided"]
-    changed = AuditResult(result.spec, result.engine, result.options, result.verdict, result.stop_step,
-                          result.steps, result.node_info, result.trace_table, info, result.tree)
+    changed = dataclasses.replace(
+        result, rows={"text": "8,141 held-out rows of adult (not used to train the model)", "audited": 8141},
+        guarantee=Guarantee("probabilistic", 0.05, assumes="the rows arrive in random order (shuffled with seed 0)"),
+        warnings=["the verdict changed after it was first decided"])
     pdf = build_pdf(changed, dataset=ds, model=model)
     first = pypdf.PdfReader(io.BytesIO(pdf)).pages[0].extract_text()
     flat = " ".join(first.split())
     assert "8,141 held-out rows of adult" in flat
     assert "random order (shuffled with seed 0)" in flat
     assert "Warning" in flat and "the verdict changed after it was first decided" in flat
+
+
+# ------------------------------------------------------------------------------------------------ issue 13
+
+
+def test_monitor_pdf_words_its_guarantee_as_a_probability(adult_audit, adult_pdf):
+    result = adult_audit[0]
+    text = _flat(_text(adult_pdf))
+    assert result.guarantee.kind == "probabilistic"
+    assert "with probability ≥ 0.95" in text
+    assert _flat(result.guarantee.interval_meaning) in text
+    assert f"step: the number of {result.unit} processed" in text  # the glossary in the result's unit
+
+
+@pytest.fixture(scope="module")
+def dataset_audit(adult_audit):
+    from fairaudit.api import audit
+
+    _, ds, model = adult_audit
+    return audit(ds, SPEC, engine="dataset", model=model)
+
+
+def test_dataset_engine_pdf_says_exact_and_never_a_probability(dataset_audit):
+    result = dataset_audit
+    assert result.guarantee.kind == "exact"
+    pdf = build_pdf(result, load_dataset=False)
+    text = _flat(_text(pdf))
+    assert _flat(content.headline(result)["sentence"]) in text
+    assert "exactly on these" in text and "not the population" in text
+    assert _flat(result.guarantee.interval_meaning) in text
+    assert "probability ≥" not in text and "confidence sequence" not in text
+    assert "observations" not in text
+    # the engine's own methods text and the glossary in its unit
+    from fairaudit import engines
+
+    for heading, _ in engines.get("dataset").methods(result.options):
+        assert _flat(heading) in text
+    assert "step: the number of rows processed" in text
+    # one step: no δ column, no convergence plots
+    assert "Convergence of every comparison" not in text and "single step" in text
+    assert " δ " not in _flat(pypdf.PdfReader(io.BytesIO(pdf)).pages[2].extract_text() or "")
+
+
+def test_sound_result_of_an_unknown_engine_is_worded_as_sound():
+    result = _synthetic_verifier()
+    text = _flat(_text(build_pdf(result, load_dataset=False)))
+    assert "with certainty (sound bounds)" in text
+    assert _flat(Guarantee("sound").interval_meaning) in text
+    assert "probability ≥" not in text
+    assert "step: the number of refinement steps processed" in text
+    assert "fairquant engine is not installed" in text
+
+
+def test_partial_result_says_why_it_stopped(adult_audit):
+    import dataclasses
+
+    result = dataclasses.replace(adult_audit[0], complete=False, timed_out=True,
+                                 options={**adult_audit[0].options, "time_budget": 2.0})
+    text = _flat(_text(build_pdf(result, load_dataset=False)))
+    assert "This result is partial" in text and _flat(result.stopped_reason) in text
+
+
+def test_build_pdf_reports_progress_and_can_be_cancelled():
+    from fairaudit.errors import FairauditError
+
+    result = _synthetic_verifier()
+    seen = []
+    build_pdf(result, load_dataset=False, on_progress=lambda p: seen.append((p.done, p.total, p.text())))
+    dones = [d for d, _, _ in seen]
+    total = seen[0][1]
+    assert total == 1 + 1 + 1 + 1  # the tree, one comparison, one Fair node's rates, the pages
+    assert dones == sorted(dones) and len(set(dones)) == len(dones)  # increasing
+    assert dones[0] == 0 and dones[-1] == total and all(t == total for _, t, _ in seen)
+    assert all(text.startswith("Building the PDF report") for _, _, text in seen)
+    calls = []
+    with pytest.raises(FairauditError, match="cancelled"):
+        build_pdf(result, load_dataset=False, on_progress=lambda p: calls.append(p.done) or len(calls) < 2)
+    assert len(calls) == 2
+
+
+def _old_format() -> dict:
+    """A result as `fairaudit audit --json` wrote it before the engine contract: the guarantee, unit, rows,
+    warnings and provenance in ``info``, no ``guarantee`` / ``unit`` / ``provenance`` fields, no node ``op``."""
+    nodes = [
+        {"id": "n0", "parent": None, "text": "E[pred | sex == \"Female\"] < 0.9", "kind": "cmp",
+         "final": {"estimate": -0.6, "lo": -0.7, "hi": -0.5, "delta": 0.05, "verdict": "true"}},
+        {"id": "n1", "parent": "n0", "text": "E[pred | sex == \"Female\"]", "kind": "expect",
+         "final": {"estimate": 0.3, "lo": 0.2, "hi": 0.4, "delta": 0.05, "verdict": None, "n": 40}},
+        {"id": "n2", "parent": "n0", "text": "0.9", "kind": "const",
+         "final": {"estimate": 0.9, "lo": 0.9, "hi": 0.9, "delta": 0, "verdict": None}},
+    ]
+    trace = []
+    for step, (lo, hi) in zip((10, 20, 30), ((0.0, 0.95), (0.1, 0.6), (0.2, 0.4))):
+        trace += [
+            {"step": step, "node": "n0", "estimate": 0.3 - 0.9, "lo": lo - 0.9, "hi": hi - 0.9, "delta": 0.05,
+             "verdict": "unknown" if hi >= 0.9 else "true"},
+            {"step": step, "node": "n1", "estimate": 0.3, "lo": lo, "hi": hi, "delta": 0.05, "verdict": None,
+             "n": step // 2},
+            {"step": step, "node": "n2", "estimate": 0.9, "lo": 0.9, "hi": 0.9, "delta": 0, "verdict": None},
+        ]
+    return {
+        "spec": "E[pred | sex == \"Female\"] < 0.9", "engine": "monitor",
+        "options": {"data": "toy", "model": None, "pred": "income == 1", "where": None, "order": "shuffle",
+                    "seed": 0, "rows": "all", "time_budget": None, "delta": 0.05, "batch": 10, "split": "equal",
+                    "bound": "hoeffding", "stop": False},
+        "verdict": "true", "stop_step": 20, "steps": 30, "nodes": nodes, "trace": trace,
+        "info": {"unit": "observations", "checks": 3, "stream_length": 30, "complete": True, "timed_out": False,
+                 "guarantee_delta": 0.05, "verdict_step": 20, "warnings": ["an old warning"],
+                 "assumption_broken": False, "rows": {"policy": "all", "audited": 30, "total": 30,
+                                                      "text": "all 30 rows of toy"},
+                 "assumption": "the rows were shuffled (seed 0) before streaming",
+                 "dataset": {"name": "toy", "rows": 30, "content_hash": "ab" * 32, "source": "toy.csv",
+                             "label": "income", "favourable": "1", "protected": ["sex"]},
+                 "model": None},
+    }
+
+
+def test_a_result_file_of_the_old_format_still_makes_a_report(tmp_path):
+    old = _old_format()
+    result = load_result(old)
+    assert result.unit == "observations" and result.rows_text == "all 30 rows of toy"
+    text = _flat(_text(build_pdf(old, load_dataset=False)))
+    assert "Certified true with probability ≥ 0.95 after 20 observations" in text
+    assert "all 30 rows of toy" in text and "an old warning" in text
+    assert "shuffled (seed 0)" in text and "ab" * 32 in text.replace(" ", "")
+    src = tmp_path / "old.json"
+    src.write_text(json.dumps(old))
+    proc = _cli("report", str(src), "--pdf", str(tmp_path / "old.pdf"))
+    assert proc.returncode == 0, proc.stderr
+    assert "verdict true" in proc.stdout and (tmp_path / "old.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_no_report_file_names_an_engine_or_words_a_monitor_concept():
+    """The report takes every engine-specific word from the engine and the guarantee (issue 13)."""
+    import pathlib
+    import re
+
+    import fairaudit.report as report
+
+    words = r"engine\s*[!=]=|monitor|observation|hoeffding|betting|\bbatch\b|δ split|optimi[sz]"
+    forbidden = re.compile(rf"(?i:{words})|Δ")  # Δ on its own: δ (a trace column of every engine) is allowed
+    folder = pathlib.Path(report.__file__).parent
+    files = sorted(folder.glob("*.py")) + [folder.parent / "commands" / "report.py"]
+    for path in files:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            assert not forbidden.search(line), f"{path.name}:{number}: {line.strip()}"
