@@ -5,7 +5,6 @@ prints it where the figure would be.
 """
 from __future__ import annotations
 
-import inspect
 import struct
 from dataclasses import dataclass
 
@@ -35,16 +34,6 @@ def render(chart, scale: float = SCALE) -> bytes:
     return to_png(chart, scale=scale)
 
 
-def _with(fn, **optional) -> dict:
-    """The keyword arguments among ``optional`` that ``fn`` accepts: the result's ``unit`` and ``guarantee`` for
-    the charts that word the x axis and δ from them (``fairaudit.viz`` takes them as ``unit=`` / ``guarantee=``)."""
-    try:
-        accepted = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return {}
-    return {k: v for k, v in optional.items() if k in accepted}
-
-
 def _safe(make, caption: str) -> Figure:
     try:
         return Figure(render(make()), caption)
@@ -58,8 +47,7 @@ def tree_figure(result) -> Figure:
     nodes = result.nodes
     depth = _depth(nodes)
     height = int(min(620, max(240, 110 * (depth + 1) + 60)))
-    extra = _with(tree_chart, guarantee=result.guarantee)
-    return _safe(lambda: tree_chart(nodes, width=640, height=height, **extra),
+    return _safe(lambda: tree_chart(nodes, width=640, height=height, guarantee=result.guarantee),
                  "The specification as a tree; every node is coloured by its final verdict "
                  "(grey: a number, which has no verdict).")
 
@@ -75,9 +63,8 @@ def convergence_figure(result, frame: pd.DataFrame, node_id: str) -> Figure:
     from fairaudit.viz import convergence_chart
 
     nodes = result.nodes
-    extra = _with(convergence_chart, unit=result.unit, guarantee=result.guarantee)
     return _safe(lambda: convergence_chart(frame, node_id, nodes, stop_step=result.stop_step, width=720,
-                                           height=190, **extra), "")
+                                           height=190, unit=result.unit, guarantee=result.guarantee), "")
 
 
 def rates_figure(result, frame: pd.DataFrame, node_id: str) -> Figure:
@@ -86,9 +73,8 @@ def rates_figure(result, frame: pd.DataFrame, node_id: str) -> Figure:
     text = result.node(node_id).text
     if not has_rates(frame, node_id):
         return Figure(None, text, "the trace records no certified / unfair / undecided rates for this node")
-    extra = _with(rates_chart, unit=result.unit)
     return _safe(lambda: rates_chart(frame, node_id, width=720, height=200, title=text,
-                                     stop_step=result.stop_step, **extra), "")
+                                     stop_step=result.stop_step, unit=result.unit), "")
 
 
 def group_figure(stats: pd.DataFrame) -> Figure:
