@@ -117,10 +117,12 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
                     yield result()
                     return
             progress(batch.done, batch.total)
-            if progress.cancelled:
+            # a batch that reaches the total is the whole run: stopping there must not call the result incomplete
+            finished = batch.total is not None and batch.done >= batch.total
+            if progress.cancelled and not finished:
                 yield result()
                 return
-            if ctx.expired():
+            if ctx.expired() and not finished:
                 state["timed_out"] = True
                 yield result()
                 return
