@@ -100,7 +100,7 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
                 missing = [k for k in cs.leaf_keys if k not in batch.leaves]
                 if missing:
                     raise RuntimeError(f"engine {engine.name} gave no value for leaf {missing[0]!r}")
-                if builder.size and steps[0] <= builder.view().steps[-1]:
+                if (builder.size and steps[0] <= builder.view().steps[-1]) or (np.diff(steps) <= 0).any():
                     raise RuntimeError(f"engine {engine.name} yielded steps out of order")
                 part = Trace.from_values(steps, node_ids, evaluate(spec, batch.leaves))
                 decided = np.flatnonzero(part.verdict[:, 0] != UNKNOWN)
