@@ -787,7 +787,8 @@ def check_option_values_run(engine, cases=None) -> None:
     case = _cases(engine, cases)[0]
     for options in variants:
         r = _run(engine, case, **options).result
-        where = Case(f"{case.name} with {options}", case.spec, lambda: None)
+        where = Case(f"{case.name} with " + ", ".join(f"{k}={v}" for k, v in options.items()), case.spec,
+                     lambda: None)
         for invariant in (_steps_increasing, _intervals_ordered, _delta, _stop_step):
             invariant(where, r)
 
