@@ -345,9 +345,8 @@ def check_declarations(engine, cases=None) -> None:
 
 def _bad_values(option) -> list:
     """Values ``option.validate`` must refuse: the wrong type, out of range, an unknown choice."""
-    wrong_type = {float: ["a lot", True, math.nan, math.inf], int: ["many", 1.5, True],
-                  str: [3, 0.5, True], bool: ["yes", 1, None if option.default is None else 0.5]}[option.type]
-    bad = [v for v in wrong_type if v is not None]
+    bad = {float: ["a lot", True, math.nan, math.inf], int: ["many", 1.5, True], str: [3, 0.5, True],
+           bool: ["yes", 1, 0.5]}[option.type]
     if option.default is not None:
         bad.append(None)  # a required option cannot be emptied
     if option.type in (int, float):
@@ -392,11 +391,11 @@ def check_options_validated(engine, cases=None) -> None:
     expected = {o.name for o in engine.all_options()}
     if set(resolved) != expected:
         _fail(None, f"resolve_options({{}}) gives {sorted(resolved)}, expected every option {sorted(expected)}")
-    for name in ("no_such_option", "Delta " if "delta" in expected else "delta_"):
+    for name in ("no_such_option", "seed_"):  # unknown, and a near miss of an option of every run
         try:
             engine.resolve_options({name: 1})
         except FairauditError as err:
-            if name.strip() not in str(err):
+            if name not in str(err):
                 _fail(None, f"resolve_options refuses {name!r} without naming it: {err}")
         else:
             _fail(None, f"resolve_options accepts the unknown option {name!r}")
