@@ -150,9 +150,10 @@ def test_train_out_defaults_to_a_safe_extension(tmp_path, credit_csv):
     done = fairaudit("train", *common, "--kind", "gbm", "--out", str(tmp_path / "m"))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "m.skops").is_file() and not (tmp_path / "m").exists()
+    assert done.stderr == ""  # no progress line when stderr is not a terminal
     assert f"saved to {tmp_path / 'm.skops'}" in done.stdout
     done = fairaudit("train", *common, "--kind", "mlp", "--out", str(tmp_path / "n"))
-    assert done.returncode == 0 and (tmp_path / "n.pt").is_file(), done.stderr
+    assert done.returncode == 0 and (tmp_path / "n.pt").is_file() and done.stderr == "", done.stderr
     assert "--out PATH" in fairaudit("train", "--help").stdout and ".skops" in fairaudit("train", "--help").stdout
 
 
@@ -188,3 +189,56 @@ def test_mlp_size_limit_is_checked_against_the_inputs(tmp_path):
     assert parameter_count(1, [250_000]) < MAX_PARAMETERS < parameter_count(7, [250_000])
     with pytest.raises(ModelError, match="on 7 inputs has 2,250,001 weights and biases; the limit is 2,000,000"):
         models.train(data, "mlp", hidden=[250_000], epochs=1)
+
+
+# ---- issue 13: progress on a terminal ----------------------------------------------------------
+
+
+class Terminal:
+    """A stderr that says it is a terminal and keeps what is written to it."""
+
+    def __init__(self):
+        self.text = ""
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return True
+
+
+def test_train_shows_one_updating_progress_line_on_a_terminal(tmp_path, credit_csv, monkeypatch, capsys):
+    from fairaudit.cli import main
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    code = main(["train", "--data", str(credit_csv), "--label", "outcome", "--favourable", "good",
+                 "--kind", "gbm", "--param", "max_iter=30", "--out", str(tmp_path / "m.skops")])
+    assert code == 0
+    updates = terminal.text.split("\r")
+    assert "Training gbm: 100%" in terminal.text and "\n" not in terminal.text  # one line, rewritten in place
+    assert updates[-1] == "" and updates[-2].strip() == ""  # erased at the end: stdout follows on a clean line
+    assert "trained gbm" in capsys.readouterr().out
+
+
+def test_progress_line_is_throttled_and_cut_to_the_terminal_width(monkeypatch):
+    import os
+    import shutil
+
+    from fairaudit.commands.train import ProgressLine
+    from fairaudit.progress import Progress
+
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((60, 24)))
+    terminal = Terminal()
+    line = ProgressLine(terminal, every=3600)
+    progress = Progress("Training " + "x" * 100, 10, "epochs", line)
+    for done in range(1, 11):
+        progress(done)
+    shown = terminal.text.split("\r")[1:]
+    assert len(shown) == 2  # the first report, then (throttled) only the last one, at 100 %
+    assert all(len(part) == 59 for part in shown)  # cut to the terminal's width (less one column)
+    line.close()
+    assert terminal.text.endswith("\r" + " " * 59 + "\r")

@@ -24,7 +24,7 @@ from fairaudit.models.base import (FORMAT, FORMAT_VERSION, Model, Standardiser, 
                                   write_atomic)
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import ReluNet
-from fairaudit.models.training import MAX_MLP_PARAMETERS
+from fairaudit.models.training import MAX_MLP_PARAMETERS, report
 
 DEFAULTS = {"hidden": [16, 16], "epochs": 8, "batch_size": 256, "lr": 0.01, "weight_decay": 0.0}
 MAX_PARAMETERS = MAX_MLP_PARAMETERS  # weights + biases of one network
@@ -81,8 +81,11 @@ def mlp_params(params: dict) -> dict:
     return merged
 
 
-def fit_mlp(encoding: Encoding, X: np.ndarray, y: np.ndarray, seed: int, params: dict):
-    """Train the network on encoded rows; returns (net, standardiser, effective params)."""
+def fit_mlp(encoding: Encoding, X: np.ndarray, y: np.ndarray, seed: int, params: dict, progress=None):
+    """Train the network on encoded rows; returns (net, standardiser, effective params).
+
+    ``progress`` (a :class:`fairaudit.progress.Progress` or None) is told the epochs done after every batch
+    (fractions of an epoch); TrainingCancelled when its receiver asks to stop."""
     params = mlp_params(params)
     scaler = Standardiser.fit(X, encoding.numeric_mask)
     inputs = torch.from_numpy(scaler(X))
@@ -93,14 +96,18 @@ def fit_mlp(encoding: Encoding, X: np.ndarray, y: np.ndarray, seed: int, params:
     shuffle = torch.Generator().manual_seed(seed)
     optimiser = torch.optim.Adam(net.parameters(), lr=params["lr"], weight_decay=params["weight_decay"])
     loss_fn = nn.BCEWithLogitsLoss()
+    epochs = params["epochs"]
+    report(progress, 0, epochs, "epochs")
     net.train()
-    for _ in range(params["epochs"]):
+    for epoch in range(epochs):
         order = torch.randperm(len(inputs), generator=shuffle)
-        for batch in order.split(params["batch_size"]):
+        batches = order.split(params["batch_size"])
+        for i, batch in enumerate(batches):
             optimiser.zero_grad()
             loss = loss_fn(net(inputs[batch])[:, 0], targets[batch])
             loss.backward()
             optimiser.step()
+            report(progress, epoch + (i + 1) / len(batches))
     net.eval()
     return net, scaler, params
 

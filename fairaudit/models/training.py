@@ -11,6 +11,7 @@ import pandas as pd
 from fairaudit.errors import ModelError
 from fairaudit.models.base import Model
 from fairaudit.models.encoding import Encoding
+from fairaudit.progress import OnProgress, Progress
 
 KINDS = ("logreg", "tree", "gbm", "mlp")
 KIND_HELP = {
@@ -21,6 +22,21 @@ KIND_HELP = {
 }
 MAX_MLP_PARAMETERS = 2_000_000  # weights + biases of an mlp (16 MB in float64); checked before allocating
 MAX_GROUP_VALUES = 20  # a protected column with more distinct values is split at its median instead
+
+
+class TrainingCancelled(ModelError):
+    """The receiver of training progress asked to stop (``on_progress`` returned False); no model was made."""
+
+
+def report(progress: Progress | None, done: float, total: float | None = None, unit: str | None = None) -> None:
+    """Tell ``progress`` (None: nobody listens) how far training is; TrainingCancelled once its receiver asked
+    to stop. Reporting never changes what is trained."""
+    if progress is None:
+        return
+    if unit is not None:
+        progress.unit = unit
+    if not progress(done, total):
+        raise TrainingCancelled("training cancelled")
 
 
 def check_kind(kind: str) -> str:
@@ -58,7 +74,7 @@ def split_rows(y: np.ndarray, seed: int = 0, test_size: float = 0.25) -> tuple[n
 
 
 def train(dataset, kind: str, *, seed: int = 0, test_size: float = 0.25, exclude: Sequence[str] = (),
-          **params) -> Model:
+          on_progress: OnProgress = None, **params) -> Model:
     """Train a model of ``kind`` (logreg, tree, gbm, mlp) on ``dataset``.
 
     The rows are split (stratified on the label, seeded) into a training part and a held-out part of
@@ -67,6 +83,10 @@ def train(dataset, kind: str, *, seed: int = 0, test_size: float = 0.25, exclude
     every feature column except those in ``exclude`` (use it for "fairness through unawareness").
     ``params`` go to the learner (e.g. ``max_depth=4`` for tree, ``hidden=[32]`` for mlp).
     The same data, kind, seed and params give the same model.
+
+    ``on_progress(Progress)`` (see :mod:`fairaudit.progress`), when given, is told how far the fit is: mlp per
+    batch in epochs, gbm per boosting iteration, logreg and tree in one step. Returning False from it stops
+    training at the next report with :class:`TrainingCancelled`. The model is the same with or without it.
     """
     check_kind(kind)
     y = training_labels(dataset)
@@ -95,15 +115,16 @@ def train(dataset, kind: str, *, seed: int = 0, test_size: float = 0.25, exclude
     meta = {"seed": seed, "test_size": test_size, "exclude": list(exclude),
             "trained_on": training_record(dataset)}
 
+    progress = None if on_progress is None else Progress(f"Training {kind}", None, "steps", on_progress)
     if kind == "mlp":
         from fairaudit.models.mlp import MLPModel, fit_mlp  # torch is imported only when needed
 
-        net, scaler, used = fit_mlp(encoding, X, y[train_idx], seed, params)
+        net, scaler, used = fit_mlp(encoding, X, y[train_idx], seed, params, progress=progress)
         model = MLPModel(net, encoding, scaler, {**used, **meta})
     else:
         from fairaudit.models.sklearn_models import SklearnModel, fit_sklearn
 
-        estimator, scaler, used = fit_sklearn(kind, encoding, X, y[train_idx], seed, params)
+        estimator, scaler, used = fit_sklearn(kind, encoding, X, y[train_idx], seed, params, progress=progress)
         model = SklearnModel(kind, estimator, encoding, scaler, {**used, **meta})
 
     test_rows = frame.iloc[test_idx]
