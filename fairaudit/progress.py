@@ -9,6 +9,7 @@ operation honours at its next report. The library never imports Streamlit for th
 from __future__ import annotations
 
 import math
+import shutil
 import time
 from typing import Callable, Optional
 
@@ -69,7 +70,7 @@ class Progress:
             parts.append(f"{fraction:.0%}")
         left = self.seconds_left
         if left is not None and fraction is not None and fraction < 1:
-            parts.append(f"about {format_seconds(left)} left")
+            parts.append("under a second left" if left < 1 else f"about {format_seconds(left)} left")
         return ": ".join(parts[:2]) + (f" — {parts[2]}" if len(parts) > 2 else "")
 
 
@@ -77,7 +78,7 @@ def format_seconds(seconds: float) -> str:
     if not math.isfinite(seconds):
         return "?"
     if seconds < 10:
-        return f"{seconds:.0f} s" if seconds >= 1 else "< 1 s"
+        return f"{seconds:.0f} s" if seconds >= 1 else "under a second"
     if seconds < 90:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.0f} min"
@@ -86,3 +87,34 @@ def format_seconds(seconds: float) -> str:
 def report(on_progress: OnProgress, what: str, total: float | None = None, unit: str = "steps") -> Progress:
     """A ``Progress`` for an operation that may be given no receiver (then reporting costs nothing)."""
     return Progress(what, total, unit, on_progress)
+
+
+class TerminalLine:
+    """``on_progress`` that keeps one line updated on a terminal (at most every ``every`` seconds, and at the
+    end); ``close()`` erases it."""
+
+    def __init__(self, stream, every: float = 0.2):
+        self.stream, self.every = stream, every
+        self._last, self._shown = float("-inf"), 0
+
+    def __call__(self, progress) -> bool:
+        now = time.monotonic()
+        if now - self._last >= self.every or (progress.fraction or 0) >= 1:
+            self._last = now
+            text = progress.text()[:max(20, shutil.get_terminal_size().columns - 1)]
+            self.stream.write("\r" + text.ljust(self._shown))
+            self.stream.flush()
+            self._shown = len(text)
+        return True
+
+    def close(self) -> None:
+        if self._shown:
+            self.stream.write("\r" + " " * self._shown + "\r")
+            self.stream.flush()
+            self._shown = 0
+
+
+def terminal_line(stream) -> "TerminalLine | None":
+    """A ``TerminalLine`` on ``stream`` when it is a terminal; None otherwise (pipelines and logs stay clean)."""
+    isatty = getattr(stream, "isatty", None)
+    return TerminalLine(stream) if isatty is not None and isatty() else None

@@ -228,7 +228,7 @@ def test_progress_line_is_throttled_and_cut_to_the_terminal_width(monkeypatch):
     import os
     import shutil
 
-    from fairaudit.commands.train import ProgressLine
+    from fairaudit.progress import TerminalLine as ProgressLine
     from fairaudit.progress import Progress
 
     monkeypatch.setattr(shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((60, 24)))

@@ -47,7 +47,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True,
         group.add_argument("--seed", type=int, default=0, help=seed_help)
 
 
-def model_from_args(args: argparse.Namespace, dataset: Dataset | None) -> models.Model:
+def model_from_args(args: argparse.Namespace, dataset: Dataset | None, on_progress=None) -> models.Model:
     """The model named by the parsed options, checked against ``dataset``'s columns."""
     if getattr(args, "pred", None) is not None:
         if dataset is None:
@@ -59,7 +59,7 @@ def model_from_args(args: argparse.Namespace, dataset: Dataset | None) -> models
     if spec in KINDS:
         if dataset is None:
             raise ModelError(f"--model {spec} trains on the data: give --data")
-        return models.train(dataset, spec, seed=getattr(args, "seed", 0) or 0)
+        return models.train(dataset, spec, seed=getattr(args, "seed", 0) or 0, on_progress=on_progress)
     path = Path(spec)
     if not path.exists():
         if not path.suffix and len(path.parts) == 1:  # looks like a misspelt kind

@@ -22,6 +22,7 @@ from fairaudit import engines
 from fairaudit.errors import FairauditError
 from fairaudit.inputs import ROWS
 from fairaudit.outputs import check_output, write_atomically
+from fairaudit.progress import terminal_line
 
 EXIT = {"true": 0, "false": 1, "unknown": 3}
 EXIT_UNBACKED = 3  # a decided verdict whose guarantee the run itself found evidence against: not a pass
@@ -170,9 +171,14 @@ def run(args: argparse.Namespace) -> int:
     # everything is validated before a model is trained (a typo costs no time)
     preflight(dataset, spec_file.spec, spec_source=file_source(spec_file), decision=decision, where=where,
               uses_model=uses_model)
-    model = model_from_args(args, dataset) if uses_model else None
-    result = audit(dataset, spec_file.spec, engine=engine.name, model=model, pred=args.pred, where=args.where,
-                   rows=args.rows, **options)
+    line = terminal_line(sys.stderr)  # progress of training, the run and the PDF, on a terminal only
+    try:
+        model = model_from_args(args, dataset, on_progress=line) if uses_model else None
+        result = audit(dataset, spec_file.spec, engine=engine.name, model=model, pred=args.pred, where=args.where,
+                       rows=args.rows, on_progress=line, **options)
+    finally:
+        if line is not None:
+            line.close()
     print_summary(result, from_file)
     if args.json:
         write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"),
@@ -181,7 +187,13 @@ def run(args: argparse.Namespace) -> int:
     if args.pdf:
         from fairaudit.report import build_pdf
 
-        write_atomically(args.pdf, build_pdf(result, dataset=dataset, model=model), what="report")
+        line = terminal_line(sys.stderr)
+        try:
+            pdf = build_pdf(result, dataset=dataset, model=model, on_progress=line)
+        finally:
+            if line is not None:
+                line.close()
+        write_atomically(args.pdf, pdf, what="report")
         print(f"wrote {args.pdf}")
     if result.assumption_broken and result.verdict in ("true", "false"):
         # a gate must not pass on a verdict its own data contradicts: exit 3, "not a pass", and say why

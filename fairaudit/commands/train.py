@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import time
 from pathlib import Path
 
 from fairaudit import models
@@ -107,33 +105,9 @@ def table_lines(metrics: dict) -> list[str]:
     return lines
 
 
-class ProgressLine:
-    """``on_progress`` that keeps one line updated on a terminal (at most every ``every`` seconds, and at the
-    end); ``close()`` erases it."""
-
-    def __init__(self, stream, every: float = 0.2):
-        self.stream, self.every = stream, every
-        self._last, self._shown = float("-inf"), 0
-
-    def __call__(self, progress) -> bool:
-        now = time.monotonic()
-        if now - self._last >= self.every or (progress.fraction or 0) >= 1:
-            self._last = now
-            text = progress.text()[:max(20, shutil.get_terminal_size().columns - 1)]
-            self.stream.write("\r" + text.ljust(self._shown))
-            self.stream.flush()
-            self._shown = len(text)
-        return True
-
-    def close(self) -> None:
-        if self._shown:
-            self.stream.write("\r" + " " * self._shown + "\r")
-            self.stream.flush()
-            self._shown = 0
-
-
 def run(args: argparse.Namespace) -> int:
     from fairaudit.outputs import check_output
+    from fairaudit.progress import terminal_line
 
     check_kind(args.kind)
     out = out_path(args.out, args.kind)
@@ -142,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     params = parse_params(args.param)
     exclude = [name.strip() for name in args.exclude.split(",") if name.strip()]
     dataset = dataset_from_args(args)
-    line = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
+    line = terminal_line(sys.stderr)
     try:
         model = models.train(dataset, args.kind, seed=args.seed, test_size=args.test_size, exclude=exclude,
                              on_progress=line, **params)
