@@ -3,17 +3,19 @@ import streamlit as st
 
 from fairaudit.errors import FairauditError
 from fairaudit.ui import flows, state, widgets
+from fairaudit.ui import options as ui_options
+from fairaudit.ui.progress import progress_bar
 
 widgets.page_setup("Overview")
 
 st.title("fairaudit")
 st.write(
     "fairaudit checks a model's decisions against a **fairness specification** written in a small language, "
-    "for example *the favourable-decision rate of men and women differs by less than 0.1*. It reads the decisions "
-    "one after another and keeps, for every part of the specification, an interval that contains the true value. "
-    "The verdict — **certified**, **violated** or **undecided** — comes with its guarantee: it is wrong with "
-    "probability at most Δ (0.05 by default)."
+    "for example *the favourable-decision rate of men and women differs by less than 0.1*. For every part of the "
+    "specification it computes an interval that contains the true value, and a verdict — **certified**, "
+    "**violated** or **undecided** — that comes with the guarantee of the engine that computed it:"
 )
+st.markdown("\n".join(f"- **{e.title}**: {e.summary}." for e in ui_options.loaded_engines()))
 
 left, right = st.columns([3, 2], gap="large")
 with right:
@@ -24,7 +26,8 @@ with right:
     if st.button("Load demo audit", type="primary", key="load_demo", icon=":material/play_arrow:"):
         try:
             with st.status("Loading the demo…", expanded=True) as status:
-                flows.load_demo(log=st.write)
+                with progress_bar("Loading the demo", status) as bar:
+                    flows.load_demo(log=st.write, on_progress=bar)
                 status.update(label="Demo loaded and audited", state="complete")
             st.session_state["demo_just_loaded"] = True
         except FairauditError as err:

@@ -9,6 +9,7 @@ from fairaudit.errors import FairauditError
 from fairaudit.group_metrics import SMALL_GROUP, group_model_metrics, held_out_rows
 from fairaudit.models.training import KIND_HELP
 from fairaudit.ui import flows, logic, state, widgets, workspace
+from fairaudit.ui.progress import progress_bar
 
 entered = widgets.page_setup("Model")
 st.title("Model")
@@ -40,7 +41,8 @@ if mode == "Train a model":
     seed = c3.number_input("Seed", 0, 10_000, 0, 1, key="model_seed")
     if st.button("Train", type="primary", key="model_train", disabled=dataset.schema.label is None):
         try:
-            flows.train_model(dataset, kind, int(seed), float(test_size))
+            with progress_bar(f"Training {kind}") as bar:
+                flows.train_model(dataset, kind, int(seed), float(test_size), on_progress=bar)
             st.success("Trained.")
         except FairauditError as err:
             st.error(str(err))

@@ -4,13 +4,13 @@ import streamlit as st
 from fairaudit import viz
 from fairaudit.errors import FairauditError
 from fairaudit.spec.templates import TEMPLATES
-from fairaudit.ui import flows, logic, speclib, state, widgets, workspace
+from fairaudit.ui import flows, history, logic, speclib, state, widgets, workspace
 
 entered = widgets.page_setup("Specification")
 st.title("Specification")
-st.caption("Write what fair means for this model; every `E[...]` is estimated from the decisions with an interval "
-           "around it, and every comparison gets a verdict. Change a threshold and press **Run the audit** to "
-           "compare versions.")
+st.caption("Write what fair means for this model; every `E[...]` gets an interval from the decisions and every "
+           "comparison a verdict. Header comments at the top (`# where:`, `# engine:`, an engine's options) set the "
+           "Audit page's choices. Change a threshold and press **Run the audit** to compare versions.")
 
 dataset = state.get(state.DATASET)
 
@@ -105,7 +105,7 @@ with edit_col:
             st.success(f"OK — {len(spec.nodes)} nodes, {len(spec.leaves)} estimated leaves.")
             if text.strip() != state.get(state.SPEC_TEXT).strip():
                 state.put(state.SPEC_TEXT, text)
-                state.put(state.SPEC_HISTORY, logic.record_version(state.get(state.SPEC_HISTORY), text))
+                state.put(state.SPEC_HISTORY, history.record_version(state.get(state.SPEC_HISTORY), text))
             decision = logic.header_decision(flows.spec_headers(text),
                                              getattr(state.get(state.MODEL), "expression", None))
             if decision and dataset is not None:
@@ -153,7 +153,7 @@ if not history:
     st.caption("Every version you check or audit is listed here with the verdict it got and the step at which "
                "it was decided.")
 else:
-    st.dataframe(logic.history_rows(history), width="stretch", hide_index=True,
+    st.dataframe(history.history_rows(history), width="stretch", hide_index=True,
                  column_config={"specification": st.column_config.TextColumn(width="large")})
     versions = [h["version"] for h in history]
     c1, c2, c3 = st.columns([1, 1, 2])
@@ -161,7 +161,7 @@ else:
     b = c2.selectbox("with version", versions, index=len(versions) - 1, key="spec_cmp_b")
     ha = next(h for h in history if h["version"] == a)
     hb = next(h for h in history if h["version"] == b)
-    diff = logic.diff_lines(ha["text"], hb["text"])
+    diff = history.diff_lines(ha["text"], hb["text"])
     with c3:
         st.markdown(f"v{a}: {widgets.verdict_badge(ha['verdict'])} &nbsp;→&nbsp; v{b}: "
                     f"{widgets.verdict_badge(hb['verdict'])}", unsafe_allow_html=True)

@@ -4,7 +4,8 @@ import datetime as dt
 import streamlit as st
 
 from fairaudit.report import build_pdf, content, first_page_png
-from fairaudit.ui import logic, state, widgets
+from fairaudit.ui import selection, state, widgets
+from fairaudit.ui.progress import progress_bar, with_progress
 
 widgets.page_setup("Report")
 st.title("Report")
@@ -16,17 +17,17 @@ if result is None:
     widgets.sidebar_status()
     st.stop()
 widgets.sidebar_status()
-widgets.verdict_line(result, stopped=meta.get("status") == "stopped")
+widgets.verdict_line(result)
 
 stamp = dt.datetime.fromtimestamp(meta.get("started", 0) or dt.datetime.now().timestamp()).strftime("%Y%m%d-%H%M%S")
 # the nodes selected on the Audit page, if they belong to this result's tree
-selected = logic.rebase_selection(state.get(state.SELECTED) or [], state.get(state.SELECTION_TREE), result.nodes)
+selected = selection.rebase_selection(state.get(state.SELECTED) or [], state.get(state.SELECTION_TREE), result.nodes)
 key = (meta.get("started"), result.steps, result.verdict, tuple(selected))
 if st.session_state.get("report_pdf_key") != key:
-    with st.spinner("Building the PDF report (a few seconds: every chart is rendered)…"):
-        st.session_state["report_pdf"] = build_pdf(result, dataset=state.get(state.DATASET),
-                                                   model=state.get(state.MODEL),
-                                                   selected_nodes=selected)
+    with progress_bar("Building the PDF report (every chart is rendered)") as bar:
+        st.session_state["report_pdf"] = with_progress(build_pdf, result, dataset=state.get(state.DATASET),
+                                                       model=state.get(state.MODEL), selected_nodes=selected,
+                                                       on_progress=bar)
     st.session_state["report_pdf_key"] = key
 pdf = st.session_state["report_pdf"]
 left, right, _ = st.columns([1, 1, 2])
@@ -46,11 +47,13 @@ else:
     st.caption("A preview needs poppler's `pdftoppm`; the download above is the complete report.")
 widgets.summary()
 st.subheader("Parameters")
-st.json(result.options, expanded=False)
+st.dataframe([{"option": name, "value": value, "meaning": meaning} for name, value, meaning in content.option_rows(result)],
+             width="stretch", hide_index=True)
 st.subheader("Final values per node")
 st.caption("As in the PDF: a comparison shows its compared quantity beside the threshold; the margin is that "
            "value minus the threshold.")
+probabilistic = result.guarantee.kind == "probabilistic"  # only then does each node have its own δ
 table = [{"id": r["id"], "expression": r["expression"], "kind": r["kind"], "estimate": r["estimate"],
-          "interval": r["interval"], "margin": r.get("margin") or "", "δ": r["delta"], "n": r["n"],
-          "verdict": r["verdict_label"]} for r in content.node_rows(result)]
+          "interval": r["interval"], "margin": r.get("margin") or "", **({"δ": r["delta"]} if probabilistic else {}),
+          "n": r["n"], "verdict": r["verdict_label"]} for r in content.node_rows(result)]
 st.dataframe(table, width="stretch", hide_index=True)

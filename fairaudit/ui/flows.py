@@ -11,7 +11,8 @@ import streamlit as st
 
 from fairaudit import data as fa_data
 from fairaudit.errors import FairauditError
-from fairaudit.ui import logic, state
+from fairaudit.ui import history, logic, state
+from fairaudit.ui import options as ui_options
 
 
 UPLOADED = state.UPLOADED  # this session's parsed upload (session state, never a cross-session cache)
@@ -76,52 +77,85 @@ def load_model_bytes(data: bytes, filename: str):
     return fa_models.load_bytes(data, filename)
 
 
-def train_model(dataset, kind: str, seed: int, test_size: float):
-    model = state.trained_model(dataset, state.dataset_key(dataset), kind, int(seed), float(test_size))
+def train_model(dataset, kind: str, seed: int, test_size: float, on_progress=None):
+    """Train (or take from the cache) a model of ``kind``; ``on_progress`` (a ``ProgressBar``) is told how far
+    the training is."""
+    model = state.trained_model(dataset, state.dataset_key(dataset), kind, int(seed), float(test_size),
+                                _on_progress=on_progress)
     state.set_model(model, {"source": "trained", "kind": kind, "seed": int(seed), "test_size": float(test_size)})
     return model
 
 
-def load_demo(log: Callable[[str], Any] = lambda _m: None, run: bool = True) -> None:
-    """Adult + logistic regression + a sex/race parity spec; then run the audit."""
+def demo_choice() -> dict:
+    """What the demo audits with: the registry's default engine with its declared defaults."""
+    from fairaudit import engines
+
+    engine = engines.get(engines.DEFAULT)
+    return {"engine": engine.name, "options": engine.resolve_options({}), "where": "", "rows": None}
+
+
+def load_demo(log: Callable[[str], Any] = lambda _m: None, run: bool = True, on_progress=None) -> None:
+    """Adult + logistic regression + a sex/race parity spec; then run the audit (``on_progress``: one bar for the
+    training and the audit)."""
+    from fairaudit import engines
+
     log("Dataset: Adult (UCI census, 32,561 rows); protected: sex, race")
     dataset = state.builtin_dataset(logic.DEMO_DATASET)
     state.set_dataset(dataset)
-    log(f"Model: logistic regression, {logic.DEMO_HELD_OUT:.0%} of the rows held out (the audit streams those), seed 0")
-    train_model(dataset, logic.DEMO_MODEL, 0, logic.DEMO_HELD_OUT)
+    log(f"Model: logistic regression, {logic.DEMO_HELD_OUT:.0%} of the rows held out (the audit reads those), "
+        "seed 0")
+    train_model(dataset, logic.DEMO_MODEL, 0, logic.DEMO_HELD_OUT, on_progress=on_progress)
     # the editors are seeded from SPEC_TEXT when their page opens (never by writing a widget key from here,
     # which Streamlit would resurrect over the analyst's later edits)
     state.put(state.SPEC_TEXT, logic.DEMO_SPEC)
-    state.put(state.SPEC_HISTORY, logic.record_version(state.get(state.SPEC_HISTORY), logic.DEMO_SPEC))
+    state.put(state.SPEC_HISTORY, history.record_version(state.get(state.SPEC_HISTORY), logic.DEMO_SPEC))
     state.put(state.SELECTED, [])
     state.put(state.LAST_EVENT, [])
     state.put(state.SELECTION_TREE, None)
     if run:
-        log("Audit: monitor engine, Δ = 0.05, a check every 5 observations")
-        run_audit(default_options())
+        choice = demo_choice()
+        log(f"Audit: {ui_options.options_line(engines.get(choice['engine']), choice['options'])}")
+        run_audit(choice, on_progress=on_progress)
 
 
-def default_options() -> dict:
-    return {"engine": "monitor", "delta": logic.DEFAULT_DELTA, "batch": 5, "bound": "hoeffding", "split": "equal",
-            "order": logic.DEFAULT_ORDER, "seed": 0, "stop": False, "time_budget": 60.0}
+def _decisions() -> dict:
+    """The session's decisions as ``audit()`` takes them: a model, or a decision expression (``pred``)."""
+    model = state.get(state.MODEL)
+    expression = getattr(model, "expression", None) if getattr(model, "kind", None) == "expression" else None
+    return {"pred": expression} if expression is not None else {"model": model}
 
 
-def audit_accepts(name: str) -> bool:
-    """Whether the library's ``audit()`` takes the keyword ``name`` (the dashboard passes only what it takes)."""
-    import inspect
+def current_inputs(where: str = "", rows: str | None = None):
+    """``(Inputs or None, error or None)``: what an audit would read now (the session's dataset and decisions,
+    the row filter and rows policy), for the engines' ``check`` before Run. Built once per change of those."""
+    from fairaudit.inputs import Inputs
 
-    from fairaudit.api import audit
-
+    dataset, model = state.get(state.DATASET), state.get(state.MODEL)
+    if dataset is None:
+        return None, None
+    where = (where or "").strip()
+    key = (state.get(state.DATASET_KEY), id(model), (state.get(state.MODEL_INFO) or {}).get("describe"), where,
+           rows)
+    cached = st.session_state.get("audit_inputs")
+    if cached is not None and cached["key"] == key:
+        return cached["inputs"], cached["error"]
+    inputs = error = None
     try:
-        params = inspect.signature(audit).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        decisions = _decisions() if model is not None else {}
+        inputs = Inputs.build(dataset, where=where or None, rows=rows, **decisions)
+    except FairauditError as err:
+        error = logic.error_text(err)[0]
+    except Exception as err:  # noqa: BLE001 - a broken model is reported when the audit runs
+        error = logic.error_text(err)[0]
+    st.session_state["audit_inputs"] = {"key": key, "inputs": inputs, "error": error}
+    return inputs, error
 
 
-def audit_iterator(options: dict):
-    """Partial ``AuditResult``s of an audit of the session's dataset, model and spec (the last one is complete;
-    closing the generator stops the run): ``fairaudit.api.audit(..., iterate=True)``."""
+def audit_iterator(choice: dict, on_progress=None, engine: str | None = None):
+    """Partial ``AuditResult``s of an audit of the session's dataset, decisions and spec with ``choice`` (engine,
+    options, where, rows); the last one is complete; closing the generator stops the run
+    (``fairaudit.api.audit(..., iterate=True)``). ``engine``: another engine than the choice's (its own options
+    then take their defaults; the run's seed is kept)."""
     from fairaudit.api import audit
 
     dataset = state.get(state.DATASET)
@@ -129,72 +163,74 @@ def audit_iterator(options: dict):
     spec_text = state.get(state.SPEC_TEXT)
     if dataset is None or model is None or not spec_text.strip():
         raise FairauditError("choose a dataset and a model and write a specification first")
-    kwargs = {k: options[k] for k in ("delta", "batch", "split", "bound", "order", "seed", "stop") if k in options}
-    if options.get("rows") and audit_accepts("rows"):
-        kwargs["rows"] = options["rows"]
-    if (options.get("where") or "").strip():
-        kwargs["where"] = options["where"].strip()
-    budget = options.get("time_budget")
-    return audit(dataset, spec_text, engine=options.get("engine", "monitor"), model=model, iterate=True,
-                 time_budget=float(budget) if budget else None, **kwargs)
+    options = dict(choice.get("options") or {})
+    if engine is not None and engine != choice["engine"]:
+        options = {k: options[k] for k in ("seed",) if k in options}
+    where = (choice.get("where") or "").strip() or None
+    return audit(dataset, spec_text, engine=engine or choice["engine"], where=where, rows=choice.get("rows"),
+                 iterate=True, on_progress=on_progress, **_decisions(), **options)
 
 
-def engines_available() -> list[str]:
-    from fairaudit.api import ENGINES
-
-    return list(ENGINES)
-
-
-def bound_choices() -> list[str]:
-    from fairaudit.bounds.concentration import BOUNDS
-
-    return list(BOUNDS)
-
-
-def split_choices() -> list[str]:
-    from fairaudit.bounds.allocation import SPLITS
-
-    return list(SPLITS)
-
-
-def run_audit(options: dict, on_update: Callable[[Any, float, str], None] | None = None) -> Any:
-    """Run the audit to the end (or its time budget); store every partial result in the session as it comes,
-    so a Stop (which interrupts the script) keeps the evidence so far. ``on_update(partial, fraction, text)`` is
-    called about twice a second (the engine yields at least every 0.5 s), and once at the end."""
+def run_audit(choice: dict, on_progress=None, on_result: Callable[[Any], None] | None = None) -> Any:
+    """Run the audit to its end (or its time budget); store every partial result in the session as it comes,
+    so a Stop (which interrupts the script) keeps the evidence so far. ``on_progress`` receives the run's
+    ``fairaudit.progress.Progress`` (a ``ProgressBar``); ``on_result(partial)`` every partial result."""
     dataset = state.get(state.DATASET)
     spec_text = state.get(state.SPEC_TEXT)
-    meta = {"engine": options.get("engine", "monitor"), "options": dict(options),
-            "dataset": getattr(dataset, "name", None), "model": (state.get(state.MODEL_INFO) or {}).get("describe"),
-            "audited_on": audited_on(), "status": "running", "started": time.time(), "spec": spec_text}
-    throttle = logic.Throttle(0.5)
-    t0 = time.monotonic()
+    meta = {"engine": choice["engine"], "choice": dict(choice), "data": getattr(dataset, "name", None),
+            "model": (state.get(state.MODEL_INFO) or {}).get("describe"), "audited_on": audited_on(choice["engine"]),
+            "status": "running", "started": time.time(), "spec": spec_text}
+    state.put(state.ALSO, None)
     result = None
-    for result in audit_iterator(options):  # a run that fails before its first result leaves the last one as is
+    for result in audit_iterator(choice, on_progress):  # a run that fails before its first result leaves the last
         state.put(state.RESULT, result)
         state.put(state.RESULT_META, meta)
-        complete = bool(result.info.get("complete", False))
-        if on_update is not None and (throttle.ready() or complete):
-            total = int(result.info.get("stream_length") or len(dataset) or 1)
-            text = (f"{result.steps:,} of {total:,} observations · {time.monotonic() - t0:.1f} s · "
-                    f"verdict so far: {logic.verdict_sentence(result.verdict)}")
-            on_update(result, result.steps / max(total, 1), text)
+        if on_result is not None:
+            on_result(result)
     if result is None:
         raise FairauditError("the engine returned no result")
-    # the time budget limits the optimised split's search only: the run still reads every row
-    meta["status"] = "finished" if result.info.get("complete", True) else "stopped"
-    if result.info.get("timed_out"):
-        meta["reason"] = (f"the optimised split's time budget of {options.get('time_budget'):g} s was reached; "
-                          "later decisions used the equal split")
+    meta["status"] = "finished" if result.complete else "stopped"
     _store(result, meta)
     return result
 
 
-def audited_on() -> str:
-    """What the current audit runs on, for the version history: ``adult · logreg`` / ``compas · income == 1``."""
+def run_beside(engine_name: str, on_progress=None) -> Any:
+    """The current result's audit again with the engine ``engine_name`` (same data, decisions, rows and seed;
+    its own options at their defaults), kept beside the result in the session (``state.ALSO``)."""
+    from fairaudit.run import last
+
+    meta = state.get(state.RESULT_META) or {}
+    choice = meta.get("choice")
+    if state.get(state.RESULT) is None or choice is None:
+        raise FairauditError("run an audit first")
+    other = last(audit_iterator(choice, on_progress, engine=engine_name))
+    state.put(state.ALSO, {"started": meta.get("started"), "engine": engine_name, "result": other})
+    return other
+
+
+def beside(engine_name: str):
+    """The result of ``engine_name`` kept beside the current result (None when there is none for it)."""
+    also = state.get(state.ALSO)
+    meta = state.get(state.RESULT_META) or {}
+    if not also or also.get("engine") != engine_name or also.get("started") != meta.get("started"):
+        return None
+    return also["result"]
+
+
+def audited_on(engine_name: str | None = None) -> str:
+    """What the current audit runs on, for the version history: ``adult · logreg · <engine title>``."""
+    from fairaudit import engines
+
     dataset = state.get(state.DATASET)
     info = state.get(state.MODEL_INFO) or {}
     decisions = info.get("expression") or info.get("kind") or "no model"
-    return f"{getattr(dataset, 'name', '—')} · {decisions}"
+    text = f"{getattr(dataset, 'name', '—')} · {decisions}"
+    if engine_name is not None:
+        try:
+            text += f" · {engines.get(engine_name).title or engine_name}"
+        except (FairauditError, ImportError):
+            text += f" · {engine_name}"
+    return text
 
 
 def use_decisions(expression: str) -> None:
@@ -228,39 +264,57 @@ def check_where(text: str, dataset=None) -> str | None:
 
 
 def spec_headers(text: str) -> dict[str, str]:
-    """The ``# key: value`` headers at the top of a spec text (``where``, ``delta``, ...), lower-case keys."""
+    """The ``# key: value`` headers at the top of a spec text (``where``, ``decision``, ...), lower-case keys."""
     from fairaudit.spec import read_headers
 
     return {k: h.value for k, h in read_headers(text).items()}
 
 
 def check_spec(text: str, dataset=None) -> tuple[Any, list[tuple[str, str]]]:
-    """Parse ``text`` and validate it against the dataset: ``(spec or None, [(severity, message), ...])``.
+    """Parse ``text``, check its headers (``fairaudit.preflight.check_headers``: a misspelt header or a value its
+    option refuses) and validate it against the dataset: ``(spec or None, [(severity, message), ...])``.
     Messages name line and column; the spec is None when there is an error (warnings keep it)."""
     from fairaudit.spec import parse, validate
 
     try:
         spec = parse(text)
     except FairauditError as err:
-        where = f"line {err.line}, column {err.column}: " if getattr(err, "line", None) else ""
-        pretty = err.pretty() if hasattr(err, "pretty") else ""
-        return None, [("error", f"{where}{getattr(err, 'message', str(err))}" + (f"\n\n```\n{pretty}\n```"
-                                                                                if pretty else ""))]
+        return None, [("error", _located(err, pretty=True))]
+    out = [("error", message) for message in header_problems(text)]
+    if out:
+        spec = None
     if dataset is None:
-        return spec, []
+        return spec, out
     try:
-        problems = validate(spec, dataset.schema, dataset.frame) or []
+        problems = validate(spec or parse(text), dataset.schema, dataset.frame) or []
     except FairauditError as err:
         problems = [err]
-    out = []
     for problem in problems:
         severity = getattr(problem, "severity", "error")
-        line, col = getattr(problem, "line", None), getattr(problem, "column", None)
-        where = f"line {line}, column {col}: " if line else ""
-        out.append((severity, f"{where}{getattr(problem, 'message', str(problem))}"))
+        out.append((severity, _located(problem)))
         if severity != "warning":
             spec = None
     return spec, out
+
+
+def header_problems(text: str) -> list[str]:
+    """Every error in a specification's headers (misspelt, misplaced, a value its option refuses), each with
+    its line and column; empty when they are fine."""
+    try:
+        ui_options.header_values(text)
+    except FairauditError as err:
+        return [_located(e) for e in getattr(err, "errors", [err])]
+    return []
+
+
+def _located(err, pretty: bool = False) -> str:
+    line, column = getattr(err, "line", None), getattr(err, "column", None)
+    where = f"line {line}, column {column}: " if line else ""
+    text = f"{where}{getattr(err, 'message', str(err))}"
+    if pretty and hasattr(err, "pretty"):
+        caret = err.pretty()
+        text += f"\n\n```\n{caret}\n```" if caret else ""
+    return text
 
 
 def use_spec(text: str) -> None:
@@ -269,13 +323,13 @@ def use_spec(text: str) -> None:
     if text.strip() == state.get(state.SPEC_TEXT).strip():
         return
     state.put(state.SPEC_TEXT, text)
-    state.put(state.SPEC_HISTORY, logic.record_version(state.get(state.SPEC_HISTORY), text))
+    state.put(state.SPEC_HISTORY, history.record_version(state.get(state.SPEC_HISTORY), text))
     st.session_state["spec_pending"] = text
 
 
 def _store(result, meta: dict) -> None:
     state.put(state.RESULT, result)
     state.put(state.RESULT_META, meta)
-    state.put(state.SPEC_HISTORY, logic.record_version(state.get(state.SPEC_HISTORY), meta["spec"],
+    state.put(state.SPEC_HISTORY, history.record_version(state.get(state.SPEC_HISTORY), meta["spec"],
                                                        result.verdict, result.stop_step,
                                                        audited_on=meta.get("audited_on")))

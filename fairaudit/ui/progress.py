@@ -3,6 +3,7 @@ PDF) reports through ``fairaudit.progress.Progress`` and is drawn here — a bar
 estimate of the time left."""
 from __future__ import annotations
 
+import inspect
 import time
 from contextlib import contextmanager
 
@@ -13,14 +14,20 @@ from fairaudit.progress import Progress
 
 class ProgressBar:
     """``on_progress`` for ``fairaudit.progress``: draws into a placeholder at most every ``every`` seconds (and
-    always at 100 %). Use as ``with progress_bar("Training gbm") as bar: train(..., on_progress=bar)``."""
+    always at 100 %). Use as ``with progress_bar("Training gbm") as bar: train(..., on_progress=bar)``.
+    ``note`` (set by the caller at any time) is added after the operation's own text, e.g. the verdict so far."""
 
     def __init__(self, what: str, container=None, every: float = 0.25):
         self.what = what
         self.every = every
+        self.note: str | None = None
+        self.last_text: str | None = None
         self._slot = (container or st).empty()
         self._last = 0.0
         self._slot.progress(0.0, text=f"{what} …")
+
+    def text(self, progress: Progress) -> str:
+        return progress.text() + (f" · {self.note}" if self.note else "")
 
     def __call__(self, progress: Progress):
         now = time.monotonic()
@@ -28,7 +35,8 @@ class ProgressBar:
         if now - self._last < self.every and (fraction is None or fraction < 1):
             return True
         self._last = now
-        self._slot.progress(fraction if fraction is not None else 0.0, text=progress.text())
+        self.last_text = self.text(progress)
+        self._slot.progress(fraction if fraction is not None else 0.0, text=self.last_text)
         return True
 
     def clear(self) -> None:
@@ -43,3 +51,16 @@ def progress_bar(what: str, container=None):
         yield bar
     finally:
         bar.clear()
+
+
+def with_progress(operation, *args, on_progress=None, **kwargs):
+    """``operation(*args, **kwargs, on_progress=on_progress)`` — the keyword is passed only to an operation that
+    declares it (a library function from before it reported progress runs without a bar)."""
+    if on_progress is not None:
+        try:
+            declared = "on_progress" in inspect.signature(operation).parameters
+        except (TypeError, ValueError):
+            declared = False
+        if declared:
+            kwargs["on_progress"] = on_progress
+    return operation(*args, **kwargs)

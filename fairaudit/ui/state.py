@@ -14,23 +14,24 @@ from fairaudit import data as fa_data
 from fairaudit import models as fa_models
 
 # session keys
-DATASET = "dataset"            # fairaudit.data.Dataset
+DATASET = "current_dataset"    # fairaudit.data.Dataset
 DATASET_KEY = "dataset_key"    # hashable identity of the dataset + roles (for caches)
 MODEL = "model"                # fairaudit.models.Model
 MODEL_INFO = "model_info"      # dict: how the model was obtained
 SPEC_TEXT = "spec_text"        # the spec currently being edited
-SPEC_HISTORY = "spec_history"  # list of versions (fairaudit.ui.logic.record_version)
+SPEC_HISTORY = "spec_history"  # list of versions (fairaudit.ui.history.record_version)
 RESULT = "result"              # the last AuditResult
-RESULT_META = "result_meta"    # dict: dataset, model, options, status ("finished"/"stopped"/"running")
+RESULT_META = "result_meta"    # dict: data, model, choice (engine, options, where, rows), status, started, spec
+ALSO = "result_also"           # {"started", "engine", "result"}: the same audit by a second engine, beside RESULT
 SELECTED = "selected_nodes"    # node ids selected in the tree
-SELECTION_TREE = "selection_tree"  # the tree (logic.tree_signature) those ids belong to
+SELECTION_TREE = "selection_tree"  # the tree (selection.tree_signature) those ids belong to
 LAST_EVENT = "tree_last_event"
 SPEC_DRAFT = "spec_draft"      # {"base": SPEC_TEXT it was typed against, "text": the editor's text}
 UPLOADED = "uploaded_dataset"  # this session's parsed CSV upload (per session; the bytes are not kept)
 
 DEFAULTS: dict[str, Any] = {DATASET: None, DATASET_KEY: None, MODEL: None, MODEL_INFO: None, SPEC_TEXT: "",
                             SPEC_HISTORY: [], RESULT: None, RESULT_META: None, SELECTED: [], LAST_EVENT: [],
-                            SELECTION_TREE: None, SPEC_DRAFT: None, UPLOADED: None}
+                            SELECTION_TREE: None, SPEC_DRAFT: None, UPLOADED: None, ALSO: None}
 
 
 def init() -> None:
@@ -60,10 +61,13 @@ def dataset_with_roles(name: str, label: str | None, protected: tuple[str, ...],
     return fa_data.with_roles(builtin_dataset(name), label, list(protected), favourable)
 
 
-@st.cache_resource(show_spinner="Training the model…", max_entries=16)
-def trained_model(_dataset, dataset_key: tuple, kind: str, seed: int, test_size: float):
-    """``fairaudit.models.train`` once per (dataset identity, kind, seed, split)."""
-    return fa_models.train(_dataset, kind, seed=seed, test_size=test_size)
+@st.cache_resource(show_spinner=False, max_entries=16)
+def trained_model(_dataset, dataset_key: tuple, kind: str, seed: int, test_size: float, _on_progress=None):
+    """``fairaudit.models.train`` once per (dataset identity, kind, seed, split); ``_on_progress`` (not part of
+    the cache key) is told how far a training that is not cached yet is."""
+    from fairaudit.ui.progress import with_progress
+
+    return with_progress(fa_models.train, _dataset, kind, seed=seed, test_size=test_size, on_progress=_on_progress)
 
 
 def dataset_key(dataset) -> tuple:
@@ -86,6 +90,7 @@ def set_dataset(dataset) -> None:
             st.session_state[MODEL_INFO] = None
         st.session_state[RESULT] = None
         st.session_state[RESULT_META] = None
+        st.session_state[ALSO] = None
 
 
 def set_model(model, info: dict) -> None:
@@ -94,3 +99,4 @@ def set_model(model, info: dict) -> None:
                                     "describe": model.describe()}
     st.session_state[RESULT] = None
     st.session_state[RESULT_META] = None
+    st.session_state[ALSO] = None

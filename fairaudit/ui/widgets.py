@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from fairaudit.explain import verdict_word
 from fairaudit.ui import state
-from fairaudit.ui.logic import guarantee_hint, verdict_sentence, verdict_summary
 from fairaudit.viz.palette import VERDICTS, normalise_verdict
 
 
@@ -19,38 +19,40 @@ def verdict_badge(verdict: str | None) -> str:
             f"font-weight:600;white-space:nowrap'>{label}</span>")
 
 
-def verdict_line(result, stopped: bool = False, shown_ids=None) -> None:
-    """The verdict badge, its guarantee sentence and what Δ means, on their own lines (no overlap with charts);
-    then which rows were audited, what the guarantee assumes, and every warning of the result as a banner.
-    ``shown_ids``: the nodes whose panels are on this page (None: no panels here)."""
-    asked = float(result.options.get("delta", 0.05) or 0.0)
-    delta = float(getattr(result, "guarantee_delta", asked))
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def verdict_line(result, shown_ids=None) -> None:
+    """The verdict badge and the result's own sentence (``result.headline``: the verdict and its guarantee), on
+    their own lines (no overlap with charts); then why the run ended early (``stopped_reason``), why the guarantee
+    is weaker than asked (its note), what an interval means under it, which rows were audited, what the guarantee
+    assumes, and every warning as a banner. ``shown_ids``: the nodes whose panels are on this page (None: no
+    panels here), so that an undecided verdict can point at its part."""
     worst = result.worst_node() if result.verdict not in ("true", "false") else None
-    worst_name = None
-    if worst is not None:
-        worst_name = next((n.get("name") for n in result.nodes if n["id"] == worst["id"]), None) or worst["text"]
-    shown = shown_ids is not None and worst is not None and worst["id"] in set(shown_ids)
-    sentence = verdict_summary(result.verdict, delta, result.stop_step, result.steps,
-                               result.info.get("unit", "observations"), worst_name, part_shown=shown)
-    st.markdown(f"**Verdict:** {verdict_badge(result.verdict)} &nbsp; {sentence}"
-                + (" — *stopped before the end (partial evidence)*" if stopped else ""), unsafe_allow_html=True)
-    note = getattr(result, "guarantee_note", None)
-    if note:
-        st.caption(f"Δ = {asked:g} was asked for, but with the {note}. So the chance that this verdict is wrong "
-                   f"is at most {min(delta, 1.0):g}.")
-    else:
-        st.caption(guarantee_hint(asked))
+    pointer = ""
+    if worst is not None and shown_ids is not None:
+        pointer = (" — its panel is shown below" if worst["id"] in set(shown_ids)
+                   else " — click it in the tree to see why")
+    st.markdown(f"**Verdict:** {verdict_badge(result.verdict)} &nbsp; {result.headline}{pointer}",
+                unsafe_allow_html=True)
+    if result.stopped_reason:
+        st.caption(_sentence(result.stopped_reason))
+    guarantee = result.guarantee
+    lines = [_sentence(guarantee.note)] if guarantee.note else []
+    lines.append(_sentence(guarantee.interval_meaning))
+    st.caption(" ".join(lines))
     audit_context(result)
 
 
 def audit_context(result) -> None:
     """Which rows were audited, what the guarantee assumes, and each warning as a visible banner."""
-    from fairaudit.report.content import audit_context as context_lines, result_warnings
-
-    lines = context_lines(result)
+    lines = [(label, text) for label, text in (("Rows audited", result.rows_text),
+                                               ("The guarantee assumes", result.assumption)) if text]
     if lines:
         st.markdown("  \n".join(f"**{label}:** {text}" for label, text in lines))
-    for warning in result_warnings(result):
+    for warning in dict.fromkeys(str(w) for w in result.warnings if str(w).strip()):
         st.warning(warning, icon=":material/warning:")
 
 
@@ -65,7 +67,7 @@ def summary(compact: bool = False) -> None:
         ("Dataset", f"{ds.name} — {len(ds):,} rows; label `{ds.schema.label}` = {ds.schema.favourable!r}; "
                     f"protected {', '.join(ds.schema.protected) or 'none'}" if ds is not None else "none chosen (Data page)"),
         ("Model", model_info["describe"] if model_info else "none (Model page)"),
-        ("Engine", meta.get("engine", "—")),
+        ("Engine", _engine_title(meta.get("engine"))),
     ]
     for name, value in rows:
         st.markdown(f"**{name}:** {value}")
@@ -75,18 +77,31 @@ def summary(compact: bool = False) -> None:
     else:
         st.markdown("**Specification:** none (Specification page)")
     if result is not None:
-        verdict_line(result, stopped=meta.get("status") == "stopped")
+        verdict_line(result)
     else:
         st.markdown(f"**Verdict:** {verdict_badge(None)}", unsafe_allow_html=True)
 
 
-def node_panel(node_id: str, nodes) -> None:
-    """The selected node: its name and full text, estimate, interval, δ, verdict and why."""
-    from fairaudit.ui.logic import explain_node, node_facts
+def _engine_title(name: str | None) -> str:
+    if not name:
+        return "—"
+    from fairaudit import engines
+
+    try:
+        return engines.get(name).title or name
+    except Exception:  # noqa: BLE001 - an engine this installation does not have
+        return name
+
+
+def node_panel(node_id: str, result) -> None:
+    """The selected node: its name and full text, its numbers (``fairaudit.explain.node_facts``) and why its
+    verdict is what it is (``explain_node``), worded under the result's guarantee and unit."""
+    from fairaudit.explain import explain_node, node_facts
     from fairaudit.viz.tree import short_labels
 
+    nodes = result.nodes
     node = next(n for n in nodes if n["id"] == node_id)
-    facts = node_facts(node_id, nodes)
+    facts = node_facts(node_id, nodes, result.guarantee, result.unit)
     verdict = (node.get("final") or {}).get("verdict")
     title = node.get("name") or short_labels(nodes).get(node_id, node_id)
     badge = verdict_badge(verdict) if verdict else ""
@@ -94,7 +109,7 @@ def node_panel(node_id: str, nodes) -> None:
     st.code(node.get("text", ""), language=None, wrap_lines=True)
     shown = {k: v for k, v in facts.items() if k != "verdict"}
     st.markdown(" &nbsp;·&nbsp; ".join(f"{k} **{v}**" for k, v in shown.items()))
-    st.markdown(explain_node(node_id, nodes))
+    st.markdown(explain_node(node_id, nodes, result.guarantee, result.unit))
 
 
 def sidebar_status() -> None:
@@ -105,7 +120,7 @@ def sidebar_status() -> None:
         st.caption("Current audit")
         st.markdown(f"Data: **{ds.name if ds is not None else '—'}**  \n"
                     f"Model: **{model_info['kind'] if model_info else '—'}**  \n"
-                    f"Verdict: **{verdict_sentence(result.verdict) if result is not None else 'not run'}**")
+                    f"Verdict: **{verdict_word(result.verdict) if result is not None else 'not run'}**")
 
 
 _CSS = """

@@ -1,0 +1,121 @@
+"""The tree selection of the Audit page: which nodes a chart click selects, which plots they get, and how a
+selection follows its nodes into the tree of a new run (by name or text, never by id). Pure functions, no
+Streamlit (``tests/app/test_logic.py``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+MAX_SELECTED = 2
+
+
+def event_ids(event: Any, param: str = "node") -> list[str]:
+    """Node ids in a Streamlit chart event (``VegaLiteState`` or plain dict), in click order, without blanks.
+
+    Accepts ``event.selection.node == [{"id": "n3"}, ...]`` as Streamlit returns it; clicks on an edge (no id)
+    are dropped.
+    """
+    if event is None:
+        return []
+    selection = event.get("selection") if isinstance(event, Mapping) else getattr(event, "selection", None)
+    if selection is None:
+        return []
+    points = selection.get(param) if isinstance(selection, Mapping) else getattr(selection, param, None)
+    out: list[str] = []
+    for p in points or []:
+        value = p.get("id") if isinstance(p, Mapping) else None
+        if value is not None and str(value) not in out:
+            out.append(str(value))
+    return out
+
+
+def next_selection(current: Sequence[str], last_event: Sequence[str], event: Sequence[str],
+                   valid: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The selection after a chart event: ``(selected node ids, event to remember)``.
+
+    The chart reports its whole selection on every rerun; only a *changed* event is a click. A changed event
+    replaces the selection (shift-click gives two ids), keeping at most the last ``MAX_SELECTED``. Ids that are
+    not nodes of the current spec are dropped (the spec may have changed since the click).
+    """
+    valid = set(valid)
+    event = [e for e in event if e in valid]
+    current = [c for c in current if c in valid]
+    if list(event) == list(last_event):
+        return current[-MAX_SELECTED:], list(last_event)
+    return list(event)[-MAX_SELECTED:], list(event)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One plot the Audit page shows for the selected nodes."""
+
+    kind: str  # "convergence" | "rates"
+    nodes: tuple[str, ...]
+
+
+def panels_for(selected: Sequence[str], kinds: Mapping[str, str], rates_available: Mapping[str, bool]) -> list[Panel]:
+    """Selected nodes -> plots: one convergence plot (two nodes stacked with a shared x), plus a rates plot for
+    every selected ``Fair[...]`` node whose trace carries certified / unfair / undecided rates."""
+    ids = [s for s in selected if s in kinds][:MAX_SELECTED]
+    if not ids:
+        return []
+    panels = [Panel("convergence", tuple(ids))]
+    for i in ids:
+        if kinds[i] == "fair" and rates_available.get(i):
+            panels.append(Panel("rates", (i,)))
+    return panels
+
+
+def default_selection(nodes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Before any click: the first comparison that is violated, else undecided, else the root."""
+    for wanted in ("false", "unknown"):
+        for n in nodes:
+            if n.get("kind") == "cmp" and (n.get("final") or {}).get("verdict") == wanted:
+                return [str(n["id"])]
+    return [str(nodes[0]["id"])] if nodes else []
+
+
+
+def tree_signature(nodes: Sequence[Mapping[str, Any]]) -> tuple:
+    """The identity of a tree: every node's id, parent, kind, name and text."""
+    return tuple((str(n["id"]), n.get("parent"), n.get("kind"), n.get("name"), str(n.get("text", "")))
+                 for n in nodes)
+
+
+def _node_key(name: Any, text: Any) -> str:
+    return f"name:{name}" if name else f"text:{text}"
+
+
+def rebase_selection(selected: Sequence[str], old_signature: Sequence | None,
+                     nodes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The selection after the tree may have changed (a new run of an edited spec): ids of the same tree are
+    kept; otherwise each selected node is looked up by its name (or, unnamed, its text) in the new tree and
+    kept only where that key is unique in both trees — never by its id, which now names another node."""
+    new_sig = tree_signature(nodes)
+    ids = {row[0] for row in new_sig}
+    if old_signature is not None and tuple(map(tuple, old_signature)) == new_sig:
+        return [s for s in selected if s in ids]
+    if not old_signature:
+        return []
+    old_key = {row[0]: _node_key(row[3], row[4]) for row in old_signature}
+    old_count: dict[str, int] = {}
+    for k in old_key.values():
+        old_count[k] = old_count.get(k, 0) + 1
+    new_by_key: dict[str, list[str]] = {}
+    for row in new_sig:
+        new_by_key.setdefault(_node_key(row[3], row[4]), []).append(row[0])
+    out = []
+    for s in selected:
+        key = old_key.get(s)
+        if key is not None and old_count[key] == 1 and len(new_by_key.get(key, [])) == 1:
+            out.append(new_by_key[key][0])
+    return out
+
+
+def tree_key(signature: Sequence) -> str:
+    """A short stable key for the tree chart widget: a new tree gets a new widget (no stale click state)."""
+    import hashlib
+
+    return hashlib.sha256(repr(tuple(signature)).encode("utf-8")).hexdigest()[:12]
+
+
