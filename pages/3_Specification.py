@@ -148,19 +148,19 @@ with edit_col:
 
 # ------------------------------------------------------------------------------------------------ history
 st.subheader("History")
-history = state.get(state.SPEC_HISTORY)
-if not history:
+versions_kept = state.get(state.SPEC_HISTORY)
+if not versions_kept:
     st.caption("Every version you check or audit is listed here with the verdict it got and the step at which "
                "it was decided.")
 else:
-    st.dataframe(history.history_rows(history), width="stretch", hide_index=True,
+    st.dataframe(history.history_rows(versions_kept), width="stretch", hide_index=True,
                  column_config={"specification": st.column_config.TextColumn(width="large")})
-    versions = [h["version"] for h in history]
+    versions = [h["version"] for h in versions_kept]
     c1, c2, c3 = st.columns([1, 1, 2])
     a = c1.selectbox("Compare version", versions, index=max(0, len(versions) - 2), key="spec_cmp_a")
     b = c2.selectbox("with version", versions, index=len(versions) - 1, key="spec_cmp_b")
-    ha = next(h for h in history if h["version"] == a)
-    hb = next(h for h in history if h["version"] == b)
+    ha = next(h for h in versions_kept if h["version"] == a)
+    hb = next(h for h in versions_kept if h["version"] == b)
     diff = history.diff_lines(ha["text"], hb["text"])
     with c3:
         st.markdown(f"v{a}: {widgets.verdict_badge(ha['verdict'])} &nbsp;→&nbsp; v{b}: "

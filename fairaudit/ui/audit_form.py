@@ -180,7 +180,7 @@ def engine_form(engine, where_problem: str | None = None, inputs_error: str | No
         st.error(f"Row filter: {where_problem}")
         errors.append(where_problem)
     if inputs_error and not where_problem:
-        st.error(inputs_error)
+        st.error(f"The audit cannot start: {inputs_error}")
         errors.append(inputs_error)
     raw = {uo.option_key(engine.name, o.name): st.session_state.get(uo.option_key(engine.name, o.name))
            for o in engine.all_options()}

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from fairaudit import engines
+from fairaudit.ui.options import option_key
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["pages/0_Overview.py", "pages/1_Data.py", "pages/2_Model.py", "pages/3_Specification.py", "pages/4_Audit.py", "pages/5_Report.py"]
 TIMEOUT = 180
@@ -55,7 +58,7 @@ def test_pages_without_state(page):
 
 def test_demo_loads_everything(demo):
     s = demo.session_state
-    assert s["dataset"].name == "adult"
+    assert s["current_dataset"].name == "adult"
     assert s["model"] is not None and s["model_info"]["kind"] == "logreg"
     assert "sex_parity" in s["spec_text"]
     result = s["result"]
@@ -64,7 +67,10 @@ def test_demo_loads_everything(demo):
     assert any("Verdict" in m.value for m in demo.markdown)
     # what to do next, with a link to the Audit page
     assert any("Open the Audit page" in m.value or "open the Audit page" in m.value for m in demo.success)
-    assert any("Δ = 0.05" in c.value for c in demo.caption)  # Δ is explained next to the verdict
+    # the verdict in the result's own words, and what its intervals mean under its guarantee
+    assert any(result.headline in m.value for m in demo.markdown)
+    meaning = result.guarantee.interval_meaning
+    assert any(meaning[:1].upper() + meaning[1:] in c.value for c in demo.caption)
 
 
 def test_data_page_after_demo(demo):
@@ -86,7 +92,7 @@ def test_small_groups_warning():
     at.selectbox(key="data_builtin").set_value("ricci")
     _ok(at.run())
     assert any("Small groups" in w.value for w in at.warning)
-    assert at.session_state["dataset"].name == "ricci"
+    assert at.session_state["current_dataset"].name == "ricci"
 
 
 def test_model_page_after_demo(demo, monkeypatch):
@@ -133,11 +139,11 @@ def test_specification_page_feedback(demo):
 
 def test_audit_page_run_and_report(demo):
     _ok(demo.switch_page("pages/4_Audit.py").run())
-    assert demo.selectbox(key="audit_engine").value == "monitor"
+    assert demo.selectbox(key="audit_engine").value == engines.DEFAULT
     assert demo.button(key="audit_run").label == "Run"
     assert demo.button(key="audit_stop_button").label == "Stop"
     before = demo.session_state["result"]
-    demo.number_input(key="audit_delta").set_value(0.1)
+    demo.number_input(key=option_key("monitor", "delta")).set_value(0.1)
     demo.button(key="audit_run").click()
     _ok(demo.run())
     after = demo.session_state["result"]
@@ -235,8 +241,8 @@ def test_spec_file_headers_set_the_row_filter_and_delta():
     _ok(at.run())
     _ok(at.switch_page("pages/4_Audit.py").run())
     assert at.text_input(key="audit_where").value == 'workclass == "Federal-gov"'
-    assert at.number_input(key="audit_delta").value == pytest.approx(0.15)
-    assert any("taken from the specification's header" in c.value for c in at.caption)
+    assert at.number_input(key=option_key("monitor", "delta")).value == pytest.approx(0.15)
+    assert any("Taken from the specification's headers" in c.value for c in at.caption)
     at.button(key="audit_run").click()
     _ok(at.run())
     result = at.session_state["result"]
@@ -309,7 +315,7 @@ def test_switching_the_dataset_asks_first_and_keeps_the_audit_in_the_history():
     at.selectbox(key="data_builtin").set_value("compas")
     _ok(at.run())
     assert any("discards" in w.value and "compas" in w.value for w in at.warning)
-    assert at.session_state["dataset"].name == "adult" and at.session_state["model"] is model
+    assert at.session_state["current_dataset"].name == "adult" and at.session_state["model"] is model
     at.button(key="data_keep").click()
     _ok(at.run())
     _ok(at.run())
@@ -318,7 +324,7 @@ def test_switching_the_dataset_asks_first_and_keeps_the_audit_in_the_history():
     _ok(at.run())
     at.button(key="data_confirm_switch").click()
     _ok(at.run())
-    assert at.session_state["dataset"].name == "compas" and at.session_state["model"] is None
+    assert at.session_state["current_dataset"].name == "compas" and at.session_state["model"] is None
     history = at.session_state["spec_history"]
     assert any(h["verdict"] is not None and h.get("audited_on", "").startswith("adult") for h in history)
 
@@ -393,24 +399,121 @@ def test_a_run_never_shows_a_traceback():
     at = _demo()
     _ok(at.switch_page("pages/4_Audit.py").run())
     at.session_state["model"] = _BrokenModel()
-    _ok(at.run())
-    at.button(key="audit_run").click()
-    _ok(at.run())
+    _ok(at.run())  # the decisions are computed before Run (the engines' checks need them): the error shows now
+    assert at.button(key="audit_run").disabled
     errors = [e.value for e in at.error]
     assert any("internal error: RuntimeError: the model exploded" in e for e in errors), errors
     assert not any("Traceback" in e for e in errors)
 
 
 def test_audit_page_shows_rows_assumption_and_warnings_and_defaults_to_shuffle():
+    from dataclasses import replace
+
     at = _demo()
     _ok(at.switch_page("pages/4_Audit.py").run())
-    assert at.selectbox(key="audit_order").value == "shuffle"
-    assert not at.number_input(key="audit_seed").disabled
+    assert at.selectbox(key=option_key("monitor", "order")).value == "shuffle"
+    assert not at.number_input(key=option_key("monitor", "seed")).disabled
     result = at.session_state["result"]
     result.rows = {"text": "8,141 held-out rows of adult (not used to train the model)"}
-    result.info["assumption"] = "the rows arrive in random order"
-    result.info["warnings"] = ["the verdict flipped after it was decided"]
+    result.guarantee = replace(result.guarantee, assumes="the rows arrive in random order")
+    result.warnings = ["the verdict flipped after it was decided"]
     _ok(at.run())
     assert any("8,141 held-out rows of adult" in m.value for m in at.markdown)
     assert any("random order" in m.value for m in at.markdown)
     assert any("the verdict flipped after it was decided" in w.value for w in at.warning)
+
+
+# ---------------------------------------------------------------------------------------------- issue 13
+
+
+def _option_keys(at: AppTest) -> set[str]:
+    widgets = list(at.number_input) + list(at.selectbox) + list(at.checkbox) + list(at.text_input)
+    return {w.key for w in widgets if w.key and w.key.startswith("audit_opt_")}
+
+
+def test_the_audit_page_draws_the_chosen_engines_widgets_only():
+    """Each engine of the registry, chosen in the picker, gets exactly the widgets of its declarations (its own
+    options and those of every run; an engine without options of its own gets only the latter), labelled by
+    them; switching engines keeps each engine's values, and so does leaving the page."""
+    at = _demo()
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    assert at.selectbox(key="audit_engine").options == [e.title for e in engines.all_engines()]
+    for engine in engines.all_engines():
+        at.selectbox(key="audit_engine").set_value(engine.name)
+        _ok(at.run())
+        assert _option_keys(at) == {option_key(engine.name, o.name) for o in engine.all_options()}, engine.name
+        labels = {w.label for w in list(at.number_input) + list(at.selectbox) + list(at.checkbox)}
+        assert {o.title for o in engine.all_options()} <= labels
+        assert any(engine.summary[1:40] in c.value for c in at.caption)
+    dataset_engine = engines.get("dataset")
+    assert not dataset_engine.options  # none of its own: only the options of every run
+    assert _option_keys(at) == {option_key("dataset", o.name) for o in dataset_engine.all_options()}
+    # the monitor's Δ survives a visit to the other engine and to another page
+    at.selectbox(key="audit_engine").set_value("monitor")
+    _ok(at.run())
+    at.number_input(key=option_key("monitor", "delta")).set_value(0.12)
+    _ok(at.run())
+    at.selectbox(key="audit_engine").set_value("dataset")
+    _ok(at.run())
+    at.selectbox(key="audit_engine").set_value("monitor")
+    _ok(at.run())
+    assert at.number_input(key=option_key("monitor", "delta")).value == pytest.approx(0.12)
+    _ok(at.switch_page("pages/5_Report.py").run())
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    assert at.selectbox(key="audit_engine").value == "monitor"
+    assert at.number_input(key=option_key("monitor", "delta")).value == pytest.approx(0.12)
+
+
+def test_a_run_with_the_exact_engine_says_so_and_shows_both():
+    """The dataset engine's run is worded by its guarantee (exact, on these rows; no probability); and the
+    monitor's run can show the exact values beside its intervals, part by part."""
+    at = _demo()
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    at.selectbox(key="audit_engine").set_value("dataset")
+    _ok(at.run())
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    result = at.session_state["result"]
+    assert result.engine == "dataset" and result.guarantee.kind == "exact"
+    verdict = next(m.value for m in at.markdown if m.value.startswith("**Verdict:**"))
+    assert result.headline in verdict and "exactly on these 16,281 rows" in verdict
+    assert "probability" not in verdict
+    assert any("Each value is computed exactly" in c.value for c in at.caption)
+    assert any("The value is computed exactly" in m.value for m in at.markdown)  # the node panel
+    history = at.session_state["spec_history"]
+    assert history[-1]["audited_on"].endswith(engines.get("dataset").title)
+    # back to the default engine, with the exact values beside its intervals
+    at.selectbox(key="audit_engine").set_value("monitor")
+    _ok(at.run())
+    at.checkbox(key="audit_also_dataset").check()
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    assert at.session_state["result"].engine == "monitor"
+    table = next(d.value for d in at.dataframe if "part" in d.value.columns)
+    columns = list(table.columns)
+    assert columns[1].startswith(engines.get("monitor").title)
+    assert columns[2].startswith(engines.get("dataset").title)
+    assert "sex_parity" in list(table["part"])
+    assert any("exactly on these 16,281 rows" in m.value for m in at.markdown)
+
+
+def test_header_errors_are_shown_and_stop_the_run():
+    """A misspelt header or a value its option refuses is an error on the Specification and Audit pages (it
+    would otherwise be silently ignored), not a run with other options."""
+    at = _demo()
+    _ok(at.switch_page("pages/3_Specification.py").run())
+    good = at.session_state["spec_text"]
+    at.text_area(key="spec_editor").input("# delt: 0.2\n" + good)
+    _ok(at.run())
+    assert any("delt" in e.value and "did you mean" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.session_state["spec_text"] == good  # not accepted as the current specification
+    # a header written straight into the Audit page's current spec (e.g. a version from the history)
+    at.session_state["spec_text"] = "# engine: nosuch\n" + good
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    assert any("headers" in e.value and "nosuch" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.button(key="audit_run").disabled
+    # an engine header picks the engine
+    at.session_state["spec_text"] = "# engine: dataset\n" + good
+    _ok(at.run())
+    assert at.selectbox(key="audit_engine").value == "dataset"
+    assert not at.button(key="audit_run").disabled

@@ -136,7 +136,7 @@ def _walk(at: AppTest) -> list[tuple[str, str]]:
     for page in PAGES:
         _ok(at.switch_page(page).run())
         seen += [(page, label) for label in _text_inputs(at)]
-        if page == "pages/2_Model.py" and at.session_state["dataset"] is not None:
+        if page == "pages/2_Model.py" and at.session_state["current_dataset"] is not None:
             for mode in at.radio(key="model_mode").options:
                 at.radio(key="model_mode").set_value(mode)
                 _ok(at.run())
@@ -214,7 +214,7 @@ def test_an_upload_is_kept_in_the_session_and_its_uploader_emptied():
     assert uploaded.name == "people" and len(uploaded) == 300
     assert at.session_state["data_upload_gen"] == 1  # a new, empty uploader: the bytes are not kept
     assert any("people.csv" in c.value and "300 rows" in c.value for c in at.caption)
-    assert at.session_state["dataset"].name == "people"
+    assert at.session_state["current_dataset"].name == "people"
 
 
 def test_an_oversized_upload_is_refused_with_a_sentence(monkeypatch):
@@ -224,7 +224,7 @@ def test_an_oversized_upload_is_refused_with_a_sentence(monkeypatch):
     assert any(re.search(r"big\.csv is 1\.\d MB, over the limit of 1\.0 MB", e.value) for e in at.error), \
         [e.value for e in at.error]
     assert at.session_state["uploaded_dataset"] is None
-    assert at.session_state["dataset"].name != "big"
+    assert at.session_state["current_dataset"].name != "big"
 
 
 def test_missing_protected_values_are_warned_about_and_can_be_dropped():
@@ -234,18 +234,18 @@ def test_missing_protected_values_are_warned_about_and_can_be_dropped():
     _ok(at.run())
     assert any("'sex' is missing in 100 of 300 rows" in w.value and "choose below" in w.value for w in at.warning), \
         [w.value for w in at.warning]
-    assert at.radio(key="missing_people").value == "keep" and len(at.session_state["dataset"]) == 300
+    assert at.radio(key="missing_people").value == "keep" and len(at.session_state["current_dataset"]) == 300
     at.radio(key="missing_people").set_value("drop")
     _ok(at.run())
-    assert len(at.session_state["dataset"]) == 200
-    assert "?" not in set(at.session_state["dataset"].frame["sex"])
+    assert len(at.session_state["current_dataset"]) == 200
+    assert "?" not in set(at.session_state["current_dataset"].frame["sex"])
     assert any("100 rows dropped" in c.value for c in at.caption)
     # away and back: the page shows the upload and the choice still in use (nothing switches silently)
     _ok(at.switch_page("pages/0_Overview.py").run())
     _ok(at.switch_page("pages/1_Data.py").run())
     assert at.radio(key="data_source").value == "Upload a CSV file"
     assert at.radio(key="missing_people").value == "drop"
-    assert at.session_state["dataset"].name == "people" and len(at.session_state["dataset"]) == 200
+    assert at.session_state["current_dataset"].name == "people" and len(at.session_state["current_dataset"]) == 200
 
 
 def test_a_protected_attribute_with_one_group_is_warned_about():
