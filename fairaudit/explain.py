@@ -54,9 +54,12 @@ def number(x: Any) -> str:
 
 
 def interval(lo: Any, hi: Any) -> str:
-    """``[lo, hi]`` (a single value when they are equal); "–" when a bound is missing."""
+    """``[lo, hi]`` (a single value when they are equal as shown, e.g. an exact difference whose bounds were
+    rounded outwards in the last bit); "–" when a bound is missing."""
     if not finite(lo, hi):
         return "–"
+    if number(lo) == number(hi):
+        return number(lo)
     return format_interval(float(lo), float(hi))
 
 
@@ -100,10 +103,15 @@ def comparison_parts(node_id: str, nodes: Sequence[Node]):
     return None
 
 
-def part_name(node: Node, limit: int = 60) -> str:
-    """A node as a sentence names it: its name, else its text (shortened)."""
+def part_name(node: Node, limit: int = 60, nodes: Sequence[Node] | None = None) -> str:
+    """A node as a sentence names it: its name; a conjunction or disjunction of named parts by their names
+    (given ``nodes``); else its text (shortened)."""
     if node.get("name"):
         return str(node["name"])
+    if nodes is not None and node.get("kind") in ("and", "or"):
+        kids = children(node["id"], nodes)
+        if kids and all(k.get("name") for k in kids):
+            return f" {node['kind']} ".join(str(k["name"]) for k in kids)
     text = str(node.get("text", node.get("id")))
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
@@ -187,9 +195,10 @@ def _is(items: Sequence[str]) -> str:
 
 
 def explain_node(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | None = None,
-                 unit: str | None = None) -> str:
+                 unit: str | None = None, labels: Mapping[str, str] | None = None) -> str:
     """One plain paragraph saying why a node is certified, violated or undecided (or what a term's bounds mean),
-    ending with how its bounds hold (``guarantee``: the result's; ``unit``: what a leaf's ``n`` counts).
+    ending with how its bounds hold (``guarantee``: the result's; ``unit``: what a leaf's ``n`` counts;
+    ``labels``: short names of the nodes, e.g. the tree chart's, used for the compared term).
 
     For ``X < 0.5`` with ``X`` in [0.38, 0.52]: "Undecided: the upper bound 0.52 of X is above the threshold 0.5:
     cannot be certified yet; the lower bound 0.38 is below 0.5: cannot be ruled violated either. These bounds
@@ -206,7 +215,8 @@ def explain_node(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | Non
         if parts is not None:
             term, op, c = parts
             tf = term.get("final") or {}
-            lo, hi, what = tf.get("lo"), tf.get("hi"), part_name(term)
+            lo, hi = tf.get("lo"), tf.get("hi")
+            what = (labels or {}).get(str(term["id"])) or part_name(term)
         else:
             op, c = str(node.get("op") or "<"), 0.0
             lo, hi, what = final.get("lo"), final.get("hi"), "left − right"
@@ -315,8 +325,8 @@ def _cell(node_id: str, nodes: Sequence[Node]) -> str:
 
 
 def compare_rows(result, other) -> list[dict]:
-    """The parts of one specification as two results give them, one row per part (constants left out): the
-    part, then each result's value — a term's interval (a single number when exact), a comparison's verdict
+    """The parts of one specification as two results give them, one row per part (constants, and the terms a
+    comparison's row shows, left out): the part, then each result's value — a term's interval (a single number when exact), a comparison's verdict
     with its term's interval and threshold — in columns named by the engine and its guarantee's caption. Empty
     when the two results are not of the same specification."""
     if result.spec.strip() != other.spec.strip():
@@ -325,10 +335,14 @@ def compare_rows(result, other) -> list[dict]:
     b = f"{engine_title(other)} ({other.guarantee.caption})"
     if a == b:
         b += " "  # two runs of one engine: the column names must differ
+    nodes = result.nodes
+    # a comparison's row already shows its compared term: that term gets no row of its own
+    shown_by_comparison = {str(parts[0]["id"]) for n in nodes
+                           if (parts := comparison_parts(n["id"], nodes)) is not None}
     rows = []
-    for node in result.nodes:
-        if node.get("kind") == "const":
+    for node in nodes:
+        if node.get("kind") == "const" or str(node["id"]) in shown_by_comparison:
             continue
-        rows.append({"part": part_name(node, 48), a: _cell(node["id"], result.nodes),
+        rows.append({"part": part_name(node, 48, nodes), a: _cell(node["id"], nodes),
                      b: _cell(node["id"], other.nodes)})
     return rows

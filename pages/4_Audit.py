@@ -43,7 +43,7 @@ with st.expander("Engine and options", expanded=not have_result, icon=":material
         st.caption(note)
     beside_engines = ui_options.companions(engine, choices, inputs)
     also = [other for other in beside_engines
-            if st.checkbox(f"Also compute with {other.title}", key=f"audit_also_{other.name}",
+            if audit_form.remembered_checkbox(f"Also compute with {other.title}", key=f"audit_also_{other.name}",
                            help=f"{other.summary[:1].upper() + other.summary[1:]}. Shown beside the run's values, "
                                 "part by part, on the same rows.")]
 for message in header_errors:

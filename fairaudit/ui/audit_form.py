@@ -80,19 +80,20 @@ def engine_picker(choices, container=None):
     """The engine selectbox (the engines that can run; all of them, disabled, when none can) with the chosen
     engine's summary and, greyed, every engine that cannot run here and why. Returns the chosen ``EngineChoice``."""
     box = container or st
+    left, right = box.columns([2, 3], vertical_alignment="bottom")
     usable = [c for c in choices if c.available]
     listed = usable or list(choices)
     names = [c.name for c in listed]
     if seed(uo.ENGINE_KEY, engines.DEFAULT) not in names:
         set_value(uo.ENGINE_KEY, engines.DEFAULT if engines.DEFAULT in names else names[0])
     by_name = {c.name: c for c in choices}
-    name = box.selectbox("Engine", names, key=uo.ENGINE_KEY, format_func=lambda n: by_name[n].title,
+    name = left.selectbox("Engine", names, key=uo.ENGINE_KEY, format_func=lambda n: by_name[n].title,
                          disabled=not usable,
                          help="\n\n".join(f"**{c.title}**: {c.summary}" for c in choices if c.summary))
     keep(uo.ENGINE_KEY, name)
     chosen = by_name[name]
     if chosen.summary:
-        box.caption(chosen.summary[:1].upper() + chosen.summary[1:] + ".")
+        right.caption(chosen.summary[:1].upper() + chosen.summary[1:] + ".")
     greyed = [c for c in choices if not c.available]
     if greyed:
         box.caption("Not available here: " + "; ".join(f"**{c.title}** — {', '.join(c.reasons)}" for c in greyed))
@@ -136,6 +137,14 @@ def option_widget(engine, option, container=None) -> Any:
         out = box.text_input(label, key=key, help=help_text)
     keep(key, out)
     return out
+
+
+def remembered_checkbox(label: str, key: str, **kwargs) -> bool:
+    """A checkbox whose value is kept across pages (like the option widgets)."""
+    seed(key, False)
+    value = st.checkbox(label, key=key, **kwargs)
+    keep(key, value)
+    return value
 
 
 def _grid(engine, options, container=None) -> None:

@@ -40,7 +40,9 @@ def verdict_line(result, shown_ids=None) -> None:
     if result.stopped_reason:
         st.caption(_sentence(result.stopped_reason))
     guarantee = result.guarantee
-    lines = [_sentence(guarantee.note)] if guarantee.note else []
+    lines = [f"Computed by *{_engine_title(result.engine)}*."]
+    if guarantee.note:
+        lines.append(_sentence(guarantee.note))
     lines.append(_sentence(guarantee.interval_meaning))
     st.caption(" ".join(lines))
     audit_context(result)
@@ -109,7 +111,7 @@ def node_panel(node_id: str, result) -> None:
     st.code(node.get("text", ""), language=None, wrap_lines=True)
     shown = {k: v for k, v in facts.items() if k != "verdict"}
     st.markdown(" &nbsp;·&nbsp; ".join(f"{k} **{v}**" for k, v in shown.items()))
-    st.markdown(explain_node(node_id, nodes, result.guarantee, result.unit))
+    st.markdown(explain_node(node_id, nodes, result.guarantee, result.unit, labels=short_labels(nodes)))
 
 
 def sidebar_status() -> None:
