@@ -120,13 +120,13 @@ with edit_col:
         st.session_state["audit_autorun"] = True
         st.switch_page("pages/4_Audit.py")
     if spec is not None:
-        nodes = [{"id": n.id, "parent": n.parent, "kind": n.kind, "text": n.text, "name": n.name} for n in spec.nodes]
+        nodes, guarantee = viz.spec_nodes(spec), None
         result, meta = state.get(state.RESULT), state.get(state.RESULT_META) or {}
         if result is not None and (meta.get("spec") or "").strip() == text.strip():
-            nodes = result.nodes  # this very text was audited: colour the tree by its verdicts
+            nodes, guarantee = result.nodes, result.guarantee  # this very text was audited: its verdicts' colours
             st.caption("Coloured by the verdicts of the last audit of this text (Audit page for the details).")
-        st.altair_chart(viz.tree_chart(nodes, width=540, height=min(420, viz.tree.default_height(nodes))),
-                        width="content")
+        st.altair_chart(viz.tree_chart(nodes, width=540, height=min(420, viz.tree.default_height(nodes)),
+                                       guarantee=guarantee), width="content")
 
     with st.expander("Save to the library", expanded="spec_saved" in st.session_state):
         st.caption(f"Saved in the workspace folder (`{workspace.display(speclib.workspace_dir())}/`); the bundled "

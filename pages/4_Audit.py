@@ -128,14 +128,15 @@ class LiveDrawing:
         nodes = result.nodes
         verdicts = tuple((n.get("final") or {}).get("verdict") for n in nodes)
         if verdicts != self.verdicts:
-            tree_box.altair_chart(viz.tree_chart(nodes, width=TREE_W), width="content")
+            tree_box.altair_chart(viz.tree_chart(nodes, width=TREE_W, guarantee=result.guarantee), width="content")
             self.verdicts = verdicts
         sel = selection.rebase_selection(state.get(state.SELECTED), state.get(state.SELECTION_TREE), nodes)
         sel = sel or selection.default_selection(nodes)
         frame = result.to_frame()
         if sel and len(frame):
             plot_box.altair_chart(viz.convergence_chart(frame, sel, nodes, stop_step=result.stop_step,
-                                                        width=PLOT_W, height=230), width="content")
+                                                        width=PLOT_W, height=230, unit=result.unit,
+                                                        guarantee=result.guarantee), width="content")
 
 
 if run:
@@ -176,7 +177,7 @@ with left:
     # no initial ``value`` in the spec: the spec stays the same across reruns, so the browser keeps the
     # selection it shows, and the chart's event is the one source of truth; a new tree is a new widget (its
     # key names the tree), so a click on the old tree is never replayed on the new one
-    event = tree_box.altair_chart(viz.tree_chart(nodes, width=TREE_W),
+    event = tree_box.altair_chart(viz.tree_chart(nodes, width=TREE_W, guarantee=result.guarantee),
                                   on_select="rerun", selection_mode=[viz.SELECTION],
                                   key=f"audit_tree_{selection.tree_key(signature)}", width="content")
     selected, last = selection.next_selection(state.get(state.SELECTED), state.get(state.LAST_EVENT),
@@ -217,12 +218,14 @@ with right:
     for panel in panels:
         if panel.kind == "convergence":
             st.altair_chart(viz.convergence_chart(frame, list(panel.nodes), nodes, stop_step=result.stop_step,
-                                                  width=PLOT_W, height=200 if len(panel.nodes) == 1 else 150),
+                                                  width=PLOT_W, height=200 if len(panel.nodes) == 1 else 150,
+                                                  unit=result.unit, guarantee=result.guarantee),
                             width="content")
         else:
             node_text = next((n["text"] for n in nodes if n["id"] == panel.nodes[0]), panel.nodes[0])
             st.altair_chart(viz.rates_chart(frame, panel.nodes[0], width=PLOT_W, height=160,
-                                            stop_step=result.stop_step, title=f"{node_text}: individuals"),
+                                            stop_step=result.stop_step, title=f"{node_text}: individuals",
+                                            unit=result.unit),
                             width="content")
             st.caption("Certified: at least this share of individuals keep their decision when only the attribute "
                        "changes (the lower bound); unfair: at least this share change it (1 − the upper bound); "

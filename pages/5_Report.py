@@ -5,7 +5,7 @@ import streamlit as st
 
 from fairaudit.report import build_pdf, content, first_page_png
 from fairaudit.ui import selection, state, widgets
-from fairaudit.ui.progress import progress_bar, with_progress
+from fairaudit.ui.progress import progress_bar
 
 widgets.page_setup("Report")
 st.title("Report")
@@ -25,9 +25,9 @@ selected = selection.rebase_selection(state.get(state.SELECTED) or [], state.get
 key = (meta.get("started"), result.steps, result.verdict, tuple(selected))
 if st.session_state.get("report_pdf_key") != key:
     with progress_bar("Building the PDF report (every chart is rendered)") as bar:
-        st.session_state["report_pdf"] = with_progress(build_pdf, result, dataset=state.get(state.DATASET),
-                                                       model=state.get(state.MODEL), selected_nodes=selected,
-                                                       on_progress=bar)
+        st.session_state["report_pdf"] = build_pdf(result, dataset=state.get(state.DATASET),
+                                                   model=state.get(state.MODEL), selected_nodes=selected,
+                                                   on_progress=bar)
     st.session_state["report_pdf_key"] = key
 pdf = st.session_state["report_pdf"]
 left, right, _ = st.columns([1, 1, 2])
@@ -52,8 +52,8 @@ st.dataframe([{"option": name, "value": value, "meaning": meaning} for name, val
 st.subheader("Final values per node")
 st.caption("As in the PDF: a comparison shows its compared quantity beside the threshold; the margin is that "
            "value minus the threshold.")
-probabilistic = result.guarantee.kind == "probabilistic"  # only then does each node have its own δ
 table = [{"id": r["id"], "expression": r["expression"], "kind": r["kind"], "estimate": r["estimate"],
-          "interval": r["interval"], "margin": r.get("margin") or "", **({"δ": r["delta"]} if probabilistic else {}),
+          "interval": r["interval"], "margin": r.get("margin") or "",
+          **({"δ": r["delta"]} if content.has_delta(result) else {}),
           "n": r["n"], "verdict": r["verdict_label"]} for r in content.node_rows(result)]
 st.dataframe(table, width="stretch", hide_index=True)

@@ -81,7 +81,7 @@ def train_model(dataset, kind: str, seed: int, test_size: float, on_progress=Non
     """Train (or take from the cache) a model of ``kind``; ``on_progress`` (a ``ProgressBar``) is told how far
     the training is."""
     model = state.trained_model(dataset, state.dataset_key(dataset), kind, int(seed), float(test_size),
-                                _on_progress=on_progress)
+                                on_progress=on_progress)
     state.set_model(model, {"source": "trained", "kind": kind, "seed": int(seed), "test_size": float(test_size)})
     return model
 

@@ -3,7 +3,6 @@ PDF) reports through ``fairaudit.progress.Progress`` and is drawn here — a bar
 estimate of the time left."""
 from __future__ import annotations
 
-import inspect
 import time
 from contextlib import contextmanager
 
@@ -51,16 +50,3 @@ def progress_bar(what: str, container=None):
         yield bar
     finally:
         bar.clear()
-
-
-def with_progress(operation, *args, on_progress=None, **kwargs):
-    """``operation(*args, **kwargs, on_progress=on_progress)`` — the keyword is passed only to an operation that
-    declares it (a library function from before it reported progress runs without a bar)."""
-    if on_progress is not None:
-        try:
-            declared = "on_progress" in inspect.signature(operation).parameters
-        except (TypeError, ValueError):
-            declared = False
-        if declared:
-            kwargs["on_progress"] = on_progress
-    return operation(*args, **kwargs)

@@ -2,10 +2,11 @@
 
 Everything the user has chosen lives in ``st.session_state`` under the keys below, so it persists across
 pages. Expensive work is cached: built-in datasets by name (``st.cache_resource``: one shared read-only copy),
-trained models by (dataset, roles, kind, seed, split).
+trained models by (dataset, roles, kind, seed, split) (``trained_model``).
 """
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import streamlit as st
@@ -61,13 +62,31 @@ def dataset_with_roles(name: str, label: str | None, protected: tuple[str, ...],
     return fa_data.with_roles(builtin_dataset(name), label, list(protected), favourable)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def trained_model(_dataset, dataset_key: tuple, kind: str, seed: int, test_size: float, _on_progress=None):
-    """``fairaudit.models.train`` once per (dataset identity, kind, seed, split); ``_on_progress`` (not part of
-    the cache key) is told how far a training that is not cached yet is."""
-    from fairaudit.ui.progress import with_progress
+MODEL_CACHE_SIZE = 16
 
-    return with_progress(fa_models.train, _dataset, kind, seed=seed, test_size=test_size, on_progress=_on_progress)
+
+@st.cache_resource(show_spinner=False)
+def _model_cache() -> dict:
+    """Trained models shared by every session (as ``st.cache_resource`` would keep them), oldest first."""
+    return {"lock": threading.Lock(), "models": {}}
+
+
+def trained_model(dataset, dataset_key: tuple, kind: str, seed: int, test_size: float, on_progress=None):
+    """``fairaudit.models.train`` once per (dataset identity, kind, seed, split); ``on_progress`` (a
+    ``ProgressBar``) is told how far a training that is not cached yet is. Not ``st.cache_resource`` itself:
+    it would record the bar drawn during the training and replay it, on a later page, into a bar that no longer
+    exists."""
+    cache = _model_cache()
+    key = (dataset_key, kind, int(seed), float(test_size))
+    with cache["lock"]:
+        if key in cache["models"]:
+            return cache["models"][key]
+    model = fa_models.train(dataset, kind, seed=seed, test_size=test_size, on_progress=on_progress)
+    with cache["lock"]:
+        cache["models"][key] = model
+        while len(cache["models"]) > MODEL_CACHE_SIZE:
+            cache["models"].pop(next(iter(cache["models"])))
+    return model
 
 
 def dataset_key(dataset) -> tuple:
