@@ -1,2 +1,5 @@
-"""Helpers of the Streamlit pages. ``logic`` is pure (unit-tested, no Streamlit); ``state`` wraps
-``st.session_state`` and the caches; ``widgets`` draws the few blocks shared by several pages."""
+"""Helpers of the Streamlit pages. Pure (no Streamlit, unit-tested): ``selection`` (the tree selection),
+``history`` (the spec's versions), ``options`` (the engine picker and option widgets from the declarations),
+``logic`` (the rest of the pages' small decisions). Streamlit-aware: ``state`` (session and caches), ``flows``
+(multi-step actions: the demo, a run), ``audit_form`` (the generated engine block), ``widgets`` (blocks shared by
+pages), ``progress`` (the one progress bar). Explanations of a result are the library's (``fairaudit.explain``)."""
