@@ -53,12 +53,18 @@ def number(x: Any) -> str:
     return format_interval(value, value)
 
 
+def is_point(lo: Any, hi: Any) -> bool:
+    """Whether ``[lo, hi]`` reads as one number (an exact value; a difference of exact values rounded outwards
+    in its last bit is one too)."""
+    return finite(lo, hi) and number(lo) == number(hi)
+
+
 def interval(lo: Any, hi: Any) -> str:
     """``[lo, hi]`` (a single value when they are equal as shown, e.g. an exact difference whose bounds were
     rounded outwards in the last bit); "–" when a bound is missing."""
     if not finite(lo, hi):
         return "–"
-    if number(lo) == number(hi):
+    if is_point(lo, hi):
         return number(lo)
     return format_interval(float(lo), float(hi))
 
@@ -152,7 +158,7 @@ def _holds(final: Mapping[str, Any], guarantee: Guarantee | None) -> str:
 
 def compare_sentence(op: str, lo: float, hi: float, c: float, verdict: str, what: str) -> str:
     """Why ``what`` (with bounds [lo, hi]) ``op`` ``c`` has ``verdict``, from the bounds and the threshold."""
-    if lo == hi:
+    if is_point(lo, hi):
         word = _WORDS.get(op, op)
         if verdict == "true":
             return f"the value {number(lo)} of {what} is {word} the threshold {number(c)}."
@@ -252,7 +258,7 @@ def explain_node(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | Non
         return "A term, not a claim: it has no value yet."
     n = final.get("n")
     seen = f" from {int(n):,} {unit or 'steps'}" if finite(n) else ""
-    if float(lo) == float(hi):
+    if is_point(lo, hi):
         return f"A term, not a claim: its value is {number(lo)}{seen}." + _holds(final, guarantee)
     return (f"A term, not a claim: estimate {number(est)}{seen}; its true value lies in {interval(lo, hi)}."
             + _holds(final, guarantee))
@@ -285,7 +291,7 @@ def node_facts(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | None 
         lo, hi = final.get("lo"), final.get("hi")
         if kind == "cmp":
             facts["interval"] += " (left − right)"
-    if finite(lo, hi) and float(lo) == float(hi):
+    if is_point(lo, hi):
         facts.pop("interval")
     facts.update(delta)
     facts.update(word)

@@ -153,6 +153,11 @@ def test_explain_an_exact_value_in_its_own_words():
     assert leaf.startswith("A term, not a claim: its value is 0.45 from 1,200 rows.")
     facts = explain.node_facts("n0", nodes, EXACT, "rows")
     assert "δ" not in facts and "interval" not in facts and facts["value"] == "0.45"
+    # an exact difference whose bounds were rounded outwards in the last bit is still one value
+    lo, hi = 0.18080000000000002, 0.18080000000000004
+    nodes = _cmp_nodes(lo=lo, hi=hi, verdict="false", threshold=0.1, delta=0.0)
+    assert explain.explain_node("n0", nodes, EXACT).startswith("Violated: the value 0.1808 of")
+    assert "interval" not in explain.node_facts("n0", nodes, EXACT)
 
 
 def test_explain_boolean_and_terms():
