@@ -102,12 +102,14 @@ class _State:
 def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = "equal",
                     bound: str = "hoeffding", order: str = "shuffle", ctx: Context | None = None,
                     assumes: str | None = None, chunk: int = CHUNK_CHECKS, yield_every: float = YIELD_SECONDS,
-                    solver_time_limit: float = SOLVER_TIME_LIMIT) -> Iterator[LeafBatch]:
+                    solver_time_limit: float = SOLVER_TIME_LIMIT, stop: bool = False) -> Iterator[LeafBatch]:
     """The monitor over ``obs``: a ``LeafBatch`` every ``chunk`` checks, or sooner when the search for a
     decision has run for ``yield_every`` seconds since the last one. Each solver call is limited to
     ``solver_time_limit`` seconds and to the time the run has left (a call that runs out finds no allocation:
     that check is just not decided, which is sound). With ``order="given"`` the first batch carries the
-    halves test of ``OrderEvidence`` (it needs the whole stream, which is known up front)."""
+    halves test of ``OrderEvidence`` (it needs the whole stream, which is known up front). With ``stop`` the
+    batch that holds the decision ends at it (the driver ends the run there): the checks after it are neither
+    yielded nor watched for evidence, so no warning names a step the result does not have."""
     if split not in SPLITS:
         raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
     ctx = ctx or Context()
@@ -159,6 +161,8 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
                 pos, allocation = found
                 st.stop, st.decision = a + pos, allocation
                 st.frozen = _frozen(allocation, keys, delta)
+                if stop:
+                    b = st.stop + 1
             else:
                 b = a + scanned  # paused: checks [a, a + scanned) are known undecided, the rest is scanned next
         leaves = _leaves(keys, stats, a, b, equal, st, allocator, label_delta=delta if split == "optimized" else None)
@@ -436,7 +440,8 @@ class Monitor(Engine):
             raise FairauditError("the stream is empty: no row to audit")
         yield from monitor_batches(spec, obs, delta=options["delta"], batch=options["batch"],
                                    split=options["split"], bound=options["bound"], order=options["order"],
-                                   ctx=ctx, assumes=order_assumption(options["order"], options["seed"]))
+                                   ctx=ctx, assumes=order_assumption(options["order"], options["seed"]),
+                                   stop=bool(options.get("stop")))
 
     def methods(self, options) -> list[tuple[str, list[str]]]:
         """The report's methods appendix for this engine: the guarantee, the bound used, the δ allocation."""
@@ -503,7 +508,7 @@ def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object
     ctx = Context(seed=opts["seed"], time_budget=time_budget)
     batches = monitor_batches(spec, obs, delta=opts["delta"], batch=opts["batch"], split=opts["split"],
                               bound=opts["bound"] if isinstance(bound, str) else bound, order=opts["order"],
-                              ctx=ctx, **extra)
+                              ctx=ctx, stop=stop, **extra)
     progress = None if on_step is None else (lambda p: on_step(int(p.done), obs.length))
     return last(drive(engine, spec, batches, options={**(options or {}), **opts},
                       guarantee=Guarantee("probabilistic", opts["delta"]), ctx=ctx, stop=stop,
