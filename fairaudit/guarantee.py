@@ -45,7 +45,7 @@ class Guarantee:
         """How a decided verdict holds: "with probability ≥ 0.95" / "with certainty (sound bounds)" /
         "exactly on these 8,141 rows (not the population they were drawn from)"."""
         if self.kind == "probabilistic":
-            return f"with probability ≥ {self.confidence:g}"
+            return f"with probability ≥ {_at_most(self.confidence)}"
         if self.kind == "sound":
             return "with certainty (sound bounds)" + (f" {self.scope}" if self.scope else "")
         return "exactly " + (self.scope or "on the inputs given")
@@ -54,7 +54,7 @@ class Guarantee:
     def caption(self) -> str:
         """A short label for a badge or a chart caption: "probability ≥ 0.95", "sound bounds", "exact, on these 8,141 rows"."""
         if self.kind == "probabilistic":
-            return f"probability ≥ {self.confidence:g}"
+            return f"probability ≥ {_at_most(self.confidence)}"
         if self.kind == "sound":
             return "sound bounds"
         return "exact, " + (self.scope or "on the inputs given").split(" (")[0]
@@ -77,6 +77,16 @@ class Guarantee:
         if not data:
             return None
         return cls(**{k: data.get(k) for k in ("kind", "delta", "note", "assumes", "scope") if k in data})
+
+
+def _at_most(p: float) -> str:
+    """``p`` written with ``:g``'s six digits, or more when those would round it up: a lower bound on a
+    probability must not read higher than it is (1 − 1e-9 is "0.999999999", never "1")."""
+    for digits in range(6, 18):
+        text = f"{p:.{digits}g}"
+        if float(text) <= p:
+            return text
+    return repr(p)
 
 
 def verdict_sentence(verdict: str, guarantee: Guarantee, *, at: int | None, steps: int, unit: str,
