@@ -52,7 +52,12 @@ class DatasetEngine(Engine):
         return Guarantee("exact", scope=scope(record.get("audited")))
 
     def run(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
-        obs = observe_inputs(spec, inputs)
+        # observed here, not in the generator: a problem with the inputs raises when the run starts
+        # (``audit(..., iterate=True)`` raises at the call, like the monitor)
+        return self._batches(observe_inputs(spec, inputs))
+
+    @staticmethod
+    def _batches(obs) -> Iterator[LeafBatch]:
         leaves, warnings = {}, []
         for key, values in obs.values.items():
             mask = obs.masks[key]

@@ -434,11 +434,14 @@ class Monitor(Engine):
                                                                                        options["seed"]))
 
     def run(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
+        # the observations are computed here, not in the generator: a problem with them (a Fair[...] column with
+        # too many values, an empty stream) raises when the run starts — ``audit(..., iterate=True)`` raises at the
+        # call, as the whole-stream work always did — not at the first partial result
         positions = stream_positions(inputs, options["order"], options["seed"])
         obs = observe_inputs(spec, inputs, positions)
         if obs.length == 0:
             raise FairauditError("the stream is empty: no row to audit")
-        yield from monitor_batches(spec, obs, delta=options["delta"], batch=options["batch"],
+        return monitor_batches(spec, obs, delta=options["delta"], batch=options["batch"],
                                    split=options["split"], bound=options["bound"], order=options["order"],
                                    ctx=ctx, assumes=order_assumption(options["order"], options["seed"]),
                                    stop=bool(options.get("stop")))
