@@ -22,13 +22,15 @@ that occurs twice is one estimator and is counted once). Verdicts are int8 array
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
-from fairaudit.bounds.rules import BOOL_RULES, CMP, TERM_RULES, Interval
+from fairaudit.bounds.rules import BOOL_RULES, CMP, FALSE, TERM_RULES, TRUE, Interval
 from fairaudit.spec.ast import LEAF_KINDS, Spec, TreeNode
 
 
@@ -42,6 +44,7 @@ class LeafValue:
     certified: np.ndarray | None = None
     unfair: np.ndarray | None = None
     undecided: np.ndarray | None = None
+    exact: Sequence[Fraction | None] | None = None  # per step, the value as an exact fraction (None: no value)
 
 
 @dataclass
@@ -160,7 +163,75 @@ def evaluate(spec: Spec, leaves: Mapping[str, LeafValue]) -> dict[str, NodeValue
                     nv.unfair = lv.unfair if lv.unfair is not None else 1.0 - nv.hi
                     nv.undecided = lv.undecided if lv.undecided is not None else nv.hi - nv.lo
             result[tn.id] = nv
+    if any(leaves[k].exact is not None for k in cs.leaf_keys):
+        _exact_pass(spec, leaves, result, shape)
     return result
+
+
+# ------------------------------------------------------------------------------------------------ exact values
+# An engine that knows a leaf's value exactly (a count on a finite table: ``LeafValue.exact``) gets exact
+# arithmetic above it: a term whose leaves are all exact is computed with fractions and shown as the tightest
+# float interval around it, and a comparison between exact terms is decided exactly — a tie (``E[a] / E[a] >= 1``)
+# is true, not undecided by the outward rounding that floating-point interval arithmetic needs to stay sound.
+
+_EXACT_OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
+_EXACT_CMP = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+              "!=": operator.ne}
+
+
+def enclose(x: Fraction) -> tuple[float, float]:
+    """The tightest floats ``lo ≤ x ≤ hi`` (equal when ``x`` is a float)."""
+    f = float(x)
+    lo = f if Fraction(f) <= x else float(np.nextafter(f, -np.inf))
+    hi = f if Fraction(f) >= x else float(np.nextafter(f, np.inf))
+    return lo, hi
+
+
+def _exact_pass(spec: Spec, leaves: Mapping[str, LeafValue], result: dict[str, NodeValue], shape) -> None:
+    cs = compile_spec(spec)
+    k = shape[0] if shape else 1
+    exact: dict[str, list] = {}
+    for nid in cs.postorder:
+        tn = cs.nodes[nid]
+        kids = [exact.get(c) for c in tn.children]
+        values = None
+        if tn.kind in LEAF_KINDS:
+            given = leaves[leaf_key(tn)].exact
+            values = None if given is None else [None if v is None else Fraction(v) for v in given]
+        elif tn.kind == "const":
+            values = [Fraction(repr(float(tn.node.value)))] * k
+        elif all(kid is not None for kid in kids) and tn.kind in _EXACT_OPS:
+            values = [None if a is None or b is None else _EXACT_OPS[tn.kind](a, b) for a, b in zip(*kids)]
+        elif all(kid is not None for kid in kids) and tn.kind == "neg":
+            values = [None if a is None else -a for a in kids[0]]
+        elif all(kid is not None for kid in kids) and tn.kind == "div":
+            values = [None if a is None or b is None or b == 0 else a / b for a, b in zip(*kids)]
+        elif tn.kind == "cmp" and all(kid is not None for kid in kids):
+            nv = result[nid]
+            verdict, lo, hi = np.array(nv.verdict, copy=True), np.array(nv.lo, copy=True), np.array(nv.hi, copy=True)
+            estimate = np.array(nv.estimate, copy=True)
+            for i, (a, b) in enumerate(zip(*kids)):
+                if a is None or b is None:
+                    continue
+                verdict[i] = TRUE if _EXACT_CMP[tn.node.op](a, b) else FALSE
+                lo[i], hi[i] = enclose(a - b)
+                estimate[i] = float(a - b)
+            result[nid] = NodeValue(estimate, lo, hi, nv.delta, verdict=verdict)
+        elif tn.kind in BOOL_RULES:
+            nv = result[nid]
+            verdict = BOOL_RULES[tn.kind].interval(*(result[c].verdict for c in tn.children))
+            result[nid] = NodeValue(nv.estimate, nv.lo, nv.hi, nv.delta, verdict=verdict)
+        if values is not None:
+            exact[nid] = values
+            if tn.kind not in LEAF_KINDS and tn.kind != "const":
+                nv = result[nid]
+                estimate, lo, hi = (np.array(np.broadcast_to(a, (k,)), dtype=float, copy=True)
+                                    for a in (nv.estimate, nv.lo, nv.hi))
+                for i, v in enumerate(values):
+                    if v is not None:
+                        lo[i], hi[i] = enclose(v)
+                        estimate[i] = float(v)
+                result[nid] = NodeValue(estimate, lo, hi, nv.delta)
 
 
 def root_verdict(spec: Spec, leaves: Mapping[str, LeafValue]) -> np.ndarray:

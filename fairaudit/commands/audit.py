@@ -121,6 +121,19 @@ def engine_options(args: argparse.Namespace, engine, spec_file) -> tuple[dict, l
     return given, from_file
 
 
+def other_engines_headers(spec_file, engine) -> list[str]:
+    """The spec file's headers that set another engine's option: not an error (a spec may be written for one
+    engine and audited with another), but said, so that nobody believes they were applied."""
+    own = {o.name for o in engine.all_options()}
+    out = []
+    for other in engines.all_engines():
+        for option in other.header_options():
+            if option.name in spec_file.headers and option.name not in own and option.name not in out:
+                out.append(option.name)
+    return [f"the spec file's '# {name}:' header is an option of another engine, not of {engine.name}: not applied"
+            for name in out]
+
+
 def run(args: argparse.Namespace) -> int:
     from fairaudit.api import audit, check_options
     from fairaudit.commands._data_args import dataset_from_args
@@ -180,6 +193,8 @@ def run(args: argparse.Namespace) -> int:
         if line is not None:
             line.close()
     print_summary(result, from_file)
+    for note in other_engines_headers(spec_file, engine):
+        print(f"note:      {note}")
     if args.json:
         write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"),
                          what="audit result")

@@ -73,8 +73,11 @@ class Option:
         return self.label or self.name.replace("_", " ").capitalize()
 
     def _range(self) -> str:
-        lo = "" if self.min is None else f"{self.min:g}"
-        hi = "" if self.max is None else f"{self.max:g}"
+        def show(bound) -> str:
+            return f"{int(bound):,}" if self.type is int else f"{bound:g}"
+
+        lo = "" if self.min is None else show(self.min)
+        hi = "" if self.max is None else show(self.max)
         if self.min is not None and self.max is not None:
             return f"in ({lo}, {hi})" if self.exclusive else f"from {lo} to {hi}"
         if self.min is not None:

@@ -3,20 +3,22 @@
 ``E[event]`` is the fraction of audited rows satisfying ``event``; ``E[event | given]`` the fraction among the
 rows satisfying ``given``; ``Fair[col]`` the fraction of rows whose decision does not change when ``col`` takes
 any other value of the column. These are the numbers Fairlearn's ``MetricFrame`` reports. Each leaf's interval is
-the single point ``[value, value]`` (δ = 0), so every comparison is decided: the verdict is exact — **for these
-rows**. It says nothing with a probability about the population the rows were drawn from; the monitor does that.
-A conditional leaf whose condition no row satisfies has no value: its interval is [0, 1] and the verdict may
-then stay undecided. One step, counting the audited rows.
+the single point ``[value, value]`` (δ = 0; the tightest floats around the exact fraction), and the arithmetic and
+comparisons above exact leaves are done with exact fractions (``fairaudit.evaluate``), so every comparison is
+decided — a tie included: the verdict is exact — **for these rows**. It says nothing with a probability about the population the rows were drawn from; the monitor does that.
+A conditional leaf whose condition no row satisfies has no value: its interval is [0, 1], a warning says so, and the
+comparisons that need it may stay undecided. One step, counting the audited rows.
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Iterator
 
 import numpy as np
 
 from fairaudit.engines.base import Context, Engine, LeafBatch
 from fairaudit.engines.observations import observe_inputs, uses_decisions
-from fairaudit.evaluate import LeafValue
+from fairaudit.evaluate import LeafValue, enclose
 from fairaudit.guarantee import Guarantee
 
 
@@ -63,13 +65,15 @@ class DatasetEngine(Engine):
             mask = obs.masks[key]
             n = int(mask.sum())
             if n:
-                value = np.array([int(np.count_nonzero(values & mask)) / n])
-                lo = hi = value
+                value = Fraction(int(np.count_nonzero(values & mask)), n)
+                low, high = enclose(value)
+                leaves[key] = LeafValue(np.array([float(value)]), np.array([low]), np.array([high]), 0.0,
+                                        np.array([float(n)]), exact=[value])
             else:
-                value, lo, hi = np.array([np.nan]), np.array([0.0]), np.array([1.0])
-                warnings.append(f"{key}: no audited row satisfies its condition, so it has no value here "
-                                "(shown as [0, 1])")
-            leaves[key] = LeafValue(value, lo, hi, 0.0, np.array([float(n)]))
+                warnings.append(f"{key}: no audited row satisfies its condition, so it has no value on these rows "
+                                "(shown as [0, 1]; comparisons that need it stay undecided)")
+                leaves[key] = LeafValue(np.array([np.nan]), np.array([0.0]), np.array([1.0]), 0.0,
+                                        np.array([0.0]), exact=[None])
         yield LeafBatch(np.array([obs.length]), leaves, done=obs.length, total=obs.length, warnings=tuple(warnings))
 
     def methods(self, options) -> list[tuple[str, list[str]]]:

@@ -51,8 +51,8 @@ The guarantee of each split
     union-bound argument does not cover a data-chosen allocation and the claim is false in general
     (``tests/monitor/test_soundness_optimized.py``: a 12-leaf ``or`` at Δ = 0.2 is wrongly certified
     in about a third of the runs). What holds is k·Δ for k distinct leaves (every δᵢ ≤ Δ, see
-    ``fairaudit.bounds.allocation.sound_delta``); the result records it as ``info["guarantee_delta"]``
-    and states it in ``AuditResult.guarantee``. After an optimised decision each leaf's δ column
+    ``fairaudit.bounds.allocation.sound_delta``); the batches carry it as a weaker ``Guarantee``
+    (with a note saying why), which the result states. After an optimised decision each leaf's δ column
     shows Δ (the level its interval provably holds at), not the data-chosen δᵢ it was computed with.
 """
 
@@ -150,7 +150,7 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
         return Guarantee("probabilistic", level, note=note, assumes=assumes)
 
     a, last_yield = 0, time.perf_counter()
-    first = True
+    first, cut_noted = True, False
     while a < K:
         b = min(a + chunk, K)
         if st.stop is None:
@@ -168,8 +168,15 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
         leaves = _leaves(keys, stats, a, b, equal, st, allocator, label_delta=delta if split == "optimized" else None)
         found_now = evidence.observe(steps[a:b], {k: s.at(slice(a, b)) for k, s in stats.items()})
         said = found_now + (halves if first else [])
+        notes = []
+        if st.timed_out and not cut_noted:  # the run may still finish this batch: say the search was cut short
+            cut_noted = True
+            notes.append(f"the time budget ran out while the {split} δ split was searching for a decision (by step "
+                         f"{int(steps[b - 1]):,}): the checks it had not searched were judged with the equal split "
+                         "only, so a decision may have been possible earlier")
         yield LeafBatch(steps[a:b], leaves, done=int(steps[b - 1]) if b > a else 0, total=obs.length,
-                        guarantee=guarantee(), warnings=tuple(said), assumption_broken=bool(said), info=facts(b))
+                        guarantee=guarantee(), warnings=tuple(said + notes), assumption_broken=bool(said),
+                        info=facts(b))
         first = False
         last_yield = time.perf_counter()
         a = b
@@ -513,6 +520,8 @@ def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object
                               bound=opts["bound"] if isinstance(bound, str) else bound, order=opts["order"],
                               ctx=ctx, stop=stop, **extra)
     progress = None if on_step is None else (lambda p: on_step(int(p.done), obs.length))
+    if not isinstance(bound, str):
+        opts["bound"] = getattr(bound, "name", type(bound).__name__)
     return last(drive(engine, spec, batches, options={**(options or {}), **opts},
                       guarantee=Guarantee("probabilistic", opts["delta"]), ctx=ctx, stop=stop,
                       on_progress=progress))

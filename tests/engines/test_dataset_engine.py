@@ -211,13 +211,30 @@ def test_cli_refuses_a_monitor_option(capsys):
     assert "fairaudit audit --engine dataset --help" in lines[0]
 
 
-@pytest.mark.xfail(strict=True, reason="known: the shared evaluator rounds every arithmetic result outward by an ulp "
-                   "(needed for sound bounds), so an exact tie after arithmetic straddles the threshold and the "
-                   "dataset engine reports it undecided instead of exactly true")
-@pytest.mark.parametrize("spec", ['E[pred | sex == "F"] - E[pred | sex == "F"] >= 0',
-                                  'E[pred | sex == "F"] / E[pred | sex == "F"] >= 1'])
-def test_an_exact_tie_is_decided(spec):
+@pytest.mark.parametrize("spec, verdict", [
+    ('E[pred | sex == "F"] - E[pred | sex == "F"] >= 0', "true"),
+    ('E[pred | sex == "F"] / E[pred | sex == "F"] >= 1', "true"),
+    ('E[pred | sex == "F"] / E[pred | sex == "F"] > 1', "false"),
+    ('not (E[pred | sex == "F"] - E[pred | sex == "F"] != 0) and E[pred] * 3 == E[pred] + E[pred] + E[pred]', "true"),
+])
+def test_an_exact_tie_is_decided(spec, verdict):
+    """Exact leaves get exact arithmetic (fractions): a tie is decided, not left undecided by the outward
+    rounding that sound floating-point interval arithmetic needs."""
     from fairaudit.testing import toy_dataset
 
     r = fairaudit.audit(toy_dataset(2000), spec, engine="dataset", pred='age >= 40 or sex == "M"')
-    assert r.verdict == "true"
+    assert r.verdict == verdict
+    root = r.final_values(r.root)
+    assert root["verdict"] == verdict
+
+
+def test_exact_values_are_enclosed_by_the_tightest_floats():
+    """1/3 is not a float: its interval is the two floats around it, and a ratio's interval encloses the exact
+    ratio of the two counts."""
+    from fractions import Fraction
+
+    from fairaudit.evaluate import enclose
+
+    lo, hi = enclose(Fraction(1, 3))
+    assert lo < hi and Fraction(lo) < Fraction(1, 3) < Fraction(hi)
+    assert enclose(Fraction(1, 2)) == (0.5, 0.5)
