@@ -124,3 +124,39 @@ def test_registry_is_lazy_and_knows_its_engines():
     assert all(a.available for a in engines.available())
     with pytest.raises(FairauditError, match="unknown engine 'nope'; engines: monitor, dataset"):
         engines.get("nope")
+
+
+def test_a_search_cut_by_the_time_budget_is_said():
+    """The optimised split's search for a decision stopped by the time budget is a warning, not silence, even
+    when the batch that ran out is the last one (the run is then complete)."""
+    from fairaudit import data
+    from fairaudit.engines.base import Context
+    from fairaudit.engines.monitor import Monitor, monitor_batches
+    from fairaudit.engines.observations import observe_inputs
+    from fairaudit.guarantee import Guarantee
+    from fairaudit.inputs import Inputs
+    from fairaudit.run import drive, last
+    from fairaudit.spec import parse
+
+    ds = data.load("adult")
+    spec = parse('E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.55 and '
+                 'E[pred | race == "White"] - E[pred | race != "White"] < 0.55')
+    inputs = Inputs.build(ds, pred='income == ">50K"', where='workclass == "Federal-gov"', rows="all")
+    obs = observe_inputs(spec, inputs)
+    ticks = iter(range(10**9))
+    ctx = Context(time_budget=0.5, clock=lambda: float(next(ticks)))  # every reading is a second later
+    batches = monitor_batches(spec, obs, delta=0.15, split="optimized", order="given", ctx=ctx, chunk=10**6)
+    r = last(drive(Monitor(), spec, batches, options={}, guarantee=Guarantee("probabilistic", 0.15), ctx=ctx))
+    assert r.complete and len(r.trace_table) == len(obs.values[next(iter(obs.values))]) // 5
+    assert any("time budget ran out while the optimized δ split was searching" in w for w in r.warnings)
+    assert not r.assumption_broken and r.stop_step == 960  # the equal split's decision, not the optimised 870
+
+
+def test_headers_of_another_engine_are_noted(capsys, tmp_path):
+    from fairaudit.cli import main
+
+    spec = tmp_path / "s.spec"
+    spec.write_text('# dataset: adult\n# decision: income == ">50K"\n# delta: 0.2\nE[pred | sex == "Male"] > 0.1\n')
+    assert main(["audit", "--engine", "dataset", "--spec", f"@{spec}"]) == 0
+    out = capsys.readouterr().out
+    assert "'# delta:' header is an option of another engine, not of dataset: not applied" in out
