@@ -56,7 +56,8 @@ class _Evidence:
 
 def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, guarantee: Guarantee,
           ctx: Context, stop: bool = False, on_progress=None, warnings=(), rows: dict | None = None,
-          provenance: dict | None = None, info: dict | None = None) -> Iterator[AuditResult]:
+          provenance: dict | None = None, info: dict | None = None,
+          progress: Progress | None = None) -> Iterator[AuditResult]:
     """Consume ``batches`` (an engine's ``run``), yielding the ``AuditResult`` so far after each batch; the last
     one yielded is final. Closing this generator closes ``batches``."""
     cs = compile_spec(spec)
@@ -68,7 +69,7 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
     broken = False
     facts = dict(info or {})
     stop_index: int | None = None
-    progress = Progress(f"Auditing with {engine.title or engine.name}", None, engine.unit, on_progress)
+    progress = progress or Progress(f"Auditing with {engine.title or engine.name}", None, engine.unit, on_progress)
     state = {"complete": False, "timed_out": False}
 
     def result() -> AuditResult:
@@ -116,7 +117,7 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
                     state["complete"] = True
                     yield result()
                     return
-            progress(batch.done, batch.total)
+            progress(batch.done, batch.total, message="")
             # a batch that reaches the total is the whole run: stopping there must not call the result incomplete
             finished = batch.total is not None and batch.done >= batch.total
             if progress.cancelled and not finished:
@@ -149,11 +150,12 @@ def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=No
         from fairaudit.errors import FairauditError
 
         raise FairauditError(f"the {engine.name} engine cannot audit this: " + "; ".join(reasons))
-    ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"))
+    progress = Progress(f"Auditing with {engine.title or engine.name}", None, engine.unit, on_progress)
+    ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"), progress=progress)
     guarantee = engine.guarantee(options, inputs)
     batches = engine.run(spec, inputs, options, ctx)
     return drive(engine, spec, batches, options={**inputs.describe(), **options}, guarantee=guarantee, ctx=ctx,
-                 stop=bool(options.get("stop")), on_progress=on_progress,
+                 stop=bool(options.get("stop")), on_progress=on_progress, progress=progress,
                  warnings=[*inputs.warnings, *[w for w in warnings if w not in inputs.warnings]],
                  rows=inputs.rows or None, provenance=inputs.provenance)
 

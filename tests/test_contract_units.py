@@ -160,3 +160,11 @@ def test_headers_of_another_engine_are_noted(capsys, tmp_path):
     assert main(["audit", "--engine", "dataset", "--spec", f"@{spec}"]) == 0
     out = capsys.readouterr().out
     assert "'# delta:' header is an option of another engine, not of dataset: not applied" in out
+
+
+def test_a_slow_preparation_is_said_before_the_first_batch():
+    import fairaudit
+
+    messages = []
+    fairaudit.audit("german", "Fair[sex] > 0.5", model="logreg", on_progress=lambda p: messages.append(p.message))
+    assert any(m and "re-predicting" in m and "Fair[sex]" in m for m in messages)

@@ -196,8 +196,9 @@ class LeafBatch:
 class Context:
     """A run's deadline and progress, handed to ``Engine.run``."""
 
-    def __init__(self, seed: int = 0, time_budget: float | None = None, clock=time.perf_counter):
+    def __init__(self, seed: int = 0, time_budget: float | None = None, clock=time.perf_counter, progress=None):
         self.seed = seed
+        self.progress = progress  # the run's ``fairaudit.progress.Progress`` (None: nobody is told)
         self.time_budget = time_budget
         self._clock = clock
         self.started = clock()
@@ -209,6 +210,12 @@ class Context:
 
     def expired(self) -> bool:
         return self.deadline is not None and self._clock() >= self.deadline
+
+    def note(self, message: str) -> None:
+        """Say what the engine is preparing before its first batch (e.g. "re-predicting Fair[sex]"), so a slow
+        preparation is not a silent bar."""
+        if self.progress is not None:
+            self.progress(self.progress.done, message=message)
 
     def bounded(self, limit: float) -> float:
         """``limit`` seconds for one blocking call, cut to the time left (so Stop and the budget are prompt)."""

@@ -56,7 +56,7 @@ class DatasetEngine(Engine):
     def run(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
         # observed here, not in the generator: a problem with the inputs raises when the run starts
         # (``audit(..., iterate=True)`` raises at the call, like the monitor)
-        return self._batches(observe_inputs(spec, inputs))
+        return self._batches(observe_inputs(spec, inputs, note=ctx.note))
 
     @staticmethod
     def _batches(obs) -> Iterator[LeafBatch]:

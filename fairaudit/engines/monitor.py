@@ -445,7 +445,7 @@ class Monitor(Engine):
         # too many values, an empty stream) raises when the run starts — ``audit(..., iterate=True)`` raises at the
         # call, as the whole-stream work always did — not at the first partial result
         positions = stream_positions(inputs, options["order"], options["seed"])
-        obs = observe_inputs(spec, inputs, positions)
+        obs = observe_inputs(spec, inputs, positions, note=ctx.note)
         if obs.length == 0:
             raise FairauditError("the stream is empty: no row to audit")
         return monitor_batches(spec, obs, delta=options["delta"], batch=options["batch"],

@@ -70,8 +70,9 @@ def fair_agreement(model, frame: pd.DataFrame, column: str, values, pred: np.nda
 
 
 def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, model=None,
-            column_values: dict | None = None) -> Observations:
-    """Evaluate every distinct leaf of ``spec`` on every row of ``frame`` (in order)."""
+            column_values: dict | None = None, note=None) -> Observations:
+    """Evaluate every distinct leaf of ``spec`` on every row of ``frame`` (in order). ``note(message)`` is told
+    before each ``Fair[...]`` leaf (re-predicting every row once per value of the column can take a while)."""
     cs = compile_spec(spec)
     values, masks = {}, {}
     everyone = np.ones(len(frame), dtype=bool)
@@ -91,12 +92,14 @@ def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, mod
             if len(domain) > FAIR_MAX_VALUES:
                 raise FairauditError(f"{key}: column {node.column!r} has {len(domain)} values; "
                                      f"Fair[...] flips categorical columns (at most {FAIR_MAX_VALUES} values)")
+            if note is not None:
+                note(f"re-predicting {len(frame):,} rows for {key}")
             values[key] = fair_agreement(model, frame, node.column, list(domain), np.asarray(pred))
             masks[key] = everyone
     return Observations(values, masks, len(frame))
 
 
-def observe_inputs(spec, inputs, positions: np.ndarray | None = None) -> Observations:
+def observe_inputs(spec, inputs, positions: np.ndarray | None = None, note=None) -> Observations:
     """``observe`` on the audited rows of ``inputs`` (``positions`` into the dataset: default the audited
     rows in file order)."""
     dataset = inputs.dataset
@@ -106,7 +109,7 @@ def observe_inputs(spec, inputs, positions: np.ndarray | None = None) -> Observa
     take = (lambda a: None if a is None else np.asarray(a)[positions])  # noqa: E731
     domains = {c.name: list(c.values) for c in dataset.schema.columns if c.kind == "categorical" and c.values}
     return observe(spec, frame, pred=take(inputs.decisions), label=take(inputs.labels), score=take(inputs.scores),
-                   model=inputs.reprediction_model, column_values=domains)
+                   model=inputs.reprediction_model, column_values=domains, note=note)
 
 
 def uses_decisions(spec) -> bool:
