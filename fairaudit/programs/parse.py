@@ -286,7 +286,11 @@ class _Parser:
 
 def parse_program(text: str, filename: str | None = None) -> ir.Program:
     """Parse the text of a ``.fr`` file; raises ``SpecError`` (with line:column) outside the subset."""
-    return _Parser(text, filename).program()
+    try:
+        return _Parser(text, filename).program()
+    except (RecursionError, MemoryError):
+        raise SpecError.at(text, None, None, "program too deeply nested (split long expressions into steps)",
+                           filename=filename) from None
 
 
 def parse_file(path: str | Path) -> ir.Program:

@@ -157,3 +157,9 @@ def test_file_errors_name_the_file(tmp_path):
     with pytest.raises(SpecError) as info:
         parse_file(path)
     assert str(info.value).startswith("bad.fr:3:9: unknown function 'gausian'")
+
+
+def test_huge_expression_is_a_spec_error_not_a_crash():
+    long_sum = " + ".join(["x"] * 20_000)
+    err = error_of(OK.replace("y = 2 * x - 1", f"y = {long_sum}"))
+    assert "too deeply nested" in err.message or "syntax error" in err.message

@@ -167,7 +167,7 @@ def test_bn2_integrity_constraint_holds():
     assert (s1.values["age"] < s1.values["education_num"]).any()
 
 
-def test_bench_files_match_their_generator(tmp_path, monkeypatch):
+def test_bench_files_match_their_generator():
     """The committed .fr files are exactly what bench/fairsquare/make_programs.py writes."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("make_programs", BENCH / "make_programs.py")
