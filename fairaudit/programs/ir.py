@@ -2,7 +2,8 @@
 
 All variables are real-valued. Arithmetic expressions (``Num``, ``Var``, ``Neg``, ``BinOp``) and conditions
 (``Compare``, ``BoolOp``, ``Not``) are distinct types; the parser never mixes them. Every node carries its
-1-based ``line``/``column`` in the source so later stages can report positioned errors.
+1-based ``line``/``column`` in the source so later stages can report positioned errors; positions take no part
+in ``==`` (two nodes are equal when they mean the same thing, wherever they were written).
 """
 from __future__ import annotations
 
@@ -13,22 +14,22 @@ from typing import Union
 @dataclass(frozen=True)
 class Num:
     value: float
-    line: int = 0
-    column: int = 0
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
 class Var:
     name: str
-    line: int = 0
-    column: int = 0
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
 class Neg:
     operand: "Arith"
-    line: int = 0
-    column: int = 0
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,8 @@ class BinOp:
     op: str  # one of + - * /
     left: "Arith"
     right: "Arith"
-    line: int = 0
-    column: int = 0
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 Arith = Union[Num, Var, Neg, BinOp]
@@ -48,23 +49,23 @@ class Compare:
     op: str  # one of < <= > >= == !=
     left: Arith
     right: Arith
-    line: int = 0
-    column: int = 0
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
 class BoolOp:
     op: str  # "and" | "or"
     values: tuple["Cond", ...]
-    line: int = 0
-    column: int = 0
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
 class Not:
     operand: "Cond"
-    line: int = 0
-    column: int = 0
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 Cond = Union[Compare, BoolOp, Not]
@@ -90,8 +91,8 @@ Dist = Union[Gaussian, Step]
 class Assign:
     name: str
     value: Arith
-    line: int = 0
-    column: int = 0
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,8 @@ class Sample:
     """``name ~ dist``: an independent draw (a fresh probabilistic dimension every time it runs)."""
     name: str
     dist: Dist
-    line: int = 0
-    column: int = 0
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -109,8 +110,8 @@ class If:
     cond: Cond
     body: tuple["Stmt", ...]
     orelse: tuple["Stmt", ...] = ()
-    line: int = 0
-    column: int = 0
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -119,8 +120,8 @@ class Event:
     annotation's place in the program, on the values the variables have there."""
     kind: str  # "sensitive" | "qualified" | "target"
     cond: Cond
-    line: int = 0
-    column: int = 0
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 Stmt = Union[Assign, Sample, If, Event]

@@ -58,6 +58,10 @@ def test_fig1_ir_shape():
     assert isinstance(branch, ir.If) and branch.orelse == ()
     assert branch.body[0] == ir.Assign("colRank", ir.BinOp("+", ir.Var("colRank", 7, 19), ir.Num(5.0, 7, 29), 7, 19),
                                        7, 9)  # line 1 is a comment
+    plus = branch.body[0].value
+    assert (branch.body[0].line, branch.body[0].column) == (7, 9)
+    assert [(n.line, n.column) for n in (plus, plus.left, plus.right)] == [(7, 19), (7, 19), (7, 29)]
+    assert ir.Num(5.0, 1, 1) == ir.Num(5.0, 9, 9)  # positions take no part in equality
     chain = program.decision[1]
     assert isinstance(chain, ir.If) and isinstance(chain.orelse[0], ir.If)  # elif = nested If
     assert isinstance(program.decision[-1], ir.Event) and program.decision[-1].kind == "target"
@@ -163,3 +167,20 @@ def test_huge_expression_is_a_spec_error_not_a_crash():
     long_sum = " + ".join(["x"] * 20_000)
     err = error_of(OK.replace("y = 2 * x - 1", f"y = {long_sum}"))
     assert "too deeply nested" in err.message or "syntax error" in err.message
+
+
+def test_round_trip_every_bench_file():
+    from fairaudit.programs.printer import format_program
+    for path in sorted(BENCH.glob("*.fr")) + sorted((BENCH / "examples").glob("*.fr")):
+        program = parse_file(path)
+        text = format_program(program)
+        assert parse_program(text) == program, path.name
+        assert format_program(parse_program(text)) == text
+
+
+def test_round_trip_keeps_tree_shape():
+    from fairaudit.programs.printer import format_program
+    body = ("    y = (x - (1 - x)) / 2 - -x * (x + 1)\n    z = -(x + 1) * -3\n"
+            "    qualified(not (y > 0 or (z < 1 and y < 2)) and 0 <= x < 5)\n")
+    program = parse_program(OK.replace("    y = 2 * x - 1\n", body))
+    assert parse_program(format_program(program)) == program
