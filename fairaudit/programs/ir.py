@@ -96,7 +96,7 @@ class Assign:
 
 
 @dataclass(frozen=True)
-class Sample:
+class Draw:
     """``name ~ dist``: an independent draw (a fresh probabilistic dimension every time it runs)."""
     name: str
     dist: Dist
@@ -124,7 +124,7 @@ class Event:
     column: int = field(default=0, compare=False)
 
 
-Stmt = Union[Assign, Sample, If, Event]
+Stmt = Union[Assign, Draw, If, Event]
 
 
 @dataclass(frozen=True)

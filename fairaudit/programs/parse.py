@@ -112,7 +112,7 @@ class _Parser:
             self.check_name(node.targets[0], name)
             value = node.value
             if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in DISTRIBUTIONS:
-                result: ir.Stmt = ir.Sample(name, self.distribution(value), **self.pos(node))
+                result: ir.Stmt = ir.Draw(name, self.distribution(value), **self.pos(node))
             else:
                 result = ir.Assign(name, self.arith(value, defined), **self.pos(node))
             defined.add(name)

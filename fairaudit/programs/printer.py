@@ -60,7 +60,7 @@ def statements(stmts: tuple[ir.Stmt, ...], depth: int) -> list[str]:
     for s in stmts:
         if isinstance(s, ir.Assign):
             out.append(f"{pad}{s.name} = {arith(s.value)}")
-        elif isinstance(s, ir.Sample):
+        elif isinstance(s, ir.Draw):
             out.append(f"{pad}{s.name} = {dist(s.dist)}")
         elif isinstance(s, ir.Event):
             out.append(f"{pad}{_EVENT[s.kind]}({cond(s.cond)})")

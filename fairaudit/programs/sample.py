@@ -107,7 +107,7 @@ class _Run:
         for s in stmts:
             if isinstance(s, ir.Assign):
                 self.set(s.name, self.arith(s.value), mask)
-            elif isinstance(s, ir.Sample):
+            elif isinstance(s, ir.Draw):
                 self.set(s.name, self.draw(s.dist), mask)
             elif isinstance(s, ir.If):
                 c = self.cond(s.cond)

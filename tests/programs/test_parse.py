@@ -52,7 +52,7 @@ def test_examples_parse(name):
 def test_fig1_ir_shape():
     program = parse_file(BENCH / "examples" / "fig1_original.fr")
     first = program.population[0]
-    assert isinstance(first, ir.Sample) and first.name == "ethnicity"
+    assert isinstance(first, ir.Draw) and first.name == "ethnicity"
     assert first.dist == ir.Gaussian(0.0, 100.0)  # the second argument is kept as the VARIANCE
     branch = program.population[3]
     assert isinstance(branch, ir.If) and branch.orelse == ()
