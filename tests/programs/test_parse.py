@@ -184,3 +184,25 @@ def test_round_trip_keeps_tree_shape():
             "    qualified(not (y > 0 or (z < 1 and y < 2)) and 0 <= x < 5)\n")
     program = parse_program(OK.replace("    y = 2 * x - 1\n", body))
     assert parse_program(format_program(program)) == program
+
+
+def test_mutated_programs_parse_or_raise_spec_error():
+    """Any one-character edit of a real program either parses (and then samples) or is a SpecError, never a crash."""
+    from fairaudit.programs import sample
+    from hypothesis import given, settings, strategies as st
+
+    text = (BENCH / "bn2_dt16a.fr").read_text()
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.integers(0, len(text) - 1), st.sampled_from(list("()[],:=<>+-*/.0123456789 \nabcxyz_'\"#\\") + [""]))
+    def check(index, char):
+        mutated = text[:index] + char + text[index + 1:]
+        try:
+            program = parse_program(mutated)
+        except SpecError as err:
+            assert err.message
+            assert err.line is None or err.column is not None
+        else:
+            assert sample(program, 50, 0).target.shape == (50,)
+
+    check()
