@@ -3,7 +3,9 @@
 Source: the math-form transcription in the shared notes (seed-fairsquare-justicia.md §A10): population models
 Ind (independent), BN1 (sex → capital_gain → the rest) and BN2 (BN1, then ``age := max(age, education_num)``),
 crossed with the 13 decision programs. Gaussian parameters are (mean, VARIANCE), as in FairSquare's files.
-Output: ``{ind,bn1,bn2}_<program>.fr`` next to this script; the files are committed, this script documents them.
+Output: ``{ind,bn1,bn2}_<program>.fr`` next to this script (the paper's Fig. 8: tautological qualification), and
+the same with ``qualified(age > 18)`` under ``qual/`` (the authors' ``_Q`` files; the paper reports "qualitatively
+similar" results but no table). The files are committed; this script documents them.
 
 Deviations from the authors' files, none changing any probability:
 - Ind files declare ``sex`` plus the variables the program reads; BN1/BN2 files always draw ``capital_gain`` (the
@@ -62,7 +64,9 @@ BN_LEAVES = {
 BN_SEX = [("gaussian(568.4105, 24248365.5428)", "7298.0"), ("gaussian(1329.3700, 69327473.1006)", "5178.0")]
 
 
-def population(model: str, used: list[str]) -> str:
+def population(model: str, used: list[str], qual: bool = False) -> str:
+    if qual and "age" not in used:
+        used = used + ["age"]
     lines = ["def popModel():", f"{IND}sex = {SEX}"]
     if model == "ind":
         lines += [f"{IND}{v} = {IND_MODEL[v]}" for v in ORDER if v in used]
@@ -79,6 +83,8 @@ def population(model: str, used: list[str]) -> str:
         if model == "bn2":
             lines += [f"{IND}if education_num > age:", f"{IND * 2}age = education_num"]
     lines.append(f"{IND}sensitiveAttribute(sex < 1)")
+    if qual:
+        lines.append(f"{IND}qualified(age > 18)")
     return "\n".join(lines) + "\n"
 
 
@@ -196,19 +202,21 @@ PROGRAMS = {
 MODELS = ("ind", "bn1", "bn2")
 
 
-def program_text(model: str, name: str) -> str:
+def program_text(model: str, name: str, qual: bool = False) -> str:
     used, body, target = PROGRAMS[name]
     decision = "\n".join(["def F():"] + indent(body) + [f"{IND}fairnessTarget({target})"]) + "\n"
-    header = (f"# FairSquare Fig. 8 benchmark: population {model.upper()}, decision program {name.upper()}\n"
+    q = ", qualified(age > 18)" if qual else ""
+    header = (f"# FairSquare Fig. 8 benchmark: population {model.upper()}, decision program {name.upper()}{q}\n"
               f"# (transcribed from notes §A10; gaussian(mean, VARIANCE); written by make_programs.py)\n")
-    return header + population(model, used) + "\n" + decision
+    return header + population(model, used, qual) + "\n" + decision
 
 
 def main() -> None:
     for model in MODELS:
         for name in PROGRAMS:
             (HERE / f"{model}_{name}.fr").write_text(program_text(model, name), encoding="utf-8")
-    print(f"wrote {len(MODELS) * len(PROGRAMS)} files to {HERE}")
+            (HERE / "qual" / f"{model}_{name}.fr").write_text(program_text(model, name, qual=True), encoding="utf-8")
+    print(f"wrote {len(MODELS) * len(PROGRAMS)} files to {HERE} and as many to {HERE / 'qual'}")
 
 
 if __name__ == "__main__":

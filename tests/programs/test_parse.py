@@ -44,6 +44,14 @@ def pos(node):
     return node.line, node.column
 
 
+def test_qualified_variants_parse():
+    files = sorted((BENCH / "qual").glob("*.fr"))
+    assert len(files) == 39
+    for f in files:
+        program = parse_file(f)
+        assert program.qualified == ir.Compare(">", ir.Var("age"), ir.Num(18.0))
+
+
 @pytest.mark.parametrize("name", ["fig1_original", "fig1_fixed", "toy_t1", "toy_t2", "toy_t3", "ex3_2"])
 def test_examples_parse(name):
     parse_file(BENCH / "examples" / f"{name}.fr")
@@ -171,7 +179,7 @@ def test_huge_expression_is_a_spec_error_not_a_crash():
 
 def test_round_trip_every_bench_file():
     from fairaudit.programs.printer import format_program
-    for path in sorted(BENCH.glob("*.fr")) + sorted((BENCH / "examples").glob("*.fr")):
+    for path in sorted(BENCH.glob("**/*.fr")):
         program = parse_file(path)
         text = format_program(program)
         assert parse_program(text) == program, path.name

@@ -80,6 +80,19 @@ def test_dt4_bn1_exact():
     assert_conditionals(BENCH / "bn1_dt4.fr", p_f, p_m)
 
 
+def test_dt4_bn1_qualified_exact():
+    """The qualified(age > 18) variant: P[T | min ∧ qual] = P[T ∧ min] / P[min ∧ qual] (T implies age ≥ 20)."""
+    f_cg, m_cg = (568.4105, 24248365.5428), (1329.3700, 69327473.1006)
+    t_f = (sf(7298, *f_cg) * sf(20, 38.8125, 193.4918)
+           + (sf(7073.5, *f_cg) - sf(7298, *f_cg)) * sf(20, 38.4208, 184.9151))
+    q_f = sf(7298, *f_cg) * sf(18, 38.8125, 193.4918) + (1 - sf(7298, *f_cg)) * sf(18, 38.4208, 184.9151)
+    t_m = sf(7073.5, *m_cg) * sf(20, 38.2668, 187.2747)
+    q_m = sf(5178, *m_cg) * sf(18, 38.2668, 187.2747) + (1 - sf(5178, *m_cg)) * sf(18, 38.6361, 187.2435)
+    assert_conditionals(BENCH / "qual" / "bn1_dt4.fr", t_f / q_f, t_m / q_m)
+    s = sample(parse_file(BENCH / "qual" / "bn1_dt4.fr"), N, 4, keep_values=True)
+    np.testing.assert_array_equal(s.qualified, s.values["age"] > 18)
+
+
 # ---- determinism and semantics ---------------------------------------------------------------------------
 
 def test_same_seed_same_sample():
@@ -176,3 +189,4 @@ def test_bench_files_match_their_generator():
     for model in module.MODELS:
         for name in module.PROGRAMS:
             assert (BENCH / f"{model}_{name}.fr").read_text() == module.program_text(model, name)
+            assert (BENCH / "qual" / f"{model}_{name}.fr").read_text() == module.program_text(model, name, qual=True)
