@@ -25,6 +25,10 @@ CMP_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
 STEP_TOLERANCE = 1e-6  # |Σp − 1| allowed in a step distribution (4-decimal tables sum to 1 up to float rounding)
 
 
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
 class _Parser:
     def __init__(self, text: str, filename: str | None):
         self.text = text
@@ -58,7 +62,7 @@ class _Parser:
                                filename=self.filename) from None
         bodies: dict[str, ast.FunctionDef] = {}
         for node in module.body:
-            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            if _is_docstring(node):
                 continue  # a module docstring
             if not isinstance(node, ast.FunctionDef):
                 raise self.error(node, f"unexpected {type(node).__name__.lower()} at the top level",
@@ -97,8 +101,7 @@ class _Parser:
         for index, node in enumerate(body):
             if isinstance(node, ast.Pass):
                 continue
-            if (top and index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-                    and isinstance(node.value.value, str)):
+            if top and index == 0 and _is_docstring(node):
                 continue  # a function docstring
             out.append(self.statement(node, defined, top))
         return tuple(out)
@@ -254,7 +257,8 @@ class _Parser:
             if isinstance(node.func, ast.Name) and node.func.id in DISTRIBUTIONS:
                 raise self.error(node, f"'{node.func.id}(...)' must be the whole right-hand side of an assignment")
             raise self.unknown_call(node)
-        if isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+        if isinstance(node, (ast.Compare, ast.BoolOp)) or (
+                isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
             raise self.error(node, "a condition is not a number",
                              "write 'if cond: x = 1' / 'else: x = 0' to store a Boolean")
         raise self.error(node, f"'{clip(ast.unparse(node))}' is not allowed in an arithmetic expression",
