@@ -22,7 +22,8 @@ _CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equ
 
 @dataclass
 class Sample:
-    """Per-individual Boolean arrays (length ``n``); ``values`` holds every variable's final values when kept."""
+    """Per-individual Boolean arrays (length ``n``); ``values`` holds every variable's final values when kept
+    (NaN on the rows whose path never assigned it, e.g. a coin drawn only inside a branch)."""
     sensitive: np.ndarray
     qualified: np.ndarray
     target: np.ndarray
