@@ -21,9 +21,10 @@ def _spec(spec):
     return parse(str(spec))
 
 
-def audit(data, spec, engine: str | None = None, model=None, pred: str | None = None, where: str | None = None,
-          rows: str | None = None, *, on_step=None, on_progress=None, iterate: bool = False,
-          trust_pickle: bool = False, trusted_types=(), **options) -> AuditResult:
+def audit(data, spec=None, engine: str | None = None, model=None, pred: str | None = None, where: str | None = None,
+          rows: str | None = None, *, population=None, epsilon: float | None = None, on_step=None,
+          on_progress=None, iterate: bool = False, trust_pickle: bool = False, trusted_types=(),
+          **options) -> AuditResult:
     """Audit ``data`` (a ``Dataset`` or a built-in name / CSV path) against ``spec`` (text or ``Spec``).
 
     ``engine``: a name from ``fairaudit.engines.REGISTRY`` (default: the registry's first, the monitor);
@@ -42,12 +43,27 @@ def audit(data, spec, engine: str | None = None, model=None, pred: str | None = 
     ``False``; ``on_step(step, total)`` is the same with plain numbers. With ``iterate=True`` the call returns a
     generator of partial ``AuditResult``s instead (the last one is final; closing it stops the run), which is
     how the dashboard draws the run live.
+
+    ``population``: a population program (a ``.fr`` path or a parsed ``fairaudit.programs.Program``) to sample
+    individuals from instead of reading a dataset (``data`` None; the monitor engine). ``spec`` None then audits
+    the program's group-fairness ratio P[target | min ∧ qual] / P[target | ¬min ∧ qual] > 1 − ``epsilon``
+    (default 0.15; ``fairaudit.programs.population.ratio_spec``); a spec may also read the program's variables,
+    ``sensitive``, ``qualified`` and ``pred`` (the target).
     """
     from fairaudit.inputs import Inputs
     from fairaudit.preflight import Source, preflight
     from fairaudit.run import last, start
 
     chosen, resolved = check_options(engine, **options)
+    if population is not None:
+        results = _audit_population(chosen, resolved, data, spec, population, epsilon,
+                                    model=model, pred=pred, where=where, rows=rows, on_step=on_step,
+                                    on_progress=on_progress)
+        return results if iterate else last(results)
+    if epsilon is not None:
+        raise FairauditError("epsilon is the ratio property of a population program: give population=...")
+    if spec is None:
+        raise FairauditError("no specification: give spec=...")
     if model is not None and pred is not None:
         raise FairauditError("give either a model or a decision expression (pred), not both")
     if rows is not None:
@@ -69,6 +85,31 @@ def audit(data, spec, engine: str | None = None, model=None, pred: str | None = 
         on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
     results = start(chosen, spec, inputs, resolved, on_progress=on_progress)
     return results if iterate else last(results)
+
+
+def _audit_population(chosen, resolved, data, spec, population, epsilon, *, model, pred, where, rows, on_step,
+                      on_progress):
+    """The generator of partial results of an audit of individuals sampled from ``population``."""
+    from fairaudit.inputs import Inputs
+    from fairaudit.programs.population import DEFAULT_EPSILON, ratio_spec
+    from fairaudit.run import start
+
+    given = [name for name, value in (("data", data), ("model", model), ("pred", pred), ("where", where),
+                                      ("rows", rows)) if value is not None]
+    if given:
+        raise FairauditError(f"a population program is audited on the individuals it samples: {given[0]} does not "
+                             "apply (the decision is the program's fairnessTarget)")
+    if spec is not None and epsilon is not None:
+        raise FairauditError("give either a specification or epsilon (the ratio property's ε), not both")
+    ignored = _ignored_headers(spec)
+    spec = _spec(ratio_spec(DEFAULT_EPSILON if epsilon is None else epsilon) if spec is None else spec)
+    inputs = Inputs.build_population(population, samples=resolved.get("samples") or 1_000_000, warnings=ignored)
+    reasons = chosen.check(spec, inputs)
+    if reasons:
+        raise FairauditError(f"the {chosen.name} engine cannot audit this: " + "; ".join(reasons))
+    if on_step is not None and on_progress is None:
+        on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
+    return start(chosen, spec, inputs, resolved, on_progress=on_progress)
 
 
 def _ignored_headers(spec) -> list[str]:

@@ -57,9 +57,26 @@ class Inputs:
 
     def describe(self) -> dict:
         """The inputs part of a result's ``options`` (what was audited, as the user named it)."""
+        if self.population is not None:
+            return {"data": None, "population": self.provenance.get("population", {}).get("name"),
+                    "model": None, "pred": None, "where": None, "rows": self.rows.get("policy")}
         model = self.reprediction_model
         return {"data": getattr(self.dataset, "name", None), "model": model.describe() if model is not None else None,
                 "pred": self.pred, "where": self.where, "rows": self.rows.get("policy")}
+
+    @classmethod
+    def build_population(cls, population, *, samples: int, warnings=()) -> "Inputs":
+        """Inputs for auditing a population program (a parsed ``Program``, a ``.fr`` path or a
+        ``fairaudit.programs.population.Population``): ``population`` holds the parsed program; there is no
+        dataset, model or row policy. The provenance records the program's file name and the sha256 of its text."""
+        from fairaudit.programs.population import load
+
+        pop = load(population)
+        rows = {"policy": "sampled", "audited": int(samples), "total": int(samples),
+                "text": f"up to {int(samples):,} individuals sampled from {pop.name}"}
+        return cls(population=pop.program, rows=rows, provenance={"dataset": None, "model": None,
+                                                                  "population": pop.record()},
+                   warnings=[str(w) for w in warnings])
 
     @classmethod
     def build(cls, dataset, *, model=None, pred: str | None = None, where: str | None = None,

@@ -232,6 +232,9 @@ class Engine:
     unit: str = "steps"  # what a step counts, plural ("observations", "rows", "refinement rounds")
     leaf_kinds: frozenset = frozenset(LEAF_NAMES)
     requires: tuple[str, ...] = ("dataset",)
+    # inputs that may stand in for all of ``requires`` (e.g. the monitor samples a population program instead of
+    # reading a dataset's rows)
+    accepts: tuple[str, ...] = ()
     options: tuple[Option, ...] = ()
     # said after the driver finds a node decided both ways, or the verdict changing after a decision
     evidence_hint: str | None = None
@@ -267,10 +270,13 @@ class Engine:
         kinds = {tn.kind for tn in getattr(spec, "leaves", ())} if spec is not None else set()
         for kind in sorted(kinds - set(self.leaf_kinds)):
             reasons.append(f"it cannot bound {LEAF_NAMES.get(kind, kind)} leaves")
-        if inputs is not None:
+        if inputs is not None and not any(inputs.has(other) for other in self.accepts):
             for need in self.requires:
                 if not inputs.has(need):
-                    reasons.append(f"it needs {INPUT_NAMES.get(need, need)}")
+                    if need == "dataset" and inputs.has("population"):
+                        reasons.append("it needs a dataset: it cannot audit a population program")
+                    else:
+                        reasons.append(f"it needs {INPUT_NAMES.get(need, need)}")
         return reasons
 
     def guarantee(self, options: Mapping[str, Any], inputs: Inputs) -> Guarantee:

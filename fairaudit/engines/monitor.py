@@ -380,6 +380,12 @@ def order_assumption(order: str, seed: int) -> str:
             "(exchangeable), which a sorted file or drift breaks")
 
 
+def population_assumption(inputs, options) -> str:
+    """What the guarantee assumes when the stream is sampled from a population program."""
+    name = (inputs.provenance.get("population") or {}).get("name", "program")
+    return f"individuals drawn independently from the population program {name} (seed {options['seed']})"
+
+
 HOEFFDING = [
     "Adaptive Hoeffding bound (Zhao et al. 2016, Theorem 1, as used by VeriFair and AVOIR). After n observations "
     "with sample mean p̂, the probability is within p̂ ± ε(δ, n), clipped to [0, 1], where",
@@ -408,6 +414,7 @@ class Monitor(Engine):
     unit = "observations"
     leaf_kinds = frozenset({"expect", "fair"})
     requires = ("dataset",)
+    accepts = ("population",)  # or individuals sampled from a population program (``--population FILE.fr``)
     evidence_hint = ORDER_HINT
     options = (
         Option("delta", float, 0.05, "total failure probability Δ: the verdict is wrong with probability at most "
@@ -424,11 +431,17 @@ class Monitor(Engine):
         Option("order", str, "shuffle", "row order: shuffle (seeded; the random order the guarantee assumes) "
                "or given (file order, for a log whose arrival order is the point; the guarantee then assumes "
                "that order is random)", choices=ORDERS, header=True, label="Row order"),
+        Option("samples", int, 1_000_000, "with a population program: the most individuals drawn from it (the "
+               "stream's length)", min=1, label="Individuals sampled (population)", advanced=True),
     )
 
     def check(self, spec, inputs) -> list[str]:
         reasons = super().check(spec, inputs)
-        if inputs is not None and spec is not None:
+        if inputs is not None and inputs.population is not None:
+            if spec is not None and any(tn.kind == "fair" for tn in spec.leaves):
+                reasons.append("Fair[...] re-predicts a dataset's rows: it cannot be audited on a population "
+                               "program")
+        elif inputs is not None and spec is not None:
             if any(tn.kind == "fair" for tn in spec.leaves) and inputs.reprediction_model is None:
                 reasons.append("Fair[...] re-predicts with the attribute flipped: it needs a model, not a "
                                "decision expression")
@@ -437,6 +450,8 @@ class Monitor(Engine):
         return reasons
 
     def guarantee(self, options, inputs) -> Guarantee:
+        if inputs is not None and inputs.population is not None:
+            return Guarantee("probabilistic", options["delta"], assumes=population_assumption(inputs, options))
         return Guarantee("probabilistic", options["delta"], assumes=order_assumption(options["order"],
                                                                                        options["seed"]))
 
@@ -444,6 +459,8 @@ class Monitor(Engine):
         # the observations are computed here, not in the generator: a problem with them (a Fair[...] column with
         # too many values, an empty stream) raises when the run starts — ``audit(..., iterate=True)`` raises at the
         # call, as the whole-stream work always did — not at the first partial result
+        if inputs.population is not None:
+            return self._run_population(spec, inputs, options, ctx)
         positions = stream_positions(inputs, options["order"], options["seed"])
         obs = observe_inputs(spec, inputs, positions, note=ctx.note)
         if obs.length == 0:
@@ -452,6 +469,18 @@ class Monitor(Engine):
                                    split=options["split"], bound=options["bound"], order=options["order"],
                                    ctx=ctx, assumes=order_assumption(options["order"], options["seed"]),
                                    stop=bool(options.get("stop")))
+
+    def _run_population(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
+        """The stream is individuals drawn from the program (seeded by the run's seed), ``CHUNK`` at a time as
+        the checks need them; i.i.d. draws are exchangeable, as the guarantee assumes."""
+        from fairaudit.programs.population import PopulationObservations
+
+        obs = PopulationObservations(spec, inputs.population, options["samples"], seed=options["seed"])
+        obs.draw(min(16, obs.length))  # an unknown column raises at the start, not at the first batch
+        obs = PopulationObservations(spec, inputs.population, options["samples"], seed=options["seed"])
+        return monitor_batches(spec, obs, delta=options["delta"], batch=options["batch"], split=options["split"],
+                               bound=options["bound"], order="shuffle", ctx=ctx,
+                               assumes=population_assumption(inputs, options), stop=bool(options.get("stop")))
 
     def methods(self, options) -> list[tuple[str, list[str]]]:
         """The report's methods appendix for this engine: the guarantee, the bound used, the δ allocation."""
