@@ -47,7 +47,15 @@ def add_arguments(parser: argparse.ArgumentParser, argv=None) -> None:
 
     parser.epilog = EXIT_HELP
     add_data_arguments(parser, required=False)
-    parser.add_argument("--spec", required=True, metavar="TEXT|@FILE", help="the specification, or @path to a file")
+    parser.add_argument("--spec", metavar="TEXT|@FILE",
+                        help="the specification, or @path to a file (required unless --population is given)")
+    group = parser.add_argument_group("population program (instead of --data)")
+    group.add_argument("--population", metavar="FILE.fr",
+                       help="audit individuals sampled from this population and decision program (FairSquare "
+                            ".fr format) instead of a dataset's rows; without --spec the property is the program's "
+                            "group-fairness ratio P[target | min ∧ qual] / P[target | ¬min ∧ qual] > 1 − ε")
+    group.add_argument("--epsilon", metavar="EPS",
+                       help="with --population and no --spec: the ratio property's ε (default 0.15)")
     shown = _engine_in(sys.argv[1:] if argv is None else argv)
     parser.add_argument("--engine", default=None, choices=list(engines.names()),
                         help=f"engine (default: the spec file's '# engine:' header, else {engines.DEFAULT}); "
@@ -141,6 +149,12 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit.commands._spec_args import spec_from_args
     from fairaudit.preflight import check_headers, file_source, header_engine, option_source, preflight
 
+    if getattr(args, "population", None) is not None:
+        return run_population(args)
+    if getattr(args, "epsilon", None) is not None:
+        raise FairauditError("--epsilon is the ratio property of a population program: give --population FILE.fr")
+    if args.spec is None:
+        raise FairauditError("no specification: give --spec TEXT|@FILE (or --population FILE.fr)")
     spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
     check_headers(spec_file)  # a misspelt '# where:' would silently audit other rows
     from_file = []
@@ -212,6 +226,62 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.pdf}")
     if result.assumption_broken and result.verdict in ("true", "false"):
         # a gate must not pass on a verdict its own data contradicts: exit 3, "not a pass", and say why
+        print("exit:      3 — the verdict is not backed by its guarantee (see the warnings)")
+        return EXIT_UNBACKED
+    return EXIT.get(result.verdict, 3)
+
+
+def run_population(args: argparse.Namespace) -> int:
+    """``fairaudit audit --population FILE.fr``: the monitor on individuals sampled from the program."""
+    from fairaudit.api import audit, check_options
+    from fairaudit.commands._spec_args import spec_from_args
+    from fairaudit.preflight import check_headers, header_engine
+    from fairaudit.programs.population import DEFAULT_EPSILON, load, ratio_spec
+    from fairaudit.spec.files import parse_file_text
+
+    for flag, value in (("--data", args.data), ("--model", getattr(args, "model", None)),
+                        ("--pred", getattr(args, "pred", None)), ("--where", args.where), ("--rows", args.rows),
+                        ("--pdf", args.pdf)):
+        if value is not None:
+            raise FairauditError(f"--population and {flag} cannot be combined: the individuals are sampled from the "
+                                 "program and the decision is its fairnessTarget")
+    if args.spec is not None and args.epsilon is not None:
+        raise FairauditError("--epsilon sets the ratio property used without --spec: give one of --spec and --epsilon")
+    if args.epsilon is not None:
+        try:
+            epsilon = float(args.epsilon)
+        except ValueError:
+            raise FairauditError(f"--epsilon must be a number in (0, 1), e.g. 0.15; got {args.epsilon!r}") from None
+    else:
+        epsilon = DEFAULT_EPSILON
+    spec_file = (spec_from_args(argparse.Namespace(spec=args.spec)) if args.spec is not None
+                 else parse_file_text(ratio_spec(epsilon)))
+    check_headers(spec_file)
+    from_file = []
+    engine_name = args.engine or header_engine(spec_file) or engines.DEFAULT
+    if args.engine is None and "engine" in spec_file.headers:
+        from_file.append(f"--engine {engine_name}")
+    engine = engines.get(engine_name)
+    given, header_flags = engine_options(args, engine, spec_file)
+    from_file += header_flags
+    _, options = check_options(engine.name, **given)
+    population = load(args.population)  # a malformed program: SpecError with FILE:LINE:COL, exit 2
+    if args.json:
+        check_output(args.json, "result", inputs=[spec_file.path, args.population], force=args.force,
+                     what="audit result")
+    line = terminal_line(sys.stderr)
+    try:
+        result = audit(None, spec_file.spec, engine=engine.name, population=population, on_progress=line,
+                       **options)
+    finally:
+        if line is not None:
+            line.close()
+    print_summary(result, from_file)
+    if args.json:
+        write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"),
+                         what="audit result")
+        print(f"wrote {args.json}")
+    if result.assumption_broken and result.verdict in ("true", "false"):
         print("exit:      3 — the verdict is not backed by its guarantee (see the warnings)")
         return EXIT_UNBACKED
     return EXIT.get(result.verdict, 3)
