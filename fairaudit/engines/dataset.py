@@ -41,7 +41,7 @@ class DatasetEngine(Engine):
 
     def check(self, spec, inputs) -> list[str]:
         reasons = super().check(spec, inputs)
-        if inputs is not None and spec is not None:
+        if inputs is not None and spec is not None and inputs.has("dataset"):
             if any(tn.kind == "fair" for tn in spec.leaves) and inputs.reprediction_model is None:
                 reasons.append("Fair[...] re-predicts with the attribute flipped: it needs a model, not a "
                                "decision expression")
