@@ -72,7 +72,7 @@ def test_engine_choices_say_why_an_engine_cannot_run():
     assert all(c.available and c.title and c.summary for c in choices)
 
     class NoDecisions:  # an Inputs stand-in with a dataset and nothing else
-        decisions = reprediction_model = model = pred = None
+        decisions = reprediction_model = model = pred = population = None
         rows: dict = {}
 
         def has(self, need):
