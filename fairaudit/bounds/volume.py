@@ -16,7 +16,7 @@ How the rounding is made rigorous
   argument ``z = (x − μ)/√v`` is formed from the exact rationals at 160 bits too (a few ulp of error, which the
   tail amplifies by at most ``z²`` ≲ 2¹¹ before the float range underflows). We declare a relative error of
   ``2^-(PREC-32) = 2^-128`` per tail value — a margin of ~2⁷⁵ over the 53-bit float we return — widen each tail
-  value by it and round outward. Differences ``Q(a) − Q(b)`` (interval masses) are formed from the two
+  value by it and round outward (plus the rounding of the final 160-bit subtraction). Differences ``Q(a) − Q(b)`` (interval masses) are formed from the two
   representations that avoid cancellation and widened by the *absolute* error of both terms. This is the one
   trust assumption: mpmath's ``erfc`` is accurate to 128 bits at 160-bit precision (it is not formally proved;
   ``mpmath.iv`` has no rigorous ``erfc`` of its own — its ``erfc`` is the generic series evaluated in
@@ -43,7 +43,8 @@ import mpmath
 PREC = 160
 _CTX = mpmath.MPContext()
 _CTX.prec = PREC
-_REL = _CTX.mpf(2) ** -(PREC - 32)
+_REL = _CTX.mpf(2) ** -(PREC - 32)   # declared relative error of one tail value Q(z)
+_ULP = _CTX.mpf(2) ** -(PREC - 8)    # generous bound on the rounding of one 160-bit add/subtract
 INF = math.inf
 
 Iv = tuple  # (lo, hi) of floats
@@ -135,6 +136,14 @@ def _mpf(x):
     return _CTX.mpf(x.numerator) / _CTX.mpf(x.denominator)
 
 
+def _rel(z):
+    """Declared relative error of Q(z) or φ(z) at 160 bits: 2^-128, times z² for the error of z itself
+    (a relative 2^-158 error of z moves Q and φ by a relative ≈ z²·2^-158)."""
+    if math.isinf(z):
+        return 0                     # Q(±inf) is exactly 0 or 1
+    return _REL if abs(z) <= 1 else _REL * z * z
+
+
 def _tail(z) -> "mpmath.mpf":
     """Q(z) = P[N(0,1) > z] at working precision (z an mpf or ±inf)."""
     if z == INF:
@@ -165,14 +174,24 @@ def gauss_mass(a, b, mean=0, var=1) -> Iv:
     za, zb = _z(a, mean, var), _z(b, mean, var)
     if za >= 0:                      # right tail: Q(za) − Q(zb)
         ta, tb = _tail(za), _tail(zb)
-        v, err = ta - tb, (ta + tb) * _REL
     elif zb <= 0:                    # left tail: Q(−zb) − Q(−za)
         ta, tb = _tail(-zb), _tail(-za)
-        v, err = ta - tb, (ta + tb) * _REL
     else:                            # straddles the mean: 1 − Q(−za) − Q(zb)
-        ta, tb = _tail(-za), _tail(zb)
-        v, err = 1 - ta - tb, (ta + tb) * _REL
-    return _prob(max(v - err, 0), v + err)
+        ta, tb = 1 - _tail(-za), _tail(zb)
+    v = ta - tb
+    rounding = 0 if math.isinf(za) and math.isinf(zb) else (abs(v) + abs(ta)) * _ULP  # 1 − Q, ta − tb
+    err = ta * _rel(za) + tb * _rel(zb) + rounding
+    lo, hi = max(v - err, 0), v + err
+    if not (math.isinf(za) or math.isinf(zb)):
+        # Narrow intervals: Q(a) − Q(b) cancels, but the mass is ∫ φ over [za, zb] with the width w taken from
+        # the exact b − a, and φ is unimodal, so w·min φ(ends) ≤ mass ≤ w·max φ. Tight when w is small.
+        pdf = lambda z: _CTX.exp(-z * z / 2) / _CTX.sqrt(2 * _CTX.pi)  # noqa: E731
+        w = _mpf(_q(b) - _q(a)) / _CTX.sqrt(_mpf(var))
+        r = _rel(za) + _rel(zb) + _ULP
+        d_lo = w * min(pdf(za), pdf(zb)) * (1 - r)
+        d_hi = w * (pdf(0) if za < 0 < zb else max(pdf(za), pdf(zb))) * (1 + r)
+        lo, hi = max(lo, d_lo), min(hi, d_hi)
+    return _prob(lo, hi)
 
 
 def gauss_tail(thr, mean=0, var=1, op=">") -> Iv:
