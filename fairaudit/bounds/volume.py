@@ -46,6 +46,8 @@ _CTX.prec = PREC
 _REL = _CTX.mpf(2) ** -(PREC - 32)   # declared relative error of one tail value Q(z)
 _ULP = _CTX.mpf(2) ** -(PREC - 8)    # generous bound on the rounding of one 160-bit add/subtract
 INF = math.inf
+ZMAX = 10 ** 4                       # Q(10^4) ≈ exp(-5·10^7) < 2^-(10^7)
+_CLAMP_ERR = _CTX.mpf(2) ** -(10 ** 7)
 
 Iv = tuple  # (lo, hi) of floats
 
@@ -172,6 +174,9 @@ def gauss_mass(a, b, mean=0, var=1) -> Iv:
     if not a < b:
         return 0.0, 0.0
     za, zb = _z(a, mean, var), _z(b, mean, var)
+    # |z| > ZMAX: Q(|z|) < Q(ZMAX) < 2^-(10^7) (far below the float range); clamp and count it as absolute error
+    clamped = any(not math.isinf(z) and abs(z) > ZMAX for z in (za, zb))
+    za, zb = (z if math.isinf(z) else max(-ZMAX, min(ZMAX, z)) for z in (za, zb))
     if za >= 0:                      # right tail: Q(za) − Q(zb)
         ta, tb = _tail(za), _tail(zb)
     elif zb <= 0:                    # left tail: Q(−zb) − Q(−za)
@@ -181,8 +186,9 @@ def gauss_mass(a, b, mean=0, var=1) -> Iv:
     v = ta - tb
     rounding = 0 if math.isinf(za) and math.isinf(zb) else (abs(v) + abs(ta)) * _ULP  # 1 − Q, ta − tb
     err = ta * _rel(za) + tb * _rel(zb) + rounding
+    err += _CLAMP_ERR if clamped else 0
     lo, hi = max(v - err, 0), v + err
-    if not (math.isinf(za) or math.isinf(zb)):
+    if not (math.isinf(za) or math.isinf(zb) or clamped):
         # Narrow intervals: Q(a) − Q(b) cancels, but the mass is ∫ φ over [za, zb] with the width w taken from
         # the exact b − a, and φ is unimodal, so w·min φ(ends) ≤ mass ≤ w·max φ. Tight when w is small.
         pdf = lambda z: _CTX.exp(-z * z / 2) / _CTX.sqrt(2 * _CTX.pi)  # noqa: E731
