@@ -138,10 +138,15 @@ def _mpf(x):
     return _CTX.mpf(x.numerator) / _CTX.mpf(x.denominator)
 
 
+def _isinf(z) -> bool:
+    """True infinities only (a huge mpf is finite even if float() of it would overflow)."""
+    return isinstance(z, float) and math.isinf(z)
+
+
 def _rel(z):
     """Declared relative error of Q(z) or φ(z) at 160 bits: 2^-128, times z² for the error of z itself
     (a relative 2^-158 error of z moves Q and φ by a relative ≈ z²·2^-158)."""
-    if math.isinf(z):
+    if _isinf(z):
         return 0                     # Q(±inf) is exactly 0 or 1
     return _REL if abs(z) <= 1 else _REL * z * z
 
@@ -175,8 +180,8 @@ def gauss_mass(a, b, mean=0, var=1) -> Iv:
         return 0.0, 0.0
     za, zb = _z(a, mean, var), _z(b, mean, var)
     # |z| > ZMAX: Q(|z|) < Q(ZMAX) < 2^-(10^7) (far below the float range); clamp and count it as absolute error
-    clamped = any(not math.isinf(z) and abs(z) > ZMAX for z in (za, zb))
-    za, zb = (z if math.isinf(z) else max(-ZMAX, min(ZMAX, z)) for z in (za, zb))
+    clamped = any(not _isinf(z) and abs(z) > ZMAX for z in (za, zb))
+    za, zb = (z if _isinf(z) else max(-ZMAX, min(ZMAX, z)) for z in (za, zb))
     if za >= 0:                      # right tail: Q(za) − Q(zb)
         ta, tb = _tail(za), _tail(zb)
     elif zb <= 0:                    # left tail: Q(−zb) − Q(−za)
@@ -184,11 +189,11 @@ def gauss_mass(a, b, mean=0, var=1) -> Iv:
     else:                            # straddles the mean: 1 − Q(−za) − Q(zb)
         ta, tb = 1 - _tail(-za), _tail(zb)
     v = ta - tb
-    rounding = 0 if math.isinf(za) and math.isinf(zb) else (abs(v) + abs(ta)) * _ULP  # 1 − Q, ta − tb
+    rounding = 0 if _isinf(za) and _isinf(zb) else (abs(v) + abs(ta)) * _ULP  # 1 − Q, ta − tb
     err = ta * _rel(za) + tb * _rel(zb) + rounding
     err += _CLAMP_ERR if clamped else 0
     lo, hi = max(v - err, 0), v + err
-    if not (math.isinf(za) or math.isinf(zb) or clamped):
+    if not (_isinf(za) or _isinf(zb) or clamped):
         # Narrow intervals: Q(a) − Q(b) cancels, but the mass is ∫ φ over [za, zb] with the width w taken from
         # the exact b − a, and φ is unimodal, so w·min φ(ends) ≤ mass ≤ w·max φ. Tight when w is small.
         pdf = lambda z: _CTX.exp(-z * z / 2) / _CTX.sqrt(2 * _CTX.pi)  # noqa: E731
@@ -225,6 +230,9 @@ class Gaussian:
         """Enclosure of P[a ≤ X ≤ b]."""
         return gauss_mass(a, b, self.mean, self.var)
 
+    def support(self) -> Iv:
+        return -INF, INF
+
     def cdf_approx(self, x: float) -> float:
         return NormalDist(float(self.mean), math.sqrt(float(self.var))).cdf(x) if not math.isinf(x) else \
             (1.0 if x > 0 else 0.0)
@@ -245,6 +253,9 @@ class Step:
         if any(not lo < hi or p < 0 for lo, hi, p in ps):
             raise ValueError("step pieces need lo < hi and p >= 0")
         object.__setattr__(self, "pieces", ps)
+
+    def support(self) -> Iv:
+        return float(min(lo for lo, _, _ in self.pieces)), float(max(hi for _, hi, _ in self.pieces))
 
     def mass_exact(self, a, b) -> Fraction:
         """Exact P[a ≤ X ≤ b] (a rational)."""
@@ -359,7 +370,7 @@ Oracle = Callable[[Sequence[Iv]], str]
 
 
 def linear_range(a: Sequence, b, box: Sequence[Iv]) -> tuple:
-    """Exact range [min, max] of a·x + b over the closed box (±inf for unbounded sides; returned as
+    """Exact bounds [inf, sup] of a·x + b over the box (±inf for unbounded sides; returned as
     Fractions when finite)."""
     lo, hi = _q(b), _q(b)
     for ai, (l, u) in zip(map(_q, a), box, strict=True):
@@ -372,15 +383,23 @@ def linear_range(a: Sequence, b, box: Sequence[Iv]) -> tuple:
 
 
 def halfspace(a: Sequence, b=0, op: str = ">", c=0) -> Oracle:
-    """Oracle for the event ``a·x + b op c``: ``inside`` if every point of the closed box satisfies it,
-    ``outside`` if none does, else ``mixed`` (exact, by :func:`linear_range`)."""
+    """Oracle for the event ``a·x + b op c``: ``inside`` if every point of the box satisfies it, ``outside`` if
+    none does, else ``mixed`` (exact, by :func:`linear_range`).
+
+    Oracles judge the OPEN box (its interior): faces have probability zero under the atomless distributions
+    here, so the mass of a box whose interior lies in the event is still a sound lower bound. This lets a box
+    ``[0, ∞)`` count as inside ``x > 0``. Over an open box a non-constant a·x + b ranges over the open interval
+    (min, max), so strict and non-strict comparisons classify alike.
+    """
     c = _q(c)
 
     def oracle(box):
         lo, hi = linear_range(a, b, box)
+        if lo == hi:                                   # constant on the box (all used coefficients are 0)
+            return INSIDE if _cmp(lo, op, c) else OUTSIDE
         if op in (">", ">="):
-            return INSIDE if _cmp(lo, op, c) else OUTSIDE if not _cmp(hi, op, c) else MIXED
-        return INSIDE if _cmp(hi, op, c) else OUTSIDE if not _cmp(lo, op, c) else MIXED
+            return INSIDE if lo >= c else OUTSIDE if hi <= c else MIXED
+        return INSIDE if hi <= c else OUTSIDE if lo >= c else MIXED
     return oracle
 
 
@@ -459,12 +478,13 @@ def decompose(dists: Sequence[Dist], oracle: Oracle, *, root: Sequence[Iv] | Non
     so lo never decreases and hi never increases). Each round pops the mixed box with the largest mass (a heap),
     splits it in two along the dimension carrying the most probability, at that dimension's approximate
     conditional median (equal-probability halves; any split point is sound), and classifies the halves.
+    The default ``root`` is the product of the supports (ℝ for a Gaussian, the hull of the pieces for a step).
     Yields the bounds before the first split (round 0) and then every ``every`` rounds, and a last time when it
     stops (budget reached, width ≤ ``target_width``, or no mixed box left). Boxes too narrow to split in
     floating point stay mixed and are dropped from the queue (their mass stays in the gap).
     """
     t0 = time.perf_counter()
-    root = tuple(root) if root is not None else tuple((-INF, INF) for _ in dists)
+    root = tuple(root) if root is not None else tuple(d.support() for d in dists)
     factors = tuple(d.mass(l, u) for (l, u), d in zip(root, dists, strict=True))
     root_hi = _q(_product(factors)[1])
     inside_acc, outside_acc = Fraction(0), Fraction(0)
