@@ -29,6 +29,7 @@ binary value; pass ``str`` or :class:`~fractions.Fraction` (e.g. ``"0.3"``) for 
 """
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import math
@@ -46,6 +47,7 @@ _CTX.prec = PREC
 _REL = _CTX.mpf(2) ** -(PREC - 32)   # declared relative error of one tail value Q(z)
 _ULP = _CTX.mpf(2) ** -(PREC - 8)    # generous bound on the rounding of one 160-bit add/subtract
 INF = math.inf
+_TIGHT = 2.0 ** -60                  # below this relative width the narrow-interval bound is not needed
 ZMAX = 10 ** 4                       # Q(10^4) ≈ exp(-5·10^7) < 2^-(10^7)
 _CLAMP_ERR = _CTX.mpf(2) ** -(10 ** 7)
 
@@ -173,7 +175,12 @@ def gauss_cdf(x, mean=0, var=1) -> Iv:
 
 def gauss_mass(a, b, mean=0, var=1) -> Iv:
     """Enclosure of P[a ≤ X ≤ b] for X ~ N(mean, var) (VARIANCE, as FairSquare's ``gaussian``)."""
-    mean, var = _q(mean), _q(var)
+    return _gauss_mass(a, b, _q(mean), _q(var))
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _gauss_mass(a, b, mean: Fraction, var: Fraction) -> Iv:
+    # cached: box decomposition meets the same split intervals again and again in each dimension
     if var <= 0:
         raise ValueError("gaussian variance must be > 0")
     if not a < b:
@@ -193,7 +200,7 @@ def gauss_mass(a, b, mean=0, var=1) -> Iv:
     err = ta * _rel(za) + tb * _rel(zb) + rounding
     err += _CLAMP_ERR if clamped else 0
     lo, hi = max(v - err, 0), v + err
-    if not (_isinf(za) or _isinf(zb) or clamped):
+    if not (_isinf(za) or _isinf(zb) or clamped) and err > v * _TIGHT:
         # Narrow intervals: Q(a) − Q(b) cancels, but the mass is ∫ φ over [za, zb] with the width w taken from
         # the exact b − a, and φ is unimodal, so w·min φ(ends) ≤ mass ≤ w·max φ. Tight when w is small.
         pdf = lambda z: _CTX.exp(-z * z / 2) / _CTX.sqrt(2 * _CTX.pi)  # noqa: E731
@@ -512,9 +519,11 @@ def decompose(dists: Sequence[Dist], oracle: Oracle, *, root: Sequence[Iv] | Non
     r = 0
     last = state(0)
     yield last
+    target = _q(target_width)
     while heap:
-        if (max_rounds is not None and r >= max_rounds) or (timeout is not None and last.seconds >= timeout) \
-                or last.width <= target_width:
+        if (max_rounds is not None and r >= max_rounds) \
+                or (timeout is not None and time.perf_counter() - t0 >= timeout) \
+                or root_hi - outside_acc - inside_acc <= target:        # exact width, before rounding
             break
         _, _, box, fs = heapq.heappop(heap)
         split = _split(box, fs, dists)
