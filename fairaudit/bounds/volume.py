@@ -197,7 +197,7 @@ def _gauss_mass(a, b, mean: Fraction, var: Fraction) -> Iv:
         ta, tb = 1 - _tail(-za), _tail(zb)
     v = ta - tb
     rounding = 0 if _isinf(za) and _isinf(zb) else (abs(v) + abs(ta)) * _ULP  # 1 − Q, ta − tb
-    err = ta * _rel(za) + tb * _rel(zb) + rounding
+    err = (ta + tb) * max(_rel(za), _rel(zb)) + rounding
     err += _CLAMP_ERR if clamped else 0
     lo, hi = max(v - err, 0), v + err
     if not (_isinf(za) or _isinf(zb) or clamped) and err > v * _TIGHT:
