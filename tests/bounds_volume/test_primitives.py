@@ -174,3 +174,12 @@ def test_regressions_found_by_hypothesis():
     assert lo < 1.0 == hi
     assert contains(V.gauss_mass(-math.inf, 0.0, -15.0, 1.0), hp_cdf(0.0, -15.0, 1.0))
     assert contains(V.gauss_mass(0.0, 3.7914685207003147e-63, 1.0, 1.0), hp_mass(0.0, 3.7914685207003147e-63, 1.0, 1.0))
+
+
+def test_interval_arithmetic_with_infinities():
+    lo, hi = V.iv_mul((1.0, math.inf), (0.1, 0.3))
+    assert Fraction(lo) <= Fraction(0.1) and hi == math.inf
+    assert V.iv_mul((0.0, 1.0), (1.0, math.inf)) == (0.0, math.inf)
+    lo, hi = V.iv_add((0.1, math.inf), (0.2, 0.3))
+    assert Fraction(lo) <= Fraction(0.1) + Fraction(0.2) and hi == math.inf
+    assert V.iv_div((1.0, 2.0), (2.0, math.inf)) == (0.0, 1.0)
