@@ -145,3 +145,35 @@ def test_monte_carlo_mixed_event():
 def test_bad_operator():
     with pytest.raises(ValueError):
         V.prob_linear([1], [G01], op="==")
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.floats(0.2, 3), st.floats(-3, 3).filter(lambda d: abs(d) > 0.05), st.floats(-4, 4),
+       st.lists(st.tuples(st.floats(-3, 3), st.floats(0.1, 2), st.integers(1, 5)), min_size=1, max_size=3),
+       st.sampled_from([">", "<="]))
+def test_random_step_mixtures_vs_exact_closed_form(sd, d, c, raw_pieces, op):
+    """P[X + d·U op c], X ~ N(0, sd²), U ~ step: quadrature enclosure (k = 8) contains the exact value
+    Σ p·E[Q((c − d·U)/sd)] computed with ∫Φ = tΦ + φ at 300 bits."""
+    total = sum(w for _, _, w in raw_pieces)
+    pieces = [(lo, lo + width, Fraction(w, total)) for lo, width, w in raw_pieces]
+    s = V.Step(pieces)
+    iv = V.prob_linear([1, d], [V.Gaussian(0, sd * sd), s], 0, op, c, k=8)
+    sd_hp = HP.sqrt(HP.mpf(sd * sd))    # the variance passed is the float sd*sd, exactly
+    exact = HP.mpf(0)
+    for lo, hi, p in pieces:
+        # P[X > c − d u] = Q((c − d u)/sd) = Q(alpha − beta u) with alpha = c/sd, beta = d/sd
+        e = uniform_tail_exact(HP.mpf(c) / sd_hp, HP.mpf(d) / sd_hp, lo, hi)
+        exact += HP.mpf(p.numerator) / p.denominator * e
+    if op == "<=":
+        exact = 1 - exact
+    assert HP.mpf(iv[0]) <= exact <= HP.mpf(iv[1])
+
+
+def test_two_step_variables_agree_with_boxes():
+    """P[U1 + U2 + X > 1] by 2-D monotone quadrature and by box decomposition: the enclosures must intersect."""
+    u1, u2 = V.Step([(0, 1, 1)]), V.Step([(0, 2, "0.5"), (2, 3, "0.5")])
+    dists = [u1, u2, G01]
+    q = V.prob_linear([1, 1, 1], dists, 0, ">", 1, k=32)
+    assert q[1] - q[0] < 0.02
+    *_, b = V.decompose(dists, V.halfspace([1, 1, 1], 0, ">", 1), max_rounds=3000, every=10**9)
+    assert b.lo <= q[1] and q[0] <= b.hi
