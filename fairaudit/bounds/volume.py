@@ -63,7 +63,7 @@ def down(x) -> float:
     """The largest float ≤ ``x`` (``x`` a Fraction, int, float or mpmath ``mpf``; ±inf passes through)."""
     if isinstance(x, float) and math.isinf(x):
         return x
-    f = float(x)
+    f = _float(x)
     if f > x:
         f = math.nextafter(f, -INF)
     return f
@@ -73,10 +73,18 @@ def up(x) -> float:
     """The smallest float ≥ ``x``."""
     if isinstance(x, float) and math.isinf(x):
         return x
-    f = float(x)
+    f = _float(x)
     if f < x:
         f = math.nextafter(f, INF)
     return f
+
+
+def _float(x) -> float:
+    """float(x) to nearest, or ±inf beyond the float range (the directed step then lands on ±max)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return INF if x > 0 else -INF
 
 
 def _q(x) -> Fraction:
