@@ -166,7 +166,8 @@ def test_random_step_mixtures_vs_exact_closed_form(sd, d, c, raw_pieces, op):
         exact += HP.mpf(p.numerator) / p.denominator * e
     if op == "<=":
         exact = 1 - exact
-    assert HP.mpf(iv[0]) <= exact <= HP.mpf(iv[1])
+    slack = HP.mpf(10) ** -80     # the reference's own cancellation error (G(t1) − G(t0) with t up to ~100)
+    assert HP.mpf(iv[0]) - slack <= exact <= HP.mpf(iv[1]) + slack
 
 
 def test_two_step_variables_agree_with_boxes():
