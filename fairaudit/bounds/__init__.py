@@ -1,4 +1,5 @@
-"""Concentration bounds (``concentration``), inference rules (``rules``) and δ allocation (``allocation``)."""
+"""Concentration bounds (``concentration``), inference rules (``rules``), δ allocation (``allocation``); rigorous
+weighted volumes for the FairSquare engine in ``volume`` (imported on demand: ``from fairaudit.bounds import volume``)."""
 from fairaudit.bounds.concentration import (BOUNDS, BettingBound, Bound, HoeffdingBound, betting_interval,
                                             get_bound, hoeffding_delta, hoeffding_radius)
 from fairaudit.bounds.rules import FALSE, RULES, TRUE, UNKNOWN, Interval
