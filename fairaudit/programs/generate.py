@@ -269,8 +269,13 @@ def _normalise(pieces):
 
 
 def population_program(dataset, *, protected: str | None = None, group=None, model=None, form: str | None = None,
-                       columns=None, bins: int = 10) -> str:
-    """An independent per-column population model of ``dataset`` as ``.fr`` text.
+                       columns=None, bins: int = 10, structure: str = "independent") -> str:
+    """A per-column population model of ``dataset`` as ``.fr`` text.
+
+    ``structure="independent"``: every column drawn independently. ``structure="bn"``: a Bayesian-network-style
+    model like FairSquare's BN1: the protected attribute is the root and every other column is drawn from its
+    distribution within the row's protected group (an ``if`` per group; for a numeric protected attribute, the
+    two sides of ``group``).
 
     Numeric columns: ``gaussian(mean, variance)`` when roughly symmetric, a ``step`` histogram when skewed,
     one piece per value for integer columns with few values; categorical columns: ``step`` over their codes.
@@ -278,6 +283,8 @@ def population_program(dataset, *, protected: str | None = None, group=None, mod
     frequent value) or ``protected < group`` (numeric; defaults to the median). ``F()`` is ``model``'s
     decision when given (its columns are drawn), else a placeholder coin to replace.
     """
+    if structure not in ("independent", "bn"):
+        raise FairauditError(f"unknown structure '{structure}': expected independent or bn")
     schema = dataset.schema
     protected = protected or (schema.protected[0] if schema.protected else None)
     if protected is None or protected not in schema:
@@ -300,14 +307,6 @@ def population_program(dataset, *, protected: str | None = None, group=None, mod
     if gen is not None:
         names.update(gen.names)
     frame = dataset.frame
-    pop: list[ir.Stmt] = []
-    notes = [f"population program generated from dataset '{dataset.name}' ({len(frame)} rows): "
-             "each column drawn independently"]
-    for col in wanted:
-        spec = schema.column(col)
-        stmts, note = _column_model(frame[col], names[col], spec.kind, tuple(spec.values), bins)
-        pop += stmts
-        notes.append(note)
     pvar, pspec = names[protected], schema.column(protected)
     if pspec.kind == "categorical":
         values = list(pspec.values)
@@ -317,12 +316,50 @@ def population_program(dataset, *, protected: str | None = None, group=None, mod
         if group not in values:
             raise FairauditError(f"'{group}' is not a value of '{protected}' ({', '.join(map(str, values))})")
         sens = ir.Compare("==", ir.Var(pvar), _num(values.index(group)))
-        notes.append(f"sensitive group: {protected} == {group!s} (code {values.index(group)})")
+        sens_note = f"sensitive group: {protected} == {group!s} (code {values.index(group)})"
     else:
         if group is None:
             group = float(pd.to_numeric(frame[protected], errors="coerce").median())
         sens = ir.Compare("<", ir.Var(pvar), _num(float(group)))
-        notes.append(f"sensitive group: {protected} < {float(group):g}")
+        sens_note = f"sensitive group: {protected} < {float(group):g}"
+    pop: list[ir.Stmt] = []
+    how = "each column drawn independently" if structure == "independent" else \
+        f"{protected} is the root; every other column drawn within the row's {protected} group"
+    notes = [f"population program generated from dataset '{dataset.name}' ({len(frame)} rows): {how}"]
+    stmts, note = _column_model(frame[protected], pvar, pspec.kind, tuple(pspec.values), bins)
+    pop += stmts
+    notes.append(note)
+    rest = [c for c in wanted if c != protected]
+    if structure == "independent":
+        for col in rest:
+            spec = schema.column(col)
+            stmts, note = _column_model(frame[col], names[col], spec.kind, tuple(spec.values), bins)
+            pop += stmts
+            notes.append(note)
+    else:
+        if pspec.kind == "categorical":
+            codes = pd.Index(values).get_indexer(frame[protected])
+            branches = [(ir.Compare("==", ir.Var(pvar), _num(k)), codes == k, f"{protected} == {values[k]!s}")
+                        for k in range(len(values)) if (codes == k).any()]
+        else:
+            x = pd.to_numeric(frame[protected], errors="coerce").to_numpy(float)
+            branches = [(sens, x < float(group), f"{protected} < {float(group):g}"),
+                        (ir.Not(sens), ~(x < float(group)), f"{protected} >= {float(group):g}")]
+            branches = [b for b in branches if b[1].any()]
+        bodies = []
+        for _, rows, label in branches:
+            body: list[ir.Stmt] = []
+            for col in rest:
+                spec = schema.column(col)
+                stmts, note = _column_model(frame[col][rows], names[col], spec.kind, tuple(spec.values), bins)
+                body += stmts
+                notes.append(f"[{label}] {note}")
+            bodies.append(tuple(body))
+        chain: tuple[ir.Stmt, ...] = bodies[-1]
+        for (cond, _, _), body in zip(reversed(branches[:-1]), reversed(bodies[:-1])):
+            chain = (ir.If(cond, body, chain),)
+        pop += chain
+    notes.append(sens_note)
     pop.append(ir.Event("sensitive", sens))
     if gen is not None:
         dec = list(gen.statements)

@@ -115,3 +115,35 @@ def test_numeric_protected(german):
 def test_no_eval():
     source = Path(generate.__file__).read_text()
     assert not re.search(r"\b(eval|exec)\(", source)
+
+
+def test_bn_population_keeps_group_differences(german):
+    text = population_program(german, protected="sex", structure="bn")
+    program = parse_program(text)
+    assert "if sex == 0:" in text and "else:" in text
+    s = sample(program, 40_000, seed=5, keep_values=True)
+    frame = german.frame
+    female = s.values["sex"] == 0
+    assert abs(female.mean() - (frame["sex"] == "Female").mean()) < 0.015
+    values = list(german.schema.column("personal_status").values)
+    for sex_code, sex in enumerate(german.schema.column("sex").values):
+        rows = frame["sex"] == sex
+        for k, v in enumerate(values):
+            want = (frame.loc[rows, "personal_status"] == v).mean()
+            got = (s.values["personal_status"][s.values["sex"] == sex_code] == k).mean()
+            assert abs(got - want) < 0.03, (sex, v, got, want)
+    # with a model: the decision still agrees row for row
+    model = train(german, "logreg")
+    text = population_program(german, protected="sex", model=model, structure="bn")
+    got = evaluate_decision(parse_program(text), encode_rows(german.frame, model.as_linear().encoding))
+    assert (got.astype(np.int8) == model.predict(german.frame)).all()
+
+
+def test_bn_numeric_protected(german):
+    text = population_program(german, protected="age", group=25, columns=["sex", "credit_amount"], structure="bn")
+    program = parse_program(text)
+    assert "if age < 25:" in text
+    s = sample(program, 20_000, seed=2, keep_values=True)
+    young = s.values["age"] < 25
+    want = (german.frame.loc[german.frame["age"] < 25, "sex"] == "Female").mean()
+    assert abs((s.values["sex"][young] == 0).mean() - want) < 0.04
