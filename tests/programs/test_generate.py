@@ -101,7 +101,7 @@ def test_gaussian_uses_variance(ricci):
         assert abs(s.values[col].mean() - x.mean()) < 0.1 * x.std()
 
 
-def test_numeric_protected_and_names():
+def test_identifiers():
     assert identifiers(["capital-gain", "if", "1x", "a b", "a_b"]) == {
         "capital-gain": "capital_gain", "if": "if_", "1x": "x_1x", "a b": "a_b", "a_b": "a_b_2"}
 
