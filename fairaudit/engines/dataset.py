@@ -17,7 +17,7 @@ from typing import Iterator
 import numpy as np
 
 from fairaudit.engines.base import Context, Engine, LeafBatch
-from fairaudit.engines.observations import observe_inputs, uses_decisions
+from fairaudit.engines.observations import decision_reasons, observe_inputs
 from fairaudit.evaluate import LeafValue, enclose
 from fairaudit.guarantee import Guarantee
 
@@ -42,11 +42,7 @@ class DatasetEngine(Engine):
     def check(self, spec, inputs) -> list[str]:
         reasons = super().check(spec, inputs)
         if inputs is not None and spec is not None and inputs.has("dataset"):
-            if any(tn.kind == "fair" for tn in spec.leaves) and inputs.reprediction_model is None:
-                reasons.append("Fair[...] re-predicts with the attribute flipped: it needs a model, not a "
-                               "decision expression")
-            elif uses_decisions(spec) and inputs.decisions is None:
-                reasons.append("the specification uses pred/score: it needs a model or a decision expression")
+            reasons += decision_reasons(spec, inputs)
         return reasons
 
     def guarantee(self, options, inputs) -> Guarantee:

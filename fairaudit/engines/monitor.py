@@ -68,7 +68,7 @@ from fairaudit.bounds.allocation import Allocation, Allocator, SPLITS, equal_spl
 from fairaudit.bounds.concentration import BOUNDS
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.engines.base import Context, Engine, LeafBatch, Option
-from fairaudit.engines.observations import Observations, observe_inputs, uses_decisions
+from fairaudit.engines.observations import Observations, decision_reasons, observe_inputs
 from fairaudit.errors import FairauditError
 from fairaudit.evaluate import LeafValue
 from fairaudit.guarantee import Guarantee
@@ -442,11 +442,7 @@ class Monitor(Engine):
                 reasons.append("Fair[...] re-predicts a dataset's rows: it cannot be audited on a population "
                                "program")
         elif inputs is not None and spec is not None:
-            if any(tn.kind == "fair" for tn in spec.leaves) and inputs.reprediction_model is None:
-                reasons.append("Fair[...] re-predicts with the attribute flipped: it needs a model, not a "
-                               "decision expression")
-            elif uses_decisions(spec) and inputs.decisions is None:
-                reasons.append("the specification uses pred/score: it needs a model or a decision expression")
+            reasons += decision_reasons(spec, inputs)
         return reasons
 
     def guarantee(self, options, inputs) -> Guarantee:

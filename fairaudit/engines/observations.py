@@ -123,3 +123,13 @@ def uses_decisions(spec) -> bool:
             if ev is not None and any(n.name in ("pred", "score") for n in event_names(ev)):
                 return True
     return False
+
+
+def decision_reasons(spec, inputs) -> list[str]:
+    """Why the decisions of ``inputs`` cannot feed the leaves of ``spec`` (the row-based engines' shared check):
+    ``Fair[...]`` needs a model to re-predict with, ``pred``/``score`` need a model or a decision expression."""
+    if any(tn.kind == "fair" for tn in spec.leaves) and inputs.reprediction_model is None:
+        return ["Fair[...] re-predicts with the attribute flipped: it needs a model, not a decision expression"]
+    if uses_decisions(spec) and inputs.decisions is None:
+        return ["the specification uses pred/score: it needs a model or a decision expression"]
+    return []

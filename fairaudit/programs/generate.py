@@ -89,7 +89,7 @@ def _form(model, form: str | None):
             raise FairauditError(f"unknown form '{f}': expected linear, tree or relu")
         try:
             return f, getattr(model, getters[f])()
-        except (NotImplementedError, FairauditError, AttributeError, TypeError):
+        except (FairauditError, AttributeError):  # ModelError: no such form; AttributeError: no as_* method
             if form:
                 raise
     raise FairauditError("this model exposes no linear, tree or ReLU-network structure to write as a program")
