@@ -103,7 +103,9 @@ def _audit_population(chosen, resolved, data, spec, population, epsilon, *, mode
         raise FairauditError("give either a specification or epsilon (the ratio property's ε), not both")
     ignored = _ignored_headers(spec)
     spec = _spec(ratio_spec(DEFAULT_EPSILON if epsilon is None else epsilon) if spec is None else spec)
-    inputs = Inputs.build_population(population, samples=resolved.get("samples") or 1_000_000, warnings=ignored)
+    sampled = any(o.name == "samples" for o in chosen.all_options())
+    inputs = Inputs.build_population(population, samples=(resolved.get("samples") or 1_000_000) if sampled else None,
+                                     warnings=ignored)
     reasons = chosen.check(spec, inputs)
     if reasons:
         raise FairauditError(f"the {chosen.name} engine cannot audit this: " + "; ".join(reasons))

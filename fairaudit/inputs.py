@@ -65,15 +65,18 @@ class Inputs:
                 "pred": self.pred, "where": self.where, "rows": self.rows.get("policy")}
 
     @classmethod
-    def build_population(cls, population, *, samples: int, warnings=()) -> "Inputs":
+    def build_population(cls, population, *, samples: int | None, warnings=()) -> "Inputs":
         """Inputs for auditing a population program (a parsed ``Program``, a ``.fr`` path or a
         ``fairaudit.programs.population.Population``): ``population`` holds the parsed program; there is no
         dataset, model or row policy. The provenance records the program's file name and the sha256 of its text."""
         from fairaudit.programs.population import load
 
         pop = load(population)
-        rows = {"policy": "sampled", "audited": int(samples), "total": int(samples),
-                "text": f"up to {int(samples):,} individuals sampled from {pop.name}"}
+        if samples is None:  # an engine that reads the program itself, not individuals drawn from it
+            rows = {"policy": "program", "text": f"every individual of the population program {pop.name} (no sampling)"}
+        else:
+            rows = {"policy": "sampled", "audited": int(samples), "total": int(samples),
+                    "text": f"up to {int(samples):,} individuals sampled from {pop.name}"}
         return cls(population=pop.program, rows=rows, provenance={"dataset": None, "model": None,
                                                                   "population": pop.record()},
                    warnings=[str(w) for w in warnings])

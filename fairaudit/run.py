@@ -115,6 +115,7 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
                 evidence.observe(part)
                 if halt:
                     state["complete"] = True
+                    progress(batch.done, batch.total, message="")  # a run decided at its first batch reports too
                     yield result()
                     return
             progress(batch.done, batch.total, message="")

@@ -330,9 +330,12 @@ def check_declarations(engine, cases=None) -> None:
             _fail(None, f"option {option.name!r}: the name must be an identifier and the help a sentence")
     if len(set(names)) != len(names):
         _fail(None, f"option names repeat: {names}")
-    shadowed = sorted(set(names) & {o.name for o in COMMON_OPTIONS})
-    if shadowed:
-        _fail(None, f"option {shadowed[0]!r} shadows an option of every run (fairaudit.engines.base.COMMON_OPTIONS)")
+    common = {o.name: o for o in COMMON_OPTIONS}
+    for option in engine.options:  # redeclaring an option of every run may change its default, not its kind
+        base = common.get(option.name)
+        if base is not None and (option.type is not base.type or option.aliases != base.aliases):
+            _fail(None, f"option {option.name!r} redeclares an option of every run "
+                        "(fairaudit.engines.base.COMMON_OPTIONS) with another type or other flags")
     methods = engine.methods(engine.resolve_options({}))
     if not isinstance(methods, list) or not all(
             isinstance(m, tuple) and len(m) == 2 and isinstance(m[0], str)

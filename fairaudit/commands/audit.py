@@ -93,14 +93,16 @@ def add_engine_options(parser: argparse.ArgumentParser, shown: str) -> None:
             help_text = option.help + (f" (default {option.show(option.default)})" if option.default is not None
                                        else "") + (f"; a spec file's '# {option.name}:' header sets it"
                                                    if option.header else "")
-            where = common if option in engines.base.COMMON_OPTIONS else group
+            is_common = option.name in {o.name for o in engines.base.COMMON_OPTIONS}
+            where = common if is_common else group
             kwargs = dict(dest=f"opt_{option.name}", default=None, help=help_text if visible else argparse.SUPPRESS)
-            if option.type is bool and option.default is False:
-                where.add_argument(option.flag, action="store_const", const="true", **kwargs)
+            flags = (option.flag, *option.aliases)
+            if option.type is bool:  # ``--stop`` alone means true; ``--stop false`` turns a default of true off
+                where.add_argument(*flags, nargs="?", const="true", metavar="true|false", **kwargs)
             else:
                 metavar = "{" + ",".join(map(str, option.choices)) + "}" if option.choices else (
                     option.metavar or option.name.upper())
-                where.add_argument(option.flag, metavar=metavar, **kwargs)
+                where.add_argument(*flags, metavar=metavar, **kwargs)
 
 
 def engine_options(args: argparse.Namespace, engine, spec_file) -> tuple[dict, list[str]]:

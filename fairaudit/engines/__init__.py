@@ -18,6 +18,7 @@ from fairaudit.errors import FairauditError
 REGISTRY = {
     "monitor": "fairaudit.engines.monitor:Monitor",
     "dataset": "fairaudit.engines.dataset:DatasetEngine",
+    "fairsquare": "fairaudit.engines.fairsquare:FairSquare",
 }
 DEFAULT = next(iter(REGISTRY))
 

@@ -63,6 +63,7 @@ class Option:
     exclusive: bool = False
     step: float | None = None
     metavar: str | None = None  # the CLI's placeholder for the value (default: the name in capitals)
+    aliases: tuple[str, ...] = ()  # other CLI flags for the same option (e.g. ``--timeout``)
 
     @property
     def flag(self) -> str:
@@ -169,7 +170,7 @@ COMMON_OPTIONS = (
            "running to the end", label="Stop when decided"),
     Option("time_budget", float, None, "stop the run after this many seconds; the result then says it is "
            "incomplete (the verdict so far keeps its guarantee)", min=0, exclusive=True, label="Time budget (s)",
-           step=5.0, metavar="SECONDS"),
+           step=5.0, metavar="SECONDS", aliases=("--timeout",)),
 )
 
 
@@ -247,7 +248,10 @@ class Engine:
         raise KeyError(name)
 
     def all_options(self) -> tuple[Option, ...]:
-        return tuple(self.options) + COMMON_OPTIONS
+        """The engine's options, then the common ones it does not redeclare (an engine may redeclare a common
+        option to change its default, e.g. a sound engine stops at the decision by default)."""
+        own = {o.name for o in self.options}
+        return tuple(self.options) + tuple(o for o in COMMON_OPTIONS if o.name not in own)
 
     def header_options(self) -> tuple[Option, ...]:
         return tuple(o for o in self.options if o.header)

@@ -1,0 +1,339 @@
+"""Symbolic execution of a ``.fr`` program: its feasible paths, each a set of constraints over independent draws.
+
+Every ``Draw`` a path executes is a fresh *dimension* with its own distribution (a Gaussian or a step). A
+variable's value on a path is an affine form over the dimensions (``Affine``: exact rational coefficients), or a
+``Nonlinear`` expression when the program multiplies or divides two non-constant values. A branch on a
+comparison whose two sides differ by a constant is decided on the spot; otherwise the path forks into the
+comparison and its negation, both kept as constraints. ``and``/``or``/``not`` fork one comparison at a time, so
+the paths are disjoint and together cover every individual (up to sets of probability zero: an equality between
+non-constant values has probability 0 because every distribution here is atomless).
+
+Annotations (``sensitiveAttribute``, ``qualified``, ``fairnessTarget``) fork too and are recorded as the path's
+*tags* (true/false); so are the extra conditions a caller adds over the final values (``atoms``). An event a path
+never reaches is false on it (as in the sampler).
+
+Pruning: a constraint on a single dimension narrows that dimension's interval (an empty interval, or one with
+zero mass under a step distribution, ends the path); a constraint over several dimensions is checked with z3
+(linear real arithmetic over the path's constraints and intervals). An unsatisfiable path has probability 0 and
+is dropped; z3 answering ``unknown`` (or a non-linear constraint) keeps the path — dropping is the only thing
+that relies on z3, and keeping a path is always sound.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Iterable, Iterator, Union
+
+from fairaudit.errors import FairauditError
+from fairaudit.programs import ir
+
+INF = math.inf
+MAX_PATHS = 100_000
+NEGATE = {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!=", "!=": "=="}
+FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "==": "==", "!=": "!="}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Symbolic values
+# ---------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Affine:
+    """``const + Σ coef[d]·x_d`` with exact rational coefficients (no zero coefficients stored)."""
+    coef: tuple[tuple[int, Fraction], ...]
+    const: Fraction
+
+    @staticmethod
+    def constant(value) -> "Affine":
+        return Affine((), Fraction(value))
+
+    @staticmethod
+    def dim(d: int) -> "Affine":
+        return Affine(((d, Fraction(1)),), Fraction(0))
+
+    @property
+    def is_constant(self) -> bool:
+        return not self.coef
+
+    @property
+    def dims(self) -> frozenset[int]:
+        return frozenset(d for d, _ in self.coef)
+
+    def scale(self, k: Fraction) -> "Affine":
+        if k == 0:
+            return Affine.constant(0)
+        return Affine(tuple((d, c * k) for d, c in self.coef), self.const * k)
+
+    def plus(self, other: "Affine", sign: int = 1) -> "Affine":
+        acc = dict(self.coef)
+        for d, c in other.coef:
+            acc[d] = acc.get(d, Fraction(0)) + sign * c
+        return Affine(tuple(sorted((d, c) for d, c in acc.items() if c != 0)), self.const + sign * other.const)
+
+
+@dataclass(frozen=True)
+class Nonlinear:
+    """``left op right`` with op ``*`` or ``/`` where neither side is a constant (or the divisor is not)."""
+    op: str
+    left: "Value"
+    right: "Value"
+
+    @property
+    def dims(self) -> frozenset[int]:
+        return self.left.dims | self.right.dims
+
+
+class _Undefined:
+    """A variable read on a path that never assigned it (the sampler's NaN): every comparison with it is false
+    (``!=`` true), arithmetic with it stays undefined."""
+    dims = frozenset()
+
+    def __repr__(self) -> str:
+        return "undefined"
+
+
+UNDEFINED = _Undefined()
+Value = Union[Affine, Nonlinear, _Undefined]
+
+
+def _arith(op: str, a: Value, b: Value, node) -> Value:
+    if a is UNDEFINED or b is UNDEFINED:
+        return UNDEFINED
+    if op in "+-" and isinstance(a, Affine) and isinstance(b, Affine):
+        return a.plus(b, 1 if op == "+" else -1)
+    if op == "*" and isinstance(a, Affine) and isinstance(b, Affine) and (a.is_constant or b.is_constant):
+        return b.scale(a.const) if a.is_constant else a.scale(b.const)
+    if op == "/" and isinstance(b, Affine) and b.is_constant:
+        if b.const == 0:
+            raise FairauditError(f"division by zero at line {node.line}, column {node.column} of the program")
+        if isinstance(a, Affine):
+            return a.scale(1 / b.const)
+    if op in "+-":  # a non-linear side: keep the sum as a tree (a - b = a + (-1)·b)
+        return Nonlinear("+", a, b if op == "+" else Nonlinear("*", Affine.constant(-1), b))
+    return Nonlinear(op, a, b)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Constraints and paths
+# ---------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Constraint:
+    """``value op 0`` with op one of ``> >= < <=``."""
+    value: Value
+    op: str
+
+    @property
+    def dims(self) -> frozenset[int]:
+        return self.value.dims
+
+    @property
+    def linear(self) -> bool:
+        return isinstance(self.value, Affine)
+
+
+@dataclass
+class Path:
+    """One feasible path: its dimensions' distributions (``ir.Gaussian``/``ir.Step``), the interval every
+    constrained dimension is confined to (``box``; open intervals, faces have probability 0), the constraints
+    over several dimensions, and the truth of every tag."""
+    dists: list = field(default_factory=list)
+    box: dict = field(default_factory=dict)
+    constraints: list = field(default_factory=list)
+    tags: dict = field(default_factory=dict)
+    env: dict = field(default_factory=dict)
+
+    def copy(self) -> "Path":
+        return Path(self.dists[:], dict(self.box), self.constraints[:], dict(self.tags), dict(self.env))
+
+
+def support(dist) -> tuple:
+    if isinstance(dist, ir.Gaussian):
+        return -INF, INF
+    pieces = [(lo, hi) for lo, hi, p in dist.pieces if p > 0]
+    return Fraction(min(lo for lo, _ in pieces)), Fraction(max(hi for _, hi in pieces))
+
+
+def step_mass(dist: ir.Step, lo, hi) -> Fraction:
+    """Exact P[lo < X < hi] for a step distribution."""
+    total = Fraction(0)
+    for plo, phi, p in dist.pieces:
+        plo, phi, p = Fraction(plo), Fraction(phi), Fraction(p)
+        left = plo if lo == -INF else max(plo, lo)
+        right = phi if hi == INF else min(phi, hi)
+        if right > left and p > 0:
+            total += p * (right - left) / (phi - plo)
+    return total
+
+
+class _Executor:
+    def __init__(self, atoms: dict[str, ir.Cond], solver_timeout_ms: int = 2000):
+        self.atoms = atoms
+        self.timeout_ms = solver_timeout_ms
+        self.solver_calls = 0
+        self.pruned = 0
+
+    # -- values ---------------------------------------------------------------------------------------------
+    def value(self, e: ir.Arith, path: Path) -> Value:
+        if isinstance(e, ir.Num):
+            return Affine.constant(Fraction(e.value))
+        if isinstance(e, ir.Var):
+            return path.env.get(e.name, UNDEFINED)
+        if isinstance(e, ir.Neg):
+            v = self.value(e.operand, path)
+            return v.scale(Fraction(-1)) if isinstance(v, Affine) else _arith("*", Affine.constant(-1), v, e)
+        return _arith(e.op, self.value(e.left, path), self.value(e.right, path), e)
+
+    # -- branching ------------------------------------------------------------------------------------------
+    def branch(self, cond: ir.Cond, path: Path) -> Iterator[tuple[Path, bool]]:
+        """The sub-paths on which ``cond`` is true or false (disjoint, covering ``path``)."""
+        if isinstance(cond, ir.Not):
+            for p, truth in self.branch(cond.operand, path):
+                yield p, not truth
+            return
+        if isinstance(cond, ir.BoolOp):
+            yield from self._boolop(cond.op, cond.values, path)
+            return
+        yield from self._compare(cond, path)
+
+    def _boolop(self, op: str, values, path: Path) -> Iterator[tuple[Path, bool]]:
+        short = op == "or"  # the truth value that decides the whole operation
+        for p, truth in self.branch(values[0], path):
+            if truth == short or len(values) == 1:
+                yield p, truth
+            else:
+                yield from self._boolop(op, values[1:], p)
+
+    def _compare(self, cond: ir.Compare, path: Path) -> Iterator[tuple[Path, bool]]:
+        left, right = self.value(cond.left, path), self.value(cond.right, path)
+        if left is UNDEFINED or right is UNDEFINED:
+            yield path, cond.op == "!="
+            return
+        diff = _arith("-", left, right, cond)
+        if isinstance(diff, Affine) and diff.is_constant:
+            yield path, _holds(diff.const, cond.op)
+            return
+        if cond.op in ("==", "!="):  # a non-constant value equals a constant with probability 0
+            yield path, cond.op == "!="
+            return
+        for op, truth in ((cond.op, True), (NEGATE[cond.op], False)):
+            p = self.constrain(path.copy(), Constraint(diff, op))
+            if p is not None:
+                yield p, truth
+
+    def constrain(self, path: Path, c: Constraint) -> Path | None:
+        """``path`` with ``c`` added, or None when that leaves probability 0."""
+        v = c.value
+        if isinstance(v, Affine) and len(v.coef) == 1:
+            (d, a), = v.coef
+            bound = -v.const / a
+            op = c.op if a > 0 else FLIP[c.op]
+            lo, hi = path.box.get(d, support(path.dists[d]))
+            if op in (">", ">="):
+                lo = max(lo, bound)
+            else:
+                hi = min(hi, bound)
+            if not lo < hi:
+                self.pruned += 1
+                return None
+            dist = path.dists[d]
+            if isinstance(dist, ir.Step) and step_mass(dist, lo, hi) == 0:
+                self.pruned += 1
+                return None
+            path.box[d] = (lo, hi)
+            if any(d in g.dims for g in path.constraints) and not self.feasible(path):
+                self.pruned += 1
+                return None
+            return path
+        path.constraints.append(c)
+        if not self.feasible(path):
+            self.pruned += 1
+            return None
+        return path
+
+    def feasible(self, path: Path) -> bool:
+        """False only when z3 proves the closure of the path's region empty (linear constraints only)."""
+        import z3
+
+        linear = [g for g in path.constraints if g.linear]
+        if not linear:
+            return True
+        dims = sorted(set().union(*(g.dims for g in linear)))
+        xs = {d: z3.Real(f"x{d}") for d in dims}
+        s = z3.Solver()
+        s.set("timeout", self.timeout_ms)
+        for d in dims:
+            lo, hi = path.box.get(d, support(path.dists[d]))
+            if lo != -INF:
+                s.add(xs[d] >= z3.RealVal(str(lo)) if isinstance(lo, Fraction) else xs[d] >= lo)
+            if hi != INF:
+                s.add(xs[d] <= z3.RealVal(str(hi)) if isinstance(hi, Fraction) else xs[d] <= hi)
+        for g in linear:
+            expr = z3.RealVal(str(g.value.const)) + z3.Sum([z3.RealVal(str(a)) * xs[d] for d, a in g.value.coef])
+            s.add(expr >= 0 if g.op in (">", ">=") else expr <= 0)  # the closure: faces have probability 0
+        self.solver_calls += 1
+        return s.check() != z3.unsat
+
+    # -- statements -----------------------------------------------------------------------------------------
+    def block(self, stmts: Iterable[ir.Stmt], paths: list[Path]) -> list[Path]:
+        for s in stmts:
+            out: list[Path] = []
+            for p in paths:
+                out.extend(self.statement(s, p))
+                if len(out) > MAX_PATHS:
+                    raise FairauditError(f"the program has more than {MAX_PATHS:,} paths: too many to enumerate")
+            paths = out
+        return paths
+
+    def statement(self, s: ir.Stmt, path: Path) -> list[Path]:
+        if isinstance(s, ir.Assign):
+            path.env[s.name] = self.value(s.value, path)
+            return [path]
+        if isinstance(s, ir.Draw):
+            path.dists.append(s.dist)
+            path.env[s.name] = Affine.dim(len(path.dists) - 1)
+            return [path]
+        if isinstance(s, ir.Event):
+            out = []
+            for p, truth in self.branch(s.cond, path):
+                p.tags[s.kind] = truth
+                out.append(p)
+            return out
+        out = []
+        for p, truth in self.branch(s.cond, path):
+            out.extend(self.block(s.body if truth else s.orelse, [p]))
+        return out
+
+    def run(self, program: ir.Program) -> list[Path]:
+        paths = self.block(program.population + program.decision, [Path()])
+        for name, cond in self.atoms.items():
+            out = []
+            for p in paths:
+                for q, truth in self.branch(cond, p):
+                    q.tags[name] = truth
+                    out.append(q)
+            paths = out
+        for p in paths:
+            for kind in ("sensitive", "qualified", "target"):
+                p.tags.setdefault(kind, kind == "qualified" and program.qualified is None)
+            p.env = {}
+        return paths
+
+
+def _holds(x: Fraction, op: str) -> bool:
+    return {">": x > 0, ">=": x >= 0, "<": x < 0, "<=": x <= 0, "==": x == 0, "!=": x != 0}[op]
+
+
+@dataclass
+class Enumeration:
+    paths: list[Path]
+    solver_calls: int
+    pruned: int
+
+
+def enumerate_paths(program: ir.Program, atoms: dict[str, ir.Cond] | None = None) -> Enumeration:
+    """Every feasible path of ``program`` (population then decision), with its tags (``sensitive``,
+    ``qualified`` — true everywhere when the program has none —, ``target``, and each of ``atoms``: extra
+    conditions over the final values, by name)."""
+    ex = _Executor(dict(atoms or {}))
+    paths = ex.run(program)
+    return Enumeration(paths, ex.solver_calls, ex.pruned)
