@@ -31,8 +31,8 @@ from fairaudit.evaluate import LeafValue, compile_spec
 from fairaudit.guarantee import Guarantee
 
 RESERVED_TAGS = {"sensitive": "sensitive", "qualified": "qualified", "pred": "target"}
-SPLITS_PER_STEP = 40          # cells split on one path before the next path is chosen
-STEPS_PER_ROUND = 5
+SPLITS_PER_STEP = 1024        # cells split on one path before the next path is chosen
+STEPS_PER_ROUND = 4
 
 
 def _common(name: str, **changes) -> Option:
