@@ -109,6 +109,9 @@ class FairSquare(Engine):
     def _rounds(self, volumes, members, options, ctx: Context, info) -> Iterator[LeafBatch]:
         precision = float(options["precision"])
         step = 0
+        empty = tuple(f"{key}: no individual of the program satisfies its condition (probability 0), so it has no "
+                      "value (shown as [0, 1]; comparisons that need it stay undecided)"
+                      for key, (yes, no) in members.items() if not yes and not no)
         while True:
             values, weights = {}, np.zeros(len(volumes))
             widest = 0.0
@@ -126,7 +129,7 @@ class FairSquare(Engine):
             done = settled or widest <= precision
             cells = sum(v.cells for v in volumes)
             yield LeafBatch(np.array([step]), {k: _leaf(lo, hi, cells) for k, (lo, hi) in values.items()},
-                            done=step, total=step if done else None,
+                            done=step, total=step if done else None, warnings=empty if step == 0 else (),
                             info={**info, "cells": cells, "rounds": step})
             if done or ctx.expired():
                 return
