@@ -197,7 +197,14 @@ class _Translator:
                 return ast.Compare("!=", ast.Name(col.var), _num(0))
             return self.compare_value(event, "!=", ast.Value(0.0))  # a 0/1 column read as "is 1"
         if isinstance(event, ast.In):
-            hit = _or([self.compare_value(event.operand, "==", v) for v in event.values])
+            col = None if event.operand.reserved else self.column(event.operand)
+            if col is not None and col.kind != "numeric":  # one union of ranges (contiguous codes merged)
+                for v in event.values:
+                    self.compare_value(event.operand, "==", v)  # an unknown category is refused
+                points = sorted({p for v in event.values for p in self.members(col, "==", v.value)})
+                hit = _ranges(col.var, points, 0.0 if col.kind == "codes" else 0.5)
+            else:
+                hit = _or([self.compare_value(event.operand, "==", v) for v in event.values])
             return ast.EvNot(hit) if event.negated else hit
         if isinstance(event, ast.Compare):
             left, right = event.left, event.right
