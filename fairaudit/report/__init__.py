@@ -119,12 +119,16 @@ def recorded_dataset(result):
 
 
 def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str] = (), title: str | None = None,
-              generated_at=None, load_dataset: bool = True, on_progress=None) -> bytes:
+              generated_at=None, load_dataset: bool = True, on_progress=None, population=None) -> bytes:
     """The audit report as PDF bytes.
 
     ``dataset`` / ``model``: the ``Dataset`` / ``Model`` objects of the audit (or dicts of their facts, see
     ``fairaudit.report.content``); when absent, what the result recorded is used, and with ``load_dataset`` a
-    built-in dataset named by the result is reloaded for the per-group statistics. ``selected_nodes``: node ids
+    built-in dataset named by the result is reloaded for the per-group statistics. An audit of a population
+    program has its own section instead (its name and sha256 from ``result.provenance["population"]``) and no
+    dataset, model or per-group statistics; ``population`` (its ``.fr`` path, a ``Population`` or a parsed
+    ``Program``, see ``content.population_facts``) prints the program, when its sha256 is the recorded one.
+    ``selected_nodes``: node ids
     that also get a convergence plot (every comparison gets one). ``generated_at``: a ``datetime`` (default now).
 
     ``on_progress(Progress)`` (``fairaudit.progress``) is told how far the report is, one unit per figure
@@ -143,6 +147,13 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
                              f"the specification has {', '.join(sorted(known, key=_node_order))}")
     moment = content.timestamp(generated_at)
     note = None
+    program = content.population_facts(result, population) if content.is_population(result) else None
+    if program is not None:
+        dataset = model = None  # nothing about rows applies: the individuals and decisions are the program's
+        load_dataset = False
+    elif population is not None:
+        raise FairauditError("this audit result is about a dataset's rows, not a population program: "
+                             "a population program cannot be added to its report")
     data_obj = dataset if dataset is not None and not isinstance(dataset, dict) else None
     if data_obj is None and load_dataset and not isinstance(dataset, dict):
         data_obj, note = recorded_dataset(result)
@@ -195,7 +206,8 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
         group_fig = charts.group_figure(stats.drop(columns=[c for c in ("sel", "sel_lo", "sel_hi") if c in stats]))
         done()
     pdf = layout(result, title=title, moment=moment, data_facts=data_facts, model_facts_=model_facts, tree=tree,
-                 convergence=convergence, rates=rates, stats=stats, group_fig=group_fig, group_note=note)
+                 convergence=convergence, rates=rates, stats=stats, group_fig=group_fig, group_note=note,
+                 program=program)
     done()
     return pdf
 
