@@ -562,7 +562,7 @@ def when(moment: _dt.datetime) -> str:
 def default_title(result, data_facts: dict, model_facts_: dict) -> str:
     if is_population(result):
         name = population_facts(result).get("name")
-        return "Fairness audit" + (f": population program {name}" if name else " of a population program")
+        return f"Fairness audit: {name}" if name and name != "program" else "Fairness audit of a population program"
     parts = []
     if data_facts.get("name"):
         parts.append(str(data_facts["name"]))

@@ -327,8 +327,8 @@ def _x_axis(x_scale: alt.Scale, title: str | None, single: float | None) -> alt.
         return alt.Axis(title=title, values=[single], format=",")
     whole = _whole_steps(x_scale)
     if whole is not None:
-        return alt.Axis(title=title, values=whole, format=",")
-    return alt.Axis(title=title, tickMinStep=1, format=",")
+        return alt.Axis(title=title, values=whole, format=",d")
+    return alt.Axis(title=title, tickMinStep=1, format=",d")
 
 
 def _whole_steps(x_scale: alt.Scale) -> list[int] | None:
