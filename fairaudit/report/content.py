@@ -429,7 +429,7 @@ def headline(result) -> dict:
 
 
 def progress_line(result) -> str:
-    """How far the run went, in the result's own unit ("Observations processed: 17,010.")."""
+    """How far the run went, in the result's own unit ("Rows processed: 32,561.")."""
     return as_sentence(f"{result.unit} processed: {count(result.steps)}")
 
 

@@ -259,8 +259,8 @@ def _warning_box(pdf: ReportPDF, warnings: list[str]):
 
 
 PROGRAM_HELP = (
-    "The program that was audited, in FairSquare's .fr format: popModel() draws one individual of the population "
-    "(gaussian(mean, variance), step([(lo, hi, probability), ...])) and marks the sensitive group "
+    "The program that was audited, in the .fr format of population programs: popModel() draws one individual of "
+    "the population (gaussian(mean, variance), step([(lo, hi, probability), ...])) and marks the sensitive group "
     "(sensitiveAttribute) and, when it says so, who is qualified (qualified); F() is the decision, and "
     "fairnessTarget names the favourable outcome.")
 
