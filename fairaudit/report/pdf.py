@@ -501,11 +501,18 @@ def _methods(pdf: ReportPDF, result, spec_sha: str, moment):
                 pdf.para(p, size=9, h=4.4)
                 pdf.ln(0.8)
     pdf.heading("Identification and software (versions when this report was generated)", size=11, space=2)
-    rows = [("specification hash", f"sha256 {spec_sha}"), ("report generated", content.when(moment))]
+    rows = [("specification hash", f"sha256 {spec_sha}")]
+    if content.is_population(result):
+        program = content.population_facts(result)
+        if program.get("sha256"):
+            rows.append(("program hash", f"sha256 {program['sha256']}"))
+    rows += [("report generated", content.when(moment))]
     rows += [(name, version) for name, version in content.versions()]
-    pdf.kv_table(rows, widths=(45, 135), size=8.5, mono_keys=("specification hash",))
-    pdf.para("To rebuild this report from the saved audit result: fairaudit report RESULT.json --pdf REPORT.pdf",
-             size=8.5, colour=GREY)
+    pdf.kv_table(rows, widths=(45, 135), size=8.5, mono_keys=("specification hash", "program hash"))
+    rebuild = "fairaudit report RESULT.json --pdf REPORT.pdf"
+    if content.is_population(result):
+        rebuild += " --population FILE.fr (the program, to print it)"
+    pdf.para(f"To rebuild this report from the saved audit result: {rebuild}", size=8.5, colour=GREY)
 
 
 # ------------------------------------------------------------------------------------------------------------
