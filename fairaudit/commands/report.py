@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit.errors import FairauditError
     from fairaudit.outputs import check_output, write_atomically
     from fairaudit.report import build_pdf, load_result
-    from fairaudit.report.content import is_population
+    from fairaudit.report.content import is_population, population_facts
 
     out = Path(args.pdf) if args.pdf else Path(args.result).with_suffix(".pdf")
     check_output(out, "pdf", inputs=[args.result, args.data, getattr(args, "model", None), args.population],
@@ -55,6 +55,12 @@ def run(args: argparse.Namespace) -> int:
         if given:
             raise FairauditError(f"this result is an audit of a population program, which has no dataset or model: "
                                  f"{given[0]} does not apply (give --population FILE.fr to print the program)")
+        if args.population is not None:  # a program that cannot be printed is an error here, not a note
+            if not Path(args.population).is_file():
+                raise FairauditError(f"no population program at {args.population!r} (a .fr file)")
+            facts = population_facts(result, args.population)
+            if facts["text"] is None:
+                raise FairauditError(facts["note"])
         path = write_atomically(out, build_pdf(result, selected_nodes=args.node, title=args.title,
                                                population=args.population), what="report")
         return _wrote(path, result)

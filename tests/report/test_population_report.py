@@ -158,6 +158,8 @@ def test_cli_audit_population_pdf_and_json_round_trip(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "--population FILE.fr" in _flat(_text(bare.read_bytes()))
 
+    proc = _cli("report", res, "--pdf", tmp_path / "y.pdf", "--population", FIXED)  # another program: refused
+    assert proc.returncode == 2 and "not the one audited" in proc.stderr and not (tmp_path / "y.pdf").exists()
     proc = _cli("report", res, "--pdf", tmp_path / "x.pdf", "--data", "adult")
     assert proc.returncode == 2 and "population program" in proc.stderr
 
