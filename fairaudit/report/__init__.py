@@ -126,10 +126,10 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
     ``fairaudit.report.content``); when absent, what the result recorded is used, and with ``load_dataset`` a
     built-in dataset named by the result is reloaded for the per-group statistics. An audit of a population
     program has its own section instead (its name and sha256 from ``result.provenance["population"]``) and no
-    dataset, model or per-group statistics; ``population`` (its ``.fr`` path, a ``Population`` or a parsed
-    ``Program``, see ``content.population_facts``) prints the program, when its sha256 is the recorded one.
-    ``selected_nodes``: node ids
-    that also get a convergence plot (every comparison gets one). ``generated_at``: a ``datetime`` (default now).
+    dataset, model or per-group statistics; ``population`` (its ``.fr`` path or text, a ``Population`` or a
+    parsed ``Program``, see ``content.population_facts``) prints the program when its sha256 is the recorded one.
+    ``selected_nodes``: node ids that also get a convergence plot (every comparison gets one). ``generated_at``: a
+    ``datetime`` (default now).
 
     ``on_progress(Progress)`` (``fairaudit.progress``) is told how far the report is, one unit per figure
     rendered (the slow part) and one for the layout; returning False cancels the report (``FairauditError``).

@@ -325,7 +325,7 @@ def is_population(result) -> bool:
 def population_facts(result, population=None) -> dict:
     """``name sha256 text origin note`` of the audited population program (None when unknown).
 
-    ``population``: the program as the audit had it, to print it: a path to its ``.fr`` file (its text as
+    ``population``: the program as the audit had it, to print it: a path to its ``.fr`` file or its text (as
     written, comments included: what the recorded sha256 identifies), a ``fairaudit.programs.population.Population``
     or a parsed ``Program`` (printed by ``fairaudit.programs.printer.format_program``). A program whose sha256
     differs from the recorded one is not printed (``note`` says why); without one, ``note`` says how to give it."""
@@ -350,6 +350,10 @@ def population_facts(result, population=None) -> dict:
             origin = "printed from the parsed program (the file's comments and layout are not kept)"
             if hashlib.sha256(text.encode("utf-8")).hexdigest() == sha:
                 origin = "printed from the parsed program"
+        elif isinstance(population, str) and "\n" in population:  # the program's text (e.g. edited on a page)
+            text = population
+            sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            origin = "the program's text as it was audited"
         else:
             path = Path(population)
             try:

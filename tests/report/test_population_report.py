@@ -121,6 +121,11 @@ def test_a_parsed_program_is_printed_by_the_printer(sound_result):
     assert "comments" in facts["origin"]  # the file's comments are not in the printed program
 
 
+def test_the_program_text_itself_may_be_given(sound_result):
+    facts = content.population_facts(sound_result, FIG1.read_text(encoding="utf-8"))
+    assert facts["text"] == FIG1.read_text(encoding="utf-8") and facts["note"] is None
+
+
 def test_a_long_program_is_cut_with_a_note():
     text = "\n".join(f"x{i} = {i}" for i in range(content.MAX_PROGRAM_LINES + 7))
     shown, note = content.program_listing(text)
@@ -186,8 +191,8 @@ def test_no_front_end_file_words_a_monitor_concept():
 
     words = r"engine\s*[!=]=|monitor|observation|hoeffding|betting|\bbatch\b|δ split|optimi[sz]"
     forbidden = re.compile(rf"(?i:{words})|Δ")
-    files = [*sorted((ROOT / "fairaudit" / "viz").glob("*.py")), *sorted((ROOT / "fairaudit" / "commands").glob("*.py")),
-             *sorted((ROOT / "fairaudit" / "report").glob("*.py"))]
+    files = [path for folder in ("viz", "commands", "report")
+             for path in sorted((ROOT / "fairaudit" / folder).glob("*.py"))]
     for path in files:
         text = path.read_text(encoding="utf-8")
         for number, line in enumerate(text.splitlines(), 1):
