@@ -43,13 +43,13 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit.errors import FairauditError
     from fairaudit.outputs import check_output, write_atomically
     from fairaudit.report import build_pdf, load_result
-    from fairaudit.report.content import is_population, population_facts
+    from fairaudit.report.content import generated_from_data, is_population, population_facts
 
     out = Path(args.pdf) if args.pdf else Path(args.result).with_suffix(".pdf")
     check_output(out, "pdf", inputs=[args.result, args.data, getattr(args, "model", None), args.population],
                  force=args.force, what="report")  # before any work; `report r.json --pdf r.json` would destroy it
     result = load_result(args.result)  # bad/missing JSON: FairauditError -> one line, exit 2
-    if is_population(result):
+    if is_population(result) and not generated_from_data(result):
         given = [flag for flag, value in (("--data", args.data), ("--model", getattr(args, "model", None)),
                                           ("--pred", getattr(args, "pred", None))) if value is not None]
         if given:
@@ -65,8 +65,10 @@ def run(args: argparse.Namespace) -> int:
                                                population=args.population), what="report")
         return _wrote(path, result)
     if args.population is not None:
-        raise FairauditError("--population applies to the result of an audit of a population program; this result "
-                             "is about a dataset's rows")
+        raise FairauditError("--population applies to the result of an audit of a population program file; this "
+                             "result is about " + ("a program generated from a dataset and a model: give --data and "
+                                                   "--model to print it" if is_population(result)
+                                                   else "a dataset's rows"))
     dataset = dataset_from_args(args)
     model = None
     if getattr(args, "model", None) is not None or getattr(args, "pred", None) is not None:

@@ -147,11 +147,13 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
                              f"the specification has {', '.join(sorted(known, key=_node_order))}")
     moment = content.timestamp(generated_at)
     note = None
+    if content.generated_from_data(result) and population is None:
+        population = _generated_program(result, dataset, model)
     program = content.population_facts(result, population) if content.is_population(result) else None
-    if program is not None:
+    if program is not None and not content.generated_from_data(result):
         dataset = model = None  # nothing about rows applies: the individuals and decisions are the program's
         load_dataset = False
-    elif population is not None:
+    elif program is None and population is not None:
         raise FairauditError("this audit result is about a dataset's rows, not a population program: "
                              "a population program cannot be added to its report")
     data_obj = dataset if dataset is not None and not isinstance(dataset, dict) else None
@@ -210,6 +212,22 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
                  program=program)
     done()
     return pdf
+
+
+def _generated_program(result, dataset, model) -> str | None:
+    """The text of a population program generated from ``dataset`` and ``model`` as the audit generated it
+    (``fairaudit.programs.generate.population_program``, the structure the result's options record), or None
+    when they are not at hand or it cannot be made (``content.population_facts`` then checks its sha256)."""
+    if dataset is None or isinstance(dataset, dict) or model is None or isinstance(model, dict):
+        return None
+    try:
+        from fairaudit.api import GENERATED_OPTION
+        from fairaudit.programs.generate import population_program
+
+        structure = (result.options or {}).get(GENERATED_OPTION) or "independent"
+        return population_program(dataset, model=model, structure=structure)
+    except Exception:  # noqa: BLE001 - the report then says how to print the program
+        return None
 
 
 def _node_order(nid: str):

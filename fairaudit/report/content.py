@@ -322,6 +322,12 @@ def is_population(result) -> bool:
     return bool(recorded(result, "population") or (result.options or {}).get("population"))
 
 
+def generated_from_data(result) -> bool:
+    """Whether the audited population program was generated from a dataset and a model (the result then records
+    all three: the dataset and the model sections of the report apply too)."""
+    return is_population(result) and bool(recorded(result, "dataset"))
+
+
 def population_facts(result, population=None) -> dict:
     """``name sha256 text origin note`` of the audited population program (None when unknown).
 
@@ -370,6 +376,10 @@ def population_facts(result, population=None) -> dict:
         out["sha256"] = out["sha256"] or sha
         out["name"] = out["name"] or getattr(population, "name", None)
         out["text"], out["origin"] = text, origin
+    elif generated_from_data(result):
+        out["note"] = ("The audit result records the program's name and sha256, not its text; rebuild the report "
+                       "with the dataset and the model it was generated from (fairaudit report RESULT.json --data "
+                       "NAME --model KIND|PATH) to print it.")
     else:
         out["note"] = ("The audit result records the program's name and sha256, not its text; rebuild the report "
                        "with the program (fairaudit report RESULT.json --population FILE.fr) to print it.")
@@ -564,7 +574,7 @@ def when(moment: _dt.datetime) -> str:
 
 
 def default_title(result, data_facts: dict, model_facts_: dict) -> str:
-    if is_population(result):
+    if is_population(result) and not generated_from_data(result):
         name = population_facts(result).get("name")
         return f"Fairness audit: {name}" if name and name != "program" else "Fairness audit of a population program"
     parts = []
@@ -574,6 +584,8 @@ def default_title(result, data_facts: dict, model_facts_: dict) -> str:
         parts.append("logged decisions")
     elif model_facts_.get("kind"):
         parts.append(f"{model_facts_['kind']} model")
+    if is_population(result):  # generated from the dataset and the model
+        parts.append("generated population")
     return "Fairness audit" + (f": {', '.join(parts)}" if parts else "")
 
 

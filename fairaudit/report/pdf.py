@@ -208,11 +208,11 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
         _warning_box(pdf, warnings)
     pdf.ln(2)
 
-    if program is not None:  # the individuals and the decisions both come from the program
+    if program is not None:  # the individuals (and, unless generated from a model, the decisions) are the program's
         pdf.heading("Population program", size=12, space=2)
         pdf.kv_table(content.population_lines(program))
-    else:
-        pdf.heading("Dataset", size=12, space=2)
+    if program is None or content.generated_from_data(result):
+        pdf.heading("Dataset" if program is None else "Dataset the program was generated from", size=12, space=2)
         pdf.kv_table(content.dataset_lines(data_facts))
         pdf.heading("Decisions audited", size=12, space=2)
         pdf.kv_table(content.model_lines(model_facts_))
@@ -268,6 +268,10 @@ SPEC_HELP = {
     "rows": ("The fairness requirement that was audited, in fairaudit's specification language. "
              "E[event | condition] is the probability of the event among the rows satisfying the condition; "
              "pred is the model's decision (1 = favourable), label the true outcome."),
+    "generated": ("The fairness requirement that was audited, in fairaudit's specification language, over the "
+                  "dataset's columns. E[event | condition] is the probability of the event for an individual of the "
+                  "population program generated from the dataset, given the condition (each column is a variable "
+                  "of the program); pred is the model's decision (1 = favourable)."),
     "program": ("The fairness requirement that was audited, in fairaudit's specification language. "
                 "E[event | condition] is the probability of the event for an individual of the population program, "
                 "given the condition; pred is the program's decision (its fairnessTarget: 1 = favourable), "
@@ -304,7 +308,9 @@ def _program(pdf: ReportPDF, program: dict):
 def _specification(pdf: ReportPDF, result, tree: charts.Figure):
     pdf.add_page()
     pdf.heading("Specification", space=0)
-    pdf.para(SPEC_HELP["program" if content.is_population(result) else "rows"], size=9, colour=GREY)
+    kind = ("generated" if content.generated_from_data(result) else "program") if content.is_population(result) \
+        else "rows"
+    pdf.para(SPEC_HELP[kind], size=9, colour=GREY)
     pdf.ln(2)
     pdf.set_fill_color(246, 246, 246)
     pdf.set_font(MONO, "", 9.5)
@@ -537,7 +543,7 @@ def layout(result, *, title, moment, data_facts, model_facts_, tree, convergence
     _nodes(pdf, result)
     _convergence(pdf, result, convergence)
     _rates(pdf, result, rates)
-    if program is None:
+    if program is None or content.generated_from_data(result):
         _groups(pdf, stats, group_fig, group_note, data_facts)
     _methods(pdf, result, spec_sha, moment)
     return bytes(pdf.output())

@@ -200,3 +200,25 @@ def test_no_front_end_file_words_a_monitor_concept():
         for name in engines.names():
             if name != "dataset":  # also the name of an input ("dataset" provenance, `fairaudit datasets`)
                 assert not re.search(rf"[\"']{re.escape(name)}[\"']", text), f"{path.name} names the engine {name!r}"
+
+
+def test_a_program_generated_from_data_keeps_the_dataset_and_model_and_prints_the_program():
+    """``audit(dataset, spec, engine=<one requiring a population>, model=...)`` generates the program: the report
+    has the program (regenerated from the dataset and the model, checked by its sha256) and the dataset and model
+    sections too; without them, it says how to print it."""
+    from fairaudit import models
+    from fairaudit.api import audit
+    from fairaudit.testing import toy_dataset
+
+    ds = toy_dataset(2000)
+    model = models.train(ds, "tree", seed=0, max_depth=3)
+    engine = next(e.name for e in engines.all_engines() if "population" in e.requires)
+    result = audit(ds, 'E[pred | sex == "F"] > 0.01', engine=engine, model=model, time_budget=20)
+    assert content.generated_from_data(result)
+    flat = _flat(_text(build_pdf(result, dataset=ds, model=model)))
+    sha = result.provenance["population"]["sha256"]
+    assert sha[:16] in flat.replace(" ", "") and "def popModel():" in flat and "fairnessTarget(" in flat
+    assert "Dataset the program was generated from" in flat and "Decisions audited" in flat
+    assert _flat(content.headline(result)["sentence"]) in flat
+    bare = _flat(_text(build_pdf(result, load_dataset=False)))
+    assert "--data NAME --model KIND|PATH" in bare and "def popModel():" not in bare
