@@ -218,16 +218,7 @@ def run(args: argparse.Namespace) -> int:
                          what="audit result")
         print(f"wrote {args.json}")
     if args.pdf:
-        from fairaudit.report import build_pdf
-
-        line = terminal_line(sys.stderr)
-        try:
-            pdf = build_pdf(result, dataset=dataset, model=model, on_progress=line)
-        finally:
-            if line is not None:
-                line.close()
-        write_atomically(args.pdf, pdf, what="report")
-        print(f"wrote {args.pdf}")
+        write_report(args.pdf, result, dataset=dataset, model=model)
     if result.assumption_broken and result.verdict in ("true", "false"):
         # a gate must not pass on a verdict its own data contradicts: exit 3, "not a pass", and say why
         print("exit:      3 — the verdict is not backed by its guarantee (see the warnings)")
@@ -236,7 +227,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_population(args: argparse.Namespace) -> int:
-    """``fairaudit audit --population FILE.fr``: the monitor on individuals sampled from the program."""
+    """``fairaudit audit --population FILE.fr``: the chosen engine on the individuals of a population program (the
+    JSON result and the PDF report name the program and its sha256; the report prints its text)."""
     from fairaudit.api import audit, check_options
     from fairaudit.commands._spec_args import spec_from_args
     from fairaudit.preflight import check_headers, header_engine
@@ -244,8 +236,7 @@ def run_population(args: argparse.Namespace) -> int:
     from fairaudit.spec.files import parse_file_text
 
     for flag, value in (("--data", args.data), ("--model", getattr(args, "model", None)),
-                        ("--pred", getattr(args, "pred", None)), ("--where", args.where), ("--rows", args.rows),
-                        ("--pdf", args.pdf)):
+                        ("--pred", getattr(args, "pred", None)), ("--where", args.where), ("--rows", args.rows)):
         if value is not None:
             raise FairauditError(f"--population and {flag} cannot be combined: the individuals are sampled from the "
                                  "program and the decision is its fairnessTarget")
@@ -270,9 +261,13 @@ def run_population(args: argparse.Namespace) -> int:
     from_file += header_flags
     _, options = check_options(engine.name, **given)
     population = load(args.population)  # a malformed program: SpecError with FILE:LINE:COL, exit 2
+    inputs = [spec_file.path, args.population]
     if args.json:
-        check_output(args.json, "result", inputs=[spec_file.path, args.population], force=args.force,
-                     what="audit result")
+        check_output(args.json, "result", inputs=inputs, force=args.force, what="audit result")
+    if args.pdf:
+        check_output(args.pdf, "pdf", inputs=inputs, force=args.force, what="report")
+    if args.json and args.pdf and Path(args.json).resolve() == Path(args.pdf).resolve():
+        raise FairauditError("--json and --pdf name the same file; give two paths")
     line = terminal_line(sys.stderr)
     try:
         result = audit(None, spec_file.spec, engine=engine.name, population=population, on_progress=line,
@@ -285,10 +280,27 @@ def run_population(args: argparse.Namespace) -> int:
         write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"),
                          what="audit result")
         print(f"wrote {args.json}")
+    if args.pdf:
+        write_report(args.pdf, result, population=args.population)
     if result.assumption_broken and result.verdict in ("true", "false"):
         print("exit:      3 — the verdict is not backed by its guarantee (see the warnings)")
         return EXIT_UNBACKED
     return EXIT.get(result.verdict, 3)
+
+
+def write_report(path, result, **kw) -> None:
+    """Build the PDF report of ``result`` (``fairaudit.report.build_pdf(result, **kw)``, its progress on a terminal)
+    and write it to ``path``."""
+    from fairaudit.report import build_pdf
+
+    line = terminal_line(sys.stderr)
+    try:
+        pdf = build_pdf(result, on_progress=line, **kw)
+    finally:
+        if line is not None:
+            line.close()
+    write_atomically(path, pdf, what="report")
+    print(f"wrote {path}")
 
 
 def print_summary(result, from_file=()) -> None:

@@ -239,6 +239,9 @@ class Engine:
     options: tuple[Option, ...] = ()
     # said after the driver finds a node decided both ways, or the verdict changing after a decision
     evidence_hint: str | None = None
+    # what a leaf's ``n`` counts, as a noun phrase ("the number of boxes its bounds are summed over"); None: the
+    # steps (``unit``) that satisfied the leaf's condition, what the report and the glossary then say
+    count_meaning: str | None = None
 
     # ------------------------------------------------------------------ declarations
     def option(self, name: str) -> Option:

@@ -119,13 +119,17 @@ def recorded_dataset(result):
 
 
 def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str] = (), title: str | None = None,
-              generated_at=None, load_dataset: bool = True, on_progress=None) -> bytes:
+              generated_at=None, load_dataset: bool = True, on_progress=None, population=None) -> bytes:
     """The audit report as PDF bytes.
 
     ``dataset`` / ``model``: the ``Dataset`` / ``Model`` objects of the audit (or dicts of their facts, see
     ``fairaudit.report.content``); when absent, what the result recorded is used, and with ``load_dataset`` a
-    built-in dataset named by the result is reloaded for the per-group statistics. ``selected_nodes``: node ids
-    that also get a convergence plot (every comparison gets one). ``generated_at``: a ``datetime`` (default now).
+    built-in dataset named by the result is reloaded for the per-group statistics. An audit of a population
+    program has its own section instead (its name and sha256 from ``result.provenance["population"]``) and no
+    dataset, model or per-group statistics; ``population`` (its ``.fr`` path or text, a ``Population`` or a
+    parsed ``Program``, see ``content.population_facts``) prints the program when its sha256 is the recorded one.
+    ``selected_nodes``: node ids that also get a convergence plot (every comparison gets one). ``generated_at``: a
+    ``datetime`` (default now).
 
     ``on_progress(Progress)`` (``fairaudit.progress``) is told how far the report is, one unit per figure
     rendered (the slow part) and one for the layout; returning False cancels the report (``FairauditError``).
@@ -143,6 +147,15 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
                              f"the specification has {', '.join(sorted(known, key=_node_order))}")
     moment = content.timestamp(generated_at)
     note = None
+    if content.generated_from_data(result) and population is None:
+        population = _generated_program(result, dataset, model)
+    program = content.population_facts(result, population) if content.is_population(result) else None
+    if program is not None and not content.generated_from_data(result):
+        dataset = model = None  # nothing about rows applies: the individuals and decisions are the program's
+        load_dataset = False
+    elif program is None and population is not None:
+        raise FairauditError("this audit result is about a dataset's rows, not a population program: "
+                             "a population program cannot be added to its report")
     data_obj = dataset if dataset is not None and not isinstance(dataset, dict) else None
     if data_obj is None and load_dataset and not isinstance(dataset, dict):
         data_obj, note = recorded_dataset(result)
@@ -195,9 +208,26 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
         group_fig = charts.group_figure(stats.drop(columns=[c for c in ("sel", "sel_lo", "sel_hi") if c in stats]))
         done()
     pdf = layout(result, title=title, moment=moment, data_facts=data_facts, model_facts_=model_facts, tree=tree,
-                 convergence=convergence, rates=rates, stats=stats, group_fig=group_fig, group_note=note)
+                 convergence=convergence, rates=rates, stats=stats, group_fig=group_fig, group_note=note,
+                 program=program)
     done()
     return pdf
+
+
+def _generated_program(result, dataset, model) -> str | None:
+    """The text of a population program generated from ``dataset`` and ``model`` as the audit generated it
+    (``fairaudit.programs.generate.population_program``, the structure the result's options record), or None
+    when they are not at hand or it cannot be made (``content.population_facts`` then checks its sha256)."""
+    if dataset is None or isinstance(dataset, dict) or model is None or isinstance(model, dict):
+        return None
+    try:
+        from fairaudit.api import GENERATED_OPTION
+        from fairaudit.programs.generate import population_program
+
+        structure = (result.options or {}).get(GENERATED_OPTION) or "independent"
+        return population_program(dataset, model=model, structure=structure)
+    except Exception:  # noqa: BLE001 - the report then says how to print the program
+        return None
 
 
 def _node_order(nid: str):

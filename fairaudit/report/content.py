@@ -56,11 +56,14 @@ KIND_LABELS = {
 
 #: the inputs of every audit (``fairaudit.inputs.Inputs.describe``), the first rows of the parameter table; the
 #: dataset and the model have sections of their own, so only their names appear here
-INPUTS = ("data", "model", "pred", "where", "rows")
-INPUT_TITLES = {"data": "Dataset", "model": "Model", "pred": "Decisions", "where": "Rows matching",
-                "rows": "Rows"}
+INPUTS = ("data", "model", "population", "pred", "where", "rows")
+INPUT_TITLES = {"data": "Dataset", "model": "Model", "population": "Population program", "pred": "Decisions",
+                "where": "Rows matching", "rows": "Rows"}
+#: the inputs that only an audit of a dataset's rows has (an audit of a population program has none of them)
+ROW_INPUTS = ("data", "model", "pred", "where", "rows")
 INPUT_HELP = {
     "data": "the dataset the audited rows come from (see Dataset)",
+    "population": "the population and decision program whose individuals were audited (see Population program)",
     "model": "the model whose decisions were audited (see Decisions audited)",
     "pred": "a condition over the rows used as the decision instead of a model (true = favourable)",
     "where": "only the rows matching this condition were audited",
@@ -285,9 +288,13 @@ def option_rows(result) -> list[tuple[str, str, str]]:
         else:
             rows.append((title, shown_value, meaning))
 
+    program = is_population(result)
     for key in INPUTS:
-        if key in options and key not in ("data", "model"):
-            add(INPUT_TITLES[key], options[key], _plain(options[key]), INPUT_HELP[key])
+        if key not in options or key in ("data", "model"):
+            continue
+        if program and key in ROW_INPUTS:
+            continue  # no rows, no model, no row filter: the rows sentence on the first page says what was audited
+        add(INPUT_TITLES[key], options[key], _plain(options[key]), INPUT_HELP[key])
     declared = list(engine.all_options()) if engine is not None else []
     for option in declared:
         if option.name in options:
@@ -298,6 +305,108 @@ def option_rows(result) -> list[tuple[str, str, str]]:
     if unset:
         rows.append(("not set", ", ".join(t for t, _ in unset),
                      "; ".join(f"{t}: {m}" for t, m in unset if m)))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a population program
+
+
+#: lines of a population program printed in the report; a longer one is cut with a note
+MAX_PROGRAM_LINES = 150
+
+
+def is_population(result) -> bool:
+    """Whether the audited individuals came from a population program (``result.provenance["population"]``, or
+    the ``population`` input of the options) rather than a dataset's rows."""
+    return bool(recorded(result, "population") or (result.options or {}).get("population"))
+
+
+def generated_from_data(result) -> bool:
+    """Whether the audited population program was generated from a dataset and a model (the result then records
+    all three: the dataset and the model sections of the report apply too)."""
+    return is_population(result) and bool(recorded(result, "dataset"))
+
+
+def population_facts(result, population=None) -> dict:
+    """``name sha256 text origin note`` of the audited population program (None when unknown).
+
+    ``population``: the program as the audit had it, to print it: a path to its ``.fr`` file or its text (as
+    written, comments included: what the recorded sha256 identifies), a ``fairaudit.programs.population.Population``
+    or a parsed ``Program`` (printed by ``fairaudit.programs.printer.format_program``). A program whose sha256
+    differs from the recorded one is not printed (``note`` says why); without one, ``note`` says how to give it."""
+    import hashlib
+    from pathlib import Path
+
+    out: dict[str, Any] = {"name": None, "sha256": None, "text": None, "origin": None, "note": None}
+    out.update({k: v for k, v in recorded(result, "population").items() if k in ("name", "sha256") and v})
+    if out["name"] is None:
+        out["name"] = (result.options or {}).get("population")
+    text = sha = None
+    if population is not None:
+        from fairaudit.programs import ir
+        from fairaudit.programs.printer import format_program
+
+        if isinstance(population, ir.Program):
+            text = format_program(population)
+            sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            origin = "printed from the parsed program"
+        elif hasattr(population, "program") and hasattr(population, "sha256"):  # a Population
+            text, sha = format_program(population.program), population.sha256
+            origin = "printed from the parsed program (the file's comments and layout are not kept)"
+            if hashlib.sha256(text.encode("utf-8")).hexdigest() == sha:
+                origin = "printed from the parsed program"
+        elif isinstance(population, str) and "\n" in population:  # the program's text (e.g. edited on a page)
+            text = population
+            sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            origin = "the program's text as it was audited"
+        else:
+            path = Path(population)
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as err:
+                out["note"] = f"The population program could not be read from {path} ({err}), so it is not printed."
+                return out
+            sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            origin = f"the text of {path.name} as it was audited"
+        if out["sha256"] and sha != out["sha256"]:
+            out["note"] = (f"The program given to the report (sha256 {sha[:16]}…) is not the one audited "
+                           f"(sha256 {out['sha256'][:16]}…), so it is not printed.")
+            return out
+        out["sha256"] = out["sha256"] or sha
+        out["name"] = out["name"] or getattr(population, "name", None)
+        out["text"], out["origin"] = text, origin
+    elif generated_from_data(result):
+        out["note"] = ("The audit result records the program's name and sha256, not its text; rebuild the report "
+                       "with the dataset and the model it was generated from (fairaudit report RESULT.json --data "
+                       "NAME --model KIND|PATH) to print it.")
+    else:
+        out["note"] = ("The audit result records the program's name and sha256, not its text; rebuild the report "
+                       "with the program (fairaudit report RESULT.json --population FILE.fr) to print it.")
+    return out
+
+
+def program_listing(text: str, limit: int = MAX_PROGRAM_LINES) -> tuple[str, str | None]:
+    """``(text, note)``: the program's first ``limit`` lines, and a note saying how many were left out (None
+    when it is printed whole)."""
+    lines = text.rstrip("\n").splitlines()
+    if len(lines) <= limit:
+        return "\n".join(lines), None
+    return ("\n".join(lines[:limit]),
+            f"The program has {len(lines):,} lines; the first {limit:,} are printed, the other "
+            f"{len(lines) - limit:,} are left out (the sha256 above identifies the whole text).")
+
+
+def population_lines(facts: dict) -> list[tuple[str, str]]:
+    """(label, value) rows identifying the audited population program, and where its text is printed."""
+    rows = [("name", str(facts.get("name") or NOT_RECORDED)),
+            ("content hash", f"sha256 {facts['sha256']}" if facts.get("sha256") else NOT_RECORDED)]
+    if facts.get("text"):
+        n = len(facts["text"].rstrip("\n").splitlines())
+        shown = f"the first {MAX_PROGRAM_LINES:,} of its {n:,} lines" if n > MAX_PROGRAM_LINES else f"{n:,} lines"
+        rows.append(("program", f"printed on the next page ({shown}; {facts['origin']})"))
+    else:
+        rows.append(("program", facts.get("note") or NOT_RECORDED))
     return rows
 
 
@@ -334,8 +443,16 @@ def headline(result) -> dict:
 
 
 def progress_line(result) -> str:
-    """How far the run went, in the result's own unit."""
-    return f"The audit processed {count(result.steps)} {result.unit}."
+    """How far the run went, in the result's own unit ("Rows processed: 32,561.")."""
+    return as_sentence(f"{result.unit} processed: {count(result.steps)}")
+
+
+def count_meaning(result) -> str:
+    """What a leaf's n counts: the engine's declaration (``Engine.count_meaning``), else the steps that
+    satisfied the leaf's condition."""
+    engine = engine_of(result)
+    declared = getattr(engine, "count_meaning", None) if engine is not None else None
+    return declared or f"the number of {result.unit} that counted for a probability (those satisfying its condition)"
 
 
 def partial_line(result) -> str | None:
@@ -457,6 +574,9 @@ def when(moment: _dt.datetime) -> str:
 
 
 def default_title(result, data_facts: dict, model_facts_: dict) -> str:
+    if is_population(result) and not generated_from_data(result):
+        name = population_facts(result).get("name")
+        return f"Fairness audit: {name}" if name and name != "program" else "Fairness audit of a population program"
     parts = []
     if data_facts.get("name"):
         parts.append(str(data_facts["name"]))
@@ -464,11 +584,13 @@ def default_title(result, data_facts: dict, model_facts_: dict) -> str:
         parts.append("logged decisions")
     elif model_facts_.get("kind"):
         parts.append(f"{model_facts_['kind']} model")
+    if is_population(result):  # generated from the dataset and the model
+        parts.append("generated population")
     return "Fairness audit" + (f": {', '.join(parts)}" if parts else "")
 
 
 VERSION_PACKAGES = ("fairaudit", "numpy", "pandas", "scipy", "scikit-learn", "altair", "vl-convert-python",
-                    "fpdf2", "pyomo", "lark", "pyscipopt")
+                    "fpdf2", "pyomo", "lark", "pyscipopt", "z3-solver", "mpmath")
 
 
 def versions() -> list[tuple[str, str]]:

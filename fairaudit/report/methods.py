@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairaudit.report.content import as_sentence, engine_of
+from fairaudit.report.content import as_sentence, count_meaning, engine_of
 
 
 def blocks(result) -> list[tuple[str, list[str]]]:
@@ -70,7 +70,7 @@ def glossary(result) -> tuple[str, list[str]]:
         items.append("• δ: the failure probability of that node's interval (for a combined node, the sum of the "
                      "δ's of its probabilities).")
     if np.isfinite(result.trace_table.n).any():
-        items.append(f"• n: the number of {unit} that counted for a probability (those satisfying its condition).")
+        items.append(f"• n: {count_meaning(result).rstrip('.')}.")
     items.append(f"• step: the number of {unit} processed.")
     if any(n.kind == "fair" for n in result.node_info):
         items.append("• certified / unfair / undecided (Fair[…] nodes): the fraction of individuals whose decision "

@@ -1,8 +1,9 @@
 """The PDF layout (fpdf2, A4 portrait, DejaVu fonts shipped in ``fairaudit/report/fonts``).
 
-Pages, in order: summary (verdict, what was audited, the engine and its parameters) · specification and its
-tree · results per node · convergence of every comparison (and selected nodes) · Fair[...] rates · per-group
-statistics of the data · methods appendix and software versions. Every page has a footer with the spec hash, the
+Pages, in order: summary (verdict, what was audited, the engine and its parameters) · the population program, when
+the audit's individuals came from one · specification and its tree · results per node · convergence of every
+comparison (and selected nodes) · Fair[...] rates · per-group statistics of the data (not for a population
+program: it has no rows) · methods appendix and software versions. Every page has a footer with the spec hash, the
 generation time and "page X of Y".
 """
 from __future__ import annotations
@@ -153,10 +154,10 @@ class ReportPDF(FPDF):
 # sections
 
 
-def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts_):
+def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts_, program=None):
     pdf.add_page()
     pdf.set_font(SANS, "B", 20)
-    pdf.multi_cell(0, 9, title, new_x="LMARGIN", new_y="NEXT")
+    pdf.multi_cell(0, 9, title, new_x="LMARGIN", new_y="NEXT", align="L")
     pdf.para(f"Fairness audit report · generated {content.when(moment)}", size=9.5, colour=GREY)
     pdf.ln(4)
 
@@ -207,10 +208,14 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
         _warning_box(pdf, warnings)
     pdf.ln(2)
 
-    pdf.heading("Dataset", size=12, space=2)
-    pdf.kv_table(content.dataset_lines(data_facts))
-    pdf.heading("Decisions audited", size=12, space=2)
-    pdf.kv_table(content.model_lines(model_facts_))
+    if program is not None:  # the individuals (and, unless generated from a model, the decisions) are the program's
+        pdf.heading("Population program", size=12, space=2)
+        pdf.kv_table(content.population_lines(program))
+    if program is None or content.generated_from_data(result):
+        pdf.heading("Dataset" if program is None else "Dataset the program was generated from", size=12, space=2)
+        pdf.kv_table(content.dataset_lines(data_facts))
+        pdf.heading("Decisions audited", size=12, space=2)
+        pdf.kv_table(content.model_lines(model_facts_))
     pdf.heading("Engine and parameters", size=12, space=2)
     rows = content.option_rows(result)
     pdf.set_font(SANS, "", 8.5)
@@ -253,12 +258,59 @@ def _warning_box(pdf: ReportPDF, warnings: list[str]):
     pdf.set_y(y + head_h + body_h + 6)
 
 
+PROGRAM_HELP = (
+    "The program that was audited, in the .fr format of population programs: popModel() draws one individual of "
+    "the population (gaussian(mean, variance), step([(lo, hi, probability), ...])) and marks the sensitive group "
+    "(sensitiveAttribute) and, when it says so, who is qualified (qualified); F() is the decision, and "
+    "fairnessTarget names the favourable outcome.")
+
+SPEC_HELP = {
+    "rows": ("The fairness requirement that was audited, in fairaudit's specification language. "
+             "E[event | condition] is the probability of the event among the rows satisfying the condition; "
+             "pred is the model's decision (1 = favourable), label the true outcome."),
+    "generated": ("The fairness requirement that was audited, in fairaudit's specification language, over the "
+                  "dataset's columns. E[event | condition] is the probability of the event for an individual of the "
+                  "population program generated from the dataset, given the condition (each column is a variable "
+                  "of the program); pred is the model's decision (1 = favourable)."),
+    "program": ("The fairness requirement that was audited, in fairaudit's specification language. "
+                "E[event | condition] is the probability of the event for an individual of the population program, "
+                "given the condition; pred is the program's decision (its fairnessTarget: 1 = favourable), "
+                "sensitive the group its sensitiveAttribute marks, qualified its qualified(...) condition (true for "
+                "everyone when it has none); the program's other variables are read by name."),
+}
+
+
+def _program(pdf: ReportPDF, program: dict):
+    """The audited population program: its text (cut after ``content.MAX_PROGRAM_LINES`` lines, with a note), or
+    why it is not printed."""
+    pdf.add_page()
+    pdf.heading(f"Population program {program.get('name') or ''}".rstrip(), space=0)
+    pdf.para(PROGRAM_HELP, size=9, colour=GREY)
+    pdf.ln(1)
+    if program.get("sha256"):
+        pdf.para(f"sha256 {program['sha256']}", size=8, colour=GREY, family=MONO)
+    if program.get("origin"):
+        pdf.para(content.as_sentence(f"Below: {program['origin']}"), size=8.5, colour=GREY)
+    pdf.ln(2)
+    if not program.get("text"):
+        pdf.para(program.get("note") or "The program's text was not recorded.", size=9.5)
+        return
+    text, cut = content.program_listing(program["text"])
+    pdf.set_fill_color(246, 246, 246)
+    pdf.set_font(MONO, "", 8)
+    pdf.multi_cell(0, 3.9, text, new_x="LMARGIN", new_y="NEXT", fill=True, padding=2.5, align="L")
+    pdf.set_fill_color(255, 255, 255)
+    if cut:
+        pdf.ln(1)
+        pdf.para(cut, size=8.5, style="I", colour=GREY)
+
+
 def _specification(pdf: ReportPDF, result, tree: charts.Figure):
     pdf.add_page()
     pdf.heading("Specification", space=0)
-    pdf.para("The fairness requirement that was audited, in fairaudit's specification language. "
-             "E[event | condition] is the probability of the event among the rows satisfying the condition; "
-             "pred is the model's decision (1 = favourable), label the true outcome.", size=9, colour=GREY)
+    kind = ("generated" if content.generated_from_data(result) else "program") if content.is_population(result) \
+        else "rows"
+    pdf.para(SPEC_HELP[kind], size=9, colour=GREY)
     pdf.ln(2)
     pdf.set_fill_color(246, 246, 246)
     pdf.set_font(MONO, "", 9.5)
@@ -289,15 +341,15 @@ def _nodes(pdf: ReportPDF, result):
              "comparison of two quantities a < b shows their difference a − b against 0.")
     text += " " + content.as_sentence(f"Every interval: {result.guarantee.interval_meaning}")
     if show_n:
-        text += f" n is the number of {result.unit} that counted for a probability."
+        text += f" n is {content.count_meaning(result).rstrip('.')}."
     pdf.para(text, size=9, colour=GREY)
     pdf.ln(2)
-    columns = [("id", 8, "id"), ("expression", 50, "expression"), ("kind", 18, "kind"), ("estimate", 26, "estimate"),
+    columns = [("id", 8, "id"), ("expression", 45, "expression"), ("kind", 21, "kind"), ("estimate", 26, "estimate"),
                ("interval", 31, "interval")]
     if show_delta:
         columns.append(("δ", 14, "delta"))
     if show_n:
-        columns.append(("n", 13, "n"))
+        columns.append(("n", 17, "n"))
     columns.append(("verdict", 20, "verdict"))
     pdf.set_font(SANS, "", 8)
     with pdf.grid(tuple(w for _, w, _ in columns)) as table:
@@ -327,8 +379,8 @@ def _nodes(pdf: ReportPDF, result):
             f"{content.num(row['unfair'], 3)}, undecided {content.num(row['undecided'], 3)}" for row in fair), size=8.5)
     if len(result.trace_table) <= 1:
         pdf.ln(2)
-        pdf.para(f"The audit took a single step ({content.count(result.steps)} {result.unit}), so there is no "
-                 "convergence over steps to plot.", size=9, colour=GREY)
+        pdf.para(f"The audit recorded its values at a single step (after {content.count(result.steps)} "
+                 f"{result.unit}), so there is no convergence over steps to plot.", size=9, colour=GREY)
 
 
 CONVERGENCE_HELP = (
@@ -455,18 +507,27 @@ def _methods(pdf: ReportPDF, result, spec_sha: str, moment):
                 pdf.para(p, size=9, h=4.4)
                 pdf.ln(0.8)
     pdf.heading("Identification and software (versions when this report was generated)", size=11, space=2)
-    rows = [("specification hash", f"sha256 {spec_sha}"), ("report generated", content.when(moment))]
+    rows = [("specification hash", f"sha256 {spec_sha}")]
+    if content.is_population(result):
+        program = content.population_facts(result)
+        if program.get("sha256"):
+            rows.append(("program hash", f"sha256 {program['sha256']}"))
+    rows += [("report generated", content.when(moment))]
     rows += [(name, version) for name, version in content.versions()]
-    pdf.kv_table(rows, widths=(45, 135), size=8.5, mono_keys=("specification hash",))
-    pdf.para("To rebuild this report from the saved audit result: fairaudit report RESULT.json --pdf REPORT.pdf",
-             size=8.5, colour=GREY)
+    pdf.kv_table(rows, widths=(45, 135), size=8.5, mono_keys=("specification hash", "program hash"))
+    rebuild = "fairaudit report RESULT.json --pdf REPORT.pdf"
+    if content.is_population(result):
+        rebuild += " --population FILE.fr (the program, to print it)"
+    pdf.para(f"To rebuild this report from the saved audit result: {rebuild}", size=8.5, colour=GREY)
 
 
 # ------------------------------------------------------------------------------------------------------------
 
 
 def layout(result, *, title, moment, data_facts, model_facts_, tree, convergence, rates, stats, group_fig,
-           group_note) -> bytes:
+           group_note, program=None) -> bytes:
+    """The PDF bytes. ``program``: ``content.population_facts`` of an audit of a population program (its own
+    section instead of the dataset and the model, and no per-group statistics: there are no rows)."""
     spec_sha = content.spec_hash(result)
     footer = f"fairaudit · spec sha256 {spec_sha[:16]} · generated {moment.strftime('%Y-%m-%d %H:%M')}"
     pdf = ReportPDF(footer, title)
@@ -475,11 +536,14 @@ def layout(result, *, title, moment, data_facts, model_facts_, tree, convergence
     pdf.set_subject(f"Fairness audit: {result.verdict}")
     pdf.set_creator("fairaudit.report")
     pdf.set_creation_date(moment)
-    _summary(pdf, title, moment, result, data_facts, model_facts_)
+    _summary(pdf, title, moment, result, data_facts, model_facts_, program)
+    if program is not None:
+        _program(pdf, program)
     _specification(pdf, result, tree)
     _nodes(pdf, result)
     _convergence(pdf, result, convergence)
     _rates(pdf, result, rates)
-    _groups(pdf, stats, group_fig, group_note, data_facts)
+    if program is None or content.generated_from_data(result):
+        _groups(pdf, stats, group_fig, group_note, data_facts)
     _methods(pdf, result, spec_sha, moment)
     return bytes(pdf.output())

@@ -321,10 +321,21 @@ def _rule_layers(rules: pd.DataFrame, x_scale: alt.Scale, height: int) -> list[a
 
 
 def _x_axis(x_scale: alt.Scale, title: str | None, single: float | None) -> alt.Axis:
-    """The shared x axis (on the verdict strip): one tick at the step of a single-step run."""
+    """The shared x axis (on the verdict strip): one tick at the step of a single-step run; otherwise whole steps
+    only (a step counts something: 0.5 of a round or of a row is never a step)."""
     if single is not None:
         return alt.Axis(title=title, values=[single], format=",")
-    return alt.Axis(title=title)
+    whole = _whole_steps(x_scale)
+    if whole is not None:
+        return alt.Axis(title=title, values=whole, format=",d")
+    return alt.Axis(title=title, tickMinStep=1, format=",d")
+
+
+def _whole_steps(x_scale: alt.Scale) -> list[int] | None:
+    """Every whole step of a short x range (a few refinement rounds, say), for its ticks and grid lines; None
+    for a long one (the axis then picks its ticks)."""
+    lo, hi = (float(v) for v in x_scale.domain)
+    return list(range(math.ceil(lo), math.floor(hi) + 1)) if hi - lo <= 20 else None
 
 
 def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: int | None,
@@ -347,7 +358,9 @@ def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: in
     title = alt.TitleParams(_format.wrap(s.title, int(width / 7.2), 1),
                             subtitle=[_format.wrap(n, chars, 1) for n in notes] or "", anchor="start", fontSize=13,
                             subtitleFontSize=11)
-    X = alt.X("step:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False, grid=single is None))
+    whole = _whole_steps(x_scale) if single is None else None
+    X = alt.X("step:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False, grid=single is None,
+                                                     **({"values": whole} if whole is not None else {})))
     if s.numeric and s.domain is not None:
         y_scale = alt.Scale(domain=list(s.domain), nice=False, zero=False)
         Y_lo = alt.Y("lo_plot:Q", scale=y_scale, title="value")
