@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from fairaudit.numbers import count
+
 KINDS = ("probabilistic", "sound", "exact")
 
 
@@ -97,11 +99,11 @@ def verdict_sentence(verdict: str, guarantee: Guarantee, *, at: int | None, step
     if verdict in ("true", "false"):
         word = "certified true" if verdict == "true" else "violated"
         step = steps if at is None else at
-        text = f"{word} {guarantee.phrase}" + (f" after {step:,} {unit}" if guarantee.kind != "exact" else "")
+        text = f"{word} {guarantee.phrase}" + (f" after {count(step, unit)}" if guarantee.kind != "exact" else "")
         if with_note and guarantee.note:
             text += f" ({guarantee.note})"
         return text
-    return f"undecided after {steps:,} {unit}{reason}"
+    return f"undecided after {count(steps, unit)}{reason}"
 
 
 def format_interval(lo: float, hi: float, digits: int = 4) -> str:

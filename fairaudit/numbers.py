@@ -22,3 +22,9 @@ def clean(value: Any) -> Any:
     if x == 0.0 or (math.isfinite(x) and abs(x) < _TINY):
         return 0.0
     return value
+
+
+def count(n: int, unit: str) -> str:
+    """``n`` with its unit, singular for one: "1 refinement round", "960 observations", "0 rows"."""
+    word = unit[:-1] if int(n) == 1 and unit.endswith("s") else unit
+    return f"{int(n):,} {word}"

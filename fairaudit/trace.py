@@ -29,6 +29,7 @@ import pandas as pd
 
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
 from fairaudit.guarantee import Guarantee, format_interval, verdict_sentence
+from fairaudit.numbers import count
 
 NO_VERDICT = -2  # term nodes
 _VERDICT_CODES = {"true": TRUE, "false": FALSE, "unknown": UNKNOWN, None: NO_VERDICT}
@@ -409,8 +410,8 @@ class AuditResult:
         if self.timed_out:
             budget = (self.options or {}).get("time_budget")
             return (f"the time budget{f' of {budget:g} s' if isinstance(budget, (int, float)) else ''} ran out "
-                    f"after {self.steps:,} {self.unit}; the verdict so far keeps its guarantee")
-        return f"stopped on request after {self.steps:,} {self.unit}; the verdict so far keeps its guarantee"
+                    f"after {count(self.steps, self.unit)}; the verdict so far keeps its guarantee")
+        return f"stopped on request after {count(self.steps, self.unit)}; the verdict so far keeps its guarantee"
 
     def undecided_reason(self) -> str:
         """``": <comparison> ..."`` saying why the furthest comparison is not decided, or ""."""

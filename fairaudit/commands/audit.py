@@ -21,6 +21,7 @@ from pathlib import Path
 from fairaudit import engines
 from fairaudit.errors import FairauditError
 from fairaudit.inputs import ROWS
+from fairaudit.numbers import count
 from fairaudit.outputs import check_output, write_atomically
 from fairaudit.progress import terminal_line
 
@@ -310,7 +311,7 @@ def print_summary(result, from_file=()) -> None:
     decided = f"{result.stop_step:,}" if result.stop_step is not None else "not decided"
     if result.verdict_step is not None and result.stop_step is not None and result.verdict_step != result.stop_step:
         decided += f" (first decision; the reported verdict holds from step {result.verdict_step:,})"
-    print(f"stop step: {decided} (of {result.steps:,} {result.unit})")
+    print(f"stop step: {decided} (of {count(result.steps, result.unit)})")
     if not result.complete:
         print(f"stopped:   {result.stopped_reason}")
     if result.rows_text:

@@ -47,6 +47,7 @@ class FairSquare(Engine):
     summary = ("lower and upper bounds that hold with certainty on every E[...] over a population program "
                "(.fr): program paths, closed forms and exact box decomposition, refined until decided")
     unit = "refinement rounds"
+    count_meaning = "the number of boxes (cells) its paths' bounds are summed over (0: closed forms only)"
     leaf_kinds = frozenset({"expect"})
     requires = ("population",)
     options = (

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.bounds.rules import CMP, TERM_RULES, Interval
+from fairaudit.numbers import count
 from fairaudit.viz import _format
 from fairaudit.viz.palette import RATES, VERDICTS, normalise_verdict, verdict_scale
 from fairaudit.viz.values import const_value, shows_delta
@@ -280,10 +281,10 @@ def step_rules(decided_step: int | None, stop_step: int | None, x_domain: Sequen
     top or bottom of the plot, ``align`` keeps it inside the plot near the right edge."""
     rows = []
     if decided_step is not None:
-        rows.append({"step": decided_step, "label": f"decided after {decided_step:,} {unit}", "which": "node",
+        rows.append({"step": decided_step, "label": f"decided after {count(decided_step, unit)}", "which": "node",
                      "at": "top"})
     if stop_step is not None and stop_step != decided_step:
-        rows.append({"step": stop_step, "label": f"spec decided after {stop_step:,} {unit}", "which": "spec",
+        rows.append({"step": stop_step, "label": f"spec decided after {count(stop_step, unit)}", "which": "spec",
                      "at": "bottom"})
     frame = pd.DataFrame(rows, columns=["step", "label", "which", "at"])
     lo, hi = float(x_domain[0]), float(x_domain[1])
@@ -353,7 +354,7 @@ def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: in
     if s.numeric and s.threshold is not None and math.isfinite(s.threshold):
         notes.append(f"dashed line: threshold {_format.num(s.threshold)}")
     if single is not None:
-        notes.append(f"one value, after {int(single):,} {unit}")
+        notes.append(f"one value, after {count(single, unit)}")
     chars = max(40, int(width / 6.3))
     title = alt.TitleParams(_format.wrap(s.title, int(width / 7.2), 1),
                             subtitle=[_format.wrap(n, chars, 1) for n in notes] or "", anchor="start", fontSize=13,
@@ -481,7 +482,7 @@ def rates_chart(trace_frame: pd.DataFrame, node_id: str, *, width: int = 820, he
     tooltip = [alt.Tooltip("step:Q", title=unit, format=","), alt.Tooltip("rate:N"),
                alt.Tooltip("value_s:N", title="fraction")]
     if steps.min() == steps.max():  # one step: an area needs two; one bar of the three fractions
-        frame = frame.assign(at=f"after {int(steps[0]):,} {unit}")
+        frame = frame.assign(at=f"after {count(steps[0], unit)}")
         bar = alt.Chart(frame).mark_bar(size=max(12, min(48, height // 3))).encode(
             x=alt.X("value:Q", stack="zero", title="fraction", scale=alt.Scale(domain=[0, 1])),
             y=alt.Y("at:N", title=None),
