@@ -288,6 +288,58 @@ def test_tag_compared_with_a_number():
     assert lo[-1] <= 0.5 <= hi[-1]
 
 
+def test_annotations_are_read_where_they_stand_and_qualified_conditions():
+    # sensitiveAttribute reads x BEFORE x is shifted; qualified is an independent condition
+    text = """
+def popModel():
+    x = gaussian(0, 1)
+    sensitiveAttribute(x > 0)
+    x = x - 5
+    y = gaussian(0, 1)
+    qualified(y > -1)
+
+def F():
+    fairnessTarget(x > -4.5)
+"""
+    program = parse_program(text, filename="place.fr")
+    r = audit(program, epsilon=0.15, stop=False, precision=1e-9, time_budget=10)
+    # P[x0 > 0.5 | x0 > 0] = 2·(1 − Φ(0.5)); P[x0 > 0.5 | x0 <= 0] = 0
+    assert_every_round(r, node_id(r, MIN), 2 * (1 - Phi(0.5)))
+    assert_every_round(r, node_id(r, MAJ), MP.mpf(0))
+    r2 = audit(program, "E[qualified] > 0.8 and E[sensitive | qualified] >= 0.5", stop=False, precision=1e-9,
+               time_budget=10)
+    assert_every_round(r2, node_id(r2, "E[qualified]"), Phi(1))
+    assert_every_round(r2, node_id(r2, "E[sensitive | qualified]"), MP.mpf("0.5"))
+
+
+def test_decided_constant_atoms_match_the_sampler():
+    # t is 0 or 1 on every path: t == 0 is decided statically per path; it is the target itself
+    r = audit(BENCH / "bn1_dt4.fr", "E[t == 0 | sensitive] >= 0 and E[t < 0.5 | not sensitive] >= 0",
+              stop=False, precision=1e-9, time_budget=10)
+    p_min, p_maj = dt4_truth(bn=True)
+    assert_every_round(r, node_id(r, "E[t == 0 | sensitive]"), p_min)
+    assert_every_round(r, node_id(r, "E[t < 0.5 | not sensitive]"), p_maj)
+
+
+@pytest.mark.xfail(strict=True, reason="BUG (paths._compare): x*y == x*y is tagged false on every path, so the "
+                   "engine certifies E[pred] in [0, 0] while every individual satisfies the target (truth 1)")
+def test_identically_equal_nonlinear_target_engine():
+    text = """
+def popModel():
+    s = step([(0,1,0.5), (1,2,0.5)])
+    x = gaussian(0, 1)
+    y = gaussian(1, 1)
+    sensitiveAttribute(s < 1)
+
+def F():
+    fairnessTarget(x * y * 0 == 0)
+"""
+    program = parse_program(text, filename="zero.fr")
+    assert sample(program, 1000, seed=0).target.all()
+    r = audit(program, "E[pred] > 0.5", stop=False, precision=1e-6, time_budget=5)
+    assert_every_round(r, node_id(r, "E[pred]"), MP.mpf(1))
+
+
 # ---------------------------------------------------------------------------------------------------- check()
 @pytest.mark.parametrize("spec, reason", [
     ("E[label] > 0.1", "'label' does not exist in a population program"),
