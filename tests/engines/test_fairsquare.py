@@ -73,7 +73,7 @@ def wilson(k: int, n: int, z: float = 5.0) -> tuple[float, float]:
     den = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / den
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return (0.0 if k == 0 else max(0.0, centre - half)), (1.0 if k == n else min(1.0, centre + half))
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
@@ -500,6 +500,75 @@ def test_soundness_random_programs_every_round(seed):
     for text_leaf, given in zip(specs, givens):
         ci = wilson(int((s.target & given).sum()), int(given.sum()), 5.0)
         assert_every_round(r, node_id(r, text_leaf), ci)
+
+
+def _random_rich_program(rng: random.Random) -> tuple[str, list[str]]:
+    """Nested if/elif/else on and/or/not of linear conditions, fresh draws inside branches (a new dimension on
+    each path), linear updates mixing variables, a compound target."""
+    names: list[str] = []
+    lines = ["def popModel():", "    s = step([(0,1,0.3), (1,2,0.7)])"]
+
+    def dist():
+        if rng.random() < 0.6:
+            return f"gaussian({rng.randint(-2, 2)}, {rng.choice((0.25, 1, 3))})"
+        lo = rng.randint(-2, 0)
+        return f"step([({lo},{lo + 1},0.25), ({lo + 1},{lo + 2},0.75)])"
+
+    def lin_expr(k=2):
+        picked = rng.sample(names, min(k, len(names)))
+        return " + ".join(f"{rng.choice((1, -1, 2, -0.5, 3))} * {n}" for n in picked) + f" + {rng.randint(-2, 2)}"
+
+    def comparison():
+        return f"{lin_expr(rng.randint(1, 2))} {rng.choice(('>', '<', '>=', '<='))} {rng.randint(-1, 1)}"
+
+    def condition():
+        r = rng.random()
+        if r < 0.4:
+            return comparison()
+        if r < 0.6:
+            return f"not ({comparison()})"
+        return f"({comparison()}) {rng.choice(('and', 'or'))} ({comparison()})"
+
+    def update(indent):
+        v = rng.choice(names)
+        if rng.random() < 0.3:
+            lines.append(f"{indent}{v} = {dist()}")
+        else:
+            lines.append(f"{indent}{v} = {lin_expr(2)}")
+
+    for i in range(rng.randint(2, 3)):
+        names.append(f"v{i}")
+        lines.append(f"    v{i} = {dist()}")
+    lines.append(f"    if {condition()}:")
+    update("        ")
+    if rng.random() < 0.5:
+        lines.append(f"        if {condition()}:")
+        update("            ")
+    lines.append(f"    elif {condition()}:")
+    update("        ")
+    lines.append("    else:")
+    update("        ")
+    lines.append("    if s < 1:")
+    update("        ")
+    lines.append("    sensitiveAttribute(s < 1)")
+    lines.append("")
+    lines.append("def F():")
+    lines.append(f"    fairnessTarget({condition()})")
+    return "\n".join(lines) + "\n", names
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_soundness_random_rich_programs_every_round(seed):
+    rng = random.Random(777 + seed)
+    text, names = _random_rich_program(rng)
+    program = parse_program(text, filename=f"rich{seed}.fr")
+    specs = ["E[pred | sensitive]", "E[pred | not sensitive]", f"E[pred | {names[0]} > 0 or sensitive]"]
+    r = audit(program, " and ".join(f"{e} >= 0" for e in specs), stop=False, precision=1e-5, time_budget=1.5)
+    s = sample(program, 200_000, seed=seed, keep_values=True)
+    givens = [s.sensitive, ~s.sensitive, (s.values[names[0]] > 0) | s.sensitive]
+    for leaf, given in zip(specs, givens):
+        ci = wilson(int((s.target & given).sum()), int(given.sum()), 5.0)
+        assert_every_round(r, node_id(r, leaf), ci)
 
 
 # ---------------------------------------------------------------------------------------------------- cross-check
