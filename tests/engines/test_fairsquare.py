@@ -232,7 +232,7 @@ def test_dt4_bn1_is_unfair():
     assert lo[-1] <= p_min / p_maj <= hi[-1] < 0.85
 
 
-# ---------------------------------------------------------------------------------------------------- specs over variables
+# ------------------------------------------------------------------------------------------------ specs over variables
 FIG1_SPECS = [
     "E[pred | sensitive and colRank > 20]",
     "E[yExp > 12]",
@@ -447,7 +447,7 @@ def test_cli_malformed_program_exit_2_positioned_without_traceback(text, where, 
     assert not (tmp_path / "o.json").exists()
 
 
-# ---------------------------------------------------------------------------------------------------- soundness property
+# -------------------------------------------------------------------------------------------------- soundness property
 def _random_program(rng: random.Random, nonlinear: bool) -> str:
     """A small random program: 2–4 draws (Gaussians and steps), if/else on linear conditions, assignments with
     + − * by constants, and a linear (or, rarely, non-linear) target."""

@@ -335,7 +335,7 @@ def test_division_by_nonzero_constant_is_exact():
             assert lo == -np.inf and hi == 1
 
 
-# -------------------------------------------------------------------------------- equality of identical non-linear values
+# ------------------------------------------------------------------------ equality of identical non-linear values
 @pytest.mark.parametrize("cond, truth", [("x * y * 0 == 0", True), ("x * y == x * y", True),
                                          ("x * y != y * x", False), ("x * y - y * x != 0", False)])
 @pytest.mark.xfail(strict=True, reason="BUG (paths._compare): an equality whose two sides differ by a NON-LINEAR "
