@@ -341,6 +341,25 @@ def F():
     assert_every_round(r, node_id(r, "E[pred]"), MP.mpf(1))
 
 
+def test_many_paths_binomial_count_every_round():
+    """2^11 box-only paths (10 independent coins as Gaussian signs, a counter): P[count >= 5] = 638/1024 and
+    P[count >= 5 | s < 1] the same; every round (lazily enumerated or not) brackets it, nested."""
+    lines = ["def popModel():", "    s = step([(0,1,0.5), (1,2,0.5)])", "    t = 0"]
+    for i in range(10):
+        lines += [f"    a{i} = gaussian({i % 3}, {1 + i})", f"    if a{i} > {i % 3}:", "        t = t + 1"]
+    lines += ["    sensitiveAttribute(s < 1)", "", "def F():", "    fairnessTarget(t > 4.5)", ""]
+    program = parse_program("\n".join(lines), filename="count.fr")
+    truth = Fraction(sum(math.comb(10, k) for k in range(5, 11)), 1024)
+    assert truth == Fraction(638, 1024)
+    r = audit(program, "E[pred] > 0.3 and E[pred | sensitive] > 0.3 and E[t >= 5] > 0.3", stop=False,
+              precision=1e-9, time_budget=20)
+    for leaf in ("E[pred]", "E[pred | sensitive]", "E[t >= 5]"):
+        assert_every_round(r, node_id(r, leaf), float(truth))
+        lo, hi = column(r, node_id(r, leaf))
+        assert Fraction(lo[-1]) <= truth <= Fraction(hi[-1]) and hi[-1] - lo[-1] < 1e-6
+    assert r.verdict == "true"
+
+
 # ---------------------------------------------------------------------------------------------------- check()
 @pytest.mark.parametrize("spec, reason", [
     ("E[label] > 0.1", "'label' does not exist in a population program"),
