@@ -2,6 +2,7 @@
 oracles: exact masses recomputed here (Fractions for steps, mpmath for Gaussians), closed forms, and the sampler."""
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from pathlib import Path
 
@@ -355,3 +356,47 @@ def test_sampler_and_paths_agree_on_nonlinear_inequalities():
     program = prog("x = gaussian(0, 1)\ny = gaussian(1, 1)", target="x * y > 0")
     en = enumerate_paths(program)
     assert {p.tags["target"] for p in en.paths} == {True, False}
+
+
+# -------------------------------------------------------------------------------- lazy enumeration (Explorer)
+def _count_program(n=6):
+    lines = ["def popModel():", "    s = step([(0,1,0.25), (1,2,0.75)])", "    t = 0"]
+    for i in range(n):
+        lines += [f"    a{i} = step([(0,1,0.5), (1,3,0.5)])", f"    if a{i} > 1:", "        t = t + 1"]
+    lines += ["    sensitiveAttribute(s < 1)", "", "def F():", "    fairnessTarget(t > 2.5)", ""]
+    return parse_program("\n".join(lines), filename="count.fr")
+
+
+@pytest.mark.parametrize("limit", [1, 2, 5, 17, 64])
+def test_explorer_finished_and_open_parts_partition_the_space(limit):
+    from fairaudit.programs.paths import Explorer
+
+    program = _count_program()
+    ex = Explorer(program)
+    done, open_ = ex.expand(ex.root, limit)
+    assert len(done) + len(open_) <= max(limit, 1) + 2
+    parts = [p for p in done] + [item.path for item in open_]
+    assert sum(box_mass(p)[0] for p in parts) == 1        # disjoint and covering, exactly
+    # expanding every open part finishes the same paths as a full enumeration, with the same masses
+    finished = list(done)
+    for item in open_:
+        more, rest = ex.expand(item)
+        assert rest == []
+        finished += more
+    full = enumerate_paths(program).paths
+    assert len(finished) == len(full) == 2 ** 7
+    key = lambda p: (tuple(sorted(p.box.items())), tuple(sorted(p.tags.items())))  # noqa: E731
+    assert sorted(map(key, finished)) == sorted(map(key, full))
+    hits = sum(box_mass(p)[0] for p in finished if p.tags["target"])
+    assert hits == Fraction(sum(math.comb(6, k) for k in range(3, 7)), 64)
+
+
+def test_explorer_with_no_time_left_still_partitions():
+    from fairaudit.programs.paths import Explorer
+
+    program = _count_program()
+    ex = Explorer(program)
+    done, open_ = ex.expand(ex.root, None, remaining=lambda: 0.0)
+    parts = [p for p in done] + [item.path for item in open_]
+    assert parts and len(parts) < 2 ** 7
+    assert sum(box_mass(p)[0] for p in parts) == 1
