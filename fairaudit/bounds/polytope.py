@@ -31,7 +31,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
@@ -40,7 +39,7 @@ from scipy import special
 
 from fairaudit.bounds import volume
 from fairaudit.programs import ir
-from fairaudit.programs.paths import Affine, Constraint, Nonlinear, step_mass, support
+from fairaudit.programs.paths import Affine, Constraint, decimal, step_mass, support
 
 INF = math.inf
 _SQRT2 = math.sqrt(2.0)
@@ -192,23 +191,29 @@ class _StepDim:
     """A step (piecewise-uniform) distribution; masses enclosed with outward rounding."""
 
     def __init__(self, dist: ir.Step):
-        self.pieces = [(float(lo), float(hi), float(p)) for lo, hi, p in dist.pieces if p > 0]
+        # the pieces as exact decimals (``paths.decimal``), each enclosed by floats: (lo, hi) of every end, the
+        # width and the weight
+        self.pieces = []
         xs, cs, acc = [], [], 0.0
-        for lo, hi, p in self.pieces:
-            xs += [lo, hi]
-            cs += [acc, acc + p]
-            acc += p
+        for lo, hi, p in dist.pieces:
+            lo, hi, p = decimal(lo), decimal(hi), decimal(p)
+            if p <= 0:
+                continue
+            self.pieces.append(((fdown(lo), fup(lo)), (fdown(hi), fup(hi)), (fdown(hi - lo), fup(hi - lo)),
+                                (fdown(p), fup(p))))
+            xs += [float(lo), float(hi)]
+            cs += [acc, acc + float(p)]
+            acc += float(p)
         self.knots, self.cum = np.array(xs), np.array(cs) / max(acc, 1e-300)
 
     def mass(self, a, b):
         lo = np.zeros(np.shape(a))
         hi = np.zeros(np.shape(a))
-        for plo, phi, p in self.pieces:
-            w_lo, w_hi = dn(phi - plo), up(phi - plo)
-            span = np.minimum(phi, b) - np.maximum(plo, a)
-            o_lo, o_hi = np.maximum(0.0, vdn(span)), np.maximum(0.0, vup(span))
-            lo = vdn(lo + vdn(vdn(p * o_lo) / w_hi))
-            hi = vup(hi + vup(vup(p * o_hi) / w_lo))
+        for (plo_lo, plo_hi), (phi_lo, phi_hi), (w_lo, w_hi), (p_lo, p_hi) in self.pieces:
+            o_lo = np.maximum(0.0, vdn(np.minimum(phi_lo, b) - np.maximum(plo_hi, a)))
+            o_hi = np.maximum(0.0, vup(np.minimum(phi_hi, b) - np.maximum(plo_lo, a)))
+            lo = vdn(lo + vdn(vdn(p_lo * o_lo) / w_hi))
+            hi = vup(hi + vup(vup(p_hi * o_hi) / w_lo))
         return np.maximum(lo, 0.0), np.minimum(hi, 1.0)
 
     def cdf(self, x):
@@ -220,7 +225,7 @@ class _StepDim:
 
 def _dim(dist):
     if isinstance(dist, ir.Gaussian):
-        return _Normal(Fraction(dist.mean), Fraction(dist.variance))
+        return _Normal(decimal(dist.mean), decimal(dist.variance))
     return _StepDim(dist)
 
 
@@ -390,6 +395,7 @@ class _Nonlinear:
 # A component: cells over its outer dimensions
 # ---------------------------------------------------------------------------------------------------------
 BATCH = 1024    # cells split together (the widest first)
+AHEAD = 4.0     # how much wider (in spread) a dimension may get than the one split before it is split instead
 
 
 class Component:
@@ -534,6 +540,13 @@ class Component:
         # no split narrows a cell that is mixed throughout (every child still [0, mass]): then the dimension along
         # which the constraints vary most over the cell breaks the tie
         choice = np.argmax(np.where(ratios == best_ratio, spreads, -1.0), axis=0)
+        # but a greedy choice may narrow one factor forever while a constraint over the other dimensions stays
+        # mixed on every cell: split the dimension of widest spread instead once it is AHEAD times the chosen one's
+        # (every dimension then keeps shrinking, so every mixed constraint is eventually decided or negligible)
+        widest = np.argmax(np.where(np.isfinite(ratios), spreads, -1.0), axis=0)
+        columns = np.arange(k)
+        lagging = spreads[widest, columns] > AHEAD * spreads[choice, columns]
+        choice = np.where(lagging & np.isfinite(ratios[widest, columns]), widest, choice)
         splittable = np.isfinite(best_ratio)
         for r in range(k):
             self.lo_sum.sub(float(p_lo[r]))
@@ -588,7 +601,7 @@ class PathVolume:
                 m = step_mass(dist, lo, hi)
                 self.fixed_lo, self.fixed_hi = self.fixed_lo * m, self.fixed_hi * m
             else:
-                m_lo, m_hi = volume.gauss_mass(_ex(lo), _ex(hi), dist.mean, dist.variance)
+                m_lo, m_hi = volume.gauss_mass(_ex(lo), _ex(hi), decimal(dist.mean), decimal(dist.variance))
                 self.fixed_lo, self.fixed_hi = self.fixed_lo * Fraction(m_lo), self.fixed_hi * Fraction(m_hi)
 
         def private(d: int) -> bool:
@@ -697,6 +710,6 @@ def _merged(c: Constraint, dists, coef) -> tuple[Fraction, Fraction]:
     mean, var = Fraction(0), Fraction(0)
     for d, a in coef:
         g = dists[d]
-        mean += a * Fraction(g.mean)
-        var += a * a * Fraction(g.variance)
+        mean += a * decimal(g.mean)
+        var += a * a * decimal(g.variance)
     return mean, var

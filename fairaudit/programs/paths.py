@@ -103,6 +103,8 @@ def _arith(op: str, a: Value, b: Value, node) -> Value:
         return a.plus(b, 1 if op == "+" else -1)
     if op == "*" and isinstance(a, Affine) and isinstance(b, Affine) and (a.is_constant or b.is_constant):
         return b.scale(a.const) if a.is_constant else a.scale(b.const)
+    if op == "*" and any(isinstance(v, Affine) and v.is_constant and v.const == 0 for v in (a, b)):
+        return Affine.constant(0)   # anything times 0
     if op == "/" and isinstance(b, Affine) and b.is_constant:
         if b.const == 0:
             raise FairauditError(f"division by zero at line {node.line}, column {node.column} of the program")
@@ -149,18 +151,24 @@ class Path:
         return Path(self.dists[:], dict(self.box), self.constraints[:], dict(self.tags), dict(self.env), self.facts)
 
 
+def decimal(x: float) -> Fraction:
+    """A literal of the program as the decimal number written (``0.4`` is 2/5, not the nearest binary float):
+    FairSquare's exact-rational semantics. ``repr`` gives the shortest decimal that reads back to the float."""
+    return Fraction(repr(float(x)))
+
+
 def support(dist) -> tuple:
     if isinstance(dist, ir.Gaussian):
         return -INF, INF
     pieces = [(lo, hi) for lo, hi, p in dist.pieces if p > 0]
-    return Fraction(min(lo for lo, _ in pieces)), Fraction(max(hi for _, hi in pieces))
+    return decimal(min(lo for lo, _ in pieces)), decimal(max(hi for _, hi in pieces))
 
 
 def step_mass(dist: ir.Step, lo, hi) -> Fraction:
     """Exact P[lo < X < hi] for a step distribution."""
     total = Fraction(0)
     for plo, phi, p in dist.pieces:
-        plo, phi, p = Fraction(plo), Fraction(phi), Fraction(p)
+        plo, phi, p = decimal(plo), decimal(phi), decimal(p)
         left = plo if lo == -INF else max(plo, lo)
         right = phi if hi == INF else min(phi, hi)
         if right > left and p > 0:
@@ -181,7 +189,7 @@ class _Executor:
     # -- values ---------------------------------------------------------------------------------------------
     def value(self, e: ir.Arith, path: Path) -> Value:
         if isinstance(e, ir.Num):
-            return Affine.constant(Fraction(e.value))
+            return Affine.constant(decimal(e.value))
         if isinstance(e, ir.Var):
             return path.env.get(e.name, UNDEFINED)
         if isinstance(e, ir.Neg):
@@ -218,8 +226,22 @@ class _Executor:
         if isinstance(diff, Affine) and diff.is_constant:
             yield path, _holds(diff.const, cond.op)
             return
-        if cond.op in ("==", "!="):  # a non-constant value equals a constant with probability 0
+        if cond.op in ("==", "!=") and isinstance(diff, Affine):
+            # a non-constant linear value equals a constant with probability 0 (every draw is atomless)
             yield path, cond.op == "!="
+            return
+        if cond.op in ("==", "!="):
+            # a non-linear difference may be 0 on a set of positive probability (x*y - y*x): three sub-paths,
+            # diff < 0, diff > 0 (unequal) and diff >= 0 and diff <= 0 (equal, bounded but never assumed empty)
+            equal = cond.op == "=="
+            for op in ("<", ">"):
+                p = self.constrain(path.copy(), Constraint(diff, op))
+                if p is not None:
+                    yield p, not equal
+            p = self.constrain(path.copy(), Constraint(diff, ">="))
+            p = self.constrain(p, Constraint(diff, "<=")) if p is not None else None
+            if p is not None:
+                yield p, equal
             return
         for op, truth in ((cond.op, True), (NEGATE[cond.op], False)):
             p = self.constrain(path.copy(), Constraint(diff, op))

@@ -410,10 +410,6 @@ def test_mixed_step_constraint_with_private_gaussian_is_sound_every_round():
     run_rounds(P.PathVolume(dists, {}, cons), ci, rounds=25, splits=40)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (polytope.Component.refine split choice): every split goes to x1 "
-                   "(the dimension that narrows the private-Gaussian factor), never to x0/x2, so the mixed "
-                   "constraint −x0+x1+x2 <= 0 stays [0, 1] on every cell: after 2000 cells the bounds are "
-                   "[0.0, 0.5799] for a truth of 0.262 ± 0.003 (MC, 10^6), and [0.0, 0.5796] after 8000 cells")
 def test_mixed_step_constraint_with_private_gaussian_converges():
     dists, cons, ci = _stuck_case()
     pv = P.PathVolume(dists, {}, cons)
