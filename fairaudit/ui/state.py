@@ -29,10 +29,12 @@ SELECTION_TREE = "selection_tree"  # the tree (selection.tree_signature) those i
 LAST_EVENT = "tree_last_event"
 SPEC_DRAFT = "spec_draft"      # {"base": SPEC_TEXT it was typed against, "text": the editor's text}
 UPLOADED = "uploaded_dataset"  # this session's parsed CSV upload (per session; the bytes are not kept)
+PROGRAM = "population_program"  # {"text", "name", "loaded"}: the Audit page's population program (this session only)
 
 DEFAULTS: dict[str, Any] = {DATASET: None, DATASET_KEY: None, MODEL: None, MODEL_INFO: None, SPEC_TEXT: "",
                             SPEC_HISTORY: [], RESULT: None, RESULT_META: None, SELECTED: [], LAST_EVENT: [],
-                            SELECTION_TREE: None, SPEC_DRAFT: None, UPLOADED: None, ALSO: None}
+                            SELECTION_TREE: None, SPEC_DRAFT: None, UPLOADED: None, ALSO: None,
+                            PROGRAM: None}
 
 
 def init() -> None:
