@@ -27,9 +27,6 @@ if population_mode:  # a population program (.fr) instead of the dataset and mod
         program = audit_form.program_form(dataset, model)
         property_kind, epsilon = audit_form.property_form()
     audited_text = ratio_spec(epsilon) if property_kind == "ratio" else spec_text
-    if property_kind == "ratio":
-        st.caption(f"Audits `{audited_text}` over the program's individuals: `pred` is its fairnessTarget, "
-                   "`sensitive` its sensitiveAttribute, `qualified` its qualified(...) (everyone when it has none).")
     missing = []  # the ratio is written from ε; an own specification is checked in its editor below
 else:
     audited_text = spec_text

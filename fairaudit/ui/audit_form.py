@@ -242,6 +242,9 @@ def _put_program(text: str, name: str) -> None:
 
     st.session_state[PROGRAM_EDITOR] = text
     state.put(state.PROGRAM, {"text": text, "name": name, "loaded": text})
+    st.session_state.pop("audit_program_upload_error", None)
+    if st.session_state.get(EXAMPLE_KEY) != name:  # the example picker shows an example only when it is loaded
+        set_value(EXAMPLE_KEY, None)
 
 
 def _load_example() -> None:
@@ -254,10 +257,15 @@ def _load_example() -> None:
         _put_program(example.text, example.name)
 
 
-def _load_upload() -> None:
+UPLOAD_GENERATION = "audit_program_upload_generation"
+
+
+def _load_upload(key: str) -> None:
+    """Put an uploaded file's text in the editor, then drop the file (the upload widget gets a new key: it is
+    empty again, the text lives in the editor)."""
     from fairaudit.ui import flows
 
-    upload = st.session_state.get("audit_program_upload")
+    upload = st.session_state.get(key)
     if upload is None:
         return
     try:
@@ -266,6 +274,7 @@ def _load_upload() -> None:
     except ValueError as err:
         st.session_state["audit_program_upload_error"] = str(err)
     flows.forget_upload(upload)
+    st.session_state[UPLOAD_GENERATION] = st.session_state.get(UPLOAD_GENERATION, 0) + 1
 
 
 def _generate() -> None:
@@ -307,14 +316,18 @@ def program_form(dataset=None, model=None) -> ProgramForm:
         st.session_state[PROGRAM_EDITOR] = kept["text"]
     about = {e.name: e.about for e in bundled}
     left, middle = st.columns([3, 2])
-    if seed(EXAMPLE_KEY, bundled[0].name) not in about:
-        set_value(EXAMPLE_KEY, bundled[0].name)
-    left.selectbox("Example program", list(about), key=EXAMPLE_KEY, on_change=_load_example,
-                   help="Small programs shipped with fairaudit, each with its exact answer in its first line: "
-                        "FairSquare's Fig. 1 (hiring) as published and fixed, and toys.")
-    left.caption(about[st.session_state[EXAMPLE_KEY]])
-    middle.file_uploader("Or upload a .fr file", type=["fr", "txt"], key="audit_program_upload",
-                         on_change=_load_upload,
+    if seed(EXAMPLE_KEY, kept.get("name")) not in about:
+        set_value(EXAMPLE_KEY, None)
+    picked = left.selectbox("Example program", list(about), key=EXAMPLE_KEY, on_change=_load_example,
+                            placeholder="Choose an example to load it",
+                            help="Small programs shipped with fairaudit, each with its exact answer in its first "
+                                 "line: FairSquare's Fig. 1 (hiring) as published and fixed, and toys.")
+    keep(EXAMPLE_KEY, picked)
+    if picked is not None:
+        left.caption(about[picked])
+    upload_key = f"audit_program_upload_{st.session_state.get(UPLOAD_GENERATION, 0)}"
+    middle.file_uploader(f"Or upload a .fr file (text, up to {flows.PROGRAM_MAX_KB} KB)", type=["fr", "txt"],
+                         key=upload_key, on_change=_load_upload, args=(upload_key,), max_upload_size=1,
                          help=f"A FairSquare program (text, at most {flows.PROGRAM_MAX_KB} KB). It is parsed, never "
                               "run as code, and kept in this session only.")
     if dataset is not None and model is not None:
@@ -327,7 +340,7 @@ def program_form(dataset=None, model=None) -> ProgramForm:
     upload_error = st.session_state.get("audit_program_upload_error")
     if upload_error:
         st.error(upload_error)
-    text = st.text_area("Population program", key=PROGRAM_EDITOR, height=260,
+    text = st.text_area("Population program", key=PROGRAM_EDITOR, height=400,
                         max_chars=flows.PROGRAM_MAX_KB * 1024,
                         help="popModel() draws an individual (gaussian(mean, variance), step([(lo, hi, p), ...]), "
                              "if/elif/else, arithmetic) and marks sensitiveAttribute(...) and optionally "
@@ -352,7 +365,7 @@ def program_form(dataset=None, model=None) -> ProgramForm:
 def property_form() -> tuple[str, float | None]:
     """``(kind, epsilon)``: audit the program's group-fairness ratio with ε (``ratio``) or the session's
     specification (``spec``). Kept across pages."""
-    from fairaudit.programs.population import DEFAULT_EPSILON
+    from fairaudit.programs.population import DEFAULT_EPSILON, ratio_spec
 
     if seed(PROPERTY_KEY, "ratio") not in PROPERTIES:
         set_value(PROPERTY_KEY, "ratio")
@@ -370,4 +383,6 @@ def property_form() -> tuple[str, float | None]:
         epsilon = right.number_input("ε", min_value=0.001, max_value=0.999, step=0.01, format="%g", key=EPSILON_KEY,
                                      help="The ratio must exceed 1 − ε to be fair (FairSquare's default: 0.15).")
         keep(EPSILON_KEY, epsilon)
+        st.caption(f"Audits `{ratio_spec(epsilon)}` over the program's individuals: `pred` is its fairnessTarget, "
+                   "`sensitive` its sensitiveAttribute, `qualified` its qualified(...) (everyone when it has none).")
     return kind, epsilon

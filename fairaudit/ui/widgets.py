@@ -118,11 +118,15 @@ def sidebar_status() -> None:
     ds = state.get(state.DATASET)
     model_info = state.get(state.MODEL_INFO)
     result = state.get(state.RESULT)
+    meta = state.get(state.RESULT_META) or {}
     with st.sidebar:
         st.caption("Current audit")
-        st.markdown(f"Data: **{ds.name if ds is not None else '—'}**  \n"
-                    f"Model: **{model_info['kind'] if model_info else '—'}**  \n"
-                    f"Verdict: **{verdict_word(result.verdict) if result is not None else 'not run'}**")
+        if result is not None and meta.get("program_sha"):  # the result audits a population program
+            audited = f"Program: **{meta.get('data') or '—'}**  \n"
+        else:
+            audited = (f"Data: **{ds.name if ds is not None else '—'}**  \n"
+                       f"Model: **{model_info['kind'] if model_info else '—'}**  \n")
+        st.markdown(audited + f"Verdict: **{verdict_word(result.verdict) if result is not None else 'not run'}**")
 
 
 _CSS = """

@@ -324,7 +324,7 @@ def _x_axis(x_scale: alt.Scale, title: str | None, single: float | None) -> alt.
     """The shared x axis (on the verdict strip): one tick at the step of a single-step run."""
     if single is not None:
         return alt.Axis(title=title, values=[single], format=",")
-    return alt.Axis(title=title)
+    return alt.Axis(title=title, tickMinStep=1)  # steps are whole numbers: no tick between two rounds
 
 
 def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: int | None,
