@@ -211,6 +211,17 @@ def model_lines(facts: dict) -> list[tuple[str, str]]:
     return rows
 
 
+def population_lines(result) -> list[tuple[str, str]] | None:
+    """The audited population program (name, content hash) when the result audits one instead of a dataset's rows;
+    None otherwise."""
+    population = (result.provenance or {}).get("population")
+    if not population:
+        return None
+    return [("name", str(population.get("name") or NOT_RECORDED)),
+            ("content hash", f"sha256 {population['sha256']}" if population.get("sha256") else NOT_RECORDED),
+            ("individuals", "drawn by the program's popModel(); decided by its F() (the fairnessTarget is pred)")]
+
+
 def dataset_lines(facts: dict) -> list[tuple[str, str]]:
     rows = [("name", str(facts.get("name") or NOT_RECORDED))]
     if facts.get("source"):

@@ -207,10 +207,15 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
         _warning_box(pdf, warnings)
     pdf.ln(2)
 
-    pdf.heading("Dataset", size=12, space=2)
-    pdf.kv_table(content.dataset_lines(data_facts))
-    pdf.heading("Decisions audited", size=12, space=2)
-    pdf.kv_table(content.model_lines(model_facts_))
+    program = content.population_lines(result)
+    if program is not None:  # a population program stands for both the rows and the decisions
+        pdf.heading("Population program", size=12, space=2)
+        pdf.kv_table(program)
+    else:
+        pdf.heading("Dataset", size=12, space=2)
+        pdf.kv_table(content.dataset_lines(data_facts))
+        pdf.heading("Decisions audited", size=12, space=2)
+        pdf.kv_table(content.model_lines(model_facts_))
     pdf.heading("Engine and parameters", size=12, space=2)
     rows = content.option_rows(result)
     pdf.set_font(SANS, "", 8.5)
