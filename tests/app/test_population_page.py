@@ -145,3 +145,38 @@ def test_an_own_specification_over_the_programs_variables():
     _ok(at.run())  # the edited spec becomes the session's, then it is audited
     result = at.session_state["result"]
     assert result.verdict in ("true", "false"), result.verdict
+
+
+def test_the_sampling_engine_audits_the_same_program():
+    """The engine that samples the program (chosen by its declarations: it accepts a population but does not
+    require one) runs on Fig. 1 too and agrees: unfair."""
+    sampler = next(e for e in engines.all_engines() if "population" in e.accepts)
+    at = _population_page()
+    at.selectbox(key="audit_engine").set_value(sampler.name)
+    _ok(at.run())
+    at.checkbox(key=option_key(sampler.name, "stop")).check()
+    _ok(at.run())
+    _run_button(at).click()
+    _ok(at.run())
+    result = at.session_state["result"]
+    assert result.verdict == "false"
+    assert result.guarantee.kind == "probabilistic"
+
+
+def test_a_program_generated_from_the_loaded_dataset_and_model():
+    """With the demo's dataset and model loaded, "Generate" writes their population program into the editor,
+    where it parses and can be edited; its name says where it came from."""
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.button(key="load_demo").click()
+    _ok(at.run())
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    at.radio(key="audit_source").set_value("population")
+    _ok(at.run())
+    at.radio(key="audit_program_structure").set_value("bn")
+    at.button(key="audit_program_generate").click()
+    _ok(at.run())
+    text = at.text_area(key="audit_program_editor").value
+    assert "generated from dataset 'adult'" in text and "def F():" in text
+    assert not any("does not parse" in e.value for e in at.error)
+    assert any("adult_bn.fr" in c.value and "parses" in c.value for c in at.caption)
+    assert at.selectbox(key="audit_program_example").value is None  # no example is loaded now
