@@ -371,9 +371,9 @@ def property_form() -> tuple[str, float | None]:
         set_value(PROPERTY_KEY, "ratio")
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     kind = left.radio("Property", list(PROPERTIES), key=PROPERTY_KEY, format_func=PROPERTIES.get,
-                      help="The ratio: P[target | sensitive and qualified] / P[target | not sensitive and qualified] "
-                           "> 1 − ε. Or your own specification over pred (the target, 0/1), sensitive, qualified and "
-                           "the program's variables, e.g. E[pred | sensitive and age > 30] > 0.4.")
+                      help="The ratio: P[target | sensitive and qualified] / P[target | not sensitive and "
+                           "qualified] > 1 − ε. Or your own specification over pred (the target, 0/1), sensitive, "
+                           "qualified and the program's variables, e.g. E[pred | sensitive and age > 30] > 0.4.")
     keep(PROPERTY_KEY, kind)
     epsilon = None
     if kind == "ratio":

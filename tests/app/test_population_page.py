@@ -72,7 +72,8 @@ def test_an_invalid_program_shows_its_line_and_column_and_disables_run():
 
 def test_an_unknown_function_is_refused_with_its_position_never_run():
     at = _population_page()
-    at.text_area(key="audit_program_editor").input("def popModel():\n    x = __import__('os')\n\ndef F():\n    fairnessTarget(x > 0)\n")
+    at.text_area(key="audit_program_editor").input(
+        "def popModel():\n    x = __import__('os')\n\ndef F():\n    fairnessTarget(x > 0)\n")
     _ok(at.run())
     assert any("line 2" in e.value for e in at.error)
     assert _run_button(at).disabled
