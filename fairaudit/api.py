@@ -49,6 +49,12 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     the program's group-fairness ratio P[target | min ∧ qual] / P[target | ¬min ∧ qual] > 1 − ``epsilon``
     (default 0.15; ``fairaudit.programs.population.ratio_spec``); a spec may also read the program's variables,
     ``sensitive``, ``qualified`` and ``pred`` (the target).
+
+    An engine that requires a population (``"population" in engine.requires``, e.g. ``fairsquare``) given ``data``
+    and ``model`` instead audits the model over a population program generated from the dataset
+    (``fairaudit.programs.generate.population_program``; the engine's ``population_model`` option: ``independent``
+    or ``bn``); the spec is written over the dataset's columns and read over the program's variables
+    (``fairaudit.programs.translate``). A decision expression (``pred``) cannot be turned into a program.
     """
     from fairaudit.inputs import Inputs
     from fairaudit.preflight import Source, preflight
@@ -59,6 +65,11 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
         results = _audit_population(chosen, resolved, data, spec, population, epsilon,
                                     model=model, pred=pred, where=where, rows=rows, on_step=on_step,
                                     on_progress=on_progress)
+        return results if iterate else last(results)
+    if "population" in chosen.requires:
+        results = _audit_generated(chosen, resolved, data, spec, epsilon, model=model, pred=pred, where=where,
+                                   rows=rows, on_step=on_step, on_progress=on_progress, trust_pickle=trust_pickle,
+                                   trusted_types=trusted_types)
         return results if iterate else last(results)
     if epsilon is not None:
         raise FairauditError("epsilon is the ratio property of a population program: give population=...")
@@ -112,6 +123,70 @@ def _audit_population(chosen, resolved, data, spec, population, epsilon, *, mode
     if on_step is not None and on_progress is None:
         on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
     return start(chosen, spec, inputs, resolved, on_progress=on_progress)
+
+
+#: the option (of an engine that requires a population) choosing how a population is generated from a dataset
+GENERATED_OPTION = "population_model"
+
+
+def check_generated(engine, spec=None, *, model=None, pred=None, where=None, rows=None) -> None:
+    """For an engine that requires a population, audited on a dataset and a model instead (the population is
+    generated from them): refuse, before any work, what cannot be turned into a program (a decision expression,
+    no model) and what a program does not have (``label``, ``score``, ``Fair[...]``). ``FairauditError``, one line.
+    Nothing for an engine that does not require a population."""
+    from fairaudit import engines
+    from fairaudit.programs.translate import check_spec
+
+    chosen = engines.get(engine) if isinstance(engine, str) else engine
+    if "population" not in chosen.requires:
+        return
+    if pred is not None:
+        raise FairauditError(f"the {chosen.name} engine audits a decision program, and a decision expression "
+                             "(pred) cannot be turned into one: give a model (a training kind or a saved model) or "
+                             "a population program")
+    if model is None:
+        raise FairauditError(f"the {chosen.name} engine needs a population program: give one (population=..., "
+                             "--population FILE.fr), or a model (--model KIND|PATH) to generate it from the dataset")
+    for name, value in (("where", where), ("rows", rows)):
+        if value is not None:
+            raise FairauditError(f"{name} does not apply to a population generated from the dataset: the audit "
+                                 "covers every individual of the generated program")
+    if spec is not None:
+        reasons = chosen.check(spec, None)
+        if reasons:
+            raise FairauditError(f"the {chosen.name} engine cannot audit this specification: " + "; ".join(reasons))
+        check_spec(spec)
+
+
+def _audit_generated(chosen, resolved, data, spec, epsilon, *, model, pred, where, rows, on_step, on_progress,
+                     trust_pickle, trusted_types):
+    """The generator of partial results of an audit of ``model`` over a population program generated from
+    ``data`` (for an engine that requires a population, given a dataset and a model instead): the spec, written
+    over the dataset's columns, is read over the program's variables (``fairaudit.programs.translate``)."""
+    from fairaudit.inputs import Inputs
+    from fairaudit.preflight import preflight
+    from fairaudit.programs.translate import translate_spec
+    from fairaudit.run import start
+
+    if data is None:
+        raise FairauditError(f"the {chosen.name} engine needs a population program: give one (population=..., "
+                             "--population FILE.fr), or a dataset and a model to generate it from")
+    if epsilon is not None:
+        raise FairauditError("epsilon is the ratio property of a population program file: give population=..., or "
+                             "a specification")
+    if spec is None:
+        raise FairauditError("no specification: give spec=...")
+    ignored = _ignored_headers(spec)
+    dataset, spec = _dataset(data), _spec(spec)
+    check_generated(chosen, spec, model=model, pred=pred, where=where, rows=rows)
+    found = ignored + preflight(dataset, spec, uses_model=True)  # the spec against the dataset's columns
+    inputs = Inputs.build_generated(dataset, model=model, structure=resolved.get(GENERATED_OPTION) or "independent",
+                                    seed=resolved["seed"], trust_pickle=trust_pickle,
+                                    trusted_types=tuple(trusted_types), warnings=[str(w) for w in found])
+    over_program = translate_spec(spec, dataset, inputs.population, inputs.generated["variables"])
+    if on_step is not None and on_progress is None:
+        on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
+    return start(chosen, over_program, inputs, resolved, on_progress=on_progress)
 
 
 def _ignored_headers(spec) -> list[str]:

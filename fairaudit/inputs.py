@@ -35,6 +35,7 @@ class Inputs:
     population: Any = None
     network: Any = None
     domain: Any = None
+    generated: dict | None = None  # a population generated from the dataset and the model: text, variables
 
     def has(self, need: str) -> bool:
         """Whether the input ``need`` (``fairaudit.engines.base.INPUT_NAMES``) is present."""
@@ -57,6 +58,11 @@ class Inputs:
 
     def describe(self) -> dict:
         """The inputs part of a result's ``options`` (what was audited, as the user named it)."""
+        if self.population is not None and self.dataset is not None:  # a population generated from data + model
+            return {"data": getattr(self.dataset, "name", None),
+                    "population": self.provenance.get("population", {}).get("name"),
+                    "model": self.model.describe() if self.model is not None else None, "pred": None,
+                    "where": None, "rows": self.rows.get("policy")}
         if self.population is not None:
             return {"data": None, "population": self.provenance.get("population", {}).get("name"),
                     "model": None, "pred": None, "where": None, "rows": self.rows.get("policy")}
@@ -80,6 +86,34 @@ class Inputs:
         return cls(population=pop.program, rows=rows, provenance={"dataset": None, "model": None,
                                                                   "population": pop.record()},
                    warnings=[str(w) for w in warnings])
+
+    @classmethod
+    def build_generated(cls, dataset, *, model, structure: str = "independent", protected: str | None = None,
+                        seed: int = 0, trust_pickle: bool = False, trusted_types=(), warnings=()) -> "Inputs":
+        """Inputs for auditing ``model`` over a population program generated from ``dataset``
+        (``fairaudit.programs.generate.population_program`` with ``structure`` independent or bn): the program in
+        ``population`` (its text in ``generated["text"]``), the dataset and the model kept for the report, and
+        a provenance saying all three. ``generated["variables"]`` maps each drawn column to its variable."""
+        import hashlib
+
+        from fairaudit.programs.generate import population_program, population_variables
+        from fairaudit.programs.parse import parse_program
+
+        model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types)
+        text = population_program(dataset, protected=protected, model=model_obj, structure=structure)
+        variables = population_variables(dataset, protected=protected, model=model_obj)
+        name = f"generated from {dataset.name} ({structure})"
+        program = parse_program(text, filename=name)
+        facts = provenance(dataset, model_obj)
+        facts["population"] = {"name": name, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                               "generated": f"generated population ({structure})", "dataset": dataset.name}
+        rows = {"policy": "program",
+                "text": f"every individual of the population program {name} (each column drawn "
+                        f"{'independently' if structure == 'independent' else 'within its protected group'}), "
+                        f"decided by {model_obj.describe()} (no sampling)"}
+        return cls(dataset=dataset, model=model_obj, population=program, rows=rows, provenance=facts,
+                   warnings=[str(w) for w in warnings],
+                   generated={"text": text, "variables": variables, "structure": structure})
 
     @classmethod
     def build(cls, dataset, *, model=None, pred: str | None = None, where: str | None = None,

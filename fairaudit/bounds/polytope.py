@@ -33,8 +33,10 @@ import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from statistics import NormalDist
 from typing import Sequence
+
+import numpy as np
+from scipy import special
 
 from fairaudit.bounds import volume
 from fairaudit.programs import ir
@@ -91,117 +93,140 @@ class ExactSum:
 
 
 # ---------------------------------------------------------------------------------------------------------
+# Outward rounding on arrays
+# ---------------------------------------------------------------------------------------------------------
+def vdn(x: np.ndarray) -> np.ndarray:
+    """Every element stepped one float down (infinities kept): a lower bound of a rounded-to-nearest result."""
+    return np.where(np.isinf(x), x, np.nextafter(x, -INF))
+
+
+def vup(x: np.ndarray) -> np.ndarray:
+    return np.where(np.isinf(x), x, np.nextafter(x, INF))
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Gaussian tails in floats, enclosed
 # ---------------------------------------------------------------------------------------------------------
+def _q_lo(z: np.ndarray) -> np.ndarray:
+    """Lower bounds on Q(z) = P[N(0,1) > z], elementwise."""
+    zc = np.clip(z, -_ZCLAMP, _ZCLAMP)
+    v = 0.5 * special.erfc(zc / _SQRT2)
+    lo = np.maximum(0.0, vdn(v - v * (_REL * np.maximum(1.0, zc * zc)) - _ABS))
+    lo = np.where(z > _ZCLAMP, 0.0, lo)
+    return np.where(z < -_ZCLAMP, math.nextafter(1.0, 0.0), lo)
+
+
+def _q_hi(z: np.ndarray) -> np.ndarray:
+    """Upper bounds on Q(z), elementwise."""
+    zc = np.clip(z, -_ZCLAMP, _ZCLAMP)
+    v = 0.5 * special.erfc(zc / _SQRT2)
+    hi = np.minimum(1.0, vup(v + v * (_REL * np.maximum(1.0, zc * zc)) + _ABS))
+    hi = np.where(z > _ZCLAMP, np.where(z == INF, 0.0, 1e-300), hi)
+    return np.where(z < -_ZCLAMP, 1.0, hi)
+
+
 def q_lower(z: float) -> float:
     """A lower bound on Q(z) = P[N(0,1) > z]."""
-    if z == INF or z > _ZCLAMP:
-        return 0.0
-    if z == -INF:
-        return 1.0
-    if z < -_ZCLAMP:
-        return math.nextafter(1.0, 0.0)
-    v = 0.5 * math.erfc(z / _SQRT2)
-    return max(0.0, dn(v - v * _REL * max(1.0, z * z) - _ABS))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return float(_q_lo(np.array([float(z)]))[0])
 
 
 def q_upper(z: float) -> float:
     """An upper bound on Q(z)."""
-    if z == INF:
-        return 0.0
-    if z > _ZCLAMP:
-        return 1e-300
-    if z == -INF or z < -_ZCLAMP:
-        return 1.0
-    v = 0.5 * math.erfc(z / _SQRT2)
-    return min(1.0, up(v + v * _REL * max(1.0, z * z) + _ABS))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return float(_q_hi(np.array([float(z)]))[0])
 
 
-@dataclass(frozen=True)
 class _Normal:
-    """N(mean, var) with exact parameters and float enclosures of the mean and the standard deviation."""
-    mean: Fraction
-    var: Fraction
+    """N(mean, var) with exact parameters; float enclosures of the mean and the standard deviation; every method
+    takes and returns arrays."""
 
-    def __post_init__(self):
-        if self.var <= 0:
+    def __init__(self, mean: Fraction, var: Fraction):
+        if var <= 0:
             raise ValueError("a Gaussian needs a positive variance")
-        object.__setattr__(self, "mu", (fdown(self.mean), fup(self.mean)))
-        v_lo, v_hi = fdown(self.var), fup(self.var)
-        object.__setattr__(self, "sd", (dn(math.sqrt(v_lo)) if v_lo > 0 else 0.0, up(math.sqrt(v_hi))))
-        object.__setattr__(self, "approx", NormalDist(float(self.mean), math.sqrt(float(self.var))))
+        self.mean, self.var = mean, var
+        self.mu = (fdown(mean), fup(mean))
+        v_lo, v_hi = fdown(var), fup(var)
+        self.sd = (dn(math.sqrt(v_lo)) if v_lo > 0 else 0.0, up(math.sqrt(v_hi)))
+        self.approx = (float(mean), math.sqrt(float(var)))
 
-    def z(self, lo: float, hi: float) -> tuple[float, float]:
-        """Enclosure of (x − μ)/σ over x ∈ [lo, hi]."""
-        n_lo = -INF if lo == -INF else (INF if lo == INF else dn(lo - self.mu[1]))
-        n_hi = INF if hi == INF else (-INF if hi == -INF else up(hi - self.mu[0]))
-        s_lo, s_hi = self.sd
-        z_lo = n_lo if math.isinf(n_lo) else dn(n_lo / (s_hi if n_lo >= 0 else s_lo))
-        z_hi = n_hi if math.isinf(n_hi) else up(n_hi / (s_lo if n_hi >= 0 else s_hi))
-        return z_lo, z_hi
+    def z_lo(self, x: np.ndarray) -> np.ndarray:
+        """A lower bound on (x − μ)/σ."""
+        n = vdn(x - self.mu[1])
+        return vdn(n / np.where(n >= 0, self.sd[1], self.sd[0]))
 
-    def greater(self, t_lo: float, t_hi: float) -> tuple[float, float]:
-        """Enclosure of P[X > t] over t ∈ [t_lo, t_hi]."""
-        z_lo, _ = self.z(t_lo, t_lo)
-        _, z_hi = self.z(t_hi, t_hi)
-        return q_lower(z_hi), q_upper(z_lo)
+    def z_hi(self, x: np.ndarray) -> np.ndarray:
+        n = vup(x - self.mu[0])
+        return vup(n / np.where(n >= 0, self.sd[0], self.sd[1]))
 
-    def less(self, t_lo: float, t_hi: float) -> tuple[float, float]:
-        """Enclosure of P[X < t] over t ∈ [t_lo, t_hi] (= P[−X > −t], Q(−z))."""
-        z_lo, _ = self.z(t_lo, t_lo)
-        _, z_hi = self.z(t_hi, t_hi)
-        return q_lower(-z_lo), q_upper(-z_hi)
+    def greater(self, t_lo, t_hi):
+        """Enclosure of P[X > t] for t anywhere in [t_lo, t_hi]."""
+        return _q_lo(self.z_hi(t_hi)), _q_hi(self.z_lo(t_lo))
 
-    def mass(self, a: float, b: float) -> tuple[float, float]:
-        """Enclosure of P[a < X < b]."""
-        if not a < b:
-            return 0.0, 0.0
-        za, zb = self.z(a, a), self.z(b, b)
-        if za[0] >= 0:                       # both in the right tail: Q(a) − Q(b)
-            lo = dn(q_lower(za[1]) - q_upper(zb[0]))
-            hi = up(q_upper(za[0]) - q_lower(zb[1]))
-        elif zb[1] <= 0:                     # both in the left tail: Q(−b) − Q(−a)
-            lo = dn(q_lower(-zb[0]) - q_upper(-za[1]))
-            hi = up(q_upper(-zb[1]) - q_lower(-za[0]))
-        else:                                # straddles the mean: 1 − Q(−a) − Q(b)
-            lo = dn(dn(1.0 - q_upper(-za[1])) - q_upper(zb[0]))
-            hi = up(up(1.0 - q_lower(-za[0])) - q_lower(zb[1]))
-        return max(0.0, lo), min(1.0, hi)
+    def less(self, t_lo, t_hi):
+        """Enclosure of P[X < t] = Q(−z) for t anywhere in [t_lo, t_hi]."""
+        return _q_lo(-self.z_lo(t_lo)), _q_hi(-self.z_hi(t_hi))
 
-    def cdf(self, x: float) -> float:
-        return 0.0 if x == -INF else 1.0 if x == INF else self.approx.cdf(x)
+    def mass(self, a, b):
+        """Enclosure of P[a < X < b] (0 where a ≥ b)."""
+        za_lo, za_hi, zb_lo, zb_hi = self.z_lo(a), self.z_hi(a), self.z_lo(b), self.z_hi(b)
+        right = za_lo >= 0          # both ends in the right tail: Q(a) − Q(b)
+        left = zb_hi <= 0           # both in the left tail: Q(−b) − Q(−a)
+        lo = np.where(right, vdn(_q_lo(za_hi) - _q_hi(zb_lo)),
+                      np.where(left, vdn(_q_lo(-zb_lo) - _q_hi(-za_hi)),
+                               vdn(vdn(1.0 - _q_hi(-za_hi)) - _q_hi(zb_lo))))   # 1 − Q(−a) − Q(b)
+        hi = np.where(right, vup(_q_hi(za_lo) - _q_lo(zb_hi)),
+                      np.where(left, vup(_q_hi(-zb_hi) - _q_lo(-za_lo)),
+                               vup(vup(1.0 - _q_lo(-za_lo)) - _q_lo(zb_hi))))
+        empty = ~(a < b)
+        return np.where(empty, 0.0, np.clip(lo, 0.0, 1.0)), np.where(empty, 0.0, np.clip(hi, 0.0, 1.0))
 
-    def quantile(self, p: float) -> float:
-        return self.approx.inv_cdf(min(max(p, 1e-300), 1 - 1e-16))
+    def cdf(self, x):
+        return special.ndtr((x - self.approx[0]) / self.approx[1])
+
+    def quantile(self, p):
+        return self.approx[0] + self.approx[1] * special.ndtri(np.clip(p, 1e-300, 1 - 1e-16))
 
 
 class _StepDim:
-    """A step (piecewise-uniform) distribution: exact rational masses."""
+    """A step (piecewise-uniform) distribution; masses enclosed with outward rounding."""
 
     def __init__(self, dist: ir.Step):
-        self.dist = dist
         self.pieces = [(float(lo), float(hi), float(p)) for lo, hi, p in dist.pieces if p > 0]
+        xs, cs, acc = [], [], 0.0
+        for lo, hi, p in self.pieces:
+            xs += [lo, hi]
+            cs += [acc, acc + p]
+            acc += p
+        self.knots, self.cum = np.array(xs), np.array(cs) / max(acc, 1e-300)
 
-    def mass(self, a: float, b: float) -> tuple[float, float]:
-        m = step_mass(self.dist, a if math.isinf(a) else Fraction(a), b if math.isinf(b) else Fraction(b))
-        return fdown(m), fup(m)
+    def mass(self, a, b):
+        lo = np.zeros(np.shape(a))
+        hi = np.zeros(np.shape(a))
+        for plo, phi, p in self.pieces:
+            w_lo, w_hi = dn(phi - plo), up(phi - plo)
+            span = np.minimum(phi, b) - np.maximum(plo, a)
+            o_lo, o_hi = np.maximum(0.0, vdn(span)), np.maximum(0.0, vup(span))
+            lo = vdn(lo + vdn(vdn(p * o_lo) / w_hi))
+            hi = vup(hi + vup(vup(p * o_hi) / w_lo))
+        return np.maximum(lo, 0.0), np.minimum(hi, 1.0)
 
-    def cdf(self, x: float) -> float:
-        return float(step_mass(self.dist, -INF, x if math.isinf(x) else Fraction(x)))
+    def cdf(self, x):
+        return np.interp(x, self.knots, self.cum)
 
-    def quantile(self, p: float) -> float:
-        acc = 0.0
-        for lo, hi, w in self.pieces:
-            if acc + w >= p:
-                return lo + (p - acc) / w * (hi - lo)
-            acc += w
-        return self.pieces[-1][1]
+    def quantile(self, p):
+        return np.interp(p, self.cum, self.knots)
 
 
 def _dim(dist):
     if isinstance(dist, ir.Gaussian):
         return _Normal(Fraction(dist.mean), Fraction(dist.variance))
     return _StepDim(dist)
+
+
+def _scalar_mass(dim, a: float, b: float) -> tuple[float, float]:
+    lo, hi = dim.mass(np.array([a]), np.array([b]))
+    return float(lo[0]), float(hi[0])
 
 
 def _float_box(dim, lo, hi) -> tuple[tuple[float, float], float]:
@@ -211,48 +236,68 @@ def _float_box(dim, lo, hi) -> tuple[tuple[float, float], float]:
     f_hi = hi if hi == INF else fdown(hi)
     slack = 0.0
     if f_lo != lo:
-        slack = up(slack + dim.mass(fdown(lo), f_lo)[1])
+        slack = up(slack + _scalar_mass(dim, fdown(lo), f_lo)[1])
     if f_hi != hi:
-        slack = up(slack + dim.mass(f_hi, fup(hi))[1])
-    if not f_lo < f_hi:     # narrower than two floats: keep the outer interval, all of it counted as slack
+        slack = up(slack + _scalar_mass(dim, f_hi, fup(hi))[1])
+    if not f_lo < f_hi:     # narrower than two floats: all of it counted as slack, the box left empty
         f_lo, f_hi = (lo if lo == -INF else fdown(lo)), (hi if hi == INF else fup(hi))
-        slack = up(slack + dim.mass(f_lo, f_hi)[1])
+        slack = up(slack + _scalar_mass(dim, f_lo, f_hi)[1])
         f_hi = f_lo
     return (f_lo, f_hi), slack
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Constraints on cells
+# Constraints on cells (arrays of cells: L, U are (cells × dims) lower and upper ends)
 # ---------------------------------------------------------------------------------------------------------
 def _coef_iv(a: Fraction) -> tuple[float, float, int]:
     return fdown(a), fup(a), (1 if a > 0 else -1)
 
 
-def _term(a, box_lo: float, box_hi: float) -> tuple[float, float]:
-    """Enclosure of a·x over x ∈ [box_lo, box_hi], a given as (lo, hi, sign)."""
+def _term(a, lo, hi):
+    """Enclosure of a·x over x ∈ [lo, hi] (arrays), a given as (lo, hi, sign) of a non-zero rational."""
     a_lo, a_hi, sign = a
     if sign > 0:
-        lo = a_lo * box_lo if box_lo >= 0 else a_hi * box_lo
-        hi = a_hi * box_hi if box_hi >= 0 else a_lo * box_hi
+        t_lo = np.where(lo >= 0, a_lo * lo, a_hi * lo)
+        t_hi = np.where(hi >= 0, a_hi * hi, a_lo * hi)
     else:
-        lo = a_lo * box_hi if box_hi >= 0 else a_hi * box_hi
-        hi = a_hi * box_lo if box_lo >= 0 else a_lo * box_lo
-    return dn(lo), up(hi)
+        t_lo = np.where(hi >= 0, a_lo * hi, a_hi * hi)
+        t_hi = np.where(lo >= 0, a_hi * lo, a_lo * lo)
+    return vdn(t_lo), vup(t_hi)
 
 
 def _mul(a, b):
-    ps = []
-    for x in a:
-        for y in b:
-            p = x * y
-            ps.append(0.0 if math.isnan(p) else p)
-    return dn(min(ps)), up(max(ps))
+    products = [np.nan_to_num(x * y, nan=0.0, posinf=INF, neginf=-INF) for x in a for y in b]
+    return vdn(np.minimum.reduce(products)), vup(np.maximum.reduce(products))
 
 
 def _div(a, b):
-    if b[0] <= 0 <= b[1]:
-        return -INF, INF
-    return _mul(a, (dn(1 / b[1]), up(1 / b[0])))
+    """[a] / [b] elementwise ((−inf, inf) where [b] contains 0)."""
+    zero = (b[0] <= 0) & (b[1] >= 0)
+    with np.errstate(divide="ignore"):
+        inv = (vdn(1.0 / np.where(zero, 1.0, b[1])), vup(1.0 / np.where(zero, 1.0, b[0])))
+    lo, hi = _mul(a, inv)
+    return np.where(zero, -INF, lo), np.where(zero, INF, hi)
+
+
+def _quotient(n_lo, n_hi, a):
+    """Enclosure of n / a for n ∈ [n_lo, n_hi] (arrays) and a ≠ 0 given as (lo, hi, sign)."""
+    a_lo, a_hi, sign = a
+    if sign > 0:
+        lo = np.where(n_lo >= 0, n_lo / a_hi, n_lo / a_lo)
+        hi = np.where(n_hi >= 0, n_hi / a_lo, n_hi / a_hi)
+    else:
+        lo = np.where(n_hi >= 0, n_hi / a_hi, n_hi / a_lo)
+        hi = np.where(n_lo >= 0, n_lo / a_lo, n_lo / a_hi)
+    return vdn(lo), vup(hi)
+
+
+def _membership(s_lo, s_hi, op: str):
+    """Over the OPEN cell a non-constant linear s ranges strictly inside (min, max): faces have probability 0."""
+    if op in (">", ">="):
+        inside, outside = s_lo >= 0, s_hi <= 0
+    else:
+        inside, outside = s_hi <= 0, s_lo >= 0
+    return np.where(inside, 1.0, 0.0), np.where(outside, 0.0, 1.0)
 
 
 class _Linear:
@@ -271,32 +316,32 @@ class _Linear:
         return self._weights.get(i, 0.0)
 
     def coefficient(self, i: int):
-        """The (lo, hi, sign) enclosure of the coefficient of outer dimension ``i``, or None."""
         for pos, a in self.terms:
             if pos == i:
                 return a
         return None
 
-    def bound_on(self, i: int, box) -> tuple[str, float, float]:
-        """This constraint as a bound on dimension ``i`` given the others in ``box``: ("lower"|"upper", lo, hi)
-        where the bound ranges over [lo, hi] (``x_i > −s/a`` or ``x_i < −s/a``)."""
-        a = self.coefficient(i)
-        s_lo, s_hi = self.s_range(box, skip=i)
-        b_lo, b_hi = _div((-s_hi, -s_lo), (a[0], a[1]))
-        lower = (self.op in (">", ">=")) == (a[2] > 0)
-        return ("lower" if lower else "upper"), b_lo, b_hi
-
-    def s_range(self, box, skip: int | None = None) -> tuple[float, float]:
-        lo, hi = self.const
+    def s_range(self, L, U, skip: int | None = None):
+        lo = np.full(len(L), self.const[0])
+        hi = np.full(len(L), self.const[1])
         for pos, a in self.terms:
             if pos == skip:
                 continue
-            t_lo, t_hi = _term(a, *box[pos])
-            lo, hi = dn(lo + t_lo), up(hi + t_hi)
+            t_lo, t_hi = _term(a, L[:, pos], U[:, pos])
+            lo, hi = vdn(lo + t_lo), vup(hi + t_hi)
         return lo, hi
 
-    def factor(self, box) -> tuple[float, float]:
-        s_lo, s_hi = self.s_range(box)
+    def bound_on(self, i: int, L, U):
+        """This constraint as a bound on dimension ``i`` given the others: ("lower"|"upper", lo, hi) arrays, the
+        bound −s/a ranging over [lo, hi] on each cell."""
+        a = self.coefficient(i)
+        s_lo, s_hi = self.s_range(L, U, skip=i)
+        b_lo, b_hi = _quotient(-s_hi, -s_lo, a)
+        lower = (self.op in (">", ">=")) == (a[2] > 0)
+        return ("lower" if lower else "upper"), b_lo, b_hi
+
+    def factor(self, L, U):
+        s_lo, s_hi = self.s_range(L, U)
         if self.private is not None:   # s + Z op 0  ⇔  Z op −s
             if self.op in (">", ">="):
                 return self.private.greater(-s_hi, -s_lo)
@@ -305,49 +350,48 @@ class _Linear:
 
 
 class _Nonlinear:
-    """A non-linear constraint ``value op 0``, judged on a cell by interval arithmetic."""
+    """A non-linear constraint ``value op 0``, judged on cells by interval arithmetic."""
 
     def __init__(self, value, op: str, position: dict[int, int]):
         self.value, self.op, self.position = value, op, position
         self.positions = sorted(position[d] for d in value.dims)
+        self.private = None
 
     def weight(self, i: int) -> float:
         return 1.0 if i in self.positions else 0.0
 
-    def range(self, v, box):
+    def range(self, v, L, U):
         if isinstance(v, Affine):
-            lo, hi = fdown(v.const), fup(v.const)
+            lo = np.full(len(L), fdown(v.const))
+            hi = np.full(len(L), fup(v.const))
             for d, a in v.coef:
-                t_lo, t_hi = _term(_coef_iv(a), *box[self.position[d]])
-                lo, hi = dn(lo + t_lo), up(hi + t_hi)
+                t_lo, t_hi = _term(_coef_iv(a), L[:, self.position[d]], U[:, self.position[d]])
+                lo, hi = vdn(lo + t_lo), vup(hi + t_hi)
             return lo, hi
-        left, right = self.range(v.left, box), self.range(v.right, box)
+        left, right = self.range(v.left, L, U), self.range(v.right, L, U)
         if v.op == "+":
-            return dn(left[0] + right[0]), up(left[1] + right[1])
+            return vdn(left[0] + right[0]), vup(left[1] + right[1])
         if v.op == "*":
             return _mul(left, right)
         return _div(left, right)
 
-    def factor(self, box) -> tuple[float, float]:
-        lo, hi = self.range(self.value, box)
-        if math.isnan(lo) or math.isnan(hi):
-            return 0.0, 1.0
+    def factor(self, L, U):
+        lo, hi = self.range(self.value, L, U)
+        bad = np.isnan(lo) | np.isnan(hi)
         # strict tests: the range is only an enclosure, so a touching bound proves nothing
         if self.op in (">", ">="):
-            return (1.0, 1.0) if lo > 0 else (0.0, 0.0) if hi < 0 else (0.0, 1.0)
-        return (1.0, 1.0) if hi < 0 else (0.0, 0.0) if lo > 0 else (0.0, 1.0)
-
-
-def _membership(s_lo: float, s_hi: float, op: str) -> tuple[float, float]:
-    """Over the OPEN cell a non-constant linear s ranges strictly inside (min, max): faces have probability 0."""
-    if op in (">", ">="):
-        return (1.0, 1.0) if s_lo >= 0 else (0.0, 0.0) if s_hi <= 0 else (0.0, 1.0)
-    return (1.0, 1.0) if s_hi <= 0 else (0.0, 0.0) if s_lo >= 0 else (0.0, 1.0)
+            inside, outside = lo > 0, hi < 0
+        else:
+            inside, outside = hi < 0, lo > 0
+        return np.where(inside & ~bad, 1.0, 0.0), np.where(outside & ~bad, 0.0, 1.0)
 
 
 # ---------------------------------------------------------------------------------------------------------
 # A component: cells over its outer dimensions
 # ---------------------------------------------------------------------------------------------------------
+BATCH = 1024    # cells split together (the widest first)
+
+
 class Component:
     """Anytime bounds on P[all of ``constraints``] for outer dimensions ``dims`` (distributions, root box)."""
 
@@ -363,14 +407,25 @@ class Component:
         self.f = self._integration_dim()
         self.f_cons = [c for c in constraints if self.f is not None and self.f in c.positions]
         self.cell_cons = [c for c in constraints if c not in self.f_cons]
-        masses = tuple((1.0, 1.0) if i == self.f else d.mass(a, b) for i, (d, (a, b)) in enumerate(zip(dims, root)))
-        self._add(tuple(root), masses, self._value(tuple(root), masses))
+        d = len(dims)
+        self.weights = np.array([sum(c.weight(i) for c in constraints) for i in range(d)])
+        with np.errstate(all="ignore"):
+            self.central = [(float(dim.quantile(np.array([1e-9]))[0]), float(dim.quantile(np.array([1 - 1e-9]))[0]))
+                            for dim in dims]
+            L = np.array([[lo for lo, _ in root]], dtype=float)
+            U = np.array([[hi for _, hi in root]], dtype=float)
+            M_lo, M_hi = np.ones((1, d)), np.ones((1, d))
+            for i, dim in enumerate(dims):
+                if i != self.f:
+                    M_lo[:, i], M_hi[:, i] = dim.mass(L[:, i], U[:, i])
+            v_lo, v_hi = self._values(L, U, M_lo, M_hi)
+        self._push(L, U, M_lo, M_hi, v_lo, v_hi)
 
     def _integration_dim(self) -> int | None:
         """A Gaussian outer dimension to integrate exactly on every cell (never split): one that only linear
-        constraints without a private Gaussian use — the one they weigh most."""
-        # A bound x_f > −s/a_f is loose by the range of s over the cell divided by a_f: prefer the dimension
-        # whose weight (|a|·σ) is largest relative to the other dimensions' in EVERY constraint that uses it.
+        constraints without a private Gaussian use. A bound x_f > −s/a_f is loose by the range of s over the cell
+        divided by a_f: prefer the dimension whose weight (|a|·σ) is largest relative to the other dimensions' in
+        every constraint that uses it."""
         sd = [d.sd[1] if isinstance(d, _Normal) else 1.0 for d in self.dims]
         best, best_key = None, None
         for i, dim in enumerate(self.dims):
@@ -378,6 +433,8 @@ class Component:
                 continue
             users = [c for c in self.constraints if i in c.positions]
             if not users or any(not isinstance(c, _Linear) or c.private is not None for c in users):
+                continue
+            if any(abs(c.coefficient(i)[0]) < 1e-200 and abs(c.coefficient(i)[1]) < 1e-200 for c in users):
                 continue
             ratios = []
             for c in users:
@@ -388,113 +445,122 @@ class Component:
                 best, best_key = i, key
         return best
 
-    def _f_factor(self, box) -> tuple[float, float]:
-        """Enclosure of P[x_f satisfies every constraint using it | the other dimensions anywhere in the cell]:
-        the interval of x_f allowed for every point of the cell, and the one allowed for some point."""
-        f_lo_root, f_hi_root = box[self.f]
-        inner = [f_lo_root, f_hi_root]   # max lower bound (worst case), min upper bound (worst case)
-        outer = [f_lo_root, f_hi_root]
-        for c in self.f_cons:
-            kind, b_lo, b_hi = c.bound_on(self.f, box)
-            if kind == "lower":
-                inner[0], outer[0] = max(inner[0], b_hi), max(outer[0], b_lo)
-            else:
-                inner[1], outer[1] = min(inner[1], b_lo), min(outer[1], b_hi)
-        dim = self.dims[self.f]
-        lo = dim.mass(*inner)[0] if inner[0] < inner[1] else 0.0
-        hi = dim.mass(*outer)[1] if outer[0] < outer[1] else 0.0
-        return lo, hi
-
-    def _value(self, box, masses) -> tuple[float, float]:
-        lo = hi = 1.0
-        for m_lo, m_hi in masses:
-            lo, hi = dn(lo * m_lo), up(hi * m_hi)
+    def _values(self, L, U, M_lo, M_hi):
+        """Enclosures of each cell's contribution: mass × the constraints' factors (arrays)."""
+        lo = np.ones(len(L))
+        hi = np.ones(len(L))
+        for i in range(len(self.dims)):
+            if i != self.f:
+                lo, hi = vdn(lo * M_lo[:, i]), vup(hi * M_hi[:, i])
         for c in self.cell_cons:
-            if hi == 0.0:
-                break
-            f_lo, f_hi = c.factor(box)
-            lo, hi = max(0.0, dn(lo * f_lo)), up(hi * f_hi)
-        if self.f is not None and hi > 0.0:
-            f_lo, f_hi = self._f_factor(box)
-            lo, hi = max(0.0, dn(lo * f_lo)), up(hi * f_hi)
-        return max(0.0, lo), min(1.0, hi)
+            f_lo, f_hi = c.factor(L, U)
+            lo, hi = vdn(lo * f_lo), vup(hi * f_hi)
+        if self.f is not None:
+            f = self.f
+            inner_lo, inner_hi = L[:, f].copy(), U[:, f].copy()   # allowed for every point of the cell
+            outer_lo, outer_hi = L[:, f].copy(), U[:, f].copy()   # allowed for some point
+            for c in self.f_cons:
+                kind, b_lo, b_hi = c.bound_on(f, L, U)
+                if kind == "lower":
+                    inner_lo, outer_lo = np.maximum(inner_lo, b_hi), np.maximum(outer_lo, b_lo)
+                else:
+                    inner_hi, outer_hi = np.minimum(inner_hi, b_lo), np.minimum(outer_hi, b_hi)
+            dim = self.dims[f]
+            f_lo = dim.mass(inner_lo, inner_hi)[0]
+            f_hi = dim.mass(outer_lo, outer_hi)[1]
+            lo, hi = vdn(lo * f_lo), vup(hi * f_hi)
+        return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
-    def _add(self, box, masses, value) -> None:
-        lo, hi = value
-        self.lo_sum.add(lo)
-        self.hi_sum.add(hi)
-        self.cells += 1
-        if hi > lo:
-            heapq.heappush(self.heap, (-(hi - lo), next(self.counter), box, masses, value))
+    def _push(self, L, U, M_lo, M_hi, v_lo, v_hi) -> None:
+        for r in range(len(L)):
+            lo, hi = float(v_lo[r]), float(v_hi[r])
+            self.lo_sum.add(lo)
+            self.hi_sum.add(hi)
+            self.cells += 1
+            if hi > lo:
+                heapq.heappush(self.heap, (lo - hi, next(self.counter), L[r], U[r], M_lo[r], M_hi[r], lo, hi))
 
     @property
     def bounds(self) -> tuple[Fraction, Fraction]:
         return self.lo_sum.fraction(), self.hi_sum.fraction()
 
-    def _spread(self, i: int, interval: tuple[float, float]) -> float:
-        """How much the constraints' values vary along dimension ``i`` over ``interval`` (width capped at the
-        distribution's central 1 − 10⁻⁹ range, so an unbounded side still compares)."""
-        dim = self.dims[i]
-        lo, hi = interval
-        if math.isinf(lo) or math.isinf(hi):
-            lo = max(lo, dim.quantile(1e-9)) if math.isinf(lo) else lo
-            hi = min(hi, dim.quantile(1 - 1e-9)) if math.isinf(hi) else hi
-        width = max(hi - lo, 0.0)
-        return width * sum(c.weight(i) for c in self.constraints)
-
     def refine(self, splits: int) -> int:
+        """Split up to ``splits`` cells, the widest first, each along the dimension whose split narrows it most."""
         done = 0
-        while self.heap and done < splits:
-            _, _, box, masses, value = heapq.heappop(self.heap)
-            best = None
-            for i, dim in enumerate(self.dims):
-                if i == self.f:
-                    continue
-                x = _split_point(dim, *box[i])
-                if x is None:
-                    continue
-                children = []
-                for part in ((box[i][0], x), (x, box[i][1])):
-                    nb = box[:i] + (part,) + box[i + 1:]
-                    nm = masses[:i] + (dim.mass(*part),) + masses[i + 1:]
-                    children.append((nb, nm, self._value(nb, nm)))
-                gap = sum(v[1] - v[0] for _, _, v in children)
-                # no split may narrow a cell that is mixed throughout (every child still [0, mass]): then the
-                # dimension along which the constraints vary most over the cell breaks the tie
-                key = (round(gap / (value[1] - value[0]), 9), -self._spread(i, box[i]))
-                if best is None or key < best[0]:
-                    best = (key, children)
-            self.lo_sum.sub(value[0])
-            self.hi_sum.sub(value[1])
-            self.cells -= 1
-            if best is None:   # too narrow to split in floating point: its gap stays, counted once
-                self.lo_sum.add(value[0])
-                self.hi_sum.add(value[1])
-                self.cells += 1
-                continue
-            for child in best[1]:
-                self._add(*child)
-            done += 1
-            self.splits += 1
+        with np.errstate(all="ignore"):
+            while self.heap and done < splits:
+                k = min(BATCH, splits - done, len(self.heap))
+                popped = [heapq.heappop(self.heap) for _ in range(k)]
+                done += self._split(popped)
+        self.splits += done
         return done
 
+    def _split(self, popped) -> int:
+        L = np.array([e[2] for e in popped])
+        U = np.array([e[3] for e in popped])
+        M_lo = np.array([e[4] for e in popped])
+        M_hi = np.array([e[5] for e in popped])
+        p_lo = np.array([e[6] for e in popped])
+        p_hi = np.array([e[7] for e in popped])
+        k, d = L.shape
+        options = []
+        for i, dim in enumerate(self.dims):
+            if i == self.f:
+                continue
+            x = dim.quantile((dim.cdf(L[:, i]) + dim.cdf(U[:, i])) / 2)
+            x = np.where((L[:, i] < x) & (x < U[:, i]), x, _fallback_split(L[:, i], U[:, i]))
+            ok = (L[:, i] < x) & (x < U[:, i])
+            children = []
+            for side in (0, 1):
+                cl, cu = L.copy(), U.copy()
+                if side == 0:
+                    cu[:, i] = x
+                else:
+                    cl[:, i] = x
+                m_lo, m_hi = M_lo.copy(), M_hi.copy()
+                m_lo[:, i], m_hi[:, i] = dim.mass(cl[:, i], cu[:, i])
+                children.append((cl, cu, m_lo, m_hi, *self._values(cl, cu, m_lo, m_hi)))
+            gap = (children[0][5] - children[0][4]) + (children[1][5] - children[1][4])
+            ratio = np.where(ok, np.round(gap / (p_hi - p_lo), 9), INF)
+            low = np.maximum(L[:, i], self.central[i][0])
+            high = np.minimum(U[:, i], self.central[i][1])
+            spread = np.maximum(high - low, 0.0) * self.weights[i]
+            options.append((i, ratio, spread, children))
+        if not options:   # the only dimension is integrated exactly: the cells stay as they are (still summed)
+            return 0
+        ratios = np.array([o[1] for o in options])
+        spreads = np.array([o[2] for o in options])
+        best_ratio = ratios.min(axis=0)
+        # no split narrows a cell that is mixed throughout (every child still [0, mass]): then the dimension along
+        # which the constraints vary most over the cell breaks the tie
+        choice = np.argmax(np.where(ratios == best_ratio, spreads, -1.0), axis=0)
+        splittable = np.isfinite(best_ratio)
+        for r in range(k):
+            self.lo_sum.sub(float(p_lo[r]))
+            self.hi_sum.sub(float(p_hi[r]))
+            self.cells -= 1
+        frozen = [popped[r] for r in range(k) if not splittable[r]]
+        for j, (_, _, _, children) in enumerate(options):
+            rows = np.flatnonzero((choice == j) & splittable)
+            if len(rows):
+                for child in children:
+                    self._push(*(a[rows] for a in child))
+        for e in frozen:   # too narrow to split in floating point: its gap stays, counted once
+            self.lo_sum.add(e[6])
+            self.hi_sum.add(e[7])
+            self.cells += 1
+        return int(splittable.sum())
 
-def _split_point(dim, lo: float, hi: float) -> float | None:
-    """A point strictly inside (lo, hi) splitting its probability about in half (any point is sound)."""
-    try:
-        x = dim.quantile((dim.cdf(lo) + dim.cdf(hi)) / 2)
-    except (ValueError, OverflowError):
-        x = math.nan
-    if not lo < x < hi:
-        if math.isinf(lo) and math.isinf(hi):
-            x = 0.0
-        elif math.isinf(lo):
-            x = hi - max(1.0, abs(hi))
-        elif math.isinf(hi):
-            x = lo + max(1.0, abs(lo))
-        else:
-            x = lo + (hi - lo) / 2
-    return x if lo < x < hi else None
+
+def _fallback_split(lo, hi):
+    """A point inside (lo, hi) when the quantile split fails (far tails)."""
+    both = np.isinf(lo) & np.isinf(hi)
+    left = np.isinf(lo) & ~both
+    right = np.isinf(hi) & ~both
+    mid = lo + (hi - lo) / 2
+    x = np.where(left, hi - np.maximum(1.0, np.abs(hi)), mid)
+    x = np.where(right, lo + np.maximum(1.0, np.abs(lo)), x)
+    return np.where(both, 0.0, x)
 
 
 # ---------------------------------------------------------------------------------------------------------

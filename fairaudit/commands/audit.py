@@ -145,7 +145,7 @@ def other_engines_headers(spec_file, engine) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairaudit.api import audit, check_options
+    from fairaudit.api import audit, check_generated, check_options
     from fairaudit.commands._data_args import dataset_from_args
     from fairaudit.commands._model_args import model_from_args
     from fairaudit.commands._spec_args import spec_from_args
@@ -197,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         decision = option_source(args.pred, "--pred") if args.pred is not None else None
     where = option_source(args.where, "--where", where_header, spec_file) if args.where else None
+    check_generated(engine, spec_file.spec, model=getattr(args, "model", None), pred=args.pred, where=args.where,
+                    rows=args.rows)
     # everything is validated before a model is trained (a typo costs no time)
     preflight(dataset, spec_file.spec, spec_source=file_source(spec_file), decision=decision, where=where,
               uses_model=uses_model)

@@ -31,8 +31,9 @@ from fairaudit.evaluate import LeafValue, compile_spec
 from fairaudit.guarantee import Guarantee
 
 RESERVED_TAGS = {"sensitive": "sensitive", "qualified": "qualified", "pred": "target"}
-SPLITS_PER_STEP = 40          # cells split on one path before the next path is chosen
-STEPS_PER_ROUND = 5
+SPLITS_PER_STEP = 1024        # cells split on one path before the next path is chosen
+STEPS_PER_ROUND = 4
+EXPAND_PATHS = 512            # paths enumerated (finished or left open) per expansion of an open part
 
 
 def _common(name: str, **changes) -> Option:
@@ -52,6 +53,10 @@ class FairSquare(Engine):
         Option("precision", float, 1e-6, "stop refining once every probability's bounds are this close (the run "
                "also stops at the decision, at the time budget, or when nothing is left to refine)", min=0,
                label="Precision", step=1e-4, advanced=True),
+        Option("population_model", str, "independent", "with a dataset and a model instead of a population "
+               "program: how the population is generated from the dataset (independent: every column drawn on its "
+               "own; bn: the protected attribute first, every other column drawn within its group)",
+               choices=("independent", "bn"), header=True, label="Generated population"),
         _common("stop", default=True, help="stop at the first round at which the whole specification is decided "
                 "(the bounds are sound, so refining further cannot change the verdict); false: refine until the "
                 "precision or the time budget"),
@@ -84,58 +89,43 @@ class FairSquare(Engine):
 
     # ------------------------------------------------------------------------------------------ run
     def run(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
-        from fairaudit.bounds.polytope import PathVolume
-        from fairaudit.programs.paths import enumerate_paths
+        from fairaudit.programs.paths import Explorer
 
-        program = inputs.population
-        atoms = _Atoms(program)
+        atoms = _Atoms(inputs.population)
         cs = compile_spec(spec)
         leaves = {}
         for key in cs.leaf_keys:
             node = cs.leaf_node[key].node
             leaves[key] = (atoms.compile(node.event), atoms.compile(node.given) if node.given is not None else None)
-        found = enumerate_paths(program, atoms.conditions)
-        volumes = [PathVolume(p.dists, p.box, p.constraints) for p in found.paths]
-        members = {}
-        for key, (event, given) in leaves.items():
-            yes, no = [], []
-            for i, p in enumerate(found.paths):
-                if given is None or given(p.tags):
-                    (yes if event(p.tags) else no).append(i)
-            members[key] = (yes, no)
-        info = {"paths": len(found.paths), "solver_calls": found.solver_calls, "pruned_paths": found.pruned}
-        return self._rounds(volumes, members, options, ctx, info)
+        state = _State(Explorer(inputs.population, atoms.conditions), leaves, ctx.remaining)
+        state.expand(None)  # the first paths now: a malformed program raises when the run starts
+        return self._rounds(state, options, ctx)
 
-    def _rounds(self, volumes, members, options, ctx: Context, info) -> Iterator[LeafBatch]:
+    def _rounds(self, state: "_State", options, ctx: Context) -> Iterator[LeafBatch]:
         precision = float(options["precision"])
         step = 0
         while True:
-            values, weights = {}, np.zeros(len(volumes))
-            widest = 0.0
-            for key, (yes, no) in members.items():
-                a_lo, a_hi = _sum(volumes, yes)
-                b_lo, b_hi = _sum(volumes, no)
-                lo, hi = _ratio(a_lo, b_hi), _ratio_hi(a_hi, b_lo)
-                values[key] = (lo, hi)
-                widest = max(widest, hi - lo)
-                scale = 1.0 / max(float(a_lo + b_lo), 1e-9)
-                for i in yes + no:
-                    weights[i] += scale
-            gaps = np.array([v.gap if not v.settled else 0.0 for v in volumes]) * weights
+            values, weights = state.leaf_bounds()
+            widest = max((hi - lo for lo, hi in values.values()), default=0.0)
+            gaps = state.gaps(weights)
             settled = not len(gaps) or not gaps.max() > 0
             done = settled or widest <= precision
-            cells = sum(v.cells for v in volumes)
+            cells = state.cells
+            warnings = state.empty_conditions() if done or step == 0 else ()
             yield LeafBatch(np.array([step]), {k: _leaf(lo, hi, cells) for k, (lo, hi) in values.items()},
-                            done=step, total=step if done else None,
-                            info={**info, "cells": cells, "rounds": step})
+                            done=step, total=step if done else None, warnings=warnings,
+                            info={**state.info(), "cells": cells, "rounds": step})
             if done or ctx.expired():
                 return
             for _ in range(STEPS_PER_ROUND):
                 i = int(np.argmax(gaps))
                 if gaps[i] <= 0:
                     break
-                volumes[i].refine(SPLITS_PER_STEP)
-                gaps[i] = (volumes[i].gap if not volumes[i].settled else 0.0) * weights[i]
+                if state.is_open(i):   # an unexplored part of the program: enumerate more of its paths
+                    state.expand(i)
+                    break             # the items were renumbered
+                state.volumes[i].refine(SPLITS_PER_STEP)
+                gaps[i] = state.gap(i) * weights[i]
             step += 1
 
     def methods(self, options) -> list[tuple[str, list[str]]]:
@@ -158,14 +148,95 @@ class FairSquare(Engine):
         ])]
 
 
-# ------------------------------------------------------------------------------------------ leaves
-def _sum(volumes, indices) -> tuple[Fraction, Fraction]:
-    lo, hi = Fraction(0), Fraction(0)
-    for i in indices:
-        b = volumes[i].bounds
-        lo += Fraction(b[0])
-        hi += Fraction(b[1])
-    return lo, hi
+# ------------------------------------------------------------------------------------------ paths and leaves
+class _State:
+    """The paths found so far, each with its ``PathVolume``, and the *open* parts of the program not yet
+    enumerated (partial paths, each bounded by the probability of its constraints so far). A finished path
+    counts for a leaf ``E[A | B]`` in the sum over A ∧ B or over ¬A ∧ B (or neither); an open part may become
+    either, so it counts as anywhere in [0, its upper bound] in both."""
+
+    def __init__(self, explorer, leaves: dict, remaining=None):
+        self.explorer, self.leaves, self.remaining = explorer, leaves, remaining
+        self.volumes: list = []      # finished paths first, then the open parts
+        self.roles: list = []        # per finished path: {leaf key: "yes" | "no" | None}
+        self.pending: list = []      # per open part: its Pending (None for a finished path)
+
+    def expand(self, index: int | None) -> None:
+        """Enumerate paths from open part ``index`` (None: the program's start), up to ``EXPAND_PATHS``."""
+        from fairaudit.bounds.polytope import PathVolume
+
+        if index is None:
+            start = self.explorer.root
+        else:
+            start = self.pending[index]
+            del self.volumes[index], self.roles[index], self.pending[index]
+        done, still_open = self.explorer.expand(start, EXPAND_PATHS, self.remaining)
+        for p in done:
+            self.volumes.append(PathVolume(p.dists, p.box, p.constraints))
+            self.roles.append({key: _role(p.tags, event, given) for key, (event, given) in self.leaves.items()})
+            self.pending.append(None)
+        for item in still_open:
+            q = item.path
+            self.volumes.append(PathVolume(q.dists, q.box, q.constraints))
+            self.roles.append(None)
+            self.pending.append(item)
+
+    def is_open(self, i: int) -> bool:
+        return self.pending[i] is not None
+
+    def leaf_bounds(self) -> tuple[dict, np.ndarray]:
+        """Every leaf's (lo, hi) and each item's weight (Σ over the leaves it feeds of 1 / P[condition])."""
+        values, weights = {}, np.zeros(len(self.volumes))
+        for key in self.leaves:
+            a_lo = a_hi = b_lo = b_hi = Fraction(0)
+            feeds = []
+            for i, (v, role) in enumerate(zip(self.volumes, self.roles)):
+                lo, hi = v.bounds
+                if role is None:                 # open: anywhere in [0, hi] on either side
+                    a_hi += Fraction(hi)
+                    b_hi += Fraction(hi)
+                elif role[key] == "yes":
+                    a_lo, a_hi = a_lo + Fraction(lo), a_hi + Fraction(hi)
+                elif role[key] == "no":
+                    b_lo, b_hi = b_lo + Fraction(lo), b_hi + Fraction(hi)
+                else:
+                    continue
+                feeds.append(i)
+            values[key] = (_ratio(a_lo, b_hi), _ratio_hi(a_hi, b_lo))
+            weights[feeds] += 1.0 / max(float(a_lo + b_lo), 1e-9)
+        return values, weights
+
+    def gap(self, i: int) -> float:
+        """How much item ``i`` leaves open: a path's gap; an open part's whole upper bound."""
+        v = self.volumes[i]
+        if self.pending[i] is not None:
+            return v.bounds[1]
+        return 0.0 if v.settled else v.gap
+
+    def gaps(self, weights: np.ndarray) -> np.ndarray:
+        return np.array([self.gap(i) for i in range(len(self.volumes))]) * weights
+
+    @property
+    def cells(self) -> int:
+        return sum(v.cells for v in self.volumes)
+
+    def info(self) -> dict:
+        return {"paths": sum(p is None for p in self.pending), "open_parts": sum(p is not None for p in self.pending),
+                "solver_calls": self.explorer.solver_calls, "pruned_paths": self.explorer.pruned}
+
+    def empty_conditions(self) -> tuple[str, ...]:
+        """Leaves whose condition no path satisfies (once every path is known)."""
+        if any(p is not None for p in self.pending):
+            return ()
+        return tuple(f"{key}: no individual of the program satisfies its condition (probability 0), so it has no "
+                     "value (shown as [0, 1]; comparisons that need it stay undecided)"
+                     for key in self.leaves if not any(role[key] for role in self.roles))
+
+
+def _role(tags, event, given) -> str | None:
+    if given is not None and not given(tags):
+        return None
+    return "yes" if event(tags) else "no"
 
 
 def _ratio(a: Fraction, b: Fraction) -> float:

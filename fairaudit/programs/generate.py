@@ -268,23 +268,9 @@ def _normalise(pieces):
     return tuple((lo, hi, float(q)) for (lo, hi, _), q in zip(pieces, p) if q > 0)
 
 
-def population_program(dataset, *, protected: str | None = None, group=None, model=None, form: str | None = None,
-                       columns=None, bins: int = 10, structure: str = "independent") -> str:
-    """A per-column population model of ``dataset`` as ``.fr`` text.
-
-    ``structure="independent"``: every column drawn independently. ``structure="bn"``: a Bayesian-network-style
-    model like FairSquare's BN1: the protected attribute is the root and every other column is drawn from its
-    distribution within the row's protected group (an ``if`` per group; for a numeric protected attribute, the
-    two sides of ``group``).
-
-    Numeric columns: ``gaussian(mean, variance)`` when roughly symmetric, a ``step`` histogram when skewed,
-    one piece per value for integer columns with few values; categorical columns: ``step`` over their codes.
-    ``sensitiveAttribute``: ``protected == code of group`` (categorical; ``group`` defaults to the least
-    frequent value) or ``protected < group`` (numeric; defaults to the median). ``F()`` is ``model``'s
-    decision when given (its columns are drawn), else a placeholder coin to replace.
-    """
-    if structure not in ("independent", "bn"):
-        raise FairauditError(f"unknown structure '{structure}': expected independent or bn")
+def _plan(dataset, protected, model, form, columns):
+    """``(protected column, the decision's Generated or None, the drawn columns (protected first), raw column ->
+    variable name)`` of a population program."""
     schema = dataset.schema
     protected = protected or (schema.protected[0] if schema.protected else None)
     if protected is None or protected not in schema:
@@ -306,6 +292,35 @@ def population_program(dataset, *, protected: str | None = None, group=None, mod
     names = identifiers(wanted)
     if gen is not None:
         names.update(gen.names)
+    return protected, gen, wanted, names
+
+
+def population_variables(dataset, *, protected: str | None = None, model=None, form: str | None = None,
+                         columns=None) -> dict[str, str]:
+    """The dataset columns :func:`population_program` draws (same arguments), each with its variable name."""
+    _, _, wanted, names = _plan(dataset, protected, model, form, columns)
+    return {c: names[c] for c in wanted}
+
+
+def population_program(dataset, *, protected: str | None = None, group=None, model=None, form: str | None = None,
+                       columns=None, bins: int = 10, structure: str = "independent") -> str:
+    """A per-column population model of ``dataset`` as ``.fr`` text.
+
+    ``structure="independent"``: every column drawn independently. ``structure="bn"``: a Bayesian-network-style
+    model like FairSquare's BN1: the protected attribute is the root and every other column is drawn from its
+    distribution within the row's protected group (an ``if`` per group; for a numeric protected attribute, the
+    two sides of ``group``).
+
+    Numeric columns: ``gaussian(mean, variance)`` when roughly symmetric, a ``step`` histogram when skewed,
+    one piece per value for integer columns with few values; categorical columns: ``step`` over their codes.
+    ``sensitiveAttribute``: ``protected == code of group`` (categorical; ``group`` defaults to the least
+    frequent value) or ``protected < group`` (numeric; defaults to the median). ``F()`` is ``model``'s
+    decision when given (its columns are drawn), else a placeholder coin to replace.
+    """
+    if structure not in ("independent", "bn"):
+        raise FairauditError(f"unknown structure '{structure}': expected independent or bn")
+    schema = dataset.schema
+    protected, gen, wanted, names = _plan(dataset, protected, model, form, columns)
     frame = dataset.frame
     pvar, pspec = names[protected], schema.column(protected)
     if pspec.kind == "categorical":

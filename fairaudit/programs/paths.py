@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable, Iterator, Union
+from typing import Iterator, Union
 
 from fairaudit.errors import FairauditError
 from fairaudit.programs import ir
@@ -141,9 +141,12 @@ class Path:
     constraints: list = field(default_factory=list)
     tags: dict = field(default_factory=dict)
     env: dict = field(default_factory=dict)
+    # what the solver is told, in the order the path learnt it (shared with the paths it forked from, so the
+    # incremental solver keeps the common prefix of consecutive checks)
+    facts: tuple = ()
 
     def copy(self) -> "Path":
-        return Path(self.dists[:], dict(self.box), self.constraints[:], dict(self.tags), dict(self.env))
+        return Path(self.dists[:], dict(self.box), self.constraints[:], dict(self.tags), dict(self.env), self.facts)
 
 
 def support(dist) -> tuple:
@@ -171,6 +174,9 @@ class _Executor:
         self.timeout_ms = solver_timeout_ms
         self.solver_calls = 0
         self.pruned = 0
+        self.solver = None
+        self.told: list = []
+        self.deadline = None  # a callable giving the seconds left (None: no deadline)
 
     # -- values ---------------------------------------------------------------------------------------------
     def value(self, e: ir.Arith, path: Path) -> Value:
@@ -240,83 +246,167 @@ class _Executor:
                 self.pruned += 1
                 return None
             path.box[d] = (lo, hi)
+            path.facts += (("bound", d, lo, hi),)
             if any(d in g.dims for g in path.constraints) and not self.feasible(path):
                 self.pruned += 1
                 return None
             return path
         path.constraints.append(c)
-        if not self.feasible(path):
+        path.facts += (c,)
+        decided = _on_box(c, path)
+        if decided is False or (decided is None and not self.feasible(path)):
             self.pruned += 1
             return None
         return path
 
     def feasible(self, path: Path) -> bool:
-        """False only when z3 proves the closure of the path's region empty (linear constraints only)."""
+        """False only when z3 proves the closure of the path's region empty (linear facts only; non-linear
+        constraints are not told, which can only keep a path). One incremental solver: the facts of the previous
+        check that this path shares stay asserted (depth-first enumeration shares long prefixes)."""
         import z3
 
-        linear = [g for g in path.constraints if g.linear]
-        if not linear:
-            return True
-        dims = sorted(set().union(*(g.dims for g in linear)))
-        xs = {d: z3.Real(f"x{d}") for d in dims}
-        s = z3.Solver()
-        s.set("timeout", self.timeout_ms)
-        for d in dims:
-            lo, hi = path.box.get(d, support(path.dists[d]))
-            if lo != -INF:
-                s.add(xs[d] >= z3.RealVal(str(lo)) if isinstance(lo, Fraction) else xs[d] >= lo)
-            if hi != INF:
-                s.add(xs[d] <= z3.RealVal(str(hi)) if isinstance(hi, Fraction) else xs[d] <= hi)
-        for g in linear:
-            expr = z3.RealVal(str(g.value.const)) + z3.Sum([z3.RealVal(str(a)) * xs[d] for d, a in g.value.coef])
-            s.add(expr >= 0 if g.op in (">", ">=") else expr <= 0)  # the closure: faces have probability 0
+        if self.solver is None:
+            self.solver = z3.Solver()
+        shared = 0
+        for mine, told in zip(path.facts, self.told):
+            if mine is not told:
+                break
+            shared += 1
+        while len(self.told) > shared:
+            self.solver.pop()
+            self.told.pop()
+        for fact in path.facts[shared:]:
+            self.solver.push()
+            for assertion in _assertions(fact):
+                self.solver.add(assertion)
+            self.told.append(fact)
+        left = self.deadline() if self.deadline is not None else None
+        timeout = self.timeout_ms if left is None else max(1, min(self.timeout_ms, int(1000 * left)))
+        self.solver.set("timeout", timeout)
         self.solver_calls += 1
-        return s.check() != z3.unsat
+        return self.solver.check() != z3.unsat
 
-    # -- statements -----------------------------------------------------------------------------------------
-    def block(self, stmts: Iterable[ir.Stmt], paths: list[Path]) -> list[Path]:
-        for s in stmts:
-            out: list[Path] = []
-            for p in paths:
-                out.extend(self.statement(s, p))
-                if len(out) > MAX_PATHS:
-                    raise FairauditError(f"the program has more than {MAX_PATHS:,} paths: too many to enumerate")
-            paths = out
-        return paths
+    # -- statements: a worklist of partial paths, each with the statements left to run --------------------
+    def advance(self, item: "Pending") -> tuple[Path | None, list["Pending"]]:
+        """Run ``item`` up to its next fork: ``(the finished path, [])`` when it ran to the end, else
+        ``(None, [the feasible branches])`` (possibly none)."""
+        path, stack = item.path, list(item.stack)
+        while stack:
+            stmts, i = stack[-1]
+            if i == len(stmts):
+                stack.pop()
+                continue
+            s = stmts[i]
+            stack[-1] = (stmts, i + 1)
+            if isinstance(s, ir.Assign):
+                path.env[s.name] = self.value(s.value, path)
+            elif isinstance(s, ir.Draw):
+                path.dists.append(s.dist)
+                path.env[s.name] = Affine.dim(len(path.dists) - 1)
+                if isinstance(s.dist, ir.Step):
+                    path.facts += (("bound", len(path.dists) - 1, *support(s.dist)),)
+            elif isinstance(s, ir.Event):
+                out = []
+                for p, truth in self.branch(s.cond, path):
+                    p.tags[s.kind] = truth
+                    out.append(Pending(p, tuple(stack)))
+                return None, out
+            else:
+                out = []
+                for p, truth in self.branch(s.cond, path):
+                    body = s.body if truth else s.orelse
+                    out.append(Pending(p, tuple(stack) + ((body, 0),)))
+                return None, out
+        return path, []
 
-    def statement(self, s: ir.Stmt, path: Path) -> list[Path]:
-        if isinstance(s, ir.Assign):
-            path.env[s.name] = self.value(s.value, path)
-            return [path]
-        if isinstance(s, ir.Draw):
-            path.dists.append(s.dist)
-            path.env[s.name] = Affine.dim(len(path.dists) - 1)
-            return [path]
-        if isinstance(s, ir.Event):
-            out = []
-            for p, truth in self.branch(s.cond, path):
-                p.tags[s.kind] = truth
-                out.append(p)
-            return out
+    def finish(self, path: Path, program: ir.Program) -> Path:
+        for kind in ("sensitive", "qualified", "target"):
+            path.tags.setdefault(kind, kind == "qualified" and program.qualified is None)
+        path.env = {}
+        return path
+
+
+@dataclass
+class Pending:
+    """A partial path and the statements it has left (frames ``(statements, next index)``, innermost last).
+    Its constraints so far bound the probability of every path it can still become."""
+    path: Path
+    stack: tuple
+
+
+class Explorer:
+    """Lazy path enumeration: ``expand(pending, limit)`` runs a partial path depth-first until ``limit``
+    paths are finished or left open; ``open`` partial paths can be expanded later (the fairsquare engine expands
+    the heaviest first and counts an open one as anywhere in [0, its probability] meanwhile)."""
+
+    def __init__(self, program: ir.Program, atoms: dict[str, ir.Cond] | None = None):
+        self.program = program
+        self.executor = _Executor(dict(atoms or {}))
+        checks = tuple(ir.Event(name, cond) for name, cond in self.executor.atoms.items())
+        self.root = Pending(Path(), ((program.population + program.decision + checks, 0),))
+
+    @property
+    def solver_calls(self) -> int:
+        return self.executor.solver_calls
+
+    @property
+    def pruned(self) -> int:
+        return self.executor.pruned
+
+    def expand(self, pending: Pending, limit: int | None = None, remaining=None) -> tuple[list[Path], list[Pending]]:
+        """``(finished paths, open partial paths)`` reachable from ``pending``: depth first, until the two
+        together number ``limit`` (None: no limit — every path) or ``remaining()`` (seconds left, or None)
+        reaches 0."""
+        done: list[Path] = []
+        stack = [pending]
+        self.executor.deadline = remaining
+        while stack and (limit is None or len(done) + len(stack) < limit):
+            left = remaining() if remaining is not None else None
+            if left is not None and left <= 0 and len(done) + len(stack) > 1:
+                break
+            path, branches = self.executor.advance(stack.pop())
+            if path is not None:
+                done.append(self.executor.finish(path, self.program))
+            stack.extend(reversed(branches))
+            if limit is None and len(done) + len(stack) > MAX_PATHS:
+                raise FairauditError(f"the program has more than {MAX_PATHS:,} paths: too many to enumerate")
+        return done, stack
+
+
+def _on_box(c: Constraint, path: Path) -> bool | None:
+    """Whether linear ``c`` holds everywhere (True) or nowhere (False) on the path's intervals, or None (then the
+    solver decides). True needs no check: the path was feasible before ``c``."""
+    if not c.linear:
+        return None
+    lo = hi = c.value.const
+    for d, a in c.value.coef:
+        l, h = path.box.get(d, support(path.dists[d]))
+        lo_x, hi_x = (l, h) if a > 0 else (h, l)
+        lo = -INF if lo == -INF or lo_x in (INF, -INF) else lo + a * lo_x
+        hi = INF if hi == INF or hi_x in (INF, -INF) else hi + a * hi_x
+    if c.op in (">", ">="):
+        return True if lo >= 0 else False if hi <= 0 else None
+    return True if hi <= 0 else False if lo >= 0 else None
+
+
+def _assertions(fact) -> list:
+    """z3 assertions for a fact: a dimension's interval, or a linear constraint's closure."""
+    import z3
+
+    if isinstance(fact, tuple):
+        _, d, lo, hi = fact
+        x = z3.Real(f"x{d}")
         out = []
-        for p, truth in self.branch(s.cond, path):
-            out.extend(self.block(s.body if truth else s.orelse, [p]))
+        if lo != -INF:
+            out.append(x >= z3.RealVal(str(Fraction(lo))))
+        if hi != INF:
+            out.append(x <= z3.RealVal(str(Fraction(hi))))
         return out
-
-    def run(self, program: ir.Program) -> list[Path]:
-        paths = self.block(program.population + program.decision, [Path()])
-        for name, cond in self.atoms.items():
-            out = []
-            for p in paths:
-                for q, truth in self.branch(cond, p):
-                    q.tags[name] = truth
-                    out.append(q)
-            paths = out
-        for p in paths:
-            for kind in ("sensitive", "qualified", "target"):
-                p.tags.setdefault(kind, kind == "qualified" and program.qualified is None)
-            p.env = {}
-        return paths
+    if not fact.linear:
+        return []
+    expr = z3.RealVal(str(fact.value.const)) + z3.Sum([z3.RealVal(str(a)) * z3.Real(f"x{d}")
+                                                      for d, a in fact.value.coef])
+    return [expr >= 0 if fact.op in (">", ">=") else expr <= 0]  # the closure: faces have probability 0
 
 
 def _holds(x: Fraction, op: str) -> bool:
@@ -334,6 +424,6 @@ def enumerate_paths(program: ir.Program, atoms: dict[str, ir.Cond] | None = None
     """Every feasible path of ``program`` (population then decision), with its tags (``sensitive``,
     ``qualified`` — true everywhere when the program has none —, ``target``, and each of ``atoms``: extra
     conditions over the final values, by name)."""
-    ex = _Executor(dict(atoms or {}))
-    paths = ex.run(program)
-    return Enumeration(paths, ex.solver_calls, ex.pruned)
+    explorer = Explorer(program, atoms)
+    paths, _ = explorer.expand(explorer.root)
+    return Enumeration(paths, explorer.solver_calls, explorer.pruned)
