@@ -34,7 +34,8 @@ else:
                                      ("a model (Model page)", model is not None),
                                      ("a specification (Specification page)", bool(spec_text.strip()))) if not ok]
 if missing:
-    st.info("To run an audit, choose " + ", ".join(missing) + " — or load the demo on the Overview page.")
+    st.info("To run an audit, choose " + ", ".join(missing) + " — or load the demo on the Overview page"
+            + ("" if population_mode else ", or audit a population program (choose it above)") + ".")
 
 # a spec file's headers ('# engine:', '# where:', an engine's options) set the widgets below, once per change of
 # the headers; a header with an error is shown and applies nothing

@@ -226,7 +226,7 @@ def source_picker() -> str:
     """What the audit reads: the session's dataset and model, or a population program. Kept across pages."""
     if seed(SOURCE_KEY, "rows") not in SOURCES:
         set_value(SOURCE_KEY, "rows")
-    source = st.radio("Audit", list(SOURCES), key=SOURCE_KEY, format_func=SOURCES.get, horizontal=True,
+    source = st.radio("What to audit", list(SOURCES), key=SOURCE_KEY, format_func=SOURCES.get, horizontal=True,
                       help="A dataset and model: the audit reads the dataset's rows and the model's decisions. A "
                            "population program (a FairSquare .fr file): a probabilistic program that says who applies "
                            "(popModel) and how they are decided (F); the audit reads the program itself, or "
