@@ -109,15 +109,21 @@ def set_dataset(dataset) -> None:
         if st.session_state.get(MODEL_INFO) and st.session_state[MODEL_INFO].get("dataset_key") != key:
             st.session_state[MODEL] = None
             st.session_state[MODEL_INFO] = None
-        st.session_state[RESULT] = None
-        st.session_state[RESULT_META] = None
-        st.session_state[ALSO] = None
+        _forget_result()
 
 
 def set_model(model, info: dict) -> None:
     st.session_state[MODEL] = model
     st.session_state[MODEL_INFO] = {**info, "dataset_key": st.session_state.get(DATASET_KEY),
                                     "describe": model.describe()}
+    _forget_result()
+
+
+def _forget_result() -> None:
+    """A new dataset or model: the result computed on the old ones no longer applies (a population program's
+    result read neither, and stays)."""
+    if (st.session_state.get(RESULT_META) or {}).get("program_sha"):
+        return
     st.session_state[RESULT] = None
     st.session_state[RESULT_META] = None
     st.session_state[ALSO] = None

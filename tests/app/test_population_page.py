@@ -181,3 +181,17 @@ def test_a_program_generated_from_the_loaded_dataset_and_model():
     assert not any("does not parse" in e.value for e in at.error)
     assert any("adult_bn.fr" in c.value and "parses" in c.value for c in at.caption)
     assert at.selectbox(key="audit_program_example").value is None  # no example is loaded now
+
+
+def test_every_page_draws_a_population_result():
+    """After a program's run, every page draws (the summary names the program, not an absent dataset)."""
+    at = _population_page()
+    at.selectbox(key="audit_engine").set_value("fairsquare")
+    _ok(at.run())
+    _run_button(at).click()
+    _ok(at.run())
+    for page in ("pages/0_Overview.py", "pages/1_Data.py", "pages/2_Model.py", "pages/3_Specification.py",
+                 "pages/5_Report.py", "pages/4_Audit.py"):
+        _ok(at.switch_page(page).run())
+    _ok(at.switch_page("pages/0_Overview.py").run())
+    assert any("fig1_original.fr" in m.value for m in at.markdown)
