@@ -3,6 +3,7 @@ import streamlit as st
 
 from fairaudit import engines, viz
 from fairaudit.explain import compare_rows, verdict_word
+from fairaudit.programs.population import ratio_spec
 from fairaudit.ui import audit_form, flows, history, logic, selection, state, widgets
 from fairaudit.ui import options as ui_options
 from fairaudit.ui.progress import progress_bar
@@ -17,10 +18,24 @@ meta = state.get(state.RESULT_META)
 if meta and meta.get("status") == "running":  # the previous run was interrupted by Stop (or a page change)
     meta["status"] = "stopped"
 
-missing = [what for what, ok in (("a dataset (Data page)", dataset is not None), ("a model (Model page)", model is not None),
-                                 ("a specification (Specification page)", bool(spec_text.strip()))) if not ok]
+have_result = state.get(state.RESULT) is not None
+source = audit_form.source_picker()
+population_mode = source == flows.POPULATION
+program = None
+if population_mode:  # a population program (.fr) instead of the dataset and model
+    with st.expander("Population program", expanded=not have_result, icon=":material/groups:"):
+        program = audit_form.program_form(dataset, model)
+        property_kind, epsilon = audit_form.property_form()
+    audited_text = ratio_spec(epsilon) if property_kind == "ratio" else spec_text
+    missing = []  # the ratio is written from ε; an own specification is checked in its editor below
+else:
+    audited_text = spec_text
+    missing = [what for what, ok in (("a dataset (Data page)", dataset is not None),
+                                     ("a model (Model page)", model is not None),
+                                     ("a specification (Specification page)", bool(spec_text.strip()))) if not ok]
 if missing:
-    st.info("To run an audit, choose " + ", ".join(missing) + " — or load the demo on the Overview page.")
+    st.info("To run an audit, choose " + ", ".join(missing) + " — or load the demo on the Overview page"
+            + ("" if population_mode else ", or audit a population program (choose it above)") + ".")
 
 # a spec file's headers ('# engine:', '# where:', an engine's options) set the widgets below, once per change of
 # the headers; a header with an error is shown and applies nothing
@@ -28,16 +43,21 @@ from_headers, header_errors = audit_form.sync_headers(spec_text)
 headers = flows.spec_headers(spec_text)
 
 # ------------------------------------------------------------------------------------------------ engine
-where_now, rows_now = audit_form.current_where_rows()
-where_problem = flows.check_where(where_now, dataset)
-inputs, inputs_error = (None, None) if where_problem else flows.current_inputs(where_now, rows_now)
-parsed, _ = flows.check_spec(spec_text, None) if spec_text.strip() else (None, [])
-choices = ui_options.engine_choices(parsed, inputs if model is not None else None)
-have_result = state.get(state.RESULT) is not None
+if population_mode:
+    where_now, rows_now, where_problem, inputs_error = "", None, None, None
+    if program.population is not None:
+        st.session_state["audit_program_inputs"] = flows.population_inputs(program.population)
+    inputs = st.session_state.get("audit_program_inputs")  # the last program that parsed: which engines fit
+else:
+    where_now, rows_now = audit_form.current_where_rows()
+    where_problem = flows.check_where(where_now, dataset)
+    inputs, inputs_error = (None, None) if where_problem else flows.current_inputs(where_now, rows_now)
+parsed, _ = flows.check_spec(audited_text, None) if audited_text.strip() else (None, [])
+choices = ui_options.engine_choices(parsed, inputs if (model is not None or population_mode) else None)
 with st.expander("Engine and options", expanded=not have_result, icon=":material/tune:"):
     chosen = audit_form.engine_picker(choices)
     engine = engines.get(chosen.name)
-    form = audit_form.engine_form(engine, where_problem, inputs_error)
+    form = audit_form.engine_form(engine, where_problem, inputs_error, rows_widgets=not population_mode)
     note = ui_options.header_note(from_headers, engine)
     if note:
         st.caption(note)
@@ -56,19 +76,22 @@ if not chosen.available:
 if entered or "audit_spec_editor" not in st.session_state or st.session_state.get("audit_spec_synced") != spec_text:
     st.session_state["audit_spec_editor"] = spec_text
     st.session_state["audit_spec_synced"] = spec_text
-with st.expander("Specification — edit a threshold here, then press Run", expanded=not have_result and not missing,
-                 icon=":material/edit_note:"):
-    edited = st.text_area("Specification", key="audit_spec_editor", height=130, label_visibility="collapsed")
-    edited_spec, problems = flows.check_spec(edited, dataset) if edited.strip() else (None, [])
-    for severity, message in problems:
-        (st.warning if severity == "warning" else st.error)(message)
-    changed = edited.strip() != spec_text.strip()
-    if changed and edited_spec is not None:
-        st.caption("Edited: **Run** audits this new version; it is added to the version history below.")
+edited, edited_spec, changed = spec_text, None, False
+if not population_mode or property_kind == "spec":  # (the ratio property is written from ε above)
+    with st.expander("Specification — edit a threshold here, then press Run",
+                     expanded=not have_result and not missing, icon=":material/edit_note:"):
+        edited = st.text_area("Specification", key="audit_spec_editor", height=130, label_visibility="collapsed")
+        against = None if population_mode else dataset  # over a program: its variables (the engines check them)
+        edited_spec, problems = flows.check_spec(edited, against) if edited.strip() else (None, [])
+        for severity, message in problems:
+            (st.warning if severity == "warning" else st.error)(message)
+        changed = edited.strip() != spec_text.strip()
+        if changed and edited_spec is not None:
+            st.caption("Edited: **Run** audits this new version; it is added to the version history below.")
 
 # the specification Run would audit must be valid for the current dataset (it may have changed since)
 spec_errors = []
-if not changed and spec_text.strip() and dataset is not None:
+if not changed and spec_text.strip() and dataset is not None and not population_mode:
     spec_errors = [m for sev, m in flows.check_spec(spec_text, dataset)[1] if sev != "warning"]
     for message in spec_errors:
         if message not in header_errors:  # those are shown above, as header errors
@@ -78,13 +101,18 @@ if edit_broken:
     st.error("The edited specification has errors (see above); fix them or undo the edit to run.")
 
 decision = logic.header_decision(headers, getattr(model, "expression", None))
-if decision and dataset is not None:
+if decision and dataset is not None and not population_mode:
     widgets.decision_offer(decision, key="audit_use_decision")
 widgets.decision_applied_note()
 
 b1, b2, status_col = st.columns([1.1, 1.1, 9], vertical_alignment="center")
 can_run = (chosen.available and not missing and not form.errors and not spec_errors and not header_errors
-           and not edit_broken)
+           and not edit_broken and (program is None or program.population is not None)
+           and bool(audited_text.strip() or edited.strip()))
+choice = form.choice
+if population_mode:  # what Run audits: the program's text (this session's) and the property
+    choice = {**form.choice, "source": flows.POPULATION, "program": program.text, "program_name": program.name,
+              "spec": audited_text}
 run = b1.button("Run", type="primary", key="audit_run", disabled=not can_run, width="stretch",
                 icon=":material/play_arrow:")
 b2.button("Stop", key="audit_stop_button", help="Interrupts the run; the evidence so far is kept.", width="stretch")
@@ -142,7 +170,7 @@ class LiveDrawing:
 if run:
     try:
         with progress_bar(f"Auditing with {engine.title}", status_box) as bar:
-            flows.run_audit(form.choice, on_progress=bar, on_result=LiveDrawing(bar))
+            flows.run_audit(choice, on_progress=bar, on_result=LiveDrawing(bar))
     except Exception as err:  # noqa: BLE001 - shown as a message after the rerun, never as a traceback
         st.session_state["audit_error"] = logic.error_text(err)
     st.rerun()
@@ -189,9 +217,14 @@ frame = result.to_frame()
 shown = selected or selection.default_selection(nodes)
 with verdict_box:
     widgets.verdict_line(result, shown_ids=shown)
-    if meta.get("spec") is not None and meta["spec"].strip() != spec_text.strip():
+    same_source = (meta.get("source") == flows.POPULATION) == population_mode
+    if same_source and meta.get("spec") is not None and meta["spec"].strip() != audited_text.strip():
         st.warning("The specification has changed since this result was computed: press **Run** to audit the "
                    "current version.", icon=":material/update:")
+    if (program is not None and meta.get("program_sha") and program.error is None
+            and meta["program_sha"] != flows.program_sha(program.text)):
+        st.warning("The population program has changed since this result was computed: press **Run** to audit "
+                   "the current version.", icon=":material/update:")
     for other in also:  # the same audit by a second engine, part by part
         beside = flows.beside(other.name)
         if beside is None and result.complete:

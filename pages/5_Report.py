@@ -4,7 +4,7 @@ import datetime as dt
 import streamlit as st
 
 from fairaudit.report import build_pdf, content, first_page_png
-from fairaudit.ui import selection, state, widgets
+from fairaudit.ui import flows, selection, state, widgets
 from fairaudit.ui.progress import progress_bar
 
 widgets.page_setup("Report")
@@ -25,8 +25,11 @@ selected = selection.rebase_selection(state.get(state.SELECTED) or [], state.get
 key = (meta.get("started"), result.steps, result.verdict, tuple(selected))
 if st.session_state.get("report_pdf_key") != key:
     with progress_bar("Building the PDF report (every chart is rendered)") as bar:
-        st.session_state["report_pdf"] = build_pdf(result, dataset=state.get(state.DATASET),
-                                                   model=state.get(state.MODEL), selected_nodes=selected,
+        on_rows = meta.get("source") != flows.POPULATION  # a population program's run read no dataset or model
+        st.session_state["report_pdf"] = build_pdf(result, dataset=state.get(state.DATASET) if on_rows else None,
+                                                   model=state.get(state.MODEL) if on_rows else None,
+                                                   selected_nodes=selected,
+                                                   population=None if on_rows else flows.audited_program(),
                                                    on_progress=bar)
     st.session_state["report_pdf_key"] = key
 pdf = st.session_state["report_pdf"]

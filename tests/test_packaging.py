@@ -39,9 +39,13 @@ def test_wheel_installs_with_data_and_specs(tmp_path):
     assert check.returncode == 0 and check.stdout.startswith("ok"), check.stderr
     probe = subprocess.run([str(python), "-c", "import fairaudit, fairaudit.data as d;"
                             "from fairaudit.ui import speclib;"
-                            "print(fairaudit.__file__); print(d.DATA_DIR); print(len(speclib.list_specs()))"],
+                            "from fairaudit.programs.population import examples, from_text;"
+                            "print(fairaudit.__file__); print(d.DATA_DIR); print(len(speclib.list_specs()));"
+                            "print(len([from_text(e.text, e.name) for e in examples()]))"],
                            capture_output=True, text=True, env=env, cwd=tmp_path, check=True)
-    module_file, data_dir, n_specs = probe.stdout.split("\n")[:3]
+    module_file, data_dir, n_specs, n_programs = probe.stdout.split("\n")[:4]
     assert module_file.startswith(str(env_dir)), module_file
     assert data_dir.startswith(str(env_dir)), data_dir
     assert int(n_specs) == len(list((ROOT / "specs").glob("*.spec")))
+    # the Audit page's example population programs ship in the wheel (package data), and parse
+    assert int(n_programs) == len(list((ROOT / "fairaudit" / "programs" / "examples").glob("*.fr"))) > 0

@@ -47,7 +47,6 @@ class FairSquare(Engine):
     summary = ("lower and upper bounds that hold with certainty on every E[...] over a population program "
                "(.fr): program paths, closed forms and exact box decomposition, refined until decided")
     unit = "refinement rounds"
-    count_meaning = "the number of boxes (cells) its paths' bounds are summed over (0: closed forms only)"
     leaf_kinds = frozenset({"expect"})
     requires = ("population",)
     options = (
@@ -57,7 +56,7 @@ class FairSquare(Engine):
         Option("population_model", str, "independent", "with a dataset and a model instead of a population "
                "program: how the population is generated from the dataset (independent: every column drawn on its "
                "own; bn: the protected attribute first, every other column drawn within its group)",
-               choices=("independent", "bn"), header=True, label="Generated population"),
+               choices=("independent", "bn"), header=True, label="Generated population", advanced=True),
         _common("stop", default=True, help="stop at the first round at which the whole specification is decided "
                 "(the bounds are sound, so refining further cannot change the verdict); false: refine until the "
                 "precision or the time budget"),
@@ -113,7 +112,7 @@ class FairSquare(Engine):
             done = settled or widest <= precision
             cells = state.cells
             warnings = state.empty_conditions() if done or step == 0 else ()
-            yield LeafBatch(np.array([step]), {k: _leaf(lo, hi, cells) for k, (lo, hi) in values.items()},
+            yield LeafBatch(np.array([step]), {k: _leaf(lo, hi) for k, (lo, hi) in values.items()},
                             done=step, total=step if done else None, warnings=warnings,
                             info={**state.info(), "cells": cells, "rounds": step})
             if done or ctx.expired():
@@ -253,8 +252,9 @@ def _ratio_hi(a: Fraction, b: Fraction) -> float:
     return min(1.0, up(a / (a + b))) if a + b > 0 else 1.0
 
 
-def _leaf(lo: float, hi: float, cells: int) -> LeafValue:
-    return LeafValue(np.array([(lo + hi) / 2]), np.array([lo]), np.array([hi]), 0.0, np.array([float(cells)]))
+def _leaf(lo: float, hi: float) -> LeafValue:
+    """A leaf's bounds; no count (a probability here is not estimated from a number of anything)."""
+    return LeafValue(np.array([(lo + hi) / 2]), np.array([lo]), np.array([hi]), 0.0, np.array([np.nan]))
 
 
 # ------------------------------------------------------------------------------------------ spec events

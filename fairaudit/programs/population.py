@@ -65,6 +65,39 @@ def load(population) -> Population:
                       hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
+def from_text(text: str, name: str = "program") -> Population:
+    """A ``Population`` of ``.fr`` text (e.g. typed or uploaded on the dashboard): parsed, never run (parse errors
+    raise ``SpecError`` with line:column)."""
+    from fairaudit.programs.parse import parse_program
+
+    return Population(parse_program(text, filename=name), name, hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
+@dataclass(frozen=True)
+class Example:
+    """A small ``.fr`` program shipped with fairaudit (``fairaudit/programs/examples/``): its file name, what it is
+    (the file's first comment line) and its text."""
+    name: str
+    about: str
+    text: str
+
+
+EXAMPLES = ("fig1_original.fr", "fig1_fixed.fr", "toy_t1.fr", "toy_t2.fr", "toy_t3.fr", "ex3_2.fr")
+
+
+def examples() -> list[Example]:
+    """The bundled example programs (FairSquare's Fig. 1 and the toys with exact answers), in ``EXAMPLES`` order."""
+    from importlib.resources import files
+
+    folder = files("fairaudit.programs") / "examples"
+    out = []
+    for name in EXAMPLES:
+        text = (folder / name).read_text(encoding="utf-8")
+        first = text.splitlines()[0] if text else ""
+        out.append(Example(name, first.lstrip("# ").strip() if first.startswith("#") else "", text))
+    return out
+
+
 def frame_of(sample) -> tuple[pd.DataFrame, np.ndarray]:
     """The columns of sampled individuals (the program's variables, ``sensitive``, ``qualified``) and ``pred``."""
     columns = {k: v for k, v in (sample.values or {}).items() if k not in RESERVED + ("pred",)}

@@ -164,9 +164,11 @@ class Form:
     errors: list[str] = field(default_factory=list)
 
 
-def engine_form(engine, where_problem: str | None = None, inputs_error: str | None = None) -> Form:
+def engine_form(engine, where_problem: str | None = None, inputs_error: str | None = None, rows_widgets: bool = True
+                ) -> Form:
     """The chosen engine's own options, then the options of every run, then (in "Advanced") the options it
-    declares advanced; the row filter and the rows policy. Each value is checked by its declaration."""
+    declares advanced; the row filter and the rows policy (``rows_widgets``: when the audit reads rows). Each value
+    is checked by its declaration."""
     main = [o for o in engine.options if not o.advanced] + [o for o in engine.all_options()
                                                            if o not in engine.options and not o.advanced]
     advanced = [o for o in engine.all_options() if o.advanced]
@@ -174,6 +176,8 @@ def engine_form(engine, where_problem: str | None = None, inputs_error: str | No
     if advanced:
         with st.expander("Advanced"):
             _grid(engine, advanced)
+    if not rows_widgets:
+        return _form_of(engine, "", None, [])
     left, right = st.columns([3, 2])
     seed(uo.WHERE_KEY, "")
     where = left.text_input("Only rows where (optional)", key=uo.WHERE_KEY,
@@ -191,6 +195,10 @@ def engine_form(engine, where_problem: str | None = None, inputs_error: str | No
     if inputs_error and not where_problem:
         st.error(f"The audit cannot start: {inputs_error}")
         errors.append(inputs_error)
+    return _form_of(engine, where, rows, errors)
+
+
+def _form_of(engine, where: str, rows, errors: list[str]) -> Form:
     raw = {uo.option_key(engine.name, o.name): st.session_state.get(uo.option_key(engine.name, o.name))
            for o in engine.all_options()}
     options, problems = uo.engine_options(engine, raw)
@@ -200,3 +208,181 @@ def engine_form(engine, where_problem: str | None = None, inputs_error: str | No
     choice = {"engine": engine.name, "options": options, "where": where.strip(),
               "rows": None if rows == "default" else rows}
     return Form(choice, errors)
+
+
+# ------------------------------------------------------------------------------------------------ population programs
+
+SOURCE_KEY = "audit_source"
+SOURCES = {"rows": "Dataset and model", "population": "Population program (.fr)"}
+PROGRAM_EDITOR = "audit_program_editor"
+EXAMPLE_KEY = "audit_program_example"
+PROPERTY_KEY = "audit_property"
+EPSILON_KEY = "audit_epsilon"
+PROPERTIES = {"ratio": "The group-fairness ratio of the program, with ε",
+              "spec": "The specification (edited below)"}
+
+
+def source_picker() -> str:
+    """What the audit reads: the session's dataset and model, or a population program. Kept across pages."""
+    if seed(SOURCE_KEY, "rows") not in SOURCES:
+        set_value(SOURCE_KEY, "rows")
+    source = st.radio("What to audit", list(SOURCES), key=SOURCE_KEY, format_func=SOURCES.get, horizontal=True,
+                      help="A dataset and model: the audit reads the dataset's rows and the model's decisions. A "
+                           "population program (a FairSquare .fr file): a probabilistic program that says who applies "
+                           "(popModel) and how they are decided (F); the audit reads the program itself, or "
+                           "individuals drawn from it.")
+    keep(SOURCE_KEY, source)
+    return source
+
+
+def _put_program(text: str, name: str) -> None:
+    """Make ``text`` the program in the editor (called by the example, upload and generate callbacks, before the
+    editor is drawn)."""
+    from fairaudit.ui import state
+
+    st.session_state[PROGRAM_EDITOR] = text
+    state.put(state.PROGRAM, {"text": text, "name": name, "loaded": text})
+    st.session_state.pop("audit_program_upload_error", None)
+    if st.session_state.get(EXAMPLE_KEY) != name:  # the example picker shows an example only when it is loaded
+        set_value(EXAMPLE_KEY, None)
+
+
+def _load_example() -> None:
+    from fairaudit.programs.population import examples
+
+    by_name = {e.name: e for e in examples()}
+    example = by_name.get(st.session_state.get(EXAMPLE_KEY))
+    if example is not None:
+        keep(EXAMPLE_KEY, example.name)
+        _put_program(example.text, example.name)
+
+
+UPLOAD_GENERATION = "audit_program_upload_generation"
+
+
+def _load_upload(key: str) -> None:
+    """Put an uploaded file's text in the editor, then drop the file (the upload widget gets a new key: it is
+    empty again, the text lives in the editor)."""
+    from fairaudit.ui import flows
+
+    upload = st.session_state.get(key)
+    if upload is None:
+        return
+    try:
+        _put_program(flows.read_program_upload(upload), upload.name.replace("\\", "/").rsplit("/", 1)[-1])
+        st.session_state.pop("audit_program_upload_error", None)
+    except ValueError as err:
+        st.session_state["audit_program_upload_error"] = str(err)
+    flows.forget_upload(upload)
+    st.session_state[UPLOAD_GENERATION] = st.session_state.get(UPLOAD_GENERATION, 0) + 1
+
+
+def _generate() -> None:
+    from fairaudit.ui import flows, logic, state
+
+    structure = st.session_state.get("audit_program_structure", "independent")
+    try:
+        text = flows.generate_program(structure)
+    except Exception as err:  # noqa: BLE001 - shown under the button, never as a traceback
+        st.session_state["audit_program_upload_error"] = "The program could not be generated: " + \
+            logic.error_text(err)[0]
+        return
+    dataset = state.get(state.DATASET)
+    _put_program(text, f"{getattr(dataset, 'name', 'data')}_{structure}.fr")
+    st.session_state.pop("audit_program_upload_error", None)
+
+
+@dataclass
+class ProgramForm:
+    text: str
+    name: str
+    population: Any = None  # the parsed ``Population`` (None: it does not parse)
+    error: str | None = None
+
+
+def program_form(dataset=None, model=None) -> ProgramForm:
+    """Pick a bundled example, upload a ``.fr`` file or generate one from the session's dataset and model, and edit
+    it; the text is parsed on every change (a parse error shows its line:column and nothing runs). The text lives in
+    this session only (``state.PROGRAM``)."""
+    from fairaudit.programs.population import examples
+    from fairaudit.ui import flows, state
+
+    bundled = examples()
+    kept = state.get(state.PROGRAM)
+    if kept is None:  # a first visit: the first example, ready to run
+        kept = {"text": bundled[0].text, "name": bundled[0].name, "loaded": bundled[0].text}
+        state.put(state.PROGRAM, kept)
+    if PROGRAM_EDITOR not in st.session_state:  # a widget's value is forgotten when its page is left
+        st.session_state[PROGRAM_EDITOR] = kept["text"]
+    about = {e.name: e.about for e in bundled}
+    left, middle = st.columns([3, 2])
+    if seed(EXAMPLE_KEY, kept.get("name")) not in about:
+        set_value(EXAMPLE_KEY, None)
+    picked = left.selectbox("Example program", list(about), key=EXAMPLE_KEY, on_change=_load_example,
+                            placeholder="Choose an example to load it",
+                            help="Small programs shipped with fairaudit, each with its exact answer in its first "
+                                 "line: FairSquare's Fig. 1 (hiring) as published and fixed, and toys.")
+    keep(EXAMPLE_KEY, picked)
+    if picked is not None:
+        left.caption(about[picked])
+    upload_key = f"audit_program_upload_{st.session_state.get(UPLOAD_GENERATION, 0)}"
+    middle.file_uploader(f"Or upload a .fr file (text, up to {flows.PROGRAM_MAX_KB} KB)", type=["fr", "txt"],
+                         key=upload_key, on_change=_load_upload, args=(upload_key,), max_upload_size=1,
+                         help=f"A FairSquare program (text, at most {flows.PROGRAM_MAX_KB} KB). It is parsed, never "
+                              "run as code, and kept in this session only.")
+    if dataset is not None and model is not None:
+        g1, g2 = st.columns([3, 2], vertical_alignment="bottom")
+        g1.radio("Or generate one from the loaded dataset and model", ["independent", "bn"], horizontal=True,
+                 key="audit_program_structure",
+                 format_func={"independent": "columns independent", "bn": "protected attribute as the root (BN)"}.get,
+                 help="A population model of the dataset's columns with the model's decision as F(); edit it below.")
+        g2.button("Generate", key="audit_program_generate", on_click=_generate, icon=":material/auto_awesome:")
+    upload_error = st.session_state.get("audit_program_upload_error")
+    if upload_error:
+        st.error(upload_error)
+    text = st.text_area("Population program", key=PROGRAM_EDITOR, height=400,
+                        max_chars=flows.PROGRAM_MAX_KB * 1024,
+                        help="popModel() draws an individual (gaussian(mean, variance), step([(lo, hi, p), ...]), "
+                             "if/elif/else, arithmetic) and marks sensitiveAttribute(...) and optionally "
+                             "qualified(...); F() decides and marks fairnessTarget(...). Checked as you type.")
+    name = kept.get("name") or "program"
+    if text != kept.get("text"):
+        kept = {**kept, "text": text}
+        state.put(state.PROGRAM, kept)
+    if text != kept.get("loaded"):
+        name = name.removesuffix(".fr") + " (edited).fr"
+    population, error = flows.check_program(text, name)
+    if error:
+        st.error(f"The program does not parse — {error}\n\nNothing runs until it does.",
+                 icon=":material/error:")
+    else:
+        program = population.program
+        st.caption(f"**{name}** parses: {len(program.variables)} variables "
+                   f"({', '.join(list(program.variables)[:8])}{', …' if len(program.variables) > 8 else ''}).")
+    return ProgramForm(text, name, population, error)
+
+
+def property_form() -> tuple[str, float | None]:
+    """``(kind, epsilon)``: audit the program's group-fairness ratio with ε (``ratio``) or the session's
+    specification (``spec``). Kept across pages."""
+    from fairaudit.programs.population import DEFAULT_EPSILON, ratio_spec
+
+    if seed(PROPERTY_KEY, "ratio") not in PROPERTIES:
+        set_value(PROPERTY_KEY, "ratio")
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    kind = left.radio("Property", list(PROPERTIES), key=PROPERTY_KEY, format_func=PROPERTIES.get,
+                      help="The ratio: P[target | sensitive and qualified] / P[target | not sensitive and "
+                           "qualified] > 1 − ε. Or your own specification over pred (the target, 0/1), sensitive, "
+                           "qualified and the program's variables, e.g. E[pred | sensitive and age > 30] > 0.4.")
+    keep(PROPERTY_KEY, kind)
+    epsilon = None
+    if kind == "ratio":
+        value = seed(EPSILON_KEY, DEFAULT_EPSILON)
+        if not isinstance(value, float) or not 0 < value < 1:
+            set_value(EPSILON_KEY, DEFAULT_EPSILON)
+        epsilon = right.number_input("ε", min_value=0.001, max_value=0.999, step=0.01, format="%g", key=EPSILON_KEY,
+                                     help="The ratio must exceed 1 − ε to be fair (FairSquare's default: 0.15).")
+        keep(EPSILON_KEY, epsilon)
+        st.caption(f"Audits `{ratio_spec(epsilon)}` over the program's individuals: `pred` is its fairnessTarget, "
+                   "`sensitive` its sensitiveAttribute, `qualified` its qualified(...) (everyone when it has none).")
+    return kind, epsilon

@@ -158,14 +158,18 @@ def audit_iterator(choice: dict, on_progress=None, engine: str | None = None):
     then take their defaults; the run's seed is kept)."""
     from fairaudit.api import audit
 
+    options = dict(choice.get("options") or {})
+    if engine is not None and engine != choice["engine"]:
+        options = {k: options[k] for k in ("seed",) if k in options}
+    if choice.get("source") == POPULATION:
+        population = program_population(choice["program"], choice.get("program_name") or "program")
+        return audit(None, choice["spec"], engine=engine or choice["engine"], population=population, iterate=True,
+                     on_progress=on_progress, **options)
     dataset = state.get(state.DATASET)
     model = state.get(state.MODEL)
     spec_text = state.get(state.SPEC_TEXT)
     if dataset is None or model is None or not spec_text.strip():
         raise FairauditError("choose a dataset and a model and write a specification first")
-    options = dict(choice.get("options") or {})
-    if engine is not None and engine != choice["engine"]:
-        options = {k: options[k] for k in ("seed",) if k in options}
     where = (choice.get("where") or "").strip() or None
     return audit(dataset, spec_text, engine=engine or choice["engine"], where=where, rows=choice.get("rows"),
                  iterate=True, on_progress=on_progress, **_decisions(), **options)
@@ -180,6 +184,10 @@ def run_audit(choice: dict, on_progress=None, on_result: Callable[[Any], None] |
     meta = {"engine": choice["engine"], "choice": dict(choice), "data": getattr(dataset, "name", None),
             "model": (state.get(state.MODEL_INFO) or {}).get("describe"), "audited_on": audited_on(choice["engine"]),
             "status": "running", "started": time.time(), "spec": spec_text}
+    if choice.get("source") == POPULATION:  # the program and the property audited, not the session's data
+        meta.update(source=POPULATION, data=choice.get("program_name"), model=None, spec=choice["spec"],
+                    program_sha=program_sha(choice["program"]),
+                    audited_on=audited_on(choice["engine"], program=choice.get("program_name")))
     state.put(state.ALSO, None)
     result = None
     for result in audit_iterator(choice, on_progress):  # a run that fails before its first result leaves the last
@@ -217,20 +225,97 @@ def beside(engine_name: str):
     return also["result"]
 
 
-def audited_on(engine_name: str | None = None) -> str:
-    """What the current audit runs on, for the version history: ``adult · logreg · <engine title>``."""
+def audited_on(engine_name: str | None = None, program: str | None = None) -> str:
+    """What the current audit runs on, for the version history: ``adult · logreg · <engine title>`` (``program``:
+    the population program's name instead of the dataset and model)."""
     from fairaudit import engines
 
     dataset = state.get(state.DATASET)
     info = state.get(state.MODEL_INFO) or {}
     decisions = info.get("expression") or info.get("kind") or "no model"
-    text = f"{getattr(dataset, 'name', '—')} · {decisions}"
+    text = f"population program {program}" if program else f"{getattr(dataset, 'name', '—')} · {decisions}"
     if engine_name is not None:
         try:
             text += f" · {engines.get(engine_name).title or engine_name}"
         except (FairauditError, ImportError):
             text += f" · {engine_name}"
     return text
+
+
+# ------------------------------------------------------------------------------------------------ population programs
+
+POPULATION = "population"  # the Audit page's source: a population program (.fr) instead of the dataset and model
+PROGRAM_MAX_KB = 64  # a population program is a short text; an upload or an edit beyond this is refused
+
+
+def program_sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def program_population(text: str, name: str = "program"):
+    """The ``Population`` of ``.fr`` text (parsed, never run): ``SpecError`` with line:column when it does not
+    parse. Parsed once per text and session."""
+    from fairaudit.programs.population import from_text
+
+    cached = st.session_state.get("audit_program_parsed")
+    key = (program_sha(text), name)
+    if cached is not None and cached["key"] == key:
+        return cached["population"]
+    population = from_text(text, name)
+    st.session_state["audit_program_parsed"] = {"key": key, "population": population}
+    return population
+
+
+def audited_program():
+    """The last population program parsed on the Audit page (a ``Population``: the PDF prints it when its sha256
+    is the one the result recorded), or None."""
+    cached = st.session_state.get("audit_program_parsed")
+    return cached["population"] if cached else None
+
+
+def check_program(text: str, name: str = "program") -> tuple[Any, str | None]:
+    """``(Population or None, the parse error with its line:column and a caret, or None)``."""
+    if len(text.encode("utf-8")) > PROGRAM_MAX_KB * 1024:
+        return None, (f"the program is {len(text.encode('utf-8')) / 1024:.0f} KB; population programs are short "
+                      f"texts, at most {PROGRAM_MAX_KB} KB here")
+    if not text.strip():
+        return None, "the program is empty: pick an example, upload a .fr file or write one"
+    try:
+        return program_population(text, name), None
+    except FairauditError as err:
+        return None, _located(err, pretty=getattr(err, "line", None) is not None)
+
+
+def read_program_upload(upload) -> str:
+    """The text of an uploaded ``.fr`` file (``ValueError`` with a sentence when it is too large or not text)."""
+    size = int(upload.size)
+    if size > PROGRAM_MAX_KB * 1024:
+        raise ValueError(f"{upload.name} is {size / 1024:.0f} KB: a population program is a short text file, at "
+                         f"most {PROGRAM_MAX_KB} KB here.")
+    try:
+        return upload.getvalue().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{upload.name} is not a text file (UTF-8): upload a .fr program.") from None
+
+
+def population_inputs(population):
+    """What an engine would read for ``population`` (for the engines' ``check`` before Run)."""
+    from fairaudit.inputs import Inputs
+
+    return Inputs.build_population(population, samples=None)
+
+
+def generate_program(structure: str = "independent") -> str:
+    """A population program of the session's dataset with the session's model as its decision
+    (``fairaudit.programs.generate.population_program``); ``FairauditError`` when it cannot be written."""
+    from fairaudit.programs.generate import population_program
+
+    dataset, model = state.get(state.DATASET), state.get(state.MODEL)
+    if dataset is None:
+        raise FairauditError("choose a dataset first (Data page)")
+    return population_program(dataset, model=model, structure=structure)
 
 
 def use_decisions(expression: str) -> None:

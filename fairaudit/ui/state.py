@@ -29,10 +29,12 @@ SELECTION_TREE = "selection_tree"  # the tree (selection.tree_signature) those i
 LAST_EVENT = "tree_last_event"
 SPEC_DRAFT = "spec_draft"      # {"base": SPEC_TEXT it was typed against, "text": the editor's text}
 UPLOADED = "uploaded_dataset"  # this session's parsed CSV upload (per session; the bytes are not kept)
+PROGRAM = "population_program"  # {"text", "name", "loaded"}: the Audit page's population program (this session only)
 
 DEFAULTS: dict[str, Any] = {DATASET: None, DATASET_KEY: None, MODEL: None, MODEL_INFO: None, SPEC_TEXT: "",
                             SPEC_HISTORY: [], RESULT: None, RESULT_META: None, SELECTED: [], LAST_EVENT: [],
-                            SELECTION_TREE: None, SPEC_DRAFT: None, UPLOADED: None, ALSO: None}
+                            SELECTION_TREE: None, SPEC_DRAFT: None, UPLOADED: None, ALSO: None,
+                            PROGRAM: None}
 
 
 def init() -> None:
@@ -107,15 +109,21 @@ def set_dataset(dataset) -> None:
         if st.session_state.get(MODEL_INFO) and st.session_state[MODEL_INFO].get("dataset_key") != key:
             st.session_state[MODEL] = None
             st.session_state[MODEL_INFO] = None
-        st.session_state[RESULT] = None
-        st.session_state[RESULT_META] = None
-        st.session_state[ALSO] = None
+        _forget_result()
 
 
 def set_model(model, info: dict) -> None:
     st.session_state[MODEL] = model
     st.session_state[MODEL_INFO] = {**info, "dataset_key": st.session_state.get(DATASET_KEY),
                                     "describe": model.describe()}
+    _forget_result()
+
+
+def _forget_result() -> None:
+    """A new dataset or model: the result computed on the old ones no longer applies (a population program's
+    result read neither, and stays)."""
+    if (st.session_state.get(RESULT_META) or {}).get("program_sha"):
+        return
     st.session_state[RESULT] = None
     st.session_state[RESULT_META] = None
     st.session_state[ALSO] = None

@@ -65,6 +65,13 @@ def summary(compact: bool = False) -> None:
     spec = state.get(state.SPEC_TEXT)
     result = state.get(state.RESULT)
     meta = state.get(state.RESULT_META) or {}
+    if result is not None and meta.get("program_sha"):  # a population program's audit: no dataset or model
+        st.markdown(f"**Population program:** {meta.get('data') or '—'} (sha256 {meta['program_sha'][:12]}…)")
+        st.markdown(f"**Engine:** {_engine_title(meta.get('engine'))}")
+        st.markdown("**Specification:**")
+        st.code((meta.get("spec") or "").strip(), language=None, wrap_lines=True)
+        verdict_line(result)
+        return
     rows = [
         ("Dataset", f"{ds.name} — {len(ds):,} rows; label `{ds.schema.label}` = {ds.schema.favourable!r}; "
                     f"protected {', '.join(ds.schema.protected) or 'none'}" if ds is not None else "none chosen (Data page)"),
@@ -118,11 +125,15 @@ def sidebar_status() -> None:
     ds = state.get(state.DATASET)
     model_info = state.get(state.MODEL_INFO)
     result = state.get(state.RESULT)
+    meta = state.get(state.RESULT_META) or {}
     with st.sidebar:
         st.caption("Current audit")
-        st.markdown(f"Data: **{ds.name if ds is not None else '—'}**  \n"
-                    f"Model: **{model_info['kind'] if model_info else '—'}**  \n"
-                    f"Verdict: **{verdict_word(result.verdict) if result is not None else 'not run'}**")
+        if result is not None and meta.get("program_sha"):  # the result audits a population program
+            audited = f"Program: **{meta.get('data') or '—'}**  \n"
+        else:
+            audited = (f"Data: **{ds.name if ds is not None else '—'}**  \n"
+                       f"Model: **{model_info['kind'] if model_info else '—'}**  \n")
+        st.markdown(audited + f"Verdict: **{verdict_word(result.verdict) if result is not None else 'not run'}**")
 
 
 _CSS = """
