@@ -172,3 +172,22 @@ def test_spec_reading_a_variable_assigned_on_some_paths_only_is_not_silent():
     except FairauditError:
         return
     assert any("y" in w for w in r.warnings), r.warnings
+
+
+# ------------------------------------------------------------------------------------- CLI wording and ignored flags
+T1 = ROOT / "bench" / "fairsquare" / "examples" / "toy_t1.fr"
+
+
+def test_population_model_flag_with_a_population_program_is_not_silently_ignored():
+    # --population-model only shapes a population generated from --data/--model; with --population it has no
+    # effect, and nothing says so (the analyst believes a BN population was audited)
+    code, out = _cli(["--engine", "fairsquare", "--population", str(T1), "--population-model", "bn",
+                      "--timeout", "5"])
+    assert code == 2 or "population-model" in out or "population_model" in out, out
+
+
+def test_population_with_model_error_does_not_say_sampled_for_the_sound_engine():
+    # commands/audit.py words a monitor-only concept for every engine: fairsquare samples nothing
+    code, out = _cli(["--engine", "fairsquare", "--population", str(T1), "--model", "logreg"])
+    assert code == 2
+    assert "sampled" not in out, out
