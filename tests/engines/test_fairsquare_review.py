@@ -191,3 +191,27 @@ def test_population_with_model_error_does_not_say_sampled_for_the_sound_engine()
     code, out = _cli(["--engine", "fairsquare", "--population", str(T1), "--model", "logreg"])
     assert code == 2
     assert "sampled" not in out, out
+
+
+ALL_SENSITIVE_UNDECIDED = """
+def popModel():
+    x = step([(0, 1, 1)])
+    z = gaussian(0, 1)
+    w = gaussian(0, 1)
+    sensitiveAttribute(z < 0)
+def F():
+    fairnessTarget(x * w * z > 0.1)
+"""
+
+
+def test_undecided_ratio_of_probabilities_is_not_reported_as_minus_infinity():
+    # both leaves are probabilities in [0, 1]; after a very short run the ratio node is shown as
+    # "left side 1 in [-inf, inf]": a lower bound below 0 (and a point value of 1 that nothing measured)
+    # tells the analyst nothing; the quotient of two intervals inside [0, 1] is at least 0.
+    prog = parse_program(ALL_SENSITIVE_UNDECIDED, "u.fr")
+    r = fairaudit.audit(None, None, engine="fairsquare", population=prog, time_budget=0.001)
+    t = r.trace_table
+    root = r.node_info[0].id
+    ratio = [n.id for n in r.node_info if n.parent == root][0]
+    j = t.node_ids.index(ratio)
+    assert t.lo[-1, j] >= 0.0, (t.lo[-1, j], t.hi[-1, j])
