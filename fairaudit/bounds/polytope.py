@@ -39,7 +39,7 @@ from scipy import special
 
 from fairaudit.bounds import volume
 from fairaudit.programs import ir
-from fairaudit.programs.paths import Affine, Constraint, decimal, step_mass, support
+from fairaudit.programs.paths import Affine, Constraint, literal, step_mass, support
 
 INF = math.inf
 _SQRT2 = math.sqrt(2.0)
@@ -147,7 +147,7 @@ class _Normal:
         self.mu = (fdown(mean), fup(mean))
         v_lo, v_hi = fdown(var), fup(var)
         self.sd = (dn(math.sqrt(v_lo)) if v_lo > 0 else 0.0, up(math.sqrt(v_hi)))
-        self.approx = (float(mean), math.sqrt(float(var)))
+        self.approx = (_safe_float(mean), math.sqrt(_safe_float(var)))
 
     def z_lo(self, x: np.ndarray) -> np.ndarray:
         """A lower bound on (x − μ)/σ."""
@@ -191,12 +191,12 @@ class _StepDim:
     """A step (piecewise-uniform) distribution; masses enclosed with outward rounding."""
 
     def __init__(self, dist: ir.Step):
-        # the pieces as exact decimals (``paths.decimal``), each enclosed by floats: (lo, hi) of every end, the
+        # the pieces exactly (``paths.literal``), each enclosed by floats: (lo, hi) of every end, the
         # width and the weight
         self.pieces = []
         xs, cs, acc = [], [], 0.0
         for lo, hi, p in dist.pieces:
-            lo, hi, p = decimal(lo), decimal(hi), decimal(p)
+            lo, hi, p = literal(lo), literal(hi), literal(p)
             if p <= 0:
                 continue
             self.pieces.append(((fdown(lo), fup(lo)), (fdown(hi), fup(hi)), (fdown(hi - lo), fup(hi - lo)),
@@ -223,9 +223,17 @@ class _StepDim:
         return np.interp(p, self.cum, self.knots)
 
 
+def _safe_float(x) -> float:
+    """float(x), ±1e300 beyond the float range (only for heuristics: split choices, never for a bound)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return 1e300 if x > 0 else -1e300
+
+
 def _dim(dist):
     if isinstance(dist, ir.Gaussian):
-        return _Normal(decimal(dist.mean), decimal(dist.variance))
+        return _Normal(literal(dist.mean), literal(dist.variance))
     return _StepDim(dist)
 
 
@@ -315,7 +323,9 @@ class _Linear:
         self.private = private
         self.positions = [pos for pos, _ in terms]
         scale = float(private.sd[1]) if private is not None else 1.0
-        self._weights = {pos: abs(float(a)) / scale for pos, a in terms}
+        self.magnitudes = {pos: min(abs(_safe_float(a)), 1e300) for pos, a in terms}
+        self.z_spread = 8.0 * scale if private is not None else 0.0   # the private Gaussian's own spread
+        self._weights = {pos: m / scale for pos, m in self.magnitudes.items()}
 
     def weight(self, i: int) -> float:
         return self._weights.get(i, 0.0)
@@ -361,6 +371,8 @@ class _Nonlinear:
         self.value, self.op, self.position = value, op, position
         self.positions = sorted(position[d] for d in value.dims)
         self.private = None
+        self.magnitudes = {i: 1.0 for i in self.positions}
+        self.z_spread = 0.0
 
     def weight(self, i: int) -> float:
         return 1.0 if i in self.positions else 0.0
@@ -395,7 +407,8 @@ class _Nonlinear:
 # A component: cells over its outer dimensions
 # ---------------------------------------------------------------------------------------------------------
 BATCH = 1024    # cells split together (the widest first)
-AHEAD = 4.0     # how much wider (in spread) a dimension may get than the one split before it is split instead
+AHEAD = 4.0     # how much wider (in spread) a dimension may get than the one split before it is split instead,
+SLOW = 0.9      # when the greedy split narrows the cell's gap by less than 1 − SLOW
 
 
 class Component:
@@ -414,7 +427,6 @@ class Component:
         self.f_cons = [c for c in constraints if self.f is not None and self.f in c.positions]
         self.cell_cons = [c for c in constraints if c not in self.f_cons]
         d = len(dims)
-        self.weights = np.array([sum(c.weight(i) for c in constraints) for i in range(d)])
         with np.errstate(all="ignore"):
             self.central = [(float(dim.quantile(np.array([1e-9]))[0]), float(dim.quantile(np.array([1 - 1e-9]))[0]))
                             for dim in dims]
@@ -490,12 +502,28 @@ class Component:
     def bounds(self) -> tuple[Fraction, Fraction]:
         return self.lo_sum.fraction(), self.hi_sum.fraction()
 
+    def _shares(self, L, U) -> np.ndarray:
+        """(cells × dims): for each dimension, the sum over the constraints of its share of the constraint's range
+        over the cell (|a|·width over Σ|a|·width, widths capped at the central 1 − 2·10⁻⁹ of the distribution, a
+        private Gaussian counted with 8 σ). Dimensionless: how much splitting the dimension can still narrow."""
+        low = np.maximum(L, np.array([c[0] for c in self.central]))
+        high = np.minimum(U, np.array([c[1] for c in self.central]))
+        width = np.nan_to_num(np.maximum(high - low, 0.0), posinf=1e300)
+        total = np.zeros_like(width)
+        for c in self.constraints:
+            contrib = np.zeros_like(width)
+            for i, m in c.magnitudes.items():
+                contrib[:, i] = m * width[:, i]
+            denom = contrib.sum(axis=1, keepdims=True) + c.z_spread
+            total += np.where(denom > 0, contrib / np.where(denom > 0, denom, 1.0), 0.0)
+        return total
+
     def refine(self, splits: int) -> int:
         """Split up to ``splits`` cells, the widest first, each along the dimension whose split narrows it most."""
         done = 0
         with np.errstate(all="ignore"):
             while self.heap and done < splits:
-                k = min(BATCH, splits - done, len(self.heap))
+                k = min(max(8, BATCH * 4 // max(4, len(self.dims))), splits - done, len(self.heap))
                 popped = [heapq.heappop(self.heap) for _ in range(k)]
                 done += self._split(popped)
         self.splits += done
@@ -509,6 +537,7 @@ class Component:
         p_lo = np.array([e[6] for e in popped])
         p_hi = np.array([e[7] for e in popped])
         k, d = L.shape
+        shares = self._shares(L, U)
         options = []
         for i, dim in enumerate(self.dims):
             if i == self.f:
@@ -528,10 +557,7 @@ class Component:
                 children.append((cl, cu, m_lo, m_hi, *self._values(cl, cu, m_lo, m_hi)))
             gap = (children[0][5] - children[0][4]) + (children[1][5] - children[1][4])
             ratio = np.where(ok, np.round(gap / (p_hi - p_lo), 9), INF)
-            low = np.maximum(L[:, i], self.central[i][0])
-            high = np.minimum(U[:, i], self.central[i][1])
-            spread = np.maximum(high - low, 0.0) * self.weights[i]
-            options.append((i, ratio, spread, children))
+            options.append((i, ratio, shares[:, i], children))
         if not options:   # the only dimension is integrated exactly: the cells stay as they are (still summed)
             return 0
         ratios = np.array([o[1] for o in options])
@@ -540,12 +566,12 @@ class Component:
         # no split narrows a cell that is mixed throughout (every child still [0, mass]): then the dimension along
         # which the constraints vary most over the cell breaks the tie
         choice = np.argmax(np.where(ratios == best_ratio, spreads, -1.0), axis=0)
-        # but a greedy choice may narrow one factor forever while a constraint over the other dimensions stays
-        # mixed on every cell: split the dimension of widest spread instead once it is AHEAD times the chosen one's
-        # (every dimension then keeps shrinking, so every mixed constraint is eventually decided or negligible)
+        # but a greedy choice may narrow one factor forever, a little at a time, while a constraint over the other
+        # dimensions stays mixed on every cell: when the greedy split gains little, split the dimension of widest
+        # spread instead once it is AHEAD times the chosen one's (every dimension then keeps shrinking)
         widest = np.argmax(np.where(np.isfinite(ratios), spreads, -1.0), axis=0)
         columns = np.arange(k)
-        lagging = spreads[widest, columns] > AHEAD * spreads[choice, columns]
+        lagging = (spreads[widest, columns] > AHEAD * spreads[choice, columns]) & (best_ratio > SLOW)
         choice = np.where(lagging & np.isfinite(ratios[widest, columns]), widest, choice)
         splittable = np.isfinite(best_ratio)
         for r in range(k):
@@ -601,7 +627,7 @@ class PathVolume:
                 m = step_mass(dist, lo, hi)
                 self.fixed_lo, self.fixed_hi = self.fixed_lo * m, self.fixed_hi * m
             else:
-                m_lo, m_hi = volume.gauss_mass(_ex(lo), _ex(hi), decimal(dist.mean), decimal(dist.variance))
+                m_lo, m_hi = volume.gauss_mass(_ex(lo), _ex(hi), literal(dist.mean), literal(dist.variance))
                 self.fixed_lo, self.fixed_hi = self.fixed_lo * Fraction(m_lo), self.fixed_hi * Fraction(m_hi)
 
         def private(d: int) -> bool:
@@ -710,6 +736,6 @@ def _merged(c: Constraint, dists, coef) -> tuple[Fraction, Fraction]:
     mean, var = Fraction(0), Fraction(0)
     for d, a in coef:
         g = dists[d]
-        mean += a * decimal(g.mean)
-        var += a * a * decimal(g.variance)
+        mean += a * literal(g.mean)
+        var += a * a * literal(g.variance)
     return mean, var

@@ -21,7 +21,8 @@ X ± Y              ``AddRule`` / ``SubRule``: ``[a.lo ± b.{lo,hi}, a.hi ± b.{
                    symmetric intervals this is exactly ``Ê_X ± Ê_Y, ε_X + ε_Y``)
 X × Y              ``MulRule``: min/max of the four endpoint products (sound for any signs; for
                    non-negative X, Y it is never wider than AVOIR's ``ε_Xε_Y + Ê_Xε_Y + Ê_Yε_X``)
-X⁻¹ (+ constr.)    ``DivRule``: ``a × [1/b.hi, 1/b.lo]`` when ``0 ∉ b``; otherwise ``(−inf, inf)``
+X⁻¹ (+ constr.)    ``DivRule``: ``a × [1/b.hi, 1/b.lo]`` when ``0 ∉ b``; ``[a.lo/b.hi, inf)`` when ``a ≥ 0`` and
+                   ``b ∈ [0, b.hi]`` (where the ratio is defined); otherwise ``(−inf, inf)``
                    and the comparison above is unknown. Symbolically the constraint
                    ``b.lo > 0`` (or ``b.hi < 0``) is added, as in "Inverse Constr."
 −X                 ``NegRule``
@@ -159,7 +160,12 @@ class DivRule:
             est = np.where(b.estimate != 0, a.estimate / np.where(b.estimate != 0, b.estimate, 1.0), np.nan)
         ps = _products(a.lo, a.hi, rlo, rhi)
         lo, hi = _outward(np.minimum.reduce(ps), np.maximum.reduce(ps), False)
-        return Interval(est, np.where(ok, lo, -np.inf), np.where(ok, hi, np.inf))
+        # a ratio of non-negative quantities (probabilities) whose divisor may be as small as 0: where it is
+        # defined (divisor > 0) it is at least a.lo / b.hi — not "anything from −inf"
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            floor = np.maximum(_down(a.lo / np.where(b.hi > 0, b.hi, 1.0)), 0.0)  # a ≥ 0, b > 0: never below 0
+        nonneg = ~ok & (a.lo >= 0) & (b.lo >= 0) & (b.hi > 0)
+        return Interval(est, np.where(ok, lo, np.where(nonneg, floor, -np.inf)), np.where(ok, hi, np.inf))
 
     def symbolic(self, build, a, b, sign: int = 1):
         """Inverse Constr.: require ``b.lo > 0`` (``sign=1``) or ``b.hi < 0`` (``sign=-1``), then

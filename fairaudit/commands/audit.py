@@ -239,8 +239,8 @@ def run_population(args: argparse.Namespace) -> int:
     for flag, value in (("--data", args.data), ("--model", getattr(args, "model", None)),
                         ("--pred", getattr(args, "pred", None)), ("--where", args.where), ("--rows", args.rows)):
         if value is not None:
-            raise FairauditError(f"--population and {flag} cannot be combined: the individuals are sampled from the "
-                                 "program and the decision is its fairnessTarget")
+            raise FairauditError(f"--population and {flag} cannot be combined: the individuals come from the "
+                                 "program's popModel() and the decision is its fairnessTarget")
     if args.spec is not None and args.epsilon is not None:
         raise FairauditError("--epsilon sets the ratio property used without --spec: give one of --spec and --epsilon")
     if args.epsilon is not None:
@@ -260,6 +260,12 @@ def run_population(args: argparse.Namespace) -> int:
     engine = engines.get(engine_name)
     given, header_flags = engine_options(args, engine, spec_file)
     from_file += header_flags
+    from fairaudit.api import GENERATED_OPTION
+
+    if given.get(GENERATED_OPTION) is not None:
+        flag = engine.option(GENERATED_OPTION).flag
+        raise FairauditError(f"{flag} says how a population is generated from --data and --model; with --population "
+                             "FILE.fr the program itself is the population: drop one of them")
     _, options = check_options(engine.name, **given)
     population = load(args.population)  # a malformed program: SpecError with FILE:LINE:COL, exit 2
     inputs = [spec_file.path, args.population]

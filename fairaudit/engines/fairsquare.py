@@ -111,13 +111,15 @@ class FairSquare(Engine):
             settled = not len(gaps) or not gaps.max() > 0
             done = settled or widest <= precision
             cells = state.cells
-            warnings = state.empty_conditions() if done or step == 0 else ()
+            warnings = (state.empty_conditions() + state.undefined_reads()) if done or step == 0 else ()
             yield LeafBatch(np.array([step]), {k: _leaf(lo, hi) for k, (lo, hi) in values.items()},
                             done=step, total=step if done else None, warnings=warnings,
                             info={**state.info(), "cells": cells, "rounds": step})
             if done or ctx.expired():
                 return
             for _ in range(STEPS_PER_ROUND):
+                if ctx.expired():
+                    break
                 i = int(np.argmax(gaps))
                 if gaps[i] <= 0:
                     break
@@ -163,8 +165,6 @@ class _State:
 
     def expand(self, index: int | None) -> None:
         """Enumerate paths from open part ``index`` (None: the program's start), up to ``EXPAND_PATHS``."""
-        from fairaudit.bounds.polytope import PathVolume
-
         if index is None:
             start = self.explorer.root
         else:
@@ -172,12 +172,11 @@ class _State:
             del self.volumes[index], self.roles[index], self.pending[index]
         done, still_open = self.explorer.expand(start, EXPAND_PATHS, self.remaining)
         for p in done:
-            self.volumes.append(PathVolume(p.dists, p.box, p.constraints))
+            self.volumes.append(_volume(p))
             self.roles.append({key: _role(p.tags, event, given) for key, (event, given) in self.leaves.items()})
             self.pending.append(None)
         for item in still_open:
-            q = item.path
-            self.volumes.append(PathVolume(q.dists, q.box, q.constraints))
+            self.volumes.append(_volume(item.path))
             self.roles.append(None)
             self.pending.append(item)
 
@@ -224,6 +223,12 @@ class _State:
         return {"paths": sum(p is None for p in self.pending), "open_parts": sum(p is not None for p in self.pending),
                 "solver_calls": self.explorer.solver_calls, "pruned_paths": self.explorer.pruned}
 
+    def undefined_reads(self) -> tuple[str, ...]:
+        """The spec's variables that some paths never assign (there, every comparison with one is false)."""
+        return tuple(f"the specification reads '{name}', which some of the program's paths never assign: there "
+                     f"every comparison with it is false (so '{name} <= 0' and 'not ({name} > 0)' differ)"
+                     for name in sorted(self.explorer.undefined_reads))
+
     def empty_conditions(self) -> tuple[str, ...]:
         """Leaves whose condition no path satisfies (once every path is known)."""
         if any(p is not None for p in self.pending):
@@ -231,6 +236,17 @@ class _State:
         return tuple(f"{key}: no individual of the program satisfies its condition (probability 0), so it has no "
                      "value (shown as [0, 1]; comparisons that need it stay undecided)"
                      for key in self.leaves if not any(role[key] for role in self.roles))
+
+
+def _volume(path):
+    from fairaudit.bounds.polytope import PathVolume
+    from fairaudit.errors import FairauditError
+
+    try:
+        return PathVolume(path.dists, path.box, path.constraints)
+    except OverflowError:
+        raise FairauditError("the program computes a number beyond the floating-point range (above 1e308 after "
+                             "its arithmetic): rescale its variables") from None
 
 
 def _role(tags, event, given) -> str | None:
@@ -267,9 +283,15 @@ def _event_reasons(event, names) -> list[str]:
         if n.reserved and n.name in ("label", "score"):
             out.append(f"'{n.name}' does not exist in a population program (use pred, sensitive, qualified or "
                        "the program's variables)")
+        elif n.name in ("sensitive", "qualified") and names is not None and n.name in names:
+            out.append(f"the program has a variable named '{n.name}', which a specification cannot tell from its "
+                       f"{n.name} annotation: rename the variable")
         elif not n.reserved and n.name not in RESERVED_TAGS and names is not None and n.name not in names:
             out.append(f"the population program has no variable '{n.name}'")
     for node in _walk(event):
+        if isinstance(node, ast.Name) and not node.reserved and node.name not in RESERVED_TAGS:
+            out.append(f"'{node.name}' holds numbers: as a condition write a comparison such as {node.name} > 0.5 "
+                       "(E[...] is a probability, not a mean)")
         values = [node.left, node.right] if isinstance(node, ast.Compare) else list(getattr(node, "values", ()))
         if any(isinstance(v, ast.Value) and isinstance(v.value, str) for v in values):
             out.append("a population program's variables are numbers: compare them with numbers, not text")

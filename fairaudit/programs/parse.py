@@ -166,10 +166,13 @@ class _Parser:
         return self.error(call, f"unknown function '{clip(fname)}'", f"known: {known}")
 
     def arity(self, call: ast.Call, fname: str, count: int) -> None:
-        if call.keywords or len(call.args) != count or any(isinstance(a, ast.Starred) for a in call.args):
-            plural = "s" if count != 1 else ""
+        plural = "s" if count != 1 else ""
+        if call.keywords:
+            raise self.error(call, f"'{fname}' takes exactly {count} positional argument{plural}, not keyword "
+                                   "arguments", f"write {fname}(...) without '{call.keywords[0].arg}='")
+        if len(call.args) != count or any(isinstance(a, ast.Starred) for a in call.args):
             raise self.error(call, f"'{fname}' takes exactly {count} positional argument{plural}, "
-                                   f"got {len(call.args) + len(call.keywords)}")
+                                   f"got {len(call.args)}")
 
     # -- distributions ----------------------------------------------------------------------------------
     def distribution(self, call: ast.Call) -> ir.Dist:
@@ -213,20 +216,28 @@ class _Parser:
             inner = inner.operand
         if (isinstance(inner, ast.Constant) and isinstance(inner.value, (int, float))
                 and not isinstance(inner.value, bool)):
-            value = sign * float(inner.value)
+            value = sign * self.number(inner)
             if not math.isfinite(value):
                 raise self.error(node, "number must be finite")
             return value
         raise self.error(node, "distribution parameters must be numeric constants",
                          "draw with constant parameters, then shift: 'y = gaussian(0, v)' then 'y = y + x'")
 
+    def number(self, node: ast.Constant) -> float:
+        """A literal as a float (an integer beyond the float range is an error at its position)."""
+        try:
+            return float(node.value)
+        except OverflowError:
+            raise self.error(node, "number too large (beyond the floating-point range, about 1.8e308)") from None
+
     # -- expressions ------------------------------------------------------------------------------------
     def arith(self, node: ast.expr, defined: set[str]) -> ir.Arith:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-                if not math.isfinite(float(node.value)):
+                value = self.number(node)
+                if not math.isfinite(value):
                     raise self.error(node, "number must be finite")
-                return ir.Num(float(node.value), **self.pos(node))
+                return ir.Num(value, **self.pos(node))
             raise self.error(node, f"only numbers are allowed here, not {type(node.value).__name__}")
         if isinstance(node, ast.Name):
             if node.id in DISTRIBUTIONS or node.id in ANNOTATIONS:
@@ -300,4 +311,15 @@ def parse_program(text: str, filename: str | None = None) -> ir.Program:
 def parse_file(path: str | Path) -> ir.Program:
     """Parse a ``.fr`` file from disk (errors name the file)."""
     path = Path(path)
-    return parse_program(path.read_text(encoding="utf-8"), filename=path.name)
+    return parse_program(read_text(path), filename=path.name)
+
+
+def read_text(path: Path) -> str:
+    """A program file's text (UTF-8); anything else is one clear error naming the file."""
+    from fairaudit.errors import FairauditError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise FairauditError(f"{path.name} is not UTF-8 text: a population program is a text file (save it "
+                             "as UTF-8)") from None

@@ -151,24 +151,26 @@ class Path:
         return Path(self.dists[:], dict(self.box), self.constraints[:], dict(self.tags), dict(self.env), self.facts)
 
 
-def decimal(x: float) -> Fraction:
-    """A literal of the program as the decimal number written (``0.4`` is 2/5, not the nearest binary float):
-    FairSquare's exact-rational semantics. ``repr`` gives the shortest decimal that reads back to the float."""
-    return Fraction(repr(float(x)))
+def literal(x: float) -> Fraction:
+    """A number of the program, exactly: the binary float Python reads for the literal (``0.1`` is
+    0.1000000000000000055511151231257827…), as the sampler does — so the two engines read a program alike
+    (with decimals, ``0.1 + 0.2 <= 0.3`` would be true here and false for the sampler). The arithmetic on
+    these exact values is exact."""
+    return Fraction(float(x))
 
 
 def support(dist) -> tuple:
     if isinstance(dist, ir.Gaussian):
         return -INF, INF
     pieces = [(lo, hi) for lo, hi, p in dist.pieces if p > 0]
-    return decimal(min(lo for lo, _ in pieces)), decimal(max(hi for _, hi in pieces))
+    return literal(min(lo for lo, _ in pieces)), literal(max(hi for _, hi in pieces))
 
 
 def step_mass(dist: ir.Step, lo, hi) -> Fraction:
     """Exact P[lo < X < hi] for a step distribution."""
     total = Fraction(0)
     for plo, phi, p in dist.pieces:
-        plo, phi, p = decimal(plo), decimal(phi), decimal(p)
+        plo, phi, p = literal(plo), literal(phi), literal(p)
         left = plo if lo == -INF else max(plo, lo)
         right = phi if hi == INF else min(phi, hi)
         if right > left and p > 0:
@@ -184,14 +186,18 @@ class _Executor:
         self.pruned = 0
         self.solver = None
         self.told: list = []
+        self.undefined_reads: set[str] = set()  # variables read where a path never assigned them
         self.deadline = None  # a callable giving the seconds left (None: no deadline)
 
     # -- values ---------------------------------------------------------------------------------------------
     def value(self, e: ir.Arith, path: Path) -> Value:
         if isinstance(e, ir.Num):
-            return Affine.constant(decimal(e.value))
+            return Affine.constant(literal(e.value))
         if isinstance(e, ir.Var):
-            return path.env.get(e.name, UNDEFINED)
+            if e.name not in path.env:
+                self.undefined_reads.add(e.name)
+                return UNDEFINED
+            return path.env[e.name]
         if isinstance(e, ir.Neg):
             v = self.value(e.operand, path)
             return v.scale(Fraction(-1)) if isinstance(v, Affine) else _arith("*", Affine.constant(-1), v, e)
@@ -374,6 +380,10 @@ class Explorer:
     @property
     def pruned(self) -> int:
         return self.executor.pruned
+
+    @property
+    def undefined_reads(self) -> set[str]:
+        return self.executor.undefined_reads
 
     def expand(self, pending: Pending, limit: int | None = None, remaining=None) -> tuple[list[Path], list[Pending]]:
         """``(finished paths, open partial paths)`` reachable from ``pending``: depth first, until the two

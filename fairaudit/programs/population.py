@@ -60,7 +60,9 @@ def load(population) -> Population:
     path = Path(str(population))
     if not path.is_file():
         raise FairauditError(f"no population program at {str(population)!r} (a .fr file)")
-    text = path.read_text(encoding="utf-8")
+    from fairaudit.programs.parse import read_text
+
+    text = read_text(path)
     return Population(parse_program(text, filename=path.name), path.name,
                       hashlib.sha256(text.encode("utf-8")).hexdigest())
 

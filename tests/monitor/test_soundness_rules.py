@@ -96,7 +96,13 @@ def test_binary_rule_contains_exact_result(kind, a, b):
 def test_division_is_unbounded_exactly_when_the_denominator_may_be_zero(a, b):
     out = R.DIV.interval(_iv(a), _iv(b))
     if b[0] <= 0 <= b[1]:
-        assert float(out.lo) == -math.inf and float(out.hi) == math.inf
+        assert float(out.hi) == math.inf
+        if a[0] >= 0 and b[0] >= 0 and b[1] > 0:   # non-negative over (0, b.hi]: at least a.lo / b.hi where defined
+            assert 0 <= float(out.lo)
+            if math.isfinite(a[0]) and math.isfinite(b[1]):
+                assert _contains(float(out.lo), math.inf, Fraction(a[0]) / Fraction(b[1]))
+        else:
+            assert float(out.lo) == -math.inf
     elif max(map(abs, a)) < 1e100 and abs(b[0]) > 1e-200 and abs(b[1]) > 1e-200:
         assert math.isfinite(float(out.lo)) and math.isfinite(float(out.hi))
 
