@@ -373,16 +373,26 @@ class _Nonlinear:
         self.private = None
         self.magnitudes = {i: 1.0 for i in self.positions}
         self.z_spread = 0.0
+        self._cache: dict = {}
 
     def weight(self, i: int) -> float:
         return 1.0 if i in self.positions else 0.0
 
+    def _affine(self, v: Affine):
+        """The constant's and the coefficients' float enclosures of an affine leaf (computed once)."""
+        key = id(v)
+        if key not in self._cache:
+            self._cache[key] = ((fdown(v.const), fup(v.const)),
+                                [(self.position[d], _coef_iv(a)) for d, a in v.coef], v)  # v kept: id stays unique
+        return self._cache[key]
+
     def range(self, v, L, U):
         if isinstance(v, Affine):
-            lo = np.full(len(L), fdown(v.const))
-            hi = np.full(len(L), fup(v.const))
-            for d, a in v.coef:
-                t_lo, t_hi = _term(_coef_iv(a), L[:, self.position[d]], U[:, self.position[d]])
+            (c_lo, c_hi), terms, _ = self._affine(v)
+            lo = np.full(len(L), c_lo)
+            hi = np.full(len(L), c_hi)
+            for pos, a in terms:
+                t_lo, t_hi = _term(a, L[:, pos], U[:, pos])
                 lo, hi = vdn(lo + t_lo), vup(hi + t_hi)
             return lo, hi
         left, right = self.range(v.left, L, U), self.range(v.right, L, U)
@@ -518,11 +528,12 @@ class Component:
             total += np.where(denom > 0, contrib / np.where(denom > 0, denom, 1.0), 0.0)
         return total
 
-    def refine(self, splits: int) -> int:
-        """Split up to ``splits`` cells, the widest first, each along the dimension whose split narrows it most."""
+    def refine(self, splits: int, expired=None) -> int:
+        """Split up to ``splits`` cells, the widest first, each along the dimension whose split narrows it most;
+        ``expired()`` (optional) is asked between batches and ends the refinement early."""
         done = 0
         with np.errstate(all="ignore"):
-            while self.heap and done < splits:
+            while self.heap and done < splits and not (expired is not None and expired()):
                 k = min(max(8, BATCH * 4 // max(4, len(self.dims))), splits - done, len(self.heap))
                 popped = [heapq.heappop(self.heap) for _ in range(k)]
                 done += self._split(popped)
@@ -708,8 +719,9 @@ class PathVolume:
     def cells(self) -> int:
         return sum(c.cells for c in self.components)
 
-    def refine(self, splits: int) -> int:
-        """Split up to ``splits`` cells of the component that matters most; returns how many were split."""
+    def refine(self, splits: int, expired=None) -> int:
+        """Split up to ``splits`` cells of the component that matters most (``expired()``, optional, ends it
+        early); returns how many were split."""
         live = [c for c in self.components if c.heap]
         if not live:
             return 0
@@ -722,7 +734,7 @@ class PathVolume:
             c_lo, c_hi = comp.bounds
             weights.append((c_hi - c_lo) * others)
         comp = live[max(range(len(live)), key=weights.__getitem__)]
-        done = comp.refine(splits)
+        done = comp.refine(splits, expired)
         self._update()
         return done
 

@@ -126,7 +126,7 @@ class FairSquare(Engine):
                 if state.is_open(i):   # an unexplored part of the program: enumerate more of its paths
                     state.expand(i)
                     break             # the items were renumbered
-                state.volumes[i].refine(SPLITS_PER_STEP)
+                state.volumes[i].refine(SPLITS_PER_STEP, ctx.expired)
                 gaps[i] = state.gap(i) * weights[i]
             step += 1
 
