@@ -181,12 +181,14 @@ def test_toy_t3_binary_constants():
 
 
 def test_toy_t3_reaches_the_exact_rational_answer():
+    """The program's literals are the floats Python reads (as for the sampler), so the exact answers are those of
+    0.4 = Fraction(0.4): P[0.5·U > 0.4] = 1 − 2·0.4 and P[U > 0.4] = 1 − 0.4, as rationals (≈ 1/5 and 3/5)."""
     r = audit(EX / "toy_t3.fr", stop=False, precision=0.0, time_budget=30)
     lo_min, hi_min = column(r, node_id(r, MIN))
     lo_maj, hi_maj = column(r, node_id(r, MAJ))
-    # the answers 1/5, 3/5 (as rationals, not their floats) inside, and the bounds one or two ulps wide
-    assert Fraction(lo_min[-1]) <= Fraction(1, 5) <= Fraction(hi_min[-1])
-    assert Fraction(lo_maj[-1]) <= Fraction(3, 5) <= Fraction(hi_maj[-1])
+    # the exact rationals inside, and the bounds one or two ulps wide
+    assert Fraction(lo_min[-1]) <= 1 - 2 * Fraction(0.4) <= Fraction(hi_min[-1])
+    assert Fraction(lo_maj[-1]) <= 1 - Fraction(0.4) <= Fraction(hi_maj[-1])
     assert hi_min[-1] - lo_min[-1] < 1e-15 and hi_maj[-1] - lo_maj[-1] < 1e-15
     lo, hi = column(r, ratio_node(r))
     assert lo[-1] <= 1 / 3 <= hi[-1] and hi[-1] - lo[-1] < 1e-14

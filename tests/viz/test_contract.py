@@ -146,7 +146,7 @@ def test_natural_range_is_the_evaluators_interval_arithmetic():
     sub = SUB.interval(e, e)
     assert natural_range("n2", nodes) == (float(sub.lo), float(sub.hi))  # E − E: [−1, 1] (outward)
     assert natural_range("n7", nodes) == (float(DIV.interval(e, e).lo), float(DIV.interval(e, e).hi))
-    assert natural_range("n7", nodes) == (-math.inf, math.inf)  # E / E: the divisor's range contains 0
+    assert natural_range("n7", nodes) == (0.0, math.inf)  # E / E: the divisor's range contains 0 (≥ 0 where defined)
     assert natural_range("n5", nodes) == (0.1, 0.1)
 
 
