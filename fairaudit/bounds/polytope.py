@@ -375,9 +375,6 @@ class _Nonlinear:
         self.z_spread = 0.0
         self._cache: dict = {}
 
-    def weight(self, i: int) -> float:
-        return 1.0 if i in self.positions else 0.0
-
     def _affine(self, v: Affine):
         """The constant's and the coefficients' float enclosures of an affine leaf (computed once)."""
         key = id(v)
@@ -623,7 +620,7 @@ class PathVolume:
     def __init__(self, dists: Sequence, box: dict, constraints: Sequence[Constraint]):
         self.fixed_lo, self.fixed_hi = Fraction(1), Fraction(1)
         self.components: list[Component] = []
-        general = [c for c in constraints]
+        general = list(constraints)
         in_general: dict[int, int] = {}
         for c in general:
             for d in c.dims:

@@ -182,12 +182,7 @@ def run(args: argparse.Namespace) -> int:
     # output paths are checked before any work: never an input (the data as resolved, the spec file, the model
     # file), never another kind of file without --force
     inputs = [spec_file.path, args.data, getattr(args, "model", None)]
-    if args.json:
-        check_output(args.json, "result", inputs=inputs, force=args.force, what="audit result")
-    if args.pdf:
-        check_output(args.pdf, "pdf", inputs=inputs, force=args.force, what="report")
-    if args.json and args.pdf and Path(args.json).resolve() == Path(args.pdf).resolve():
-        raise FairauditError("--json and --pdf name the same file; give two paths")
+    check_outputs(args, inputs)
     dataset = dataset_from_args(args)
     uses_model = getattr(args, "model", None) is not None
     if not uses_model and args.pred is None and spec_file.decision is not None:
@@ -225,6 +220,17 @@ def run(args: argparse.Namespace) -> int:
         print("exit:      3 — the verdict is not backed by its guarantee (see the warnings)")
         return EXIT_UNBACKED
     return EXIT.get(result.verdict, 3)
+
+
+def check_outputs(args: argparse.Namespace, inputs: list) -> None:
+    """``--json`` / ``--pdf`` checked before any work: never one of ``inputs``, never another kind of file without
+    --force, never the same file twice."""
+    if args.json:
+        check_output(args.json, "result", inputs=inputs, force=args.force, what="audit result")
+    if args.pdf:
+        check_output(args.pdf, "pdf", inputs=inputs, force=args.force, what="report")
+    if args.json and args.pdf and Path(args.json).resolve() == Path(args.pdf).resolve():
+        raise FairauditError("--json and --pdf name the same file; give two paths")
 
 
 def run_population(args: argparse.Namespace) -> int:
@@ -269,12 +275,7 @@ def run_population(args: argparse.Namespace) -> int:
     _, options = check_options(engine.name, **given)
     population = load(args.population)  # a malformed program: SpecError with FILE:LINE:COL, exit 2
     inputs = [spec_file.path, args.population]
-    if args.json:
-        check_output(args.json, "result", inputs=inputs, force=args.force, what="audit result")
-    if args.pdf:
-        check_output(args.pdf, "pdf", inputs=inputs, force=args.force, what="report")
-    if args.json and args.pdf and Path(args.json).resolve() == Path(args.pdf).resolve():
-        raise FairauditError("--json and --pdf name the same file; give two paths")
+    check_outputs(args, inputs)
     line = terminal_line(sys.stderr)
     try:
         result = audit(None, spec_file.spec, engine=engine.name, population=population, on_progress=line,

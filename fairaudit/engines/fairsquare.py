@@ -186,18 +186,18 @@ class _State:
     def leaf_bounds(self) -> tuple[dict, np.ndarray]:
         """Every leaf's (lo, hi) and each item's weight (Σ over the leaves it feeds of 1 / P[condition])."""
         values, weights = {}, np.zeros(len(self.volumes))
+        bounds = [(Fraction(lo), Fraction(hi)) for lo, hi in (v.bounds for v in self.volumes)]
         for key in self.leaves:
             a_lo = a_hi = b_lo = b_hi = Fraction(0)
             feeds = []
-            for i, (v, role) in enumerate(zip(self.volumes, self.roles)):
-                lo, hi = v.bounds
+            for i, ((lo, hi), role) in enumerate(zip(bounds, self.roles)):
                 if role is None:                 # open: anywhere in [0, hi] on either side
-                    a_hi += Fraction(hi)
-                    b_hi += Fraction(hi)
+                    a_hi += hi
+                    b_hi += hi
                 elif role[key] == "yes":
-                    a_lo, a_hi = a_lo + Fraction(lo), a_hi + Fraction(hi)
+                    a_lo, a_hi = a_lo + lo, a_hi + hi
                 elif role[key] == "no":
-                    b_lo, b_hi = b_lo + Fraction(lo), b_hi + Fraction(hi)
+                    b_lo, b_hi = b_lo + lo, b_hi + hi
                 else:
                     continue
                 feeds.append(i)

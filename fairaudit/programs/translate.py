@@ -36,6 +36,7 @@ import pandas as pd
 from fairaudit.errors import FairauditError
 from fairaudit.programs import ir
 from fairaudit.spec import ast
+from fairaudit.spec.validate import _same_value
 
 
 @dataclass(frozen=True)
@@ -121,15 +122,6 @@ def _ranges(var: str, points: list[float], half: float) -> ast.Event:
     return _or(parts)
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, str) or isinstance(b, str):
-        return isinstance(a, str) and isinstance(b, str) and a == b
-    try:
-        return float(a) == float(b)
-    except (TypeError, ValueError):
-        return False
-
-
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 _OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
@@ -160,7 +152,7 @@ class _Translator:
         else:
             pairs = [(v, v) for v in col.values]
         if op == "==":
-            return [p for p, v in pairs if _same(v, value)]
+            return [p for p, v in pairs if _same_value(v, value)]
         if isinstance(value, str) or any(isinstance(v, str) for _, v in pairs):
             raise FairauditError(f"'{col.name}' is categorical, so '{op}' has no meaning; use ==, != or in {{...}}")
         return [p for p, v in pairs if _OPS[op](float(v), float(value))]
@@ -176,7 +168,7 @@ class _Translator:
             return ast.Compare(op, ast.Name(col.var), _num(value.value))
         if op == "!=":
             return ast.EvNot(self.compare_value(name, "==", value))
-        if col.kind == "codes" and op == "==" and not any(_same(v, value.value) for v in col.values):
+        if col.kind == "codes" and op == "==" and not any(_same_value(v, value.value) for v in col.values):
             shown = ", ".join(f'"{v}"' if isinstance(v, str) else f"{v}" for v in col.values)
             raise FairauditError(f"'{col.name}' never takes the value {value.value!r} (valid values: {shown})")
         return _ranges(col.var, self.members(col, op, value.value), 0.0 if col.kind == "codes" else 0.5)
