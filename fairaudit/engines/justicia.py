@@ -210,12 +210,64 @@ class Justicia(Engine):
 
 # ------------------------------------------------------------------------------------------ conformance
 
-def conformance_cases():
-    """The toy cases of ``fairaudit.testing`` on a model whose feature is independent of nothing else: a tree that
-    reads one feature gets, per group, exactly its empirical group rate (the modelled and the row values agree)."""
-    from fairaudit.testing import toy_cases
+def product_oracle(inputs, given_col: str | None, value=None, correlation: bool = True) -> float:
+    """An independent oracle for ``E[pred | given_col == value]``: every combination of the model's feature values
+    (the full product space), weighted by the product of their empirical frequencies in the group (or over all
+    rows), decided by the model's own ``predict`` — no paths, no dynamic program."""
+    import itertools
 
-    return toy_cases()
+    frame, _ = Justicia._frame(inputs)
+    model = inputs.model
+    sub = frame if given_col is None else frame[frame[given_col] == value]
+    names = [c.name for c in (model.as_tree() if model.kind == "tree" else model.as_linear()).encoding.columns]
+    source = {n: (sub if correlation or n == given_col else frame)[n].value_counts(normalize=True) for n in names}
+    if given_col in source:
+        source[given_col] = source[given_col][source[given_col].index == value] / 1.0
+    combos = list(itertools.product(*(list(source[n].items()) for n in names)))
+    import pandas as pd
+
+    grid = pd.DataFrame([[u for u, _ in c] for c in combos], columns=names)
+    weights = np.array([np.prod([p for _, p in c]) for c in combos])
+    return float((weights * model.predict(grid)).sum() / weights.sum())
+
+
+def _mixture(inputs, col: str) -> float:
+    """``E[pred]`` when the specification's cells are the values of ``col``: the cells' oracles weighted by their
+    shares of the audited rows (the modelled population is a mixture over the cells)."""
+    frame, _ = Justicia._frame(inputs)
+    shares = frame[col].value_counts(normalize=True)
+    return float(sum(p * product_oracle(inputs, col, v) for v, p in shares.items()))
+
+
+def _model_inputs(kind: str, rows: int = 2000, where: str | None = None):
+    from fairaudit.inputs import Inputs
+    from fairaudit.testing import toy_dataset
+
+    return Inputs.build(toy_dataset(rows), model=kind, where=where)
+
+
+def conformance_cases():
+    """The toy dataset of ``fairaudit.testing`` with a fitted tree and a fitted logistic regression; the oracle is
+    :func:`product_oracle` (a brute force over the whole feature space, with the model's own predictions)."""
+    from fairaudit.testing import Case
+
+    cases = []
+    for kind in ("tree", "logreg"):
+        inputs = _model_inputs(kind)
+        f, m = product_oracle(inputs, "sex", "F"), product_oracle(inputs, "sex", "M")
+        a = product_oracle(inputs, "grp", "a")
+        cases.append(Case(f"{kind}_gap", 'E[pred | sex == "F"] - E[pred | sex == "M"] < 0.05',
+                          lambda kind=kind: _model_inputs(kind),
+                          {'E[pred | sex == "F"]': f, 'E[pred | sex == "M"]': m}))
+        cases.append(Case(f"{kind}_ratio", 'E[pred | grp == "a"] >= 0.2 and E[pred] <= 1',
+                          lambda kind=kind: _model_inputs(kind),
+                          {'E[pred | grp == "a"]': a, "E[pred]": _mixture(inputs, "grp")}))
+    inputs = _model_inputs("tree", 20000)
+    cases.append(Case("long", 'E[pred | sex == "F"] - E[pred | sex == "M"] < 0.05',
+                      lambda: _model_inputs("tree", 20000),
+                      {'E[pred | sex == "F"]': product_oracle(inputs, "sex", "F"),
+                       'E[pred | sex == "M"]': product_oracle(inputs, "sex", "M")}, long=True))
+    return tuple(cases)
 
 
 Justicia.conformance_cases = staticmethod(conformance_cases)
