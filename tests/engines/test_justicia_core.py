@@ -367,3 +367,67 @@ def test_estimate_with_label_and_unknown_values():
     assert pos.groups[(0,)]["x"] == (F(0), F(1)) and pos.groups[(1,)]["x"] == (F(1, 2), F(1, 2))
     with pytest.raises(ValueError):
         J.estimate(frame.assign(x=[1, 0, 2, 1, 0]), vs, ["a"])
+
+
+# ---- the engine ------------------------------------------------------------------------------------------------
+
+def engine_leaves(spec_text, inputs, **options):
+    from fairaudit.engines import get
+    from fairaudit.engines.base import Context
+    from fairaudit.spec import parse
+
+    engine = get("justicia")
+    spec = parse(spec_text)
+    assert engine.check(spec, inputs) == []
+    batch = next(iter(engine.run(spec, inputs, engine.resolve_options(options), Context())))
+    return {k: v.exact[0] for k, v in batch.leaves.items()}, batch
+
+
+def test_engine_on_independent_population_equals_the_rows():
+    """A dataset in which age and grp are exactly independent within each sex: the engine's exact leaves are the
+    model's empirical rates on the rows (what the dataset engine reports)."""
+    from fairaudit import data
+    from fairaudit.inputs import Inputs
+
+    ages, grps = [(20, 3), (35, 1), (50, 2), (70, 2)], [("a", 2), ("b", 1)]
+    rows = []
+    for sex, age_w in (("F", 1), ("M", 2)):
+        for (age, wa), (grp, wg) in itertools.product(ages, grps):
+            n = wa * wg * age_w
+            rows += [{"sex": sex, "age": age if sex == "F" else age + 5, "grp": grp,
+                      "y": "yes" if (age + (sex == "M") * 20 + (grp == "a") * 15 + k * 7) % 50 > 22 else "no"}
+                     for k in range(n)]
+    frame = pd.DataFrame(rows)
+    ds = data.from_csv(frame.to_csv(index=False).encode(), label="y", protected=["sex"], favourable="yes",
+                       name="indep.csv")
+    for kind in ("tree", "logreg"):
+        inputs = Inputs.build(ds, model=kind, rows="all")  # the independence holds on all rows, not a split
+        leaves, _ = engine_leaves('E[pred | sex == "F"] >= 0 and E[pred | sex == "M"] >= 0', inputs)
+        pred = inputs.model.predict(ds.frame)
+        for sex in ("F", "M"):
+            mask = (ds.frame["sex"] == sex).to_numpy()
+            assert leaves[f'E[pred | sex == "{sex}"]'] == F(int(pred[mask].sum()), int(mask.sum()))
+
+
+def test_engine_leaves_match_product_oracle_eo_and_pooled():
+    from fairaudit.engines.justicia import _model_inputs, product_oracle
+
+    inputs = _model_inputs("tree")
+    # equalized odds leaves: cells are (sex, label); the oracle conditions on both
+    leaves, batch = engine_leaves('E[pred | label == 1 and sex == "F"] - E[pred | label == 1 and sex == "M"] < 1 '
+                                  'and E[pred | label == 0 and sex == "F"] < 1', inputs)
+    frame = inputs.dataset.frame
+    lab = np.asarray(inputs.labels)
+    import copy
+
+    for y, sex in ((1, "F"), (1, "M"), (0, "F")):
+        sub = copy.copy(inputs)
+        keep = np.zeros(len(frame), dtype=bool)
+        keep[inputs.positions] = True  # the audited (held-out) rows
+        sub.positions = np.flatnonzero(keep & (lab == y) & (frame["sex"] == sex).to_numpy())
+        want = product_oracle(sub, None)
+        assert float(leaves[f'E[pred | label == {y} and sex == "{sex}"]']) == pytest.approx(want, abs=1e-12)
+    # correlation off: every group uses the pooled feature distribution
+    leaves, _ = engine_leaves('E[pred | grp == "a"] <= 1', inputs, correlation=False)
+    assert float(leaves['E[pred | grp == "a"]']) == pytest.approx(product_oracle(inputs, "grp", "a", correlation=False),
+                                                                   abs=1e-12)
