@@ -478,3 +478,53 @@ def most_favoured(model, dist: ProductDistribution, *, least: bool = False, shar
 def all_groups(dist: ProductDistribution) -> list[tuple]:
     """Every combination of the protected variables' domains (not only the groups observed)."""
     return list(itertools.product(*(dist.variable(n).values for n in dist.protected)))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Finite-sample error bound (notes §B6; the formula there is the authors' shape, this is our derivation)
+# ---------------------------------------------------------------------------------------------------------------
+
+def estimation_radius(sizes: Sequence[int], k: int, delta: float) -> float:
+    """ε such that, with probability ≥ 1 − δ, a group's rate computed from distributions estimated on ``k`` rows of
+    the group is within ε of the rate under the true group-conditional distributions (same model, same
+    independence assumption: this covers the *estimation* error only, not the modelling error).
+
+    ``sizes``: the domain size of every feature the classifier reads.
+
+    Derivation. The rate f(p_1, …, p_m) = E[1{Ŷ=1}] over independent X_v ~ p_v. Swap the distributions one at a
+    time (a hybrid argument): with the others fixed, f is the expectation of a [0, 1]-valued function of X_v, so
+    replacing p_v by p̂_v changes f by at most TV(p̂_v, p_v); hence |f(p̂) − f(p)| ≤ Σ_v TV(p̂_v, p_v).
+    A Boolean variable has TV = |p̂_v(1) − p_v(1)| (one event); a K-valued one TV = ½ Σ_u |p̂_v(u) − p_v(u)| ≤
+    (K/2) max_u |p̂_v(u) − p_v(u)| (K events). Hoeffding on each of the N events, with a union bound:
+    every |p̂ − p| ≤ t = sqrt(ln(2N/δ) / (2k)) with probability ≥ 1 − δ, so ε = t · Σ_v c_v, c_v = 1 (K = 2) or
+    K/2. For m Boolean features this is ε = m·sqrt(ln(2m/δ)/(2k)), i.e. k ≥ m²/(2ε²)·ln(2m/δ) (notes §B6)."""
+    import math
+
+    sizes = [s for s in sizes if s > 1]
+    if not sizes:
+        return 0.0
+    if k <= 0:
+        return 1.0
+    events = sum(1 if s == 2 else s for s in sizes)
+    weight = sum(1.0 if s == 2 else s / 2 for s in sizes)
+    return min(1.0, weight * math.sqrt(math.log(2 * events / delta) / (2 * k)))
+
+
+def sample_size(m: int, epsilon: float, delta: float) -> int:
+    """Rows per group for ε-accuracy with m Boolean features: ⌈m²/(2ε²)·ln(2m/δ)⌉ (notes §B10 item 10)."""
+    import math
+
+    return math.ceil(m * m / (2 * epsilon * epsilon) * math.log(2 * m / delta))
+
+
+def metric_intervals(rates: Mapping[tuple, float], radius: Mapping[tuple, float]) -> dict:
+    """DI and SP intervals when every group's rate is within its radius (simultaneously): each group's rate lies in
+    [r − ε, r + ε] ∩ [0, 1], and DI = min/max, SP = max − min are monotone in every rate, so their ranges are
+    reached at the interval ends (a bound, not always attained: both extremes may not come from one group)."""
+    lo = {a: max(0.0, float(r) - radius[a]) for a, r in rates.items()}
+    hi = {a: min(1.0, float(r) + radius[a]) for a, r in rates.items()}
+    min_lo, min_hi = min(lo.values()), min(hi.values())
+    max_lo, max_hi = max(lo.values()), max(hi.values())
+    sp = (max(0.0, max_lo - min_hi), max_hi - min_lo)
+    di = (min_lo / max_hi if max_hi else 0.0, min(1.0, min_hi / max_lo) if max_lo else 1.0)
+    return {"sp": sp, "di": di}

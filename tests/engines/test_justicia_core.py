@@ -431,3 +431,32 @@ def test_engine_leaves_match_product_oracle_eo_and_pooled():
     leaves, _ = engine_leaves('E[pred | grp == "a"] <= 1', inputs, correlation=False)
     assert float(leaves['E[pred | grp == "a"]']) == pytest.approx(product_oracle(inputs, "grp", "a", correlation=False),
                                                                    abs=1e-12)
+
+
+def test_b10_10_sample_size_and_radius():
+    k = J.sample_size(10, 0.05, 0.05)
+    assert k == 119_830  # 20000 · ln 400 = 119 829.3 (notes: ≈ 119 829)
+    assert J.estimation_radius([2] * 10, k, 0.05) <= 0.05 < J.estimation_radius([2] * 10, k - 100, 0.05)
+    # categorical features: K/2 per feature, K events each
+    assert J.estimation_radius([3], 1000, 0.1) == pytest.approx(1.5 * np.sqrt(np.log(60) / 2000))
+    iv = J.metric_intervals({(0,): 0.4, (1,): 0.8}, {(0,): 0.05, (1,): 0.05})
+    assert iv["sp"] == pytest.approx((0.3, 0.5)) and iv["di"] == pytest.approx((0.35 / 0.85, 0.45 / 0.75))
+
+
+def test_radius_covers_estimated_rates():
+    """Estimated from k rows, the rate is within the radius of the true rate (seeded; δ = 0.05 per draw, 20 draws,
+    and the bound is loose, so a failure would mean a wrong radius)."""
+    rng = np.random.default_rng(0)
+    vs = [J.Variable("a", (0,), True), J.Variable("x1", (0, 1, 2)), J.Variable("x2", B)]
+    one = frozenset({1})
+    paths = J.Paths((({"x1": frozenset({2})}, True), ({"x1": frozenset({0, 1}), "x2": one}, True),
+                     ({"x1": frozenset({0, 1}), "x2": frozenset({0})}, False)))
+    p1, p2 = np.array([0.5, 0.3, 0.2]), 0.35
+    truth = float(J.group_rates(paths, dist_of(vs, ["a"], {(0,): {"x1": (F("0.5"), F("0.3"), F("0.2")),
+                                                                  "x2": bern("0.35")}}))[(0,)])
+    k = 400
+    eps = J.estimation_radius([3, 2], k, 0.05)
+    for _ in range(20):
+        frame = pd.DataFrame({"a": 0, "x1": rng.choice(3, k, p=p1), "x2": (rng.random(k) < p2).astype(int)})
+        est = J.group_rates(paths, J.estimate(frame, vs, ["a"]))[(0,)]
+        assert abs(float(est) - truth) <= eps
