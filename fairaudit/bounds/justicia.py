@@ -177,6 +177,20 @@ class LinearScore:
     bias: Fraction
     strict: bool = True
 
+    def quantised(self, multiplier: int = 30) -> "LinearScore":
+        """Justicia's integer weights (:func:`quantise`) applied to every value's weight and the bias: the rate is
+        then exact for the *rounded* classifier, with at most ``multiplier · #features`` distinct partial scores
+        per feature step."""
+        names = list(self.weights)
+        flat = [w for n in names for w in self.weights[n]]
+        q, b = quantise(flat, self.bias, multiplier)
+        out, k = {}, 0
+        for n in names:
+            size = len(self.weights[n])
+            out[n] = tuple(Fraction(x) for x in q[k:k + size])
+            k += size
+        return LinearScore(out, Fraction(b), self.strict)
+
 
 def _columns_of(encoding) -> list[tuple[str, str, Any]]:
     """Encoded column j -> (raw column, kind, category value or None)."""
@@ -299,7 +313,14 @@ def paths_rate(paths: Paths, probs_of) -> Fraction:
     return total
 
 
-def linear_rate(score: LinearScore, probs_of, names: Iterable[str]) -> Fraction:
+class TooManyStates(ValueError):
+    """The exact score distribution has more distinct partial scores than the cap allows."""
+
+
+MAX_STATES = 200_000
+
+
+def linear_rate(score: LinearScore, probs_of, names: Iterable[str], max_states: int = MAX_STATES) -> Fraction:
     """``Pr[Σ_v w_v(X_v) + b > 0]`` (or ≥ 0) for independent ``X_v``: a stochastic subset-sum dynamic program.
 
     The state is the partial score → its probability. After feature k, a state whose score plus the largest
@@ -333,6 +354,10 @@ def linear_rate(score: LinearScore, probs_of, names: Iterable[str]) -> Fraction:
             elif favourable(s + hi_rest[k + 1]):
                 states[s] = q
             # else: certainly unfavourable; dropped
+        if len(states) > max_states:
+            raise TooManyStates(f"the exact score distribution has more than {max_states:,} distinct partial scores "
+                                f"after {k + 1} of {len(order)} features; discretise the numeric features or round "
+                                "the weights")
     return yes + sum((q for s, q in states.items() if favourable(s)), Fraction(0))
 
 

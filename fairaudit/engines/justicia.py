@@ -60,6 +60,18 @@ def _spec_columns(spec) -> tuple[list[str], bool, list[str]]:
     return cols, label, other
 
 
+def _binned(x, bins: int):
+    """Equal-frequency bins over the distinct values (cut at their quantiles), each value replaced by its bin's
+    mean (a float: the mean of the values in the bin, computed exactly then rounded once)."""
+    import pandas as pd
+
+    values = np.sort(x.unique())
+    edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)[1:-1], method="lower"))
+    index = np.searchsorted(edges, x.to_numpy(), side="left")
+    means = pd.Series(x.to_numpy()).groupby(index).mean()
+    return pd.Series(means.reindex(index).to_numpy(), index=x.index)
+
+
 class Justicia(Engine):
     name = "justicia"
     title = "Justicia (exact group rates over a modelled feature distribution)"
@@ -73,6 +85,13 @@ class Justicia(Engine):
                "dependence between the groups and the features is kept) or from its distribution over all audited "
                "rows (false: Justicia's plain and learning encodings, under which a model that does not read the "
                "group columns is always fair)", header=True, label="Group-conditional features"),
+        Option("bins", int, 0, "linear models only: each numeric feature is discretised into at most this many "
+               "equal-frequency bins, each value replaced by its bin's mean (Justicia's discretisation; the exact "
+               "score distribution over every observed value grows too fast); 0: keep every observed value",
+               min=0, label="Bins per numeric feature (linear)", advanced=True),
+        Option("multiplier", int, 0, "linear models only: round the weights to integers, the largest |weight| or "
+               "|bias| becoming this multiplier (Justicia uses 30); the rates are then exact for the rounded model. "
+               "0: exact weights", min=0, label="Weight rounding (linear)", advanced=True),
     )
     evidence_hint = "one exact step cannot contradict itself: this is a bug in fairaudit, please report it"
 
@@ -106,7 +125,8 @@ class Justicia(Engine):
                                  f"{how} (the rates are about that distribution, not the rows themselves)")
 
     def run(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
-        cells, rates = self._rates(spec, inputs, bool(options["correlation"]))
+        cells, rates = self._rates(spec, inputs, bool(options["correlation"]), int(options["bins"]),
+                                   int(options["multiplier"]))
         return self._batches(spec, cells, rates)
 
     # ------------------------------------------------------------------------------------------ computation
@@ -116,7 +136,7 @@ class Justicia(Engine):
         positions = np.arange(len(dataset)) if inputs.positions is None else inputs.positions
         return dataset.frame.iloc[positions].reset_index(drop=True), positions
 
-    def _rates(self, spec, inputs, correlation: bool):
+    def _rates(self, spec, inputs, correlation: bool, bins: int = 0, multiplier: int = 0):
         from fairaudit.bounds import justicia as J
 
         frame, positions = self._frame(inputs)
@@ -131,7 +151,10 @@ class Justicia(Engine):
         for c in encoding.columns:
             if c.kind == "numeric":
                 x = work[c.name].astype(float)
-                work[c.name] = x.where(x.notna(), c.fill)
+                x = x.where(x.notna(), c.fill)
+                if model.kind != "tree" and bins and x.nunique() > bins:
+                    x = _binned(x, bins)
+                work[c.name] = x
             else:
                 work[c.name] = work[c.name].astype(object).where(work[c.name].notna(), MISSING)
         for name in cell_cols:
@@ -153,7 +176,14 @@ class Justicia(Engine):
             dist = dist.pooled()
         form = J.tree_paths(model.as_tree(), variables) if model.kind == "tree" else \
             J.linear_score(model.as_linear(), variables)
-        rates = J.group_rates(form, dist)
+        if multiplier and isinstance(form, J.LinearScore):
+            form = form.quantised(multiplier)
+        try:
+            rates = J.group_rates(form, dist)
+        except J.TooManyStates as err:
+            from fairaudit.errors import FairauditError
+
+            raise FairauditError(f"justicia: {err} (options bins, multiplier)") from None
         cells = {"columns": cell_cols, "weight": dist.weight, "label": uses_label}
         return cells, rates
 

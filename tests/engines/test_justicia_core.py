@@ -477,3 +477,32 @@ def test_learning_prunes_groups():
     rates = J.group_rates(paths, d)
     assert exact_hi.value == max(rates.values()) and exact_hi.group == (4, 0, 3)
     assert J.most_favoured(paths, d, least=True).value == min(rates.values())
+
+
+def test_quantised_linear_and_state_cap():
+    score = J.LinearScore({"x1": (F(0), F(3, 2)), "x2": (F(0), F(-3, 5)), "x3": (F(0), F(9, 10))}, F(-1), strict=False)
+    q = score.quantised(30)
+    assert q.weights == {"x1": (0, 30), "x2": (0, -12), "x3": (0, 18)} and q.bias == -20
+    vs = [J.Variable("g", B, True)] + [J.Variable(f"x{i}", B) for i in (1, 2, 3)]
+    d = dist_of(vs, ["g"], {(0,): {"x1": bern("0.5"), "x2": bern("0.4"), "x3": bern("0.7")}})
+    assert J.group_rates(q, d)[(0,)] == J.group_rates(score, d)[(0,)] == F("0.44")
+    # many incommensurable weights: the exact distribution is refused, not computed forever
+    names = [f"y{i}" for i in range(12)]
+    wide = J.LinearScore({n: tuple(F((-1) ** k * (i + 1), p) for k, p in enumerate((2, 3, 5, 7, 11, 13)))
+                          for i, n in enumerate(names)}, F(0))
+    vs = [J.Variable("g", B, True)] + [J.Variable(n, tuple(range(6))) for n in names]
+    d = dist_of(vs, ["g"], {(0,): {n: tuple(F(1, 6) for _ in range(6)) for n in names}})
+    with pytest.raises(J.TooManyStates):
+        J.linear_rate(wide, lambda n: d.probs((0,), n), names, max_states=1000)
+
+
+def test_engine_bins_and_multiplier_options():
+    from fairaudit.engines.justicia import _binned, _model_inputs
+
+    x = pd.Series([1.0, 2.0, 3.0, 4.0, 10.0, 10.0, 20.0, 30.0])
+    b = _binned(x, 2)
+    assert b.nunique() == 2 and b.iloc[0] == pytest.approx(2.5)
+    inputs = _model_inputs("logreg")
+    exact, _ = engine_leaves('E[pred | sex == "F"] >= 0', inputs)
+    rounded, _ = engine_leaves('E[pred | sex == "F"] >= 0', inputs, multiplier=30, bins=4)
+    assert exact.keys() == rounded.keys() and all(0 <= v <= 1 for v in rounded.values())
