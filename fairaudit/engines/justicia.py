@@ -101,11 +101,12 @@ class Justicia(Engine):
             _, _, other = _spec_columns(spec)
             if other:
                 reasons.append("it computes the probability of the decision (pred), not of the model's score")
-        if inputs is not None and inputs.model is not None and inputs.pred is None:
-            kind = getattr(inputs.model, "kind", None)
+        model = getattr(inputs, "model", None)
+        if model is not None and getattr(inputs, "pred", None) is None:
+            kind = getattr(model, "kind", None)
             if kind not in ("tree", "logreg"):
                 reasons.append("it needs a decision tree or a logistic regression model")
-        if spec is not None and inputs is not None and inputs.dataset is not None:
+        if spec is not None and getattr(inputs, "dataset", None) is not None:
             schema = inputs.dataset.schema
             for col in _spec_columns(spec)[0]:
                 try:
