@@ -129,7 +129,7 @@ def estimate(frame, variables: Sequence[Variable], protected: Sequence[str], lab
     groups: dict[tuple, dict[str, tuple[Fraction, ...]]] = {}
     counts: dict[tuple, int] = {}
     keys = list(protected)
-    for key, sub in frame.groupby(keys, sort=True, observed=True, dropna=False):
+    for key, sub in frame.groupby(keys, sort=False, observed=True, dropna=False):
         a = key if isinstance(key, tuple) else (key,)
         n = len(sub)
         per = {}
