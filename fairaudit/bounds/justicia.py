@@ -1,0 +1,555 @@
+"""Exact group selection rates of a decision tree or a linear classifier over a product distribution (Justicia).
+
+The semantics (Justicia, AAAI 2021, enumeration mode "RE-SSAT with correlation"; notes §B4): inside one compound
+group ``a`` (a value of every protected attribute) the features are **independent**, each with its **group-
+conditional** categorical distribution ``Pr[X_v = u | A = a]`` (estimated from the rows of group ``a``). Every
+quantity below is computed exactly — with ``fractions.Fraction`` when the probabilities (and weights) are rational —
+with respect to that modelled distribution; nothing is sampled.
+
+Why not an SSAT solver, BDDs (``dd``) or knowledge compilation (``pysdd``)?  Justicia's SSAT encoding turns every
+tree node into an independent Boolean, which is *wrong* when two nodes test the same feature (notes §B4: ``J ≡
+income ≥ 0.69`` implies ``I ≡ income ≥ 0.29``), and one-hot bins into independent Booleans (notes §B7.3). Here a
+feature is **one categorical variable** (exactly one value), so
+
+* a tree is a partition of the feature space into root-to-leaf paths; a path is a conjunction of "``X_v`` ∈ allowed
+  set" conditions (two nodes on the same feature intersect their sets), so with independent features its
+  probability is ``Π_v Pr[X_v ∈ S_v]`` — exact, linear in the tree size (no model counting needed: the paths are
+  already a disjoint DNF, i.e. the tree *is* a deterministic decomposable circuit);
+* a linear classifier ``Σ_v w_v(X_v) + b > 0`` is a stochastic subset-sum: its score distribution is built by a
+  dynamic program over the features, with the mass that is already certainly favourable / unfavourable (whatever
+  the remaining features) absorbed early. With exact rational weights there is no rounding at all; Justicia's
+  integer rounding (multiplier 30) is available separately (:func:`quantise`), done with exact rationals (the
+  float trap of notes §B7.2: ``int(-0.6/1.5*30) == -11``).
+A weighted model counter over a CNF would need exactly-one constraints per feature and Tseitin/PB auxiliaries to get
+the same numbers; the direct computation is exact, dependency-free and far smaller. (``dd`` is not installed in the
+project environment either.)
+
+Learning mode (ER-SSAT, notes §B5): the most / least favoured group is found by branch and bound over the protected
+attributes (:func:`most_favoured`) rather than by enumerating every compound group. ``shared=True`` gives the paper's
+ER semantics — the feature distribution is the same for every group (the random quantifiers precede nothing that
+depends on ``A``), so correlation between A and X is **ignored** (notes §B5 caveat, §B10 item 9); ``shared=False``
+uses the group-conditional distributions and agrees with enumeration (Lemma 2).
+"""
+from __future__ import annotations
+
+import itertools
+import numbers
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Iterable, Mapping, Sequence
+
+Number = Fraction  # every probability / weight here; floats are converted exactly with Fraction(float)
+
+
+def exact(x: Any) -> Fraction:
+    """``x`` as an exact Fraction (a float converts to its exact binary value; a string like "0.41" to 41/100)."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, str):
+        return Fraction(x)
+    if isinstance(x, numbers.Integral):
+        return Fraction(int(x))
+    return Fraction(float(x))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The feature distribution
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Variable:
+    """One feature: a raw column with a finite domain (categories, or the values / bin representatives of a
+    discretised numeric column)."""
+
+    name: str
+    values: tuple
+    protected: bool = False
+
+
+@dataclass
+class ProductDistribution:
+    """Per compound group, an independent categorical distribution of every non-protected variable.
+
+    ``groups[a]`` maps a variable name to a tuple of probabilities over ``variable.values`` (summing to 1);
+    ``a`` is the tuple of the protected variables' values, in the order of ``protected``. ``weight[a]`` is the
+    group's share of the population (used for pooled/marginal distributions and for group sizes); optional.
+    """
+
+    variables: tuple[Variable, ...]
+    protected: tuple[str, ...]
+    groups: dict[tuple, dict[str, tuple[Fraction, ...]]]
+    weight: dict[tuple, Fraction] = field(default_factory=dict)
+    counts: dict[tuple, int] = field(default_factory=dict)
+
+    def variable(self, name: str) -> Variable:
+        for v in self.variables:
+            if v.name == name:
+                return v
+        raise KeyError(name)
+
+    def features(self) -> list[Variable]:
+        return [v for v in self.variables if v.name not in self.protected]
+
+    def probs(self, group: tuple, name: str) -> tuple[Fraction, ...]:
+        """The distribution of variable ``name`` inside ``group`` (a point mass for a protected variable)."""
+        if name in self.protected:
+            var = self.variable(name)
+            value = group[self.protected.index(name)]
+            return tuple(Fraction(1) if u == value else Fraction(0) for u in var.values)
+        return self.groups[group][name]
+
+    def pooled(self) -> "ProductDistribution":
+        """Every group gets the population marginal ``Σ_a weight[a] · Pr[X_v | a]`` — the distribution the paper's
+        plain ``Enum`` and the ER (learning) encoding use, which ignores the A–X correlation."""
+        total = sum(self.weight.values()) if self.weight else None
+        if not total:
+            w = {a: Fraction(1, len(self.groups)) for a in self.groups}
+        else:
+            w = {a: self.weight.get(a, Fraction(0)) / total for a in self.groups}
+        marg = {}
+        for var in self.features():
+            marg[var.name] = tuple(sum(w[a] * self.groups[a][var.name][i] for a in self.groups)
+                                   for i in range(len(var.values)))
+        return ProductDistribution(self.variables, self.protected, {a: dict(marg) for a in self.groups},
+                                   dict(self.weight), dict(self.counts))
+
+
+def estimate(frame, variables: Sequence[Variable], protected: Sequence[str], label: str | None = None,
+             label_value: Any = None) -> ProductDistribution:
+    """Group-conditional empirical distributions from the rows of ``frame`` (exact fractions ``count / n_a``).
+
+    ``label``/``label_value``: keep only the rows with ``frame[label] == label_value`` first (the conditional
+    distributions ``Pr[X_v | A = a, Y = y]`` that equalized odds needs). Groups with no row are absent. A row whose
+    value is not in a variable's domain is an error (discretise first)."""
+    import pandas as pd  # noqa: F401  (frame is a DataFrame)
+
+    if label is not None:
+        frame = frame[frame[label] == label_value]
+    protected = tuple(protected)
+    groups: dict[tuple, dict[str, tuple[Fraction, ...]]] = {}
+    counts: dict[tuple, int] = {}
+    keys = list(protected)
+    for key, sub in frame.groupby(keys, sort=False, observed=True, dropna=False):
+        a = key if isinstance(key, tuple) else (key,)
+        n = len(sub)
+        per = {}
+        for var in variables:
+            if var.name in protected:
+                continue
+            vc = sub[var.name].value_counts(dropna=False)
+            unknown = set(vc.index) - set(var.values)
+            if unknown:
+                raise ValueError(f"column {var.name!r} holds values outside its domain: {sorted(map(str, unknown))[:5]}")
+            per[var.name] = tuple(Fraction(int(vc.get(u, 0)), n) for u in var.values)
+        groups[tuple(a)] = per
+        counts[tuple(a)] = n
+    total = sum(counts.values())
+    weight = {a: Fraction(c, total) for a, c in counts.items()}
+    return ProductDistribution(tuple(variables), protected, groups, weight, counts)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Classifiers over the variables
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Paths:
+    """A classifier as a partition of the feature space into disjoint paths (a decision tree's root-to-leaf paths).
+
+    ``paths[k] = (conds, favourable)``: ``conds`` maps a variable name to the frozenset of value *indices* the path
+    allows (a variable absent from ``conds`` is unconstrained)."""
+
+    paths: tuple[tuple[Mapping[str, frozenset], bool], ...]
+
+    def negated(self) -> "Paths":
+        """The same partition with the decisions flipped (the negative-class classifier of ER duality, Lemma 1)."""
+        return Paths(tuple((c, not f) for c, f in self.paths))
+
+
+@dataclass(frozen=True)
+class LinearScore:
+    """``score = Σ_v weights[v][index of X_v] + bias``; favourable iff ``score > 0`` (``strict``) or ``≥ 0``.
+
+    fairaudit's linear forms are favourable iff the margin is > 0 (``strict=True``); Justicia's PB constraint is
+    ``Σ w'x ≥ −b'`` (``strict=False``)."""
+
+    weights: Mapping[str, tuple[Fraction, ...]]
+    bias: Fraction
+    strict: bool = True
+
+    def quantised(self, multiplier: int = 30) -> "LinearScore":
+        """Justicia's integer weights (:func:`quantise`) applied to every value's weight and the bias: the rate is
+        then exact for the *rounded* classifier, with at most ``multiplier · #features`` distinct partial scores
+        per feature step."""
+        names = list(self.weights)
+        flat = [w for n in names for w in self.weights[n]]
+        q, b = quantise(flat, self.bias, multiplier)
+        out, k = {}, 0
+        for n in names:
+            size = len(self.weights[n])
+            out[n] = tuple(Fraction(x) for x in q[k:k + size])
+            k += size
+        return LinearScore(out, Fraction(b), self.strict)
+
+
+def _columns_of(encoding) -> list[tuple[str, str, Any]]:
+    """Encoded column j -> (raw column, kind, category value or None)."""
+    out = []
+    for c in encoding.columns:
+        if c.kind == "numeric":
+            out.append((c.name, "numeric", None))
+        else:
+            out.extend((c.name, "categorical", v) for v in c.values)
+    return out
+
+
+def _encoded_value(kind: str, category: Any, u: Any) -> float:
+    if kind == "numeric":
+        return float(u)
+    return 1.0 if u == category else 0.0
+
+
+def tree_paths(form, variables: Sequence[Variable]) -> Paths:
+    """The root-to-leaf paths of a fairaudit ``TreeForm`` (``model.as_tree()``) or a fitted scikit-learn
+    ``DecisionTreeClassifier`` trained on ``encoding.transform(frame)`` (pass ``(estimator, encoding)``).
+
+    A node sends a row left iff ``x[feature] <= threshold``; on a categorical indicator ``col=v`` that is
+    "``col`` ≠ v" for a threshold in [0, 1). A leaf is favourable iff its probability of class 1 is > 0.5 (the
+    ``TreeForm`` convention; for a raw sklearn tree: the argmax class is 1)."""
+    if isinstance(form, tuple):  # (sklearn estimator, encoding)
+        estimator, encoding = form
+        t = estimator.tree_
+        fav = list(estimator.classes_).index(1) if 1 in list(estimator.classes_) else None
+
+        def children(i):
+            return (None if t.children_left[i] < 0 else (int(t.feature[i]), float(t.threshold[i]),
+                                                         int(t.children_left[i]), int(t.children_right[i])))
+
+        def leaf_fav(i):
+            v = t.value[i, 0, :]
+            return fav is not None and int(v.argmax()) == fav and v[fav] * 2 > v.sum()
+    else:
+        encoding = form.encoding
+        nodes = form.nodes
+
+        def children(i):
+            n = nodes[i]
+            return None if n.is_leaf else (n.feature, n.threshold, n.left, n.right)
+
+        def leaf_fav(i):
+            return nodes[i].value > 0.5
+
+    cols = _columns_of(encoding)
+    by_name = {v.name: v for v in variables}
+    out = []
+
+    def walk(i, conds):
+        split = children(i)
+        if split is None:
+            out.append(({k: frozenset(s) for k, s in conds.items()}, bool(leaf_fav(i))))
+            return
+        j, thr, left, right = split
+        name, kind, category = cols[j]
+        var = by_name[name]
+        go_left = {k for k, u in enumerate(var.values) if _encoded_value(kind, category, u) <= thr}
+        current = conds.get(name, set(range(len(var.values))))
+        for child, allowed in ((left, current & go_left), (right, current - go_left)):
+            if allowed:  # an empty set is an unreachable branch: its probability is 0 anyway
+                walk(child, {**conds, name: allowed})
+
+    walk(0, {})
+    return Paths(tuple(out))
+
+
+def linear_score(form, variables: Sequence[Variable]) -> LinearScore:
+    """A fairaudit ``LinearForm`` (``model.as_linear()``) as per-variable weights over each variable's domain:
+    a categorical column's value ``u`` contributes ``w[col=u]``, a numeric column's ``u`` contributes ``w · u``.
+    The float weights are converted exactly (``Fraction(float)``): the rates are exact for the float model."""
+    cols = _columns_of(form.encoding)
+    by_name = {v.name: v for v in variables}
+    weights: dict[str, list[Fraction]] = {}
+    for j, (name, kind, category) in enumerate(cols):
+        var = by_name[name]
+        w = exact(form.weights[j])
+        acc = weights.setdefault(name, [Fraction(0)] * len(var.values))
+        for k, u in enumerate(var.values):
+            acc[k] += w * (exact(u) if kind == "numeric" else (1 if u == category else 0))
+    return LinearScore({k: tuple(v) for k, v in weights.items()}, exact(form.bias), strict=True)
+
+
+def quantise(weights: Sequence, bias: Any, multiplier: int = 30) -> tuple[list[int], int]:
+    """Justicia's integer PB weights: ``w' = round(multiplier · w / s)``, ``b'`` likewise, ``s = max |w_i|, |b|``,
+    computed with exact rationals and round-half-even (the authors' ``int(float(w/s)*30)`` truncates a float and
+    turns −0.6/1.5·30 into −11; notes §B7.2)."""
+    ws = [exact(w) for w in weights]
+    b = exact(bias)
+    s = max([abs(w) for w in ws] + [abs(b)])
+    if s == 0:
+        return [0] * len(ws), 0
+    return [round(multiplier * w / s) for w in ws], round(multiplier * b / s)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Exact rates
+# ---------------------------------------------------------------------------------------------------------------
+
+def _mass(probs: Sequence[Fraction], allowed: frozenset) -> Fraction:
+    return sum((probs[i] for i in allowed), Fraction(0))
+
+
+def paths_rate(paths: Paths, probs_of) -> Fraction:
+    """``Pr[favourable]`` = Σ over favourable paths of Π_v Pr[X_v ∈ S_v]; ``probs_of(name)`` gives a variable's
+    distribution (independent variables)."""
+    total = Fraction(0)
+    for conds, fav in paths.paths:
+        if not fav:
+            continue
+        p = Fraction(1)
+        for name, allowed in conds.items():
+            p *= _mass(probs_of(name), allowed)
+            if not p:
+                break
+        total += p
+    return total
+
+
+class TooManyStates(ValueError):
+    """The exact score distribution has more distinct partial scores than the cap allows."""
+
+
+MAX_STATES = 200_000
+
+
+def linear_rate(score: LinearScore, probs_of, names: Iterable[str], max_states: int = MAX_STATES) -> Fraction:
+    """``Pr[Σ_v w_v(X_v) + b > 0]`` (or ≥ 0) for independent ``X_v``: a stochastic subset-sum dynamic program.
+
+    The state is the partial score → its probability. After feature k, a state whose score plus the largest
+    possible rest is still unfavourable is absorbed into "no", one whose score plus the smallest rest is already
+    favourable into "yes" (both exact: they are decided whatever the remaining features take)."""
+    order = [n for n in names if n in score.weights]
+    lo_rest = [Fraction(0)] * (len(order) + 1)
+    hi_rest = [Fraction(0)] * (len(order) + 1)
+    for k in range(len(order) - 1, -1, -1):
+        w = score.weights[order[k]]
+        lo_rest[k] = lo_rest[k + 1] + min(w)
+        hi_rest[k] = hi_rest[k + 1] + max(w)
+
+    def favourable(s):
+        return s > 0 if score.strict else s >= 0
+
+    yes = Fraction(0)
+    states = {score.bias: Fraction(1)}
+    for k, name in enumerate(order):
+        w, p = score.weights[name], probs_of(name)
+        nxt: dict[Fraction, Fraction] = {}
+        for s, q in states.items():
+            for wi, pi in zip(w, p):
+                if pi:
+                    t = s + wi
+                    nxt[t] = nxt.get(t, Fraction(0)) + q * pi
+        states = {}
+        for s, q in nxt.items():
+            if favourable(s + lo_rest[k + 1]):
+                yes += q
+            elif favourable(s + hi_rest[k + 1]):
+                states[s] = q
+            # else: certainly unfavourable; dropped
+        if len(states) > max_states:
+            raise TooManyStates(f"the exact score distribution has more than {max_states:,} distinct partial scores "
+                                f"after {k + 1} of {len(order)} features; discretise the numeric features or round "
+                                "the weights")
+    return yes + sum((q for s, q in states.items() if favourable(s)), Fraction(0))
+
+
+def rate(model, dist: ProductDistribution, group: tuple) -> Fraction:
+    """``Pr[Ŷ = 1 | A = group]`` under ``dist`` (features independent within the group)."""
+    def probs_of(name):
+        return dist.probs(group, name)
+
+    if isinstance(model, Paths):
+        return paths_rate(model, probs_of)
+    if isinstance(model, LinearScore):
+        return linear_rate(model, probs_of, [v.name for v in dist.variables])
+    raise TypeError(f"unsupported model {type(model).__name__}")
+
+
+def group_rates(model, dist: ProductDistribution) -> dict[tuple, Fraction]:
+    """Enumeration mode (RE-SSAT per compound group): the exact selection rate of every group present in ``dist``."""
+    return {a: rate(model, dist, a) for a in sorted(dist.groups, key=lambda a: tuple(map(str, a)))}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Metrics (notes §B2)
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Metrics:
+    rates: dict
+    most: tuple
+    least: tuple
+    di: Fraction | None  # min / max (None when every rate is 0)
+    sp: Fraction  # max − min
+
+
+def metrics(rates: Mapping[tuple, Fraction]) -> Metrics:
+    """Disparate impact ``min_a / max_a`` (∈ [0, 1], 1 = fair; undefined when max = 0) and statistical parity
+    ``max_a − min_a`` over the compound groups; ties for most/least favoured go to the first group in order."""
+    most = max(rates, key=lambda a: rates[a])
+    least = min(rates, key=lambda a: rates[a])
+    hi, lo = rates[most], rates[least]
+    return Metrics(dict(rates), most, least, (lo / hi) if hi else None, hi - lo)
+
+
+def equalized_odds(model, dist_pos: ProductDistribution, dist_neg: ProductDistribution) -> dict:
+    """Equalized odds (notes §B2) with the label in the distribution: ``dist_pos`` holds ``Pr[X | A = a, Y = 1]``,
+    ``dist_neg`` ``Pr[X | A = a, Y = 0]`` (features independent within each (group, label) cell — the paper's
+    label-conditioned enumeration). TPR(a) = Pr[Ŷ=1 | A=a, Y=1], FPR(a) = Pr[Ŷ=1 | A=a, Y=0]; the gaps are
+    max − min over the groups present in each; ``eo`` = max(TPR gap, FPR gap)."""
+    tpr = group_rates(model, dist_pos)
+    fpr = group_rates(model, dist_neg)
+    tgap = max(tpr.values()) - min(tpr.values())
+    fgap = max(fpr.values()) - min(fpr.values())
+    return {"tpr": tpr, "fpr": fpr, "tpr_gap": tgap, "fpr_gap": fgap, "eo": max(tgap, fgap)}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Learning mode (ER-SSAT): branch and bound over the protected attributes
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Extreme:
+    value: Fraction
+    group: tuple
+    explored: int  # partial assignments expanded (≤ 1 + Σ_k Π_{i<k} |dom A_i|); the enumeration does len(groups)
+
+
+def most_favoured(model, dist: ProductDistribution, *, least: bool = False, shared: bool = False) -> Extreme:
+    """``max_a Pr[Ŷ=1 | A=a]`` (or ``min`` with ``least=True``) and its group, by branch and bound.
+
+    ``shared=True``: the ER-SSAT semantics — every group uses the pooled feature distribution (:meth:`pooled`), so
+    only the protected attributes the classifier reads matter. ``least`` uses the duality ``min_a f = 1 − max_a
+    (1 − f)`` (Lemma 1) on the negated classifier. Exact: a partial assignment is pruned only when an upper bound on
+    every completion is ≤ the best value found (ties keep the first group in order).
+
+    Bounds. Paths: Σ over favourable paths consistent with the partial assignment of Π_v max_{a ⊇ partial}
+    Pr_a[X_v ∈ S_v] (a product of maxima bounds every completion's product; summing over paths that a single
+    completion cannot all take only loosens it). Linear (shared only): the rate is non-decreasing in the
+    protected part of the score, so the best group maximises it; with group-conditional distributions the
+    linear case falls back to evaluating the candidate groups (documented limitation)."""
+    if shared:
+        dist = dist.pooled()
+    groups = sorted(dist.groups, key=lambda a: tuple(map(str, a)))
+    sign = -1 if least else 1
+    if isinstance(model, LinearScore):
+        if shared:
+            def part(a):
+                return sum((model.weights[n][dist.variable(n).values.index(a[i])]
+                            for i, n in enumerate(dist.protected) if n in model.weights), Fraction(0))
+            best = max(groups, key=lambda a: sign * part(a))
+            return Extreme(rate(model, dist, best), best, len(groups))
+        vals = {a: rate(model, dist, a) for a in groups}
+        best = max(groups, key=lambda a: sign * vals[a])
+        return Extreme(vals[best], best, len(groups))
+
+    target = model.negated() if least else model
+    prot = dist.protected
+    explored = 0
+    best_val: Fraction | None = None
+    best_group = None
+
+    def bound(partial: tuple) -> Fraction:
+        cands = [a for a in groups if a[:len(partial)] == partial]
+        total = Fraction(0)
+        for conds, fav in target.paths:
+            if not fav:
+                continue
+            p = Fraction(1)
+            for name, allowed in conds.items():
+                if name in prot:
+                    i = prot.index(name)
+                    var = dist.variable(name)
+                    vals = {a[i] for a in cands} if i >= len(partial) else {partial[i]}
+                    if not any(var.values.index(v) in allowed for v in vals):
+                        p = Fraction(0)
+                        break
+                    continue
+                p *= max(_mass(dist.groups[a][name], allowed) for a in cands)
+                if not p:
+                    break
+            total += p
+        return total
+
+    def search(partial: tuple):
+        nonlocal explored, best_val, best_group
+        explored += 1
+        if len(partial) == len(prot):
+            v = paths_rate(target, lambda n: dist.probs(partial, n))
+            if best_val is None or v > best_val:
+                best_val, best_group = v, partial
+            return
+        children = sorted({a[len(partial)] for a in groups if a[:len(partial)] == partial}, key=str)
+        scored = [(bound(partial + (c,)), c) for c in children]
+        scored.sort(key=lambda t: -t[0])  # most promising first (stable: ties in value order)
+        for ub, c in scored:
+            if best_val is not None and ub <= best_val:
+                continue
+            search(partial + (c,))
+
+    search(())
+    value = (1 - best_val) if least else best_val
+    return Extreme(value, best_group, explored)
+
+
+def all_groups(dist: ProductDistribution) -> list[tuple]:
+    """Every combination of the protected variables' domains (not only the groups observed)."""
+    return list(itertools.product(*(dist.variable(n).values for n in dist.protected)))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Finite-sample error bound (notes §B6; the formula there is the authors' shape, this is our derivation)
+# ---------------------------------------------------------------------------------------------------------------
+
+def estimation_radius(sizes: Sequence[int], k: int, delta: float) -> float:
+    """ε such that, with probability ≥ 1 − δ, a group's rate computed from distributions estimated on ``k`` rows of
+    the group is within ε of the rate under the true group-conditional distributions (same model, same
+    independence assumption: this covers the *estimation* error only, not the modelling error).
+
+    ``sizes``: the domain size of every feature the classifier reads.
+
+    Derivation. The rate f(p_1, …, p_m) = E[1{Ŷ=1}] over independent X_v ~ p_v. Swap the distributions one at a
+    time (a hybrid argument): with the others fixed, f is the expectation of a [0, 1]-valued function of X_v, so
+    replacing p_v by p̂_v changes f by at most TV(p̂_v, p_v); hence |f(p̂) − f(p)| ≤ Σ_v TV(p̂_v, p_v).
+    A Boolean variable has TV = |p̂_v(1) − p_v(1)| (one event); a K-valued one TV = ½ Σ_u |p̂_v(u) − p_v(u)| ≤
+    (K/2) max_u |p̂_v(u) − p_v(u)| (K events). Hoeffding on each of the N events, with a union bound:
+    every |p̂ − p| ≤ t = sqrt(ln(2N/δ) / (2k)) with probability ≥ 1 − δ, so ε = t · Σ_v c_v, c_v = 1 (K = 2) or
+    K/2. For m Boolean features this is ε = m·sqrt(ln(2m/δ)/(2k)), i.e. k ≥ m²/(2ε²)·ln(2m/δ) (notes §B6)."""
+    import math
+
+    sizes = [s for s in sizes if s > 1]
+    if not sizes:
+        return 0.0
+    if k <= 0:
+        return 1.0
+    events = sum(1 if s == 2 else s for s in sizes)
+    weight = sum(1.0 if s == 2 else s / 2 for s in sizes)
+    return min(1.0, weight * math.sqrt(math.log(2 * events / delta) / (2 * k)))
+
+
+def sample_size(m: int, epsilon: float, delta: float) -> int:
+    """Rows per group for ε-accuracy with m Boolean features: ⌈m²/(2ε²)·ln(2m/δ)⌉ (notes §B10 item 10)."""
+    import math
+
+    return math.ceil(m * m / (2 * epsilon * epsilon) * math.log(2 * m / delta))
+
+
+def metric_intervals(rates: Mapping[tuple, float], radius: Mapping[tuple, float]) -> dict:
+    """DI and SP intervals when every group's rate is within its radius (simultaneously): each group's rate lies in
+    [r − ε, r + ε] ∩ [0, 1], and DI = min/max, SP = max − min are monotone in every rate, so their ranges are
+    reached at the interval ends (a bound, not always attained: both extremes may not come from one group)."""
+    lo = {a: max(0.0, float(r) - radius[a]) for a, r in rates.items()}
+    hi = {a: min(1.0, float(r) + radius[a]) for a, r in rates.items()}
+    min_lo, min_hi = min(lo.values()), min(hi.values())
+    max_lo, max_hi = max(lo.values()), max(hi.values())
+    sp = (max(0.0, max_lo - min_hi), max_hi - min_lo)
+    di = (min_lo / max_hi if max_hi else 0.0, min(1.0, min_hi / max_lo) if max_lo else 1.0)
+    return {"sp": sp, "di": di}
