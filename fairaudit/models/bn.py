@@ -176,3 +176,67 @@ def learn_bn(frame, protected: Sequence[str], **kw) -> DiscreteBN:
     """Structure (hill climbing, no edge into a protected column) + maximum-likelihood parameters."""
     states = kw.pop("states", None)
     return fit_mle(frame, learn_structure(frame, protected, **kw), states)
+
+
+# ---------------------------------------------------------------------------------------------- model bridge
+@dataclass(frozen=True)
+class Binning:
+    """A numeric column as ONE categorical variable: ``states[i]`` covers ``[edges[i], edges[i+1])`` (the last bin
+    is closed) and stands for the value ``values[i]``. ``exact``: every state is one observed value (no error)."""
+    states: tuple
+    edges: tuple
+    values: tuple
+    exact: bool
+
+
+def discretise(frame, encoding, *, bins: int = 5, value: str = "mean"):
+    """The columns of ``encoding`` as categorical variables: categorical columns as they are; a numeric column with at
+    most ``bins`` distinct values keeps its values as states (exact); otherwise ``bins`` equal-width bins (FVGM
+    artifact) whose representative value is the mean of the column's values in the bin (``value="mean"``, the
+    paper's μ_i) or the bin's midpoint (``"mid"``, the artifact's). Missing numeric values take the encoding's fill.
+    Returns ``(categorical frame, {numeric column: Binning})``."""
+    import numpy as np
+    import pandas as pd
+    out = {}
+    binnings: dict[str, Binning] = {}
+    for c in encoding.columns:
+        s = frame[c.name]
+        if c.kind != "numeric":
+            out[c.name] = s.astype(object)
+            continue
+        x = pd.to_numeric(s, errors="coerce").fillna(c.fill).to_numpy(dtype=float)
+        uniq = np.unique(x)
+        if len(uniq) <= bins:
+            states = tuple(f"={u:g}" for u in uniq)
+            idx = np.searchsorted(uniq, x)
+            binnings[c.name] = Binning(states, tuple(float(u) for u in uniq), tuple(float(u) for u in uniq), True)
+        else:
+            lo, hi = float(x.min()), float(x.max())
+            edges = np.linspace(lo, hi, bins + 1)
+            idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, bins - 1)
+            states = tuple(f"[{edges[i]:g}, {edges[i + 1]:g}{']' if i == bins - 1 else ')'}" for i in range(bins))
+            if value == "mid":
+                vals = tuple(float((edges[i] + edges[i + 1]) / 2) for i in range(bins))
+            elif value == "mean":
+                vals = tuple(float(x[idx == i].mean()) if (idx == i).any() else float((edges[i] + edges[i + 1]) / 2)
+                             for i in range(bins))
+            else:
+                raise ValueError(f"unknown bin value {value!r}")
+            binnings[c.name] = Binning(states, tuple(float(e) for e in edges), vals, False)
+        out[c.name] = pd.Series([states[i] for i in idx], index=frame.index, dtype=object)
+    return pd.DataFrame(out, index=frame.index), binnings
+
+
+def linear_weights(form, binnings: Mapping[str, Binning]) -> tuple[dict, float, bool]:
+    """A ``LinearForm`` (margin = w·x + b, favourable iff > 0) as per-(variable, state) weights over the discretised
+    variables: a categorical state gets its indicator's weight (an unknown value encodes as zeros: weight 0); a
+    numeric bin gets ``w·value``. Returns ``(weights, τ = −b, strict=True)`` for ``fairaudit.bounds.subset_sum``."""
+    weights: dict[str, dict] = {}
+    for c, idx in zip(form.encoding.columns, form.encoding.mapping.values()):
+        if c.kind == "numeric":
+            w = float(form.weights[idx[0]])
+            b = binnings[c.name]
+            weights[c.name] = {s: w * v for s, v in zip(b.states, b.values)}
+        else:
+            weights[c.name] = {v: float(form.weights[j]) for v, j in zip(c.values, idx)}
+    return weights, -float(form.bias), True
