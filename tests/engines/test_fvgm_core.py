@@ -325,3 +325,55 @@ def test_learned_network_end_to_end_vs_empirical():
     for s in ("F", "M"):
         sel = df.sex == s
         assert rates[(s,)] == F(int((score[sel] >= 2.5).sum()), int(sel.sum()))
+
+
+# ---------------------------------------------------------------- bridge: a LinearForm over the raw encoding
+def _form_and_frame(seed=11, n=1500):
+    from fairaudit.models.encoding import EncodedColumn, Encoding
+    from fairaudit.models.forms import LinearForm
+    r = np.random.default_rng(seed)
+    sex = r.choice(["F", "M"], n)
+    hours = r.choice([10.0, 20.0, 40.0, 60.0], n)
+    income = r.normal(30 + 10 * (sex == "M"), 8, n)
+    edu = np.where(r.random(n) < 0.4 + 0.3 * (hours > 30), "deg", "none")
+    frame = pd.DataFrame({"sex": sex, "hours": hours, "income": income, "edu": edu})
+    enc = Encoding((EncodedColumn("sex", "categorical", ("F", "M")), EncodedColumn("hours", "numeric", fill=30.0),
+                    EncodedColumn("income", "numeric", fill=30.0), EncodedColumn("edu", "categorical", ("deg", "none"))))
+    form = LinearForm(np.array([-0.3, 0.4, 0.05, 0.08, 0.9, -0.2]), -4.5, enc)
+    return form, frame
+
+
+def test_bridge_exact_numeric_states_and_full_joint_equals_empirical_predictions():
+    from fairaudit.models.bn import discretise, linear_weights
+    form, frame = _form_and_frame()
+    frame = frame.drop(columns="income").assign(income=30.0)      # a constant numeric column: one exact state
+    cat, binnings = discretise(frame[["sex", "hours", "income", "edu"]], form.encoding, bins=5)
+    assert binnings["hours"].exact and binnings["hours"].states == ("=10", "=20", "=40", "=60")
+    w, tau, strict = linear_weights(form, binnings)
+    order = ["sex", "hours", "income", "edu"]
+    bn = fit_mle(cat[order], {v: tuple(order[:i]) for i, v in enumerate(order)})   # the empirical joint, exactly
+    rates = group_rates(bn, w, tau, ["sex"], strict=strict)
+    pred = form.predict(frame)
+    for s in ("F", "M"):
+        assert float(rates[(s,)]) == pytest.approx(pred[frame.sex.to_numpy() == s].mean(), abs=1e-12)
+
+
+def test_bridge_binned_numeric_is_one_variable():
+    from fairaudit.models.bn import discretise, linear_weights
+    form, frame = _form_and_frame()
+    cat, binnings = discretise(frame, form.encoding, bins=4)
+    b = binnings["income"]
+    assert not b.exact and len(b.states) == 4 and set(cat["income"]) <= set(b.states)
+    x = frame.income.to_numpy()
+    for i, s in enumerate(b.states):  # the representative value is the mean of the bin's values, inside the bin
+        sel = (cat["income"] == s).to_numpy()
+        if sel.any():
+            assert b.values[i] == pytest.approx(x[sel].mean()) and b.edges[i] <= b.values[i] <= b.edges[i + 1]
+    w, tau, strict = linear_weights(form, binnings)
+    assert w["income"] == {s: 0.08 * v for s, v in zip(b.states, b.values)} and tau == 4.5 and strict
+    bn = learn_bn(cat, ["sex"])
+    assert bn.parents["sex"] == ()
+    got = group_rates(bn, w, tau, ["sex"], strict=strict)
+    assert got.keys() == {("F",), ("M",)}
+    ref = brute_rates(bn, w, tau, ["sex"], strict=strict)
+    assert all(float(got[g]) == pytest.approx(float(ref[g]), abs=1e-12) for g in ref)
