@@ -32,7 +32,7 @@ from typing import Any, Hashable, Mapping, Sequence
 
 from fairaudit.models.bn import DiscreteBN
 
-__all__ = ["positive_rate", "group_rates", "GroupMetrics", "group_metrics", "equalized_odds", "fairness_influence",
+__all__ = ["positive_rate", "rate_bounds", "group_rates", "GroupMetrics", "group_metrics", "equalized_odds", "fairness_influence",
            "weights_from_columns"]
 
 Weights = Mapping[str, Mapping[Hashable, Any]]
@@ -193,3 +193,24 @@ def weights_from_columns(coef: Mapping[str, Any], column_state: Mapping[str, tup
         out.setdefault(v, {})
         out[v][s] = out[v].get(s, 0) + w
     return out
+
+
+def _grid(weights: Weights, step, rounding) -> dict:
+    return {v: {s: rounding(Fraction(w) / step) for s, w in ws.items()} for v, ws in weights.items()}
+
+
+def rate_bounds(bn: DiscreteBN, weights: Weights, tau, evidence: Mapping[str, Hashable] | None = None, *,
+                strict: bool = False, step=Fraction(1, 100)) -> tuple[Any, Any] | None:
+    """Sound ``(lower, upper)`` bounds on ``positive_rate`` for real (float) weights, in pseudo-polynomial time.
+
+    Exact sums of real weights rarely coincide, so the exact DP's states grow as the product of the state counts (a
+    chain of 10 five-state variables: 12 s; with integer weights 0.01 s). Here every weight is rounded DOWN (lower)
+    and UP (upper) to a multiple of ``step`` — the FVGM idea of integer weights (notes A8), but without its
+    truncation error: ``Σ⌊w/h⌋·h ≤ Σw ≤ Σ⌈w/h⌉·h``, so ``{Σ⌊w/h⌋·h ≥ τ} ⊆ {Σw ≥ τ} ⊆ {Σ⌈w/h⌉·h ≥ τ}`` (same for
+    ``>``). The gap shrinks with ``step``; a refinement loop halves it. ``None`` if the evidence has probability 0."""
+    import math
+    step = Fraction(step)
+    t = Fraction(tau) / step
+    lo = positive_rate(bn, _grid(weights, step, math.floor), t, evidence, strict=strict)
+    hi = positive_rate(bn, _grid(weights, step, math.ceil), t, evidence, strict=strict)
+    return None if lo is None else (lo, hi)

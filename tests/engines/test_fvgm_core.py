@@ -377,3 +377,30 @@ def test_bridge_binned_numeric_is_one_variable():
     assert got.keys() == {("F",), ("M",)}
     ref = brute_rates(bn, w, tau, ["sex"], strict=strict)
     assert all(float(got[g]) == pytest.approx(float(ref[g]), abs=1e-12) for g in ref)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_rate_bounds_enclose_the_exact_rate_and_tighten(seed):
+    from fairaudit.bounds.subset_sum import rate_bounds
+    rng = random.Random(2000 + seed)
+    bn = random_bn(rng, 1, rng.randint(2, 5))
+    w = random_weights(rng, bn, ints=False)
+    tau = rng.uniform(-2, 3)
+    for a in bn.states["A0"]:
+        exact = brute_rates(bn, w, tau, ["A0"], evidence={"A0": a})
+        if not exact:
+            continue
+        p = exact[(a,)]
+        widths = []
+        for step in (F(1, 2), F(1, 10), F(1, 1000)):
+            for strict in (False, True):
+                q = brute_rates(bn, w, tau, ["A0"], evidence={"A0": a}, strict=strict)[(a,)]
+                lo, hi = rate_bounds(bn, w, tau, {"A0": a}, strict=strict, step=step)
+                assert lo <= q + 1e-12 and q <= hi + 1e-12
+            widths.append(hi - lo)
+        assert widths[-1] <= widths[0]
+    # integer weights on a grid of 1: the bounds coincide with the exact rate
+    wi = random_weights(rng, bn)
+    a = next(s for s, q in zip(bn.states["A0"], bn.cpts["A0"][()]) if q)
+    lo, hi = rate_bounds(bn, wi, 1, {"A0": a}, step=1)
+    assert lo == hi == positive_rate(bn, wi, 1, {"A0": a})
