@@ -51,10 +51,14 @@ def _order(bn: DiscreteBN, evidence: Mapping[str, Hashable]) -> list[str]:
 def positive_rate(bn: DiscreteBN, weights: Weights, tau, evidence: Mapping[str, Hashable] | None = None, *,
                   strict: bool = False):
     """``Pr[score ≥ τ | evidence]`` (``>`` if strict). ``None`` if the evidence has probability 0."""
-    evidence = dict(evidence or {})
-    for v, s in evidence.items():
-        if v not in bn.states or s not in bn.states[v]:
-            raise ValueError(f"evidence {v}={s!r} is not a state of the network")
+    # evidence: v -> one state, or a set/frozenset of allowed states (``col in (...)``)
+    allowed = {}
+    for v, s in dict(evidence or {}).items():
+        ss = set(s) if isinstance(s, (set, frozenset)) else {s}
+        if v not in bn.states or not ss or not ss <= set(bn.states[v]):
+            raise ValueError(f"evidence {v}={s!r} is not a state (set of states) of the network")
+        allowed[v] = [x for x in bn.states[v] if x in ss]
+    evidence = allowed
     unknown = [v for v in weights if v not in bn.states]
     if unknown:
         raise ValueError(f"the classifier reads variables outside the network: {unknown}")
@@ -66,7 +70,7 @@ def positive_rate(bn: DiscreteBN, weights: Weights, tau, evidence: Mapping[str, 
     lo = [0] * (n + 1); hi = [0] * (n + 1)
     for i in range(n - 1, -1, -1):
         v = order[i]
-        vals = [_w(weights, v, evidence[v])] if v in evidence else [_w(weights, v, s) for s in bn.states[v]]
+        vals = [_w(weights, v, s) for s in evidence.get(v, bn.states[v])]
         lo[i] = lo[i + 1] + min(vals); hi[i] = hi[i + 1] + max(vals)
     last_ev = max([pos[v] for v in evidence], default=-1)
 
@@ -82,7 +86,7 @@ def positive_rate(bn: DiscreteBN, weights: Weights, tau, evidence: Mapping[str, 
         idx = [frontier.index(p) for p in pa]
         new_frontier = tuple(x for x in frontier + (v,) if last_use[x] > i)
         keep = [j for j, x in enumerate(frontier + (v,)) if last_use[x] > i]
-        states = [evidence[v]] if v in evidence else list(bn.states[v])
+        states = evidence.get(v, bn.states[v])
         new: dict[tuple, Any] = {}
         for (fvals, score), mass in table.items():
             row = bn.cpts[v][tuple(fvals[j] for j in idx)]

@@ -43,7 +43,7 @@ def brute_rates(bn, weights, tau, protected, evidence=None, strict=False):
     vs = bn.variables
     for vals in product(*(bn.states[v] for v in vs)):
         a = dict(zip(vs, vals))
-        if evidence and any(a[k] != x for k, x in evidence.items()):
+        if evidence and any(a[k] not in (x if isinstance(x, (set, frozenset)) else {x}) for k, x in evidence.items()):
             continue
         p = bn.joint(a)
         if not p:
@@ -404,3 +404,16 @@ def test_rate_bounds_enclose_the_exact_rate_and_tighten(seed):
     a = next(s for s, q in zip(bn.states["A0"], bn.cpts["A0"][()]) if q)
     lo, hi = rate_bounds(bn, wi, 1, {"A0": a}, step=1)
     assert lo == hi == positive_rate(bn, wi, 1, {"A0": a})
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_set_valued_evidence(seed):
+    rng = random.Random(3000 + seed)
+    bn = random_bn(rng, 1, rng.randint(2, 5))
+    w = random_weights(rng, bn)
+    v = rng.choice(bn.variables[1:])
+    ev = {v: frozenset(rng.sample(bn.states[v], rng.randint(1, len(bn.states[v]))))}
+    tau = rng.randint(-2, 4)
+    assert group_rates(bn, w, tau, ["A0"], evidence=ev) == brute_rates(bn, w, tau, ["A0"], evidence=ev)
+    with pytest.raises(ValueError):
+        positive_rate(bn, w, tau, {v: frozenset()})
