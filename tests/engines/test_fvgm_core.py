@@ -417,3 +417,41 @@ def test_set_valued_evidence(seed):
     assert group_rates(bn, w, tau, ["A0"], evidence=ev) == brute_rates(bn, w, tau, ["A0"], evidence=ev)
     with pytest.raises(ValueError):
         positive_rate(bn, w, tau, {v: frozenset()})
+
+
+# ---------------------------------------------------------------- the draft engine (not registered yet)
+def test_draft_engine_bounds_enclose_the_exact_rates():
+    from types import SimpleNamespace
+
+    from fairaudit.engines.base import Context
+    from fairaudit.engines.fvgm import FVGM
+    from fairaudit.models.bn import discretise, learn_bn, linear_weights
+    from fairaudit.spec.parser import parse
+
+    form, frame = _form_and_frame(n=800)
+    frame = frame.assign(hours=frame.hours)  # hours has 4 values: exact states
+    inputs = SimpleNamespace(model=SimpleNamespace(as_linear=lambda: form),
+                             dataset=SimpleNamespace(frame=frame, schema=SimpleNamespace(protected=("sex",))))
+    spec = parse('E[pred | sex == "F"] > 0.5 * E[pred | sex == "M" and edu in {"deg"}] and E[not pred] > 0')
+    eng = FVGM()
+    assert eng.check(spec, None) == []
+    assert eng.check(parse("E[edu == \"deg\"] > 0.1"), None)
+    opts = eng.resolve_options({"bins": 3, "precision": 1e-3})
+    batches = list(eng.run(spec, inputs, opts, Context()))
+    # the same network and weights, exactly (float weights: brute-force enumeration)
+    cat, binnings = discretise(frame, form.encoding, bins=3)
+    bn = learn_bn(cat, ["sex"], max_indegree=3)
+    w, tau, strict = linear_weights(form, binnings)
+    exact = {'E[pred | sex == "F"]': brute_rates(bn, w, tau, ["sex"], strict=strict)[("F",)],
+             'E[pred | sex == "M" and edu in {"deg"}]':
+                 brute_rates(bn, w, tau, ["sex"], evidence={"edu": "deg"}, strict=strict)[("M",)]}
+    prev = None
+    for b in batches:
+        for key, p in exact.items():
+            lv = b.leaves[key]
+            assert lv.lo[0] <= float(p) + 1e-12 and float(p) <= lv.hi[0] + 1e-12
+            if prev is not None:  # nested
+                assert prev.leaves[key].lo[0] <= lv.lo[0] + 1e-12 and lv.hi[0] <= prev.leaves[key].hi[0] + 1e-12
+        prev = b
+    last = batches[-1]
+    assert all(lv.hi[0] - lv.lo[0] <= 1e-3 for lv in last.leaves.values())
