@@ -19,6 +19,7 @@ REGISTRY = {
     "monitor": "fairaudit.engines.monitor:Monitor",
     "dataset": "fairaudit.engines.dataset:DatasetEngine",
     "fairsquare": "fairaudit.engines.fairsquare:FairSquare",
+    "fvgm": "fairaudit.engines.fvgm:FVGM",
 }
 DEFAULT = next(iter(REGISTRY))
 

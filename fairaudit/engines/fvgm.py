@@ -1,4 +1,4 @@
-"""The ``fvgm`` engine (issue 15, DRAFT — not yet in ``fairaudit.engines.REGISTRY``): bounds on ``E[pred | group]``
+"""The ``fvgm`` engine (issue 15): bounds on ``E[pred | group]``
 for a linear model over a Bayesian network learnt from the dataset, after FVGM (Ghosh et al., AAAI 2022).
 
 1. **Variables** (``fairaudit.models.bn.discretise``): every column the model reads is ONE categorical variable; a

@@ -446,6 +446,8 @@ def test_the_audit_page_draws_the_chosen_engines_widgets_only():
         labels = {w.label for w in list(at.number_input) + list(at.selectbox) + list(at.checkbox)}
         assert {o.title for o in engine.all_options()} <= labels
         assert any(engine.summary[1:40] in c.value for c in at.caption)
+    at.selectbox(key="audit_engine").set_value("dataset")  # not necessarily the last engine of the registry
+    _ok(at.run())
     dataset_engine = engines.get("dataset")
     assert not dataset_engine.options  # none of its own: only the options of every run
     assert _option_keys(at) == {option_key("dataset", o.name) for o in dataset_engine.all_options()}
