@@ -32,7 +32,7 @@ from typing import Any, Hashable, Mapping, Sequence
 
 from fairaudit.models.bn import DiscreteBN
 
-__all__ = ["positive_rate", "rate_bounds", "group_rates", "GroupMetrics", "group_metrics", "equalized_odds", "fairness_influence",
+__all__ = ["Stopped", "positive_rate", "rate_bounds", "group_rates", "GroupMetrics", "group_metrics", "equalized_odds", "fairness_influence",
            "weights_from_columns"]
 
 Weights = Mapping[str, Mapping[Hashable, Any]]
@@ -48,9 +48,14 @@ def _order(bn: DiscreteBN, evidence: Mapping[str, Hashable]) -> list[str]:
     return roots + [v for v in bn.order if v not in roots]
 
 
+class Stopped(Exception):
+    """``should_stop()`` returned True during a computation."""
+
+
 def positive_rate(bn: DiscreteBN, weights: Weights, tau, evidence: Mapping[str, Hashable] | None = None, *,
-                  strict: bool = False):
-    """``Pr[score ≥ τ | evidence]`` (``>`` if strict). ``None`` if the evidence has probability 0."""
+                  strict: bool = False, should_stop=None):
+    """``Pr[score ≥ τ | evidence]`` (``>`` if strict). ``None`` if the evidence has probability 0. ``should_stop``
+    (optional, no argument) is asked after each variable; True raises ``Stopped``."""
     # evidence: v -> one state, or a set/frozenset of allowed states (``col in (...)``)
     allowed = {}
     for v, s in dict(evidence or {}).items():
@@ -82,6 +87,8 @@ def positive_rate(bn: DiscreteBN, weights: Weights, tau, evidence: Mapping[str, 
     frontier: tuple[str, ...] = ()
     table: dict[tuple, Any] = {((), 0): 1}
     for i, v in enumerate(order):
+        if should_stop is not None and should_stop():
+            raise Stopped()
         pa = bn.parents[v]
         idx = [frontier.index(p) for p in pa]
         new_frontier = tuple(x for x in frontier + (v,) if last_use[x] > i)
@@ -204,7 +211,7 @@ def _grid(weights: Weights, step, rounding) -> dict:
 
 
 def rate_bounds(bn: DiscreteBN, weights: Weights, tau, evidence: Mapping[str, Hashable] | None = None, *,
-                strict: bool = False, step=Fraction(1, 100)) -> tuple[Any, Any] | None:
+                strict: bool = False, step=Fraction(1, 100), should_stop=None) -> tuple[Any, Any] | None:
     """Sound ``(lower, upper)`` bounds on ``positive_rate`` for real (float) weights, in pseudo-polynomial time.
 
     Exact sums of real weights rarely coincide, so the exact DP's states grow as the product of the state counts (a
@@ -215,6 +222,6 @@ def rate_bounds(bn: DiscreteBN, weights: Weights, tau, evidence: Mapping[str, Ha
     import math
     step = Fraction(step)
     t = Fraction(tau) / step
-    lo = positive_rate(bn, _grid(weights, step, math.floor), t, evidence, strict=strict)
-    hi = positive_rate(bn, _grid(weights, step, math.ceil), t, evidence, strict=strict)
+    lo = positive_rate(bn, _grid(weights, step, math.floor), t, evidence, strict=strict, should_stop=should_stop)
+    hi = positive_rate(bn, _grid(weights, step, math.ceil), t, evidence, strict=strict, should_stop=should_stop)
     return None if lo is None else (lo, hi)

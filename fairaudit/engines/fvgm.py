@@ -91,7 +91,7 @@ class FVGM(Engine):
 
     @staticmethod
     def _rounds(bn, weights, tau, strict, queries, options, ctx) -> Iterator[LeafBatch]:
-        from fairaudit.bounds.subset_sum import rate_bounds
+        from fairaudit.bounds.subset_sum import Stopped, rate_bounds
 
         scale = max((abs(w) for ws in weights.values() for w in ws.values()), default=1.0) or 1.0
         step = Fraction(scale) / 8
@@ -99,8 +99,15 @@ class FVGM(Engine):
         while True:
             leaves, warnings = {}, []
             widest = 0.0
+            # after the first round a round is abandoned at the deadline (the previous, sound, bounds stand)
+            stop = ctx.expired if k else None
+            try:
+                bounds = {key: rate_bounds(bn, weights, tau, ev, strict=strict, step=step, should_stop=stop)
+                          for key, (_, ev) in queries.items()}
+            except Stopped:
+                return
             for key, (positive, evidence) in queries.items():
-                b = rate_bounds(bn, weights, tau, evidence, strict=strict, step=step)
+                b = bounds[key]
                 if b is None:
                     warnings.append(f"{key}: its condition has probability 0 under the network (shown as [0, 1])")
                     lo, hi = 0.0, 1.0

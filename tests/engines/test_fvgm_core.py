@@ -455,3 +455,11 @@ def test_draft_engine_bounds_enclose_the_exact_rates():
         prev = b
     last = batches[-1]
     assert all(lv.hi[0] - lv.lo[0] <= 1e-3 for lv in last.leaves.values())
+
+
+def test_should_stop_aborts():
+    from fairaudit.bounds.subset_sum import Stopped
+    bn = a12_3_bn()
+    with pytest.raises(Stopped):
+        positive_rate(bn, W_A12_3, 3, {"A": 2}, should_stop=lambda: True)
+    assert positive_rate(bn, W_A12_3, 3, {"A": 2}, should_stop=lambda: False) == F(14, 25)
