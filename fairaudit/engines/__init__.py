@@ -20,6 +20,7 @@ REGISTRY = {
     "dataset": "fairaudit.engines.dataset:DatasetEngine",
     "fairsquare": "fairaudit.engines.fairsquare:FairSquare",
     "justicia": "fairaudit.engines.justicia:Justicia",
+    "fvgm": "fairaudit.engines.fvgm:FVGM",
 }
 DEFAULT = next(iter(REGISTRY))
 

@@ -1,0 +1,242 @@
+"""Discrete Bayesian networks over categorical (already discretised) features, for the FVGM engine (issue 15).
+
+A numeric feature is discretised *before* it reaches this module and is ONE categorical variable whose states are its
+bins (exactly one bin is on), never a set of independent Boolean bins (the FVGM artifact's modelling error, notes A8).
+
+Structure: pgmpy hill climbing with a BIC (default) or K2 score, with every edge INTO a protected attribute forbidden
+(notes A5/A8: choice variables have no parents). Parameters: maximum likelihood, computed here from counts as exact
+``Fraction``s (an unseen parent configuration gets the uniform distribution, as pgmpy's MLE does).
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import product
+from typing import Any, Hashable, Mapping, Sequence
+
+__all__ = ["DiscreteBN", "learn_structure", "fit_mle", "learn_bn"]
+
+
+@dataclass
+class DiscreteBN:
+    """``states[v]``: the ordered states of variable v; ``parents[v]``: its parents (in a fixed order);
+    ``cpts[v][parent_values_tuple]``: the distribution of v as a sequence of probabilities aligned with ``states[v]``.
+    Probabilities may be ``Fraction`` (exact) or ``float``."""
+    states: dict[str, tuple]
+    parents: dict[str, tuple[str, ...]]
+    cpts: dict[str, dict[tuple, tuple]]
+    order: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        for v in self.states:
+            self.parents.setdefault(v, ())
+        if not self.order:
+            self.order = self.topological_order()
+        self.validate()
+
+    @property
+    def variables(self) -> list[str]:
+        return list(self.order)
+
+    def topological_order(self) -> list[str]:
+        done: list[str] = []
+        seen: set[str] = set()
+        pending = list(self.states)
+        while pending:
+            progressed = False
+            for v in list(pending):
+                if all(p in seen for p in self.parents[v]):
+                    done.append(v); seen.add(v); pending.remove(v); progressed = True
+            if not progressed:
+                raise ValueError(f"the network has a cycle among {pending}")
+        return done
+
+    def validate(self) -> None:
+        for v, pa in self.parents.items():
+            if v not in self.states:
+                raise ValueError(f"parents given for unknown variable {v!r}")
+            for p in pa:
+                if p not in self.states:
+                    raise ValueError(f"unknown parent {p!r} of {v!r}")
+            table = self.cpts.get(v)
+            if table is None:
+                raise ValueError(f"no CPT for {v!r}")
+            for u in product(*(self.states[p] for p in pa)):
+                dist = table.get(tuple(u))
+                if dist is None or len(dist) != len(self.states[v]):
+                    raise ValueError(f"CPT of {v!r} lacks a distribution of length {len(self.states[v])} for parents {u}")
+                if any(q < 0 for q in dist) or abs(float(sum(dist)) - 1.0) > 1e-9:
+                    raise ValueError(f"CPT row of {v!r} for parents {u} is not a distribution: {dist}")
+
+    def prob(self, v: str, value: Hashable, assignment: Mapping[str, Hashable]) -> Any:
+        u = tuple(assignment[p] for p in self.parents[v])
+        return self.cpts[v][u][self.states[v].index(value)]
+
+    def joint(self, assignment: Mapping[str, Hashable]) -> Any:
+        out = 1
+        for v in self.order:
+            out = out * self.prob(v, assignment[v], assignment)
+        return out
+
+    def children(self, v: str) -> list[str]:
+        return [c for c in self.order if v in self.parents[c]]
+
+    def marginal(self, v: str) -> tuple:
+        """Exact marginal of v by enumeration of its ancestors (small networks: tests, FIF)."""
+        anc: list[str] = []
+        stack = [v]
+        while stack:
+            x = stack.pop()
+            for p in self.parents[x]:
+                if p not in anc:
+                    anc.append(p); stack.append(p)
+        anc = [x for x in self.order if x in anc]
+        acc = [0] * len(self.states[v])
+        for vals in product(*(self.states[x] for x in anc)):
+            a = dict(zip(anc, vals))
+            w = 1
+            for x in anc:
+                w = w * self.prob(x, a[x], a)
+            row = self.cpts[v][tuple(a[p] for p in self.parents[v])]
+            for i, q in enumerate(row):
+                acc[i] = acc[i] + w * q
+        return tuple(acc)
+
+    def with_cpt(self, v: str, dist: Sequence) -> "DiscreteBN":
+        """A copy where v has no parents and the distribution ``dist``; its children keep their CPTs (they still read
+        the new value of v)."""
+        parents = dict(self.parents); parents[v] = ()
+        cpts = dict(self.cpts); cpts[v] = {(): tuple(dist)}
+        return DiscreteBN(dict(self.states), parents, cpts, order=list(self.order))
+
+    def sample(self, n: int, rng: random.Random) -> list[dict]:
+        out = []
+        for _ in range(n):
+            a: dict = {}
+            for v in self.order:
+                row = self.cpts[v][tuple(a[p] for p in self.parents[v])]
+                a[v] = rng.choices(self.states[v], weights=[float(q) for q in row])[0]
+            out.append(a)
+        return out
+
+
+def learn_structure(frame, protected: Sequence[str], *, score: str = "bic", max_indegree: int | None = 5,
+                    max_iter: int = 1_000_000, fixed_parents: Mapping[str, Sequence[str]] | None = None
+                    ) -> dict[str, tuple[str, ...]]:
+    """Hill-climbing structure search (pgmpy) over the categorical columns of ``frame``; no edge into a protected
+    column. ``score``: "bic" (pgmpy "bic-d") or "k2". ``fixed_parents`` skips the search (a given structure)."""
+    cols = [str(c) for c in frame.columns]
+    if fixed_parents is not None:
+        parents = {c: tuple(fixed_parents.get(c, ())) for c in cols}
+    else:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from pgmpy.causal_discovery import ExpertKnowledge
+            from pgmpy.estimators import HillClimbSearch
+        forbidden = [(v, s) for s in protected for v in cols if v != s]
+        data = frame.astype(str)
+        method = {"bic": "bic-d", "k2": "k2"}.get(score, score)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dag = HillClimbSearch(data).estimate(scoring_method=method, max_indegree=max_indegree, max_iter=max_iter,
+                                                 expert_knowledge=ExpertKnowledge(forbidden_edges=forbidden),
+                                                 show_progress=False)
+        parents = {c: tuple(sorted(str(p) for p in dag.predecessors(c))) if c in dag.nodes else () for c in cols}
+    for s in protected:
+        if parents.get(s):
+            raise ValueError(f"protected attribute {s!r} has parents {parents[s]} (edges into it are forbidden)")
+    return parents
+
+
+def fit_mle(frame, parents: Mapping[str, Sequence[str]], states: Mapping[str, Sequence] | None = None) -> DiscreteBN:
+    """Maximum-likelihood CPTs as exact fractions of counts; an unseen parent configuration gets the uniform row."""
+    cols = [str(c) for c in frame.columns]
+    st = {c: tuple(states[c]) if states and c in states else tuple(sorted(frame[c].unique(), key=str)) for c in cols}
+    rows = frame[cols].itertuples(index=False, name=None)
+    records = [dict(zip(cols, r)) for r in rows]
+    cpts: dict[str, dict[tuple, tuple]] = {}
+    for v in cols:
+        pa = tuple(parents.get(v, ()))
+        counts: dict[tuple, list[int]] = {}
+        for r in records:
+            counts.setdefault(tuple(r[p] for p in pa), [0] * len(st[v]))[st[v].index(r[v])] += 1
+        table = {}
+        for u in product(*(st[p] for p in pa)):
+            c = counts.get(tuple(u))
+            n = sum(c) if c else 0
+            table[tuple(u)] = (tuple(Fraction(k, n) for k in c) if n else
+                               tuple(Fraction(1, len(st[v])) for _ in st[v]))
+        cpts[v] = table
+    return DiscreteBN(st, {v: tuple(parents.get(v, ())) for v in cols}, cpts)
+
+
+def learn_bn(frame, protected: Sequence[str], **kw) -> DiscreteBN:
+    """Structure (hill climbing, no edge into a protected column) + maximum-likelihood parameters."""
+    states = kw.pop("states", None)
+    return fit_mle(frame, learn_structure(frame, protected, **kw), states)
+
+
+# ---------------------------------------------------------------------------------------------- model bridge
+@dataclass(frozen=True)
+class Binning:
+    """A numeric column as ONE categorical variable: ``states[i]`` covers ``[edges[i], edges[i+1])`` (the last bin
+    is closed) and stands for the value ``values[i]``. ``exact``: every state is one observed value (no error)."""
+    states: tuple
+    edges: tuple
+    values: tuple
+    exact: bool
+
+
+def discretise(frame, encoding, *, bins: int = 5, value: str = "mean"):
+    """The columns of ``encoding`` as categorical variables: categorical columns as they are; a numeric column with at
+    most ``bins`` distinct values keeps its values as states (exact); otherwise ``bins`` equal-width bins (FVGM
+    artifact) whose representative value is the mean of the column's values in the bin (``value="mean"``, the
+    paper's μ_i) or the bin's midpoint (``"mid"``, the artifact's). Missing numeric values take the encoding's fill.
+    Returns ``(categorical frame, {numeric column: Binning})``."""
+    import numpy as np
+    import pandas as pd
+    out = {}
+    binnings: dict[str, Binning] = {}
+    for c in encoding.columns:
+        s = frame[c.name]
+        if c.kind != "numeric":
+            out[c.name] = s.astype(object)
+            continue
+        x = pd.to_numeric(s, errors="coerce").fillna(c.fill).to_numpy(dtype=float)
+        uniq = np.unique(x)
+        if len(uniq) <= bins:
+            states = tuple(f"={u:g}" for u in uniq)
+            idx = np.searchsorted(uniq, x)
+            binnings[c.name] = Binning(states, tuple(float(u) for u in uniq), tuple(float(u) for u in uniq), True)
+        else:
+            lo, hi = float(x.min()), float(x.max())
+            edges = np.linspace(lo, hi, bins + 1)
+            idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, bins - 1)
+            states = tuple(f"[{edges[i]:g}, {edges[i + 1]:g}{']' if i == bins - 1 else ')'}" for i in range(bins))
+            if value == "mid":
+                vals = tuple(float((edges[i] + edges[i + 1]) / 2) for i in range(bins))
+            elif value == "mean":
+                vals = tuple(float(x[idx == i].mean()) if (idx == i).any() else float((edges[i] + edges[i + 1]) / 2)
+                             for i in range(bins))
+            else:
+                raise ValueError(f"unknown bin value {value!r}")
+            binnings[c.name] = Binning(states, tuple(float(e) for e in edges), vals, False)
+        out[c.name] = pd.Series([states[i] for i in idx], index=frame.index, dtype=object)
+    return pd.DataFrame(out, index=frame.index), binnings
+
+
+def linear_weights(form, binnings: Mapping[str, Binning]) -> tuple[dict, float, bool]:
+    """A ``LinearForm`` (margin = w·x + b, favourable iff > 0) as per-(variable, state) weights over the discretised
+    variables: a categorical state gets its indicator's weight (an unknown value encodes as zeros: weight 0); a
+    numeric bin gets ``w·value``. Returns ``(weights, τ = −b, strict=True)`` for ``fairaudit.bounds.subset_sum``."""
+    weights: dict[str, dict] = {}
+    for c, idx in zip(form.encoding.columns, form.encoding.mapping.values()):
+        if c.kind == "numeric":
+            w = float(form.weights[idx[0]])
+            b = binnings[c.name]
+            weights[c.name] = {s: w * v for s, v in zip(b.states, b.values)}
+        else:
+            weights[c.name] = {v: float(form.weights[j]) for v, j in zip(c.values, idx)}
+    return weights, -float(form.bias), True
