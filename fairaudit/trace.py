@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
+from fairaudit.findings import Findings
 from fairaudit.guarantee import Guarantee, format_interval, verdict_sentence
 from fairaudit.numbers import count
 
@@ -233,7 +234,8 @@ class AuditResult:
     typed fields: ``guarantee`` (what the verdict is worth, ``fairaudit.guarantee.Guarantee``), ``unit`` (what
     a step counts), ``complete`` (False when the run was stopped or ran out of time; ``timed_out`` says which),
     ``verdict_step``, ``warnings``, ``assumption_broken``, ``rows`` (which rows were audited) and ``provenance``
-    (what identifies the data and the model). ``info`` holds engine facts that no front end needs to understand
+    (what identifies the data and the model), ``findings`` (``fairaudit.findings.Findings``: per-group rates,
+    group metrics, feature influences, the modelled graph; empty for most engines). ``info`` holds engine facts that no front end needs to understand
     (δ allocation, solver calls, timings). All of it is written to JSON.
     """
 
@@ -255,6 +257,7 @@ class AuditResult:
     rows: dict | None = None
     provenance: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    findings: Findings = field(default_factory=Findings)
     tree: object = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -467,7 +470,7 @@ class AuditResult:
                 "complete": self.complete, "timed_out": self.timed_out, "warnings": list(self.warnings),
                 "assumption_broken": self.assumption_broken, "rows": _jsonable(self.rows),
                 "provenance": _jsonable(self.provenance), "nodes": nodes, "trace": rows,
-                "info": _jsonable(self.info)}
+                "findings": _jsonable(self.findings.to_dict()), "info": _jsonable(self.info)}
 
     def to_json(self, path=None, *, trace_every: int = 1, digits: int = 6) -> str:
         text = json.dumps(self.to_dict(trace_every=trace_every, digits=digits), separators=(",", ":"))
@@ -525,7 +528,7 @@ class AuditResult:
                    assumption_broken=bool(data.get("assumption_broken", info.get("assumption_broken", False))),
                    rows=data.get("rows", info.get("rows")),
                    provenance=data.get("provenance") or {k: info[k] for k in ("dataset", "model") if k in info},
-                   info=info)
+                   info=info, findings=Findings.from_dict(data.get("findings")))
 
 
 def _finite(x) -> bool:

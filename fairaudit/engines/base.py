@@ -182,7 +182,8 @@ class LeafBatch:
     entry per step. ``done``/``total`` say how far the run is (in the engine's unit; ``total`` None if unknown).
     ``guarantee`` replaces the run's guarantee from this batch on (e.g. a data-chosen δ split weakens it);
     ``warnings`` are new sentences about what may make the verdict wrong; ``assumption_broken`` marks one of
-    them as evidence against what the guarantee assumes; ``info`` adds engine facts (solver calls, allocations)."""
+    them as evidence against what the guarantee assumes; ``info`` adds engine facts (solver calls, allocations);
+    ``findings`` (``fairaudit.findings.Findings``) replaces the run's per-group table, metrics, influences and graph."""
 
     steps: np.ndarray
     leaves: Mapping[str, LeafValue]
@@ -192,6 +193,7 @@ class LeafBatch:
     warnings: tuple[str, ...] = ()
     assumption_broken: bool = False
     info: dict = field(default_factory=dict)
+    findings: object = None
 
 
 class Context:
