@@ -20,6 +20,13 @@ RATES: dict[str, str] = {
     "undecided": "#BBBBBB",
 }
 
+#: a group's mark in an engine's findings -> colour (``fairaudit.findings.MOST`` / ``LEAST``); other groups grey
+FAVOURED: dict[str, str] = {
+    "most favoured": "#0072B2",   # blue
+    "least favoured": "#D55E00",  # vermillion
+}
+FAVOURED_OTHER = "#777777"
+
 NEUTRAL = "#555555"
 SELECTED_STROKE = "#000000"
 
