@@ -134,6 +134,7 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
     ``on_progress(Progress)`` (``fairaudit.progress``) is told how far the report is, one unit per figure
     rendered (the slow part) and one for the layout; returning False cancels the report (``FairauditError``).
     """
+    from fairaudit.findings import Findings
     from fairaudit.progress import Progress
     from fairaudit.report import charts, content
     from fairaudit.report.groups import group_table
@@ -175,13 +176,15 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
         if stats is None and note is None:
             note = "The dataset declares no protected attribute, so there are no groups to describe."
 
+    findings = getattr(result, "findings", None) or Findings()
     # one step has no convergence to plot (the node table says so)
     over_steps = len(result.trace_table) > 1
     chart_ids = content.chart_nodes(result, selected_nodes) if over_steps else []
     rate_ids = content.fair_nodes(result) if over_steps else []
     tasks = (["the specification tree"] + [f"the convergence of {nid}" for nid in chart_ids]
              + [f"the rates of {nid}" for nid in rate_ids] + (["the group statistics"] if stats is not None else [])
-             + ["the pages"])
+             + (["the groups the run found"] if findings.groups else [])
+             + (["the influence of each feature"] if findings.influence else []) + ["the pages"])
     progress = Progress("Building the PDF report", len(tasks), "parts", on_progress)
     queue = iter(tasks[1:] + [None])
 
@@ -207,9 +210,16 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
     if stats is not None:
         group_fig = charts.group_figure(stats.drop(columns=[c for c in ("sel", "sel_lo", "sel_hi") if c in stats]))
         done()
+    found = {}
+    if findings.groups:
+        found["groups"] = charts.findings_group_figure(findings)
+        done()
+    if findings.influence:
+        found["influence"] = charts.findings_influence_figure(findings)
+        done()
     pdf = layout(result, title=title, moment=moment, data_facts=data_facts, model_facts_=model_facts, tree=tree,
                  convergence=convergence, rates=rates, stats=stats, group_fig=group_fig, group_note=note,
-                 program=program)
+                 program=program, findings_figures=found)
     done()
     return pdf
 

@@ -83,3 +83,23 @@ def group_figure(stats: pd.DataFrame) -> Figure:
     return _safe(lambda: group_bars(stats, width=250),
                  "Left: rows per group (small groups marked). Right: the favourable base rate per group with its 95% "
                  "interval; the dashed line is the rate over all rows.")
+
+
+def findings_group_figure(findings) -> Figure:
+    """Every group's favourable rate (``Findings.groups``), the most / least favoured marked."""
+    from fairaudit.viz import group_rates_chart
+
+    return _safe(lambda: group_rates_chart(findings, width=330),
+                 "Each group's favourable rate as its interval (a point when exact), the highest rate first; the "
+                 "most favoured group in blue, the least favoured in orange"
+                 + ("; the lighter band is the confidence interval." if any(
+                     g.ci_lo is not None or g.ci_hi is not None for g in findings.groups) else "."))
+
+
+def findings_influence_figure(findings) -> Figure:
+    """Each feature's influence (``Findings.influence``), sorted by its absolute value."""
+    from fairaudit.viz import influence_chart
+
+    return _safe(lambda: influence_chart(findings, width=400),
+                 "Bars: each feature's influence, largest (in absolute value) first; whiskers: its interval when it "
+                 "is not a single value.")

@@ -2,8 +2,9 @@
 
 Pages, in order: summary (verdict, what was audited, the engine and its parameters) · the population program, when
 the audit's individuals came from one · specification and its tree · results per node · convergence of every
-comparison (and selected nodes) · Fair[...] rates · per-group statistics of the data (not for a population
-program: it has no rows) · methods appendix and software versions. Every page has a footer with the spec hash, the
+comparison (and selected nodes) · Fair[...] rates · the groups the engine found (``result.findings``: per-group
+rates, metrics, influences, the modelled graph; only when present) · per-group statistics of the data (not for a
+population program: it has no rows) · methods appendix and software versions. Every page has a footer with the spec hash, the
 generation time and "page X of Y".
 """
 from __future__ import annotations
@@ -431,6 +432,75 @@ def _rates(pdf: ReportPDF, result, figures):
         pdf.ln(3)
 
 
+MARK_COLOURS = {"most favoured": "#0072B2", "least favoured": "#D55E00"}  # as in fairaudit.viz.palette.FAVOURED
+
+
+def _table(pdf: ReportPDF, rows: list[dict], widths: dict, size: float = 8, colour_mark: bool = False):
+    """``rows`` (dicts with the same keys) as a grid; ``widths`` by column (relative); the mark column coloured."""
+    if not rows:
+        return
+    cols = list(rows[0])
+    pdf.set_font(SANS, "", size)
+    with pdf.grid([widths.get(c, 20) for c in cols]) as table:
+        r = table.row()
+        for c in cols:
+            r.cell(c)
+        for rec in rows:
+            r = table.row()
+            for c in cols:
+                text = str(rec.get(c, ""))
+                colour = MARK_COLOURS.get(text) if colour_mark and c == "mark" else None
+                r.cell(text, style=FontFace(color=rgb(colour), emphasis="BOLD") if colour else None)
+    pdf.ln(2)
+
+
+def _findings(pdf: ReportPDF, findings, figures: dict):
+    """What the run's engine found besides the specification (``result.findings``): every group's favourable rate
+    with the most and least favoured marked, the group metrics, each feature's influence, the graph as its edges.
+    Only what the findings carry."""
+    from fairaudit import findings_view as fv
+
+    if not findings:
+        return
+    pdf.ensure(70)
+    pdf.heading("Groups", space=6)
+    if findings.groups:
+        pdf.heading("Favourable rate in each group", size=11, space=2)
+        text = fv.groups_caption(findings)
+        if text:
+            pdf.para(text, size=9, colour=GREY)
+            pdf.ln(1)
+        _table(pdf, fv.group_table(findings),
+               {"group": 60, "favourable rate": 26, "share": 13, "confidence interval": 26, "mark": 22},
+               colour_mark=True)
+        if "groups" in figures:
+            pdf.image_block(figures["groups"], max_height=150)
+            pdf.ln(2)
+    if findings.metrics:
+        pdf.ensure(30)
+        pdf.heading("Group metrics", size=11, space=2)
+        _table(pdf, fv.metric_table(findings), {"metric": 32, "value": 26, "confidence interval": 26, "about": 70})
+    if findings.influence:
+        pdf.ensure(50)
+        pdf.heading("Influence of each feature", size=11, space=2)
+        if findings.influence_about:
+            pdf.para(fv.caption(findings.influence_about), size=9, colour=GREY)
+            pdf.ln(1)
+        if "influence" in figures:
+            pdf.image_block(figures["influence"], max_height=130)
+        _table(pdf, fv.influence_table(findings), {"feature": 60, "influence": 40})
+    if findings.edges:
+        pdf.ensure(30)
+        pdf.heading("Dependencies modelled", size=11, space=2)
+        if findings.graph_about:
+            pdf.para(fv.caption(findings.graph_about) + " Each row is one edge, parent → child.", size=9,
+                     colour=GREY)
+            pdf.ln(1)
+        _table(pdf, [{"edge": f"{a} → {b}"} for a, b in findings.edges], {"edge": 100})
+    for note in findings.notes:
+        pdf.para(fv.caption(note), size=8.5, style="I", colour=GREY)
+
+
 def _groups(pdf: ReportPDF, stats, fig, note: str | None, data_facts: dict):
     if pdf.get_y() > pdf.h / 2:
         pdf.add_page()
@@ -525,7 +595,7 @@ def _methods(pdf: ReportPDF, result, spec_sha: str, moment):
 
 
 def layout(result, *, title, moment, data_facts, model_facts_, tree, convergence, rates, stats, group_fig,
-           group_note, program=None) -> bytes:
+           group_note, program=None, findings_figures=None) -> bytes:
     """The PDF bytes. ``program``: ``content.population_facts`` of an audit of a population program (its own
     section instead of the dataset and the model, and no per-group statistics: there are no rows)."""
     spec_sha = content.spec_hash(result)
@@ -543,6 +613,7 @@ def layout(result, *, title, moment, data_facts, model_facts_, tree, convergence
     _nodes(pdf, result)
     _convergence(pdf, result, convergence)
     _rates(pdf, result, rates)
+    _findings(pdf, getattr(result, "findings", None), findings_figures or {})
     if program is None or content.generated_from_data(result):
         _groups(pdf, stats, group_fig, group_note, data_facts)
     _methods(pdf, result, spec_sha, moment)
