@@ -330,5 +330,11 @@ def print_summary(result, from_file=()) -> None:
         print(f"worst:     {worst}")
     if from_file:
         print(f"options:   {' '.join(from_file)} (from the spec file's headers)")
+    findings = getattr(result, "findings", None)
+    if findings:  # what the engine found besides the specification: groups with their marks, metrics, ...
+        from fairaudit.findings_view import summary_lines
+
+        for line in summary_lines(findings):
+            print(line)
     for warning in result.warnings:
         print(f"warning:   {warning}")
