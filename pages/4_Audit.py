@@ -5,6 +5,7 @@ from fairaudit import engines, viz
 from fairaudit.explain import compare_rows, verdict_word
 from fairaudit.programs.population import ratio_spec
 from fairaudit.ui import audit_form, flows, history, logic, selection, state, widgets
+from fairaudit.ui.findings import findings_section
 from fairaudit.ui import options as ui_options
 from fairaudit.ui.progress import progress_bar
 
@@ -267,6 +268,9 @@ with right:
     for i in shown:
         if kinds.get(i) == "fair" and not viz.has_rates(frame, i):
             st.caption(f"{i}: this engine reports no certified / unfair / undecided rates for Fair nodes.")
+
+# ------------------------------------------------------------------------------------------------ groups
+findings_section(result)  # only when the run's engine found per-group rates, metrics, influences or a graph
 
 # ------------------------------------------------------------------------------------------------ versions
 st.subheader("Versions of the specification")

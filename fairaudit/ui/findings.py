@@ -1,0 +1,49 @@
+"""The Audit page's "Groups" section: what the run's engine found besides the specification (``result.findings``) —
+every compound group's favourable rate with the most and least favoured marked, the group metrics, each feature's
+influence and the dependency graph the engine modelled. Drawn from the findings alone; nothing is shown that the
+findings do not carry."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from fairaudit import findings_view as fv
+from fairaudit import viz
+
+CHART_W = 460
+
+
+def findings_section(result, container=None) -> bool:
+    """Draw the section when ``result.findings`` holds anything; returns whether it drew it."""
+    findings = getattr(result, "findings", None)
+    if not findings:
+        return False
+    box = container or st
+    box.subheader("Groups")
+    if findings.groups:
+        box.markdown("**Favourable rate in each group**")
+        left, right = box.columns([11, 10], gap="large")
+        left.dataframe(pd.DataFrame(fv.group_table(findings)), width="stretch", hide_index=True,
+                       key="findings_groups")
+        text = fv.groups_caption(findings)
+        if text:
+            left.caption(text)
+        right.altair_chart(viz.group_rates_chart(findings, width=CHART_W - 200), width="content")
+    if findings.metrics:
+        box.markdown("**Group metrics**")
+        box.dataframe(pd.DataFrame(fv.metric_table(findings)), width="stretch", hide_index=True,
+                      key="findings_metrics",
+                      column_config={"about": st.column_config.TextColumn(width="large")})
+    if findings.influence:
+        box.markdown("**Influence of each feature**")
+        box.altair_chart(viz.influence_chart(findings, width=CHART_W), width="content")
+        if findings.influence_about:
+            box.caption(fv.caption(findings.influence_about))
+    if findings.edges:
+        box.markdown("**Dependencies modelled**")
+        box.graphviz_chart(findings.dot())
+        if findings.graph_about:
+            box.caption(fv.caption(findings.graph_about))
+    for note in findings.notes:
+        box.caption(fv.caption(note))
+    return True
