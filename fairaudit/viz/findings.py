@@ -13,7 +13,7 @@ from fairaudit.findings import LEAST, MOST
 from fairaudit.viz import _format
 from fairaudit.viz.palette import FAVOURED, FAVOURED_OTHER, NEUTRAL
 
-LABEL_WIDTH = 190  # the group axis: compound groups are long ("sex = Female, race = Black")
+LABEL_WIDTH = 230  # the group axis: compound groups are long ("sex = Female, race = Black")
 OTHER = "other groups"
 
 
@@ -56,7 +56,7 @@ def group_rates_chart(findings, *, width: int = 420, row_height: int = 22, max_g
     has_ci = _has(frame["ci_lo"]) and _has(frame["ci_hi"])
     tip = [alt.Tooltip("group:N"), alt.Tooltip("rate_s:N", title="favourable rate")]
     if has_ci:
-        tip.append(alt.Tooltip("ci_s:N", title="second interval"))
+        tip.append(alt.Tooltip("ci_s:N", title="confidence interval"))
     if _has(frame["share"]):
         tip.append(alt.Tooltip("share_s:N", title="share"))
     tip.append(alt.Tooltip("mark:N"))
@@ -73,11 +73,9 @@ def group_rates_chart(findings, *, width: int = 420, row_height: int = 22, max_g
         y=y, x=alt.X("estimate:Q", scale=x_scale), color=alt.Color("colour:N", scale=scale, legend=None),
         tooltip=tip))
     marked = frame[frame["mark"] != ""]
-    if len(marked):  # the mark beside its interval: right of it, or left of it near the right edge
-        lo_end, hi_end = ("ci_lo", "ci_hi") if has_ci else ("lo", "hi")
-        right = [b is None or b != b or b <= 0.7 for b in marked[hi_end]]
-        marked = marked.assign(at=[(b if r else a) for a, b, r in zip(marked[lo_end].fillna(marked["lo"]),
-                                                                     marked[hi_end].fillna(marked["hi"]), right)],
+    if len(marked):  # the mark beside its own interval [lo, hi]: right of it, or left of it near the right edge
+        right = [hi <= 0.7 or lo < 0.3 for lo, hi in zip(marked["lo"], marked["hi"])]
+        marked = marked.assign(at=[(hi if r else lo) for lo, hi, r in zip(marked["lo"], marked["hi"], right)],
                                side=right)
         for side, align, dx in ((True, "left", 8), (False, "right", -8)):
             part = marked[marked["side"] == side]

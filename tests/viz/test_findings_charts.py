@@ -99,3 +99,16 @@ def test_edges_as_rows():
 def test_the_charts_render_offline():
     for chart in (viz.group_rates_chart(sample_findings()), viz.influence_chart(sample_findings())):
         assert viz.to_png(chart)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_marks_sit_beside_their_own_interval_not_over_the_axis():
+    """A wide confidence interval (e.g. [0, 1]) must not push a label onto the group names: the label goes
+    right of the rate's own interval, or left of it only when that interval ends near the right edge."""
+    groups = (GroupRate((("g", "top"),), 0.9, 0.9, None, 0.0, 1.0), GroupRate((("g", "low"),), 0.004, 0.004, None,
+                                                                             0.0, 1.0))
+    spec = _spec(viz.group_rates_chart(Findings(groups=groups)))
+    texts = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
+    placed = {row["group"]: (row["at"], layer["mark"]["align"]) for layer in texts
+              for row in spec["datasets"][layer["data"]["name"]]}
+    assert placed["g = low"] == (0.004, "left")
+    assert placed["g = top"] == (0.9, "right")
