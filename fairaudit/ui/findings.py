@@ -22,18 +22,20 @@ def findings_section(result, container=None) -> bool:
     box.subheader("Groups")
     if findings.groups:
         box.markdown("**Favourable rate in each group**")
-        left, right = box.columns([11, 10], gap="large")
-        left.dataframe(pd.DataFrame(fv.group_table(findings)), width="stretch", hide_index=True,
-                       key="findings_groups")
+        box.dataframe(pd.DataFrame(fv.group_table(findings)), width="stretch", hide_index=True,
+                      key="findings_groups", column_config={fv.GROUP: st.column_config.TextColumn(width="large")})
         text = fv.groups_caption(findings)
         if text:
-            left.caption(text)
-        right.altair_chart(viz.group_rates_chart(findings, width=CHART_W - 200), width="content")
+            box.caption(text)
+        box.altair_chart(viz.group_rates_chart(findings, width=CHART_W), width="content")
     if findings.metrics:
         box.markdown("**Group metrics**")
         box.dataframe(pd.DataFrame(fv.metric_table(findings)), width="stretch", hide_index=True,
                       key="findings_metrics",
-                      column_config={"about": st.column_config.TextColumn(width="large")})
+                      column_config={"metric": st.column_config.TextColumn(width="medium"),
+                                     "value": st.column_config.TextColumn(width="small"),
+                                     fv.CI: st.column_config.TextColumn(width="small"),
+                                     "about": st.column_config.TextColumn(width="large")})
     if findings.influence:
         box.markdown("**Influence of each feature**")
         box.altair_chart(viz.influence_chart(findings, width=CHART_W), width="content")

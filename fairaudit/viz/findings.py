@@ -15,6 +15,9 @@ from fairaudit.viz.palette import FAVOURED, FAVOURED_OTHER, NEUTRAL
 
 LABEL_WIDTH = 230  # the group axis: compound groups are long ("sex = Female, race = Black")
 OTHER = "other groups"
+# the declared width and height are the plot's own: Streamlit's default "fit" autosize would squeeze the labels,
+# the legend and the axes into them and leave the plotted area with almost no room
+PAD = alt.AutoSizeParams(type="pad", contains="padding")
 
 
 def _has(values) -> bool:
@@ -83,7 +86,7 @@ def group_rates_chart(findings, *, width: int = 420, row_height: int = 22, max_g
                 layers.append(alt.Chart(part).mark_text(align=align, dx=dx, fontSize=11, fontWeight="bold").encode(
                     y=y, x=alt.X("at:Q", scale=x_scale), text="mark:N",
                     color=alt.Color("colour:N", scale=scale, legend=None)))
-    return alt.layer(*layers).properties(width=width, height=height)
+    return alt.layer(*layers).properties(width=width, height=height, autosize=PAD)
 
 
 def influence_frame(findings) -> pd.DataFrame:
@@ -122,7 +125,7 @@ def influence_chart(findings, *, width: int = 420, row_height: int = 22, max_fea
             y=y, x=alt.X("lo:Q", title="influence"), x2="hi:Q", tooltip=tip))
     layers.append(alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(color="#444444").encode(x="zero:Q"))
     height = max(60, row_height * len(frame))
-    return alt.layer(*layers).properties(width=width, height=height)
+    return alt.layer(*layers).properties(width=width, height=height, autosize=PAD)
 
 
 def edge_rows(findings) -> list[dict]:

@@ -112,3 +112,9 @@ def test_the_marks_sit_beside_their_own_interval_not_over_the_axis():
               for row in spec["datasets"][layer["data"]["name"]]}
     assert placed["g = low"] == (0.004, "left")
     assert placed["g = top"] == (0.9, "right")
+
+
+def test_the_declared_size_is_the_plots_own():
+    """Streamlit's default "fit" autosize squeezes labels and axes into the declared size (the plot collapses)."""
+    for chart in (viz.group_rates_chart(sample_findings()), viz.influence_chart(sample_findings())):
+        assert _spec(chart)["autosize"] == {"type": "pad", "contains": "padding"}
