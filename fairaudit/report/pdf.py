@@ -4,8 +4,8 @@ Pages, in order: summary (verdict, what was audited, the engine and its paramete
 the audit's individuals came from one · specification and its tree · results per node · convergence of every
 comparison (and selected nodes) · Fair[...] rates · the groups the engine found (``result.findings``: per-group
 rates, metrics, influences, the modelled graph; only when present) · per-group statistics of the data (not for a
-population program: it has no rows) · methods appendix and software versions. Every page has a footer with the spec hash, the
-generation time and "page X of Y".
+population program: it has no rows) · methods appendix and software versions. Every page has a footer with the spec
+hash, the generation time and "page X of Y".
 """
 from __future__ import annotations
 
