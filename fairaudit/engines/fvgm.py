@@ -4,7 +4,7 @@ for a linear model over a Bayesian network learnt from the dataset, after FVGM (
 1. **Variables** (``fairaudit.models.bn.discretise``): every column the model reads is ONE categorical variable; a
    numeric column with more than ``bins`` values is cut into ``bins`` equal-width bins, each standing for the mean
    of its values (the bins are mutually exclusive — not FVGM's independent Boolean bins).
-2. **Network** (``fairaudit.models.bn.learn_bn``): pgmpy hill climbing (BIC or K2), no edge into a protected
+2. **Network** (``fairaudit.models.bn.learn_bn``): hill climbing (BIC or K2), no edge into a protected
    column, maximum-likelihood parameters.
 3. **Probabilities** (``fairaudit.bounds.subset_sum.rate_bounds``): the model's weights are rounded down and up to a
    grid, and the exact stochastic subset sum over the network (variable elimination, the group as evidence — every
@@ -87,42 +87,206 @@ class FVGM(Engine):
         weights, tau, strict = linear_weights(form, binnings)
         cs = compile_spec(spec)
         queries = {key: _query(cs.leaf_node[key].node, bn) for key in cs.leaf_keys}
-        return self._rounds(bn, weights, tau, strict, queries, options, ctx)
+        observed = _observed_rates(inputs, frame, cat, protected)
+        return self._rounds(bn, weights, tau, strict, queries, options, ctx, protected=protected, observed=observed)
 
     @staticmethod
-    def _rounds(bn, weights, tau, strict, queries, options, ctx) -> Iterator[LeafBatch]:
-        from fairaudit.bounds.subset_sum import Stopped, rate_bounds
+    def _rounds(bn, weights, tau, strict, queries, options, ctx, protected=(), observed=None) -> Iterator[LeafBatch]:
+        """Refinement rounds. The first grid is coarse (about 512 cells over the score's range); each next step
+        is chosen from the widest interval so far (the gap shrinks about linearly with the step), between 1/32 and
+        1/2 of the previous one; every interval is intersected with the previous round's (both are sound), so the
+        bounds are nested."""
+        from fairaudit.bounds.subset_sum import Stopped, group_rate_bounds, rate_bounds
 
-        scale = max((abs(w) for ws in weights.values() for w in ws.values()), default=1.0) or 1.0
-        step = Fraction(scale) / 8
+        protected = list(protected)
+        precision = float(options["precision"])
+        spread = sum(max(ws.values()) - min(ws.values()) for ws in weights.values() if ws) or 1.0
+        step = _dyadic(Fraction(spread) / 512)
+        # queries on protected attributes only are read from the groups' pass; the others get their own pass
+        from_groups = {key: ev for key, (_, ev) in queries.items() if set(ev) <= set(protected)}
+        own = {key: ev for key, (_, ev) in queries.items() if key not in from_groups}
+        prev: dict = {}
+        groups_prev: dict = {}
         k = 0
         while True:
-            leaves, warnings = {}, []
-            widest = 0.0
+            warnings = []
             # after the first round a round is abandoned at the deadline (the previous, sound, bounds stand)
             stop = ctx.expired if k else None
             try:
-                bounds = {key: rate_bounds(bn, weights, tau, ev, strict=strict, step=step, should_stop=stop)
-                          for key, (_, ev) in queries.items()}
+                groups, answers = group_rate_bounds(bn, weights, tau, protected, strict=strict, step=step,
+                                                    should_stop=stop, queries=from_groups)
+                for key, ev in own.items():
+                    answers[key] = rate_bounds(bn, weights, tau, ev, strict=strict, step=step, should_stop=stop)
             except Stopped:
                 return
-            for key, (positive, evidence) in queries.items():
-                b = bounds[key]
+            leaves = {}
+            widest = 0.0
+            for key, (positive, _) in queries.items():
+                b = answers[key]
                 if b is None:
                     warnings.append(f"{key}: its condition has probability 0 under the network (shown as [0, 1])")
                     lo, hi = 0.0, 1.0
                 else:
-                    lo, hi = (float(b[0]), float(b[1])) if positive else (1 - float(b[1]), 1 - float(b[0]))
+                    lo, hi = _outward(b[0], b[1]) if positive else _outward(1 - b[1], 1 - b[0])
+                    if key in prev:
+                        lo, hi = max(lo, prev[key][0]), min(hi, prev[key][1])
+                    prev[key] = (lo, hi)
                     widest = max(widest, hi - lo)
                 leaves[key] = LeafValue(np.array([(lo + hi) / 2]), np.array([lo]), np.array([hi]), 0.0,
                                         np.array([np.nan]))
-            done = widest <= float(options["precision"])
+            for g, b in groups.items():
+                lo, hi = _outward(b.lo, b.hi)
+                if g in groups_prev:
+                    lo, hi = max(lo, groups_prev[g][0]), min(hi, groups_prev[g][1])
+                groups_prev[g] = (lo, hi, b.share)
+            done = widest <= precision
+            final = done or ctx.expired()
+            influence, influence_note = (), ""
+            if final and protected:
+                influence, influence_note = _influences(bn, weights, tau, strict, protected, groups, step, ctx)
+            findings, notes_warn = _findings(bn, protected, groups_prev, observed, influence, influence_note)
+            if final:  # the modelling gap, with the final bounds
+                warnings += notes_warn
             yield LeafBatch(np.array([k]), leaves, done=k, total=k if done else None, warnings=tuple(warnings),
-                            info={"network": {v: list(p) for v, p in bn.parents.items() if p}, "grid": float(step)})
-            if done or ctx.expired():
+                            info={"network": {v: list(p) for v, p in bn.parents.items() if p}, "grid": float(step)},
+                            findings=findings)
+            if final:
                 return
-            step /= 2
+            factor = min(Fraction(1, 2), max(Fraction(1, 32), Fraction(0.6 * precision / widest)))
+            step = _dyadic(step * factor)
             k += 1
+
+
+def _dyadic(x: Fraction) -> Fraction:
+    """The largest power of two ≤ x (grids stay nested and their fractions small)."""
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    p = Fraction(2) ** e
+    while p > x:
+        p /= 2
+    while p * 2 <= x:
+        p *= 2
+    return p
+
+
+def _down(x: Fraction) -> float:
+    f = float(x)
+    return float(np.nextafter(f, -np.inf)) if Fraction(f) > x else f
+
+
+def _up(x: Fraction) -> float:
+    f = float(x)
+    return float(np.nextafter(f, np.inf)) if Fraction(f) < x else f
+
+
+def _outward(lo, hi) -> tuple[float, float]:
+    """Exact bounds as floats rounded outward (``float()`` rounds to nearest, which could cut half an ulp)."""
+    return max(0.0, _down(Fraction(lo))), min(1.0, _up(Fraction(hi)))
+
+
+def _observed_rates(inputs, frame, cat, protected) -> dict:
+    """The model's favourable rate on the audited rows of each compound group (the states of the network's
+    protected variables): ``{group tuple: (rate, rows)}``; empty if the model cannot predict the rows."""
+    if not protected:
+        return {}
+    try:
+        pred = np.asarray(inputs.model.predict(frame), dtype=float)
+    except Exception:  # noqa: BLE001 — the comparison is a diagnostic, not part of the bounds
+        return {}
+    keys = cat[protected].astype(object).itertuples(index=False, name=None)
+    acc: dict = {}
+    for key, y in zip(keys, pred):
+        a = acc.setdefault(tuple(key), [0.0, 0])
+        a[0] += y; a[1] += 1
+    return {g: (a[0] / a[1], a[1]) for g, a in acc.items() if a[1]}
+
+
+def _gap_notes(groups: dict, observed: dict, protected) -> tuple[list[str], list[str]]:
+    """Per group: the model's rate on the audited rows vs the network's bounds. A group differs when the rate is
+    farther from the interval than max(0.02, 3 binomial standard errors)."""
+    notes, warnings = [], []
+    worst = []
+    for g, (lo, hi, _) in groups.items():
+        if g not in observed:
+            continue
+        rate, n = observed[g]
+        gap = max(0.0, lo - rate, rate - hi)
+        p = (rate * n + 1) / (n + 2)  # (never 0: a group whose rows all agree still has an error)
+        se = (p * (1 - p) / n) ** 0.5
+        label = ", ".join(f"{c} = {v}" for c, v in zip(protected, g))
+        notes.append(f"{label}: the network gives [{lo:.3f}, {hi:.3f}], the model on the {n} audited rows "
+                     f"{rate:.3f} (gap {gap:.3f}, binomial standard error {se:.3f})")
+        if gap > max(0.02, 3 * se):
+            worst.append((gap, label))
+    if worst:
+        worst.sort(reverse=True)
+        names = "; ".join(f"{label} (gap {gap:.3f})" for gap, label in worst[:4])
+        warnings.append(f"the network's group rates differ from the model's rates on the audited rows for "
+                        f"{len(worst)} group(s): {names} — the network or the binning may not describe the data "
+                        f"(try more bins or a larger max_parents)")
+    return notes, warnings
+
+
+def _influences(bn, weights, tau, strict, protected, groups, step, ctx):
+    """Fairness influence of every non-protected feature (see ``INFLUENCE_ABOUT``) on a grid 16× coarser than the
+    final round's (cheaper; the intervals carry the grid's gap). Features left at the deadline are listed in the
+    note."""
+    from fairaudit.bounds.subset_sum import Stopped, group_rate_bounds, influence_bounds
+
+    out, missing, before = [], [], None
+    for f in bn.order:
+        if f in protected:
+            continue
+        if not bn.parents[f]:  # its CPT is already its marginal: replacing it changes nothing (exactly 0)
+            out.append((f, 0.0, 0.0))
+            continue
+        if ctx.expired():
+            missing.append(f)
+            continue
+        try:
+            coarse = step * 16
+            before = group_rate_bounds(bn, weights, tau, protected, strict=strict, step=coarse,
+                                       should_stop=ctx.expired) if before is None else before
+            lo, hi = influence_bounds(bn, weights, tau, protected, f, strict=strict, step=coarse, before=before,
+                                      should_stop=ctx.expired)
+        except Stopped:
+            missing.append(f)
+            continue
+        out.append((f, float(lo), float(hi)))
+    note = (f"fairness influence not computed for {len(missing)} feature(s) (time budget): {', '.join(missing)}"
+            if missing else "")
+    return tuple(out), note
+
+
+def _findings(bn, protected, groups: dict, observed, influence=(), influence_note=""):
+    from fairaudit.findings import Findings, GroupRate, Influence, disparities
+
+    rates = tuple(GroupRate(tuple((c, str(v)) for c, v in zip(protected, g)), lo, hi, share)
+                  for g, (lo, hi, share) in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))))
+    notes, warnings = _gap_notes(groups, observed or {}, protected)
+    if influence_note:
+        notes = [influence_note] + notes
+    nodes = tuple(protected) + tuple(v for v in bn.order if v not in protected)
+    edges = tuple((p, v) for v in bn.order for p in bn.parents[v])
+    return Findings(
+        groups=rates,
+        groups_about="Pr[pred | group] under the Bayesian network learnt from the audited rows, for every "
+                     "combination of the protected attributes (bounds that hold with certainty for the network; "
+                     "share: the group's probability under the network)",
+        metrics=disparities(rates, "over every combination of the protected attributes"),
+        influence=tuple(Influence(f, lo, hi) for f, lo, hi in influence),
+        influence_about=INFLUENCE_ABOUT if influence else "",
+        edges=edges, nodes=nodes,
+        graph_about="the Bayesian network learnt from the audited rows (hill climbing, no edge into a protected "
+                    "attribute; numeric columns binned): an edge A → B means B's distribution is modelled "
+                    "conditionally on A",
+        notes=tuple(notes)), warnings
+
+
+INFLUENCE_ABOUT = ("fairness influence of each feature: the drop in statistical parity (highest minus lowest "
+                   "favourable rate over every combination of the protected attributes, under the network) when "
+                   "the feature's conditional distribution is replaced by its marginal under the network — its "
+                   "incoming edges cut, the features it influences still reading it; positive: the feature's "
+                   "dependence on its parents widens the gap. An interval: both SP values are bounded on the grid")
 
 
 def _query(node, bn):
