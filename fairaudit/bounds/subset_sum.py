@@ -284,6 +284,11 @@ def _elimination_order(bn: DiscreteBN, keep: Sequence[str], spread: Mapping[str,
                 size *= len(bn.states[x])
         return size
 
+    # variables with no parent, no child and not kept change no frontier: they go last, the widest at the very end
+    # (the score arrays stay short meanwhile, and the last one is read off by look-ups, see ``_Masses``)
+    isolated = sorted((v for v in bn.order if not bn.parents[v] and not kids[v] and v not in keep),
+                      key=lambda v: (spread.get(v, 0), pos[v]))
+    done.update(isolated)
     while len(done) < len(bn.order):
         ready = [v for v in bn.order if v not in done and all(p in done for p in bn.parents[v])]
         cands = []
@@ -302,18 +307,33 @@ def _elimination_order(bn: DiscreteBN, keep: Sequence[str], spread: Mapping[str,
                                          sum(spread.get(x, 0) for x in g),
                                          math.prod(len(bn.states[x]) for x in g), pos[g[0]]))
         steps.append(step); done.update(step)
-    return steps
+    return steps + [(v,) for v in isolated]
 
 
 @dataclass
 class _Masses:
-    """The last table of the DP: ``arrays[i][j]`` ≈ P(keep = configs[i], evidence, K = start + j)."""
+    """The last table of the DP: ``arrays[i][j]`` ≈ P(keep = configs[i], evidence, K_table = start + j), and
+    optionally a last (isolated) variable not yet added: ``tail = (shifts, probabilities)``, K = K_table + shift.
+    Masses above/below a threshold are read from cumulative sums (sequential: at most L more roundings each)."""
     keep: tuple
     configs: list
     arrays: Any          # numpy (n_configs × L)
     start: int
     depth: int
     mults: int
+    tail: Any = None
+
+    def __post_init__(self):
+        import numpy as np
+        L = self.arrays.shape[1]
+        z = np.zeros((self.arrays.shape[0], 1))
+        # below[:, j] = Σ_{i<j} a[:, i]; above[:, j] = Σ_{i≥j} a[:, i] (both sums of non-negative terms)
+        self.below = np.concatenate([z, np.cumsum(self.arrays, axis=1)], axis=1)
+        self.above = np.concatenate([np.cumsum(self.arrays[:, ::-1], axis=1)[:, ::-1], z], axis=1)
+        shifts, probs = self.tail if self.tail is not None else ([0], [1.0])
+        self.shifts, self.probs = list(shifts), [float(q) for q in probs]
+        self.depth += L + 3  # cumulative sums, the tail's rounded probability and product (+ the final fsum below)
+        self.mults += 2 * self.arrays.shape[0] * len(self.shifts)
 
     def interval(self, x: float) -> tuple[Fraction, Fraction]:
         d = self.depth + 1  # + the final fsum
@@ -324,9 +344,16 @@ class _Masses:
 
     def split(self, rows, t: int) -> tuple[float, float]:
         """``(mass with K ≥ t, mass with K < t)`` over the given rows (fsum: correctly rounded)."""
-        j = min(max(t - self.start, 0), self.arrays.shape[1])
-        sub = self.arrays[rows]
-        return math.fsum(sub[:, j:].ravel()), math.fsum(sub[:, :j].ravel())
+        L = self.arrays.shape[1]
+        up, down = [], []
+        for sh, q in zip(self.shifts, self.probs):
+            j = min(max(t - sh - self.start, 0), L)
+            up.append(q * self.above[rows, j]); down.append(q * self.below[rows, j])
+        import numpy as np
+        return math.fsum(np.concatenate(up)), math.fsum(np.concatenate(down))
+
+    def row_mass(self, i) -> float:
+        return math.fsum(q * self.above[i, 0] for q in self.probs)
 
     def rate(self, rows, t_lo: int, t_hi: int):
         """Sound bounds on P(K ≥ t_lo | rows) and P(K ≥ t_hi | rows) combined as (lower, upper); None if the rows'
@@ -380,9 +407,16 @@ def _score_masses(bn: DiscreteBN, ints: Mapping[str, Mapping], keep: Sequence[st
     start = 0
     depth = 0
     mults = 0
+    tail = None
     for i, group in enumerate(steps):
         if should_stop is not None and should_stop():
             raise Stopped()
+        if i == len(steps) - 1 and len(steps) > 1 and len(group) == 1 and not bn.parents[group[0]] \
+                and not bn.children(group[0]) and group[0] not in keep:
+            v = group[0]  # the last, isolated variable: read off by look-ups (``_Masses``), not added
+            dist = bn.cpts[v][()]
+            tail = ([wint[v][j] for j in ok[v]], [dist[j] for j in ok[v]])
+            break
         n = len(configs)
         # joint states of the step's variables (allowed states only), their weights and probabilities
         combos = np.array(list(product(*(ok[v] for v in group))), dtype=np.int64).reshape(-1, len(group))
@@ -448,7 +482,7 @@ def _score_masses(bn: DiscreteBN, ints: Mapping[str, Mapping], keep: Sequence[st
     # the frontier is now exactly the keep variables (in some order)
     perm = [frontier.index(x) for x in keep]
     cfgs = [tuple(bn.states[x][c] for x, c in zip(keep, row)) for row in configs[:, perm].tolist()]
-    return _Masses(keep, cfgs, table, start, depth, mults)
+    return _Masses(keep, cfgs, table, start, depth, mults, tail)
 
 
 def _thresholds(tau, shift: Fraction, resid: Fraction, step: Fraction, strict: bool) -> tuple[int, int]:
@@ -496,12 +530,12 @@ def group_rate_bounds(bn: DiscreteBN, weights: Weights, tau, protected: Sequence
     ints, shift, resid = _grid(weights, bn, step)
     t_lo, t_hi = _thresholds(tau, shift, resid, step, strict)
     m = _score_masses(bn, ints, tuple(protected), evidence, should_stop)
-    total = math.fsum(m.arrays.ravel())
+    total = math.fsum(m.row_mass(i) for i in range(len(m.configs)))
     out = {}
     for i, cfg in enumerate(m.configs):
         b = m.rate([i], t_lo, t_hi)
         if b is not None:
-            out[cfg] = GroupBounds(b[0], b[1], math.fsum(m.arrays[i]) / total if total else 0.0)
+            out[cfg] = GroupBounds(b[0], b[1], m.row_mass(i) / total if total else 0.0)
     answers = {}
     for key, ev in (queries or {}).items():
         if any(x not in protected for x in ev):
@@ -514,7 +548,7 @@ def group_rate_bounds(bn: DiscreteBN, weights: Weights, tau, protected: Sequence
 def network_marginal(bn: DiscreteBN, v: str) -> tuple:
     """The marginal of ``v`` under the network, computed by the float DP (renormalised floats)."""
     m = _score_masses(bn, {}, (v,))
-    mass = {cfg[0]: math.fsum(m.arrays[i]) for i, cfg in enumerate(m.configs)}
+    mass = {cfg[0]: m.row_mass(i) for i, cfg in enumerate(m.configs)}
     total = math.fsum(mass.values())
     return tuple(mass.get(s, 0.0) / total for s in bn.states[v])
 
