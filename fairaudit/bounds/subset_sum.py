@@ -232,6 +232,13 @@ def weights_from_columns(coef: Mapping[str, Any], column_state: Mapping[str, tup
 #    a⁻/(a⁻ + r⁺) ≤ a/(a + r) ≤ a⁺/(a⁺ + r⁻) — all in exact Fractions. The bounds are therefore sound for the
 #    network's exact probabilities; the margin is about 1e-13 here (negligible next to the grid's gap).
 
+MAX_CELLS = 50_000_000  # floats held by one DP table (400 MB)
+
+
+class TooLarge(ValueError):
+    """A DP table would exceed ``MAX_CELLS``."""
+
+
 _U = Fraction(1, 2 ** 53)
 _TINY = Fraction(1, 2 ** 1074)
 
@@ -449,6 +456,9 @@ def _score_masses(bn: DiscreteBN, ints: Mapping[str, Mapping], keep: Sequence[st
         else:
             uniq, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(len(allcfg), dtype=np.int64)
         inverse = inverse.reshape(-1)
+        if len(uniq) * width > MAX_CELLS:
+            raise TooLarge(f"the network needs {len(uniq)} configurations × {width} score cells at once "
+                           f"(more than {MAX_CELLS:,}): too dense for this grid")
         new = np.zeros((len(uniq), width))
         merged = 1
         for jj in range(K):

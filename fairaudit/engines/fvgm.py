@@ -16,6 +16,7 @@ population: the network's fit and the discretisation are assumptions, stated in 
 """
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 from typing import Iterator
 
@@ -129,8 +130,8 @@ class FVGM(Engine):
                 "parity (highest − lowest) are intervals computed from the group intervals.",
                 "Fairness influence of a feature: " + INFLUENCE_ABOUT.split(": ", 1)[1] + ". A feature without "
                 "parents has influence exactly 0 (its table already is its marginal). The influences are computed "
-                "on a grid up to 16 times coarser than the final round's (refined while an interval is wider than "
-                "0.01), and omitted for the features left when the time "
+                "on a grid up to 16 times coarser than the final round's (refined once when an interval is wider "
+                "than 0.01), and omitted for the features left when the time "
                 "budget ends.",
                 "Path-specific (causal) fairness is not computed by this engine.",
             ]),
@@ -160,9 +161,10 @@ class FVGM(Engine):
         is chosen from the widest interval so far (the gap shrinks about linearly with the step), between 1/32 and
         1/2 of the previous one; every interval is intersected with the previous round's (both are sound), so the
         bounds are nested."""
-        from fairaudit.bounds.subset_sum import Stopped, group_rate_bounds, rate_bounds
+        from fairaudit.bounds.subset_sum import Stopped, TooLarge, group_rate_bounds, rate_bounds
 
         protected = list(protected)
+        last = None
         precision = float(options["precision"])
         spread = sum(max(ws.values()) - min(ws.values()) for ws in weights.values() if ws) or 1.0
         step = _dyadic(Fraction(spread) / 512)
@@ -182,6 +184,15 @@ class FVGM(Engine):
                 for key, ev in own.items():
                     answers[key] = rate_bounds(bn, weights, tau, ev, strict=strict, step=step, should_stop=stop)
             except Stopped:
+                return
+            except TooLarge as err:
+                if k == 0:
+                    from fairaudit.errors import FairauditError
+                    raise FairauditError(f"fvgm: {err}; try fewer bins or a smaller max_parents") from None
+                # a finer grid does not fit: the previous round's bounds stand
+                yield LeafBatch(np.array([k]), last.leaves, done=k, total=k, warnings=(
+                    f"fvgm stopped refining (the bounds of the previous grid stand): {err}",), info=last.info,
+                    findings=last.findings)
                 return
             leaves = {}
             widest = 0.0
@@ -206,14 +217,17 @@ class FVGM(Engine):
             done = widest <= precision
             final = done or ctx.expired()
             influence, influence_note = (), ""
+            info = {"network": {v: list(p) for v, p in bn.parents.items() if p}, "grid": float(step)}
             if final and protected:
+                t0 = time.perf_counter()
                 influence, influence_note = _influences(bn, weights, tau, strict, protected, groups, step, ctx)
+                info["influence_seconds"] = round(time.perf_counter() - t0, 3)
             findings, notes_warn = _findings(bn, protected, groups_prev, observed, influence, influence_note)
             if final:  # the modelling gap, with the final bounds
                 warnings += notes_warn
-            yield LeafBatch(np.array([k]), leaves, done=k, total=k if done else None, warnings=tuple(warnings),
-                            info={"network": {v: list(p) for v, p in bn.parents.items() if p}, "grid": float(step)},
-                            findings=findings)
+            last = LeafBatch(np.array([k]), leaves, done=k, total=k if done else None, warnings=tuple(warnings),
+                             info=info, findings=findings)
+            yield last
             if final:
                 return
             factor = min(Fraction(1, 2), max(Fraction(1, 32), Fraction(0.6 * precision / widest)))
@@ -292,8 +306,8 @@ def _gap_notes(groups: dict, observed: dict, protected) -> tuple[list[str], list
 
 def _influences(bn, weights, tau, strict, protected, groups, step, ctx):
     """Fairness influence of every non-protected feature (see ``INFLUENCE_ABOUT``) on a grid 16× coarser than the
-    final round's (cheaper; the intervals carry the grid's gap), refined (4×, then the final grid) while the interval
-    is wider than 0.01. Features left at the deadline are listed in the note."""
+    final round's (cheaper; the intervals carry the grid's gap), refined once (to the grid predicted to give a width
+    of about 0.008, at most the final round's) when wider than 0.01. Features left at the deadline are listed in the note."""
     from fairaudit.bounds.subset_sum import Stopped, group_rate_bounds, influence_bounds
 
     out, missing, before = [], [], {}
@@ -307,14 +321,18 @@ def _influences(bn, weights, tau, strict, protected, groups, step, ctx):
             missing.append(f)
             continue
         try:
-            for factor in (16, 4, 1):  # coarse first; finer while the interval is wider than 0.01
+            factor = 16  # coarse first; if wider than 0.01, once more on the grid predicted to give ~0.008
+            while True:
                 if factor not in before:
                     before[factor] = group_rate_bounds(bn, weights, tau, protected, strict=strict,
                                                        step=step * factor, should_stop=ctx.expired)
                 lo, hi = influence_bounds(bn, weights, tau, protected, f, strict=strict, step=step * factor,
                                           before=before[factor], should_stop=ctx.expired)
-                if hi - lo <= 0.01:
+                if hi - lo <= 0.01 or factor < 16:
                     break
+                factor = 16
+                while factor > 1 and (hi - lo) * factor / 16 > 0.008:  # the gap shrinks about linearly
+                    factor //= 2
         except Stopped:
             missing.append(f)
             continue

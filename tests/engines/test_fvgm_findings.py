@@ -221,3 +221,24 @@ def test_fit_mle_unchanged_by_the_new_search():
     df = pd.DataFrame({"a": ["p", "q", "p", "p"], "b": ["x", "x", "y", "x"]})
     bn = fit_mle(df, {"b": ("a",)})
     assert bn.cpts["b"][("p",)] == (F(2, 3), F(1, 3))
+
+
+def test_too_dense_a_table_is_refused_clearly(monkeypatch):
+    import fairaudit.bounds.subset_sum as ss
+    rng = random.Random(3)
+    bn = random_bn(rng, 1, 4)
+    w = random_weights(rng, bn, ints=False)
+    monkeypatch.setattr(ss, "MAX_CELLS", 10)
+    with pytest.raises(ss.TooLarge):
+        group_rate_bounds(bn, w, 0.1, ["A0"], step=F(1, 1024))
+
+
+def test_engine_refuses_a_too_dense_first_grid(monkeypatch):
+    import fairaudit.bounds.subset_sum as ss
+    from fairaudit import audit
+    from fairaudit.errors import FairauditError
+    from fairaudit.models.training import train
+    ds = _data(800, seed=4)
+    monkeypatch.setattr(ss, "MAX_CELLS", 10)
+    with pytest.raises(FairauditError, match="max_parents"):
+        audit(ds, 'E[pred | sex == "F"] > 0.1', engine="fvgm", model=train(ds, "logreg", seed=0))
