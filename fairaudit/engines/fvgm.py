@@ -133,6 +133,11 @@ class FVGM(Engine):
                 "on a grid up to 16 times coarser than the final round's (refined once when an interval is wider "
                 "than 0.01), and omitted for the features left when the time "
                 "budget ends.",
+                "Equalized odds: the dataset's label is a node of the network too (no model weight reads it), "
+                "so the rate of every group among individuals with a favourable (unfavourable) label is computed "
+                "in the same way, as evidence on the label; the true-positive-rate (false-positive-rate) gap is the "
+                "highest minus the lowest of them. The label also changes the learnt structure slightly (it is "
+                "one more variable of the search).",
                 "Path-specific (causal) fairness is not computed by this engine.",
             ]),
         ]
@@ -148,15 +153,29 @@ class FVGM(Engine):
             frame = frame.iloc[np.asarray(positions)]
         cat, binnings = discretise(frame, form.encoding, bins=int(options["bins"]))
         protected = [p for p in inputs.dataset.schema.protected if p in cat.columns]
+        schema = inputs.dataset.schema
+        label = getattr(schema, "label", None)
+        if label and label in frame.columns and label not in cat.columns:
+            # the label is a variable of the network too (weight 0): equalized odds, conditions on the label
+            cat = cat.assign(**{label: frame[label].astype(object).to_numpy()})
+        else:
+            label = None
         bn = learn_bn(cat, protected, score=options["structure_score"], max_indegree=int(options["max_parents"]))
+        outcome = None
+        if label is not None:
+            fav = [s for s in bn.states[label] if str(s) == str(getattr(schema, "favourable", None))]
+            if fav and len(bn.states[label]) == 2:
+                outcome = (label, fav[0], next(s for s in bn.states[label] if s != fav[0]))
         weights, tau, strict = linear_weights(form, binnings)
         cs = compile_spec(spec)
         queries = {key: _query(cs.leaf_node[key].node, bn) for key in cs.leaf_keys}
         observed = _observed_rates(inputs, frame, cat, protected)
-        return self._rounds(bn, weights, tau, strict, queries, options, ctx, protected=protected, observed=observed)
+        return self._rounds(bn, weights, tau, strict, queries, options, ctx, protected=protected, observed=observed,
+                            outcome=outcome)
 
     @staticmethod
-    def _rounds(bn, weights, tau, strict, queries, options, ctx, protected=(), observed=None) -> Iterator[LeafBatch]:
+    def _rounds(bn, weights, tau, strict, queries, options, ctx, protected=(), observed=None,
+                outcome=None) -> Iterator[LeafBatch]:
         """Refinement rounds. The first grid is coarse (about 512 cells over the score's range); each next step
         is chosen from the widest interval so far (the gap shrinks about linearly with the step), between 1/32 and
         1/2 of the previous one; every interval is intersected with the previous round's (both are sound), so the
@@ -222,7 +241,13 @@ class FVGM(Engine):
                 t0 = time.perf_counter()
                 influence, influence_note = _influences(bn, weights, tau, strict, protected, groups, step, ctx)
                 info["influence_seconds"] = round(time.perf_counter() - t0, 3)
-            findings, notes_warn = _findings(bn, protected, groups_prev, observed, influence, influence_note)
+            extra = ()
+            if final and protected and outcome is not None:
+                try:
+                    extra = _equalized_odds(bn, weights, tau, strict, protected, outcome, step, ctx)
+                except Stopped:
+                    extra = ()
+            findings, notes_warn = _findings(bn, protected, groups_prev, observed, influence, influence_note, extra)
             if final:  # the modelling gap, with the final bounds
                 warnings += notes_warn
             last = LeafBatch(np.array([k]), leaves, done=k, total=k if done else None, warnings=tuple(warnings),
@@ -312,7 +337,7 @@ def _influences(bn, weights, tau, strict, protected, groups, step, ctx):
 
     out, missing, before = [], [], {}
     for f in bn.order:
-        if f in protected:
+        if f in protected or f not in weights:  # not a feature of the model (the label)
             continue
         if not bn.parents[f]:  # its CPT is already its marginal: replacing it changes nothing (exactly 0)
             out.append((f, 0.0, 0.0))
@@ -342,7 +367,28 @@ def _influences(bn, weights, tau, strict, protected, groups, step, ctx):
     return tuple(out), note
 
 
-def _findings(bn, protected, groups: dict, observed, influence=(), influence_note=""):
+def _equalized_odds(bn, weights, tau, strict, protected, outcome, step, ctx) -> tuple:
+    """True- and false-positive-rate gaps over every compound group, with the label a variable of the network
+    (conditioned as evidence in the same network; notes A2.3): two ``Metric``s."""
+    from fairaudit.bounds.subset_sum import group_rate_bounds
+    from fairaudit.findings import GroupRate, Metric, disparities
+
+    label, fav, other = outcome
+    out = []
+    for y, name, what in ((fav, "equalized odds: true-positive-rate gap", "the label is favourable"),
+                          (other, "equalized odds: false-positive-rate gap", "the label is unfavourable")):
+        g = group_rate_bounds(bn, weights, tau, protected, strict=strict, step=step, evidence={label: y},
+                              should_stop=ctx.expired)
+        rates = [GroupRate((), *_outward(b.lo, b.hi)) for b in g.values()]
+        sp = {m.name: m for m in disparities(rates)}.get("statistical parity")
+        if sp is not None:
+            out.append(Metric(name, sp.lo, sp.hi, f"highest minus lowest Pr[pred | group, {label} = {y}] over every "
+                                                  f"combination of the protected attributes, under the network "
+                                                  f"({what})"))
+    return tuple(out)
+
+
+def _findings(bn, protected, groups: dict, observed, influence=(), influence_note="", extra_metrics=()):
     from fairaudit.findings import Findings, GroupRate, Influence, disparities
 
     rates = tuple(GroupRate(tuple((c, str(v)) for c, v in zip(protected, g)), lo, hi, share)
@@ -357,13 +403,13 @@ def _findings(bn, protected, groups: dict, observed, influence=(), influence_not
         groups_about="Pr[pred | group] under the Bayesian network learnt from the audited rows, for every "
                      "combination of the protected attributes (bounds that hold with certainty for the network; "
                      "share: the group's probability under the network)",
-        metrics=disparities(rates, "over every combination of the protected attributes"),
+        metrics=tuple(disparities(rates, "over every combination of the protected attributes")) + tuple(extra_metrics),
         influence=tuple(Influence(f, lo, hi) for f, lo, hi in influence),
         influence_about=INFLUENCE_ABOUT if influence else "",
         edges=edges, nodes=nodes,
         graph_about="the Bayesian network learnt from the audited rows (hill climbing, no edge into a protected "
-                    "attribute; numeric columns binned): an edge A → B means B's distribution is modelled "
-                    "conditionally on A",
+                    "attribute; numeric columns binned; the label is a node too, read by no model weight): an edge "
+                    "A → B means B's distribution is modelled conditionally on A",
         notes=tuple(notes)), warnings
 
 

@@ -166,7 +166,10 @@ def test_findings_every_compound_group_metrics_graph(audited):
     assert {g.group for g in f.groups} == {(("sex", s), ("race", c)) for s in ("F", "M") for c in ("a", "b")}
     assert sum(g.share for g in f.groups) == pytest.approx(1.0, abs=1e-9)
     assert all(0 <= g.lo <= g.hi <= 1 and g.hi - g.lo < 0.01 for g in f.groups)
-    assert [m.name for m in f.metrics] == [m.name for m in disparities(f.groups)]
+    names = [m.name for m in f.metrics]
+    assert names[:2] == [m.name for m in disparities(f.groups)]
+    assert names[2:] == ["equalized odds: true-positive-rate gap", "equalized odds: false-positive-rate gap"]
+    assert "outcome" in f.nodes and all(i.feature != "outcome" for i in f.influence)
     assert f.nodes[:2] == ("sex", "race") and ("sex", "x") in f.edges or ("x", "sex") not in f.edges
     assert all(b not in ("sex", "race") for _, b in f.edges)  # no edge into a protected attribute
     infl = {i.feature: i for i in f.influence}
@@ -242,3 +245,22 @@ def test_engine_refuses_a_too_dense_first_grid(monkeypatch):
     monkeypatch.setattr(ss, "MAX_CELLS", 10)
     with pytest.raises(FairauditError, match="max_parents"):
         audit(ds, 'E[pred | sex == "F"] > 0.1', engine="fvgm", model=train(ds, "logreg", seed=0))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_equalized_odds_metrics_contain_the_exact_gaps(seed):
+    from fairaudit.bounds.subset_sum import equalized_odds
+    from fairaudit.engines.base import Context
+    from fairaudit.engines.fvgm import _equalized_odds
+    rng = random.Random(7500 + seed)
+    bn = random_bn(rng, 1, rng.randint(2, 4))
+    y = bn.variables[-1]
+    if len(bn.states[y]) != 2:
+        pytest.skip("needs a binary label")
+    w = random_weights(rng, bn, ints=False)
+    w.pop(y, None)
+    tau = rng.uniform(-1, 2)
+    _, gaps = equalized_odds(bn, w, tau, ["A0"], y)
+    got = _equalized_odds(bn, w, tau, False, ["A0"], (y, bn.states[y][1], bn.states[y][0]), F(1, 512), Context())
+    for m, s in zip(got, (bn.states[y][1], bn.states[y][0])):
+        assert m.lo <= float(gaps[s].sp) + 1e-12 and float(gaps[s].sp) <= m.hi + 1e-12
