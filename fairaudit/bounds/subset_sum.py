@@ -388,6 +388,23 @@ def _cpt_array(bn: DiscreteBN, v: str):
     return arr
 
 
+def _without_barren(bn: DiscreteBN, ints: Mapping[str, Mapping], needed: set) -> DiscreteBN:
+    """The network without its barren variables: repeatedly, a variable with no child that carries no weight and is
+    neither kept nor evidence sums out to 1 — dropping it changes no probability (exact)."""
+    drop: set = set()
+    while True:
+        more = [v for v in bn.order if v not in drop and v not in needed and not any(ints.get(v, {}).values())
+                and all(c in drop for c in bn.children(v))]
+        if not more:
+            break
+        drop.update(more)
+    if not drop:
+        return bn
+    keep = [v for v in bn.order if v not in drop]
+    return DiscreteBN({v: bn.states[v] for v in keep}, {v: bn.parents[v] for v in keep},
+                      {v: bn.cpts[v] for v in keep}, order=keep)
+
+
 def _score_masses(bn: DiscreteBN, ints: Mapping[str, Mapping], keep: Sequence[str] = (),
                   evidence: Mapping[str, Any] | None = None, should_stop=None) -> _Masses:
     """Float DP over the network: the joint of (keep variables, K) with the evidence's states only."""
@@ -401,6 +418,7 @@ def _score_masses(bn: DiscreteBN, ints: Mapping[str, Mapping], keep: Sequence[st
             raise ValueError(f"evidence {v}={s!r} is not a state (set of states) of the network")
         allowed[v] = ss
     keep = tuple(keep)
+    bn = _without_barren(bn, ints, set(keep) | set(allowed))
     ok = {v: [j for j, s in enumerate(bn.states[v]) if v not in allowed or s in allowed[v]] for v in bn.order}
     wint = {v: [int(ints[v][s]) if v in ints else 0 for s in bn.states[v]] for v in bn.order}
     spread = {v: max(wint[v][j] for j in ok[v]) - min(wint[v][j] for j in ok[v]) for v in bn.order}

@@ -136,8 +136,8 @@ class FVGM(Engine):
                 "Equalized odds: the dataset's label is a node of the network too (no model weight reads it), "
                 "so the rate of every group among individuals with a favourable (unfavourable) label is computed "
                 "in the same way, as evidence on the label; the true-positive-rate (false-positive-rate) gap is the "
-                "highest minus the lowest of them. The label also changes the learnt structure slightly (it is "
-                "one more variable of the search).",
+                "highest minus the lowest of them. The label may have parents but no children (it depends on the "
+                "features, not the reverse), so it leaves the rates that do not condition on it unchanged.",
                 "Path-specific (causal) fairness is not computed by this engine.",
             ]),
         ]
@@ -156,11 +156,13 @@ class FVGM(Engine):
         schema = inputs.dataset.schema
         label = getattr(schema, "label", None)
         if label and label in frame.columns and label not in cat.columns:
-            # the label is a variable of the network too (weight 0): equalized odds, conditions on the label
+            # the label is a variable of the network too (weight 0, a sink: no edge out of it, so it is dropped as
+            # a barren node when not conditioned on): equalized odds, conditions on the label
             cat = cat.assign(**{label: frame[label].astype(object).to_numpy()})
         else:
             label = None
-        bn = learn_bn(cat, protected, score=options["structure_score"], max_indegree=int(options["max_parents"]))
+        bn = learn_bn(cat, protected, score=options["structure_score"], max_indegree=int(options["max_parents"]),
+                      sinks=(label,) if label else ())
         outcome = None
         if label is not None:
             fav = [s for s in bn.states[label] if str(s) == str(getattr(schema, "favourable", None))]
@@ -355,9 +357,7 @@ def _influences(bn, weights, tau, strict, protected, groups, step, ctx):
                                           before=before[factor], should_stop=ctx.expired)
                 if hi - lo <= 0.01 or factor < 16:
                     break
-                factor = 16
-                while factor > 1 and (hi - lo) * factor / 16 > 0.008:  # the gap shrinks about linearly
-                    factor //= 2
+                factor = _finer(16, hi - lo)
         except Stopped:
             missing.append(f)
             continue
@@ -365,6 +365,14 @@ def _influences(bn, weights, tau, strict, protected, groups, step, ctx):
     note = (f"fairness influence not computed for {len(missing)} feature(s) (time budget): {', '.join(missing)}"
             if missing else "")
     return tuple(out), note
+
+
+def _finer(factor: int, width: float, target: float = 0.008) -> int:
+    """The grid factor (a power of two, at least 1) predicted to shrink ``width`` to ``target``: the grid's gap
+    shrinks about linearly with the step."""
+    while factor > 1 and width > target:
+        factor //= 2; width /= 2
+    return factor
 
 
 def _equalized_odds(bn, weights, tau, strict, protected, outcome, step, ctx) -> tuple:
@@ -377,10 +385,14 @@ def _equalized_odds(bn, weights, tau, strict, protected, outcome, step, ctx) -> 
     out = []
     for y, name, what in ((fav, "equalized odds: true-positive-rate gap", "the label is favourable"),
                           (other, "equalized odds: false-positive-rate gap", "the label is unfavourable")):
-        g = group_rate_bounds(bn, weights, tau, protected, strict=strict, step=step, evidence={label: y},
-                              should_stop=ctx.expired)
-        rates = [GroupRate((), *_outward(b.lo, b.hi)) for b in g.values()]
-        sp = {m.name: m for m in disparities(rates)}.get("statistical parity")
+        def gap(factor):
+            g = group_rate_bounds(bn, weights, tau, protected, strict=strict, step=step * factor,
+                                  evidence={label: y}, should_stop=ctx.expired)
+            rates = [GroupRate((), *_outward(b.lo, b.hi)) for b in g.values()]
+            return {m.name: m for m in disparities(rates)}.get("statistical parity")
+        sp = gap(16)  # a grid 16× coarser than the final round's; once finer if wider than 0.01 (as influences)
+        if sp is not None and sp.hi - sp.lo > 0.01:
+            sp = gap(_finer(16, sp.hi - sp.lo))
         if sp is not None:
             out.append(Metric(name, sp.lo, sp.hi, f"highest minus lowest Pr[pred | group, {label} = {y}] over every "
                                                   f"combination of the protected attributes, under the network "
@@ -408,7 +420,7 @@ def _findings(bn, protected, groups: dict, observed, influence=(), influence_not
         influence_about=INFLUENCE_ABOUT if influence else "",
         edges=edges, nodes=nodes,
         graph_about="the Bayesian network learnt from the audited rows (hill climbing, no edge into a protected "
-                    "attribute; numeric columns binned; the label is a node too, read by no model weight): an edge "
+                    "attribute; numeric columns binned; the label is a node too, a child of features, read by no model weight): an edge "
                     "A → B means B's distribution is modelled conditionally on A",
         notes=tuple(notes)), warnings
 

@@ -122,26 +122,26 @@ class DiscreteBN:
 
 
 def learn_structure(frame, protected: Sequence[str], *, score: str = "bic", max_indegree: int | None = 5,
-                    max_iter: int = 1_000_000, fixed_parents: Mapping[str, Sequence[str]] | None = None
-                    ) -> dict[str, tuple[str, ...]]:
+                    max_iter: int = 1_000_000, fixed_parents: Mapping[str, Sequence[str]] | None = None,
+                    sinks: Sequence[str] = ()) -> dict[str, tuple[str, ...]]:
     """Hill-climbing structure search over the categorical columns of ``frame``; no edge into a protected
     column. ``score``: "bic" or "k2". ``fixed_parents`` skips the search (a given structure)."""
     cols = [str(c) for c in frame.columns]
     if fixed_parents is not None:
         parents = {c: tuple(fixed_parents.get(c, ())) for c in cols}
     else:
-        parents = _hill_climb(frame.astype(str), cols, set(protected), score, max_indegree, max_iter)
+        parents = _hill_climb(frame.astype(str), cols, set(protected), score, max_indegree, max_iter, set(sinks))
     for s in protected:
         if parents.get(s):
             raise ValueError(f"protected attribute {s!r} has parents {parents[s]} (edges into it are forbidden)")
     return parents
 
 
-def _hill_climb(data, cols, protected, score, max_indegree, max_iter) -> dict[str, tuple[str, ...]]:
+def _hill_climb(data, cols, protected, score, max_indegree, max_iter, sinks=frozenset()) -> dict[str, tuple[str, ...]]:
     """Greedy hill climbing over DAGs from the empty graph (as pgmpy's HillClimbSearch, without its tabu list):
     each iteration applies the single edge addition, removal or reversal that raises the decomposable score most,
     until none raises it by more than 1e-8. Edges into a protected column are never considered; at most
-    ``max_indegree`` parents. Scores: BIC (log-likelihood − ½·log N per free parameter) or K2 (Cooper & Herskovits).
+    ``max_indegree`` parents; no edge out of a column of ``sinks`` (the label: a child of the features). Scores: BIC (log-likelihood − ½·log N per free parameter) or K2 (Cooper & Herskovits).
     Implemented here (numpy counts, local scores cached) — about 100× faster than importing and running pgmpy."""
     import math as _m
 
@@ -218,7 +218,7 @@ def _hill_climb(data, cols, protected, score, max_indegree, max_iter) -> dict[st
                     if d > best:
                         best, op = d, ("del", u, v)
                     # reversal u→v into v→u
-                    if u not in protected and len(parents[u]) < cap:
+                    if u not in protected and v not in sinks and len(parents[u]) < cap:
                         parents[v] = without(parents[v], u)
                         cyclic = reaches(u, v)
                         parents[v] = with_(parents[v], u)
@@ -227,7 +227,8 @@ def _hill_climb(data, cols, protected, score, max_indegree, max_iter) -> dict[st
                                  + local(u, with_(parents[u], v)) - local(u, parents[u]))
                             if d > best:
                                 best, op = d, ("rev", u, v)
-                elif v not in protected and v not in parents[u] and len(parents[v]) < cap and not reaches(v, u):
+                elif v not in protected and u not in sinks and v not in parents[u] and len(parents[v]) < cap \
+                        and not reaches(v, u):
                     d = local(v, with_(parents[v], u)) - local(v, parents[v])
                     if d > best:
                         best, op = d, ("add", u, v)

@@ -264,3 +264,20 @@ def test_equalized_odds_metrics_contain_the_exact_gaps(seed):
     got = _equalized_odds(bn, w, tau, False, ["A0"], (y, bn.states[y][1], bn.states[y][0]), F(1, 512), Context())
     for m, s in zip(got, (bn.states[y][1], bn.states[y][0])):
         assert m.lo <= float(gaps[s].sp) + 1e-12 and float(gaps[s].sp) <= m.hi + 1e-12
+
+
+def test_label_is_a_sink_and_barren_when_not_conditioned_on():
+    r = np.random.default_rng(1)
+    n = 3000
+    a = r.choice(["p", "q"], n)
+    y = np.where(r.random(n) < np.where(a == "p", 0.8, 0.3), "good", "bad")
+    b = np.where(r.random(n) < np.where(y == "good", 0.9, 0.2), "x", "y")  # generated FROM the label
+    df = pd.DataFrame({"a": a, "y": y, "b": b})
+    pa = learn_structure(df, ["a"], sinks=("y",))
+    assert all("y" not in p for p in pa.values())  # no edge out of the label
+    bn = fit_mle(df, pa)
+    w = {"b": {"x": 0.7}, "a": {"q": 0.2}}
+    without = fit_mle(df[["a", "b"]], {v: tuple(p for p in pa[v] if p != "y") for v in ("a", "b")})
+    got = group_rate_bounds(bn, w, 0.5, ["a"], step=F(1, 8))
+    ref = brute_rates(without, w, 0.5, ["a"])
+    assert all(got[g].lo <= ref[g] <= got[g].hi for g in ref)  # the barren label changes nothing
