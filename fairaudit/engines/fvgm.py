@@ -6,10 +6,18 @@ for a linear model over a Bayesian network learnt from the dataset, after FVGM (
    of its values (the bins are mutually exclusive — not FVGM's independent Boolean bins).
 2. **Network** (``fairaudit.models.bn.learn_bn``): hill climbing (BIC or K2), no edge into a protected
    column, maximum-likelihood parameters.
-3. **Probabilities** (``fairaudit.bounds.subset_sum.rate_bounds``): the model's weights are rounded down and up to a
-   grid, and the exact stochastic subset sum over the network (variable elimination, the group as evidence — every
-   value of a protected attribute enumerated, so the greedy trap of FVGM cannot occur) gives a lower and an upper
-   bound; the grid is halved each round, the bounds are nested.
+3. **Probabilities** (``fairaudit.bounds.subset_sum.group_rate_bounds``): the model's weights are rounded down to a
+   grid; the distribution of the grid score over the network (variable elimination, every compound group of the
+   protected attributes kept to the end — every value enumerated, so the greedy trap of FVGM cannot occur) gives a
+   lower and an upper bound; each round's grid is chosen from the previous widths, the bounds are intersected
+   (nested).
+
+4. **Findings** (last batch): every compound group's rate and share, DI/SP, equalized odds (the label is a sink
+   node of the network), each feature's fairness influence, the graph, and the gap between the network's group
+   rates and the model's rates on the audited rows (a warning when it exceeds max(0.02, 3 standard errors)).
+
+Speed (german logreg 131 s → under 1 s): integer grid + numpy arrays per frontier configuration, joint steps, one
+pass for every group, floats with a proven outward margin (``fairaudit.bounds.subset_sum``, block comment).
 
 The bounds are certain **for the modelled distribution** (the network and the discretised model), not for the
 population: the network's fit and the discretisation are assumptions, stated in the guarantee.
@@ -144,6 +152,8 @@ class FVGM(Engine):
 
     # ------------------------------------------------------------------------------------------ run
     def run(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
+        import pandas as pd
+
         from fairaudit.models.bn import discretise, learn_bn, linear_weights
 
         form = inputs.model.as_linear()
@@ -152,8 +162,11 @@ class FVGM(Engine):
         if positions is not None:  # the network is learnt on the audited rows
             frame = frame.iloc[np.asarray(positions)]
         cat, binnings = discretise(frame, form.encoding, bins=int(options["bins"]))
-        protected = [p for p in inputs.dataset.schema.protected if p in cat.columns]
         schema = inputs.dataset.schema
+        for p in schema.protected:  # a protected column the model does not read is a node too (weight 0)
+            if p not in cat.columns and p in frame.columns and not pd.api.types.is_numeric_dtype(frame[p]):
+                cat = cat.assign(**{p: frame[p].astype(object).to_numpy()})
+        protected = [p for p in schema.protected if p in cat.columns]
         label = getattr(schema, "label", None)
         if label and label in frame.columns and label not in cat.columns:
             # the label is a variable of the network too (weight 0, a sink: no edge out of it, so it is dropped as

@@ -281,3 +281,26 @@ def test_label_is_a_sink_and_barren_when_not_conditioned_on():
     got = group_rate_bounds(bn, w, 0.5, ["a"], step=F(1, 8))
     ref = brute_rates(without, w, 0.5, ["a"])
     assert all(got[g].lo <= ref[g] <= got[g].hi for g in ref)  # the barren label changes nothing
+
+
+def test_a_protected_column_the_model_does_not_read_is_still_a_group():
+    from types import SimpleNamespace
+
+    from fairaudit.engines.base import Context
+    from fairaudit.engines.fvgm import FVGM
+    from fairaudit.models.training import train
+    from fairaudit.spec.parser import parse
+    ds = _data(1500, seed=6)
+    model = train(ds, "logreg", seed=0)
+    form = model.as_linear()
+    # a stand-in model that reads x and z only (race is not one of its inputs)
+    keep = [c for c in form.encoding.columns if c.name in ("x", "z")]
+    assert keep
+    enc = SimpleNamespace(columns=keep, mapping={c.name: form.encoding.mapping[c.name] for c in keep})
+    lin = SimpleNamespace(encoding=enc, weights=form.weights, bias=form.bias)
+    inputs = SimpleNamespace(model=SimpleNamespace(as_linear=lambda: lin, predict=model.predict), dataset=ds,
+                             positions=None, where=None)
+    eng = FVGM()
+    batches = list(eng.run(parse('E[pred | race == "b"] > 0.1'), inputs, eng.resolve_options({}), Context()))
+    f = batches[-1].findings
+    assert {dict(g.group).get("race") for g in f.groups} == {"a", "b"}
