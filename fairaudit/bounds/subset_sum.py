@@ -33,7 +33,7 @@ from typing import Any, Hashable, Mapping, Sequence
 
 from fairaudit.models.bn import DiscreteBN
 
-__all__ = ["Stopped", "positive_rate", "rate_bounds", "group_rate_bounds", "GroupBounds", "influence_bounds", "network_marginal", "group_rates", "GroupMetrics", "group_metrics", "equalized_odds", "fairness_influence",
+__all__ = ["Stopped", "positive_rate", "rate_bounds", "group_rate_bounds", "GroupBounds", "influence_bounds", "network_marginal", "path_effect_bounds", "group_rates", "GroupMetrics", "group_metrics", "equalized_odds", "fairness_influence",
            "weights_from_columns"]
 
 Weights = Mapping[str, Mapping[Hashable, Any]]
@@ -579,6 +579,31 @@ def network_marginal(bn: DiscreteBN, v: str) -> tuple:
     mass = {cfg[0]: m.row_mass(i) for i, cfg in enumerate(m.configs)}
     total = math.fsum(mass.values())
     return tuple(mass.get(s, 0.0) / total for s in bn.states[v])
+
+
+def _sp_interval(groups) -> tuple[float, float]:
+    from fairaudit.findings import GroupRate, disparities
+    rates = [GroupRate((), float(g.lo), float(g.hi)) for g in groups.values()]
+    if len(rates) < 2:
+        return 0.0, 0.0
+    m = {x.name: x for x in disparities(rates)}["statistical parity"]
+    return m.lo, m.hi
+
+
+def path_effect_bounds(bn: DiscreteBN, weights: Weights, tau, protected: Sequence[str], attribute: str,
+                       mediator: str, reference, *, strict: bool = False, step=Fraction(1, 100), before=None,
+                       should_stop=None) -> tuple:
+    """Path-specific effect of ``attribute`` through the edge ``attribute → mediator`` (notes A12.6): SP(network)
+    − SP(network where the mediator reads ``attribute`` as ``reference`` for everyone), SP over every compound group
+    of ``protected``, as an interval (both SPs bounded on the grid). Positive: the edge widens the gap."""
+    if attribute not in bn.parents.get(mediator, ()):
+        raise ValueError(f"{attribute!r} is not a parent of {mediator!r}")
+    if before is None:
+        before = group_rate_bounds(bn, weights, tau, protected, strict=strict, step=step, should_stop=should_stop)
+    after = group_rate_bounds(bn.with_parent_fixed(mediator, attribute, reference), weights, tau, protected,
+                              strict=strict, step=step, should_stop=should_stop)
+    b, a = _sp_interval(before), _sp_interval(after)
+    return b[0] - a[1], b[1] - a[0]
 
 
 def influence_bounds(bn: DiscreteBN, weights: Weights, tau, protected: Sequence[str], feature: str, *,

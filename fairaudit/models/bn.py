@@ -110,6 +110,15 @@ class DiscreteBN:
         cpts = dict(self.cpts); cpts[v] = {(): tuple(dist)}
         return DiscreteBN(dict(self.states), parents, cpts, order=list(self.order))
 
+    def with_parent_fixed(self, v: str, parent: str, value: Hashable) -> "DiscreteBN":
+        """A copy where v reads ``parent`` as if it were ``value`` (the edge parent → v is cut: every row of v's CPT
+        is the row with ``parent = value``, the other parents kept); the rest of the network is unchanged."""
+        pa = self.parents[v]
+        i = pa.index(parent)
+        table = {u: self.cpts[v][u[:i] + (value,) + u[i + 1:]] for u in self.cpts[v]}
+        cpts = dict(self.cpts); cpts[v] = table
+        return DiscreteBN(dict(self.states), dict(self.parents), cpts, order=list(self.order))
+
     def sample(self, n: int, rng: random.Random) -> list[dict]:
         out = []
         for _ in range(n):

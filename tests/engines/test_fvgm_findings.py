@@ -168,7 +168,7 @@ def test_findings_every_compound_group_metrics_graph(audited):
     assert all(0 <= g.lo <= g.hi <= 1 and g.hi - g.lo < 0.01 for g in f.groups)
     names = [m.name for m in f.metrics]
     assert names[:2] == [m.name for m in disparities(f.groups)]
-    assert names[2:] == ["equalized odds: true-positive-rate gap", "equalized odds: false-positive-rate gap"]
+    assert names[2:4] == ["equalized odds: true-positive-rate gap", "equalized odds: false-positive-rate gap"]
     assert "outcome" in f.nodes and all(i.feature != "outcome" for i in f.influence)
     assert f.nodes[:2] == ("sex", "race") and ("sex", "x") in f.edges or ("x", "sex") not in f.edges
     assert all(b not in ("sex", "race") for _, b in f.edges)  # no edge into a protected attribute
@@ -304,3 +304,27 @@ def test_a_protected_column_the_model_does_not_read_is_still_a_group():
     batches = list(eng.run(parse('E[pred | race == "b"] > 0.1'), inputs, eng.resolve_options({}), Context()))
     f = batches[-1].findings
     assert {dict(g.group).get("race") for g in f.groups} == {"a", "b"}
+
+
+def test_path_specific_effect_is_a12_6_and_contains_the_exact_value():
+    from fairaudit.bounds.subset_sum import group_metrics, group_rates, path_effect_bounds
+    from tests.engines.test_fvgm_core import W_A12_3, a12_3_bn
+    bn = a12_3_bn()
+    cut = bn.with_parent_fixed("X1", "A", 2)  # X1 reads A as 2 for everyone: notes A12.6
+    m = group_metrics(group_rates(cut, W_A12_3, 3, ["A"]))
+    assert m.rates == {(0,): F(704, 1000), (1,): F(82, 100), (2,): F(56, 100)} and m.sp == F(26, 100)
+    exact = group_metrics(group_rates(bn, W_A12_3, 3, ["A"])).sp - m.sp
+    lo, hi = path_effect_bounds(bn, W_A12_3, 3, ["A"], "A", "X1", 2, step=1)
+    assert lo - 1e-12 <= float(exact) <= hi + 1e-12 and hi - lo < 1e-9
+    with pytest.raises(ValueError):
+        path_effect_bounds(bn, W_A12_3, 3, ["A"], "A", "A", 2)
+
+
+def test_engine_reports_path_effects_for_edges_out_of_protected_attributes(audited):
+    ds, model, r = audited
+    f = r.findings
+    names = [m.name for m in f.metrics if m.name.startswith("path-specific")]
+    assert names == [f"path-specific effect: {a} → {b}" for a, b in f.edges if a in ("sex", "race")]
+    if "path-specific effect: sex → x" in names:
+        m = next(m for m in f.metrics if m.name == "path-specific effect: sex → x")
+        assert m.lo > 0.1  # x carries most of the sex gap
