@@ -396,14 +396,15 @@ def test_rate_bounds_enclose_the_exact_rate_and_tighten(seed):
             for strict in (False, True):
                 q = brute_rates(bn, w, tau, ["A0"], evidence={"A0": a}, strict=strict)[(a,)]
                 lo, hi = rate_bounds(bn, w, tau, {"A0": a}, strict=strict, step=step)
-                assert lo <= q + 1e-12 and q <= hi + 1e-12
+                assert lo <= q <= hi  # exact: the floating-point margin is outward
             widths.append(hi - lo)
-        assert widths[-1] <= widths[0]
-    # integer weights on a grid of 1: the bounds coincide with the exact rate
+        assert widths[-1] <= widths[0] + 1e-12  # (+ the floating-point margin, ~1e-15)
+    # integer weights on a grid of 1: the bounds enclose the exact rate within the floating-point margin only
     wi = random_weights(rng, bn)
     a = next(s for s, q in zip(bn.states["A0"], bn.cpts["A0"][()]) if q)
     lo, hi = rate_bounds(bn, wi, 1, {"A0": a}, step=1)
-    assert lo == hi == positive_rate(bn, wi, 1, {"A0": a})
+    p = positive_rate(bn, wi, 1, {"A0": a})
+    assert lo <= p <= hi and hi - lo < 1e-12 and lo < hi
 
 
 @pytest.mark.parametrize("seed", range(20))
