@@ -212,11 +212,11 @@ class FVGM(Engine):
         own = {key: ev for key, (_, ev) in queries.items() if key not in from_groups}
         prev: dict = {}
         groups_prev: dict = {}
-        k = 0
+        k = 1  # rounds are counted from 1 (a verdict "after 1 refinement round")
         while True:
             warnings = []
             # after the first round a round is abandoned at the deadline (the previous, sound, bounds stand)
-            stop = ctx.expired if k else None
+            stop = ctx.expired if k > 1 else None
             try:
                 groups, answers = group_rate_bounds(bn, weights, tau, protected, strict=strict, step=step,
                                                     should_stop=stop, queries=from_groups)
@@ -225,7 +225,7 @@ class FVGM(Engine):
             except Stopped:
                 return
             except TooLarge as err:
-                if k == 0:
+                if k == 1:
                     from fairaudit.errors import FairauditError
                     raise FairauditError(f"fvgm: {err}; try fewer bins or a smaller max_parents") from None
                 # a finer grid does not fit: the previous round's bounds stand
