@@ -114,6 +114,9 @@ class ProductDistribution:
                                    dict(self.weight), dict(self.counts))
 
 
+_ZERO = Fraction(0)
+
+
 def estimate(frame, variables: Sequence[Variable], protected: Sequence[str], label: str | None = None,
              label_value: Any = None) -> ProductDistribution:
     """Group-conditional empirical distributions from the rows of ``frame`` (exact fractions ``count / n_a``).
@@ -140,7 +143,8 @@ def estimate(frame, variables: Sequence[Variable], protected: Sequence[str], lab
             unknown = set(vc.index) - set(var.values)
             if unknown:
                 raise ValueError(f"column {var.name!r} holds values outside its domain: {sorted(map(str, unknown))[:5]}")
-            per[var.name] = tuple(Fraction(int(vc.get(u, 0)), n) for u in var.values)
+            found = {u: Fraction(int(c), n) for u, c in vc.items()}
+            per[var.name] = tuple(found.get(u, _ZERO) for u in var.values)
         groups[tuple(a)] = per
         counts[tuple(a)] = n
     total = sum(counts.values())
@@ -294,7 +298,12 @@ def quantise(weights: Sequence, bias: Any, multiplier: int = 30) -> tuple[list[i
 # ---------------------------------------------------------------------------------------------------------------
 
 def _mass(probs: Sequence[Fraction], allowed: frozenset) -> Fraction:
-    return sum((probs[i] for i in allowed), Fraction(0))
+    total = Fraction(0)
+    for i in allowed:
+        p = probs[i]
+        if p:  # most values of a many-valued feature have probability 0 in a cell
+            total += p
+    return total
 
 
 def paths_rate(paths: Paths, probs_of) -> Fraction:
@@ -406,50 +415,70 @@ def first_step(score: LinearScore, points: int = 64) -> Fraction:
     return step
 
 
-def linear_bounds(score: LinearScore, probs_of, names: Iterable[str], step: Fraction) -> tuple[float, float]:
-    """Sound ``(lower, upper)`` bounds on :func:`linear_rate`: the weights rounded down / up to ``step``
-    (:func:`gridded`), each rounded score distribution computed in floating point by :func:`grid_rate`, whose
-    rounding error is bounded and subtracted / added."""
-    lo, err_lo = grid_rate(gridded(score, step, False), probs_of, names)
-    hi, err_hi = grid_rate(gridded(score, step, True), probs_of, names)
+def score_arrays(score: LinearScore, probs_of, names: Iterable[str]) -> list:
+    """Per feature of the score, ``(weights, probs)`` as float64 arrays over the values of positive probability
+    (each a correctly rounded float of the exact fraction): the input of :func:`grid_rate`, computed once per cell."""
+    import numpy as np
+
+    out = []
+    for n in dict.fromkeys(names):
+        if n not in score.weights:
+            continue
+        pairs = [(w, p) for w, p in zip(score.weights[n], probs_of(n)) if p]
+        out.append((np.array([float(w) for w, _ in pairs]), np.array([float(p) for _, p in pairs])))
+    return out
+
+
+def linear_bounds(score: LinearScore, probs_of, names: Iterable[str], step: Fraction,
+                  arrays: list | None = None) -> tuple[float, float]:
+    """Sound ``(lower, upper)`` bounds on :func:`linear_rate`: every weight rounded down / up to a multiple of
+    ``step`` (the inequality of :func:`gridded`), each rounded score distribution computed in floating point by
+    :func:`grid_rate`, whose rounding error is bounded and subtracted / added. ``arrays``: :func:`score_arrays`
+    (computed here when not given)."""
+    if arrays is None:
+        arrays = score_arrays(score, probs_of, names)
+    lo, err_lo = grid_rate(arrays, score.bias, score.strict, step, up=False)
+    hi, err_hi = grid_rate(arrays, score.bias, score.strict, step, up=True)
     return max(0.0, lo - err_lo), min(1.0, hi + err_hi)
 
 
-def grid_rate(score: LinearScore, probs_of, names: Iterable[str]) -> tuple[float, float]:
-    """``(p, err)``: ``Pr[Σ_v w_v(X_v) + b > 0]`` (or ≥ 0) for INTEGER weights, in float64 with dense arrays (the
-    partial-score distribution over a range of integers, one ``numpy.convolve`` per feature, the decided mass
-    absorbed after each), and a bound ``err`` on |p − the exact value|.
+def grid_rate(arrays, bias: Fraction, strict: bool, step: Fraction, up: bool) -> tuple[float, float]:
+    """``(p, err)``: ``Pr[Σ_v g_v(X_v) + bias > 0]`` (or ≥ 0) where ``g_v`` is the weight rounded down (``up``
+    False) or up to a multiple of ``step`` (a power of two), in float64 with dense arrays (the partial-score
+    distribution over a range of integers, one ``numpy.convolve`` per feature, the decided mass absorbed after
+    each), and a bound ``err`` on |p − the exact value|.
 
-    Error bound (standard model, unit roundoff u = 2⁻⁵³, every quantity ≥ 0): a probability ``count/n`` is rounded
-    once and a kernel entry adds at most D_v of them (relative error γ_{D_v+1}); each convolution output is a dot
-    product of at most K_v (the kernel's length) products (γ_{K_v+1}); the absorbed and final sums add at most R + n
-    entries (R the longest array, n the features). Relative errors compose to at most γ_M with M = Σ_v (K_v + D_v
-    + 2) + R + n + 4, so |p − exact| ≤ γ_M · 1 (the exact value is ≤ 1), γ_M = M·u / (1 − M·u); plus 2⁻¹⁰⁷⁴ per
-    operation for underflow."""
+    Rounding to the grid from floats: ``x̂ = fl(w)/step`` has relative error ≤ u (``step`` a power of two), so
+    ``⌊x̂ − 4u|x̂|⌋ ≤ w/step`` and ``⌈x̂ + 4u|x̂|⌉ ≥ w/step``: the integers used are below / above the exact ones'
+    quotients, which keeps the bound sound (never tighter than the exact grid, and still nested when the step halves).
+
+    Error bound (standard model, unit roundoff u = 2⁻⁵³, every quantity ≥ 0): a probability is rounded once and a
+    kernel entry adds at most D_v of them (relative error γ_{D_v+1}); each convolution output is a dot product of at
+    most K_v (the kernel's length) products (γ_{K_v+1}; a sparse kernel is applied by shifted adds, at most K_v of
+    them); the absorbed and final sums add at most R + n entries (R the
+    longest array, n the features). Relative errors compose to at most γ_M with M = Σ_v (K_v + D_v + 2) + R + n + 4,
+    so |p − exact| ≤ γ_M · 1 (the exact value is ≤ 1), γ_M = M·u / (1 − M·u); plus 2⁻¹⁰⁷⁴ per operation for
+    underflow."""
     import math
 
     import numpy as np
 
-    names = [n for n in dict.fromkeys(names) if n in score.weights]
+    u = 2.0 ** -53
+    h = float(step)
     kernels = []
     m_total = 4
-    for n in names:
-        acc: dict = {}
-        count = 0
-        for wi, pi in zip(score.weights[n], probs_of(n)):
-            if pi:
-                acc.setdefault(int(wi), []).append(pi)
-                count += 1
-        lo_w, hi_w = min(acc), max(acc)
-        ker = np.zeros(hi_w - lo_w + 1)
-        for wi, ps in acc.items():
-            ker[wi - lo_w] = float(sum(ps))
+    for w, p in arrays:
+        x = w / h
+        ints = np.ceil(x + 4 * u * np.abs(x)) if up else np.floor(x - 4 * u * np.abs(x))
+        ints = ints.astype(np.int64)
+        lo_w, hi_w = int(ints.min()), int(ints.max())
+        ker = np.bincount(ints - lo_w, weights=p, minlength=hi_w - lo_w + 1)
         kernels.append((lo_w, hi_w, ker))
-        m_total += len(ker) + count + 2
+        m_total += len(ker) + len(p) + 2
     kernels.sort(key=lambda t: len(t[2]))
-    # favourable iff S + bias > 0 (strict) / >= 0, S an integer: S >= T
-    b = Fraction(score.bias)
-    T = math.floor(-b) + 1 if score.strict else math.ceil(-b)
+    # favourable iff S·step + bias > 0 (strict) / >= 0, S an integer: S >= T
+    b = Fraction(bias) / Fraction(step)
+    T = math.floor(-b) + 1 if strict else math.ceil(-b)
     lo_rest = [0] * (len(kernels) + 1)
     hi_rest = [0] * (len(kernels) + 1)
     for k in range(len(kernels) - 1, -1, -1):
@@ -460,7 +489,14 @@ def grid_rate(score: LinearScore, probs_of, names: Iterable[str]) -> tuple[float
     longest = 1
     ops = 0
     for k, (lo_w, hi_w, ker) in enumerate(kernels):
-        arr = np.convolve(arr, ker)
+        nz = np.flatnonzero(ker)
+        if 4 * len(nz) < len(ker) and len(arr) > 1:  # a sparse kernel (few values, far apart): shift and add
+            out = np.zeros(len(arr) + len(ker) - 1)
+            for j in nz:
+                out[j:j + len(arr)] += ker[j] * arr
+            arr = out
+        else:
+            arr = np.convolve(arr, ker)
         ops += len(arr) * len(ker)
         base += lo_w
         longest = max(longest, len(arr))
@@ -478,7 +514,6 @@ def grid_rate(score: LinearScore, probs_of, names: Iterable[str]) -> tuple[float
         first = T - base
         yes += float(arr[max(0, first):].sum()) if first < len(arr) else 0.0
     m = m_total + longest + len(kernels)
-    u = 2.0 ** -53
     err = m * u / (1 - m * u) + (ops + m) * 2.0 ** -1074
     return min(1.0, yes), err * 1.0000001 + 1e-300
 

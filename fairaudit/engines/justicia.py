@@ -111,6 +111,7 @@ class _Job:
         self.correlation = correlation
         dist_cells = dist.groups if cells is None else cells
         self.bounds = {a: (Fraction(0), Fraction(1)) for a in dist_cells}
+        self.arrays = {}
         self.exact = set()
 
     def probs_of(self, a):
@@ -321,14 +322,16 @@ class Justicia(Engine):
             return
         import time
 
-        step = min(J.first_step(j.form) for j, _ in linear)
+        step = min(J.first_step(j.form) for j in {id(j): j for j, _ in linear}.values())
         for rnd in range(1, MAX_ROUNDS + 1):
             started = time.perf_counter()
             for job, a in linear:
                 lo, hi = job.bounds[a]
                 if hi - lo <= precision or ctx.expired():
                     continue
-                new_lo, new_hi = J.linear_bounds(job.form, job.probs_of(a), job.names, step)
+                if a not in job.arrays:
+                    job.arrays[a] = J.score_arrays(job.form, job.probs_of(a), job.names)
+                new_lo, new_hi = J.linear_bounds(job.form, job.probs_of(a), job.names, step, job.arrays[a])
                 job.bounds[a] = (max(lo, _down(new_lo)), min(hi, _up(new_hi)))
             done = all(job.bounds[a][1] - job.bounds[a][0] <= precision for job, a in linear)
             left = ctx.remaining()
