@@ -416,8 +416,9 @@ def first_step(score: LinearScore, points: int = 64) -> Fraction:
 
 
 def score_arrays(score: LinearScore, probs_of, names: Iterable[str]) -> list:
-    """Per feature of the score, ``(weights, probs)`` as float64 arrays over the values of positive probability
-    (each a correctly rounded float of the exact fraction): the input of :func:`grid_rate`, computed once per cell."""
+    """Per feature of the score, ``(weights, probs, inexact)`` as arrays over the values of positive probability
+    (each a correctly rounded float of the exact fraction; ``inexact`` marks the weights a float does not hold
+    exactly): the input of :func:`grid_rate`, computed once per cell."""
     import numpy as np
 
     out = []
@@ -425,7 +426,9 @@ def score_arrays(score: LinearScore, probs_of, names: Iterable[str]) -> list:
         if n not in score.weights:
             continue
         pairs = [(w, p) for w, p in zip(score.weights[n], probs_of(n)) if p]
-        out.append((np.array([float(w) for w, _ in pairs]), np.array([float(p) for _, p in pairs])))
+        wf = [float(w) for w, _ in pairs]
+        inexact = np.array([Fraction(x) != w for x, (w, _) in zip(wf, pairs)], dtype=bool)
+        out.append((np.array(wf), np.array([float(p) for _, p in pairs]), inexact))
     return out
 
 
@@ -448,8 +451,9 @@ def grid_rate(arrays, bias: Fraction, strict: bool, step: Fraction, up: bool) ->
     distribution over a range of integers, one ``numpy.convolve`` per feature, the decided mass absorbed after
     each), and a bound ``err`` on |p − the exact value|.
 
-    Rounding to the grid from floats: ``x̂ = fl(w)/step`` has relative error ≤ u (``step`` a power of two), so
-    ``⌊x̂ − 4u|x̂|⌋ ≤ w/step`` and ``⌈x̂ + 4u|x̂|⌉ ≥ w/step``: the integers used are below / above the exact ones'
+    Rounding to the grid from floats: ``x̂ = fl(w)/step`` has relative error ≤ u (``step`` a power of two; none when
+    the float holds ``w`` exactly), so ``⌊x̂ − 4u|x̂|⌋ ≤ w/step`` and ``⌈x̂ + 4u|x̂|⌉ ≥ w/step`` (no margin for an
+    exact weight): the integers used are below / above the exact ones'
     quotients, which keeps the bound sound (never tighter than the exact grid, and still nested when the step halves).
 
     Error bound (standard model, unit roundoff u = 2⁻⁵³, every quantity ≥ 0): a probability is rounded once and a
@@ -467,9 +471,10 @@ def grid_rate(arrays, bias: Fraction, strict: bool, step: Fraction, up: bool) ->
     h = float(step)
     kernels = []
     m_total = 4
-    for w, p in arrays:
+    for w, p, inexact in arrays:
         x = w / h
-        ints = np.ceil(x + 4 * u * np.abs(x)) if up else np.floor(x - 4 * u * np.abs(x))
+        margin = np.where(inexact, 4 * u * np.abs(x), 0.0)
+        ints = np.ceil(x + margin) if up else np.floor(x - margin)
         ints = ints.astype(np.int64)
         lo_w, hi_w = int(ints.min()), int(ints.max())
         ker = np.bincount(ints - lo_w, weights=p, minlength=hi_w - lo_w + 1)

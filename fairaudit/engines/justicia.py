@@ -456,7 +456,7 @@ class Justicia(Engine):
 
         def group_rate(g, lo, hi, share, cells):
             eps = radius(cells)
-            low, high = enclose(lo)[0], enclose(hi)[1]
+            low, high = (float(lo), float(lo)) if lo == hi else (enclose(lo)[0], enclose(hi)[1])
             return GroupRate(tuple((c, _show(v)) for c, v in zip(prot, g)), low, high, float(share),
                              max(0.0, low - eps), min(1.0, high + eps))
 
