@@ -58,8 +58,9 @@ def categorical_protected(ds) -> list[str]:
 
 
 def leaf_groups(result) -> list[GroupRate]:
+    """Every group leaf's interval, without the groups absent from the audited rows (probability 0: [0, 1])."""
     return [GroupRate((("group", n["text"]),), n["final"]["lo"], n["final"]["hi"]) for n in result.nodes
-            if n["kind"] == "expect"]
+            if n["kind"] == "expect" and not (n["final"]["lo"] == 0 and n["final"]["hi"] == 1)]
 
 
 def metric(findings, start: str):

@@ -1,16 +1,28 @@
-"""The ``justicia`` engine: exact group selection rates of a decision tree or a linear model over a modelled feature
+"""The ``justicia`` engine: group selection rates of a decision tree or a linear model over a modelled feature
 distribution (after Justicia, Ghosh, Basu and Meel, AAAI 2021; the computation is ``fairaudit.bounds.justicia``).
 
-The modelled population: the audited rows are split into *cells* — the value combinations of the columns the
-specification conditions on (its compound groups; with ``label`` in a leaf, the label too, which gives equalized
-odds its ``Pr[X | A = a, Y = y]``). Inside a cell every model feature is drawn **independently** from its
-empirical distribution in that cell (``correlation`` on, the default: the paper's enumeration with group-conditional
-probabilities), or from its pooled distribution over all audited rows (``correlation`` off: the paper's plain
-encoding and its learning mode, which ignore how the features depend on the groups). A cell's share is its share
-of the audited rows. Every ``E[event | given]`` whose events read only those columns and ``pred`` is then an exact
-fraction: Σ over cells of share × Pr[pred | cell] (the tree's paths or the linear score's distribution), with no
-sampling. Numeric features keep their observed values (no discretisation); missing values are encoded the way
-the model encodes them.
+The modelled population: the audited rows are split into *cells* — the value combinations of ALL the dataset's
+categorical protected attributes (Justicia's compound groups; a numeric protected attribute such as German's age is a
+feature like any other), of the columns the specification conditions on, and of the label when a leaf reads it (which
+gives equalized odds its ``Pr[X | A = a, Y = y]``). So the modelled distribution does not change with the spec's
+wording: ``E[pred | sex == "F"]`` is the mixture, by share, of the cells with sex F whatever else is protected.
+Inside a cell every model feature is drawn **independently** from its empirical distribution in that cell
+(``correlation`` on, the default: the paper's enumeration with group-conditional probabilities), or from its pooled
+distribution over all audited rows (``correlation`` off: the paper's plain encoding and its learning mode, which
+ignore how the features depend on the groups). A cell's share is its share of the audited rows. Every
+``E[event | given]`` whose events read only those columns and ``pred`` is then a function of the cells' rates
+Pr[pred | cell]:
+
+* a tree: exact fractions (the sum over its favourable paths), guarantee "exact";
+* a linear model: exact fractions when the score's distribution has few distinct partial sums (the exact dynamic
+  program fits under ``EXACT_WORK``); otherwise sound bounds — every weight rounded down (a lower bound) and up (an
+  upper bound) to a grid that halves every round (bounds nest), until every cell's bounds are within ``precision``
+  or the time budget ends — guarantee "sound" (set per run by the batches).
+
+Numeric features keep their observed values (no discretisation); missing values are encoded the way the model
+encodes them. The findings list every compound group's rate with an estimation-error interval
+(``bounds.justicia.estimation_radius``), DI, SP and the equalized-odds gaps; ``search=learn`` lists only the most
+and least favoured group, found by branch and bound.
 """
 from __future__ import annotations
 
@@ -411,8 +423,9 @@ class Justicia(Engine):
                 return sum((form.weights[n][dist.variable(n).values.index(a[i])]
                             for i, n in enumerate(dist.protected) if n in form.weights), Fraction(0))
             candidates = list(dict.fromkeys([max(groups, key=part), min(groups, key=part)]))
-        else:
-            candidates = groups
+        else:  # every group is a candidate: the enumeration's own cells
+            return {"most": None, "least": None, "explored": len(groups), "job": "learn", "groups": len(groups),
+                    "cells": key}
         jobs["learn"] = _Job(prot, form, dist, base.names, correlation, cells=candidates)
         return {"most": None, "least": None, "explored": len(candidates), "job": "learn", "groups": len(groups)}
 
@@ -477,7 +490,7 @@ class Justicia(Engine):
         marg = spec.marginal(prot)
         if search is not None:
             if search["job"] == "learn":
-                job = jobs["learn"]
+                job = jobs[search.get("cells", "learn")]
                 mid = {a: sum(job.bounds[a]) / 2 for a in job.bounds}
                 search["most"] = max(mid, key=lambda a: mid[a])
                 search["least"] = min(mid, key=lambda a: mid[a])
