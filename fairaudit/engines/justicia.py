@@ -483,7 +483,9 @@ class Justicia(Engine):
                     f"from (same model, same independence), with probability ≥ {1 - delta:g} per group: ε = t · Σ_v "
                     f"c_v with t = sqrt(ln(2N/δ) / (2k)), k the cell's rows, c_v = 1 for a feature with two classes "
                     f"and K/2 for K classes, N the number of events (one per class, one for a two-class feature); "
-                    f"estimation error only, not the error of the independence model")
+                    f"estimation error only, not the error of the independence model. The disparate impact and "
+                    f"statistical parity's second interval is computed from the groups' (all of them hold together "
+                    f"with probability ≥ 1 − {delta:g} × the number of groups)")
         notes = []
         if not prot:
             return Findings(notes=("the dataset declares no categorical protected attribute: no compound groups",))

@@ -252,3 +252,40 @@ def test_numeric_protected_attribute_is_not_a_cell():
     assert _protected(inputs) == ["sex"]
     last = run('E[pred | sex == "F"] <= 1', inputs)[-1]
     assert last.info["cells"] == 2 and len(last.findings.groups) == 2
+
+
+def test_tiny_dataset_engine_equals_subset_sum_on_the_coinciding_network():
+    """A tiny categorical dataset through the justicia engine (logistic regression, exact): its group leaves equal
+    fvgm's exact subset sum (``subset_sum.positive_rate``) on the network whose only edges go from the protected
+    attribute to every feature, with the engine's own estimated conditional probabilities."""
+    import pandas as pd
+
+    from fairaudit import data
+    from fairaudit.engines.justicia import Justicia
+    from fairaudit.inputs import Inputs
+
+    rng = np.random.default_rng(3)
+    n = 400
+    sex = rng.choice(["F", "M"], n)
+    x1 = np.where(sex == "F", rng.choice(["a", "b", "c"], n, p=[.6, .3, .1]), rng.choice(["a", "b", "c"], n))
+    x2 = rng.choice(["u", "v"], n)
+    y = np.where((x1 == "a") ^ (rng.random(n) < 0.3) ^ (sex == "M"), "yes", "no")
+    frame = pd.DataFrame({"sex": sex, "x1": x1, "x2": x2, "y": y})
+    ds = data.from_csv(frame.to_csv(index=False).encode(), label="y", protected=["sex"], favourable="yes",
+                       name="tiny.csv")
+    inputs = Inputs.build(ds, model="logreg", rows="all")
+    last = run('E[pred | sex == "F"] >= 0 and E[pred | sex == "M"] >= 0', inputs)[-1]
+    assert last.info["computation"] == "exact"
+    job = Justicia()._job(inputs, ["sex"], True, 0, 0)
+    dist, score = job.dist, job.form
+    feats = [v for v in dist.variables if v.name != "sex"]
+    groups = sorted(dist.groups)
+    bn = DiscreteBN(states={"sex": tuple(g[0] for g in groups), **{v.name: v.values for v in feats}},
+                    parents={"sex": (), **{v.name: ("sex",) for v in feats}},
+                    cpts={"sex": {(): tuple(dist.weight[g] for g in groups)},
+                          **{v.name: {g: dist.groups[g][v.name] for g in groups} for v in feats}})
+    sw = {name: {u: ws[j] for j, u in enumerate(dist.variable(name).values)} for name, ws in score.weights.items()}
+    for g in groups:
+        theirs = S.positive_rate(bn, sw, -score.bias, {"sex": g[0]}, strict=True)
+        ours = last.leaves[f'E[pred | sex == "{g[0]}"]'].exact[0]
+        assert ours == theirs
