@@ -86,6 +86,7 @@ def _binned(x, bins: int):
 
 EXACT_WORK = 10_000  # (partial score, value) pairs one cell's exact linear DP may combine before the grid takes over
 MAX_ROUNDS = 40
+MAX_GRID = 2 ** 22  # grid points of the score range a refinement round may use
 
 
 def _protected(inputs) -> list[str]:
@@ -334,7 +335,9 @@ class Justicia(Engine):
             return
         import time
 
-        step = min(J.first_step(j.form) for j in {id(j): j for j, _ in linear}.values())
+        forms = [j.form for j in {id(j): j for j, _ in linear}.values()]
+        step = min(J.first_step(f) for f in forms)
+        span = max(sum((max(ws) - min(ws) for ws in f.weights.values() if ws), Fraction(0)) for f in forms)
         for rnd in range(1, MAX_ROUNDS + 1):
             started = time.perf_counter()
             for job, a in linear:
@@ -350,7 +353,9 @@ class Justicia(Engine):
             # a round costs about four times the last one (the arrays and the kernels both double): do not start
             # one that cannot end before the time budget
             late = left is not None and 4 * (time.perf_counter() - started) > left
-            final = done or late or ctx.expired() or rnd == MAX_ROUNDS
+            # the next grid's score arrays would hold more than MAX_GRID points: stop refining (memory)
+            huge = span / (step / 2) > MAX_GRID
+            final = done or late or huge or ctx.expired() or rnd == MAX_ROUNDS
             yield rnd, final
             if final:
                 return
