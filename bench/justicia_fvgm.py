@@ -136,7 +136,7 @@ def table1(names, fvgm_budget: float) -> list[str]:
                     f"{fmt(row['tpr'].lo, row['tpr'].hi) if row['tpr'] else '—'} | "
                     f"{fmt(row['fpr'].lo, row['fpr'].hi) if row['fpr'] else '—'} | {row['most']} | {row['least']} | "
                     f"{'n/a' if paper_s is None else paper_s} | {paper_di} | {paper_sp} |")
-                print(lines[-1], flush=True)
+                print(lines[-1], file=sys.stderr, flush=True)
     return lines
 
 
@@ -187,7 +187,7 @@ def table2() -> list[str]:
         lines.append(f"| {'+'.join(prot)} | {n} | {e[0]:.2f} | {l_[0]:.2f} | {e[0] / l_[0]:.2f} | {core_e:.3f} | "
                      f"{core_l:.3f} | {core_e / core_l:.1f} | {l_[3]} | "
                      f"{e[1]} / {l_[1]} | {e[2]} / {l_[2]} | {paper[0] or 'n/a'} | {paper[1] or 'n/a'} |")
-        print(lines[-1], flush=True)
+        print(lines[-1], file=sys.stderr, flush=True)
     return lines
 
 
