@@ -114,6 +114,9 @@ class ProductDistribution:
                                    dict(self.weight), dict(self.counts))
 
 
+_ZERO = Fraction(0)
+
+
 def estimate(frame, variables: Sequence[Variable], protected: Sequence[str], label: str | None = None,
              label_value: Any = None) -> ProductDistribution:
     """Group-conditional empirical distributions from the rows of ``frame`` (exact fractions ``count / n_a``).
@@ -140,7 +143,8 @@ def estimate(frame, variables: Sequence[Variable], protected: Sequence[str], lab
             unknown = set(vc.index) - set(var.values)
             if unknown:
                 raise ValueError(f"column {var.name!r} holds values outside its domain: {sorted(map(str, unknown))[:5]}")
-            per[var.name] = tuple(Fraction(int(vc.get(u, 0)), n) for u in var.values)
+            found = {u: Fraction(int(c), n) for u, c in vc.items()}
+            per[var.name] = tuple(found.get(u, _ZERO) for u in var.values)
         groups[tuple(a)] = per
         counts[tuple(a)] = n
     total = sum(counts.values())
@@ -294,7 +298,12 @@ def quantise(weights: Sequence, bias: Any, multiplier: int = 30) -> tuple[list[i
 # ---------------------------------------------------------------------------------------------------------------
 
 def _mass(probs: Sequence[Fraction], allowed: frozenset) -> Fraction:
-    return sum((probs[i] for i in allowed), Fraction(0))
+    total = Fraction(0)
+    for i in allowed:
+        p = probs[i]
+        if p:  # most values of a many-valued feature have probability 0 in a cell
+            total += p
+    return total
 
 
 def paths_rate(paths: Paths, probs_of) -> Fraction:
@@ -320,33 +329,49 @@ class TooManyStates(ValueError):
 MAX_STATES = 200_000
 
 
-def linear_rate(score: LinearScore, probs_of, names: Iterable[str], max_states: int = MAX_STATES) -> Fraction:
+def linear_rate(score: LinearScore, probs_of, names: Iterable[str], max_states: int = MAX_STATES,
+                max_work: int | None = None) -> Fraction:
     """``Pr[Σ_v w_v(X_v) + b > 0]`` (or ≥ 0) for independent ``X_v``: a stochastic subset-sum dynamic program.
 
-    The state is the partial score → its probability. After feature k, a state whose score plus the largest
-    possible rest is still unfavourable is absorbed into "no", one whose score plus the smallest rest is already
-    favourable into "yes" (both exact: they are decided whatever the remaining features take)."""
-    order = [n for n in names if n in score.weights]
+    The state is the partial score → its probability. Values of one feature with the same weight are merged first
+    (their probabilities add up), and the features are taken by increasing number of distinct weights (the order
+    does not change the result). After feature k, a state whose score plus the largest possible rest is still
+    unfavourable is absorbed into "no", one whose score plus the smallest rest is already favourable into "yes"
+    (both exact: they are decided whatever the remaining features take). ``max_work``: give up (``TooManyStates``)
+    before the (state, value) pairs combined so far would exceed it."""
+    items = {}
+    for n in names:
+        if n in score.weights and n not in items:
+            acc: dict = {}
+            for wi, pi in zip(score.weights[n], probs_of(n)):
+                if pi:
+                    acc[wi] = acc.get(wi, Fraction(0)) + pi
+            items[n] = list(acc.items())
+    order = sorted(items, key=lambda n: len(items[n]))
     lo_rest = [Fraction(0)] * (len(order) + 1)
     hi_rest = [Fraction(0)] * (len(order) + 1)
     for k in range(len(order) - 1, -1, -1):
-        w = score.weights[order[k]]
-        lo_rest[k] = lo_rest[k + 1] + min(w)
-        hi_rest[k] = hi_rest[k + 1] + max(w)
+        ws = [w for w, _ in items[order[k]]] or [Fraction(0)]
+        lo_rest[k] = lo_rest[k + 1] + min(ws)
+        hi_rest[k] = hi_rest[k + 1] + max(ws)
 
     def favourable(s):
         return s > 0 if score.strict else s >= 0
 
     yes = Fraction(0)
     states = {score.bias: Fraction(1)}
+    work = 0
     for k, name in enumerate(order):
-        w, p = score.weights[name], probs_of(name)
+        pairs = items[name]
+        work += len(states) * len(pairs)
+        if max_work is not None and work > max_work:
+            raise TooManyStates(f"the exact score distribution needs more than {max_work:,} combinations by feature "
+                                f"{k + 1} of {len(order)}")
         nxt: dict[Fraction, Fraction] = {}
         for s, q in states.items():
-            for wi, pi in zip(w, p):
-                if pi:
-                    t = s + wi
-                    nxt[t] = nxt.get(t, Fraction(0)) + q * pi
+            for wi, pi in pairs:
+                t = s + wi
+                nxt[t] = nxt.get(t, 0) + q * pi
         states = {}
         for s, q in nxt.items():
             if favourable(s + lo_rest[k + 1]):
@@ -359,6 +384,143 @@ def linear_rate(score: LinearScore, probs_of, names: Iterable[str], max_states: 
                                 f"after {k + 1} of {len(order)} features; discretise the numeric features or round "
                                 "the weights")
     return yes + sum((q for s, q in states.items() if favourable(s)), Fraction(0))
+
+
+def gridded(score: LinearScore, step: Fraction, up: bool) -> LinearScore:
+    """Every weight rounded DOWN (``up`` False) or UP to a multiple of ``step``, in units of ``step`` (integers), the
+    bias divided by ``step`` exactly. Soundness: ``Σ⌊w/h⌋·h ≤ Σw ≤ Σ⌈w/h⌉·h`` so ``{Σ⌊w/h⌋h + b > 0} ⊆ {Σw + b > 0}
+    ⊆ {Σ⌈w/h⌉h + b > 0}`` (likewise with ``≥``): the rate of the rounded-down score is a lower bound, of the
+    rounded-up one an upper bound — the grid idea of ``fairaudit.bounds.subset_sum.rate_bounds`` (one DP per
+    direction), applied to this module's independent-feature DP. With ``step`` halved, ``⌊w/h⌋h`` can only grow
+    and ``⌈w/h⌉h`` only shrink, so successive bounds nest."""
+    import math
+
+    step = Fraction(step)
+    rnd = math.ceil if up else math.floor
+    return LinearScore({n: tuple(Fraction(rnd(w / step)) for w in ws) for n, ws in score.weights.items()},
+                       score.bias / step, score.strict)
+
+
+def first_step(score: LinearScore, points: int = 64) -> Fraction:
+    """A power of two near ``span / points`` (span = Σ_v max w_v − min w_v): the first grid of :func:`linear_bounds`;
+    halving it keeps every later grid a refinement of the earlier ones."""
+    span = sum((max(ws) - min(ws) for ws in score.weights.values() if ws), Fraction(0))
+    if span <= 0:
+        return Fraction(1)
+    step = Fraction(1)
+    while step > span / points:
+        step /= 2
+    while step * 2 <= span / points:
+        step *= 2
+    return step
+
+
+def score_arrays(score: LinearScore, probs_of, names: Iterable[str]) -> list:
+    """Per feature of the score, ``(weights, probs, inexact)`` as arrays over the values of positive probability
+    (each a correctly rounded float of the exact fraction; ``inexact`` marks the weights a float does not hold
+    exactly): the input of :func:`grid_rate`, computed once per cell."""
+    import numpy as np
+
+    out = []
+    for n in dict.fromkeys(names):
+        if n not in score.weights:
+            continue
+        pairs = [(w, p) for w, p in zip(score.weights[n], probs_of(n)) if p]
+        wf = [float(w) for w, _ in pairs]
+        inexact = np.array([Fraction(x) != w for x, (w, _) in zip(wf, pairs)], dtype=bool)
+        out.append((np.array(wf), np.array([float(p) for _, p in pairs]), inexact))
+    return out
+
+
+def linear_bounds(score: LinearScore, probs_of, names: Iterable[str], step: Fraction,
+                  arrays: list | None = None) -> tuple[float, float]:
+    """Sound ``(lower, upper)`` bounds on :func:`linear_rate`: every weight rounded down / up to a multiple of
+    ``step`` (the inequality of :func:`gridded`), each rounded score distribution computed in floating point by
+    :func:`grid_rate`, whose rounding error is bounded and subtracted / added. ``arrays``: :func:`score_arrays`
+    (computed here when not given)."""
+    if arrays is None:
+        arrays = score_arrays(score, probs_of, names)
+    lo, err_lo = grid_rate(arrays, score.bias, score.strict, step, up=False)
+    hi, err_hi = grid_rate(arrays, score.bias, score.strict, step, up=True)
+    return max(0.0, lo - err_lo), min(1.0, hi + err_hi)
+
+
+def grid_rate(arrays, bias: Fraction, strict: bool, step: Fraction, up: bool) -> tuple[float, float]:
+    """``(p, err)``: ``Pr[Σ_v g_v(X_v) + bias > 0]`` (or ≥ 0) where ``g_v`` is the weight rounded down (``up``
+    False) or up to a multiple of ``step`` (a power of two), in float64 with dense arrays (the partial-score
+    distribution over a range of integers, one ``numpy.convolve`` per feature, the decided mass absorbed after
+    each), and a bound ``err`` on |p − the exact value|.
+
+    Rounding to the grid from floats: ``x̂ = fl(w)/step`` has relative error ≤ u (``step`` a power of two; none when
+    the float holds ``w`` exactly), so ``⌊x̂ − 4u|x̂|⌋ ≤ w/step`` and ``⌈x̂ + 4u|x̂|⌉ ≥ w/step`` (no margin for an
+    exact weight): the integers used are below / above the exact ones'
+    quotients, which keeps the bound sound (never tighter than the exact grid, and still nested when the step halves).
+
+    Error bound (standard model, unit roundoff u = 2⁻⁵³, every quantity ≥ 0): a probability is rounded once and a
+    kernel entry adds at most D_v of them (relative error γ_{D_v+1}); each convolution output is a dot product of at
+    most K_v (the kernel's length) products (γ_{K_v+1}; a sparse kernel is applied by shifted adds, at most K_v of
+    them); the absorbed and final sums add at most R + n entries (R the
+    longest array, n the features). Relative errors compose to at most γ_M with M = Σ_v (K_v + D_v + 2) + R + n + 4,
+    so |p − exact| ≤ γ_M · 1 (the exact value is ≤ 1), γ_M = M·u / (1 − M·u); plus 2⁻¹⁰⁷⁴ per operation for
+    underflow."""
+    import math
+
+    import numpy as np
+
+    u = 2.0 ** -53
+    h = float(step)
+    kernels = []
+    m_total = 4
+    for w, p, inexact in arrays:
+        x = w / h
+        margin = np.where(inexact, 4 * u * np.abs(x), 0.0)
+        ints = np.ceil(x + margin) if up else np.floor(x - margin)
+        ints = ints.astype(np.int64)
+        lo_w, hi_w = int(ints.min()), int(ints.max())
+        ker = np.bincount(ints - lo_w, weights=p, minlength=hi_w - lo_w + 1)
+        kernels.append((lo_w, hi_w, ker))
+        m_total += len(ker) + len(p) + 2
+    kernels.sort(key=lambda t: len(t[2]))
+    # favourable iff S·step + bias > 0 (strict) / >= 0, S an integer: S >= T
+    b = Fraction(bias) / Fraction(step)
+    T = math.floor(-b) + 1 if strict else math.ceil(-b)
+    lo_rest = [0] * (len(kernels) + 1)
+    hi_rest = [0] * (len(kernels) + 1)
+    for k in range(len(kernels) - 1, -1, -1):
+        lo_rest[k] = lo_rest[k + 1] + kernels[k][0]
+        hi_rest[k] = hi_rest[k + 1] + kernels[k][1]
+    arr, base = np.ones(1), 0
+    yes = 0.0
+    longest = 1
+    ops = 0
+    for k, (lo_w, hi_w, ker) in enumerate(kernels):
+        nz = np.flatnonzero(ker)
+        if 4 * len(nz) < len(ker) and len(arr) > 1:  # a sparse kernel (few values, far apart): shift and add
+            out = np.zeros(len(arr) + len(ker) - 1)
+            for j in nz:
+                out[j:j + len(arr)] += ker[j] * arr
+            arr = out
+        else:
+            arr = np.convolve(arr, ker)
+        ops += len(arr) * len(ker)
+        base += lo_w
+        longest = max(longest, len(arr))
+        # position i holds S = base + i; decided yes once S + lo_rest >= T, no once S + hi_rest < T
+        first_yes = T - lo_rest[k + 1] - base  # i >= first_yes: yes
+        last_no = T - hi_rest[k + 1] - base - 1  # i <= last_no: no
+        if first_yes < len(arr):
+            yes += float(arr[max(0, first_yes):].sum())
+        start, stop = max(0, last_no + 1), min(len(arr), max(0, first_yes))
+        arr = arr[start:stop]
+        base += start
+        if not len(arr):
+            break
+    if len(arr):
+        first = T - base
+        yes += float(arr[max(0, first):].sum()) if first < len(arr) else 0.0
+    m = m_total + longest + len(kernels)
+    err = m * u / (1 - m * u) + (ops + m) * 2.0 ** -1074
+    return min(1.0, yes), err * 1.0000001 + 1e-300
 
 
 def rate(model, dist: ProductDistribution, group: tuple) -> Fraction:

@@ -410,10 +410,10 @@ def test_engine_on_independent_population_equals_the_rows():
 
 
 def test_engine_leaves_match_product_oracle_eo_and_pooled():
-    from fairaudit.engines.justicia import _model_inputs, product_oracle
+    from fairaudit.engines.justicia import _model_inputs, cell_oracle, product_oracle
 
     inputs = _model_inputs("tree")
-    # equalized odds leaves: cells are (sex, label); the oracle conditions on both
+    # equalized odds leaves: cells are (sex, grp, label) — the protected attributes sex and grp, and the label
     leaves, batch = engine_leaves('E[pred | label == 1 and sex == "F"] - E[pred | label == 1 and sex == "M"] < 1 '
                                   'and E[pred | label == 0 and sex == "F"] < 1', inputs)
     frame = inputs.dataset.frame
@@ -425,11 +425,12 @@ def test_engine_leaves_match_product_oracle_eo_and_pooled():
         keep = np.zeros(len(frame), dtype=bool)
         keep[inputs.positions] = True  # the audited (held-out) rows
         sub.positions = np.flatnonzero(keep & (lab == y) & (frame["sex"] == sex).to_numpy())
-        want = product_oracle(sub, None)
+        held = frame.iloc[sub.positions]
+        want = sum(n / len(held) * product_oracle(sub, "grp", g) for g, n in held["grp"].value_counts().items())
         assert float(leaves[f'E[pred | label == {y} and sex == "{sex}"]']) == pytest.approx(want, abs=1e-12)
     # correlation off: every group uses the pooled feature distribution
     leaves, _ = engine_leaves('E[pred | grp == "a"] <= 1', inputs, correlation=False)
-    assert float(leaves['E[pred | grp == "a"]']) == pytest.approx(product_oracle(inputs, "grp", "a", correlation=False),
+    assert float(leaves['E[pred | grp == "a"]']) == pytest.approx(cell_oracle(inputs, {"grp": "a"}, correlation=False),
                                                                    abs=1e-12)
 
 
