@@ -676,15 +676,20 @@ def estimation_radius(sizes: Sequence[int], k: int, delta: float) -> float:
     the group is within ε of the rate under the true group-conditional distributions (same model, same
     independence assumption: this covers the *estimation* error only, not the modelling error).
 
-    ``sizes``: the domain size of every feature the classifier reads.
+    ``sizes``: for every feature the classifier reads, the number K of classes of values it tells apart.
 
     Derivation. The rate f(p_1, …, p_m) = E[1{Ŷ=1}] over independent X_v ~ p_v. Swap the distributions one at a
     time (a hybrid argument): with the others fixed, f is the expectation of a [0, 1]-valued function of X_v, so
-    replacing p_v by p̂_v changes f by at most TV(p̂_v, p_v); hence |f(p̂) − f(p)| ≤ Σ_v TV(p̂_v, p_v).
-    A Boolean variable has TV = |p̂_v(1) − p_v(1)| (one event); a K-valued one TV = ½ Σ_u |p̂_v(u) − p_v(u)| ≤
-    (K/2) max_u |p̂_v(u) − p_v(u)| (K events). Hoeffding on each of the N events, with a union bound:
-    every |p̂ − p| ≤ t = sqrt(ln(2N/δ) / (2k)) with probability ≥ 1 − δ, so ε = t · Σ_v c_v, c_v = 1 (K = 2) or
-    K/2. For m Boolean features this is ε = m·sqrt(ln(2m/δ)/(2k)), i.e. k ≥ m²/(2ε²)·ln(2m/δ) (notes §B6)."""
+    replacing p_v by p̂_v changes f by at most TV(p̂_v, p_v); hence |f(p̂) − f(p)| ≤ Σ_v TV(p̂_v, p_v). Each feature
+    gets δ/m (union bound over the m features) and the smaller of two bounds on its TV, chosen from K, m, k and δ
+    alone (never from the data, so choosing is free):
+
+    * Hoeffding on the K class frequencies (one event when K = 2), union bound over them:
+      TV = ½ Σ_u |p̂(u) − p(u)| ≤ c·t with t = sqrt(ln(2·e·m/δ) / (2k)), c = 1, e = 1 (K = 2) or c = K/2, e = K.
+    * Weissman et al. (2003): Pr[‖p̂ − p‖₁ ≥ λ] ≤ (2^K − 2)·exp(−kλ²/2); with λ = 2t, TV ≤ t for
+      t = sqrt(ln((2^K − 2)·m/δ) / (2k)) — much smaller than K/2·… when K is large.
+
+    ε = Σ_v min(the two). For m Boolean features ε = m·sqrt(ln(2m/δ)/(2k)), i.e. k ≥ m²/(2ε²)·ln(2m/δ) (notes §B6)."""
     import math
 
     sizes = [s for s in sizes if s > 1]
@@ -692,9 +697,15 @@ def estimation_radius(sizes: Sequence[int], k: int, delta: float) -> float:
         return 0.0
     if k <= 0:
         return 1.0
-    events = sum(1 if s == 2 else s for s in sizes)
-    weight = sum(1.0 if s == 2 else s / 2 for s in sizes)
-    return min(1.0, weight * math.sqrt(math.log(2 * events / delta) / (2 * k)))
+    m = len(sizes)
+    total = 0.0
+    for K in sizes:
+        c, events = (1.0, 1) if K == 2 else (K / 2, K)
+        hoeffding = c * math.sqrt(math.log(2 * events * m / delta) / (2 * k))
+        log_terms = K * math.log(2) + math.log1p(-2.0 ** (1 - K)) if K < 1024 else K * math.log(2)
+        weissman = math.sqrt((log_terms + math.log(m / delta)) / (2 * k))
+        total += min(hoeffding, weissman)
+    return min(1.0, total)
 
 
 def sample_size(m: int, epsilon: float, delta: float) -> int:
