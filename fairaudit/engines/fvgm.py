@@ -34,6 +34,10 @@ from fairaudit.engines.base import Context, Engine, LeafBatch, Option
 from fairaudit.evaluate import LeafValue, compile_spec
 from fairaudit.guarantee import Guarantee
 
+#: how many of the widest influences (and path effects) are refined once after the coarse pass: a fixed amount of
+#: work, so that a run's findings do not depend on the machine's speed
+REFINE = 4
+
 
 class FVGM(Engine):
     name = "fvgm"
@@ -203,7 +207,6 @@ class FVGM(Engine):
 
         protected = list(protected)
         last = None
-        started = time.perf_counter()
         precision = float(options["precision"])
         spread = sum(max(ws.values()) - min(ws.values()) for ws in weights.values() if ws) or 1.0
         step = _dyadic(Fraction(spread) / 512)
@@ -259,8 +262,7 @@ class FVGM(Engine):
             info = {"network": {v: list(p) for v, p in bn.parents.items() if p}, "grid": float(step)}
             if final and protected:
                 t0 = time.perf_counter()
-                influence, influence_note = _influences(bn, weights, tau, strict, protected, groups, step, ctx,
-                                                        budget=max(1.0, t0 - started) / 2)
+                influence, influence_note = _influences(bn, weights, tau, strict, protected, groups, step, ctx)
                 info["influence_seconds"] = round(time.perf_counter() - t0, 3)
             extra = ()
             if final and protected and outcome is not None:
@@ -269,8 +271,7 @@ class FVGM(Engine):
                 except Stopped:
                     extra = ()
             if final and protected:
-                extra = tuple(extra) + _path_effects(bn, weights, tau, strict, protected, groups, step, ctx,
-                                                     budget=max(0.5, (t0 - started) / 2))
+                extra = tuple(extra) + _path_effects(bn, weights, tau, strict, protected, groups, step, ctx)
             findings, notes_warn = _findings(bn, protected, groups_prev, observed, influence, influence_note, extra)
             if final:  # the modelling gap, with the final bounds
                 warnings += notes_warn
@@ -353,14 +354,14 @@ def _gap_notes(groups: dict, observed: dict, protected) -> tuple[list[str], list
     return notes, warnings
 
 
-def _influences(bn, weights, tau, strict, protected, groups, step, ctx, budget: float = 1.0):
+def _influences(bn, weights, tau, strict, protected, groups, step, ctx, refine: int = REFINE):
     """Fairness influence of every non-protected feature (see ``INFLUENCE_ABOUT``): first on a grid 16× coarser
-    than the final round's for every feature (cheap; the intervals carry the grid's gap), then, widest first and
-    while less than ``budget`` seconds have gone by, refined once (to the grid predicted to give a width of about
-    0.008) when wider than 0.01. Features left at the deadline are listed in the note."""
+    than the final round's for every feature (cheap; the intervals carry the grid's gap), then the ``refine``
+    widest of those wider than 0.01 refined once (to the grid predicted to give a width of about 0.008) — a fixed
+    amount of work, so the same inputs give the same intervals whatever the machine's speed. Features left at the
+    run's deadline are listed in the note."""
     from fairaudit.bounds.subset_sum import Stopped, group_rate_bounds, influence_bounds
 
-    t0 = time.perf_counter()
     got, missing, before = {}, [], {}
 
     def one(f, factor):
@@ -382,8 +383,9 @@ def _influences(bn, weights, tau, strict, protected, groups, step, ctx, budget: 
             one(f, 16)
         except Stopped:
             missing.append(f)
-    for f in sorted((f for f in got if got[f][1] - got[f][0] > 0.01), key=lambda f: got[f][0] - got[f][1]):
-        if time.perf_counter() - t0 > budget or ctx.expired():
+    wide = sorted((f for f in got if got[f][1] - got[f][0] > 0.01), key=lambda f: (got[f][0] - got[f][1], f))
+    for f in wide[:refine]:
+        if ctx.expired():
             break
         try:
             one(f, _finer(16, got[f][1] - got[f][0]))
@@ -395,15 +397,14 @@ def _influences(bn, weights, tau, strict, protected, groups, step, ctx, budget: 
     return out, note
 
 
-def _path_effects(bn, weights, tau, strict, protected, groups, step, ctx, budget: float = 1.0) -> tuple:
+def _path_effects(bn, weights, tau, strict, protected, groups, step, ctx, refine: int = REFINE) -> tuple:
     """Path-specific effects (notes A12.6) as ``Metric``s: for every edge from a protected attribute A into a
     feature M, the drop in statistical parity when M reads A as A's most probable value for everyone (the edge cut).
-    As the influences: on a grid 16× coarser than the final round's, then refined once (widest first, while less
-    than ``budget`` seconds have gone by) when wider than 0.01."""
+    As the influences: on a grid 16× coarser than the final round's, then the ``refine`` widest of those wider than
+    0.01 refined once (a fixed amount of work: reproducible)."""
     from fairaudit.bounds.subset_sum import Stopped, group_rate_bounds, path_effect_bounds
     from fairaudit.findings import Metric
 
-    t0 = time.perf_counter()
     before: dict = {}
     got: dict = {}
     edges = []
@@ -424,8 +425,9 @@ def _path_effects(bn, weights, tau, strict, protected, groups, step, ctx, budget
             if ctx.expired():
                 break
             one(e, 16)
-        for e in sorted((e for e in got if got[e][1] - got[e][0] > 0.01), key=lambda e: got[e][0] - got[e][1]):
-            if time.perf_counter() - t0 > budget or ctx.expired():
+        wide = sorted((e for e in got if got[e][1] - got[e][0] > 0.01), key=lambda e: (got[e][0] - got[e][1], e))
+        for e in wide[:refine]:
+            if ctx.expired():
                 break
             one(e, _finer(16, got[e][1] - got[e][0]))
     except Stopped:

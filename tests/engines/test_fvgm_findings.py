@@ -328,3 +328,23 @@ def test_engine_reports_path_effects_for_edges_out_of_protected_attributes(audit
     if "path-specific effect: sex → x" in names:
         m = next(m for m in f.metrics if m.name == "path-specific effect: sex → x")
         assert m.lo > 0.1  # x carries most of the sex gap
+
+
+def test_findings_do_not_depend_on_the_machines_speed(audited, monkeypatch):
+    """The same inputs give the same influences and path effects on a slow machine: refinement is a fixed amount of
+    work, not "while less than t seconds have gone by" (here every clock reading advances 5 s; the run's own
+    deadline is not set)."""
+    import time
+
+    from fairaudit import audit
+    ds, model, first = audited
+    clock = {"t": 0.0}
+
+    def slow():
+        clock["t"] += 5.0
+        return clock["t"]
+
+    monkeypatch.setattr(time, "perf_counter", slow)
+    again = audit(ds, 'E[pred | sex == "F"] - E[pred | sex == "M"] < -0.1', engine="fvgm", model=model)
+    assert again.findings.influence == first.findings.influence
+    assert again.findings.metrics == first.findings.metrics
