@@ -30,6 +30,8 @@ class GroupRate:
     share: float | None = None
     ci_lo: float | None = None
     ci_hi: float | None = None
+    observed: float | None = None  # the model's favourable rate on the audited rows of the group
+    rows: int | None = None  # how many audited rows the group has
 
     @property
     def label(self) -> str:
@@ -99,7 +101,8 @@ class Findings:
         """One dict per group, most favoured first: group, lo, hi, estimate, share, ci_lo, ci_hi, mark."""
         marks = self.marks()
         rows = [{"group": g.label, "lo": g.lo, "hi": g.hi, "estimate": g.estimate, "share": g.share,
-                 "ci_lo": g.ci_lo, "ci_hi": g.ci_hi, "mark": marks.get(g.label, "")} for g in self.groups]
+                 "ci_lo": g.ci_lo, "ci_hi": g.ci_hi, "observed": g.observed, "rows": g.rows,
+                 "mark": marks.get(g.label, "")} for g in self.groups]
         return sorted(rows, key=lambda r: -r["estimate"])
 
     def dot(self) -> str:
@@ -115,7 +118,8 @@ class Findings:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["groups"] = [{"group": [list(p) for p in g.group], **{k: _num(getattr(g, k)) for k in
-                        ("lo", "hi", "share", "ci_lo", "ci_hi")}} for g in self.groups]
+                        ("lo", "hi", "share", "ci_lo", "ci_hi", "observed")},
+                        "rows": None if g.rows is None else int(g.rows)} for g in self.groups]
         d["edges"] = [list(e) for e in self.edges]
         return d
 
@@ -124,7 +128,8 @@ class Findings:
         if not data:
             return cls()
         groups = tuple(GroupRate(tuple((str(c), str(v)) for c, v in g["group"]), float(g["lo"]), float(g["hi"]),
-                                 g.get("share"), g.get("ci_lo"), g.get("ci_hi")) for g in data.get("groups", ()))
+                                 g.get("share"), g.get("ci_lo"), g.get("ci_hi"), g.get("observed"), g.get("rows"))
+                       for g in data.get("groups", ()))
         return cls(groups=groups, groups_about=data.get("groups_about", ""), ci_about=data.get("ci_about", ""),
                    metrics=tuple(Metric(**m) for m in data.get("metrics", ())),
                    influence=tuple(Influence(**i) for i in data.get("influence", ())),
@@ -152,3 +157,67 @@ def disparities(groups, about: str = "over the groups listed") -> tuple[Metric, 
     di_hi = min(1.0, hi_min / lo_max) if lo_max > 0 else 1.0
     di = Metric("disparate impact", di_lo, di_hi, f"lowest favourable rate divided by the highest {about}")
     return di, sp
+
+
+def observed_rates(columns, frame, predictions) -> dict:
+    """The model's favourable rate on the audited rows of every compound group of ``columns``:
+    ``{((column, value as text), ...): (rate, rows)}`` (missing values read "missing")."""
+    import numpy as np
+
+    pred = np.asarray(predictions, dtype=float)
+    acc: dict = {}
+    values = [frame[c].astype(object).to_numpy() for c in columns]
+    for i, y in enumerate(pred):
+        key = tuple((c, "missing" if _is_missing(v[i]) else str(v[i])) for c, v in zip(columns, values))
+        a = acc.setdefault(key, [0.0, 0])
+        a[0] += y
+        a[1] += 1
+    return {g: (a[0] / a[1], a[1]) for g, a in acc.items()}
+
+
+def _is_missing(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v)) or str(v) in ("nan", "<NA>", "None")
+
+
+def modelling_gap(groups, observed: dict, model_name: str, advice: str):
+    """Compare every group's modelled rate with the model's rate on its audited rows (``observed_rates``): the
+    groups with ``observed``/``rows`` filled in, a note saying what that column is, and warnings. A group is called different
+    when its observed rate lies farther from the modelled interval than max(0.02, 3 binomial standard errors) —
+    the standard error from (k + 1)/(n + 2), so that a group whose rows all agree still has one. A warning also
+    says when the most and the least favoured group are the other way round on the rows (by more than the two
+    standard errors combined): the modelled population then tells a different story than the data."""
+    out, notes, worst = [], [], []
+    for g in groups:
+        got = observed.get(tuple(g.group))
+        if got is None:
+            out.append(g)
+            continue
+        rate, n = got
+        gap = max(0.0, g.lo - rate, rate - g.hi)
+        p = (rate * n + 1) / (n + 2)
+        se = (p * (1 - p) / n) ** 0.5
+        if gap > max(0.02, 3 * se):
+            worst.append((gap, g.label))
+        out.append(GroupRate(g.group, g.lo, g.hi, g.share, g.ci_lo, g.ci_hi, float(rate), int(n)))
+    if any(g.observed is not None for g in out):
+        notes.append(f"on the audited rows: the model's favourable rate on the group's own rows, beside the rate "
+                     f"{model_name} gives; a warning says when they differ by more than max(0.02, 3 binomial "
+                     f"standard errors)")
+    warnings = []
+    if worst:
+        worst.sort(reverse=True)
+        names = "; ".join(f"{label} (gap {gap:.3f})" for gap, label in worst[:4])
+        warnings.append(f"{model_name}'s group rates differ from the model's rates on the audited rows for "
+                        f"{len(worst)} group(s): {names} — {advice}")
+    seen = [g for g in out if g.observed is not None and g.rows]
+    if len(seen) >= 2:
+        hi = max(seen, key=lambda g: g.estimate)
+        lo = min(seen, key=lambda g: g.estimate)
+        if hi is not lo:
+            se = sum((((x.observed * x.rows + 1) / (x.rows + 2)) * (1 - (x.observed * x.rows + 1) / (x.rows + 2))
+                      / x.rows) ** 0.5 for x in (hi, lo))
+            if lo.observed - hi.observed > 2 * se:
+                warnings.append(f"{model_name} makes {hi.label} the most favoured group and {lo.label} the least, "
+                                f"but on the audited rows the model favours {lo.label} ({lo.observed:.3f} vs "
+                                f"{hi.observed:.3f}) — {advice}")
+    return tuple(out), notes, warnings

@@ -14,6 +14,7 @@ GROUP = "group"
 RATE = "favourable rate"
 SHARE = "share"
 CI = "confidence interval"
+ON_ROWS = "on the audited rows"
 MARK = "mark"
 DIGITS = 4
 
@@ -46,6 +47,7 @@ def group_table(findings) -> list[dict]:
     (when given), mark (most / least favoured)."""
     show_share = any(not _missing(g.share) for g in findings.groups)
     show_ci = has_ci(findings)
+    show_rows = any(not _missing(g.observed) for g in findings.groups)
     rows = []
     for r in findings.group_rows():
         row = {GROUP: r["group"], RATE: interval(r["lo"], r["hi"])}
@@ -53,6 +55,9 @@ def group_table(findings) -> list[dict]:
             row[SHARE] = share_text(r["share"])
         if show_ci:
             row[CI] = interval(r["ci_lo"], r["ci_hi"])
+        if show_rows:
+            row[ON_ROWS] = "–" if _missing(r["observed"]) else f"{interval(r['observed'], r['observed'])} " \
+                                                                 f"({r['rows']:,} rows)"
         row[MARK] = r["mark"]
         rows.append(row)
     return rows
@@ -124,6 +129,8 @@ def summary_lines(findings, max_groups: int = 8) -> list[str]:
             extra = [f"share {row[SHARE]:<6}"] if SHARE in row else []
             if CI in row:
                 extra.append(f"CI {row[CI]:<18}")
+            if ON_ROWS in row:
+                extra.append(f"on rows {row[ON_ROWS]:<16}")
             if row[MARK]:
                 extra.append(row[MARK])
             lines.append((f"  {row[GROUP][:width]:<{width}}  {row[RATE]:<18}  " + "  ".join(extra)).rstrip())

@@ -328,32 +328,6 @@ def _observed_rates(inputs, frame, cat, protected) -> dict:
     return {g: (a[0] / a[1], a[1]) for g, a in acc.items() if a[1]}
 
 
-def _gap_notes(groups: dict, observed: dict, protected) -> tuple[list[str], list[str]]:
-    """Per group: the model's rate on the audited rows vs the network's bounds. A group differs when the rate is
-    farther from the interval than max(0.02, 3 binomial standard errors)."""
-    notes, warnings = [], []
-    worst = []
-    for g, (lo, hi, _) in groups.items():
-        if g not in observed:
-            continue
-        rate, n = observed[g]
-        gap = max(0.0, lo - rate, rate - hi)
-        p = (rate * n + 1) / (n + 2)  # (never 0: a group whose rows all agree still has an error)
-        se = (p * (1 - p) / n) ** 0.5
-        label = ", ".join(f"{c} = {v}" for c, v in zip(protected, g))
-        notes.append(f"{label}: the network gives [{lo:.3f}, {hi:.3f}], the model on the {n} audited rows "
-                     f"{rate:.3f} (gap {gap:.3f}, binomial standard error {se:.3f})")
-        if gap > max(0.02, 3 * se):
-            worst.append((gap, label))
-    if worst:
-        worst.sort(reverse=True)
-        names = "; ".join(f"{label} (gap {gap:.3f})" for gap, label in worst[:4])
-        warnings.append(f"the network's group rates differ from the model's rates on the audited rows for "
-                        f"{len(worst)} group(s): {names} — the network or the binning may not describe the data "
-                        f"(try more bins or a larger max_parents)")
-    return notes, warnings
-
-
 def _influences(bn, weights, tau, strict, protected, groups, step, ctx, refine: int = REFINE):
     """Fairness influence of every non-protected feature (see ``INFLUENCE_ABOUT``): first on a grid 16× coarser
     than the final round's for every feature (cheap; the intervals carry the grid's gap), then the ``refine``
@@ -473,11 +447,14 @@ def _equalized_odds(bn, weights, tau, strict, protected, outcome, step, ctx) -> 
 
 
 def _findings(bn, protected, groups: dict, observed, influence=(), influence_note="", extra_metrics=()):
-    from fairaudit.findings import Findings, GroupRate, Influence, disparities
+    from fairaudit.findings import Findings, GroupRate, Influence, disparities, modelling_gap
 
     rates = tuple(GroupRate(tuple((c, str(v)) for c, v in zip(protected, g)), lo, hi, share)
                   for g, (lo, hi, share) in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))))
-    notes, warnings = _gap_notes(groups, observed or {}, protected)
+    seen = {tuple((c, str(v)) for c, v in zip(protected, g)): got for g, got in (observed or {}).items()}
+    rates, notes, warnings = modelling_gap(rates, seen, "the network",
+                                           "the network or the binning may not describe the data (try more bins "
+                                           "or a larger max_parents)")
     if influence_note:
         notes = [influence_note] + notes
     nodes = tuple(protected) + tuple(v for v in bn.order if v not in protected)

@@ -251,9 +251,39 @@ class Justicia(Engine):
             if g != exact_guarantee:
                 batch.guarantee, exact_guarantee = g, g
             if final:
-                batch.findings = self._findings(jobs, prot, search, has_labels)
+                findings = self._findings(jobs, prot, search, has_labels)
+                findings, said = self._compared_with_rows(findings, inputs, prot)
+                batch.findings = findings
+                batch.warnings = tuple(batch.warnings) + tuple(said)
                 batch.info.update(self._info(jobs, search))
             yield batch
+
+    def _compared_with_rows(self, findings, inputs, prot):
+        """The findings with each group's rate on the audited rows beside the modelled one (notes, and warnings
+        when they disagree: ``fairaudit.findings.modelling_gap``), and a note for every numeric protected
+        attribute, which is a feature here, not a group."""
+        from dataclasses import replace
+
+        from fairaudit.findings import modelling_gap, observed_rates
+
+        notes = list(findings.notes)
+        numeric = [p for p in inputs.dataset.schema.protected if p not in prot]
+        if numeric:
+            notes.append(f"{', '.join(numeric)}: numeric protected attribute{'s' if len(numeric) > 1 else ''}, "
+                         f"a feature of the model here, not a group (the groups are the categorical protected "
+                         f"attributes)")
+        if not findings.groups:
+            return replace(findings, notes=tuple(notes)), []
+        frame, _ = self._frame(inputs)
+        try:
+            pred = inputs.model.predict(frame)
+        except Exception:  # noqa: BLE001 — the comparison is a diagnostic, not part of the rates
+            return replace(findings, notes=tuple(notes)), []
+        groups, gap_notes, warnings = modelling_gap(
+            findings.groups, observed_rates(prot, frame, pred), "the modelled distribution",
+            "the features are not independent within the groups as the model of the population assumes (the "
+            "dataset engine gives the rates on the rows themselves)")
+        return replace(findings, groups=groups, notes=tuple(notes + gap_notes)), warnings
 
     @staticmethod
     def _frame(inputs):
@@ -484,13 +514,14 @@ class Justicia(Engine):
             what += ", computed exactly"
         else:
             what += ", as sound bounds (the weights rounded down and up to a grid)"
-        ci_about = (f"where each group's rate may lie for the true feature distributions the cells' were estimated "
-                    f"from (same model, same independence), with probability ≥ {1 - delta:g} per group: ε = t · Σ_v "
-                    f"c_v with t = sqrt(ln(2N/δ) / (2k)), k the cell's rows, c_v = 1 for a feature with two classes "
-                    f"and K/2 for K classes, N the number of events (one per class, one for a two-class feature); "
-                    f"estimation error only, not the error of the independence model. The disparate impact and "
-                    f"statistical parity's second interval is computed from the groups' (all of them hold together "
-                    f"with probability ≥ 1 − {delta:g} × the number of groups)")
+        ci_about = (f"where each group's rate may lie under the true feature distributions of its cells (the audited "
+                    f"rows only estimate them; same model, same independence), with probability ≥ {1 - delta:g} "
+                    f"per group: "
+                    f"ε = Σ_v TV bound of feature v at δ/m, each the smaller of Hoeffding over the K classes of "
+                    f"values the model tells apart and Weissman's L1 inequality, sqrt(ln((2^K − 2)·m/δ) / (2k)), "
+                    f"with k the cell's rows; estimation error only, not the error of the independence model. "
+                    f"The second interval of disparate impact and statistical parity is computed from the groups' "
+                    f"(they hold together with probability ≥ 1 − {delta:g} × the number of groups)")
         notes = []
         if not prot:
             return Findings(notes=("the dataset declares no categorical protected attribute: no compound groups",))

@@ -471,7 +471,8 @@ def _findings(pdf: ReportPDF, findings, figures: dict):
             pdf.para(text, size=9, colour=GREY)
             pdf.ln(1)
         _table(pdf, fv.group_table(findings),
-               {"group": 60, "favourable rate": 26, "share": 13, "confidence interval": 26, "mark": 22},
+               {"group": 52, "favourable rate": 24, "share": 13, "confidence interval": 24,
+                "on the audited rows": 28, "mark": 22},
                colour_mark=True)
         if "groups" in figures:
             pdf.image_block(figures["groups"], max_height=150)
@@ -481,7 +482,7 @@ def _findings(pdf: ReportPDF, findings, figures: dict):
         pdf.heading("Group metrics", size=11, space=2)
         _table(pdf, fv.metric_table(findings), {"metric": 32, "value": 26, "confidence interval": 26, "about": 70})
     if findings.influence:
-        pdf.ensure(50)
+        pdf.ensure(120 if "influence" in figures else 40)  # the heading stays with its chart
         pdf.heading("Influence of each feature", size=11, space=2)
         if findings.influence_about:
             pdf.para(fv.caption(findings.influence_about), size=9, colour=GREY)
