@@ -43,7 +43,7 @@ class FVGM(Engine):
     name = "fvgm"
     title = "FVGM (a linear model over a Bayesian network of the data)"
     summary = ("bounds that hold with certainty on E[pred | group] for a linear model, under a Bayesian network "
-               "learnt from the dataset (numeric columns binned)")
+               "learnt from the audited rows (numeric columns binned)")
     unit = "refinement rounds"
     leaf_kinds = frozenset({"expect"})
     requires = ("dataset", "model")
@@ -81,8 +81,8 @@ class FVGM(Engine):
         return reasons
 
     def guarantee(self, options, inputs) -> Guarantee:
-        return Guarantee("sound", scope="for the Bayesian network learnt from the dataset",
-                         assumes=f"individuals are distributed as the network learnt from the dataset says (numeric "
+        return Guarantee("sound", scope="for the Bayesian network learnt from the audited rows",
+                         assumes=f"individuals are distributed as the network learnt from the audited rows says (numeric "
                                  f"columns in {options.get('bins', 5)} bins, each standing for its mean)")
 
     # ------------------------------------------------------------------------------------------ methods

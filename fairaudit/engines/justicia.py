@@ -425,7 +425,7 @@ class Justicia(Engine):
             if lo == hi:
                 low, high = enclose(lo)
                 leaves[key] = LeafValue(np.array([float(lo)]), np.array([low]), np.array([high]), 0.0,
-                                        np.array([1.0]), exact=[lo])
+                                        np.array([np.nan]), exact=[lo])
             else:
                 low, high = enclose(lo)[0], enclose(hi)[1]
                 leaves[key] = LeafValue(np.array([(low + high) / 2]), np.array([low]), np.array([high]), 0.0,

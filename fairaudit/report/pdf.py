@@ -15,6 +15,7 @@ from pathlib import Path
 from fpdf import FPDF
 from fpdf.fonts import FontFace
 
+from fairaudit import numbers
 from fairaudit.report import charts, content, methods
 
 FONT_DIR = Path(__file__).with_name("fonts")
@@ -380,8 +381,8 @@ def _nodes(pdf: ReportPDF, result):
             f"{content.num(row['unfair'], 3)}, undecided {content.num(row['undecided'], 3)}" for row in fair), size=8.5)
     if len(result.trace_table) <= 1:
         pdf.ln(2)
-        pdf.para(f"The audit recorded its values at a single step (after {content.count(result.steps)} "
-                 f"{result.unit}), so there is no convergence over steps to plot.", size=9, colour=GREY)
+        pdf.para(f"The audit recorded its values at a single step (after "
+                 f"{numbers.count(result.steps, result.unit)}), so there is no convergence over steps to plot.", size=9, colour=GREY)
 
 
 CONVERGENCE_HELP = (
