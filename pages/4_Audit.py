@@ -55,6 +55,9 @@ else:
     inputs, inputs_error = (None, None) if where_problem else flows.current_inputs(where_now, rows_now)
 parsed, _ = flows.check_spec(audited_text, None) if audited_text.strip() else (None, [])
 choices = ui_options.engine_choices(parsed, inputs if (model is not None or population_mode) else None)
+switched = audit_form.engine_switch_note(choices)
+if switched:
+    st.warning(switched, icon=":material/swap_horiz:")
 with st.expander("Engine and options", expanded=not have_result, icon=":material/tune:"):
     chosen = audit_form.engine_picker(choices)
     engine = engines.get(chosen.name)
@@ -222,6 +225,9 @@ with verdict_box:
     if same_source and meta.get("spec") is not None and meta["spec"].strip() != audited_text.strip():
         st.warning("The specification has changed since this result was computed: press **Run** to audit the "
                    "current version.", icon=":material/update:")
+    if result.engine != engine.name:
+        st.warning(f"This result was computed by {widgets.engine_title(result.engine)}; the engine chosen now is "
+                   f"{engine.title or engine.name}: press **Run** to audit with it.", icon=":material/update:")
     if (program is not None and meta.get("program_sha") and program.error is None
             and meta["program_sha"] != flows.program_sha(program.text)):
         st.warning("The population program has changed since this result was computed: press **Run** to audit "

@@ -76,6 +76,20 @@ def current_where_rows() -> tuple[str, str | None]:
 # ------------------------------------------------------------------------------------------------ widgets
 
 
+def engine_switch_note(choices) -> str | None:
+    """Before ``engine_picker``: when the engine chosen earlier cannot run with the current inputs (a new model, a
+    new dataset), the sentence saying so and which engine ``engine_picker`` will choose instead; else None."""
+    usable = [c for c in choices if c.available]
+    by_name = {c.name: c for c in choices}
+    previous = by_name.get(seed(uo.ENGINE_KEY, engines.DEFAULT))
+    if previous is None or previous.available or not usable or not previous.reasons:
+        return None
+    names = [c.name for c in usable]
+    now = by_name[engines.DEFAULT if engines.DEFAULT in names else names[0]]
+    return (f"{previous.title} cannot run here any more ({', '.join(previous.reasons)}), so the engine is now "
+            f"{now.title}.")
+
+
 def engine_picker(choices, container=None):
     """The engine selectbox (the engines that can run; all of them, disabled, when none can) with the chosen
     engine's summary and, greyed, every engine that cannot run here and why. Returns the chosen ``EngineChoice``."""
@@ -84,9 +98,9 @@ def engine_picker(choices, container=None):
     usable = [c for c in choices if c.available]
     listed = usable or list(choices)
     names = [c.name for c in listed]
+    by_name = {c.name: c for c in choices}
     if seed(uo.ENGINE_KEY, engines.DEFAULT) not in names:
         set_value(uo.ENGINE_KEY, engines.DEFAULT if engines.DEFAULT in names else names[0])
-    by_name = {c.name: c for c in choices}
     name = left.selectbox("Engine", names, key=uo.ENGINE_KEY, format_func=lambda n: by_name[n].title,
                          disabled=not usable,
                          help="\n\n".join(f"**{c.title}**: {c.summary}" for c in choices if c.summary))

@@ -40,7 +40,7 @@ def verdict_line(result, shown_ids=None) -> None:
     if result.stopped_reason:
         st.caption(_sentence(result.stopped_reason))
     guarantee = result.guarantee
-    lines = [f"Computed by *{_engine_title(result.engine)}*."]
+    lines = [f"Computed by *{engine_title(result.engine)}*."]
     if guarantee.note:
         lines.append(_sentence(guarantee.note))
     lines.append(_sentence(guarantee.interval_meaning))
@@ -67,7 +67,7 @@ def summary(compact: bool = False) -> None:
     meta = state.get(state.RESULT_META) or {}
     if result is not None and meta.get("program_sha"):  # a population program's audit: no dataset or model
         st.markdown(f"**Population program:** {meta.get('data') or '—'} (sha256 {meta['program_sha'][:12]}…)")
-        st.markdown(f"**Engine:** {_engine_title(meta.get('engine'))}")
+        st.markdown(f"**Engine:** {engine_title(meta.get('engine'))}")
         st.markdown("**Specification:**")
         st.code((meta.get("spec") or "").strip(), language=None, wrap_lines=True)
         verdict_line(result)
@@ -76,7 +76,7 @@ def summary(compact: bool = False) -> None:
         ("Dataset", f"{ds.name} — {len(ds):,} rows; label `{ds.schema.label}` = {ds.schema.favourable!r}; "
                     f"protected {', '.join(ds.schema.protected) or 'none'}" if ds is not None else "none chosen (Data page)"),
         ("Model", model_info["describe"] if model_info else "none (Model page)"),
-        ("Engine", _engine_title(meta.get("engine"))),
+        ("Engine", engine_title(meta.get("engine"))),
     ]
     for name, value in rows:
         st.markdown(f"**{name}:** {value}")
@@ -91,7 +91,7 @@ def summary(compact: bool = False) -> None:
         st.markdown(f"**Verdict:** {verdict_badge(None)}", unsafe_allow_html=True)
 
 
-def _engine_title(name: str | None) -> str:
+def engine_title(name: str | None) -> str:
     if not name:
         return "—"
     from fairaudit import engines

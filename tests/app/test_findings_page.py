@@ -113,3 +113,38 @@ def test_a_run_with_findings_shows_the_groups_section(monkeypatch):
     assert "Favourable rate in each compound group" in captions
     assert "Each feature's contribution to statistical parity" in captions
     assert "The Bayesian network learned over the features" in captions
+
+
+def test_a_result_of_another_engine_says_so_and_a_refused_engine_is_replaced_aloud(ricci_tree):
+    """After a run, choosing another engine keeps the result on screen but says it was computed by the first; an
+    engine that can no longer run (fvgm-like engines need a linear model; here: one whose check refuses the tree)
+    is replaced by the default with a warning naming it, not silently."""
+    at = ricci_tree
+    offered = at.selectbox(key="audit_engine").options
+    usable = [n for n in NEEDS_MODEL if engines.get(n).title in offered]
+    at.selectbox(key="audit_engine").set_value(usable[0])
+    _ok(at.run())
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    at.selectbox(key="audit_engine").set_value(engines.DEFAULT)
+    _ok(at.run())
+    assert any(f"computed by {engines.get(usable[0]).title}" in w.value for w in at.warning), \
+        [w.value for w in at.warning]
+    # an engine chosen with a logistic regression, then the model retrained as a tree that this engine refuses
+    refused = [n for n in NEEDS_MODEL if engines.get(n).title not in offered]
+    if refused:
+        def train(kind):
+            _ok(at.switch_page("pages/2_Model.py").run())
+            at.selectbox(key="model_kind").set_value(kind)
+            _ok(at.run())
+            at.button(key="model_train").click()
+            _ok(at.run())
+            return _ok(at.switch_page("pages/4_Audit.py").run())
+
+        train("logreg")
+        at.selectbox(key="audit_engine").set_value(refused[0])
+        _ok(at.run())
+        train("tree")
+        assert any(w.value.startswith(f"{engines.get(refused[0]).title} cannot run here any more")
+                   for w in at.warning), [w.value for w in at.warning]
+        assert at.selectbox(key="audit_engine").value != refused[0]
