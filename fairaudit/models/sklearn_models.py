@@ -196,6 +196,8 @@ class SklearnModel(Model):
         return ReluNet(layers=((lin.weights[None, :], np.array([lin.bias])),), encoding=self.encoding)
 
     def as_tree(self) -> TreeForm:
+        """The fitted tree as nodes; each threshold is the float64 cut that sends an encoded value left exactly
+        when scikit-learn does (it compares the value cast to float32: ``float32_cut``)."""
         if self.kind != "tree":
             return super().as_tree()
         t = self.estimator.tree_
@@ -207,7 +209,7 @@ class SklearnModel(Model):
             nodes.append(DecisionNode(
                 id=i, value=float(fractions[i, favourable]), samples=int(t.n_node_samples[i]),
                 feature=None if leaf else int(t.feature[i]),
-                threshold=None if leaf else float(t.threshold[i]),
+                threshold=None if leaf else float32_cut(float(t.threshold[i])),
                 left=None if leaf else int(t.children_left[i]),
                 right=None if leaf else int(t.children_right[i])))
         return TreeForm(nodes=tuple(nodes), encoding=self.encoding)
@@ -240,3 +242,24 @@ def _array_bytes(array: np.ndarray) -> bytes:
         return b"".join(_array_bytes(array[name]) for name in array.dtype.names)
     header = f"{array.dtype.str}{array.shape}".encode()
     return header + np.ascontiguousarray(array).tobytes()
+
+
+def float32_cut(t: float) -> float:
+    """The float64 number c such that, for every float64 x in float32's range, ``x <= c`` exactly when
+    ``float32(x) <= t`` — scikit-learn's trees cast their input to float32 before comparing it with a float64
+    threshold, so 1.4 goes right of a threshold 1.3999999762 (the float32 nearest 1.4) although 1.4 > it in float64
+    is false... and every reader of a ``TreeForm`` must decide as the model does.
+
+    Let f be the largest float32 ≤ t and u the next float32 above f. float32(x) ≤ t ⇔ float32(x) ≤ f ⇔ x rounds
+    (to nearest, ties to even) to f or below ⇔ x < m, or x = m when m rounds to f, with m = (f + u)/2 — exact in
+    float64 (a float32 has 24 significant bits, m needs 25)."""
+    import math
+
+    f = np.float32(t)
+    if float(f) > t:
+        f = np.nextafter(f, np.float32(-np.inf))
+    u = np.nextafter(f, np.float32(np.inf))
+    if not np.isfinite(u):
+        return math.inf
+    m = (float(f) + float(u)) / 2
+    return m if np.float32(m) == f else math.nextafter(m, -math.inf)

@@ -525,3 +525,36 @@ def test_radius_covers_the_total_variation_of_a_many_valued_feature():
     assert eps < 12 / 2 * np.sqrt(np.log(2 * 12 / 0.05) / (2 * k))  # the sharper of the two bounds is used
     misses = sum(0.5 * np.abs(rng.multinomial(k, p) / k - p).sum() > eps for _ in range(300))
     assert misses <= 15
+
+
+def test_float32_thresholds_decide_as_scikit_learn():
+    """scikit-learn's trees compare the input cast to float32: trained on 1.3 / 1.5, its threshold is float32(1.4)
+    = 1.3999999762 and 1.4 goes LEFT. The tree's form (``as_tree``), and so justicia's exact rate, must agree with
+    ``predict`` on values between the float32 and the float64 reading (here every row is 1.4 or 1.45)."""
+    import pandas as pd
+
+    from fairaudit import api, data
+    from fairaudit.models.training import train
+    from fairaudit.models.sklearn_models import float32_cut
+
+    rng = np.random.default_rng(0)
+    n = 400
+    train_frame = pd.DataFrame({"s": rng.choice(["F", "M"], n), "x": rng.choice([1.3, 1.5], n)})
+    train_frame["y"] = np.where(train_frame["x"] > 1.4, "yes", "no")
+    ds = data.from_csv(train_frame.to_csv(index=False).encode(), label="y", protected=["s"], favourable="yes",
+                       name="train32.csv")
+    model = train(ds, "tree", seed=0)
+    audit_frame = pd.DataFrame({"s": rng.choice(["F", "M"], n), "x": rng.choice([1.4, 1.45], n, p=[0.7, 0.3])})
+    audit_frame["y"] = rng.choice(["no", "yes"], n)
+    audited = data.from_csv(audit_frame.to_csv(index=False).encode(), label="y", protected=["s"],
+                            favourable="yes", name="audit32.csv")
+    pred = np.asarray(model.predict(audited.frame))
+    assert pred[audited.frame["x"].to_numpy() == 1.4].max() == 0  # scikit-learn sends 1.4 left
+    form = model.as_tree()
+    assert ((form.score_encoded(form.encoding.transform(audited.frame)) > 0.5) == pred).all()
+    r = api.audit(audited, 'E[pred | s == "F"] <= 1', engine="justicia", model=model, rows="all")
+    in_f = (audited.frame["s"] == "F").to_numpy()
+    leaf = next(i.id for i in r.node_info if i.kind == "expect")
+    assert r.final_values(leaf)["estimate"] == pytest.approx(pred[in_f].mean(), abs=1e-12)  # one feature: exact
+    t = 1.3999999761581421
+    assert 1.4 <= float32_cut(t) and not 1.4 <= t
