@@ -71,6 +71,21 @@ class FVGM(Engine):
             except ValueError as why:
                 if str(why) not in reasons:
                     reasons.append(str(why))
+        dataset = getattr(inputs, "dataset", None) if inputs is not None else None
+        if dataset is not None:
+            from fairaudit.spec.events import event_columns
+
+            for tn in getattr(spec, "leaves", ()):
+                given = getattr(tn.node, "given", None) if tn.kind == "expect" else None
+                for col in (event_columns(given) if given is not None else ()):
+                    try:
+                        kind = dataset.schema.column(col).kind
+                    except Exception:  # noqa: BLE001 — an unknown column: the spec check says so
+                        continue
+                    why = (f"its conditions read categorical columns only: '{col}' is numeric (a binned variable "
+                           f"of the network)")
+                    if kind != "categorical" and why not in reasons:
+                        reasons.append(why)
         if inputs is not None and getattr(inputs, "where", None):
             reasons.append("it does not take a row filter (where) yet")
         if inputs is not None and getattr(inputs, "model", None) is not None:
@@ -191,7 +206,12 @@ class FVGM(Engine):
                 outcome = (label, fav[0], next(s for s in bn.states[label] if s != fav[0]))
         weights, tau, strict = linear_weights(form, binnings)
         cs = compile_spec(spec)
-        queries = {key: _query(cs.leaf_node[key].node, bn) for key in cs.leaf_keys}
+        try:
+            queries = {key: _query(cs.leaf_node[key].node, bn) for key in cs.leaf_keys}
+        except ValueError as why:
+            from fairaudit.errors import FairauditError
+
+            raise FairauditError(f"fvgm: {why}") from None
         observed = _observed_rates(inputs, frame, cat, protected)
         return self._rounds(bn, weights, tau, strict, queries, options, ctx, protected=protected, observed=observed,
                             outcome=outcome)
@@ -224,7 +244,9 @@ class FVGM(Engine):
                 groups, answers = group_rate_bounds(bn, weights, tau, protected, strict=strict, step=step,
                                                     should_stop=stop, queries=from_groups)
                 for key, ev in own.items():
-                    answers[key] = rate_bounds(bn, weights, tau, ev, strict=strict, step=step, should_stop=stop)
+                    # a value no audited row has is no state of the network: the condition has probability 0
+                    answers[key] = None if any(not allowed for allowed in ev.values()) else rate_bounds(
+                        bn, weights, tau, ev, strict=strict, step=step, should_stop=stop)
             except Stopped:
                 return
             except TooLarge as err:
@@ -497,7 +519,8 @@ def _query(node, bn):
         if bn is None:
             return
         if col not in bn.states:
-            raise ValueError(f"the network has no column '{col}'")
+            raise ValueError(f"the network has no column '{col}': it holds the columns the model reads and the "
+                             f"protected attributes")
         states = bn.states[col]
         want = {str(v) for v in values}
         hit = frozenset(s for s in states if (str(s) in want) != negated)

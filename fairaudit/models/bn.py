@@ -311,14 +311,15 @@ def discretise(frame, encoding, *, bins: int = 5, value: str = "mean"):
         x = pd.to_numeric(s, errors="coerce").fillna(c.fill).to_numpy(dtype=float)
         uniq = np.unique(x)
         if len(uniq) <= bins:
-            states = tuple(f"={u:g}" for u in uniq)
+            states = tuple(f"={_num(u)}" for u in uniq)
             idx = np.searchsorted(uniq, x)
             binnings[c.name] = Binning(states, tuple(float(u) for u in uniq), tuple(float(u) for u in uniq), True)
         else:
             lo, hi = float(x.min()), float(x.max())
             edges = np.linspace(lo, hi, bins + 1)
             idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, bins - 1)
-            states = tuple(f"[{edges[i]:g}, {edges[i + 1]:g}{']' if i == bins - 1 else ')'}" for i in range(bins))
+            states = tuple(f"[{_num(edges[i])}, {_num(edges[i + 1])}{']' if i == bins - 1 else ')'}"
+                           for i in range(bins))
             if value == "mid":
                 vals = tuple(float((edges[i] + edges[i + 1]) / 2) for i in range(bins))
             elif value == "mean":
@@ -344,3 +345,13 @@ def linear_weights(form, binnings: Mapping[str, Binning]) -> tuple[dict, float, 
         else:
             weights[c.name] = {v: float(form.weights[j]) for v, j in zip(c.values, idx)}
     return weights, -float(form.bias), True
+
+
+def _num(x) -> str:
+    """A value in a state's name: short (``%g``) when that reads back as the same number, else the shortest
+    round-trip form — two distinct values never share a name (1000001 and 1000002 are not both "1e+06")."""
+    short = f"{float(x):g}"
+    if float(short) == float(x):
+        return short
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text

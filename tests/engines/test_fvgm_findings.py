@@ -348,3 +348,19 @@ def test_findings_do_not_depend_on_the_machines_speed(audited, monkeypatch):
     again = audit(ds, 'E[pred | sex == "F"] - E[pred | sex == "M"] < -0.1', engine="fvgm", model=model)
     assert again.findings.influence == first.findings.influence
     assert again.findings.metrics == first.findings.metrics
+
+
+def test_distinct_numeric_values_keep_distinct_states():
+    """A state's name must not merge values: 1000001, 1000002, 1000003 are three states (not three "=1e+06"),
+    and close bin edges stay apart."""
+    from types import SimpleNamespace
+
+    from fairaudit.models.bn import discretise
+
+    enc = SimpleNamespace(columns=[SimpleNamespace(name="inc", kind="numeric", fill=0.0)])
+    frame = pd.DataFrame({"inc": [1000001.0, 1000002.0, 1000003.0, 1000001.0]})
+    cat, binnings = discretise(frame, enc, bins=5)
+    assert cat["inc"].nunique() == 3 and len(set(binnings["inc"].states)) == 3
+    frame = pd.DataFrame({"inc": 1000000.0 + np.arange(12) / 7})
+    cat, binnings = discretise(frame, enc, bins=5)
+    assert len(set(binnings["inc"].states)) == 5
