@@ -86,15 +86,18 @@ class Findings:
 
     # ------------------------------------------------------------------ views
     def marks(self) -> dict[str, str]:
-        """``{group label: "most favoured" | "least favoured"}`` by estimate (ties: every tied group)."""
-        if len(self.groups) < 2:
+        """``{group label: "most favoured" | "least favoured"}`` by estimate (ties: every tied group), among the
+        groups that have audited rows (``rows`` None: not known, counted; 0: a group only the model of the
+        population has, never marked)."""
+        candidates = [g for g in self.groups if g.rows != 0]
+        if len(candidates) < 2:
             return {}
-        top = max(g.estimate for g in self.groups)
-        bottom = min(g.estimate for g in self.groups)
+        top = max(g.estimate for g in candidates)
+        bottom = min(g.estimate for g in candidates)
         if top == bottom:
             return {}
-        out = {g.label: MOST for g in self.groups if g.estimate == top}
-        out.update({g.label: LEAST for g in self.groups if g.estimate == bottom})
+        out = {g.label: MOST for g in candidates if g.estimate == top}
+        out.update({g.label: LEAST for g in candidates if g.estimate == bottom})
         return out
 
     def group_rows(self) -> list[dict]:
@@ -145,7 +148,8 @@ def disparities(groups, about: str = "over the groups listed") -> tuple[Metric, 
 
     SP = max_g r_g − min_g r_g: at least max over pairs of (lo_i − hi_j) (≥ 0), at most max hi − min lo.
     DI = min_g r_g ÷ max_g r_g: min_g r_g ∈ [min lo, min hi] and max_g r_g ∈ [max lo, max hi], so DI is at least
-    min lo ÷ max hi and at most min(1, min hi ÷ max lo) (1 when the highest rate may be 0)."""
+    min lo ÷ max hi and at most min(1, min hi ÷ max lo); where every rate may be 0 that end is undefined (0/0)
+    and the interval is widened to it: [0, …] or […, 1]."""
     groups = list(groups)
     if len(groups) < 2:
         return ()
@@ -153,7 +157,9 @@ def disparities(groups, about: str = "over the groups listed") -> tuple[Metric, 
     lo_min, hi_min = min(g.lo for g in groups), min(g.hi for g in groups)
     sp = Metric("statistical parity", max(0.0, lo_max - hi_min), hi_max - lo_min,
                 f"highest minus lowest favourable rate {about}")
-    di_lo = lo_min / hi_max if hi_max > 0 else 1.0
+    # every rate possibly 0 makes the ratio 0/0 at that end: the interval is then all of [0, 1] (unknown), never
+    # a "perfectly fair" 1
+    di_lo = lo_min / hi_max if hi_max > 0 else 0.0
     di_hi = min(1.0, hi_min / lo_max) if lo_max > 0 else 1.0
     di = Metric("disparate impact", di_lo, di_hi, f"lowest favourable rate divided by the highest {about}")
     return di, sp
@@ -189,8 +195,8 @@ def modelling_gap(groups, observed: dict, model_name: str, advice: str):
     out, notes, worst = [], [], []
     for g in groups:
         got = observed.get(tuple(g.group))
-        if got is None:
-            out.append(g)
+        if got is None:  # no audited row: a group of the modelled population only
+            out.append(GroupRate(g.group, g.lo, g.hi, g.share, g.ci_lo, g.ci_hi, None, 0) if observed else g)
             continue
         rate, n = got
         gap = max(0.0, g.lo - rate, rate - g.hi)
@@ -203,6 +209,10 @@ def modelling_gap(groups, observed: dict, model_name: str, advice: str):
         notes.append(f"on the audited rows: the model's favourable rate on the group's own rows, beside the rate "
                      f"{model_name} gives; a warning says when they differ by more than max(0.02, 3 binomial "
                      f"standard errors)")
+    empty = [g.label for g in out if g.rows == 0]
+    if empty:
+        notes.append(f"{len(empty)} group(s) with no audited row, {model_name}'s alone, not marked most or least "
+                     f"favoured: {'; '.join(empty[:6])}{' …' if len(empty) > 6 else ''}")
     warnings = []
     if worst:
         worst.sort(reverse=True)

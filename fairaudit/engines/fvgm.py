@@ -213,11 +213,13 @@ class FVGM(Engine):
 
             raise FairauditError(f"fvgm: {why}") from None
         observed = _observed_rates(inputs, frame, cat, protected)
+        left_out = tuple(p for p in schema.protected if p not in protected)
         return self._rounds(bn, weights, tau, strict, queries, options, ctx, protected=protected, observed=observed,
+                            left_out=left_out,
                             outcome=outcome)
 
     @staticmethod
-    def _rounds(bn, weights, tau, strict, queries, options, ctx, protected=(), observed=None,
+    def _rounds(bn, weights, tau, strict, queries, options, ctx, protected=(), observed=None, left_out=(),
                 outcome=None) -> Iterator[LeafBatch]:
         """Refinement rounds. The first grid is coarse (about 512 cells over the score's range); each next step
         is chosen from the widest interval so far (the gap shrinks about linearly with the step), between 1/32 and
@@ -294,7 +296,8 @@ class FVGM(Engine):
                     extra = ()
             if final and protected:
                 extra = tuple(extra) + _path_effects(bn, weights, tau, strict, protected, groups, step, ctx)
-            findings, notes_warn = _findings(bn, protected, groups_prev, observed, influence, influence_note, extra)
+            findings, notes_warn = _findings(bn, protected, groups_prev, observed, influence, influence_note, extra,
+                                             left_out)
             if final:  # the modelling gap, with the final bounds
                 warnings += notes_warn
             last = LeafBatch(np.array([k]), leaves, done=k, total=k if done else None, warnings=tuple(warnings),
@@ -468,7 +471,8 @@ def _equalized_odds(bn, weights, tau, strict, protected, outcome, step, ctx) -> 
     return tuple(out)
 
 
-def _findings(bn, protected, groups: dict, observed, influence=(), influence_note="", extra_metrics=()):
+def _findings(bn, protected, groups: dict, observed, influence=(), influence_note="", extra_metrics=(),
+              left_out=()):
     from fairaudit.findings import Findings, GroupRate, Influence, disparities, modelling_gap
 
     rates = tuple(GroupRate(tuple((c, str(v)) for c, v in zip(protected, g)), lo, hi, share)
@@ -479,6 +483,8 @@ def _findings(bn, protected, groups: dict, observed, influence=(), influence_not
                                            "or a larger max_parents)")
     if influence_note:
         notes = [influence_note] + notes
+    notes += [f"{p}: a numeric protected attribute the model does not read, not a group (not in the network)"
+              for p in left_out]
     nodes = tuple(protected) + tuple(v for v in bn.order if v not in protected)
     edges = tuple((p, v) for v in bn.order for p in bn.parents[v])
     return Findings(

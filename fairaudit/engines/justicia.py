@@ -220,9 +220,17 @@ class Justicia(Engine):
                    f"specification conditions on and of the label when a leaf reads it; within a cell the model's "
                    f"features are independent, each distributed {how} (the rates are about that distribution, not "
                    f"the rows themselves)")
+        linear = getattr(model, "kind", None) not in (None, "tree")
+        scope = "for the modelled feature distribution"
+        if linear and int(options.get("multiplier", 0) or 0):
+            scope += f" and the model with its weights rounded to integers (largest {int(options['multiplier'])})"
+            assumes += "; the rates are those of the rounded model, not of the model itself"
+        if linear and int(options.get("bins", 0) or 0):
+            scope += f" with numeric features in {int(options['bins'])} bins"
+            assumes += "; each numeric feature takes its bin's mean, not its own value"
         if exact:
-            return Guarantee("exact", scope="for the modelled feature distribution", assumes=assumes)
-        return Guarantee("sound", scope="for the modelled feature distribution", assumes=assumes,
+            return Guarantee("exact", scope=scope, assumes=assumes)
+        return Guarantee("sound", scope=scope, assumes=assumes,
                          note="the linear model's exact score distribution is too large, so its weights are rounded "
                               "down and up to a grid: the intervals contain the exact rates")
 
@@ -268,10 +276,11 @@ class Justicia(Engine):
 
         notes = list(findings.notes)
         numeric = [p for p in inputs.dataset.schema.protected if p not in prot]
-        if numeric:
-            notes.append(f"{', '.join(numeric)}: numeric protected attribute{'s' if len(numeric) > 1 else ''}, "
-                         f"a feature of the model here, not a group (the groups are the categorical protected "
-                         f"attributes)")
+        read = {c.name for c in inputs.model.encoding.columns} if hasattr(inputs.model, "encoding") else set()
+        for name in numeric:
+            role = "a feature of the model here" if name in read else "not read by the model"
+            notes.append(f"{name}: a numeric protected attribute, {role}, not a group (the groups are the "
+                         f"categorical protected attributes)")
         if not findings.groups:
             return replace(findings, notes=tuple(notes)), []
         frame, _ = self._frame(inputs)

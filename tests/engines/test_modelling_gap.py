@@ -39,3 +39,23 @@ def test_observed_rates_group_the_rows_and_name_missing_values():
     frame = pd.DataFrame({"sex": ["F", "F", "M", None], "race": ["a", "b", "a", "a"]})
     got = observed_rates(["sex"], frame, [1, 0, 1, 1])
     assert got == {(("sex", "F"),): (0.5, 2), (("sex", "M"),): (1.0, 1), (("sex", "missing"),): (1.0, 1)}
+
+
+def test_a_group_without_audited_rows_is_listed_but_never_marked():
+    from fairaudit.findings import Findings
+
+    groups, notes, _ = modelling_gap([_g("F", 0.2, 0.2), _g("M", 0.5, 0.5), _g("X", 0.9, 0.9)],
+                                     {(("sex", "F"),): (0.2, 100), (("sex", "M"),): (0.5, 100)}, "X", "Y")
+    assert groups[2].rows == 0 and groups[2].observed is None
+    marks = Findings(groups=groups).marks()
+    assert marks == {"sex = M": "most favoured", "sex = F": "least favoured"}
+    assert any("no audited row" in n and "sex = X" in n for n in notes)
+
+
+def test_disparate_impact_of_rates_that_may_all_be_zero_is_unknown_not_fair():
+    from fairaudit.findings import disparities
+
+    di, sp = disparities([_g("F", 0.0, 0.0), _g("M", 0.0, 0.0)])
+    assert (di.lo, di.hi) == (0.0, 1.0) and (sp.lo, sp.hi) == (0.0, 0.0)
+    di, _ = disparities([_g("F", 0.2, 0.2), _g("M", 0.4, 0.4)])
+    assert (di.lo, di.hi) == (0.5, 0.5)
