@@ -114,6 +114,34 @@ class ProductDistribution:
                                    dict(self.weight), dict(self.counts))
 
 
+    def split(self, names: Sequence[str]) -> "ProductDistribution":
+        """Every group ``a`` divided by the values ``u`` of the (non-protected) variables ``names``: the part
+        ``(a, u)`` has probability ``weight[a] · Π_v Pr[X_v = u_v | a]`` and, inside it, ``names`` fixed to ``u``
+        and every other variable distributed as in ``a`` — the same joint distribution, with ``names`` now
+        group variables, so that conditioning on them is reading some of the parts (zero-probability parts are
+        left out). Row counts are the group's (what its distributions were estimated from)."""
+        import itertools
+
+        names = [n for n in names if n not in self.protected]
+        if not names:
+            return self
+        domains = [self.variable(n).values for n in names]
+        groups, weight, counts = {}, {}, {}
+        for a, per in self.groups.items():
+            for combo in itertools.product(*(range(len(d)) for d in domains)):
+                p = Fraction(1)
+                for n, i in zip(names, combo):
+                    p *= per[n][i]
+                if not p:
+                    continue
+                key = tuple(a) + tuple(d[i] for d, i in zip(domains, combo))
+                groups[key] = {k: v for k, v in per.items() if k not in names}
+                weight[key] = self.weight.get(a, Fraction(0)) * p
+                counts[key] = self.counts.get(a, 0)
+        variables = tuple(Variable(v.name, v.values, v.protected or v.name in names) for v in self.variables)
+        return ProductDistribution(variables, self.protected + tuple(names), groups, weight, counts)
+
+
 _ZERO = Fraction(0)
 
 

@@ -3,9 +3,12 @@ distribution (after Justicia, Ghosh, Basu and Meel, AAAI 2021; the computation i
 
 The modelled population: the audited rows are split into *cells* — the value combinations of ALL the dataset's
 categorical protected attributes (Justicia's compound groups; a numeric protected attribute such as German's age is a
-feature like any other), of the columns the specification conditions on, and of the label when a leaf reads it (which
-gives equalized odds its ``Pr[X | A = a, Y = y]``). So the modelled distribution does not change with the spec's
-wording: ``E[pred | sex == "F"]`` is the mixture, by share, of the cells with sex F whatever else is protected.
+feature like any other), and, for the leaves that read ``label``, of the label too (which gives equalized odds its
+``Pr[X | A = a, Y = y]``). A condition on another column is not a cell: each cell is divided by that column's values
+at their probability within the cell, every other feature keeping the cell's distribution
+(``ProductDistribution.split``), so a leaf's value never depends on the rest of the specification:
+``E[pred | sex == "F"]`` is the same alone, beside ``E[pred | x == "hi"]`` or as ``E[pred | sex == "F" and x in
+{every value}]``.
 Inside a cell every model feature is drawn **independently** from its empirical distribution in that cell
 (``correlation`` on, the default: the paper's enumeration with group-conditional probabilities), or from its pooled
 distribution over all audited rows (``correlation`` off: the paper's plain encoding and its learning mode, which
@@ -216,10 +219,9 @@ class Justicia(Engine):
         groups = f"the protected attributes ({', '.join(prot)})" if prot else "the protected attributes (none)"
         how = "as on the audited rows of that cell" if options.get("correlation", True) else \
             "as on all audited rows (the same in every cell)"
-        assumes = (f"the audited rows are split into cells, the value combinations of {groups}, of the columns the "
-                   f"specification conditions on and of the label when a leaf reads it; within a cell the model's "
-                   f"features are independent, each distributed {how} (the rates are about that distribution, not "
-                   f"the rows themselves)")
+        assumes = (f"the audited rows are split into cells, the value combinations of {groups} (and of the label, "
+                   f"for a leaf that reads it); within a cell the model's features are independent, each distributed "
+                   f"{how} (the rates are about that distribution, not the rows themselves)")
         linear = getattr(model, "kind", None) not in (None, "tree")
         scope = "for the modelled feature distribution"
         if linear and int(options.get("multiplier", 0) or 0):
@@ -241,19 +243,25 @@ class Justicia(Engine):
         learn = options.get("search", "enumerate") == "learn"
         prot = _protected(inputs)
         cols, uses_label, _ = _spec_columns(spec)
-        cell_cols = prot + [c for c in cols if c not in prot] + ([_LABEL] if uses_label else [])
-        jobs = {"spec": self._job(inputs, cell_cols, correlation, bins, multiplier)}
+        # the cells are the protected attributes' combinations (with the label, for the leaves that read it); a
+        # column the spec conditions on is NOT a cell: each cell is split by its values at their probability in
+        # the cell, the other features keeping the cell's distribution — so a leaf's value never depends on what
+        # else the specification says
+        extra = [c for c in cols if c not in prot]
+        jobs = {"spec": self._job(inputs, prot, correlation, bins, multiplier, split=extra)}
+        if uses_label:
+            jobs["spec_label"] = self._job(inputs, prot + [_LABEL], correlation, bins, multiplier, split=extra)
         has_labels = getattr(inputs, "labels", None) is not None
-        if has_labels and not uses_label and not learn:
+        if has_labels and not learn and not (uses_label and not extra):
             jobs["eo"] = self._job(inputs, prot + [_LABEL], correlation, bins, multiplier)
+        if extra and prot:
+            jobs["prot"] = self._job(inputs, prot, correlation, bins, multiplier)
         search = None
         if learn and prot:
-            if cell_cols != prot:
-                jobs["prot"] = self._job(inputs, prot, correlation, bins, multiplier)
             search = self._learn(prot, correlation, jobs)
         exact_guarantee = None
         for step, final in self._refine(jobs, ctx, precision):
-            batch = self._batch(spec, jobs["spec"], step, final)
+            batch = self._batch(spec, jobs["spec"], step, final, jobs.get("spec_label"))
             exact = all(len(j.exact) == len(j.bounds) for j in jobs.values())
             g = self.guarantee(options, inputs, exact=exact)
             if g != exact_guarantee:
@@ -300,14 +308,17 @@ class Justicia(Engine):
         positions = np.arange(len(dataset)) if inputs.positions is None else inputs.positions
         return dataset.frame.iloc[positions].reset_index(drop=True), positions
 
-    def _job(self, inputs, cell_cols, correlation, bins, multiplier) -> _Job:
+    def _job(self, inputs, cell_cols, correlation, bins, multiplier, split=()) -> _Job:
+        """The modelled population over the cells of ``cell_cols``; ``split``: columns whose values further divide
+        every cell, at their probability within the cell (``ProductDistribution.split``)."""
         from fairaudit.bounds import justicia as J
 
         frame, positions = self._frame(inputs)
         model = inputs.model
         cell_cols = list(cell_cols)
         encoding = (model.as_tree() if model.kind == "tree" else model.as_linear()).encoding
-        needed = {c.name for c in encoding.columns} | {c for c in cell_cols if c != _LABEL}
+        split = [c for c in split if c not in cell_cols]
+        needed = {c.name for c in encoding.columns} | {c for c in cell_cols if c != _LABEL} | set(split)
         work = frame[[c for c in frame.columns if c in needed]].copy()
         if _LABEL in cell_cols:
             work[_LABEL] = np.asarray(inputs.labels)[positions]
@@ -322,8 +333,8 @@ class Justicia(Engine):
             else:
                 work[c.name] = work[c.name].astype(object).where(work[c.name].notna(), MISSING)
         names = [c.name for c in encoding.columns]
-        for name in cell_cols:
-            if name not in names:
+        for name in list(cell_cols) + split:
+            if name not in names and name != _LABEL:
                 work[name] = work[name].astype(object).where(work[name].notna(), MISSING)
         for c in encoding.columns:
             values = tuple(sorted(work[c.name].unique(), key=lambda u: (u is MISSING, str(u) if c.kind !=
@@ -332,6 +343,9 @@ class Justicia(Engine):
         for name in cell_cols:
             if name not in names:
                 variables.append(J.Variable(name, tuple(work[name].unique()), True))
+        for name in split:  # a column the model does not read: a variable too, to be split on
+            if name not in names:
+                variables.append(J.Variable(name, tuple(work[name].unique()), False))
         if not cell_cols:  # one cell: the whole population
             work["\x00all"] = 0
             cell_cols = ["\x00all"]
@@ -339,11 +353,15 @@ class Justicia(Engine):
         dist = J.estimate(work, variables, cell_cols)
         if not correlation:
             dist = dist.pooled()
+        if split:
+            dist = dist.split(split)
+            cell_cols = list(cell_cols) + split
+            variables = list(dist.variables)
         form = J.tree_paths(model.as_tree(), variables) if model.kind == "tree" else \
             J.linear_score(model.as_linear(), variables)
         if multiplier and isinstance(form, J.LinearScore):
             form = form.quantised(multiplier)
-        return _Job(cell_cols, form, dist, [v.name for v in variables], correlation)
+        return _Job(cell_cols, form, dist, [v.name for v in variables if v.name in names], correlation)
 
     @staticmethod
     def _refine(jobs, ctx, precision) -> Iterator[tuple[int, bool]]:
@@ -402,28 +420,39 @@ class Justicia(Engine):
 
     # ------------------------------------------------------------------------------------------ leaves
     @staticmethod
-    def _batch(spec, job: _Job, step: int, final: bool) -> LeafBatch:
+    def _batch(spec, job: _Job, step: int, final: bool, label_job: _Job | None = None) -> LeafBatch:
+        """Every leaf's value from the cells of ``job`` (``label_job``, whose cells include the label, for the
+        leaves that read ``label``)."""
         import pandas as pd
 
         from fairaudit.spec import evaluate_event
+        from fairaudit.spec.events import event_columns
 
-        columns = job.columns
-        cols = [c for c in columns if c != _LABEL]
-        keys = list(job.bounds)
-        # two rows per cell: the decision favourable (mass share × rate) and not (share × (1 − rate))
-        records = [dict(zip(columns, a)) for a in keys for _ in (1, 0)]
-        frame = pd.DataFrame(records, columns=columns) if records else pd.DataFrame()
-        pred = np.array([p for _ in keys for p in (1, 0)], dtype=np.int8)
-        label = frame[_LABEL].to_numpy() if _LABEL in columns else None
+        def cell_frame(j):
+            columns = j.columns
+            keys = list(j.bounds)
+            # two rows per cell: the decision favourable (mass share × rate) and not (share × (1 − rate))
+            records = [dict(zip(columns, a)) for a in keys for _ in (1, 0)]
+            frame = pd.DataFrame(records, columns=columns) if records else pd.DataFrame()
+            pred = np.array([p for _ in keys for p in (1, 0)], dtype=np.int8)
+            label = frame[_LABEL].to_numpy() if _LABEL in columns else None
+            cols = [c for c in columns if c != _LABEL]
+            return keys, (frame[cols] if cols else frame), pred, label
+
+        views = {False: cell_frame(job)}
+        if label_job is not None:
+            views[True] = cell_frame(label_job)
         cs = compile_spec(spec)
         leaves, warnings = {}, []
         for key in cs.leaf_keys:
             node = cs.leaf_node[key].node
-            view = frame[cols] if cols else frame
+            reads_label = any("label" in event_columns(e, reserved=True) for e in (node.event, node.given)
+                              if e is not None)
+            keys, view, pred, label = views[reads_label and label_job is not None]
             ev = np.asarray(evaluate_event(node.event, view, pred=pred, label=label), dtype=bool)
             given = np.ones(len(pred), dtype=bool) if node.given is None else np.asarray(
                 evaluate_event(node.given, view, pred=pred, label=label), dtype=bool)
-            value = _ratio_bounds(keys, job, ev, given)
+            value = _ratio_bounds(keys, label_job if reads_label and label_job is not None else job, ev, given)
             if value is None:
                 warnings.append(f"{key}: its condition has probability 0 under the modelled distribution, so it "
                                 "has no value (shown as [0, 1]; comparisons that need it stay undecided)")
@@ -439,7 +468,7 @@ class Justicia(Engine):
                 low, high = enclose(lo)[0], enclose(hi)[1]
                 leaves[key] = LeafValue(np.array([(low + high) / 2]), np.array([low]), np.array([high]), 0.0,
                                         np.array([np.nan]))
-        info = {"groups": {" & ".join(map(_show, a)): float(sum(job.bounds[a]) / 2) for a in keys},
+        info = {"groups": {" & ".join(map(_show, a)): float(sum(job.bounds[a]) / 2) for a in job.bounds},
                 "rounds": step}
         return LeafBatch(np.array([step]), leaves, done=step, total=step if final else None,
                          warnings=tuple(warnings), info=info)
@@ -500,7 +529,7 @@ class Justicia(Engine):
         from fairaudit.findings import Findings, GroupRate, Metric, disparities
 
         delta = 0.05
-        spec = jobs.get("prot", jobs["spec"]) if search is not None else jobs["spec"]
+        spec = jobs.get("prot", jobs["spec"])  # the protected attributes' cells, not split by the spec's columns
         sizes = self._sizes(spec)
         total_rows = sum(spec.dist.counts.values())
 
@@ -585,8 +614,10 @@ class Justicia(Engine):
     def methods(self, options) -> list[tuple[str, list[str]]]:
         return [("The guarantee: over the modelled feature distribution", [
             "The justicia engine follows Justicia (Ghosh, Basu and Meel, AAAI 2021). The audited rows are split into "
-            "cells: the value combinations of the dataset's protected attributes (its compound groups), of the "
-            "columns the specification conditions on, and of the label when a leaf reads it. Within a cell each "
+            "cells: the value combinations of the dataset's protected attributes (its compound groups), and of the "
+            "label for a leaf that reads it; a condition on another column reads the part of each cell where it "
+            "holds, at its probability there, so a leaf's value does not depend on the rest of the specification. "
+            "Within a cell each "
             "feature of the model is drawn on its own from its distribution " +
             ("in that cell" if options.get("correlation", True) else "over all audited rows") + ". The probability "
             "of the favourable decision in each cell is then computed: for a decision tree, exactly, as the sum "

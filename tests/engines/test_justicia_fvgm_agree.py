@@ -9,6 +9,7 @@ import random
 from fractions import Fraction as F
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from fairaudit.bounds import justicia as J
@@ -289,3 +290,53 @@ def test_tiny_dataset_engine_equals_subset_sum_on_the_coinciding_network():
         theirs = S.positive_rate(bn, sw, -score.bias, {"sex": g[0]}, strict=True)
         ours = last.leaves[f'E[pred | sex == "{g[0]}"]'].exact[0]
         assert ours == theirs
+
+
+def _small_with_feature(seed=4, n=600):
+    import pandas as pd
+
+    from fairaudit import data
+
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(["F", "M"], n)
+    x = np.where(sex == "M", rng.choice(["lo", "mid", "hi"], n, p=[.2, .3, .5]),
+                 rng.choice(["lo", "mid", "hi"], n, p=[.5, .3, .2]))
+    z = rng.choice(["u", "v"], n)
+    y = np.where(rng.random(n) < np.select([x == "lo", x == "mid"], [.2, .5], .8) - 0.1 * (z == "u"), "yes", "no")
+    frame = pd.DataFrame({"sex": sex, "x": x, "z": z, "outcome": y})
+    return data.from_csv(frame.to_csv(index=False).encode(), label="outcome", protected=["sex"], favourable="yes",
+                         name="feat.csv")
+
+
+@pytest.mark.parametrize("kind", ["tree", "logreg"])
+def test_a_leafs_value_does_not_depend_on_the_rest_of_the_spec(kind):
+    """The cells are the protected attributes' combinations; a condition on another column reads the parts of the
+    cells where it holds (at its probability within the cell) — the spec's other leaves, or a condition that is
+    always true, change nothing (they used to make the column a cell of its own)."""
+    from fairaudit.api import audit
+    from fairaudit.models.training import train
+
+    ds = _small_with_feature()
+    model = train(ds, kind, seed=0)
+
+    def leaf(spec, text):
+        r = audit(ds, spec, engine="justicia", model=model, rows="all")
+        return next(r.final_values(i.id)["estimate"] for i in r.node_info if i.text == text)
+
+    alone = leaf('E[pred | sex == "F"] > 0', 'E[pred | sex == "F"]')
+    assert leaf('E[pred | sex == "F"] > 0 and E[pred | x == "hi"] >= 0', 'E[pred | sex == "F"]') == alone
+    assert leaf('E[pred | sex == "F"] > 0 and E[pred | label] >= 0', 'E[pred | sex == "F"]') == alone
+    assert leaf('E[pred | sex == "F" and x in {"lo", "mid", "hi"}] > 0',
+                'E[pred | sex == "F" and x in {"lo", "mid", "hi"}]') == pytest.approx(alone, abs=1e-12)
+    # E[pred | x == "hi"] = Σ_a w_a p_a(hi) Pr[pred | a, x = hi] / Σ_a w_a p_a(hi), the other features independent
+    frame = ds.frame
+    num = den = 0.0
+    for s in ("F", "M"):
+        sub = frame[frame["sex"] == s]
+        w, p = len(sub) / len(frame), (sub["x"] == "hi").mean()
+        grid = pd.DataFrame([(s, "hi", zv) for zv in ("u", "v")], columns=["sex", "x", "z"])
+        pz = sub["z"].value_counts(normalize=True)
+        rate = sum(pz.get(zv, 0) * float(model.predict(grid.iloc[[i]])[0]) for i, zv in enumerate(("u", "v")))
+        num += w * p * rate
+        den += w * p
+    assert leaf('E[pred | x == "hi"] >= 0', 'E[pred | x == "hi"]') == pytest.approx(num / den, abs=1e-12)
