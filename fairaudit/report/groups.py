@@ -21,19 +21,17 @@ def group_table(dataset, model=None, level: float = 0.95) -> pd.DataFrame | None
     stats = group_base_rates(dataset.frame, protected, label=label, favourable=dataset.schema.favourable,
                              level=level)
     if model is not None:
+        from fairaudit.group_metrics import _groups
+
         decisions = np.asarray(model.predict(dataset.frame)).astype(int).ravel()
-        sel = {}
         frame = dataset.frame.reset_index(drop=True)
-        for attr in protected:
-            col = frame[attr].astype(str)
-            for group in stats.loc[stats["attribute"] == attr, "group"]:
-                mask = (col == str(group)).to_numpy()
-                sel[(attr, str(group))] = (int(decisions[mask].sum()), int(mask.sum()))
+        # the groups exactly as the base rates formed them (a numeric attribute split at its median included)
+        sel = {(attr, group): (int(decisions[mask].sum()), int(mask.sum()))
+               for attr, group, mask in _groups(frame, protected)}
         k = np.array([sel.get((a, str(g)), (0, 0))[0] for a, g in zip(stats["attribute"], stats["group"])])
         n = np.array([sel.get((a, str(g)), (0, 0))[1] for a, g in zip(stats["attribute"], stats["group"])])
         stats = stats.assign(sel=np.where(n > 0, k / np.maximum(n, 1), np.nan))
         stats["sel_lo"], stats["sel_hi"] = proportion_ci(k, n, level)
-        # a numeric attribute split at its median has groups "< x" / ">= x" that do not match by value
         stats.loc[n == 0, ["sel", "sel_lo", "sel_hi"]] = np.nan
     return stats
 

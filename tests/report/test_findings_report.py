@@ -118,3 +118,23 @@ def test_tables():
     metrics = fv.metric_table(sample_findings())
     assert metrics[0]["metric"] == "disparate impact" and metrics[0][fv.CI] == "–" and metrics[2][fv.CI] != "–"
     assert [r["feature"] for r in fv.influence_table(sample_findings())][:2] == ["age", "education"]
+
+
+def test_the_groups_in_the_data_table_has_a_selection_rate_for_a_numeric_attribute():
+    """German's age is split at its median ("< 33" / ">= 33") for the base rates; the model's selection rate must
+    use the same groups (it used to match rows by value and leave them empty)."""
+    import numpy as np
+
+    from fairaudit import data
+    from fairaudit.models.training import train
+    from fairaudit.report.groups import group_table
+
+    ds = data.load("german")
+    model = train(ds, "tree", seed=0)
+    table = group_table(ds, model)
+    age = table[table["attribute"] == "age"]
+    assert len(age) == 2 and age["sel"].notna().all()
+    pred = np.asarray(model.predict(ds.frame))
+    cut = float(age["group"].iloc[0].split()[-1])
+    young = (ds.frame["age"] < cut).to_numpy()
+    assert float(age["sel"].iloc[0]) == pred[young].mean()
