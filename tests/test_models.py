@@ -342,3 +342,18 @@ def test_gbm_hash_survives_renamed_private_fields(trained):
     del est._predictors
     a, b = fitted_arrays("gbm", est), fitted_arrays("gbm", copy.deepcopy(est))
     assert len(a) == 2 and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_a_tree_refuses_values_beyond_float32_with_a_clear_error():
+    """scikit-learn's trees read float32: a value beyond it is a ModelError naming the column (exit 2 at the CLI),
+    not scikit-learn's internal ValueError."""
+    from fairaudit.models.training import train
+    from fairaudit.testing import toy_dataset
+
+    ds = toy_dataset(300)
+    model = train(ds, "tree", seed=0)
+    frame = ds.frame.copy()
+    frame["age"] = frame["age"].astype(float)
+    frame.loc[frame.index[0], "age"] = 1e300
+    with pytest.raises(ModelError, match="age"):
+        model.predict(frame)

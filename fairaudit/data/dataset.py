@@ -117,8 +117,14 @@ class Dataset:
                 out.append(f"protected attribute '{name}' has a single group{only} in {self.name}: there is no "
                            "other group to compare it with")
             if missing:
+                try:
+                    numeric = self.schema.column(name).kind != "categorical"
+                except Exception:  # noqa: BLE001 — not a declared column: treated as categorical
+                    numeric = False
+                grouped = ("are grouped with whatever value a model fills in for them (or left out of the "
+                           "groups)" if numeric else f"form a group of their own (\"{MISSING_CATEGORY}\")")
                 out.append(f"protected attribute '{name}' is missing in {missing:,} of {len(self):,} rows, which "
-                           f"form a group of their own (\"{MISSING_CATEGORY}\"); {how_to_drop}")
+                           f"{grouped}; {how_to_drop}")
         return out
 
     def without_missing_protected(self) -> "Dataset":

@@ -213,7 +213,13 @@ class FVGM(Engine):
 
             raise FairauditError(f"fvgm: {why}") from None
         observed = _observed_rates(inputs, frame, cat, protected)
-        left_out = tuple(p for p in schema.protected if p not in protected)
+        left_out = tuple(f"{p}: a numeric protected attribute the model does not read, not a group (not in the "
+                         f"network)" for p in schema.protected if p not in protected)
+        fills = {c.name: c.fill for c in form.encoding.columns if c.kind == "numeric"}
+        left_out += tuple(f"{p}: a numeric protected attribute, grouped by the network's {len(binnings[p].states)} "
+                          f"{'bins' if not binnings[p].exact else 'values'} of it"
+                          + (f" (a missing value counts as {fills[p]:g}, the model's fill value)"
+                             if frame[p].isna().any() else "") for p in protected if p in binnings)
         return self._rounds(bn, weights, tau, strict, queries, options, ctx, protected=protected, observed=observed,
                             left_out=left_out,
                             outcome=outcome)
@@ -410,7 +416,8 @@ def _path_effects(bn, weights, tau, strict, protected, groups, step, ctx, refine
     for a in protected:
         marg = bn.cpts[a][()]  # protected attributes have no parents
         ref = bn.states[a][max(range(len(marg)), key=lambda i: marg[i])]
-        edges += [(a, m, ref) for m in bn.children(a) if m not in protected]
+        # an edge into a variable nothing reads (the label: no weight, no children) carries no effect at all
+        edges += [(a, m, ref) for m in bn.children(a) if m not in protected and (m in weights or bn.children(m))]
 
     def one(e, factor):
         if factor not in before:
@@ -483,8 +490,7 @@ def _findings(bn, protected, groups: dict, observed, influence=(), influence_not
                                            "or a larger max_parents)")
     if influence_note:
         notes = [influence_note] + notes
-    notes += [f"{p}: a numeric protected attribute the model does not read, not a group (not in the network)"
-              for p in left_out]
+    notes += list(left_out)
     nodes = tuple(protected) + tuple(v for v in bn.order if v not in protected)
     edges = tuple((p, v) for v in bn.order for p in bn.parents[v])
     return Findings(

@@ -243,6 +243,13 @@ class Justicia(Engine):
         learn = options.get("search", "enumerate") == "learn"
         prot = _protected(inputs)
         cols, uses_label, _ = _spec_columns(spec)
+        schema = inputs.dataset.schema
+        named_label = None  # the label column read by its name (``outcome == "yes"``): the label, not a feature
+        if getattr(inputs, "labels", None) is not None and schema.label in cols:
+            cols = [c for c in cols if c != schema.label]
+            uses_label = True
+            other = [v for v in inputs.dataset.frame[schema.label].dropna().unique() if v != schema.favourable]
+            named_label = (schema.label, schema.favourable, other[0] if other else None)
         # the cells are the protected attributes' combinations (with the label, for the leaves that read it); a
         # column the spec conditions on is NOT a cell: each cell is split by its values at their probability in
         # the cell, the other features keeping the cell's distribution — so a leaf's value never depends on what
@@ -261,20 +268,20 @@ class Justicia(Engine):
             search = self._learn(prot, correlation, jobs)
         exact_guarantee = None
         for step, final in self._refine(jobs, ctx, precision):
-            batch = self._batch(spec, jobs["spec"], step, final, jobs.get("spec_label"))
+            batch = self._batch(spec, jobs["spec"], step, final, jobs.get("spec_label"), named_label)
             exact = all(len(j.exact) == len(j.bounds) for j in jobs.values())
             g = self.guarantee(options, inputs, exact=exact)
             if g != exact_guarantee:
                 batch.guarantee, exact_guarantee = g, g
             if final:
                 findings = self._findings(jobs, prot, search, has_labels)
-                findings, said = self._compared_with_rows(findings, inputs, prot)
+                findings, said = self._compared_with_rows(findings, inputs, prot, correlation)
                 batch.findings = findings
                 batch.warnings = tuple(batch.warnings) + tuple(said)
                 batch.info.update(self._info(jobs, search))
             yield batch
 
-    def _compared_with_rows(self, findings, inputs, prot):
+    def _compared_with_rows(self, findings, inputs, prot, correlation=True):
         """The findings with each group's rate on the audited rows beside the modelled one (notes, and warnings
         when they disagree: ``fairaudit.findings.modelling_gap``), and a note for every numeric protected
         attribute, which is a feature here, not a group."""
@@ -296,10 +303,12 @@ class Justicia(Engine):
             pred = inputs.model.predict(frame)
         except Exception:  # noqa: BLE001 — the comparison is a diagnostic, not part of the rates
             return replace(findings, notes=tuple(notes)), []
+        why = ("the features are not independent within the groups as the model of the population assumes" if
+               correlation else "the features are drawn from their distribution over all the rows "
+               "(correlation off), not from the group's own")
         groups, gap_notes, warnings = modelling_gap(
             findings.groups, observed_rates(prot, frame, pred), "the modelled distribution",
-            "the features are not independent within the groups as the model of the population assumes (the "
-            "dataset engine gives the rates on the rows themselves)")
+            f"{why} (the dataset engine gives the rates on the rows themselves)")
         return replace(findings, groups=groups, notes=tuple(notes + gap_notes)), warnings
 
     @staticmethod
@@ -420,9 +429,11 @@ class Justicia(Engine):
 
     # ------------------------------------------------------------------------------------------ leaves
     @staticmethod
-    def _batch(spec, job: _Job, step: int, final: bool, label_job: _Job | None = None) -> LeafBatch:
+    def _batch(spec, job: _Job, step: int, final: bool, label_job: _Job | None = None,
+               named_label: tuple | None = None) -> LeafBatch:
         """Every leaf's value from the cells of ``job`` (``label_job``, whose cells include the label, for the
-        leaves that read ``label``)."""
+        leaves that read ``label`` — or the label column by its name: ``named_label`` = (column, favourable value,
+        the other value))."""
         import pandas as pd
 
         from fairaudit.spec import evaluate_event
@@ -437,7 +448,11 @@ class Justicia(Engine):
             pred = np.array([p for _ in keys for p in (1, 0)], dtype=np.int8)
             label = frame[_LABEL].to_numpy() if _LABEL in columns else None
             cols = [c for c in columns if c != _LABEL]
-            return keys, (frame[cols] if cols else frame), pred, label
+            view = frame[cols] if cols else frame
+            if label is not None and named_label is not None:
+                name, yes, no = named_label
+                view = view.assign(**{name: np.where(label == 1, yes, no)})
+            return keys, view, pred, label
 
         views = {False: cell_frame(job)}
         if label_job is not None:
@@ -446,7 +461,8 @@ class Justicia(Engine):
         leaves, warnings = {}, []
         for key in cs.leaf_keys:
             node = cs.leaf_node[key].node
-            reads_label = any("label" in event_columns(e, reserved=True) for e in (node.event, node.given)
+            reads_label = any(bool({"label", named_label[0] if named_label else "label"} &
+                                   set(event_columns(e, reserved=True))) for e in (node.event, node.given)
                               if e is not None)
             keys, view, pred, label = views[reads_label and label_job is not None]
             ev = np.asarray(evaluate_event(node.event, view, pred=pred, label=label), dtype=bool)
@@ -546,8 +562,10 @@ class Justicia(Engine):
             return GroupRate(tuple((c, _show(v)) for c, v in zip(prot, g)), low, high, float(share),
                              max(0.0, low - eps), min(1.0, high + eps))
 
-        what = "Pr[pred = 1 | compound group] under the modelled distribution (the model's features independent " \
-               "within each cell, each distributed as on the audited rows of the cell)"
+        how = "each distributed as on the audited rows of the cell" if spec.correlation else \
+            "each distributed as on all the audited rows, the same in every cell"
+        what = ("Pr[pred = 1 | compound group] under the modelled distribution (the model's features independent "
+                f"within each cell, {how})")
         if all(len(j.exact) == len(j.bounds) for j in jobs.values()):
             what += ", computed exactly"
         else:
@@ -587,7 +605,7 @@ class Justicia(Engine):
         ci_groups = [GroupRate(g.group, g.ci_lo, g.ci_hi) for g in groups]
         metrics = [Metric(m.name, m.lo, m.hi, m.about, c.lo, c.hi)
                    for m, c in zip(metrics, disparities(ci_groups, about))]
-        eo = jobs.get("eo") or (spec if _LABEL in spec.columns else None)
+        eo = jobs.get("eo") or jobs.get("spec_label") or (spec if _LABEL in spec.columns else None)
         if has_labels and eo is not None:
             for y, name, what_y in ((1, "equalized odds: true positive rate gap", "label = 1"),
                                     (0, "equalized odds: false positive rate gap", "label = 0")):

@@ -318,8 +318,8 @@ def discretise(frame, encoding, *, bins: int = 5, value: str = "mean"):
             lo, hi = float(x.min()), float(x.max())
             edges = np.linspace(lo, hi, bins + 1)
             idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, bins - 1)
-            states = tuple(f"[{_num(edges[i])}, {_num(edges[i + 1])}{']' if i == bins - 1 else ')'}"
-                           for i in range(bins))
+            ends = _labels(edges)
+            states = tuple(f"[{ends[i]}, {ends[i + 1]}{']' if i == bins - 1 else ')'}" for i in range(bins))
             if value == "mid":
                 vals = tuple(float((edges[i] + edges[i + 1]) / 2) for i in range(bins))
             elif value == "mean":
@@ -355,3 +355,14 @@ def _num(x) -> str:
         return short
     text = repr(float(x))
     return text[:-2] if text.endswith(".0") else text
+
+
+def _labels(values) -> list[str]:
+    """Bin edges as short text: the fewest significant digits (at least 4) that keep every edge distinct —
+    "[1.6, 2.4)" rather than "[1.6, 2.4000000000000004)"; a bin's name only has to tell it apart."""
+    values = [float(v) for v in values]
+    for digits in range(4, 18):
+        out = [f"{v:.{digits}g}" for v in values]
+        if len(set(out)) == len(set(values)):
+            return out
+    return [repr(v) for v in values]

@@ -133,7 +133,15 @@ class SklearnModel(Model):
 
     def _matrix(self, frame: pd.DataFrame) -> np.ndarray:
         X = self.encoding.transform(frame)
-        return self.scaler(X) if self.scaler else X
+        X = self.scaler(X) if self.scaler else X
+        if self.kind != "logreg":  # scikit-learn's trees and boosting read float32: say so before it fails
+            big = np.abs(X) > np.finfo(np.float32).max
+            if big.any():
+                j = int(np.argwhere(big)[0][1])
+                name = self.encoding.names[j]
+                raise ModelError(f"column {name!r} holds values beyond what this {self.kind} model reads (float32, "
+                                 f"at most {np.finfo(np.float32).max:.3g} in size): remove or rescale those rows")
+        return X
 
     def score(self, frame: pd.DataFrame) -> np.ndarray:
         if self.kind == "logreg":  # one matrix-vector product on the raw encoding

@@ -340,3 +340,20 @@ def test_a_leafs_value_does_not_depend_on_the_rest_of_the_spec(kind):
         num += w * p * rate
         den += w * p
     assert leaf('E[pred | x == "hi"] >= 0', 'E[pred | x == "hi"]') == pytest.approx(num / den, abs=1e-12)
+
+
+def test_the_label_read_by_its_name_is_the_label():
+    """``outcome == "yes"`` and ``label`` are one quantity (cells with the label), and a spec reading the label
+    still gets the equalized-odds metrics."""
+    from fairaudit.api import audit
+    from fairaudit.models.training import train
+
+    ds = _small_with_feature()
+    model = train(ds, "tree", seed=0)
+    r = audit(ds, 'E[pred | label] >= 0 and E[pred | outcome == "yes"] >= 0 and E[label | sex == "F"] >= 0',
+              engine="justicia", model=model, rows="all")
+    got = {i.text: r.final_values(i.id)["estimate"] for i in r.node_info if i.kind == "expect"}
+    assert got['E[pred | label]'] == got['E[pred | outcome == "yes"]']
+    frame = ds.frame
+    assert got['E[label | sex == "F"]'] == pytest.approx((frame.loc[frame["sex"] == "F", "outcome"] == "yes").mean())
+    assert any(m.name.startswith("equalized odds") for m in r.findings.metrics)
