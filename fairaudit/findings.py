@@ -109,11 +109,16 @@ class Findings:
         return sorted(rows, key=lambda r: -r["estimate"])
 
     def dot(self) -> str:
-        """The graph in Graphviz DOT (protected attributes are whatever the engine put first in ``nodes``)."""
+        """The graph in Graphviz DOT: the variables with at least one edge (those without any are counted in the
+        graph's label, so that a sparse network is not a tall column of lone boxes)."""
         def q(s):
             return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        linked = {n for e in self.edges for n in e}
+        alone = [n for n in self.nodes if n not in linked]
         lines = ["digraph {", "  rankdir=LR;", '  node [shape=box, style="rounded", fontname="Helvetica"];']
-        lines += [f"  {q(n)};" for n in self.nodes]
+        if alone:
+            lines.append(f"  label={q(f'{len(alone)} variable(s) with no edge: ' + ', '.join(alone))};")
+        lines += [f"  {q(n)};" for n in self.nodes if n in linked]
         lines += [f"  {q(a)} -> {q(b)};" for a, b in self.edges]
         return "\n".join(lines + ["}"])
 
@@ -230,4 +235,9 @@ def modelling_gap(groups, observed: dict, model_name: str, advice: str):
                 warnings.append(f"{model_name} makes {hi.label} the most favoured group and {lo.label} the least, "
                                 f"but on the audited rows the model favours {lo.label} ({lo.observed:.3f} vs "
                                 f"{hi.observed:.3f}) — {advice}")
+            elif lo.observed > hi.observed:
+                notes.append(f"on the audited rows the most and least favoured groups are the other way round "
+                             f"({lo.label} {lo.observed:.3f}, {hi.label} {hi.observed:.3f}), a difference within "
+                             f"sampling error ({2 * se:.3f}): the rows cannot tell which group the model favours, "
+                             f"the marks are {model_name}'s")
     return tuple(out), notes, warnings

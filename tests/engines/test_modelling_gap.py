@@ -59,3 +59,17 @@ def test_disparate_impact_of_rates_that_may_all_be_zero_is_unknown_not_fair():
     assert (di.lo, di.hi) == (0.0, 1.0) and (sp.lo, sp.hi) == (0.0, 0.0)
     di, _ = disparities([_g("F", 0.2, 0.2), _g("M", 0.4, 0.4)])
     assert (di.lo, di.hi) == (0.5, 0.5)
+
+
+def test_an_order_reversed_within_sampling_error_is_a_note_not_a_warning():
+    groups, notes, warnings = modelling_gap([_g("F", 0.82, 0.82), _g("M", 0.88, 0.88)],
+                                            {(("sex", "F"),): (0.845, 71), (("sex", "M"),): (0.838, 179)}, "X", "Y")
+    assert not any("favours" in w for w in warnings)
+    assert any("other way round" in n and "within sampling error" in n for n in notes)
+
+
+def test_the_graph_leaves_out_lone_variables_but_names_them():
+    from fairaudit.findings import Findings
+
+    dot = Findings(nodes=("a", "b", "c"), edges=(("a", "b"),)).dot()
+    assert '"a" -> "b"' in dot and '  "c";' not in dot and "1 variable(s) with no edge: c" in dot
