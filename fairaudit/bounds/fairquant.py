@@ -316,7 +316,7 @@ class FairQuant:
 
     def __init__(self, layers, domain: Domain, protected: str | int, *, values: str | Sequence[float] = "all",
                  max_depth: int = 20, sample_depth: int = 15, samples: int = 10, batch: int = 1024,
-                 tolerance: float = 1e-5, seed: int = 0, keep: int = 100):
+                 tolerance: float = 1e-5, seed: int = 0, keep: int = 100, log: list | None = None):
         if torch is None:
             raise ImportError("torch")
         if np.asarray(layers[-1][0]).shape[0] != 1:
@@ -334,6 +334,7 @@ class FairQuant:
         self.batch, self.tolerance = max(1, int(batch)), float(tolerance)
         self.rng = np.random.default_rng(seed)
         self.keep = int(keep)
+        self.log = log  # a list: every popped partition is appended as (lb, ub, depth, status, split feature)
         feats = domain.features
         self.kinds = np.array([f.kind for f in feats])
         self.real = self.kinds == "real"
@@ -461,6 +462,13 @@ class FairQuant:
             c.cex_partitions += int(hit.sum())
             c.cex_mass += self.mass(lb[hit], ub[hit], halv[hit])
         grow = undecided[~hit[undecided] & (depth[undecided] < self.max_depth)]
+        if self.log is not None:
+            status = np.where(fair, "fair", np.where(unfair, "unfair", np.where(hit, "counterexample", "undecided")))
+            splitting = np.zeros(take, dtype=bool)
+            splitting[grow] = True
+            for i in range(take - 1, -1, -1):  # the order a one-at-a-time LIFO would pop them
+                self.log.append((lb[i].copy(), ub[i].copy(), int(depth[i]), str(status[i]),
+                                 int(split_feature[i]) if splitting[i] else None))
         if len(grow):
             self._push(lb[grow], ub[grow], depth[grow], halv[grow], split_feature[grow])
         if not len(self.lb):
