@@ -44,6 +44,9 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     generator of partial ``AuditResult``s instead (the last one is final; closing it stops the run), which is
     how the dashboard draws the run live.
 
+    ``data`` None with a ``model``, for an engine that does not require a dataset (``fairquant``): the model is
+    audited over its input domain (``fairaudit.inputs.Inputs.build_domain``: a ``.nnet`` file's input bounds).
+
     ``population``: a population program (a ``.fr`` path or a parsed ``fairaudit.programs.Program``) to sample
     individuals from instead of reading a dataset (``data`` None; the monitor engine). ``spec`` None then audits
     the program's group-fairness ratio P[target | min ∧ qual] / P[target | ¬min ∧ qual] > 1 − ``epsilon``
@@ -65,6 +68,23 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
         results = _audit_population(chosen, resolved, data, spec, population, epsilon,
                                     model=model, pred=pred, where=where, rows=rows, on_step=on_step,
                                     on_progress=on_progress)
+        return results if iterate else last(results)
+    if data is None and model is not None and "dataset" not in chosen.requires:  # a model over its input domain
+        if pred is not None or where is not None or rows is not None or epsilon is not None:
+            raise FairauditError("a model audited over its input domain has no rows: pred, where, rows and epsilon "
+                                 "do not apply")
+        if spec is None:
+            raise FairauditError("no specification: give spec=...")
+        ignored = _ignored_headers(spec)
+        spec = _spec(spec)
+        reasons = chosen.check(spec, None)
+        if reasons:
+            raise FairauditError(f"the {chosen.name} engine cannot audit this specification: " + "; ".join(reasons))
+        inputs = Inputs.build_domain(model, trust_pickle=trust_pickle, trusted_types=tuple(trusted_types),
+                                     warnings=ignored)
+        if on_step is not None and on_progress is None:
+            on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
+        results = start(chosen, spec, inputs, resolved, on_progress=on_progress)
         return results if iterate else last(results)
     if "population" in chosen.requires:
         results = _audit_generated(chosen, resolved, data, spec, epsilon, model=model, pred=pred, where=where,

@@ -139,6 +139,50 @@ def nnet_domain(names: Sequence[str], lower, upper) -> Domain:
     return Domain(feats, len(feats))
 
 
+# ============================================================================================ models
+def network_of(model):
+    """``(layers, encoding, lower, upper)`` of a model with a ReLU-network form, or ValueError saying why not."""
+    try:
+        net = model.as_relu_net()
+    except Exception as err:  # noqa: BLE001 - ModelError / NotImplementedError: no ReLU form
+        raise ValueError(str(err).split("\n")[0]) from None
+    if net.layers[-1][0].shape[0] != 1:
+        raise ValueError("the network has more than one output; fairquant needs a single logit (favourable iff > 0)")
+    return net
+
+
+def model_domain(model, dataset=None):
+    """The ``fairaudit.bounds.fairquant.Domain`` a model is audited over: a ``.nnet`` network's own input bounds
+    (the integer grid between them), else the dataset's column ranges in the model's encoding. ValueError when
+    there is none."""
+    net = network_of(model)
+    if net.lower is not None and net.upper is not None:
+        return nnet_domain(net.encoding.raw_names, net.lower, net.upper)
+    if dataset is None:
+        raise ValueError("the model defines no input domain (only a .nnet file does): give the dataset it was "
+                         "trained on, whose column ranges are the domain")
+    frame = dataset.frame
+    feats, start = [], 0
+    for col in net.encoding.columns:
+        if col.kind == "categorical":
+            feats.append(Feature(col.name, "cat", 0.0, float(len(col.values) - 1), start, tuple(col.values)))
+            start += len(col.values)
+            continue
+        import pandas as pd
+
+        x = pd.to_numeric(frame[col.name], errors="coerce").to_numpy(dtype=float) if col.name in frame else []
+        x = np.asarray(x)[np.isfinite(x)] if len(x) else np.array([])
+        if not len(x):
+            raise ValueError(f"column {col.name!r} has no numeric value in the dataset: its range is unknown")
+        lo, hi = float(x.min()), float(x.max())
+        if np.all(x == np.round(x)):
+            feats.append(Feature(col.name, "int", lo, hi, start))
+        else:
+            feats.append(Feature(col.name, "real", lo, hi, start))
+        start += 1
+    return Domain(tuple(feats), start)
+
+
 # ============================================================================================ layer rules
 @dataclass
 class Symbolic:
@@ -432,6 +476,7 @@ class FairQuant:
             fair[single] = same
             unfair[single] = ~same
             c.singles += int(single.sum())
+            self._keep(lb[single][~same], out[~same])
         rest = np.flatnonzero(~single)
         split_feature = np.full(take, -1, dtype=np.int64)
         if len(rest):
@@ -451,6 +496,10 @@ class FairQuant:
                 with torch.no_grad():
                     gl, gu = backward_rule(self.layers, [m for m in masks])
                 split_feature[rest[und]] = self._choose(gl.numpy(), gu.numpy(), lb[rest], ub[rest])[und]
+        proven = unfair & ~single  # a symbolically unfair partition: its lowest corner is a counterexample
+        if proven.any() and len(self.counterexamples) < self.keep:
+            corner = lb[proven][: self.keep - len(self.counterexamples)]
+            self._keep(corner, self._outputs(corner))
         c.certified += self.mass(lb[fair], ub[fair], halv[fair])
         c.falsified += self.mass(lb[unfair], ub[unfair], halv[unfair])
         undecided = np.flatnonzero(~fair & ~unfair)
@@ -535,15 +584,19 @@ class FairQuant:
         flips = (pos != pos[:, :, :1]).any(axis=2)  # [P, S]
         hit = flips.any(axis=1)
         first = np.argmax(flips, axis=1)
-        for p in np.flatnonzero(hit):
+        rows = np.flatnonzero(hit)
+        self._keep(pts[rows, first[rows]], out[rows, first[rows]])
+        return hit
+
+    def _keep(self, points: np.ndarray, outputs: np.ndarray) -> None:
+        """Keep counterexamples (raw points, their outputs ``[N, k]``) up to ``keep``."""
+        for point, out in zip(points, outputs):
             if len(self.counterexamples) >= self.keep:
-                break
-            s = int(first[p])
-            point = pts[p, s].copy()
+                return
+            point = np.array(point, dtype=np.float64)
             point[self.j] = self.values[0]
             self.counterexamples.append(Counterexample(tuple(float(v) for v in point), tuple(self.values),
-                                                       tuple(float(o) for o in out[p, s])))
-        return hit
+                                                       tuple(float(o) for o in out)))
 
     # ---------------------------------------------------------------------------------------- driving
     def run(self, time_limit: float | None = None, on_step=None) -> dict:

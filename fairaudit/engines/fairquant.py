@@ -17,7 +17,6 @@ prediction of both individuals) are kept, a bounded sample with the total count,
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Iterator
 
 import numpy as np
@@ -35,65 +34,11 @@ def _common(name: str, **changes) -> Option:
     return dataclasses.replace(base, **changes)
 
 
-# ------------------------------------------------------------------------------------------ the domain
-def network_of(model):
-    """``(layers, encoding, lower, upper)`` of a model with a ReLU-network form, or ValueError saying why not."""
-    try:
-        net = model.as_relu_net()
-    except Exception as err:  # noqa: BLE001 - ModelError / NotImplementedError: no ReLU form
-        raise ValueError(str(err).split("\n")[0]) from None
-    if net.layers[-1][0].shape[0] != 1:
-        raise ValueError("the network has more than one output; fairquant needs a single logit (favourable iff > 0)")
-    return net
-
-
-def model_domain(model, dataset=None):
-    """The ``fairaudit.bounds.fairquant.Domain`` a model is audited over: a ``.nnet`` network's own input bounds
-    (the integer grid between them), else the dataset's column ranges in the model's encoding. ValueError when
-    there is none."""
-    from fairaudit.bounds.fairquant import Domain, Feature, nnet_domain
-
-    net = network_of(model)
-    if net.lower is not None and net.upper is not None:
-        return nnet_domain(net.encoding.raw_names, net.lower, net.upper)
-    if dataset is None:
-        raise ValueError("the model defines no input domain (only a .nnet file does): give the dataset it was "
-                         "trained on, whose column ranges are the domain")
-    frame = dataset.frame
-    feats, start = [], 0
-    for col in net.encoding.columns:
-        if col.kind == "categorical":
-            feats.append(Feature(col.name, "cat", 0.0, float(len(col.values) - 1), start, tuple(col.values)))
-            start += len(col.values)
-            continue
-        import pandas as pd
-
-        x = pd.to_numeric(frame[col.name], errors="coerce").to_numpy(dtype=float) if col.name in frame else []
-        x = np.asarray(x)[np.isfinite(x)] if len(x) else np.array([])
-        if not len(x):
-            raise ValueError(f"column {col.name!r} has no numeric value in the dataset: its range is unknown")
-        lo, hi = float(x.min()), float(x.max())
-        if np.all(x == np.round(x)):
-            feats.append(Feature(col.name, "int", lo, hi, start))
-        else:
-            feats.append(Feature(col.name, "real", lo, hi, start))
-        start += 1
-    return Domain(tuple(feats), start)
-
-
 def domain_inputs(model, dataset=None, warnings=()):
-    """``Inputs`` for auditing ``model`` over its input domain (no audited rows): ``domain`` holds the
-    ``Domain``; the provenance names the model (and the dataset whose ranges make the domain)."""
-    from fairaudit.inputs import Inputs, provenance
+    """``Inputs`` for auditing ``model`` over its input domain (``fairaudit.inputs.Inputs.build_domain``)."""
+    from fairaudit.inputs import Inputs
 
-    domain = model_domain(model, dataset)
-    sizes = math.prod(int(f.hi - f.lo) + 1 for f in domain.features if f.kind != "real")
-    real = [f.name for f in domain.features if f.kind == "real"]
-    source = "the network's input bounds" if dataset is None else f"the column ranges of {dataset.name}"
-    text = (f"every individual of the input domain ({source}: a box of {sizes:,} grid points"
-            + (f" × the intervals of {', '.join(real)}" if real else "") + "), not rows")
-    return Inputs(dataset=dataset, model=model, domain=domain, rows={"policy": "domain", "text": text},
-                  provenance=provenance(dataset, model), warnings=[str(w) for w in warnings])
+    return Inputs.build_domain(model, dataset, warnings=warnings)
 
 
 class FairQuantEngine(Engine):
@@ -114,12 +59,12 @@ class FairQuantEngine(Engine):
         Option("sample_depth", int, 15, "from this depth on, an undecided partition is first searched for a "
                "counterexample (random individuals of it); one found stops its refinement", min=0, max=62,
                header=True, label="Counterexample search depth", advanced=True),
-        Option("samples", int, 10, "random individuals tried per partition in the counterexample search", min=0,
+        Option("cex_samples", int, 10, "random individuals tried per partition in the counterexample search", min=0,
                max=10_000, label="Samples per partition", advanced=True),
         Option("protected_values", str, "all", "which values of the protected attribute are compared: all of "
                "them, or only its lowest and highest (the FairQuant artifact's choice)", choices=("all", "extremes"),
                header=True, label="Protected values compared", advanced=True),
-        Option("batch", int, 1024, "partitions analysed at once (a tensor batch) between two reports", min=1,
+        Option("batch_partitions", int, 1024, "partitions analysed at once (a tensor batch) between two reports", min=1,
                max=1_000_000, label="Partitions per batch", advanced=True),
         Option("tolerance", float, 1e-5, "stop once less than this fraction of the domain is left to refine "
                "(FairQuant's quasi-complete termination)", min=0, max=1, label="Undecided tolerance",
@@ -137,6 +82,8 @@ class FairQuantEngine(Engine):
             return reasons
         if inputs.pred is not None:
             return reasons + ["it analyses a model's network, not a decision expression"]
+        from fairaudit.bounds.fairquant import model_domain
+
         try:
             domain = inputs.domain if inputs.domain is not None else model_domain(inputs.model, inputs.dataset)
         except (ValueError, KeyError) as err:
@@ -161,14 +108,13 @@ class FairQuantEngine(Engine):
         domain = getattr(inputs, "domain", None)
         real = domain is not None and domain.has_real
         what = "of the integer grid" if not real else "of the box (grid points × interval widths)"
-        return Guarantee("sound", scope=f"over every individual {what} of the model's input domain, each counted "
-                                        "once",
+        return Guarantee("sound", scope=f"over every individual {what} of the model's input domain",
                          assumes="individuals are spread uniformly over the input domain (a rate counts individuals "
                                  "of the box, not people)")
 
     # ------------------------------------------------------------------------------------------ run
     def run(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
-        from fairaudit.bounds.fairquant import FairQuant
+        from fairaudit.bounds.fairquant import FairQuant, model_domain, network_of
 
         domain = inputs.domain if inputs.domain is not None else model_domain(inputs.model, inputs.dataset)
         net = network_of(inputs.model)
@@ -178,7 +124,7 @@ class FairQuantEngine(Engine):
             column = cs.leaf_node[key].node.column
             analyses[key] = FairQuant(net.layers, domain, column, values=options["protected_values"],
                                       max_depth=options["max_depth"], sample_depth=options["sample_depth"],
-                                      samples=options["samples"], batch=options["batch"],
+                                      samples=options["cex_samples"], batch=options["batch_partitions"],
                                       tolerance=options["tolerance"], seed=int(options.get("seed") or 0) + i,
                                       keep=KEEP_COUNTEREXAMPLES)
         return self._batches(analyses, inputs.model, domain, ctx)
@@ -226,7 +172,7 @@ class FairQuantEngine(Engine):
             "interval gradient × width. A partition of one individual is decided by running the network on it.",
             "From depth "
             f"{options.get('sample_depth')} an undecided partition is first searched for a counterexample "
-            f"({options.get('samples')} random individuals); one found is confirmed by the model's prediction of "
+            f"({options.get('cex_samples')} random individuals); one found is confirmed by the model's prediction of "
             "both individuals, counts as one unfair individual, and stops that partition's refinement. A "
             f"partition {options.get('max_depth')} bisections deep is not split further.",
             "Certified and unfair are counted exactly (whole numbers of individuals) and are sound lower bounds, "
@@ -241,10 +187,9 @@ def _leaf(a) -> LeafValue:
     r = a.rates()
     lo, _ = enclose(r["certified"])
     _, hi = enclose(1 - r["unfair"])
-    cert, unfair = float(r["certified"]), float(r["unfair"])
     return LeafValue(np.array([(lo + hi) / 2]), np.array([lo]), np.array([hi]), 0.0, np.array([float(a.pops)]),
                      certified=np.array([lo]), unfair=np.array([1.0 - hi]),
-                     undecided=np.array([max(0.0, 1.0 - cert - unfair)]))
+                     undecided=np.array([float(r["undecided"])]))
 
 
 def _show(domain, j: int, value) -> object:
@@ -343,7 +288,7 @@ def conformance_cases():
         Case("linear_b62", "Fair[x1] >= 0.65", lambda: _toy_nnet(_LINEAR, "linear.nnet"),
              {"Fair[x1]": 0.6}),
         Case("random_long", "Fair[x1] >= 0.5", lambda: _toy_nnet(long_net, "random.nnet"),
-             {"Fair[x1]": _truth(long_net, 1)}, options={"batch": 2}, long=True),
+             {"Fair[x1]": _truth(long_net, 1)}, options={"batch_partitions": 2}, long=True),
     )
 
 
