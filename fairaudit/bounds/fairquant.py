@@ -45,6 +45,7 @@ except ImportError:  # pragma: no cover - the engine's availability check report
 
 MARGIN = 1e-9  # relative margin a sign must clear before it is trusted (float64 rounding)
 INACTIVE, UNSTABLE, ACTIVE = 0, 1, 2
+ORDERS = ("depth-first", "breadth-first")  # LIFO as in the artifact, or FIFO (shallowest partitions first)
 
 
 # ============================================================================================ the domain
@@ -204,14 +205,20 @@ class Box:
     hi: "torch.Tensor"
     groups: list = field(default_factory=list)
 
+    def __post_init__(self):
+        self.mid = (self.lo + self.hi) * 0.5
+        self.rad = (self.hi - self.lo) * 0.5
+
 
 def concretize(c, d, box: Box):
     """``(min, max)`` over the box of ``x·c + d`` (``c: [B, n, m]``, ``d: [B, m]``): ``d + Σ c⁺·lo + c⁻·hi`` and
     ``d + Σ c⁺·hi + c⁻·lo`` over numeric inputs, plus, per one-hot group, the smallest (largest) coefficient
     among the codes the group may take (exactly one indicator is 1)."""
-    cp, cn = c.clamp(min=0), c.clamp(max=0)
-    low = d + torch.einsum("bnm,bn->bm", cp, box.lo) + torch.einsum("bnm,bn->bm", cn, box.hi)
-    high = d + torch.einsum("bnm,bn->bm", cp, box.hi) + torch.einsum("bnm,bn->bm", cn, box.lo)
+    # c⁺·lo + c⁻·hi = c·mid − |c|·rad (mid, rad: the box's centre and radius): two products for both bounds
+    centre = torch.bmm(box.mid[:, None, :], c)[:, 0, :]
+    spread = torch.bmm(box.rad[:, None, :], c.abs())[:, 0, :]
+    low = d + centre - spread
+    high = d + centre + spread
     for start, size, allowed in box.groups:
         part = c[:, start:start + size, :]
         mask = allowed[:, :, None]
@@ -221,10 +228,14 @@ def concretize(c, d, box: Box):
 
 
 def affine_rule(sym: Symbolic, W, b) -> Symbolic:
-    """``z' = W z + b`` (``W: [m', m]``): ``L' = W⁺L + W⁻U + b``, ``U' = W⁺U + W⁻L + b``."""
-    Wp, Wn = W.clamp(min=0).T, W.clamp(max=0).T
-    return Symbolic(sym.lc @ Wp + sym.uc @ Wn, sym.ld @ Wp + sym.ud @ Wn + b,
-                    sym.uc @ Wp + sym.lc @ Wn, sym.ud @ Wp + sym.ld @ Wn + b)
+    """``z' = W z + b`` (``W: [m', m]``): ``L' = W⁺L + W⁻U + b``, ``U' = W⁺U + W⁻L + b``, computed as
+    ``C·W ∓ R·|W|`` with ``C = (L + U)/2``, ``R = (U − L)/2`` (the same bounds, two products instead of four)."""
+    Wt, At = W.T, W.abs().T
+    c = (sym.lc + sym.uc) * 0.5 @ Wt
+    r = (sym.uc - sym.lc) * 0.5 @ At
+    dc = (sym.ld + sym.ud) * 0.5 @ Wt + b
+    dr = (sym.ud - sym.ld) * 0.5 @ At
+    return Symbolic(c - r, dc - dr, c + r, dc + dr)
 
 
 def input_rule(W, b, batch: int) -> Symbolic:
@@ -360,7 +371,8 @@ class FairQuant:
 
     def __init__(self, layers, domain: Domain, protected: str | int, *, values: str | Sequence[float] = "all",
                  max_depth: int = 20, sample_depth: int = 15, samples: int = 10, batch: int = 1024,
-                 tolerance: float = 1e-5, seed: int = 0, keep: int = 100, log: list | None = None):
+                 tolerance: float = 1e-5, seed: int = 0, keep: int = 100, log: list | None = None,
+                 order: str = "depth-first"):
         if torch is None:
             raise ImportError("torch")
         if np.asarray(layers[-1][0]).shape[0] != 1:
@@ -378,6 +390,9 @@ class FairQuant:
         self.batch, self.tolerance = max(1, int(batch)), float(tolerance)
         self.rng = np.random.default_rng(seed)
         self.keep = int(keep)
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+        self.fifo = order == "breadth-first"  # the largest (shallowest) partitions first: a better anytime curve
         self.log = log  # a list: every popped partition is appended as (lb, ub, depth, status, split feature)
         feats = domain.features
         self.kinds = np.array([f.kind for f in feats])
@@ -456,10 +471,11 @@ class FairQuant:
             return 0
         n = len(self.lb)
         take = min(self.batch, n)
-        lb, ub = self.lb[n - take:], self.ub[n - take:]
-        depth, halv = self.depth[n - take:], self.halvings[n - take:]
-        self.lb, self.ub = self.lb[:n - take], self.ub[:n - take]
-        self.depth, self.halvings = self.depth[:n - take], self.halvings[:n - take]
+        part = slice(0, take) if self.fifo else slice(n - take, n)
+        keep = slice(take, n) if self.fifo else slice(0, n - take)
+        lb, ub, depth, halv = self.lb[part], self.ub[part], self.depth[part], self.halvings[part]
+        self.lb, self.ub, self.depth, self.halvings = (self.lb[keep], self.ub[keep], self.depth[keep],
+                                                       self.halvings[keep])
         self.pops += take
         self.max_seen_depth = max(self.max_seen_depth, int(depth.max()))
         c = self.counts
