@@ -8,7 +8,9 @@ race; ``example.nnet`` 1) the refinement of ``fairaudit.bounds.fairquant`` runs 
 the domain) over the integer grid between the file's input bounds, comparing the protected attribute's lowest and
 highest value (the artifact's choice; for the bank networks the misaligned bounds make them 0 and 10, notes §B4.3).
 It prints certified / unfair / undecided % (the undecided split into partitions with a counterexample and
-partitions left by the depth limit), partitions popped, counterexample partitions and seconds, beside the paper's
+partitions left by the depth limit), partitions popped, counterexamples (unfair individuals proven or witnessed),
+seconds, and ``cer@pt``: the certified % already reached within the paper's time (the rates are anytime-sound),
+beside the paper's
 Table II (FairQuant, C + OpenBLAS, 2 CPUs). Targets: compas-1..4 exact; elsewhere certified % ≥ the paper's in no
 more time. Runs single-threaded (``OMP_NUM_THREADS=1``, ``torch.set_num_threads(1)``) unless ``--threads``.
 
@@ -62,16 +64,24 @@ def networks(root: Path, only) -> list[tuple[str, str, Path]]:
     return sorted(out, key=lambda t: (order.get(t[0], 9), len(t[1]), t[1]))
 
 
-def run_one(path: Path, protected: int, time_limit: float, batch: int, seed: int) -> dict:
+def run_one(path: Path, protected: int, time_limit: float, batch: int, seed: int, order: str,
+            paper_seconds: float | None, corners: bool = False) -> dict:
     from fairaudit.bounds.fairquant import FairQuant, nnet_domain
     from fairaudit.models.nnet import read_nnet
 
     net = read_nnet(path)
     domain = nnet_domain([f"x{i}" for i in range(net.input_size)], net.mins, net.maxs)
     fq = FairQuant(net.layers, domain, protected, values="extremes", max_depth=20, sample_depth=15, samples=10,
-                   batch=batch, tolerance=1e-5, seed=seed)
+                   batch=batch, tolerance=1e-5, seed=seed, order=order,
+                   corners=corners)
     start = time.perf_counter()
-    rates = fq.run(time_limit=time_limit)
+    at_paper = [0.0]  # the certified % reached within the paper's time (the anytime target)
+
+    def on_step(a):
+        if paper_seconds is not None and time.perf_counter() - start <= paper_seconds:
+            at_paper[0] = float(a.counts.certified) / a.counts.total * 100
+
+    rates = fq.run(time_limit=time_limit, on_step=on_step)
     seconds = time.perf_counter() - start
     s = fq.summary()
     return {"certified": float(rates["certified"]) * 100, "unfair": float(rates["unfair"]) * 100,
@@ -79,7 +89,7 @@ def run_one(path: Path, protected: int, time_limit: float, batch: int, seed: int
             "und_limit": float(rates["undecided_open"]) * 100, "partitions": fq.pops,
             "cex": fq.counts.unfair, "cex_partitions": fq.counts.cex_partitions, "seconds": seconds,
             "stopped": s["stopped"], "certified_count": fq.counts.certified, "unfair_count": fq.counts.unfair,
-            "total": fq.counts.total, "values": [float(v) for v in fq.values]}
+            "total": fq.counts.total, "values": [float(v) for v in fq.values], "cer_at_paper_time": at_paper[0]}
 
 
 def verdict(name: str, r: dict) -> str:
@@ -88,10 +98,11 @@ def verdict(name: str, r: dict) -> str:
     if name not in PAPER:
         return ""
     _, cer, _, _, secs = PAPER[name]
-    ok_cer = r["certified"] + 0.005 >= cer
-    ok_time = r["seconds"] <= secs
-    return ("ok" if ok_cer and ok_time else
-            ("cer<" if not ok_cer else "") + (" " if not ok_cer and not ok_time else "") + ("slower" if not ok_time else ""))
+    if r["certified"] + 0.005 >= cer and r["seconds"] <= secs:
+        return "ok"
+    if r["cer_at_paper_time"] + 0.005 >= cer:
+        return "ok (anytime)"  # the paper's certified % was reached within the paper's time
+    return "cer<" if r["certified"] + 0.005 < cer else "slower"
 
 
 def main(argv=None) -> int:
@@ -101,7 +112,12 @@ def main(argv=None) -> int:
     parser.add_argument("--time-limit", type=float, default=1800.0, help="seconds per model (paper: 1800)")
     parser.add_argument("--batch", type=int, default=1024, help="partitions analysed at once")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--order", choices=("depth-first", "breadth-first"), default="depth-first",
+                        help="which partitions first: the artifact's LIFO, or the shallowest (largest) first")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--corners", action="store_true",
+                        help="also try the box corners where the output bounds are extreme in the counterexample "
+                             "search (faster, fewer partitions, fewer certified)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
@@ -110,21 +126,22 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     rows = []
     head = (f"{'model':<9} {'PA':>2} {'cer%':>7} {'fal%':>6} {'und%':>6} {'(cex':>6} {'limit)':>6} "
-            f"{'parts':>8} {'#cex':>6} {'secs':>7} | {'paper cer':>9} {'fal':>5} {'und':>6} {'#cex':>6} "
+            f"{'parts':>8} {'#cex':>6} {'secs':>7} {'cer@pt':>7} | {'paper cer':>9} {'fal':>5} {'und':>6} {'#cex':>6} "
             f"{'secs':>7} | target")
     print(f"# torch threads {torch.get_num_threads()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
-          f"batch {args.batch}, time limit {args.time_limit:g}s, seed {args.seed}")
+          f"batch {args.batch}, {args.order}{', corners' if args.corners else ''}, time limit {args.time_limit:g}s, seed {args.seed}")
     print(head)
     print("-" * len(head))
     for group, name, path in networks(args.models, args.only):
         pa = PROTECTED.get(group, PROTECTED.get(name))
-        r = run_one(path, pa, args.time_limit, args.batch, args.seed)
         p = PAPER.get(name)
+        r = run_one(path, pa, args.time_limit, args.batch, args.seed, args.order, p[4] if p else None,
+                    args.corners)
         paper = (f"{p[1]:>9.2f} {p[2]:>5.2f} {p[3]:>6.2f} {p[0]:>6} {p[4]:>7.2f}" if p else f"{'':>9} {'':>5} "
                  f"{'':>6} {'':>6} {'':>7}")
         print(f"{name:<9} {pa:>2} {r['certified']:>7.2f} {r['unfair']:>6.2f} {r['undecided']:>6.2f} "
               f"{r['und_cex']:>6.2f} {r['und_limit']:>6.2f} {r['partitions']:>8} {r['cex']:>6} "
-              f"{r['seconds']:>7.2f} | {paper} | {verdict(name, r)}"
+              f"{r['seconds']:>7.2f} {r['cer_at_paper_time'] if p else 0:>7.2f} | {paper} | {verdict(name, r)}"
               + ("" if r["stopped"] == "complete" else f" ({r['stopped']})"), flush=True)
         rows.append({"model": name, "group": group, "protected": pa, **r, "paper": p, "target": verdict(name, r)})
     if args.json:

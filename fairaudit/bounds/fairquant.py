@@ -272,8 +272,9 @@ def relu_rule(sym: Symbolic, box: Box) -> tuple[Symbolic, "torch.Tensor"]:
     return out, mask
 
 
-def forward_bounds(layers, box: Box) -> tuple["torch.Tensor", "torch.Tensor", list]:
-    """The output's concrete bounds ``[B, outputs]`` (low, high) over each box, and the hidden layers' masks."""
+def forward_bounds(layers, box: Box, symbolic: list | None = None) -> tuple["torch.Tensor", "torch.Tensor", list]:
+    """The output's concrete bounds ``[B, outputs]`` (low, high) over each box, and the hidden layers' masks
+    (``symbolic``, a list: the output's ``Symbolic`` bounds are appended to it)."""
     batch = box.lo.shape[0]
     W, b = layers[0]
     sym = input_rule(W, b, batch)
@@ -284,6 +285,8 @@ def forward_bounds(layers, box: Box) -> tuple["torch.Tensor", "torch.Tensor", li
         sym = affine_rule(sym, W, b)
     low, _ = concretize(sym.lc, sym.ld, box)
     _, high = concretize(sym.uc, sym.ud, box)
+    if symbolic is not None:
+        symbolic.append(sym)
     return low, high, masks
 
 
@@ -372,7 +375,7 @@ class FairQuant:
     def __init__(self, layers, domain: Domain, protected: str | int, *, values: str | Sequence[float] = "all",
                  max_depth: int = 20, sample_depth: int = 15, samples: int = 10, batch: int = 1024,
                  tolerance: float = 1e-5, seed: int = 0, keep: int = 100, log: list | None = None,
-                 order: str = "depth-first"):
+                 order: str = "depth-first", corners: bool = False):
         if torch is None:
             raise ImportError("torch")
         if np.asarray(layers[-1][0]).shape[0] != 1:
@@ -392,6 +395,8 @@ class FairQuant:
         self.keep = int(keep)
         if order not in ORDERS:
             raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+        self.corners = bool(corners)  # also try the corners where the output bounds are extreme (fewer partitions,
+        # found sooner, but a mixed partition stops being refined earlier, so fewer are certified)
         self.fifo = order == "breadth-first"  # the largest (shallowest) partitions first: a better anytime curve
         self.log = log  # a list: every popped partition is appended as (lb, ub, depth, status, split feature)
         feats = domain.features
@@ -495,10 +500,12 @@ class FairQuant:
             self._keep(lb[single][~same], out[~same])
         rest = np.flatnonzero(~single)
         split_feature = np.full(take, -1, dtype=np.int64)
+        hints: dict = {}  # undecided partition -> the corners where a copy's output bound is extreme
         if len(rest):
             box = self._box(lb[rest], ub[rest])
+            out_sym: list = []
             with torch.no_grad():
-                low, high, masks = forward_bounds(self.layers, box)
+                low, high, masks = forward_bounds(self.layers, box, out_sym)
             low, high = low[:, 0].numpy(), high[:, 0].numpy()
             margin = MARGIN * (1.0 + np.maximum(np.abs(low), np.abs(high)))
             pos = (low > margin).reshape(-1, self.k)
@@ -509,6 +516,11 @@ class FairQuant:
             unfair[rest] = decided & ~is_fair
             und = ~decided
             if und.any():
+                if self.corners:
+                    corners = self._corners(out_sym[0], lb[rest], ub[rest])
+                    for i, p in enumerate(rest):
+                        if und[i]:
+                            hints[p] = corners[i]
                 with torch.no_grad():
                     gl, gu = backward_rule(self.layers, [m for m in masks])
                 split_feature[rest[und]] = self._choose(gl.numpy(), gu.numpy(), lb[rest], ub[rest])[und]
@@ -523,7 +535,8 @@ class FairQuant:
         sampled = undecided[depth[undecided] >= self.sample_depth] if self.samples > 0 else undecided[:0]
         hit = np.zeros(take, dtype=bool)
         if len(sampled):
-            hit[sampled] = self._sample(lb[sampled], ub[sampled])
+            extra = np.stack([hints[p] for p in sampled]) if hints and all(p in hints for p in sampled) else None
+            hit[sampled] = self._sample(lb[sampled], ub[sampled], extra)
             c.cex_partitions += int(hit.sum())
             c.cex_mass += self.mass(lb[hit], ub[hit], halv[hit])
         grow = undecided[~hit[undecided] & (depth[undecided] < self.max_depth)]
@@ -535,6 +548,8 @@ class FairQuant:
                 self.log.append((lb[i].copy(), ub[i].copy(), int(depth[i]), str(status[i]),
                                  int(split_feature[i]) if splitting[i] else None))
         if len(grow):
+            if (split_feature[grow] < 0).any():  # pragma: no cover - a bug: refining it would never end
+                raise AssertionError("an undecided partition has no split feature")
             self._push(lb[grow], ub[grow], depth[grow], halv[grow], split_feature[grow])
         if not len(self.lb):
             self.stopped = "complete"
@@ -586,14 +601,31 @@ class FairQuant:
         self.depth = np.concatenate([self.depth, np.repeat(depth + 1, 2)])
         self.halvings = np.concatenate([self.halvings, np.repeat(halv + real.astype(np.int64), 2)])
 
-    def _sample(self, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
-        """Up to ``samples`` uniform individuals of each partition; True where one's decision changes with the
-        protected attribute (that individual is kept as a counterexample)."""
+    def _corners(self, sym: Symbolic, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
+        """Per partition ``[P, 2k, F]``: for each copy, the corner of the box minimising its output's lower linear
+        bound and the corner maximising its upper one — where a flip is likeliest (a group takes its lowest code)."""
+        P = len(lb)
+        lc = sym.lc[:, :, 0].numpy().reshape(P, self.k, -1)
+        uc = sym.uc[:, :, 0].numpy().reshape(P, self.k, -1)
+        out = np.repeat(lb[:, None, :], 2 * self.k, axis=1)
+        for j, f in self._numeric:
+            low = np.where(lc[:, :, f.start] >= 0, lb[:, None, j], ub[:, None, j])
+            high = np.where(uc[:, :, f.start] >= 0, ub[:, None, j], lb[:, None, j])
+            out[:, :, j] = np.concatenate([low, high], axis=1)
+        return out
+
+    def _sample(self, lb: np.ndarray, ub: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
+        """Up to ``samples`` uniform individuals of each partition (after the ``extra`` candidates ``[P, C, F]``,
+        the corners where the bounds are extreme); True where one's decision changes with the protected attribute
+        (that individual is kept as a counterexample)."""
         P, S = len(lb), self.samples
         u = self.rng.random((P, S, lb.shape[1]))
         span = np.where(self.real, ub - lb, ub - lb + 1)[:, None, :]
         pts = lb[:, None, :] + u * span
         pts = np.where(self.real, pts, np.minimum(np.floor(pts), ub[:, None, :]))
+        if extra is not None:
+            pts = np.concatenate([extra, pts], axis=1)
+            S = pts.shape[1]
         flat = pts.reshape(P * S, -1)
         out = self._outputs(flat).reshape(P, S, self.k)
         pos = out > 0
