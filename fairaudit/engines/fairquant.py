@@ -61,6 +61,13 @@ class FairQuantEngine(Engine):
                header=True, label="Counterexample search depth", advanced=True),
         Option("cex_samples", int, 10, "random individuals tried per partition in the counterexample search", min=0,
                max=10_000, label="Samples per partition", advanced=True),
+        Option("order", str, "depth-first", "which partitions are refined first: depth-first (the last split "
+               "first, as FairQuant) or breadth-first (the largest first: the certified rate grows sooner)",
+               choices=("depth-first", "breadth-first"), header=True, label="Refinement order", advanced=True),
+        Option("cex_corners", bool, False, "in the counterexample search also try the corners of the partition "
+               "where an output bound is extreme: counterexamples are found sooner and the run is shorter, but a "
+               "partition with one stops being refined, so fewer individuals are certified",
+               label="Try the corners for counterexamples", advanced=True),
         Option("protected_values", str, "all", "which values of the protected attribute are compared: all of "
                "them, or only its lowest and highest (the FairQuant artifact's choice)", choices=("all", "extremes"),
                header=True, label="Protected values compared", advanced=True),
@@ -126,7 +133,8 @@ class FairQuantEngine(Engine):
                                       max_depth=options["max_depth"], sample_depth=options["sample_depth"],
                                       samples=options["cex_samples"], batch=options["batch_partitions"],
                                       tolerance=options["tolerance"], seed=int(options.get("seed") or 0) + i,
-                                      keep=KEEP_COUNTEREXAMPLES)
+                                      keep=KEEP_COUNTEREXAMPLES, order=options["order"],
+                                      corners=options["cex_corners"])
         return self._batches(analyses, inputs.model, domain, ctx)
 
     def _batches(self, analyses: dict, model, domain, ctx: Context) -> Iterator[LeafBatch]:
