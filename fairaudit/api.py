@@ -44,8 +44,9 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     generator of partial ``AuditResult``s instead (the last one is final; closing it stops the run), which is
     how the dashboard draws the run live.
 
-    ``data`` None with a ``model``, for an engine that does not require a dataset (``fairquant``): the model is
-    audited over its input domain (``fairaudit.inputs.Inputs.build_domain``: a ``.nnet`` file's input bounds).
+    An engine that requires a model and no dataset (``fairquant``) audits the model over its input domain
+    (``fairaudit.inputs.Inputs.build_domain``): a ``.nnet`` file's input bounds (``data`` None), else the column
+    ranges of ``data``; there are no rows (``pred``, ``where``, ``rows`` do not apply).
 
     ``population``: a population program (a ``.fr`` path or a parsed ``fairaudit.programs.Program``) to sample
     individuals from instead of reading a dataset (``data`` None; the monitor engine). ``spec`` None then audits
@@ -69,7 +70,8 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
                                     model=model, pred=pred, where=where, rows=rows, on_step=on_step,
                                     on_progress=on_progress)
         return results if iterate else last(results)
-    if data is None and model is not None and "dataset" not in chosen.requires:  # a model over its input domain
+    if model is not None and "model" in chosen.requires and "dataset" not in chosen.requires:
+        # a model audited over its input domain (a .nnet file's bounds, or the dataset's column ranges), not rows
         if pred is not None or where is not None or rows is not None or epsilon is not None:
             raise FairauditError("a model audited over its input domain has no rows: pred, where, rows and epsilon "
                                  "do not apply")
@@ -80,8 +82,8 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
         reasons = chosen.check(spec, None)
         if reasons:
             raise FairauditError(f"the {chosen.name} engine cannot audit this specification: " + "; ".join(reasons))
-        inputs = Inputs.build_domain(model, trust_pickle=trust_pickle, trusted_types=tuple(trusted_types),
-                                     warnings=ignored)
+        inputs = Inputs.build_domain(model, _dataset(data) if data is not None else None, trust_pickle=trust_pickle,
+                                     trusted_types=tuple(trusted_types), warnings=ignored)
         if on_step is not None and on_progress is None:
             on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
         results = start(chosen, spec, inputs, resolved, on_progress=on_progress)

@@ -44,6 +44,7 @@ except ImportError:  # pragma: no cover - the engine's availability check report
     torch = None
 
 MARGIN = 1e-9  # relative margin a sign must clear before it is trusted (float64 rounding)
+TENSOR_BYTES = 64 * 2 ** 20  # the largest symbolic tensor of a batch (the batch shrinks for wide inputs)
 INACTIVE, UNSTABLE, ACTIVE = 0, 1, 2
 ORDERS = ("depth-first", "breadth-first")  # LIFO as in the artifact, or FIFO (shallowest partitions first)
 
@@ -390,7 +391,11 @@ class FairQuant:
         self.layers_np = [(np.asarray(W, dtype=np.float64), np.asarray(b, dtype=np.float64)) for W, b in layers]
         self.layers = [(torch.from_numpy(W.copy()), torch.from_numpy(b.copy())) for W, b in self.layers_np]
         self.max_depth, self.sample_depth, self.samples = int(max_depth), int(sample_depth), int(samples)
-        self.batch, self.tolerance = max(1, int(batch)), float(tolerance)
+        # a batch's symbolic tensors are [P·k, inputs, neurons] float64: at most TENSOR_BYTES each
+        widest = max(W.shape[0] for W, _ in self.layers_np)
+        per_partition = self.k * domain.n_inputs * widest * 8
+        self.batch = max(1, min(int(batch), TENSOR_BYTES // per_partition))
+        self.tolerance = float(tolerance)
         self.rng = np.random.default_rng(seed)
         self.keep = int(keep)
         if order not in ORDERS:

@@ -87,7 +87,8 @@ def test_mlp_over_the_dataset_ranges(mlp_case):
     """A torch MLP trained in the app: the domain is the dataset's column ranges (age an integer grid, grp and
     sex categories); Fair[sex] flips the one-hot group; the rates match an enumeration with model.predict."""
     dataset, model = mlp_case
-    r = audit(dataset, "Fair[sex] >= 0.5", engine="fairquant", model=model, rows="all")
+    r = audit(dataset, "Fair[sex] >= 0.5", engine="fairquant", model=model)
+    assert r.rows["policy"] == "domain" and "column ranges" in r.rows["text"]
     f = fair_node(r)
     frame = dataset.frame
     ages = range(int(frame["age"].min()), int(frame["age"].max()) + 1)
