@@ -110,7 +110,7 @@ def main(argv=None) -> int:
     parser.add_argument("--models", type=Path, default=MODELS)
     parser.add_argument("--only", nargs="*", default=None, help="model names (e.g. GC-3 compas-1)")
     parser.add_argument("--time-limit", type=float, default=1800.0, help="seconds per model (paper: 1800)")
-    parser.add_argument("--batch", type=int, default=1024, help="partitions analysed at once")
+    parser.add_argument("--batch", type=int, default=4096, help="partitions analysed at once")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--order", choices=("depth-first", "breadth-first"), default="depth-first",
                         help="which partitions first: the artifact's LIFO, or the shallowest (largest) first")
@@ -129,7 +129,8 @@ def main(argv=None) -> int:
             f"{'parts':>8} {'#cex':>6} {'secs':>7} {'cer@pt':>7} | {'paper cer':>9} {'fal':>5} {'und':>6} {'#cex':>6} "
             f"{'secs':>7} | target")
     print(f"# torch threads {torch.get_num_threads()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
-          f"batch {args.batch}, {args.order}{', corners' if args.corners else ''}, time limit {args.time_limit:g}s, seed {args.seed}")
+          f"batch {args.batch}, {args.order}{', corners' if args.corners else ''}, time limit {args.time_limit:g}s, "
+          f"seed {args.seed}")
     print(head)
     print("-" * len(head))
     for group, name, path in networks(args.models, args.only):

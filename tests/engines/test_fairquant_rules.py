@@ -12,7 +12,8 @@ T = torch.tensor
 
 
 def box(lo, hi, groups=()):
-    return Box(torch.from_numpy(np.array([lo], dtype=float)), torch.from_numpy(np.array([hi], dtype=float)), list(groups))
+    return Box(torch.from_numpy(np.array([lo], dtype=float)), torch.from_numpy(np.array([hi], dtype=float)),
+               list(groups))
 
 
 def linear(coef, const):
@@ -40,7 +41,7 @@ def test_concretize_one_hot_group_is_exact():
 
 @pytest.mark.parametrize("shift, scale, lo, hi", [(0.0, 9 / 14, -1.0, 1.8), (0.7, 25 / 28, -0.3, 2.5)])
 def test_relu_rule_single_neuron(shift, scale, lo, hi):
-    """§B6.4: box x1 ∈ [1,5], x3 ∈ [0,5], pre-activation −0.2x1 + 0.4x3 (+0.7): L' = λ·z, U' = λ·(z − lo)."""
+    """§B6.4: box x1 ∈ [1,5], x3 ∈ [0,5], pre-activation −0.2x1 + 0.4x3 (+0.7): L' = λ·z, U' = λ·(z − lo)."""  # noqa
     s = linear([-0.2, 0.4], shift)
     b = box([1, 0], [5, 5])
     low, high = concretize(s.lc, s.ld, b)
@@ -69,7 +70,8 @@ def test_relu_rule_stable_cases():
 
 
 def test_relu_rule_lower_bound_zero_when_lows_up_negative():
-    # L = x − 2, U = x + 0.5 over x ∈ [0, 1]: low −2, lowsUp −1 < 0 → L := 0; U chord over [0.5, 1.5] (upsLow ≥ 0)
+    # L = x − 2, U = x + 0.5 over x ∈ [0, 1]: low −2, lowsUp −1 < 0 → L := 0;
+    # U over [0.5, 1.5]: upsLow ≥ 0, so U is kept
     s = Symbolic(T([[[1.0]]], dtype=torch.float64), T([[-2.0]], dtype=torch.float64),
                  T([[[1.0]]], dtype=torch.float64), T([[0.5]], dtype=torch.float64))
     out, mask = relu_rule(s, box([0], [1]))
