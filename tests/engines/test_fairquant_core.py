@@ -5,6 +5,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 pytest.importorskip("torch")
@@ -230,3 +231,32 @@ def test_compas_1_regression():
     fq = FairQuant(net.layers, nnet_domain([f"x{i}" for i in range(6)], net.mins, net.maxs), 3)
     fq.run()
     assert (fq.counts.certified, fq.counts.unfair, fq.counts.total, fq.pops) == (607, 17, 624, 93)
+
+
+@pytest.mark.skipif(not (MODELS / "german" / "GC-4.nnet").exists(), reason="benchmark models not available")
+def test_certified_and_unfair_partitions_of_a_real_network_hold_at_random_points():
+    """GC-4 (20 inputs, 4.35e14 individuals): random individuals of certified partitions keep their decision when
+    the age bit flips, of unfair partitions change it (the model's own prediction), and every counterexample flips."""
+    from fairaudit.models.nnet import NNetModel
+
+    net = read_nnet(MODELS / "german" / "GC-4.nnet")
+    model = NNetModel(net)
+    dom = nnet_domain(model.feature_names, net.mins, net.maxs)
+    log = []
+    fq = FairQuant(net.layers, dom, 11, max_depth=12, sample_depth=8, log=log, seed=1)
+    fq.run()
+    rng = np.random.default_rng(0)
+    checked = 0
+    for lb, ub, _, status, _ in log:
+        if status not in ("fair", "unfair"):
+            continue
+        pts = rng.integers(lb.astype(np.int64), ub.astype(np.int64) + 1, size=(20, len(lb))).astype(float)
+        frames = [pd.DataFrame(np.where(np.arange(len(lb)) == 11, v, pts), columns=model.feature_names)
+                  for v in (0.0, 1.0)]
+        same = model.predict(frames[0]) == model.predict(frames[1])
+        assert same.all() if status == "fair" else (~same).all()
+        checked += 1
+    assert checked > 10 and fq.counts.certified > 0.9 * fq.counts.total
+    for cex in fq.counterexamples:
+        pair = pd.DataFrame([cex.point, cex.point], columns=model.feature_names).assign(x11=[0.0, 1.0])
+        assert len(set(model.predict(pair).tolist())) == 2
