@@ -291,11 +291,12 @@ def forward_bounds(layers, box: Box, symbolic: list | None = None) -> tuple["tor
     return low, high, masks
 
 
-def backward_rule(layers, masks) -> tuple["torch.Tensor", "torch.Tensor"]:
+def backward_rule(layers, masks, batch: int | None = None) -> tuple["torch.Tensor", "torch.Tensor"]:
     """Interval gradient of the (single) output with respect to the inputs (the artifact's ``backward_prop``):
     ``[W_out, W_out]`` on the last hidden layer; at each hidden layer an inactive neuron gives ``[0, 0]``, an
     unstable one ``[min(gl, 0), max(gu, 0)]``; then ``gu' = gu·W⁺ + gl·W⁻``, ``gl' = gl·W⁺ + gu·W⁻``."""
-    batch = masks[0].shape[0] if masks else 1
+    if batch is None:
+        batch = masks[0].shape[0] if masks else 1
     W_out = layers[-1][0][0]
     gl = W_out.expand(batch, -1).clone()
     gu = gl.clone()
@@ -306,7 +307,7 @@ def backward_rule(layers, masks) -> tuple["torch.Tensor", "torch.Tensor"]:
         W = layers[k][0]
         Wp, Wn = W.clamp(min=0), W.clamp(max=0)
         gl, gu = gl @ Wp + gu @ Wn, gu @ Wp + gl @ Wn
-    if not masks:  # a purely affine network
+    if not masks:  # a purely affine network (e.g. a logistic regression)
         gl = gu = W_out.expand(batch, -1)
     return gl, gu
 
@@ -527,7 +528,7 @@ class FairQuant:
                         if und[i]:
                             hints[p] = corners[i]
                 with torch.no_grad():
-                    gl, gu = backward_rule(self.layers, [m for m in masks])
+                    gl, gu = backward_rule(self.layers, masks, batch=len(rest) * self.k)
                 split_feature[rest[und]] = self._choose(gl.numpy(), gu.numpy(), lb[rest], ub[rest])[und]
         proven = unfair & ~single  # a symbolically unfair partition: its lowest corner is a counterexample
         if proven.any() and len(self.counterexamples) < self.keep:

@@ -101,3 +101,23 @@ def test_mlp_over_the_dataset_ranges(mlp_case):
     for row in r.info["fairquant"]["Fair[sex]"]["counterexamples"]:
         pair = pd.DataFrame([{**row["individual"], "sex": v} for v in row["values"]])
         assert model.predict(pair).tolist() == row["decisions"] and len(set(row["decisions"])) == 2
+
+
+def test_logistic_regression_is_an_affine_network(mlp_case):
+    """A logreg model has a ReLU form with no hidden layer: the analysis is exact on the enumerated domain; two
+    Fair leaves are refined side by side; a tree model or a column with too many values is refused."""
+    dataset, _ = mlp_case
+    model = models.train(dataset, "logreg")
+    r = audit(dataset, "Fair[sex] >= 0.5 and Fair[grp] >= 0.5", engine="fairquant", model=model)
+    frame = dataset.frame
+    ages = range(int(frame["age"].min()), int(frame["age"].max()) + 1)
+    grid = pd.DataFrame(list(itertools.product(ages, ["a", "b", "c"])), columns=["age", "grp"])
+    decisions = [model.predict(grid.assign(sex=s)) for s in ("F", "M")]
+    facts = r.info["fairquant"]["Fair[sex]"]
+    assert facts["certified_count"] == int(np.sum(decisions[0] == decisions[1])) == facts["total"] - facts[
+        "unfair_count"]
+    assert r.info["fairquant"]["Fair[grp]"]["stopped"] == "complete"
+    with pytest.raises(FairauditError, match="no ReLU-network form"):
+        audit(dataset, "Fair[sex] >= 0.5", engine="fairquant", model=models.train(dataset, "tree"))
+    with pytest.raises(FairauditError, match="at most 20 copies"):
+        audit(dataset, "Fair[age] >= 0.5", engine="fairquant", model=model)
