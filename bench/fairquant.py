@@ -65,7 +65,7 @@ def networks(root: Path, only) -> list[tuple[str, str, Path]]:
 
 
 def run_one(path: Path, protected: int, time_limit: float, batch: int, seed: int, order: str,
-            paper_seconds: float | None, corners: bool = False) -> dict:
+            paper_seconds: float | None, corners: bool = False, probes: str = "random") -> dict:
     from fairaudit.bounds.fairquant import FairQuant, nnet_domain
     from fairaudit.models.nnet import read_nnet
 
@@ -73,7 +73,7 @@ def run_one(path: Path, protected: int, time_limit: float, batch: int, seed: int
     domain = nnet_domain([f"x{i}" for i in range(net.input_size)], net.mins, net.maxs)
     fq = FairQuant(net.layers, domain, protected, values="extremes", max_depth=20, sample_depth=15, samples=10,
                    batch=batch, tolerance=1e-5, seed=seed, order=order,
-                   corners=corners)
+                   corners=corners, probes=probes)
     start = time.perf_counter()
     at_paper = [0.0]  # the certified % reached within the paper's time (the anytime target)
 
@@ -119,6 +119,10 @@ def main(argv=None) -> int:
                         help="also try the box corners where the output bounds are extreme in the counterexample "
                              "search (faster, fewer partitions, fewer certified)")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--artifact", action="store_true",
+                        help="the artifact's deterministic counterexample probes ⌊s·(lb+ub)/10⌋ (points possibly "
+                             "outside the partition) instead of uniform samples inside it, to compare the partition "
+                             "and counterexample counts with the artifact's re-run (notes §B5.3)")
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import torch
@@ -129,7 +133,8 @@ def main(argv=None) -> int:
             f"{'parts':>8} {'#cex':>6} {'secs':>7} {'cer@pt':>7} | {'paper cer':>9} {'fal':>5} {'und':>6} {'#cex':>6} "
             f"{'secs':>7} | target")
     print(f"# torch threads {torch.get_num_threads()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
-          f"batch {args.batch}, {args.order}{', corners' if args.corners else ''}, time limit {args.time_limit:g}s, "
+          f"batch {args.batch}, {args.order}{', corners' if args.corners else ''}"
+          f"{', artifact probes' if args.artifact else ''}, time limit {args.time_limit:g}s, "
           f"seed {args.seed}")
     print(head)
     print("-" * len(head))
@@ -137,7 +142,7 @@ def main(argv=None) -> int:
         pa = PROTECTED.get(group, PROTECTED.get(name))
         p = PAPER.get(name)
         r = run_one(path, pa, args.time_limit, args.batch, args.seed, args.order, p[4] if p else None,
-                    args.corners)
+                    args.corners, "artifact" if args.artifact else "random")
         paper = (f"{p[1]:>9.2f} {p[2]:>5.2f} {p[3]:>6.2f} {p[0]:>6} {p[4]:>7.2f}" if p else f"{'':>9} {'':>5} "
                  f"{'':>6} {'':>6} {'':>7}")
         print(f"{name:<9} {pa:>2} {r['certified']:>7.2f} {r['unfair']:>6.2f} {r['undecided']:>6.2f} "

@@ -377,7 +377,7 @@ class FairQuant:
     def __init__(self, layers, domain: Domain, protected: str | int, *, values: str | Sequence[float] = "all",
                  max_depth: int = 20, sample_depth: int = 15, samples: int = 10, batch: int = 1024,
                  tolerance: float = 1e-5, seed: int = 0, keep: int = 100, log: list | None = None,
-                 order: str = "depth-first", corners: bool = False):
+                 order: str = "depth-first", corners: bool = False, probes: str = "random"):
         if torch is None:
             raise ImportError("torch")
         if np.asarray(layers[-1][0]).shape[0] != 1:
@@ -403,6 +403,11 @@ class FairQuant:
             raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
         self.corners = bool(corners)  # also try the corners where the output bounds are extreme (fewer partitions,
         # found sooner, but a mixed partition stops being refined earlier, so fewer are certified)
+        if probes not in ("random", "artifact"):
+            raise ValueError(f"probes must be random or artifact, got {probes!r}")
+        # artifact: the FairQuant artifact's deterministic probes ⌊s·(lb+ub)/10⌋, s = 0..9 (C division), which
+        # may lie outside the partition — only to reproduce its Table II; random: uniform inside the partition
+        self.artifact_probes = probes == "artifact"
         self.fifo = order == "breadth-first"  # the largest (shallowest) partitions first: a better anytime curve
         self.log = log  # a list: every popped partition is appended as (lb, ub, depth, status, split feature)
         feats = domain.features
@@ -625,10 +630,14 @@ class FairQuant:
         the corners where the bounds are extreme); True where one's decision changes with the protected attribute
         (that individual is kept as a counterexample)."""
         P, S = len(lb), self.samples
-        u = self.rng.random((P, S, lb.shape[1]))
-        span = np.where(self.real, ub - lb, ub - lb + 1)[:, None, :]
-        pts = lb[:, None, :] + u * span
-        pts = np.where(self.real, pts, np.minimum(np.floor(pts), ub[:, None, :]))
+        if self.artifact_probes:
+            total = (lb + ub)[:, None, :] * np.arange(S)[None, :, None]
+            pts = np.trunc(total / 10)  # C integer division truncates toward zero
+        else:
+            u = self.rng.random((P, S, lb.shape[1]))
+            span = np.where(self.real, ub - lb, ub - lb + 1)[:, None, :]
+            pts = lb[:, None, :] + u * span
+            pts = np.where(self.real, pts, np.minimum(np.floor(pts), ub[:, None, :]))
         if extra is not None:
             pts = np.concatenate([extra, pts], axis=1)
             S = pts.shape[1]
