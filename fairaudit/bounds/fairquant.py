@@ -348,11 +348,12 @@ class Counts:
     falsified: int = 0
     cex_partitions: int = 0
     cex_mass: int = 0
+    cex_witnesses: int = 0  # counterexample partitions whose witness lies inside them (each counts as unfair)
     singles: int = 0  # partitions decided by a concrete forward pass
 
     @property
     def unfair(self) -> int:
-        return self.falsified + self.cex_partitions * self.unit
+        return self.falsified + self.cex_witnesses * self.unit
 
     @property
     def open(self) -> int:
@@ -362,7 +363,7 @@ class Counts:
 
     def rates(self) -> dict:
         t = self.total
-        cex_und = self.cex_mass - self.cex_partitions * self.unit
+        cex_und = self.cex_mass - self.cex_witnesses * self.unit
         return {"certified": Fraction(self.certified, t), "unfair": Fraction(self.unfair, t),
                 "undecided": Fraction(t - self.certified - self.unfair, t),
                 "undecided_cex": Fraction(cex_und, t), "undecided_open": Fraction(self.open, t)}
@@ -547,8 +548,9 @@ class FairQuant:
         hit = np.zeros(take, dtype=bool)
         if len(sampled):
             extra = np.stack([hints[p] for p in sampled]) if hints and all(p in hints for p in sampled) else None
-            hit[sampled] = self._sample(lb[sampled], ub[sampled], extra)
+            hit[sampled], inside = self._sample(lb[sampled], ub[sampled], extra)
             c.cex_partitions += int(hit.sum())
+            c.cex_witnesses += int(inside.sum())
             c.cex_mass += self.mass(lb[hit], ub[hit], halv[hit])
         grow = undecided[~hit[undecided] & (depth[undecided] < self.max_depth)]
         if self.log is not None:
@@ -646,10 +648,15 @@ class FairQuant:
         pos = out > 0
         flips = (pos != pos[:, :, :1]).any(axis=2)  # [P, S]
         hit = flips.any(axis=1)
-        first = np.argmax(flips, axis=1)
+        # a witness counts as an unfair individual only inside its partition (partitions are disjoint, so none is
+        # counted twice); an artifact probe may lie outside it and then only stops the refinement
+        within = ((pts >= lb[:, None, :]) & (pts <= ub[:, None, :]))[:, :, self.candidates].all(axis=2)
+        inside = (flips & within).any(axis=1)
+        first = np.argmax(flips & within, axis=1)
+        first = np.where(inside, first, np.argmax(flips, axis=1))
         rows = np.flatnonzero(hit)
         self._keep(pts[rows, first[rows]], out[rows, first[rows]])
-        return hit
+        return hit, inside
 
     def _keep(self, points: np.ndarray, outputs: np.ndarray) -> None:
         """Keep counterexamples (raw points, their outputs ``[N, k]``) up to ``keep``."""
@@ -678,7 +685,8 @@ class FairQuant:
         c, r = self.counts, self.rates()
         return {"partitions": self.pops, "max_depth_reached": self.max_seen_depth, "stack": int(len(self.lb)),
                 "total": c.total, "certified_count": c.certified, "unfair_count": c.unfair,
-                "cex_partitions": c.cex_partitions, "single_individuals": c.singles,
+                "cex_partitions": c.cex_partitions, "cex_witnesses_inside": c.cex_witnesses,
+                "single_individuals": c.singles,
                 "undecided_counterexample": float(r["undecided_cex"]), "undecided_limit": float(r["undecided_open"]),
                 "stopped": self.stopped or "not finished",
                 "splits": {self.domain.features[j].name: int(s) for j, s in enumerate(self.splits) if s}}

@@ -68,6 +68,10 @@ class FairQuantEngine(Engine):
                "where an output bound is extreme: counterexamples are found sooner and the run is shorter, but a "
                "partition with one stops being refined, so fewer individuals are certified",
                label="Try the corners for counterexamples", advanced=True),
+        Option("cex_probes", str, "random", "where the counterexample search looks: random individuals of the "
+               "partition, or the FairQuant artifact's probes ⌊s·(lb+ub)/10⌋ (s = 0..9), which may lie outside it "
+               "and stop its refinement sooner (a witness outside it is not counted as unfair)",
+               choices=("random", "artifact"), label="Counterexample probes", advanced=True),
         Option("protected_values", str, "all", "which values of the protected attribute are compared: all of "
                "them, or only its lowest and highest (the FairQuant artifact's choice)", choices=("all", "extremes"),
                header=True, label="Protected values compared", advanced=True),
@@ -134,7 +138,7 @@ class FairQuantEngine(Engine):
                                       samples=options["cex_samples"], batch=options["batch_partitions"],
                                       tolerance=options["tolerance"], seed=int(options.get("seed") or 0) + i,
                                       keep=KEEP_COUNTEREXAMPLES, order=options["order"],
-                                      corners=options["cex_corners"])
+                                      corners=options["cex_corners"], probes=options["cex_probes"])
         return self._batches(analyses, inputs.model, domain, ctx)
 
     def _batches(self, analyses: dict, model, domain, ctx: Context) -> Iterator[LeafBatch]:

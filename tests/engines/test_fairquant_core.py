@@ -114,9 +114,25 @@ def test_linear_network_counterexample_sampling():
         assert cex.decisions[0] != cex.decisions[1]
         outs = [concrete_outputs(LINEAR, np.array([[x[0], v, x[2]]]))[0] for v in (0, 1)]
         assert outs == pytest.approx(list(cex.outputs))
+    assert fq.counts.cex_witnesses == fq.counts.cex_partitions  # random samples lie inside their partition
     assert r["unfair"] == Fraction(fq.counts.cex_partitions + fq.counts.falsified, 1000)
     assert r["certified"] <= Fraction(600, 1000) and r["unfair"] <= Fraction(400, 1000)
     assert r["undecided_cex"] > 0
+
+
+def test_artifact_probes_stop_refinement_but_count_only_witnesses_inside():
+    """§B6.2 with min_check_depth 1 and the artifact's probes ⌊s·(lb+ub)/10⌋: both depth-1 halves hit, 3 pops
+    (the first hit of [50,99] is x1 = 44, outside it, but x1 = 59 is inside). With 4 probes only (s = 0..3:
+    x1 = 0, 14, 29, 44, all outside [50,99]) the partition still stops, but no witness counts as unfair."""
+    fq = FairQuant(LINEAR, LINEAR_DOMAIN, 1, sample_depth=1, probes="artifact", batch=1)
+    r = fq.run()
+    assert fq.pops == 3 and fq.counts.cex_partitions == 2 and fq.counts.cex_witnesses == 2
+    assert r["unfair"] == Fraction(2, 1000) and r["certified"] == 0
+    assert sorted(c.point[0] for c in fq.counterexamples) == [34, 59]  # the witnesses inside are kept
+    fq = FairQuant(LINEAR, LINEAR_DOMAIN, 1, sample_depth=1, max_depth=1, samples=4, probes="artifact", batch=1)
+    r = fq.run()
+    assert fq.pops == 3 and fq.counts.cex_partitions == 1 and fq.counts.cex_witnesses == 0
+    assert r["unfair"] == 0 and r["undecided"] == 1 and [c.point[0] for c in fq.counterexamples] == [44]
 
 
 def test_linear_network_on_a_real_domain():
