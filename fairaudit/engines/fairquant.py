@@ -184,9 +184,14 @@ class FairQuantEngine(Engine):
             "interval gradient × width. A partition of one individual is decided by running the network on it.",
             "From depth "
             f"{options.get('sample_depth')} an undecided partition is first searched for a counterexample "
-            f"({options.get('cex_samples')} random individuals); one found is confirmed by the model's prediction of "
-            "both individuals, counts as one unfair individual, and stops that partition's refinement. A "
-            f"partition {options.get('max_depth')} bisections deep is not split further.",
+            + (f"({options.get('cex_samples')} random individuals of it"
+               if options.get("cex_probes", "random") == "random" else
+               "(the FairQuant artifact's probes ⌊s·(lb+ub)/10⌋, which may lie outside it")
+            + (", and the corners where an output bound is extreme" if options.get("cex_corners") else "")
+            + "); one found stops that partition's refinement and, when it lies inside the partition, counts as "
+            "one unfair individual (the counterexamples shown are confirmed by the model's own prediction of both "
+            f"individuals). A partition {options.get('max_depth')} bisections deep is not split further; the "
+            f"refinement order is {options.get('order', 'depth-first')}.",
             "Certified and unfair are counted exactly (whole numbers of individuals) and are sound lower bounds, "
             "so the interval [certified, 1 − unfair] contains the true fair fraction at every step; the "
             "undecided rest is split into partitions with a counterexample and partitions left by the depth or "

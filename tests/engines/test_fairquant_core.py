@@ -276,3 +276,19 @@ def test_certified_and_unfair_partitions_of_a_real_network_hold_at_random_points
     for cex in fq.counterexamples:
         pair = pd.DataFrame([cex.point, cex.point], columns=model.feature_names).assign(x11=[0.0, 1.0])
         assert len(set(model.predict(pair).tolist())) == 2
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_result_does_not_depend_on_order_or_batch(seed):
+    """Run to the end with deterministic probes, the counts are the same whichever order and batch size."""
+    rng = np.random.default_rng(100 + seed)
+    dom = nnet_domain([f"x{i}" for i in range(5)], [0] * 5, [9, 1, 12, 7, 15])
+    layers = random_net(rng, 5, [8, 6])
+    results = set()
+    for order, batch in (("depth-first", 1), ("depth-first", 64), ("breadth-first", 7), ("breadth-first", 4096)):
+        fq = FairQuant(layers, dom, 1, max_depth=9, sample_depth=4, probes="artifact", order=order, batch=batch,
+                       tolerance=0)
+        fq.run()
+        c = fq.counts
+        results.add((c.certified, c.falsified, c.cex_partitions, c.cex_witnesses, c.cex_mass, fq.pops))
+    assert len(results) == 1
