@@ -131,13 +131,11 @@ class Domain:
 
 
 def nnet_domain(names: Sequence[str], lower, upper) -> Domain:
-    """The integer grid between a ``.nnet`` file's input bounds (the FairQuant evaluation's domain)."""
+    """The integer grid between a ``.nnet`` file's input bounds (the FairQuant evaluation's domain); an input whose
+    bounds are not both whole numbers is real-valued (its interval)."""
     lower, upper = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
-    feats = tuple(Feature(str(n), "int", float(math.ceil(lo)), float(math.floor(hi)), i)
+    feats = tuple(Feature(str(n), "int" if lo == round(lo) and hi == round(hi) else "real", float(lo), float(hi), i)
                   for i, (n, lo, hi) in enumerate(zip(names, lower, upper)))
-    for f in feats:
-        if f.lo > f.hi:
-            raise ValueError(f"input {f.name}: no integer between its bounds")
     return Domain(feats, len(feats))
 
 

@@ -292,3 +292,10 @@ def test_the_result_does_not_depend_on_order_or_batch(seed):
         c = fq.counts
         results.add((c.certified, c.falsified, c.cex_partitions, c.cex_witnesses, c.cex_mass, fq.pops))
     assert len(results) == 1
+
+
+def test_fractional_bounds_make_a_real_input():
+    dom = nnet_domain(["a", "b", "c"], [0, 0, -0.5], [10, 1, 0.5])
+    assert [f.kind for f in dom.features] == ["int", "int", "real"]
+    fq = FairQuant([(arr([1.0, 0.0, 1.0]), np.array([-20.0]))], dom, 1)
+    assert fq.run()["certified"] == 1 and fq.counts.unit == 0
