@@ -101,6 +101,8 @@ class FairQuantEngine(Engine):
             return reasons + [str(err)]
         for tn in spec.leaves:
             column = tn.node.column
+            if column not in domain.names and _dataset_column(inputs, column):
+                continue  # a column the model does not read: its decision cannot depend on it (Fair = 1)
             if column not in domain.names:
                 shown = ", ".join(domain.names[:8]) + (", ..." if len(domain.names) > 8 else "")
                 reasons.append(f"{tn.text}: the model has no input {column!r} (its inputs: {shown})")
@@ -130,18 +132,21 @@ class FairQuantEngine(Engine):
         domain = inputs.domain if inputs.domain is not None else model_domain(inputs.model, inputs.dataset)
         net = network_of(inputs.model)
         cs = compile_spec(spec)
-        analyses = {}
+        analyses, unread = {}, []
         for i, key in enumerate(cs.leaf_keys):
             column = cs.leaf_node[key].node.column
+            if column not in domain.names:  # not an input of the model (``check`` allowed it: a dataset column)
+                unread.append(key)
+                continue
             analyses[key] = FairQuant(net.layers, domain, column, values=options["protected_values"],
                                       max_depth=options["max_depth"], sample_depth=options["sample_depth"],
                                       samples=options["cex_samples"], batch=options["batch_partitions"],
                                       tolerance=options["tolerance"], seed=int(options.get("seed") or 0) + i,
                                       keep=KEEP_COUNTEREXAMPLES, order=options["order"],
                                       corners=options["cex_corners"], probes=options["cex_probes"])
-        return self._batches(analyses, inputs.model, domain, ctx)
+        return self._batches(analyses, unread, inputs.model, domain, ctx)
 
-    def _batches(self, analyses: dict, model, domain, ctx: Context) -> Iterator[LeafBatch]:
+    def _batches(self, analyses: dict, unread: list, model, domain, ctx: Context) -> Iterator[LeafBatch]:
         verified: dict = {key: 0 for key in analyses}
         kept: dict = {key: [] for key in analyses}
         warnings: list[str] = []
@@ -160,11 +165,16 @@ class FairQuantEngine(Engine):
                                         "confirmed by the model's prediction (a rounding tie); it is not shown")
                     else:
                         kept[key].append(row)
-            pops = sum(a.pops for a in analyses.values())
+            pops = max(1, sum(a.pops for a in analyses.values()))
             info = {"fairquant": {key: {**a.summary(), "counterexamples": kept[key],
                                         "protected_values": [_show(domain, a.j, v) for v in a.values]}
                                   for key, a in analyses.items()}}
-            yield LeafBatch(np.array([pops]), {key: _leaf(a) for key, a in analyses.items()}, done=pops,
+            leaves = {key: _leaf(a) for key, a in analyses.items()}
+            for key in unread:
+                leaves[key] = _unread_leaf()
+                warnings.append(f"{key}: the model does not read this column, so no decision depends on it "
+                                "(exactly 1)")
+            yield LeafBatch(np.array([pops]), leaves, done=pops,
                             total=pops if finished else None, warnings=tuple(dict.fromkeys(warnings)), info=info)
             if finished or ctx.expired():
                 return
@@ -207,6 +217,17 @@ def _leaf(a) -> LeafValue:
     return LeafValue(np.array([(lo + hi) / 2]), np.array([lo]), np.array([hi]), 0.0, np.array([float(a.pops)]),
                      certified=np.array([lo]), unfair=np.array([1.0 - hi]),
                      undecided=np.array([float(r["undecided"])]))
+
+
+def _unread_leaf() -> LeafValue:
+    one = np.array([1.0])
+    return LeafValue(one, one.copy(), one.copy(), 0.0, np.array([0.0]), certified=one.copy(),
+                     unfair=np.array([0.0]), undecided=np.array([0.0]))
+
+
+def _dataset_column(inputs, column: str) -> bool:
+    dataset = getattr(inputs, "dataset", None)
+    return dataset is not None and column in getattr(dataset.schema, "names", ())
 
 
 def _show(domain, j: int, value) -> object:

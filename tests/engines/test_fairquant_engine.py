@@ -121,3 +121,11 @@ def test_logistic_regression_is_an_affine_network(mlp_case):
         audit(dataset, "Fair[sex] >= 0.5", engine="fairquant", model=models.train(dataset, "tree"))
     with pytest.raises(FairauditError, match="at most 20 copies"):
         audit(dataset, "Fair[age] >= 0.5", engine="fairquant", model=model)
+
+
+def test_a_column_the_model_does_not_read_is_exactly_fair(mlp_case):
+    dataset, _ = mlp_case
+    model = models.train(dataset, "logreg", exclude=["sex"])
+    r = audit(dataset, "Fair[sex] >= 0.999", engine="fairquant", model=model)
+    assert r.verdict == "true" and fair_node(r)["certified"] == 1 and fair_node(r)["undecided"] == 0
+    assert any("does not read this column" in w for w in r.warnings)
