@@ -46,7 +46,7 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
 
     An engine that requires a model and no dataset (``fairquant``) audits the model over its input domain
     (``fairaudit.inputs.Inputs.build_domain``): a ``.nnet`` file's input bounds (``data`` None), else the column
-    ranges of ``data``; there are no rows (``pred``, ``where``, ``rows`` do not apply).
+    ranges of ``data``; there are no rows (``pred`` and ``where`` are refused, ``rows`` is ignored).
 
     ``population``: a population program (a ``.fr`` path or a parsed ``fairaudit.programs.Program``) to sample
     individuals from instead of reading a dataset (``data`` None; the monitor engine). ``spec`` None then audits
@@ -72,9 +72,15 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
         return results if iterate else last(results)
     if model is not None and "model" in chosen.requires and "dataset" not in chosen.requires:
         # a model audited over its input domain (a .nnet file's bounds, or the dataset's column ranges), not rows
-        if pred is not None or where is not None or rows is not None or epsilon is not None:
-            raise FairauditError("a model audited over its input domain has no rows: pred, where, rows and epsilon "
-                                 "do not apply")
+        # no rows: a rows policy has nothing to choose from (ignored); a row filter or a decision expression would
+        # be silently dropped, so they are refused
+        if pred is not None or where is not None or epsilon is not None:
+            raise FairauditError(f"the {chosen.name} engine audits the model over its input domain, not rows: "
+                                 "pred, where and epsilon do not apply")
+        from fairaudit.inputs import ROWS
+
+        if rows is not None and rows not in ROWS:
+            raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
         if spec is None:
             raise FairauditError("no specification: give spec=...")
         ignored = _ignored_headers(spec)
