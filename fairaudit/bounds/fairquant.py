@@ -11,16 +11,20 @@ of the artifact, notes §B2.3), and classified:
   a counterpart with another decision);
 * **undecided** — otherwise: split on the feature with the largest *smear* (interval gradient × width, the
   artifact's formula: summed over the copies), by integer bisection (``[lb, ⌊m⌋]``, ``[⌊m⌋+1, ub]``) or at the
-  real midpoint; below ``sample_depth`` a few random individuals of the partition are tried first, and a
-  partition with a counterexample (an individual whose decision changes with the attribute, checked by a concrete
-  forward pass) is not split further; a partition at ``max_depth`` stays undecided.
+  real midpoint; below ``sample_depth`` a few random individuals of the partition are tried first (``probes``:
+  or the artifact's deterministic probes ``⌊s·(lb+ub)/10⌋``; ``corners``: also the box corners where an output
+  bound is extreme), and a partition with a counterexample (an individual whose decision changes with the
+  attribute, checked by a concrete forward pass) is not split further; a partition at ``max_depth`` stays
+  undecided. ``order``: depth-first (LIFO, the artifact's) or breadth-first; run to the end, the counts do not
+  depend on the order or the batch size.
 
 A partition holding a single individual is decided by a concrete forward pass. Rates count individuals of the
 integer grid exactly (Python integers; a real feature counts its width, halved at each bisection, so every rate
 is an exact fraction): ``certified`` and ``unfair`` are sound lower bounds of the fair and unfair fractions (an
-unfair partition counts all its individuals, a counterexample partition only its witness), ``undecided`` the
-rest, split into "counterexample found" and "depth or time limit". Many partitions are analysed at once as
-batched torch tensors (``[P·k, inputs, neurons]``).
+unfair partition counts all its individuals; a counterexample partition only its witness, and only when the
+witness lies inside it, so none is counted twice); ``undecided`` is the rest, split into "counterexample found"
+and "depth or time limit". Many partitions are analysed at once as batched torch tensors (``[P·k, inputs,
+neurons]``).
 
 Arithmetic is float64; a copy's output sign is only trusted when the bound clears a relative margin of
 ``MARGIN`` (the bounds are not rounded outward operation by operation). Decisions are ``output > 0``.
