@@ -142,3 +142,28 @@ def test_rules_are_batched():
         g1 = backward_rule(EXAMPLE, m1)
         assert low[i].item() == pytest.approx(l1.item()) and high[i].item() == pytest.approx(h1.item())
         assert gl[i].tolist() == pytest.approx(g1[0][0].tolist()) and gu[i].tolist() == pytest.approx(g1[1][0].tolist())
+
+
+def test_the_fused_first_layers_equal_the_rules_one_by_one():
+    """``first_layers`` (input, ReLU and second affine layer at once) gives the bounds and masks of
+    ``input_rule`` → ``relu_rule`` → ``affine_rule``, on random networks, boxes and a one-hot group."""
+    from fairaudit.bounds.fairquant import forward_bounds_stepwise
+
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        depth = int(rng.integers(1, 4))
+        sizes = [6] + [int(rng.integers(1, 9)) for _ in range(depth)] + [1]
+        layers = [(torch.from_numpy(rng.normal(size=(b, a))), torch.from_numpy(rng.normal(size=b)))
+                  for a, b in zip(sizes, sizes[1:])]
+        B = 5
+        lo = rng.integers(-3, 2, (B, 6)).astype(float)
+        hi = lo + rng.integers(0, 4, (B, 6))
+        lo[:, 3:], hi[:, 3:] = 0, 0  # inputs 3..5: a one-hot group of 3 codes
+        codes = rng.integers(0, 3, B)
+        allowed = torch.from_numpy(np.arange(3)[None, :] >= codes[:, None])
+        box = Box(torch.from_numpy(lo), torch.from_numpy(hi), [(3, 3, allowed)])
+        a = forward_bounds(layers, box)
+        b = forward_bounds_stepwise(layers, box)
+        assert np.allclose(a[0].numpy(), b[0].numpy(), atol=1e-9) and np.allclose(a[1].numpy(), b[1].numpy(),
+                                                                                  atol=1e-9), trial
+        assert all(torch.equal(x, y) for x, y in zip(a[2], b[2])), trial
