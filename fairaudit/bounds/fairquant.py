@@ -255,7 +255,11 @@ def relu_rule(sym: Symbolic, box: Box) -> tuple[Symbolic, "torch.Tensor"]:
     upsLow)`` when ``upsLow < 0`` (the chord) and ``L := 0`` when ``lowsUp < 0``, else ``L := lowsUp/(lowsUp −
     low)·L``."""
     low, lows_up = concretize(sym.lc, sym.ld, box)
-    ups_low, up = concretize(sym.uc, sym.ud, box)
+    if sym.uc is sym.lc:  # shared coefficients (after ``first_layers``): only the constants differ
+        shift = sym.ud - sym.ld
+        ups_low, up = low + shift, lows_up + shift
+    else:
+        ups_low, up = concretize(sym.uc, sym.ud, box)
     inactive = up <= 0
     active = ~inactive & (low >= 0)
     unstable = ~inactive & ~active
