@@ -248,18 +248,9 @@ def input_rule(W, b, batch: int) -> Symbolic:
     return Symbolic(c, d, c, d)
 
 
-def relu_rule(sym: Symbolic, box: Box) -> tuple[Symbolic, "torch.Tensor"]:
-    """ReLU on every neuron (the artifact's ``forward_prop_fair``, notes §B2.3), and the gradient mask
-    (0 inactive, 1 unstable, 2 active). With ``low = min L``, ``lowsUp = max L``, ``upsLow = min U``,
-    ``up = max U``: ``up ≤ 0`` gives 0; ``low ≥ 0`` keeps both bounds; otherwise ``U := up/(up − upsLow)·(U −
-    upsLow)`` when ``upsLow < 0`` (the chord) and ``L := 0`` when ``lowsUp < 0``, else ``L := lowsUp/(lowsUp −
-    low)·L``."""
-    low, lows_up = concretize(sym.lc, sym.ld, box)
-    if sym.uc is sym.lc:  # shared coefficients (after ``first_layers``): only the constants differ
-        shift = sym.ud - sym.ld
-        ups_low, up = low + shift, lows_up + shift
-    else:
-        ups_low, up = concretize(sym.uc, sym.ud, box)
+def relu_scales(low, lows_up, ups_low, up):
+    """The ReLU relaxation's numbers per neuron: ``(l_scale, u_scale, u_shift, mask)`` with ``L' = l_scale·L`` and
+    ``U' = u_scale·(U − u_shift)`` (see ``relu_rule``)."""
     inactive = up <= 0
     active = ~inactive & (low >= 0)
     unstable = ~inactive & ~active
@@ -274,9 +265,45 @@ def relu_rule(sym: Symbolic, box: Box) -> tuple[Symbolic, "torch.Tensor"]:
     l_scale = torch.where(lam, lows_up / torch.where(lam, lows_up - low, 1.0), 1.0)
     l_scale = torch.where(zero_l | inactive, 0.0, l_scale)
     u_scale = torch.where(inactive, 0.0, u_scale)
+    return l_scale, u_scale, u_shift, mask
+
+
+def _pre_activation(sym: Symbolic, box: Box):
+    low, lows_up = concretize(sym.lc, sym.ld, box)
+    if sym.uc is sym.lc:  # shared coefficients (after ``first_layers``): only the constants differ
+        shift = sym.ud - sym.ld
+        return low, lows_up, low + shift, lows_up + shift
+    ups_low, up = concretize(sym.uc, sym.ud, box)
+    return low, lows_up, ups_low, up
+
+
+def relu_rule(sym: Symbolic, box: Box) -> tuple[Symbolic, "torch.Tensor"]:
+    """ReLU on every neuron (the artifact's ``forward_prop_fair``, notes §B2.3), and the gradient mask
+    (0 inactive, 1 unstable, 2 active). With ``low = min L``, ``lowsUp = max L``, ``upsLow = min U``,
+    ``up = max U``: ``up ≤ 0`` gives 0; ``low ≥ 0`` keeps both bounds; otherwise ``U := up/(up − upsLow)·(U −
+    upsLow)`` when ``upsLow < 0`` (the chord) and ``L := 0`` when ``lowsUp < 0``, else ``L := lowsUp/(lowsUp −
+    low)·L``."""
+    l_scale, u_scale, u_shift, mask = relu_scales(*_pre_activation(sym, box))
     out = Symbolic(sym.lc * l_scale[:, None, :], sym.ld * l_scale,
                    sym.uc * u_scale[:, None, :], (sym.ud - u_shift) * u_scale)
     return out, mask
+
+
+def relu_affine_shared(sym: Symbolic, box: Box, W, b) -> tuple[Symbolic, "torch.Tensor"]:
+    """``relu_rule`` then ``affine_rule`` when L and U share their coefficients ``c`` (``sym.lc is sym.uc``): the
+    scaled bounds ``c·diag(s_L)``, ``c·diag(s_U)`` never need to be formed — ``lc' = c·(diag((s_L+s_U)/2)·Wᵀ −
+    diag((s_U−s_L)/2)·|W|ᵀ)`` and ``uc'`` likewise are one batched product over ``[B, m, 2m']``."""
+    l_scale, u_scale, u_shift, mask = relu_scales(*_pre_activation(sym, box))
+    Wt, At = W.T, W.abs().T
+    half_sum = ((l_scale + u_scale) * 0.5)[:, :, None]
+    half_diff = ((u_scale - l_scale) * 0.5)[:, :, None]
+    both = torch.matmul(sym.lc, torch.cat([half_sum * Wt, half_diff * At], dim=2))
+    m = W.shape[0]
+    centre, radius = both[:, :, :m], both[:, :, m:]
+    ld, ud = sym.ld * l_scale, (sym.ud - u_shift) * u_scale
+    dc = (ld + ud) * 0.5 @ Wt + b
+    dr = (ud - ld) * 0.5 @ At
+    return Symbolic(centre - radius, dc - dr, centre + radius, dc + dr), mask
 
 
 def first_layers(layers, box: Box) -> tuple[Symbolic | None, "torch.Tensor", "torch.Tensor", list]:
@@ -324,9 +351,12 @@ def forward_bounds(layers, box: Box, symbolic: list | None = None) -> tuple["tor
             symbolic.append(Symbolic(c, d, c, d))
         return low, high, masks
     for W, b in layers[2:]:
-        sym, mask = relu_rule(sym, box)
+        if sym.lc is sym.uc:
+            sym, mask = relu_affine_shared(sym, box, W, b)
+        else:
+            sym, mask = relu_rule(sym, box)
+            sym = affine_rule(sym, W, b)
         masks.append(mask)
-        sym = affine_rule(sym, W, b)
     low, _ = concretize(sym.lc, sym.ld, box)
     _, high = concretize(sym.uc, sym.ud, box)
     if symbolic is not None:
