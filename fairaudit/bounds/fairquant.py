@@ -295,11 +295,16 @@ def relu_affine_shared(sym: Symbolic, box: Box, W, b) -> tuple[Symbolic, "torch.
     diag((s_U−s_L)/2)·|W|ᵀ)`` and ``uc'`` likewise are one batched product over ``[B, m, 2m']``."""
     l_scale, u_scale, u_shift, mask = relu_scales(*_pre_activation(sym, box))
     Wt, At = W.T, W.abs().T
-    half_sum = ((l_scale + u_scale) * 0.5)[:, :, None]
-    half_diff = ((u_scale - l_scale) * 0.5)[:, :, None]
-    both = torch.matmul(sym.lc, torch.cat([half_sum * Wt, half_diff * At], dim=2))
+    B, n, k = sym.lc.shape
     m = W.shape[0]
-    centre, radius = both[:, :, :m], both[:, :, m:]
+    half_sum = (l_scale + u_scale) * 0.5
+    half_diff = (u_scale - l_scale) * 0.5
+    if n <= m:  # scale the coefficients, then plain products
+        centre = ((sym.lc * half_sum[:, None, :]).reshape(-1, k) @ Wt).reshape(B, n, m)
+        radius = ((sym.lc * half_diff[:, None, :]).reshape(-1, k) @ At).reshape(B, n, m)
+    else:  # scale the weights per box: one batched product over [B, k, 2m]
+        both = torch.matmul(sym.lc, torch.cat([half_sum[:, :, None] * Wt, half_diff[:, :, None] * At], dim=2))
+        centre, radius = both[:, :, :m], both[:, :, m:]
     ld, ud = sym.ld * l_scale, (sym.ud - u_shift) * u_scale
     dc = (ld + ud) * 0.5 @ Wt + b
     dr = (ud - ld) * 0.5 @ At
@@ -333,7 +338,11 @@ def first_layers(layers, box: Box) -> tuple[Symbolic | None, "torch.Tensor", "to
     scale = torch.where(inactive, 0.0, scale)
     shift = torch.where(unstable, low, 0.0) * scale  # s·low, what U subtracts
     W2, b2 = layers[1]
-    coef = torch.matmul(c0, scale[:, :, None] * W2.T)  # [B, n, m2], shared by L and U
+    n, m1 = c0.shape
+    if n <= W2.shape[0]:  # scale the (narrower) input coefficients, then one plain product
+        coef = ((c0[None, :, :] * scale[:, None, :]).reshape(-1, m1) @ W2.T).reshape(-1, n, W2.shape[0])
+    else:  # scale the weights per box
+        coef = torch.matmul(c0, scale[:, :, None] * W2.T)  # [B, n, m2], shared by L and U
     common = (scale * b1) @ W2.T + b2
     ld = common - shift @ W2.clamp(max=0).T
     ud = common - shift @ W2.clamp(min=0).T
