@@ -61,9 +61,9 @@ class FairQuantEngine(Engine):
                header=True, label="Counterexample search depth", advanced=True),
         Option("cex_samples", int, 10, "random individuals tried per partition in the counterexample search", min=0,
                max=10_000, label="Samples per partition", advanced=True),
-        Option("order", str, "depth-first", "which partitions are refined first: depth-first (the last split "
-               "first, as FairQuant) or breadth-first (the largest first: the certified rate grows sooner)",
-               choices=("depth-first", "breadth-first"), header=True, label="Refinement order", advanced=True),
+        Option("refine_order", str, "depth-first", "which partitions are refined first: depth-first (the last "
+               "split first, as FairQuant) or breadth-first (the largest first: the certified rate grows sooner)",
+               choices=("depth-first", "breadth-first"), label="Refinement order", advanced=True),
         Option("cex_corners", bool, False, "in the counterexample search also try the corners of the partition "
                "where an output bound is extreme: counterexamples are found sooner and the run is shorter, but a "
                "partition with one stops being refined, so fewer individuals are certified",
@@ -142,7 +142,7 @@ class FairQuantEngine(Engine):
                                       max_depth=options["max_depth"], sample_depth=options["sample_depth"],
                                       samples=options["cex_samples"], batch=options["batch_partitions"],
                                       tolerance=options["tolerance"], seed=int(options.get("seed") or 0) + i,
-                                      keep=KEEP_COUNTEREXAMPLES, order=options["order"],
+                                      keep=KEEP_COUNTEREXAMPLES, order=options["refine_order"],
                                       corners=options["cex_corners"], probes=options["cex_probes"])
         return self._batches(analyses, unread, inputs.model, domain, ctx)
 
@@ -201,7 +201,7 @@ class FairQuantEngine(Engine):
             + "); one found stops that partition's refinement and, when it lies inside the partition, counts as "
             "one unfair individual (the counterexamples shown are confirmed by the model's own prediction of both "
             f"individuals). A partition {options.get('max_depth')} bisections deep is not split further; the "
-            f"refinement order is {options.get('order', 'depth-first')}.",
+            f"refinement order is {options.get('refine_order', 'depth-first')}.",
             "Certified and unfair are counted exactly (whole numbers of individuals) and are sound lower bounds, "
             "so the interval [certified, 1 − unfair] contains the true fair fraction at every step; the "
             "undecided rest is split into partitions with a counterexample and partitions left by the depth or "
