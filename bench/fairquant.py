@@ -116,6 +116,37 @@ def verdict(name: str, r: dict) -> str:
     return "cer<" if r["certified"] + 0.005 < cer else "slower"
 
 
+def markdown(artifact: list[dict], random: list[dict]) -> str:
+    """Both runs (``--json`` of an ``--artifact`` run and of a default run) beside Table II, as a markdown table."""
+    rows = {r["model"]: {"artifact": r} for r in artifact}
+    for r in random:
+        rows.setdefault(r["model"], {})["random"] = r
+    out = ["| model | paper cer / fal / und | paper #cex, s | artifact probes: cer / fal / und | partitions, #cex, s "
+           "| random probes: cer / fal / und (cex + limit) | partitions, s | cer at the paper's time | target |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for name, both in rows.items():
+        p = PAPER.get(name)
+        a, r = both.get("artifact"), both.get("random")
+        cells = [name, f"{p[1]:.2f} / {p[2]:.2f} / {p[3]:.2f}" if p else "", f"{p[0]}, {p[4]:g}" if p else ""]
+        if a:
+            cells += [f"{down(a['certified']):.2f} / {down(a['unfair']):.2f} / {down(a['undecided']):.2f}",
+                      f"{a['partitions']:,}, {a['cex']:,}, {a['seconds']:.2f}"
+                      + ("" if a["stopped"] == "complete" else " (time limit)")]
+        else:
+            cells += ["", ""]
+        if r:
+            cells += [f"{down(r['certified']):.2f} / {down(r['unfair']):.2f} / {down(r['undecided']):.2f} "
+                      f"({down(r['und_cex']):.2f} + {down(r['und_limit']):.2f})",
+                      f"{r['partitions']:,}, {r['seconds']:.2f}" + ("" if r["stopped"] == "complete" else
+                                                                    " (time limit)"),
+                      f"{down(r['cer_at_paper_time']):.2f}" if p else ""]
+        else:
+            cells += ["", "", ""]
+        cells.append(" / ".join(x for x in (a and a["target"], r and r["target"]) if x))
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", type=Path, default=MODELS)
@@ -134,7 +165,13 @@ def main(argv=None) -> int:
                         help="the artifact's deterministic counterexample probes ⌊s·(lb+ub)/10⌋ (points possibly "
                              "outside the partition) instead of uniform samples inside it, to compare the partition "
                              "and counterexample counts with the artifact's re-run (notes §B5.3)")
+    parser.add_argument("--markdown", nargs=2, type=Path, metavar=("ARTIFACT.json", "RANDOM.json"),
+                        help="print the markdown table of two earlier runs' --json (an --artifact run and a default "
+                             "one) beside Table II, and exit")
     args = parser.parse_args(argv)
+    if args.markdown:
+        print(markdown(*(json.loads(p.read_text()) for p in args.markdown)))
+        return 0
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import torch
 
