@@ -198,8 +198,8 @@ def main(argv=None) -> int:
               f"{r['seconds']:>7.2f} {down(r['cer_at_paper_time']) if p else 0:>7.2f} | {paper} | {verdict(name, r)}"
               + ("" if r["stopped"] == "complete" else f" ({r['stopped']})"), flush=True)
         rows.append({"model": name, "group": group, "protected": pa, **r, "paper": p, "target": verdict(name, r)})
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
+        if args.json:  # after every model: a run cut short keeps what it measured
+            args.json.write_text(json.dumps(rows, indent=1))
     return 0
 
 
