@@ -44,6 +44,10 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     generator of partial ``AuditResult``s instead (the last one is final; closing it stops the run), which is
     how the dashboard draws the run live.
 
+    An engine that requires a model and no dataset (``fairquant``) audits the model over its input domain
+    (``fairaudit.inputs.Inputs.build_domain``): a ``.nnet`` file's input bounds (``data`` None), else the column
+    ranges of ``data``; there are no rows (``pred`` and ``where`` are refused, ``rows`` is ignored).
+
     ``population``: a population program (a ``.fr`` path or a parsed ``fairaudit.programs.Program``) to sample
     individuals from instead of reading a dataset (``data`` None; the monitor engine). ``spec`` None then audits
     the program's group-fairness ratio P[target | min ∧ qual] / P[target | ¬min ∧ qual] > 1 − ``epsilon``
@@ -65,6 +69,30 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
         results = _audit_population(chosen, resolved, data, spec, population, epsilon,
                                     model=model, pred=pred, where=where, rows=rows, on_step=on_step,
                                     on_progress=on_progress)
+        return results if iterate else last(results)
+    if model is not None and "model" in chosen.requires and "dataset" not in chosen.requires:
+        # a model audited over its input domain (a .nnet file's bounds, or the dataset's column ranges), not rows
+        # no rows: a rows policy has nothing to choose from (ignored); a row filter or a decision expression would
+        # be silently dropped, so they are refused
+        if pred is not None or where is not None or epsilon is not None:
+            raise FairauditError(f"the {chosen.name} engine audits the model over its input domain, not rows: "
+                                 "pred, where and epsilon do not apply")
+        from fairaudit.inputs import ROWS
+
+        if rows is not None and rows not in ROWS:
+            raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
+        if spec is None:
+            raise FairauditError("no specification: give spec=...")
+        ignored = _ignored_headers(spec)
+        spec = _spec(spec)
+        reasons = chosen.check(spec, None)
+        if reasons:
+            raise FairauditError(f"the {chosen.name} engine cannot audit this specification: " + "; ".join(reasons))
+        inputs = Inputs.build_domain(model, _dataset(data) if data is not None else None, trust_pickle=trust_pickle,
+                                     trusted_types=tuple(trusted_types), warnings=ignored)
+        if on_step is not None and on_progress is None:
+            on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
+        results = start(chosen, spec, inputs, resolved, on_progress=on_progress)
         return results if iterate else last(results)
     if "population" in chosen.requires:
         results = _audit_generated(chosen, resolved, data, spec, epsilon, model=model, pred=pred, where=where,

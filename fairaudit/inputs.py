@@ -116,6 +116,29 @@ class Inputs:
                    generated={"text": text, "variables": variables, "structure": structure})
 
     @classmethod
+    def build_domain(cls, model, dataset=None, *, trust_pickle: bool = False, trusted_types=(),
+                     warnings=()) -> "Inputs":
+        """Inputs for auditing ``model`` (a ReLU network) over its input domain instead of rows: ``domain`` holds
+        the box (``fairaudit.bounds.fairquant.model_domain``: a ``.nnet`` file's input bounds, else ``dataset``'s
+        column ranges); the provenance names the model (and the dataset whose ranges make the domain)."""
+        import math
+
+        from fairaudit.bounds.fairquant import model_domain
+
+        model_obj = resolve_model(model, dataset, trust_pickle=trust_pickle, trusted_types=trusted_types)
+        try:
+            domain = model_domain(model_obj, dataset)
+        except ValueError as err:
+            raise FairauditError(f"cannot audit the model over its input domain: {err}") from None
+        grid = math.prod(int(f.hi - f.lo) + 1 for f in domain.features if f.kind != "real")
+        real = [f.name for f in domain.features if f.kind == "real"]
+        source = "the network's input bounds" if dataset is None else f"the column ranges of {dataset.name}"
+        text = (f"every individual of the input domain ({source}: {grid:,} grid points"
+                + (f" × the intervals of {', '.join(real)}" if real else "") + "), not rows")
+        return cls(dataset=dataset, model=model_obj, domain=domain, rows={"policy": "domain", "text": text},
+                   provenance=provenance(dataset, model_obj), warnings=[str(w) for w in warnings])
+
+    @classmethod
     def build(cls, dataset, *, model=None, pred: str | None = None, where: str | None = None,
               rows: str | None = None, seed: int = 0, trust_pickle: bool = False, trusted_types=(),
               warnings=()) -> "Inputs":

@@ -71,9 +71,9 @@ def test_random_network_round_trip(tmp_path):
 def test_nnet_as_a_model(tmp_path):
     model = models.load(EXAMPLE)
     assert isinstance(model, NNetModel) and model.kind == "nnet"
-    assert model.feature_names == ["x1", "x2", "x3"]
-    rows = pd.DataFrame({"x1": [1, 5, 1], "x2": [0, 1, 1], "x3": [0, 0, 5]})
-    out = example_formula(rows["x1"], rows["x2"], rows["x3"]).to_numpy()
+    assert model.feature_names == ["x0", "x1", "x2"]  # 0-based, like FairQuant's attribute indices
+    rows = pd.DataFrame({"x0": [1, 5, 1], "x1": [0, 1, 1], "x2": [0, 0, 5]})
+    out = example_formula(rows["x0"], rows["x1"], rows["x2"]).to_numpy()
     assert np.array_equal(model.predict(rows), (out > 0).astype(np.int8))  # favourable iff output > 0
     assert np.allclose(model.score(rows), 1 / (1 + np.exp(-out)))
     net = model.as_relu_net()

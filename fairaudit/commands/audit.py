@@ -175,6 +175,9 @@ def run(args: argparse.Namespace) -> int:
     reasons = engine.check(spec_file.spec, None)
     if reasons:
         raise FairauditError(f"the {engine.name} engine cannot audit this specification: " + "; ".join(reasons))
+    if args.data is None and spec_file.dataset is None and getattr(args, "model", None) is not None \
+            and "dataset" not in engine.requires:
+        return run_domain(args, engine, spec_file, options, from_file)
     if args.data is None:
         if spec_file.dataset is None:
             raise FairauditError("no dataset: give --data NAME|CSV (or a '# dataset:' header in the spec file)")
@@ -219,6 +222,33 @@ def run(args: argparse.Namespace) -> int:
         # a gate must not pass on a verdict its own data contradicts: exit 3, "not a pass", and say why
         print("exit:      3 — the verdict is not backed by its guarantee (see the warnings)")
         return EXIT_UNBACKED
+    return EXIT.get(result.verdict, 3)
+
+
+def run_domain(args: argparse.Namespace, engine, spec_file, options: dict, from_file: list) -> int:
+    """``fairaudit audit --model FILE`` without --data, for an engine that does not require a dataset: the model
+    is audited over its input domain (a .nnet file's input bounds)."""
+    from fairaudit.api import audit
+    from fairaudit.commands._model_args import model_from_args
+
+    for flag, value in (("--pred", args.pred), ("--where", args.where), ("--rows", args.rows)):
+        if value is not None:
+            raise FairauditError(f"{flag} needs --data: without it the model is audited over its input domain")
+    check_outputs(args, [spec_file.path, args.model])
+    model = model_from_args(args, None)
+    line = terminal_line(sys.stderr)
+    try:
+        result = audit(None, spec_file.spec, engine=engine.name, model=model, on_progress=line, **options)
+    finally:
+        if line is not None:
+            line.close()
+    print_summary(result, from_file)
+    if args.json:
+        write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"),
+                         what="audit result")
+        print(f"wrote {args.json}")
+    if args.pdf:
+        write_report(args.pdf, result, model=model)
     return EXIT.get(result.verdict, 3)
 
 

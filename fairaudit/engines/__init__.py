@@ -21,6 +21,7 @@ REGISTRY = {
     "fairsquare": "fairaudit.engines.fairsquare:FairSquare",
     "justicia": "fairaudit.engines.justicia:Justicia",
     "fvgm": "fairaudit.engines.fvgm:FVGM",
+    "fairquant": "fairaudit.engines.fairquant:FairQuantEngine",
 }
 DEFAULT = next(iter(REGISTRY))
 

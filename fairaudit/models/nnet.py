@@ -195,7 +195,8 @@ def write_nnet(net: NNet, path) -> None:
 class NNetModel(Model):
     """A single-output ``.nnet`` network as a Model: favourable iff output > 0, score = sigmoid(output).
 
-    Its inputs are numeric columns named ``feature_names`` (default ``x1 .. xD``), fed raw.
+    Its inputs are numeric columns named ``feature_names`` (default ``x0 .. x{D-1}``: 0-based, so that the names
+    match FairQuant's attribute indices, e.g. compas race = ``x3``), fed raw.
     """
 
     kind = "nnet"
@@ -203,7 +204,7 @@ class NNetModel(Model):
     def __init__(self, net: NNet, feature_names: list[str] | None = None, source: str = ""):
         if net.output_size != 1:
             raise ModelError(f"a network with {net.output_size} outputs is not a binary classifier; need 1 output")
-        names = list(feature_names) if feature_names is not None else [f"x{i + 1}" for i in range(net.input_size)]
+        names = list(feature_names) if feature_names is not None else [f"x{i}" for i in range(net.input_size)]
         if len(names) != net.input_size:
             raise ModelError(f"the network takes {net.input_size} inputs but {len(names)} feature names were given")
         self.net = net
