@@ -62,7 +62,7 @@ def adult_pdf(adult_audit):
 
 def _synthetic_verifier() -> AuditResult:
     """A verifier-style result (δ = 0, sound bounds) with a Fair node and rates, 20 refinement steps, from an
-    engine ("fairquant") that is not in the registry."""
+    engine ("quantfair", an engine name no registry has) that is not in the registry."""
     infos = [NodeInfo("n0", None, "Fair[sex] > 0.9", "cmp", ("n1", "n2"), op=">"),
              NodeInfo("n1", "n0", "Fair[sex]", "fair"), NodeInfo("n2", "n0", "0.9", "const", value=0.9)]
     k = 20
@@ -84,7 +84,7 @@ def _synthetic_verifier() -> AuditResult:
     trace = Trace(steps, ["n0", "n1", "n2"], est, lo, hi, zeros, verdict, np.full((k, 3), np.nan), fair(cert),
                   fair(unfair), fair(und))
     stop = int(steps[np.argmax(cert > 0.9)])
-    return AuditResult("Fair[sex] > 0.9", "fairquant", {"delta": 0.0, "domain": "box", "protected": "sex"}, "true",
+    return AuditResult("Fair[sex] > 0.9", "quantfair", {"delta": 0.0, "domain": "box", "protected": "sex"}, "true",
                        stop, k, infos, trace, guarantee=Guarantee("sound"), unit="refinement steps")
 
 
@@ -421,7 +421,7 @@ def test_parameter_table_comes_from_the_engine_declarations(adult_audit):
 def test_an_engine_not_installed_here_lists_its_options_as_recorded():
     result = _synthetic_verifier()
     rows = {title: (value, meaning) for title, value, meaning in content.option_rows(result)}
-    assert rows["Engine"][0] == "fairquant" and "not installed" in rows["Engine"][1]
+    assert rows["Engine"][0] == "quantfair" and "not installed" in rows["Engine"][1]
     assert rows["domain"] == ("box", "") and rows["protected"] == ("sex", "")
 
 
@@ -489,7 +489,7 @@ def test_sound_result_of_an_unknown_engine_is_worded_as_sound():
     assert _flat(Guarantee("sound").interval_meaning) in text
     assert "probability ≥" not in text
     assert "step: the number of refinement steps processed" in text
-    assert "fairquant engine is not installed" in text
+    assert "quantfair engine is not installed" in text
 
 
 def test_partial_result_says_why_it_stopped(adult_audit):
