@@ -26,8 +26,11 @@ witness lies inside it, so none is counted twice); ``undecided`` is the rest, sp
 and "depth or time limit". Many partitions are analysed at once as batched torch tensors (``[P·k, inputs,
 neurons]``).
 
-Arithmetic is float64; a copy's output sign is only trusted when the bound clears a relative margin of
-``MARGIN`` (the bounds are not rounded outward operation by operation). Decisions are ``output > 0``.
+Arithmetic is float64, not rounded outward operation by operation; instead ``rounding_margins`` derives, once per
+network and domain, an a-priori bound on how far any computed output bound (and any concrete output) can be from
+its exact-arithmetic value, and a copy's output sign is only trusted when it clears that margin (and, as before,
+the relative margin ``MARGIN``). Decisions are the signs of the exact output (``output > 0`` favourable); a single
+individual whose computed output lies within the margin of 0 is a *rounding tie*: left undecided, never counted.
 
 The layer rules (``affine_rule``, ``relu_rule``, ``backward_rule``, ``concretize``) are small separately tested
 functions, in the style of ``fairaudit.bounds.rules``.
@@ -47,7 +50,8 @@ try:  # torch is a dependency of the engine, imported lazily by it; the module i
 except ImportError:  # pragma: no cover - the engine's availability check reports it
     torch = None
 
-MARGIN = 1e-9  # relative margin a sign must clear before it is trusted (float64 rounding)
+MARGIN = 1e-9  # relative margin a sign must also clear (kept besides the proven one: results never certify more)
+UNIT_ROUNDOFF = 2.0 ** -53  # float64
 TENSOR_BYTES = 64 * 2 ** 20  # the largest symbolic tensor of a batch (the batch shrinks for wide inputs)
 INACTIVE, UNSTABLE, ACTIVE = 0, 1, 2
 ORDERS = ("depth-first", "breadth-first")  # LIFO as in the artifact, or FIFO (shallowest partitions first)
@@ -185,6 +189,45 @@ def model_domain(model, dataset=None):
             feats.append(Feature(col.name, "real", lo, hi, start))
         start += 1
     return Domain(tuple(feats), start)
+
+
+# ============================================================================================ rounding
+def rounding_margins(layers, magnitudes) -> tuple[float, float]:
+    """``(symbolic, concrete)``: absolute bounds on the rounding error of the float64 computation of the output's
+    symbolic bounds (``forward_bounds``, concretized over any box of the domain) and of a concrete forward pass
+    (``concrete_outputs``), for inputs with ``|x_i| ≤ magnitudes[i]`` (1 for a one-hot input).
+
+    Derivation (u = 2⁻⁵³, γ = n·u/(1 − n·u) with n the longest dot product + 8; every float dot product, in any
+    summation order, is within γ·Σ|aᵢbᵢ| of the exact one). Let ``A_l`` bound the absolute-value magnitude
+    Σ|cᵢ|·|xᵢ| + |d| of layer l's symbolic bounds and ``e_l`` their pointwise error (``L̂ − e ≤ z ≤ Û + e``).
+    The ReLU rule keeps the lower bound within ``e`` (λ·L̂ ≤ λ(z + e) ≤ relu(z) + e for any λ ∈ [0, 1]) and the
+    upper within ``2e + 2γA`` (the chord / the inactive and active cases are decided on concretized bounds that
+    are themselves off by ``e + 2γA``), and at most doubles the magnitude (the chord's constant ``s·t`` is at
+    most ``up``). The affine rule maps ``e`` to ``|W|·e`` and adds ``γ·(4|W|A + |b|)``. Hence
+    ``M_l = 2|W_l|M_{l−1} + |b_l|``, ``E_l = 2|W_l|E_{l−1} + 4γ·M_l`` (``M_0`` = the magnitudes, ``E_0`` = 0),
+    and the output's concretized bounds are within ``E_L + 2γ·M_L``. A concrete pass (ReLU is 1-Lipschitz):
+    ``m_l = |W_l|m_{l−1} + |b_l|``, ``P_l = |W_l|P_{l−1} + γ·m_l``. Both are maxima over the domain, so one
+    pair of numbers serves every partition; each is doubled for slack."""
+    layers = [(np.abs(np.asarray(W, dtype=np.float64)), np.abs(np.asarray(b, dtype=np.float64))) for W, b in layers]
+    longest = max([len(magnitudes)] + [A.shape[1] for A, _ in layers]) + 8
+    gamma = longest * UNIT_ROUNDOFF / (1 - longest * UNIT_ROUNDOFF)
+    M = m = np.asarray(magnitudes, dtype=np.float64)
+    E = P = np.zeros_like(M)
+    for A, b in layers:
+        M = 2 * (A @ M) + b
+        E = 2 * (A @ E) + 4 * gamma * M
+        m = A @ m + b
+        P = A @ P + gamma * m
+    return float(2 * (E.max() + 2 * gamma * M.max())), float(2 * P.max())
+
+
+def input_magnitudes(domain: "Domain") -> np.ndarray:
+    """``max |x_i|`` of every encoded input over the domain (1 for the inputs of a one-hot group)."""
+    out = np.ones(domain.n_inputs)
+    for f in domain.features:
+        if f.kind != "cat":
+            out[f.start] = max(abs(f.lo), abs(f.hi))
+    return out
 
 
 # ============================================================================================ layer rules
@@ -448,6 +491,7 @@ class Counts:
     cex_mass: int = 0
     cex_witnesses: int = 0  # counterexample partitions whose witness lies inside them (each counts as unfair)
     singles: int = 0  # partitions decided by a concrete forward pass
+    ties: int = 0  # single individuals left undecided: an output within the rounding margin of 0
 
     @property
     def unfair(self) -> int:
@@ -455,8 +499,8 @@ class Counts:
 
     @property
     def open(self) -> int:
-        """Mass neither decided nor in a counterexample partition (left by the depth or time limit, or not yet
-        analysed)."""
+        """Mass neither decided nor in a counterexample partition (left by the depth or time limit, a rounding
+        tie, or not yet analysed)."""
         return self.total - self.certified - self.falsified - self.cex_mass
 
     def rates(self) -> dict:
@@ -496,6 +540,9 @@ class FairQuant:
         per_partition = self.k * domain.n_inputs * widest * 8
         self.batch = max(1, min(int(batch), TENSOR_BYTES // per_partition))
         self.tolerance = float(tolerance)
+        # proven bounds on float64 rounding: an output bound / a concrete output is trusted beyond these
+        self.symbolic_margin, self.point_margin = rounding_margins(self.layers_np, input_magnitudes(domain))
+        self.symbolic_margin = max(self.symbolic_margin, self.point_margin)
         self.rng = np.random.default_rng(seed)
         self.keep = int(keep)
         if order not in ORDERS:
@@ -600,14 +647,18 @@ class FairQuant:
         fair = np.zeros(take, dtype=bool)
         unfair = np.zeros(take, dtype=bool)
         # single individuals: a concrete forward pass
+        tie = np.zeros(take, dtype=bool)
         if single.any():
             out = self._outputs(lb[single])
-            pos = out > 0
-            same = (pos == pos[:, :1]).all(axis=1)
-            fair[single] = same
-            unfair[single] = ~same
+            pos, neg = out > self.point_margin, out < -self.point_margin
+            clear = (pos | neg).all(axis=1)
+            flips = pos.any(axis=1) & neg.any(axis=1)  # two copies with certainly different decisions
+            fair[single] = clear & (pos.all(axis=1) | neg.all(axis=1))
+            unfair[single] = flips
+            tie[single] = ~fair[single] & ~flips
             c.singles += int(single.sum())
-            self._keep(lb[single][~same], out[~same])
+            c.ties += int(tie.sum())
+            self._keep(lb[single][flips], out[flips])
         rest = np.flatnonzero(~single)
         split_feature = np.full(take, -1, dtype=np.int64)
         hints: dict = {}  # undecided partition -> the corners where a copy's output bound is extreme
@@ -617,7 +668,7 @@ class FairQuant:
             with torch.no_grad():
                 low, high, masks = forward_bounds(self.layers, box, out_sym)
             low, high = low[:, 0].numpy(), high[:, 0].numpy()
-            margin = MARGIN * (1.0 + np.maximum(np.abs(low), np.abs(high)))
+            margin = np.maximum(MARGIN * (1.0 + np.maximum(np.abs(low), np.abs(high))), self.symbolic_margin)
             pos = (low > margin).reshape(-1, self.k)
             neg = (high < -margin).reshape(-1, self.k)
             decided = (pos | neg).all(axis=1)
@@ -640,7 +691,7 @@ class FairQuant:
             self._keep(corner, self._outputs(corner))
         c.certified += self.mass(lb[fair], ub[fair], halv[fair])
         c.falsified += self.mass(lb[unfair], ub[unfair], halv[unfair])
-        undecided = np.flatnonzero(~fair & ~unfair)
+        undecided = np.flatnonzero(~fair & ~unfair & ~tie)  # a tie is one individual: nothing left to refine
         # counterexample sampling below sample_depth (before the depth limit, as the artifact does)
         sampled = undecided[depth[undecided] >= self.sample_depth] if self.samples > 0 else undecided[:0]
         hit = np.zeros(take, dtype=bool)
@@ -743,8 +794,7 @@ class FairQuant:
             S = pts.shape[1]
         flat = pts.reshape(P * S, -1)
         out = self._outputs(flat).reshape(P, S, self.k)
-        pos = out > 0
-        flips = (pos != pos[:, :, :1]).any(axis=2)  # [P, S]
+        flips = (out > self.point_margin).any(axis=2) & (out < -self.point_margin).any(axis=2)  # [P, S]
         hit = flips.any(axis=1)
         # a witness counts as an unfair individual only inside its partition (partitions are disjoint, so none is
         # counted twice); an artifact probe may lie outside it and then only stops the refinement
@@ -784,7 +834,8 @@ class FairQuant:
         return {"partitions": self.pops, "max_depth_reached": self.max_seen_depth, "stack": int(len(self.lb)),
                 "total": c.total, "certified_count": c.certified, "unfair_count": c.unfair,
                 "cex_partitions": c.cex_partitions, "cex_witnesses_inside": c.cex_witnesses,
-                "single_individuals": c.singles,
+                "single_individuals": c.singles, "rounding_ties": c.ties,
+                "rounding_margins": {"symbolic": self.symbolic_margin, "concrete": self.point_margin},
                 "undecided_counterexample": float(r["undecided_cex"]), "undecided_limit": float(r["undecided_open"]),
                 "stopped": self.stopped or "not finished",
                 "splits": {self.domain.features[j].name: int(s) for j, s in enumerate(self.splits) if s}}

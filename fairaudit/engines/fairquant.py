@@ -205,8 +205,10 @@ class FairQuantEngine(Engine):
             "Certified and unfair are counted exactly (whole numbers of individuals) and are sound lower bounds, "
             "so the interval [certified, 1 − unfair] contains the true fair fraction at every step; the "
             "undecided rest is split into partitions with a counterexample and partitions left by the depth or "
-            "time limit. Arithmetic is float64; an output's sign is trusted only when it clears a relative margin "
-            "of 1e-9.",
+            "time limit. Arithmetic is float64; an output's sign is trusted only when it clears a proven bound on "
+            "the rounding error of the whole computation (derived once per network from its weights and the "
+            "domain's magnitudes) and a relative margin of 1e-9; an individual whose output lies within that "
+            "bound of 0 is a rounding tie and stays undecided.",
         ])]
 
 
