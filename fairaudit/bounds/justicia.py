@@ -334,20 +334,26 @@ def _mass(probs: Sequence[Fraction], allowed: frozenset) -> Fraction:
     return total
 
 
-def paths_rate(paths: Paths, probs_of) -> Fraction:
-    """``Pr[favourable]`` = Σ over favourable paths of Π_v Pr[X_v ∈ S_v]; ``probs_of(name)`` gives a variable's
-    distribution (independent variables)."""
+def paths_sum(paths: Paths, factor) -> Fraction:
+    """Σ over the favourable paths of Π over their conditions of ``factor(name, allowed)`` (a path whose product
+    reaches 0 stops early)."""
     total = Fraction(0)
     for conds, fav in paths.paths:
         if not fav:
             continue
         p = Fraction(1)
         for name, allowed in conds.items():
-            p *= _mass(probs_of(name), allowed)
+            p *= factor(name, allowed)
             if not p:
                 break
         total += p
     return total
+
+
+def paths_rate(paths: Paths, probs_of) -> Fraction:
+    """``Pr[favourable]`` = Σ over favourable paths of Π_v Pr[X_v ∈ S_v]; ``probs_of(name)`` gives a variable's
+    distribution (independent variables)."""
+    return paths_sum(paths, lambda name, allowed: _mass(probs_of(name), allowed))
 
 
 class TooManyStates(ValueError):
@@ -648,26 +654,19 @@ def most_favoured(model, dist: ProductDistribution, *, least: bool = False, shar
     best_group = None
 
     def bound(partial: tuple) -> Fraction:
+        """An upper bound of the rate of every group extending ``partial``: a protected condition counts 1 when
+        some candidate value satisfies it (else 0), any other the largest mass among the candidate groups."""
         cands = [a for a in groups if a[:len(partial)] == partial]
-        total = Fraction(0)
-        for conds, fav in target.paths:
-            if not fav:
-                continue
-            p = Fraction(1)
-            for name, allowed in conds.items():
-                if name in prot:
-                    i = prot.index(name)
-                    var = dist.variable(name)
-                    vals = {a[i] for a in cands} if i >= len(partial) else {partial[i]}
-                    if not any(var.values.index(v) in allowed for v in vals):
-                        p = Fraction(0)
-                        break
-                    continue
-                p *= max(_mass(dist.groups[a][name], allowed) for a in cands)
-                if not p:
-                    break
-            total += p
-        return total
+
+        def factor(name: str, allowed) -> Fraction:
+            if name in prot:
+                i = prot.index(name)
+                var = dist.variable(name)
+                vals = {a[i] for a in cands} if i >= len(partial) else {partial[i]}
+                return Fraction(int(any(var.values.index(v) in allowed for v in vals)))
+            return max(_mass(dist.groups[a][name], allowed) for a in cands)
+
+        return paths_sum(target, factor)
 
     def search(partial: tuple):
         nonlocal explored, best_val, best_group
