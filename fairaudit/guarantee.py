@@ -27,7 +27,9 @@ class Guarantee:
     delta: float = 0.0
     note: str | None = None  # why it is weaker than asked for (e.g. a data-chosen δ split), or None
     assumes: str | None = None  # what it rests on, in one sentence (row order, held-out rows ...)
-    scope: str | None = None  # what it is a statement about, when that is narrower than the population
+    # what it is a statement about, when that is narrower than the population; on a probabilistic guarantee, how it
+    # may be used ("one look, not for monitoring": a fixed-sample interval, not a confidence sequence)
+    scope: str | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -47,7 +49,7 @@ class Guarantee:
         """How a decided verdict holds: "with probability ≥ 0.95" / "with certainty (sound bounds)" /
         "exactly on these 8,141 rows (not the population they were drawn from)"."""
         if self.kind == "probabilistic":
-            return f"with probability ≥ {_at_most(self.confidence)}"
+            return f"with probability ≥ {_at_most(self.confidence)}" + (f" ({self.scope})" if self.scope else "")
         if self.kind == "sound":
             return "with certainty (sound bounds)" + (f" {self.scope}" if self.scope else "")
         return "exactly " + (self.scope or "on the inputs given")
@@ -56,7 +58,7 @@ class Guarantee:
     def caption(self) -> str:
         """A short label for a badge or a chart caption: "probability ≥ 0.95", "sound bounds", "exact, on these 8,141 rows"."""
         if self.kind == "probabilistic":
-            return f"probability ≥ {_at_most(self.confidence)}"
+            return f"probability ≥ {_at_most(self.confidence)}" + (f", {self.scope}" if self.scope else "")
         if self.kind == "sound":
             return "sound bounds"
         return "exact, " + (self.scope or "on the inputs given").split(" (")[0]
@@ -64,6 +66,9 @@ class Guarantee:
     @property
     def interval_meaning(self) -> str:
         """What an interval shown under this guarantee means, in one sentence."""
+        if self.kind == "probabilistic" and self.scope:  # a fixed-sample interval (one look)
+            return ("each interval contains the true value with probability at least 1 − its δ, for a number of "
+                    f"rows fixed in advance ({self.scope}: not valid if re-checked as rows arrive)")
         if self.kind == "probabilistic":
             return ("each interval contains the true value with probability at least 1 − its δ, at every step at "
                     "once (an anytime-valid confidence sequence)")

@@ -156,10 +156,10 @@ def test_headers_of_another_engine_are_noted(capsys, tmp_path):
     from fairaudit.cli import main
 
     spec = tmp_path / "s.spec"
-    spec.write_text('# dataset: adult\n# decision: income == ">50K"\n# delta: 0.2\nE[pred | sex == "Male"] > 0.1\n')
+    spec.write_text('# dataset: adult\n# decision: income == ">50K"\n# order: given\nE[pred | sex == "Male"] > 0.1\n')
     assert main(["audit", "--engine", "dataset", "--spec", f"@{spec}"]) == 0
     out = capsys.readouterr().out
-    assert "'# delta:' header is an option of another engine, not of dataset: not applied" in out
+    assert "'# order:' header is an option of another engine, not of dataset: not applied" in out
 
 
 def test_a_slow_preparation_is_said_before_the_first_batch():

@@ -358,6 +358,10 @@ def print_summary(result, from_file=()) -> None:
     worst = result.worst_summary()
     if worst is not None:
         print(f"worst:     {worst}")
+    from fairaudit.suggest import summary_lines as suggestion_lines
+
+    for i, line in enumerate(suggestion_lines(result)):  # every undecided comparison: thresholds decidable now
+        print(f"{'suggest:' if i == 0 else '':10} {line}")
     if from_file:
         print(f"options:   {' '.join(from_file)} (from the spec file's headers)")
     findings = getattr(result, "findings", None)

@@ -301,5 +301,11 @@ class Engine:
         """Paragraphs for the report's methods appendix: what the engine computes and why its guarantee holds."""
         return []
 
+    def leaf_bound(self, options: Mapping[str, Any]):
+        """How this engine's leaf intervals shrink with the number of observations, for projections
+        (``fairaudit.suggest``): a function ``(successes, n, delta) -> (lo, hi)`` (vectorised), or None for an
+        engine whose leaves are not counts of observations (the default)."""
+        return None
+
     def __repr__(self) -> str:
         return f"<engine {self.name}>"

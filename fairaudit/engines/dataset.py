@@ -8,6 +8,12 @@ comparisons above exact leaves are done with exact fractions (``fairaudit.evalua
 decided — a tie included: the verdict is exact — **for these rows**. It says nothing with a probability about the population the rows were drawn from; the monitor does that.
 A conditional leaf whose condition no row satisfies has no value: its interval is [0, 1], a warning says so, and the
 comparisons that need it may stay undecided. One step, counting the audited rows.
+
+``interval="one-look"`` instead gives a statement about the population, for an analyst who looks once at n rows
+fixed in advance (no monitoring): each distinct leaf gets the exact binomial (Clopper–Pearson) interval of its
+count at its share of Δ (``allocate``: the equal split, a union bound over the distinct leaves), so every
+interval — and the verdict — holds with probability ≥ 1 − Δ, assuming the audited rows are an i.i.d. sample of
+the population. It is labelled "one look, not for monitoring": re-checking it as rows arrive is not covered.
 """
 from __future__ import annotations
 
@@ -16,10 +22,23 @@ from typing import Iterator
 
 import numpy as np
 
-from fairaudit.engines.base import Context, Engine, LeafBatch
+from fairaudit.bounds.allocation import equal_split
+from fairaudit.bounds.fixed_sample import clopper_pearson
+from fairaudit.engines.base import Context, Engine, LeafBatch, Option
 from fairaudit.engines.observations import decision_reasons, observe_inputs
 from fairaudit.evaluate import LeafValue, enclose
 from fairaudit.guarantee import Guarantee
+
+
+INTERVALS = ("none", "one-look")
+ONE_LOOK = "one look, not for monitoring"
+ONE_LOOK_ASSUMES = ("the audited rows are an i.i.d. sample of the population, and they are looked at once, at a "
+                    "number of rows fixed in advance")
+
+
+def allocate(keys, total: float) -> dict[str, float]:
+    """Δ over the distinct leaves (one call, so another sound rule can replace it): the equal split."""
+    return equal_split(keys, total)
 
 
 def scope(rows: int | None) -> str:
@@ -36,7 +55,14 @@ class DatasetEngine(Engine):
     unit = "rows"
     leaf_kinds = frozenset({"expect", "fair"})
     requires = ("dataset",)
-    options = ()
+    options = (
+        Option("interval", str, "none", "none: the exact values on these rows (no population claim); one-look: "
+               "exact binomial (Clopper–Pearson) intervals for the population at Δ, valid for one look at these "
+               "rows, not for monitoring", choices=INTERVALS, header=True, label="Intervals"),
+        Option("delta", float, 0.05, "with interval=one-look: the total failure probability Δ, split equally over "
+               "the distinct probabilities (ignored otherwise)", min=0, max=1, exclusive=True, header=True,
+               label="Δ (failure probability, one look)", step=0.01),
+    )
     evidence_hint = "one step cannot contradict itself: this is a bug in fairaudit, please report it"
 
     def check(self, spec, inputs) -> list[str]:
@@ -46,13 +72,37 @@ class DatasetEngine(Engine):
         return reasons
 
     def guarantee(self, options, inputs) -> Guarantee:
+        if options.get("interval") == "one-look":
+            return Guarantee("probabilistic", options["delta"], scope=ONE_LOOK, assumes=ONE_LOOK_ASSUMES)
         record = (inputs.rows or {}) if inputs is not None else {}
         return Guarantee("exact", scope=scope(record.get("audited")))
+
+    def leaf_bound(self, options):
+        return clopper_pearson if options.get("interval") == "one-look" else None
 
     def run(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
         # observed here, not in the generator: a problem with the inputs raises when the run starts
         # (``audit(..., iterate=True)`` raises at the call, like the monitor)
-        return self._batches(observe_inputs(spec, inputs, note=ctx.note))
+        obs = observe_inputs(spec, inputs, note=ctx.note)
+        if options.get("interval") == "one-look":
+            return self._one_look(obs, options["delta"])
+        return self._batches(obs)
+
+    @staticmethod
+    def _one_look(obs, delta: float) -> Iterator[LeafBatch]:
+        deltas = allocate(list(obs.values), delta)
+        leaves, warnings = {}, []
+        for key, values in obs.values.items():
+            mask = obs.masks[key]
+            n = int(mask.sum())
+            s = int(np.count_nonzero(values & mask))
+            lo, hi = clopper_pearson(s, n, deltas[key])
+            if not n:
+                warnings.append(f"{key}: no audited row satisfies its condition (shown as [0, 1]; comparisons that "
+                                "need it stay undecided)")
+            leaves[key] = LeafValue(np.array([s / n if n else np.nan]), np.array([float(lo)]), np.array([float(hi)]),
+                                    deltas[key], np.array([float(n)]))
+        yield LeafBatch(np.array([obs.length]), leaves, done=obs.length, total=obs.length, warnings=tuple(warnings))
 
     @staticmethod
     def _batches(obs) -> Iterator[LeafBatch]:
@@ -73,6 +123,21 @@ class DatasetEngine(Engine):
         yield LeafBatch(np.array([obs.length]), leaves, done=obs.length, total=obs.length, warnings=tuple(warnings))
 
     def methods(self, options) -> list[tuple[str, list[str]]]:
+        if options.get("interval") == "one-look":
+            return [("The guarantee: one look at a fixed sample (Clopper–Pearson)", [
+                "Each probability of the specification is a binomial proportion on the audited rows: E[A] counts "
+                "the rows satisfying A, E[A | B] the rows satisfying A among those satisfying B, Fair[c] the rows "
+                "whose decision stays the same when c takes each other value of the column.",
+                f"Its interval is the exact binomial (Clopper–Pearson, 1934) interval at level δ = Δ / k for the k "
+                f"distinct probabilities (Δ = {options['delta']:g}): [Beta quantile δ/2 with (s, n − s + 1), Beta "
+                "quantile 1 − δ/2 with (s + 1, n − s)] for s of n rows. Each misses its true value with probability "
+                "at most δ, so by the union bound every interval, and the verdict computed from them by interval "
+                "arithmetic, is right with probability at least 1 − Δ.",
+                "This assumes the audited rows are an i.i.d. sample of the population and that they are looked at "
+                "once, at a number of rows fixed in advance: one look, not for monitoring. Re-checking these "
+                "intervals as rows arrive, or stopping when they look decided, is not covered (the monitor's "
+                "anytime-valid bounds are for that).",
+            ])]
         return [("The guarantee: exact on these rows", [
             "The dataset engine computes every probability of the specification exactly on the audited rows: "
             "E[A] is the fraction of those rows satisfying A, E[A | B] the fraction among the rows satisfying B, "

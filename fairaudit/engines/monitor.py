@@ -65,7 +65,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from fairaudit.bounds.allocation import Allocation, Allocator, SPLITS, equal_split, sound_delta
-from fairaudit.bounds.concentration import BOUNDS
+from fairaudit.bounds.concentration import BOUNDS, get_bound
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.engines.base import Context, Engine, LeafBatch, Option
 from fairaudit.engines.observations import Observations, decision_reasons, observe_inputs
@@ -450,6 +450,9 @@ class Monitor(Engine):
             return Guarantee("probabilistic", options["delta"], assumes=population_assumption(inputs, options))
         return Guarantee("probabilistic", options["delta"], assumes=order_assumption(options["order"],
                                                                                        options["seed"]))
+
+    def leaf_bound(self, options):
+        return get_bound(options.get("bound") or self.option("bound").default).interval
 
     def run(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
         # the observations are computed here, not in the generator: a problem with them (a Fair[...] column with

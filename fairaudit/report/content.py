@@ -469,6 +469,14 @@ def worst_line(result) -> str | None:
     return f"The comparison furthest from being satisfied: {summary}." if summary else None
 
 
+def suggestion_lines(result) -> list[str]:
+    """Refinement suggestions for every undecided comparison (``fairaudit.suggest``), ending with what was tested;
+    empty when nothing is undecided."""
+    from fairaudit.suggest import summary_lines
+
+    return summary_lines(result)
+
+
 def audit_context(result) -> list[tuple[str, str]]:
     """("Rows audited", ...) and ("The guarantee assumes", ...) as the result states them; absent facts are left
     out (the dashboard's verdict line and the report's first page both show these)."""

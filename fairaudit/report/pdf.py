@@ -197,6 +197,13 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
     if worst:
         pdf.ln(1)
         pdf.para(worst, size=9.5, h=4.8)
+    suggestions = content.suggestion_lines(result)
+    if suggestions:
+        pdf.ln(1)
+        pdf.para("Refinement suggestions (undecided comparisons)", size=9.5, style="B", h=4.8)
+        for line in suggestions:
+            pdf.para(line.strip(), size=8.5 if line.startswith("  ") else 9, h=4.3,
+                     style="I" if line == suggestions[-1] else "")
     for label, text in content.audit_context(result):
         pdf.ln(1)
         pdf.set_font(SANS, "B", 9.5)

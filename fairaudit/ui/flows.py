@@ -412,6 +412,25 @@ def use_spec(text: str) -> None:
     st.session_state["spec_pending"] = text
 
 
+def apply_suggestion(result, node_id: str, which: str) -> str:
+    """Apply the suggested ``which`` ("certify" / "refute") threshold of an undecided comparison of ``result`` to
+    the specification it audited (``fairaudit.suggest.apply``: rewritten at the comparison's span and re-parsed,
+    never evaluated) and make it the current specification: a new version that refines the audited one."""
+    from fairaudit import suggest
+
+    audited = (state.get(state.RESULT_META) or {}).get("spec") or state.get(state.SPEC_TEXT)
+    found = suggest.suggest_node(result, node_id)
+    if found is None:
+        raise FairauditError(f"{node_id} is not an undecided comparison")
+    text = suggest.apply(audited, found, which)
+    versions = history.record_version(state.get(state.SPEC_HISTORY), audited)  # (already there after an audit)
+    versions = history.record_version(versions, text, refines=history.version_of(versions, audited))
+    state.put(state.SPEC_TEXT, text)
+    state.put(state.SPEC_HISTORY, versions)
+    st.session_state["spec_pending"] = text
+    return text
+
+
 def _store(result, meta: dict) -> None:
     state.put(state.RESULT, result)
     state.put(state.RESULT_META, meta)

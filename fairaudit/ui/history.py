@@ -10,7 +10,7 @@ from fairaudit.explain import verdict_word
 
 
 def record_version(history: list[dict], text: str, verdict: str | None = None, stop_step: int | None = None,
-                   when: float | None = None, audited_on: str | None = None) -> list[dict]:
+                   when: float | None = None, audited_on: str | None = None, refines: int | None = None) -> list[dict]:
     """A new history list with ``text`` as its latest version (same text: updated in place, not duplicated).
 
     A version is ``{"version": k, "text", "verdict", "stop_step", "time", "audited_on"}``; a verdict is
@@ -28,8 +28,15 @@ def record_version(history: list[dict], text: str, verdict: str | None = None, s
             h["time"] = when if when is not None else time.time()
             return out
     out.append({"version": (max((h["version"] for h in out), default=0) + 1), "text": text, "verdict": verdict,
-                "stop_step": stop_step, "time": when if when is not None else time.time(), "audited_on": audited_on})
+                "stop_step": stop_step, "time": when if when is not None else time.time(), "audited_on": audited_on,
+                **({"refines": refines} if refines is not None else {})})
     return out
+
+
+def version_of(history: Sequence[Mapping[str, Any]], text: str) -> int | None:
+    """The latest version whose text is ``text`` (None when it is not in the history)."""
+    found = [h["version"] for h in history if h["text"].strip() == text.strip()]
+    return max(found) if found else None
 
 
 def diff_lines(old: str, new: str) -> list[str]:
@@ -51,6 +58,10 @@ def history_rows(history: Sequence[Mapping[str, Any]]) -> list[dict]:
         body = " ".join(line.strip() for line in h["text"].splitlines()
                         if line.strip() and not line.strip().startswith("#"))
         change = "first version" if prev is None else "; ".join(_changes(prev, h["text"])) or "comments only"
+        if h.get("refines") is not None:  # a suggested threshold applied from that version's audit
+            base = next((o["text"] for o in history if o["version"] == h["refines"]), None)
+            what = "; ".join(_changes(base, h["text"])) if base is not None else ""
+            change = f"refinement of v{h['refines']} (suggested threshold)" + (f": {what}" if what else "")
         rows.append({"version": f"v{h['version']}", "verdict": verdict_word(h.get("verdict")),
                      "decided at step": "–" if h.get("stop_step") is None else f"{int(h['stop_step']):,}",
                      "audited on": h.get("audited_on") or "–",

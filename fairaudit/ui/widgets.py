@@ -119,6 +119,34 @@ def node_panel(node_id: str, result) -> None:
     shown = {k: v for k, v in facts.items() if k != "verdict"}
     st.markdown(" &nbsp;·&nbsp; ".join(f"{k} **{v}**" for k, v in shown.items()))
     st.markdown(explain_node(node_id, nodes, result.guarantee, result.unit, labels=short_labels(nodes)))
+    suggestion_box(node_id, result)
+
+
+def suggestion_box(node_id: str, result) -> None:
+    """For an undecided comparison: the thresholds decidable now, the projection, what was tested
+    (``fairaudit.suggest``), and buttons that apply a suggested threshold as a new version of the specification."""
+    from fairaudit import suggest
+    from fairaudit.ui import flows
+
+    found = suggest.suggest_node(result, node_id)
+    if found is None:
+        return
+    st.markdown("**Refinement suggestion**")
+    st.markdown("\n".join(f"- {line}" for line in suggest.lines(found)))
+    st.caption(suggest.POST_HOC)
+    buttons = [(which, t) for which, t in (("certify", found.certify), ("refute", found.refute)) if t is not None]
+    for column, (which, threshold) in zip(st.columns(max(1, len(buttons))), buttons):
+        number = f"{threshold.value:g}"
+        label = (f"Use {number} (certifiable now)" if which == "certify" else f"Use {number} (refutable now)")
+        if column.button(label, key=f"suggest_{which}_{node_id}", icon=":material/call_split:",
+                         help="Adds the specification with this threshold as a new version (a refinement of the "
+                              "audited one); press Run to audit it."):
+            try:
+                flows.apply_suggestion(result, node_id, which)
+            except Exception as err:  # noqa: BLE001 - a message, never a traceback
+                st.error(str(err))
+            else:
+                st.rerun()
 
 
 def sidebar_status() -> None:

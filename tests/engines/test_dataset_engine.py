@@ -194,20 +194,20 @@ def test_cli_help_shows_no_monitor_option(capsys):
         main(["audit", "--engine", "dataset", "--help"])
     assert done.value.code in (0, None)
     text = capsys.readouterr().out
-    assert "options of the dataset engine" in text and "this engine has no options of its own" in text
-    for flag in ("--delta", "--batch", "--split", "--bound", "--order"):
+    assert "options of the dataset engine" in text and "--interval" in text and "one-look" in text
+    for flag in ("--batch", "--split", "--bound", "--order"):
         assert flag not in text
-    for word in ("Δ", "Hoeffding", "observations", "betting"):
+    for word in ("Hoeffding", "observations", "betting"):
         assert word not in text
     assert "--time-budget" in text and "--stop" in text and "--seed" in text
 
 
 def test_cli_refuses_a_monitor_option(capsys):
-    code, out, err = audit_cli(capsys, "--delta", "0.1", "--spec", "E[pred] > 0.1")
+    code, out, err = audit_cli(capsys, "--batch", "10", "--spec", "E[pred] > 0.1")
     assert code == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert "--delta is an option of the monitor engine, not of dataset" in lines[0]
+    assert "--batch is an option of the monitor engine, not of dataset" in lines[0]
     assert "fairaudit audit --engine dataset --help" in lines[0]
 
 

@@ -1,0 +1,49 @@
+"""The Audit page's node panel offers refinement suggestions on an undecided comparison; its button adds the
+suggested threshold as a new version of the specification, shown in the history as a refinement."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from fairaudit import suggest
+from fairaudit.spec import parse
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 180
+
+
+def _ok(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_suggested_threshold_becomes_a_refinement_version():
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.button(key="load_demo").click()
+    _ok(at.run())
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    text = at.text_area(key="audit_spec_editor").value
+    undecided = text.replace("< 0.1", "< 0.14").replace("< 0.2", "< 0.3")  # sex_parity undecided, race certified
+    at.text_area(key="audit_spec_editor").input(undecided)
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    result = at.session_state["result"]
+    assert result.verdict == "unknown"
+    (found,) = suggest.suggestions(result)
+    assert found.name == "sex_parity"
+    assert any("Certifiable now" in m.value for m in at.markdown)
+    assert any(suggest.POST_HOC == c.value for c in at.caption)
+    before = [h["version"] for h in at.session_state["spec_history"]]
+    at.button(key=f"suggest_certify_{found.node_id}").click()
+    _ok(at.run())
+    versions = at.session_state["spec_history"]
+    assert len(versions) == len(before) + 1
+    new = versions[-1]
+    audited = next(h for h in versions if h["text"].strip() == undecided.strip())
+    assert new["refines"] == audited["version"]
+    assert new["text"] == at.session_state["spec_text"].strip() == suggest.apply(undecided, found, "certify").strip()
+    assert f"< {found.certify.value:g}" in new["text"] and "race_parity" in new["text"]
+    assert parse(new["text"]).nodes[1].name == "sex_parity"
+    table = at.dataframe[-1].value
+    assert list(table["change"])[0].startswith(f"refinement of v{audited['version']} (suggested threshold)")
