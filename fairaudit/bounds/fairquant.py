@@ -150,9 +150,11 @@ def nnet_domain(names: Sequence[str], lower, upper) -> Domain:
 # ============================================================================================ models
 def network_of(model):
     """``(layers, encoding, lower, upper)`` of a model with a ReLU-network form, or ValueError saying why not."""
+    from fairaudit.errors import ModelError
+
     try:
         net = model.as_relu_net()
-    except Exception as err:  # noqa: BLE001 - ModelError / NotImplementedError: no ReLU form
+    except (ModelError, NotImplementedError, AttributeError) as err:  # a model with no ReLU form
         raise ValueError(str(err).split("\n")[0]) from None
     if net.layers[-1][0].shape[0] != 1:
         raise ValueError("the network has more than one output; fairquant needs a single logit (favourable iff > 0)")
