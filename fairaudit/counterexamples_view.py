@@ -32,7 +32,7 @@ def value_column(found, value) -> str:
 
 def decision_text(decision, score=None) -> str:
     word = FAVOURABLE if int(decision) == 1 else UNFAVOURABLE
-    return word if score is None else f"{word} ({_text(float(score))[:6]})"
+    return word if score is None else f"{word} ({float(clean(score)):.4f})"
 
 
 def table(found, limit: int | None = None) -> list[dict]:
