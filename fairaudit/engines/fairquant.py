@@ -246,14 +246,19 @@ def _values(domain, analysis) -> list:
 
 def _leaf_counterexamples(key: str, analysis, domain, kept: list) -> LeafCounterexamples:
     """The leaf's counterexamples: the first ones found and confirmed, and the total — on an integer grid every
-    individual proven unfair (the unfair rate's count), else those found."""
+    individual proven unfair (the unfair rate's count), else the partitions one was found in."""
     c = analysis.counts
-    total = c.unfair // c.unit if c.unit else len(kept)
-    about = ("individuals of the input domain whose decision changes with the attribute alone, found by the "
-             "refinement (an unfair partition's lowest corner, or a search of an undecided one) and each confirmed "
-             "by the model's own prediction; the total counts every individual proven unfair"
-             if c.unit else "individuals of the input domain found by the refinement whose decision changes with "
-             "the attribute alone, each confirmed by the model's own prediction")
+    checked = "each shown one confirmed by the model's own prediction"
+    if c.unit:
+        total = c.unfair // c.unit
+        about = ("individuals of the input domain whose decision changes with the attribute alone, found by the "
+                 f"refinement (an unfair partition's lowest corner, or a search of an undecided one), {checked}; "
+                 "the total counts every individual proven unfair")
+    else:
+        total = c.unfair_partitions + c.cex_partitions
+        about = ("individuals of the input domain whose decision changes with the attribute alone, one per "
+                 "partition proven unfair or holding one the search found, " + checked + "; the total counts those "
+                 "partitions (with real-valued features each holds infinitely many individuals)")
     return LeafCounterexamples(key, domain.features[analysis.j].name, tuple(_values(domain, analysis)),
                                tuple(kept[:KEEP]), int(max(total, len(kept))), DOMAIN, about)
 
