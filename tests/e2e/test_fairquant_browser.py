@@ -33,8 +33,9 @@ def _pick(page, label: str, option: str) -> None:
 
 
 def _fair_node(page):
-    """The Fair leaf's mark in the tree (Vega writes each mark's fields into its aria-label)."""
-    return page.locator(f"{CHART} .mark-text text[aria-label*='Fair[race]']").first
+    """The Fair leaf's symbol in the tree, what a user's click lands on (Vega writes each mark's fields into its
+    aria-label: "...; symbol: Fair; id: n1; ...")."""
+    return page.locator(f"{CHART} .mark-text text[aria-label*='symbol: Fair;']").first
 
 
 def _table(page):
@@ -74,13 +75,15 @@ def test_fairquant_rates_and_counterexamples(browser_ready):
         # 3. the fairquant engine on the Audit page, run
         goto(page, "Audit")
         wait_idle(page)
-        page.get_by_text("Engine and options").first.click()
+        if not page.locator("[data-testid='stSelectbox']").filter(has_text="Engine").first.is_visible():
+            page.get_by_text("Engine and options").first.click()  # folded once a result is shown
         _pick(page, "Engine", fairquant.title.split(" (")[0])
         page.get_by_text(fairquant.option("max_depth").label).first.wait_for()
         page.screenshot(path=str(SHOTS / "fq_1_engine.png"))
         page.get_by_role("button", name="Run", exact=True).click()
-        page.get_by_text("Verdict:").first.wait_for(timeout=LONG)
+        page.locator(".st-key-node_panel").wait_for(timeout=LONG)  # drawn once the run has a result
         wait_idle(page)
+        page.screenshot(path=str(SHOTS / "fq_1_run.png"))
 
         # 4. the Fair node: its rates chart, and the counterexample table under it
         _fair_node(page).click()
@@ -104,7 +107,7 @@ def test_fairquant_rates_and_counterexamples(browser_ready):
         wait_idle(page)
         goto(page, "Audit")
         wait_idle(page)
-        page.get_by_text("Verdict:").first.wait_for(timeout=LONG)
+        page.locator(".st-key-node_panel").wait_for(timeout=LONG)
         if not _table(page).is_visible():  # the selection may fall back to the critical comparison
             _fair_node(page).click()
         _table(page).wait_for(timeout=60_000)
