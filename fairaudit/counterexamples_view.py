@@ -50,11 +50,12 @@ def table(found, limit: int | None = None) -> list[dict]:
     return rows
 
 
-def headline(found) -> str:
-    """``"12 counterexamples found over the input domain (the first 10 shown)"``, or that none was found."""
+def headline(found, shown: int | None = None) -> str:
+    """``"12 counterexamples found over the input domain (the first 10 shown)"``, or that none was found;
+    ``shown`` how many a table shows (default every one kept)."""
     if not found.total:
         return f"No counterexample found {found.where}"
-    shown = len(found.examples)
+    shown = len(found.examples) if shown is None else min(int(shown), len(found.examples))
     tail = "" if shown >= found.total else f" (the first {shown:,} shown)"
     return f"{count(found.total, 'counterexamples')} found {found.where}{tail}"
 
