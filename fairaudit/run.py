@@ -20,6 +20,7 @@ from fairaudit.evaluate import compile_spec, evaluate
 from fairaudit.guarantee import Guarantee
 from fairaudit.inputs import Inputs
 from fairaudit.progress import Progress
+from fairaudit.counterexamples import Counterexamples
 from fairaudit.findings import Findings
 from fairaudit.trace import AuditResult, Trace, TraceBuilder, node_infos, verdict_text
 
@@ -69,7 +70,7 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
     engine_warnings: list[str] = []
     broken = False
     facts = dict(info or {})
-    found_facts = {"findings": Findings()}
+    found_facts = {"findings": Findings(), "counterexamples": Counterexamples()}
     stop_index: int | None = None
     progress = progress or Progress(f"Auditing with {engine.title or engine.name}", None, engine.unit, on_progress)
     state = {"complete": False, "timed_out": False}
@@ -89,7 +90,8 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
                            unit=engine.unit, complete=state["complete"], timed_out=state["timed_out"],
                            verdict_step=verdict_step, warnings=list(warnings) + said,
                            assumption_broken=bool(found or broken), rows=rows, provenance=dict(provenance or {}),
-                           info=dict(facts), findings=found_facts["findings"], tree=spec)
+                           info=dict(facts), findings=found_facts["findings"],
+                           counterexamples=found_facts["counterexamples"], tree=spec)
 
     try:
         for batch in batches:
@@ -98,8 +100,9 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
             engine_warnings += [w for w in batch.warnings if w not in engine_warnings]
             broken = broken or bool(batch.assumption_broken)
             facts.update(batch.info or {})
-            if batch.findings is not None:
-                found_facts["findings"] = batch.findings
+            for name in ("findings", "counterexamples"):
+                if getattr(batch, name) is not None:
+                    found_facts[name] = getattr(batch, name)
             steps = np.asarray(batch.steps, dtype=np.int64)
             if len(steps):
                 missing = [k for k in cs.leaf_keys if k not in batch.leaves]

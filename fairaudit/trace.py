@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
+from fairaudit.counterexamples import Counterexamples
 from fairaudit.findings import Findings
 from fairaudit.guarantee import Guarantee, format_interval, verdict_sentence
 from fairaudit.numbers import count
@@ -235,8 +236,10 @@ class AuditResult:
     a step counts), ``complete`` (False when the run was stopped or ran out of time; ``timed_out`` says which),
     ``verdict_step``, ``warnings``, ``assumption_broken``, ``rows`` (which rows were audited) and ``provenance``
     (what identifies the data and the model), ``findings`` (``fairaudit.findings.Findings``: per-group rates,
-    group metrics, feature influences, the modelled graph; empty for most engines). ``info`` holds engine facts that no front end needs to understand
-    (δ allocation, solver calls, timings). All of it is written to JSON.
+    group metrics, feature influences, the modelled graph; empty for most engines), ``counterexamples``
+    (``fairaudit.counterexamples.Counterexamples``: individuals a Fair[...] leaf's decision changes for).
+    ``info`` holds engine facts that no front end needs to understand (δ allocation, solver calls, timings). All
+    of it is written to JSON.
     """
 
     spec: str
@@ -258,6 +261,7 @@ class AuditResult:
     provenance: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
     findings: Findings = field(default_factory=Findings)
+    counterexamples: Counterexamples = field(default_factory=Counterexamples)
     tree: object = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -470,7 +474,8 @@ class AuditResult:
                 "complete": self.complete, "timed_out": self.timed_out, "warnings": list(self.warnings),
                 "assumption_broken": self.assumption_broken, "rows": _jsonable(self.rows),
                 "provenance": _jsonable(self.provenance), "nodes": nodes, "trace": rows,
-                "findings": _jsonable(self.findings.to_dict()), "info": _jsonable(self.info)}
+                "findings": _jsonable(self.findings.to_dict()),
+                "counterexamples": _jsonable(self.counterexamples.to_dict()), "info": _jsonable(self.info)}
 
     def to_json(self, path=None, *, trace_every: int = 1, digits: int = 6) -> str:
         text = json.dumps(self.to_dict(trace_every=trace_every, digits=digits), separators=(",", ":"))
@@ -528,7 +533,8 @@ class AuditResult:
                    assumption_broken=bool(data.get("assumption_broken", info.get("assumption_broken", False))),
                    rows=data.get("rows", info.get("rows")),
                    provenance=data.get("provenance") or {k: info[k] for k in ("dataset", "model") if k in info},
-                   info=info, findings=Findings.from_dict(data.get("findings")))
+                   info=info, findings=Findings.from_dict(data.get("findings")),
+                   counterexamples=Counterexamples.from_dict(data.get("counterexamples")))
 
 
 def _finite(x) -> bool:

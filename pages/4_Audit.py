@@ -5,6 +5,7 @@ from fairaudit import engines, viz
 from fairaudit.explain import compare_rows, verdict_word
 from fairaudit.programs.population import ratio_spec
 from fairaudit.ui import audit_form, flows, history, logic, selection, state, widgets
+from fairaudit.ui.counterexamples import counterexample_table
 from fairaudit.ui.findings import findings_section
 from fairaudit.ui import options as ui_options
 from fairaudit.ui.progress import progress_bar
@@ -271,9 +272,11 @@ with right:
                        "changes (the lower bound); unfair: at least this share change it (1 − the upper bound); "
                        "undecided: the rest, the interval's width. "
                        + result.guarantee.interval_meaning[:1].upper() + result.guarantee.interval_meaning[1:] + ".")
+            counterexample_table(result, panel.nodes[0])
     for i in shown:
         if kinds.get(i) == "fair" and not viz.has_rates(frame, i):
             st.caption(f"{i}: this engine reports no certified / unfair / undecided rates for Fair nodes.")
+            counterexample_table(result, i)
 
 # ------------------------------------------------------------------------------------------------ groups
 findings_section(result)  # only when the run's engine found per-group rates, metrics, influences or a graph

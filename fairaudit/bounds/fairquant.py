@@ -150,9 +150,11 @@ def nnet_domain(names: Sequence[str], lower, upper) -> Domain:
 # ============================================================================================ models
 def network_of(model):
     """``(layers, encoding, lower, upper)`` of a model with a ReLU-network form, or ValueError saying why not."""
+    from fairaudit.errors import ModelError
+
     try:
         net = model.as_relu_net()
-    except Exception as err:  # noqa: BLE001 - ModelError / NotImplementedError: no ReLU form
+    except (ModelError, NotImplementedError, AttributeError) as err:  # a model with no ReLU form
         raise ValueError(str(err).split("\n")[0]) from None
     if net.layers[-1][0].shape[0] != 1:
         raise ValueError("the network has more than one output; fairquant needs a single logit (favourable iff > 0)")
@@ -492,6 +494,7 @@ class Counts:
     cex_witnesses: int = 0  # counterexample partitions whose witness lies inside them (each counts as unfair)
     singles: int = 0  # partitions decided by a concrete forward pass
     ties: int = 0  # single individuals left undecided: an output within the rounding margin of 0
+    unfair_partitions: int = 0  # partitions decided unfair (single individuals and proven boxes)
 
     @property
     def unfair(self) -> int:
@@ -691,6 +694,7 @@ class FairQuant:
             self._keep(corner, self._outputs(corner))
         c.certified += self.mass(lb[fair], ub[fair], halv[fair])
         c.falsified += self.mass(lb[unfair], ub[unfair], halv[unfair])
+        c.unfair_partitions += int(unfair.sum())
         undecided = np.flatnonzero(~fair & ~unfair & ~tie)  # a tie is one individual: nothing left to refine
         # counterexample sampling below sample_depth (before the depth limit, as the artifact does)
         sampled = undecided[depth[undecided] >= self.sample_depth] if self.samples > 0 else undecided[:0]

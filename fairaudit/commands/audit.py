@@ -209,15 +209,22 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if line is not None:
             line.close()
+    return finish(args, result, from_file, notes=other_engines_headers(spec_file, engine), dataset=dataset,
+                  model=model)
+
+
+def finish(args: argparse.Namespace, result, from_file, notes=(), **report) -> int:
+    """Every route's end: the summary (and ``notes``), --json and --pdf (``report``: what ``build_pdf`` is given
+    besides the result), and the exit code."""
     print_summary(result, from_file)
-    for note in other_engines_headers(spec_file, engine):
+    for note in notes:
         print(f"note:      {note}")
     if args.json:
         write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"),
                          what="audit result")
         print(f"wrote {args.json}")
     if args.pdf:
-        write_report(args.pdf, result, dataset=dataset, model=model)
+        write_report(args.pdf, result, **report)
     if result.assumption_broken and result.verdict in ("true", "false"):
         # a gate must not pass on a verdict its own data contradicts: exit 3, "not a pass", and say why
         print("exit:      3 — the verdict is not backed by its guarantee (see the warnings)")
@@ -242,14 +249,7 @@ def run_domain(args: argparse.Namespace, engine, spec_file, options: dict, from_
     finally:
         if line is not None:
             line.close()
-    print_summary(result, from_file)
-    if args.json:
-        write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"),
-                         what="audit result")
-        print(f"wrote {args.json}")
-    if args.pdf:
-        write_report(args.pdf, result, model=model)
-    return EXIT.get(result.verdict, 3)
+    return finish(args, result, from_file, model=model)
 
 
 def check_outputs(args: argparse.Namespace, inputs: list) -> None:
@@ -313,17 +313,7 @@ def run_population(args: argparse.Namespace) -> int:
     finally:
         if line is not None:
             line.close()
-    print_summary(result, from_file)
-    if args.json:
-        write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"),
-                         what="audit result")
-        print(f"wrote {args.json}")
-    if args.pdf:
-        write_report(args.pdf, result, population=args.population)
-    if result.assumption_broken and result.verdict in ("true", "false"):
-        print("exit:      3 — the verdict is not backed by its guarantee (see the warnings)")
-        return EXIT_UNBACKED
-    return EXIT.get(result.verdict, 3)
+    return finish(args, result, from_file, population=args.population)
 
 
 def write_report(path, result, **kw) -> None:
@@ -369,6 +359,12 @@ def print_summary(result, from_file=()) -> None:
         from fairaudit.findings_view import summary_lines
 
         for line in summary_lines(findings):
+            print(line)
+    counterexamples = getattr(result, "counterexamples", None)
+    if counterexamples:  # individuals a Fair[...] leaf's decision changes for: how many, and the first
+        from fairaudit.counterexamples_view import summary_lines as counterexample_lines
+
+        for line in counterexample_lines(counterexamples):
             print(line)
     for warning in result.warnings:
         print(f"warning:   {warning}")

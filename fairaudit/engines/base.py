@@ -183,7 +183,8 @@ class LeafBatch:
     ``guarantee`` replaces the run's guarantee from this batch on (e.g. a data-chosen δ split weakens it);
     ``warnings`` are new sentences about what may make the verdict wrong; ``assumption_broken`` marks one of
     them as evidence against what the guarantee assumes; ``info`` adds engine facts (solver calls, allocations);
-    ``findings`` (``fairaudit.findings.Findings``) replaces the run's per-group table, metrics, influences and graph."""
+    ``findings`` (``fairaudit.findings.Findings``) replaces the run's per-group table, metrics, influences and graph;
+    ``counterexamples`` (``fairaudit.counterexamples.Counterexamples``) replaces the run's Fair[...] counterexamples."""
 
     steps: np.ndarray
     leaves: Mapping[str, LeafValue]
@@ -194,6 +195,7 @@ class LeafBatch:
     assumption_broken: bool = False
     info: dict = field(default_factory=dict)
     findings: object = None
+    counterexamples: object = None
 
 
 class Context:

@@ -120,7 +120,8 @@ class DatasetEngine(Engine):
                                 "(shown as [0, 1]; comparisons that need it stay undecided)")
                 leaves[key] = LeafValue(np.array([np.nan]), np.array([0.0]), np.array([1.0]), 0.0,
                                         np.array([0.0]), exact=[None])
-        yield LeafBatch(np.array([obs.length]), leaves, done=obs.length, total=obs.length, warnings=tuple(warnings))
+        yield LeafBatch(np.array([obs.length]), leaves, done=obs.length, total=obs.length, warnings=tuple(warnings),
+                        counterexamples=obs.counterexamples())
 
     def methods(self, options) -> list[tuple[str, list[str]]]:
         if options.get("interval") == "one-look":

@@ -12,7 +12,8 @@ analysis): a partition is certified fair, proven unfair, or split further on the
 interval gradient × width. ``Fair[col]`` gets the interval ``[certified, 1 − unfair]`` — certified and unfair are
 sound lower bounds of the fair and unfair fractions, counted exactly — after every batch of partitions, with the
 three rates. Counterexamples (individuals whose decision changes with ``col``, each checked by the model's own
-prediction of both individuals) are kept, a bounded sample with the total count, in the result's ``info``.
+prediction of both individuals) are kept, a bounded sample with the total count, in the result's
+``counterexamples`` (``fairaudit.counterexamples``).
 """
 from __future__ import annotations
 
@@ -21,12 +22,12 @@ from typing import Iterator
 
 import numpy as np
 
+from fairaudit.counterexamples import DOMAIN, KEEP, Counterexample, Counterexamples, LeafCounterexamples
 from fairaudit.engines.base import COMMON_OPTIONS, Context, Engine, LeafBatch, Option
 from fairaudit.evaluate import LeafValue, compile_spec, enclose
 from fairaudit.guarantee import Guarantee
 
 MAX_VALUES = 20        # protected values (copies of the network) at most
-KEEP_COUNTEREXAMPLES = 100
 
 
 def _common(name: str, **changes) -> Option:
@@ -142,7 +143,7 @@ class FairQuantEngine(Engine):
                                       max_depth=options["max_depth"], sample_depth=options["sample_depth"],
                                       samples=options["cex_samples"], batch=options["batch_partitions"],
                                       tolerance=options["tolerance"], seed=int(options.get("seed") or 0) + i,
-                                      keep=KEEP_COUNTEREXAMPLES, order=options["refine_order"],
+                                      keep=KEEP, order=options["refine_order"],
                                       corners=options["cex_corners"], probes=options["cex_probes"])
         return self._batches(analyses, unread, inputs.model, domain, ctx)
 
@@ -159,23 +160,25 @@ class FairQuantEngine(Engine):
                 fresh = a.counterexamples[verified[key]:]
                 verified[key] = len(a.counterexamples)
                 for cex in fresh:
-                    row = _counterexample_row(model, domain, a, cex)
+                    row = _counterexample(model, domain, a, cex)
                     if row is None:
                         warnings.append(f"{key}: a counterexample found by the network's forward pass is not "
                                         "confirmed by the model's prediction (a rounding tie); it is not shown")
                     else:
                         kept[key].append(row)
             pops = max(1, sum(a.pops for a in analyses.values()))
-            info = {"fairquant": {key: {**a.summary(), "counterexamples": kept[key],
-                                        "protected_values": [_show(domain, a.j, v) for v in a.values]}
+            info = {"fairquant": {key: {**a.summary(), "protected_values": _values(domain, a)}
                                   for key, a in analyses.items()}}
+            found = Counterexamples(tuple(_leaf_counterexamples(key, a, domain, kept[key])
+                                          for key, a in analyses.items()))
             leaves = {key: _leaf(a) for key, a in analyses.items()}
             for key in unread:
                 leaves[key] = _unread_leaf()
                 warnings.append(f"{key}: the model does not read this column, so no decision depends on it "
                                 "(exactly 1)")
             yield LeafBatch(np.array([pops]), leaves, done=pops,
-                            total=pops if finished else None, warnings=tuple(dict.fromkeys(warnings)), info=info)
+                            total=pops if finished else None, warnings=tuple(dict.fromkeys(warnings)), info=info,
+                            counterexamples=found)
             if finished or ctx.expired():
                 return
 
@@ -237,10 +240,35 @@ def _show(domain, j: int, value) -> object:
     return f.values[int(value)] if f.kind == "cat" else (int(value) if f.kind == "int" else float(value))
 
 
-def _counterexample_row(model, domain, analysis, cex) -> dict | None:
+def _values(domain, analysis) -> list:
+    return [_show(domain, analysis.j, v) for v in analysis.values]
+
+
+def _leaf_counterexamples(key: str, analysis, domain, kept: list) -> LeafCounterexamples:
+    """The leaf's counterexamples: the first ones found and confirmed, and the total — on an integer grid every
+    individual proven unfair (the unfair rate's count), else the partitions one was found in."""
+    c = analysis.counts
+    checked = "each shown one confirmed by the model's own prediction"
+    if c.unit:
+        total = c.unfair // c.unit
+        about = ("individuals of the input domain whose decision changes with the attribute alone, found by the "
+                 f"refinement (an unfair partition's lowest corner, or a search of an undecided one), {checked}; "
+                 "the total counts every individual proven unfair")
+    else:
+        total = c.unfair_partitions + c.cex_partitions
+        about = ("individuals of the input domain whose decision changes with the attribute alone, one per "
+                 "partition proven unfair or holding one the search found, " + checked + "; the total counts those "
+                 "partitions (with real-valued features each holds infinitely many individuals)")
+    return LeafCounterexamples(key, domain.features[analysis.j].name, tuple(_values(domain, analysis)),
+                               tuple(kept[:KEEP]), int(max(total, len(kept))), DOMAIN, about)
+
+
+def _counterexample(model, domain, analysis, cex) -> Counterexample | None:
     """A counterexample as the analyst reads it — the individual's features decoded, and for each protected value
-    the model's decision and score — after the model's own prediction confirms the decisions differ."""
+    the model's decision and score — once the model's own prediction confirms the decisions differ."""
     import pandas as pd
+
+    from fairaudit.errors import ModelError
 
     j = analysis.j
     rows = []
@@ -251,19 +279,15 @@ def _counterexample_row(model, domain, analysis, cex) -> dict | None:
     frame = pd.DataFrame(rows)
     try:
         decisions = np.asarray(model.predict(frame)).astype(int)
-        scores = np.asarray(model.score(frame), dtype=float) if hasattr(model, "score") else None
-    except Exception:  # noqa: BLE001 - a model that cannot read its own domain's rows: show the network's outputs
-        decisions = np.array(cex.decisions)
+        scores = [float(s) for s in np.asarray(model.score(frame), dtype=float)]
+    except (ModelError, ValueError, KeyError, TypeError):  # a model that cannot read its own domain's rows:
+        decisions = np.array(cex.decisions)                # the network's own outputs decide
         scores = None
     if len(set(decisions.tolist())) < 2:
         return None
     name = domain.features[j].name
-    individual = {k: v for k, v in rows[0].items() if k != name}
-    return {"individual": individual, "attribute": name,
-            "values": [_show(domain, j, v) for v in analysis.values],
-            "decisions": decisions.tolist(),
-            "scores": None if scores is None else [round(float(s), 6) for s in scores],
-            "outputs": [round(float(o), 6) for o in cex.outputs]}
+    return Counterexample(tuple((k, v) for k, v in rows[0].items() if k != name),
+                          tuple(int(d) for d in decisions), None if scores is None else tuple(scores))
 
 
 # ------------------------------------------------------------------------------------------ conformance

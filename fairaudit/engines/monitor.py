@@ -174,12 +174,20 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
             notes.append(f"the time budget ran out while the {split} δ split was searching for a decision (by step "
                          f"{int(steps[b - 1]):,}): the checks it had not searched were judged with the equal split "
                          "only, so a decision may have been possible earlier")
-        yield LeafBatch(steps[a:b], leaves, done=int(steps[b - 1]) if b > a else 0, total=obs.length,
+        done = int(steps[b - 1]) if b > a else 0
+        yield LeafBatch(steps[a:b], leaves, done=done, total=obs.length,
                         guarantee=guarantee(), warnings=tuple(said + notes), assumption_broken=bool(said),
-                        info=facts(b))
+                        info=facts(b), counterexamples=_counterexamples(obs, done))
         first = False
         last_yield = time.perf_counter()
         a = b
+
+
+def _counterexamples(obs, rows: int):
+    """The Fair[...] leaves' counterexamples among the first ``rows`` rows of the stream (the rows checked so far;
+    None for observations that keep none, e.g. a population's draws)."""
+    found = getattr(obs, "counterexamples", None)
+    return None if found is None else found(rows)
 
 
 ORDER_HINT = ("the rows do not look randomly ordered (a sorted file, or rates that drift along the stream), and "

@@ -5,27 +5,63 @@
 when ``col`` is replaced by each other value of the column (categorical columns, or numeric ones with at
 most ``FAIR_MAX_VALUES`` distinct values; the values are those of the whole dataset); it needs a model.
 Identical leaves (same canonical text) are one estimator. Everything is evaluated with numpy up front.
+
+The rows whose decision a ``Fair[col]`` flip changes are the leaf's counterexamples among the audited rows
+(``Flips``): all of them counted, the first ``KEEP`` in stream order kept with the decisions the flip test made
+(and, for those few, the model's scores) — ``Observations.counterexamples(upto)`` gives them for the first
+``upto`` rows of the stream.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from fairaudit.errors import FairauditError
+from fairaudit.counterexamples import KEEP, ROWS, Counterexample, Counterexamples, LeafCounterexamples
+from fairaudit.errors import FairauditError, ModelError
 from fairaudit.evaluate import compile_spec
 
 FAIR_MAX_VALUES = 20
 
 
+FLIPS_ABOUT = ("audited rows whose decision changes when only the attribute is set to another of its values "
+               "(the flip test the Fair value counts), the first ones in the order the rows were read")
+
+
+@dataclass
+class Flips:
+    """One ``Fair[...]`` leaf's counterexamples among the audited rows: ``positions`` (stream positions of every
+    row whose decision the flip changes, increasing) and the first ``KEEP`` of them as ``Counterexample``s."""
+
+    leaf: str
+    attribute: str
+    values: tuple
+    positions: np.ndarray
+    first: tuple[Counterexample, ...]
+
+    def upto(self, n: int | None = None) -> LeafCounterexamples:
+        """The counterexamples among the first ``n`` rows of the stream (default all)."""
+        total = len(self.positions) if n is None else int(np.searchsorted(self.positions, n))
+        return LeafCounterexamples(self.leaf, self.attribute, self.values, self.first[:total], total, ROWS,
+                                   FLIPS_ABOUT)
+
+
 @dataclass
 class Observations:
-    """Per distinct leaf: ``values`` (0/1 per row, in stream order) and ``mask`` (rows that count for it)."""
+    """Per distinct leaf: ``values`` (0/1 per row, in stream order) and ``mask`` (rows that count for it);
+    ``flips`` the ``Fair[...]`` leaves' counterexamples."""
 
     values: dict[str, np.ndarray]
     masks: dict[str, np.ndarray]
     length: int
+    flips: dict[str, Flips] = field(default_factory=dict)
+
+    def counterexamples(self, upto: int | None = None) -> Counterexamples | None:
+        """The ``Fair[...]`` leaves' counterexamples among the first ``upto`` rows (None without such leaves)."""
+        if not self.flips:
+            return None
+        return Counterexamples(tuple(f.upto(upto) for f in self.flips.values()))
 
     def stats(self, ends: np.ndarray) -> dict:
         """Per leaf ``LeafStats`` (successes, n) over the first ``ends[i] + 1`` rows, for each ``i``."""
@@ -40,7 +76,8 @@ class Observations:
         return out
 
     def take(self, order: np.ndarray) -> "Observations":
-        """The same observations with the rows in ``order`` (positions into the current rows)."""
+        """The same observations with the rows in ``order`` (positions into the current rows; without the
+        counterexamples, whose positions belong to the former order)."""
         return Observations({k: v[order] for k, v in self.values.items()},
                             {k: m[order] for k, m in self.masks.items()}, len(order))
 
@@ -58,23 +95,57 @@ def event_array(event, frame, pred, label, score) -> np.ndarray:
     return np.asarray(out, dtype=bool)
 
 
-def fair_agreement(model, frame: pd.DataFrame, column: str, values, pred: np.ndarray) -> np.ndarray:
-    """1 where the decision is the same for every other value of ``column`` (flip and re-predict)."""
+def flip_decisions(model, frame: pd.DataFrame, column: str, values, pred: np.ndarray):
+    """``(agree, decisions)``: ``agree`` 1 where the decision is the same for every other value of ``column`` (flip
+    and re-predict); ``decisions[i]`` the model's decision on every row
+    with ``column`` set to ``values[i]`` (int8, one model call per value)."""
     agree = np.ones(len(frame), dtype=bool)
-    for value in values:
-        flipped = frame.copy()
-        flipped[column] = pd.Series([value] * len(frame), index=frame.index).astype(frame[column].dtype,
-                                                                                     errors="ignore")
-        agree &= np.asarray(model.predict(flipped)) == pred
-    return agree
+    decisions = np.zeros((len(values), len(frame)), dtype=np.int8)
+    for i, value in enumerate(values):
+        flipped = _with_value(frame, column, value)
+        decisions[i] = np.asarray(model.predict(flipped))
+        agree &= decisions[i] == pred
+    return agree, decisions
+
+
+def _with_value(frame: pd.DataFrame, column: str, value) -> pd.DataFrame:
+    flipped = frame.copy()
+    flipped[column] = pd.Series([value] * len(frame), index=frame.index).astype(frame[column].dtype,
+                                                                                 errors="ignore")
+    return flipped
+
+
+def flips(key: str, model, frame: pd.DataFrame, column: str, values, agree: np.ndarray, decisions: np.ndarray,
+          rows: np.ndarray | None = None) -> Flips:
+    """The rows whose decision the flip changes (``agree`` false) as counterexamples: each one's features other
+    than ``column`` (the model's inputs, as the dataset has them), the flip test's decisions, and the model's
+    scores for the first ``KEEP`` (one call on at most ``KEEP`` rows per value); ``rows`` the dataset positions
+    of the frame's rows."""
+    positions = np.flatnonzero(~agree)
+    first = positions[:KEEP]
+    names = [c for c in getattr(model, "feature_names", ()) if c in frame.columns and c != column] or \
+        [c for c in frame.columns if c != column]
+    part = frame.iloc[first].reset_index(drop=True)
+    scores = None
+    if len(first):
+        try:
+            scores = np.stack([np.asarray(model.score(_with_value(part, column, v)), dtype=float) for v in values])
+        except (ModelError, NotImplementedError, AttributeError):  # a model that gives decisions only
+            scores = None
+    examples = tuple(Counterexample(tuple((c, part[c].iloc[i]) for c in names), tuple(int(d) for d in
+                                    decisions[:, p]), None if scores is None else tuple(float(x) for x in scores[:, i]),
+                                    None if rows is None else int(rows[p]))
+                     for i, p in enumerate(first))
+    return Flips(key, column, tuple(values), positions, examples)
 
 
 def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, model=None,
-            column_values: dict | None = None, note=None) -> Observations:
+            column_values: dict | None = None, note=None, rows: np.ndarray | None = None) -> Observations:
     """Evaluate every distinct leaf of ``spec`` on every row of ``frame`` (in order). ``note(message)`` is told
-    before each ``Fair[...]`` leaf (re-predicting every row once per value of the column can take a while)."""
+    before each ``Fair[...]`` leaf (re-predicting every row once per value of the column can take a while);
+    ``rows`` are the dataset positions of ``frame``'s rows (named by the counterexamples)."""
     cs = compile_spec(spec)
-    values, masks = {}, {}
+    values, masks, found = {}, {}, {}
     everyone = np.ones(len(frame), dtype=bool)
     for key in cs.leaf_keys:
         node = cs.leaf_node[key].node
@@ -94,9 +165,11 @@ def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, mod
                                      f"Fair[...] flips categorical columns (at most {FAIR_MAX_VALUES} values)")
             if note is not None:
                 note(f"re-predicting {len(frame):,} rows for {key}")
-            values[key] = fair_agreement(model, frame, node.column, list(domain), np.asarray(pred))
+            domain = list(domain)
+            values[key], decisions = flip_decisions(model, frame, node.column, domain, np.asarray(pred))
+            found[key] = flips(key, model, frame, node.column, domain, values[key], decisions, rows)
             masks[key] = everyone
-    return Observations(values, masks, len(frame))
+    return Observations(values, masks, len(frame), found)
 
 
 def observe_inputs(spec, inputs, positions: np.ndarray | None = None, note=None) -> Observations:
@@ -109,7 +182,7 @@ def observe_inputs(spec, inputs, positions: np.ndarray | None = None, note=None)
     take = (lambda a: None if a is None else np.asarray(a)[positions])  # noqa: E731
     domains = {c.name: list(c.values) for c in dataset.schema.columns if c.kind == "categorical" and c.values}
     return observe(spec, frame, pred=take(inputs.decisions), label=take(inputs.labels), score=take(inputs.scores),
-                   model=inputs.reprediction_model, column_values=domains, note=note)
+                   model=inputs.reprediction_model, column_values=domains, note=note, rows=np.asarray(positions))
 
 
 def uses_decisions(spec) -> bool:

@@ -2,8 +2,8 @@
 
 Pages, in order: summary (verdict, what was audited, the engine and its parameters) · the population program, when
 the audit's individuals came from one · specification and its tree · results per node · convergence of every
-comparison (and selected nodes) · Fair[...] rates · the groups the engine found (``result.findings``: per-group
-rates, metrics, influences, the modelled graph; only when present) · per-group statistics of the data (not for a
+comparison (and selected nodes) · Fair[...] rates · their counterexamples (``result.counterexamples``) · the
+groups the engine found (``result.findings``: per-group rates, metrics, influences, the modelled graph; only when present) · per-group statistics of the data (not for a
 population program: it has no rows) · methods appendix and software versions. Every page has a footer with the spec
 hash, the generation time and "page X of Y".
 """
@@ -440,6 +440,36 @@ def _rates(pdf: ReportPDF, result, figures):
         pdf.ln(3)
 
 
+PDF_COUNTEREXAMPLES = 5  # rows of each Fair leaf's counterexample table
+PDF_FEATURES = 6  # the individual's features shown (the JSON has them all)
+
+
+def _counterexamples(pdf: ReportPDF, counterexamples):
+    """Each Fair[...] leaf's counterexamples (``result.counterexamples``): how many were found and where, and the
+    first few as a table (the decisions at each compared value, then the individual's first features)."""
+    from fairaudit import counterexamples_view as cv
+
+    if not counterexamples:
+        return
+    pdf.ensure(60)
+    pdf.heading("Counterexamples: individuals whose decision changes with the attribute alone", space=6)
+    for found in counterexamples.leaves:
+        rows = cv.table(found, PDF_COUNTEREXAMPLES)
+        pdf.heading(f"{found.leaf}: {cv.headline(found, len(rows))}", size=11, space=2)
+        if not rows:
+            continue
+        pdf.para(cv.caption(found), size=9, colour=GREY)
+        pdf.ln(1)
+        fixed = ([cv.ROW] if cv.ROW in rows[0] else []) + [cv.value_column(found, v) for v in found.values]
+        features = [c for c in rows[0] if c not in fixed]
+        shown = fixed + features[:PDF_FEATURES]
+        if len(features) > PDF_FEATURES:
+            pdf.para(f"The first {PDF_FEATURES} of the individual's {len(features)} other features are shown; the "
+                     "JSON result has them all.", size=8.5, colour=GREY)
+        _table(pdf, [{c: r[c] for c in shown} for r in rows],
+               {c: (10 if c == cv.ROW else 26 if c in fixed else 18) for c in shown}, size=7)
+
+
 MARK_COLOURS = {"most favoured": "#0072B2", "least favoured": "#D55E00"}  # as in fairaudit.viz.palette.FAVOURED
 
 
@@ -622,6 +652,7 @@ def layout(result, *, title, moment, data_facts, model_facts_, tree, convergence
     _nodes(pdf, result)
     _convergence(pdf, result, convergence)
     _rates(pdf, result, rates)
+    _counterexamples(pdf, getattr(result, "counterexamples", None))
     _findings(pdf, getattr(result, "findings", None), findings_figures or {})
     if program is None or content.generated_from_data(result):
         _groups(pdf, stats, group_fig, group_note, data_facts)

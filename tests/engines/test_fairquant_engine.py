@@ -14,7 +14,9 @@ import pytest
 pytest.importorskip("torch")
 
 from fairaudit import audit, models  # noqa: E402
+from fairaudit.counterexamples import DOMAIN  # noqa: E402
 from fairaudit.errors import FairauditError  # noqa: E402
+from fairaudit.trace import AuditResult  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "example.nnet"
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,11 +37,14 @@ def test_api_nnet_over_its_domain():
     assert facts["partitions"] == 23 and facts["total"] == 30 and facts["certified_count"] == 24
     assert facts["rounding_ties"] == 1
     model = models.load(EXAMPLE)
-    rows = facts["counterexamples"]
-    assert len(rows) == 5
-    for row in rows:  # every counterexample flips the model's own decision
-        frame = pd.DataFrame([{**row["individual"], "x1": v} for v in row["values"]])
-        assert model.predict(frame).tolist() == row["decisions"] and len(set(row["decisions"])) == 2
+    found = r.counterexamples.get("Fair[x1]")
+    assert found.total == 5 and len(found.examples) == 5 and found.attribute == "x1" and found.values == (0, 1)
+    assert found.where == DOMAIN and "info" not in found.about
+    for c in found.examples:  # every counterexample flips the model's own decision, at the scores shown
+        frame = pd.DataFrame([{**dict(c.individual), "x1": v} for v in found.values])
+        assert model.predict(frame).tolist() == list(c.decisions) and len(set(c.decisions)) == 2
+        assert model.score(frame).tolist() == pytest.approx(list(c.scores))
+    assert AuditResult.from_json(r.to_json()).counterexamples.to_dict() == r.counterexamples.to_dict()
     assert r.rows["policy"] == "domain"
 
 
@@ -72,7 +77,9 @@ def test_cli_nnet(tmp_path):
     final = node["final"]
     assert final["certified"] == pytest.approx(24 / 30, abs=2e-6) and final["unfair"] == pytest.approx(1 / 6, abs=1e-6)
     assert final["undecided"] == pytest.approx(1 / 30, abs=2e-6)
-    assert len(data["info"]["fairquant"]["Fair[x1]"]["counterexamples"]) == 5
+    (leaf,) = data["counterexamples"]["leaves"]
+    assert leaf["leaf"] == "Fair[x1]" and leaf["total"] == 5 and len(leaf["examples"]) == 5
+    assert "5 counterexamples" in done.stdout
 
 
 @pytest.fixture(scope="module")
@@ -103,9 +110,11 @@ def test_mlp_over_the_dataset_ranges(mlp_case):
     assert f["lo"] <= truth + 1e-12 and truth - 1e-12 <= f["hi"]
     assert f["certified"] + f["unfair"] + f["undecided"] == pytest.approx(1)
     assert f["undecided"] == pytest.approx(0)  # the grid is small: resolved down to single individuals
-    for row in r.info["fairquant"]["Fair[sex]"]["counterexamples"]:
-        pair = pd.DataFrame([{**row["individual"], "sex": v} for v in row["values"]])
-        assert model.predict(pair).tolist() == row["decisions"] and len(set(row["decisions"])) == 2
+    found = r.counterexamples.get("Fair[sex]")
+    assert found.total == round(f["unfair"] * len(grid)) and found.values == ("F", "M")
+    for c in found.examples:
+        pair = pd.DataFrame([{**dict(c.individual), "sex": v} for v in found.values])
+        assert model.predict(pair).tolist() == list(c.decisions) and len(set(c.decisions)) == 2
 
 
 def test_logistic_regression_is_an_affine_network(mlp_case):

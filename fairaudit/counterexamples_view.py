@@ -1,0 +1,91 @@
+"""Counterexamples (``fairaudit.counterexamples``) as tables and lines of text, the same for the dashboard, the PDF
+and the CLI. Nothing here knows which engine found them: where they come from and how they were checked are the
+leaf's own words (``where``, ``about``).
+
+A table has one row per counterexample: the audited row's position (when it is one), then for each compared value
+of the attribute the model's decision and score with the attribute at that value, then the individual's other
+features.
+"""
+from __future__ import annotations
+
+import math
+
+from fairaudit.numbers import clean, count
+
+ROW = "row"
+FAVOURABLE, UNFAVOURABLE = "favourable", "unfavourable"
+
+
+def _text(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "missing"
+    if isinstance(v, float):
+        v = clean(v)
+        return f"{v:g}" if v == int(v) else f"{v:.4g}"
+    return str(v)
+
+
+def value_column(found, value) -> str:
+    """The column of one compared value: ``"sex = F"``."""
+    return f"{found.attribute} = {_text(value)}"
+
+
+def decision_text(decision, score=None) -> str:
+    word = FAVOURABLE if int(decision) == 1 else UNFAVOURABLE
+    return word if score is None else f"{word} ({float(clean(score)):.4f})"
+
+
+def table(found, limit: int | None = None) -> list[dict]:
+    """The first ``limit`` (default all kept) counterexamples of one leaf (a ``LeafCounterexamples``) as rows."""
+    examples = found.examples if limit is None else found.examples[:limit]
+    show_row = any(c.row is not None for c in examples)
+    rows = []
+    for c in examples:
+        row = {ROW: "–" if c.row is None else f"{int(c.row):,}"} if show_row else {}
+        for i, value in enumerate(found.values):
+            score = None if c.scores is None else c.scores[i]
+            row[value_column(found, value)] = decision_text(c.decisions[i], score)
+        row.update({str(k): _text(v) for k, v in c.individual})
+        rows.append(row)
+    return rows
+
+
+def headline(found, shown: int | None = None) -> str:
+    """``"12 counterexamples found over the input domain (the first 10 shown)"``, or that none was found;
+    ``shown`` how many a table shows (default every one kept)."""
+    if not found.total:
+        return f"No counterexample found {found.where}"
+    shown = len(found.examples) if shown is None else min(int(shown), len(found.examples))
+    tail = "" if shown >= found.total else f" (the first {shown:,} shown)"
+    return f"{count(found.total, 'counterexamples')} found {found.where}{tail}"
+
+
+def caption(found) -> str:
+    """What the counterexamples are: the leaf's own words, and what the table's columns hold."""
+    about = str(found.about or "").strip()
+    about = (about[:1].upper() + about[1:]).rstrip(".") + ". " if about else ""
+    return (f"{about}Each row is one individual: the model's decision (and score) with {found.attribute} set to "
+            f"each value compared, then the individual's other features.")
+
+
+def first_text(found) -> str:
+    """The first counterexample on one line: its features, then the decision at each compared value."""
+    if not found.examples:
+        return ""
+    c = found.examples[0]
+    features = ", ".join(f"{k} = {_text(v)}" for k, v in c.individual)
+    scores = c.scores or (None,) * len(found.values)
+    decisions = ", ".join(f"{value_column(found, v)}: {decision_text(c.decisions[i], scores[i])}"
+                          for i, v in enumerate(found.values))
+    where = f"row {int(c.row):,}: " if c.row is not None else ""
+    return f"{where}{features} — {decisions}"
+
+
+def summary_lines(counterexamples) -> list[str]:
+    """A line or two per leaf for a terminal: how many were found, and the first."""
+    lines = []
+    for found in counterexamples.leaves:
+        lines.append(f"counterexamples: {found.leaf}: {headline(found)}")
+        if found.examples:
+            lines.append(f"  first: {first_text(found)}")
+    return lines
