@@ -272,11 +272,14 @@ with right:
                        "changes (the lower bound); unfair: at least this share change it (1 − the upper bound); "
                        "undecided: the rest, the interval's width. "
                        + result.guarantee.interval_meaning[:1].upper() + result.guarantee.interval_meaning[1:] + ".")
-            counterexample_table(result, panel.nodes[0])
     for i in shown:
         if kinds.get(i) == "fair" and not viz.has_rates(frame, i):
             st.caption(f"{i}: this engine reports no certified / unfair / undecided rates for Fair nodes.")
-            counterexample_table(result, i)
+
+# ------------------------------------------------------------------------------------------------ counterexamples
+for i in shown:  # full width: a row is an individual with every feature
+    if kinds.get(i) == "fair":
+        counterexample_table(result, i)
 
 # ------------------------------------------------------------------------------------------------ groups
 findings_section(result)  # only when the run's engine found per-group rates, metrics, influences or a graph
