@@ -25,6 +25,10 @@ It is defined by the node kind (``and``/``or`` chains are flattened: ``A and B a
 * ``and``, ``want = FALSE``: ``cert`` = some ``cert(child, FALSE, β / n)``. Proof: if the ``and`` is
   true every child is true, and a wrong certificate needs one of the n child certificates to be wrong:
   union bound, n · β / n.
+  When every child is a comparison, the split is pooled instead: every distinct leaf below the node
+  gets β / D (D distinct leaves in all) and some comparison must be decided FALSE on those intervals.
+  Proof: a wrong certificate needs some leaf interval to miss, union over D leaves: ≤ β. (Leaves
+  shared by comparisons, as in a two-sided ``a − b < c and b − a < c``, are then paid for once.)
 * ``or`` is the dual: TRUE = some ``cert(child, TRUE, β / n)``; FALSE = every ``cert(child, FALSE, β)``.
 * ``not A``: ``cert(not A, want, β) = cert(A, not want, β)`` (A is false exactly when ``not A`` is true).
 * arithmetic (``+ − × ÷``, negation, constants) are not verdicts: they live inside a comparison and are
@@ -67,6 +71,13 @@ def flat_children(cs: CompiledSpec, node_id: str) -> list[str]:
     return out
 
 
+def _pooled(cs: CompiledSpec, kids) -> int:
+    """Distinct leaves below ``kids`` when every one is a comparison (a pooled split), else 0."""
+    if not all(cs.nodes[c].kind == "cmp" for c in kids):
+        return 0
+    return max(1, len(frozenset().union(*(cs.leaves_below[c] for c in kids))))
+
+
 def _splits(kind: str, want: bool) -> bool:
     """Does this boolean node split its budget among its children for a ``want`` certificate?"""
     return (kind == "and" and not want) or (kind == "or" and want)
@@ -84,6 +95,9 @@ def uses(spec: Spec, node_id: str | None, want: bool, budget: float) -> list[tup
         return uses(spec, tn.children[0], not want, budget)
     if tn.kind in ("and", "or"):
         kids = flat_children(cs, node_id)
+        pooled = _pooled(cs, kids) if _splits(tn.kind, want) else 0
+        if pooled:
+            return [(c, k, budget / pooled) for c in kids for k in sorted(cs.leaves_below[c])]
         share = budget / len(kids) if _splits(tn.kind, want) else budget
         return [u for c in kids for u in uses(spec, c, want, share)]
     raise ValueError(f"{tn.kind!r} is not a verdict node")
@@ -121,6 +135,10 @@ def certificate(spec: Spec, stats, want: bool, budget: float, bound="mixture", n
     if tn.kind == "not":
         return certificate(spec, stats, not want, budget, bound, tn.children[0], iv)
     kids = flat_children(cs, node_id)
+    pooled = _pooled(cs, kids) if _splits(tn.kind, want) else 0
+    if pooled:
+        level = iv.at(budget / pooled)
+        return np.logical_or.reduce([np.asarray(level[c] == (TRUE if want else FALSE)) for c in kids])
     if _splits(tn.kind, want):
         parts = [certificate(spec, stats, want, budget / len(kids), bound, c, iv) for c in kids]
         return np.logical_or.reduce(parts)
@@ -149,7 +167,8 @@ def witness_deltas(spec: Spec, stats_at, want: bool, delta: float, bound="mixtur
         tn = cs.nodes[node_id]
         if not bool(certificate(spec, stats_at, want, budget, bound, node_id, iv)):
             return False
-        if tn.kind == "cmp":
+        if tn.kind == "cmp" or (tn.kind in ("and", "or") and _splits(tn.kind, want)
+                                 and _pooled(cs, flat_children(cs, node_id))):
             for _, key, d in uses(spec, node_id, want, budget):
                 out[key] = max(out.get(key, 0.0), d)
         elif tn.kind == "not":

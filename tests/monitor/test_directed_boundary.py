@@ -32,6 +32,9 @@ CASES = {
     "or, both at threshold": ("(E[a] > 0.5) or (E[b] > 0.5)", {"E[a]": 0.5, "E[b]": 0.5}, {}, False),
     # a FALSE 'or' gives each disjunct the full Δ: one at the boundary (true), the other surely false
     "or false, one at threshold": ("(E[a] <= 0.5) or (E[b] > 0.9)", {"E[a]": 0.5, "E[b]": 0.3}, {}, True),
+    # a two-sided difference (demographic parity shape): the FALSE 'and' pools the two shared leaves
+    "two-sided, at threshold": ("(E[a] - E[b] < 0.1) and (E[b] - E[a] < 0.1)", {"E[a]": 0.35, "E[b]": 0.25}, {},
+                                False),
     # not flips the direction
     "not": ("not (E[a] - E[b] >= 0.1)", {"E[a]": 0.35, "E[b]": 0.25}, {}, False),
 }
@@ -77,6 +80,10 @@ def test_rules_of_the_certificates():
     true = {(k, round(d, 6)) for _, k, d in directed.uses(spec, None, True, 0.3)}
     assert true == {("E[a]", 0.15), ("E[b]", 0.15), ("E[c]", 0.3), ("E[d]", 0.3)}
     false = {(k, round(d, 6)) for _, k, d in directed.uses(spec, None, False, 0.3)}
-    assert false == {("E[a]", 0.05), ("E[b]", 0.05), ("E[c]", 0.1), ("E[d]", 0.1)}
+    assert false == {("E[a]", 0.05), ("E[b]", 0.05), ("E[c]", 0.1), ("E[d]", 0.1)}  # a child is a "not": per child
     shown = directed.display_deltas(spec, 0.3)
     assert shown == pytest.approx({"E[a]": 0.05, "E[b]": 0.05, "E[c]": 0.075, "E[d]": 0.075})
+    two = parse("(E[a] - E[b] < 0.1) and (E[b] - E[a] < 0.1)")  # all comparisons: pooled over 2 leaves
+    assert {(k, round(d, 6)) for _, k, d in directed.uses(two, None, False, 0.2)} == {("E[a]", 0.1), ("E[b]", 0.1)}
+    nested = parse("(E[a] < 0.5) or ((E[b] < 0.5) and (E[c] < 0.5))")  # not all comparisons: split per child
+    assert {(k, round(d, 6)) for _, k, d in directed.uses(nested, None, True, 0.2)} == {("E[a]", 0.1), ("E[b]", 0.1), ("E[c]", 0.1)}
