@@ -35,7 +35,8 @@ from fairaudit.evaluate import compile_spec, root_verdict  # noqa: E402
 from fairaudit.spec import parse  # noqa: E402
 
 STREAMS, BOUNDARY_STREAMS, SEED = 200, 2000, 17
-METHODS = [("hoeffding", "equal"), ("hoeffding", "directed"), ("mixture", "equal"), ("mixture", "directed")]
+METHODS = [("hoeffding", "equal"), ("hoeffding", "directed"), ("mixture", "equal"), ("mixture", "directed"),
+           ("mixture", "directed+joint")]  # the last: the joint e-process per comparison (not in the engine yet)
 
 ADULT_SPEC = ('(E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.55) & '
               '(E[pred | race == "White"] - E[pred | race != "White"] < 0.5)')
@@ -61,8 +62,8 @@ def cases():
 
 
 def verdicts(spec, stats, delta, bound, split):
-    if split == "directed":
-        return directed_verdict(spec, stats, delta, bound)
+    if split.startswith("directed"):
+        return directed_verdict(spec, stats, delta, bound, joint=split.endswith("joint"))
     deltas = equal_split(compile_spec(spec).leaf_keys, delta)
     return root_verdict(spec, leaf_values(stats, deltas, get_bound(bound)))
 

@@ -120,7 +120,7 @@ class _Intervals:
 
 
 def certificate(spec: Spec, stats, want: bool, budget: float, bound="mixture", node_id: str | None = None,
-                _iv: _Intervals | None = None) -> np.ndarray:
+                _iv: _Intervals | None = None, joint: bool = False) -> np.ndarray:
     """``cert(node, want, budget)`` at every check (bool array): see the module doc for the rule and (P).
 
     ``stats`` maps each leaf key to its ``LeafStats`` (successes, n; arrays over the checks)."""
@@ -129,29 +129,41 @@ def certificate(spec: Spec, stats, want: bool, budget: float, bound="mixture", n
     node_id = cs.root if node_id is None else node_id
     tn = cs.nodes[node_id]
     if tn.kind == "cmp":
+        form = _joint(cs, node_id) if joint else None
+        if form is not None:  # exploratory: the joint e-process of ``fairaudit.bounds.eprocess`` at level β
+            from fairaudit.bounds.eprocess import log_evalue, null_sign
+            ka, kb, ca, cb, k = form
+            a, b = stats[ka], stats[kb]
+            e = log_evalue(a.successes, a.n, b.successes, b.n, ca, cb, k, null_sign(tn.node.op, want))
+            return np.asarray(e >= np.log(1.0 / budget))
         leaves = cs.leaves_below[node_id]
         verdict = iv.at(budget / max(1, len(leaves)))[node_id]
         return np.asarray(verdict == (TRUE if want else FALSE))
     if tn.kind == "not":
-        return certificate(spec, stats, not want, budget, bound, tn.children[0], iv)
+        return certificate(spec, stats, not want, budget, bound, tn.children[0], iv, joint)
     kids = flat_children(cs, node_id)
-    pooled = _pooled(cs, kids) if _splits(tn.kind, want) else 0
+    pooled = _pooled(cs, kids) if _splits(tn.kind, want) and not joint else 0
     if pooled:
         level = iv.at(budget / pooled)
         return np.logical_or.reduce([np.asarray(level[c] == (TRUE if want else FALSE)) for c in kids])
     if _splits(tn.kind, want):
-        parts = [certificate(spec, stats, want, budget / len(kids), bound, c, iv) for c in kids]
+        parts = [certificate(spec, stats, want, budget / len(kids), bound, c, iv, joint) for c in kids]
         return np.logical_or.reduce(parts)
-    parts = [certificate(spec, stats, want, budget, bound, c, iv) for c in kids]
+    parts = [certificate(spec, stats, want, budget, bound, c, iv, joint) for c in kids]
     return np.logical_and.reduce(parts)
 
 
-def directed_verdict(spec: Spec, stats, delta: float, bound="mixture") -> np.ndarray:
+def _joint(cs, node_id):
+    from fairaudit.bounds.eprocess import joint_form
+    return None if cs.nodes[node_id].node.op in ("==", "!=") else joint_form(cs, node_id)
+
+
+def directed_verdict(spec: Spec, stats, delta: float, bound="mixture", joint: bool = False) -> np.ndarray:
     """The root's verdict at every check (int8: 1 true, 0 false, -1 unknown), wrong with probability ≤ Δ
     over the whole stream (module doc)."""
     iv = _Intervals(spec, stats, get_bound(bound))
-    yes = certificate(spec, stats, True, delta, bound, _iv=iv)
-    no = certificate(spec, stats, False, delta, bound, _iv=iv)
+    yes = certificate(spec, stats, True, delta, bound, _iv=iv, joint=joint)
+    no = certificate(spec, stats, False, delta, bound, _iv=iv, joint=joint)
     return np.where(yes & ~no, TRUE, np.where(no & ~yes, FALSE, UNKNOWN)).astype(np.int8)
 
 
