@@ -9,7 +9,7 @@ with BOUNDARY_STREAMS streams each; the worst fraction of streams ever given a w
 AVOIR-OB (``--split optimized``) is not in the table: it calls a solver per check (minutes per stream) and is valid
 only at k·Δ; its Adult figure in file order is 870 (tests/monitor/test_case_studies.py).
 
-Run: ``nice .venv/bin/python bench/power.py`` (about 10 minutes on one core); the table is saved to
+Run: ``nice .venv/bin/python bench/power.py`` (about 4 minutes; the joint e-process column takes most of it); the table is saved to
 ``bench/power_results.md``.
 """
 from __future__ import annotations
