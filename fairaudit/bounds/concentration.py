@@ -9,12 +9,13 @@ lies there surely, so ``δ = 0`` or ``n = 0`` gives ``[0, 1]``).
 
 Two bounds, chosen by name (``get_bound(name)``):
 
-``hoeffding`` (default; VeriFair and AVOIR, Zhao et al. 2016 "Adaptive concentration inequalities
+``hoeffding`` (VeriFair and AVOIR, kept to reproduce their figures; Zhao et al. 2016 "Adaptive concentration inequalities
 for sequential decision problems", Theorem 1 as used by Bastani et al. 2019 and AVOIR Appendix B)
     symmetric radius ``ε(δ, n) = sqrt((0.6·ln(log_1.1(n) + 1) + (5/9)·ln(24/δ)) / n)`` around the
     sample mean. ``hoeffding_delta`` is its inverse in δ.
 
-``betting`` (Robbins' beta-binomial mixture; a betting confidence sequence)
+``mixture`` (the default: the Krichevsky–Trofimov / Jeffreys beta-binomial mixture; ``betting`` is
+accepted as its old, deprecated name)
     For a candidate mean ``m`` let ``M_t(m) = B(a + S_t, b + F_t) / B(a, b) / (m^S_t (1 − m)^F_t)``
     (``S_t`` successes, ``F_t = t − S_t`` failures, ``B`` the beta function, prior ``Beta(a, b)`` with
     ``a = b = 1/2``, Krichevsky–Trofimov). ``M_t(m)`` is the wealth of a gambler who starts with 1 and
@@ -26,8 +27,11 @@ for sequential decision problems", Theorem 1 as used by Bastani et al. 2019 and 
     the sample mean, so the interval is found by bisection on each side. Sources: H. Robbins,
     "Statistical methods related to the law of the iterated logarithm", Ann. Math. Stat. 1970;
     Howard, Ramdas, McAuliffe & Sekhon, "Time-uniform, nonparametric, nonasymptotic confidence
-    sequences", Ann. Stat. 2021, §3 (conjugate mixtures); Waudby-Smith & Ramdas, "Estimating means
-    of bounded random variables by betting", JRSS-B 2023, §4 (capital processes / betting CSs).
+    sequences", Ann. Stat. 2021, §3.2 and Prop. 6 (conjugate beta-binomial mixtures); the prior is
+    Krichevsky & Trofimov, "The performance of universal encoding", IEEE Trans. Inf. Theory 1981.
+    It is *not* the hedged capital process of Waudby-Smith & Ramdas (JRSS-B 2023), which this
+    docstring used to cite: that one bets a predictable fraction λ_t, this one mixes the likelihood
+    ratio over a prior on the alternative (both are test martingales; the mixture is what is computed).
     The interval adapts to the variance ``m(1 − m)``, so it is much tighter than Hoeffding for rates
     far from 1/2, and its width shrinks like ``sqrt(m(1−m)·(ln(1/δ) + ½ ln t) / t)``.
 
@@ -79,7 +83,7 @@ def hoeffding_delta(eps, n) -> np.ndarray:
     return out if out.ndim else out[()]
 
 
-def betting_log_threshold(successes, n, delta) -> np.ndarray:
+def mixture_log_threshold(successes, n, delta) -> np.ndarray:
     """``L + ln δ``: the interval is ``{m : S ln m + F ln(1 − m) > L + ln δ}`` (see module doc)."""
     s, n, delta = _arrays(successes, n, delta)
     f = n - s
@@ -103,7 +107,7 @@ _LOGLIK_RTOL = 1e-10
 _HOEFFDING_ATOL = 1e-12
 
 
-def betting_interval(successes, n, delta, iterations: int = 48) -> tuple[np.ndarray, np.ndarray]:
+def mixture_interval(successes, n, delta, iterations: int = 48) -> tuple[np.ndarray, np.ndarray]:
     """The beta-binomial (KT) mixture confidence sequence at level δ: ``(lo, hi)``, vectorised.
 
     Computed by bisection to ``2^-iterations`` and rounded outwards (a point counts as outside only
@@ -113,7 +117,7 @@ def betting_interval(successes, n, delta, iterations: int = 48) -> tuple[np.ndar
     s, n, delta = _arrays(successes, n, delta)
     s, n, delta = s.copy(), n.copy(), np.minimum(delta, 1.0)
     f = n - s
-    thr = betting_log_threshold(s, n, np.where(delta > 0, delta, 1.0))
+    thr = mixture_log_threshold(s, n, np.where(delta > 0, delta, 1.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.where(n > 0, s / np.where(n > 0, n, 1), 0.5)
     # lower end: smallest m in [0, p] with loglik(m) > thr; loglik is increasing on [0, p]
@@ -139,6 +143,10 @@ def betting_interval(successes, n, delta, iterations: int = 48) -> tuple[np.ndar
     hi = np.where(vacuous | (f <= 0), 1.0, hi)
     lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
     return (lo if lo.ndim else lo[()]), (hi if hi.ndim else hi[()])
+
+
+betting_log_threshold = mixture_log_threshold  # old names, kept for callers of the library
+betting_interval = mixture_interval
 
 
 class Bound:
@@ -168,24 +176,28 @@ class HoeffdingBound(Bound):
         return lo, hi
 
 
-class BettingBound(Bound):
-    """Beta-binomial (KT) mixture betting confidence sequence (see the module doc)."""
+class MixtureBound(Bound):
+    """The beta-binomial (KT) mixture confidence sequence (see the module doc)."""
 
-    name = "betting"
+    name = "mixture"
 
     def interval(self, successes, n, delta):
-        return betting_interval(successes, n, delta)
+        return mixture_interval(successes, n, delta)
 
 
-BOUNDS = {"hoeffding": HoeffdingBound(), "betting": BettingBound()}
+BettingBound = MixtureBound  # the old (mislabelled) name of the class
+BOUNDS = {"mixture": MixtureBound(), "hoeffding": HoeffdingBound()}
+DEFAULT_BOUND = "mixture"
+BOUND_ALIASES = {"betting": "mixture"}  # deprecated names still accepted (spec-file headers, CLI, API)
 
 
 def get_bound(name: str | Bound) -> Bound:
-    """The bound called ``name`` (``hoeffding`` or ``betting``); a ``Bound`` passes through."""
+    """The bound called ``name`` (``mixture`` or ``hoeffding``; ``betting`` is the deprecated name of
+    ``mixture``); a ``Bound`` passes through."""
     if isinstance(name, Bound):
         return name
     try:
-        return BOUNDS[name]
+        return BOUNDS[BOUND_ALIASES.get(name, name)]
     except KeyError:
         from fairaudit.errors import FairauditError
 

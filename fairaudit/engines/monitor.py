@@ -22,7 +22,12 @@ Leaves
     leaf's (successes, n) at every check, so a 48k-row stream costs a few numpy passes.
 
 The decision (``stop_step``)
-    At each check the root is decided when an allocation of δ's with Σδᵢ ≤ Δ decides it:
+    ``split="directed"`` (the default) decides the root by ``fairaudit.bounds.directed``: one
+    certificate per verdict direction, each at the full Δ (only the direction the truth is not can be
+    wrong), shared by Berger's intersection–union rule (a TRUE ``and`` gives each conjunct the full Δ;
+    a FALSE ``and`` / TRUE ``or`` splits it; a comparison splits its share among its leaves); its
+    proof is in that module and in the methods text. Otherwise the root is decided when an allocation
+    of δ's with Σδᵢ ≤ Δ decides it:
     ``split="equal"`` uses Δ/k per distinct leaf (VeriFair, AVOIR-VF); ``split="optimized"`` asks
     ``fairaudit.bounds.allocation`` (AVOIR-OB; the solver runs only at checks that its exact screens
     cannot settle; see "The guarantee of each split" below). ``stop_step`` is the number of
@@ -30,7 +35,9 @@ The decision (``stop_step``)
     running intersection of its intervals since the decision (an intersection of a confidence
     sequence at a fixed δ is one too), so the verdict cannot drift back to unknown; if an
     intersection ever became empty (probability ≤ δ), that leaf shows its current interval instead.
-    Leaves that the deciding alternative does not involve (e.g. the other side of an ``and`` proved
+    With the directed split, each leaf then shows the level the deciding certificate gave it (each
+    interval holds at its δ column; the verdict at Δ by the certificate's proof). Otherwise, leaves
+    that the deciding alternative does not involve (e.g. the other side of an ``and`` proved
     false) share the budget left over, Δ − Σδ*. The reported ``verdict`` is the root's verdict at
     the last check (the stop step with ``stop=True``).
 
@@ -42,11 +49,14 @@ What is displayed before the decision
     the δ shown in its ``delta`` column, and the root's is at Δ jointly. A node's verdict displayed
     before the decision is therefore sound at its ``delta``; the root's decision may come earlier
     than the equal split shows when ``split="optimized"``, at which check the display switches to
-    the deciding allocation.
+    the deciding allocation. With ``split="directed"`` the levels shown before the decision are
+    ``fairaudit.bounds.directed.display_deltas``: Δ/k, lowered where a certificate uses a leaf at a
+    smaller level, so the display never decides before the certificates do.
 
 The guarantee of each split
-    ``split="equal"`` (the default) is a fixed allocation: by the union bound the probability that
-    the verdict (or any displayed interval) is ever wrong is ≤ Δ. ``split="optimized"`` chooses the
+    ``split="directed"`` (the default): the verdict is ever wrong with probability ≤ Δ (theorem in
+    ``fairaudit.bounds.directed``). ``split="equal"`` is a fixed allocation: by the union bound the
+    probability that the verdict (or any displayed interval) is ever wrong is ≤ Δ. ``split="optimized"`` chooses the
     δ's after looking at the data at each check; AVOIR's Theorem 1 claims Δ for it too, but the
     union-bound argument does not cover a data-chosen allocation and the claim is false in general
     (``tests/monitor/test_soundness_optimized.py``: a 12-leaf ``or`` at Δ = 0.2 is wrongly certified
@@ -65,7 +75,8 @@ from typing import Callable, Iterator
 import numpy as np
 
 from fairaudit.bounds.allocation import Allocation, Allocator, SPLITS, equal_split, sound_delta
-from fairaudit.bounds.concentration import BOUNDS, get_bound
+from fairaudit.bounds.concentration import BOUND_ALIASES, BOUNDS, DEFAULT_BOUND, get_bound
+from fairaudit.bounds.directed import directed_verdict, display_deltas, witness_deltas
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.engines.base import Context, Engine, LeafBatch, Option
 from fairaudit.engines.observations import Observations, decision_reasons, observe_inputs
@@ -77,6 +88,7 @@ CHUNK_CHECKS = 256  # checks per batch (at most)
 YIELD_SECONDS = 0.5  # a batch is yielded at least this often while the scan searches for a decision
 SOLVER_TIME_LIMIT = 1.0  # seconds per solver call; a call that runs out just does not decide that check
 ORDERS = ("shuffle", "given")
+DEFAULT_SPLIT = "directed"
 
 
 def check_points(length: int, batch: int) -> np.ndarray:
@@ -99,8 +111,8 @@ class _State:
     timed_out: bool = False
 
 
-def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = "equal",
-                    bound: str = "hoeffding", order: str = "shuffle", ctx: Context | None = None,
+def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = DEFAULT_SPLIT,
+                    bound: str = DEFAULT_BOUND, order: str = "shuffle", ctx: Context | None = None,
                     assumes: str | None = None, chunk: int = CHUNK_CHECKS, yield_every: float = YIELD_SECONDS,
                     solver_time_limit: float = SOLVER_TIME_LIMIT, stop: bool = False) -> Iterator[LeafBatch]:
     """The monitor over ``obs``: a ``LeafBatch`` every ``chunk`` checks, or sooner when the search for a
@@ -119,6 +131,7 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     steps = idx + 1
     stats = obs.stats(idx)
     equal = equal_split(keys, delta)
+    shown = display_deltas(spec, delta) if split == "directed" else equal  # the levels shown before a decision
     best = {k: delta for k in keys}
     st = _State()
     K = len(idx)
@@ -155,17 +168,18 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
         b = min(a + chunk, K)
         if st.stop is None:
             chunk_stats = {k: s.at(slice(a, b)) for k, s in stats.items()}
-            found, scanned = _scan(allocator, chunk_stats, split, equal, best, ctx, st,
+            found, scanned = _scan(allocator, chunk_stats, split, shown, best, ctx, st,
                                    deadline=last_yield + yield_every, solver_time_limit=solver_time_limit)
             if found is not None:
                 pos, allocation = found
                 st.stop, st.decision = a + pos, allocation
-                st.frozen = _frozen(allocation, keys, delta)
+                st.frozen = (_frozen(allocation, keys, delta) if split != "directed"
+                             else {k: allocation.deltas.get(k, shown[k]) for k in keys})
                 if stop:
                     b = st.stop + 1
             else:
                 b = a + scanned  # paused: checks [a, a + scanned) are known undecided, the rest is scanned next
-        leaves = _leaves(keys, stats, a, b, equal, st, allocator, label_delta=delta if split == "optimized" else None)
+        leaves = _leaves(keys, stats, a, b, shown, st, allocator, label_delta=delta if split == "optimized" else None)
         found_now = evidence.observe(steps[a:b], {k: s.at(slice(a, b)) for k, s in stats.items()})
         said = found_now + (halves if first else [])
         notes = []
@@ -273,6 +287,14 @@ def _scan(allocator: Allocator, stats, split, equal, best, ctx: Context, st, dea
     decision as an uninterrupted scan. The run's time budget (``ctx``) ends the search; each solver call gets
     at most what is left of it."""
     n_checks = len(next(iter(stats.values())).n)
+    if split == "directed":
+        v = directed_verdict(allocator.spec, stats, allocator.total, allocator.bound)
+        hits = np.flatnonzero(v != UNKNOWN)
+        if not len(hits):
+            return None, n_checks
+        at, target = {k: s.at(int(hits[0])) for k, s in stats.items()}, bool(v[hits[0]] == TRUE)
+        deltas = witness_deltas(allocator.spec, at, target, allocator.total, allocator.bound)
+        return (int(hits[0]), Allocation(deltas, target, ())), n_checks
     v_eq = allocator.root_verdict(stats, equal)
     eq_hits = np.flatnonzero(v_eq != UNKNOWN)
     first_eq = int(eq_hits[0]) if len(eq_hits) else None
@@ -402,11 +424,12 @@ HOEFFDING = [
     "on the observed rate.",
 ]
 
-BETTING = [
-    "Betting confidence sequence (Robbins' beta-binomial mixture with the Krichevsky–Trofimov prior "
-    "Beta(½, ½); Howard et al. 2021, Waudby-Smith & Ramdas 2023). With S successes and F = n − S failures, "
-    "the interval is the set of means m for which a gambler betting against m has not multiplied their "
-    "money by 1/δ:",
+MIXTURE = [
+    "Beta-binomial mixture confidence sequence (Robbins 1970; Howard, Ramdas, McAuliffe & Sekhon 2021, §3.2) "
+    "with the Krichevsky–Trofimov (Jeffreys) prior Beta(½, ½). For a candidate mean m, the likelihood ratio of "
+    "the observations, averaged over the prior on the alternative, is a nonnegative martingale with mean 1 when "
+    "m is the true mean. With S successes and F = n − S failures, the interval is the set of means m at which "
+    "that ratio is still below 1/δ:",
     "= CI_n = { m : S·ln m + F·ln(1 − m) > ln B(½ + S, ½ + F) − ln B(½, ½) + ln δ }",
     "(B is the beta function; the interval is found by bisection and rounded outwards). By Ville's inequality it "
     "holds at every n simultaneously with probability ≥ 1 − δ. It adapts to the variance m(1 − m), so it is much "
@@ -430,12 +453,15 @@ class Monitor(Engine):
                label="Δ (failure probability)", step=0.01),
         Option("batch", int, 5, "check the bounds and the verdict every this many observations", min=1,
                label="Check every … observations"),
-        Option("split", str, "equal", "how Δ is shared among the estimated probabilities: equal (Δ/k each, the "
-               "verdict holds with probability ≥ 1 − Δ) or optimized (AVOIR-OB: chosen from the data, may decide "
-               "earlier, but only guarantees 1 − k·Δ for k probabilities)", choices=SPLITS, label="Δ split",
-               advanced=True),
-        Option("bound", str, "hoeffding", "the confidence sequence behind every E[...] interval: hoeffding (as "
-               "in AVOIR) or betting (usually tighter)", choices=tuple(BOUNDS), label="Bound", advanced=True),
+        Option("split", str, DEFAULT_SPLIT, "how Δ is shared among the estimated probabilities: directed (one "
+               "certificate per verdict direction, each conjunct of a TRUE 'and' at the full Δ; the verdict holds "
+               "with probability ≥ 1 − Δ), equal (Δ/k each, VeriFair/AVOIR-VF; 1 − Δ) or optimized (AVOIR-OB, "
+               "exploratory: chosen from the data, only guarantees 1 − k·Δ for k probabilities)", choices=SPLITS,
+               label="Δ split", advanced=True),
+        Option("bound", str, DEFAULT_BOUND, "the confidence sequence behind every E[...] interval: mixture (the "
+               "Krichevsky–Trofimov beta-binomial mixture; adapts to the rate) or hoeffding (as in AVOIR and "
+               "VeriFair, to reproduce them); betting is the deprecated name of mixture",
+               choices=tuple(BOUNDS) + tuple(BOUND_ALIASES), label="Bound", advanced=True),
         Option("order", str, "shuffle", "row order: shuffle (seeded; the random order the guarantee assumes) "
                "or given (file order, for a log whose arrival order is the point; the guarantee then assumes "
                "that order is random)", choices=ORDERS, header=True, label="Row order"),
@@ -499,27 +525,50 @@ class Monitor(Engine):
             "interval. The intervals are confidence sequences: each holds at every step simultaneously with "
             "probability ≥ 1 − δᵢ, not only at one pre-planned sample size. The audit may therefore be watched "
             "continuously and stopped as soon as the verdict is decided without invalidating the guarantee.",
-            f"The total failure probability Δ = {d} is split among the k distinct probabilities E[…] of the "
-            "specification (δ₁ + … + δ_k ≤ Δ). By the union bound, all intervals hold together with probability "
-            f"≥ 1 − Δ, so every verdict derived from them is correct with probability ≥ 1 − {d}.",
+            f"The total failure probability Δ = {d} bounds the probability that the verdict is ever wrong. How it "
+            "is shared among the k distinct probabilities E[…] of the specification is the δ allocation below; "
+            "every interval shown holds at the δ in its column.",
             "Conditional probabilities E[A | B] are estimated by counting only rows that satisfy B (rejection "
             "sampling); their number of observations n is the number of such rows, shown in the node table.",
         ]))
-        bound = str(options.get("bound", "hoeffding"))
-        used, other = (BETTING, HOEFFDING) if bound == "betting" else (HOEFFDING, BETTING)
+        bound = BOUND_ALIASES.get(str(options.get("bound", DEFAULT_BOUND)), str(options.get("bound", DEFAULT_BOUND)))
+        used, other = (HOEFFDING, MIXTURE) if bound == "hoeffding" else (MIXTURE, HOEFFDING)
         out.append((f"The bound used: {bound}", used))
         out.append(("The alternative bound (not used in this audit)", other))
-        split = str(options.get("split", "equal"))
+        split = str(options.get("split", DEFAULT_SPLIT))
         alloc = [
+            "• Directed split (the default; Berger's intersection–union principle). A verdict is wrong in one "
+            "direction only: if the specification is true, only FALSE can be wrong, and vice versa. So each "
+            "direction has its own certificate at the full level Δ, built by the node kind "
+            "(chains of 'and' / 'or' count as one node with n children):",
+            "= comparison L op R (its arithmetic + − × ÷ included): each of its m distinct probabilities gets a "
+            "confidence sequence at β / m, and the comparison is certified when interval arithmetic on them "
+            "decides it; 'A and B' TRUE: every conjunct certified TRUE at the full β; 'and' FALSE: some conjunct "
+            "certified FALSE at β / n; 'or' TRUE: some disjunct certified TRUE at β / n; 'or' FALSE: every "
+            "disjunct certified FALSE at β; 'not A' with verdict v: A certified ¬v at β.",
+            "Claim: if a node's true value is not v, its certificate for v ever holds with probability ≤ β. "
+            "Proof by the node kind: a comparison is wrongly certified only if one of its m confidence "
+            "sequences misses (interval arithmetic is sound), ≤ m · β / m; a false 'and' has a false conjunct "
+            "c — fixed by the truth, not by the data — and a wrong TRUE certificate needs c's TRUE certificate, "
+            "≤ β; a true 'and' has n true conjuncts and a wrong FALSE certificate needs one of theirs, ≤ n · β / n; "
+            "'or' and 'not' are the duals. The verdict is TRUE when the TRUE certificate at Δ holds and the FALSE "
+            "one does not (and mirrored); if the specification's true value is v, a wrong verdict needs the "
+            "certificate for ¬v at some check, which has probability ≤ Δ. Only one direction can be wrong, so "
+            "the two certificates do not add up. Every confidence sequence holds at all steps at once, so the "
+            "statement covers continuous monitoring and stopping at the decision. Before the decision each "
+            "probability is shown at Δ / k (lowered to the smallest level a certificate uses it at, so the "
+            "plots never decide before the certificates do); from the decision on, at the level the deciding "
+            "certificate used it at.",
             "• Equal split (VeriFair, 'AVOIR-VF'): every distinct probability gets δᵢ = Δ / k.",
-            "• Optimised split (AVOIR eq. (2), 'AVOIR-OB'): at a check, choose the δᵢ that decide the verdict with "
+            "• Optimised split (AVOIR eq. (2), 'AVOIR-OB'; exploratory, valid only at k·Δ): at a check, choose the δᵢ that decide the verdict with "
             "the smallest total budget,",
             "= minimise δ₁ + … + δ_k  subject to the constraints inferred from the specification "
             "(each comparison the verdict needs must hold on the intervals at those δᵢ),",
             "and decide when the minimum is ≤ Δ. The problem is solved globally by SCIP through Pyomo; every "
             "solution is re-checked with the exact evaluator before it is used.",
-            f"This audit used the {split} split. Before the decision every plot shows the equal split Δ / k "
-            "(a fixed allocation, so each displayed interval is a confidence sequence at the δ shown). From the "
+            f"This audit used the {split} split. Before the decision every plot shows a fixed allocation (the equal "
+            "split Δ / k, or the directed split's display levels), so each displayed interval is a confidence "
+            "sequence at the δ shown. From the "
             "decision on, the deciding allocation is frozen and each interval is the running intersection of its "
             "intervals since the decision, so the verdict cannot drift back.",
         ]

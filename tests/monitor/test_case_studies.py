@@ -11,7 +11,9 @@ data = pytest.importorskip("fairaudit.data")
 
 ADULT_SPEC = ('(E[pred | sex == "Male"] - E[pred | sex == "Female"] < {t}) & '
               '(E[pred | race == "White"] - E[pred | race != "White"] < 0.5)')
-ADULT = dict(pred='income == ">50K"', where='workclass == "Federal-gov"', delta=0.15, batch=5, order="given")
+# AVOIR's setting; the paper's bound (Hoeffding) is asked for explicitly: the default is the mixture bound
+ADULT = dict(pred='income == ">50K"', where='workclass == "Federal-gov"', delta=0.15, batch=5, order="given",
+             bound="hoeffding")
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +55,7 @@ def test_adult_threshold_055_optimized_decides_earlier(adult):
     assert eq.sentence == "certified true with probability ≥ 0.85 after 960 observations"
 
 
+AVOIR_VF = dict(bound="hoeffding", split="equal")  # AVOIR-VF: the paper's bound and split
 COMPAS_A = 'E[pred | race == "African-American" and two_year_recid == 0]'
 COMPAS_C = 'E[pred | race == "Caucasian" and two_year_recid == 0]'
 
@@ -62,10 +65,12 @@ def test_compas_reciprocal_fpr_spec_violated(compas):
     ProPublica's "not low" risk (``decile_score > 4``, i.e. score_text ≠ Low); FPR balance among
     ``two_year_recid == 0``; Δ = 0.1, batch 5. The reciprocal spec ``C / A > 0.9`` is violated with
     probability ≥ 0.9 after about half the stream: the paper reports 3350 steps, we get 3350."""
-    r = audit(compas, f"{COMPAS_C} / {COMPAS_A} > 0.9", pred="decile_score > 4", delta=0.1, batch=5, order="given")
+    r = audit(compas, f"{COMPAS_C} / {COMPAS_A} > 0.9", pred="decile_score > 4", delta=0.1, batch=5, order="given",
+              **AVOIR_VF)
     assert r.verdict == "false" and r.stop_step == 3350
     # with the issue's decision rule decile_score > 3 it is violated too, later
-    r3 = audit(compas, f"{COMPAS_C} / {COMPAS_A} > 0.9", pred="decile_score > 3", delta=0.1, batch=5, order="given")
+    r3 = audit(compas, f"{COMPAS_C} / {COMPAS_A} > 0.9", pred="decile_score > 3", delta=0.1, batch=5, order="given",
+               **AVOIR_VF)
     assert r3.verdict == "false" and r3.stop_step > r.stop_step
 
 
@@ -85,18 +90,29 @@ def test_compas_fpr_ratio_below_11(compas):
     even with δ = Δ for both leaves (the best any split can do) they cannot prove the violation at
     the end of the stream. Exact interval arithmetic (lo_A / hi_C), which is sound and tighter,
     does prove it: the spec is violated with probability ≥ 0.9 (at 3305 observations)."""
-    r = audit(compas, f"{COMPAS_A} / {COMPAS_C} < 1.1", pred="decile_score > 4", delta=0.1, batch=5, order="given")
+    r = audit(compas, f"{COMPAS_A} / {COMPAS_C} < 1.1", pred="decile_score > 4", delta=0.1, batch=5, order="given",
+              **AVOIR_VF)
     fa, fc = r.final.loc["n2"], r.final.loc["n3"]
     assert _avoir_ratio_lower(fa.estimate, fa.n, fc.estimate, fc.n, 0.1, 0.1) < 1.1  # AVOIR: never
     assert r.verdict == "false" and r.stop_step == 3305  # interval arithmetic: decided
 
 
-@pytest.mark.parametrize("bound", ["hoeffding", "betting"])
-def test_betting_bound_decides_adult_far_earlier(adult, bound):
-    r = audit(adult, ADULT_SPEC.format(t=0.55), bound=bound, **ADULT)
+@pytest.mark.parametrize("bound", ["hoeffding", "mixture", "betting"])
+def test_mixture_bound_decides_adult_far_earlier(adult, bound):
+    r = audit(adult, ADULT_SPEC.format(t=0.55), **{**ADULT, "bound": bound, "split": "equal"})
     assert r.verdict == "true"
-    if bound == "betting":
-        assert r.stop_step < 300
+    if bound != "hoeffding":  # "betting" is the deprecated name of the mixture bound
+        assert r.stop_step == 135
+
+
+def test_defaults_decide_adult_at_the_same_level(adult):
+    """The defaults (mixture bound, directed split) certify the refined Adult spec after 125 observations in
+    file order (equal-split Hoeffding: 960), and the sentence states Δ = 0.15, not a weaker level."""
+    r = audit(adult, ADULT_SPEC.format(t=0.55), **{k: v for k, v in ADULT.items() if k != "bound"})
+    assert r.verdict == "true" and r.stop_step == 125
+    assert r.sentence == "certified true with probability ≥ 0.85 after 125 observations"
+    h = audit(adult, ADULT_SPEC.format(t=0.55), split="directed", **ADULT)
+    assert h.verdict == "true" and h.stop_step == 870  # directed Hoeffding, valid at Δ: AVOIR-OB's 870 (at 4Δ)
 
 
 def test_fair_leaf_needs_a_model(adult):
@@ -111,13 +127,15 @@ def test_cli_audit(tmp_path, capsys):
     from fairaudit.cli import main
     out = tmp_path / "r.json"
     code = main(["audit", "--data", "adult", "--pred", 'income == ">50K"', "--where", 'workclass == "Federal-gov"',
-                 "--delta", "0.15", "--order", "given", "--spec", ADULT_SPEC.format(t=0.55), "--json", str(out)])
+                 "--delta", "0.15", "--order", "given", "--bound", "hoeffding", "--split", "equal", "--spec",
+                 ADULT_SPEC.format(t=0.55), "--json", str(out)])
     assert code == 0
     text = capsys.readouterr().out
-    assert "certified true with probability ≥ 0.85 after 960 observations" in text  # default: equal split
+    assert "certified true with probability ≥ 0.85 after 960 observations" in text  # AVOIR-VF
     assert json.loads(out.read_text())["stop_step"] == 960
     code = main(["audit", "--data", "adult", "--pred", 'income == ">50K"', "--where", 'workclass == "Federal-gov"',
-                 "--delta", "0.15", "--order", "given", "--split", "optimized", "--spec", ADULT_SPEC.format(t=0.55)])
+                 "--delta", "0.15", "--order", "given", "--bound", "hoeffding", "--split", "optimized", "--spec",
+                 ADULT_SPEC.format(t=0.55)])
     assert code == 0
     assert "certified true with probability ≥ 0.4 after 870 observations" in capsys.readouterr().out
     assert main(["audit", "--data", "adult", "--pred", "age > 30", "--spec", "E[pred | nope == 1] < 0.5"]) == 2

@@ -1,0 +1,173 @@
+"""A joint anytime-valid test (e-process) for a comparison of two group rates — exploratory (issue 17, item 3).
+
+Setting: a comparison whose ``left − right`` is linear in two leaves, ``d = ca·a + cb·b + k`` (a ratio
+``a / b op c`` is read as ``a − c·b op 0``, assuming the true ``b`` > 0, where the ratio is defined), and the two
+leaves are ``E[· | g₁]``, ``E[· | g₂]`` with conditions that no row can satisfy both (``disjoint``: a column equal to
+two different values, or equal and not equal to one value). Each row then updates at most one of the two factors
+
+    M_a(m) = B(½ + S_a, ½ + F_a) / B(½, ½) / (m^S_a (1 − m)^F_a)      (the KT mixture of ``concentration``)
+
+and, under i.i.d. rows with true rates (μ_a, μ_b), the product M_a(μ_a)·M_b(μ_b) is a nonnegative martingale with
+mean 1 (given the past and that a row falls in g₁, its outcome is Bernoulli(μ_a); the other factor does not move).
+For a null set H (a half-plane ``σ·d ≥ 0`` intersected with the unit square), ``E_t = inf_{(m_a, m_b) ∈ H} M_a·M_b``
+is ≤ M_a(μ_a)·M_b(μ_b) whenever (μ_a, μ_b) ∈ H, so by Ville's inequality Pr_H[∃t: E_t ≥ 1/β] ≤ β: rejecting H when
+``E_t ≥ 1/β`` is an anytime-valid certificate at level β of the comparison's verdict that excludes H. ``log M`` is
+convex in m, so the infimum is at the sample means when they lie in H and on the line ``d = 0`` otherwise, found by
+golden-section search and rounded down (tangent bound), so the computed e-value is never above the exact one.
+
+Not used by the monitor engine yet: the engine's verdict is derived from leaf intervals by the driver; this test
+has no leaf-interval form. ``bench/power.py`` measures it; ``tests/monitor/test_eprocess.py`` checks it at the
+boundary.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import betaln
+
+from fairaudit.evaluate import CompiledSpec, leaf_key
+from fairaudit.spec import ast
+
+_EPS = 1e-12
+
+
+def log_mixture(s, n, m):
+    """``log M(m)`` of the KT mixture after ``s`` successes in ``n`` (vectorised)."""
+    f = n - s
+    m = np.clip(m, _EPS, 1 - _EPS)
+    return betaln(0.5 + s, 0.5 + f) - betaln(0.5, 0.5) - s * np.log(m) - f * np.log1p(-m)
+
+
+def _slope(s, n, m):
+    m = np.clip(m, _EPS, 1 - _EPS)
+    return -s / m + (n - s) / (1 - m)
+
+
+def log_evalue(sa, na, sb, nb, ca: float, cb: float, k: float, sigma: int) -> np.ndarray:
+    """``log inf_{(ma, mb) ∈ [0,1]², σ(ca·ma + cb·mb + k) ≥ 0} [log M_a(ma) + log M_b(mb)]`` (a lower bound)."""
+    sa, na, sb, nb = np.broadcast_arrays(*(np.asarray(x, float) for x in (sa, na, sb, nb)))
+    pa = np.where(na > 0, sa / np.maximum(na, 1), 0.5)
+    pb = np.where(nb > 0, sb / np.maximum(nb, 1), 0.5)
+    at_mle = log_mixture(sa, na, pa) + log_mixture(sb, nb, pb)
+    inside = sigma * (ca * pa + cb * pb + k) >= 0
+    # the line ca·ma + cb·mb + k = 0 parameterised by mb (ma = −(cb·mb + k)/ca), restricted to the square
+    ends = sorted([(-k) / cb, (-ca - k) / cb])  # where ma = 0 and ma = 1, as mb
+    lo, hi = max(0.0, ends[0]), min(1.0, ends[1])
+    if lo > hi:  # the line misses the square: H is the whole square (``inside`` everywhere) or empty
+        return np.where(inside, at_mle, np.inf)
+
+    def g(mb):
+        return log_mixture(sa, na, -(cb * mb + k) / ca) + log_mixture(sb, nb, mb)
+
+    def dg(mb):
+        return (-cb / ca) * _slope(sa, na, -(cb * mb + k) / ca) + _slope(sb, nb, mb)
+
+    a, b = np.full(at_mle.shape, lo), np.full(at_mle.shape, hi)
+    r = (np.sqrt(5) - 1) / 2
+    for _ in range(50):  # bracket 0.618^50 ≈ 4e-11 wide; the tangent bound covers the rest
+        x1, x2 = b - r * (b - a), a + r * (b - a)
+        left = g(x1) <= g(x2)
+        b = np.where(left, x2, b)
+        a = np.where(left, a, x1)
+    w = b - a
+    on_line = np.maximum(g(a) - np.abs(dg(a)) * w, g(b) - np.abs(dg(b)) * w) - 1e-9
+    on_line = np.minimum(on_line, np.minimum(g(a), g(b)))
+    return np.where(inside, at_mle, on_line)
+
+
+# ---------------------------------------------------------------------------------------------- which comparisons
+
+
+def _linear(cs: CompiledSpec, node_id):
+    """``({leaf key: coefficient}, constant)`` of a term, or None when it is not linear in its leaves."""
+    tn = cs.nodes[node_id]
+    if tn.kind == "expect":
+        return {leaf_key(tn): 1.0}, 0.0
+    if tn.kind == "const":
+        return {}, float(tn.node.value)
+    kids = [_linear(cs, c) for c in tn.children]
+    if any(k is None for k in kids):
+        return None
+    if tn.kind == "neg":
+        (c, k), = kids
+        return {x: -v for x, v in c.items()}, -k
+    if tn.kind in ("add", "sub"):
+        (c1, k1), (c2, k2) = kids
+        s = 1.0 if tn.kind == "add" else -1.0
+        out = dict(c1)
+        for x, v in c2.items():
+            out[x] = out.get(x, 0.0) + s * v
+        return out, k1 + s * k2
+    if tn.kind == "mul":
+        (c1, k1), (c2, k2) = kids
+        if not c1:
+            return {x: k1 * v for x, v in c2.items()}, k1 * k2
+        if not c2:
+            return {x: k2 * v for x, v in c1.items()}, k1 * k2
+    if tn.kind == "div":
+        (c1, k1), (c2, k2) = kids
+        if not c2 and k2 != 0:
+            return {x: v / k2 for x, v in c1.items()}, k1 / k2
+    return None
+
+
+def _atoms(event, out):
+    if isinstance(event, ast.EvAnd):
+        _atoms(event.left, out)
+        _atoms(event.right, out)
+    elif isinstance(event, ast.Compare) and isinstance(event.left, ast.Name) and isinstance(event.right, ast.Value):
+        out.append((event.left.name, event.op, event.right.value))
+    return out
+
+
+def disjoint(given_a, given_b) -> bool:
+    """True when no row can satisfy both conditions (read from their conjunctions of ``column op value`` atoms)."""
+    if given_a is None or given_b is None:
+        return False
+    a, b = _atoms(given_a, []), _atoms(given_b, [])
+    for col, op, v in a:
+        for col2, op2, v2 in b:
+            if col != col2:
+                continue
+            if op == op2 == "==" and v != v2:
+                return True
+            if {op, op2} == {"==", "!="} and v == v2:
+                return True
+    return False
+
+
+def joint_form(cs: CompiledSpec, cmp_id: str):
+    """``(key_a, key_b, ca, cb, k)`` with ``left − right = ca·a + cb·b + k`` when the comparison has a joint test
+    (two disjoint ``E[· | ·]`` leaves, linear or a ratio against a constant), else None."""
+    tn = cs.nodes[cmp_id]
+    left, right = tn.children
+    if cs.nodes[left].kind == "div" and cs.nodes[right].kind == "const":
+        num, den = cs.nodes[left].children
+        if cs.nodes[num].kind == "expect" and cs.nodes[den].kind == "expect":
+            c = float(cs.nodes[right].node.value)
+            form = ({leaf_key(cs.nodes[num]): 1.0, leaf_key(cs.nodes[den]): -c}, 0.0)
+        else:
+            return None
+    else:
+        l, r = _linear(cs, left), _linear(cs, right)
+        if l is None or r is None:
+            return None
+        coef = dict(l[0])
+        for x, v in r[0].items():
+            coef[x] = coef.get(x, 0.0) - v
+        form = ({x: v for x, v in coef.items() if v != 0}, l[1] - r[1])
+    coef, k = form
+    if len(coef) != 2:
+        return None
+    (ka, ca), (kb, cb) = coef.items()
+    na, nb = cs.leaf_node[ka].node, cs.leaf_node[kb].node
+    if not disjoint(getattr(na, "given", None), getattr(nb, "given", None)):
+        return None
+    return ka, kb, ca, cb, k
+
+
+def null_sign(op: str, want: bool) -> int:
+    """σ of the null half-plane ``σ·d ≥ 0`` (closed) that a ``want`` verdict of ``d op 0`` rejects."""
+    below = op in ("<", "<=")
+    if op in ("==", "!="):
+        raise ValueError("no one-sided null for == / !=")
+    return 1 if below == want else -1
