@@ -48,3 +48,31 @@ def test_read_chunks_gives_the_files_rows(tmp_path, suffix):
     assert len(back) == len(frame)
     assert (back["race"].astype(str).to_numpy() == frame["race"].astype(str).to_numpy()).all()
     assert np.array_equal(back["age"].to_numpy(), frame["age"].to_numpy())
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_monitor_on_a_file_read_in_chunks_equals_in_memory(tmp_path, suffix):
+    """The monitor over ``file_observations`` (chunks of 500 rows) gives the same checks, intervals, verdicts and
+    stop step as over the whole file's observations in memory (as ``fairaudit audit --order given`` builds them)."""
+    from fairaudit.data import resolve
+    from fairaudit.engines.monitor import run_monitor
+    from fairaudit.engines.observations import observe_inputs
+    from fairaudit.engines.stream import file_observations
+    from fairaudit.inputs import Inputs
+
+    frame = data.load("compas").frame
+    path = tmp_path / f"log{suffix}"
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path, index=False)
+    pred = "priors_count > 2"
+    spec = parse('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05')
+    inputs = Inputs.build(resolve(str(path)) if suffix == ".csv" else data.load("compas"), pred=pred, rows="all")
+    whole = observe_inputs(spec, inputs)
+    chunked = file_observations(spec, path, pred, rows=500)
+    assert chunked.length == whole.length
+    a = run_monitor(spec, whole, batch=5, delta=0.1)
+    b = run_monitor(spec, chunked, batch=5, delta=0.1)
+    assert a.stop_step == b.stop_step and a.verdict == b.verdict and a.verdict_step == b.verdict_step
+    ta, tb = a.trace_table, b.trace_table
+    assert np.array_equal(ta.steps, tb.steps)
+    for name in ("estimate", "lo", "hi", "delta", "verdict", "n"):
+        assert np.array_equal(getattr(ta, name), getattr(tb, name), equal_nan=True), name
