@@ -18,7 +18,7 @@ import numpy as np
 
 from fairaudit.errors import FairauditError
 
-CHUNK_ROWS = 1 << 18
+CHUNK_ROWS = 1 << 16
 
 
 class RunningCounts:
