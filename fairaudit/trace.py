@@ -12,8 +12,10 @@ significant digits (default 6, ample for bounds whose statistical width is ≫ 1
 for bounds (``lo``, ``certified`` and ``unfair`` down; ``hi``, ``undecided`` and ``delta`` up) so the
 written interval still contains the computed one and δ is never understated; NaN as ``null``
 and ±∞ (e.g. the interval of a division by an interval containing 0) as the strings ``"inf"`` /
-``"-inf"``. Every check is written by default; ``trace_every=k`` keeps every k-th check plus the stop
-step and the last check (the in-memory result always keeps all). ``AuditResult.from_json`` reads it
+``"-inf"``. Every check of the result's trace is written by default; ``trace_every=k`` keeps every k-th check plus
+the stop step and the last check. The driver builds that trace with ``TraceBuilder``: by default a bounded display
+subsample of a long run's checks that keeps every verdict change exactly (``info["checks"]`` counts them all,
+``info["trace_kept"]`` the rows kept; ``fairaudit.fulltrace`` writes every check to Parquet on request). ``AuditResult.from_json`` reads it
 back; ``from_json(to_json(r)).to_json() == r.to_json()``.
 """
 from __future__ import annotations
