@@ -24,7 +24,7 @@ def _spec(spec):
 def audit(data, spec=None, engine: str | None = None, model=None, pred: str | None = None, where: str | None = None,
           rows: str | None = None, *, population=None, epsilon: float | None = None, on_step=None,
           on_progress=None, iterate: bool = False, trust_pickle: bool = False, trusted_types=(),
-          **options) -> AuditResult:
+          trace_points: int | None | str = "auto", full_trace=None, **options) -> AuditResult:
     """Audit ``data`` (a ``Dataset`` or a built-in name / CSV path) against ``spec`` (text or ``Spec``).
 
     ``engine``: a name from ``fairaudit.engines.REGISTRY`` (default: the registry's first, the monitor);
@@ -43,6 +43,11 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     ``False``; ``on_step(step, total)`` is the same with plain numbers. With ``iterate=True`` the call returns a
     generator of partial ``AuditResult``s instead (the last one is final; closing it stops the run), which is
     how the dashboard draws the run live.
+
+    The result's trace is a bounded display subsample of the checks (every verdict change, the stop step, a log
+    grid and ``trace_points`` evenly spaced checks; "auto" sizes it so that the JSON stays under about 1 MB; None
+    keeps every check: ``fairaudit.trace.TraceBuilder``). ``full_trace``: a path to write every check to
+    (Parquet, ``fairaudit.fulltrace``).
 
     An engine that requires a model and no dataset (``fairquant``) audits the model over its input domain
     (``fairaudit.inputs.Inputs.build_domain``): a ``.nnet`` file's input bounds (``data`` None), else the column
@@ -65,6 +70,10 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     from fairaudit.run import last, start
 
     chosen, resolved = check_options(engine, **options)
+    if population is not None or "population" in chosen.requires:
+        if full_trace is not None:
+            raise FairauditError("full_trace is written for an audit of a dataset's rows or a model's domain, not "
+                                 "of a population program")
     if population is not None:
         results = _audit_population(chosen, resolved, data, spec, population, epsilon,
                                     model=model, pred=pred, where=where, rows=rows, on_step=on_step,
@@ -92,7 +101,8 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
                                      trusted_types=tuple(trusted_types), warnings=ignored)
         if on_step is not None and on_progress is None:
             on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
-        results = start(chosen, spec, inputs, resolved, on_progress=on_progress)
+        results = start(chosen, spec, inputs, resolved, on_progress=on_progress, trace_points=trace_points,
+                        full_trace=full_trace)
         return results if iterate else last(results)
     if "population" in chosen.requires:
         results = _audit_generated(chosen, resolved, data, spec, epsilon, model=model, pred=pred, where=where,
@@ -122,7 +132,8 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
                           warnings=[str(w) for w in found])
     if on_step is not None and on_progress is None:
         on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
-    results = start(chosen, spec, inputs, resolved, on_progress=on_progress)
+    results = start(chosen, spec, inputs, resolved, on_progress=on_progress, trace_points=trace_points,
+                    full_trace=full_trace)
     return results if iterate else last(results)
 
 

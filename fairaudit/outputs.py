@@ -22,15 +22,16 @@ from typing import Iterable
 
 from fairaudit.errors import FairauditError
 
-KINDS = ("pdf", "result", "model", "nnet")
+KINDS = ("pdf", "result", "model", "nnet", "trace")
 _NAMES = {"pdf": "a PDF report", "result": "an audit result (JSON)", "model": "a model file",
-          "nnet": "a .nnet network", "data": "a data file (CSV/Parquet)", "other": "another kind of file",
+          "nnet": "a .nnet network", "trace": "a full trace (Parquet)", "data": "a data file (CSV/Parquet)", "other": "another kind of file",
           "empty": "an empty file"}
 
 
 def file_kind(path: Path) -> str:
     """What an existing file holds, from its first bytes: ``pdf``, ``result`` (fairaudit JSON), ``model``
-    (a zip archive: skops / torch), ``nnet``, ``empty`` or ``other``."""
+    (a zip archive: skops / torch), ``nnet``, ``trace`` (a fairaudit full trace, Parquet), ``data`` (other
+    Parquet), ``empty`` or ``other``."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096)
@@ -42,6 +43,10 @@ def file_kind(path: Path) -> str:
         return "pdf"
     if head.startswith(b"PK\x03\x04") or head.startswith(b"\x80"):  # skops / torch zip; an old joblib pickle
         return "model"
+    if head.startswith(b"PAR1"):  # Parquet: a full trace written by fairaudit, or data
+        from fairaudit.fulltrace import is_full_trace
+
+        return "trace" if is_full_trace(path) else "data"
     if head.startswith(b"//") or path.suffix.lower() == ".nnet":
         return "nnet"
     stripped = head.lstrip()

@@ -22,7 +22,7 @@ from fairaudit.inputs import Inputs
 from fairaudit.progress import Progress
 from fairaudit.counterexamples import Counterexamples
 from fairaudit.findings import Findings
-from fairaudit.trace import AuditResult, Trace, TraceBuilder, node_infos, verdict_text
+from fairaudit.trace import AuditResult, Trace, TraceBuilder, display_points, node_infos, verdict_text
 
 
 class _Evidence:
@@ -40,18 +40,19 @@ class _Evidence:
             fresh = (first < 0) & hit.any(axis=0)
             first[fresh] = part.steps[np.argmax(hit[:, fresh], axis=0)]
 
-    def warnings(self, trace: Trace, stop: int | None, verdict_step: int | None) -> list[str]:
+    def warnings(self, trace: Trace, stop: tuple[int, int] | None, verdict_step: int | None) -> list[str]:
+        """``stop``: (the stop step, the root's verdict there), or None."""
         out = []
         for j, tn in enumerate(self.spec.nodes):
             if self.first_true[j] >= 0 and self.first_false[j] >= 0:
                 name = getattr(tn, "name", None) or tn.text
                 out.append(f"{name} was decided true at step {self.first_true[j]:,} and false at step "
                            f"{self.first_false[j]:,}")
-        if stop is not None and len(trace) > stop:
-            decided, last = int(trace.verdict[stop, 0]), int(trace.verdict[-1, 0])
+        if stop is not None and len(trace) and int(trace.steps[-1]) > stop[0]:
+            decided, last = stop[1], int(trace.verdict[-1, 0])
             if decided != last:
                 since = f" from step {verdict_step:,}" if verdict_step is not None else " at the end"
-                out.append(f"the verdict was {verdict_text(decided)} at step {int(trace.steps[stop]):,} but is "
+                out.append(f"the verdict was {verdict_text(decided)} at step {stop[0]:,} but is "
                            f"{verdict_text(last)}{since}: it changed after a decision")
         return out
 
@@ -59,19 +60,26 @@ class _Evidence:
 def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, guarantee: Guarantee,
           ctx: Context, stop: bool = False, on_progress=None, warnings=(), rows: dict | None = None,
           provenance: dict | None = None, info: dict | None = None,
-          progress: Progress | None = None) -> Iterator[AuditResult]:
+          progress: Progress | None = None, trace_points: int | None | str = "auto",
+          full_trace=None) -> Iterator[AuditResult]:
     """Consume ``batches`` (an engine's ``run``), yielding the ``AuditResult`` so far after each batch; the last
-    one yielded is final. Closing this generator closes ``batches``."""
+    one yielded is final. Closing this generator closes ``batches``.
+
+    The result's trace keeps a bounded display subsample of the checks (``TraceBuilder``): ``trace_points``
+    uniformly spaced checks ("auto": ``display_points`` for the tree's size; None or 0: every check) plus every
+    verdict change, the stop step and a log grid; the cost per check is constant, whatever the stream's length.
+    ``full_trace``: a ``fairaudit.fulltrace.FullTraceWriter`` (or anything with ``append(Trace)``) that receives
+    every check."""
     cs = compile_spec(spec)
     node_ids = [tn.id for tn in spec.nodes]
     infos = node_infos(spec)
-    builder = TraceBuilder(node_ids)
+    builder = TraceBuilder(node_ids, display_points(len(node_ids)) if trace_points == "auto" else trace_points)
     evidence = _Evidence(spec)
     engine_warnings: list[str] = []
     broken = False
     facts = dict(info or {})
     found_facts = {"findings": Findings(), "counterexamples": Counterexamples()}
-    stop_index: int | None = None
+    stop_at: tuple[int, int] | None = None  # (the stop step, the root's verdict there)
     progress = progress or Progress(f"Auditing with {engine.title or engine.name}", None, engine.unit, on_progress)
     state = {"complete": False, "timed_out": False}
 
@@ -79,13 +87,15 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
         trace = builder.view()
         root = int(trace.verdict[-1, 0]) if len(trace) else UNKNOWN
         verdict_step = trace.verdict_step()
-        found = evidence.warnings(trace, stop_index, verdict_step)
+        found = evidence.warnings(trace, stop_at, verdict_step)
         said = engine_warnings + found
         if (found or broken) and engine.evidence_hint:
             said.append(engine.evidence_hint)
-        facts.update({"checks": int(len(trace)), "seconds": round(time.perf_counter() - ctx.started, 4)})
+        facts.update({"checks": int(builder.checks), "seconds": round(time.perf_counter() - ctx.started, 4)})
+        if builder.thinned:
+            facts["trace_kept"] = int(len(trace))  # the display trace is a subsample of the checks
         return AuditResult(spec.text, engine.name, dict(options), verdict_text(root) or "unknown",
-                           int(trace.steps[stop_index]) if stop_index is not None else None,
+                           stop_at[0] if stop_at is not None else None,
                            int(trace.steps[-1]) if len(trace) else 0, infos, trace, guarantee=guarantee,
                            unit=engine.unit, complete=state["complete"], timed_out=state["timed_out"],
                            verdict_step=verdict_step, warnings=list(warnings) + said,
@@ -108,17 +118,21 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
                 missing = [k for k in cs.leaf_keys if k not in batch.leaves]
                 if missing:
                     raise RuntimeError(f"engine {engine.name} gave no value for leaf {missing[0]!r}")
-                if (builder.size and steps[0] <= builder.view().steps[-1]) or (np.diff(steps) <= 0).any():
+                if (builder.size and steps[0] <= builder.last_step) or (np.diff(steps) <= 0).any():
                     raise RuntimeError(f"engine {engine.name} yielded steps out of order")
                 part = Trace.from_values(steps, node_ids, evaluate(spec, batch.leaves))
                 decided = np.flatnonzero(part.verdict[:, 0] != UNKNOWN)
                 halt = False
-                if stop_index is None and len(decided):
-                    stop_index = builder.size + int(decided[0])
+                pin = ()
+                if stop_at is None and len(decided):
+                    stop_at = (int(steps[decided[0]]), int(part.verdict[decided[0], 0]))
+                    pin = (stop_at[0],)
                     if stop:  # the run ends at the decision: keep the checks up to it
                         part = _head(part, int(decided[0]) + 1)
                         halt = True
-                builder.append(part)
+                builder.append(part, pin=pin)
+                if full_trace is not None:
+                    full_trace.append(part)
                 evidence.observe(part)
                 if halt:
                     state["complete"] = True
@@ -150,9 +164,10 @@ def _head(part: Trace, k: int) -> Trace:
 
 
 def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=None,
-          warnings=()) -> Iterator[AuditResult]:
+          warnings=(), trace_points: int | None | str = "auto", full_trace=None) -> Iterator[AuditResult]:
     """Run ``engine`` on ``spec`` and ``inputs`` with resolved ``options`` (``Engine.resolve_options``): the
-    generator of partial results (``drive``)."""
+    generator of partial results (``drive``). ``trace_points``: see ``drive``; ``full_trace``: a path to write
+    every check to (Parquet, ``fairaudit.fulltrace``)."""
     reasons = engine.check(spec, inputs)
     if reasons:
         from fairaudit.errors import FairauditError
@@ -162,10 +177,30 @@ def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=No
     ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"), progress=progress)
     guarantee = engine.guarantee(options, inputs)
     batches = engine.run(spec, inputs, options, ctx)
-    return drive(engine, spec, batches, options={**inputs.describe(), **options}, guarantee=guarantee, ctx=ctx,
-                 stop=bool(options.get("stop")), on_progress=on_progress, progress=progress,
-                 warnings=[*inputs.warnings, *[w for w in warnings if w not in inputs.warnings]],
-                 rows=inputs.rows or None, provenance=inputs.provenance)
+    writer = None
+    if full_trace is not None:
+        from fairaudit.fulltrace import FullTraceWriter
+
+        writer = FullTraceWriter(full_trace, spec.text)
+    results = drive(engine, spec, batches, options={**inputs.describe(), **options}, guarantee=guarantee, ctx=ctx,
+                    stop=bool(options.get("stop")), on_progress=on_progress, progress=progress,
+                    warnings=[*inputs.warnings, *[w for w in warnings if w not in inputs.warnings]],
+                    rows=inputs.rows or None, provenance=inputs.provenance, trace_points=trace_points,
+                    full_trace=writer)
+    return results if writer is None else _writing(results, writer)
+
+
+def _writing(results: Iterator[AuditResult], writer) -> Iterator[AuditResult]:
+    """``results``, the full trace file finished when they end (discarded when the run fails)."""
+    try:
+        yield from results
+    except GeneratorExit:  # the caller stopped the run: the file holds the checks made so far
+        writer.close()
+        raise
+    except BaseException:
+        writer.discard()
+        raise
+    writer.close()
 
 
 def last(results: Iterator[AuditResult]) -> AuditResult:

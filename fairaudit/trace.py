@@ -12,8 +12,10 @@ significant digits (default 6, ample for bounds whose statistical width is ≫ 1
 for bounds (``lo``, ``certified`` and ``unfair`` down; ``hi``, ``undecided`` and ``delta`` up) so the
 written interval still contains the computed one and δ is never understated; NaN as ``null``
 and ±∞ (e.g. the interval of a division by an interval containing 0) as the strings ``"inf"`` /
-``"-inf"``. Every check is written by default; ``trace_every=k`` keeps every k-th check plus the stop
-step and the last check (the in-memory result always keeps all). ``AuditResult.from_json`` reads it
+``"-inf"``. Every check of the result's trace is written by default; ``trace_every=k`` keeps every k-th check plus
+the stop step and the last check. The driver builds that trace with ``TraceBuilder``: by default a bounded display
+subsample of a long run's checks that keeps every verdict change exactly (``info["checks"]`` counts them all,
+``info["trace_kept"]`` the rows kept; ``fairaudit.fulltrace`` writes every check to Parquet on request). ``AuditResult.from_json`` reads it
 back; ``from_json(to_json(r)).to_json() == r.to_json()``.
 """
 from __future__ import annotations
@@ -144,19 +146,54 @@ class Trace:
         return frame
 
 
+# how the display trace is thinned (``TraceBuilder(points=...)``)
+LOG_RATIO = 1.06  # the log grid keeps the first check of every 6 % growth of the step: ≤ 475 rows to 10¹² steps
+DISPLAY_CELLS = 6_000  # the default display trace holds about this many (check, node) cells, whatever the stream
+_PIN, _LOG, _GRID, _TAIL = 1, 2, 4, 8  # why a row is kept: a verdict change / the stop / the first check, the log
+# grid, the uniform grid, the last check so far
+
+
+def display_points(n_nodes: int) -> int:
+    """The default number of uniformly spaced checks the display trace keeps for a tree of ``n_nodes`` nodes (the
+    log grid and every verdict change come on top): the JSON of a result stays under about 1 MB."""
+    return max(100, min(2000, DISPLAY_CELLS // max(1, n_nodes)))
+
+
 class TraceBuilder:
-    """Appends trace parts in amortised constant time per check (capacity doubles), so a run that reports
-    a partial result after every part costs linear time in its length, not quadratic. ``view()`` is the
-    trace so far (arrays are views: rows already written never change)."""
+    """The trace of a run, built part by part in amortised constant time per check.
+
+    ``points=None`` keeps every check. ``points=P`` keeps a bounded, shape-preserving subsample for display, so
+    that a stream of any length costs memory and JSON bounded in its length: every check at which any node's verdict
+    changes and the check before it (so every decision, flip and ``verdict_step`` is exact), the steps passed as
+    ``pin`` (the stop step), the first check, the last check, the first check of every ``LOG_RATIO`` growth of the
+    step (the steep start of a confidence sequence) and a uniform grid of at most ``P`` checks (every ``stride``-th,
+    the stride doubling when the grid fills up). Verdict changes are kept however many there are (a stream has few:
+    a decided root does not change back unless the guarantee's assumption is broken). ``checks`` counts every
+    check appended. ``view()`` is the trace so far; a later ``append`` never changes a trace it gave."""
 
     _COLUMNS = FLOAT_COLUMNS + ("n",) + FAIR_COLUMNS
 
-    def __init__(self, node_ids):
+    def __init__(self, node_ids, points: int | None = None):
         self.node_ids = list(node_ids)
+        self.points = None if points is None or points <= 0 else max(2, int(points))
         self.size = 0
+        self.checks = 0
+        self.stride = 1
         self._steps = np.zeros(0, dtype=np.int64)
+        self._index = np.zeros(0, dtype=np.int64)
+        self._why = np.zeros(0, dtype=np.uint8)
         self._cols = {name: np.zeros((0, len(self.node_ids))) for name in self._COLUMNS}
         self._verdict = np.zeros((0, len(self.node_ids)), dtype=np.int8)
+        self._prev_verdict: np.ndarray | None = None
+        self._prev_cell = -1
+
+    @property
+    def thinned(self) -> bool:
+        return np.count_nonzero(self._why[:self.size]) < self.checks
+
+    @property
+    def last_step(self) -> int | None:
+        return int(self._steps[self.size - 1]) if self.size else None
 
     def _grow(self, need: int) -> None:
         capacity = max(need, 2 * len(self._steps), 64)
@@ -164,28 +201,94 @@ class TraceBuilder:
             out = np.empty((capacity,) + a.shape[1:], dtype=a.dtype)
             out[:self.size] = a[:self.size]
             return out
-        self._steps = grown(self._steps)
+        self._steps, self._index, self._why = grown(self._steps), grown(self._index), grown(self._why)
         self._cols = {name: grown(a) for name, a in self._cols.items()}
         self._verdict = grown(self._verdict)
 
-    def append(self, part: Trace) -> None:
+    def _why_kept(self, part: Trace, pin) -> np.ndarray:
+        k = len(part)
+        index = self.checks + np.arange(k)
+        why = np.zeros(k, dtype=np.uint8)
+        before = part.verdict[:1] if self._prev_verdict is None else self._prev_verdict[None, :]
+        changed = (np.diff(np.concatenate([before, part.verdict]), axis=0) != 0).any(axis=1)
+        why[changed] |= _PIN
+        why[:-1][changed[1:]] |= _PIN  # the check before a change
+        if changed[0] and self.size:  # ... which may be the last row kept from the previous part
+            self._why[self.size - 1] |= _PIN
+        if self.checks == 0:
+            why[0] |= _PIN
+        if len(pin):
+            why[np.isin(part.steps, np.asarray(list(pin), dtype=np.int64))] |= _PIN
+        cell = np.floor(np.log(np.maximum(part.steps, 1)) / math.log(LOG_RATIO)).astype(np.int64)
+        fresh = np.diff(np.concatenate([[self._prev_cell], cell])) != 0
+        why[fresh] |= _LOG
+        why[index % self.stride == 0] |= _GRID
+        why[-1] |= _TAIL
+        self._prev_cell = int(cell[-1])
+        self._prev_verdict = part.verdict[-1].copy()
+        return why
+
+    def append(self, part: Trace, pin=()) -> None:
         k = len(part)
         if not k:
             return
-        if self.size + k > len(self._steps):
-            self._grow(self.size + k)
-        at = slice(self.size, self.size + k)
-        self._steps[at] = part.steps
+        if self.points is None:
+            rows, why = np.arange(k), np.full(k, _GRID, dtype=np.uint8)
+        else:
+            why = self._why_kept(part, pin)
+            rows = np.flatnonzero(why)
+            why = why[rows]
+        m = len(rows)
+        if self.size + m > len(self._steps):
+            self._grow(self.size + m)
+        at = slice(self.size, self.size + m)
+        self._steps[at] = part.steps[rows]
+        self._index[at] = self.checks + rows
+        self._why[at] = why
         for name in self._COLUMNS:
-            self._cols[name][at] = getattr(part, name)
-        self._verdict[at] = part.verdict
-        self.size += k
+            self._cols[name][at] = getattr(part, name)[rows]
+        self._verdict[at] = part.verdict[rows]
+        self.size += m
+        self.checks += k
+        if self.points is not None:
+            self._why[:self.size - 1] &= ~np.uint8(_TAIL)
+            self._thin()
+
+    def _thin(self) -> None:
+        """Double the uniform grid's stride while it holds more than ``points`` checks. The rows no longer kept for
+        any reason (a former last check, grid rows off the new stride) stay until they are ``points`` many, then
+        the kept rows are copied to new arrays: rows already handed out by ``view()`` never change."""
+        n = self.size
+        grid = self._why[:n] & _GRID
+        if np.count_nonzero(grid) > self.points:
+            while np.count_nonzero(grid) > self.points:
+                self.stride *= 2
+                grid = grid & ((self._index[:n] % self.stride) == 0)
+            # a fresh array: the old one may be shared with a view
+            self._why = np.concatenate([(self._why[:n] & ~np.uint8(_GRID)) | grid.astype(np.uint8), self._why[n:]])
+        keep = self._why[:n] != 0
+        if n - np.count_nonzero(keep) <= self.points:
+            return
+        rows = np.flatnonzero(keep)
+        m = len(rows)
+        fresh = lambda a: np.concatenate([a[rows], np.empty((max(64, 2 * m) - m,) + a.shape[1:], a.dtype)])  # noqa
+        self._steps, self._index, self._why = fresh(self._steps), fresh(self._index), fresh(self._why)
+        self._cols = {name: fresh(a) for name, a in self._cols.items()}
+        self._verdict = fresh(self._verdict)
+        self.size = m
 
     def view(self) -> Trace:
+        """The trace so far: the rows kept (a view: a later ``append`` never changes it)."""
         n = self.size
-        c = {name: a[:n] for name, a in self._cols.items()}
-        return Trace(self._steps[:n], self.node_ids, c["estimate"], c["lo"], c["hi"], c["delta"], self._verdict[:n],
-                     c["n"], c["certified"], c["unfair"], c["undecided"])
+        keep = self._why[:n] != 0
+        if self.points is None or keep.all():
+            return self._view(slice(0, n))
+        return self._view(np.flatnonzero(keep))
+
+    def _view(self, rows) -> Trace:
+        c = {name: a[rows] for name, a in self._cols.items()}
+        return Trace(self._steps[rows], self.node_ids, c["estimate"], c["lo"], c["hi"], c["delta"],
+                     self._verdict[rows], c["n"], c["certified"], c["unfair"], c["undecided"])
 
 
 def _num(x: float, digits: int):

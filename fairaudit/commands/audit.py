@@ -73,7 +73,14 @@ def add_arguments(parser: argparse.ArgumentParser, argv=None) -> None:
     parser.add_argument("--force", action="store_true",
                         help="allow --json/--pdf to replace an existing file of another kind (never an input)")
     parser.add_argument("--trace-every", type=int, default=1, metavar="K",
-                        help="write every K-th check of the trace to the JSON (default 1: all)")
+                        help="write every K-th check of the display trace to the JSON (default 1: all it keeps)")
+    parser.add_argument("--trace-points", type=int, default=None, metavar="N",
+                        help="the display trace (JSON, charts) keeps every verdict change, the stop step, a log grid "
+                             "and N evenly spaced checks (default: sized so that the JSON stays under about 1 MB; "
+                             "0 keeps every check)")
+    parser.add_argument("--full-trace", metavar="PATH",
+                        help="write every check of every node to this Parquet file (the JSON keeps a bounded "
+                             "subsample)")
 
 
 def add_engine_options(parser: argparse.ArgumentParser, shown: str) -> None:
@@ -205,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         model = model_from_args(args, dataset, on_progress=line) if uses_model else None
         result = audit(dataset, spec_file.spec, engine=engine.name, model=model, pred=args.pred, where=args.where,
-                       rows=args.rows, on_progress=line, **options)
+                       rows=args.rows, on_progress=line, **trace_args(args), **options)
     finally:
         if line is not None:
             line.close()
@@ -219,6 +226,8 @@ def finish(args: argparse.Namespace, result, from_file, notes=(), **report) -> i
     print_summary(result, from_file)
     for note in notes:
         print(f"note:      {note}")
+    if getattr(args, "full_trace", None):
+        print(f"wrote {args.full_trace}")
     if args.json:
         write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"),
                          what="audit result")
@@ -245,22 +254,38 @@ def run_domain(args: argparse.Namespace, engine, spec_file, options: dict, from_
     model = model_from_args(args, None)
     line = terminal_line(sys.stderr)
     try:
-        result = audit(None, spec_file.spec, engine=engine.name, model=model, on_progress=line, **options)
+        result = audit(None, spec_file.spec, engine=engine.name, model=model, on_progress=line, **trace_args(args),
+                       **options)
     finally:
         if line is not None:
             line.close()
     return finish(args, result, from_file, model=model)
 
 
+def trace_args(args: argparse.Namespace) -> dict:
+    """``api.audit``'s ``trace_points`` and ``full_trace`` from ``--trace-points`` / ``--full-trace``."""
+    points = getattr(args, "trace_points", None)
+    if points is not None and points < 0:
+        raise FairauditError(f"--trace-points must be 0 (every check) or a positive number, got {points}")
+    out = {"trace_points": "auto" if points is None else (points or None)}
+    if getattr(args, "full_trace", None):
+        out["full_trace"] = args.full_trace
+    return out
+
+
 def check_outputs(args: argparse.Namespace, inputs: list) -> None:
-    """``--json`` / ``--pdf`` checked before any work: never one of ``inputs``, never another kind of file without
-    --force, never the same file twice."""
+    """``--json`` / ``--pdf`` / ``--full-trace`` checked before any work: never one of ``inputs``, never another kind
+    of file without --force, never the same file twice."""
     if args.json:
         check_output(args.json, "result", inputs=inputs, force=args.force, what="audit result")
     if args.pdf:
         check_output(args.pdf, "pdf", inputs=inputs, force=args.force, what="report")
-    if args.json and args.pdf and Path(args.json).resolve() == Path(args.pdf).resolve():
-        raise FairauditError("--json and --pdf name the same file; give two paths")
+    full = getattr(args, "full_trace", None)
+    if full:
+        check_output(full, "trace", inputs=inputs, force=args.force, what="full trace")
+    outs = [Path(p).resolve() for p in (args.json, args.pdf, full) if p]
+    if len(set(outs)) < len(outs):
+        raise FairauditError("--json, --pdf and --full-trace must name different files; give distinct paths")
 
 
 def run_population(args: argparse.Namespace) -> int:
@@ -273,7 +298,8 @@ def run_population(args: argparse.Namespace) -> int:
     from fairaudit.spec.files import parse_file_text
 
     for flag, value in (("--data", args.data), ("--model", getattr(args, "model", None)),
-                        ("--pred", getattr(args, "pred", None)), ("--where", args.where), ("--rows", args.rows)):
+                        ("--pred", getattr(args, "pred", None)), ("--where", args.where), ("--rows", args.rows),
+                        ("--full-trace", getattr(args, "full_trace", None))):
         if value is not None:
             raise FairauditError(f"--population and {flag} cannot be combined: the individuals come from the "
                                  "program's popModel() and the decision is its fairnessTarget")
