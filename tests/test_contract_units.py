@@ -145,7 +145,8 @@ def test_a_search_cut_by_the_time_budget_is_said():
     obs = observe_inputs(spec, inputs)
     ticks = iter(range(10**9))
     ctx = Context(time_budget=0.5, clock=lambda: float(next(ticks)))  # every reading is a second later
-    batches = monitor_batches(spec, obs, delta=0.15, split="optimized", order="given", ctx=ctx, chunk=10**6)
+    batches = monitor_batches(spec, obs, delta=0.15, split="optimized", bound="hoeffding", order="given", ctx=ctx,
+                              chunk=10**6)
     r = last(drive(Monitor(), spec, batches, options={}, guarantee=Guarantee("probabilistic", 0.15), ctx=ctx))
     assert r.complete and len(r.trace_table) == len(obs.values[next(iter(obs.values))]) // 5
     assert any("time budget ran out while the optimized δ split was searching" in w for w in r.warnings)
