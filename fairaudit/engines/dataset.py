@@ -41,6 +41,11 @@ def allocate(keys, total: float) -> dict[str, float]:
     return equal_split(keys, total)
 
 
+def _no_rows(key: str) -> str:
+    return (f"{key}: no audited row satisfies its condition, so it has no value on these rows (shown as [0, 1]; "
+            "comparisons that need it stay undecided)")
+
+
 def scope(rows: int | None) -> str:
     """What an exact verdict is a statement about."""
     these = f"these {rows:,} rows" if rows is not None else "these rows"
@@ -98,11 +103,11 @@ class DatasetEngine(Engine):
             s = int(np.count_nonzero(values & mask))
             lo, hi = clopper_pearson(s, n, deltas[key])
             if not n:
-                warnings.append(f"{key}: no audited row satisfies its condition (shown as [0, 1]; comparisons that "
-                                "need it stay undecided)")
+                warnings.append(_no_rows(key))
             leaves[key] = LeafValue(np.array([s / n if n else np.nan]), np.array([float(lo)]), np.array([float(hi)]),
                                     deltas[key], np.array([float(n)]))
-        yield LeafBatch(np.array([obs.length]), leaves, done=obs.length, total=obs.length, warnings=tuple(warnings))
+        yield LeafBatch(np.array([obs.length]), leaves, done=obs.length, total=obs.length, warnings=tuple(warnings),
+                        counterexamples=obs.counterexamples())
 
     @staticmethod
     def _batches(obs) -> Iterator[LeafBatch]:
@@ -116,8 +121,7 @@ class DatasetEngine(Engine):
                 leaves[key] = LeafValue(np.array([float(value)]), np.array([low]), np.array([high]), 0.0,
                                         np.array([float(n)]), exact=[value])
             else:
-                warnings.append(f"{key}: no audited row satisfies its condition, so it has no value on these rows "
-                                "(shown as [0, 1]; comparisons that need it stay undecided)")
+                warnings.append(_no_rows(key))
                 leaves[key] = LeafValue(np.array([np.nan]), np.array([0.0]), np.array([1.0]), 0.0,
                                         np.array([0.0]), exact=[None])
         yield LeafBatch(np.array([obs.length]), leaves, done=obs.length, total=obs.length, warnings=tuple(warnings),
