@@ -149,18 +149,7 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
                 "search_timed_out": st.timed_out}
 
     def guarantee() -> Guarantee:
-        # before any decision the intervals use the fixed equal split, so Δ holds; a decision taken with
-        # data-chosen δ's only guarantees the weaker sound_delta (module doc, "The guarantee of each split")
-        if st.decision is None:
-            return base
-        level = sound_delta(split, delta, len(keys))
-        note = None
-        if level > delta * (1 + 1e-12):
-            k = round(level / delta) if level < 1 else None
-            leaves = f"{k} probabilities" if k else "every probability"
-            note = (f"optimised δ split: the δ's were chosen after looking at the data, so the guarantee is the "
-                    f"union over {leaves} at Δ = {delta:g} each; use the equal split for 1 − Δ")
-        return Guarantee("probabilistic", level, note=note, assumes=assumes)
+        return base if st.decision is None else decided_guarantee(split, delta, len(keys), assumes)
 
     a, last_yield = 0, time.perf_counter()
     first, cut_noted = True, False
@@ -195,6 +184,20 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
         first = False
         last_yield = time.perf_counter()
         a = b
+
+
+def decided_guarantee(split: str, delta: float, leaves: int, assumes: str | None) -> Guarantee:
+    """The guarantee of a run once it is decided with ``split`` over ``leaves`` distinct leaves. Before any decision
+    the intervals use a fixed split, so Δ holds; a decision taken with data-chosen δ's only guarantees the weaker
+    ``sound_delta`` (module doc, "The guarantee of each split")."""
+    level = sound_delta(split, delta, leaves)
+    note = None
+    if level > delta * (1 + 1e-12):
+        k = round(level / delta) if level < 1 else None
+        what = f"{k} probabilities" if k else "every probability"
+        note = (f"optimised δ split: the δ's were chosen after looking at the data, so the guarantee is the "
+                f"union over {what} at Δ = {delta:g} each; use the equal split for 1 − Δ")
+    return Guarantee("probabilistic", level, note=note, assumes=assumes)
 
 
 def _counterexamples(obs, rows: int):

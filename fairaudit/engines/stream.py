@@ -54,6 +54,17 @@ class RunningCounts:
         self.rows += length
         return start + local + 1, stats
 
+    def finish(self) -> tuple[np.ndarray, dict]:
+        """``(steps, stats)`` of the stream's last check when the stream ends now: its last row, unless that row
+        was a check already (then nothing); what ``consume(..., final=True)`` adds, for a stream whose end is
+        only known after its last chunk (a live log)."""
+        from fairaudit.bounds.allocation import LeafStats
+
+        if not self.rows or self.rows % self.batch == 0:
+            return np.zeros(0, dtype=np.int64), {k: LeafStats(np.zeros(0), np.zeros(0)) for k in self.keys}
+        return (np.array([self.rows], dtype=np.int64),
+                {k: LeafStats(np.array([float(self.successes[k])]), np.array([float(self.n[k])])) for k in self.keys})
+
 
 def read_chunks(path, rows: int = CHUNK_ROWS, columns=None) -> Iterator:
     """The rows of a CSV or Parquet file as pandas DataFrames of about ``rows`` rows each."""

@@ -1,0 +1,124 @@
+"""The monitor on a stream of unknown length: a live log whose decisions keep arriving (AVOIR's online setting).
+
+``monitor_batches`` (``fairaudit.engines.monitor``) knows the stream's length up front and computes every check
+point first. ``live_batches`` takes the stream one chunk at a time (each chunk's ``Observations``, in arrival
+order, of any length, possibly empty) and keeps only running totals (``fairaudit.engines.stream.RunningCounts``):
+the checks are the same as the monitor's on the whole stream (every ``batch`` rows counted from the first row,
+and the last row once the stream ends), each check is judged on its own statistics with the monitor's own
+decision (``_scan``: the directed, equal or optimised split) and its leaf intervals are the monitor's
+(``_leaves``: the display levels before the decision, the frozen allocation and the running intersection after
+it). So on the same rows in the same order the verdicts, the stop step and every interval equal the file-at-rest
+run with ``order="given"``, however the rows were cut into chunks (``tests/monitor/test_live.py``).
+
+The batches carry ``total=None`` (the length is unknown) and go through the shared driver (``fairaudit.run.drive``)
+like every engine's.
+
+What the guarantee assumes (``LIVE_ASSUMPTION``, the one wording): a live log cannot be shuffled, so its arrival
+order is used as is and the confidence sequences assume that order is random (exchangeable). The evidence against
+it is watched as the rows arrive: the running intersection of every leaf's confidence sequence
+(``OrderEvidence.observe``), and the driver's checks (a node decided both ways, the verdict changing after the
+decision). The monitor's halves test needs the whole stream and is not run on a live log.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from fairaudit.bounds.allocation import Allocator, equal_split
+from fairaudit.bounds.concentration import DEFAULT_BOUND
+from fairaudit.bounds.directed import display_deltas
+from fairaudit.engines.base import Context, LeafBatch
+from fairaudit.engines.monitor import (DEFAULT_SPLIT, SOLVER_TIME_LIMIT, OrderEvidence, _frozen, _leaves, _scan,
+                                       _State, decided_guarantee)
+from fairaudit.engines.stream import RunningCounts
+from fairaudit.errors import FairauditError
+from fairaudit.guarantee import Guarantee
+
+LIVE_ASSUMPTION = ("the rows were audited in the order they arrived in the live log, as is (a live log cannot be "
+                   "shuffled): the guarantee assumes that arrival order is random (exchangeable), which drift or "
+                   "a log sorted by some column breaks")
+
+
+class _Shifted:
+    """A leaf's statistics over one chunk's checks, indexed by the run's check numbers (``_leaves`` slices them
+    by the run's numbering); ``offset``: the run's number of the chunk's first check."""
+
+    def __init__(self, stats, offset: int):
+        self.stats, self.offset = stats, offset
+
+    def at(self, index: slice):
+        return self.stats.at(slice(index.start - self.offset, index.stop - self.offset))
+
+
+def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5, split: str = DEFAULT_SPLIT,
+                 bound: str = DEFAULT_BOUND, ctx: Context | None = None, assumes: str | None = LIVE_ASSUMPTION,
+                 solver_time_limit: float = SOLVER_TIME_LIMIT, stop: bool = False) -> Iterator[LeafBatch]:
+    """The monitor over ``chunks`` (an iterable of each chunk's ``Observations``, in arrival order): one
+    ``LeafBatch`` per chunk (empty ``steps`` when no check falls in it, so that the caller still learns how many
+    rows were read, ``info["stream_length"]``), and, when ``chunks`` ends, one for the last row's check. With
+    ``stop`` the batch holding the decision ends at it and the generator returns."""
+    from fairaudit.bounds.allocation import SPLITS
+
+    if split not in SPLITS:
+        raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
+    ctx = ctx or Context()
+    allocator = Allocator(spec, delta, bound, solver_time_limit=solver_time_limit)
+    keys = allocator.cs.leaf_keys
+    counts = RunningCounts(keys, batch)
+    equal = equal_split(keys, delta)
+    shown = display_deltas(spec, delta) if split == "directed" else equal
+    best = {k: delta for k in keys}
+    st = _State()
+    evidence = OrderEvidence(keys, allocator.bound, equal, delta)
+    base = Guarantee("probabilistic", delta, assumes=assumes)
+    label_delta = delta if split == "optimized" else None
+    checks = 0  # the run's number of the next check
+
+    def facts() -> dict:
+        return {"stream_length": int(counts.rows), "live": True, "leaf_keys": list(keys),
+                "allocation": dict(st.frozen) if st.frozen else None,
+                "decision_deltas": dict(st.decision.deltas) if st.decision else None,
+                "decision_delta": st.decision.total if st.decision else None,
+                "decision_alternative": [list(a) for a in st.decision.alternative] if st.decision else None,
+                "solver_calls": allocator.stats.calls, "solver_seconds": round(allocator.stats.seconds, 4),
+                "search_timed_out": st.timed_out}
+
+    def batches(steps: np.ndarray, stats: dict) -> Iterator[tuple[LeafBatch, bool]]:
+        """The LeafBatch(es) of one chunk's checks; the flag: the run ends after it (``stop`` at the decision)."""
+        nonlocal checks
+        a, m = checks, len(steps)
+        b, halt = a + m, False
+        if m and st.stop is None:
+            found, _ = _scan(allocator, stats, split, shown, best, ctx, st, deadline=None,
+                             solver_time_limit=solver_time_limit)
+            if found is not None:
+                pos, allocation = found
+                st.stop, st.decision = a + pos, allocation
+                st.frozen = (_frozen(allocation, keys, delta) if split != "directed"
+                             else {k: allocation.deltas.get(k, shown[k]) for k in keys})
+                if stop:
+                    b, halt = st.stop + 1, True
+        parts = [(a, b)] + ([] if halt or b == a + m else [(b, a + m)])
+        for lo, hi in parts:
+            local = slice(lo - a, hi - a)
+            shifted = {k: _Shifted(stats[k], a) for k in keys}
+            leaves = _leaves(keys, shifted, lo, hi, shown, st, allocator, label_delta=label_delta)
+            said = evidence.observe(steps[local], {k: stats[k].at(local) for k in keys})
+            done = int(steps[local][-1]) if hi > lo else int(counts.rows)
+            guarantee = base if st.decision is None else decided_guarantee(split, delta, len(keys), assumes)
+            yield (LeafBatch(steps[local], leaves, done=done, total=None, guarantee=guarantee,
+                             warnings=tuple(said), assumption_broken=bool(said), info=facts()), halt)
+        checks = a + m
+
+    for obs in chunks:
+        steps, stats = counts.consume(obs)
+        for item, halt in batches(steps, stats):
+            yield item
+            if halt:
+                return
+    steps, stats = counts.finish()
+    for item, halt in batches(steps, stats):
+        yield item
+        if halt:
+            return

@@ -1,0 +1,316 @@
+"""Live decision logs: read a log as it grows and audit it with the monitor as the rows arrive.
+
+Three kinds of log (``open_log``):
+
+* a CSV file that a deployed model appends lines to (``CsvTail``): the header is read once; each poll reads the
+  bytes appended since the last one and parses the complete lines (a partial last line waits for the next poll);
+  a file that shrinks (truncated) or is replaced by another file under its name (rotated) is an error;
+* a directory of Parquet files (``ParquetDir``): each new ``*.parquet`` file is read once, in name order (a
+  writer should write a file under another name and rename it when complete; a file that cannot be read yet is
+  retried at the next poll); a new file whose name sorts before one already read is an error (its rows would
+  arrive out of order);
+* ``-``, JSON lines on standard input (``JsonLines``): one JSON object per line, read by a thread so that
+  the polls never block; the end of the input ends the log.
+
+Text is cleaned as ``fairaudit.data.from_csv`` cleans a file (stripped, a missing category is ``"?"``), so a CSV
+log audited live gives the rows the file at rest gives.
+
+``follow(source, ...)`` yields each poll's new rows until the log ends, ``stop`` is set (an interrupt, the
+dashboard's Stop) or nothing arrived for ``idle_timeout`` seconds; ``live_audit`` runs the monitor on them
+through the shared driver (``fairaudit.run.drive``) and yields each partial ``AuditResult``.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import queue
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pandas as pd
+
+from fairaudit.errors import FairauditError
+
+POLL_SECONDS = 0.2
+
+
+class CsvTail:
+    """A CSV file read as it grows (module doc)."""
+
+    kind = "CSV log"
+
+    def __init__(self, path):
+        self.path = Path(path)
+        try:
+            self.fh = open(self.path, "rb")
+        except OSError as err:
+            raise FairauditError(f"cannot open the log {self.path}: {err.strerror or err}") from None
+        self.ino = os.fstat(self.fh.fileno()).st_ino
+        self.pos = 0
+        self.header: bytes | None = None
+        self.buffer = b""
+        self.ended = False  # a file never ends: the idle timeout or an interrupt ends the watch
+
+    @property
+    def columns(self) -> list[str] | None:
+        if self.header is None:
+            return None
+        return list(pd.read_csv(io.BytesIO(self.header), nrows=0).columns.str.strip())
+
+    def poll(self) -> pd.DataFrame | None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise FairauditError(f"the log {self.path} was removed or rotated after {self.pos:,} bytes had been "
+                                 "read; restart the audit on the new file") from None
+        if st.st_ino != self.ino:
+            raise FairauditError(f"the log {self.path} was rotated (replaced by another file) after {self.pos:,} "
+                                 "bytes had been read; restart the audit on the new file")
+        if st.st_size < self.pos:
+            raise FairauditError(f"the log {self.path} was truncated (it has {st.st_size:,} bytes, {self.pos:,} had "
+                                 "been read); restart the audit on the new file")
+        data = self.fh.read(st.st_size - self.pos) if st.st_size > self.pos else b""
+        self.pos += len(data)
+        self.buffer += data
+        if self.header is None:
+            cut = self.buffer.find(b"\n")
+            if cut < 0:
+                return None
+            self.header, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
+        cut = self.buffer.rfind(b"\n")
+        if cut < 0:
+            return None
+        body, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
+        if not body.strip():
+            return None
+        from fairaudit.data import from_csv
+
+        return from_csv(self.header + body, name=self.path.name).frame
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+class ParquetDir:
+    """A directory of Parquet files, each read once in name order (module doc)."""
+
+    kind = "Parquet directory"
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.done: list[str] = []
+        self.waiting: dict[str, int] = {}  # a file that could not be read yet: its size then
+        self.schema_columns: list[str] | None = None
+        self.ended = False
+
+    @property
+    def columns(self) -> list[str] | None:
+        return self.schema_columns
+
+    def poll(self) -> pd.DataFrame | None:
+        import pyarrow.parquet as pq
+
+        names = sorted(p.name for p in self.path.iterdir()
+                       if p.suffix.lower() in (".parquet", ".pq") and not p.name.startswith(".") and p.is_file())
+        fresh = [n for n in names if n not in set(self.done)]
+        frames = []
+        for name in fresh:
+            if self.done and name < self.done[-1]:
+                raise FairauditError(f"{name} appeared in {self.path} after {self.done[-1]} was read: its rows would "
+                                     "arrive out of order (files are read once, in name order)")
+            path = self.path / name
+            try:
+                table = pq.read_table(path)
+            except (OSError, ValueError) as err:  # not complete yet: retried, unless it stopped growing
+                size = path.stat().st_size
+                if self.waiting.get(name) == size:
+                    raise FairauditError(f"{path} is not a readable Parquet file: {str(err).splitlines()[0]}") from None
+                self.waiting[name] = size
+                break
+            self.waiting.pop(name, None)
+            self.done.append(name)
+            if self.schema_columns is None:
+                self.schema_columns = list(table.column_names)
+            frames.append(table.to_pandas())
+        if not frames:
+            return None
+        return normalise(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0])
+
+    def close(self) -> None:
+        pass
+
+
+class JsonLines:
+    """JSON lines on a text stream (standard input), read by a thread (module doc)."""
+
+    kind = "JSON lines"
+
+    def __init__(self, stream=None):
+        self.stream = stream if stream is not None else sys.stdin
+        self.lines: queue.Queue = queue.Queue()
+        self.ended = False
+        self.number = 0
+        self.first_columns: list[str] | None = None
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        for line in self.stream:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    @property
+    def columns(self) -> list[str] | None:
+        return self.first_columns
+
+    def poll(self) -> pd.DataFrame | None:
+        records = []
+        while True:
+            try:
+                line = self.lines.get_nowait()
+            except queue.Empty:
+                break
+            if line is None:
+                self.ended = True
+                break
+            self.number += 1
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise FairauditError(f"line {self.number:,} of the JSON lines is not JSON: {err.msg} (column "
+                                     f"{err.colno})") from None
+            if not isinstance(record, dict):
+                raise FairauditError(f"line {self.number:,} of the JSON lines is not an object ({{\"column\": value, "
+                                     "...}})")
+            records.append(record)
+        if not records:
+            return None
+        frame = pd.DataFrame.from_records(records)
+        if self.first_columns is None:
+            self.first_columns = list(frame.columns)
+        return normalise(frame)
+
+    def close(self) -> None:
+        pass
+
+
+def normalise(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text cleaned as ``fairaudit.data.from_csv`` cleans a file (stripped; a missing category is ``"?"``)."""
+    from fairaudit.data.csvfile import _normalise
+
+    frame.columns = [str(c).strip() for c in frame.columns]
+    _normalise(frame, keep_missing=None)
+    return frame
+
+
+def open_log(path, stdin=None):
+    """The log at ``path``: ``-`` (JSON lines on standard input), a directory (Parquet files) or a CSV file."""
+    if str(path) == "-":
+        return JsonLines(stdin)
+    p = Path(path)
+    if p.is_dir():
+        return ParquetDir(p)
+    if not p.exists():
+        raise FairauditError(f"no log at {p}: give a CSV file, a directory of Parquet files or - (JSON lines on "
+                             "standard input)")
+    if p.suffix.lower() in (".parquet", ".pq"):
+        raise FairauditError(f"{p} is one Parquet file: a Parquet log is a directory that new files are added to; "
+                             "follow the directory")
+    return CsvTail(p)
+
+
+def follow(source, *, stop: threading.Event | None = None, poll: float = POLL_SECONDS,
+           idle_timeout: float | None = None, first: pd.DataFrame | None = None) -> Iterator[pd.DataFrame]:
+    """Each poll's new rows (a DataFrame; an empty poll yields nothing) until the log ends, ``stop`` is set or
+    nothing arrived for ``idle_timeout`` seconds. ``first``: rows read already (yielded first)."""
+    stop = stop or threading.Event()
+    if first is not None and len(first):
+        yield first
+    quiet_since = time.monotonic()
+    while not stop.is_set():
+        frame = source.poll()
+        if frame is not None and len(frame):
+            quiet_since = time.monotonic()
+            yield frame
+            continue  # read on at once while rows keep coming
+        if source.ended:
+            return
+        if idle_timeout is not None and time.monotonic() - quiet_since >= idle_timeout:
+            return
+        stop.wait(poll)
+
+
+def first_rows(source, *, stop: threading.Event | None = None, poll: float = POLL_SECONDS,
+               idle_timeout: float | None = None) -> pd.DataFrame | None:
+    """The log's first rows (to validate the audit against before any work), or None if the log ended, ``stop``
+    was set or the idle timeout passed before any row arrived."""
+    for frame in follow(source, stop=stop, poll=poll, idle_timeout=idle_timeout):
+        return frame
+    return None
+
+
+def log_dataset(frame: pd.DataFrame, name: str):
+    """The first rows as a ``Dataset`` (no label, no protected attribute), to validate the audit against."""
+    from fairaudit.data.csvfile import _normalise
+    from fairaudit.data.dataset import Dataset
+    from fairaudit.data.roles import build_schema
+
+    frame = frame.copy()
+    kinds = _normalise(frame, keep_missing=None)
+    return Dataset(name, frame, build_schema(frame, kinds), source=name)
+
+
+def named_columns(spec, events) -> set[str]:
+    """The data columns ``spec`` and the ``events`` (decision, row filter; parsed) read."""
+    from fairaudit.spec.events import event_columns, spec_columns
+
+    names = set(spec_columns(spec))
+    for ev in events:
+        names |= set(event_columns(ev))
+    return names
+
+
+def check_columns(spec, events, columns, where: str) -> None:
+    """Refuse a log whose header lacks a column the audit reads (one line)."""
+    missing = sorted(named_columns(spec, events) - set(columns))
+    if missing:
+        raise FairauditError(f"{where} has no column {', '.join(repr(m) for m in missing)} (its columns: "
+                             f"{', '.join(columns[:12])}{' ...' if len(columns) > 12 else ''})")
+
+
+def observations(spec, frames, *, decide, where=None) -> Iterator:
+    """Each frame's ``Observations`` (``decide(frame)``: the 0/1 decisions; ``where``: a parsed row filter)."""
+    from fairaudit.engines.observations import event_array, observe
+
+    for frame in frames:
+        if where is not None:
+            frame = frame[event_array(where, frame, None, None, None)].reset_index(drop=True)
+        decided = np.asarray(decide(frame)).astype(np.int8)
+        yield observe(spec, frame, pred=decided)
+
+
+def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dict | None = None,
+               on_progress=None, trace_points="auto") -> Iterator:
+    """The monitor over ``frames`` (each poll's new rows, in arrival order) through the driver: each partial
+    ``AuditResult`` (``options``: the monitor's resolved options; ``order`` must be ``given``)."""
+    from fairaudit import engines
+    from fairaudit.engines.base import Context
+    from fairaudit.engines.live import LIVE_ASSUMPTION, live_batches
+    from fairaudit.guarantee import Guarantee
+    from fairaudit.run import drive
+
+    engine = engines.get("monitor")
+    ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"))
+    batches = live_batches(spec, observations(spec, frames, decide=decide, where=where), delta=options["delta"],
+                           batch=options["batch"], split=options["split"], bound=options["bound"], ctx=ctx,
+                           stop=bool(options.get("stop")))
+    guarantee = Guarantee("probabilistic", options["delta"], assumes=LIVE_ASSUMPTION)
+    return drive(engine, spec, batches, options={**(describe or {}), **options}, guarantee=guarantee, ctx=ctx,
+                 stop=bool(options.get("stop")), on_progress=on_progress, trace_points=trace_points)
