@@ -226,45 +226,109 @@ def open_log(path, stdin=None):
     return CsvTail(p)
 
 
+IDLE = "idle"
+ENDED = "ended"
+STOPPED = "stopped"
+END_TEXT = {ENDED: "the log's input ended", STOPPED: "interrupted", IDLE: "no new row for {idle:g} s (the idle timeout)"}
+
+
 def follow(source, *, stop: threading.Event | None = None, poll: float = POLL_SECONDS,
-           idle_timeout: float | None = None, first: pd.DataFrame | None = None) -> Iterator[pd.DataFrame]:
+           idle_timeout: float | None = None, first: pd.DataFrame | None = None,
+           why: dict | None = None) -> Iterator[pd.DataFrame]:
     """Each poll's new rows (a DataFrame; an empty poll yields nothing) until the log ends, ``stop`` is set or
-    nothing arrived for ``idle_timeout`` seconds. ``first``: rows read already (yielded first)."""
-    stop = stop or threading.Event()
+    nothing arrived for ``idle_timeout`` seconds (``why["end"]`` then says which: ``ENDED``, ``STOPPED``,
+    ``IDLE``). ``first``: rows read already (yielded first)."""
     if first is not None and len(first):
         yield first
+    for frame in polls(source, stop=stop, poll=poll, idle_timeout=idle_timeout, why=why):
+        if frame is not None:
+            yield frame
+
+
+def first_rows(source, *, check=None, stop: threading.Event | None = None, poll: float = POLL_SECONDS,
+               idle_timeout: float | None = None, why: dict | None = None) -> pd.DataFrame | None:
+    """The log's first rows (to validate the audit against before any work), or None if the log ended, ``stop``
+    was set or the idle timeout passed before any row arrived. ``check(columns)`` is called as soon as the log's
+    columns are known (a CSV header arrives before its rows), so a wrong column is refused at once."""
+    checked = False
+    for frame in polls(source, stop=stop, poll=poll, idle_timeout=idle_timeout, why=why):
+        if not checked and source.columns is not None and check is not None:
+            check(list(source.columns))
+            checked = True
+        if frame is not None:
+            return frame
+    return None
+
+
+def polls(source, *, stop: threading.Event | None = None, poll: float = POLL_SECONDS,
+          idle_timeout: float | None = None, why: dict | None = None) -> Iterator[pd.DataFrame | None]:
+    """Every poll of ``source``: its new rows, or None when nothing complete arrived (see ``follow``)."""
+    stop = stop or threading.Event()
+    why = {} if why is None else why
     quiet_since = time.monotonic()
-    while not stop.is_set():
+    while True:
+        if stop.is_set():
+            why["end"] = STOPPED
+            return
         frame = source.poll()
         if frame is not None and len(frame):
             quiet_since = time.monotonic()
             yield frame
             continue  # read on at once while rows keep coming
+        yield None
         if source.ended:
+            why["end"] = ENDED
             return
         if idle_timeout is not None and time.monotonic() - quiet_since >= idle_timeout:
+            why["end"] = IDLE
             return
         stop.wait(poll)
 
 
-def first_rows(source, *, stop: threading.Event | None = None, poll: float = POLL_SECONDS,
-               idle_timeout: float | None = None) -> pd.DataFrame | None:
-    """The log's first rows (to validate the audit against before any work), or None if the log ended, ``stop``
-    was set or the idle timeout passed before any row arrived."""
-    for frame in follow(source, stop=stop, poll=poll, idle_timeout=idle_timeout):
-        return frame
-    return None
-
-
-def log_dataset(frame: pd.DataFrame, name: str):
-    """The first rows as a ``Dataset`` (no label, no protected attribute), to validate the audit against."""
+def log_dataset(frame: pd.DataFrame, name: str, spec=None, events=()):
+    """The first rows as a ``Dataset`` (no label, no protected attribute), to validate the audit against. A live
+    log's first rows need not hold every category yet: the values ``spec`` and the ``events`` (parsed) compare a
+    categorical column with count as values of it (a value that never arrives simply matches no row)."""
     from fairaudit.data.csvfile import _normalise
     from fairaudit.data.dataset import Dataset
-    from fairaudit.data.roles import build_schema
+    from fairaudit.data.roles import build_schema, distinct_values
 
     frame = frame.copy()
     kinds = _normalise(frame, keep_missing=None)
-    return Dataset(name, frame, build_schema(frame, kinds), source=name)
+    named = mentioned_values(spec, events)
+    known = {c: tuple(distinct_values(frame[c])) + tuple(v for v in sorted(named[c], key=str)
+                                                         if v not in set(distinct_values(frame[c])))
+             for c in named if c in frame.columns and kinds.get(c) == "categorical"}
+    return Dataset(name, frame, build_schema(frame, kinds, known_values=known), source=name)
+
+
+def mentioned_values(spec, events=()) -> dict[str, set]:
+    """Per column, the literal values the leaves of ``spec`` and the ``events`` compare it with (``==``, ``in``)."""
+    from fairaudit.spec import ast
+
+    found: dict[str, set] = {}
+
+    def walk(ev) -> None:
+        if isinstance(ev, ast.Compare):
+            for a, b in ((ev.left, ev.right), (ev.right, ev.left)):
+                if isinstance(a, ast.Name) and not a.reserved and isinstance(b, ast.Value):
+                    found.setdefault(a.name, set()).add(b.value)
+        elif isinstance(ev, ast.In):
+            found.setdefault(ev.operand.name, set()).update(v.value for v in ev.values)
+        elif isinstance(ev, (ast.EvAnd, ast.EvOr)):
+            walk(ev.left)
+            walk(ev.right)
+        elif isinstance(ev, ast.EvNot):
+            walk(ev.operand)
+
+    for tn in (spec.leaves if spec is not None else ()):
+        for ev in (getattr(tn.node, "event", None), getattr(tn.node, "given", None)):
+            if ev is not None:
+                walk(ev)
+    for ev in events:
+        if ev is not None:
+            walk(ev)
+    return found
 
 
 def named_columns(spec, events) -> set[str]:
@@ -279,10 +343,14 @@ def named_columns(spec, events) -> set[str]:
 
 def check_columns(spec, events, columns, where: str) -> None:
     """Refuse a log whose header lacks a column the audit reads (one line)."""
+    import difflib
+
     missing = sorted(named_columns(spec, events) - set(columns))
     if missing:
-        raise FairauditError(f"{where} has no column {', '.join(repr(m) for m in missing)} (its columns: "
-                             f"{', '.join(columns[:12])}{' ...' if len(columns) > 12 else ''})")
+        close = difflib.get_close_matches(missing[0], columns, n=2)
+        hint = (f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else
+                f" (its columns: {', '.join(columns[:12])}{' ...' if len(columns) > 12 else ''})")
+        raise FairauditError(f"{where} has no column {', '.join(repr(m) for m in missing)}{hint}")
 
 
 def observations(spec, frames, *, decide, where=None) -> Iterator:
@@ -297,7 +365,7 @@ def observations(spec, frames, *, decide, where=None) -> Iterator:
 
 
 def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dict | None = None,
-               on_progress=None, trace_points="auto") -> Iterator:
+               on_progress=None, trace_points="auto", warnings=()) -> Iterator:
     """The monitor over ``frames`` (each poll's new rows, in arrival order) through the driver: each partial
     ``AuditResult`` (``options``: the monitor's resolved options; ``order`` must be ``given``)."""
     from fairaudit import engines
@@ -313,4 +381,5 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
                            stop=bool(options.get("stop")))
     guarantee = Guarantee("probabilistic", options["delta"], assumes=LIVE_ASSUMPTION)
     return drive(engine, spec, batches, options={**(describe or {}), **options}, guarantee=guarantee, ctx=ctx,
-                 stop=bool(options.get("stop")), on_progress=on_progress, trace_points=trace_points)
+                 stop=bool(options.get("stop")), on_progress=on_progress, trace_points=trace_points,
+                 warnings=list(warnings))

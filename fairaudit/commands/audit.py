@@ -44,10 +44,12 @@ def _engine_in(argv) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser, argv=None) -> None:
     from fairaudit.commands._data_args import add_data_arguments
+    from fairaudit.commands._follow_args import add_follow_arguments
     from fairaudit.commands._model_args import add_model_arguments
 
     parser.epilog = EXIT_HELP
     add_data_arguments(parser, required=False)
+    add_follow_arguments(parser)  # --follow PATH [--watch]: a live log instead of --data
     parser.add_argument("--spec", metavar="TEXT|@FILE",
                         help="the specification, or @path to a file (required unless --population is given)")
     group = parser.add_argument_group("population program (instead of --data)")
@@ -157,8 +159,11 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit.commands._data_args import dataset_from_args
     from fairaudit.commands._model_args import model_from_args
     from fairaudit.commands._spec_args import spec_from_args
+    from fairaudit.commands._follow_args import run_follow, wants_follow
     from fairaudit.preflight import check_headers, file_source, header_engine, option_source, preflight
 
+    if wants_follow(args):  # a live log (fairaudit.commands._follow_args)
+        return run_follow(args)
     if getattr(args, "population", None) is not None:
         return run_population(args)
     if getattr(args, "epsilon", None) is not None:

@@ -1,0 +1,199 @@
+"""``fairaudit audit --follow PATH [--watch]``: audit a live decision log as its rows arrive (the online monitor).
+
+    --follow PATH      a CSV file being appended to, a directory that Parquet files are added to, or - for JSON
+                       lines on standard input (``fairaudit.livelog``)
+    --watch            keep watching after the decision, printing each change of the verdict, until interrupted
+                       (Ctrl-C, SIGTERM), the input ends or the idle timeout passes; then the final report
+    --poll SECONDS     how often the log is looked at (``POLL``)
+    --idle-timeout S   end the watch when no row arrived for this long (``IDLE_TIMEOUT``; default: never)
+
+The decision is a condition over the log's columns (``--pred`` or the spec file's ``# decision:``). Without
+``--watch`` the audit ends as soon as the specification is decided and exits with the verdict's code (0/1/3, as
+``fairaudit audit``). Every change of the verdict is printed as one line (rows so far, the verdict, its guarantee),
+and so is every warning the drift checks raise as it fires. Validation before any work: the spec, the decision and
+the row filter against the log's columns (checked on the CSV header, then on the first rows); a problem exits 2.
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from fairaudit.engines.base import Option
+from fairaudit.errors import FairauditError
+from fairaudit.livelog import POLL_SECONDS
+
+POLL = Option("poll", float, POLL_SECONDS, "with --follow: look at the log for new rows every this many seconds",
+              min=0, exclusive=True, metavar="SECONDS", label="Poll every (s)")
+IDLE_TIMEOUT = Option("idle_timeout", float, None, "with --follow: end the watch when no new row arrived for this "
+                      "many seconds (default: wait for rows until interrupted or the input ends)", min=0,
+                      exclusive=True, metavar="SECONDS", label="Idle timeout (s)")
+FOLLOW_OPTIONS = (POLL, IDLE_TIMEOUT)
+
+# what a live log cannot take: its rows and decisions come from the log itself
+_NOT_WITH_FOLLOW = (("data", "--data"), ("population", "--population"), ("model", "--model"), ("rows", "--rows"),
+                    ("full_trace", "--full-trace"), ("label", "--label"), ("protected", "--protected"),
+                    ("favourable", "--favourable"), ("epsilon", "--epsilon"))
+
+
+def add_follow_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("live log (instead of --data)")
+    group.add_argument("--follow", metavar="PATH",
+                       help="audit a live decision log as rows arrive: a CSV file being appended to, a directory "
+                            "of Parquet files (read once each, in name order) or - for JSON lines on standard input; "
+                            "exits with the verdict's code as soon as it is decided")
+    group.add_argument("--watch", action="store_true",
+                       help="with --follow: keep watching after the decision, printing each change of the verdict, "
+                            "until interrupted (Ctrl-C), the input ends or the idle timeout passes; then the final "
+                            "report")
+    for option in FOLLOW_OPTIONS:
+        group.add_argument(option.flag, dest=f"follow_{option.name}", metavar=option.metavar, default=None,
+                           help=option.help + (f" (default {option.show(option.default)})"
+                                               if option.default is not None else ""))
+
+
+def wants_follow(args: argparse.Namespace) -> bool:
+    return getattr(args, "follow", None) is not None or bool(getattr(args, "watch", False)) or any(
+        getattr(args, f"follow_{o.name}", None) is not None for o in FOLLOW_OPTIONS)
+
+
+def follow_options(args: argparse.Namespace) -> dict:
+    """``poll`` and ``idle_timeout`` from their flags (validated by their declarations)."""
+    out = {}
+    for option in FOLLOW_OPTIONS:
+        value = getattr(args, f"follow_{option.name}", None)
+        out[option.name] = option.default if value is None else option.parse(value)
+    return out
+
+
+def run_follow(args: argparse.Namespace) -> int:
+    from fairaudit import engines
+    from fairaudit.api import check_options
+    from fairaudit.commands._spec_args import spec_from_args
+    from fairaudit.commands.audit import check_outputs, engine_options, finish, other_engines_headers, trace_args
+    from fairaudit.livelog import check_columns, first_rows, follow, live_audit, log_dataset, open_log
+    from fairaudit.models import from_expression
+    from fairaudit.preflight import check_headers, file_source, header_engine, option_source, preflight
+    from fairaudit.spec import parse_event
+
+    if getattr(args, "follow", None) is None:
+        raise FairauditError("--watch, --poll and --idle-timeout watch a live log: give --follow PATH")
+    for name, flag in _NOT_WITH_FOLLOW:
+        if getattr(args, name, None) is not None:
+            raise FairauditError(f"--follow reads rows and logged decisions from the live log: {flag} does not apply"
+                                 + (" (give the decision as --pred CONDITION)" if name == "model" else ""))
+    watch = bool(args.watch)
+    timing = follow_options(args)
+    if args.spec is None:
+        raise FairauditError("no specification: give --spec TEXT|@FILE")
+    spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
+    check_headers(spec_file)
+    engine_name = args.engine or header_engine(spec_file) or engines.DEFAULT
+    if engine_name != "monitor":
+        raise FairauditError(f"--follow audits a live log with the online monitor; the {engine_name} engine audits "
+                             "data at rest (drop --engine, or audit a file with --data)")
+    engine = engines.get("monitor")
+    if getattr(args, "opt_order", None) is not None and engine.option("order").parse(args.opt_order) != "given":
+        raise FairauditError("a live log is audited in the order its rows arrive: --order shuffle applies to a file "
+                             "at rest (--data)")
+    given, from_file = engine_options(args, engine, spec_file)
+    notes = other_engines_headers(spec_file, engine)
+    if given.get("order") == "shuffle":  # from the spec file's header: said, not applied
+        from_file = [f for f in from_file if not f.startswith("--order")]
+        notes.append("the spec file's '# order: shuffle' header is not applied: a live log is audited in arrival "
+                     "order")
+    given["order"] = "given"
+    given["stop"] = not watch
+    _, options = check_options(engine.name, **given)
+    pred, decision = args.pred, None
+    if pred is None and spec_file.decision is not None:
+        if spec_file.uses_model:
+            raise FairauditError("the spec file says '# decision: model': a live log is audited on its logged "
+                                 "decisions; give --pred CONDITION")
+        pred = spec_file.decision
+        decision = option_source(pred, "--pred", spec_file.headers["decision"], spec_file)
+    elif pred is not None:
+        decision = option_source(pred, "--pred")
+    if pred is None:
+        raise FairauditError("no decision: give --pred CONDITION over the log's columns (true = favourable), or a "
+                             "'# decision:' header in the spec file")
+    where_text, where = args.where, None
+    if where_text is None and spec_file.where is not None:
+        where_text = spec_file.where
+        where = option_source(where_text, "--where", spec_file.headers["where"], spec_file)
+        from_file.append(f"--where '{where_text}'")
+    elif where_text is not None:
+        where = option_source(where_text, "--where")
+    log_path = args.follow
+    check_outputs(args, [spec_file.path] + ([] if log_path == "-" else [log_path]))
+    spec = spec_file.spec
+    preflight(None, spec, spec_source=file_source(spec_file), decision=decision, where=where, uses_model=False)
+    events = [parse_event(pred)] + ([parse_event(where_text)] if where_text else [])
+    name = "standard input" if log_path == "-" else Path(log_path).name
+
+    source = open_log(log_path)
+    stop = threading.Event()
+    previous = _on_signals(stop)
+    why: dict = {}
+    final = None
+    try:
+        first = first_rows(source, check=lambda columns: check_columns(spec, events, columns, f"the log {name}"),
+                           stop=stop, poll=timing["poll"], idle_timeout=timing["idle_timeout"], why=why)
+        if first is None:
+            raise FairauditError(f"no row arrived in the log {name} ({_end_text(why, timing)}): nothing to audit")
+        dataset = log_dataset(first, name, spec, events)
+        found = preflight(dataset, spec, spec_source=file_source(spec_file), decision=decision, where=where,
+                          uses_model=False)
+        model = from_expression(pred, dataset)
+        warnings = [str(w) for w in found] + [w for w in model.warnings]
+        frames = follow(source, stop=stop, poll=timing["poll"], idle_timeout=timing["idle_timeout"], first=first,
+                        why=why)
+        results = live_audit(spec, frames, decide=model.predict, where=events[1] if where_text else None,
+                             options=options, describe={"dataset": name, "follow": log_path, "pred": pred,
+                                                        "where": where_text},
+                             trace_points=trace_args(args)["trace_points"], warnings=warnings)
+        shown_verdict, said = None, set(warnings)
+        for result in results:
+            final = result
+            if result.verdict != shown_verdict and (len(result.trace_table) or result.complete):
+                shown_verdict = result.verdict
+                print(change_line(result), flush=True)
+            for warning in result.warnings:
+                if warning not in said:
+                    said.add(warning)
+                    print(f"warning:   {warning}", flush=True)
+    finally:
+        _restore(previous)
+        source.close()
+    if why.get("end") is not None and (watch or final.stop_step is None):
+        print(f"ended:     {_end_text(why, timing)}", flush=True)
+    return finish(args, final, from_file, notes=notes)
+
+
+def change_line(result) -> str:
+    """One line per change of the verdict: the rows read so far, the verdict, its guarantee."""
+    rows = int((result.info or {}).get("stream_length", result.steps))
+    return f"live:      {rows:,} rows  verdict {result.verdict}: {result.headline}"
+
+
+def _end_text(why: dict, timing: dict) -> str:
+    from fairaudit.livelog import END_TEXT, STOPPED
+
+    return END_TEXT[why.get("end", STOPPED)].format(idle=timing.get("idle_timeout") or 0)
+
+
+def _on_signals(stop: threading.Event) -> dict:
+    """SIGINT and SIGTERM end the watch (the final report is still printed and written)."""
+    previous = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, lambda *_: stop.set())
+    return previous
+
+
+def _restore(previous: dict) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
