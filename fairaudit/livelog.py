@@ -383,3 +383,91 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
     return drive(engine, spec, batches, options={**(describe or {}), **options}, guarantee=guarantee, ctx=ctx,
                  stop=bool(options.get("stop")), on_progress=on_progress, trace_points=trace_points,
                  warnings=list(warnings))
+
+
+def prepare(spec, source, *, pred: str, where: str | None = None, name: str, stop=None, poll: float = POLL_SECONDS,
+            idle_timeout: float | None = None, why: dict | None = None, spec_source=None, decision=None,
+            where_source=None):
+    """Validate a live audit on the log's columns and first rows, before any work: ``(first rows, the decision
+    model, the parsed row filter or None, the warnings)``. The spec, the decision (``pred``, a condition over the
+    log's columns) and the row filter are checked against the header as soon as it arrives, then against the
+    first rows (``fairaudit.preflight``; ``spec_source``/``decision``/``where_source`` position its messages).
+    ``FairauditError`` when they do not fit or no row arrives."""
+    from fairaudit.models import from_expression
+    from fairaudit.preflight import option_source, preflight
+    from fairaudit.spec import parse_event
+
+    decision = decision or option_source(pred, "the decision")
+    where_source = where_source or (option_source(where, "the row filter") if where else None)
+    preflight(None, spec, spec_source=spec_source, decision=decision, where=where_source, uses_model=False)
+    events = [parse_event(pred)] + ([parse_event(where)] if where else [])
+    why = {} if why is None else why
+    first = first_rows(source, check=lambda columns: check_columns(spec, events, columns, f"the log {name}"),
+                       stop=stop, poll=poll, idle_timeout=idle_timeout, why=why)
+    if first is None:
+        raise FairauditError(f"no row arrived in the log {name} ({END_TEXT[why.get('end', STOPPED)].format(idle=idle_timeout or 0)}): "
+                             "nothing to audit")
+    dataset = log_dataset(first, name, spec, events)
+    found = preflight(dataset, spec, spec_source=spec_source, decision=decision, where=where_source,
+                      uses_model=False)
+    model = from_expression(pred, dataset)
+    warnings = [str(w) for w in found] + [w for w in model.warnings if w not in {str(f) for f in found}]
+    return first, model, (events[1] if where else None), warnings
+
+
+class LiveRun:
+    """A live audit in a background thread (the dashboard attaches one to a log and draws ``latest`` as it
+    changes): ``latest`` (the last partial ``AuditResult``), ``error`` (one line), ``done``, ``why`` (how the watch
+    ended); ``stop()`` ends it (the final result then covers every row read)."""
+
+    def __init__(self, spec, path, *, pred: str, options: dict, where: str | None = None,
+                 poll: float = POLL_SECONDS, idle_timeout: float | None = None, name: str | None = None):
+        self.spec, self.path, self.pred, self.where = spec, path, pred, where
+        self.options = {**options, "order": "given"}
+        self.poll, self.idle_timeout = poll, idle_timeout
+        self.name = name or Path(str(path)).name
+        self.stopping = threading.Event()
+        self.latest = None
+        self.error: str | None = None
+        self.done = False
+        self.why: dict = {}
+        self.started = time.time()
+        self.thread = threading.Thread(target=self._run, name="fairaudit-live", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        source = None
+        try:
+            source = open_log(self.path)
+            first, model, where, warnings = prepare(self.spec, source, pred=self.pred, where=self.where,
+                                                    name=self.name, stop=self.stopping, poll=self.poll,
+                                                    idle_timeout=self.idle_timeout, why=self.why)
+            frames = follow(source, stop=self.stopping, poll=self.poll, idle_timeout=self.idle_timeout, first=first,
+                            why=self.why)
+            for result in live_audit(self.spec, frames, decide=model.predict, where=where, options=self.options,
+                                     describe={"dataset": self.name, "follow": str(self.path), "pred": self.pred,
+                                               "where": self.where}, warnings=warnings):
+                self.latest = result
+        except FairauditError as err:
+            self.error = str(err)
+        except Exception as err:  # noqa: BLE001 - a bug: one line for the page, never a traceback
+            self.error = f"internal error: {type(err).__name__}: {' '.join(str(err).split())[:200]}"
+        finally:
+            if source is not None:
+                source.close()
+            self.done = True
+
+    @property
+    def rows(self) -> int:
+        return int(((self.latest.info or {}) if self.latest is not None else {}).get("stream_length", 0))
+
+    def ended(self) -> str | None:
+        """How the watch ended, in words (None while it runs)."""
+        if not self.done or self.error:
+            return None
+        return END_TEXT[self.why.get("end", STOPPED)].format(idle=self.idle_timeout or 0)
+
+    def stop(self, wait: float | None = 5.0) -> None:
+        self.stopping.set()
+        if wait:
+            self.thread.join(wait)

@@ -73,10 +73,8 @@ def run_follow(args: argparse.Namespace) -> int:
     from fairaudit.api import check_options
     from fairaudit.commands._spec_args import spec_from_args
     from fairaudit.commands.audit import check_outputs, engine_options, finish, other_engines_headers, trace_args
-    from fairaudit.livelog import check_columns, first_rows, follow, live_audit, log_dataset, open_log
-    from fairaudit.models import from_expression
-    from fairaudit.preflight import check_headers, file_source, header_engine, option_source, preflight
-    from fairaudit.spec import parse_event
+    from fairaudit.livelog import follow, live_audit, open_log, prepare
+    from fairaudit.preflight import check_headers, file_source, header_engine, option_source
 
     if getattr(args, "follow", None) is None:
         raise FairauditError("--watch, --poll and --idle-timeout watch a live log: give --follow PATH")
@@ -129,8 +127,6 @@ def run_follow(args: argparse.Namespace) -> int:
     log_path = args.follow
     check_outputs(args, [spec_file.path] + ([] if log_path == "-" else [log_path]))
     spec = spec_file.spec
-    preflight(None, spec, spec_source=file_source(spec_file), decision=decision, where=where, uses_model=False)
-    events = [parse_event(pred)] + ([parse_event(where_text)] if where_text else [])
     name = "standard input" if log_path == "-" else Path(log_path).name
 
     source = open_log(log_path)
@@ -139,20 +135,14 @@ def run_follow(args: argparse.Namespace) -> int:
     why: dict = {}
     final = None
     try:
-        first = first_rows(source, check=lambda columns: check_columns(spec, events, columns, f"the log {name}"),
-                           stop=stop, poll=timing["poll"], idle_timeout=timing["idle_timeout"], why=why)
-        if first is None:
-            raise FairauditError(f"no row arrived in the log {name} ({_end_text(why, timing)}): nothing to audit")
-        dataset = log_dataset(first, name, spec, events)
-        found = preflight(dataset, spec, spec_source=file_source(spec_file), decision=decision, where=where,
-                          uses_model=False)
-        model = from_expression(pred, dataset)
-        warnings = [str(w) for w in found] + [w for w in model.warnings]
+        first, model, where_event, warnings = prepare(
+            spec, source, pred=pred, where=where_text, name=name, stop=stop, poll=timing["poll"],
+            idle_timeout=timing["idle_timeout"], why=why, spec_source=file_source(spec_file), decision=decision,
+            where_source=where)
         frames = follow(source, stop=stop, poll=timing["poll"], idle_timeout=timing["idle_timeout"], first=first,
                         why=why)
-        results = live_audit(spec, frames, decide=model.predict, where=events[1] if where_text else None,
-                             options=options, describe={"dataset": name, "follow": log_path, "pred": pred,
-                                                        "where": where_text},
+        results = live_audit(spec, frames, decide=model.predict, where=where_event, options=options,
+                             describe={"dataset": name, "follow": log_path, "pred": pred, "where": where_text},
                              trace_points=trace_args(args)["trace_points"], warnings=warnings)
         shown_verdict, said = None, set(warnings)
         for result in results:
