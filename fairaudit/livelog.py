@@ -101,8 +101,9 @@ class ParquetDir:
 
     kind = "Parquet directory"
 
-    def __init__(self, path):
+    def __init__(self, path, links: bool = True):
         self.path = Path(path)
+        self.links = links  # False: files that are symbolic links are not read (the dashboard's workspace)
         self.done: list[str] = []
         self.waiting: dict[str, int] = {}  # a file that could not be read yet: its size then
         self.schema_columns: list[str] | None = None
@@ -116,7 +117,8 @@ class ParquetDir:
         import pyarrow.parquet as pq
 
         names = sorted(p.name for p in self.path.iterdir()
-                       if p.suffix.lower() in (".parquet", ".pq") and not p.name.startswith(".") and p.is_file())
+                       if p.suffix.lower() in (".parquet", ".pq") and not p.name.startswith(".") and p.is_file()
+                       and (self.links or not p.is_symlink()))
         fresh = [n for n in names if n not in set(self.done)]
         frames = []
         for name in fresh:
@@ -210,13 +212,16 @@ def normalise(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def open_log(path, stdin=None):
-    """The log at ``path``: ``-`` (JSON lines on standard input), a directory (Parquet files) or a CSV file."""
+def open_log(path, stdin=None, links: bool = True):
+    """The log at ``path``: ``-`` (JSON lines on standard input), a directory (Parquet files) or a CSV file.
+    ``links=False``: a log that is a symbolic link, or a link among a directory's files, is not read."""
     if str(path) == "-":
         return JsonLines(stdin)
     p = Path(path)
+    if not links and p.is_symlink():
+        raise FairauditError(f"{p.name} is a link; only files inside the workspace are read")
     if p.is_dir():
-        return ParquetDir(p)
+        return ParquetDir(p, links=links)
     if not p.exists():
         raise FairauditError(f"no log at {p}: give a CSV file, a directory of Parquet files or - (JSON lines on "
                              "standard input)")
@@ -421,11 +426,13 @@ class LiveRun:
     ended); ``stop()`` ends it (the final result then covers every row read)."""
 
     def __init__(self, spec, path, *, pred: str, options: dict, where: str | None = None,
-                 poll: float = POLL_SECONDS, idle_timeout: float | None = None, name: str | None = None):
+                 poll: float = POLL_SECONDS, idle_timeout: float | None = None, name: str | None = None,
+                 links: bool = True):
         self.spec, self.path, self.pred, self.where = spec, path, pred, where
         self.options = {**options, "order": "given"}
         self.poll, self.idle_timeout = poll, idle_timeout
         self.name = name or Path(str(path)).name
+        self.links = links
         self.stopping = threading.Event()
         self.latest = None
         self.error: str | None = None
@@ -438,7 +445,7 @@ class LiveRun:
     def _run(self) -> None:
         source = None
         try:
-            source = open_log(self.path)
+            source = open_log(self.path, links=self.links)
             first, model, where, warnings = prepare(self.spec, source, pred=self.pred, where=self.where,
                                                     name=self.name, stop=self.stopping, poll=self.poll,
                                                     idle_timeout=self.idle_timeout, why=self.why)

@@ -4,7 +4,7 @@ import streamlit as st
 from fairaudit import engines, viz
 from fairaudit.explain import compare_rows, verdict_word
 from fairaudit.programs.population import ratio_spec
-from fairaudit.ui import audit_form, flows, history, logic, selection, state, widgets
+from fairaudit.ui import audit_form, flows, history, live, logic, selection, state, widgets
 from fairaudit.ui.counterexamples import counterexample_table
 from fairaudit.ui.findings import findings_section
 from fairaudit.ui import options as ui_options
@@ -186,6 +186,12 @@ if failure:
     with verdict_box:
         st.error(f"The audit could not run: {message}" + (f"\n\n```\n{caret}\n```" if caret else ""),
                  icon=":material/error:")
+
+# ------------------------------------------------------------------------------------------------ live log
+# attach the monitor to a growing decision log in the workspace (fairaudit.ui.live): its own tree and plot update
+# as rows arrive; Stop makes its result the page's result
+live.live_section(spec_text, form.choice.get("options") if engine.name == "monitor" else {},
+                  default_pred=decision or getattr(model, "expression", None), where=where_now or None)
 
 # ------------------------------------------------------------------------------------------------ explore
 result = state.get(state.RESULT)

@@ -4,6 +4,8 @@
 
     workspace/models/   model files the analyst put there or saved from the dashboard (listed on the Model page)
     workspace/specs/    specifications saved from the Specification page
+    workspace/logs/     live decision logs the Audit page can attach to (a CSV file being appended to, or a
+                        folder that Parquet files are added to; ``fairaudit.ui.live``)
 
 A file is named by its bare name (letters, digits, ``_ - .``), never by a path; symbolic links and names that
 would lead outside the folder are refused. The bundled ``specs/`` are read, never written (``speclib``).
@@ -38,8 +40,8 @@ def root(env: Mapping[str, str] | None = None) -> Path:
 
 
 def folder(kind: str, env: Mapping[str, str] | None = None) -> Path:
-    """``workspace/models`` or ``workspace/specs``, created if missing."""
-    if kind not in ("models", "specs"):
+    """``workspace/models``, ``workspace/specs`` or ``workspace/logs``, created if missing."""
+    if kind not in ("models", "specs", "logs"):
         raise ValueError(f"no workspace folder {kind!r}")
     path = root(env) / kind
     path.mkdir(exist_ok=True)

@@ -1,0 +1,178 @@
+"""The Audit page's live decision log: attach the monitor to a log that keeps growing, watch its tree and plot update
+as rows arrive, Stop.
+
+A log is a CSV file a service appends to, or a folder it adds Parquet files to, inside the workspace's ``logs/``
+folder (``fairaudit.ui.workspace``): it is chosen by its bare name, never by a path, and symbolic links (the log
+itself, or a file in a Parquet folder) are refused, so the dashboard reads nothing outside its workspace. The audit
+runs in a background thread (``fairaudit.livelog.LiveRun``: the same monitor, drift checks and guarantee as
+``fairaudit audit --follow --watch``); a fragment redraws it every ``REFRESH`` seconds. When it ends (Stop, or an
+error) its final result becomes the page's result, to explore node by node like any other.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from fairaudit.ui import workspace
+
+RUN = "live_run"          # session key: the LiveRun of this session
+KEPT = "live_kept"        # session key: id of the LiveRun whose final result is stored as the page's result
+REFRESH = 1.0             # seconds between redraws while a log is followed
+LOG_SUFFIXES = (".csv",)
+
+
+def list_logs(directory: Path) -> list[str]:
+    """The logs in ``directory``: CSV files and folders (of Parquet files), by bare name; no links, no hidden
+    entries; sorted."""
+    if not directory.is_dir():
+        return []
+    out = []
+    for p in directory.iterdir():
+        if p.is_symlink() or not workspace._FILE.match(p.name):
+            continue
+        if p.is_dir() or (p.is_file() and p.suffix.lower() in LOG_SUFFIXES):
+            out.append(p.name)
+    return sorted(out)
+
+
+def log_path(directory: Path, name: str) -> Path:
+    """The log ``name`` inside ``directory`` (``WorkspaceError`` for a path, a link, a missing log or another kind
+    of file)."""
+    path = workspace.path_in(directory, name)
+    if path.is_dir() or (path.is_file() and path.suffix.lower() in LOG_SUFFIXES):
+        return path
+    if not path.exists():
+        raise workspace.WorkspaceError(f"{name} is not in {directory.name}/ (any more)")
+    raise workspace.WorkspaceError(f"{name} is neither a CSV log nor a folder of Parquet files")
+
+
+def start(spec_text: str, name: str, pred: str, options: dict, where: str | None = None):
+    """A ``LiveRun`` on the workspace log ``name`` (the spec's text as on the Specification page; ``options``: the
+    monitor's, order and stop are set for a live log)."""
+    from fairaudit import engines
+    from fairaudit.livelog import LiveRun
+    from fairaudit.spec.files import parse_file_text
+
+    directory = workspace.folder("logs")
+    path = log_path(directory, name)
+    spec = parse_file_text(spec_text).spec
+    monitor = engines.get("monitor")
+    known = {o.name for o in monitor.all_options()}
+    opts = monitor.resolve_options({**{k: v for k, v in (options or {}).items() if k in known},
+                                    "order": "given", "stop": False})
+    return LiveRun(spec, path, pred=pred, options=opts, where=where or None, name=name, links=False)
+
+
+def keep(run, spec_text: str) -> None:
+    """The final result of ``run`` as the page's result (and a version in the history), once."""
+    from fairaudit.ui import history, state
+
+    if st.session_state.get(KEPT) == id(run) or run.latest is None:
+        return
+    st.session_state[KEPT] = id(run)
+    result = run.latest
+    on = f"live log {run.name} · {run.pred}"
+    meta = {"engine": "monitor", "choice": {"engine": "monitor", "options": dict(run.options), "source": "live"},
+            "data": f"live log {run.name}", "model": f"decision {run.pred}", "audited_on": on,
+            "status": "stopped", "started": run.started, "spec": spec_text, "source": "live"}
+    state.put(state.RESULT, result)
+    state.put(state.RESULT_META, meta)
+    state.put(state.SPEC_HISTORY, history.record_version(state.get(state.SPEC_HISTORY), spec_text, result.verdict,
+                                                         result.stop_step, audited_on=on))
+
+
+def live_section(spec_text: str, options: dict, default_pred: str | None = None, where: str | None = None) -> None:
+    """The page's "Live decision log" block: choose a log and a decision, Attach, watch, Stop."""
+    run = st.session_state.get(RUN)
+    running = run is not None and not run.done
+    directory = workspace.folder("logs")
+    with st.expander("Live decision log — audit the rows of a growing log as they arrive", expanded=running,
+                     icon=":material/sensors:"):
+        names = list_logs(directory)
+        st.caption(f"A CSV file your service appends decisions to, or a folder it adds Parquet files to, inside "
+                   f"**{workspace.display(directory)}/** (the dashboard reads nothing outside its workspace). The "
+                   "rows are audited in the order they arrive, with the monitor's options above; the tree and the "
+                   "plot update as they come.")
+        c1, c2 = st.columns([3, 5])
+        name = c1.selectbox("Log", names, key="live_log", disabled=running,
+                            placeholder=f"no log in {workspace.display(directory)}/ yet")
+        if "live_pred" not in st.session_state and default_pred:
+            st.session_state["live_pred"] = default_pred
+        pred = c2.text_input("Decision (a condition over the log's columns; true = favourable)", key="live_pred",
+                             disabled=running, placeholder="e.g. decile_score <= 4")
+        b1, b2, _ = st.columns([1.1, 1.1, 9], vertical_alignment="center")
+        ready = bool(names and name and (pred or "").strip() and spec_text.strip())
+        attach = b1.button("Attach", key="live_attach", type="primary", disabled=running or not ready,
+                           icon=":material/sensors:", width="stretch")
+        stop = b2.button("Stop", key="live_stop", disabled=not running, icon=":material/stop:", width="stretch",
+                         help="Stops watching the log; the result so far becomes the page's result.")
+    if attach and ready:
+        try:
+            run = start(spec_text, name, pred.strip(), options, where)
+        except Exception as err:  # noqa: BLE001 - a message, never a traceback
+            from fairaudit.ui.logic import error_text
+
+            st.error(f"The live log could not be attached: {error_text(err)[0]}", icon=":material/error:")
+            return
+        st.session_state[RUN] = run
+    if stop and run is not None:
+        run.stop()
+        keep(run, spec_text)
+        st.rerun()
+    if run is not None and not run.done:
+        _watch(spec_text)
+    elif run is not None:
+        _ended(run, spec_text)
+
+
+def _ended(run, spec_text: str) -> None:
+    if run.error:
+        st.error(f"The live log {run.name} could not be audited: {run.error}", icon=":material/error:")
+        return
+    keep(run, spec_text)
+    if run.latest is not None:
+        st.caption(f"Live log {run.name}: {run.rows:,} rows audited; {run.ended() or 'stopped'}. The result below "
+                   "covers them.")
+
+
+def _watch(spec_text: str) -> None:
+    @st.fragment(run_every=REFRESH)
+    def view() -> None:
+        run = st.session_state.get(RUN)
+        if run is None:
+            return
+        if run.done:  # ended by itself (an error, the input's end): the page shows the final result
+            st.rerun()
+        draw(run)
+
+    view()
+
+
+def draw(run) -> None:
+    """The live view of ``run``: rows so far, the verdict and its guarantee, the drift warnings, the tree, the most
+    critical node's plot."""
+    from fairaudit import viz
+    from fairaudit.ui import selection
+    from fairaudit.ui.widgets import verdict_badge
+
+    result = run.latest
+    with st.container(border=True, key="live_view"):
+        if result is None:
+            st.info(f"Watching {run.name}: waiting for its first rows…", icon=":material/hourglass_top:")
+            return
+        st.markdown(f"**Live** · {run.name} · **{run.rows:,} rows so far** &nbsp; {verdict_badge(result.verdict)} "
+                    f"&nbsp; {result.headline}", unsafe_allow_html=True)
+        if result.assumption:
+            st.caption(f"The guarantee assumes: {result.assumption}.")
+        for warning in dict.fromkeys(str(w) for w in result.warnings):
+            st.warning(warning, icon=":material/warning:")
+        left, right = st.columns([11, 10], gap="large")
+        nodes = result.nodes
+        left.altair_chart(viz.tree_chart(nodes, width=560, guarantee=result.guarantee), width="content")
+        frame = result.to_frame()
+        chosen = selection.default_selection(nodes)
+        if chosen and len(frame):
+            right.altair_chart(viz.convergence_chart(frame, chosen, nodes, stop_step=result.stop_step, width=400,
+                                                     height=230, unit=result.unit, guarantee=result.guarantee),
+                               width="content")

@@ -1,0 +1,129 @@
+"""The Audit page attaches to a live decision log in the workspace (``fairaudit.ui.live``): the view updates as a
+writer appends rows, Stop makes the final result the page's result; logs outside the workspace (paths, links) are
+neither listed nor read."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fairaudit import data
+from fairaudit.ui import live, workspace
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 180
+SPEC = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] >= -0.1 and '
+        'E[pred | sex == "Female"] >= 0.3')
+PRED = "decile_score <= 4"
+
+
+def _ok(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _live_line(at) -> str:
+    return next((m.value for m in at.markdown if m.value.startswith("**Live**")), "")
+
+
+def _rows(at) -> int:
+    line = _live_line(at)
+    return int(line.split("**")[3].split()[0].replace(",", "")) if line else 0
+
+
+def test_attach_watch_and_stop(workspace_folder):
+    lines = data.load("compas").frame.to_csv(index=False).splitlines(keepends=True)
+    logs = workspace_folder / "logs"
+    logs.mkdir(parents=True)
+    log = logs / "decisions.csv"
+    log.write_text("".join(lines[:201]))  # the header and 200 rows
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.session_state["spec_text"] = SPEC
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    assert at.selectbox(key="live_log").options == ["decisions.csv"]
+    at.text_input(key="live_pred").input(PRED)
+    _ok(at.run())
+    at.button(key="live_attach").click()
+    _ok(at.run())
+    run = at.session_state[live.RUN]
+    deadline = time.monotonic() + 60
+    while run.rows < 200 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _ok(at.run())
+    first = _rows(at)
+    assert first == 200
+
+    stop = threading.Event()
+
+    def append():
+        with open(log, "a") as fh:
+            for i in range(201, len(lines), 100):
+                if stop.is_set():
+                    return
+                fh.write("".join(lines[i:i + 100]))
+                fh.flush()
+                time.sleep(0.05)
+    writer = threading.Thread(target=append, daemon=True)
+    writer.start()
+    deadline = time.monotonic() + 60
+    while run.rows < 1500 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _ok(at.run())
+    assert _rows(at) >= 1500 > first  # the view follows the log
+    assert "violated" in _live_line(at)  # decided at 985 rows, as the file at rest in given order
+    at.button(key="live_stop").click()
+    _ok(at.run())
+    stop.set()
+    writer.join(5)
+    result = at.session_state["result"]
+    assert run.done and result is run.latest
+    assert result.verdict == "false" and result.stop_step == 985
+    assert at.session_state["result_meta"]["source"] == "live"
+    assert any("live log decisions.csv" in (v.get("audited_on") or "") for v in at.session_state["spec_history"])
+    assert any("rows audited" in c.value for c in at.caption)
+
+
+def test_a_bad_decision_is_one_message(workspace_folder):
+    logs = workspace_folder / "logs"
+    logs.mkdir(parents=True)
+    (logs / "d.csv").write_text("decile_score,race,sex\n3,Caucasian,Male\n")
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.session_state["spec_text"] = SPEC
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    at.text_input(key="live_pred").input("decile_scor <= 4")
+    _ok(at.run())
+    at.button(key="live_attach").click()
+    _ok(at.run())
+    run = at.session_state[live.RUN]
+    run.thread.join(30)
+    _ok(at.run())
+    assert any("has no column 'decile_scor'" in e.value for e in at.error)
+
+
+def test_only_logs_inside_the_workspace(workspace_folder, tmp_path):
+    logs = workspace.folder("logs")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.csv").write_text("a\n1\n")
+    (logs / "ok.csv").write_text("a\n1\n")
+    (logs / "parts").mkdir()
+    (logs / "notes.txt").write_text("x")
+    os.symlink(outside / "secret.csv", logs / "link.csv")
+    os.symlink(outside, logs / "linkdir")
+    assert live.list_logs(logs) == ["ok.csv", "parts"]
+    for name in ("link.csv", "linkdir", "../outside/secret.csv", str(outside / "secret.csv"), "notes.txt", "none.csv"):
+        with pytest.raises(workspace.WorkspaceError):
+            live.log_path(logs, name)
+    # a link among a Parquet folder's files is not read by the dashboard
+    import pandas as pd
+
+    from fairaudit.livelog import open_log
+
+    pd.DataFrame({"a": [1]}).to_parquet(outside / "x.parquet")
+    os.symlink(outside / "x.parquet", logs / "parts" / "x.parquet")
+    assert open_log(logs / "parts", links=False).poll() is None
+    assert len(open_log(logs / "parts").poll()) == 1
