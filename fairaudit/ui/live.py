@@ -101,7 +101,7 @@ def live_section(spec_text: str, options: dict, default_pred: str | None = None,
             st.session_state["live_pred"] = default_pred
         pred = c2.text_input("Decision (a condition over the log's columns; true = favourable)", key="live_pred",
                              disabled=running, placeholder="e.g. decile_score <= 4")
-        b1, b2, _ = st.columns([1.1, 1.1, 9], vertical_alignment="center")
+        b1, b2, _ = st.columns([1.4, 1.2, 8], vertical_alignment="center")
         ready = bool(names and name and (pred or "").strip() and spec_text.strip())
         attach = b1.button("Attach", key="live_attach", type="primary", disabled=running or not ready,
                            icon=":material/sensors:", width="stretch")
@@ -116,6 +116,7 @@ def live_section(spec_text: str, options: dict, default_pred: str | None = None,
             st.error(f"The live log could not be attached: {error_text(err)[0]}", icon=":material/error:")
             return
         st.session_state[RUN] = run
+        st.rerun()  # the block again, with the log being watched: Stop enabled, the choices locked
     if stop and run is not None:
         run.stop()
         keep(run, spec_text)
@@ -132,8 +133,8 @@ def _ended(run, spec_text: str) -> None:
         return
     keep(run, spec_text)
     if run.latest is not None:
-        st.caption(f"Live log {run.name}: {run.rows:,} rows audited; {run.ended() or 'stopped'}. The result below "
-                   "covers them.")
+        st.caption(f"Live log {run.name}: {run.rows:,} rows audited; {run.ended() or 'stopped'}. The tree, the "
+                   "plots and the verdict on this page are now this run's.")
 
 
 def _watch(spec_text: str) -> None:
@@ -164,7 +165,7 @@ def draw(run) -> None:
         st.markdown(f"**Live** · {run.name} · **{run.rows:,} rows so far** &nbsp; {verdict_badge(result.verdict)} "
                     f"&nbsp; {result.headline}", unsafe_allow_html=True)
         if result.assumption:
-            st.caption(f"The guarantee assumes: {result.assumption}.")
+            st.caption(result.assumption[:1].upper() + result.assumption[1:] + ".")
         for warning in dict.fromkeys(str(w) for w in result.warnings):
             st.warning(warning, icon=":material/warning:")
         left, right = st.columns([11, 10], gap="large")

@@ -1,0 +1,82 @@
+"""Issue 18 in a real browser: the Audit page attaches to a decision log in the workspace while a writer thread
+appends rows; the live view (rows so far, verdict, tree, plot) updates by itself, and Stop makes the final result
+the page's result. Screenshots go to ``tests/e2e/screenshots/live_*.png``."""
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+import pytest
+
+from fairaudit import data
+from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+LONG = 180_000
+PRED = "hours_per_week >= 45"  # on Adult in file order: sex_parity violated after 2,920 rows
+
+
+def _rows(page) -> int:
+    text = page.locator(".st-key-live_view").inner_text()
+    found = re.search(r"([\d,]+) rows so far", text)
+    return int(found.group(1).replace(",", "")) if found else 0
+
+
+def test_attach_a_live_log_and_stop(browser_ready, workspace_folder):
+    lines = data.load("adult").frame.iloc[:8000].to_csv(index=False).splitlines(keepends=True)
+    logs = workspace_folder / "logs"
+    logs.mkdir(exist_ok=True)
+    log = logs / "adult_live.csv"
+    log.write_text("".join(lines[:301]))
+    stop = threading.Event()
+
+    def append():
+        with open(log, "a") as fh:
+            for i in range(301, len(lines), 100):
+                if stop.is_set():
+                    return
+                fh.write("".join(lines[i:i + 100]))
+                fh.flush()
+                time.sleep(0.1)
+
+    with serve() as url, browser_page(1400, 1000) as page:
+        page.goto(url)
+        page.get_by_role("button", name="Load demo audit").click()
+        page.get_by_text("violated with probability").first.wait_for(timeout=LONG)
+        wait_idle(page, LONG)
+        goto(page, "Audit")
+        wait_idle(page, LONG)
+        page.get_by_text("Live decision log").click()
+        page.get_by_label("Decision (a condition over the log's columns; true = favourable)").fill(PRED)
+        page.keyboard.press("Enter")
+        wait_idle(page)
+        page.screenshot(path=str(SHOTS / "live_0_form.png"), full_page=True)
+        page.locator(".st-key-live_attach button").click()
+        page.get_by_text(re.compile(r"300 rows so far")).wait_for(timeout=LONG)
+        page.wait_for_timeout(1500)
+        page.locator(".st-key-live_view").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "live_1_attached.png"), full_page=True)
+        first = _rows(page)
+        writer = threading.Thread(target=append, daemon=True)
+        writer.start()
+        try:
+            page.locator(".st-key-live_view").get_by_text(re.compile(r"violated with probability")).first.wait_for(
+                timeout=LONG)
+            deadline = time.monotonic() + 60
+            while _rows(page) < 4000 and time.monotonic() < deadline:
+                page.wait_for_timeout(500)
+            later = _rows(page)
+            page.locator(".st-key-live_view").scroll_into_view_if_needed()
+            assert later > first  # the view followed the log by itself (no click)
+            page.screenshot(path=str(SHOTS / "live_2_following.png"), full_page=True)
+            page.locator(".st-key-live_stop button").first.click()
+            page.get_by_text(re.compile(r"Live log adult_live\.csv: [\d,]+ rows audited; interrupted")).wait_for(
+                timeout=LONG)
+        finally:
+            stop.set()
+            writer.join(5)
+        wait_idle(page)
+        page.screenshot(path=str(SHOTS / "live_3_stopped.png"), full_page=True)
+        body = page.locator("body").inner_text()
+        assert "after 2,920 observations" in body  # the page's result: the live run's, decided where the file is
