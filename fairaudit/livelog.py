@@ -373,13 +373,12 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
                on_progress=None, trace_points="auto", warnings=()) -> Iterator:
     """The monitor over ``frames`` (each poll's new rows, in arrival order) through the driver: each partial
     ``AuditResult`` (``options``: the monitor's resolved options; ``order`` must be ``given``)."""
-    from fairaudit import engines
     from fairaudit.engines.base import Context
-    from fairaudit.engines.live import LIVE_ASSUMPTION, live_batches
+    from fairaudit.engines.live import LIVE_ASSUMPTION, LiveMonitor, live_batches
     from fairaudit.guarantee import Guarantee
     from fairaudit.run import drive
 
-    engine = engines.get("monitor")
+    engine = LiveMonitor()
     ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"))
     batches = live_batches(spec, observations(spec, frames, decide=decide, where=where), delta=options["delta"],
                            batch=options["batch"], split=options["split"], bound=options["bound"], ctx=ctx,

@@ -182,3 +182,31 @@ def test_a_log_truncated_while_followed_is_an_error(tmp_path):
     log.write_text("y,g\n")
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 2 and "was truncated" in err and "Traceback" not in err
+
+
+def test_drift_is_printed_live_and_the_run_is_not_a_pass(tmp_path):
+    # the favourable rate drops from 0.9 to 0.1 halfway: the warnings come while the rows arrive, the verdict
+    # decided on the first half does not stand, and a gate does not pass (exit 3)
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    y = np.r_[rng.random(3000) < 0.9, rng.random(3000) < 0.1].astype(int)
+    lines = [json.dumps({"y": int(v), "g": int(i % 2)}) + "\n" for i, v in enumerate(y)]
+    proc = cli("--follow", "-", "--watch", "--spec", "E[pred] >= 0.5", "--pred", "y == 1", "--poll", "0.05",
+               stdin=subprocess.PIPE)
+
+    def feed():
+        for i in range(0, len(lines), 250):
+            proc.stdin.write("".join(lines[i:i + 250]))
+            proc.stdin.flush()
+            time.sleep(0.05)
+        proc.stdin.close()
+    threading.Thread(target=feed, daemon=True).start()
+    proc.wait(timeout=120)
+    out, err = proc.stdout.read(), proc.stderr.read()
+    assert proc.returncode == 3, err
+    text = out.splitlines()
+    warned = next(i for i, line in enumerate(text) if line.startswith("warning:") and "became empty" in line)
+    assert warned < next(i for i, line in enumerate(text) if line.startswith("ended:"))  # said before the end
+    assert "verdict true" in out and "changed after a decision" in out  # decided true on the first half
+    assert "--order shuffle" not in out and "what changed in the deployed model" in out

@@ -29,8 +29,8 @@ from fairaudit.bounds.allocation import Allocator, equal_split
 from fairaudit.bounds.concentration import DEFAULT_BOUND
 from fairaudit.bounds.directed import display_deltas
 from fairaudit.engines.base import Context, LeafBatch
-from fairaudit.engines.monitor import (DEFAULT_SPLIT, SOLVER_TIME_LIMIT, OrderEvidence, _frozen, _leaves, _scan,
-                                       _State, decided_guarantee)
+from fairaudit.engines.monitor import (DEFAULT_SPLIT, SOLVER_TIME_LIMIT, Monitor, OrderEvidence, _frozen, _leaves,
+                                       _scan, _State, decided_guarantee)
 from fairaudit.engines.stream import RunningCounts
 from fairaudit.errors import FairauditError
 from fairaudit.guarantee import Guarantee
@@ -38,6 +38,18 @@ from fairaudit.guarantee import Guarantee
 LIVE_ASSUMPTION = ("the rows were audited in the order they arrived in the live log, as is (a live log cannot be "
                    "shuffled): the guarantee assumes that arrival order is random (exchangeable), which drift or "
                    "a log sorted by some column breaks")
+
+
+LIVE_HINT = ("the rows do not look randomly ordered as they arrive (rates that drift along the log), and the guarantee "
+             "assumes they are: the verdict may be wrong; look for what changed in the deployed model, its inputs or "
+             "the population it decides on")
+
+
+class LiveMonitor(Monitor):
+    """The monitor as the driver sees it on a live log: the same declarations, the drift hint for a log that cannot
+    be shuffled (``LIVE_HINT`` instead of the monitor's advice to shuffle)."""
+
+    evidence_hint = LIVE_HINT
 
 
 class _Shifted:
