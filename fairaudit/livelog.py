@@ -54,6 +54,7 @@ class CsvTail:
         self.pos = 0
         self.header: bytes | None = None
         self.buffer = b""
+        self.types = ColumnTypes()
         self.ended = False  # a file never ends: the idle timeout or an interrupt ends the watch
 
     @property
@@ -88,9 +89,23 @@ class CsvTail:
         body, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
         if not body.strip():
             return None
-        from fairaudit.data import from_csv
+        return self.types(self._parse(self.header + body))
 
-        return from_csv(self.header + body, name=self.path.name).frame
+    def _parse(self, data: bytes) -> pd.DataFrame:
+        """The first rows as ``fairaudit.data.from_csv`` reads a file; later ones with the columns that were text in
+        them read as text (pandas would type a chunk of digits-only categories as numbers)."""
+        from fairaudit.data import from_csv
+        from fairaudit.data.csvfile import _delimiter, _normalise, _read_frame
+
+        if self.types.numeric is None:
+            frame = from_csv(data, name=self.path.name).frame
+            self.sep = _delimiter(self.header.decode("utf-8-sig", errors="replace"))
+            self.names = list(frame.columns)
+            return frame
+        text = {c: str for c in self.names if c not in self.types.numeric}
+        frame = _read_frame(data, self.path.name, self.sep, self.names, dtype=text or None)
+        _normalise(frame, keep_missing=None)
+        return frame
 
     def close(self) -> None:
         self.fh.close()
@@ -107,6 +122,7 @@ class ParquetDir:
         self.done: list[str] = []
         self.waiting: dict[str, int] = {}  # a file that could not be read yet: its size then
         self.schema_columns: list[str] | None = None
+        self.types = ColumnTypes()
         self.ended = False
 
     @property
@@ -141,7 +157,7 @@ class ParquetDir:
             frames.append(table.to_pandas())
         if not frames:
             return None
-        return normalise(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0])
+        return self.types(normalise(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]))
 
     def close(self) -> None:
         pass
@@ -158,6 +174,7 @@ class JsonLines:
         self.ended = False
         self.number = 0
         self.first_columns: list[str] | None = None
+        self.types = ColumnTypes()
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
@@ -197,10 +214,40 @@ class JsonLines:
         frame = pd.DataFrame.from_records(records)
         if self.first_columns is None:
             self.first_columns = list(frame.columns)
-        return normalise(frame)
+        return self.types(normalise(frame))
 
     def close(self) -> None:
         pass
+
+
+class ColumnTypes:
+    """A column keeps the type it had in the log's first rows: numbers stay numbers (a later chunk in which such a
+    column is missing, ``"?"``, or text is read as numbers; a value that is not one is an error), text stays text."""
+
+    def __init__(self):
+        self.numeric: set[str] | None = None
+        self.columns: list[str] = []
+
+    def __call__(self, frame: pd.DataFrame) -> pd.DataFrame:
+        from fairaudit.data.csvfile import MISSING
+
+        numeric = {c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])
+                   and not pd.api.types.is_bool_dtype(frame[c])}
+        if self.numeric is None:
+            self.numeric, self.columns = numeric, list(frame.columns)
+            return frame
+        for c in (self.numeric & set(frame.columns)) - numeric:
+            raw = frame[c].astype(object)
+            raw = raw.where(~raw.isin([MISSING, ""]) & raw.notna(), None)
+            values = pd.to_numeric(raw, errors="coerce")
+            bad = values.isna() & raw.notna()
+            if bad.any():
+                raise FairauditError(f"column {c!r} holds numbers in the log's first rows but {raw[bad].iloc[0]!r} in a "
+                                     "later row: a column keeps its type in a live log")
+            frame[c] = values.astype(float)
+        for c in (set(self.columns) & numeric) - self.numeric:  # text in the first rows, numbers now (JSON, Parquet)
+            frame[c] = frame[c].map(lambda v: MISSING if pd.isna(v) else str(v))
+        return frame
 
 
 def normalise(frame: pd.DataFrame) -> pd.DataFrame:

@@ -245,3 +245,20 @@ def test_first_rows_accept_categories_that_have_not_arrived_yet():
 
     preflight(dataset, spec)  # no error for the category still to come
     assert "African-American" in dataset.schema.column("race").values
+
+
+def test_a_column_keeps_its_first_type(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_bytes(b"score,zip\n3,A1\n5,B2\n")
+    tail = CsvTail(path)
+    tail.poll()
+    with open(path, "ab") as fh:
+        fh.write(b",01234\n7,99\n")  # a missing score, digits-only zips: still a number and text
+    frame = tail.poll()
+    assert np.isnan(frame["score"].iloc[0]) and frame["score"].iloc[1] == 7
+    assert frame["zip"].tolist() == ["01234", "99"]
+    with open(path, "ab") as fh:
+        fh.write(b"high,C3\n")
+    with pytest.raises(FairauditError, match="column 'score' holds numbers in the log's first rows but 'high'"):
+        tail.poll()
+    tail.close()
