@@ -473,7 +473,7 @@ class LiveRun:
 
     def __init__(self, spec, path, *, pred: str, options: dict, where: str | None = None,
                  poll: float = POLL_SECONDS, idle_timeout: float | None = None, name: str | None = None,
-                 links: bool = True):
+                 links: bool = True, unwatched: float | None = None):
         self.spec, self.path, self.pred, self.where = spec, path, pred, where
         self.options = {**options, "order": "given"}
         self.poll, self.idle_timeout = poll, idle_timeout
@@ -485,8 +485,22 @@ class LiveRun:
         self.done = False
         self.why: dict = {}
         self.started = time.time()
+        self.unwatched = unwatched  # stop when nobody looked (``touch``) for this many seconds (a closed page)
+        self.seen = time.monotonic()
         self.thread = threading.Thread(target=self._run, name="fairaudit-live", daemon=True)
         self.thread.start()
+        if unwatched is not None:
+            threading.Thread(target=self._watchdog, name="fairaudit-live-watchdog", daemon=True).start()
+
+    def touch(self) -> None:
+        """Someone is looking at the run (the page drew it)."""
+        self.seen = time.monotonic()
+
+    def _watchdog(self) -> None:
+        while not self.done and not self.stopping.wait(min(1.0, self.unwatched)):
+            if time.monotonic() - self.seen > self.unwatched:
+                self.why["unwatched"] = True
+                self.stopping.set()
 
     def _run(self) -> None:
         source = None

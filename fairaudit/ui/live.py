@@ -19,6 +19,7 @@ from fairaudit.ui import workspace
 RUN = "live_run"          # session key: the LiveRun of this session
 KEPT = "live_kept"        # session key: id of the LiveRun whose final result is stored as the page's result
 REFRESH = 1.0             # seconds between redraws while a log is followed
+UNWATCHED = 60.0          # a run nobody has drawn for this long (its page was closed) stops following its log
 LOG_SUFFIXES = (".csv",)
 
 
@@ -61,7 +62,8 @@ def start(spec_text: str, name: str, pred: str, options: dict, where: str | None
     known = {o.name for o in monitor.all_options()}
     opts = monitor.resolve_options({**{k: v for k, v in (options or {}).items() if k in known},
                                     "order": "given", "stop": False})
-    return LiveRun(spec, path, pred=pred, options=opts, where=where or None, name=name, links=False)
+    return LiveRun(spec, path, pred=pred, options=opts, where=where or None, name=name, links=False,
+                   unwatched=UNWATCHED)
 
 
 def keep(run, spec_text: str) -> None:
@@ -157,6 +159,7 @@ def draw(run) -> None:
     from fairaudit.ui import selection
     from fairaudit.ui.widgets import verdict_badge
 
+    run.touch()
     result = run.latest
     with st.container(border=True, key="live_view"):
         if result is None:

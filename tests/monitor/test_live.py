@@ -5,6 +5,7 @@ import io
 import json
 import os
 import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -262,3 +263,19 @@ def test_a_column_keeps_its_first_type(tmp_path):
     with pytest.raises(FairauditError, match="column 'score' holds numbers in the log's first rows but 'high'"):
         tail.poll()
     tail.close()
+
+
+def test_a_live_run_nobody_watches_stops(tmp_path):
+    from fairaudit.livelog import LiveRun
+
+    path = tmp_path / "log.csv"
+    path.write_text("y\n" + "1\n0\n" * 50)
+    opts = engines.get("monitor").resolve_options({"order": "given"})
+    run = LiveRun(parse("E[pred] >= 0.1"), path, pred="y == 1", options=opts, poll=0.05, unwatched=0.5)
+    run.thread.join(20)
+    assert run.done and run.error is None and run.why.get("unwatched") and run.rows == 100
+    watched = LiveRun(parse("E[pred] >= 0.1"), path, pred="y == 1", options=opts, poll=0.05)
+    time.sleep(0.8)
+    assert not watched.done  # without a watchdog it follows the log until stopped
+    watched.stop()
+    assert watched.done and watched.ended() == "interrupted"
