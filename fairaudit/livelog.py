@@ -405,19 +405,21 @@ def check_columns(spec, events, columns, where: str) -> None:
         raise FairauditError(f"{where} has no column {', '.join(repr(m) for m in missing)}{hint}")
 
 
-def observations(spec, frames, *, decide, where=None) -> Iterator:
-    """Each frame's ``Observations`` (``decide(frame)``: the 0/1 decisions; ``where``: a parsed row filter)."""
+def observations(spec, frames, *, decide, where=None, score=None) -> Iterator:
+    """Each frame's ``Observations`` (``decide(frame)``: the 0/1 decisions; ``score(frame)``: a model's
+    probabilities, for a spec that reads ``score``; ``where``: a parsed row filter)."""
     from fairaudit.engines.observations import event_array, observe
 
     for frame in frames:
         if where is not None:
             frame = frame[event_array(where, frame, None, None, None)].reset_index(drop=True)
         decided = np.asarray(decide(frame)).astype(np.int8)
-        yield observe(spec, frame, pred=decided)
+        scores = None if score is None else np.asarray(score(frame), dtype=float)
+        yield observe(spec, frame, pred=decided, score=scores)
 
 
 def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dict | None = None,
-               on_progress=None, trace_points="auto", warnings=()) -> Iterator:
+               on_progress=None, trace_points="auto", warnings=(), score=None) -> Iterator:
     """The monitor over ``frames`` (each poll's new rows, in arrival order) through the driver: each partial
     ``AuditResult`` (``options``: the monitor's resolved options; ``order`` must be ``given``)."""
     from fairaudit.engines.base import Context
@@ -427,7 +429,8 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
 
     engine = LiveMonitor()
     ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"))
-    batches = live_batches(spec, observations(spec, frames, decide=decide, where=where), delta=options["delta"],
+    batches = live_batches(spec, observations(spec, frames, decide=decide, where=where, score=score),
+                           delta=options["delta"],
                            batch=options["batch"], split=options["split"], bound=options["bound"], ctx=ctx,
                            stop=bool(options.get("stop")))
     guarantee = Guarantee("probabilistic", options["delta"], assumes=LIVE_ASSUMPTION)
@@ -436,34 +439,52 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
                  warnings=list(warnings))
 
 
-def prepare(spec, source, *, pred: str, where: str | None = None, name: str, stop=None, poll: float = POLL_SECONDS,
-            idle_timeout: float | None = None, why: dict | None = None, spec_source=None, decision=None,
-            where_source=None):
-    """Validate a live audit on the log's columns and first rows, before any work: ``(first rows, the decision
-    model, the parsed row filter or None, the warnings)``. The spec, the decision (``pred``, a condition over the
-    log's columns) and the row filter are checked against the header as soon as it arrives, then against the
-    first rows (``fairaudit.preflight``; ``spec_source``/``decision``/``where_source`` position its messages).
+def prepare(spec, source, *, pred: str | None = None, model=None, where: str | None = None, name: str, stop=None,
+            poll: float = POLL_SECONDS, idle_timeout: float | None = None, why: dict | None = None, spec_source=None,
+            decision=None, where_source=None):
+    """Validate a live audit on the log's columns and first rows, before any work: ``(first rows, the model that
+    decides, the parsed row filter or None, the warnings)``. The decisions come from ``pred`` (a condition over the
+    log's columns) or from ``model`` (a loaded ``Model``, which reads its feature columns from the log). The spec,
+    the decision and the row filter are checked against the header as soon as it arrives, then against the first
+    rows (``fairaudit.preflight``; ``spec_source``/``decision``/``where_source`` position its messages).
     ``FairauditError`` when they do not fit or no row arrives."""
     from fairaudit.models import from_expression
     from fairaudit.preflight import option_source, preflight
     from fairaudit.spec import parse_event
 
-    decision = decision or option_source(pred, "the decision")
+    if (pred is None) == (model is None):
+        raise FairauditError("a live log needs one decision: a condition over its columns (pred) or a model")
+    fair = [tn.text for tn in spec.leaves if tn.kind == "fair"]
+    if fair and model is not None:
+        raise FairauditError(f"{fair[0]} is not audited on a live log: it flips the attribute over all of its "
+                             "values, which are not known before the rows arrive; audit the log at rest (--data)")
+    if pred is not None:
+        decision = decision or option_source(pred, "the decision")
     where_source = where_source or (option_source(where, "the row filter") if where else None)
-    preflight(None, spec, spec_source=spec_source, decision=decision, where=where_source, uses_model=False)
-    events = [parse_event(pred)] + ([parse_event(where)] if where else [])
+    preflight(None, spec, spec_source=spec_source, decision=decision, where=where_source, uses_model=model is not None)
+    events = ([parse_event(pred)] if pred is not None else []) + ([parse_event(where)] if where else [])
+    needs = list(getattr(model, "feature_names", ()) or ())
+
+    def check(columns) -> None:
+        check_columns(spec, events, columns, f"the log {name}")
+        missing = [c for c in needs if c not in columns]
+        if missing:
+            raise FairauditError(f"the model reads column(s) {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''} "
+                                 f"that the log {name} does not have")
+
     why = {} if why is None else why
-    first = first_rows(source, check=lambda columns: check_columns(spec, events, columns, f"the log {name}"),
-                       stop=stop, poll=poll, idle_timeout=idle_timeout, why=why)
+    first = first_rows(source, check=check, stop=stop, poll=poll, idle_timeout=idle_timeout, why=why)
     if first is None:
-        raise FairauditError(f"no row arrived in the log {name} ({END_TEXT[why.get('end', STOPPED)].format(idle=idle_timeout or 0)}): "
-                             "nothing to audit")
+        ended = END_TEXT[why.get("end", STOPPED)].format(idle=idle_timeout or 0)
+        raise FairauditError(f"no row arrived in the log {name} ({ended}): nothing to audit")
     dataset = log_dataset(first, name, spec, events)
     found = preflight(dataset, spec, spec_source=spec_source, decision=decision, where=where_source,
-                      uses_model=False)
-    model = from_expression(pred, dataset)
-    warnings = [str(w) for w in found] + [w for w in model.warnings if w not in {str(f) for f in found}]
-    return first, model, (events[1] if where else None), warnings
+                      uses_model=model is not None)
+    warnings = [str(w) for w in found]
+    if model is None:
+        model = from_expression(pred, dataset)
+        warnings += [w for w in model.warnings if w not in warnings]
+    return first, model, (parse_event(where) if where else None), warnings
 
 
 class LiveRun:

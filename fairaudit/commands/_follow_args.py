@@ -7,7 +7,9 @@
     --poll SECONDS     how often the log is looked at (``POLL``)
     --idle-timeout S   end the watch when no row arrived for this long (``IDLE_TIMEOUT``; default: never)
 
-The decision is a condition over the log's columns (``--pred`` or the spec file's ``# decision:``). Without
+The decision is a condition over the log's columns (``--pred`` or the spec file's ``# decision:``), or a saved
+model file (``--model PATH``, loaded safely) that reads its feature columns from the log (no ``Fair[...]``: its
+attribute's values are not known before the rows arrive). Without
 ``--watch`` the audit ends as soon as the specification is decided and exits with the verdict's code (0/1/3, as
 ``fairaudit audit``). Every change of the verdict is printed as one line (rows so far, the verdict, its guarantee),
 and so is every warning the drift checks raise as it fires. Validation before any work: the spec, the decision and
@@ -33,7 +35,7 @@ IDLE_TIMEOUT = Option("idle_timeout", float, None, "with --follow: end the watch
 FOLLOW_OPTIONS = (POLL, IDLE_TIMEOUT)
 
 # what a live log cannot take: its rows and decisions come from the log itself
-_NOT_WITH_FOLLOW = (("data", "--data"), ("population", "--population"), ("model", "--model"), ("rows", "--rows"),
+_NOT_WITH_FOLLOW = (("data", "--data"), ("population", "--population"), ("rows", "--rows"),
                     ("full_trace", "--full-trace"), ("label", "--label"), ("protected", "--protected"),
                     ("favourable", "--favourable"), ("epsilon", "--epsilon"))
 
@@ -80,8 +82,7 @@ def run_follow(args: argparse.Namespace) -> int:
         raise FairauditError("--watch, --poll and --idle-timeout watch a live log: give --follow PATH")
     for name, flag in _NOT_WITH_FOLLOW:
         if getattr(args, name, None) is not None:
-            raise FairauditError(f"--follow reads rows and logged decisions from the live log: {flag} does not apply"
-                                 + (" (give the decision as --pred CONDITION)" if name == "model" else ""))
+            raise FairauditError(f"--follow reads its rows from the live log: {flag} does not apply")
     watch = bool(args.watch)
     timing = follow_options(args)
     if args.spec is None:
@@ -105,18 +106,20 @@ def run_follow(args: argparse.Namespace) -> int:
     given["order"] = "given"
     given["stop"] = not watch
     _, options = check_options(engine.name, **given)
-    pred, decision = args.pred, None
-    if pred is None and spec_file.decision is not None:
+    pred, decision, model = args.pred, None, None
+    if getattr(args, "model", None) is not None:
+        model = _saved_model(args)
+    elif pred is None and spec_file.decision is not None:
         if spec_file.uses_model:
-            raise FairauditError("the spec file says '# decision: model': a live log is audited on its logged "
-                                 "decisions; give --pred CONDITION")
+            raise FairauditError("the spec file says '# decision: model': give the saved model as --model PATH, or "
+                                 "the logged decision as --pred CONDITION")
         pred = spec_file.decision
         decision = option_source(pred, "--pred", spec_file.headers["decision"], spec_file)
     elif pred is not None:
         decision = option_source(pred, "--pred")
-    if pred is None:
-        raise FairauditError("no decision: give --pred CONDITION over the log's columns (true = favourable), or a "
-                             "'# decision:' header in the spec file")
+    if pred is None and model is None:
+        raise FairauditError("no decision: give --pred CONDITION over the log's columns (true = favourable), a saved "
+                             "model (--model PATH) or a '# decision:' header in the spec file")
     where_text, where = args.where, None
     if where_text is None and spec_file.where is not None:
         where_text = spec_file.where
@@ -125,7 +128,7 @@ def run_follow(args: argparse.Namespace) -> int:
     elif where_text is not None:
         where = option_source(where_text, "--where")
     log_path = args.follow
-    check_outputs(args, [spec_file.path] + ([] if log_path == "-" else [log_path]))
+    check_outputs(args, [spec_file.path, getattr(args, "model", None)] + ([] if log_path == "-" else [log_path]))
     spec = spec_file.spec
     name = "standard input" if log_path == "-" else Path(log_path).name
 
@@ -135,15 +138,17 @@ def run_follow(args: argparse.Namespace) -> int:
     why: dict = {}
     final = None
     try:
-        first, model, where_event, warnings = prepare(
-            spec, source, pred=pred, where=where_text, name=name, stop=stop, poll=timing["poll"],
+        first, decider, where_event, warnings = prepare(
+            spec, source, pred=pred, model=model, where=where_text, name=name, stop=stop, poll=timing["poll"],
             idle_timeout=timing["idle_timeout"], why=why, spec_source=file_source(spec_file), decision=decision,
             where_source=where)
         frames = follow(source, stop=stop, poll=timing["poll"], idle_timeout=timing["idle_timeout"], first=first,
                         why=why)
-        results = live_audit(spec, frames, decide=model.predict, where=where_event, options=options,
-                             describe={"dataset": name, "follow": log_path, "pred": pred, "where": where_text},
-                             trace_points=trace_args(args)["trace_points"], warnings=warnings)
+        results = live_audit(spec, frames, decide=decider.predict, where=where_event, options=options,
+                             describe={"dataset": name, "follow": log_path, "pred": pred, "where": where_text,
+                                       "model": model.describe() if model is not None else None},
+                             trace_points=trace_args(args)["trace_points"], warnings=warnings,
+                             score=model.score if model is not None else None)
         shown_verdict, said = None, set(warnings)
         for result in results:
             final = result
@@ -160,6 +165,19 @@ def run_follow(args: argparse.Namespace) -> int:
     if why.get("end") is not None and (watch or final.stop_step is None):
         print(f"ended:     {_end_text(why, timing)}", flush=True)
     return finish(args, final, from_file, notes=notes)
+
+
+def _saved_model(args: argparse.Namespace):
+    """The model file of ``--model PATH`` (loaded safely: ``fairaudit.models.load``); a training kind is refused, since
+    there is no data to train on before the rows arrive."""
+    from fairaudit import models
+
+    path = Path(args.model)
+    if not path.is_file():
+        raise FairauditError(f"--follow decides with a saved model file (--model PATH): no file {args.model!r}; "
+                             "train one first (fairaudit train), or give the logged decision as --pred CONDITION")
+    return models.load(path, trust_pickle=bool(getattr(args, "trust_pickle", False)),
+                       trusted_types=tuple(getattr(args, "trust_type", None) or ()))
 
 
 def change_line(result) -> str:
