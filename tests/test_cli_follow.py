@@ -212,31 +212,3 @@ def test_drift_is_printed_live_and_the_run_is_not_a_pass(tmp_path):
     assert "verdict true" in out and "changed after a decision" in out  # decided true on the first half
     assert "--order shuffle" not in out and "what changed in the deployed model" in out
 
-
-def test_a_saved_model_decides_on_the_live_log(rows, tmp_path):
-    from fairaudit import models
-
-    model = models.train(data.load("compas"), "logreg", seed=0)
-    path = tmp_path / "m.skops"
-    model.save(path)
-    spec = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] >= -0.1 and '
-            'E[score > 0.5 | sex == "Female"] >= 0.3')
-    log = tmp_path / "log.csv"
-    log.write_bytes(b"")
-    stop = threading.Event()
-    proc = cli("--follow", str(log), "--watch", "--spec", spec, "--model", str(path), "--poll", "0.05",
-               "--idle-timeout", "3", "--json", str(tmp_path / "live.json"))
-    writer(log, rows.read_bytes(), stop, piece=20000, pause=0.02)
-    out, err = proc.communicate(timeout=120)
-    stop.set()
-    assert proc.returncode == 1, err
-    done = subprocess.run([sys.executable, "-m", "fairaudit", "audit", "--data", str(rows), "--spec", spec, "--model",
-                           str(path), "--rows", "all", "--order", "given", "--json", str(tmp_path / "rest.json")],
-                          capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=120)
-    assert done.returncode == 1, done.stderr
-    live, rest = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("live", "rest"))
-    assert (live["stop_step"], live["steps"]) == (rest["stop_step"], rest["steps"]) == (1555, 6172)
-    assert finals(live) == finals(rest)
-    fair = cli("--follow", str(rows), "--spec", "Fair[race] >= 0.9", "--model", str(path), "--idle-timeout", "1")
-    out, err = fair.communicate(timeout=60)
-    assert fair.returncode == 2 and "Fair[race] is not audited on a live log" in err

@@ -1,0 +1,47 @@
+"""``fairaudit audit --follow PATH --model FILE``: a saved model decides on a live log (its score too), with the
+verdict, stop step and intervals of the file at rest in given order; ``Fair[...]`` is refused on a live log."""
+import io
+import json
+import threading
+
+import pytest
+
+from fairaudit import api, data, models
+from fairaudit.errors import FairauditError
+from fairaudit.livelog import JsonLines, prepare
+from fairaudit.spec import parse
+from tests.test_cli_follow import cli, finals, writer
+
+SPEC = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] >= -0.1 and '
+        'E[score > 0.5 | sex == "Female"] >= 0.3')
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "m.skops"
+    models.train(data.load("compas"), "logreg", seed=0).save(path)
+    return path
+
+
+def test_a_saved_model_decides_on_the_live_log(model_file, tmp_path):
+    rows = tmp_path / "compas.csv"
+    data.load("compas").frame.to_csv(rows, index=False)
+    log = tmp_path / "log.csv"
+    log.write_bytes(b"")
+    stop = threading.Event()
+    proc = cli("--follow", str(log), "--watch", "--spec", SPEC, "--model", str(model_file), "--poll", "0.05",
+               "--idle-timeout", "3", "--json", str(tmp_path / "live.json"))
+    writer(log, rows.read_bytes(), stop, piece=20000, pause=0.02)
+    out, err = proc.communicate(timeout=120)
+    stop.set()
+    assert proc.returncode == 1, err
+    live = json.loads((tmp_path / "live.json").read_text())
+    rest = json.loads(api.audit(data.from_csv(rows), SPEC, model=str(model_file), rows="all", order="given").to_json())
+    assert (live["stop_step"], live["steps"]) == (rest["stop_step"], rest["steps"]) == (1555, 6172)
+    assert finals(live) == finals(rest)
+
+
+def test_fair_is_refused_on_a_live_log(model_file):
+    model = models.load(model_file)
+    with pytest.raises(FairauditError, match=r"Fair\[race\] is not audited on a live log"):
+        prepare(parse("Fair[race] >= 0.9"), JsonLines(io.StringIO("")), model=model, name="log")
