@@ -61,7 +61,10 @@ class CsvTail:
     def columns(self) -> list[str] | None:
         if self.header is None:
             return None
-        return list(pd.read_csv(io.BytesIO(self.header), nrows=0).columns.str.strip())
+        from fairaudit.data.csvfile import _delimiter
+
+        sep = _delimiter(self.header.decode("utf-8-sig", errors="replace"))
+        return list(pd.read_csv(io.BytesIO(self.header), nrows=0, sep=sep, encoding="utf-8-sig").columns.str.strip())
 
     def poll(self) -> pd.DataFrame | None:
         try:
@@ -101,8 +104,10 @@ class CsvTail:
             frame = from_csv(data, name=self.path.name).frame
             self.sep = _delimiter(self.header.decode("utf-8-sig", errors="replace"))
             self.names = list(frame.columns)
+            self.text = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])
+                         and not pd.api.types.is_bool_dtype(frame[c])]
             return frame
-        text = {c: str for c in self.names if c not in self.types.numeric}
+        text = {c: str for c in self.text}
         frame = _read_frame(data, self.path.name, self.sep, self.names, dtype=text or None)
         _normalise(frame, keep_missing=None)
         return frame

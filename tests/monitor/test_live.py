@@ -279,3 +279,15 @@ def test_a_live_run_nobody_watches_stops(tmp_path):
     assert not watched.done  # without a watchdog it follows the log until stopped
     watched.stop()
     assert watched.done and watched.ended() == "interrupted"
+
+
+def test_csv_tail_semicolons_and_flags(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_bytes("\ufeffa;ok\n1;True\n".encode())
+    tail = CsvTail(path)
+    first = tail.poll()
+    assert tail.columns == ["a", "ok"] and first["ok"].tolist() == [True]
+    with open(path, "ab") as fh:
+        fh.write(b"2;False\n")
+    assert tail.poll()["ok"].tolist() == [False]
+    tail.close()
