@@ -439,9 +439,22 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
                            batch=options["batch"], split=options["split"], bound=options["bound"], ctx=ctx,
                            stop=bool(options.get("stop")))
     guarantee = Guarantee("probabilistic", options["delta"], assumes=LIVE_ASSUMPTION)
-    return drive(engine, spec, batches, options={**(describe or {}), **options}, guarantee=guarantee, ctx=ctx,
-                 stop=bool(options.get("stop")), on_progress=on_progress, trace_points=trace_points,
-                 warnings=list(warnings))
+    results = drive(engine, spec, batches, options={**(describe or {}), **options}, guarantee=guarantee, ctx=ctx,
+                    stop=bool(options.get("stop")), on_progress=on_progress, trace_points=trace_points,
+                    warnings=list(warnings))
+    return _with_rows(results, (describe or {}).get("dataset") or "the log")
+
+
+def _with_rows(results, name: str) -> Iterator:
+    """Each result with its rows record: how many rows of the log were read, in arrival order."""
+    try:
+        for result in results:
+            n = int((result.info or {}).get("stream_length", 0))
+            result.rows = {"policy": "live", "audited": n,
+                           "text": f"the first {n:,} rows of the live log {name}, in the order they arrived"}
+            yield result
+    finally:
+        results.close()
 
 
 def prepare(spec, source, *, pred: str | None = None, model=None, where: str | None = None, name: str, stop=None,
