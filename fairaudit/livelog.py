@@ -510,10 +510,10 @@ class LiveRun:
     changes): ``latest`` (the last partial ``AuditResult``), ``error`` (one line), ``done``, ``why`` (how the watch
     ended); ``stop()`` ends it (the final result then covers every row read)."""
 
-    def __init__(self, spec, path, *, pred: str, options: dict, where: str | None = None,
+    def __init__(self, spec, path, *, pred: str | None = None, model=None, options: dict, where: str | None = None,
                  poll: float = POLL_SECONDS, idle_timeout: float | None = None, name: str | None = None,
                  links: bool = True, unwatched: float | None = None):
-        self.spec, self.path, self.pred, self.where = spec, path, pred, where
+        self.spec, self.path, self.pred, self.model, self.where = spec, path, pred, model, where
         self.options = {**options, "order": "given"}
         self.poll, self.idle_timeout = poll, idle_timeout
         self.name = name or Path(str(path)).name
@@ -545,14 +545,16 @@ class LiveRun:
         source = None
         try:
             source = open_log(self.path, links=self.links)
-            first, model, where, warnings = prepare(self.spec, source, pred=self.pred, where=self.where,
-                                                    name=self.name, stop=self.stopping, poll=self.poll,
-                                                    idle_timeout=self.idle_timeout, why=self.why)
+            first, decider, where, warnings = prepare(self.spec, source, pred=self.pred, model=self.model,
+                                                      where=self.where, name=self.name, stop=self.stopping,
+                                                      poll=self.poll, idle_timeout=self.idle_timeout, why=self.why)
             frames = follow(source, stop=self.stopping, poll=self.poll, idle_timeout=self.idle_timeout, first=first,
                             why=self.why)
-            for result in live_audit(self.spec, frames, decide=model.predict, where=where, options=self.options,
+            model = None if self.model is None else self.model.describe()
+            for result in live_audit(self.spec, frames, decide=decider.predict, where=where, options=self.options,
                                      describe={"dataset": self.name, "follow": str(self.path), "pred": self.pred,
-                                               "where": self.where}, warnings=warnings):
+                                               "model": model, "where": self.where}, warnings=warnings,
+                                     score=None if self.model is None else self.model.score):
                 self.latest = result
         except FairauditError as err:
             self.error = str(err)

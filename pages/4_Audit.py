@@ -191,7 +191,7 @@ if failure:
 # attach the monitor to a growing decision log in the workspace (fairaudit.ui.live): its own tree and plot update
 # as rows arrive; Stop makes its result the page's result
 live.live_section(spec_text, form.choice.get("options") if engine.name == "monitor" else {},
-                  default_pred=decision or getattr(model, "expression", None), where=where_now or None)
+                  default_pred=decision or getattr(model, "expression", None), where=where_now or None, model=model)
 
 # ------------------------------------------------------------------------------------------------ explore
 result = state.get(state.RESULT)

@@ -48,9 +48,10 @@ def log_path(directory: Path, name: str) -> Path:
     raise workspace.WorkspaceError(f"{name} is neither a CSV log nor a folder of Parquet files")
 
 
-def start(spec_text: str, name: str, pred: str, options: dict, where: str | None = None):
-    """A ``LiveRun`` on the workspace log ``name`` (the spec's text as on the Specification page; ``options``: the
-    monitor's, order and stop are set for a live log)."""
+def start(spec_text: str, name: str, pred: str | None, options: dict, where: str | None = None, model=None):
+    """A ``LiveRun`` on the workspace log ``name`` (the spec's text as on the Specification page; the decisions from
+    ``pred``, a condition over the log's columns, or ``model``, the session's model; ``options``: the monitor's,
+    order and stop are set for a live log)."""
     from fairaudit import engines
     from fairaudit.livelog import LiveRun
     from fairaudit.spec.files import parse_file_text
@@ -62,8 +63,8 @@ def start(spec_text: str, name: str, pred: str, options: dict, where: str | None
     known = {o.name for o in monitor.all_options()}
     opts = monitor.resolve_options({**{k: v for k, v in (options or {}).items() if k in known},
                                     "order": "given", "stop": False})
-    return LiveRun(spec, path, pred=pred, options=opts, where=where or None, name=name, links=False,
-                   unwatched=UNWATCHED)
+    return LiveRun(spec, path, pred=pred if model is None else None, model=model, options=opts, where=where or None,
+                   name=name, links=False, unwatched=UNWATCHED)
 
 
 def keep(run, spec_text: str) -> None:
@@ -74,9 +75,10 @@ def keep(run, spec_text: str) -> None:
         return
     st.session_state[KEPT] = id(run)
     result = run.latest
-    on = f"live log {run.name} · {run.pred}"
+    decided_by = f"decision {run.pred}" if run.model is None else run.model.describe()
+    on = f"live log {run.name} · {run.pred if run.model is None else run.model.kind}"
     meta = {"engine": "monitor", "choice": {"engine": "monitor", "options": dict(run.options), "source": "live"},
-            "data": f"live log {run.name}", "model": f"decision {run.pred}", "audited_on": on,
+            "data": f"live log {run.name}", "model": decided_by, "audited_on": on,
             "status": "stopped", "started": run.started, "spec": spec_text, "source": "live"}
     state.put(state.RESULT, result)
     state.put(state.RESULT_META, meta)
@@ -84,8 +86,16 @@ def keep(run, spec_text: str) -> None:
                                                          result.stop_step, audited_on=on))
 
 
-def live_section(spec_text: str, options: dict, default_pred: str | None = None, where: str | None = None) -> None:
-    """The page's "Live decision log" block: choose a log and a decision, Attach, watch, Stop."""
+MODEL_CHOICE = "the session's model"
+CONDITION_CHOICE = "a condition over the log's columns"
+
+
+def live_section(spec_text: str, options: dict, default_pred: str | None = None, where: str | None = None,
+                 model=None) -> None:
+    """The page's "Live decision log" block: choose a log and the decisions (a condition over its columns, or the
+    session's ``model`` when there is one that is not itself a condition), Attach, watch, Stop."""
+    if getattr(model, "kind", None) == "expression":
+        model = None  # a decision expression is offered as the condition
     run = st.session_state.get(RUN)
     running = run is not None and not run.done
     directory = workspace.folder("logs")
@@ -99,19 +109,26 @@ def live_section(spec_text: str, options: dict, default_pred: str | None = None,
         c1, c2 = st.columns([3, 5])
         name = c1.selectbox("Log", names, key="live_log", disabled=running,
                             placeholder=f"no log in {workspace.display(directory)}/ yet")
+        use_model = False
+        if model is not None:
+            use_model = st.radio("Decisions", [CONDITION_CHOICE, MODEL_CHOICE], key="live_decisions",
+                                 horizontal=True, disabled=running,
+                                 help=f"The session's model ({model.describe()}) scores each arriving row from its "
+                                      "feature columns; or a condition over a logged decision column.") == MODEL_CHOICE
         if "live_pred" not in st.session_state and default_pred:
             st.session_state["live_pred"] = default_pred
-        pred = c2.text_input("Decision (a condition over the log's columns; true = favourable)", key="live_pred",
-                             disabled=running, placeholder="e.g. decile_score <= 4")
+        pred = "" if use_model else c2.text_input("Decision (a condition over the log's columns; true = favourable)",
+                                                  key="live_pred", disabled=running,
+                                                  placeholder="e.g. decile_score <= 4")
         b1, b2, _ = st.columns([1.4, 1.2, 8], vertical_alignment="center")
-        ready = bool(names and name and (pred or "").strip() and spec_text.strip())
+        ready = bool(names and name and (use_model or (pred or "").strip()) and spec_text.strip())
         attach = b1.button("Attach", key="live_attach", type="primary", disabled=running or not ready,
                            icon=":material/sensors:", width="stretch")
         stop = b2.button("Stop", key="live_stop", disabled=not running, icon=":material/stop:", width="stretch",
                          help="Stops watching the log; the result so far becomes the page's result.")
     if attach and ready:
         try:
-            run = start(spec_text, name, pred.strip(), options, where)
+            run = start(spec_text, name, pred.strip() or None, options, where, model=model if use_model else None)
         except Exception as err:  # noqa: BLE001 - a message, never a traceback
             from fairaudit.ui.logic import error_text
 

@@ -127,3 +127,32 @@ def test_only_logs_inside_the_workspace(workspace_folder, tmp_path):
     os.symlink(outside / "x.parquet", logs / "parts" / "x.parquet")
     assert open_log(logs / "parts", links=False).poll() is None
     assert len(open_log(logs / "parts").poll()) == 1
+
+
+def test_the_sessions_model_decides_on_the_live_log(workspace_folder):
+    from fairaudit import api, models
+
+    compas = data.load("compas")
+    model = models.train(compas, "logreg", seed=0)
+    logs = workspace_folder / "logs"
+    logs.mkdir(parents=True)
+    (logs / "scored.csv").write_text(compas.frame.to_csv(index=False))
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.session_state["spec_text"] = SPEC
+    at.session_state["model"] = model
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    at.radio(key="live_decisions").set_value(live.MODEL_CHOICE)
+    _ok(at.run())
+    at.button(key="live_attach").click()
+    _ok(at.run())
+    run = at.session_state[live.RUN]
+    deadline = time.monotonic() + 90
+    while run.rows < len(compas) and time.monotonic() < deadline and not run.done:
+        time.sleep(0.2)
+    at.button(key="live_stop").click()
+    _ok(at.run())
+    result = at.session_state["result"]
+    rest = api.audit(compas, SPEC, model=model, rows="all", order="given")
+    assert run.error is None and result is run.latest
+    assert (result.verdict, result.stop_step, result.steps) == (rest.verdict, rest.stop_step, rest.steps)
+    assert at.session_state["result_meta"]["model"] == model.describe()
