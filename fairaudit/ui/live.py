@@ -106,15 +106,15 @@ def live_section(spec_text: str, options: dict, default_pred: str | None = None,
                    f"**{workspace.display(directory)}/** (the dashboard reads nothing outside its workspace). The "
                    "rows are audited in the order they arrive, with the monitor's options above; the tree and the "
                    "plot update as they come.")
-        c1, c2 = st.columns([3, 5])
-        name = c1.selectbox("Log", names, key="live_log", disabled=running,
-                            placeholder=f"no log in {workspace.display(directory)}/ yet")
         use_model = False
         if model is not None:
             use_model = st.radio("Decisions", [CONDITION_CHOICE, MODEL_CHOICE], key="live_decisions",
                                  horizontal=True, disabled=running,
                                  help=f"The session's model ({model.describe()}) scores each arriving row from its "
                                       "feature columns; or a condition over a logged decision column.") == MODEL_CHOICE
+        c1, c2 = st.columns([3, 5])
+        name = c1.selectbox("Log", names, key="live_log", disabled=running,
+                            placeholder=f"no log in {workspace.display(directory)}/ yet")
         if "live_pred" not in st.session_state and default_pred:
             st.session_state["live_pred"] = default_pred
         pred = "" if use_model else c2.text_input("Decision (a condition over the log's columns; true = favourable)",
