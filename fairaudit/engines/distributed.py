@@ -169,8 +169,9 @@ def dask_client(scheduler: str | None = None, *, workers: int = 2, threads: int 
         finally:
             client.close()
         return
-    cluster = LocalCluster(n_workers=int(workers), threads_per_worker=int(threads), processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+    with _interrupts_deferred():  # a Ctrl-C while the workers start is raised once the cluster can be closed
+        cluster = LocalCluster(n_workers=int(workers), threads_per_worker=int(threads), processes=True,
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
     try:
         client = Client(cluster, timeout=timeout)
         try:
@@ -179,6 +180,27 @@ def dask_client(scheduler: str | None = None, *, workers: int = 2, threads: int 
             client.close()
     finally:
         cluster.close()
+
+
+@contextmanager
+def _interrupts_deferred():
+    """Hold a SIGINT (Ctrl-C) back while the block runs, then raise it: a cluster half started cannot be closed
+    cleanly (its workers are still starting), one fully started can. Only in the main thread (elsewhere, e.g. in
+    the dashboard's script thread, Python delivers no SIGINT anyway)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 # ---------------------------------------------------------------------------------------------------- on a worker

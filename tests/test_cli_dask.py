@@ -1,0 +1,109 @@
+"""``fairaudit audit --dask`` / ``--scheduler`` as a user runs them: a subprocess, its output, its exit code.
+
+``--dask`` on a folder of Parquet files gives the JSON result of the in-process CLI on the same rows (one CSV);
+bad input (no Parquet files, an unreachable scheduler, a Dask knob without --dask, --dask with --scheduler, a
+Fair[...] leaf) is one line on stderr and exit 2, before any cluster starts (or within the timeout).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.engines.test_distributed import frame, write_log
+
+pytestmark = pytest.mark.timeout(150)
+
+SPEC = 'E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05'
+PRED = "decile_score <= 4"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args, timeout: float = 120):
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "fairaudit", "audit", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cli") / "log"
+    write_log(frame(12_000), folder, parts=4)
+    return folder
+
+
+def test_dask_gives_the_in_process_result(log, tmp_path):
+    common = ["--pred", PRED, "--spec", SPEC, "--order", "given", "--trace-points", "0"]
+    local = cli("--data", log.parent / "log.csv", *common, "--json", tmp_path / "a.json")
+    dask = cli("--data", log, *common, "--dask", "--dask-workers", "2", "--json", tmp_path / "b.json")
+    assert local.returncode == dask.returncode == 0, dask.stderr
+    assert "read in 4 partitions by a Dask cluster" in dask.stdout
+    assert dask.stderr == ""  # no cluster chatter
+    a, b = (json.loads((tmp_path / f"{x}.json").read_text()) for x in "ab")
+    assert (a["verdict"], a["stop_step"], a["steps"]) == (b["verdict"], b["stop_step"], b["steps"])
+    assert a["trace"] == b["trace"] and a["nodes"] == b["nodes"]
+    verdicts = [line for line in dask.stdout.splitlines() if line.startswith(("verdict", "guarantee", "stop step"))]
+    assert verdicts == [line for line in local.stdout.splitlines()
+                        if line.startswith(("verdict", "guarantee", "stop step"))]
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--dask"], "no Parquet files (*.parquet, *.pq) found at"),
+    (["--dask-workers", "3"], "--dask-workers sets up a Dask cluster: give --dask (or --scheduler ADDRESS) too"),
+    (["--dask", "--scheduler", "tcp://127.0.0.1:9"], "not both"),
+    (["--scheduler", "tcp://127.0.0.1:9", "--dask-timeout", "1"],
+     "cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 1 s"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, log, args, said):
+    data = tmp_path if args == ["--dask"] else log
+    out = cli("--data", data, "--pred", PRED, "--spec", SPEC, *args, timeout=60)
+    assert out.returncode == 2, out.stderr
+    assert said in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_fair_leaf_and_csv_are_refused(log):
+    out = cli("--data", log, "--model", "nothing.skops", "--spec", "Fair[race] > 0.9", "--dask", timeout=60)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+    out = cli("--data", log.parent / "log.csv", "--pred", PRED, "--spec", SPEC, "--dask", timeout=60)
+    assert out.returncode == 2 and "is not a Parquet file" in out.stderr
+
+
+def test_ctrl_c_shuts_the_cluster_down(tmp_path):
+    """SIGINT while the local cluster works: exit 130 ("interrupted") and no worker process left behind."""
+    import signal
+    import time
+
+    import psutil
+
+    folder = tmp_path / "big"
+    write_log(frame(200_000), folder, parts=40)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-m", "fairaudit", "audit", "--data", str(folder), "--pred", PRED,
+                             "--spec", SPEC, "--dask", "--batch", "1"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        parent = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 60
+        workers = []
+        while time.monotonic() < deadline and proc.poll() is None:
+            workers = parent.children(recursive=True)
+            if len(workers) >= 2:  # the cluster's worker processes are up
+                break
+            time.sleep(0.1)
+        assert workers, "the cluster never started"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode in (130, 0), err  # 0: the run had already finished
+    if proc.returncode == 130:
+        assert err.strip() == "fairaudit: interrupted"  # one line, no traceback from the cluster's shutdown
+    gone, alive = psutil.wait_procs(workers, timeout=30)
+    assert not alive, f"worker processes left behind: {alive}"
