@@ -50,6 +50,7 @@ import functools
 import glob as globmod
 import logging
 import os
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,7 +170,10 @@ def dask_client(scheduler: str | None = None, *, workers: int = 2, threads: int 
         finally:
             client.close()
         return
-    with _interrupts_deferred():  # a Ctrl-C while the workers start is raised once the cluster can be closed
+    with _interrupts_deferred(), warnings.catch_warnings():  # a Ctrl-C while the workers start is raised once the
+        # cluster can be closed; the scheduler's HTTP server (no dashboard) takes another port if 8787 is taken,
+        # which is no news for the user
+        warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
         cluster = LocalCluster(n_workers=int(workers), threads_per_worker=int(threads), processes=True,
                                dashboard_address=None, silence_logs=logging.CRITICAL)
     try:
