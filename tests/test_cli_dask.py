@@ -107,3 +107,17 @@ def test_ctrl_c_shuts_the_cluster_down(tmp_path):
         assert err.strip() == "fairaudit: interrupted"  # one line, no traceback from the cluster's shutdown
     gone, alive = psutil.wait_procs(workers, timeout=30)
     assert not alive, f"worker processes left behind: {alive}"
+
+
+def test_scheduler_attaches_to_an_existing_cluster(log, tmp_path):
+    from fairaudit.engines.distributed import dask_client
+
+    with dask_client(workers=1, timeout=60) as client:
+        out = cli("--data", log, "--pred", PRED, "--spec", SPEC, "--order", "given", "--scheduler",
+                  client.scheduler.address, "--json", tmp_path / "s.json")
+        assert out.returncode == 0, out.stderr
+        assert client.submit(sum, [1, 2]).result(timeout=30) == 3  # the run closed its client, not the cluster
+    local = cli("--data", log.parent / "log.csv", "--pred", PRED, "--spec", SPEC, "--order", "given", "--json",
+                tmp_path / "l.json")
+    a, b = (json.loads((tmp_path / f"{x}.json").read_text()) for x in "ls")
+    assert (a["verdict"], a["stop_step"], a["trace"]) == (b["verdict"], b["stop_step"], b["trace"])

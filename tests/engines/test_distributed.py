@@ -211,3 +211,12 @@ def test_partition_counts_combine_by_prefix_sums():
     np.testing.assert_array_equal(combined.positions, ends)
     np.testing.assert_array_equal(combined.successes["k"], np.cumsum(v & m)[ends])
     np.testing.assert_array_equal(combined.n["k"], np.cumsum(m)[ends])
+
+
+def test_attach_to_a_running_scheduler(client, log):
+    """``scheduler=ADDRESS``: a client of its own on an existing cluster, closed after the run; the cluster lives on."""
+    a = audit_parquet(log, SPEC, pred=PRED, order="given", client=client, trace_points=None)
+    b = audit_parquet(log, SPEC, pred=PRED, order="given", scheduler=client.scheduler.address, timeout=30,
+                      trace_points=None)
+    assert_same(a, b)
+    assert client.submit(sum, [1, 2]).result(timeout=30) == 3
