@@ -18,39 +18,13 @@ from fairaudit.engines import distributed
 from fairaudit.engines.distributed import CheckCounts, audit_parquet, dask_client, parquet_files
 from fairaudit.engines.observations import Observations
 from fairaudit.errors import FairauditError
+from tests.engines.parquet_logs import frame, write_log
 
 pytestmark = pytest.mark.timeout(120)
 
 SPEC = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05 '
         'and E[pred | sex == "Female"] > 0.2')
 PRED = "decile_score <= 4"
-N = 24_000
-
-
-def frame(n: int = N, seed: int = 3) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    race = rng.choice(np.array(["African-American", "Caucasian", "Hispanic"]), n, p=[.5, .4, .1])
-    return pd.DataFrame({"race": race, "sex": rng.choice(np.array(["Male", "Female"]), n, p=[.7, .3]),
-                         "age": rng.integers(18, 70, n),
-                         "decile_score": np.clip(rng.integers(1, 11, n) + (race == "African-American"), 1, 10),
-                         "two_year_recid": rng.integers(0, 2, n)})
-
-
-def write_log(df: pd.DataFrame, folder, parts: int = 12, seed: int = 5) -> None:
-    """``df`` as ``part-0.parquet`` … ``part-{parts-1}.parquet`` (natural order = row order; uneven sizes; one file
-    with several row groups) and as ``log.csv`` beside the folder (the in-process path's input)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    folder.mkdir()
-    rng = np.random.default_rng(seed)
-    cuts = np.r_[0, np.sort(rng.choice(np.arange(1, len(df)), parts - 1, replace=False)), len(df)]
-    for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
-        table = pa.Table.from_pandas(df.iloc[a:b], preserve_index=False)
-        pq.write_table(table, folder / f"part-{i}.parquet", row_group_size=max(1, (b - a) // 3) if i == 1 else None)
-    df.to_csv(folder.parent / f"{folder.name}.csv", index=False)
-
-
 @pytest.fixture(scope="module")
 def client():
     with dask_client(workers=2, threads=1, timeout=60) as c:
