@@ -1,9 +1,9 @@
 """Benchmark: the monitor on a big Parquet decision log on a Dask ``LocalCluster`` (2 workers), end to end.
 
 The log of ``bench/scale.py`` (``sex, race, age, decile_score, two_year_recid``, same generator and seed), written as a
-folder of Parquet files of ``PART_ROWS`` rows each (250,000: 4 files at 1 M rows, 40 at 10 M); the audit of ``bench/scale.py`` (``E[pred | race ==
-"African-American"] - E[pred | race == "Caucasian"] < 0.2``, ``pred = decile_score > 4``, Δ = 0.05, a check every 5
-rows, file order), run as a user runs it, in its own process:
+folder of Parquet files of ``PART_ROWS`` rows each (250,000: 4 files at 1 M rows, 40 at 10 M); the audit of
+``bench/scale.py`` (``E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.2``, ``pred =
+decile_score > 4``, Δ = 0.05, a check every 5 rows, file order), run as a user runs it, in its own process:
 
     fairaudit audit --data FOLDER --pred 'decile_score > 4' --spec SPEC --order given --dask --dask-workers 2 --json OUT
 

@@ -514,6 +514,7 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
     from fairaudit.engines.monitor import check_points, monitor_batches, order_assumption, stream_positions
     from fairaudit.evaluate import compile_spec
     from fairaudit.guarantee import Guarantee
+    from fairaudit.numbers import count
     from fairaudit.progress import Progress
     from fairaudit.run import _writing, drive
 
@@ -532,18 +533,28 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
     index = {f.key: i for i, f in enumerate(lengths_f)}
     lengths = [0] * total
     done = 0
-    progress(0, total, message=f"Dask: 0 of {total:,} partitions")
+    progress(0, total, message=f"Dask: 0 of {count(total, 'partitions')}")
     try:
         for future in as_completed(lengths_f):
-            lengths[index[future.key]] = int(future.result())
+            try:
+                lengths[index[future.key]] = int(future.result())
+            except FairauditError:
+                raise
+            except (OSError, ValueError, KeyError, TypeError) as err:  # a damaged file, a column missing in one
+                where = files[index[future.key]] if total == len(files) else f"partition {index[future.key] + 1:,}"
+                raise FairauditError(f"cannot read {where} of the Parquet log: "
+                                     f"{' '.join(str(err).split())[:200]}") from None
             done += 1
-            progress(done, total, message=f"Dask: {done:,} of {total:,} partitions")
+            progress(done, total, message=f"Dask: {done:,} of {count(total, 'partitions')}")
             if progress.cancelled:
                 raise FairauditError("stopped while the Dask cluster was reading the partitions")
+            if ctx.expired():  # no check has run yet: there is no partial result to give
+                raise FairauditError(f"the time budget ran out while the Dask cluster was reading the partitions "
+                                     f"({done:,} of {total:,} read)")
         length = int(sum(lengths))
         if length == 0:
-            raise FairauditError("the stream is empty: no row to audit" + (f" matches --where {task.where!r}"
-                                                                           if task.where else ""))
+            raise FairauditError(f"no row of the Parquet log matches --where {task.where!r}" if task.where
+                                 else "the Parquet log has no rows: nothing to audit")
         batch, order = int(options["batch"]), options["order"]
         if order == "given":
             ends = check_points(length, batch)
@@ -570,11 +581,11 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
     batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch, split=options["split"],
                               bound=options["bound"], order=order, ctx=ctx, assumes=assumes,
                               stop=bool(options.get("stop")))
-    name = files[0] if len(files) == 1 else f"{os.path.dirname(files[0]) or '.'} ({len(files):,} Parquet files)"
+    name = files[0] if len(files) == 1 else f"{os.path.dirname(files[0]) or '.'} ({count(len(files), 'Parquet files')})"
     rows = {"policy": "all", "audited": length, "total": length,
             "text": f"{'all ' if not task.where else ''}{length:,} rows of the Parquet log {name}"
                     + (f" matching {task.where}" if task.where else "")
-                    + f", read in {total:,} partitions by a Dask cluster"}
+                    + f", read in {count(total, 'partitions')} by a Dask cluster"}
     described = {"data": name, "model": model.describe() if model is not None else None, "pred": task.pred,
                  "where": task.where, "rows": "all", "dask_partitions": total}
     provenance = {"dataset": {"name": name, "rows": length, "source": ", ".join(files[:3]) +

@@ -194,3 +194,17 @@ def test_attach_to_a_running_scheduler(client, log):
                       trace_points=None)
     assert_same(a, b)
     assert client.submit(sum, [1, 2]).result(timeout=30) == 3
+
+
+def test_a_damaged_partition_is_named(client, log, tmp_path):
+    import shutil
+
+    folder = tmp_path / "damaged"
+    folder.mkdir()
+    for name in ("part-0.parquet", "part-1.parquet"):
+        shutil.copy(log / name, folder / name)
+    pd.read_parquet(log / "part-2.parquet").drop(columns=["race"]).to_parquet(folder / "part-2.parquet")
+    with pytest.raises(FairauditError, match=r"cannot read .*part-2.parquet of the Parquet log"):
+        audit_parquet(folder, SPEC, pred=PRED, client=client)
+    with pytest.raises(FairauditError, match="no row of the Parquet log matches --where"):
+        audit_parquet(log, SPEC, pred=PRED, where="decile_score > 20", client=client)
