@@ -60,8 +60,10 @@ def run_dask(args: argparse.Namespace, engine, spec_file, options: dict, from_fi
 
     if args.dask and args.scheduler:
         raise FairauditError("give --dask (a local cluster) or --scheduler ADDRESS (an existing one), not both")
-    if engine.name != "monitor":
-        raise FairauditError(f"--dask runs the monitor engine over a Parquet log, not {engine.name}")
+    from fairaudit.engines.distributed import ENGINE, runs_on_dask
+
+    if not runs_on_dask(engine):
+        raise FairauditError(f"--dask runs the {ENGINE} engine over a Parquet log, not {engine.name}")
     settings = dask_settings(args)
     data = args.data
     if data is None:

@@ -73,8 +73,13 @@ DASK_OPTIONS = (
 )
 
 
-def dask_option(name: str) -> Option:
-    return next(o for o in DASK_OPTIONS if o.name == name)
+ENGINE = "monitor"  # the engine whose observations the workers evaluate
+
+
+def runs_on_dask(engine) -> bool:
+    """Whether ``engine`` (an ``Engine``) can audit a Parquet log on Dask (only the monitor: its leaves are counts of
+    observations that partitions can be reduced to)."""
+    return getattr(engine, "name", engine) == ENGINE
 
 
 # ---------------------------------------------------------------------------------------------------- the files
@@ -461,7 +466,7 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
     from fairaudit.api import check_options
     from fairaudit.spec import parse
 
-    engine, resolved = check_options("monitor", **options)
+    engine, resolved = check_options(ENGINE, **options)
     spec = spec if hasattr(spec, "nodes") else parse(str(spec))
     files = parquet_files(source)
     columns = parquet_columns(files)

@@ -58,11 +58,14 @@ def log_files(name: str, env=None) -> list[str]:
 
 
 def dask_picker(engine) -> dict | None:
-    """The checkbox "Run on a local Dask cluster" and the log to audit (monitor only); the run's ``choice["dask"]``
+    """The checkbox "Run on a local Dask cluster" and the log to audit (for an engine that runs on Dask:
+    ``fairaudit.engines.distributed.runs_on_dask``); the run's ``choice["dask"]``
     (``{"log": name}``) or None."""
     from fairaudit.ui.audit_form import remembered_checkbox
 
-    if engine.name != "monitor":
+    from fairaudit.engines.distributed import runs_on_dask
+
+    if not runs_on_dask(engine):
         return None
     names = log_names()
     if not names:
@@ -84,7 +87,7 @@ def dask_picker(engine) -> dict | None:
 
 
 def log_iterator(choice: dict, spec_text: str, decisions: dict, on_progress=None):
-    """The partial results of the monitor on the log of ``choice["dask"]`` (``decisions``: ``{"model": m}`` or
+    """The partial results of the audit of the log of ``choice["dask"]`` (``decisions``: ``{"model": m}`` or
     ``{"pred": text}``), on a local cluster started for the run."""
     from fairaudit.engines.distributed import audit_parquet
 
