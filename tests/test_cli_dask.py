@@ -41,11 +41,12 @@ def test_dask_gives_the_in_process_result(log, tmp_path):
     (["--dask"], "no Parquet files (*.parquet, *.pq) found at"),
     (["--dask-workers", "3"], "--dask-workers sets up a Dask cluster: give --dask (or --scheduler ADDRESS) too"),
     (["--dask", "--scheduler", "tcp://127.0.0.1:9"], "not both"),
+    (["--dask", "--engine", "dataset"], "--dask runs the monitor engine over a Parquet log, not dataset"),
     (["--scheduler", "tcp://127.0.0.1:9", "--dask-timeout", "1"],
      "cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 1 s"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, log, args, said):
-    data = tmp_path if args == ["--dask"] else log
+    data = tmp_path if args == ["--dask"] else log  # an empty folder: no Parquet files
     out = cli("--data", data, "--pred", PRED, "--spec", SPEC, *args, timeout=60)
     assert out.returncode == 2, out.stderr
     assert said in out.stderr
