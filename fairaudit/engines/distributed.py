@@ -34,8 +34,15 @@ The client combines them, in partition order
 
 Either way the counts go through ``fairaudit.engines.monitor.monitor_batches`` and the shared driver
 (``fairaudit.run.drive``), as in process, so verdicts, intervals, warnings and the guarantee sentence are the
-same. ``Fair[...]`` leaves (re-predicting each row with an attribute flipped, over the attribute's values in the
-whole log) are not audited on Dask yet: ``audit_parquet`` says so before any work.
+same.
+
+``Fair[column]`` (with a model)
+    The values the column is flipped to are those of the whole log, sorted as the dataset schema sorts them (one
+    ``unique`` pass on the cluster first; a text, boolean or dictionary column only, as a categorical column in
+    process). Each worker flips its rows and keeps the flipped rows' positions and its first ``KEEP``
+    counterexamples; the client numbers them in the whole stream. Shuffled, the first ``KEEP`` in the permuted order
+    can lie anywhere: the partitions that hold them are read again to make just those (``partition_counterexamples``).
+    The counterexamples are the in-process ones, row numbers (in the log, before ``where``) included.
 
 The cluster
     ``dask_client(scheduler=None, workers=2, threads=1)`` starts a ``distributed.LocalCluster`` on this machine
@@ -52,7 +59,7 @@ import logging
 import os
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -223,6 +230,7 @@ class Task:
     label: str | None = None
     favourable: object = None
     uses_score: bool = False
+    domains: tuple = ()  # ((column, (value, ...)), ...): the values a Fair[column] flips to, those of the whole log
 
 
 @dataclass
@@ -233,6 +241,9 @@ class PartitionCodes:
     length: int
     success: dict
     mask: dict
+    before: int = 0  # the partition's rows before ``where``
+    flips: dict | None = None  # per Fair[...] leaf: the flipped rows' positions (in the partition, after ``where``)
+    first: dict | None = None  # per Fair[...] leaf: the first ``KEEP`` of them as ``Counterexample``s (rows: local)
 
     def unpacked(self, key) -> tuple[np.ndarray, np.ndarray | None]:
         v = np.unpackbits(self.success[key], count=self.length).astype(bool)
@@ -254,11 +265,13 @@ def _event(text: str):
     return parse_event(text)
 
 
-def partition_codes(frame, task: Task, model=None) -> PartitionCodes:
-    """Evaluate ``task`` on one partition (a pandas DataFrame): the decision, the row filter, every leaf."""
-    from fairaudit.engines.observations import event_array, observe
+def _decided(frame, task: Task, model):
+    """``(frame, pred, label, score, rows)``: the partition's decisions, label and score, restricted to ``where``
+    (``rows``: the kept rows' positions in the partition)."""
+    from fairaudit.engines.observations import event_array
 
     frame = frame.reset_index(drop=True)
+    rows = np.arange(len(frame))
     spec = _parsed(task.spec)
     pred = score = label = None
     if task.pred is not None:
@@ -275,15 +288,42 @@ def partition_codes(frame, task: Task, model=None) -> PartitionCodes:
     if task.where is not None:
         keep = event_array(_event(task.where), frame, pred, label, score)
         frame = frame[keep].reset_index(drop=True)
-        pred, label, score = (None if a is None else a[keep] for a in (pred, label, score))
-    obs = observe(spec, frame, pred=pred, label=label, score=score)
+        pred, label, score, rows = (None if a is None else a[keep] for a in (pred, label, score, rows))
+    return frame, pred, label, score, rows
+
+
+def partition_codes(frame, task: Task, model=None) -> PartitionCodes:
+    """Evaluate ``task`` on one partition (a pandas DataFrame): the decision, the row filter, every leaf."""
+    from fairaudit.engines.observations import observe
+
+    before = len(frame)
+    frame, pred, label, score, rows = _decided(frame, task, model)
+    obs = observe(_parsed(task.spec), frame, pred=pred, label=label, score=score, model=model,
+                  column_values=dict(task.domains), rows=rows)
     success, mask = {}, {}
     for key, v in obs.values.items():
         m = obs.masks[key]
         every = bool(m.all())
         success[key] = np.packbits(v if every else v & m)
         mask[key] = None if every else np.packbits(m)
-    return PartitionCodes(int(obs.length), success, mask)
+    flips = {k: f.positions.astype(np.int64) for k, f in obs.flips.items()} or None
+    first = {k: f.first for k, f in obs.flips.items()} or None
+    return PartitionCodes(int(obs.length), success, mask, before, flips, first)
+
+
+def partition_counterexamples(frame, task: Task, model, key: str, local) -> tuple:
+    """The ``Counterexample``s of the Fair[...] leaf ``key`` at the partition's rows ``local`` (positions after
+    ``where``, in the order wanted), as ``observe`` makes them (rows: positions in the partition)."""
+    from fairaudit.engines.observations import flip_decisions, flips
+    from fairaudit.evaluate import compile_spec
+
+    frame, pred, _, _, rows = _decided(frame, task, model)
+    local = np.asarray(local, dtype=np.int64)
+    node = compile_spec(_parsed(task.spec)).leaf_node[key].node
+    domain = list(dict(task.domains)[node.column])
+    part = frame.iloc[local].reset_index(drop=True)
+    agree, decisions = flip_decisions(model, part, node.column, domain, pred[local])
+    return flips(key, model, part, node.column, domain, agree, decisions, rows[local]).first
 
 
 def codes_length(codes: PartitionCodes) -> int:
@@ -324,6 +364,20 @@ class CheckCounts:
     def __init__(self, length: int, positions: np.ndarray, successes: dict, n: dict):
         self.length = int(length)
         self.positions, self.successes, self.n = positions, successes, n
+        self.flips: dict = {}
+
+    def with_flips(self, flips: dict) -> "CheckCounts":
+        """The same counts with the Fair[...] leaves' counterexamples (``Flips`` per leaf, stream positions)."""
+        self.flips = dict(flips)
+        return self
+
+    def counterexamples(self, upto: int | None = None):
+        """As ``Observations.counterexamples``: the Fair[...] leaves' counterexamples among the first ``upto`` rows."""
+        from fairaudit.counterexamples import Counterexamples
+
+        if not self.flips:
+            return None
+        return Counterexamples(tuple(f.upto(upto) for f in self.flips.values()))
 
     def _rows(self, points: np.ndarray) -> np.ndarray:
         rows = np.searchsorted(self.positions, points)
@@ -394,16 +448,94 @@ def _unpack_all(keys, codes_list) -> "object":
     return Observations(values, masks, length)
 
 
+def _domains(client, frame, spec, fair_keys) -> tuple:
+    """``((column, values), ...)`` for the Fair[...] leaves: the distinct values of each column over the whole log,
+    sorted as the dataset schema sorts them (``fairaudit.data.roles.distinct_values``)."""
+    import pandas as pd
+
+    from fairaudit.data.roles import distinct_values
+    from fairaudit.evaluate import compile_spec
+
+    columns = list(dict.fromkeys(compile_spec(spec).leaf_node[k].node.column for k in fair_keys))
+    found = client.compute([frame[c].unique() for c in columns], sync=True)
+    return tuple((c, distinct_values(pd.Series(list(values), dtype=object))) for c, values in zip(columns, found))
+
+
+def codes_flips(codes: PartitionCodes) -> tuple:
+    return codes.before, codes.flips or {}, codes.first or {}
+
+
+def _fair_flips(client, spec, fair_keys, task, parts, codes, lengths, positions, shipped) -> dict:
+    """Per Fair[...] leaf, its ``Flips`` over the whole stream: every flipped row's stream position and the first
+    ``KEEP`` in stream order as ``Counterexample``s, their rows numbered in the whole log (before ``where``).
+    Given order: the partitions' own first ones, in partition order. Shuffled (``positions``: the stream's rows in
+    order): the first ones in the permuted order, made by the partitions that hold them (read again)."""
+    import dataclasses
+
+    import dask
+
+    from fairaudit.counterexamples import KEEP
+    from fairaudit.engines.observations import Flips
+    from fairaudit.evaluate import compile_spec
+
+    facts = client.gather([client.submit(codes_flips, c, pure=False) for c in codes])
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    before = np.concatenate([[0], np.cumsum([f[0] for f in facts])]).astype(np.int64)
+    stream_of = None
+    if positions is not None:
+        stream_of = np.empty(len(positions), dtype=np.int64)
+        stream_of[positions] = np.arange(len(positions))
+    domains = dict(task.domains)
+    out = {}
+    for key in fair_keys:
+        node = compile_spec(spec).leaf_node[key].node
+        flipped = np.concatenate([offsets[i] + facts[i][1].get(key, np.zeros(0, np.int64))
+                                  for i in range(len(facts))]).astype(np.int64)
+        if stream_of is None:
+            where_at = flipped
+            first = [dataclasses.replace(c, row=int(before[i] + c.row)) for i in range(len(facts))
+                     for c in facts[i][2].get(key, ())][:KEEP]
+        else:
+            at = stream_of[flipped]
+            order = np.argsort(at, kind="stable")
+            where_at = at[order]
+            chosen = flipped[order[:KEEP]]
+            part_of = np.searchsorted(offsets, chosen, side="right") - 1
+            wanted = {int(p): chosen[part_of == p] - offsets[p] for p in np.unique(part_of)}
+            made = client.gather(client.compute([dask.delayed(partition_counterexamples)(parts[p], task, shipped, key,
+                                                                                        local)
+                                                 for p, local in wanted.items()]))
+            by_row = {}
+            for p, examples in zip(wanted, made):
+                for local, c in zip(wanted[p], examples):
+                    by_row[int(offsets[p] + local)] = dataclasses.replace(c, row=int(before[p] + c.row))
+            first = [by_row[int(g)] for g in chosen]
+        out[key] = Flips(key, node.column, tuple(domains[node.column]), np.sort(where_at), tuple(first))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------- the audit
-def _check_spec(spec, columns, pred, where, model, label) -> bool:
+def _text_column(files, name: str) -> bool:
+    """Whether the column ``name`` of the log is text, boolean or dictionary-encoded (a categorical column, whose
+    values ``Fair[...]`` flips between are those of the whole log, in sorted order, as in process)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if _is_url(files[0]):
+        return True
+    try:
+        kind = pq.read_schema(files[0]).field(name).type
+    except KeyError:
+        return True  # a missing column is reported as such
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_boolean(kind)
+                or pa.types.is_dictionary(kind) or getattr(pa.types, "is_string_view", lambda t: False)(kind))
+
+
+def _check_spec(spec, columns, pred, where, model, label, files=()) -> bool:
     """Refuse, before any work, what the Dask route cannot audit; returns whether the score is needed."""
     from fairaudit.preflight import Source, preflight
     from fairaudit.spec import event_columns, parse_event, spec_columns
 
-    fair = [tn.text for tn in spec.leaves if tn.kind == "fair"]
-    if fair:
-        raise FairauditError(f"{fair[0]} is not audited on Dask yet (it re-predicts every row over the attribute's "
-                             "values in the whole log): audit it in process")
     if pred is not None and model is not None:
         raise FairauditError("give either a model or a decision expression (pred), not both")
     preflight(None, spec, decision=Source(pred, "pred") if pred is not None else None,
@@ -421,6 +553,10 @@ def _check_spec(spec, columns, pred, where, model, label) -> bool:
     if missing:
         raise FairauditError(f"the Parquet log has no column {missing[0]!r} (its columns: "
                              f"{', '.join(columns[:12])}{' ...' if len(columns) > 12 else ''})")
+    for tn in spec.leaves:
+        if tn.kind == "fair" and model is not None and not _text_column(files, tn.node.column):
+            raise FairauditError(f"{tn.text} on Dask flips a text (categorical) column; {tn.node.column!r} is not "
+                                 "one in the Parquet log: audit it in process")
     if model is not None:
         absent = [c for c in getattr(model, "feature_names", ()) if c not in columns]
         if absent:
@@ -470,7 +606,7 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
     spec = spec if hasattr(spec, "nodes") else parse(str(spec))
     files = parquet_files(source)
     columns = parquet_columns(files)
-    uses_score = _check_spec(spec, columns, pred, where, model, label)
+    uses_score = _check_spec(spec, columns, pred, where, model, label, files)
     task = Task(spec.text, pred, where, label, _favourable(files, label, favourable), uses_score)
     results = _results(engine, spec, files, columns, task, model, resolved, client=client, scheduler=scheduler,
                        workers=workers, threads=threads, timeout=timeout, on_progress=on_progress,
@@ -517,6 +653,7 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
 
     from fairaudit.engines.base import Context
     from fairaudit.engines.monitor import check_points, monitor_batches, order_assumption, stream_positions
+    from fairaudit.engines.observations import Observations
     from fairaudit.evaluate import compile_spec
     from fairaudit.guarantee import Guarantee
     from fairaudit.numbers import count
@@ -532,6 +669,9 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
         raise FairauditError(f"cannot read the Parquet log: {' '.join(str(err).split())[:200]}") from None
     parts = frame.to_delayed()
     total = len(parts)
+    fair_keys = [k for k in keys if compile_spec(spec).leaf_node[k].kind == "fair"]
+    if fair_keys:  # the values each Fair[...] column is flipped to: those of the whole log, sorted (as in process)
+        task = replace(task, domains=_domains(client, frame, spec, fair_keys))
     shipped = client.scatter(model, broadcast=True) if model is not None else None
     codes = client.compute([dask.delayed(partition_codes)(part, task, shipped) for part in parts])
     lengths_f = [client.submit(codes_length, c, pure=False) for c in codes]
@@ -575,10 +715,15 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
             obs = _combine_counts(lengths, [(n, part, first, extra) for part, (n, first, extra)
                                             in zip(counted, jobs)], batch)
             obs.stats(ends)  # every check is there (a bug otherwise), before the monitor starts
+            positions = None
         else:
             obs = _unpack_all(keys, client.gather(codes))
             positions = stream_positions(_Rows(length), order, int(options["seed"]))
             obs = obs.take(positions)
+        if fair_keys:
+            found = _fair_flips(client, spec, fair_keys, task, parts, codes, lengths, positions, shipped)
+            obs = (Observations(obs.values, obs.masks, obs.length, found) if positions is not None
+                   else obs.with_flips(found))
     finally:
         for f in codes + lengths_f:
             f.release()

@@ -108,6 +108,16 @@ def test_a_model_shipped_to_the_workers(client, log):
         b = audit_parquet(log, spec, model=model, label="two_year_recid", favourable="1", order=order,
                           client=client, trace_points=None)
         assert_same(a, b)
+    # Fair[...]: the flip test over the column's values in the whole log, and its counterexamples (the first 100 in
+    # stream order with their features, decisions, scores and row numbers in the log), with and without a filter
+    spec = 'Fair[sex] > 0.5 and E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05'
+    for order, where in (("given", "age >= 30"), ("shuffle", None), ("shuffle", "age >= 30")):
+        a = fairaudit.audit(dataset, spec, model=model, rows="all", order=order, where=where, trace_points=None)
+        b = audit_parquet(log, spec, model=model, order=order, where=where, client=client, trace_points=None)
+        assert_same(a, b)
+        (found,) = b.counterexamples.leaves
+        assert found.total > 100 and len(found.examples) == 100
+        assert a.counterexamples == b.counterexamples
 
 
 def test_progress_counts_partitions(client, log):
@@ -131,8 +141,10 @@ def test_bad_sources_say_one_line(tmp_path, log):
         parquet_files(tmp_path)
     with pytest.raises(FairauditError, match="no column 'decile_scor'"):
         audit_parquet(log, SPEC, pred="decile_scor <= 4", client=object())
-    with pytest.raises(FairauditError, match="not audited on Dask"):
-        audit_parquet(log, "Fair[race] > 0.9", client=object())
+    with pytest.raises(FairauditError, match="needs a model"):
+        audit_parquet(log, "Fair[race] > 0.9", pred=PRED, client=object())
+    with pytest.raises(FairauditError, match="flips a text"):
+        audit_parquet(log, "Fair[age] > 0.9", model=_Model(), client=object())
     with pytest.raises(FairauditError, match="'label'"):
         audit_parquet(log, "E[label | pred] > 0.1", pred=PRED, client=object())
 
@@ -208,3 +220,12 @@ def test_a_damaged_partition_is_named(client, log, tmp_path):
         audit_parquet(folder, SPEC, pred=PRED, client=client)
     with pytest.raises(FairauditError, match="no row of the Parquet log matches --where"):
         audit_parquet(log, SPEC, pred=PRED, where="decile_score > 20", client=client)
+
+
+class _Model:
+    """Stands for a model in the checks made before any work."""
+
+    feature_names = ("age", "sex")
+
+    def describe(self) -> str:
+        return "a model"
