@@ -170,9 +170,12 @@ def audit_iterator(choice: dict, on_progress=None, engine: str | None = None):
     spec_text = state.get(state.SPEC_TEXT)
     if dataset is None or model is None or not spec_text.strip():
         raise FairauditError("choose a dataset and a model and write a specification first")
-    if choice.get("dask") and (engine is None or engine == choice["engine"]):  # a Parquet log on a Dask cluster
+    if choice.get("dask"):  # a Parquet log on a Dask cluster (not the dataset's rows)
         from fairaudit.ui.dask_run import log_iterator
 
+        if engine is not None and engine != choice["engine"]:
+            raise FairauditError("the Parquet log is audited on Dask by one engine only; untick 'Run on a local Dask "
+                                 "cluster' to compare engines on the dataset's rows")
         return log_iterator(choice, spec_text, _decisions(), on_progress)
     where = (choice.get("where") or "").strip() or None
     return audit(dataset, spec_text, engine=engine or choice["engine"], where=where, rows=choice.get("rows"),
