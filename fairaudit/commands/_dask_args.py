@@ -13,6 +13,7 @@ like any other audit's (``fairaudit.commands.audit.finish``).
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from fairaudit.engines.distributed import DASK_OPTIONS
@@ -93,11 +94,15 @@ def run_dask(args: argparse.Namespace, engine, spec_file, options: dict, from_fi
     files = parquet_files(data)  # no Parquet files: one line, before a cluster starts
     check_outputs(args, [spec_file.path, getattr(args, "model", None), *files])
     line = terminal_line(sys.stderr)
+    chatter = logging.getLogger("distributed")  # e.g. "event loop was unresponsive" on a loaded machine: not news
+    level = chatter.level
+    chatter.setLevel(logging.ERROR)
     try:
         result = audit_parquet(files, spec_file.spec, pred=pred, model=model, where=args.where, label=args.label,
                                favourable=args.favourable, scheduler=args.scheduler or None, on_progress=line,
                                **settings, **trace_args(args), **options)
     finally:
+        chatter.setLevel(level)
         if line is not None:
             line.close()
     return finish(args, result, from_file, model=model)
