@@ -4,7 +4,7 @@ import streamlit as st
 from fairaudit import engines, viz
 from fairaudit.explain import compare_rows, verdict_word
 from fairaudit.programs.population import ratio_spec
-from fairaudit.ui import audit_form, flows, history, live, logic, selection, state, widgets
+from fairaudit.ui import audit_form, dask_run, flows, history, live, logic, selection, state, widgets
 from fairaudit.ui.counterexamples import counterexample_table
 from fairaudit.ui.findings import findings_section
 from fairaudit.ui import options as ui_options
@@ -63,6 +63,7 @@ with st.expander("Engine and options", expanded=not have_result, icon=":material
     chosen = audit_form.engine_picker(choices)
     engine = engines.get(chosen.name)
     form = audit_form.engine_form(engine, where_problem, inputs_error, rows_widgets=not population_mode)
+    dask_choice = None if population_mode else dask_run.dask_picker(engine)  # a Parquet log on a local cluster
     note = ui_options.header_note(from_headers, engine)
     if note:
         st.caption(note)
@@ -114,7 +115,7 @@ b1, b2, status_col = st.columns([1.1, 1.1, 9], vertical_alignment="center")
 can_run = (chosen.available and not missing and not form.errors and not spec_errors and not header_errors
            and not edit_broken and (program is None or program.population is not None)
            and bool(audited_text.strip() or edited.strip()))
-choice = form.choice
+choice = form.choice if not dask_choice else {**form.choice, "dask": dask_choice}
 if population_mode:  # what Run audits: the program's text (this session's) and the property
     choice = {**form.choice, "source": flows.POPULATION, "program": program.text, "program_name": program.name,
               "spec": audited_text}

@@ -83,6 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser, argv=None) -> None:
     parser.add_argument("--full-trace", metavar="PATH",
                         help="write every check of every node to this Parquet file (the JSON keeps a bounded "
                              "subsample)")
+    from fairaudit.commands._dask_args import add_dask_arguments
+
+    add_dask_arguments(parser)  # --dask / --scheduler: a Parquet log on a Dask cluster
 
 
 def add_engine_options(parser: argparse.ArgumentParser, shown: str) -> None:
@@ -187,6 +190,10 @@ def run(args: argparse.Namespace) -> int:
     reasons = engine.check(spec_file.spec, None)
     if reasons:
         raise FairauditError(f"the {engine.name} engine cannot audit this specification: " + "; ".join(reasons))
+    from fairaudit.commands._dask_args import run_dask, wants_dask
+
+    if wants_dask(args):
+        return run_dask(args, engine, spec_file, options, from_file)
     if args.data is None and spec_file.dataset is None and getattr(args, "model", None) is not None \
             and "dataset" not in engine.requires:
         return run_domain(args, engine, spec_file, options, from_file)

@@ -258,12 +258,17 @@ class OrderEvidence:
         out = []
         half = obs.length // 2
         level = self.delta / (2 * max(1, len(self.keys)))
+        counted = obs.halves_counts() if hasattr(obs, "halves_counts") else None  # (s1, n1, s2, n2) per leaf
         for k in self.keys:
-            v, m = obs.values[k], obs.masks[k]
-            n1, n2 = int(m[:half].sum()), int(m[half:].sum())
+            if counted is not None:  # observations held as counts (e.g. ``fairaudit.engines.distributed``)
+                s1, n1, s2, n2 = counted[k]
+            else:
+                v, m = obs.values[k], obs.masks[k]
+                n1, n2 = int(m[:half].sum()), int(m[half:].sum())
+                s1, s2 = int(v[:half][m[:half]].sum()), int(v[half:][m[half:]].sum())
             if n1 == 0 or n2 == 0:
                 continue
-            r1, r2 = float(v[:half][m[:half]].mean()), float(v[half:][m[half:]].mean())
+            r1, r2 = s1 / n1, s2 / n2
             if abs(r1 - r2) > fixed_n_radius(level, n1) + fixed_n_radius(level, n2):
                 out.append(f"{k} is {r1:.3f} on the first half of the stream's {obs.length:,} rows and {r2:.3f} "
                            f"on the second ({n1:,} and {n2:,} observations): more than chance allows at "

@@ -170,6 +170,13 @@ def audit_iterator(choice: dict, on_progress=None, engine: str | None = None):
     spec_text = state.get(state.SPEC_TEXT)
     if dataset is None or model is None or not spec_text.strip():
         raise FairauditError("choose a dataset and a model and write a specification first")
+    if choice.get("dask"):  # a Parquet log on a Dask cluster (not the dataset's rows)
+        from fairaudit.ui.dask_run import log_iterator
+
+        if engine is not None and engine != choice["engine"]:
+            raise FairauditError("the Parquet log is audited on Dask by one engine only; untick 'Run on a local Dask "
+                                 "cluster' to compare engines on the dataset's rows")
+        return log_iterator(choice, spec_text, _decisions(), on_progress)
     where = (choice.get("where") or "").strip() or None
     return audit(dataset, spec_text, engine=engine or choice["engine"], where=where, rows=choice.get("rows"),
                  iterate=True, on_progress=on_progress, **_decisions(), **options)
@@ -188,6 +195,10 @@ def run_audit(choice: dict, on_progress=None, on_result: Callable[[Any], None] |
         meta.update(source=POPULATION, data=choice.get("program_name"), model=None, spec=choice["spec"],
                     program_sha=program_sha(choice["program"]),
                     audited_on=audited_on(choice["engine"], program=choice.get("program_name")))
+    if choice.get("dask"):  # a Parquet log of the workspace on a Dask cluster, not the session's dataset
+        log = choice["dask"]["log"]
+        decided_by = audited_on(choice["engine"]).split(" · ", 1)[1]  # the decisions and the engine
+        meta.update(data=log, audited_on=f"Parquet log {log} (Dask) · {decided_by}")
     state.put(state.ALSO, None)
     result = None
     for result in audit_iterator(choice, on_progress):  # a run that fails before its first result leaves the last

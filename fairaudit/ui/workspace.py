@@ -41,7 +41,7 @@ def root(env: Mapping[str, str] | None = None) -> Path:
 
 def folder(kind: str, env: Mapping[str, str] | None = None) -> Path:
     """``workspace/models``, ``workspace/specs`` or ``workspace/logs``, created if missing."""
-    if kind not in ("models", "specs", "logs"):
+    if kind not in ("models", "specs", "logs"):  # logs: Parquet decision logs (``fairaudit.ui.live``, ``fairaudit.ui.dask_run``)
         raise ValueError(f"no workspace folder {kind!r}")
     path = root(env) / kind
     path.mkdir(exist_ok=True)

@@ -1,0 +1,767 @@
+"""The monitor beyond one machine: a decision log in Parquet partitions, audited on a Dask cluster.
+
+``audit_parquet(source, spec, pred=..., client=...)`` gives the same result as the in-process monitor
+(``fairaudit.audit`` with the ``monitor`` engine) on the same rows — the same verdict, stop step and every interval of
+every check — while the rows are read and evaluated by the cluster's workers, never by the client.
+
+The rows
+    ``source`` is a Parquet file, a folder of Parquet files (``*.parquet`` / ``*.pq``, recursively), a glob, or a list
+    of them; a URL (``s3://...``) goes through fsspec if the matching filesystem package is installed. Dask reads
+    the files as ``dask.dataframe`` partitions in natural file-name order (``part-2`` before ``part-10``) and, inside a
+    file, in row order: that is the stream's **given order** (``parquet_files`` lists it), exactly the order of the
+    rows of the same files concatenated in memory.
+
+Each worker, per partition (``partition_codes``)
+    evaluates the decision (``pred``: a condition over the rows; or a model the client already loaded, shipped to
+    the workers by Dask — never one loaded from anywhere else), keeps the rows matching ``where``, evaluates every
+    distinct leaf of the spec (``fairaudit.engines.observations.observe``) and packs each leaf's observations into
+    bits: one bit per row for its 0/1 value counted where its condition holds, and a second bit (the condition) for
+    a conditional leaf ``E[A | B]``. These **observation codes** stay on the worker.
+
+The client combines them, in partition order
+    ``order="given"``: every worker reduces its codes to the leaf counts (successes, n) within the partition at the
+    checks that fall in it (``partition_counts``: every ``batch`` rows counted from the stream's first row, the
+    stream's last row, and the middle row for the halves test of ``OrderEvidence``); the client adds the totals of
+    the partitions before it (prefix sums in partition order) and so has each leaf's counts at every check —
+    ``RunningCounts``' convention (``fairaudit.engines.stream``), per partition instead of per chunk. Only the counts
+    at the checks travel.
+
+    ``order="shuffle"``: the stream is the rows in the seeded random order of the in-process path
+    (``fairaudit.engines.monitor.stream_positions``: ``numpy.random.default_rng(seed).permutation``), a permutation
+    of the whole stream, which no partition can apply alone. The workers send their codes (one or two bits per leaf
+    and row), the client unpacks them in partition order and permutes them; the monitor then runs on them as it
+    does in memory. The client holds those bits, not the rows.
+
+Either way the counts go through ``fairaudit.engines.monitor.monitor_batches`` and the shared driver
+(``fairaudit.run.drive``), as in process, so verdicts, intervals, warnings and the guarantee sentence are the
+same.
+
+``Fair[column]`` (with a model)
+    The values the column is flipped to are those of the whole log, sorted as the dataset schema sorts them (one
+    ``unique`` pass on the cluster first; a text, boolean or dictionary column only, as a categorical column in
+    process). Each worker flips its rows and keeps the flipped rows' positions and its first ``KEEP``
+    counterexamples; the client numbers them in the whole stream. Shuffled, the first ``KEEP`` in the permuted order
+    can lie anywhere: the partitions that hold them are read again to make just those (``partition_counterexamples``).
+    The counterexamples are the in-process ones, row numbers (in the log, before ``where``) included.
+
+The cluster
+    ``dask_client(scheduler=None, workers=2, threads=1)`` starts a ``distributed.LocalCluster`` on this machine
+    (``processes=True``: one process per worker, so evaluation runs in parallel) or, with ``scheduler``, attaches
+    to an existing cluster (``tcp://host:8786``; unreachable within ``timeout`` seconds → ``FairauditError``); on
+    exit (also on an error or Ctrl-C) the client is closed and a cluster it started is shut down. ``DASK_OPTIONS``
+    declares the knobs once (the CLI's flags derive from them).
+"""
+from __future__ import annotations
+
+import functools
+import glob as globmod
+import logging
+import os
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from fairaudit.engines.base import Option
+from fairaudit.errors import FairauditError
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+DASK_OPTIONS = (
+    Option("dask_workers", int, 2, "with --dask: worker processes of the local Dask cluster", min=1,
+           label="Dask workers", metavar="N"),
+    Option("dask_threads", int, 1, "with --dask: threads per worker of the local Dask cluster", min=1,
+           label="Threads per worker", metavar="N"),
+    Option("dask_timeout", float, 10.0, "seconds to wait for the Dask scheduler (--scheduler) or the local cluster "
+           "to answer", min=0, exclusive=True, label="Dask timeout (s)", metavar="SECONDS"),
+)
+
+
+ENGINE = "monitor"  # the engine whose observations the workers evaluate
+
+
+def runs_on_dask(engine) -> bool:
+    """Whether ``engine`` (an ``Engine``) can audit a Parquet log on Dask (only the monitor: its leaves are counts of
+    observations that partitions can be reduced to)."""
+    return getattr(engine, "name", engine) == ENGINE
+
+
+# ---------------------------------------------------------------------------------------------------- the files
+def _is_url(text: str) -> bool:
+    return "://" in text and not text.startswith("file://")
+
+
+def parquet_files(source) -> list[str]:
+    """The Parquet files of ``source`` (a file, a folder searched recursively, a glob, a URL, or a list of them) in
+    the order Dask reads them: natural file-name order. ``FairauditError`` when there is none."""
+    from dask.utils import natural_sort_key
+
+    sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    found: list[str] = []
+    for item in sources:
+        text = os.fspath(item)
+        if _is_url(text):
+            found += _remote_files(text)
+            continue
+        path = Path(text.removeprefix("file://"))
+        if path.is_dir():
+            found += [str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in PARQUET_SUFFIXES]
+        elif path.is_file():
+            found.append(str(path))
+        else:
+            found += [p for p in globmod.glob(str(path), recursive=True)
+                      if os.path.isfile(p) and Path(p).suffix.lower() in PARQUET_SUFFIXES]
+    found = sorted(dict.fromkeys(found), key=natural_sort_key)
+    if not found:
+        raise FairauditError(f"no Parquet files (*.parquet, *.pq) found at {source}")
+    local = [f for f in found if not _is_url(f)]
+    for f in local:
+        with open(f, "rb") as handle:
+            if handle.read(4) != b"PAR1":
+                raise FairauditError(f"{f} is not a Parquet file")
+    return found
+
+
+def _remote_files(url: str) -> list[str]:
+    """Parquet files under an fsspec URL (needs the filesystem's package, e.g. s3fs; untested here: no network)."""
+    try:
+        import fsspec
+
+        fs, _, paths = fsspec.get_fs_token_paths(url)
+        protocol = url.split("://", 1)[0]
+        out = []
+        for path in paths:
+            if fs.isdir(path):
+                out += [p for p in fs.find(path) if Path(p).suffix.lower() in PARQUET_SUFFIXES]
+            elif any(c in path for c in "*?["):
+                out += [p for p in fs.glob(path) if Path(p).suffix.lower() in PARQUET_SUFFIXES]
+            else:
+                out.append(path)
+        return [p if "://" in p else f"{protocol}://{p}" for p in out]
+    except ImportError as err:
+        raise FairauditError(f"cannot read {url}: {err}") from None
+    except OSError as err:
+        raise FairauditError(f"cannot list {url}: {err}") from None
+
+
+def parquet_columns(files) -> list[str]:
+    """The column names of the first file (every partition is read with these)."""
+    import pyarrow.parquet as pq
+
+    try:
+        if _is_url(files[0]):
+            import fsspec
+
+            with fsspec.open(files[0], "rb") as handle:
+                return list(pq.read_schema(handle).names)
+        return list(pq.read_schema(files[0]).names)
+    except (OSError, ValueError) as err:
+        raise FairauditError(f"cannot read the Parquet schema of {files[0]}: {err}") from None
+
+
+# ---------------------------------------------------------------------------------------------------- the cluster
+@contextmanager
+def dask_client(scheduler: str | None = None, *, workers: int = 2, threads: int = 1,
+                timeout: float = 10.0) -> Iterator:
+    """A ``distributed.Client``: on a new ``LocalCluster`` of ``workers`` processes × ``threads`` threads, or
+    attached to the scheduler at ``scheduler``. Closed on exit (the local cluster shut down), whatever happens."""
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout=timeout)
+        except (OSError, TimeoutError, ValueError) as err:
+            reason = " ".join(str(err).split())[:160]
+            raise FairauditError(f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s ({reason})") \
+                from None
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    with _interrupts_deferred(), warnings.catch_warnings():  # a Ctrl-C while the workers start is raised once the
+        # cluster can be closed; the scheduler's HTTP server (no dashboard) takes another port if 8787 is taken,
+        # which is no news for the user
+        warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
+        cluster = LocalCluster(n_workers=int(workers), threads_per_worker=int(threads), processes=True,
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
+    try:
+        client = Client(cluster, timeout=timeout)
+        try:
+            yield client
+        finally:
+            client.close()
+    finally:
+        cluster.close()
+
+
+@contextmanager
+def _interrupts_deferred():
+    """Hold a SIGINT (Ctrl-C) back while the block runs, then raise it: a cluster half started cannot be closed
+    cleanly (its workers are still starting), one fully started can. Only in the main thread (elsewhere, e.g. in
+    the dashboard's script thread, Python delivers no SIGINT anyway)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
+# ---------------------------------------------------------------------------------------------------- on a worker
+@dataclass(frozen=True)
+class Task:
+    """What every partition is evaluated with (small; the model travels separately, as a Dask future)."""
+
+    spec: str
+    pred: str | None = None
+    where: str | None = None
+    label: str | None = None
+    favourable: object = None
+    uses_score: bool = False
+    domains: tuple = ()  # ((column, (value, ...)), ...): the values a Fair[column] flips to, those of the whole log
+
+
+@dataclass
+class PartitionCodes:
+    """One partition's observations: ``length`` rows (after ``where``); per leaf the packed bits (``numpy.packbits``)
+    of its value counted where its condition holds (``success``) and of the condition (``mask``; None: every row)."""
+
+    length: int
+    success: dict
+    mask: dict
+    before: int = 0  # the partition's rows before ``where``
+    flips: dict | None = None  # per Fair[...] leaf: the flipped rows' positions (in the partition, after ``where``)
+    first: dict | None = None  # per Fair[...] leaf: the first ``KEEP`` of them as ``Counterexample``s (rows: local)
+
+    def unpacked(self, key) -> tuple[np.ndarray, np.ndarray | None]:
+        v = np.unpackbits(self.success[key], count=self.length).astype(bool)
+        m = self.mask[key]
+        return v, (None if m is None else np.unpackbits(m, count=self.length).astype(bool))
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(spec_text: str):
+    from fairaudit.spec import parse
+
+    return parse(spec_text)
+
+
+@functools.lru_cache(maxsize=16)
+def _event(text: str):
+    from fairaudit.spec import parse_event
+
+    return parse_event(text)
+
+
+def _decided(frame, task: Task, model):
+    """``(frame, pred, label, score, rows)``: the partition's decisions, label and score, restricted to ``where``
+    (``rows``: the kept rows' positions in the partition)."""
+    from fairaudit.engines.observations import event_array
+
+    frame = frame.reset_index(drop=True)
+    rows = np.arange(len(frame))
+    spec = _parsed(task.spec)
+    pred = score = label = None
+    if task.pred is not None:
+        pred = np.asarray(event_array(_event(task.pred), frame, None, None, None)).astype(np.int8)
+    elif model is not None:
+        pred = np.asarray(model.predict(frame)).astype(np.int8)
+        if task.uses_score:
+            score = np.asarray(model.score(frame), dtype=float)
+            if not np.isfinite(score).all():
+                raise FairauditError("the model's score is not a number for some rows of the log; check them for "
+                                     "missing or extreme values")
+    if task.label is not None:
+        label = (frame[task.label] == task.favourable).to_numpy(dtype=np.int8)
+    if task.where is not None:
+        keep = event_array(_event(task.where), frame, pred, label, score)
+        frame = frame[keep].reset_index(drop=True)
+        pred, label, score, rows = (None if a is None else a[keep] for a in (pred, label, score, rows))
+    return frame, pred, label, score, rows
+
+
+def partition_codes(frame, task: Task, model=None) -> PartitionCodes:
+    """Evaluate ``task`` on one partition (a pandas DataFrame): the decision, the row filter, every leaf."""
+    from fairaudit.engines.observations import observe
+
+    before = len(frame)
+    frame, pred, label, score, rows = _decided(frame, task, model)
+    obs = observe(_parsed(task.spec), frame, pred=pred, label=label, score=score, model=model,
+                  column_values=dict(task.domains), rows=rows)
+    success, mask = {}, {}
+    for key, v in obs.values.items():
+        m = obs.masks[key]
+        every = bool(m.all())
+        success[key] = np.packbits(v if every else v & m)
+        mask[key] = None if every else np.packbits(m)
+    flips = {k: f.positions.astype(np.int64) for k, f in obs.flips.items()} or None
+    first = {k: f.first for k, f in obs.flips.items()} or None
+    return PartitionCodes(int(obs.length), success, mask, before, flips, first)
+
+
+def partition_counterexamples(frame, task: Task, model, key: str, local) -> tuple:
+    """The ``Counterexample``s of the Fair[...] leaf ``key`` at the partition's rows ``local`` (positions after
+    ``where``, in the order wanted), as ``observe`` makes them (rows: positions in the partition)."""
+    from fairaudit.engines.observations import flip_decisions, flips
+    from fairaudit.evaluate import compile_spec
+
+    frame, pred, _, _, rows = _decided(frame, task, model)
+    local = np.asarray(local, dtype=np.int64)
+    node = compile_spec(_parsed(task.spec)).leaf_node[key].node
+    domain = list(dict(task.domains)[node.column])
+    part = frame.iloc[local].reset_index(drop=True)
+    agree, decisions = flip_decisions(model, part, node.column, domain, pred[local])
+    return flips(key, model, part, node.column, domain, agree, decisions, rows[local]).first
+
+
+def codes_length(codes: PartitionCodes) -> int:
+    return codes.length
+
+
+def local_points(length: int, first: int, batch: int, extra=()) -> np.ndarray:
+    """The positions in a partition of ``length`` rows at which counts are taken: every ``batch`` rows from
+    ``first`` (the partition's first check), and ``extra`` positions that fall in it."""
+    points = np.arange(first, length, batch, dtype=np.int64)
+    extra = np.asarray([p for p in extra if 0 <= p < length], dtype=np.int64)
+    return np.union1d(points, extra) if len(extra) else points
+
+
+def partition_counts(codes: PartitionCodes, first: int, batch: int, extra=()) -> dict:
+    """The leaf counts within the partition at ``local_points``: per leaf (successes, n) there — n None for an
+    unconditional leaf (it is the position + 1) — and the partition's totals (``"total"``: (successes, n))."""
+    at = local_points(codes.length, first, batch, extra)
+    small = np.int32 if codes.length < 2 ** 31 - 1 else np.int64
+    out = {"at": {}, "total": {}}
+    for key in codes.success:
+        v, m = codes.unpacked(key)
+        s = np.cumsum(v, dtype=np.int64)
+        n = None if m is None else np.cumsum(m, dtype=np.int64)
+        out["at"][key] = (s[at].astype(small), None if n is None else n[at].astype(small))
+        out["total"][key] = (int(s[-1]) if codes.length else 0,
+                             (int(n[-1]) if codes.length else 0) if n is not None else codes.length)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- on the client
+class CheckCounts:
+    """The monitor's observations (``Observations``' ``length`` and ``stats``) from leaf counts already taken at the
+    checks (``positions``: 0-based stream positions, increasing; ``successes``/``n`` per leaf at them), as
+    ``CountObservations`` of a given-order Dask run. ``halves_counts`` gives the halves test of ``OrderEvidence``
+    its per-leaf (successes, n) in the first and second half of the stream."""
+
+    def __init__(self, length: int, positions: np.ndarray, successes: dict, n: dict):
+        self.length = int(length)
+        self.positions, self.successes, self.n = positions, successes, n
+        self.flips: dict = {}
+
+    def with_flips(self, flips: dict) -> "CheckCounts":
+        """The same counts with the Fair[...] leaves' counterexamples (``Flips`` per leaf, stream positions)."""
+        self.flips = dict(flips)
+        return self
+
+    def counterexamples(self, upto: int | None = None):
+        """As ``Observations.counterexamples``: the Fair[...] leaves' counterexamples among the first ``upto`` rows."""
+        from fairaudit.counterexamples import Counterexamples
+
+        if not self.flips:
+            return None
+        return Counterexamples(tuple(f.upto(upto) for f in self.flips.values()))
+
+    def _rows(self, points: np.ndarray) -> np.ndarray:
+        rows = np.searchsorted(self.positions, points)
+        if len(points) and (rows.max() >= len(self.positions) or (self.positions[rows] != points).any()):
+            raise RuntimeError("the Dask partitions did not report the counts at every check")
+        return rows
+
+    def stats(self, ends: np.ndarray) -> dict:
+        from fairaudit.bounds.allocation import LeafStats
+
+        rows = self._rows(np.asarray(ends, dtype=np.int64))
+        return {k: LeafStats(self.successes[k][rows].astype(float), self.n[k][rows].astype(float))
+                for k in self.successes}
+
+    def halves_counts(self) -> dict:
+        half = self.length // 2
+        out = {}
+        for k in self.successes:
+            total_s, total_n = int(self.successes[k][-1]), int(self.n[k][-1])
+            if half == 0:
+                out[k] = (0, 0, total_s, total_n)
+                continue
+            r = int(self._rows(np.array([half - 1]))[0])
+            s1, n1 = int(self.successes[k][r]), int(self.n[k][r])
+            out[k] = (s1, n1, total_s - s1, total_n - n1)
+        return out
+
+
+def _combine_counts(lengths, parts, batch: int) -> CheckCounts:
+    """Prefix sums in partition order: each partition's counts at its points plus the totals before it."""
+    total = int(sum(lengths))
+    positions, successes, ns = [], {}, {}
+    before_s: dict = {}
+    before_n: dict = {}
+    offset = 0
+    for length, part, first, extra in parts:
+        at = local_points(length, first, batch, extra)
+        positions.append(offset + at)
+        for key, (s, n) in part["at"].items():
+            base_s, base_n = before_s.get(key, 0), before_n.get(key, 0)
+            successes.setdefault(key, []).append(s.astype(np.int64) + base_s)
+            ns.setdefault(key, []).append((offset + at + 1) if n is None else n.astype(np.int64) + base_n)
+            ts, tn = part["total"][key]
+            before_s[key], before_n[key] = base_s + ts, base_n + tn
+        offset += length
+    pos = np.concatenate(positions) if positions else np.zeros(0, np.int64)
+    return CheckCounts(total, pos, {k: np.concatenate(v) for k, v in successes.items()},
+                       {k: np.concatenate(v) for k, v in ns.items()})
+
+
+def _unpack_all(keys, codes_list) -> "object":
+    """The ``Observations`` of the whole stream, in partition order, from the workers' codes."""
+    from fairaudit.engines.observations import Observations
+
+    length = sum(c.length for c in codes_list)
+    values, masks = {}, {}
+    for key in keys:
+        v = np.empty(length, dtype=bool)
+        m = np.ones(length, dtype=bool)
+        at = 0
+        for c in codes_list:
+            cv, cm = c.unpacked(key)
+            v[at:at + c.length] = cv
+            if cm is not None:
+                m[at:at + c.length] = cm
+            at += c.length
+        values[key], masks[key] = v, m
+    return Observations(values, masks, length)
+
+
+def _domains(client, frame, spec, fair_keys) -> tuple:
+    """``((column, values), ...)`` for the Fair[...] leaves: the distinct values of each column over the whole log,
+    sorted as the dataset schema sorts them (``fairaudit.data.roles.distinct_values``)."""
+    import pandas as pd
+
+    from fairaudit.data.roles import distinct_values
+    from fairaudit.evaluate import compile_spec
+
+    columns = list(dict.fromkeys(compile_spec(spec).leaf_node[k].node.column for k in fair_keys))
+    found = client.compute([frame[c].unique() for c in columns], sync=True)
+    return tuple((c, distinct_values(pd.Series(list(values), dtype=object))) for c, values in zip(columns, found))
+
+
+def codes_flips(codes: PartitionCodes) -> tuple:
+    return codes.before, codes.flips or {}, codes.first or {}
+
+
+def _fair_flips(client, spec, fair_keys, task, parts, codes, lengths, positions, shipped) -> dict:
+    """Per Fair[...] leaf, its ``Flips`` over the whole stream: every flipped row's stream position and the first
+    ``KEEP`` in stream order as ``Counterexample``s, their rows numbered in the whole log (before ``where``).
+    Given order: the partitions' own first ones, in partition order. Shuffled (``positions``: the stream's rows in
+    order): the first ones in the permuted order, made by the partitions that hold them (read again)."""
+    import dataclasses
+
+    import dask
+
+    from fairaudit.counterexamples import KEEP
+    from fairaudit.engines.observations import Flips
+    from fairaudit.evaluate import compile_spec
+
+    facts = client.gather([client.submit(codes_flips, c, pure=False) for c in codes])
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    before = np.concatenate([[0], np.cumsum([f[0] for f in facts])]).astype(np.int64)
+    stream_of = None
+    if positions is not None:
+        stream_of = np.empty(len(positions), dtype=np.int64)
+        stream_of[positions] = np.arange(len(positions))
+    domains = dict(task.domains)
+    out = {}
+    for key in fair_keys:
+        node = compile_spec(spec).leaf_node[key].node
+        flipped = np.concatenate([offsets[i] + facts[i][1].get(key, np.zeros(0, np.int64))
+                                  for i in range(len(facts))]).astype(np.int64)
+        if stream_of is None:
+            where_at = flipped
+            first = [dataclasses.replace(c, row=int(before[i] + c.row)) for i in range(len(facts))
+                     for c in facts[i][2].get(key, ())][:KEEP]
+        else:
+            at = stream_of[flipped]
+            order = np.argsort(at, kind="stable")
+            where_at = at[order]
+            chosen = flipped[order[:KEEP]]
+            part_of = np.searchsorted(offsets, chosen, side="right") - 1
+            wanted = {int(p): chosen[part_of == p] - offsets[p] for p in np.unique(part_of)}
+            made = client.gather(client.compute([dask.delayed(partition_counterexamples)(parts[p], task, shipped, key,
+                                                                                        local)
+                                                 for p, local in wanted.items()]))
+            by_row = {}
+            for p, examples in zip(wanted, made):
+                for local, c in zip(wanted[p], examples):
+                    by_row[int(offsets[p] + local)] = dataclasses.replace(c, row=int(before[p] + c.row))
+            first = [by_row[int(g)] for g in chosen]
+        out[key] = Flips(key, node.column, tuple(domains[node.column]), np.sort(where_at), tuple(first))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- the audit
+def _text_column(files, name: str) -> bool:
+    """Whether the column ``name`` of the log is text, boolean or dictionary-encoded (a categorical column, whose
+    values ``Fair[...]`` flips between are those of the whole log, in sorted order, as in process)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if _is_url(files[0]):
+        return True
+    try:
+        kind = pq.read_schema(files[0]).field(name).type
+    except KeyError:
+        return True  # a missing column is reported as such
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_boolean(kind)
+                or pa.types.is_dictionary(kind) or getattr(pa.types, "is_string_view", lambda t: False)(kind))
+
+
+def _check_spec(spec, columns, pred, where, model, label, files=()) -> bool:
+    """Refuse, before any work, what the Dask route cannot audit; returns whether the score is needed."""
+    from fairaudit.preflight import Source, preflight
+    from fairaudit.spec import event_columns, parse_event, spec_columns
+
+    if pred is not None and model is not None:
+        raise FairauditError("give either a model or a decision expression (pred), not both")
+    preflight(None, spec, decision=Source(pred, "pred") if pred is not None else None,
+              where=Source(where, "where") if where else None, uses_model=model is not None)
+    named = spec_columns(spec, reserved=True)
+    for text in (pred, where):
+        if text:
+            named += event_columns(parse_event(text), reserved=True)
+    if "label" in named and label is None:
+        raise FairauditError("the specification uses 'label': name the label column (label=..., --label COL)")
+    wanted = [c for c in named if c not in ("pred", "score", "label")]
+    if label is not None:
+        wanted.append(label)
+    missing = [c for c in dict.fromkeys(wanted) if c not in columns]
+    if missing:
+        raise FairauditError(f"the Parquet log has no column {missing[0]!r} (its columns: "
+                             f"{', '.join(columns[:12])}{' ...' if len(columns) > 12 else ''})")
+    for tn in spec.leaves:
+        if tn.kind == "fair" and model is not None and not _text_column(files, tn.node.column):
+            raise FairauditError(f"{tn.text} on Dask flips a text (categorical) column; {tn.node.column!r} is not "
+                                 "one in the Parquet log: audit it in process")
+    if model is not None:
+        absent = [c for c in getattr(model, "feature_names", ()) if c not in columns]
+        if absent:
+            raise FairauditError(f"the model reads column(s) {', '.join(absent[:5])} that the Parquet log does "
+                                 "not have")
+    return "score" in named
+
+
+def _favourable(files, label, favourable):
+    """The favourable label value in the label column's type (a number given as text on the command line)."""
+    if label is None or not isinstance(favourable, str):
+        return favourable
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    kind = pq.read_schema(files[0]).field(label).type if not _is_url(files[0]) else None
+    if kind is not None and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+        try:
+            value = float(favourable)
+        except ValueError:
+            raise FairauditError(f"the label column {label!r} is numeric; the favourable value {favourable!r} is "
+                                 "not a number") from None
+        return int(value) if value.is_integer() else value
+    if kind is not None and pa.types.is_boolean(kind):
+        return favourable.strip().lower() in ("true", "1", "yes")
+    return favourable
+
+
+def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: str | None = None,
+                  label: str | None = None, favourable=None, client=None, scheduler: str | None = None,
+                  workers: int = 2, threads: int = 1, timeout: float = 10.0, iterate: bool = False,
+                  on_progress=None, trace_points: int | None | str = "auto", full_trace=None, **options):
+    """Audit the Parquet log ``source`` against ``spec`` with the monitor, on a Dask cluster (module doc).
+
+    ``pred`` (a condition over the rows, true = favourable) or ``model`` (a ``Model`` already loaded in this
+    process) makes the decisions; ``where`` keeps the matching rows; ``label``/``favourable`` name the label column
+    and its favourable value when the spec reads ``label``. ``client``: a ``distributed.Client`` to use (kept open);
+    without one a cluster is started for the run (``dask_client(scheduler, workers=, threads=, timeout=)``) and
+    shut down after it. ``options``: the monitor's options (``delta``, ``batch``, ``order``, ``seed``, ``stop``, ...).
+    ``on_progress(Progress)`` is told the cluster's progress (message "Dask: i of P partitions") and then the
+    monitor's. Returns the ``AuditResult`` (``iterate=True``: the generator of partial results, the cluster work
+    done when it is first advanced)."""
+    from fairaudit.api import check_options
+    from fairaudit.spec import parse
+
+    engine, resolved = check_options(ENGINE, **options)
+    spec = spec if hasattr(spec, "nodes") else parse(str(spec))
+    files = parquet_files(source)
+    columns = parquet_columns(files)
+    uses_score = _check_spec(spec, columns, pred, where, model, label, files)
+    task = Task(spec.text, pred, where, label, _favourable(files, label, favourable), uses_score)
+    results = _results(engine, spec, files, columns, task, model, resolved, client=client, scheduler=scheduler,
+                       workers=workers, threads=threads, timeout=timeout, on_progress=on_progress,
+                       trace_points=trace_points, full_trace=full_trace)
+    if iterate:
+        return results
+    from fairaudit.run import last
+
+    return last(results)
+
+
+def _results(engine, spec, files, columns, task, model, options, *, client, scheduler, workers, threads, timeout,
+             on_progress, trace_points, full_trace):
+    if client is not None:
+        yield from _on_cluster(engine, spec, files, columns, task, model, options, client, on_progress,
+                               trace_points, full_trace)
+        return
+    with dask_client(scheduler, workers=workers, threads=threads, timeout=timeout) as own:
+        yield from _on_cluster(engine, spec, files, columns, task, model, options, own, on_progress, trace_points,
+                               full_trace)
+
+
+def _needed_columns(columns, task: Task, model) -> list[str]:
+    from fairaudit.spec import event_columns, spec_columns
+
+    if model is not None:
+        return list(columns)  # the model sees the rows as they are
+    named = spec_columns(_parsed(task.spec))
+    for text in (task.pred, task.where):
+        if text:
+            named += event_columns(_event(text))
+    if task.label is not None:
+        named.append(task.label)
+    wanted = set(named)
+    return [c for c in columns if c in wanted] or list(columns[:1])
+
+
+def _on_cluster(engine, spec, files, columns, task, model, options, client, on_progress, trace_points,
+                full_trace):
+    """Evaluate the partitions on ``client``'s cluster, combine them, and drive the monitor (module doc)."""
+    import dask
+    import dask.dataframe as dd
+    from distributed import as_completed
+
+    from fairaudit.engines.base import Context
+    from fairaudit.engines.monitor import check_points, monitor_batches, order_assumption, stream_positions
+    from fairaudit.engines.observations import Observations
+    from fairaudit.evaluate import compile_spec
+    from fairaudit.guarantee import Guarantee
+    from fairaudit.numbers import count
+    from fairaudit.progress import Progress
+    from fairaudit.run import _writing, drive
+
+    progress = Progress(f"Auditing with {engine.title} on Dask", None, engine.unit, on_progress)
+    ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"), progress=progress)
+    keys = compile_spec(spec).leaf_keys
+    try:
+        frame = dd.read_parquet(files, columns=_needed_columns(columns, task, model))
+    except (OSError, ValueError) as err:
+        raise FairauditError(f"cannot read the Parquet log: {' '.join(str(err).split())[:200]}") from None
+    parts = frame.to_delayed()
+    total = len(parts)
+    fair_keys = [k for k in keys if compile_spec(spec).leaf_node[k].kind == "fair"]
+    if fair_keys:  # the values each Fair[...] column is flipped to: those of the whole log, sorted (as in process)
+        task = replace(task, domains=_domains(client, frame, spec, fair_keys))
+    shipped = client.scatter(model, broadcast=True) if model is not None else None
+    codes = client.compute([dask.delayed(partition_codes)(part, task, shipped) for part in parts])
+    lengths_f = [client.submit(codes_length, c, pure=False) for c in codes]
+    index = {f.key: i for i, f in enumerate(lengths_f)}
+    lengths = [0] * total
+    done = 0
+    progress(0, total, message=f"Dask: 0 of {count(total, 'partitions')}")
+    try:
+        for future in as_completed(lengths_f):
+            try:
+                lengths[index[future.key]] = int(future.result())
+            except FairauditError:
+                raise
+            except (OSError, ValueError, KeyError, TypeError) as err:  # a damaged file, a column missing in one
+                where = files[index[future.key]] if total == len(files) else f"partition {index[future.key] + 1:,}"
+                raise FairauditError(f"cannot read {where} of the Parquet log: "
+                                     f"{' '.join(str(err).split())[:200]}") from None
+            done += 1
+            progress(done, total, message=f"Dask: {done:,} of {count(total, 'partitions')}")
+            if progress.cancelled:
+                raise FairauditError("stopped while the Dask cluster was reading the partitions")
+            if ctx.expired():  # no check has run yet: there is no partial result to give
+                raise FairauditError(f"the time budget ran out while the Dask cluster was reading the partitions "
+                                     f"({done:,} of {total:,} read)")
+        length = int(sum(lengths))
+        if length == 0:
+            raise FairauditError(f"no row of the Parquet log matches --where {task.where!r}" if task.where
+                                 else "the Parquet log has no rows: nothing to audit")
+        batch, order = int(options["batch"]), options["order"]
+        if order == "given":
+            ends = check_points(length, batch)
+            half = length // 2
+            jobs, offset = [], 0
+            for c, n in zip(codes, lengths):
+                first = (-(offset + 1)) % batch
+                extra = tuple(int(p - offset) for p in (length - 1, half - 1) if offset <= p < offset + n)
+                jobs.append((n, first, extra))
+                offset += n
+            counted = client.gather([client.submit(partition_counts, c, first, batch, extra, pure=False)
+                                     for c, (n, first, extra) in zip(codes, jobs)])
+            obs = _combine_counts(lengths, [(n, part, first, extra) for part, (n, first, extra)
+                                            in zip(counted, jobs)], batch)
+            obs.stats(ends)  # every check is there (a bug otherwise), before the monitor starts
+            positions = None
+        else:
+            obs = _unpack_all(keys, client.gather(codes))
+            positions = stream_positions(_Rows(length), order, int(options["seed"]))
+            obs = obs.take(positions)
+        if fair_keys:
+            found = _fair_flips(client, spec, fair_keys, task, parts, codes, lengths, positions, shipped)
+            obs = (Observations(obs.values, obs.masks, obs.length, found) if positions is not None
+                   else obs.with_flips(found))
+    finally:
+        for f in codes + lengths_f:
+            f.release()
+    assumes = order_assumption(order, int(options["seed"]))
+    batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch, split=options["split"],
+                              bound=options["bound"], order=order, ctx=ctx, assumes=assumes,
+                              stop=bool(options.get("stop")))
+    name = files[0] if len(files) == 1 else f"{os.path.dirname(files[0]) or '.'} ({count(len(files), 'Parquet files')})"
+    rows = {"policy": "all", "audited": length, "total": length,
+            "text": f"{'all ' if not task.where else ''}{length:,} rows of the Parquet log {name}"
+                    + (f" matching {task.where}" if task.where else "")
+                    + f", read in {count(total, 'partitions')} by a Dask cluster"}
+    described = {"data": name, "model": model.describe() if model is not None else None, "pred": task.pred,
+                 "where": task.where, "rows": "all", "dask_partitions": total}
+    provenance = {"dataset": {"name": name, "rows": length, "source": ", ".join(files[:3]) +
+                              (" ..." if len(files) > 3 else ""), "parquet_files": len(files)},
+                  "model": None if model is None else {"kind": model.kind, "description": model.describe(),
+                                                       "content_hash": getattr(model, "content_hash", None)}}
+    writer = None
+    if full_trace is not None:
+        from fairaudit.fulltrace import FullTraceWriter
+
+        writer = FullTraceWriter(full_trace, spec.text)
+    results = drive(engine, spec, batches, options={**described, **options},
+                    guarantee=Guarantee("probabilistic", options["delta"], assumes=assumes), ctx=ctx,
+                    stop=bool(options.get("stop")), on_progress=on_progress, progress=progress, rows=rows,
+                    provenance=provenance, trace_points=trace_points, full_trace=writer)
+    yield from (results if writer is None else _writing(results, writer))
+
+
+@dataclass
+class _Rows:
+    """The stream's rows as ``stream_positions`` reads them (``inputs.dataset``'s length, every row audited)."""
+
+    length: int
+
+    @property
+    def dataset(self):
+        return range(self.length)
+
+    positions = None

@@ -1,0 +1,231 @@
+"""The Dask route (``fairaudit.engines.distributed``) against its oracle, the in-process monitor on the same rows.
+
+A two-worker ``LocalCluster`` audits a log split into 12 Parquet files (uneven sizes, one with several row groups,
+names whose natural order differs from their lexicographic one); ``fairaudit.audit`` audits the same rows
+concatenated into one CSV. Every column of every check of the trace, the verdict, the stop step and the warnings
+must be identical — in given order (counts at the checks, combined by prefix sums) and shuffled (codes permuted on
+the client), with a decision expression and a conditional leaf, with a row filter, with a model, and on a sorted
+log whose halves test fires.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairaudit
+from fairaudit.engines import distributed
+from fairaudit.engines.distributed import CheckCounts, audit_parquet, dask_client, parquet_files
+from fairaudit.engines.observations import Observations
+from fairaudit.errors import FairauditError
+from tests.engines.parquet_logs import frame, write_log
+
+pytestmark = pytest.mark.timeout(120)
+
+SPEC = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05 '
+        'and E[pred | sex == "Female"] > 0.2')
+PRED = "decile_score <= 4"
+@pytest.fixture(scope="module")
+def client():
+    with dask_client(workers=2, threads=1, timeout=60) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dask") / "log"
+    write_log(frame(), folder)
+    return folder
+
+
+def assert_same(a, b) -> None:
+    """The in-process result ``a`` and the Dask result ``b``: every trace column at every check, and the outcome."""
+    assert len(a.trace) == len(b.trace) > 0
+    for column in a.trace.columns:
+        pd.testing.assert_series_equal(a.trace[column], b.trace[column], check_exact=True)
+    assert (a.verdict, a.stop_step, a.steps, a.verdict_step) == (b.verdict, b.stop_step, b.steps, b.verdict_step)
+    assert a.warnings == b.warnings
+    assert a.assumption_broken == b.assumption_broken
+    assert a.sentence == b.sentence
+    assert a.assumption == b.assumption
+
+
+def in_process(path, **kw):
+    return fairaudit.audit(str(path), SPEC if "spec" not in kw else kw.pop("spec"), rows="all", trace_points=None,
+                           **kw)
+
+
+@pytest.mark.parametrize("order", ["given", "shuffle"])
+def test_same_as_in_process(client, log, order):
+    a = in_process(log.parent / "log.csv", pred=PRED, order=order, seed=4)
+    b = audit_parquet(log, SPEC, pred=PRED, order=order, seed=4, client=client, trace_points=None)
+    assert a.stop_step is not None and a.stop_step < a.steps  # decided, and the run went on past the decision
+    assert_same(a, b)
+    assert "12 partitions" in b.rows_text
+
+
+def test_a_different_seed_is_a_different_stream(client, log):
+    """Negative control: the comparison above does see a change of the shuffled order."""
+    a = in_process(log.parent / "log.csv", pred=PRED, order="shuffle", seed=4)
+    b = audit_parquet(log, SPEC, pred=PRED, order="shuffle", seed=5, client=client, trace_points=None)
+    with pytest.raises(AssertionError):
+        assert_same(a, b)
+
+
+@pytest.mark.parametrize("order", ["given", "shuffle"])
+def test_row_filter_and_stop_at_the_decision(client, log, order):
+    where = "age >= 30"
+    a = in_process(log.parent / "log.csv", pred=PRED, where=where, order=order, seed=1, stop=True, batch=7)
+    b = audit_parquet(log, SPEC, pred=PRED, where=where, order=order, seed=1, stop=True, batch=7, client=client,
+                      trace_points=None)
+    assert a.steps < (frame().age >= 30).sum()  # stopped at the decision
+    assert_same(a, b)
+
+
+def test_sorted_log_warns_the_same(client, tmp_path):
+    """A log sorted by race: the halves test (from counts on Dask) and the driver's checks give the same warnings."""
+    df = frame(9_000).sort_values("race", kind="stable").reset_index(drop=True)
+    write_log(df, tmp_path / "sorted", parts=5)
+    spec = 'E[pred] > 0.3 and E[pred | sex == "Female"] > 0.2'
+    a = in_process(tmp_path / "sorted.csv", spec=spec, pred="decile_score <= 4 and race != \"African-American\"",
+                   order="given")
+    b = audit_parquet(tmp_path / "sorted", spec, pred='decile_score <= 4 and race != "African-American"',
+                      order="given", client=client, trace_points=None)
+    assert any("first half" in w for w in a.warnings)
+    assert_same(a, b)
+
+
+def test_a_model_shipped_to_the_workers(client, log):
+    from fairaudit.data import resolve
+    from fairaudit.models import train
+
+    dataset = resolve(str(log.parent / "log.csv"), label="two_year_recid")
+    model = train(dataset, "logreg", seed=0)
+    spec = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05 '
+            'and E[score > 0.5 | sex == "Male"] > 0.1 and E[label | pred] > 0.2')
+    for order in ("given", "shuffle"):
+        a = fairaudit.audit(dataset, spec, model=model, rows="all", order=order, trace_points=None)
+        b = audit_parquet(log, spec, model=model, label="two_year_recid", favourable="1", order=order,
+                          client=client, trace_points=None)
+        assert_same(a, b)
+    # Fair[...]: the flip test over the column's values in the whole log, and its counterexamples (the first 100 in
+    # stream order with their features, decisions, scores and row numbers in the log), with and without a filter
+    spec = 'Fair[sex] > 0.5 and E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05'
+    for order, where in (("given", "age >= 30"), ("shuffle", None), ("shuffle", "age >= 30")):
+        a = fairaudit.audit(dataset, spec, model=model, rows="all", order=order, where=where, trace_points=None)
+        b = audit_parquet(log, spec, model=model, order=order, where=where, client=client, trace_points=None)
+        assert_same(a, b)
+        (found,) = b.counterexamples.leaves
+        assert found.total > 100 and len(found.examples) == 100
+        assert a.counterexamples == b.counterexamples
+
+
+def test_progress_counts_partitions(client, log):
+    seen = []
+    audit_parquet(log, SPEC, pred=PRED, client=client, on_progress=lambda p: seen.append(p.message))
+    said = [m for m in seen if m and m.startswith("Dask:")]
+    assert said[0] == "Dask: 0 of 12 partitions" and said[-1] == "Dask: 12 of 12 partitions"
+
+
+def test_natural_file_order(log):
+    names = [p.rsplit("/", 1)[-1] for p in parquet_files(log)]
+    assert names == [f"part-{i}.parquet" for i in range(12)]  # part-2 before part-10
+    assert parquet_files(str(log / "part-1*.parquet"))[-1].endswith("part-11.parquet")
+
+
+def test_bad_sources_say_one_line(tmp_path, log):
+    with pytest.raises(FairauditError, match="no Parquet files"):
+        parquet_files(tmp_path)
+    (tmp_path / "x.parquet").write_text("a,b\n1,2\n")
+    with pytest.raises(FairauditError, match="is not a Parquet file"):
+        parquet_files(tmp_path)
+    with pytest.raises(FairauditError, match="no column 'decile_scor'"):
+        audit_parquet(log, SPEC, pred="decile_scor <= 4", client=object())
+    with pytest.raises(FairauditError, match="needs a model"):
+        audit_parquet(log, "Fair[race] > 0.9", pred=PRED, client=object())
+    with pytest.raises(FairauditError, match="flips a text"):
+        audit_parquet(log, "Fair[age] > 0.9", model=_Model(), client=object())
+    with pytest.raises(FairauditError, match="'label'"):
+        audit_parquet(log, "E[label | pred] > 0.1", pred=PRED, client=object())
+
+
+def test_unreachable_scheduler():
+    with pytest.raises(FairauditError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 1 s"):
+        with dask_client("tcp://127.0.0.1:9", timeout=1):
+            pass
+
+
+def test_check_counts_against_the_whole_stream():
+    """``CheckCounts`` (counts at positions) gives the stats and halves counts the whole stream's arrays give."""
+    rng = np.random.default_rng(0)
+    length = 1_001
+    v, m = rng.random(length) < 0.3, rng.random(length) < 0.6
+    whole = Observations({"a": v, "b": v}, {"a": m, "b": np.ones(length, bool)}, length)
+    positions = np.union1d(np.arange(4, length, 5), [length // 2 - 1, length - 1])
+    counted = CheckCounts(length, positions,
+                          {k: np.cumsum(whole.values[k] & whole.masks[k])[positions] for k in "ab"},
+                          {k: np.cumsum(whole.masks[k])[positions] for k in "ab"})
+    ends = np.append(np.arange(4, length, 5), length - 1)
+    for k in "ab":
+        np.testing.assert_array_equal(counted.stats(ends)[k].successes, whole.stats(ends)[k].successes)
+        np.testing.assert_array_equal(counted.stats(ends)[k].n, whole.stats(ends)[k].n)
+        half = length // 2
+        vv, mm = whole.values[k], whole.masks[k]
+        assert counted.halves_counts()[k] == (int((vv & mm)[:half].sum()), int(mm[:half].sum()),
+                                              int((vv & mm)[half:].sum()), int(mm[half:].sum()))
+    with pytest.raises(RuntimeError):
+        counted.stats(np.array([3]))  # a check the partitions did not report
+
+
+def test_partition_counts_combine_by_prefix_sums():
+    """Partitions of any sizes: the counts at the checks equal those of the concatenated stream."""
+    rng = np.random.default_rng(2)
+    sizes, batch = [3, 0, 11, 1, 7, 20], 4
+    v = rng.random(sum(sizes)) < 0.4
+    m = rng.random(sum(sizes)) < 0.7
+    parts, offset, lengths = [], 0, []
+    for n in sizes:
+        codes = distributed.PartitionCodes(n, {"k": np.packbits(v[offset:offset + n] & m[offset:offset + n])},
+                                           {"k": np.packbits(m[offset:offset + n])})
+        first = (-(offset + 1)) % batch
+        extra = tuple(p - offset for p in (sum(sizes) - 1,) if offset <= p < offset + n)
+        parts.append((n, distributed.partition_counts(codes, first, batch, extra), first, extra))
+        lengths.append(n)
+        offset += n
+    combined = distributed._combine_counts(lengths, parts, batch)
+    ends = np.append(np.arange(batch - 1, sum(sizes), batch), sum(sizes) - 1)
+    np.testing.assert_array_equal(combined.positions, ends)
+    np.testing.assert_array_equal(combined.successes["k"], np.cumsum(v & m)[ends])
+    np.testing.assert_array_equal(combined.n["k"], np.cumsum(m)[ends])
+
+
+def test_attach_to_a_running_scheduler(client, log):
+    """``scheduler=ADDRESS``: a client of its own on an existing cluster, closed after the run; the cluster lives on."""
+    a = audit_parquet(log, SPEC, pred=PRED, order="given", client=client, trace_points=None)
+    b = audit_parquet(log, SPEC, pred=PRED, order="given", scheduler=client.scheduler.address, timeout=30,
+                      trace_points=None)
+    assert_same(a, b)
+    assert client.submit(sum, [1, 2]).result(timeout=30) == 3
+
+
+def test_a_damaged_partition_is_named(client, log, tmp_path):
+    import shutil
+
+    folder = tmp_path / "damaged"
+    folder.mkdir()
+    for name in ("part-0.parquet", "part-1.parquet"):
+        shutil.copy(log / name, folder / name)
+    pd.read_parquet(log / "part-2.parquet").drop(columns=["race"]).to_parquet(folder / "part-2.parquet")
+    with pytest.raises(FairauditError, match=r"cannot read .*part-2.parquet of the Parquet log"):
+        audit_parquet(folder, SPEC, pred=PRED, client=client)
+    with pytest.raises(FairauditError, match="no row of the Parquet log matches --where"):
+        audit_parquet(log, SPEC, pred=PRED, where="decile_score > 20", client=client)
+
+
+class _Model:
+    """Stands for a model in the checks made before any work."""
+
+    feature_names = ("age", "sex")
+
+    def describe(self) -> str:
+        return "a model"
