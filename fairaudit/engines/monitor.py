@@ -256,16 +256,28 @@ class OrderEvidence:
         half = obs.length // 2
         level = self.delta / (2 * max(1, len(self.keys)))
         for k in self.keys:
-            v, m = obs.values[k], obs.masks[k]
-            n1, n2 = int(m[:half].sum()), int(m[half:].sum())
+            counts = _half_counts(obs, k, half)
+            if counts is None:  # a stream read in chunks without its halves' counts: the test cannot run
+                continue
+            n1, s1, n2, s2 = counts
             if n1 == 0 or n2 == 0:
                 continue
-            r1, r2 = float(v[:half][m[:half]].mean()), float(v[half:][m[half:]].mean())
+            r1, r2 = s1 / n1, s2 / n2
             if abs(r1 - r2) > fixed_n_radius(level, n1) + fixed_n_radius(level, n2):
                 out.append(f"{k} is {r1:.3f} on the first half of the stream's {obs.length:,} rows and {r2:.3f} "
                            f"on the second ({n1:,} and {n2:,} observations): more than chance allows at "
                            f"Δ = {self.delta:g}")
         return out
+
+
+def _half_counts(obs, key: str, half: int):
+    """``(n1, s1, n2, s2)``: a leaf's observations and successes among the stream's first ``half`` rows and the
+    rest — from the whole stream's values, or from the counts a chunked stream knows (``half_counts``)."""
+    if hasattr(obs, "half_counts"):
+        return obs.half_counts(key)
+    v, m = obs.values[key], obs.masks[key]
+    return (int(m[:half].sum()), int((v[:half] & m[:half]).sum()), int(m[half:].sum()),
+            int((v[half:] & m[half:]).sum()))
 
 
 def _frozen(allocation: Allocation, keys, delta: float) -> dict[str, float]:

@@ -1,0 +1,348 @@
+"""Out-of-core audits of big decision logs (CSV or Parquet files that need not fit in memory): the monitor with a
+decision expression (``pred``), the file read in chunks, memory bounded whatever the file's length.
+
+How a run goes (``audit_file``)
+    1. **The schema, without loading the rows** (``FileDataset``): column names and kinds from the file's first
+       chunk (Parquet: its schema); the values of the categorical columns that the specification, the decision and
+       the row filter read (and of the label) from one pass over those columns only. ``fairaudit.preflight``
+       validates against it as against an in-memory dataset (unknown columns, values a column never takes, …);
+       the row-count warnings ("no row satisfies …"), which need every row, are not given.
+    2. **Encode** (``encode_file``): chunk by chunk (pyarrow; only the columns used), the decision and the row
+       filter are evaluated and every distinct leaf observed (``fairaudit.engines.observations.observe``, as in
+       memory); each audited row becomes a code of two bits per leaf (``fairaudit.engines.stream.encode``), kept
+       in memory up to ``memory_bytes`` and in a temporary file beyond.
+    3. **Order**: file order, or a seeded uniform shuffle of the codes (``fairaudit.engines.stream.shuffle_codes``:
+       in memory the in-memory run's very permutation; beyond, a bucket shuffle with its proof of uniformity).
+    4. **Monitor**: the codes are decoded chunk by chunk into ``ChunkedObservations`` (leaf counts as running
+       prefix sums) and audited by the monitor engine through the driver, like any run.
+
+In file order and in a shuffle that fits in memory, the verdict, stop step and every interval are those of the
+in-memory run (``fairaudit audit --data FILE.csv``, ``tests/engines/test_outofcore.py``). Memory: one chunk of
+rows, the codes (1 byte a row for ≤ 4 distinct leaves, or a file), a window of checks and the bounded trace.
+
+What runs out of core: the monitor engine with a decision expression (``--pred``, or a ``# decision:`` header)
+over ``E[...]`` leaves (``pred``, ``label`` with ``--label`` and data columns). A model (``--model``) and
+``Fair[...]`` (which re-predicts every row) are audited in memory: the file is loaded whole.
+
+CSV text columns are read as text, stripped, a missing or empty value becomes "?" (as ``fairaudit.data.from_csv``
+does); a column's type is fixed by the file's first block of rows, and a later row that does not parse as that
+type is a one-line error (audit it in memory, ``--out-of-core off``, to let pandas type the whole column).
+"""
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fairaudit.errors import DataError, FairauditError
+
+SUFFIXES = (".csv", ".parquet", ".pq")
+PARQUET = (".parquet", ".pq")
+AUTO_BYTES = 256 << 20  # files at least this big are audited out of core unless told otherwise
+READ_ROWS = 1 << 18  # rows per chunk read from the file
+MEMORY_CODES = 1 << 30  # codes kept (and shuffled) in memory up to this many bytes; a temporary file beyond
+MISSING = "?"
+
+
+def readable(path) -> bool:
+    """Whether ``path`` is a file this module reads (``.csv``, ``.parquet``, ``.pq``)."""
+    p = Path(str(path))
+    return p.suffix.lower() in SUFFIXES and p.is_file()
+
+
+def is_parquet(path) -> bool:
+    return Path(str(path)).suffix.lower() in PARQUET
+
+
+# ---- reading ---------------------------------------------------------------------------------------------------
+
+def _arrow_types(path):
+    """The file's column names and pyarrow types (Parquet: its schema; CSV: inferred from its first block, text
+    for every column that is not numbers or booleans)."""
+    import pyarrow as pa
+
+    path = Path(path)
+    try:
+        if is_parquet(path):
+            import pyarrow.parquet as pq
+
+            schema = pq.ParquetFile(path).schema_arrow
+        else:
+            import pyarrow.csv as pc
+
+            reader = pc.open_csv(path, read_options=pc.ReadOptions(block_size=1 << 22))
+            schema = reader.schema
+            reader.close()
+    except (OSError, pa.ArrowException) as err:
+        raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:300]}") from None
+    types = {}
+    for f in schema:
+        t = f.type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
+            types[f.name.strip()] = t
+        else:
+            types[f.name.strip()] = pa.string()
+    return [f.name for f in schema], types
+
+
+def _kind(t) -> str:
+    import pyarrow as pa
+
+    return "numeric" if (pa.types.is_integer(t) or pa.types.is_floating(t)) else "categorical"
+
+
+def read_frames(path, columns, rows: int = READ_ROWS):
+    """The chosen ``columns`` of a CSV or Parquet file as pandas DataFrames of about ``rows`` rows each, text
+    cleaned as ``fairaudit.data.from_csv`` cleans it (stripped; missing or empty: "?")."""
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    path = Path(path)
+    names, types = _arrow_types(path)
+    raw = {n.strip(): n for n in names}
+    columns = list(dict.fromkeys(columns))
+    try:
+        if is_parquet(path):
+            import pyarrow.parquet as pq
+
+            batches = pq.ParquetFile(path).iter_batches(batch_size=rows, columns=[raw[c] for c in columns])
+        else:
+            import pyarrow.csv as pc
+
+            block = max(1 << 20, rows * 64)
+            reader = pc.open_csv(path, read_options=pc.ReadOptions(block_size=block),
+                                 convert_options=pc.ConvertOptions(
+                                     column_types={raw[c]: types[c] for c in columns},
+                                     include_columns=[raw[c] for c in columns], strings_can_be_null=True))
+            batches = reader
+        for batch in batches:
+            arrays = {}
+            for c in columns:
+                arr = batch.column(raw[c])
+                if pa.types.is_dictionary(arr.type):
+                    arr = arr.cast(arr.type.value_type)
+                if types[c] == pa.string():
+                    arr = pac.utf8_trim_whitespace(arr.cast(pa.string()))
+                    arr = pac.if_else(pac.equal(arr, ""), None, arr).fill_null(MISSING)
+                arrays[c] = arr
+            yield pa.table(arrays).to_pandas() if arrays else _empty_frame(batch.num_rows)
+    except pa.ArrowInvalid as err:
+        raise DataError(f"{path}: {' '.join(str(err).split())[:300]} (a column typed by the file's first rows; "
+                        "audit it in memory with --out-of-core off)") from None
+
+
+def _empty_frame(n: int):
+    import pandas as pd
+
+    return pd.DataFrame(index=pd.RangeIndex(n))
+
+
+@dataclass
+class FileDataset:
+    """A file's schema and identity without its rows: what ``fairaudit.preflight`` validates against (``frame``
+    is None, so the checks that need every row are not made)."""
+
+    name: str
+    source: str
+    schema: object
+    frame: object = None
+    warnings: list = field(default_factory=list)
+
+    def protected_warnings(self) -> list[str]:
+        return []
+
+
+def file_dataset(path, used: list[str], *, label: str | None = None, protected=None,
+                 favourable=None) -> FileDataset:
+    """The ``FileDataset`` of ``path``; ``used``: the columns whose categorical values are needed (the ones the
+    specification, the decision and the row filter read)."""
+    from fairaudit.data.roles import build_schema, distinct_values
+
+    path = Path(path)
+    names, types = _arrow_types(path)
+    columns = [n.strip() for n in names]
+    kinds = {c: _kind(types[c]) for c in columns}
+    wanted = [c for c in dict.fromkeys(list(used) + ([label] if label else [])) if c in kinds
+              and (kinds[c] == "categorical" or c == label)]
+    known: dict = {c: set() for c in wanted}
+    first = None
+    for frame in read_frames(path, wanted or columns[:1]):
+        if first is None:
+            first = frame
+        for c in wanted:
+            known[c].update(distinct_values(frame[c]))
+    if first is None:
+        raise DataError(f"{path} has no data rows")
+    import pandas as pd
+
+    sample = {c: (pd.Series(sorted(known[c], key=str)) if c in known else pd.Series([0.0] if kinds[c] == "numeric"
+                                                                                    else [MISSING]))
+              for c in columns}
+    width = max(len(s) for s in sample.values())
+    frame = pd.DataFrame({c: s.reindex(range(width)).ffill() for c, s in sample.items()})
+    schema = build_schema(frame, kinds, label, protected, favourable,
+                          known_values={c: tuple(distinct_values(pd.Series(list(v)))) for c, v in known.items()})
+    stem = path.name[: -len(path.suffix)] if path.suffix else path.name
+    return FileDataset(stem, str(path), schema)
+
+
+def file_sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# ---- the run -----------------------------------------------------------------------------------------------------
+
+def used_columns(spec, pred: str | None, where: str | None, dataset_columns) -> list[str]:
+    """The data columns the run reads: those of the specification's leaves, the decision and the row filter."""
+    from fairaudit.spec import event_columns, parse_event
+
+    events = []
+    for tn in spec.leaves:
+        for ev in (getattr(tn.node, "event", None), getattr(tn.node, "given", None)):
+            if ev is not None:
+                events.append(ev)
+    events += [parse_event(t) for t in (pred, where) if t]
+    out = []
+    for ev in events:
+        out += [c for c in event_columns(ev) if c in dataset_columns]
+    return list(dict.fromkeys(out))
+
+
+def encode_file(spec, path, pred: str, *, where: str | None = None, label: str | None = None, favourable=None,
+                rows: int = READ_ROWS, memory_bytes: int = MEMORY_CODES, folder=None, on_rows=None):
+    """``(CodeStore, total rows read)``: every audited row of the file (those matching ``where``) as its code,
+    in file order. ``on_rows(done)`` is told after each chunk."""
+    from fairaudit.engines.observations import event_array, observe
+    from fairaudit.engines.stream import CodeStore, code_dtype, encode
+    from fairaudit.evaluate import compile_spec
+    from fairaudit.models.expression import ExpressionModel
+    from fairaudit.spec import event_columns, parse_event
+
+    keys = compile_spec(spec).leaf_keys
+    dtype = code_dtype(keys)
+    decision = parse_event(pred)
+    decider = ExpressionModel(pred, decision, event_columns(decision))
+    where_event = parse_event(where) if where else None
+    names, _ = _arrow_types(path)
+    columns = used_columns(spec, pred, where, [n.strip() for n in names]) + ([label] if label else [])
+    store = CodeStore(dtype)
+    spill = None
+    total = 0
+    for frame in read_frames(path, columns or [names[0].strip()], rows=rows):
+        decided = decider.predict(frame)
+        labels = None if label is None else (frame[label] == favourable).to_numpy(dtype=np.int8)
+        if where_event is not None:
+            keep = event_array(where_event, frame, decided, labels, None)
+            frame = frame[keep].reset_index(drop=True)
+            decided = decided[keep]
+            labels = None if labels is None else labels[keep]
+        codes = encode(observe(spec, frame, pred=decided, label=labels), keys)
+        if spill is None and (store.rows + len(codes)) * dtype.itemsize > memory_bytes:
+            spill = CodeStore(dtype, path=Path(folder or tempfile.gettempdir()) / "stream.codes")
+            for part in store.chunks():
+                spill.append(part)
+            store = spill
+        store.append(codes)
+        total += len(decided) if where_event is None else int(len(keep))
+        if on_rows is not None:
+            on_rows(total)
+    return store.close(), total
+
+
+def audit_file(path, spec, *, pred: str, where: str | None = None, label: str | None = None, protected=None,
+               favourable=None, on_progress=None, iterate: bool = False, trace_points="auto", full_trace=None,
+               memory_bytes: int = MEMORY_CODES, read_rows: int = READ_ROWS, dataset: FileDataset | None = None,
+               **options):
+    """Audit a CSV or Parquet file out of core with the monitor engine (module doc): the ``AuditResult`` (or,
+    with ``iterate``, the generator of partial results). ``options``: the monitor's and every run's options
+    (``delta``, ``batch``, ``split``, ``bound``, ``order``, ``seed``, ``stop``, ``time_budget``)."""
+    from fairaudit import engines
+    from fairaudit.api import check_options
+    from fairaudit.engines.base import Context
+    from fairaudit.engines.monitor import monitor_batches, order_assumption
+    from fairaudit.engines.stream import shuffle_codes
+    from fairaudit.evaluate import compile_spec
+    from fairaudit.inputs import Inputs
+    from fairaudit.progress import Progress
+    from fairaudit.run import drive, last
+    from fairaudit.spec import parse
+
+    engine, opts = check_options("monitor", **options)
+    spec = parse(spec) if isinstance(spec, str) else spec
+    if any(tn.kind == "fair" for tn in spec.leaves):
+        raise FairauditError("Fair[...] re-predicts every row with a model: it is audited in memory, not out of "
+                             "core")
+    path = Path(path)
+    if dataset is None:
+        names, _ = _arrow_types(path)
+        dataset = file_dataset(path, used_columns(spec, pred, where, [n.strip() for n in names]), label=label,
+                               protected=protected, favourable=favourable)
+    label = dataset.schema.label
+    favourable = dataset.schema.favourable
+    folder = tempfile.TemporaryDirectory(prefix="fairaudit-stream-")
+    progress = Progress(f"Auditing with {engine.title} (out of core)", None, engine.unit, on_progress)
+    keys = compile_spec(spec).leaf_keys
+    store, total = encode_file(spec, path, pred, where=where, label=label, favourable=favourable, rows=read_rows,
+                               memory_bytes=memory_bytes, folder=folder.name)
+    if store.rows == 0:
+        folder.cleanup()
+        raise FairauditError(f"no audited row matches --where {where!r}" if where else "the stream is empty: no "
+                             "row to audit")
+    how = {"shuffle": "none (file order)"}
+    if opts["order"] == "shuffle":
+        store, how = shuffle_codes(store, int(opts["seed"]), memory_bytes=memory_bytes, folder=folder.name)
+    obs = store.observations(keys, halves=opts["order"] == "given")
+    ctx = Context(seed=int(opts.get("seed") or 0), time_budget=opts.get("time_budget"), progress=progress)
+    inputs = Inputs(pred=pred, where=where)
+    guarantee = engine.guarantee(opts, inputs)
+    batches = monitor_batches(spec, obs, delta=opts["delta"], batch=opts["batch"], split=opts["split"],
+                              bound=opts["bound"], order=opts["order"], ctx=ctx,
+                              assumes=order_assumption(opts["order"], opts["seed"]), stop=bool(opts.get("stop")))
+    text = (f"{store.rows:,} rows matching {where}, among all {total:,} rows of {dataset.name}" if where
+            else f"all {total:,} rows of {dataset.name}")
+    rows = {"policy": "all", "audited": int(store.rows), "total": int(total), "text": text}
+    s = dataset.schema
+    provenance = {"dataset": {"name": dataset.name, "rows": int(total), "content_hash": file_sha256(path),
+                              "hash_of": "the file's bytes", "source": str(path), "label": s.label,
+                              "favourable": None if s.favourable is None else str(s.favourable),
+                              "protected": list(s.protected)}, "model": None}
+    describe = {"data": dataset.name, "model": None, "pred": pred, "where": where, "rows": "all"}
+    writer = None
+    if full_trace is not None:
+        from fairaudit.fulltrace import FullTraceWriter
+
+        writer = FullTraceWriter(full_trace, spec.text)
+    results = drive(engine, spec, batches, options={**describe, **opts}, guarantee=guarantee, ctx=ctx,
+                    stop=bool(opts.get("stop")), on_progress=on_progress, progress=progress,
+                    warnings=list(dataset.warnings), rows=rows, provenance=provenance, trace_points=trace_points,
+                    full_trace=writer, info={"out_of_core": True, "order_how": how.get("shuffle")})
+    results = _finally(results, writer, folder)
+    return results if iterate else last(results)
+
+
+def _finally(results, writer, folder):
+    """``results``, then the full trace finished (discarded if the run fails) and the temporary codes removed."""
+    try:
+        yield from results
+    except GeneratorExit:
+        if writer is not None:
+            writer.close()
+        raise
+    except BaseException:
+        if writer is not None:
+            writer.discard()
+        raise
+    else:
+        if writer is not None:
+            writer.close()
+    finally:
+        folder.cleanup()
