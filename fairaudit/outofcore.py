@@ -180,11 +180,11 @@ def file_dataset(path, used: list[str], *, label: str | None = None, protected=N
         raise DataError(f"{path} has no data rows")
     import pandas as pd
 
-    sample = {c: (pd.Series(sorted(known[c], key=str)) if c in known else pd.Series([0.0] if kinds[c] == "numeric"
-                                                                                    else [MISSING]))
-              for c in columns}
+    # a stand-in frame holding every known value (build_schema reads the label's values from it)
+    sample = {c: pd.Series(sorted(known[c], key=str) if c in known else ([0.0] if kinds[c] == "numeric"
+                                                                          else [MISSING])) for c in columns}
     width = max(len(s) for s in sample.values())
-    frame = pd.DataFrame({c: s.reindex(range(width)).ffill() for c, s in sample.items()})
+    frame = pd.DataFrame({c: pd.Series(np.resize(s.to_numpy(), width)) for c, s in sample.items()})
     schema = build_schema(frame, kinds, label, protected, favourable,
                           known_values={c: tuple(distinct_values(pd.Series(list(v)))) for c, v in known.items()})
     stem = path.name[: -len(path.suffix)] if path.suffix else path.name
@@ -217,10 +217,11 @@ def used_columns(spec, pred: str | None, where: str | None, dataset_columns) -> 
     return list(dict.fromkeys(out))
 
 
-def encode_file(spec, path, pred: str, *, where: str | None = None, label: str | None = None, favourable=None,
+def encode_file(spec, path, pred: str | None, *, where: str | None = None, label: str | None = None, favourable=None,
                 rows: int = READ_ROWS, memory_bytes: int = MEMORY_CODES, folder=None, on_rows=None):
-    """``(CodeStore, total rows read)``: every audited row of the file (those matching ``where``) as its code,
-    in file order. ``on_rows(done)`` is told after each chunk."""
+    """``(CodeStore, total rows read, agreement)``: every audited row of the file (those matching ``where``) as its
+    code, in file order; ``agreement`` the share of all rows whose decision equals the label (None without a label
+    or a decision), as ``fairaudit.models.expression`` measures it. ``on_rows(done)`` is told after each chunk."""
     from fairaudit.engines.observations import event_array, observe
     from fairaudit.engines.stream import CodeStore, code_dtype, encode
     from fairaudit.evaluate import compile_spec
@@ -229,36 +230,42 @@ def encode_file(spec, path, pred: str, *, where: str | None = None, label: str |
 
     keys = compile_spec(spec).leaf_keys
     dtype = code_dtype(keys)
-    decision = parse_event(pred)
-    decider = ExpressionModel(pred, decision, event_columns(decision))
+    decider = None
+    if pred is not None:
+        decision = parse_event(pred)
+        decider = ExpressionModel(pred, decision, event_columns(decision))
     where_event = parse_event(where) if where else None
     names, _ = _arrow_types(path)
     columns = used_columns(spec, pred, where, [n.strip() for n in names]) + ([label] if label else [])
     store = CodeStore(dtype)
     spill = None
-    total = 0
+    total = agree = 0
     for frame in read_frames(path, columns or [names[0].strip()], rows=rows):
-        decided = decider.predict(frame)
+        decided = None if decider is None else decider.predict(frame)
         labels = None if label is None else (frame[label] == favourable).to_numpy(dtype=np.int8)
+        if labels is not None and decided is not None:
+            agree += int((decided == labels).sum())
         if where_event is not None:
             keep = event_array(where_event, frame, decided, labels, None)
             frame = frame[keep].reset_index(drop=True)
-            decided = decided[keep]
+            decided = None if decided is None else decided[keep]
             labels = None if labels is None else labels[keep]
         codes = encode(observe(spec, frame, pred=decided, label=labels), keys)
         if spill is None and (store.rows + len(codes)) * dtype.itemsize > memory_bytes:
-            spill = CodeStore(dtype, path=Path(folder or tempfile.gettempdir()) / "stream.codes")
+            from fairaudit.engines.stream import _fresh
+
+            spill = CodeStore(dtype, path=_fresh(Path(folder or tempfile.gettempdir()), "stream-"))
             for part in store.chunks():
                 spill.append(part)
             store = spill
         store.append(codes)
-        total += len(decided) if where_event is None else int(len(keep))
+        total += len(frame) if where_event is None else int(len(keep))
         if on_rows is not None:
             on_rows(total)
-    return store.close(), total
+    return store.close(), total, (agree / total if total and label is not None and pred is not None else None)
 
 
-def audit_file(path, spec, *, pred: str, where: str | None = None, label: str | None = None, protected=None,
+def audit_file(path, spec, *, pred: str | None = None, where: str | None = None, label: str | None = None, protected=None,
                favourable=None, on_progress=None, iterate: bool = False, trace_points="auto", full_trace=None,
                memory_bytes: int = MEMORY_CODES, read_rows: int = READ_ROWS, dataset: FileDataset | None = None,
                **options):
@@ -291,7 +298,7 @@ def audit_file(path, spec, *, pred: str, where: str | None = None, label: str | 
     folder = tempfile.TemporaryDirectory(prefix="fairaudit-stream-")
     progress = Progress(f"Auditing with {engine.title} (out of core)", None, engine.unit, on_progress)
     keys = compile_spec(spec).leaf_keys
-    store, total = encode_file(spec, path, pred, where=where, label=label, favourable=favourable, rows=read_rows,
+    store, total, agreement = encode_file(spec, path, pred, where=where, label=label, favourable=favourable, rows=read_rows,
                                memory_bytes=memory_bytes, folder=folder.name)
     if store.rows == 0:
         folder.cleanup()
@@ -309,6 +316,9 @@ def audit_file(path, spec, *, pred: str, where: str | None = None, label: str | 
                               assumes=order_assumption(opts["order"], opts["seed"]), stop=bool(opts.get("stop")))
     text = (f"{store.rows:,} rows matching {where}, among all {total:,} rows of {dataset.name}" if where
             else f"all {total:,} rows of {dataset.name}")
+    from fairaudit.models.expression import inverted_warning
+
+    inverted = inverted_warning(agreement, dataset)
     rows = {"policy": "all", "audited": int(store.rows), "total": int(total), "text": text}
     s = dataset.schema
     provenance = {"dataset": {"name": dataset.name, "rows": int(total), "content_hash": file_sha256(path),
@@ -323,7 +333,7 @@ def audit_file(path, spec, *, pred: str, where: str | None = None, label: str | 
         writer = FullTraceWriter(full_trace, spec.text)
     results = drive(engine, spec, batches, options={**describe, **opts}, guarantee=guarantee, ctx=ctx,
                     stop=bool(opts.get("stop")), on_progress=on_progress, progress=progress,
-                    warnings=list(dataset.warnings), rows=rows, provenance=provenance, trace_points=trace_points,
+                    warnings=list(dataset.warnings) + ([inverted] if inverted else []), rows=rows, provenance=provenance, trace_points=trace_points,
                     full_trace=writer, info={"out_of_core": True, "order_how": how.get("shuffle")})
     results = _finally(results, writer, folder)
     return results if iterate else last(results)

@@ -333,6 +333,16 @@ class CodeStore:
         return ChunkedObservations(keys, (decode(c, keys) for c in self.chunks(rows)), self.rows, halves=counts)
 
 
+def _fresh(folder, prefix: str) -> Path:
+    """A new, empty file's path in ``folder`` (never one another run is using)."""
+    import os
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=".codes", dir=folder)
+    os.close(fd)
+    return Path(name)
+
+
 MEMORY_SHUFFLE_BYTES = 1 << 30  # codes up to this size are shuffled in memory (1 GiB: 1 G rows of ≤ 4 leaves)
 
 
@@ -368,7 +378,7 @@ def shuffle_codes(store: CodeStore, seed: int, *, memory_bytes: int = MEMORY_SHU
 
     folder = Path(folder or tempfile.gettempdir())
     count = int(buckets or max(2, -(-2 * size // max(1, memory_bytes))))
-    spills = [CodeStore(store.dtype, path=folder / f"spill{j}.codes") for j in range(count)]
+    spills = [CodeStore(store.dtype, path=_fresh(folder, f"spill{j}-")) for j in range(count)]
     try:
         for part in store.chunks():
             which = rng.integers(0, count, size=len(part))
@@ -377,7 +387,7 @@ def shuffle_codes(store: CodeStore, seed: int, *, memory_bytes: int = MEMORY_SHU
             for j in range(count):
                 if bounds[j + 1] > bounds[j]:
                     spills[j].append(part[order[bounds[j]:bounds[j + 1]]])
-        out = CodeStore(store.dtype, path=folder / "shuffled.codes")
+        out = CodeStore(store.dtype, path=_fresh(folder, "shuffled-"))
         for spill in spills:
             codes = np.array(spill.close().load(), copy=True)
             rng.shuffle(codes)
