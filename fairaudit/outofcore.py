@@ -96,44 +96,94 @@ def _kind(t) -> str:
     return "numeric" if (pa.types.is_integer(t) or pa.types.is_floating(t)) else "categorical"
 
 
-def read_frames(path, columns, rows: int = READ_ROWS):
-    """The chosen ``columns`` of a CSV or Parquet file as pandas DataFrames of about ``rows`` rows each, text
-    cleaned as ``fairaudit.data.from_csv`` cleans it (stripped; missing or empty: "?")."""
+def read_batches(path, columns, rows: int = READ_ROWS):
+    """``(columns, batches)``: the chosen ``columns`` of a CSV or Parquet file as pyarrow record batches of about
+    ``rows`` rows each, as stored (``frame_of`` cleans and converts one)."""
     import pyarrow as pa
-    import pyarrow.compute as pac
 
     path = Path(path)
     names, types = _arrow_types(path)
     raw = {n.strip(): n for n in names}
     columns = list(dict.fromkeys(columns))
-    try:
-        if is_parquet(path):
-            import pyarrow.parquet as pq
 
-            batches = pq.ParquetFile(path).iter_batches(batch_size=rows, columns=[raw[c] for c in columns])
-        else:
+    def batches():
+        try:
+            if is_parquet(path):
+                import pyarrow.parquet as pq
+
+                yield from pq.ParquetFile(path).iter_batches(batch_size=rows, columns=[raw[c] for c in columns])
+                return
             import pyarrow.csv as pc
 
             block = max(1 << 20, rows * 64)
-            reader = pc.open_csv(path, read_options=pc.ReadOptions(block_size=block),
-                                 convert_options=pc.ConvertOptions(
-                                     column_types={raw[c]: types[c] for c in columns},
-                                     include_columns=[raw[c] for c in columns], strings_can_be_null=True))
-            batches = reader
-        for batch in batches:
-            arrays = {}
-            for c in columns:
-                arr = batch.column(raw[c])
-                if pa.types.is_dictionary(arr.type):
-                    arr = arr.cast(arr.type.value_type)
-                if types[c] == pa.string():
-                    arr = pac.utf8_trim_whitespace(arr.cast(pa.string()))
-                    arr = pac.if_else(pac.equal(arr, ""), None, arr).fill_null(MISSING)
-                arrays[c] = arr
-            yield pa.table(arrays).to_pandas() if arrays else _empty_frame(batch.num_rows)
-    except pa.ArrowInvalid as err:
-        raise DataError(f"{path}: {' '.join(str(err).split())[:300]} (a column typed by the file's first rows; "
-                        "audit it in memory with --out-of-core off)") from None
+            yield from pc.open_csv(path, read_options=pc.ReadOptions(block_size=block),
+                                   convert_options=pc.ConvertOptions(
+                                       column_types={raw[c]: types[c] for c in columns},
+                                       include_columns=[raw[c] for c in columns], strings_can_be_null=True))
+        except pa.ArrowInvalid as err:
+            raise DataError(f"{path}: {' '.join(str(err).split())[:300]} (a column typed by the file's first rows; "
+                            "audit it in memory with --out-of-core off)") from None
+
+    return [raw[c] for c in columns], types, batches()
+
+
+def clean_array(arr, text: bool):
+    """One column of a batch as ``fairaudit.data.from_csv`` has it: text stripped, missing or empty "?"."""
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    if text:
+        arr = pac.utf8_trim_whitespace(arr.cast(pa.string()))
+        arr = pac.if_else(pac.equal(arr, ""), None, arr).fill_null(MISSING)
+    return arr
+
+
+def frame_of(batch, names, types):
+    """A record batch (columns ``names``, as stored) as a cleaned pandas DataFrame."""
+    import pyarrow as pa
+
+    arrays = {n.strip(): clean_array(batch.column(n), types[n.strip()] == pa.string()) for n in names}
+    return pa.table(arrays).to_pandas() if arrays else _empty_frame(batch.num_rows)
+
+
+def read_frames(path, columns, rows: int = READ_ROWS):
+    """The chosen ``columns`` of a CSV or Parquet file as cleaned pandas DataFrames of about ``rows`` rows each."""
+    names, types, batches = read_batches(path, columns, rows)
+    for batch in batches:
+        yield frame_of(batch, names, types)
+
+
+def distinct_rows(batch, names, limit: int):
+    """``(first, inverse)``: each distinct combination of the columns ``names`` in ``batch`` (as stored), by the
+    position of its first row, and each row's combination — or None when there are more than ``limit``. Every
+    event, decision and leaf is a function of a row's columns, so evaluating them on the distinct combinations and
+    spreading the answers by ``inverse`` gives every row's answer exactly."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    n = batch.num_rows
+    key = np.zeros(n, dtype=np.int64)
+    span = 1
+    for name in names:
+        arr = batch.column(name)
+        enc = arr if pa.types.is_dictionary(arr.type) else pac.dictionary_encode(arr, null_encoding="encode")
+        codes = enc.indices.to_numpy(zero_copy_only=False)
+        if enc.indices.null_count:  # a dictionary array's nulls: one more code
+            codes = np.where(np.asarray(enc.indices.is_null()), len(enc.dictionary), codes)
+        card = len(enc.dictionary) + 1
+        if span * card > (1 << 62):
+            return None
+        key += codes.astype(np.int64) * span
+        span *= card
+    inverse, uniques = pd.factorize(key)
+    if len(uniques) > limit:
+        return None
+    first = np.zeros(len(uniques), dtype=np.int64)
+    first[inverse[::-1]] = np.arange(n - 1, -1, -1)  # the last write for each combination is its first row
+    return first, inverse
 
 
 def _empty_frame(n: int):
@@ -169,16 +219,27 @@ def file_dataset(path, used: list[str], *, label: str | None = None, protected=N
     kinds = {c: _kind(types[c]) for c in columns}
     wanted = [c for c in dict.fromkeys(list(used) + ([label] if label else [])) if c in kinds
               and (kinds[c] == "categorical" or c == label)]
-    known: dict = {c: set() for c in wanted}
-    first = None
-    for frame in read_frames(path, wanted or columns[:1]):
-        if first is None:
-            first = frame
-        for c in wanted:
-            known[c].update(distinct_values(frame[c]))
-    if first is None:
-        raise DataError(f"{path} has no data rows")
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    known: dict = {c: set() for c in wanted}
+    rows = 0
+    raw, _, batches = read_batches(path, wanted or columns[:1])
+    for batch in batches:  # the distinct values of each wanted column: pyarrow's unique per batch, then cleaned
+        rows += batch.num_rows
+        for c, name in zip(wanted, raw):
+            arr = batch.column(name)
+            if pa.types.is_dictionary(arr.type):  # the dictionary's values the batch uses (and null)
+                unique = arr.dictionary.take(pac.unique(arr.indices.drop_null()))
+                if arr.null_count:
+                    unique = pa.concat_arrays([unique, pa.nulls(1, unique.type)])
+            else:
+                unique = pac.unique(arr)
+            values = clean_array(unique, types[c] == pa.string()).to_pandas()
+            known[c].update(distinct_values(values))
+    if rows == 0:
+        raise DataError(f"{path} has no data rows")
 
     # a stand-in frame holding every known value (build_schema reads the label's values from it)
     sample = {c: pd.Series(sorted(known[c], key=str) if c in known else ([0.0] if kinds[c] == "numeric"
@@ -236,21 +297,34 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
         decider = ExpressionModel(pred, decision, event_columns(decision))
     where_event = parse_event(where) if where else None
     names, _ = _arrow_types(path)
-    columns = used_columns(spec, pred, where, [n.strip() for n in names]) + ([label] if label else [])
+    columns = list(dict.fromkeys(used_columns(spec, pred, where, [n.strip() for n in names]) + ([label] if label
+                                                                                                  else [])))
     store = CodeStore(dtype)
     spill = None
     total = agree = 0
-    for frame in read_frames(path, columns or [names[0].strip()], rows=rows):
+    columns = columns or [names[0].strip()]
+    raw, types, batches = read_batches(path, columns, rows=rows)
+    for batch in batches:
+        n = batch.num_rows
+        found = distinct_rows(batch, raw, limit=max(1, n // 4))
+        if found is not None:  # evaluate on the distinct combinations, spread to the rows (exact)
+            first, inverse = found
+            frame = frame_of(batch.take(first), raw, types)
+        else:
+            frame, inverse = frame_of(batch, raw, types), None
         decided = None if decider is None else decider.predict(frame)
         labels = None if label is None else (frame[label] == favourable).to_numpy(dtype=np.int8)
-        if labels is not None and decided is not None:
-            agree += int((decided == labels).sum())
-        if where_event is not None:
-            keep = event_array(where_event, frame, decided, labels, None)
-            frame = frame[keep].reset_index(drop=True)
-            decided = None if decided is None else decided[keep]
-            labels = None if labels is None else labels[keep]
+        keep = None if where_event is None else event_array(where_event, frame, decided, labels, None)
         codes = encode(observe(spec, frame, pred=decided, label=labels), keys)
+        weight = None if inverse is None else np.bincount(inverse, minlength=len(frame))
+        if labels is not None and decided is not None:
+            same = decided == labels
+            agree += int(same.sum() if weight is None else weight[same].sum())
+        if inverse is not None:
+            codes = codes[inverse]
+            keep = None if keep is None else keep[inverse]
+        if keep is not None:
+            codes = codes[keep]
         if spill is None and (store.rows + len(codes)) * dtype.itemsize > memory_bytes:
             from fairaudit.engines.stream import _fresh
 
@@ -259,7 +333,7 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
                 spill.append(part)
             store = spill
         store.append(codes)
-        total += len(frame) if where_event is None else int(len(keep))
+        total += n
         if on_rows is not None:
             on_rows(total)
     return store.close(), total, (agree / total if total and label is not None and pred is not None else None)

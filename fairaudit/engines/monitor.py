@@ -75,7 +75,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from fairaudit.bounds.allocation import Allocation, Allocator, SPLITS, equal_split, sound_delta
-from fairaudit.bounds.concentration import BOUND_ALIASES, BOUNDS, DEFAULT_BOUND, get_bound
+from fairaudit.bounds.concentration import BOUND_ALIASES, BOUNDS, DEFAULT_BOUND, ReusedBound, get_bound
 from fairaudit.bounds.directed import directed_verdict, display_deltas, witness_deltas
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.engines.base import Context, Engine, LeafBatch, Option
@@ -84,7 +84,8 @@ from fairaudit.errors import FairauditError
 from fairaudit.evaluate import LeafValue
 from fairaudit.guarantee import Guarantee
 
-CHUNK_CHECKS = 256  # checks per batch (at most)
+CHUNK_CHECKS = 256  # checks in the first batch (at most)
+CHUNK_LIMIT = 8192  # the batches double up to this many checks (numpy's cost per call is then negligible)
 YIELD_SECONDS = 0.5  # a batch is yielded at least this often while the scan searches for a decision
 SOLVER_TIME_LIMIT = 1.0  # seconds per solver call; a call that runs out just does not decide that check
 ORDERS = ("shuffle", "given")
@@ -113,10 +114,13 @@ class _State:
 
 def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = DEFAULT_SPLIT,
                     bound: str = DEFAULT_BOUND, order: str = "shuffle", ctx: Context | None = None,
-                    assumes: str | None = None, chunk: int = CHUNK_CHECKS, yield_every: float = YIELD_SECONDS,
+                    assumes: str | None = None, chunk: int = CHUNK_CHECKS, chunk_limit: int = CHUNK_LIMIT,
+                    yield_every: float = YIELD_SECONDS,
                     solver_time_limit: float = SOLVER_TIME_LIMIT, stop: bool = False) -> Iterator[LeafBatch]:
-    """The monitor over ``obs``: a ``LeafBatch`` every ``chunk`` checks, or sooner when the search for a
-    decision has run for ``yield_every`` seconds since the last one. Each solver call is limited to
+    """The monitor over ``obs``: a ``LeafBatch`` of ``chunk`` checks, the next ones twice as long up to
+    ``chunk_limit`` (every check is computed on its own statistics, so the batches' lengths change nothing but how
+    often the run reports), or sooner when the search for a decision has run for ``yield_every`` seconds since the
+    last one. Each solver call is limited to
     ``solver_time_limit`` seconds and to the time the run has left (a call that runs out finds no allocation:
     that check is just not decided, which is sound). With ``order="given"`` the first batch carries the
     halves test of ``OrderEvidence`` (it needs the whole stream, which is known up front). With ``stop`` the
@@ -126,6 +130,7 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
         raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
     ctx = ctx or Context()
     allocator = Allocator(spec, delta, bound, solver_time_limit=solver_time_limit)
+    allocator.bound = ReusedBound(allocator.bound)  # the same interval asked twice is computed once
     keys = allocator.cs.leaf_keys
     idx = check_points(obs.length, batch)
     steps = idx + 1
@@ -195,6 +200,7 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
         first = False
         last_yield = time.perf_counter()
         a = b
+        chunk = max(chunk, min(2 * chunk, chunk_limit))
 
 
 def _counterexamples(obs, rows: int):
@@ -605,7 +611,7 @@ def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object
     from fairaudit.run import drive, last
 
     engine = Monitor()
-    extra = {k: kwargs.pop(k) for k in ("chunk", "yield_every", "solver_time_limit") if k in kwargs}
+    extra = {k: kwargs.pop(k) for k in ("chunk", "chunk_limit", "yield_every", "solver_time_limit") if k in kwargs}
     bound = kwargs.pop("bound", "hoeffding")  # a name, or a ``Bound`` object (the validity tests pass one)
     if isinstance(bound, str):
         kwargs["bound"] = bound

@@ -92,3 +92,21 @@ def test_memory_does_not_keep_every_check(files):
             stats[k].at(slice(a, a + 256))
         widest = max(widest, len(obs.cum[keys[0]][0]))
     assert widest <= 256 + 300 + 1
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_distinct_combinations_give_every_rows_code(files, suffix, monkeypatch):
+    """Evaluating the decision, the filter and the leaves once per distinct combination of the columns they read
+    (``distinct_rows``) gives every row the code that evaluating every row gives."""
+    from fairaudit import outofcore
+    from fairaudit.spec import parse
+
+    spec = parse(SPEC + ' and E[pred | juv_fel_count > 0 and sex != "Male"] > 0.05')
+    kw = dict(where='race != "Other"', rows=2000)
+    fast, total, _ = outofcore.encode_file(spec, files / f"log{suffix}", PRED, **kw)
+    calls = []
+    real = outofcore.distinct_rows
+    monkeypatch.setattr(outofcore, "distinct_rows", lambda *a, **k: calls.append(real(*a, **k)) or None)
+    slow, total2, _ = outofcore.encode_file(spec, files / f"log{suffix}", PRED, **kw)
+    assert any(c is not None for c in calls)  # the fast path was taken for some chunk
+    assert total == total2 and np.array_equal(fast.load(), slow.load())
