@@ -167,10 +167,14 @@ def _newton_ends(s, f, n, p, thr, want_lo, want_hi):
         sure_hi = np.minimum(p + radius, -np.expm1(target / safe_f) * (1.0 + 1e-12))
         sure_hi = np.maximum(np.where(sure_hi >= 1.0, np.nextafter(1.0, 0.0), sure_hi), p)
         near_lo, near_hi = np.maximum(p - local, sure_lo), np.minimum(p + local, sure_hi)
-        lo = np.where(_loglik(near_lo, s, f) <= target, near_lo, sure_lo)
-        hi = np.where(_loglik(near_hi, s, f) <= target, near_hi, sure_hi)
-        ok_lo = want_lo & (_loglik(lo, s, f) <= target)
-        ok_hi = want_hi & (_loglik(hi, s, f) <= target)
+        starts = []
+        for near, sure, want in ((near_lo, sure_lo, want_lo), (near_hi, sure_hi, want_hi)):
+            use = _loglik(near, s, f) <= target
+            ok = want & use
+            far = np.flatnonzero(want & ~use)  # the sure start, checked too (rounding) where it is needed
+            ok[far] = _loglik(sure[far], s[far], f[far]) <= target[far]
+            starts.append((np.where(use, near, sure), ok))
+        (lo, ok_lo), (hi, ok_hi) = starts
         for side, m, ok in (("lo", lo, ok_lo), ("hi", hi, ok_hi)):
 
             def step(mm, ss, ff, tt, pp):
@@ -180,6 +184,7 @@ def _newton_ends(s, f, n, p, thr, want_lo, want_hi):
                 # a step only moves towards the end: stay between the start and p
                 return np.clip(new, mm, pp) if side == "lo" else np.clip(new, pp, mm)
 
+            moved = ok
             for _ in range(_NEWTON_SWEEPS):  # every endpoint at once (no indexing: cheap per element)
                 new = step(m, s, f, target, p)
                 moved = np.abs(new - m) > _NEWTON_TOL * np.maximum(m, 1e-300)

@@ -264,7 +264,7 @@ class CodeStore:
 
     def __init__(self, dtype, path=None, codes: np.ndarray | None = None):
         self.dtype, self.path = np.dtype(dtype), (None if path is None else Path(path))
-        self.codes = codes
+        self._parts = [] if codes is None else [codes]  # in memory: the appended arrays, joined when read
         self.rows = 0 if codes is None else len(codes)
         self._out = None
         if self.path is not None and codes is None:
@@ -275,8 +275,15 @@ class CodeStore:
         if self._out is not None:
             self._out.write(codes.tobytes())
         else:
-            self.codes = codes.copy() if self.codes is None else np.concatenate([self.codes, codes])
+            self._parts.append(codes.copy())
         self.rows += len(codes)
+
+    @property
+    def codes(self) -> np.ndarray:
+        """The codes held in memory, as one array (joined once: appending stays linear in the stream)."""
+        if len(self._parts) != 1:
+            self._parts = [np.concatenate(self._parts) if self._parts else np.zeros(0, self.dtype)]
+        return self._parts[0]
 
     def close(self) -> "CodeStore":
         if self._out is not None:
@@ -288,7 +295,7 @@ class CodeStore:
         """The codes in order, ``rows`` at a time."""
         self.close()
         if self.path is None:
-            codes = self.codes if self.codes is not None else np.zeros(0, self.dtype)
+            codes = self.codes
             for a in range(0, len(codes), rows):
                 yield codes[a:a + rows]
             return
@@ -302,7 +309,7 @@ class CodeStore:
     def load(self) -> np.ndarray:
         """Every code in one array (the caller has decided it fits in memory)."""
         if self.path is None:
-            return self.codes if self.codes is not None else np.zeros(0, self.dtype)
+            return self.codes
         self.close()
         return np.fromfile(self.path, dtype=self.dtype)
 
