@@ -132,7 +132,12 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     allocator = Allocator(spec, delta, bound, solver_time_limit=solver_time_limit)
     allocator.bound = ReusedBound(allocator.bound)  # the same interval asked twice is computed once
     keys = allocator.cs.leaf_keys
-    idx = check_points(obs.length, batch)
+    if getattr(obs, "lazy_checks", False):  # a stream read in chunks: the checks without an array of them all
+        from fairaudit.engines.stream import CheckPoints
+
+        idx = CheckPoints(obs.length, batch)
+    else:
+        idx = check_points(obs.length, batch)
     steps = idx + 1
     stats = obs.stats(idx)
     equal = equal_split(keys, delta)

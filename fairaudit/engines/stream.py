@@ -78,6 +78,57 @@ def read_chunks(path, rows: int = CHUNK_ROWS, columns=None) -> Iterator:
         yield pa.Table.from_batches([batch]).to_pandas()
 
 
+class CheckPoints:
+    """``fairaudit.engines.monitor.check_points(length, batch) + offset`` without building the array: the checks of
+    a stream of any length in O(1) memory (20 M checks would be 160 MB per array). Supports ``len``, indexing by an
+    int, a slice or an array (numpy values), ``+ k`` and ``count_upto``."""
+
+    def __init__(self, length: int, batch: int, offset: int = 0):
+        if batch < 1:
+            raise FairauditError(f"batch must be a positive integer, got {batch}")
+        self.length, self.batch, self.offset = int(length), int(batch), int(offset)
+        self.regular = self.length // self.batch
+        self.size = self.regular + (1 if self.length % self.batch else 0)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _values(self, i: np.ndarray) -> np.ndarray:
+        i = np.asarray(i, dtype=np.int64)
+        return np.where(i < self.regular, (i + 1) * self.batch - 1, self.length - 1) + self.offset
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return self._values(np.arange(*key.indices(self.size), dtype=np.int64))
+        if np.ndim(key) == 0:
+            i = int(key) + (self.size if int(key) < 0 else 0)
+            if not 0 <= i < self.size:
+                raise IndexError(f"check {key} of {self.size}")
+            return self._values(np.int64(i))[()]
+        key = np.asarray(key)
+        key = np.flatnonzero(key) if key.dtype == bool else np.where(key < 0, key + self.size, key)
+        return self._values(key)
+
+    def __add__(self, k: int) -> "CheckPoints":
+        return CheckPoints(self.length, self.batch, self.offset + int(k))
+
+    def count_upto(self, x: int) -> int:
+        """How many checks are ≤ ``x`` (``np.searchsorted(checks, x, side="right")``)."""
+        y = int(x) - self.offset
+        if y < 0:
+            return 0
+        count = min((y + 1) // self.batch, self.regular)
+        if self.size > self.regular and y >= self.length - 1:
+            count += 1
+        return count
+
+
+def _count_upto(ends, x: int) -> int:
+    if isinstance(ends, CheckPoints):
+        return ends.count_upto(x)
+    return int(np.searchsorted(ends, x, side="right"))
+
+
 def _span(index, size: int) -> tuple[int, int]:
     """``(lowest, highest)`` check position that ``index`` (an int, a slice or an array of positions) selects,
     without building an array of every check; ``(0, -1)`` for an empty selection."""
@@ -151,8 +202,10 @@ class ChunkedObservations:
         """``(n1, s1, n2, s2)`` of ``key`` over the first half of the stream and the rest (None if unknown)."""
         return None if self.halves is None else self.halves.get(key)
 
-    def stats(self, ends: np.ndarray) -> dict:
-        self.ends = np.asarray(ends, dtype=np.int64)
+    lazy_checks = True  # the monitor may give ``stats`` a ``CheckPoints`` (no array of every check)
+
+    def stats(self, ends) -> dict:
+        self.ends = ends if isinstance(ends, CheckPoints) else np.asarray(ends, dtype=np.int64)
         self.cum = {k: (np.zeros(0, np.int64), np.zeros(0, np.int64)) for k in self.keys}
         self.base = self.filled = 0
         return {k: _LazyStats(self, k) for k in self.keys}
@@ -172,7 +225,7 @@ class ChunkedObservations:
             if obs is None:
                 raise FairauditError(f"the stream ended after {self.counts.rows:,} rows; {self.length:,} were expected")
             start = self.counts.rows
-            stop = int(np.searchsorted(self.ends, start + obs.length - 1, side="right"))
+            stop = _count_upto(self.ends, start + obs.length - 1)
             local = self.ends[self.filled:stop] - start
             for k in self.keys:
                 v, m = obs.values[k], obs.masks[k]
@@ -294,10 +347,10 @@ class CodeStore:
     def chunks(self, rows: int = 1 << 20) -> Iterator[np.ndarray]:
         """The codes in order, ``rows`` at a time."""
         self.close()
-        if self.path is None:
-            codes = self.codes
-            for a in range(0, len(codes), rows):
-                yield codes[a:a + rows]
+        if self.path is None:  # the appended arrays as they are (no joined copy of them all)
+            for part in list(self._parts):
+                for a in range(0, len(part), rows):
+                    yield part[a:a + rows]
             return
         with open(self.path, "rb") as f:
             while True:

@@ -110,3 +110,18 @@ def test_distinct_combinations_give_every_rows_code(files, suffix, monkeypatch):
     slow, total2, _ = outofcore.encode_file(spec, files / f"log{suffix}", PRED, **kw)
     assert any(c is not None for c in calls)  # the fast path was taken for some chunk
     assert total == total2 and np.array_equal(fast.load(), slow.load())
+
+
+@pytest.mark.parametrize("length,batch", [(0, 3), (1, 1), (10, 5), (11, 5), (12, 5), (7, 10), (1000, 7)])
+def test_check_points_without_the_array(length, batch):
+    from fairaudit.engines.monitor import check_points
+    from fairaudit.engines.stream import CheckPoints
+
+    want, got = check_points(length, batch), CheckPoints(length, batch)
+    assert len(got) == len(want)
+    assert np.array_equal(got[:], want) and np.array_equal((got + 1)[2:9:3], (want + 1)[2:9:3])
+    if len(want):
+        assert got[-1] == want[-1] and got[0] == want[0]
+        assert np.array_equal(got[np.array([0, len(want) - 1])], want[[0, len(want) - 1]])
+    for x in range(-2, length + 3):
+        assert got.count_upto(x) == int(np.searchsorted(want, x, side="right"))
