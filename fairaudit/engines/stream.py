@@ -8,6 +8,15 @@ rows, counted from the stream's first row) except the last one, which only the c
 
 ``read_chunks(path)`` reads a CSV or Parquet file in chunks with pyarrow (column types fixed by the first chunk,
 so every chunk parses the same way), as pandas DataFrames.
+
+``ChunkedObservations`` is the monitor's view of such a stream: the statistics of the checks it asks for, read as far
+as needed, a window of checks kept (``CheckPoints``: the checks themselves without an array of them all).
+
+Row codes (``encode`` / ``decode`` / ``CodeStore``): the monitor needs of a row only two bits per distinct leaf, so
+a stream is stored as one small integer per row (1 byte for up to four leaves), in memory or in a file, and read
+back in chunks. ``shuffle_codes`` puts them in a seeded uniformly random order, in memory (the in-memory monitor's
+own permutation) or by spill files beyond (its docstring proves the order uniform). ``fairaudit.outofcore`` builds
+an audit of a file on these.
 """
 from __future__ import annotations
 
