@@ -125,3 +125,32 @@ def test_check_points_without_the_array(length, batch):
         assert np.array_equal(got[np.array([0, len(want) - 1])], want[[0, len(want) - 1]])
     for x in range(-2, length + 3):
         assert got.count_upto(x) == int(np.searchsorted(want, x, side="right"))
+
+
+def test_messy_text_is_cleaned_as_in_memory(tmp_path):
+    """Spaces around text, empty and NA fields (the "?" category) read out of core as ``from_csv`` reads them."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    race = rng.choice(np.array(["A", " A", "B ", "", "C", "NA"], dtype=object), n)
+    score = rng.integers(0, 10, n)
+    path = tmp_path / "messy.csv"
+    with open(path, "w") as f:
+        f.write("race,points\n")
+        for r, s in zip(race, score):
+            f.write(f"{r},{s}\n")
+    spec = 'E[pred | race == "A"] - E[pred | race == "?"] < 0.3 and E[pred | race == "B"] > 0.1'
+    a = audit(str(path), spec, pred="points > 4", order="given", trace_points=None)
+    b = audit_file(path, spec, pred="points > 4", order="given", trace_points=None, read_rows=500)
+    same(a, b)
+    missing = int(np.isin(race, ["", "NA"]).sum())  # the "?" rows: empty and NA fields
+    assert missing in set(b.trace_table.n[-1][np.isfinite(b.trace_table.n[-1])].astype(int))
+
+
+def test_a_column_typed_differently_later_is_one_line(tmp_path):
+    from fairaudit.errors import DataError
+
+    path = tmp_path / "typed.csv"
+    lines = ["race,points"] + [f"A,{i % 10}" for i in range(1_500_000)] + ["B,high"]  # past the first 4 MB
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match="--out-of-core off"):
+        audit_file(path, 'E[pred | race == "A"] > 0.1', pred="points > 4", read_rows=1000)
