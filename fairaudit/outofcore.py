@@ -157,7 +157,8 @@ def read_frames(path, columns, rows: int = READ_ROWS):
 
 def distinct_rows(batch, names, limit: int):
     """``(first, inverse)``: each distinct combination of the columns ``names`` in ``batch`` (as stored), by the
-    position of its first row, and each row's combination — or None when there are more than ``limit``. Every
+    position of one of its rows (they all hold the same values there), and each row's combination — or None when
+    there are more than ``limit``. Every
     event, decision and leaf is a function of a row's columns, so evaluating them on the distinct combinations and
     spreading the answers by ``inverse`` gives every row's answer exactly."""
     import pandas as pd
@@ -182,7 +183,7 @@ def distinct_rows(batch, names, limit: int):
     if len(uniques) > limit:
         return None
     first = np.zeros(len(uniques), dtype=np.int64)
-    first[inverse[::-1]] = np.arange(n - 1, -1, -1)  # the last write for each combination is its first row
+    first[inverse] = np.arange(n)  # some row of each combination (any one: they agree on these columns)
     return first, inverse
 
 
@@ -346,7 +347,6 @@ def audit_file(path, spec, *, pred: str | None = None, where: str | None = None,
     """Audit a CSV or Parquet file out of core with the monitor engine (module doc): the ``AuditResult`` (or,
     with ``iterate``, the generator of partial results). ``options``: the monitor's and every run's options
     (``delta``, ``batch``, ``split``, ``bound``, ``order``, ``seed``, ``stop``, ``time_budget``)."""
-    from fairaudit import engines
     from fairaudit.api import check_options
     from fairaudit.engines.base import Context
     from fairaudit.engines.monitor import monitor_batches, order_assumption
