@@ -20,9 +20,11 @@ In file order and in a shuffle that fits in memory, the verdict, stop step and e
 in-memory run (``fairaudit audit --data FILE.csv``, ``tests/engines/test_outofcore.py``). Memory: one chunk of
 rows, the codes (1 byte a row for ≤ 4 distinct leaves, or a file), a window of checks and the bounded trace.
 
-What runs out of core: the monitor engine with a decision expression (``--pred``, or a ``# decision:`` header)
-over ``E[...]`` leaves (``pred``, ``label`` with ``--label`` and data columns). A model (``--model``) and
-``Fair[...]`` (which re-predicts every row) are audited in memory: the file is loaded whole.
+What runs out of core: the monitor engine with a decision expression (``--pred``, or a ``# decision:`` header) or a
+saved model (its decision and score computed chunk by chunk, as ``fairaudit.inputs.Inputs.build`` computes them for
+every row; every row is audited) over ``E[...]`` leaves (``pred``, ``score``, ``label`` with ``--label`` and data
+columns). Training a model and ``Fair[...]`` (which re-predicts every row with the attribute flipped and keeps
+counterexamples) need the rows in memory: the file is loaded whole.
 
 CSV text columns are read as text, stripped, a missing or empty value becomes "?" (as ``fairaudit.data.from_csv``
 does); a column's type is fixed by the file's first block of rows, and a later row that does not parse as that
@@ -280,7 +282,7 @@ def used_columns(spec, pred: str | None, where: str | None, dataset_columns) -> 
 
 
 def encode_file(spec, path, pred: str | None, *, where: str | None = None, label: str | None = None, favourable=None,
-                rows: int = READ_ROWS, memory_bytes: int = MEMORY_CODES, folder=None, on_rows=None):
+                rows: int = READ_ROWS, memory_bytes: int = MEMORY_CODES, folder=None, on_rows=None, model=None):
     """``(CodeStore, total rows read, agreement)``: every audited row of the file (those matching ``where``) as its
     code, in file order; ``agreement`` the share of all rows whose decision equals the label (None without a label
     or a decision), as ``fairaudit.models.expression`` measures it. ``on_rows(done)`` is told after each chunk."""
@@ -292,14 +294,21 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
 
     keys = compile_spec(spec).leaf_keys
     dtype = code_dtype(keys)
-    decider = None
+    decider = model  # a model scored chunk by chunk (its decision and score), or the decision expression
     if pred is not None:
+        if model is not None:
+            raise FairauditError("give either a model or a decision expression (pred), not both")
         decision = parse_event(pred)
         decider = ExpressionModel(pred, decision, event_columns(decision))
     where_event = parse_event(where) if where else None
     names, _ = _arrow_types(path)
-    columns = list(dict.fromkeys(used_columns(spec, pred, where, [n.strip() for n in names]) + ([label] if label
-                                                                                                  else [])))
+    present = [n.strip() for n in names]
+    columns = list(dict.fromkeys(used_columns(spec, pred, where, present) + ([label] if label else [])
+                                 + list(getattr(model, "feature_names", None) or [])))
+    missing = [c for c in columns if c not in present]
+    if missing:
+        raise FairauditError(f"the model reads column(s) {', '.join(missing[:5])} that {Path(path).name} does "
+                             "not have")
     store = CodeStore(dtype)
     spill = None
     total = agree = 0
@@ -313,10 +322,16 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
             frame = frame_of(batch.take(first), raw, types)
         else:
             frame, inverse = frame_of(batch, raw, types), None
-        decided = None if decider is None else decider.predict(frame)
+        decided = None if decider is None else np.asarray(decider.predict(frame)).astype(np.int8)
+        scores = None
+        if model is not None and hasattr(model, "score"):  # as in memory (``Inputs.build``): every row scored
+            scores = np.asarray(model.score(frame), dtype=float)
+            if not np.isfinite(scores).all():
+                raise FairauditError(f"the model's score is not a number for {int((~np.isfinite(scores)).sum()):,} "
+                                     "row(s) of a chunk; check those rows for missing or extreme values")
         labels = None if label is None else (frame[label] == favourable).to_numpy(dtype=np.int8)
-        keep = None if where_event is None else event_array(where_event, frame, decided, labels, None)
-        codes = encode(observe(spec, frame, pred=decided, label=labels), keys)
+        keep = None if where_event is None else event_array(where_event, frame, decided, labels, scores)
+        codes = encode(observe(spec, frame, pred=decided, label=labels, score=scores), keys)
         weight = None if inverse is None else np.bincount(inverse, minlength=len(frame))
         if labels is not None and decided is not None:
             same = decided == labels
@@ -340,13 +355,15 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     return store.close(), total, (agree / total if total and label is not None and pred is not None else None)
 
 
-def audit_file(path, spec, *, pred: str | None = None, where: str | None = None, label: str | None = None, protected=None,
+def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | None = None, label: str | None = None, protected=None,
                favourable=None, on_progress=None, iterate: bool = False, trace_points="auto", full_trace=None,
                memory_bytes: int = MEMORY_CODES, read_rows: int = READ_ROWS, dataset: FileDataset | None = None,
                **options):
     """Audit a CSV or Parquet file out of core with the monitor engine (module doc): the ``AuditResult`` (or,
     with ``iterate``, the generator of partial results). ``options``: the monitor's and every run's options
-    (``delta``, ``batch``, ``split``, ``bound``, ``order``, ``seed``, ``stop``, ``time_budget``)."""
+    (``delta``, ``batch``, ``split``, ``bound``, ``order``, ``seed``, ``stop``, ``time_budget``). ``model``: a loaded
+    ``Model`` scored chunk by chunk instead of ``pred`` (every row audited: which rows trained it is known only in
+    memory)."""
     from fairaudit.api import check_options
     from fairaudit.engines.base import Context
     from fairaudit.engines.monitor import monitor_batches, order_assumption
@@ -365,7 +382,8 @@ def audit_file(path, spec, *, pred: str | None = None, where: str | None = None,
     path = Path(path)
     if dataset is None:
         names, _ = _arrow_types(path)
-        dataset = file_dataset(path, used_columns(spec, pred, where, [n.strip() for n in names]), label=label,
+        dataset = file_dataset(path, used_columns(spec, pred, where, [n.strip() for n in names])
+                               + list(getattr(model, "feature_names", None) or []), label=label,
                                protected=protected, favourable=favourable)
     label = dataset.schema.label
     favourable = dataset.schema.favourable
@@ -373,7 +391,7 @@ def audit_file(path, spec, *, pred: str | None = None, where: str | None = None,
     progress = Progress(f"Auditing with {engine.title} (out of core)", None, engine.unit, on_progress)
     keys = compile_spec(spec).leaf_keys
     store, total, agreement = encode_file(spec, path, pred, where=where, label=label, favourable=favourable, rows=read_rows,
-                               memory_bytes=memory_bytes, folder=folder.name)
+                               memory_bytes=memory_bytes, folder=folder.name, model=model)
     if store.rows == 0:
         folder.cleanup()
         raise FairauditError(f"no audited row matches --where {where!r}" if where else "the stream is empty: no "
@@ -383,13 +401,13 @@ def audit_file(path, spec, *, pred: str | None = None, where: str | None = None,
         store, how = shuffle_codes(store, int(opts["seed"]), memory_bytes=memory_bytes, folder=folder.name)
     obs = store.observations(keys, halves=opts["order"] == "given")
     ctx = Context(seed=int(opts.get("seed") or 0), time_budget=opts.get("time_budget"), progress=progress)
-    inputs = Inputs(pred=pred, where=where)
+    inputs = Inputs(pred=pred, where=where, model=model)
     guarantee = engine.guarantee(opts, inputs)
     batches = monitor_batches(spec, obs, delta=opts["delta"], batch=opts["batch"], split=opts["split"],
                               bound=opts["bound"], order=opts["order"], ctx=ctx,
                               assumes=order_assumption(opts["order"], opts["seed"]), stop=bool(opts.get("stop")))
-    text = (f"{store.rows:,} rows matching {where}, among all {total:,} rows of {dataset.name}" if where
-            else f"all {total:,} rows of {dataset.name}")
+    every = _rows_text(dataset, model, total)
+    text = f"{store.rows:,} rows matching {where}, among {every}" if where else every
     from fairaudit.models.expression import inverted_warning
 
     inverted = inverted_warning(agreement, dataset)
@@ -399,7 +417,11 @@ def audit_file(path, spec, *, pred: str | None = None, where: str | None = None,
                               "hash_of": "the file's bytes", "source": str(path), "label": s.label,
                               "favourable": None if s.favourable is None else str(s.favourable),
                               "protected": list(s.protected)}, "model": None}
-    describe = {"data": dataset.name, "model": None, "pred": pred, "where": where, "rows": "all"}
+    if model is not None:
+        provenance["model"] = {"kind": model.kind, "params": getattr(model, "params", {}),
+                               "content_hash": getattr(model, "content_hash", None), "description": model.describe()}
+    describe = {"data": dataset.name, "model": None if model is None else model.describe(), "pred": pred,
+                "where": where, "rows": "all"}
     writer = None
     if full_trace is not None:
         from fairaudit.fulltrace import FullTraceWriter
@@ -407,10 +429,24 @@ def audit_file(path, spec, *, pred: str | None = None, where: str | None = None,
         writer = FullTraceWriter(full_trace, spec.text)
     results = drive(engine, spec, batches, options={**describe, **opts}, guarantee=guarantee, ctx=ctx,
                     stop=bool(opts.get("stop")), on_progress=on_progress, progress=progress,
-                    warnings=list(dataset.warnings) + ([inverted] if inverted else []), rows=rows, provenance=provenance, trace_points=trace_points,
+                    warnings=list(dataset.warnings) + [str(w) for w in getattr(model, "warnings", ())]
+                    + ([inverted] if inverted else []), rows=rows, provenance=provenance, trace_points=trace_points,
                     full_trace=writer, info={"out_of_core": True, "order_how": how.get("shuffle")})
     results = _finally(results, writer, folder)
     return results if iterate else last(results)
+
+
+def _rows_text(dataset: FileDataset, model, total: int) -> str:
+    """The "all rows" sentence, as ``fairaudit.inputs.audited_rows`` words it for a model whose training rows are
+    not these (out of core, which rows trained a model is not known)."""
+    every = f"all {total:,} rows of {dataset.name}"
+    if model is None or getattr(model, "kind", "") == "expression":
+        return every
+    record = (getattr(model, "params", None) or {}).get("trained_on")
+    where = (f"on {record.get('dataset')}, not on exactly these rows" if isinstance(record, dict)
+             else "outside fairaudit")
+    return (f"{every} (the model was trained {where}: if some of them trained it, label-based metrics are "
+            "optimistic on those)")
 
 
 def _finally(results, writer, folder):

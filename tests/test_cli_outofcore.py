@@ -56,7 +56,7 @@ def test_auto_keeps_a_small_csv_in_memory(logs, capsys, tmp_path):
     (["--out-of-core", "on", "--data", "compas"], "not one"),
     (["--out-of-core", "off", "--data", "{logs}/log.parquet"], "read out of core only"),
     (["--data", "{logs}/log.parquet", "--engine", "dataset"], "monitor engine"),
-    (["--data", "{logs}/log.parquet", "--model", "logreg"], "scored in memory"),
+    (["--data", "{logs}/log.parquet", "--model", "logreg"], "trains a model on the data"),
     (["--data", "{logs}/log.parquet", "--where", 'sex == "male"'], "never takes the value"),
     (["--data", "{logs}/log.parquet", "--where", "age > 500"], "no audited row"),
 ])
@@ -66,3 +66,21 @@ def test_refusals_are_one_line_exit_2(logs, capsys, argv, needle):
     code, out, err = run(capsys, *argv, *pred, "--spec", SPEC)
     assert code == 2
     assert needle in err and "Traceback" not in err
+
+
+def test_a_saved_model_runs_out_of_core(logs, capsys, tmp_path):
+    from fairaudit import models
+
+    model = models.train(data.load("compas"), "logreg", seed=2)
+    path = tmp_path / "m.skops"
+    model.save(path)
+    outs = {}
+    for mode, src in (("off", "log.csv"), ("auto", "log.parquet")):
+        target = tmp_path / f"{mode}.json"
+        code, out, err = run(capsys, "--data", str(logs / src), "--model", str(path), "--rows", "all", "--spec",
+                             SPEC, "--order", "given", "--out-of-core", mode, "--json", str(target))
+        assert code in (0, 1, 3), err
+        outs[mode] = json.loads(target.read_text())
+    assert outs["auto"]["info"].get("out_of_core") is True
+    assert outs["auto"]["trace"] == outs["off"]["trace"]
+    assert outs["auto"]["verdict"] == outs["off"]["verdict"]

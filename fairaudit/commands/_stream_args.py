@@ -4,8 +4,9 @@ read in chunks (``fairaudit.outofcore``), memory bounded whatever the file's len
 When it applies (``route``): ``--out-of-core on`` always (or a one-line error saying why it cannot), ``off``
 never, ``auto`` (the default) for a Parquet file and for a CSV file of at least ``AUTO_BYTES`` — when the run is
 one the out-of-core reader can do: the monitor engine, decisions from an expression (``--pred`` or a ``#
-decision:`` header), no ``Fair[...]``, no ``--missing drop``. A model (``--model``) is scored in memory: the file
-is then loaded whole (a Parquet file cannot be: it is read out of core only).
+decision:`` header) or a saved model file (``--model PATH``, scored chunk by chunk; every row audited, so a model
+fairaudit trained needs ``--rows all``: its held-out rows are found only in memory), no ``Fair[...]``, no
+``--missing drop``. Otherwise the file is loaded whole (a Parquet file cannot be: it is read out of core only).
 """
 from __future__ import annotations
 
@@ -31,8 +32,16 @@ def _why_not(args, engine, spec_file, uses_model: bool) -> str | None:
     if engine.name != "monitor":
         return f"the {engine.name} engine reads the whole dataset; out of core is the monitor engine's"
     if uses_model:
-        return "a model (--model) is scored in memory: the file is loaded whole; give a decision expression " \
-               "(--pred) to audit it out of core"
+        from pathlib import Path
+
+        from fairaudit.models import KINDS
+
+        if args.model in KINDS or not Path(args.model).is_file():
+            return "--model KIND trains a model on the data, in memory; a saved model file (--model PATH) or a " \
+                   "decision expression (--pred) is audited out of core"
+        if args.rows != "all" and "trained_on" in (getattr(_load(args), "params", None) or {}):
+            return "the model was trained by fairaudit, and its held-out rows are found only in memory; give " \
+                   "--rows all to audit every row out of core"
     if any(tn.kind == "fair" for tn in spec_file.spec.leaves):
         return "Fair[...] re-predicts every row with a model: it is audited in memory"
     if getattr(args, "missing", "keep") == "drop":
@@ -40,6 +49,13 @@ def _why_not(args, engine, spec_file, uses_model: bool) -> str | None:
     if args.rows == "held-out":
         return "--rows held-out needs a model trained here"
     return None
+
+
+def _load(args):
+    from fairaudit.commands._model_args import model_from_args
+
+    return model_from_args(argparse.Namespace(model=args.model, pred=None, trust_pickle=args.trust_pickle,
+                                              trust_type=args.trust_type), None)
 
 
 def route(args, engine, spec_file) -> bool:
@@ -93,16 +109,25 @@ def run_out_of_core(args, engine, spec_file, options: dict, from_file: list, whe
         used = used_columns(spec_file.spec, args.pred, args.where, columns)
     except FairauditError:
         used = []  # a syntax error: preflight positions it
+    from pathlib import Path
+
     dataset = file_dataset(args.data, used, label=args.label, protected=protected_names(args.protected),
                            favourable=args.favourable)
+    uses_model = getattr(args, "model", None) is not None
+    model = _load(args) if uses_model else None
+    if model is not None:
+        missing = [c for c in model.feature_names if c not in columns]
+        if missing:
+            raise FairauditError(f"the model {Path(args.model).name} reads column(s) {', '.join(missing[:5])} that "
+                                 f"{Path(args.data).name} does not have")
     preflight(dataset, spec_file.spec, spec_source=file_source(spec_file), decision=decision, where=where,
-              uses_model=False)
+              uses_model=uses_model)
     line = terminal_line(sys.stderr)
     try:
-        result = audit_file(args.data, spec_file.spec, pred=args.pred, where=args.where, dataset=dataset,
-                            on_progress=line, **trace_args(args), **options)
+        result = audit_file(args.data, spec_file.spec, pred=args.pred, model=model, where=args.where,
+                            dataset=dataset, on_progress=line, **trace_args(args), **options)
     finally:
         if line is not None:
             line.close()
     return finish(args, result, from_file, notes=other_engines_headers(spec_file, engine), dataset=None,
-                  model=None)
+                  model=model)

@@ -154,3 +154,25 @@ def test_a_column_typed_differently_later_is_one_line(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(DataError, match="--out-of-core off"):
         audit_file(path, 'E[pred | race == "A"] > 0.1', pred="points > 4", read_rows=1000)
+
+
+def test_a_saved_model_scored_chunk_by_chunk_equals_in_memory(files, tmp_path):
+    """A model file (not trained on these very rows) scored chunk by chunk gives the in-memory run's checks; the
+    spec reads its decision and its score."""
+    from fairaudit import models
+
+    model = models.train(data.load("compas"), "logreg", seed=1)
+    path = tmp_path / "m.skops"
+    model.save(path)
+    spec = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05 and '
+            'E[score > 0.6 | sex == "Female"] < 0.5')
+    a = audit(str(files / "log.csv"), spec, model=str(path), rows="all", order="given", trace_points=None)
+    loaded = models.load(path)
+    for suffix in (".csv", ".parquet"):
+        b = audit_file(files / f"log{suffix}", spec, model=loaded, order="given", trace_points=None, read_rows=900,
+                       where=None)
+        assert (a.verdict, a.stop_step) == (b.verdict, b.stop_step)
+        ta, tb = a.trace_table, b.trace_table
+        for name in ("estimate", "lo", "hi", "delta", "verdict", "n"):
+            assert np.array_equal(getattr(ta, name), getattr(tb, name), equal_nan=True), name
+        assert b.rows_text == a.rows_text.replace("log", "log")
