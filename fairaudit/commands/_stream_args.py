@@ -22,9 +22,9 @@ def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
     from fairaudit.outofcore import AUTO_BYTES
 
     parser.add_argument("--out-of-core", choices=MODES, default="auto", dest="out_of_core",
-                        help="read the --data file in chunks, memory bounded whatever its length (monitor engine "
-                             "with --pred; CSV or Parquet): on, off, or auto (default: Parquet files and CSV files "
-                             f"of {AUTO_BYTES >> 20} MB or more)")
+                        help="read the --data file in chunks, memory bounded whatever its length (monitor engine; "
+                             "--pred or a saved --model PATH; CSV or Parquet): on, off, or auto (default: Parquet "
+                             f"files and CSV files of {AUTO_BYTES >> 20} MB or more)")
 
 
 def _why_not(args, engine, spec_file, uses_model: bool) -> str | None:
