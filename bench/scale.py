@@ -1,80 +1,127 @@
-"""Benchmark: the monitor on big decision logs, in process (the file loaded whole) and out of core (read in chunks).
+"""Benchmark: ``fairaudit audit`` on big decision logs — rows/s and peak memory, in process and out of core.
 
-Generates synthetic logs (``sex, race, age, decile_score, two_year_recid``; CSV and Parquet) of 1 M, 2 M and
-10 M rows in a temporary folder; audits ``E[pred | race == "African-American"] - E[pred | race == "Caucasian"] <
-0.2`` with ``pred = decile_score > 4`` (Δ = 0.05, a check every 5 rows, file order), each configuration in its own
-process, and prints rows/s and peak memory (the child's max RSS). In process = ``fairaudit audit --data log.csv
---order given --json``; out of core = ``fairaudit.engines.stream.file_observations`` over the Parquet file (chunks of
-65,536 rows) through the monitor (``run_monitor``). Dask and ``--follow`` are not implemented yet.
+Generates synthetic COMPAS-like logs (``sex, race, age, decile_score, two_year_recid``) of the requested sizes,
+Parquet (and CSV for the configurations that read it), written in pieces of 1 M rows so that generating 100 M rows
+needs little memory, and cached in ``$TMPDIR/fairaudit-scale-bench`` (delete it to regenerate). Each configuration
+audits ``E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.2`` with ``--pred 'decile_score >
+4'`` (Δ = 0.05, a check every 5 rows; the monitor runs to the end of the stream, it does not stop at the decision) in
+its own process under ``/usr/bin/time`` and the table gives the wall time, rows/s, the CPU time (user + system:
+the machine is shared, so wall time depends on the load, which is printed with ``uptime``), the peak RSS, the
+verdict and the stop step.
 
-Run: ``.venv/bin/python bench/scale.py [ROWS ...]`` (default 1e6 2e6 1e7).
+Configurations are the list ``CONFIGS``: a name, the file format, the command (``fairaudit audit`` with extra
+flags, or any argv built from the file's path) and the largest size it is run at. Add a column by adding one.
+
+Run: ``nice .venv/bin/python bench/scale.py [ROWS ...]`` (default ``1e6 1e7 1e8``; 1e8 takes minutes).
 """
 from __future__ import annotations
 
-import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 SPEC = 'E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.2'
 PRED = "decile_score > 4"
+PIECE = 1_000_000  # rows generated (and written) at a time
+CACHE = Path(os.environ.get("FAIRAUDIT_BENCH_CACHE", Path(tempfile.gettempdir()) / "fairaudit-scale-bench"))
+
+
+def audit(*extra: str) -> Callable[[Path], list[str]]:
+    """The argv of ``fairaudit audit`` on a log, with ``extra`` flags."""
+    return lambda path: [sys.executable, "-m", "fairaudit", "audit", "--data", str(path), "--pred", PRED,
+                         "--spec", SPEC, *extra]
+
+
+@dataclass
+class Config:
+    name: str
+    fmt: str  # "parquet" or "csv": the log it reads
+    command: Callable[[Path], list[str]]
+    max_rows: float = float("inf")  # not run beyond this size (memory)
+    notes: dict = field(default_factory=dict)
+
+
+CONFIGS = [
+    Config("in process (CSV, file order)", "csv", audit("--order", "given", "--out-of-core", "off"), 2e6),
+    Config("in process (CSV, shuffled)", "csv", audit("--order", "shuffle", "--out-of-core", "off"), 2e6),
+    Config("out of core (Parquet, file order)", "parquet", audit("--order", "given", "--out-of-core", "on")),
+    Config("out of core (Parquet, shuffled)", "parquet", audit("--order", "shuffle", "--out-of-core", "on")),
+    Config("out of core (CSV, file order)", "csv", audit("--order", "given", "--out-of-core", "on"), 1e7),
+]
 
 GEN = """
-import sys, numpy as np, pandas as pd
-n, out = int(float(sys.argv[1])), sys.argv[2]
+import sys, numpy as np, pandas as pd, pyarrow as pa, pyarrow.parquet as pq
+n, out, piece = int(float(sys.argv[1])), sys.argv[2], int(sys.argv[3])
+csv = len(sys.argv) > 4
 rng = np.random.default_rng(1)
-race = rng.choice(np.array(["African-American", "Caucasian", "Hispanic", "Other"]), n, p=[.5, .34, .09, .07])
-df = pd.DataFrame({"sex": rng.choice(np.array(["Male", "Female"]), n, p=[.8, .2]), "race": race,
-                   "age": rng.integers(18, 70, n),
-                   "decile_score": np.clip(rng.integers(1, 11, n) + (race == "African-American") * rng.integers(0, 2, n), 1, 10),
-                   "two_year_recid": rng.integers(0, 2, n)})
-df.to_parquet(out + ".parquet", index=False)
-if len(sys.argv) > 3: df.to_csv(out + ".csv", index=False)
+races = np.array(["African-American", "Caucasian", "Hispanic", "Other"])
+writer = None
+with open(out + ".csv.part", "w") if csv else open("/dev/null", "w") as text:
+    for a in range(0, n, piece):
+        m = min(piece, n - a)
+        race = rng.choice(4, m, p=[.5, .34, .09, .07])
+        df = pd.DataFrame({"sex": pd.Categorical.from_codes(rng.choice(2, m, p=[.8, .2]), ["Male", "Female"]),
+                           "race": pd.Categorical.from_codes(race, races), "age": rng.integers(18, 70, m),
+                           "decile_score": np.clip(rng.integers(1, 11, m) + (race == 0) * rng.integers(0, 2, m), 1, 10),
+                           "two_year_recid": rng.integers(0, 2, m)})
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        writer = writer or pq.ParquetWriter(out + ".parquet.part", table.schema)
+        writer.write_table(table)
+        if csv:
+            df.to_csv(text, index=False, header=a == 0)
+writer.close()
+import os
+os.replace(out + ".parquet.part", out + ".parquet")
+if csv:
+    os.replace(out + ".csv.part", out + ".csv")
 """
 
-OUT_OF_CORE = """
-import json, sys, time
-from fairaudit.spec import parse
-from fairaudit.engines.monitor import run_monitor
-from fairaudit.engines.stream import file_observations
-t = time.perf_counter()
-spec = parse(sys.argv[2])
-r = run_monitor(spec, file_observations(spec, sys.argv[1], sys.argv[3]), batch=5, delta=0.05)
-print(json.dumps({"verdict": r.verdict, "stop": r.stop_step, "seconds": time.perf_counter() - t}))
-"""
+
+def log(n: float, fmt: str) -> Path:
+    """The cached log of ``n`` rows in ``fmt`` (generated when missing)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    base = CACHE / f"log{int(n)}"
+    path = base.with_suffix(f".{fmt}")
+    if not path.exists():
+        subprocess.run([sys.executable, "-c", GEN, str(int(n)), str(base), str(PIECE)] + (["csv"] if fmt == "csv"
+                                                                                          else []), check=True)
+    return path
 
 
-def child(cmd) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB, ``/usr/bin/time -f %M``) and stdout of ``cmd``."""
+def child(cmd) -> dict:
+    """Wall and CPU seconds, peak RSS (MB) and the verdict / stop step of ``cmd`` (``/usr/bin/time``)."""
     t = time.perf_counter()
-    out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, capture_output=True, text=True)
-    seconds = time.perf_counter() - t
+    out = subprocess.run(["/usr/bin/time", "-f", "%U %S %M"] + cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t
     if out.returncode not in (0, 1, 3):
         raise SystemExit(out.stdout + out.stderr)
-    return seconds, int(out.stderr.strip().splitlines()[-1]) / 1024, out.stdout
+    user, system, peak = out.stderr.strip().splitlines()[-1].split()
+    lines = dict(line.split(":", 1) for line in out.stdout.splitlines() if ":" in line)
+    return {"wall": wall, "cpu": float(user) + float(system), "peak": int(peak) / 1024,
+            "verdict": lines.get("verdict", "?").strip(), "stop": lines.get("stop step", "?").split("(")[0].strip()}
 
 
 def main(sizes) -> None:
-    py = sys.executable
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for n in sizes:
-            base = str(Path(tmp) / f"log{int(n)}")
-            in_process = n <= 2e6
-            subprocess.run([py, "-c", GEN, str(n), base] + (["csv"] if in_process else []), check=True)
-            seconds, peak, out = child([py, "-c", OUT_OF_CORE, base + ".parquet", SPEC, PRED])
-            rows.append(("out of core (Parquet)", n, seconds, peak, json.loads(out)["verdict"]))
-            if in_process:
-                seconds, peak, out = child([py, "-m", "fairaudit", "audit", "--data", base + ".csv", "--pred", PRED,
-                                            "--spec", SPEC, "--order", "given", "--json", base + ".json"])
-                rows.append(("in process (CSV, --json)", n, seconds, peak, out.split()[1]))
-    print("| configuration | rows | seconds | rows/s | peak RSS (MB) | verdict |")
-    print("|---|---|---|---|---|---|")
-    for name, n, seconds, peak, verdict in rows:
-        print(f"| {name} | {int(n):,} | {seconds:.1f} | {n / seconds:,.0f} | {peak:,.0f} | {verdict} |")
+    load = os.getloadavg()
+    for n in sizes:
+        for config in CONFIGS:
+            if n > config.max_rows:
+                continue
+            rows.append((config.name, n, child(config.command(log(n, config.fmt)))))
+    load = (load, os.getloadavg())
+    print(f"load average (1 min) {load[0][0]:.1f} at the start, {load[1][0]:.1f} at the end; {os.cpu_count()} cores")
+    print("| configuration | rows | seconds | rows/s | CPU seconds | peak RSS (MB) | verdict | stop step |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, n, r in rows:
+        print(f"| {name} | {int(n):,} | {r['wall']:.1f} | {n / r['wall']:,.0f} | {r['cpu']:.1f} | {r['peak']:,.0f} | "
+              f"{r['verdict']} | {r['stop']} |")
 
 
 if __name__ == "__main__":
-    main([float(a) for a in sys.argv[1:]] or [1e6, 2e6, 1e7])
+    main([float(a) for a in sys.argv[1:]] or [1e6, 1e7, 1e8])

@@ -259,13 +259,14 @@ class TraceBuilder:
         any reason (a former last check, grid rows off the new stride) stay until they are ``points`` many, then
         the kept rows are copied to new arrays: rows already handed out by ``view()`` never change."""
         n = self.size
-        grid = self._why[:n] & _GRID
+        grid = (self._why[:n] & _GRID) != 0  # as bools: ``_GRID & True`` would be 4 & 1 = 0
         if np.count_nonzero(grid) > self.points:
             while np.count_nonzero(grid) > self.points:
                 self.stride *= 2
                 grid = grid & ((self._index[:n] % self.stride) == 0)
             # a fresh array: the old one may be shared with a view
-            self._why = np.concatenate([(self._why[:n] & ~np.uint8(_GRID)) | grid.astype(np.uint8), self._why[n:]])
+            self._why = np.concatenate([(self._why[:n] & ~np.uint8(_GRID)) | (grid.astype(np.uint8) * np.uint8(_GRID)),
+                                        self._why[n:]])
         keep = self._why[:n] != 0
         if n - np.count_nonzero(keep) <= self.points:
             return

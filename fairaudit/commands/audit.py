@@ -70,6 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser, argv=None) -> None:
                         help="which rows to audit: 'held-out' (default when --model KIND trains the model here: "
                              "the rows it was not trained on) or 'all'")
     add_engine_options(parser, shown)
+    from fairaudit.commands._stream_args import add_stream_arguments
+
+    add_stream_arguments(parser)  # --out-of-core
     parser.add_argument("--json", metavar="PATH", help="write the audit result (JSON) here")
     parser.add_argument("--pdf", metavar="PATH", help="write the PDF audit report here")
     parser.add_argument("--force", action="store_true",
@@ -205,6 +208,10 @@ def run(args: argparse.Namespace) -> int:
     # file), never another kind of file without --force
     inputs = [spec_file.path, args.data, getattr(args, "model", None)]
     check_outputs(args, inputs)
+    from fairaudit.commands._stream_args import route, run_out_of_core
+
+    if route(args, engine, spec_file):  # a big CSV / Parquet log, read in chunks (fairaudit.outofcore)
+        return run_out_of_core(args, engine, spec_file, options, from_file, where_header, finish)
     dataset = dataset_from_args(args)
     uses_model = getattr(args, "model", None) is not None
     if not uses_model and args.pred is None and spec_file.decision is not None:

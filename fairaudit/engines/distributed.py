@@ -358,7 +358,7 @@ def partition_counts(codes: PartitionCodes, first: int, batch: int, extra=()) ->
 class CheckCounts:
     """The monitor's observations (``Observations``' ``length`` and ``stats``) from leaf counts already taken at the
     checks (``positions``: 0-based stream positions, increasing; ``successes``/``n`` per leaf at them), as
-    ``CountObservations`` of a given-order Dask run. ``halves_counts`` gives the halves test of ``OrderEvidence``
+    ``CountObservations`` of a given-order Dask run. ``half_counts`` gives the halves test of ``OrderEvidence``
     its per-leaf (successes, n) in the first and second half of the stream."""
 
     def __init__(self, length: int, positions: np.ndarray, successes: dict, n: dict):
@@ -392,18 +392,16 @@ class CheckCounts:
         return {k: LeafStats(self.successes[k][rows].astype(float), self.n[k][rows].astype(float))
                 for k in self.successes}
 
-    def halves_counts(self) -> dict:
+    def half_counts(self, key: str) -> tuple[int, int, int, int]:
+        """``(n1, s1, n2, s2)``: the leaf's observations and successes in the stream's first ``length // 2`` rows and
+        in the rest (``OrderEvidence``'s halves test, as ``fairaudit.engines.stream.ChunkedObservations``)."""
         half = self.length // 2
-        out = {}
-        for k in self.successes:
-            total_s, total_n = int(self.successes[k][-1]), int(self.n[k][-1])
-            if half == 0:
-                out[k] = (0, 0, total_s, total_n)
-                continue
-            r = int(self._rows(np.array([half - 1]))[0])
-            s1, n1 = int(self.successes[k][r]), int(self.n[k][r])
-            out[k] = (s1, n1, total_s - s1, total_n - n1)
-        return out
+        total_s, total_n = int(self.successes[key][-1]), int(self.n[key][-1])
+        if half == 0:
+            return 0, 0, total_n, total_s
+        r = int(self._rows(np.array([half - 1]))[0])
+        s1, n1 = int(self.successes[key][r]), int(self.n[key][r])
+        return n1, s1, total_n - n1, total_s - s1
 
 
 def _combine_counts(lengths, parts, batch: int) -> CheckCounts:

@@ -75,7 +75,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from fairaudit.bounds.allocation import Allocation, Allocator, SPLITS, equal_split, sound_delta
-from fairaudit.bounds.concentration import BOUND_ALIASES, BOUNDS, DEFAULT_BOUND, get_bound
+from fairaudit.bounds.concentration import BOUND_ALIASES, BOUNDS, DEFAULT_BOUND, ReusedBound, get_bound
 from fairaudit.bounds.directed import directed_verdict, display_deltas, witness_deltas
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.engines.base import Context, Engine, LeafBatch, Option
@@ -84,7 +84,8 @@ from fairaudit.errors import FairauditError
 from fairaudit.evaluate import LeafValue
 from fairaudit.guarantee import Guarantee
 
-CHUNK_CHECKS = 256  # checks per batch (at most)
+CHUNK_CHECKS = 256  # checks in the first batch (at most)
+CHUNK_LIMIT = 8192  # the batches double up to this many checks (numpy's cost per call is then negligible)
 YIELD_SECONDS = 0.5  # a batch is yielded at least this often while the scan searches for a decision
 SOLVER_TIME_LIMIT = 1.0  # seconds per solver call; a call that runs out just does not decide that check
 ORDERS = ("shuffle", "given")
@@ -113,10 +114,13 @@ class _State:
 
 def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = DEFAULT_SPLIT,
                     bound: str = DEFAULT_BOUND, order: str = "shuffle", ctx: Context | None = None,
-                    assumes: str | None = None, chunk: int = CHUNK_CHECKS, yield_every: float = YIELD_SECONDS,
+                    assumes: str | None = None, chunk: int = CHUNK_CHECKS, chunk_limit: int = CHUNK_LIMIT,
+                    yield_every: float = YIELD_SECONDS,
                     solver_time_limit: float = SOLVER_TIME_LIMIT, stop: bool = False) -> Iterator[LeafBatch]:
-    """The monitor over ``obs``: a ``LeafBatch`` every ``chunk`` checks, or sooner when the search for a
-    decision has run for ``yield_every`` seconds since the last one. Each solver call is limited to
+    """The monitor over ``obs``: a ``LeafBatch`` of ``chunk`` checks, the next ones twice as long up to
+    ``chunk_limit`` (every check is computed on its own statistics, so the batches' lengths change nothing but how
+    often the run reports), or sooner when the search for a decision has run for ``yield_every`` seconds since the
+    last one. Each solver call is limited to
     ``solver_time_limit`` seconds and to the time the run has left (a call that runs out finds no allocation:
     that check is just not decided, which is sound). With ``order="given"`` the first batch carries the
     halves test of ``OrderEvidence`` (it needs the whole stream, which is known up front). With ``stop`` the
@@ -126,8 +130,14 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
         raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
     ctx = ctx or Context()
     allocator = Allocator(spec, delta, bound, solver_time_limit=solver_time_limit)
+    allocator.bound = ReusedBound(allocator.bound)  # the same interval asked twice is computed once
     keys = allocator.cs.leaf_keys
-    idx = check_points(obs.length, batch)
+    if getattr(obs, "lazy_checks", False):  # a stream read in chunks: the checks without an array of them all
+        from fairaudit.engines.stream import CheckPoints
+
+        idx = CheckPoints(obs.length, batch)
+    else:
+        idx = check_points(obs.length, batch)
     steps = idx + 1
     stats = obs.stats(idx)
     equal = equal_split(keys, delta)
@@ -184,6 +194,7 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
         first = False
         last_yield = time.perf_counter()
         a = b
+        chunk = max(chunk, min(2 * chunk, chunk_limit))
 
 
 def decided_guarantee(split: str, delta: float, leaves: int, assumes: str | None) -> Guarantee:
@@ -258,14 +269,11 @@ class OrderEvidence:
         out = []
         half = obs.length // 2
         level = self.delta / (2 * max(1, len(self.keys)))
-        counted = obs.halves_counts() if hasattr(obs, "halves_counts") else None  # (s1, n1, s2, n2) per leaf
         for k in self.keys:
-            if counted is not None:  # observations held as counts (e.g. ``fairaudit.engines.distributed``)
-                s1, n1, s2, n2 = counted[k]
-            else:
-                v, m = obs.values[k], obs.masks[k]
-                n1, n2 = int(m[:half].sum()), int(m[half:].sum())
-                s1, s2 = int(v[:half][m[:half]].sum()), int(v[half:][m[half:]].sum())
+            counts = _half_counts(obs, k, half)
+            if counts is None:  # a stream read in chunks without its halves' counts: the test cannot run
+                continue
+            n1, s1, n2, s2 = counts
             if n1 == 0 or n2 == 0:
                 continue
             r1, r2 = s1 / n1, s2 / n2
@@ -274,6 +282,16 @@ class OrderEvidence:
                            f"on the second ({n1:,} and {n2:,} observations): more than chance allows at "
                            f"Δ = {self.delta:g}")
         return out
+
+
+def _half_counts(obs, key: str, half: int):
+    """``(n1, s1, n2, s2)``: a leaf's observations and successes among the stream's first ``half`` rows and the
+    rest — from the whole stream's values, or from the counts a chunked stream knows (``half_counts``)."""
+    if hasattr(obs, "half_counts"):
+        return obs.half_counts(key)
+    v, m = obs.values[key], obs.masks[key]
+    return (int(m[:half].sum()), int((v[:half] & m[:half]).sum()), int(m[half:].sum()),
+            int((v[half:] & m[half:]).sum()))
 
 
 def _frozen(allocation: Allocation, keys, delta: float) -> dict[str, float]:
@@ -601,7 +619,7 @@ def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object
     from fairaudit.run import drive, last
 
     engine = Monitor()
-    extra = {k: kwargs.pop(k) for k in ("chunk", "yield_every", "solver_time_limit") if k in kwargs}
+    extra = {k: kwargs.pop(k) for k in ("chunk", "chunk_limit", "yield_every", "solver_time_limit") if k in kwargs}
     bound = kwargs.pop("bound", "hoeffding")  # a name, or a ``Bound`` object (the validity tests pass one)
     if isinstance(bound, str):
         kwargs["bound"] = bound

@@ -1,0 +1,468 @@
+"""Out-of-core audits of big decision logs (CSV or Parquet files that need not fit in memory): the monitor with a
+decision expression (``pred``), the file read in chunks, memory bounded whatever the file's length.
+
+How a run goes (``audit_file``)
+    1. **The schema, without loading the rows** (``FileDataset``): column names and kinds from the file's first
+       chunk (Parquet: its schema); the values of the categorical columns that the specification, the decision and
+       the row filter read (and of the label) from one pass over those columns only. ``fairaudit.preflight``
+       validates against it as against an in-memory dataset (unknown columns, values a column never takes, …);
+       the row-count warnings ("no row satisfies …"), which need every row, are not given.
+    2. **Encode** (``encode_file``): chunk by chunk (pyarrow; only the columns used), the decision and the row
+       filter are evaluated and every distinct leaf observed (``fairaudit.engines.observations.observe``, as in
+       memory); each audited row becomes a code of two bits per leaf (``fairaudit.engines.stream.encode``), kept
+       in memory up to ``memory_bytes`` and in a temporary file beyond.
+    3. **Order**: file order, or a seeded uniform shuffle of the codes (``fairaudit.engines.stream.shuffle_codes``:
+       in memory the in-memory run's very permutation; beyond, a bucket shuffle with its proof of uniformity).
+    4. **Monitor**: the codes are decoded chunk by chunk into ``ChunkedObservations`` (leaf counts as running
+       prefix sums) and audited by the monitor engine through the driver, like any run.
+
+In file order and in a shuffle that fits in memory, the verdict, stop step and every interval are those of the
+in-memory run (``fairaudit audit --data FILE.csv``, ``tests/engines/test_outofcore.py``). Memory: one chunk of
+rows, the codes (1 byte a row for ≤ 4 distinct leaves, or a file), a window of checks and the bounded trace.
+
+What runs out of core: the monitor engine with a decision expression (``--pred``, or a ``# decision:`` header) or a
+saved model (its decision and score computed chunk by chunk, as ``fairaudit.inputs.Inputs.build`` computes them for
+every row; every row is audited) over ``E[...]`` leaves (``pred``, ``score``, ``label`` with ``--label`` and data
+columns). Training a model and ``Fair[...]`` (which re-predicts every row with the attribute flipped and keeps
+counterexamples) need the rows in memory: the file is loaded whole.
+
+CSV text columns are read as text, stripped, a missing or empty value becomes "?" (as ``fairaudit.data.from_csv``
+does); a column's type is fixed by the file's first block of rows, and a later row that does not parse as that
+type is a one-line error (audit it in memory, ``--out-of-core off``, to let pandas type the whole column).
+"""
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fairaudit.errors import DataError, FairauditError
+
+SUFFIXES = (".csv", ".parquet", ".pq")
+PARQUET = (".parquet", ".pq")
+AUTO_BYTES = 256 << 20  # files at least this big are audited out of core unless told otherwise
+READ_ROWS = 1 << 18  # rows per chunk read from the file
+MEMORY_CODES = 1 << 30  # codes kept (and shuffled) in memory up to this many bytes; a temporary file beyond
+MISSING = "?"
+
+
+def readable(path) -> bool:
+    """Whether ``path`` is a file this module reads (``.csv``, ``.parquet``, ``.pq``)."""
+    p = Path(str(path))
+    return p.suffix.lower() in SUFFIXES and p.is_file()
+
+
+def is_parquet(path) -> bool:
+    return Path(str(path)).suffix.lower() in PARQUET
+
+
+# ---- reading ---------------------------------------------------------------------------------------------------
+
+def _arrow_types(path):
+    """The file's column names and pyarrow types (Parquet: its schema; CSV: inferred from its first block, text
+    for every column that is not numbers or booleans)."""
+    import pyarrow as pa
+
+    path = Path(path)
+    try:
+        if is_parquet(path):
+            import pyarrow.parquet as pq
+
+            schema = pq.ParquetFile(path).schema_arrow
+        else:
+            import pyarrow.csv as pc
+
+            reader = pc.open_csv(path, read_options=pc.ReadOptions(block_size=1 << 22))
+            schema = reader.schema
+            reader.close()
+    except (OSError, pa.ArrowException) as err:
+        raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:300]}") from None
+    types = {}
+    for f in schema:
+        t = f.type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
+            types[f.name.strip()] = t
+        else:
+            types[f.name.strip()] = pa.string()
+    return [f.name for f in schema], types
+
+
+def _kind(t) -> str:
+    import pyarrow as pa
+
+    return "numeric" if (pa.types.is_integer(t) or pa.types.is_floating(t)) else "categorical"
+
+
+def read_batches(path, columns, rows: int = READ_ROWS):
+    """``(columns, batches)``: the chosen ``columns`` of a CSV or Parquet file as pyarrow record batches of about
+    ``rows`` rows each, as stored (``frame_of`` cleans and converts one)."""
+    import pyarrow as pa
+
+    path = Path(path)
+    names, types = _arrow_types(path)
+    raw = {n.strip(): n for n in names}
+    columns = list(dict.fromkeys(columns))
+
+    def batches():
+        try:
+            if is_parquet(path):
+                import pyarrow.parquet as pq
+
+                yield from pq.ParquetFile(path).iter_batches(batch_size=rows, columns=[raw[c] for c in columns])
+                return
+            import pyarrow.csv as pc
+
+            block = max(1 << 20, rows * 64)
+            yield from pc.open_csv(path, read_options=pc.ReadOptions(block_size=block),
+                                   convert_options=pc.ConvertOptions(
+                                       column_types={raw[c]: types[c] for c in columns},
+                                       include_columns=[raw[c] for c in columns], strings_can_be_null=True))
+        except pa.ArrowInvalid as err:
+            raise DataError(f"{path}: {' '.join(str(err).split())[:300]} (a column typed by the file's first rows; "
+                            "audit it in memory with --out-of-core off)") from None
+
+    return [raw[c] for c in columns], types, batches()
+
+
+def clean_array(arr, text: bool):
+    """One column of a batch as ``fairaudit.data.from_csv`` has it: text stripped, missing or empty "?"."""
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    if text:
+        arr = pac.utf8_trim_whitespace(arr.cast(pa.string()))
+        arr = pac.if_else(pac.equal(arr, ""), None, arr).fill_null(MISSING)
+    return arr
+
+
+def frame_of(batch, names, types):
+    """A record batch (columns ``names``, as stored) as a cleaned pandas DataFrame."""
+    import pyarrow as pa
+
+    arrays = {n.strip(): clean_array(batch.column(n), types[n.strip()] == pa.string()) for n in names}
+    return pa.table(arrays).to_pandas() if arrays else _empty_frame(batch.num_rows)
+
+
+def read_frames(path, columns, rows: int = READ_ROWS):
+    """The chosen ``columns`` of a CSV or Parquet file as cleaned pandas DataFrames of about ``rows`` rows each."""
+    names, types, batches = read_batches(path, columns, rows)
+    for batch in batches:
+        yield frame_of(batch, names, types)
+
+
+def distinct_rows(batch, names, limit: int):
+    """``(first, inverse)``: each distinct combination of the columns ``names`` in ``batch`` (as stored), by the
+    position of one of its rows (they all hold the same values there), and each row's combination — or None when
+    there are more than ``limit``. Every
+    event, decision and leaf is a function of a row's columns, so evaluating them on the distinct combinations and
+    spreading the answers by ``inverse`` gives every row's answer exactly."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    n = batch.num_rows
+    key = np.zeros(n, dtype=np.int64)
+    span = 1
+    for name in names:
+        arr = batch.column(name)
+        enc = arr if pa.types.is_dictionary(arr.type) else pac.dictionary_encode(arr, null_encoding="encode")
+        codes = enc.indices.to_numpy(zero_copy_only=False)
+        if enc.indices.null_count:  # a dictionary array's nulls: one more code
+            codes = np.where(np.asarray(enc.indices.is_null()), len(enc.dictionary), codes)
+        card = len(enc.dictionary) + 1
+        if span * card > (1 << 62):
+            return None
+        key += codes.astype(np.int64) * span
+        span *= card
+    inverse, uniques = pd.factorize(key)
+    if len(uniques) > limit:
+        return None
+    first = np.zeros(len(uniques), dtype=np.int64)
+    first[inverse] = np.arange(n)  # some row of each combination (any one: they agree on these columns)
+    return first, inverse
+
+
+def _empty_frame(n: int):
+    import pandas as pd
+
+    return pd.DataFrame(index=pd.RangeIndex(n))
+
+
+@dataclass
+class FileDataset:
+    """A file's schema and identity without its rows: what ``fairaudit.preflight`` validates against (``frame``
+    is None, so the checks that need every row are not made)."""
+
+    name: str
+    source: str
+    schema: object
+    frame: object = None
+    warnings: list = field(default_factory=list)
+
+    def protected_warnings(self) -> list[str]:
+        return []
+
+
+def file_dataset(path, used: list[str], *, label: str | None = None, protected=None,
+                 favourable=None) -> FileDataset:
+    """The ``FileDataset`` of ``path``; ``used``: the columns whose categorical values are needed (the ones the
+    specification, the decision and the row filter read)."""
+    from fairaudit.data.roles import build_schema, distinct_values
+
+    path = Path(path)
+    names, types = _arrow_types(path)
+    columns = [n.strip() for n in names]
+    kinds = {c: _kind(types[c]) for c in columns}
+    wanted = [c for c in dict.fromkeys(list(used) + ([label] if label else [])) if c in kinds
+              and (kinds[c] == "categorical" or c == label)]
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    known: dict = {c: set() for c in wanted}
+    rows = 0
+    raw, _, batches = read_batches(path, wanted or columns[:1])
+    for batch in batches:  # the distinct values of each wanted column: pyarrow's unique per batch, then cleaned
+        rows += batch.num_rows
+        for c, name in zip(wanted, raw):
+            arr = batch.column(name)
+            if pa.types.is_dictionary(arr.type):  # the dictionary's values the batch uses (and null)
+                unique = arr.dictionary.take(pac.unique(arr.indices.drop_null()))
+                if arr.null_count:
+                    unique = pa.concat_arrays([unique, pa.nulls(1, unique.type)])
+            else:
+                unique = pac.unique(arr)
+            values = clean_array(unique, types[c] == pa.string()).to_pandas()
+            known[c].update(distinct_values(values))
+    if rows == 0:
+        raise DataError(f"{path} has no data rows")
+
+    # a stand-in frame holding every known value (build_schema reads the label's values from it)
+    sample = {c: pd.Series(sorted(known[c], key=str) if c in known else ([0.0] if kinds[c] == "numeric"
+                                                                          else [MISSING])) for c in columns}
+    width = max(len(s) for s in sample.values())
+    frame = pd.DataFrame({c: pd.Series(np.resize(s.to_numpy(), width)) for c, s in sample.items()})
+    schema = build_schema(frame, kinds, label, protected, favourable,
+                          known_values={c: tuple(distinct_values(pd.Series(list(v)))) for c, v in known.items()})
+    stem = path.name[: -len(path.suffix)] if path.suffix else path.name
+    return FileDataset(stem, str(path), schema)
+
+
+def file_sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# ---- the run -----------------------------------------------------------------------------------------------------
+
+def used_columns(spec, pred: str | None, where: str | None, dataset_columns) -> list[str]:
+    """The data columns the run reads: those of the specification's leaves, the decision and the row filter."""
+    from fairaudit.spec import event_columns, parse_event
+
+    events = []
+    for tn in spec.leaves:
+        for ev in (getattr(tn.node, "event", None), getattr(tn.node, "given", None)):
+            if ev is not None:
+                events.append(ev)
+    events += [parse_event(t) for t in (pred, where) if t]
+    out = []
+    for ev in events:
+        out += [c for c in event_columns(ev) if c in dataset_columns]
+    return list(dict.fromkeys(out))
+
+
+def encode_file(spec, path, pred: str | None, *, where: str | None = None, label: str | None = None, favourable=None,
+                rows: int = READ_ROWS, memory_bytes: int = MEMORY_CODES, folder=None, on_rows=None, model=None):
+    """``(CodeStore, total rows read, agreement)``: every audited row of the file (those matching ``where``) as its
+    code, in file order; ``agreement`` the share of all rows whose decision equals the label (None without a label
+    or a decision), as ``fairaudit.models.expression`` measures it. ``on_rows(done)`` is told after each chunk."""
+    from fairaudit.engines.observations import event_array, observe
+    from fairaudit.engines.stream import CodeStore, code_dtype, encode
+    from fairaudit.evaluate import compile_spec
+    from fairaudit.models.expression import ExpressionModel
+    from fairaudit.spec import event_columns, parse_event
+
+    keys = compile_spec(spec).leaf_keys
+    dtype = code_dtype(keys)
+    decider = model  # a model scored chunk by chunk (its decision and score), or the decision expression
+    if pred is not None:
+        if model is not None:
+            raise FairauditError("give either a model or a decision expression (pred), not both")
+        decision = parse_event(pred)
+        decider = ExpressionModel(pred, decision, event_columns(decision))
+    where_event = parse_event(where) if where else None
+    names, _ = _arrow_types(path)
+    present = [n.strip() for n in names]
+    columns = list(dict.fromkeys(used_columns(spec, pred, where, present) + ([label] if label else [])
+                                 + list(getattr(model, "feature_names", None) or [])))
+    missing = [c for c in columns if c not in present]
+    if missing:
+        raise FairauditError(f"the model reads column(s) {', '.join(missing[:5])} that {Path(path).name} does "
+                             "not have")
+    store = CodeStore(dtype)
+    spill = None
+    total = agree = 0
+    columns = columns or [names[0].strip()]
+    raw, types, batches = read_batches(path, columns, rows=rows)
+    for batch in batches:
+        n = batch.num_rows
+        found = distinct_rows(batch, raw, limit=max(1, n // 4))
+        if found is not None:  # evaluate on the distinct combinations, spread to the rows (exact)
+            first, inverse = found
+            frame = frame_of(batch.take(first), raw, types)
+        else:
+            frame, inverse = frame_of(batch, raw, types), None
+        decided = None if decider is None else np.asarray(decider.predict(frame)).astype(np.int8)
+        scores = None
+        if model is not None and hasattr(model, "score"):  # as in memory (``Inputs.build``): every row scored
+            scores = np.asarray(model.score(frame), dtype=float)
+            if not np.isfinite(scores).all():
+                raise FairauditError(f"the model's score is not a number for {int((~np.isfinite(scores)).sum()):,} "
+                                     "row(s) of a chunk; check those rows for missing or extreme values")
+        labels = None if label is None else (frame[label] == favourable).to_numpy(dtype=np.int8)
+        keep = None if where_event is None else event_array(where_event, frame, decided, labels, scores)
+        codes = encode(observe(spec, frame, pred=decided, label=labels, score=scores), keys)
+        weight = None if inverse is None else np.bincount(inverse, minlength=len(frame))
+        if labels is not None and decided is not None:
+            same = decided == labels
+            agree += int(same.sum() if weight is None else weight[same].sum())
+        if inverse is not None:
+            codes = codes[inverse]
+            keep = None if keep is None else keep[inverse]
+        if keep is not None:
+            codes = codes[keep]
+        if spill is None and (store.rows + len(codes)) * dtype.itemsize > memory_bytes:
+            from fairaudit.engines.stream import _fresh
+
+            spill = CodeStore(dtype, path=_fresh(Path(folder or tempfile.gettempdir()), "stream-"))
+            for part in store.chunks():
+                spill.append(part)
+            store = spill
+        store.append(codes)
+        total += n
+        if on_rows is not None:
+            on_rows(total)
+    return store.close(), total, (agree / total if total and label is not None and pred is not None else None)
+
+
+def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | None = None, label: str | None = None, protected=None,
+               favourable=None, on_progress=None, iterate: bool = False, trace_points="auto", full_trace=None,
+               memory_bytes: int = MEMORY_CODES, read_rows: int = READ_ROWS, dataset: FileDataset | None = None,
+               **options):
+    """Audit a CSV or Parquet file out of core with the monitor engine (module doc): the ``AuditResult`` (or,
+    with ``iterate``, the generator of partial results). ``options``: the monitor's and every run's options
+    (``delta``, ``batch``, ``split``, ``bound``, ``order``, ``seed``, ``stop``, ``time_budget``). ``model``: a loaded
+    ``Model`` scored chunk by chunk instead of ``pred`` (every row audited: which rows trained it is known only in
+    memory)."""
+    from fairaudit.api import check_options
+    from fairaudit.engines.base import Context
+    from fairaudit.engines.monitor import monitor_batches, order_assumption
+    from fairaudit.engines.stream import shuffle_codes
+    from fairaudit.evaluate import compile_spec
+    from fairaudit.inputs import Inputs
+    from fairaudit.progress import Progress
+    from fairaudit.run import drive, last
+    from fairaudit.spec import parse
+
+    engine, opts = check_options("monitor", **options)
+    spec = parse(spec) if isinstance(spec, str) else spec
+    if any(tn.kind == "fair" for tn in spec.leaves):
+        raise FairauditError("Fair[...] re-predicts every row with a model: it is audited in memory, not out of "
+                             "core")
+    path = Path(path)
+    if dataset is None:
+        names, _ = _arrow_types(path)
+        dataset = file_dataset(path, used_columns(spec, pred, where, [n.strip() for n in names])
+                               + list(getattr(model, "feature_names", None) or []), label=label,
+                               protected=protected, favourable=favourable)
+    label = dataset.schema.label
+    favourable = dataset.schema.favourable
+    folder = tempfile.TemporaryDirectory(prefix="fairaudit-stream-")
+    progress = Progress(f"Auditing with {engine.title} (out of core)", None, engine.unit, on_progress)
+    keys = compile_spec(spec).leaf_keys
+    store, total, agreement = encode_file(spec, path, pred, where=where, label=label, favourable=favourable, rows=read_rows,
+                               memory_bytes=memory_bytes, folder=folder.name, model=model)
+    if store.rows == 0:
+        folder.cleanup()
+        raise FairauditError(f"no audited row matches --where {where!r}" if where else "the stream is empty: no "
+                             "row to audit")
+    how = {"shuffle": "none (file order)"}
+    if opts["order"] == "shuffle":
+        store, how = shuffle_codes(store, int(opts["seed"]), memory_bytes=memory_bytes, folder=folder.name)
+    obs = store.observations(keys, halves=opts["order"] == "given")
+    ctx = Context(seed=int(opts.get("seed") or 0), time_budget=opts.get("time_budget"), progress=progress)
+    inputs = Inputs(pred=pred, where=where, model=model)
+    guarantee = engine.guarantee(opts, inputs)
+    batches = monitor_batches(spec, obs, delta=opts["delta"], batch=opts["batch"], split=opts["split"],
+                              bound=opts["bound"], order=opts["order"], ctx=ctx,
+                              assumes=order_assumption(opts["order"], opts["seed"]), stop=bool(opts.get("stop")))
+    every = _rows_text(dataset, model, total)
+    text = f"{store.rows:,} rows matching {where}, among {every}" if where else every
+    from fairaudit.models.expression import inverted_warning
+
+    inverted = inverted_warning(agreement, dataset)
+    rows = {"policy": "all", "audited": int(store.rows), "total": int(total), "text": text}
+    s = dataset.schema
+    provenance = {"dataset": {"name": dataset.name, "rows": int(total), "content_hash": file_sha256(path),
+                              "hash_of": "the file's bytes", "source": str(path), "label": s.label,
+                              "favourable": None if s.favourable is None else str(s.favourable),
+                              "protected": list(s.protected)}, "model": None}
+    if model is not None:
+        provenance["model"] = {"kind": model.kind, "params": getattr(model, "params", {}),
+                               "content_hash": getattr(model, "content_hash", None), "description": model.describe()}
+    describe = {"data": dataset.name, "model": None if model is None else model.describe(), "pred": pred,
+                "where": where, "rows": "all"}
+    writer = None
+    if full_trace is not None:
+        from fairaudit.fulltrace import FullTraceWriter
+
+        writer = FullTraceWriter(full_trace, spec.text)
+    results = drive(engine, spec, batches, options={**describe, **opts}, guarantee=guarantee, ctx=ctx,
+                    stop=bool(opts.get("stop")), on_progress=on_progress, progress=progress,
+                    warnings=list(dataset.warnings) + [str(w) for w in getattr(model, "warnings", ())]
+                    + ([inverted] if inverted else []), rows=rows, provenance=provenance, trace_points=trace_points,
+                    full_trace=writer, info={"out_of_core": True, "order_how": how.get("shuffle")})
+    results = _finally(results, writer, folder)
+    return results if iterate else last(results)
+
+
+def _rows_text(dataset: FileDataset, model, total: int) -> str:
+    """The "all rows" sentence, as ``fairaudit.inputs.audited_rows`` words it for a model whose training rows are
+    not these (out of core, which rows trained a model is not known)."""
+    every = f"all {total:,} rows of {dataset.name}"
+    if model is None or getattr(model, "kind", "") == "expression":
+        return every
+    record = (getattr(model, "params", None) or {}).get("trained_on")
+    where = (f"on {record.get('dataset')}, not on exactly these rows" if isinstance(record, dict)
+             else "outside fairaudit")
+    return (f"{every} (the model was trained {where}: if some of them trained it, label-based metrics are "
+            "optimistic on those)")
+
+
+def _finally(results, writer, folder):
+    """``results``, then the full trace finished (discarded if the run fails) and the temporary codes removed."""
+    try:
+        yield from results
+    except GeneratorExit:
+        if writer is not None:
+            writer.close()
+        raise
+    except BaseException:
+        if writer is not None:
+            writer.discard()
+        raise
+    else:
+        if writer is not None:
+            writer.close()
+    finally:
+        folder.cleanup()

@@ -1,0 +1,178 @@
+"""``fairaudit.outofcore.audit_file`` (a CSV / Parquet log read in chunks) gives the in-memory run's verdict, stop
+step, intervals and warnings, check for check: in file order, in a shuffle that fits in memory (the same
+permutation), with a row filter and a label, with the codes spilled to a file, and on a sorted file whose
+order evidence (the halves test) must fire the same way."""
+import numpy as np
+import pytest
+
+from fairaudit import data
+from fairaudit.api import audit
+from fairaudit.outofcore import audit_file
+
+SPEC = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05 and '
+        'E[pred | sex == "Female"] > 0.1')
+PRED = "priors_count > 2"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("logs")
+    frame = data.load("compas").frame
+    frame.to_csv(folder / "log.csv", index=False)
+    frame.to_parquet(folder / "log.parquet", index=False)
+    frame.sort_values("priors_count", kind="stable").to_csv(folder / "sorted.csv", index=False)
+    return folder
+
+
+def same(a, b):
+    assert (a.verdict, a.stop_step, a.verdict_step, a.steps) == (b.verdict, b.stop_step, b.verdict_step, b.steps)
+    ta, tb = a.trace_table, b.trace_table
+    assert np.array_equal(ta.steps, tb.steps)
+    for name in ("estimate", "lo", "hi", "delta", "verdict", "n"):
+        assert np.array_equal(getattr(ta, name), getattr(tb, name), equal_nan=True), name
+    assert a.warnings == b.warnings
+    assert a.sentence == b.sentence and a.assumption == b.assumption
+
+
+@pytest.mark.parametrize("order", ["given", "shuffle"])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize("where", [None, "age > 25"])
+def test_equals_in_memory(files, order, suffix, where):
+    a = audit(str(files / "log.csv"), SPEC, pred=PRED, where=where, order=order, seed=7, trace_points=None)
+    b = audit_file(files / f"log{suffix}", SPEC, pred=PRED, where=where, order=order, seed=7, trace_points=None,
+                   read_rows=700)
+    same(a, b)
+    assert b.rows_text == a.rows_text.replace("log", "log")  # "all 6,172 rows of log"
+    assert b.info["out_of_core"] is True
+
+
+def test_codes_spilled_to_a_file_give_the_same_run(files):
+    a = audit(str(files / "log.csv"), SPEC, pred=PRED, order="given", trace_points=None)
+    b = audit_file(files / "log.parquet", SPEC, pred=PRED, order="given", trace_points=None, read_rows=500,
+                   memory_bytes=1000)
+    same(a, b)
+
+
+def test_label_and_default_trace(files):
+    spec = 'E[pred | label == 1 and race == "Caucasian"] > 0.1'
+    a = audit(data.from_csv(files / "log.csv", label="two_year_recid", favourable=0), spec, pred=PRED,
+              order="given")
+    b = audit_file(files / "log.csv", spec, pred=PRED, label="two_year_recid", favourable=0, order="given")
+    same(a, b)
+
+
+def test_sorted_file_order_evidence_is_the_same(files):
+    """The halves test (file order) runs on the counts the code store gives; a file sorted by the decision's
+    column must raise the same warnings as in memory."""
+    spec = 'E[pred | race == "African-American"] > 0.3'
+    a = audit(str(files / "sorted.csv"), spec, pred=PRED, order="given", trace_points=None)
+    b = audit_file(files / "sorted.csv", spec, pred=PRED, order="given", trace_points=None, read_rows=1000)
+    assert any("first half" in w for w in a.warnings)
+    same(a, b)
+    assert a.assumption_broken and b.assumption_broken
+
+
+def test_memory_does_not_keep_every_check(files):
+    """The chunked observations keep a window of checks, not all of them."""
+    from fairaudit.engines.monitor import check_points
+    from fairaudit.engines.stream import CodeStore, encode
+    from fairaudit.engines.observations import observe
+    from fairaudit.evaluate import compile_spec
+    from fairaudit.spec import parse
+
+    spec = parse(SPEC)
+    frame = data.load("compas").frame
+    keys = compile_spec(spec).leaf_keys
+    store = CodeStore(np.uint8, codes=encode(observe(spec, frame, pred=(frame["priors_count"] > 2).to_numpy()), keys))
+    obs = store.observations(keys, rows=300)
+    stats = obs.stats(check_points(obs.length, 1))
+    widest = 0
+    for a in range(0, obs.length, 256):
+        for k in keys:
+            stats[k].at(slice(a, a + 256))
+        widest = max(widest, len(obs.cum[keys[0]][0]))
+    assert widest <= 256 + 300 + 1
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_distinct_combinations_give_every_rows_code(files, suffix, monkeypatch):
+    """Evaluating the decision, the filter and the leaves once per distinct combination of the columns they read
+    (``distinct_rows``) gives every row the code that evaluating every row gives."""
+    from fairaudit import outofcore
+    from fairaudit.spec import parse
+
+    spec = parse(SPEC + ' and E[pred | juv_fel_count > 0 and sex != "Male"] > 0.05')
+    kw = dict(where='race != "Other"', rows=2000)
+    fast, total, _ = outofcore.encode_file(spec, files / f"log{suffix}", PRED, **kw)
+    calls = []
+    real = outofcore.distinct_rows
+    monkeypatch.setattr(outofcore, "distinct_rows", lambda *a, **k: calls.append(real(*a, **k)) or None)
+    slow, total2, _ = outofcore.encode_file(spec, files / f"log{suffix}", PRED, **kw)
+    assert any(c is not None for c in calls)  # the fast path was taken for some chunk
+    assert total == total2 and np.array_equal(fast.load(), slow.load())
+
+
+@pytest.mark.parametrize("length,batch", [(0, 3), (1, 1), (10, 5), (11, 5), (12, 5), (7, 10), (1000, 7)])
+def test_check_points_without_the_array(length, batch):
+    from fairaudit.engines.monitor import check_points
+    from fairaudit.engines.stream import CheckPoints
+
+    want, got = check_points(length, batch), CheckPoints(length, batch)
+    assert len(got) == len(want)
+    assert np.array_equal(got[:], want) and np.array_equal((got + 1)[2:9:3], (want + 1)[2:9:3])
+    if len(want):
+        assert got[-1] == want[-1] and got[0] == want[0]
+        assert np.array_equal(got[np.array([0, len(want) - 1])], want[[0, len(want) - 1]])
+    for x in range(-2, length + 3):
+        assert got.count_upto(x) == int(np.searchsorted(want, x, side="right"))
+
+
+def test_messy_text_is_cleaned_as_in_memory(tmp_path):
+    """Spaces around text, empty and NA fields (the "?" category) read out of core as ``from_csv`` reads them."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    race = rng.choice(np.array(["A", " A", "B ", "", "C", "NA"], dtype=object), n)
+    score = rng.integers(0, 10, n)
+    path = tmp_path / "messy.csv"
+    with open(path, "w") as f:
+        f.write("race,points\n")
+        for r, s in zip(race, score):
+            f.write(f"{r},{s}\n")
+    spec = 'E[pred | race == "A"] - E[pred | race == "?"] < 0.3 and E[pred | race == "B"] > 0.1'
+    a = audit(str(path), spec, pred="points > 4", order="given", trace_points=None)
+    b = audit_file(path, spec, pred="points > 4", order="given", trace_points=None, read_rows=500)
+    same(a, b)
+    missing = int(np.isin(race, ["", "NA"]).sum())  # the "?" rows: empty and NA fields
+    assert missing in set(b.trace_table.n[-1][np.isfinite(b.trace_table.n[-1])].astype(int))
+
+
+def test_a_column_typed_differently_later_is_one_line(tmp_path):
+    from fairaudit.errors import DataError
+
+    path = tmp_path / "typed.csv"
+    lines = ["race,points"] + [f"A,{i % 10}" for i in range(1_500_000)] + ["B,high"]  # past the first 4 MB
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match="--out-of-core off"):
+        audit_file(path, 'E[pred | race == "A"] > 0.1', pred="points > 4", read_rows=1000)
+
+
+def test_a_saved_model_scored_chunk_by_chunk_equals_in_memory(files, tmp_path):
+    """A model file (not trained on these very rows) scored chunk by chunk gives the in-memory run's checks; the
+    spec reads its decision and its score."""
+    from fairaudit import models
+
+    model = models.train(data.load("compas"), "logreg", seed=1)
+    path = tmp_path / "m.skops"
+    model.save(path)
+    spec = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05 and '
+            'E[score > 0.6 | sex == "Female"] < 0.5')
+    a = audit(str(files / "log.csv"), spec, model=str(path), rows="all", order="given", trace_points=None)
+    loaded = models.load(path)
+    for suffix in (".csv", ".parquet"):
+        b = audit_file(files / f"log{suffix}", spec, model=loaded, order="given", trace_points=None, read_rows=900,
+                       where=None)
+        assert (a.verdict, a.stop_step) == (b.verdict, b.stop_step)
+        ta, tb = a.trace_table, b.trace_table
+        for name in ("estimate", "lo", "hi", "delta", "verdict", "n"):
+            assert np.array_equal(getattr(ta, name), getattr(tb, name), equal_nan=True), name
+        assert b.rows_text == a.rows_text.replace("log", "log")
