@@ -80,7 +80,12 @@ def history_rows(history: Sequence[Mapping[str, Any]]) -> list[dict]:
     for h in history:
         body = " ".join(line.strip() for line in h["text"].splitlines()
                         if line.strip() and not line.strip().startswith("#"))
-        change = "first version" if prev is None else "; ".join(_changes(prev, h["text"])) or "comments only"
+        if prev is None:
+            change = "first version"
+        elif prev.strip() == h["text"].strip():  # the same text audited on other data, decisions or engine
+            change = "same text, audited again"
+        else:
+            change = "; ".join(_changes(prev, h["text"])) or "comments only"
         if h.get("refines") is not None:  # a suggested threshold applied from that version's audit
             base = next((o["text"] for o in history if o["version"] == h["refines"]), None)
             what = "; ".join(_changes(base, h["text"])) if base is not None else ""
