@@ -49,3 +49,20 @@ def test_another_protected_attribute_in_a_template_starts_from_its_own_groups():
     at.button(key="spec_use_template").click()
     _ok(at.run())
     assert "E[pred | race ==" in at.text_area(key="spec_editor").value
+
+
+def test_the_model_page_says_why_train_is_greyed_out_without_a_label():
+    """An uploaded CSV has no label until one is chosen: the page said "label `None`" and showed a disabled Train
+    button with no reason."""
+    from fairaudit.data import from_csv
+    from fairaudit.data.builtin import load
+
+    frame = load("compas").frame.head(300)
+    ds = from_csv(frame.to_csv(index=False).encode("utf-8"), name="small.csv")
+    assert ds.schema.label is None
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.session_state["current_dataset"] = ds
+    _ok(at.switch_page("pages/2_Model.py").run())
+    assert at.button(key="model_train").disabled
+    assert any("Training needs a label" in i.value for i in at.info), [i.value for i in at.info]
+    assert not any("`None`" in c.value for c in at.caption)
