@@ -149,7 +149,7 @@ class Trace:
 # how the display trace is thinned (``TraceBuilder(points=...)``)
 LOG_RATIO = 1.06  # the log grid keeps the first check of every 6 % growth of the step: ≤ 475 rows to 10¹² steps
 DISPLAY_CELLS = 6_000  # the default display trace holds about this many (check, node) cells, whatever the stream
-ROOT_CHANGES = 100  # the display trace keeps the root's first this many verdict changes (and its last)
+ROOT_CHANGES = 50  # the display trace keeps the root's first this many verdict changes (and its last)
 _PIN, _LOG, _GRID, _TAIL = 1, 2, 4, 8  # why a row is kept: the stop / the first check, the log grid, the uniform
 # grid, the last check so far (a verdict change kept holds its row and the check before it by a reference count)
 
