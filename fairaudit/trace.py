@@ -149,7 +149,8 @@ class Trace:
 # how the display trace is thinned (``TraceBuilder(points=...)``)
 LOG_RATIO = 1.06  # the log grid keeps the first check of every 6 % growth of the step: ≤ 475 rows to 10¹² steps
 DISPLAY_CELLS = 6_000  # the default display trace holds about this many (check, node) cells, whatever the stream
-ROOT_CHANGES = 50  # the display trace keeps the root's first this many verdict changes (and its last)
+ROOT_CHANGES = 50  # the display trace keeps the root's first this many verdict changes (and its last) ...
+NODE_CHANGES = 50  # ... and the first this many changes of the other nodes together (and every node's first and last)
 _PIN, _LOG, _GRID, _TAIL = 1, 2, 4, 8  # why a row is kept: the stop / the first check, the log grid, the uniform
 # grid, the last check so far (a verdict change kept holds its row and the check before it by a reference count)
 
@@ -168,8 +169,9 @@ def thinning_note(info) -> str | None:
     total = (info or {}).get("verdict_changes")
     of = f" of {int(total):,}" if total else ""
     return (f"{int(dropped):,}{of} verdict changes of the nodes are not in the display trace (it keeps the first "
-            f"and last change of every node and the root's first {ROOT_CHANGES}); the verdict, the stop step and "
-            "the final values are those of every check, and --full-trace PATH writes every check")
+            f"and last change of every node, the root's first {ROOT_CHANGES} and the other nodes' first "
+            f"{NODE_CHANGES}); the verdict, the stop step and the final values are those of every check, and "
+            "--full-trace PATH writes every check")
 
 
 class TraceBuilder:
@@ -181,11 +183,12 @@ class TraceBuilder:
     ``pin`` (the stop step), the first check, the last check, the first check of every ``LOG_RATIO`` growth of the
     step (the steep start of a confidence sequence) and a uniform grid of at most ``P`` checks (every ``stride``-th,
     the stride doubling when the grid fills up). Verdict changes are kept with the check before each (so a change
-    is drawn at its exact step): the first and the last change of every node, and the root's first
-    ``ROOT_CHANGES`` changes. That covers the stop step, every decision of a stream that behaves (a decided root
+    is drawn at its exact step): the first and the last change of every node, the root's first ``ROOT_CHANGES``
+    changes and the first ``NODE_CHANGES`` changes of the other nodes (together). That covers the stop step, every decision of a stream that behaves (a decided root
     does not change back unless the guarantee's assumption is broken) and ``verdict_step`` (the root's last
     change), and keeps the trace strictly bounded when verdicts keep flipping (a node at its threshold, drift):
-    at most about ``P`` + the log grid + 4 × nodes + 2 × ``ROOT_CHANGES`` rows, whatever the stream's length.
+    at most about ``P`` + the log grid + 4 × nodes + 2 × (``ROOT_CHANGES`` + ``NODE_CHANGES``) rows, whatever the
+    stream's length.
     ``changes`` counts every verdict change of every node, ``changes_dropped`` those the display trace does not
     show exactly (a change whose row or the check before it is not kept). ``checks`` counts every check appended.
     ``view()`` is the trace so far; a later ``append`` never changes a trace it gave."""
@@ -207,6 +210,7 @@ class TraceBuilder:
         self._first_change = np.full(len(self.node_ids), -1, dtype=np.int64)  # per node: the check index
         self._last_change = np.full(len(self.node_ids), -1, dtype=np.int64)
         self._root_changes = 0  # the root's changes kept as such (up to ROOT_CHANGES)
+        self._node_changes = 0  # the other nodes' changes kept as such (up to NODE_CHANGES)
         self._cols = {name: np.zeros((0, len(self.node_ids))) for name in self._COLUMNS}
         self._verdict = np.zeros((0, len(self.node_ids)), dtype=np.int8)
         self._prev_verdict: np.ndarray | None = None
@@ -265,6 +269,10 @@ class TraceBuilder:
             if j == 0 and self._root_changes < ROOT_CHANGES:
                 take = rows[:ROOT_CHANGES - self._root_changes]
                 self._root_changes += len(take)
+                held.extend(take)
+            elif j != 0 and self._node_changes < NODE_CHANGES:
+                take = rows[:NODE_CHANGES - self._node_changes]
+                self._node_changes += len(take)
                 held.extend(take)
             if self._last_change[j] >= 0:
                 release.append(int(self._last_change[j]))

@@ -1,7 +1,7 @@
 """The display trace is strictly bounded even when verdicts keep flipping (issue 18): an adversarial stream whose
 comparison flips between certified, violated and undecided thousands of times, driven through the real driver
-(``fairaudit.run.drive``) by a stand-in engine. The thinned result keeps the first and last change of every node
-and the root's first ``ROOT_CHANGES`` changes, counts the changes it leaves out (``info``, JSON, the CLI summary),
+(``fairaudit.run.drive``) by a stand-in engine. The thinned result keeps the first and last change of every node,
+the root's first ``ROOT_CHANGES`` changes and the others' first ``NODE_CHANGES``, counts the changes it leaves out (``info``, JSON, the CLI summary),
 and has the verdict, stop step, verdict step and final values of the run that keeps every check; its JSON stays
 under 1 MB for two million checks."""
 from __future__ import annotations
@@ -16,7 +16,7 @@ from fairaudit.evaluate import LeafValue, compile_spec
 from fairaudit.guarantee import Guarantee
 from fairaudit.run import drive, last
 from fairaudit.spec import parse
-from fairaudit.trace import LOG_RATIO, ROOT_CHANGES, AuditResult, display_points, thinning_note
+from fairaudit.trace import LOG_RATIO, NODE_CHANGES, ROOT_CHANGES, AuditResult, display_points, thinning_note
 
 SPEC = 'E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.1'
 BATCH = 4096
@@ -104,10 +104,11 @@ def test_two_million_flipping_checks_stay_bounded():
     long = _run(2_000_000, 2)
     assert long.info["checks"] == 2_000_000 and long.info["verdict_changes_dropped"] > 150_000
     # strictly bounded: the uniform grid, the log grid, and two rows per change kept (first and last of every node,
-    # the root's first ROOT_CHANGES), however many changes there are
+    # the root's first ROOT_CHANGES, the others' first NODE_CHANGES), however many changes there are
     t = long.trace_table
     log_cells = len(np.unique(np.floor(np.log(t.steps) / np.log(LOG_RATIO))))
-    assert len(t) <= display_points(len(t.node_ids)) + log_cells + 2 * (2 * len(t.node_ids) + ROOT_CHANGES) + 3
+    assert len(t) <= (display_points(len(t.node_ids)) + log_cells
+                      + 2 * (2 * len(t.node_ids) + ROOT_CHANGES + NODE_CHANGES) + 3)
     assert len(long.to_json()) <= 1_000_000
     assert long.verdict == verdict_text_at_end(2_000_000, 2)
 
@@ -116,10 +117,24 @@ def verdict_text_at_end(checks: int, seed: int) -> str:
     return {TRUE: "true", FALSE: "false", UNKNOWN: "unknown"}[int(_verdicts(checks, seed)[-1])]
 
 
+TWO = (SPEC.replace("E[pred", "sex_parity: E[pred", 1) + "\n"
+       + 'race_parity: E[pred | race == "White"] - E[pred | race == "Black"] < 0.1')
+
+
+def test_a_few_changes_are_all_kept_however_thin_the_trace():
+    """A run whose nodes change a few dozen times (the demo at a threshold near its value does): every change is
+    shown at its exact step even with a uniform grid of 10 checks."""
+    thin, full = _run(200, 5, trace_points=10, text=TWO), _run(200, 5, trace_points=None, text=TWO)
+    f, t = full.trace_table, thin.trace_table
+    changed = np.diff(f.verdict, axis=0) != 0
+    assert 10 < changed[:, 0].sum() <= ROOT_CHANGES and 10 < changed[:, 1:].sum() <= NODE_CHANGES
+    assert len(t) < len(f) and "verdict_changes_dropped" not in thin.info
+    at = np.flatnonzero(changed.any(axis=1)) + 1
+    assert set(f.steps[at].tolist()) | set(f.steps[at - 1].tolist()) <= set(t.steps.tolist())
+
+
 def test_the_demos_tree_flipping_two_million_times_stays_under_a_megabyte():
     """Two named comparisons (the demo's 11-node tree), each flipping on its own: the JSON stays under 1 MB."""
-    text = (SPEC.replace("E[pred", "sex_parity: E[pred", 1) + "\n"
-            + 'race_parity: E[pred | race == "White"] - E[pred | race == "Black"] < 0.1')
-    r = _run(2_000_000, 3, text=text)
+    r = _run(2_000_000, 3, text=TWO)
     assert len(r.trace_table.node_ids) == 11 and r.info["verdict_changes_dropped"] > 300_000
     assert len(r.to_json()) <= 1_000_000

@@ -12,7 +12,7 @@ import pytest
 from fairaudit.api import audit
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
 from fairaudit.fulltrace import read_full_trace
-from fairaudit.trace import LOG_RATIO, ROOT_CHANGES, AuditResult, Trace, TraceBuilder
+from fairaudit.trace import LOG_RATIO, NODE_CHANGES, ROOT_CHANGES, AuditResult, Trace, TraceBuilder
 
 SPEC = 'E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.4'
 
@@ -49,8 +49,8 @@ def test_thinned_trace_keeps_every_change_and_is_bounded(seed):
     assert np.array_equal(f.steps[pos], t.steps)
     for name in ("estimate", "lo", "hi", "verdict", "n"):
         assert np.array_equal(getattr(f, name)[pos], getattr(t, name))
-    # with the check before each: the first and last verdict change of every node, the root's first ROOT_CHANGES
-    # changes; the first, last and pinned checks
+    # with the check before each: at least the first and last verdict change of every node, the root's first
+    # ROOT_CHANGES changes; the first, last and pinned checks
     changed = np.diff(f.verdict, axis=0) != 0  # (checks - 1, nodes): a change at check c + 1
     held = set()
     for j in range(len(ids)):
@@ -70,7 +70,7 @@ def test_thinned_trace_keeps_every_change_and_is_bounded(seed):
     assert thin.changes_dropped == int((~shown).sum()) > 0
     # strictly bounded: the uniform grid, the log grid, the changes kept
     log_cells = len(np.unique(np.floor(np.log(f.steps) / np.log(LOG_RATIO))))
-    assert len(t) <= 300 + log_cells + 2 * (2 * len(ids) + ROOT_CHANGES) + 3
+    assert len(t) <= 300 + log_cells + 2 * (2 * len(ids) + ROOT_CHANGES + NODE_CHANGES) + 3
     # a trace handed out earlier is never changed by later appends
     for view, size in partial:
         assert len(view) == size
