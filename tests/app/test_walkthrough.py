@@ -66,3 +66,14 @@ def test_the_model_page_says_why_train_is_greyed_out_without_a_label():
     assert at.button(key="model_train").disabled
     assert any("Training needs a label" in i.value for i in at.info), [i.value for i in at.info]
     assert not any("`None`" in c.value for c in at.caption)
+
+
+def test_a_row_filter_that_matches_nothing_is_said_in_the_dashboards_words():
+    """The message named the CLI's --where flag on the Audit page, whose field is "Only rows where"."""
+    import pytest
+
+    import fairaudit
+    from fairaudit.errors import FairauditError
+
+    with pytest.raises(FairauditError, match=r"^no audited row matches the row filter 'age > 200'$"):
+        fairaudit.audit("adult", "E[pred] < 0.5", pred="age > 40", where="age > 200")
