@@ -52,7 +52,7 @@ def post_hoc_source(history: Sequence[Mapping[str, Any]], text: str, audited_on:
 def post_hoc_note(version: int) -> str:
     """Said beside a verdict on a threshold suggested by the audit of ``version`` on the same rows."""
     return (f"This threshold was suggested by the audit of v{version} on these same data: it was chosen after "
-            "looking at them, so the guarantee above does not cover that choice. Report it as chosen from these "
+            "looking at them, so the verdict's guarantee does not cover that choice. Report it as chosen from these "
             "data, and audit it on fresh rows to claim it.")
 
 

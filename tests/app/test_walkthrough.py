@@ -77,3 +77,33 @@ def test_a_row_filter_that_matches_nothing_is_said_in_the_dashboards_words():
 
     with pytest.raises(FairauditError, match=r"^no audited row matches the row filter 'age > 200'$"):
         fairaudit.audit("adult", "E[pred] < 0.5", pred="age > 40", where="age > 200")
+
+
+def test_a_suggested_threshold_run_on_the_same_rows_carries_the_caveat_in_its_result():
+    """Apply the suggestion, Run: the same rows certify the new threshold, and the result itself (so the Report,
+    the PDF and the JSON too) says the threshold was chosen from these data."""
+    from fairaudit import suggest
+    from fairaudit.report import content
+    from fairaudit.trace import AuditResult
+    from fairaudit.ui import history
+
+    at = _demo()
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    text = at.text_area(key="audit_spec_editor").value
+    at.text_area(key="audit_spec_editor").input(text.replace("< 0.1", "< 0.17").replace("< 0.2", "< 0.3"))
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    (found,) = suggest.suggestions(at.session_state["result"])
+    assert not any(w.startswith("This threshold was suggested") for w in at.session_state["result"].warnings)
+    at.button(key=f"suggest_certify_{found.node_id}").click()
+    _ok(at.run())
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    result = at.session_state["result"]
+    assert result.verdict == "true"
+    audited = history.version_of(at.session_state["spec_history"], text.replace("< 0.1", "< 0.17")
+                                 .replace("< 0.2", "< 0.3"))
+    note = history.post_hoc_note(audited)
+    assert result.warnings.count(note) == 1 and note in content.result_warnings(result)
+    assert note in AuditResult.from_json(result.to_json()).warnings
+    assert sum(note in w.value for w in at.warning) == 1  # one banner, not two
