@@ -59,10 +59,9 @@ elif mode == "Load a model file":
     if where == "Upload a file":
         limit_mb, widget_mb = flows.upload_limits("model")
         generation = st.session_state.get("model_upload_gen", 0)
-        # no type filter: Streamlit would refuse a .pkl / .joblib with a bare red icon; the content is checked
-        # instead (never unpickled) and a refused file is told why
         upload = st.file_uploader(f"Model file (.skops, .pt or .nnet; up to {limit_mb} MB)",
-                                  key=f"model_upload_{generation}", max_upload_size=widget_mb)
+                                  type=["skops", "pt", "nnet"], key=f"model_upload_{generation}",
+                                  max_upload_size=widget_mb)
         if upload is not None:
             problem = logic.upload_problem(upload.name, int(upload.size), limit_mb, "model")
             if problem:
