@@ -14,9 +14,10 @@ written interval still contains the computed one and δ is never understated; Na
 and ±∞ (e.g. the interval of a division by an interval containing 0) as the strings ``"inf"`` /
 ``"-inf"``. Every check of the result's trace is written by default; ``trace_every=k`` keeps every k-th check plus
 the stop step and the last check. The driver builds that trace with ``TraceBuilder``: by default a bounded display
-subsample of a long run's checks that keeps every verdict change exactly (``info["checks"]`` counts them all,
-``info["trace_kept"]`` the rows kept; ``fairaudit.fulltrace`` writes every check to Parquet on request). ``AuditResult.from_json`` reads it
-back; ``from_json(to_json(r)).to_json() == r.to_json()``.
+subsample of a long run's checks that keeps the decisions exactly (``info["checks"]`` counts them all,
+``info["trace_kept"]`` the rows kept, ``info["verdict_changes_dropped"]`` the verdict changes left out of a trace
+that kept flipping; ``fairaudit.fulltrace`` writes every check to Parquet on request). ``AuditResult.from_json``
+reads it back; ``from_json(to_json(r)).to_json() == r.to_json()``.
 """
 from __future__ import annotations
 
@@ -178,20 +179,19 @@ class TraceBuilder:
     """The trace of a run, built part by part in amortised constant time per check.
 
     ``points=None`` keeps every check. ``points=P`` keeps a bounded, shape-preserving subsample for display, so
-    that a stream of any length costs memory and JSON bounded in its length: every check at which any node's verdict
-    changes and the check before it (so every decision, flip and ``verdict_step`` is exact), the steps passed as
-    ``pin`` (the stop step), the first check, the last check, the first check of every ``LOG_RATIO`` growth of the
-    step (the steep start of a confidence sequence) and a uniform grid of at most ``P`` checks (every ``stride``-th,
-    the stride doubling when the grid fills up). Verdict changes are kept with the check before each (so a change
-    is drawn at its exact step): the first and the last change of every node, the root's first ``ROOT_CHANGES``
-    changes and the first ``NODE_CHANGES`` changes of the other nodes (together). That covers the stop step, every decision of a stream that behaves (a decided root
-    does not change back unless the guarantee's assumption is broken) and ``verdict_step`` (the root's last
-    change), and keeps the trace strictly bounded when verdicts keep flipping (a node at its threshold, drift):
-    at most about ``P`` + the log grid + 4 × nodes + 2 × (``ROOT_CHANGES`` + ``NODE_CHANGES``) rows, whatever the
-    stream's length.
-    ``changes`` counts every verdict change of every node, ``changes_dropped`` those the display trace does not
-    show exactly (a change whose row or the check before it is not kept). ``checks`` counts every check appended.
-    ``view()`` is the trace so far; a later ``append`` never changes a trace it gave."""
+    that a stream of any length costs memory and JSON bounded in its length: verdict changes, each with the check
+    before it (so a change is drawn at its exact step) — the first and the last change of every node, the root's
+    first ``ROOT_CHANGES`` changes and the first ``NODE_CHANGES`` changes of the other nodes (together) —, the steps
+    passed as ``pin`` (the stop step), the first check, the last check, the first check of every ``LOG_RATIO``
+    growth of the step (the steep start of a confidence sequence) and a uniform grid of at most ``P`` checks (every
+    ``stride``-th, the stride doubling when the grid fills up). That keeps the stop step, ``verdict_step`` (the
+    root's last change) and every decision of a stream that behaves (a decided root does not change back unless
+    the guarantee's assumption is broken) exact, and the trace strictly bounded when verdicts keep flipping (a node
+    at its threshold, drift): at most about ``P`` + the log grid + 2 × (2 × nodes + ``ROOT_CHANGES`` +
+    ``NODE_CHANGES``) rows, whatever the stream's length. ``changes`` counts every verdict change of every node,
+    ``changes_dropped`` those the display trace does not show exactly (a change whose check or the check before it
+    is not kept). ``checks`` counts every check appended. ``view()`` is the trace so far; a later ``append`` never
+    changes a trace it gave."""
 
     _COLUMNS = FLOAT_COLUMNS + ("n",) + FAIR_COLUMNS
 

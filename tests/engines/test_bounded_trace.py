@@ -1,9 +1,9 @@
 """The display trace is strictly bounded even when verdicts keep flipping (issue 18): an adversarial stream whose
 comparison flips between certified, violated and undecided thousands of times, driven through the real driver
-(``fairaudit.run.drive``) by a stand-in engine. The thinned result keeps the first and last change of every node,
-the root's first ``ROOT_CHANGES`` changes and the others' first ``NODE_CHANGES``, counts the changes it leaves out (``info``, JSON, the CLI summary),
-and has the verdict, stop step, verdict step and final values of the run that keeps every check; its JSON stays
-under 1 MB for two million checks."""
+(``fairaudit.run.drive``) by a stand-in engine. The thinned result keeps the first and last change of every node, the
+root's first ``ROOT_CHANGES`` changes and the others' first ``NODE_CHANGES``, counts the changes it leaves out
+(``info``, JSON, the CLI summary), and has the verdict, stop step, verdict step and final values of the run that
+keeps every check; its JSON stays under 1 MB for two million checks."""
 from __future__ import annotations
 
 import numpy as np
