@@ -94,6 +94,8 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
         facts.update({"checks": int(builder.checks), "seconds": round(time.perf_counter() - ctx.started, 4)})
         if builder.thinned:
             facts["trace_kept"] = int(len(trace))  # the display trace is a subsample of the checks
+        dropped = builder.changes_dropped  # verdict changes beyond the first and last per node (and the root's cap)
+        facts.update({"verdict_changes": builder.changes, "verdict_changes_dropped": dropped} if dropped else {})
         return AuditResult(spec.text, engine.name, dict(options), verdict_text(root) or "unknown",
                            stop_at[0] if stop_at is not None else None,
                            int(trace.steps[-1]) if len(trace) else 0, infos, trace, guarantee=guarantee,

@@ -14,9 +14,10 @@ written interval still contains the computed one and δ is never understated; Na
 and ±∞ (e.g. the interval of a division by an interval containing 0) as the strings ``"inf"`` /
 ``"-inf"``. Every check of the result's trace is written by default; ``trace_every=k`` keeps every k-th check plus
 the stop step and the last check. The driver builds that trace with ``TraceBuilder``: by default a bounded display
-subsample of a long run's checks that keeps every verdict change exactly (``info["checks"]`` counts them all,
-``info["trace_kept"]`` the rows kept; ``fairaudit.fulltrace`` writes every check to Parquet on request). ``AuditResult.from_json`` reads it
-back; ``from_json(to_json(r)).to_json() == r.to_json()``.
+subsample of a long run's checks that keeps the decisions exactly (``info["checks"]`` counts them all,
+``info["trace_kept"]`` the rows kept, ``info["verdict_changes_dropped"]`` the verdict changes left out of a trace
+that kept flipping; ``fairaudit.fulltrace`` writes every check to Parquet on request). ``AuditResult.from_json``
+reads it back; ``from_json(to_json(r)).to_json() == r.to_json()``.
 """
 from __future__ import annotations
 
@@ -149,8 +150,10 @@ class Trace:
 # how the display trace is thinned (``TraceBuilder(points=...)``)
 LOG_RATIO = 1.06  # the log grid keeps the first check of every 6 % growth of the step: ≤ 475 rows to 10¹² steps
 DISPLAY_CELLS = 6_000  # the default display trace holds about this many (check, node) cells, whatever the stream
-_PIN, _LOG, _GRID, _TAIL = 1, 2, 4, 8  # why a row is kept: a verdict change / the stop / the first check, the log
-# grid, the uniform grid, the last check so far
+ROOT_CHANGES = 50  # the display trace keeps the root's first this many verdict changes (and its last) ...
+NODE_CHANGES = 50  # ... and the first this many changes of the other nodes together (and every node's first and last)
+_PIN, _LOG, _GRID, _TAIL = 1, 2, 4, 8  # why a row is kept: the stop / the first check, the log grid, the uniform
+# grid, the last check so far (a verdict change kept holds its row and the check before it by a reference count)
 
 
 def display_points(n_nodes: int) -> int:
@@ -159,17 +162,36 @@ def display_points(n_nodes: int) -> int:
     return max(100, min(2000, DISPLAY_CELLS // max(1, n_nodes)))
 
 
+def thinning_note(info) -> str | None:
+    """The sentence saying how many verdict changes the display trace leaves out (``info`` of a result), or None."""
+    dropped = (info or {}).get("verdict_changes_dropped")
+    if not dropped:
+        return None
+    total = (info or {}).get("verdict_changes")
+    of = f" of {int(total):,}" if total else ""
+    return (f"{int(dropped):,}{of} verdict changes of the nodes are not in the display trace (it keeps the first "
+            f"and last change of every node, the root's first {ROOT_CHANGES} and the other nodes' first "
+            f"{NODE_CHANGES}); the verdict, the stop step and the final values are those of every check, and "
+            "--full-trace PATH writes every check")
+
+
 class TraceBuilder:
     """The trace of a run, built part by part in amortised constant time per check.
 
     ``points=None`` keeps every check. ``points=P`` keeps a bounded, shape-preserving subsample for display, so
-    that a stream of any length costs memory and JSON bounded in its length: every check at which any node's verdict
-    changes and the check before it (so every decision, flip and ``verdict_step`` is exact), the steps passed as
-    ``pin`` (the stop step), the first check, the last check, the first check of every ``LOG_RATIO`` growth of the
-    step (the steep start of a confidence sequence) and a uniform grid of at most ``P`` checks (every ``stride``-th,
-    the stride doubling when the grid fills up). Verdict changes are kept however many there are (a stream has few:
-    a decided root does not change back unless the guarantee's assumption is broken). ``checks`` counts every
-    check appended. ``view()`` is the trace so far; a later ``append`` never changes a trace it gave."""
+    that a stream of any length costs memory and JSON bounded in its length: verdict changes, each with the check
+    before it (so a change is drawn at its exact step) — the first and the last change of every node, the root's
+    first ``ROOT_CHANGES`` changes and the first ``NODE_CHANGES`` changes of the other nodes (together) —, the steps
+    passed as ``pin`` (the stop step), the first check, the last check, the first check of every ``LOG_RATIO``
+    growth of the step (the steep start of a confidence sequence) and a uniform grid of at most ``P`` checks (every
+    ``stride``-th, the stride doubling when the grid fills up). That keeps the stop step, ``verdict_step`` (the
+    root's last change) and every decision of a stream that behaves (a decided root does not change back unless
+    the guarantee's assumption is broken) exact, and the trace strictly bounded when verdicts keep flipping (a node
+    at its threshold, drift): at most about ``P`` + the log grid + 2 × (2 × nodes + ``ROOT_CHANGES`` +
+    ``NODE_CHANGES``) rows, whatever the stream's length. ``changes`` counts every verdict change of every node,
+    ``changes_dropped`` those the display trace does not show exactly (a change whose check or the check before it
+    is not kept). ``checks`` counts every check appended. ``view()`` is the trace so far; a later ``append`` never
+    changes a trace it gave."""
 
     _COLUMNS = FLOAT_COLUMNS + ("n",) + FAIR_COLUMNS
 
@@ -182,14 +204,34 @@ class TraceBuilder:
         self._steps = np.zeros(0, dtype=np.int64)
         self._index = np.zeros(0, dtype=np.int64)
         self._why = np.zeros(0, dtype=np.uint8)
+        self._refs = np.zeros(0, dtype=np.int32)  # how many kept verdict changes hold the row
+        self._nchg = np.zeros(0, dtype=np.int32)  # how many nodes' verdicts change at the row's check
+        self.changes = 0
+        self._first_change = np.full(len(self.node_ids), -1, dtype=np.int64)  # per node: the check index
+        self._last_change = np.full(len(self.node_ids), -1, dtype=np.int64)
+        self._root_changes = 0  # the root's changes kept as such (up to ROOT_CHANGES)
+        self._node_changes = 0  # the other nodes' changes kept as such (up to NODE_CHANGES)
         self._cols = {name: np.zeros((0, len(self.node_ids))) for name in self._COLUMNS}
         self._verdict = np.zeros((0, len(self.node_ids)), dtype=np.int8)
         self._prev_verdict: np.ndarray | None = None
         self._prev_cell = -1
 
+    def _kept(self) -> np.ndarray:
+        return (self._why[:self.size] != 0) | (self._refs[:self.size] > 0)
+
     @property
     def thinned(self) -> bool:
-        return np.count_nonzero(self._why[:self.size]) < self.checks
+        return np.count_nonzero(self._kept()) < self.checks
+
+    @property
+    def changes_dropped(self) -> int:
+        """The verdict changes (of any node) the display trace does not show at their exact step."""
+        if self.points is None:
+            return 0
+        keep = self._kept()
+        index, nchg = self._index[:self.size][keep], self._nchg[:self.size][keep]
+        shown = np.isin(index - 1, index)  # the check before the row is kept too
+        return int(self.changes - nchg[shown].sum())
 
     @property
     def last_step(self) -> int | None:
@@ -202,19 +244,48 @@ class TraceBuilder:
             out[:self.size] = a[:self.size]
             return out
         self._steps, self._index, self._why = grown(self._steps), grown(self._index), grown(self._why)
+        self._refs, self._nchg = grown(self._refs), grown(self._nchg)
         self._cols = {name: grown(a) for name, a in self._cols.items()}
         self._verdict = grown(self._verdict)
+
+    def _changes(self, part: Trace) -> np.ndarray:
+        """(checks, nodes): whether the node's verdict at the check differs from the check before."""
+        before = part.verdict[:1] if self._prev_verdict is None else self._prev_verdict[None, :]
+        return np.diff(np.concatenate([before, part.verdict]), axis=0) != 0
+
+    def _held(self, changed: np.ndarray) -> tuple[np.ndarray, int, list[int]]:
+        """Which verdict changes of a part are kept: the reference count of each of its rows, the count added to
+        the check before the part (the builder's last row) and the checks (indices) of changes no longer kept (a
+        node's former last change)."""
+        k = len(changed)
+        refs = np.zeros(k + 1, dtype=np.int32)  # refs[0]: the check before the part
+        release: list[int] = []
+        for j in np.flatnonzero(changed.any(axis=0)):
+            rows = np.flatnonzero(changed[:, j])
+            held = [rows[-1]]
+            if self._first_change[j] < 0:
+                self._first_change[j] = self.checks + rows[0]
+                held.append(rows[0])
+            if j == 0 and self._root_changes < ROOT_CHANGES:
+                take = rows[:ROOT_CHANGES - self._root_changes]
+                self._root_changes += len(take)
+                held.extend(take)
+            elif j != 0 and self._node_changes < NODE_CHANGES:
+                take = rows[:NODE_CHANGES - self._node_changes]
+                self._node_changes += len(take)
+                held.extend(take)
+            if self._last_change[j] >= 0:
+                release.append(int(self._last_change[j]))
+            self._last_change[j] = self.checks + rows[-1]
+            held = np.asarray(held, dtype=np.int64)
+            np.add.at(refs, held + 1, 1)
+            np.add.at(refs, held, 1)  # the check before each change
+        return refs[1:], int(refs[0]), release
 
     def _why_kept(self, part: Trace, pin) -> np.ndarray:
         k = len(part)
         index = self.checks + np.arange(k)
         why = np.zeros(k, dtype=np.uint8)
-        before = part.verdict[:1] if self._prev_verdict is None else self._prev_verdict[None, :]
-        changed = (np.diff(np.concatenate([before, part.verdict]), axis=0) != 0).any(axis=1)
-        why[changed] |= _PIN
-        why[:-1][changed[1:]] |= _PIN  # the check before a change
-        if changed[0] and self.size:  # ... which may be the last row kept from the previous part
-            self._why[self.size - 1] |= _PIN
         if self.checks == 0:
             why[0] |= _PIN
         if len(pin):
@@ -225,19 +296,30 @@ class TraceBuilder:
         why[index % self.stride == 0] |= _GRID
         why[-1] |= _TAIL
         self._prev_cell = int(cell[-1])
-        self._prev_verdict = part.verdict[-1].copy()
         return why
 
     def append(self, part: Trace, pin=()) -> None:
         k = len(part)
         if not k:
             return
+        changed = self._changes(part)
+        nchg = np.count_nonzero(changed, axis=1).astype(np.int32)
+        self.changes += int(nchg.sum())
+        carry, release = 0, []
         if self.points is None:
-            rows, why = np.arange(k), np.full(k, _GRID, dtype=np.uint8)
+            rows, why, refs = np.arange(k), np.full(k, _GRID, dtype=np.uint8), np.zeros(k, dtype=np.int32)
         else:
             why = self._why_kept(part, pin)
-            rows = np.flatnonzero(why)
-            why = why[rows]
+            refs, carry, release = self._held(changed)
+            rows = np.flatnonzero((why != 0) | (refs > 0))
+            why, refs = why[rows], refs[rows]
+        self._prev_verdict = part.verdict[-1].copy()
+        if carry:  # the check before the part is the builder's last row (the last check is always kept)
+            self._refs[self.size - 1] += carry
+        if release:  # a node's former last change and the check before it, still rows of the builder
+            at = np.searchsorted(self._index[:self.size], np.asarray(release, dtype=np.int64))
+            np.subtract.at(self._refs, at, 1)
+            np.subtract.at(self._refs, at - 1, 1)
         m = len(rows)
         if self.size + m > len(self._steps):
             self._grow(self.size + m)
@@ -245,6 +327,8 @@ class TraceBuilder:
         self._steps[at] = part.steps[rows]
         self._index[at] = self.checks + rows
         self._why[at] = why
+        self._refs[at] = refs
+        self._nchg[at] = nchg[rows]
         for name in self._COLUMNS:
             self._cols[name][at] = getattr(part, name)[rows]
         self._verdict[at] = part.verdict[rows]
@@ -267,13 +351,14 @@ class TraceBuilder:
             # a fresh array: the old one may be shared with a view
             self._why = np.concatenate([(self._why[:n] & ~np.uint8(_GRID)) | (grid.astype(np.uint8) * np.uint8(_GRID)),
                                         self._why[n:]])
-        keep = self._why[:n] != 0
+        keep = self._kept()
         if n - np.count_nonzero(keep) <= self.points:
             return
         rows = np.flatnonzero(keep)
         m = len(rows)
         fresh = lambda a: np.concatenate([a[rows], np.empty((max(64, 2 * m) - m,) + a.shape[1:], a.dtype)])  # noqa
         self._steps, self._index, self._why = fresh(self._steps), fresh(self._index), fresh(self._why)
+        self._refs, self._nchg = fresh(self._refs), fresh(self._nchg)
         self._cols = {name: fresh(a) for name, a in self._cols.items()}
         self._verdict = fresh(self._verdict)
         self.size = m
@@ -281,7 +366,7 @@ class TraceBuilder:
     def view(self) -> Trace:
         """The trace so far: the rows kept (a view: a later ``append`` never changes it)."""
         n = self.size
-        keep = self._why[:n] != 0
+        keep = self._kept()
         if self.points is None or keep.all():
             return self._view(slice(0, n))
         return self._view(np.flatnonzero(keep))

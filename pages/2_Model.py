@@ -21,7 +21,8 @@ if dataset is None:
     widgets.sidebar_status()
     st.stop()
 
-st.caption(f"Dataset: **{dataset.name}** ({len(dataset):,} rows), label `{dataset.schema.label}`, "
+label_text = f"label `{dataset.schema.label}`" if dataset.schema.label is not None else "no label"
+st.caption(f"Dataset: **{dataset.name}** ({len(dataset):,} rows), {label_text}, "
            f"protected {', '.join(dataset.schema.protected) or 'none'}")
 MODES = {"trained": "Train a model", "file": "Load a model file", "expression": "Decisions from a column or expression"}
 info_now = state.get(state.MODEL_INFO) or {}
@@ -39,6 +40,9 @@ if mode == "Train a model":
                         key="model_kind")
     test_size = c2.slider("Held-out share", 0.1, 0.5, 0.25, 0.05, key="model_test_size")
     seed = c3.number_input("Seed", 0, 10_000, 0, 1, key="model_seed")
+    if dataset.schema.label is None:  # say why Train is greyed out, and what to do
+        st.info("Training needs a label (the true outcome): choose one under Roles on the Data page — or take the "
+                "decisions from a column or expression (above).")
     if st.button("Train", type="primary", key="model_train", disabled=dataset.schema.label is None):
         try:
             with progress_bar(f"Training {kind}") as bar:

@@ -47,8 +47,9 @@ with side_col:
                     st.caption(f"`{params['attribute']}` has {len(values)} values: name the groups in the spec.")
                     params["groups"] = None
                 else:
-                    picked = st.multiselect("Groups (every pair is compared)", values, default=values[:2], key=wkey,
-                                            help=p.description)
+                    # one widget per attribute: another attribute starts from its own first two groups, not empty
+                    picked = st.multiselect("Groups (every pair is compared)", values, default=values[:2],
+                                            key=f"{wkey}_{params['attribute']}", help=p.description)
                     params["groups"] = tuple(picked) if picked else None
             elif p.choices:
                 params[p.name] = st.selectbox(p.name.capitalize(), list(p.choices), key=wkey, help=p.description,

@@ -220,7 +220,9 @@ with left:
     event = tree_box.altair_chart(viz.tree_chart(nodes, width=TREE_W, guarantee=result.guarantee),
                                   on_select="rerun", selection_mode=[viz.SELECTION],
                                   key=f"audit_tree_{selection.tree_key(signature)}", width="content")
-    selected, last = selection.next_selection(state.get(state.SELECTED), state.get(state.LAST_EVENT),
+    # back from another page the chart is a fresh widget with no click yet: the selection made before is kept
+    clicked = [] if entered else state.get(state.LAST_EVENT)
+    selected, last = selection.next_selection(state.get(state.SELECTED), clicked,
                                               selection.event_ids(event, viz.SELECTION), ids)
     state.put(state.SELECTED, selected)
     state.put(state.LAST_EVENT, last)
@@ -233,6 +235,7 @@ with verdict_box:
     if same_source and meta.get("spec") is not None and meta["spec"].strip() != audited_text.strip():
         st.warning("The specification has changed since this result was computed: press **Run** to audit the "
                    "current version.", icon=":material/update:")
+    widgets.post_hoc_warning()
     if result.engine != engine.name:
         st.warning(f"This result was computed by {widgets.engine_title(result.engine)}; the engine chosen now is "
                    f"{engine.title or engine.name}: press **Run** to audit with it.", icon=":material/update:")

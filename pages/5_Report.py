@@ -18,6 +18,7 @@ if result is None:
     st.stop()
 widgets.sidebar_status()
 widgets.verdict_line(result)
+widgets.post_hoc_warning()
 
 stamp = dt.datetime.fromtimestamp(meta.get("started", 0) or dt.datetime.now().timestamp()).strftime("%Y%m%d-%H%M%S")
 # the nodes selected on the Audit page, if they belong to this result's tree

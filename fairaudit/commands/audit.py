@@ -411,5 +411,10 @@ def print_summary(result, from_file=()) -> None:
 
         for line in counterexample_lines(counterexamples):
             print(line)
+    from fairaudit.trace import thinning_note
+
+    thinned = thinning_note(result.info)  # a display trace that leaves out verdict changes says so
+    if thinned:
+        print(f"trace:     {thinned}")
     for warning in result.warnings:
         print(f"warning:   {warning}")

@@ -498,6 +498,17 @@ def _explain_token(text: str, tokens: list[Token], token: Token, expected: set[s
     if kind == "VBAR" and "RSQB" in expected:
         return _at(text, token, "only one '|' is allowed in E[...]: it separates the event from its condition; "
                                 "use 'or' for 'either ... or ...'")
+    if (kind == "MINUS" and prev is not None and prev.type == "NAME" and before is not None
+            and before.type == "CMP_OP" and prev.end_pos == token.start_pos):
+        # an unquoted value with a hyphen (race == African-American): a text value is written in quotes
+        end = index
+        while end + 1 < len(tokens) and tokens[end + 1].start_pos == tokens[end].end_pos and \
+                tokens[end + 1].type in ("NAME", "NUMBER", "MINUS"):
+            end += 1
+        value = text[prev.start_pos:tokens[end].end_pos]
+        column = text[tokens[index - 3].start_pos:before.start_pos] if index > 2 else ""
+        return _at(text, prev, f'write the value in quotes: {column}{before.value} "{value}" (a value with a "-" '
+                               'or a space needs them)')
     if kind in ("PLUS", "MINUS", "STAR", "SLASH") and ("RSQB" in expected or "VBAR" in expected):
         return _at(text, token, "arithmetic is not allowed inside E[...]: an event compares a column with a value, "
                                 "e.g. age >= 30")

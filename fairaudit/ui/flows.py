@@ -443,6 +443,9 @@ def apply_suggestion(result, node_id: str, which: str) -> str:
 
 
 def _store(result, meta: dict) -> None:
+    source = history.post_hoc_source(state.get(state.SPEC_HISTORY) or [], meta["spec"], meta.get("audited_on"))
+    if source is not None and history.post_hoc_note(source) not in result.warnings:  # with the result: PDF, JSON
+        result.warnings.append(history.post_hoc_note(source))
     state.put(state.RESULT, result)
     state.put(state.RESULT_META, meta)
     state.put(state.SPEC_HISTORY, history.record_version(state.get(state.SPEC_HISTORY), meta["spec"],

@@ -33,6 +33,29 @@ def record_version(history: list[dict], text: str, verdict: str | None = None, s
     return out
 
 
+def post_hoc_source(history: Sequence[Mapping[str, Any]], text: str, audited_on: str | None) -> int | None:
+    """The version whose audit suggested ``text``'s threshold (a refinement, ``refines``) when ``text`` was then
+    audited on the same data and decisions as that version (``audited_on`` without its engine): the threshold was
+    chosen from those rows, so a verdict on them does not carry its guarantee for the choice. None otherwise."""
+    def rows(on):
+        return on.rsplit(" · ", 1)[0] if on and " · " in on else on
+
+    for h in reversed(history):
+        if h["text"].strip() != text.strip() or h.get("refines") is None:
+            continue
+        base = next((o for o in history if o["version"] == h["refines"]), None)
+        if audited_on and base is not None and rows(base.get("audited_on")) == rows(audited_on):
+            return int(h["refines"])
+    return None
+
+
+def post_hoc_note(version: int) -> str:
+    """Said beside a verdict on a threshold suggested by the audit of ``version`` on the same rows."""
+    return (f"This threshold was suggested by the audit of v{version} on these same data: it was chosen after "
+            "looking at them, so the verdict's guarantee does not cover that choice. Report it as chosen from these "
+            "data, and audit it on fresh rows to claim it.")
+
+
 def version_of(history: Sequence[Mapping[str, Any]], text: str) -> int | None:
     """The latest version whose text is ``text`` (None when it is not in the history)."""
     found = [h["version"] for h in history if h["text"].strip() == text.strip()]
@@ -57,7 +80,12 @@ def history_rows(history: Sequence[Mapping[str, Any]]) -> list[dict]:
     for h in history:
         body = " ".join(line.strip() for line in h["text"].splitlines()
                         if line.strip() and not line.strip().startswith("#"))
-        change = "first version" if prev is None else "; ".join(_changes(prev, h["text"])) or "comments only"
+        if prev is None:
+            change = "first version"
+        elif prev.strip() == h["text"].strip():  # the same text audited on other data, decisions or engine
+            change = "same text, audited again"
+        else:
+            change = "; ".join(_changes(prev, h["text"])) or "comments only"
         if h.get("refines") is not None:  # a suggested threshold applied from that version's audit
             base = next((o["text"] for o in history if o["version"] == h["refines"]), None)
             what = "; ".join(_changes(base, h["text"])) if base is not None else ""

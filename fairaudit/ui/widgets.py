@@ -48,6 +48,19 @@ def verdict_line(result, shown_ids=None) -> None:
     audit_context(result)
 
 
+def post_hoc_warning() -> None:
+    """A banner when the current result audits a suggested threshold on the data it was suggested from (unless the
+    result already carries it among its warnings: a finished run does, ``flows._store``)."""
+    from fairaudit.ui import history
+
+    meta = state.get(state.RESULT_META) or {}
+    result = state.get(state.RESULT)
+    source = history.post_hoc_source(state.get(state.SPEC_HISTORY) or [], meta.get("spec") or "",
+                                     meta.get("audited_on"))
+    if source is not None and history.post_hoc_note(source) not in (getattr(result, "warnings", None) or []):
+        st.warning(history.post_hoc_note(source), icon=":material/call_split:")
+
+
 def audit_context(result) -> None:
     """Which rows were audited, what the guarantee assumes, and each warning as a visible banner."""
     lines = [(label, text) for label, text in (("Rows audited", result.rows_text),

@@ -55,8 +55,8 @@ def wrap(text: str, width: int, lines: int = 2) -> str:
             rest = ""
             break
         cut = rest.rfind(" ", 0, width + 1)
-        if cut <= 0:  # no space: break after an underscore of a snake_case name, else a hard cut
-            under = rest.rfind("_", 0, width)
+        if cut <= 0:  # no space: break after an underscore (snake_case) or a hyphen (African-American), else cut
+            under = max(rest.rfind("_", 0, width), rest.rfind("-", 0, width))
             cut = under + 1 if under > 0 else width
         out.append(rest[:cut].rstrip())
         rest = rest[cut:].lstrip()

@@ -308,3 +308,24 @@ def test_an_audit_on_other_data_is_a_new_history_row():
     h = history.record_version(h, "E[pred] < 0.5", "true", 20, when=3, audited_on="compas · logreg")
     assert [(x["verdict"], x["audited_on"]) for x in h] == [("false", "adult · logreg"), ("true", "compas · logreg")]
     assert history.history_rows(h)[0]["audited on"] == "compas · logreg"
+
+
+def test_a_suggested_threshold_audited_on_its_own_data_is_flagged():
+    on = "adult · logreg · Online monitor (AVOIR)"
+    h = history.record_version([], "a: E[pred] < 0.17", "unknown", None, when=1.0, audited_on=on)
+    h = history.record_version(h, "a: E[pred] < 0.214", when=2.0, refines=1)
+    assert history.post_hoc_source(h, "a: E[pred] < 0.214", None) is None  # not audited yet
+    assert history.post_hoc_source(h, "a: E[pred] < 0.17", on) is None  # the version the suggestion came from
+    assert history.post_hoc_source(h, "a: E[pred] < 0.214", on) == 1
+    assert history.post_hoc_source(h, "a: E[pred] < 0.214", "adult · logreg · Exact on the dataset") == 1
+    assert history.post_hoc_source(h, "a: E[pred] < 0.214", "adult · gbm · Online monitor (AVOIR)") is None
+    assert history.post_hoc_source(h, "a: E[pred] < 0.3", on) is None  # typed by hand, not suggested
+    assert "v1" in history.post_hoc_note(1) and "fresh rows" in history.post_hoc_note(1)
+
+
+def test_the_same_text_audited_again_is_not_called_a_comment_change():
+    h = history.record_version([], "a: E[pred] < 0.5", "false", 10, when=1.0, audited_on="compas · logreg · A")
+    h = history.record_version(h, "a: E[pred] < 0.5", "false", 20, when=2.0, audited_on="compas · logreg · B")
+    h = history.record_version(h, "# note\na: E[pred] < 0.5", when=3.0)
+    assert [r["change"] for r in history.history_rows(h)] == ["comments only", "same text, audited again",
+                                                              "first version"]

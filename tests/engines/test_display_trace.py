@@ -1,7 +1,7 @@
 """The bounded display trace (``fairaudit.trace.TraceBuilder(points=...)``) and the full trace in Parquet.
 
-A thinned trace must keep, exactly, every fact a decision rests on: every verdict change of every node (and the
-check before it), the stop step, the first and the last check; its rows are rows of the full trace; its size is
+A thinned trace must keep, exactly, every fact a decision rests on: the first and last verdict change of every node
+and the root's first changes (each with the check before it), the stop step, the first and the last check; its rows are rows of the full trace; its size is
 bounded whatever the stream's length; the result built from it (verdict, stop step, verdict step, final values)
 is the one built from every check."""
 import json
@@ -12,7 +12,7 @@ import pytest
 from fairaudit.api import audit
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
 from fairaudit.fulltrace import read_full_trace
-from fairaudit.trace import AuditResult, Trace, TraceBuilder
+from fairaudit.trace import LOG_RATIO, NODE_CHANGES, ROOT_CHANGES, AuditResult, Trace, TraceBuilder
 
 SPEC = 'E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.4'
 
@@ -49,13 +49,28 @@ def test_thinned_trace_keeps_every_change_and_is_bounded(seed):
     assert np.array_equal(f.steps[pos], t.steps)
     for name in ("estimate", "lo", "hi", "verdict", "n"):
         assert np.array_equal(getattr(f, name)[pos], getattr(t, name))
-    # every verdict change (any node) and the check before it; first, last, pinned
-    changed = np.flatnonzero((np.diff(f.verdict, axis=0) != 0).any(axis=1)) + 1
-    need = set(f.steps[changed]) | set(f.steps[changed - 1]) | {int(f.steps[0]), int(f.steps[-1]), pin_step}
+    # with the check before each: at least the first and last verdict change of every node, the root's first
+    # ROOT_CHANGES changes; the first, last and pinned checks
+    changed = np.diff(f.verdict, axis=0) != 0  # (checks - 1, nodes): a change at check c + 1
+    held = set()
+    for j in range(len(ids)):
+        at = np.flatnonzero(changed[:, j]) + 1
+        held |= {int(at[0]), int(at[-1])} if len(at) else set()
+        if j == 0:
+            held |= set(at[:ROOT_CHANGES].tolist())
+    need = {int(f.steps[c]) for c in held} | {int(f.steps[c - 1]) for c in held}
+    need |= {int(f.steps[0]), int(f.steps[-1]), pin_step}
     assert need <= set(t.steps.tolist())
     assert t.verdict_step() == f.verdict_step()
-    # bounded: the uniform grid, the log grid and the changes
-    assert len(t) <= 300 + 300 + len(need)
+    # the changes left out are counted: a change is shown when its check and the check before it are kept
+    kept = np.isin(f.steps, t.steps)
+    events = np.argwhere(changed)
+    shown = kept[events[:, 0] + 1] & kept[events[:, 0]]
+    assert thin.changes == len(events) > 1_000
+    assert thin.changes_dropped == int((~shown).sum()) > 0
+    # strictly bounded: the uniform grid, the log grid, the changes kept
+    log_cells = len(np.unique(np.floor(np.log(f.steps) / np.log(LOG_RATIO))))
+    assert len(t) <= 300 + log_cells + 2 * (2 * len(ids) + ROOT_CHANGES + NODE_CHANGES) + 3
     # a trace handed out earlier is never changed by later appends
     for view, size in partial:
         assert len(view) == size
