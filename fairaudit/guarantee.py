@@ -120,3 +120,19 @@ def format_interval(lo: float, hi: float, digits: int = 4) -> str:
 
     low, high = fmt(lo), fmt(hi)
     return low if low == high else f"[{low}, {high}]"  # a point (an exact value, up to rounding) is one number
+
+
+def evalue_number(x) -> str:
+    """An e-value or its target as the sentences print it: 41, 2.5, 1.2e+06, "∞"."""
+    x = float(x)
+    if math.isinf(x):
+        return "∞"
+    if math.isnan(x):
+        return "—"
+    return f"{x:.3g}" if x < 1e4 else f"{x:.2g}"
+
+
+def joint_test_text(evalue, target) -> str:
+    """Why a comparison is decided although its interval still straddles its threshold (the one wording: CLI,
+    dashboard, PDF): "decided by the joint test: e-value 41 ≥ 1/β = 20"."""
+    return f"decided by the joint test: e-value {evalue_number(evalue)} ≥ 1/β = {evalue_number(target)}"

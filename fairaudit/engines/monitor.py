@@ -77,6 +77,7 @@ import numpy as np
 from fairaudit.bounds.allocation import Allocation, Allocator, SPLITS, equal_split, sound_delta
 from fairaudit.bounds.concentration import BOUND_ALIASES, BOUNDS, DEFAULT_BOUND, get_bound
 from fairaudit.bounds.directed import directed_verdict, display_deltas, witness_deltas
+from fairaudit.bounds.eprocess import JointTests
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.engines.base import Context, Engine, LeafBatch, Option
 from fairaudit.engines.observations import Observations, decision_reasons, observe_inputs
@@ -131,7 +132,10 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     steps = idx + 1
     stats = obs.stats(idx)
     equal = equal_split(keys, delta)
-    shown = display_deltas(spec, delta) if split == "directed" else equal  # the levels shown before a decision
+    joint = joint_tests(spec, delta, split, bound)
+    tested = joint.ids if joint is not None else set()
+    shown = (display_deltas(spec, delta, tested) if split.startswith("directed")  # the levels shown before a decision
+             else equal)
     best = {k: delta for k in keys}
     st = _State()
     K = len(idx)
@@ -166,19 +170,25 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     first, cut_noted = True, False
     while a < K:
         b = min(a + chunk, K)
+        cum = joint.chunk({k: s.at(slice(a, b)) for k, s in stats.items()}) if joint is not None else None
         if st.stop is None:
             chunk_stats = {k: s.at(slice(a, b)) for k, s in stats.items()}
             found, scanned = _scan(allocator, chunk_stats, split, shown, best, ctx, st,
-                                   deadline=last_yield + yield_every, solver_time_limit=solver_time_limit)
+                                   deadline=last_yield + yield_every, solver_time_limit=solver_time_limit,
+                                   joint=None if joint is None else joint.certified(cum))
             if found is not None:
                 pos, allocation = found
                 st.stop, st.decision = a + pos, allocation
-                st.frozen = (_frozen(allocation, keys, delta) if split != "directed"
+                st.frozen = (_frozen(allocation, keys, delta) if not split.startswith("directed")
                              else {k: allocation.deltas.get(k, shown[k]) for k in keys})
                 if stop:
                     b = st.stop + 1
             else:
                 b = a + scanned  # paused: checks [a, a + scanned) are known undecided, the rest is scanned next
+        nodes = {}
+        if joint is not None:
+            joint.commit(cum, b - a)
+            nodes = joint.evidence({key: v[: b - a] for key, v in cum.items()})
         leaves = _leaves(keys, stats, a, b, shown, st, allocator, label_delta=delta if split == "optimized" else None)
         found_now = evidence.observe(steps[a:b], {k: s.at(slice(a, b)) for k, s in stats.items()})
         said = found_now + (halves if first else [])
@@ -191,10 +201,21 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
         done = int(steps[b - 1]) if b > a else 0
         yield LeafBatch(steps[a:b], leaves, done=done, total=obs.length,
                         guarantee=guarantee(), warnings=tuple(said + notes), assumption_broken=bool(said),
-                        info=facts(b), counterexamples=_counterexamples(obs, done))
+                        info=facts(b), counterexamples=_counterexamples(obs, done), nodes=nodes)
         first = False
         last_yield = time.perf_counter()
         a = b
+
+
+def joint_tests(spec, delta: float, split: str, bound) -> JointTests | None:
+    """The joint e-process tests of the comparisons that have one (``fairaudit.bounds.eprocess``), with the default
+    ``split="directed"`` and the mixture bound (they are its two-group form), else None; None too when no
+    comparison of ``spec`` has one."""
+    name = BOUND_ALIASES.get(bound, bound) if isinstance(bound, str) else getattr(bound, "name", None)
+    if split != "directed" or name != "mixture":
+        return None
+    tests = JointTests(spec, delta)
+    return tests if tests.forms else None
 
 
 def _counterexamples(obs, rows: int):
@@ -278,7 +299,7 @@ def _frozen(allocation: Allocation, keys, delta: float) -> dict[str, float]:
 
 
 def _scan(allocator: Allocator, stats, split, equal, best, ctx: Context, st, deadline: float | None = None,
-          solver_time_limit: float = SOLVER_TIME_LIMIT) -> tuple[tuple[int, Allocation] | None, int]:
+          solver_time_limit: float = SOLVER_TIME_LIMIT, joint=None) -> tuple[tuple[int, Allocation] | None, int]:
     """``(found, scanned)``: ``found`` is the first check of this chunk at which the root is decided,
     with its allocation, or None; without a decision, checks ``[0, scanned)`` are undecided. The
     search pauses (``scanned`` < chunk length) at the first solver candidate met after ``deadline``
@@ -287,13 +308,14 @@ def _scan(allocator: Allocator, stats, split, equal, best, ctx: Context, st, dea
     decision as an uninterrupted scan. The run's time budget (``ctx``) ends the search; each solver call gets
     at most what is left of it."""
     n_checks = len(next(iter(stats.values())).n)
-    if split == "directed":
-        v = directed_verdict(allocator.spec, stats, allocator.total, allocator.bound)
+    if split.startswith("directed"):
+        v = directed_verdict(allocator.spec, stats, allocator.total, allocator.bound, joint=joint)
         hits = np.flatnonzero(v != UNKNOWN)
         if not len(hits):
             return None, n_checks
         at, target = {k: s.at(int(hits[0])) for k, s in stats.items()}, bool(v[hits[0]] == TRUE)
-        deltas = witness_deltas(allocator.spec, at, target, allocator.total, allocator.bound)
+        joint_at = {key: bool(c[hits[0]]) for key, c in (joint or {}).items()}
+        deltas = witness_deltas(allocator.spec, at, target, allocator.total, allocator.bound, joint_at)
         return (int(hits[0]), Allocation(deltas, target, ())), n_checks
     v_eq = allocator.root_verdict(stats, equal)
     eq_hits = np.flatnonzero(v_eq != UNKNOWN)
@@ -594,7 +616,7 @@ def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object
 
     engine = Monitor()
     extra = {k: kwargs.pop(k) for k in ("chunk", "yield_every", "solver_time_limit") if k in kwargs}
-    bound = kwargs.pop("bound", "hoeffding")  # a name, or a ``Bound`` object (the validity tests pass one)
+    bound = kwargs.pop("bound", None)  # a name, a ``Bound`` object (the validity tests pass one), or the default
     if isinstance(bound, str):
         kwargs["bound"] = bound
     opts = engine.resolve_options({**{k: v for k, v in (options or {}).items() if k in
@@ -602,10 +624,11 @@ def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object
                                    "stop": stop, "time_budget": time_budget})
     ctx = Context(seed=opts["seed"], time_budget=time_budget)
     batches = monitor_batches(spec, obs, delta=opts["delta"], batch=opts["batch"], split=opts["split"],
-                              bound=opts["bound"] if isinstance(bound, str) else bound, order=opts["order"],
+                              bound=bound if bound is not None and not isinstance(bound, str) else opts["bound"],
+                              order=opts["order"],
                               ctx=ctx, stop=stop, **extra)
     progress = None if on_step is None else (lambda p: on_step(int(p.done), obs.length))
-    if not isinstance(bound, str):
+    if bound is not None and not isinstance(bound, str):
         opts["bound"] = getattr(bound, "name", type(bound).__name__)
     return last(drive(engine, spec, batches, options={**(options or {}), **opts},
                       guarantee=Guarantee("probabilistic", opts["delta"]), ctx=ctx, stop=stop,
