@@ -435,22 +435,12 @@ class AuditResult:
     def evidence_text(self, node_id: str) -> str | None:
         """Why a comparison is decided although its interval still straddles its threshold: "decided by the joint
         test: e-value 41 ≥ 1/β = 20" (None when its interval decides it, or it is undecided)."""
-        from fairaudit.guarantee import joint_test_text
+        from fairaudit.guarantee import evidence_note
 
         info = self.node(node_id)
         if info.kind != "cmp" or not self.has_evalue(node_id):
             return None
-        f = self.final_values(node_id)
-        if f.get("verdict") not in ("true", "false"):
-            return None
-        from fairaudit.bounds.rules import CMP, Interval
-
-        lo, hi = f["lo"], f["hi"]
-        by_interval = CMP.interval(info.op, Interval(np.array(0.0), np.array(lo), np.array(hi)),
-                                   Interval.exact(0.0, ())) if info.op else None
-        if by_interval is not None and verdict_text(by_interval) == f["verdict"]:
-            return None
-        return joint_test_text(f["evalue"], f["evalue_target"])
+        return evidence_note(self.final_values(node_id), info.op)
 
     @property
     def final(self) -> pd.DataFrame:

@@ -17,6 +17,11 @@ It is defined by the node kind (``and``/``or`` chains are flattened: ``A and B a
   (``fairaudit.bounds.rules``) gives the verdict ``want``. Proof of (P): interval arithmetic is sound,
   so a wrong verdict needs some leaf's interval to miss its true value at some t; by the union bound
   over the m leaves that happens with probability ≤ m · β / m = β.
+  With a joint test (``joint``; ``fairaudit.bounds.eprocess``: a comparison of two disjoint groups), ``cert``
+  is instead "the joint e-process against the null 'c is not ``want``' has reached 1/β at some check so far":
+  (P) by Ville's inequality. It REPLACES the interval certificate at the same β (OR-ing the two, each at β,
+  would be wrong with probability up to 2β), and the comparison's β is the share of Δ its one path from the root
+  gives it for ``want`` (``comparison_levels``), so nothing else in the proof changes.
 * ``and`` of n children, ``want = TRUE``: ``cert`` = every ``cert(child, TRUE, β)`` (full β each).
   Proof: if the ``and`` is false, some child c is false — which one is fixed by the truth, not by the
   data — and a wrong certificate needs ``cert(c, TRUE, β)``, probability ≤ β by (P) for c.

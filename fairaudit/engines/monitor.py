@@ -26,7 +26,12 @@ The decision (``stop_step``)
     certificate per verdict direction, each at the full Δ (only the direction the truth is not can be
     wrong), shared by Berger's intersection–union rule (a TRUE ``and`` gives each conjunct the full Δ;
     a FALSE ``and`` / TRUE ``or`` splits it; a comparison splits its share among its leaves); its
-    proof is in that module and in the methods text. Otherwise the root is decided when an allocation
+    proof is in that module and in the methods text. With the mixture bound, a comparison of two
+    disjoint groups spends its share on its joint e-process instead (``fairaudit.bounds.eprocess``;
+    the proof that it replaces the interval certificate at the same level is there): the batches carry
+    its verdict, e-value and target 1/β as ``NodeEvidence`` (``LeafBatch.nodes``), which the driver
+    uses as the comparison's verdict. ``split="directed-intervals"`` is the directed rule on leaf
+    intervals only. Otherwise the root is decided when an allocation
     of δ's with Σδᵢ ≤ Δ decides it:
     ``split="equal"`` uses Δ/k per distinct leaf (VeriFair, AVOIR-VF); ``split="optimized"`` asks
     ``fairaudit.bounds.allocation`` (AVOIR-OB; the solver runs only at checks that its exact screens
@@ -476,9 +481,11 @@ class Monitor(Engine):
         Option("batch", int, 5, "check the bounds and the verdict every this many observations", min=1,
                label="Check every … observations"),
         Option("split", str, DEFAULT_SPLIT, "how Δ is shared among the estimated probabilities: directed (one "
-               "certificate per verdict direction, each conjunct of a TRUE 'and' at the full Δ; the verdict holds "
-               "with probability ≥ 1 − Δ), equal (Δ/k each, VeriFair/AVOIR-VF; 1 − Δ) or optimized (AVOIR-OB, "
-               "exploratory: chosen from the data, only guarantees 1 − k·Δ for k probabilities)", choices=SPLITS,
+               "certificate per verdict direction, each conjunct of a TRUE 'and' at the full Δ, and with the "
+               "mixture bound a joint e-process test for every comparison of two disjoint groups; the verdict holds "
+               "with probability ≥ 1 − Δ), directed-intervals (the same on the intervals only), equal (Δ/k each, "
+               "VeriFair/AVOIR-VF; 1 − Δ) or optimized (AVOIR-OB, exploratory: chosen from the data, only "
+               "guarantees 1 − k·Δ for k probabilities)", choices=SPLITS,
                label="Δ split", advanced=True),
         Option("bound", str, DEFAULT_BOUND, "the confidence sequence behind every E[...] interval: mixture (the "
                "Krichevsky–Trofimov beta-binomial mixture; adapts to the rate) or hoeffding (as in AVOIR and "
@@ -559,7 +566,8 @@ class Monitor(Engine):
         out.append(("The alternative bound (not used in this audit)", other))
         split = str(options.get("split", DEFAULT_SPLIT))
         alloc = [
-            "• Directed split (the default; Berger's intersection–union principle). A verdict is wrong in one "
+            "• Directed split (the default, with the joint test below; 'directed-intervals' without it; Berger's "
+            "intersection–union principle). A verdict is wrong in one "
             "direction only: if the specification is true, only FALSE can be wrong, and vice versa. So each "
             "direction has its own certificate at the full level Δ, built by the node kind "
             "(chains of 'and' / 'or' count as one node with n children):",
@@ -581,6 +589,24 @@ class Monitor(Engine):
             "probability is shown at Δ / k (lowered to the smallest level a certificate uses it at, so the "
             "plots never decide before the certificates do); from the decision on, at the level the deciding "
             "certificate used it at.",
+            "• Joint test per comparison (with the directed split and the mixture bound, the default). A "
+            "comparison of two groups no row can belong to both of (E[y | sex = \"Male\"] − E[y | sex = "
+            "\"Female\"] < c, or a ratio a / b > c read as a − c·b > 0) is tested as a whole instead of by "
+            "interval arithmetic on its two probabilities. Each row updates one of the two beta-binomial mixture "
+            "martingales M_a(m_a), M_b(m_b) above, so their product at the true rates is a nonnegative martingale "
+            "with mean 1. Against the null 'the comparison is not v' — a half-plane H of (m_a, m_b) — the e-value is "
+            "the smallest product over H,",
+            "= E_t = min over (m_a, m_b) in H of M_a(m_a) · M_b(m_b)",
+            "which is at most the product at the true rates whenever they lie in H; by Ville's inequality it ever "
+            "reaches 1/β with probability ≤ β. So 'E_t has reached 1/β at some check so far' is a certificate of v at "
+            "level β with the same property as the interval certificate it REPLACES — it is not used besides it, "
+            "which would cost 2β — and the directed rule's proof above goes through unchanged: the tree gives the "
+            "comparison one level β per direction (its share of Δ along its path from the root), and that level is "
+            "spent by the joint test alone. (The pooled split of a FALSE 'and' is used only when no comparison under "
+            "it has a joint test.) The two directions never both certify: the maximum-likelihood point lies in one of "
+            "the two closed half-planes, where E_t ≤ 1 < 1/β. The node shows its e-value (the largest so far) "
+            "against 1/β; its interval is still the interval arithmetic's, which may straddle the threshold of a "
+            "comparison the joint test has decided — the node's sentence then says so.",
             "• Equal split (VeriFair, 'AVOIR-VF'): every distinct probability gets δᵢ = Δ / k.",
             "• Optimised split (AVOIR eq. (2), 'AVOIR-OB'; exploratory, valid only at k·Δ): at a check, choose the δᵢ that decide the verdict with "
             "the smallest total budget,",
