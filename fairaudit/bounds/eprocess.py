@@ -61,36 +61,61 @@ def _slope(s, n, m):
     return -s / m + (n - s) / (1 - m)
 
 
+def _nll(s, f, m):
+    """``−S·ln m − F·ln(1 − m)``: the part of ``log M(m)`` that depends on m."""
+    m = np.clip(m, _EPS, 1 - _EPS)
+    return -s * np.log(m) - f * np.log1p(-m)
+
+
 def log_evalue(sa, na, sb, nb, ca: float, cb: float, k: float, sigma: int) -> np.ndarray:
-    """``log inf_{(ma, mb) ∈ [0,1]², σ(ca·ma + cb·mb + k) ≥ 0} [log M_a(ma) + log M_b(mb)]`` (a lower bound)."""
+    """``log inf_{(ma, mb) ∈ [0,1]², σ(ca·ma + cb·mb + k) ≥ 0} [log M_a(ma) + log M_b(mb)]`` (a lower bound).
+
+    The beta-function terms do not depend on (ma, mb) and are computed once; the line search runs only where the
+    sample means are outside the null (elsewhere the infimum is at them)."""
     sa, na, sb, nb = np.broadcast_arrays(*(np.asarray(x, float) for x in (sa, na, sb, nb)))
+    fa, fb = na - sa, nb - sb
+    const = betaln(0.5 + sa, 0.5 + fa) + betaln(0.5 + sb, 0.5 + fb) - 2 * betaln(0.5, 0.5)
     pa = np.where(na > 0, sa / np.maximum(na, 1), 0.5)
     pb = np.where(nb > 0, sb / np.maximum(nb, 1), 0.5)
-    at_mle = log_mixture(sa, na, pa) + log_mixture(sb, nb, pb)
+    at_mle = const + _nll(sa, fa, pa) + _nll(sb, fb, pb)
     inside = sigma * (ca * pa + cb * pb + k) >= 0
     # the line ca·ma + cb·mb + k = 0 parameterised by mb (ma = −(cb·mb + k)/ca), restricted to the square
     ends = sorted([(-k) / cb, (-ca - k) / cb])  # where ma = 0 and ma = 1, as mb
     lo, hi = max(0.0, ends[0]), min(1.0, ends[1])
     if lo > hi:  # the line misses the square: H is the whole square (``inside`` everywhere) or empty
         return np.where(inside, at_mle, np.inf)
+    out = np.array(at_mle, dtype=float, copy=True)
+    need = ~inside
+    if not need.any():
+        return out
+    sa_, fa_, sb_, fb_, c_ = (x[need] for x in (sa, fa, sb, fb, const))
 
     def g(mb):
-        return log_mixture(sa, na, -(cb * mb + k) / ca) + log_mixture(sb, nb, mb)
+        return _nll(sa_, fa_, -(cb * mb + k) / ca) + _nll(sb_, fb_, mb)
 
     def dg(mb):
-        return (-cb / ca) * _slope(sa, na, -(cb * mb + k) / ca) + _slope(sb, nb, mb)
+        return (-cb / ca) * _slope(sa_, sa_ + fa_, -(cb * mb + k) / ca) + _slope(sb_, sb_ + fb_, mb)
 
-    a, b = np.full(at_mle.shape, lo), np.full(at_mle.shape, hi)
+    a, b = np.full(sa_.shape, lo), np.full(sa_.shape, hi)
     r = (np.sqrt(5) - 1) / 2
+    x1, x2 = b - r * (b - a), a + r * (b - a)
+    g1, g2 = g(x1), g(x2)
     for _ in range(50):  # bracket 0.618^50 ≈ 4e-11 wide; the tangent bound covers the rest
-        x1, x2 = b - r * (b - a), a + r * (b - a)
-        left = g(x1) <= g(x2)
+        left = g1 <= g2
+        # keep [a, x2] (x1 becomes the new x2) or [x1, b] (x2 becomes the new x1): one new evaluation per step
         b = np.where(left, x2, b)
         a = np.where(left, a, x1)
+        nx1, nx2 = np.where(left, b - r * (b - a), x2), np.where(left, x1, a + r * (b - a))
+        fresh = np.where(left, nx1, nx2)
+        gf = g(fresh)
+        g1, g2 = np.where(left, gf, g2), np.where(left, g1, gf)
+        x1, x2 = nx1, nx2
     w = b - a
-    on_line = np.maximum(g(a) - np.abs(dg(a)) * w, g(b) - np.abs(dg(b)) * w) - 1e-9
-    on_line = np.minimum(on_line, np.minimum(g(a), g(b)))
-    return np.where(inside, at_mle, on_line)
+    ga, gb = g(a), g(b)
+    on_line = np.maximum(ga - np.abs(dg(a)) * w, gb - np.abs(dg(b)) * w) - 1e-9
+    on_line = np.minimum(on_line, np.minimum(ga, gb))
+    out[need] = c_ + on_line
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- which comparisons

@@ -223,6 +223,18 @@ def joint_tests(spec, delta: float, split: str, bound) -> JointTests | None:
     return tests if tests.forms else None
 
 
+def decisions(spec, stats, delta: float, split: str = DEFAULT_SPLIT, bound=DEFAULT_BOUND) -> np.ndarray:
+    """The root's verdict at every check by the engine's rule for a directed split (int8; the joint tests where
+    ``joint_tests`` uses them), vectorised: ``stats`` (leaf key → ``LeafStats``) may have a leading axis of
+    independent streams (the validity harness, ``bench/power.py``). The engine makes the same calls chunk by chunk,
+    carrying the joint tests' running maxima (``tests/monitor/test_eprocess.py`` checks both agree)."""
+    if not split.startswith("directed"):
+        raise ValueError(f"decisions() is the directed rule; got split={split!r}")
+    joint = joint_tests(spec, delta, split, bound)
+    certs = None if joint is None else joint.certified(joint.chunk(stats))
+    return directed_verdict(spec, stats, delta, get_bound(bound) if isinstance(bound, str) else bound, joint=certs)
+
+
 def _counterexamples(obs, rows: int):
     """The Fair[...] leaves' counterexamples among the first ``rows`` rows of the stream (the rows checked so far;
     None for observations that keep none, e.g. a population's draws)."""
