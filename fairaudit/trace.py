@@ -3,7 +3,10 @@
 ``Trace`` stores the table column-wise as numpy arrays of shape (checks, nodes), which keeps a long
 stream cheap (48,842 rows checked every 5 observations ≈ 10k checks × a dozen nodes). ``to_frame()``
 gives the tidy pandas table with columns ``step node estimate lo hi delta verdict n certified unfair
-undecided``: ``n`` is set on leaves only, the last three on ``Fair`` nodes only (NaN elsewhere);
+undecided evalue evalue_target``: ``n`` is set on leaves only, ``certified unfair undecided`` on ``Fair`` nodes only,
+``evalue`` / ``evalue_target`` (the e-value of a comparison's own test and the 1/β it certifies at,
+``fairaudit.evaluate.NodeEvidence``) on comparisons an engine tested as a whole only (NaN elsewhere; in JSON the keys
+are written on those comparisons' rows and ``final`` only);
 ``verdict`` is ``"true" / "false" / "unknown"`` on boolean nodes and None on terms. ``step`` is the
 number of observations (monitor) or iterations (verifiers) processed at that check.
 
