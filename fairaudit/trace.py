@@ -544,7 +544,8 @@ class AuditResult:
             left = self.final_values(info.children[0])
             interval = format_interval(left["lo"], left["hi"])
             line += f"; left side {_fmt(left['estimate'])}" + (f" in {interval}" if interval.startswith("[") else "")
-        return line
+        joint = self.evidence_text(worst["id"])
+        return line if joint is None else f"{line}; {joint}"
 
     @property
     def stopped_reason(self) -> str | None:
