@@ -12,7 +12,7 @@ What is plotted for each node kind:
 * a comparison of two terms ``A op B``: the difference ``A − B`` with its interval (``fairaudit.bounds.rules``'
   ``CMP.difference``, what the evaluator stores on the comparison) and a threshold rule at 0;
 * a boolean node (``and``/``or``/``not``): only its verdict over time;
-* a comparison its engine tested as a whole (a trace with ``evalue`` / ``evalue_target`` on its rows: the monitor's
+* a comparison its engine tested as a whole (a trace with ``evalue`` / ``evalue_target`` on its rows, e.g. a
   joint e-process): under its interval plot, the e-value (log scale) against the dashed 1/β line it must reach — the
   comparison is decided when the e-value reaches it, even while its interval still straddles the threshold.
 
