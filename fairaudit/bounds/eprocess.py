@@ -13,7 +13,9 @@ For a null set H (a half-plane ``σ·d ≥ 0`` intersected with the unit square)
 is ≤ M_a(μ_a)·M_b(μ_b) whenever (μ_a, μ_b) ∈ H, so by Ville's inequality Pr_H[∃t: E_t ≥ 1/β] ≤ β: rejecting H when
 ``E_t ≥ 1/β`` is an anytime-valid certificate at level β of the comparison's verdict that excludes H. The event is
 "ever", so a certificate, once given, stands: the monitor certifies at a check when the running maximum of E_t up to
-it has reached 1/β. ``log M`` is convex in m, so the infimum is at the sample means when they lie in H and on the
+it has reached 1/β — unless the other direction's has reached its own target later (which happens with probability
+≤ β, a sign that the rows are not exchangeable): the later certificate is then shown (``JointTests.certified``).
+Showing fewer certificates never makes one wrong, so the level stands. ``log M`` is convex in m, so the infimum is at the sample means when they lie in H and on the
 line ``d = 0`` otherwise, found by golden-section search and rounded down (tangent bound), so the computed e-value
 is never above the exact one.
 
@@ -246,6 +248,8 @@ class JointTests:
         self.levels = {key: b for key, b in comparison_levels(spec, delta, set(self.forms)).items()
                        if key[0] in self.forms}
         self.carry: dict[tuple[str, bool], np.ndarray | float] = {key: -np.inf for key in self.levels}
+        self.first: dict[tuple[str, bool], np.ndarray | float] = {key: np.inf for key in self.levels}
+        self.offset = 0  # checks committed so far
 
     @property
     def ids(self) -> set[str]:
@@ -268,20 +272,46 @@ class JointTests:
     def commit(self, cum: dict, upto: int) -> None:
         """Carry the running maxima at check ``upto − 1`` of this chunk into the next one."""
         if upto > 0:
+            firsts = self._firsts({key: np.asarray(v)[..., :upto] for key, v in cum.items()})
             for key, v in cum.items():
                 self.carry[key] = np.asarray(v)[..., upto - 1]
+                self.first[key] = firsts[key]
+            self.offset += upto
+
+    def _firsts(self, cum: dict) -> dict:
+        """The check (counted from the stream's start) at which each running maximum first reached its target."""
+        out = {}
+        for key, v in cum.items():
+            raw = np.asarray(v) >= np.log(1.0 / self.levels[key])
+            here = np.where(raw.any(axis=-1), np.argmax(raw, axis=-1) + self.offset, np.inf)
+            out[key] = np.minimum(self.first[key], here)
+        return out
 
     def certified(self, cum: dict) -> dict[tuple[str, bool], np.ndarray]:
-        return {key: v >= np.log(1.0 / self.levels[key]) for key, v in cum.items()}
+        """``{(comparison id, want): bool array}``: the test's certificate of ``want`` at each check — its running
+        maximum has reached 1/β — except where the other direction reached its target later (both can only
+        happen with probability ≤ β, a sign that the rows are not exchangeable: the later, larger body of evidence
+        is shown, as a leaf whose running intersection empties shows its current interval). Dropping a
+        certificate never makes it wrong, so (P) still holds."""
+        raw = {key: v >= np.log(1.0 / self.levels[key]) for key, v in cum.items()}
+        firsts = self._firsts(cum)
+        out = {}
+        for (cid, want), r in raw.items():
+            other = (cid, not want)
+            later = np.expand_dims(firsts[(cid, want)] > firsts[other], -1) if np.ndim(firsts[other]) else \
+                firsts[(cid, want)] > firsts[other]
+            out[(cid, want)] = r & (~raw[other] | later)
+        return out
 
     def evidence(self, cum: dict) -> dict[str, NodeEvidence]:
         """Each tested comparison's ``NodeEvidence``: its verdict by the test, its e-value (running maximum) for the
         direction it certified, else the one closer to its target, and that target 1/β."""
         out = {}
+        certs = self.certified(cum)
         for cid in self.forms:
             lt, lf = cum[(cid, True)], cum[(cid, False)]
             tt, tf = np.log(1.0 / self.levels[(cid, True)]), np.log(1.0 / self.levels[(cid, False)])
-            yes, no = lt >= tt, lf >= tf
+            yes, no = certs[(cid, True)], certs[(cid, False)]
             verdict = np.where(yes & ~no, TRUE, np.where(no & ~yes, FALSE, UNKNOWN)).astype(np.int8)
             show_true = yes | (~no & (lt - tt >= lf - tf))
             log_e = np.minimum(np.where(show_true, lt, lf), _LOG_CAP)

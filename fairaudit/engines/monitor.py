@@ -191,9 +191,9 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
             else:
                 b = a + scanned  # paused: checks [a, a + scanned) are known undecided, the rest is scanned next
         nodes = {}
-        if joint is not None:
-            joint.commit(cum, b - a)
+        if joint is not None:  # the evidence of the checks yielded, then their state carried to the next chunk
             nodes = joint.evidence({key: v[: b - a] for key, v in cum.items()})
+            joint.commit(cum, b - a)
         leaves = _leaves(keys, stats, a, b, shown, st, allocator, label_delta=delta if split == "optimized" else None)
         found_now = evidence.observe(steps[a:b], {k: s.at(slice(a, b)) for k, s in stats.items()})
         said = found_now + (halves if first else [])
@@ -618,7 +618,9 @@ class Monitor(Engine):
             "it has a joint test.) The two directions never both certify: the maximum-likelihood point lies in one of "
             "the two closed half-planes, where E_t ≤ 1 < 1/β. The node shows its e-value (the largest so far) "
             "against 1/β; its interval is still the interval arithmetic's, which may straddle the threshold of a "
-            "comparison the joint test has decided — the node's sentence then says so.",
+            "comparison the joint test has decided — the node's sentence then says so. (Should both directions "
+            "ever reach their lines — probability ≤ β, a sign that the rows are not in random order — the later "
+            "one is shown; dropping a certificate never makes one wrong.)",
             "• Equal split (VeriFair, 'AVOIR-VF'): every distinct probability gets δᵢ = Δ / k.",
             "• Optimised split (AVOIR eq. (2), 'AVOIR-OB'; exploratory, valid only at k·Δ): at a check, choose the δᵢ that decide the verdict with "
             "the smallest total budget,",

@@ -159,3 +159,29 @@ def test_the_convergence_chart_shows_the_evalue_against_its_line():
     spec_json = convergence_chart(r.to_frame(), "n0", r.nodes, stop_step=r.stop_step).to_json()
     assert "joint test: e-value" in spec_json and '"type": "log"' in spec_json
     assert convergence_series(r.to_frame(), "n1", r.nodes).evidence is None  # a term: none
+
+
+def test_when_both_directions_certify_the_later_one_is_shown():
+    """Rows out of random order: the first half certifies A − B < 0.1, the second refutes it. Both running maxima
+    reach their targets (probability ≤ β under the assumption); the later certificate wins, chunked or not."""
+    spec = parse(f"{A} - {B} < 0.1")
+    rng = np.random.default_rng(0)
+    n = 1200
+    g = rng.integers(0, 2, n)
+    y = np.where(np.arange(n) < n // 2, 0, rng.random(n) < np.where(g == 0, 0.9, 0.1))
+    stats = {A: LeafStats(np.cumsum(y * (g == 0)).astype(float), np.cumsum(g == 0).astype(float)),
+             B: LeafStats(np.cumsum(y * (g == 1)).astype(float), np.cumsum(g == 1).astype(float))}
+    whole = JointTests(spec, 0.1)
+    cum = whole.chunk(stats)
+    raw = {key: v >= np.log(1 / whole.levels[key]) for key, v in cum.items()}
+    assert raw[("n0", True)][-1] and raw[("n0", False)][-1]  # both reached their targets
+    certs = whole.certified(cum)
+    assert certs[("n0", True)].any() and not certs[("n0", True)][-1] and certs[("n0", False)][-1]
+    assert not (certs[("n0", True)] & certs[("n0", False)]).any()
+    parts, got = JointTests(spec, 0.1), []
+    for lo in range(0, n, 100):
+        piece = {k: LeafStats(s.successes[lo:lo + 100], s.n[lo:lo + 100]) for k, s in stats.items()}
+        c = parts.chunk(piece)
+        got.append(parts.certified(c)[("n0", False)])
+        parts.commit(c, len(piece[A].n))
+    assert (np.concatenate(got) == certs[("n0", False)]).all()
