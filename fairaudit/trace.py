@@ -432,8 +432,7 @@ class AuditResult:
     def has_evalue(self, node_id: str) -> bool:
         """Was this comparison tested by its engine's own test (an e-value column) at some check?"""
         t = self.trace_table
-        return bool(len(t)) and bool(np.isfinite(t.evalue[:, t.column(node_id)]).any()
-                                     or np.isinf(t.evalue[:, t.column(node_id)]).any())
+        return bool(len(t)) and bool((~np.isnan(t.evalue[:, t.column(node_id)])).any())
 
     def evidence_text(self, node_id: str) -> str | None:
         """Why a comparison is decided although its interval still straddles its threshold: "decided by the joint
