@@ -101,6 +101,9 @@ def test_the_evalue_travels_with_the_result(tmp_path):
     assert "evalue" in data["nodes"][0]["final"] and "evalue" not in data["nodes"][1]["final"]
     assert all("evalue" in row for row in data["trace"] if row["node"] == "n0")
     assert not any("evalue" in row for row in data["trace"] if row["node"] != "n0")
+    from fairaudit.report.methods import glossary
+
+    assert any(line.startswith("• e-value, 1/β") for line in glossary(r)[1])
     back = AuditResult.from_json(r.to_json())
     assert back.to_json() == r.to_json()
     assert back.final_values("n0")["evalue"] <= final["evalue"]  # written rounded down: never overstated
