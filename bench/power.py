@@ -15,7 +15,7 @@ column: its rule, ``decisions``, which ``test_joint_engine_agreement.py`` checks
 AVOIR-OB (``--split optimized``) is not in the table: it calls a solver per check (minutes per stream) and is valid
 only at k·Δ; its Adult figure in file order is 870 (tests/monitor/test_case_studies.py).
 
-Run: ``nice .venv/bin/python bench/power.py`` (about 6 minutes alone; the engine column runs every stream through the
+Run: ``nice .venv/bin/python bench/power.py`` (about 2 minutes, 8 on a loaded machine; the engine column runs every stream through the
 engine); the table is saved to
 ``bench/power_results.md``.
 """
