@@ -19,6 +19,14 @@ For every node of the spec ``evaluate`` returns a ``NodeValue``:
 ``delta`` of a node is the sum of the δ's of the *distinct* leaves below it (union bound; a leaf
 that occurs twice is one estimator and is counted once). Verdicts are int8 arrays: 1 true, 0 false,
 -1 unknown (``rules.TRUE/FALSE/UNKNOWN``).
+
+Node-level evidence (``NodeEvidence``, ``evaluate(..., nodes=...)``): an engine may decide a comparison by a test of
+its own instead of interval arithmetic on its leaves (the monitor's joint e-process per comparison,
+``fairaudit.bounds.eprocess``). The evidence then REPLACES the comparison's verdict — it is not OR-ed with the
+interval verdict, whose level it would otherwise add to (the engine's proof allots the comparison one level β per
+verdict direction, spent by one test) — and the boolean nodes above are re-evaluated by Kleene logic. The
+comparison's interval (of ``left − right``) is still the one interval arithmetic gives, so it may straddle the
+threshold of a comparison the test has decided; its ``evalue`` and ``evalue_target`` (= 1/β) say why.
 """
 from __future__ import annotations
 
@@ -58,6 +66,23 @@ class NodeValue:
     certified: np.ndarray | None = None
     unfair: np.ndarray | None = None
     undecided: np.ndarray | None = None
+    evalue: np.ndarray | None = None  # comparisons decided by node-level evidence: the test's e-value ...
+    evalue_target: np.ndarray | None = None  # ... and the value 1/β it must reach to certify
+
+
+@dataclass
+class NodeEvidence:
+    """An engine's own anytime-valid test of one comparison, at each step of a batch (``LeafBatch.nodes``).
+
+    ``verdict`` (int8 per step): TRUE / FALSE where the test certifies that verdict at the level its engine's
+    allocation gives the comparison for that direction, else UNKNOWN; it replaces the interval verdict (module doc).
+    ``evalue``: the test's statistic for the direction shown (the certified one, else the one closest to its
+    target), ``target``: the value 1/β it certifies at. ``test`` names the test in sentences."""
+
+    verdict: np.ndarray
+    evalue: np.ndarray
+    target: np.ndarray
+    test: str = "joint test"
 
 
 def leaf_key(node: TreeNode) -> str:
@@ -105,9 +130,11 @@ def _shape(leaves: Mapping[str, LeafValue]):
     return np.broadcast_shapes(*shapes) if shapes else ()
 
 
-def term_intervals(spec: Spec, leaves: Mapping[str, LeafValue], wanted=None) -> dict[str, Interval]:
+def term_intervals(spec: Spec, leaves: Mapping[str, LeafValue], wanted=None,
+                   nodes: Mapping[str, NodeEvidence] | None = None) -> dict[str, Interval]:
     """Only the intervals of term nodes (and the verdicts of boolean nodes, as int8 arrays) — the
-    fast path used by the allocator. ``wanted`` is ignored (reserved)."""
+    fast path used by the allocator. ``wanted`` is ignored (reserved). ``nodes``: comparison verdicts that replace
+    the interval ones (module doc)."""
     cs = compile_spec(spec)
     shape = _shape(leaves)
     out: dict[str, object] = {}
@@ -122,20 +149,28 @@ def term_intervals(spec: Spec, leaves: Mapping[str, LeafValue], wanted=None) -> 
         elif tn.kind in TERM_RULES:
             out[nid] = TERM_RULES[tn.kind].interval(*kids)
         elif tn.kind == "cmp":
-            out[nid] = CMP.interval(tn.node.op, *kids)
+            given = (nodes or {}).get(nid)
+            out[nid] = (CMP.interval(tn.node.op, *kids) if given is None
+                        else np.broadcast_to(np.asarray(given.verdict, dtype=np.int8), shape).copy())
         else:
             out[nid] = BOOL_RULES[tn.kind].interval(*kids)
     return out
 
 
-def evaluate(spec: Spec, leaves: Mapping[str, LeafValue]) -> dict[str, NodeValue]:
-    """Every node's ``NodeValue`` from the distinct leaves' values (keyed by ``leaf_key``)."""
+def evaluate(spec: Spec, leaves: Mapping[str, LeafValue],
+             nodes: Mapping[str, NodeEvidence] | None = None) -> dict[str, NodeValue]:
+    """Every node's ``NodeValue`` from the distinct leaves' values (keyed by ``leaf_key``) and, optionally, the
+    engine's node-level evidence on comparisons (``nodes``: node id → ``NodeEvidence``; module doc)."""
     cs = compile_spec(spec)
     missing = [k for k in cs.leaf_keys if k not in leaves]
     if missing:
         raise KeyError(f"no value for leaf {missing[0]!r}")
+    nodes = dict(nodes or {})
+    wrong = [nid for nid in nodes if nid not in cs.nodes or cs.nodes[nid].kind != "cmp"]
+    if wrong:
+        raise KeyError(f"node-level evidence is for comparisons only, not {wrong[0]!r}")
     shape = _shape(leaves)
-    raw = term_intervals(spec, leaves)
+    raw = term_intervals(spec, leaves, nodes=nodes)
     deltas = {k: np.broadcast_to(np.asarray(leaves[k].delta, float), shape) for k in cs.leaf_keys}
     nan = np.full(shape, np.nan)
     result: dict[str, NodeValue] = {}
@@ -150,6 +185,10 @@ def evaluate(spec: Spec, leaves: Mapping[str, LeafValue]) -> dict[str, NodeValue
             l, r = (raw[c] for c in tn.children)
             d = CMP.difference(l, r)
             result[tn.id] = NodeValue(d.estimate, d.lo, d.hi, delta, verdict=value)
+            if tn.id in nodes:
+                ev = nodes[tn.id]
+                result[tn.id].evalue = np.broadcast_to(np.asarray(ev.evalue, float), shape)
+                result[tn.id].evalue_target = np.broadcast_to(np.asarray(ev.target, float), shape)
         elif tn.kind in BOOL_RULES:
             result[tn.id] = NodeValue(nan, nan, nan, delta, verdict=value)
         else:
@@ -216,7 +255,8 @@ def _exact_pass(spec: Spec, leaves: Mapping[str, LeafValue], result: dict[str, N
                 verdict[i] = TRUE if _EXACT_CMP[tn.node.op](a, b) else FALSE
                 lo[i], hi[i] = enclose(a - b)
                 estimate[i] = float(a - b)
-            result[nid] = NodeValue(estimate, lo, hi, nv.delta, verdict=verdict)
+            result[nid] = NodeValue(estimate, lo, hi, nv.delta, verdict=verdict, evalue=nv.evalue,
+                                    evalue_target=nv.evalue_target)
         elif tn.kind in BOOL_RULES:
             nv = result[nid]
             verdict = BOOL_RULES[tn.kind].interval(*(result[c].verdict for c in tn.children))

@@ -13,7 +13,7 @@ import math
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
-from fairaudit.guarantee import Guarantee, format_interval
+from fairaudit.guarantee import Guarantee, evidence_note, format_interval
 
 VERDICT_WORDS = {"true": "certified true", "false": "violated", "unknown": "undecided"}
 HEADS = {"true": "Certified", "false": "Violated", "unknown": "Undecided"}
@@ -228,6 +228,10 @@ def explain_node(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | Non
             lo, hi, what = final.get("lo"), final.get("hi"), "left − right"
         if not finite(lo, hi):
             return f"{head or 'Not decided'}: nothing has reached this comparison yet."
+        joint = evidence_note(final, str(node.get("op") or ""))
+        if joint is not None:  # its own test decided it; its interval alone does not
+            return (f"{head}: {joint}. The interval {interval(lo, hi)} of {what} still contains the threshold "
+                    f"{number(c)}: interval arithmetic alone would not decide it yet." + _holds(final, guarantee))
         return (f"{head}: " + compare_sentence(op, float(lo), float(hi), float(c), verdict or "unknown", what)
                 + _holds(final, guarantee))
     if kind in ("and", "or", "not"):

@@ -3,7 +3,7 @@
 The result of a run keeps a bounded display subsample of its checks (``fairaudit.trace.TraceBuilder``); a user who
 wants every check asks for this file (``fairaudit audit --full-trace PATH``, ``api.audit(full_trace=PATH)``). Its
 rows are the long table of ``Trace.to_frame`` (``step node estimate lo hi delta verdict n certified unfair
-undecided``), written one row group per part, so memory stays bounded however long the stream is. The file is
+undecided evalue evalue_target``), written one row group per part, so memory stays bounded however long the stream is. The file is
 written to a temporary name beside ``path`` and renamed when the run ends (an interrupted run leaves no half
 file under the name). ``read_full_trace(path)`` gives the table back as a pandas DataFrame.
 """

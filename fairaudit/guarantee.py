@@ -120,3 +120,41 @@ def format_interval(lo: float, hi: float, digits: int = 4) -> str:
 
     low, high = fmt(lo), fmt(hi)
     return low if low == high else f"[{low}, {high}]"  # a point (an exact value, up to rounding) is one number
+
+
+def evalue_number(x) -> str:
+    """An e-value or its target as the sentences print it: 41, 2.5, 1.2e+06, "∞"."""
+    x = float(x)
+    if math.isinf(x):
+        return "∞"
+    if math.isnan(x):
+        return "—"
+    return f"{x:.3g}" if x < 1e4 else f"{x:.2g}"
+
+
+def joint_test_text(evalue, target) -> str:
+    """Why a comparison is decided although its interval still straddles its threshold (the one wording: CLI,
+    dashboard, PDF): "decided by the joint test: e-value 41 ≥ 1/β = 20"."""
+    return f"decided by the joint test: e-value {evalue_number(evalue)} ≥ 1/β = {evalue_number(target)}"
+
+
+def evidence_note(final, op: str | None) -> str | None:
+    """``joint_test_text`` for a comparison (its ``final`` values: verdict, lo/hi of left − right, evalue,
+    evalue_target) that its joint test decided while its interval does not decide it; None otherwise (no test, not
+    decided, or the interval decides it too). The one test of when the dashboard, the PDF and the CLI say it."""
+    verdict = final.get("verdict")
+    e, target = final.get("evalue"), final.get("evalue_target")
+    if verdict not in ("true", "false") or e is None or target is None or op not in ("<", "<=", ">", ">="):
+        return None
+    e, target = float(e), float(target)
+    if math.isnan(e) or math.isnan(target) or e < target:
+        return None
+    lo, hi = final.get("lo"), final.get("hi")
+    lo = -math.inf if lo is None or math.isnan(float(lo)) else float(lo)
+    hi = math.inf if hi is None or math.isnan(float(hi)) else float(hi)
+    below = op in ("<", "<=")
+    holds = (hi < 0 or (op == "<=" and hi <= 0)) if below else (lo > 0 or (op == ">=" and lo >= 0))
+    fails = (lo > 0 or (op == "<" and lo >= 0)) if below else (hi < 0 or (op == ">" and hi <= 0))
+    if (verdict == "true" and holds) or (verdict == "false" and fails):
+        return None
+    return joint_test_text(e, target)

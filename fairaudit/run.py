@@ -122,7 +122,7 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
                     raise RuntimeError(f"engine {engine.name} gave no value for leaf {missing[0]!r}")
                 if (builder.size and steps[0] <= builder.last_step) or (np.diff(steps) <= 0).any():
                     raise RuntimeError(f"engine {engine.name} yielded steps out of order")
-                part = Trace.from_values(steps, node_ids, evaluate(spec, batch.leaves))
+                part = Trace.from_values(steps, node_ids, evaluate(spec, batch.leaves, batch.nodes))
                 decided = np.flatnonzero(part.verdict[:, 0] != UNKNOWN)
                 halt = False
                 pin = ()
@@ -162,7 +162,8 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
 
 def _head(part: Trace, k: int) -> Trace:
     return Trace(part.steps[:k], part.node_ids, part.estimate[:k], part.lo[:k], part.hi[:k], part.delta[:k],
-                 part.verdict[:k], part.n[:k], part.certified[:k], part.unfair[:k], part.undecided[:k])
+                 part.verdict[:k], part.n[:k], part.certified[:k], part.unfair[:k], part.undecided[:k],
+                 part.evalue[:k], part.evalue_target[:k])
 
 
 def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=None,

@@ -3,7 +3,10 @@
 ``Trace`` stores the table column-wise as numpy arrays of shape (checks, nodes), which keeps a long
 stream cheap (48,842 rows checked every 5 observations ≈ 10k checks × a dozen nodes). ``to_frame()``
 gives the tidy pandas table with columns ``step node estimate lo hi delta verdict n certified unfair
-undecided``: ``n`` is set on leaves only, the last three on ``Fair`` nodes only (NaN elsewhere);
+undecided evalue evalue_target``: ``n`` is set on leaves only, ``certified unfair undecided`` on ``Fair`` nodes only,
+``evalue`` / ``evalue_target`` (the e-value of a comparison's own test and the 1/β it certifies at,
+``fairaudit.evaluate.NodeEvidence``) on comparisons an engine tested as a whole only (NaN elsewhere; in JSON the keys
+are written on those comparisons' rows and ``final`` only);
 ``verdict`` is ``"true" / "false" / "unknown"`` on boolean nodes and None on terms. ``step`` is the
 number of observations (monitor) or iterations (verifiers) processed at that check.
 
@@ -41,6 +44,9 @@ _VERDICT_CODES = {"true": TRUE, "false": FALSE, "unknown": UNKNOWN, None: NO_VER
 _VERDICT_TEXT = {TRUE: "true", FALSE: "false", UNKNOWN: "unknown", NO_VERDICT: None}
 FLOAT_COLUMNS = ("estimate", "lo", "hi", "delta")
 FAIR_COLUMNS = ("certified", "unfair", "undecided")
+# comparisons decided by an engine's own test (``fairaudit.evaluate.NodeEvidence``): its e-value and the value 1/β it
+# must reach; NaN elsewhere
+EVIDENCE_COLUMNS = ("evalue", "evalue_target")
 
 
 def verdict_text(code) -> str | None:
@@ -74,6 +80,13 @@ class Trace:
     certified: np.ndarray
     unfair: np.ndarray
     undecided: np.ndarray
+    evalue: np.ndarray | None = None  # EVIDENCE_COLUMNS (None: all NaN)
+    evalue_target: np.ndarray | None = None
+
+    def __post_init__(self):
+        for name in EVIDENCE_COLUMNS:
+            if getattr(self, name) is None:
+                setattr(self, name, np.full(np.shape(self.estimate), np.nan))
 
     @classmethod
     def empty(cls, node_ids) -> "Trace":
@@ -99,7 +112,7 @@ class Trace:
             if values[nid].verdict is not None:
                 verdict[:, j] = np.broadcast_to(values[nid].verdict, (k,))
         return cls(steps, list(node_ids), col("estimate"), col("lo"), col("hi"), col("delta"), verdict,
-                   col("n"), col("certified"), col("unfair"), col("undecided"))
+                   col("n"), col("certified"), col("unfair"), col("undecided"), col("evalue"), col("evalue_target"))
 
     @classmethod
     def concat(cls, parts: list["Trace"]) -> "Trace":
@@ -107,7 +120,8 @@ class Trace:
         first = parts[0]
         cat = lambda a: np.concatenate([getattr(p, a) for p in parts])  # noqa: E731
         return cls(cat("steps"), first.node_ids, cat("estimate"), cat("lo"), cat("hi"), cat("delta"),
-                   cat("verdict"), cat("n"), cat("certified"), cat("unfair"), cat("undecided"))
+                   cat("verdict"), cat("n"), cat("certified"), cat("unfair"), cat("undecided"), cat("evalue"),
+                   cat("evalue_target"))
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -128,7 +142,7 @@ class Trace:
         for name in FLOAT_COLUMNS:
             out[name] = float(getattr(self, name)[check, j])
         out["verdict"] = verdict_text(self.verdict[check, j])
-        for name in ("n",) + FAIR_COLUMNS:
+        for name in ("n",) + FAIR_COLUMNS + EVIDENCE_COLUMNS:
             out[name] = float(getattr(self, name)[check, j])
         return out
 
@@ -142,7 +156,7 @@ class Trace:
             **{name: getattr(self, name).ravel() for name in FLOAT_COLUMNS},
             "verdict": verdicts[np.select([codes == FALSE, codes == TRUE, codes == UNKNOWN], [0, 1, 2], 3)],
             "n": self.n.ravel(),
-            **{name: getattr(self, name).ravel() for name in FAIR_COLUMNS},
+            **{name: getattr(self, name).ravel() for name in FAIR_COLUMNS + EVIDENCE_COLUMNS},
         })
         return frame
 
@@ -193,7 +207,7 @@ class TraceBuilder:
     is not kept). ``checks`` counts every check appended. ``view()`` is the trace so far; a later ``append`` never
     changes a trace it gave."""
 
-    _COLUMNS = FLOAT_COLUMNS + ("n",) + FAIR_COLUMNS
+    _COLUMNS = FLOAT_COLUMNS + ("n",) + FAIR_COLUMNS + EVIDENCE_COLUMNS
 
     def __init__(self, node_ids, points: int | None = None):
         self.node_ids = list(node_ids)
@@ -374,7 +388,8 @@ class TraceBuilder:
     def _view(self, rows) -> Trace:
         c = {name: a[rows] for name, a in self._cols.items()}
         return Trace(self._steps[rows], self.node_ids, c["estimate"], c["lo"], c["hi"], c["delta"],
-                     self._verdict[rows], c["n"], c["certified"], c["unfair"], c["undecided"])
+                     self._verdict[rows], c["n"], c["certified"], c["unfair"], c["undecided"], c["evalue"],
+                     c["evalue_target"])
 
 
 def _num(x: float, digits: int):
@@ -400,7 +415,8 @@ def _num_outward(x: float, digits: int, direction: int):
 
 
 # how each column is rounded in JSON: lower bounds down, upper bounds and failure probabilities up
-_DIRECTION = {"lo": -1, "hi": 1, "delta": 1, "certified": -1, "unfair": -1, "undecided": 1}
+_DIRECTION = {"lo": -1, "hi": 1, "delta": 1, "certified": -1, "unfair": -1, "undecided": 1, "evalue": -1,
+              "evalue_target": 1}
 
 
 def _round(name: str, x, digits: int):
@@ -480,7 +496,7 @@ class AuditResult:
         j = t.column(node_id)
         verdicts = [verdict_text(v) for v in t.verdict[:, j]]
         data = {"step": t.steps, **{c: getattr(t, c)[:, j] for c in FLOAT_COLUMNS}, "verdict": verdicts,
-                "n": t.n[:, j], **{c: getattr(t, c)[:, j] for c in FAIR_COLUMNS}}
+                "n": t.n[:, j], **{c: getattr(t, c)[:, j] for c in FAIR_COLUMNS + EVIDENCE_COLUMNS}}
         return pd.DataFrame(data)
 
     def final_values(self, node_id: str) -> dict:
@@ -495,7 +511,24 @@ class AuditResult:
             out["n"] = row["n"]
         if info.kind == "fair":
             out.update({k: row[k] for k in FAIR_COLUMNS})
+        if info.kind == "cmp" and self.has_evalue(node_id):
+            out.update({k: row[k] for k in EVIDENCE_COLUMNS})
         return out
+
+    def has_evalue(self, node_id: str) -> bool:
+        """Was this comparison tested by its engine's own test (an e-value column) at some check?"""
+        t = self.trace_table
+        return bool(len(t)) and bool((~np.isnan(t.evalue[:, t.column(node_id)])).any())
+
+    def evidence_text(self, node_id: str) -> str | None:
+        """Why a comparison is decided although its interval still straddles its threshold: "decided by the joint
+        test: e-value 41 ≥ 1/β = 20" (None when its interval decides it, or it is undecided)."""
+        from fairaudit.guarantee import evidence_note
+
+        info = self.node(node_id)
+        if info.kind != "cmp" or not self.has_evalue(node_id):
+            return None
+        return evidence_note(self.final_values(node_id), info.op)
 
     @property
     def final(self) -> pd.DataFrame:
@@ -596,7 +629,8 @@ class AuditResult:
             left = self.final_values(info.children[0])
             interval = format_interval(left["lo"], left["hi"])
             line += f"; left side {_fmt(left['estimate'])}" + (f" in {interval}" if interval.startswith("[") else "")
-        return line
+        joint = self.evidence_text(worst["id"])
+        return line if joint is None else f"{line}; {joint}"
 
     @property
     def stopped_reason(self) -> str | None:
@@ -638,6 +672,7 @@ class AuditResult:
                 mask |= t.steps == self.stop_step
             keep = keep[mask]
         kinds = {i.id: i.kind for i in self.node_info}
+        tested = [kinds[nid] == "cmp" and self.has_evalue(nid) for nid in t.node_ids]
         rows = []
         for c in keep:
             step = int(t.steps[c])
@@ -650,6 +685,9 @@ class AuditResult:
                     row["n"] = _num(t.n[c, j], digits + 6)
                 if kinds[nid] == "fair":
                     for name in FAIR_COLUMNS:
+                        row[name] = _round(name, getattr(t, name)[c, j], digits)
+                if tested[j]:
+                    for name in EVIDENCE_COLUMNS:
                         row[name] = _round(name, getattr(t, name)[c, j], digits)
                 rows.append(row)
         nodes = []
@@ -695,7 +733,7 @@ class AuditResult:
         steps = sorted({r["step"] for r in data["trace"]})
         index = {s: i for i, s in enumerate(steps)}
         k, m = len(steps), len(ids)
-        cols = {name: np.full((k, m), np.nan) for name in FLOAT_COLUMNS + ("n",) + FAIR_COLUMNS}
+        cols = {name: np.full((k, m), np.nan) for name in FLOAT_COLUMNS + ("n",) + FAIR_COLUMNS + EVIDENCE_COLUMNS}
         verdict = np.full((k, m), NO_VERDICT, dtype=np.int8)
         col_of = {nid: j for j, nid in enumerate(ids)}
         for r in data["trace"]:
@@ -705,7 +743,8 @@ class AuditResult:
                     cols[name][c, j] = _unnum(r[name])
             verdict[c, j] = _VERDICT_CODES[r.get("verdict")]
         trace = Trace(np.array(steps, dtype=np.int64), ids, cols["estimate"], cols["lo"], cols["hi"], cols["delta"],
-                      verdict, cols["n"], cols["certified"], cols["unfair"], cols["undecided"])
+                      verdict, cols["n"], cols["certified"], cols["unfair"], cols["undecided"], cols["evalue"],
+                      cols["evalue_target"])
         info = dict(data.get("info") or {})
         guarantee = Guarantee.from_dict(data.get("guarantee"))
         if guarantee is None:  # written before results carried a typed guarantee (monitor only)

@@ -56,7 +56,8 @@ from fairaudit.bounds.rules import BOOL_RULES, CMP, FALSE, TERM_RULES, TRUE, UNK
 from fairaudit.evaluate import LeafValue, compile_spec, leaf_key, term_intervals
 from fairaudit.spec.ast import LEAF_KINDS, Spec
 
-SPLITS = ("directed", "equal", "optimized")  # directed: ``fairaudit.bounds.directed`` (the default)
+SPLITS = ("directed", "directed-intervals", "equal", "optimized")  # directed: ``fairaudit.bounds.directed`` with
+# the joint tests of ``fairaudit.bounds.eprocess`` (the default); directed-intervals: the same on leaf intervals only
 MAX_ALTERNATIVES = 256
 _LN_1_1 = math.log(1.1)
 

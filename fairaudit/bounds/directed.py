@@ -17,6 +17,11 @@ It is defined by the node kind (``and``/``or`` chains are flattened: ``A and B a
   (``fairaudit.bounds.rules``) gives the verdict ``want``. Proof of (P): interval arithmetic is sound,
   so a wrong verdict needs some leaf's interval to miss its true value at some t; by the union bound
   over the m leaves that happens with probability ≤ m · β / m = β.
+  With a joint test (``joint``; ``fairaudit.bounds.eprocess``: a comparison of two disjoint groups), ``cert``
+  is instead "the joint e-process against the null 'c is not ``want``' has reached 1/β at some check so far":
+  (P) by Ville's inequality. It REPLACES the interval certificate at the same β (OR-ing the two, each at β,
+  would be wrong with probability up to 2β), and the comparison's β is the share of Δ its one path from the root
+  gives it for ``want`` (``comparison_levels``), so nothing else in the proof changes.
 * ``and`` of n children, ``want = TRUE``: ``cert`` = every ``cert(child, TRUE, β)`` (full β each).
   Proof: if the ``and`` is false, some child c is false — which one is fixed by the truth, not by the
   data — and a wrong certificate needs ``cert(c, TRUE, β)``, probability ≤ β by (P) for c.
@@ -71,9 +76,11 @@ def flat_children(cs: CompiledSpec, node_id: str) -> list[str]:
     return out
 
 
-def _pooled(cs: CompiledSpec, kids) -> int:
-    """Distinct leaves below ``kids`` when every one is a comparison (a pooled split), else 0."""
-    if not all(cs.nodes[c].kind == "cmp" for c in kids):
+def _pooled(cs: CompiledSpec, kids, joint=()) -> int:
+    """Distinct leaves below ``kids`` when every one is a comparison decided by interval arithmetic (a pooled
+    split), else 0. A comparison with a joint test (``joint``: its id) spends its level on that test, not on leaf
+    intervals, so a node with one is split per child."""
+    if not all(cs.nodes[c].kind == "cmp" and c not in joint for c in kids):
         return 0
     return max(1, len(frozenset().union(*(cs.leaves_below[c] for c in kids))))
 
@@ -83,24 +90,53 @@ def _splits(kind: str, want: bool) -> bool:
     return (kind == "and" and not want) or (kind == "or" and want)
 
 
-def uses(spec: Spec, node_id: str | None, want: bool, budget: float) -> list[tuple[str, str, float]]:
-    """Static plan: every ``(comparison id, leaf key, δ)`` the certificate ``cert(node, want, budget)`` may use."""
+def uses(spec: Spec, node_id: str | None, want: bool, budget: float, joint=()) -> list[tuple[str, str, float]]:
+    """Static plan: every ``(comparison id, leaf key, δ)`` the certificate ``cert(node, want, budget)`` may use
+    (a comparison in ``joint`` uses no leaf interval: its joint test spends its level)."""
     cs = compile_spec(spec)
     node_id = cs.root if node_id is None else node_id
     tn = cs.nodes[node_id]
     if tn.kind == "cmp":
         leaves = cs.leaves_below[node_id]
+        if node_id in joint:
+            return []
         return [(node_id, k, budget / len(leaves)) for k in sorted(leaves)] if leaves else []
     if tn.kind == "not":
-        return uses(spec, tn.children[0], not want, budget)
+        return uses(spec, tn.children[0], not want, budget, joint)
     if tn.kind in ("and", "or"):
         kids = flat_children(cs, node_id)
-        pooled = _pooled(cs, kids) if _splits(tn.kind, want) else 0
+        pooled = _pooled(cs, kids, joint) if _splits(tn.kind, want) else 0
         if pooled:
             return [(c, k, budget / pooled) for c in kids for k in sorted(cs.leaves_below[c])]
         share = budget / len(kids) if _splits(tn.kind, want) else budget
-        return [u for c in kids for u in uses(spec, c, want, share)]
+        return [u for c in kids for u in uses(spec, c, want, share, joint)]
     raise ValueError(f"{tn.kind!r} is not a verdict node")
+
+
+def comparison_levels(spec: Spec, delta: float, joint=()) -> dict[tuple[str, bool], float]:
+    """``{(comparison id, want): β}``: the level the root's two certificates at Δ give each comparison for the
+    verdict ``want`` (a tree: one path per comparison, so one level per direction). Comparisons inside a pooled
+    split (no comparison there is in ``joint``) share leaf levels instead and are not listed."""
+    cs = compile_spec(spec)
+    out: dict[tuple[str, bool], float] = {}
+
+    def walk(node_id, want, budget):
+        tn = cs.nodes[node_id]
+        if tn.kind == "cmp":
+            out[(node_id, want)] = budget
+        elif tn.kind == "not":
+            walk(tn.children[0], not want, budget)
+        elif tn.kind in ("and", "or"):
+            kids = flat_children(cs, node_id)
+            if _splits(tn.kind, want) and _pooled(cs, kids, joint):
+                return
+            share = budget / len(kids) if _splits(tn.kind, want) else budget
+            for c in kids:
+                walk(c, want, share)
+
+    for want in (True, False):
+        walk(cs.root, want, delta)
+    return out
 
 
 class _Intervals:
@@ -120,29 +156,35 @@ class _Intervals:
 
 
 def certificate(spec: Spec, stats, want: bool, budget: float, bound="mixture", node_id: str | None = None,
-                _iv: _Intervals | None = None, joint: bool = False) -> np.ndarray:
+                _iv: _Intervals | None = None, joint=None) -> np.ndarray:
     """``cert(node, want, budget)`` at every check (bool array): see the module doc for the rule and (P).
 
-    ``stats`` maps each leaf key to its ``LeafStats`` (successes, n; arrays over the checks)."""
+    ``stats`` maps each leaf key to its ``LeafStats`` (successes, n; arrays over the checks). ``joint``: the joint
+    tests' certificates, ``{(comparison id, want): bool array}`` (``JointTests.certified``), which replace the
+    interval certificate of those comparisons (their level is the one ``comparison_levels`` gives; module doc);
+    ``True``: compute them from ``stats`` (the checks from the stream's start)."""
+    if joint is True:
+        if node_id is not None:
+            raise ValueError("joint=True computes the root's joint tests: pass their certificates for a node")
+        from fairaudit.bounds.eprocess import JointTests
+
+        tests = JointTests(spec, budget)
+        joint = tests.certified(tests.chunk(stats))
+    joint = joint or {}
     cs = compile_spec(spec)
     iv = _iv or _Intervals(spec, stats, get_bound(bound))
     node_id = cs.root if node_id is None else node_id
     tn = cs.nodes[node_id]
     if tn.kind == "cmp":
-        form = _joint(cs, node_id) if joint else None
-        if form is not None:  # exploratory: the joint e-process of ``fairaudit.bounds.eprocess`` at level β
-            from fairaudit.bounds.eprocess import log_evalue, null_sign
-            ka, kb, ca, cb, k = form
-            a, b = stats[ka], stats[kb]
-            e = log_evalue(a.successes, a.n, b.successes, b.n, ca, cb, k, null_sign(tn.node.op, want))
-            return np.asarray(e >= np.log(1.0 / budget))
+        if (node_id, want) in joint:  # the joint e-process (``fairaudit.bounds.eprocess``) at this level
+            return np.asarray(joint[(node_id, want)])
         leaves = cs.leaves_below[node_id]
         verdict = iv.at(budget / max(1, len(leaves)))[node_id]
         return np.asarray(verdict == (TRUE if want else FALSE))
     if tn.kind == "not":
         return certificate(spec, stats, not want, budget, bound, tn.children[0], iv, joint)
     kids = flat_children(cs, node_id)
-    pooled = _pooled(cs, kids) if _splits(tn.kind, want) and not joint else 0
+    pooled = _pooled(cs, kids, {c for c, _ in joint}) if _splits(tn.kind, want) else 0
     if pooled:
         level = iv.at(budget / pooled)
         return np.logical_or.reduce([np.asarray(level[c] == (TRUE if want else FALSE)) for c in kids])
@@ -153,35 +195,41 @@ def certificate(spec: Spec, stats, want: bool, budget: float, bound="mixture", n
     return np.logical_and.reduce(parts)
 
 
-def _joint(cs, node_id):
-    from fairaudit.bounds.eprocess import joint_form
-    return None if cs.nodes[node_id].node.op in ("==", "!=") else joint_form(cs, node_id)
-
-
-def directed_verdict(spec: Spec, stats, delta: float, bound="mixture", joint: bool = False) -> np.ndarray:
+def directed_verdict(spec: Spec, stats, delta: float, bound="mixture", joint=False) -> np.ndarray:
     """The root's verdict at every check (int8: 1 true, 0 false, -1 unknown), wrong with probability ≤ Δ
-    over the whole stream (module doc)."""
+    over the whole stream (module doc). ``joint``: True to use the joint e-process on every comparison that has
+    one (computed from ``stats``, the checks from the stream's start), or the certificates of ``JointTests``."""
+    if joint is True:
+        from fairaudit.bounds.eprocess import JointTests
+
+        tests = JointTests(spec, delta)
+        joint = tests.certified(tests.chunk(stats))
+    joint = joint or None
     iv = _Intervals(spec, stats, get_bound(bound))
     yes = certificate(spec, stats, True, delta, bound, _iv=iv, joint=joint)
     no = certificate(spec, stats, False, delta, bound, _iv=iv, joint=joint)
     return np.where(yes & ~no, TRUE, np.where(no & ~yes, FALSE, UNKNOWN)).astype(np.int8)
 
 
-def witness_deltas(spec: Spec, stats_at, want: bool, delta: float, bound="mixture") -> dict[str, float]:
+def witness_deltas(spec: Spec, stats_at, want: bool, delta: float, bound="mixture", joint=None) -> dict[str, float]:
     """At one check where ``cert(root, want, Δ)`` holds: the level each leaf of the certifying comparisons was
     used at (the largest, for a leaf used twice). Leaf intervals at these levels decide the tree by interval
-    arithmetic (every certifying comparison is decided on them), so they are what the monitor displays."""
+    arithmetic (every certifying comparison is decided on them), so they are what the monitor displays.
+    ``joint``: the joint tests' certificates at this check (``{(comparison id, want): bool}``); a comparison they
+    certify is decided by its test (``fairaudit.evaluate.NodeEvidence``) and gives its leaves no level."""
     cs = compile_spec(spec)
     iv = _Intervals(spec, stats_at, get_bound(bound))
     out: dict[str, float] = {}
+    joint = joint or {}
+    tested = {c for c, _ in joint}
 
     def walk(node_id, want, budget):
         tn = cs.nodes[node_id]
-        if not bool(certificate(spec, stats_at, want, budget, bound, node_id, iv)):
+        if not bool(certificate(spec, stats_at, want, budget, bound, node_id, iv, joint)):
             return False
         if tn.kind == "cmp" or (tn.kind in ("and", "or") and _splits(tn.kind, want)
-                                 and _pooled(cs, flat_children(cs, node_id))):
-            for _, key, d in uses(spec, node_id, want, budget):
+                                 and _pooled(cs, flat_children(cs, node_id), tested)):
+            for _, key, d in uses(spec, node_id, want, budget, tested):
                 out[key] = max(out.get(key, 0.0), d)
         elif tn.kind == "not":
             walk(tn.children[0], not want, budget)
@@ -197,14 +245,15 @@ def witness_deltas(spec: Spec, stats_at, want: bool, delta: float, bound="mixtur
     return out
 
 
-def display_deltas(spec: Spec, delta: float) -> dict[str, float]:
+def display_deltas(spec: Spec, delta: float, joint=()) -> dict[str, float]:
     """The fixed level each leaf is displayed at before a decision: Δ/k, lowered to the smallest level any
     certificate (either direction, at Δ) uses it at. They sum to ≤ Δ, and intervals at them decide the tree
-    only where the certificates do (a wider interval decides less; module doc)."""
+    only where the certificates do (a wider interval decides less; module doc). ``joint``: the comparisons decided
+    by their joint test (their verdict does not come from these intervals)."""
     cs = compile_spec(spec)
     k = len(cs.leaf_keys)
     out = {key: delta / k for key in cs.leaf_keys}
     for want in (True, False):
-        for _, key, d in uses(spec, None, want, delta):
+        for _, key, d in uses(spec, None, want, delta, joint):
             out[key] = min(out[key], d)
     return out

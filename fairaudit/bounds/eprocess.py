@@ -1,4 +1,4 @@
-"""A joint anytime-valid test (e-process) for a comparison of two group rates — exploratory (issue 17, item 3).
+"""A joint anytime-valid test (e-process) for a comparison of two group rates, and how the monitor uses it.
 
 Setting: a comparison whose ``left − right`` is linear in two leaves, ``d = ca·a + cb·b + k`` (a ratio
 ``a / b op c`` is read as ``a − c·b op 0``, assuming the true ``b`` > 0, where the ratio is defined), and the two
@@ -11,20 +11,41 @@ and, under i.i.d. rows with true rates (μ_a, μ_b), the product M_a(μ_a)·M_b(
 mean 1 (given the past and that a row falls in g₁, its outcome is Bernoulli(μ_a); the other factor does not move).
 For a null set H (a half-plane ``σ·d ≥ 0`` intersected with the unit square), ``E_t = inf_{(m_a, m_b) ∈ H} M_a·M_b``
 is ≤ M_a(μ_a)·M_b(μ_b) whenever (μ_a, μ_b) ∈ H, so by Ville's inequality Pr_H[∃t: E_t ≥ 1/β] ≤ β: rejecting H when
-``E_t ≥ 1/β`` is an anytime-valid certificate at level β of the comparison's verdict that excludes H. ``log M`` is
-convex in m, so the infimum is at the sample means when they lie in H and on the line ``d = 0`` otherwise, found by
-golden-section search and rounded down (tangent bound), so the computed e-value is never above the exact one.
+``E_t ≥ 1/β`` is an anytime-valid certificate at level β of the comparison's verdict that excludes H. The event is
+"ever", so a certificate, once given, stands: the monitor certifies at a check when the running maximum of E_t up to
+it has reached 1/β — unless the other direction's has reached its own target later (which happens with probability
+≤ β, a sign that the rows are not exchangeable): the later certificate is then shown (``JointTests.certified``).
+Showing fewer certificates never makes one wrong, so the level stands. ``log M`` is convex in m, so the infimum is at the sample means when they lie in H and on the
+line ``d = 0`` otherwise, found by golden-section search and rounded down (tangent bound), so the computed e-value
+is never above the exact one.
 
-Not used by the monitor engine yet: the engine's verdict is derived from leaf intervals by the driver; this test
-has no leaf-interval form. ``bench/power.py`` measures it; ``tests/monitor/test_eprocess.py`` checks it at the
-boundary.
+How it enters the directed allocation (``fairaudit.bounds.directed``; the monitor's default, ``JointTests``). The
+directed rule gives every comparison c, for each verdict direction v, ONE level β(c, v) (``comparison_levels``: the
+tree has one path from the root to c, and the rule fixes the share along it), and property (P) of a comparison's
+certificate is all its proof uses: "if c's true value is not v, Pr[cert(c, v, β) ever holds] ≤ β". The joint test
+at β has (P) by Ville's inequality above, so it may stand in for interval arithmetic: cert(c, v, β) := "the
+running maximum of E_t against the null of v has reached 1/β" — REPLACING the interval certificate, not OR-ed with
+it, since "joint test or interval arithmetic, each at β" is wrong with probability up to 2β (to use both, split β
+between them). The rest of the proof is unchanged (a TRUE ``and`` needs the certificate of a false conjunct; a
+FALSE ``and`` a union over its n children at β/n; ``not`` flips v), so the theorem "Pr[the verdict is ever wrong]
+≤ Δ" holds with the joint tests in place. A comparison with a joint test spends none of its level on leaf
+intervals, so the pooled split of a FALSE ``and`` (leaves shared by its comparisons) applies only when no child
+has one. The two directions of one comparison never both certify: E against a closed half-plane that contains the
+maximum-likelihood point is ≤ 1 < 1/β, and one of the two half-planes always contains it.
+
+What the user sees: the comparison's node carries the e-value (the running maximum, for the direction it
+certified, else the one closer to its target) and the target 1/β (``fairaudit.evaluate.NodeEvidence``), its
+verdict is the test's, and its interval is still the one interval arithmetic gives (it may straddle the threshold:
+the sentence then says "decided by the joint test: e-value … ≥ 1/β = …", ``fairaudit.guarantee.joint_test_text``).
+``bench/power.py`` measures it; ``tests/monitor/test_eprocess.py`` checks it at the boundary, through the engine.
 """
 from __future__ import annotations
 
 import numpy as np
 from scipy.special import betaln
 
-from fairaudit.evaluate import CompiledSpec, leaf_key
+from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
+from fairaudit.evaluate import CompiledSpec, NodeEvidence, compile_spec, leaf_key
 from fairaudit.spec import ast
 
 _EPS = 1e-12
@@ -42,36 +63,61 @@ def _slope(s, n, m):
     return -s / m + (n - s) / (1 - m)
 
 
+def _nll(s, f, m):
+    """``−S·ln m − F·ln(1 − m)``: the part of ``log M(m)`` that depends on m."""
+    m = np.clip(m, _EPS, 1 - _EPS)
+    return -s * np.log(m) - f * np.log1p(-m)
+
+
 def log_evalue(sa, na, sb, nb, ca: float, cb: float, k: float, sigma: int) -> np.ndarray:
-    """``log inf_{(ma, mb) ∈ [0,1]², σ(ca·ma + cb·mb + k) ≥ 0} [log M_a(ma) + log M_b(mb)]`` (a lower bound)."""
+    """``log inf_{(ma, mb) ∈ [0,1]², σ(ca·ma + cb·mb + k) ≥ 0} [log M_a(ma) + log M_b(mb)]`` (a lower bound).
+
+    The beta-function terms do not depend on (ma, mb) and are computed once; the line search runs only where the
+    sample means are outside the null (elsewhere the infimum is at them)."""
     sa, na, sb, nb = np.broadcast_arrays(*(np.asarray(x, float) for x in (sa, na, sb, nb)))
+    fa, fb = na - sa, nb - sb
+    const = betaln(0.5 + sa, 0.5 + fa) + betaln(0.5 + sb, 0.5 + fb) - 2 * betaln(0.5, 0.5)
     pa = np.where(na > 0, sa / np.maximum(na, 1), 0.5)
     pb = np.where(nb > 0, sb / np.maximum(nb, 1), 0.5)
-    at_mle = log_mixture(sa, na, pa) + log_mixture(sb, nb, pb)
+    at_mle = const + _nll(sa, fa, pa) + _nll(sb, fb, pb)
     inside = sigma * (ca * pa + cb * pb + k) >= 0
     # the line ca·ma + cb·mb + k = 0 parameterised by mb (ma = −(cb·mb + k)/ca), restricted to the square
     ends = sorted([(-k) / cb, (-ca - k) / cb])  # where ma = 0 and ma = 1, as mb
     lo, hi = max(0.0, ends[0]), min(1.0, ends[1])
     if lo > hi:  # the line misses the square: H is the whole square (``inside`` everywhere) or empty
         return np.where(inside, at_mle, np.inf)
+    out = np.array(at_mle, dtype=float, copy=True)
+    need = ~inside
+    if not need.any():
+        return out
+    sa_, fa_, sb_, fb_, c_ = (x[need] for x in (sa, fa, sb, fb, const))
 
     def g(mb):
-        return log_mixture(sa, na, -(cb * mb + k) / ca) + log_mixture(sb, nb, mb)
+        return _nll(sa_, fa_, -(cb * mb + k) / ca) + _nll(sb_, fb_, mb)
 
     def dg(mb):
-        return (-cb / ca) * _slope(sa, na, -(cb * mb + k) / ca) + _slope(sb, nb, mb)
+        return (-cb / ca) * _slope(sa_, sa_ + fa_, -(cb * mb + k) / ca) + _slope(sb_, sb_ + fb_, mb)
 
-    a, b = np.full(at_mle.shape, lo), np.full(at_mle.shape, hi)
+    a, b = np.full(sa_.shape, lo), np.full(sa_.shape, hi)
     r = (np.sqrt(5) - 1) / 2
+    x1, x2 = b - r * (b - a), a + r * (b - a)
+    g1, g2 = g(x1), g(x2)
     for _ in range(50):  # bracket 0.618^50 ≈ 4e-11 wide; the tangent bound covers the rest
-        x1, x2 = b - r * (b - a), a + r * (b - a)
-        left = g(x1) <= g(x2)
+        left = g1 <= g2
+        # keep [a, x2] (x1 becomes the new x2) or [x1, b] (x2 becomes the new x1): one new evaluation per step
         b = np.where(left, x2, b)
         a = np.where(left, a, x1)
+        nx1, nx2 = np.where(left, b - r * (b - a), x2), np.where(left, x1, a + r * (b - a))
+        fresh = np.where(left, nx1, nx2)
+        gf = g(fresh)
+        g1, g2 = np.where(left, gf, g2), np.where(left, g1, gf)
+        x1, x2 = nx1, nx2
     w = b - a
-    on_line = np.maximum(g(a) - np.abs(dg(a)) * w, g(b) - np.abs(dg(b)) * w) - 1e-9
-    on_line = np.minimum(on_line, np.minimum(g(a), g(b)))
-    return np.where(inside, at_mle, on_line)
+    ga, gb = g(a), g(b)
+    on_line = np.maximum(ga - np.abs(dg(a)) * w, gb - np.abs(dg(b)) * w) - 1e-9
+    on_line = np.minimum(on_line, np.minimum(ga, gb))
+    out[need] = c_ + on_line
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- which comparisons
@@ -171,3 +217,104 @@ def null_sign(op: str, want: bool) -> int:
     if op in ("==", "!="):
         raise ValueError("no one-sided null for == / !=")
     return 1 if below == want else -1
+
+
+def joint_forms(spec) -> dict[str, tuple]:
+    """``{comparison id: joint_form}`` for every one-sided comparison of ``spec`` that has a joint test."""
+    cs = compile_spec(spec)
+    out = {}
+    for tn in spec.nodes:
+        if tn.kind == "cmp" and tn.node.op not in ("==", "!="):
+            form = joint_form(cs, tn.id)
+            if form is not None:
+                out[tn.id] = form
+    return out
+
+
+_LOG_CAP = 700.0  # e-values shown as exp(log e), capped below float overflow
+
+
+class JointTests:
+    """The joint tests of a spec's comparisons at the directed rule's levels (module doc), carried over chunks of
+    checks: ``chunk(stats)`` gives each test's running maximum of log E over a chunk (continuing the last
+    ``commit``ted one), ``certified`` the certificates, ``evidence`` what the driver shows. Arrays may have leading
+    axes (independent streams, as in the validity harness); the checks are the last axis."""
+
+    def __init__(self, spec, delta: float):
+        from fairaudit.bounds.directed import comparison_levels
+
+        self.spec = spec
+        self.forms = joint_forms(spec)
+        self.levels = {key: b for key, b in comparison_levels(spec, delta, set(self.forms)).items()
+                       if key[0] in self.forms}
+        self.carry: dict[tuple[str, bool], np.ndarray | float] = {key: -np.inf for key in self.levels}
+        self.first: dict[tuple[str, bool], np.ndarray | float] = {key: np.inf for key in self.levels}
+        self.offset = 0  # checks committed so far
+
+    @property
+    def ids(self) -> set[str]:
+        return set(self.forms)
+
+    def chunk(self, stats) -> dict[tuple[str, bool], np.ndarray]:
+        """``{(comparison id, want): running max of log E}`` at the checks of ``stats`` (leaf key → ``LeafStats``
+        over the chunk), starting from the committed state."""
+        out = {}
+        for (cid, want), _ in self.levels.items():
+            ka, kb, ca, cb, k = self.forms[cid]
+            a, b = stats[ka], stats[kb]
+            op = compile_spec(self.spec).nodes[cid].node.op
+            e = log_evalue(a.successes, a.n, b.successes, b.n, ca, cb, k, null_sign(op, want))
+            e = np.maximum.accumulate(e, axis=-1) if np.ndim(e) else e
+            out[(cid, want)] = np.maximum(e, np.expand_dims(self.carry[(cid, want)], -1)
+                                          if np.ndim(self.carry[(cid, want)]) else self.carry[(cid, want)])
+        return out
+
+    def commit(self, cum: dict, upto: int) -> None:
+        """Carry the running maxima at check ``upto − 1`` of this chunk into the next one."""
+        if upto > 0:
+            firsts = self._firsts({key: np.asarray(v)[..., :upto] for key, v in cum.items()})
+            for key, v in cum.items():
+                self.carry[key] = np.asarray(v)[..., upto - 1]
+                self.first[key] = firsts[key]
+            self.offset += upto
+
+    def _firsts(self, cum: dict) -> dict:
+        """The check (counted from the stream's start) at which each running maximum first reached its target."""
+        out = {}
+        for key, v in cum.items():
+            raw = np.asarray(v) >= np.log(1.0 / self.levels[key])
+            here = np.where(raw.any(axis=-1), np.argmax(raw, axis=-1) + self.offset, np.inf)
+            out[key] = np.minimum(self.first[key], here)
+        return out
+
+    def certified(self, cum: dict) -> dict[tuple[str, bool], np.ndarray]:
+        """``{(comparison id, want): bool array}``: the test's certificate of ``want`` at each check — its running
+        maximum has reached 1/β — except where the other direction reached its target later (both can only
+        happen with probability ≤ β, a sign that the rows are not exchangeable: the later, larger body of evidence
+        is shown, as a leaf whose running intersection empties shows its current interval). Dropping a
+        certificate never makes it wrong, so (P) still holds."""
+        raw = {key: v >= np.log(1.0 / self.levels[key]) for key, v in cum.items()}
+        firsts = self._firsts(cum)
+        out = {}
+        for (cid, want), r in raw.items():
+            other = (cid, not want)
+            later = np.expand_dims(firsts[(cid, want)] > firsts[other], -1) if np.ndim(firsts[other]) else \
+                firsts[(cid, want)] > firsts[other]
+            out[(cid, want)] = r & (~raw[other] | later)
+        return out
+
+    def evidence(self, cum: dict) -> dict[str, NodeEvidence]:
+        """Each tested comparison's ``NodeEvidence``: its verdict by the test, its e-value (running maximum) for the
+        direction it certified, else the one closer to its target, and that target 1/β."""
+        out = {}
+        certs = self.certified(cum)
+        for cid in self.forms:
+            lt, lf = cum[(cid, True)], cum[(cid, False)]
+            tt, tf = np.log(1.0 / self.levels[(cid, True)]), np.log(1.0 / self.levels[(cid, False)])
+            yes, no = certs[(cid, True)], certs[(cid, False)]
+            verdict = np.where(yes & ~no, TRUE, np.where(no & ~yes, FALSE, UNKNOWN)).astype(np.int8)
+            show_true = yes | (~no & (lt - tt >= lf - tf))
+            log_e = np.minimum(np.where(show_true, lt, lf), _LOG_CAP)
+            target = np.where(show_true, 1.0 / self.levels[(cid, True)], 1.0 / self.levels[(cid, False)])
+            out[cid] = NodeEvidence(verdict, np.exp(log_e), target, test="joint test")
+        return out

@@ -25,11 +25,11 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from fairaudit.errors import FairauditError
-from fairaudit.evaluate import LeafValue
+from fairaudit.evaluate import LeafValue, NodeEvidence
 from fairaudit.guarantee import Guarantee
 from fairaudit.inputs import Inputs
 
-__all__ = ["Option", "Engine", "Context", "LeafBatch", "Guarantee", "Inputs", "COMMON_OPTIONS", "LEAF_NAMES",
+__all__ = ["Option", "Engine", "Context", "LeafBatch", "NodeEvidence", "Guarantee", "Inputs", "COMMON_OPTIONS", "LEAF_NAMES",
            "INPUT_NAMES"]
 
 LEAF_NAMES = {"expect": "E[...]", "fair": "Fair[...]"}
@@ -184,7 +184,10 @@ class LeafBatch:
     ``warnings`` are new sentences about what may make the verdict wrong; ``assumption_broken`` marks one of
     them as evidence against what the guarantee assumes; ``info`` adds engine facts (solver calls, allocations);
     ``findings`` (``fairaudit.findings.Findings``) replaces the run's per-group table, metrics, influences and graph;
-    ``counterexamples`` (``fairaudit.counterexamples.Counterexamples``) replaces the run's Fair[...] counterexamples."""
+    ``counterexamples`` (``fairaudit.counterexamples.Counterexamples``) replaces the run's Fair[...] counterexamples.
+    ``nodes`` maps a comparison's node id to ``fairaudit.evaluate.NodeEvidence`` (arrays with one entry per step):
+    the engine's own test of that comparison, whose verdict REPLACES the one interval arithmetic gives on its leaves
+    (the engine's methods must prove that its allocation gives that test the level it certifies at)."""
 
     steps: np.ndarray
     leaves: Mapping[str, LeafValue]
@@ -196,6 +199,7 @@ class LeafBatch:
     info: dict = field(default_factory=dict)
     findings: object = None
     counterexamples: object = None
+    nodes: Mapping[str, NodeEvidence] = field(default_factory=dict)
 
 
 class Context:

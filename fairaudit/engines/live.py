@@ -26,11 +26,11 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from fairaudit.bounds.allocation import Allocator, equal_split
-from fairaudit.bounds.concentration import DEFAULT_BOUND
+from fairaudit.bounds.concentration import DEFAULT_BOUND, ReusedBound
 from fairaudit.bounds.directed import display_deltas
 from fairaudit.engines.base import Context, LeafBatch
 from fairaudit.engines.monitor import (DEFAULT_SPLIT, SOLVER_TIME_LIMIT, Monitor, OrderEvidence, _frozen, _leaves,
-                                       _scan, _State, decided_guarantee)
+                                       _scan, _State, decided_guarantee, joint_tests)
 from fairaudit.engines.stream import RunningCounts
 from fairaudit.errors import FairauditError
 from fairaudit.guarantee import Guarantee
@@ -76,10 +76,13 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
         raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
     ctx = ctx or Context()
     allocator = Allocator(spec, delta, bound, solver_time_limit=solver_time_limit)
+    allocator.bound = ReusedBound(allocator.bound)  # as ``monitor_batches``: the same interval is computed once
     keys = allocator.cs.leaf_keys
     counts = RunningCounts(keys, batch)
     equal = equal_split(keys, delta)
-    shown = display_deltas(spec, delta) if split == "directed" else equal
+    joint = joint_tests(spec, delta, split, bound)  # the comparisons' joint e-processes, carried across chunks
+    tested = joint.ids if joint is not None else set()
+    shown = display_deltas(spec, delta, tested) if split.startswith("directed") else equal
     best = {k: delta for k in keys}
     st = _State()
     evidence = OrderEvidence(keys, allocator.bound, equal, delta)
@@ -101,26 +104,33 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
         nonlocal checks
         a, m = checks, len(steps)
         b, halt = a + m, False
+        cum = joint.chunk(stats) if joint is not None and m else None
         if m and st.stop is None:
             found, _ = _scan(allocator, stats, split, shown, best, ctx, st, deadline=None,
-                             solver_time_limit=solver_time_limit)
+                             solver_time_limit=solver_time_limit,
+                             joint=None if cum is None else joint.certified(cum))
             if found is not None:
                 pos, allocation = found
                 st.stop, st.decision = a + pos, allocation
-                st.frozen = (_frozen(allocation, keys, delta) if split != "directed"
+                st.frozen = (_frozen(allocation, keys, delta) if not split.startswith("directed")
                              else {k: allocation.deltas.get(k, shown[k]) for k in keys})
                 if stop:
                     b, halt = st.stop + 1, True
         parts = [(a, b)] + ([] if halt or b == a + m else [(b, a + m)])
         for lo, hi in parts:
             local = slice(lo - a, hi - a)
+            nodes = {}
+            if cum is not None and hi > lo:  # this part's joint evidence, then its state carried on
+                part = {key: v[local] for key, v in cum.items()}
+                nodes = joint.evidence(part)
+                joint.commit(part, hi - lo)
             shifted = {k: _Shifted(stats[k], a) for k in keys}
             leaves = _leaves(keys, shifted, lo, hi, shown, st, allocator, label_delta=label_delta)
             said = evidence.observe(steps[local], {k: stats[k].at(local) for k in keys})
             done = int(steps[local][-1]) if hi > lo else int(counts.rows)
             guarantee = base if st.decision is None else decided_guarantee(split, delta, len(keys), assumes)
             yield (LeafBatch(steps[local], leaves, done=done, total=None, guarantee=guarantee,
-                             warnings=tuple(said), assumption_broken=bool(said), info=facts()), halt)
+                             warnings=tuple(said), assumption_broken=bool(said), info=facts(), nodes=nodes), halt)
         checks = a + m
 
     for obs in chunks:

@@ -26,7 +26,12 @@ The decision (``stop_step``)
     certificate per verdict direction, each at the full Δ (only the direction the truth is not can be
     wrong), shared by Berger's intersection–union rule (a TRUE ``and`` gives each conjunct the full Δ;
     a FALSE ``and`` / TRUE ``or`` splits it; a comparison splits its share among its leaves); its
-    proof is in that module and in the methods text. Otherwise the root is decided when an allocation
+    proof is in that module and in the methods text. With the mixture bound, a comparison of two
+    disjoint groups spends its share on its joint e-process instead (``fairaudit.bounds.eprocess``;
+    the proof that it replaces the interval certificate at the same level is there): the batches carry
+    its verdict, e-value and target 1/β as ``NodeEvidence`` (``LeafBatch.nodes``), which the driver
+    uses as the comparison's verdict. ``split="directed-intervals"`` is the directed rule on leaf
+    intervals only. Otherwise the root is decided when an allocation
     of δ's with Σδᵢ ≤ Δ decides it:
     ``split="equal"`` uses Δ/k per distinct leaf (VeriFair, AVOIR-VF); ``split="optimized"`` asks
     ``fairaudit.bounds.allocation`` (AVOIR-OB; the solver runs only at checks that its exact screens
@@ -77,6 +82,7 @@ import numpy as np
 from fairaudit.bounds.allocation import Allocation, Allocator, SPLITS, equal_split, sound_delta
 from fairaudit.bounds.concentration import BOUND_ALIASES, BOUNDS, DEFAULT_BOUND, ReusedBound, get_bound
 from fairaudit.bounds.directed import directed_verdict, display_deltas, witness_deltas
+from fairaudit.bounds.eprocess import JointTests
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.engines.base import Context, Engine, LeafBatch, Option
 from fairaudit.engines.observations import Observations, decision_reasons, observe_inputs
@@ -141,7 +147,10 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     steps = idx + 1
     stats = obs.stats(idx)
     equal = equal_split(keys, delta)
-    shown = display_deltas(spec, delta) if split == "directed" else equal  # the levels shown before a decision
+    joint = joint_tests(spec, delta, split, bound)
+    tested = joint.ids if joint is not None else set()
+    shown = (display_deltas(spec, delta, tested) if split.startswith("directed")  # the levels shown before a decision
+             else equal)
     best = {k: delta for k in keys}
     st = _State()
     K = len(idx)
@@ -165,19 +174,25 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     first, cut_noted = True, False
     while a < K:
         b = min(a + chunk, K)
+        cum = joint.chunk({k: s.at(slice(a, b)) for k, s in stats.items()}) if joint is not None else None
         if st.stop is None:
             chunk_stats = {k: s.at(slice(a, b)) for k, s in stats.items()}
             found, scanned = _scan(allocator, chunk_stats, split, shown, best, ctx, st,
-                                   deadline=last_yield + yield_every, solver_time_limit=solver_time_limit)
+                                   deadline=last_yield + yield_every, solver_time_limit=solver_time_limit,
+                                   joint=None if joint is None else joint.certified(cum))
             if found is not None:
                 pos, allocation = found
                 st.stop, st.decision = a + pos, allocation
-                st.frozen = (_frozen(allocation, keys, delta) if split != "directed"
+                st.frozen = (_frozen(allocation, keys, delta) if not split.startswith("directed")
                              else {k: allocation.deltas.get(k, shown[k]) for k in keys})
                 if stop:
                     b = st.stop + 1
             else:
                 b = a + scanned  # paused: checks [a, a + scanned) are known undecided, the rest is scanned next
+        nodes = {}
+        if joint is not None:  # the evidence of the checks yielded, then their state carried to the next chunk
+            nodes = joint.evidence({key: v[: b - a] for key, v in cum.items()})
+            joint.commit(cum, b - a)
         leaves = _leaves(keys, stats, a, b, shown, st, allocator, label_delta=delta if split == "optimized" else None)
         found_now = evidence.observe(steps[a:b], {k: s.at(slice(a, b)) for k, s in stats.items()})
         said = found_now + (halves if first else [])
@@ -190,7 +205,7 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
         done = int(steps[b - 1]) if b > a else 0
         yield LeafBatch(steps[a:b], leaves, done=done, total=obs.length,
                         guarantee=guarantee(), warnings=tuple(said + notes), assumption_broken=bool(said),
-                        info=facts(b), counterexamples=_counterexamples(obs, done))
+                        info=facts(b), counterexamples=_counterexamples(obs, done), nodes=nodes)
         first = False
         last_yield = time.perf_counter()
         a = b
@@ -209,6 +224,29 @@ def decided_guarantee(split: str, delta: float, leaves: int, assumes: str | None
         note = (f"optimised δ split: the δ's were chosen after looking at the data, so the guarantee is the "
                 f"union over {what} at Δ = {delta:g} each; use the equal split for 1 − Δ")
     return Guarantee("probabilistic", level, note=note, assumes=assumes)
+
+
+def joint_tests(spec, delta: float, split: str, bound) -> JointTests | None:
+    """The joint e-process tests of the comparisons that have one (``fairaudit.bounds.eprocess``), with the default
+    ``split="directed"`` and the mixture bound (they are its two-group form), else None; None too when no
+    comparison of ``spec`` has one."""
+    name = BOUND_ALIASES.get(bound, bound) if isinstance(bound, str) else getattr(bound, "name", None)
+    if split != "directed" or name != "mixture":
+        return None
+    tests = JointTests(spec, delta)
+    return tests if tests.forms else None
+
+
+def decisions(spec, stats, delta: float, split: str = DEFAULT_SPLIT, bound=DEFAULT_BOUND) -> np.ndarray:
+    """The root's verdict at every check by the engine's rule for a directed split (int8; the joint tests where
+    ``joint_tests`` uses them), vectorised: ``stats`` (leaf key → ``LeafStats``) may have a leading axis of
+    independent streams (the validity harness, ``bench/power.py``). The engine makes the same calls chunk by chunk,
+    carrying the joint tests' running maxima (``tests/monitor/test_eprocess.py`` checks both agree)."""
+    if not split.startswith("directed"):
+        raise ValueError(f"decisions() is the directed rule; got split={split!r}")
+    joint = joint_tests(spec, delta, split, bound)
+    certs = None if joint is None else joint.certified(joint.chunk(stats))
+    return directed_verdict(spec, stats, delta, get_bound(bound) if isinstance(bound, str) else bound, joint=certs)
 
 
 def _counterexamples(obs, rows: int):
@@ -304,7 +342,7 @@ def _frozen(allocation: Allocation, keys, delta: float) -> dict[str, float]:
 
 
 def _scan(allocator: Allocator, stats, split, equal, best, ctx: Context, st, deadline: float | None = None,
-          solver_time_limit: float = SOLVER_TIME_LIMIT) -> tuple[tuple[int, Allocation] | None, int]:
+          solver_time_limit: float = SOLVER_TIME_LIMIT, joint=None) -> tuple[tuple[int, Allocation] | None, int]:
     """``(found, scanned)``: ``found`` is the first check of this chunk at which the root is decided,
     with its allocation, or None; without a decision, checks ``[0, scanned)`` are undecided. The
     search pauses (``scanned`` < chunk length) at the first solver candidate met after ``deadline``
@@ -313,13 +351,14 @@ def _scan(allocator: Allocator, stats, split, equal, best, ctx: Context, st, dea
     decision as an uninterrupted scan. The run's time budget (``ctx``) ends the search; each solver call gets
     at most what is left of it."""
     n_checks = len(next(iter(stats.values())).n)
-    if split == "directed":
-        v = directed_verdict(allocator.spec, stats, allocator.total, allocator.bound)
+    if split.startswith("directed"):
+        v = directed_verdict(allocator.spec, stats, allocator.total, allocator.bound, joint=joint)
         hits = np.flatnonzero(v != UNKNOWN)
         if not len(hits):
             return None, n_checks
         at, target = {k: s.at(int(hits[0])) for k, s in stats.items()}, bool(v[hits[0]] == TRUE)
-        deltas = witness_deltas(allocator.spec, at, target, allocator.total, allocator.bound)
+        joint_at = {key: bool(c[hits[0]]) for key, c in (joint or {}).items()}
+        deltas = witness_deltas(allocator.spec, at, target, allocator.total, allocator.bound, joint_at)
         return (int(hits[0]), Allocation(deltas, target, ())), n_checks
     v_eq = allocator.root_verdict(stats, equal)
     eq_hits = np.flatnonzero(v_eq != UNKNOWN)
@@ -480,9 +519,11 @@ class Monitor(Engine):
         Option("batch", int, 5, "check the bounds and the verdict every this many observations", min=1,
                label="Check every … observations"),
         Option("split", str, DEFAULT_SPLIT, "how Δ is shared among the estimated probabilities: directed (one "
-               "certificate per verdict direction, each conjunct of a TRUE 'and' at the full Δ; the verdict holds "
-               "with probability ≥ 1 − Δ), equal (Δ/k each, VeriFair/AVOIR-VF; 1 − Δ) or optimized (AVOIR-OB, "
-               "exploratory: chosen from the data, only guarantees 1 − k·Δ for k probabilities)", choices=SPLITS,
+               "certificate per verdict direction, each conjunct of a TRUE 'and' at the full Δ, and with the "
+               "mixture bound a joint e-process test for every comparison of two disjoint groups; the verdict holds "
+               "with probability ≥ 1 − Δ), directed-intervals (the same on the intervals only), equal (Δ/k each, "
+               "VeriFair/AVOIR-VF; 1 − Δ) or optimized (AVOIR-OB, exploratory: chosen from the data, only "
+               "guarantees 1 − k·Δ for k probabilities)", choices=SPLITS,
                label="Δ split", advanced=True),
         Option("bound", str, DEFAULT_BOUND, "the confidence sequence behind every E[...] interval: mixture (the "
                "Krichevsky–Trofimov beta-binomial mixture; adapts to the rate) or hoeffding (as in AVOIR and "
@@ -563,7 +604,8 @@ class Monitor(Engine):
         out.append(("The alternative bound (not used in this audit)", other))
         split = str(options.get("split", DEFAULT_SPLIT))
         alloc = [
-            "• Directed split (the default; Berger's intersection–union principle). A verdict is wrong in one "
+            "• Directed split (the default, with the joint test below; 'directed-intervals' without it; Berger's "
+            "intersection–union principle). A verdict is wrong in one "
             "direction only: if the specification is true, only FALSE can be wrong, and vice versa. So each "
             "direction has its own certificate at the full level Δ, built by the node kind "
             "(chains of 'and' / 'or' count as one node with n children):",
@@ -585,6 +627,26 @@ class Monitor(Engine):
             "probability is shown at Δ / k (lowered to the smallest level a certificate uses it at, so the "
             "plots never decide before the certificates do); from the decision on, at the level the deciding "
             "certificate used it at.",
+            "• Joint test per comparison (with the directed split and the mixture bound, the default). A "
+            "comparison of two groups no row can belong to both of (E[y | sex = \"Male\"] − E[y | sex = "
+            "\"Female\"] < c, or a ratio a / b > c read as a − c·b > 0) is tested as a whole instead of by "
+            "interval arithmetic on its two probabilities. Each row updates one of the two beta-binomial mixture "
+            "martingales M_a(m_a), M_b(m_b) above, so their product at the true rates is a nonnegative martingale "
+            "with mean 1. Against the null 'the comparison is not v' — a half-plane H of (m_a, m_b) — the e-value is "
+            "the smallest product over H,",
+            "= E_t = min over (m_a, m_b) in H of M_a(m_a) · M_b(m_b)",
+            "which is at most the product at the true rates whenever they lie in H; by Ville's inequality it ever "
+            "reaches 1/β with probability ≤ β. So 'E_t has reached 1/β at some check so far' is a certificate of v at "
+            "level β with the same property as the interval certificate it REPLACES — it is not used besides it, "
+            "which would cost 2β — and the directed rule's proof above goes through unchanged: the tree gives the "
+            "comparison one level β per direction (its share of Δ along its path from the root), and that level is "
+            "spent by the joint test alone. (The pooled split of a FALSE 'and' is used only when no comparison under "
+            "it has a joint test.) The two directions never both certify: the maximum-likelihood point lies in one of "
+            "the two closed half-planes, where E_t ≤ 1 < 1/β. The node shows its e-value (the largest so far) "
+            "against 1/β; its interval is still the interval arithmetic's, which may straddle the threshold of a "
+            "comparison the joint test has decided — the node's sentence then says so. (Should both directions "
+            "ever reach their lines — probability ≤ β, a sign that the rows are not in random order — the later "
+            "one is shown; dropping a certificate never makes one wrong.)",
             "• Equal split (VeriFair, 'AVOIR-VF'): every distinct probability gets δᵢ = Δ / k.",
             "• Optimised split (AVOIR eq. (2), 'AVOIR-OB'; exploratory, valid only at k·Δ): at a check, choose the δᵢ that decide the verdict with "
             "the smallest total budget,",
@@ -620,7 +682,7 @@ def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object
 
     engine = Monitor()
     extra = {k: kwargs.pop(k) for k in ("chunk", "chunk_limit", "yield_every", "solver_time_limit") if k in kwargs}
-    bound = kwargs.pop("bound", "hoeffding")  # a name, or a ``Bound`` object (the validity tests pass one)
+    bound = kwargs.pop("bound", None)  # a name, a ``Bound`` object (the validity tests pass one), or the default
     if isinstance(bound, str):
         kwargs["bound"] = bound
     opts = engine.resolve_options({**{k: v for k, v in (options or {}).items() if k in
@@ -628,10 +690,11 @@ def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object
                                    "stop": stop, "time_budget": time_budget})
     ctx = Context(seed=opts["seed"], time_budget=time_budget)
     batches = monitor_batches(spec, obs, delta=opts["delta"], batch=opts["batch"], split=opts["split"],
-                              bound=opts["bound"] if isinstance(bound, str) else bound, order=opts["order"],
+                              bound=bound if bound is not None and not isinstance(bound, str) else opts["bound"],
+                              order=opts["order"],
                               ctx=ctx, stop=stop, **extra)
     progress = None if on_step is None else (lambda p: on_step(int(p.done), obs.length))
-    if not isinstance(bound, str):
+    if bound is not None and not isinstance(bound, str):
         opts["bound"] = getattr(bound, "name", type(bound).__name__)
     return last(drive(engine, spec, batches, options={**(options or {}), **opts},
                       guarantee=Guarantee("probabilistic", opts["delta"]), ctx=ctx, stop=stop,

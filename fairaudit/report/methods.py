@@ -72,6 +72,10 @@ def glossary(result) -> tuple[str, list[str]]:
     if np.isfinite(result.trace_table.n).any():
         items.append(f"• n: {count_meaning(result).rstrip('.')}.")
     items.append(f"• step: the number of {unit} processed.")
+    if any(n.kind == "cmp" and result.has_evalue(n.id) for n in result.node_info):
+        items.append("• e-value, 1/β (comparisons tested by their engine's own joint test): how strongly the "
+                     "data reject the opposite of the comparison's verdict (the largest value so far); the comparison "
+                     "is decided when it reaches 1/β, and its verdict is then wrong with probability at most β.")
     if any(n.kind == "fair" for n in result.node_info):
         items.append("• certified / unfair / undecided (Fair[…] nodes): the fraction of individuals whose decision "
                      "provably does not change / provably changes / may change when only the protected attribute "

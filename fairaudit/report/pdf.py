@@ -386,6 +386,14 @@ def _nodes(pdf: ReportPDF, result):
         pdf.para("Fair[…] nodes: " + "; ".join(
             f"{row['expression']}: certified {content.num(row['certified'], 3)}, unfair "
             f"{content.num(row['unfair'], 3)}, undecided {content.num(row['undecided'], 3)}" for row in fair), size=8.5)
+    joint = [(info.id, result.evidence_text(info.id)) for info in result.node_info if info.kind == "cmp"]
+    joint = [(nid, text) for nid, text in joint if text]
+    if joint:
+        pdf.ln(2)
+        pdf.para("Comparisons decided by their joint test while their interval still contains the threshold "
+                 "(the interval is interval arithmetic on the two probabilities; the joint test is sharper, and "
+                 "its verdict holds at the level β shown): " + "; ".join(f"{nid}: {text}" for nid, text in joint)
+                 + ".", size=8.5)
     if len(result.trace_table) <= 1:
         pdf.ln(2)
         pdf.para(f"The audit recorded its values at a single step (after "
@@ -400,6 +408,10 @@ CONVERGENCE_HELP = (
     "threshold. The coloured strip under each plot is the comparison's verdict at each step; the solid vertical "
     "line marks the step at which that comparison was first decided, and a dashed line labelled 'spec decided' "
     "the step at which the whole specification was decided, when that is another step.")
+JOINT_HELP = (
+    " A comparison of two groups tested by its joint e-process has a second plot under its band: the e-value "
+    "(the largest so far, log scale) against the dashed line 1/β; the comparison is decided when the e-value "
+    "reaches that line, even while its band still crosses the threshold.")
 
 
 def _convergence(pdf: ReportPDF, result, figures):
@@ -407,7 +419,8 @@ def _convergence(pdf: ReportPDF, result, figures):
         return
     pdf.add_page()
     pdf.heading("Convergence of every comparison", space=0)
-    pdf.para(CONVERGENCE_HELP.format(unit=result.unit), size=9, colour=GREY)
+    joint = any(result.has_evalue(node_id) for node_id, _ in figures if result.node(node_id).kind == "cmp")
+    pdf.para(CONVERGENCE_HELP.format(unit=result.unit) + (JOINT_HELP if joint else ""), size=9, colour=GREY)
     pdf.ln(2)
     for node_id, fig in figures:
         info = result.node(node_id)
@@ -420,6 +433,9 @@ def _convergence(pdf: ReportPDF, result, figures):
         pdf.multi_cell(0, 5, f"{node_id} · {content.KIND_LABELS.get(info.kind, info.kind)}{label}",
                        new_x="LMARGIN", new_y="NEXT")
         pdf.set_text_color(*INK)
+        note = result.evidence_text(node_id) if info.kind == "cmp" else None
+        if note:
+            pdf.para(content.as_sentence(note), size=8.5)
         pdf.image_block(fig, max_height=95)
         pdf.ln(2)
 

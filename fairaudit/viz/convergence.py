@@ -11,7 +11,10 @@ What is plotted for each node kind:
   rule at ``c``, coloured by the comparison's own verdict;
 * a comparison of two terms ``A op B``: the difference ``A − B`` with its interval (``fairaudit.bounds.rules``'
   ``CMP.difference``, what the evaluator stores on the comparison) and a threshold rule at 0;
-* a boolean node (``and``/``or``/``not``): only its verdict over time.
+* a boolean node (``and``/``or``/``not``): only its verdict over time;
+* a comparison its engine tested as a whole (a trace with ``evalue`` / ``evalue_target`` on its rows, e.g. a
+  joint e-process): under its interval plot, the e-value (log scale) against the dashed 1/β line it must reach — the
+  comparison is decided when the e-value reaches it, even while its interval still straddles the threshold.
 
 A thin strip under every plot shows the node's verdict at each step. Infinite or huge bounds are clipped to a
 display range (the natural range of the term where it is finite, e.g. [0, 1] for a probability, by the interval
@@ -52,6 +55,7 @@ class Series:
     numeric: bool = True
     verdict_runs: pd.DataFrame = field(default_factory=pd.DataFrame)
     decided_step: int | None = None  # this node's own first decided step (None for a term or never decided)
+    evidence: pd.DataFrame | None = None  # step, evalue, target (1/β), evalue_plot: a comparison's joint test
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -262,8 +266,32 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
     runs = verdict_runs(steps, verdicts)
     decided = first_decided_step(steps, verdicts)
     mask = thin_steps(steps, max_points, list(keep_steps) + ([decided] if decided is not None else []))
+    evidence = evidence_frame(own)
     return Series(node=node_id, title=title, frame=frame[mask].reset_index(drop=True), quantity=quantity,
-                  threshold=threshold, domain=dom, numeric=numeric, verdict_runs=runs, decided_step=decided)
+                  threshold=threshold, domain=dom, numeric=numeric, verdict_runs=runs, decided_step=decided,
+                  evidence=None if evidence is None else evidence[mask].reset_index(drop=True))
+
+
+EVALUE_SPAN = 1e6  # the e-value axis ends at this multiple of 1/β (far past the decision; larger values at its top)
+EVALUE_FLOOR = 1e-2  # e-values below this are drawn at it (the log axis needs positive values; what matters is 1/β)
+
+
+def evidence_frame(own: pd.DataFrame) -> pd.DataFrame | None:
+    """A comparison's joint test over its rows (``step``, ``evalue``, ``target`` = 1/β, ``evalue_plot`` clipped for
+    the log axis, printed forms), or None when its rows carry no e-value."""
+    if "evalue" not in own or "evalue_target" not in own:
+        return None
+    e, target = _col(own, "evalue"), _col(own, "evalue_target")
+    if not (np.isfinite(e) | np.isinf(e)).any():
+        return None
+    from fairaudit.guarantee import evalue_number
+
+    finite = np.where(np.isinf(e), 1e300, e)
+    frame = pd.DataFrame({"step": own["step"].to_numpy(dtype=float), "evalue": e, "target": target,
+                          "evalue_plot": np.clip(np.nan_to_num(finite, nan=EVALUE_FLOOR), EVALUE_FLOOR, 1e300)})
+    frame["evalue_s"] = [evalue_number(v) for v in e]
+    frame["target_s"] = [evalue_number(v) for v in target]
+    return frame
 
 
 def first_decided_step(steps: Sequence[float], verdicts: Sequence[str]) -> int | None:
@@ -402,6 +430,7 @@ def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: in
     if single is None:  # a single step needs no "decided after" rule: everything is decided there
         layers += _rule_layers(step_rules(s.decided_step, stop_step, x_scale.domain, unit), x_scale, height)
     main = alt.layer(*layers).properties(width=width, height=height, title=title)
+    extra = [] if s.evidence is None or s.evidence.empty else [_evidence_panel(s, x_scale, width, height, unit)]
     strip = alt.Chart(s.verdict_runs).mark_rect().encode(
         x=alt.X("start:Q", scale=x_scale, axis=_x_axis(x_scale, unit if show_x_title else None, single)),
         x2="end:Q",
@@ -409,7 +438,35 @@ def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: in
                         legend=alt.Legend(title="verdict", orient="bottom", direction="horizontal")),
         tooltip=[alt.Tooltip("verdict_label:N", title="verdict"), alt.Tooltip("steps:N", title=unit)],
     ).properties(width=width, height=12)
-    return alt.vconcat(main, strip, spacing=2)
+    return alt.vconcat(main, *extra, strip, spacing=2)
+
+
+def _evidence_panel(s: Series, x_scale: alt.Scale, width: int, height: int, unit: str) -> alt.LayerChart:
+    """The joint test's e-value (log scale) against its 1/β line, under a comparison's interval plot."""
+    ev = s.evidence
+    cap = float(np.nanmax(ev["target"])) * EVALUE_SPAN if np.isfinite(ev["target"]).any() else 1e6
+    top = float(min(max(np.nanmax(ev["evalue_plot"]), cap / EVALUE_SPAN * 10, 10.0), cap))
+    y_scale = alt.Scale(type="log", domain=[EVALUE_FLOOR, top], nice=False, clamp=True)
+    decades = list(range(int(math.log10(EVALUE_FLOOR)), int(math.floor(math.log10(top))) + 1))
+    stride = max(1, math.ceil(len(decades) / 5))
+    axis = alt.Axis(title="e-value (log)", values=[10.0 ** d for d in decades[::stride]],
+                    labelExpr="datum.value >= 10000 ? format(datum.value, '.0e') : format(datum.value, '~g')")
+    X = alt.X("step:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False, ticks=False))
+    tooltip = [alt.Tooltip("step:Q", title=unit, format=","), alt.Tooltip("evalue_s:N", title="e-value"),
+               alt.Tooltip("target_s:N", title="1/β")]
+    base = alt.Chart(ev)
+    layers = [
+        base.mark_line(color="#D55E00", strokeDash=[6, 4], strokeWidth=1.5, interpolate="step-after", clip=True)
+        .encode(x=X, y=alt.Y("target:Q", scale=y_scale), tooltip=tooltip),
+        base.mark_line(color="#0b3c5d", strokeWidth=2, clip=True).encode(
+            x=X, y=alt.Y("evalue_plot:Q", scale=y_scale, axis=axis), tooltip=tooltip),
+        base.mark_point(size=50, opacity=0, clip=True).encode(x=X, y=alt.Y("evalue_plot:Q", scale=y_scale),
+                                                               tooltip=tooltip),
+    ]
+    title = alt.TitleParams("joint test: e-value (largest so far) against 1/β (dashed); decided when it reaches it"
+                            + (" (drawn up to 10⁶ × 1/β)" if top >= cap else ""),
+                            anchor="start", fontSize=11, fontWeight="normal")
+    return alt.layer(*layers).properties(width=width, height=max(70, int(height * 0.45)), title=title)
 
 
 def convergence_chart(trace_frame: pd.DataFrame, node_ids: str | Sequence[str], nodes: Sequence[Mapping[str, Any]],

@@ -106,11 +106,18 @@ def test_mixture_bound_decides_adult_far_earlier(adult, bound):
 
 
 def test_defaults_decide_adult_at_the_same_level(adult):
-    """The defaults (mixture bound, directed split) certify the refined Adult spec after 125 observations in
-    file order (equal-split Hoeffding: 960), and the sentence states Δ = 0.15, not a weaker level."""
+    """The defaults (mixture bound, directed split with the joint test per comparison) certify the refined Adult
+    spec after 35 observations in file order (the directed split on intervals only: 125; equal-split Hoeffding:
+    960), and the sentence states Δ = 0.15, not a weaker level."""
     r = audit(adult, ADULT_SPEC.format(t=0.55), **{k: v for k, v in ADULT.items() if k != "bound"})
-    assert r.verdict == "true" and r.stop_step == 125
-    assert r.sentence == "certified true with probability ≥ 0.85 after 125 observations"
+    assert r.verdict == "true" and r.stop_step == 35
+    assert r.sentence == "certified true with probability ≥ 0.85 after 35 observations"
+    assert all(r.evidence_text(c) is None or r.evidence_text(c).startswith("decided by the joint test")
+               for c in ("n1", "n6"))
+    i = audit(adult, ADULT_SPEC.format(t=0.55), split="directed-intervals",
+              **{k: v for k, v in ADULT.items() if k != "bound"})
+    assert i.verdict == "true" and i.stop_step == 125
+    assert i.sentence == "certified true with probability ≥ 0.85 after 125 observations"
     h = audit(adult, ADULT_SPEC.format(t=0.55), split="directed", **ADULT)
     assert h.verdict == "true" and h.stop_step == 870  # directed Hoeffding, valid at Δ: AVOIR-OB's 870 (at 4Δ)
 

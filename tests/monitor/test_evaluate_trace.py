@@ -76,7 +76,7 @@ def test_trace_frame_and_views():
     r = _result()
     frame = r.to_frame()
     assert list(frame.columns) == ["step", "node", "estimate", "lo", "hi", "delta", "verdict", "n",
-                                   "certified", "unfair", "undecided"]
+                                   "certified", "unfair", "undecided", "evalue", "evalue_target"]
     assert len(frame) == 2 * len(r.node_info)
     assert set(frame.loc[frame.node == "n0", "verdict"]) == {"unknown", "true"}
     assert frame.loc[frame.node == "n2", "verdict"].isna().all()
