@@ -37,6 +37,19 @@ import pandas as pd
 from fairaudit.errors import FairauditError
 
 POLL_SECONDS = 0.2
+LIVE_ENGINE = "monitor"  # the engine that audits a log as it grows (``fairaudit.engines.live``)
+
+
+def live_engine():
+    """The engine a live log is audited with (its options are the ones a live run takes)."""
+    from fairaudit import engines
+
+    return engines.get(LIVE_ENGINE)
+
+
+def runs_live(engine) -> bool:
+    """Whether ``engine`` (an ``Engine`` or its name) is the one a live log runs on, so its chosen options apply."""
+    return getattr(engine, "name", engine) == LIVE_ENGINE
 
 
 class CsvTail:

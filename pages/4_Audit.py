@@ -3,6 +3,7 @@ import streamlit as st
 
 from fairaudit import engines, viz
 from fairaudit.explain import compare_rows, verdict_word
+from fairaudit.livelog import runs_live
 from fairaudit.programs.population import ratio_spec
 from fairaudit.ui import audit_form, dask_run, flows, history, live, logic, selection, state, widgets
 from fairaudit.ui.counterexamples import counterexample_table
@@ -189,9 +190,9 @@ if failure:
                  icon=":material/error:")
 
 # ------------------------------------------------------------------------------------------------ live log
-# attach the monitor to a growing decision log in the workspace (fairaudit.ui.live): its own tree and plot update
+# attach an audit to a growing decision log in the workspace (fairaudit.ui.live): its own tree and plot update
 # as rows arrive; Stop makes its result the page's result
-live.live_section(spec_text, form.choice.get("options") if engine.name == "monitor" else {},
+live.live_section(spec_text, form.choice.get("options") if runs_live(engine) else {},
                   default_pred=decision or getattr(model, "expression", None), where=where_now or None, model=model)
 
 # ------------------------------------------------------------------------------------------------ explore

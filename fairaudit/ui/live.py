@@ -1,10 +1,10 @@
-"""The Audit page's live decision log: attach the monitor to a log that keeps growing, watch its tree and plot update
+"""The Audit page's live decision log: attach an audit to a log that keeps growing, watch its tree and plot update
 as rows arrive, Stop.
 
 A log is a CSV file a service appends to, or a folder it adds Parquet files to, inside the workspace's ``logs/``
 folder (``fairaudit.ui.workspace``): it is chosen by its bare name, never by a path, and symbolic links (the log
 itself, or a file in a Parquet folder) are refused, so the dashboard reads nothing outside its workspace. The audit
-runs in a background thread (``fairaudit.livelog.LiveRun``: the same monitor, drift checks and guarantee as
+runs in a background thread (``fairaudit.livelog.LiveRun``: the same engine, drift checks and guarantee as
 ``fairaudit audit --follow --watch``); a fragment redraws it every ``REFRESH`` seconds. When it ends (Stop, or an
 error) its final result becomes the page's result, to explore node by node like any other.
 """
@@ -50,18 +50,17 @@ def log_path(directory: Path, name: str) -> Path:
 
 def start(spec_text: str, name: str, pred: str | None, options: dict, where: str | None = None, model=None):
     """A ``LiveRun`` on the workspace log ``name`` (the spec's text as on the Specification page; the decisions from
-    ``pred``, a condition over the log's columns, or ``model``, the session's model; ``options``: the monitor's,
+    ``pred``, a condition over the log's columns, or ``model``, the session's model; ``options``: the live engine's,
     order and stop are set for a live log)."""
-    from fairaudit import engines
-    from fairaudit.livelog import LiveRun
+    from fairaudit.livelog import LiveRun, live_engine
     from fairaudit.spec.files import parse_file_text
 
     directory = workspace.folder("logs")
     path = log_path(directory, name)
     spec = parse_file_text(spec_text).spec
-    monitor = engines.get("monitor")
-    known = {o.name for o in monitor.all_options()}
-    opts = monitor.resolve_options({**{k: v for k, v in (options or {}).items() if k in known},
+    engine = live_engine()
+    known = {o.name for o in engine.all_options()}
+    opts = engine.resolve_options({**{k: v for k, v in (options or {}).items() if k in known},
                                     "order": "given", "stop": False})
     return LiveRun(spec, path, pred=pred if model is None else None, model=model, options=opts, where=where or None,
                    name=name, links=False, unwatched=UNWATCHED)
@@ -77,7 +76,9 @@ def keep(run, spec_text: str) -> None:
     result = run.latest
     decided_by = f"decision {run.pred}" if run.model is None else run.model.describe()
     on = f"live log {run.name} · {run.pred if run.model is None else run.model.kind}"
-    meta = {"engine": "monitor", "choice": {"engine": "monitor", "options": dict(run.options), "source": "live"},
+    from fairaudit.livelog import LIVE_ENGINE
+
+    meta = {"engine": LIVE_ENGINE, "choice": {"engine": LIVE_ENGINE, "options": dict(run.options), "source": "live"},
             "data": f"live log {run.name}", "model": decided_by, "audited_on": on,
             "status": "stopped", "started": run.started, "spec": spec_text, "source": "live"}
     state.put(state.RESULT, result)
@@ -104,7 +105,7 @@ def live_section(spec_text: str, options: dict, default_pred: str | None = None,
         names = list_logs(directory)
         st.caption(f"A CSV file your service appends decisions to, or a folder it adds Parquet files to, inside "
                    f"**{workspace.display(directory)}/** (the dashboard reads nothing outside its workspace). The "
-                   "rows are audited in the order they arrive, with the monitor's options above; the tree and the "
+                   "rows are audited in the order they arrive, with the options chosen above; the tree and the "
                    "plot update as they come.")
         use_model = False
         if model is not None:
