@@ -37,7 +37,7 @@ import pandas as pd
 from fairaudit.errors import FairauditError
 
 POLL_SECONDS = 0.2
-LIVE_ENGINE = "monitor"  # the engine that audits a log as it grows (``fairaudit.engines.live``)
+from fairaudit.engines import STREAMING as LIVE_ENGINE  # audits a log as it grows (``fairaudit.engines.live``)
 
 
 def live_engine():

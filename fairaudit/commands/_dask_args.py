@@ -1,4 +1,4 @@
-"""``fairaudit audit --dask`` / ``--scheduler ADDRESS``: the monitor on a Parquet log, on a Dask cluster.
+"""``fairaudit audit --dask`` / ``--scheduler ADDRESS``: an audit of a Parquet log on a Dask cluster.
 
     --dask                 start a local Dask cluster (``--dask-workers`` processes × ``--dask-threads`` threads)
                            for the run and audit the Parquet log ``--data`` (a file, a folder of Parquet files, a
@@ -21,7 +21,9 @@ from fairaudit.errors import FairauditError
 
 
 def add_dask_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("Dask (a Parquet log audited on a cluster; the monitor engine)")
+    from fairaudit.engines import STREAMING
+
+    group = parser.add_argument_group(f"Dask (a Parquet log audited on a cluster; the {STREAMING} engine)")
     group.add_argument("--dask", action="store_true",
                        help="audit the Parquet log --data (a .parquet file, a folder of them or a glob; partitions "
                             "in natural file-name order) on a local Dask cluster started for the run")

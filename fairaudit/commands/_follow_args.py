@@ -1,4 +1,4 @@
-"""``fairaudit audit --follow PATH [--watch]``: audit a live decision log as its rows arrive (the online monitor).
+"""``fairaudit audit --follow PATH [--watch]``: audit a live decision log as its rows arrive (online auditing).
 
     --follow PATH      a CSV file being appended to, a directory that Parquet files are added to, or - for JSON
                        lines on standard input (``fairaudit.livelog``)
@@ -89,10 +89,10 @@ def run_follow(args: argparse.Namespace) -> int:
     spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
     check_headers(spec_file)
     engine_name = args.engine or header_engine(spec_file) or engines.DEFAULT
-    if engine_name != "monitor":
-        raise FairauditError(f"--follow audits a live log with the online monitor; the {engine_name} engine audits "
-                             "data at rest (drop --engine, or audit a file with --data)")
-    engine = engines.get("monitor")
+    if engine_name != engines.STREAMING:
+        raise FairauditError(f"--follow audits a live log with the {engines.STREAMING} engine; the {engine_name} "
+                             "engine audits data at rest (drop --engine, or audit a file with --data)")
+    engine = engines.get(engines.STREAMING)
     if getattr(args, "opt_order", None) is not None and engine.option("order").parse(args.opt_order) != "given":
         raise FairauditError("a live log is audited in the order its rows arrive: --order shuffle applies to a file "
                              "at rest (--data)")

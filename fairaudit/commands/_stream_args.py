@@ -3,7 +3,7 @@ read in chunks (``fairaudit.outofcore``), memory bounded whatever the file's len
 
 When it applies (``route``): ``--out-of-core on`` always (or a one-line error saying why it cannot), ``off``
 never, ``auto`` (the default) for a Parquet file and for a CSV file of at least ``AUTO_BYTES`` — when the run is
-one the out-of-core reader can do: the monitor engine, decisions from an expression (``--pred`` or a ``#
+one the out-of-core reader can do: the streaming engine (``engines.STREAMING``), decisions from an expression (``--pred`` or a ``#
 decision:`` header) or a saved model file (``--model PATH``, scored chunk by chunk; every row audited, so a model
 fairaudit trained needs ``--rows all``: its held-out rows are found only in memory), no ``Fair[...]``, no
 ``--missing drop``. Otherwise the file is loaded whole (a Parquet file cannot be: it is read out of core only).
@@ -19,18 +19,22 @@ MODES = ("auto", "on", "off")
 
 
 def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
+    from fairaudit.engines import STREAMING
     from fairaudit.outofcore import AUTO_BYTES
 
     parser.add_argument("--out-of-core", choices=MODES, default="auto", dest="out_of_core",
-                        help="read the --data file in chunks, memory bounded whatever its length (monitor engine; "
+                        help="read the --data file in chunks, memory bounded whatever its length (the "
+                             f"{STREAMING} engine; "
                              "--pred or a saved --model PATH; CSV or Parquet): on, off, or auto (default: Parquet "
                              f"files and CSV files of {AUTO_BYTES >> 20} MB or more)")
 
 
 def _why_not(args, engine, spec_file, uses_model: bool) -> str | None:
     """Why this run cannot go out of core (None if it can)."""
-    if engine.name != "monitor":
-        return f"the {engine.name} engine reads the whole dataset; out of core is the monitor engine's"
+    from fairaudit import engines
+
+    if engine.name != engines.STREAMING:
+        return f"the {engine.name} engine reads the whole dataset; out of core is the {engines.STREAMING} engine's"
     if uses_model:
         from pathlib import Path
 

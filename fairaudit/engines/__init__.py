@@ -24,6 +24,8 @@ REGISTRY = {
     "fairquant": "fairaudit.engines.fairquant:FairQuantEngine",
 }
 DEFAULT = next(iter(REGISTRY))
+# the engine that audits decision streams read in pieces: big files out of core, live logs, Dask partitions
+STREAMING = "monitor"
 
 
 @lru_cache(maxsize=None)

@@ -80,7 +80,7 @@ DASK_OPTIONS = (
 )
 
 
-ENGINE = "monitor"  # the engine whose observations the workers evaluate
+from fairaudit.engines import STREAMING as ENGINE  # the engine whose observations the workers evaluate
 
 
 def runs_on_dask(engine) -> bool:

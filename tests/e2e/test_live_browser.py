@@ -9,12 +9,14 @@ import time
 
 import pytest
 
+import fairaudit
 from fairaudit import data
+from fairaudit.ui.logic import DEMO_SPEC
 from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 LONG = 180_000
-PRED = "hours_per_week >= 45"  # on Adult in file order: sex_parity violated after 2,920 rows
+PRED = "hours_per_week >= 45"  # on Adult's first 8,000 rows in file order the demo spec is violated
 
 
 def _rows(page) -> int:
@@ -23,12 +25,14 @@ def _rows(page) -> int:
     return int(found.group(1).replace(",", "")) if found else 0
 
 
-def test_attach_a_live_log_and_stop(browser_ready, workspace_folder):
+def test_attach_a_live_log_and_stop(browser_ready, workspace_folder, tmp_path):
     lines = data.load("adult").frame.iloc[:8000].to_csv(index=False).splitlines(keepends=True)
     logs = workspace_folder / "logs"
     logs.mkdir(exist_ok=True)
     log = logs / "adult_live.csv"
     log.write_text("".join(lines[:301]))
+    rest = tmp_path / "adult_8000.csv"
+    rest.write_text("".join(lines))
     stop = threading.Event()
 
     def append():
@@ -79,4 +83,6 @@ def test_attach_a_live_log_and_stop(browser_ready, workspace_folder):
         wait_idle(page)
         page.screenshot(path=str(SHOTS / "live_3_stopped.png"), full_page=True)
         body = page.locator("body").inner_text()
-        assert "after 2,920 observations" in body  # the page's result: the live run's, decided where the file is
+        at_rest = fairaudit.audit(str(rest), DEMO_SPEC, pred=PRED, order="given")  # the same rows, at rest
+        assert at_rest.verdict == "false"
+        assert f"after {at_rest.stop_step:,} observations" in body  # the page's result: decided where the file is
