@@ -129,7 +129,12 @@ def log_evalue(sa, na, sb, nb, ca: float, cb: float, k: float, sigma: int) -> np
             step = x - d / d2g(x)
         inside = (step > a) & (step < b) & np.isfinite(step)
         x = np.where(inside, step, 0.5 * (a + b))
-        if np.all((np.abs(d) * (b - a) <= 1e-9) | (b - a <= 1e-14)):  # the tangent bound below is within 1e-9
+        # converged when the tangent gap |g'|·width is below 1e-9 or below g''s own rounding noise (≈ 1e-13 of the
+        # size of its terms: with millions of rows g' cannot get nearer 0); the final margin covers that noise
+        ma_ = np.clip(-(cb * x + k) / ca, _EPS, 1 - _EPS)
+        mb_ = np.clip(x, _EPS, 1 - _EPS)
+        size = abs(cb / ca) * (sa_ / ma_ + fa_ / (1 - ma_)) + sb_ / mb_ + fb_ / (1 - mb_)
+        if np.all(np.abs(d) * (b - a) <= 1e-9 + 1e-13 * size * (b - a)):
             break
     w = b - a
     ga, gb = g(a), g(b)
