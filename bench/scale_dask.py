@@ -27,7 +27,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import GEN, PRED, SPEC  # noqa: E402  (the same log and audit as bench/scale.py)
+from scale import GEN, PIECE, PRED, SPEC  # noqa: E402  (the same log and audit as bench/scale.py)
 
 SPLIT = """
 import sys, pyarrow.parquet as pq, pathlib
@@ -73,7 +73,7 @@ def main(sizes, part_rows: float = PART_ROWS) -> None:
         for n in sizes:
             base = str(Path(tmp) / f"log{int(n)}")
             in_process = n <= 2e6
-            subprocess.run([py, "-c", GEN, str(n), base] + (["csv"] if in_process else []), check=True)
+            subprocess.run([py, "-c", GEN, str(n), base, str(PIECE)] + (["csv"] if in_process else []), check=True)
             subprocess.run([py, "-c", SPLIT, base + ".parquet", base + "_parts", str(part_rows)], check=True)
             parts = len(list(Path(base + "_parts").glob("*.parquet")))
             seconds, tree, top, out = measured([py, "-m", "fairaudit", "audit", "--data", base + "_parts", "--pred",
