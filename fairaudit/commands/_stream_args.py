@@ -94,19 +94,12 @@ def run_out_of_core(args, engine, spec_file, options: dict, from_file: list, whe
     the file's schema), then ``fairaudit.outofcore.audit_file``; ``finish`` prints, writes and exits as every
     route does."""
     from fairaudit.commands._data_args import protected_names
-    from fairaudit.commands.audit import other_engines_headers, trace_args
+    from fairaudit.commands.audit import decision_sources, other_engines_headers, trace_args
     from fairaudit.outofcore import _arrow_types, audit_file, file_dataset, used_columns
-    from fairaudit.preflight import file_source, option_source, preflight
+    from fairaudit.preflight import file_source, preflight
     from fairaudit.progress import terminal_line
 
-    if args.pred is None and spec_file.decision is not None:
-        if spec_file.uses_model:
-            raise FairauditError("the spec file says '# decision: model': give --model KIND|PATH")
-        args.pred = spec_file.decision
-        decision = option_source(args.pred, "--pred", spec_file.headers["decision"], spec_file)
-    else:
-        decision = option_source(args.pred, "--pred") if args.pred is not None else None
-    where = option_source(args.where, "--where", where_header, spec_file) if args.where else None
+    decision, where = decision_sources(args, spec_file, where_header)
     names, _ = _arrow_types(args.data)
     columns = [n.strip() for n in names]
     try:

@@ -31,6 +31,22 @@ EXIT_HELP = ("exit codes: 0 = certified true, 1 = decided violated, 3 = undecide
              "evidence against (not a pass), 2 = bad input, 4 = internal error")
 
 
+def decision_sources(args, spec_file, where_header):
+    """``(decision, where)``: the sources ``preflight`` positions its errors in. A spec file's ``# decision:`` header
+    supplies ``--pred`` (``args.pred`` is set) when neither ``--pred`` nor ``--model`` is given."""
+    from fairaudit.preflight import option_source
+
+    if getattr(args, "model", None) is None and args.pred is None and spec_file.decision is not None:
+        if spec_file.uses_model:
+            raise FairauditError("the spec file says '# decision: model': give --model KIND|PATH")
+        args.pred = spec_file.decision
+        decision = option_source(args.pred, "--pred", spec_file.headers["decision"], spec_file)
+    else:
+        decision = option_source(args.pred, "--pred") if args.pred is not None else None
+    where = option_source(args.where, "--where", where_header, spec_file) if args.where else None
+    return decision, where
+
+
 def _engine_in(argv) -> str:
     """The engine named by ``--engine NAME`` / ``--engine=NAME`` in ``argv`` (for the help), else the default."""
     argv = list(argv or [])
@@ -166,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit.commands._model_args import model_from_args
     from fairaudit.commands._spec_args import spec_from_args
     from fairaudit.commands._follow_args import run_follow, wants_follow
-    from fairaudit.preflight import check_headers, file_source, header_engine, option_source, preflight
+    from fairaudit.preflight import check_headers, file_source, header_engine, preflight
 
     if wants_follow(args):  # a live log (fairaudit.commands._follow_args)
         return run_follow(args)
@@ -214,14 +230,7 @@ def run(args: argparse.Namespace) -> int:
         return run_out_of_core(args, engine, spec_file, options, from_file, where_header, finish)
     dataset = dataset_from_args(args)
     uses_model = getattr(args, "model", None) is not None
-    if not uses_model and args.pred is None and spec_file.decision is not None:
-        if spec_file.uses_model:
-            raise FairauditError("the spec file says '# decision: model': give --model KIND|PATH")
-        args.pred = spec_file.decision
-        decision = option_source(args.pred, "--pred", spec_file.headers["decision"], spec_file)
-    else:
-        decision = option_source(args.pred, "--pred") if args.pred is not None else None
-    where = option_source(args.where, "--where", where_header, spec_file) if args.where else None
+    decision, where = decision_sources(args, spec_file, where_header)
     check_generated(engine, spec_file.spec, model=getattr(args, "model", None), pred=args.pred, where=args.where,
                     rows=args.rows)
     # everything is validated before a model is trained (a typo costs no time)

@@ -29,8 +29,9 @@ from fairaudit.bounds.allocation import Allocator, equal_split
 from fairaudit.bounds.concentration import DEFAULT_BOUND, ReusedBound
 from fairaudit.bounds.directed import display_deltas
 from fairaudit.engines.base import Context, LeafBatch
-from fairaudit.engines.monitor import (DEFAULT_SPLIT, SOLVER_TIME_LIMIT, Monitor, OrderEvidence, _frozen, _leaves,
-                                       _scan, _State, decided_guarantee, joint_tests)
+from fairaudit.engines.monitor import (DEFAULT_SPLIT, SOLVER_TIME_LIMIT, Monitor, OrderEvidence, _leaves,
+                                       _scan, _State, decided_guarantee, joint_tests,
+                                       record_decision)
 from fairaudit.engines.stream import RunningCounts
 from fairaudit.errors import FairauditError
 from fairaudit.guarantee import Guarantee
@@ -110,10 +111,7 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
                              solver_time_limit=solver_time_limit,
                              joint=None if cum is None else joint.certified(cum))
             if found is not None:
-                pos, allocation = found
-                st.stop, st.decision = a + pos, allocation
-                st.frozen = (_frozen(allocation, keys, delta) if not split.startswith("directed")
-                             else {k: allocation.deltas.get(k, shown[k]) for k in keys})
+                record_decision(st, a + found[0], found[1], split, keys, delta, shown)
                 if stop:
                     b, halt = st.stop + 1, True
         parts = [(a, b)] + ([] if halt or b == a + m else [(b, a + m)])

@@ -174,17 +174,14 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     first, cut_noted = True, False
     while a < K:
         b = min(a + chunk, K)
-        cum = joint.chunk({k: s.at(slice(a, b)) for k, s in stats.items()}) if joint is not None else None
+        chunk_stats = {k: s.at(slice(a, b)) for k, s in stats.items()}
+        cum = joint.chunk(chunk_stats) if joint is not None else None
         if st.stop is None:
-            chunk_stats = {k: s.at(slice(a, b)) for k, s in stats.items()}
             found, scanned = _scan(allocator, chunk_stats, split, shown, best, ctx, st,
                                    deadline=last_yield + yield_every, solver_time_limit=solver_time_limit,
                                    joint=None if joint is None else joint.certified(cum))
             if found is not None:
-                pos, allocation = found
-                st.stop, st.decision = a + pos, allocation
-                st.frozen = (_frozen(allocation, keys, delta) if not split.startswith("directed")
-                             else {k: allocation.deltas.get(k, shown[k]) for k in keys})
+                record_decision(st, a + found[0], found[1], split, keys, delta, shown)
                 if stop:
                     b = st.stop + 1
             else:
@@ -210,6 +207,14 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
         last_yield = time.perf_counter()
         a = b
         chunk = max(chunk, min(2 * chunk, chunk_limit))
+
+
+def record_decision(st: _State, check: int, allocation: Allocation, split: str, keys, delta: float, shown) -> None:
+    """The run is decided at ``check`` by ``allocation``: freeze the levels the leaves are shown at from then on (the
+    deciding certificate's levels with the directed split, else the deciding δ's plus an equal share of the rest)."""
+    st.stop, st.decision = check, allocation
+    st.frozen = (_frozen(allocation, keys, delta) if not split.startswith("directed")
+                 else {k: allocation.deltas.get(k, shown[k]) for k in keys})
 
 
 def decided_guarantee(split: str, delta: float, leaves: int, assumes: str | None) -> Guarantee:
