@@ -3,7 +3,8 @@
 ``E[event]`` observes ``event`` on every row; ``E[event | given]`` only on the rows satisfying ``given``
 (rejection sampling: ``masks``). ``Fair[col]`` observes, for each row, whether the decision stays the same
 when ``col`` is replaced by each other value of the column (categorical columns, or numeric ones with at
-most ``FAIR_MAX_VALUES`` distinct values; the values are those of the whole dataset); it needs a model.
+most ``FAIR_MAX_VALUES`` distinct values; the values are those of the whole dataset, ``fair_domains``); it needs a
+model.
 Identical leaves (same canonical text) are one estimator. Everything is evaluated with numpy up front.
 
 The rows whose decision a ``Fair[col]`` flip changes are the leaf's counterexamples among the audited rows
@@ -180,9 +181,23 @@ def observe_inputs(spec, inputs, positions: np.ndarray | None = None, note=None)
         positions = np.arange(len(dataset)) if inputs.positions is None else inputs.positions
     frame = dataset.frame.iloc[positions].reset_index(drop=True)
     take = (lambda a: None if a is None else np.asarray(a)[positions])  # noqa: E731
-    domains = {c.name: list(c.values) for c in dataset.schema.columns if c.kind == "categorical" and c.values}
+    domains = fair_domains(spec, dataset.frame, dataset.schema)
     return observe(spec, frame, pred=take(inputs.decisions), label=take(inputs.labels), score=take(inputs.scores),
                    model=inputs.reprediction_model, column_values=domains, note=note, rows=np.asarray(positions))
+
+
+def fair_domains(spec, frame: pd.DataFrame, schema) -> dict:
+    """The values each ``Fair[column]`` of ``spec`` flips between: a categorical column's values as the schema has
+    them, a numeric column's distinct values over the whole ``frame``, sorted (so they do not depend on the rows'
+    order, and a stream read in chunks finds the same ones: ``fairaudit.outofcore``, ``fairaudit.engines.live``)."""
+    from fairaudit.data.roles import distinct_values
+
+    out = {c.name: list(c.values) for c in schema.columns if c.kind == "categorical" and c.values}
+    for tn in spec.leaves:
+        column = tn.node.column if tn.kind == "fair" else None
+        if column is not None and column not in out and column in frame.columns:
+            out[column] = list(distinct_values(frame[column]))
+    return out
 
 
 def uses_decisions(spec) -> bool:
