@@ -23,8 +23,16 @@ rows, the codes (1 byte a row for ≤ 4 distinct leaves, or a file), a window of
 What runs out of core: the monitor engine with a decision expression (``--pred``, or a ``# decision:`` header) or a
 saved model (its decision and score computed chunk by chunk, as ``fairaudit.inputs.Inputs.build`` computes them for
 every row; every row is audited) over ``E[...]`` leaves (``pred``, ``score``, ``label`` with ``--label`` and data
-columns). Training a model and ``Fair[...]`` (which re-predicts every row with the attribute flipped and keeps
-counterexamples) need the rows in memory: the file is loaded whole.
+columns) and ``Fair[...]`` leaves (with a model: each chunk's audited rows re-predicted with the attribute set to each
+of the values of the whole file, ``file_fair_domains``, as in memory). Training a model needs the rows in memory: the
+file is loaded whole.
+
+``Fair[...]`` counterexamples, memory bounded: the first ``KEEP`` flipped rows of each leaf in stream order are kept
+with their stream positions, and how many rows the flip changed among the rows checked so far is read off the leaf's
+counts (``ChunkedObservations.counterexamples``). In file order they are found while encoding; in a shuffle the row
+ids are shuffled with the codes (``shuffle_rows``: 4 more bytes a row, in memory or spilled like the codes), the first
+flipped positions read off the shuffled codes and their rows read again from the file (``counterexamples_at``). In
+file order and in a shuffle held in memory they equal the in-memory run's (``tests/engines/test_outofcore_fair.py``).
 
 CSV text columns are read as text, stripped, a missing or empty value becomes "?" (as ``fairaudit.data.from_csv``
 does); a column's type is fixed by the file's first block of rows, and a later row that does not parse as that
@@ -266,26 +274,75 @@ def file_sha256(path) -> str:
 # ---- the run -----------------------------------------------------------------------------------------------------
 
 def used_columns(spec, pred: str | None, where: str | None, dataset_columns) -> list[str]:
-    """The data columns the run reads: those of the specification's leaves, the decision and the row filter."""
+    """The data columns the run reads: those of the specification's leaves (a ``Fair[...]``'s column too), the
+    decision and the row filter."""
     from fairaudit.spec import event_columns, parse_event
 
     events = []
+    out = []
     for tn in spec.leaves:
+        if tn.kind == "fair":
+            out += [tn.node.column] if tn.node.column in dataset_columns else []
         for ev in (getattr(tn.node, "event", None), getattr(tn.node, "given", None)):
             if ev is not None:
                 events.append(ev)
     events += [parse_event(t) for t in (pred, where) if t]
-    out = []
     for ev in events:
         out += [c for c in event_columns(ev) if c in dataset_columns]
     return list(dict.fromkeys(out))
 
 
+def fair_keys(spec) -> dict:
+    """``{leaf key: column}`` of the specification's ``Fair[column]`` leaves."""
+    from fairaudit.evaluate import compile_spec
+
+    cs = compile_spec(spec)
+    return {k: cs.leaf_node[k].node.column for k in cs.leaf_keys if cs.leaf_node[k].node.kind == "fair"}
+
+
+def file_fair_domains(path, spec, dataset: FileDataset) -> dict:
+    """The values each ``Fair[column]`` flips between, as in memory (``fairaudit.engines.observations.fair_domains``):
+    a categorical column's values over the whole file (the schema's), a numeric column's distinct values over the
+    whole file, sorted (one pass over that column; more than ``FAIR_MAX_VALUES`` is the in-memory error)."""
+    import pandas as pd
+    import pyarrow.compute as pac
+
+    from fairaudit.data.roles import distinct_values
+    from fairaudit.engines.observations import FAIR_MAX_VALUES
+
+    schema = {c.name: c for c in dataset.schema.columns}
+    out = {}
+    for key, column in fair_keys(spec).items():
+        c = schema.get(column)
+        if c is None:
+            raise FairauditError(f"{key}: unknown column {column!r}")
+        if c.kind == "categorical" and c.values:
+            out[column] = list(c.values)
+            continue
+        if column in out:
+            continue
+        found: set = set()
+        raw, _, batches = read_batches(path, [column])
+        for batch in batches:
+            found.update(pac.unique(batch.column(raw[0]).drop_null()).to_pylist())
+            if len(found) > FAIR_MAX_VALUES:
+                raise FairauditError(f"{key}: column {column!r} has more than {FAIR_MAX_VALUES} values; Fair[...] "
+                                     f"flips categorical columns (at most {FAIR_MAX_VALUES} values)")
+        out[column] = list(distinct_values(pd.Series(sorted(found), dtype=object)))
+    return out
+
+
 def encode_file(spec, path, pred: str | None, *, where: str | None = None, label: str | None = None, favourable=None,
-                rows: int = READ_ROWS, memory_bytes: int = MEMORY_CODES, folder=None, on_rows=None, model=None):
+                rows: int = READ_ROWS, memory_bytes: int = MEMORY_CODES, folder=None, on_rows=None, model=None,
+                domains: dict | None = None, first_flips: dict | None = None):
     """``(CodeStore, total rows read, agreement)``: every audited row of the file (those matching ``where``) as its
     code, in file order; ``agreement`` the share of all rows whose decision equals the label (None without a label
-    or a decision), as ``fairaudit.models.expression`` measures it. ``on_rows(done)`` is told after each chunk."""
+    or a decision), as ``fairaudit.models.expression`` measures it. ``on_rows(done)`` is told after each chunk.
+
+    ``Fair[...]`` leaves (with a ``model``; ``domains``: the values each column flips between, ``file_fair_domains``)
+    are observed on the audited rows of each chunk as in memory (``observe``); ``first_flips`` (a dict, filled
+    in) receives per leaf its first ``KEEP`` flipped rows in file order as ``(audited positions, Counterexample``s,
+    their ``row`` the file's row number``)`` — the counterexamples of a run in file order."""
     from fairaudit.engines.observations import event_array, observe
     from fairaudit.engines.stream import CodeStore, code_dtype, encode
     from fairaudit.evaluate import compile_spec
@@ -309,6 +366,10 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     if missing:
         raise FairauditError(f"the model reads column(s) {', '.join(missing[:5])} that {Path(path).name} does "
                              "not have")
+    fair = fair_keys(spec)
+    if fair and model is None:
+        raise FairauditError(f"{next(iter(fair))} needs a model to re-predict with (use --model, not --pred)")
+    firsts = {k: ([], []) for k in fair}
     store = CodeStore(dtype)
     spill = None
     total = agree = 0
@@ -316,7 +377,7 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     raw, types, batches = read_batches(path, columns, rows=rows)
     for batch in batches:
         n = batch.num_rows
-        found = distinct_rows(batch, raw, limit=max(1, n // 4))
+        found = None if fair else distinct_rows(batch, raw, limit=max(1, n // 4))
         if found is not None:  # evaluate on the distinct combinations, spread to the rows (exact)
             first, inverse = found
             frame = frame_of(batch.take(first), raw, types)
@@ -331,16 +392,20 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
                                      "row(s) of a chunk; check those rows for missing or extreme values")
         labels = None if label is None else (frame[label] == favourable).to_numpy(dtype=np.int8)
         keep = None if where_event is None else event_array(where_event, frame, decided, labels, scores)
-        codes = encode(observe(spec, frame, pred=decided, label=labels, score=scores), keys)
         weight = None if inverse is None else np.bincount(inverse, minlength=len(frame))
         if labels is not None and decided is not None:
             same = decided == labels
             agree += int(same.sum() if weight is None else weight[same].sum())
-        if inverse is not None:
-            codes = codes[inverse]
-            keep = None if keep is None else keep[inverse]
-        if keep is not None:
-            codes = codes[keep]
+        if fair:  # the audited rows only, as in memory: the flips' positions are theirs
+            codes = _encode_fair(spec, keys, frame, keep, decided, labels, scores, model, domains, total,
+                                 store.rows, firsts)
+        else:
+            codes = encode(observe(spec, frame, pred=decided, label=labels, score=scores), keys)
+            if inverse is not None:
+                codes = codes[inverse]
+                keep = None if keep is None else keep[inverse]
+            if keep is not None:
+                codes = codes[keep]
         if spill is None and (store.rows + len(codes)) * dtype.itemsize > memory_bytes:
             from fairaudit.engines.stream import _fresh
 
@@ -352,7 +417,98 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
         total += n
         if on_rows is not None:
             on_rows(total)
+    if first_flips is not None:
+        first_flips.update({k: (np.asarray(p, dtype=np.int64), tuple(c)) for k, (p, c) in firsts.items()})
     return store.close(), total, (agree / total if total and label is not None and pred is not None else None)
+
+
+def _encode_fair(spec, keys, frame, keep, decided, labels, scores, model, domains, start: int, audited: int,
+                 firsts: dict) -> np.ndarray:
+    """The codes of one chunk's audited rows (``keep``; file rows ``start``, ``start + 1``, …) for a spec with
+    ``Fair[...]`` leaves, and each leaf's first ``KEEP`` flipped rows added to ``firsts`` (``audited``: the
+    audited rows before the chunk)."""
+    from fairaudit.counterexamples import KEEP
+    from fairaudit.engines.observations import observe
+    from fairaudit.engines.stream import encode
+
+    rows = np.arange(start, start + len(frame), dtype=np.int64)
+    if keep is not None:
+        pick = lambda a: None if a is None else np.asarray(a)[keep]  # noqa: E731
+        frame, rows = frame[keep].reset_index(drop=True), rows[keep]
+        decided, labels, scores = pick(decided), pick(labels), pick(scores)
+    obs = observe(spec, frame, pred=decided, label=labels, score=scores, model=model, column_values=domains,
+                  rows=rows)
+    for key, flips in obs.flips.items():
+        positions, examples = firsts[key]
+        room = KEEP - len(examples)
+        if room > 0:
+            positions.extend((flips.positions[:room] + audited).tolist())
+            examples.extend(flips.first[:room])
+    return encode(obs, keys)
+
+
+def counterexamples_at(path, spec, model, domains: dict, wanted: dict, *, where: str | None = None, label=None,
+                       favourable=None, rows: int = READ_ROWS) -> dict:
+    """Per ``Fair[...]`` leaf, the ``Counterexample``s of the audited rows ``wanted[key]`` (audited positions: the
+    rows matching ``where``, numbered in file order), in the order given — a second pass over the file, for a
+    shuffled run whose first flipped rows are known only after the shuffle. Each row is re-predicted as in the
+    first pass (the same model, values and flip test)."""
+    from fairaudit.engines.observations import flip_decisions, flips
+    from fairaudit.spec import parse_event
+
+    fair = fair_keys(spec)
+    everything = np.unique(np.concatenate([np.asarray(v, dtype=np.int64) for v in wanted.values()] or
+                                          [np.zeros(0, np.int64)]))
+    if not len(everything):
+        return {k: () for k in wanted}
+    where_event = parse_event(where) if where else None
+    names, _ = _arrow_types(path)
+    present = [n.strip() for n in names]
+    columns = list(dict.fromkeys(used_columns(spec, None, where, present) + ([label] if label else [])
+                                 + list(getattr(model, "feature_names", None) or [])))
+    raw, types, batches = read_batches(path, columns, rows=rows)
+    made: dict = {k: {} for k in wanted}
+    total = audited = 0
+    for batch in batches:
+        frame = frame_of(batch, raw, types)
+        n = len(frame)
+        file_rows = np.arange(total, total + n, dtype=np.int64)
+        if where_event is not None:
+            decided = np.asarray(model.predict(frame)).astype(np.int8)
+            scores = np.asarray(model.score(frame), dtype=float) if hasattr(model, "score") else None
+            labels = None if label is None else (frame[label] == favourable).to_numpy(dtype=np.int8)
+            from fairaudit.engines.observations import event_array
+
+            keep = event_array(where_event, frame, decided, labels, scores)
+            frame, file_rows = frame[keep].reset_index(drop=True), file_rows[keep]
+        lo = audited
+        audited += len(frame)
+        total += n
+        local = everything[(everything >= lo) & (everything < audited)] - lo
+        if not len(local):
+            continue
+        part = frame.iloc[local].reset_index(drop=True)
+        pred = np.asarray(model.predict(part)).astype(np.int8)
+        for key, column in fair.items():
+            if key not in wanted:
+                continue
+            mine = np.intersect1d(np.asarray(wanted[key], dtype=np.int64) - lo, local)
+            if not len(mine):
+                continue
+            at = np.searchsorted(local, mine)
+            sub = part.iloc[at].reset_index(drop=True)
+            values = domains[column]
+            agree, decisions = flip_decisions(model, sub, column, values, pred[at])
+            found = flips(key, model, sub, column, values, agree, decisions, file_rows[local][at])
+            for p, example in zip(found.positions, found.first):
+                made[key][int(mine[p] + lo)] = example
+        if audited > everything[-1]:
+            break
+    lost = [int(p) for k, v in wanted.items() for p in v if int(p) not in made[k]]
+    if lost:
+        raise FairauditError(f"the model's decision for audited row {lost[0]:,} changed between two reads of "
+                             f"{Path(path).name}: its counterexamples cannot be shown (is the model deterministic?)")
+    return {k: tuple(made[k][int(p)] for p in v) for k, v in wanted.items()}
 
 
 def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | None = None, label: str | None = None, protected=None,
@@ -367,7 +523,7 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     from fairaudit.api import check_options
     from fairaudit.engines.base import Context
     from fairaudit.engines.monitor import monitor_batches, order_assumption
-    from fairaudit.engines.stream import shuffle_codes
+    from fairaudit.engines.stream import shuffle_codes, shuffle_rows
     from fairaudit.evaluate import compile_spec
     from fairaudit.inputs import Inputs
     from fairaudit.progress import Progress
@@ -376,9 +532,10 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
 
     engine, opts = check_options("monitor", **options)
     spec = parse(spec) if isinstance(spec, str) else spec
-    if any(tn.kind == "fair" for tn in spec.leaves):
-        raise FairauditError("Fair[...] re-predicts every row with a model: it is audited in memory, not out of "
-                             "core")
+    fair = fair_keys(spec)
+    if fair and model is None:
+        raise FairauditError(f"{next(iter(fair))} re-predicts every row with the attribute flipped: it needs a model "
+                             "(--model), not a decision expression")
     path = Path(path)
     if dataset is None:
         names, _ = _arrow_types(path)
@@ -390,16 +547,24 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     folder = tempfile.TemporaryDirectory(prefix="fairaudit-stream-")
     progress = Progress(f"Auditing with {engine.title} (out of core)", None, engine.unit, on_progress)
     keys = compile_spec(spec).leaf_keys
-    store, total, agreement = encode_file(spec, path, pred, where=where, label=label, favourable=favourable, rows=read_rows,
-                               memory_bytes=memory_bytes, folder=folder.name, model=model)
+    domains = file_fair_domains(path, spec, dataset) if fair else None
+    firsts: dict = {}
+    store, total, agreement = encode_file(spec, path, pred, where=where, label=label, favourable=favourable,
+                                          rows=read_rows, memory_bytes=memory_bytes, folder=folder.name, model=model,
+                                          domains=domains, first_flips=firsts)
     if store.rows == 0:
         folder.cleanup()
         raise FairauditError(f"no audited row matches --where {where!r}" if where else "the stream is empty: no "
                              "row to audit")
     how = {"shuffle": "none (file order)"}
-    if opts["order"] == "shuffle":
+    if opts["order"] == "shuffle" and fair:  # the rows are needed again: their counterexamples
+        store, ids, how = shuffle_rows(store, int(opts["seed"]), memory_bytes=memory_bytes, folder=folder.name)
+        firsts = _shuffled_firsts(store, ids, keys, path, spec, model, domains, where=where, label=label,
+                                  favourable=favourable, rows=read_rows)
+    elif opts["order"] == "shuffle":
         store, how = shuffle_codes(store, int(opts["seed"]), memory_bytes=memory_bytes, folder=folder.name)
-    obs = store.observations(keys, halves=opts["order"] == "given")
+    flips = _flips(spec, fair, domains, firsts) if fair else None
+    obs = store.observations(keys, halves=opts["order"] == "given", flips=flips)
     ctx = Context(seed=int(opts.get("seed") or 0), time_budget=opts.get("time_budget"), progress=progress)
     inputs = Inputs(pred=pred, where=where, model=model)
     guarantee = engine.guarantee(opts, inputs)
@@ -434,6 +599,27 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
                     full_trace=writer, info={"out_of_core": True, "order_how": how.get("shuffle")})
     results = _finally(results, writer, folder)
     return results if iterate else last(results)
+
+
+def _shuffled_firsts(store, ids, keys, path, spec, model, domains, **read) -> dict:
+    """After a shuffle (``ids``: each stream position's audited row), per ``Fair[...]`` leaf its first ``KEEP``
+    flipped rows in the new order: ``(stream positions, Counterexample``s``)``, the rows read again
+    (``counterexamples_at``)."""
+    from fairaudit.counterexamples import KEEP
+
+    fair = fair_keys(spec)
+    positions = store.first_flipped(keys, list(fair), KEEP)
+    wanted = {k: ids.take(p).astype(np.int64) for k, p in positions.items()}
+    made = counterexamples_at(path, spec, model, domains, wanted, **read)
+    return {k: (positions[k], made[k]) for k in fair}
+
+
+def _flips(spec, fair: dict, domains: dict, firsts: dict) -> dict:
+    """Per ``Fair[...]`` leaf, its first counterexamples as ``Flips`` (stream positions of those only: the
+    monitor's view counts the rest, ``ChunkedObservations.counterexamples``)."""
+    from fairaudit.engines.observations import Flips
+
+    return {k: Flips(k, column, tuple(domains[column]), *firsts[k]) for k, column in fair.items()}
 
 
 def _rows_text(dataset: FileDataset, model, total: int) -> str:

@@ -84,3 +84,30 @@ def test_a_saved_model_runs_out_of_core(logs, capsys, tmp_path):
     assert outs["auto"]["info"].get("out_of_core") is True
     assert outs["auto"]["trace"] == outs["off"]["trace"]
     assert outs["auto"]["verdict"] == outs["off"]["verdict"]
+
+
+def test_fair_runs_out_of_core_with_its_counterexamples(logs, capsys, tmp_path):
+    """``Fair[...]`` with a saved model goes out of core (a Parquet file) and gives the in-memory JSON: verdict,
+    trace and counterexamples; the terminal shows them; without a model it is one line, exit 2."""
+    from fairaudit import models
+
+    model = models.train(data.load("compas"), "tree", seed=3)
+    path = tmp_path / "m.skops"
+    model.save(path)
+    spec = "Fair[race] > 0.9 and " + SPEC
+    outs = {}
+    for mode, src in (("off", "log.csv"), ("auto", "log.parquet")):
+        target = tmp_path / f"{mode}.json"
+        code, out, err = run(capsys, "--data", str(logs / src), "--model", str(path), "--rows", "all", "--spec",
+                             spec, "--order", "shuffle", "--seed", "3", "--out-of-core", mode, "--json",
+                             str(target))
+        assert code in (0, 1, 3), err
+        assert "Traceback" not in err
+        outs[mode] = (json.loads(target.read_text()), out)
+    (got, out), (ref, _) = outs["auto"], outs["off"]
+    assert got["info"].get("out_of_core") is True
+    assert (got["verdict"], got["stop_step"], got["trace"]) == (ref["verdict"], ref["stop_step"], ref["trace"])
+    assert got["counterexamples"] == ref["counterexamples"] and got["counterexamples"]["leaves"][0]["total"] > 0
+    assert "Fair[race]" in out
+    code, _, err = run(capsys, "--data", str(logs / "log.parquet"), "--pred", "priors_count > 2", "--spec", spec)
+    assert code == 2 and "model" in err and "Traceback" not in err

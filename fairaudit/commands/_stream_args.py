@@ -5,8 +5,8 @@ When it applies (``route``): ``--out-of-core on`` always (or a one-line error sa
 never, ``auto`` (the default) for a Parquet file and for a CSV file of at least ``AUTO_BYTES`` — when the run is
 one the out-of-core reader can do: the streaming engine (``engines.STREAMING``), decisions from an expression (``--pred`` or a ``#
 decision:`` header) or a saved model file (``--model PATH``, scored chunk by chunk; every row audited, so a model
-fairaudit trained needs ``--rows all``: its held-out rows are found only in memory), no ``Fair[...]``, no
-``--missing drop``. Otherwise the file is loaded whole (a Parquet file cannot be: it is read out of core only).
+fairaudit trained needs ``--rows all``: its held-out rows are found only in memory; ``Fair[...]`` needs the model),
+no ``--missing drop``. Otherwise the file is loaded whole (a Parquet file cannot be: it is read out of core only).
 """
 from __future__ import annotations
 
@@ -46,8 +46,6 @@ def _why_not(args, engine, spec_file, uses_model: bool) -> str | None:
         if args.rows != "all" and "trained_on" in (getattr(_load(args), "params", None) or {}):
             return "the model was trained by fairaudit, and its held-out rows are found only in memory; give " \
                    "--rows all to audit every row out of core"
-    if any(tn.kind == "fair" for tn in spec_file.spec.leaves):
-        return "Fair[...] re-predicts every row with a model: it is audited in memory"
     if getattr(args, "missing", "keep") == "drop":
         return "--missing drop is applied in memory"
     if args.rows == "held-out":

@@ -41,11 +41,13 @@ class Flips:
     positions: np.ndarray
     first: tuple[Counterexample, ...]
 
-    def upto(self, n: int | None = None) -> LeafCounterexamples:
-        """The counterexamples among the first ``n`` rows of the stream (default all)."""
-        total = len(self.positions) if n is None else int(np.searchsorted(self.positions, n))
-        return LeafCounterexamples(self.leaf, self.attribute, self.values, self.first[:total], total, ROWS,
-                                   FLIPS_ABOUT)
+    def upto(self, n: int | None = None, total: int | None = None) -> LeafCounterexamples:
+        """The counterexamples among the first ``n`` rows of the stream (default all). ``total``: how many there
+        are, when ``positions`` holds only those of the ``first`` (a stream read in chunks counts them from the
+        leaf's statistics: ``fairaudit.engines.stream.ChunkedObservations.counterexamples``)."""
+        shown = len(self.positions) if n is None else int(np.searchsorted(self.positions, n))
+        return LeafCounterexamples(self.leaf, self.attribute, self.values, self.first[:shown],
+                                   shown if total is None else int(total), ROWS, FLIPS_ABOUT)
 
 
 @dataclass

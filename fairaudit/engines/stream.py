@@ -209,7 +209,7 @@ class ChunkedObservations:
     rows and of the rest, known before the run, e.g. from ``CodeStore.half_counts``). Without it that test is
     skipped with a warning-free empty answer: give it for a stream in file order."""
 
-    def __init__(self, keys, chunks, length: int, halves: dict | None = None):
+    def __init__(self, keys, chunks, length: int, halves: dict | None = None, flips: dict | None = None):
         self.keys, self.chunks, self.length = list(keys), iter(chunks), int(length)
         self.counts = RunningCounts(self.keys, 1)
         self.ends = np.zeros(0, dtype=np.int64)
@@ -217,6 +217,33 @@ class ChunkedObservations:
         self.filled = 0  # checks known: [0, filled); kept: [base, filled)
         self.base = 0
         self.halves = halves
+        self.flips = flips or {}
+
+    def counterexamples(self, upto: int | None = None):
+        """The ``Fair[...]`` leaves' counterexamples among the first ``upto`` rows (``upto`` a check's step, as
+        the monitor asks; None without such leaves): ``flips`` holds each leaf's first ``KEEP`` flipped rows (their
+        stream positions and ``Counterexample``s), and how many rows the flip changed among the first ``upto`` is
+        read off the leaf's own counts (every row counts for a ``Fair[...]`` leaf, and a success is a row the flip
+        does not change: ``upto − successes``), so no position of every flipped row is kept."""
+        from fairaudit.counterexamples import Counterexamples
+
+        if not self.flips:
+            return None
+        upto = self.length if upto is None else int(upto)
+        return Counterexamples(tuple(f.upto(upto, total=upto - self._successes(k, upto))
+                                     for k, f in self.flips.items()))
+
+    def _successes(self, key: str, upto: int) -> int:
+        """A leaf's successes among the first ``upto`` rows, ``upto`` the step of a check in the window."""
+        if upto <= 0:
+            return 0
+        i = _count_upto(self.ends, upto - 1) - 1
+        if i < 0 or int(self.ends[i]) != upto - 1:
+            raise FairauditError(f"internal: no check ends at row {upto:,}")
+        self.fill(i)
+        if i < self.base:
+            raise FairauditError(f"internal: check {i:,} was forgotten before its counterexamples were asked for")
+        return int(self.cum[key][0][i - self.base])
 
     def half_counts(self, key: str):
         """``(n1, s1, n2, s2)`` of ``key`` over the first half of the stream and the rest (None if unknown)."""
@@ -405,12 +432,42 @@ class CodeStore:
             seen += len(part)
         return {k: tuple(v) for k, v in acc.items()}
 
-    def observations(self, keys, rows: int = 1 << 16, halves: bool = False) -> ChunkedObservations:
+    def observations(self, keys, rows: int = 1 << 16, halves: bool = False,
+                     flips: dict | None = None) -> ChunkedObservations:
         """The monitor's observations of this stream, decoded ``rows`` codes at a time (with the halves' counts
-        for the file-order test when ``halves``)."""
+        for the file-order test when ``halves``; ``flips``: the ``Fair[...]`` leaves' first counterexamples,
+        ``ChunkedObservations.counterexamples``)."""
         keys = list(keys)
         counts = self.half_counts(keys) if halves else None
-        return ChunkedObservations(keys, (decode(c, keys) for c in self.chunks(rows)), self.rows, halves=counts)
+        return ChunkedObservations(keys, (decode(c, keys) for c in self.chunks(rows)), self.rows, halves=counts,
+                                   flips=flips)
+
+    def first_flipped(self, keys, fair_keys, keep: int) -> dict:
+        """Per ``Fair[...]`` leaf of ``fair_keys``, the stream positions of its first ``keep`` rows whose decision the
+        flip changes (a row counted for the leaf, not a success), increasing; one pass over the codes."""
+        keys = list(keys)
+        found = {k: [] for k in fair_keys}
+        seen = 0
+        for part in self.chunks():
+            obs = decode(part, keys)
+            for k in fair_keys:
+                if len(found[k]) < keep:
+                    hit = np.flatnonzero(obs.masks[k] & ~obs.values[k])[: keep - len(found[k])]
+                    found[k].extend((hit + seen).tolist())
+            seen += len(part)
+            if all(len(v) >= keep for v in found.values()):
+                break
+        return {k: np.asarray(v, dtype=np.int64) for k, v in found.items()}
+
+    def take(self, positions: np.ndarray) -> np.ndarray:
+        """The codes at the stream ``positions`` (any order), read without loading a stream kept in a file."""
+        positions = np.asarray(positions, dtype=np.int64)
+        if self.path is None:
+            return self.codes[positions]
+        self.close()
+        if not self.rows:
+            return np.zeros(0, self.dtype)
+        return np.asarray(np.memmap(self.path, dtype=self.dtype, mode="r", shape=(self.rows,))[positions])
 
 
 def _fresh(folder, prefix: str) -> Path:
@@ -479,3 +536,30 @@ def shuffle_codes(store: CodeStore, seed: int, *, memory_bytes: int = MEMORY_SHU
             spill.close()
             if spill.path.exists():
                 spill.path.unlink()
+
+
+def shuffle_rows(store: CodeStore, seed: int, *, memory_bytes: int = MEMORY_SHUFFLE_BYTES,
+                 folder=None) -> tuple[CodeStore, CodeStore, dict]:
+    """``(the codes in a seeded uniformly random order, ids, how)`` where ``ids`` holds, at each position of the new
+    order, the position the code had in ``store`` — for a stream whose rows must be found again after the shuffle
+    (the ``Fair[...]`` counterexamples). The row ids 0, 1, … are shuffled by ``shuffle_codes`` (the same draws
+    whatever the item type, so in memory this is the very permutation ``shuffle_codes`` applies to the codes, and
+    the in-memory monitor's), then the codes are gathered in that order. It holds 4 bytes a row (8 beyond 2³²
+    rows) more than ``shuffle_codes``: use it only when the rows are needed."""
+    import tempfile
+
+    folder = Path(folder or tempfile.gettempdir())
+    dtype = np.dtype(np.uint32 if store.rows < (1 << 32) else np.uint64)
+    spill = store.rows * dtype.itemsize > memory_bytes
+    rows = CodeStore(dtype, path=_fresh(folder, "ids-") if spill else None)
+    for a in range(0, store.rows, 1 << 20):
+        rows.append(np.arange(a, min(a + (1 << 20), store.rows), dtype=dtype))
+    ids, how = shuffle_codes(rows.close(), seed, memory_bytes=memory_bytes, folder=folder)
+    if rows.path is not None:
+        rows.path.unlink()
+    if ids.path is None and store.path is None:
+        return CodeStore(store.dtype, codes=store.codes[ids.codes]), ids, how
+    out = CodeStore(store.dtype, path=_fresh(folder, "shuffled-"))
+    for part in ids.chunks():
+        out.append(store.take(part))
+    return out.close(), ids, how
