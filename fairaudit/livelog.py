@@ -423,23 +423,49 @@ def check_columns(spec, events, columns, where: str) -> None:
         raise FairauditError(f"{where} has no column {', '.join(repr(m) for m in missing)}{hint}")
 
 
-def observations(spec, frames, *, decide, where=None, score=None) -> Iterator:
+def observations(spec, frames, *, decide, where=None, score=None, model=None, domains=None) -> Iterator:
     """Each frame's ``Observations`` (``decide(frame)``: the 0/1 decisions; ``score(frame)``: a model's
-    probabilities, for a spec that reads ``score``; ``where``: a parsed row filter)."""
+    probabilities, for a spec that reads ``score``; ``where``: a parsed row filter). ``Fair[...]`` leaves re-predict
+    with ``model``, flipping each column over ``domains[column]`` (fixed when the watch starts: ``prepare``); their
+    counterexamples name rows by their number in the log (0-based, in arrival order, before ``where``), and a row
+    holding a value of the column outside those is told once per column (``Observations.notes``)."""
     from fairaudit.engines.observations import event_array, observe
 
+    fair = {tn.node.column: tn.text for tn in spec.leaves if tn.kind == "fair"}
+    told: set = set()
+    seen = 0
     for frame in frames:
+        rows = np.arange(seen, seen + len(frame), dtype=np.int64)
+        seen += len(frame)
         if where is not None:
-            frame = frame[event_array(where, frame, None, None, None)].reset_index(drop=True)
+            keep = event_array(where, frame, None, None, None)
+            frame, rows = frame[keep].reset_index(drop=True), rows[keep]
         decided = np.asarray(decide(frame)).astype(np.int8)
         scores = None if score is None else np.asarray(score(frame), dtype=float)
-        yield observe(spec, frame, pred=decided, score=scores)
+        obs = observe(spec, frame, pred=decided, score=scores, model=model, column_values=domains, rows=rows)
+        notes = []
+        for column, key in fair.items():
+            if column in told or column not in frame.columns:
+                continue
+            held = frame[column]
+            new = np.flatnonzero(held.notna().to_numpy() & ~held.isin(list(domains.get(column, ()))).to_numpy())
+            if len(new):
+                told.add(column)
+                values = ", ".join(str(v) for v in domains.get(column, ()))
+                notes.append(f"{key}: row {int(rows[new[0]]):,} of the log has {column} = {held.iloc[new[0]]!r}, a "
+                             f"value the log's first rows did not have; the flip test compares only the values "
+                             f"fixed when the watch started ({values}): restart the audit to include it")
+        if notes:
+            obs.notes = tuple(notes)
+        yield obs
 
 
 def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dict | None = None,
-               on_progress=None, trace_points="auto", warnings=(), score=None) -> Iterator:
+               on_progress=None, trace_points="auto", warnings=(), score=None, model=None,
+               domains=None) -> Iterator:
     """The monitor over ``frames`` (each poll's new rows, in arrival order) through the driver: each partial
-    ``AuditResult`` (``options``: the monitor's resolved options; ``order`` must be ``given``)."""
+    ``AuditResult`` (``options``: the monitor's resolved options; ``order`` must be ``given``; ``model`` and
+    ``domains``: what ``Fair[...]`` re-predicts with, as ``prepare`` gives them)."""
     from fairaudit.engines.base import Context
     from fairaudit.engines.live import LIVE_ASSUMPTION, LiveMonitor, live_batches
     from fairaudit.guarantee import Guarantee
@@ -447,7 +473,8 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
 
     engine = LiveMonitor()
     ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"))
-    batches = live_batches(spec, observations(spec, frames, decide=decide, where=where, score=score),
+    batches = live_batches(spec, observations(spec, frames, decide=decide, where=where, score=score, model=model,
+                                              domains=domains),
                            delta=options["delta"],
                            batch=options["batch"], split=options["split"], bound=options["bound"], ctx=ctx,
                            stop=bool(options.get("stop")))
@@ -474,8 +501,11 @@ def prepare(spec, source, *, pred: str | None = None, model=None, where: str | N
             poll: float = POLL_SECONDS, idle_timeout: float | None = None, why: dict | None = None, spec_source=None,
             decision=None, where_source=None):
     """Validate a live audit on the log's columns and first rows, before any work: ``(first rows, the model that
-    decides, the parsed row filter or None, the warnings)``. The decisions come from ``pred`` (a condition over the
-    log's columns) or from ``model`` (a loaded ``Model``, which reads its feature columns from the log). The spec,
+    decides, the parsed row filter or None, the warnings, the domains)``. The decisions come from ``pred`` (a
+    condition over the log's columns) or from ``model`` (a loaded ``Model``, which reads its feature columns from the
+    log). ``Fair[column]`` needs the model; the values it flips the column between (the domains, column → values)
+    are fixed by the first rows, as ``fairaudit.engines.observations.fair_domains`` fixes them on a whole dataset
+    (a value that first arrives later is told as a warning, ``observations``). The spec,
     the decision and the row filter are checked against the header as soon as it arrives, then against the first
     rows (``fairaudit.preflight``; ``spec_source``/``decision``/``where_source`` position its messages).
     ``FairauditError`` when they do not fit or no row arrives."""
@@ -486,9 +516,9 @@ def prepare(spec, source, *, pred: str | None = None, model=None, where: str | N
     if (pred is None) == (model is None):
         raise FairauditError("a live log needs one decision: a condition over its columns (pred) or a model")
     fair = [tn.text for tn in spec.leaves if tn.kind == "fair"]
-    if fair and model is not None:
-        raise FairauditError(f"{fair[0]} is not audited on a live log: it flips the attribute over all of its "
-                             "values, which are not known before the rows arrive; audit the log at rest (--data)")
+    if fair and model is None:
+        raise FairauditError(f"{fair[0]} re-predicts each row with the attribute flipped: it needs a model (--model "
+                             "PATH), not a decision expression")
     if pred is not None:
         decision = decision or option_source(pred, "the decision")
     where_source = where_source or (option_source(where, "the row filter") if where else None)
@@ -512,10 +542,15 @@ def prepare(spec, source, *, pred: str | None = None, model=None, where: str | N
     found = preflight(dataset, spec, spec_source=spec_source, decision=decision, where=where_source,
                       uses_model=model is not None)
     warnings = [str(w) for w in found]
+    domains = {}
+    if fair:
+        from fairaudit.engines.observations import fair_domains
+
+        domains = fair_domains(spec, dataset.frame, dataset.schema)
     if model is None:
         model = from_expression(pred, dataset)
         warnings += [w for w in model.warnings if w not in warnings]
-    return first, model, (parse_event(where) if where else None), warnings
+    return first, model, (parse_event(where) if where else None), warnings, domains
 
 
 class LiveRun:
@@ -558,7 +593,7 @@ class LiveRun:
         source = None
         try:
             source = open_log(self.path, links=self.links)
-            first, decider, where, warnings = prepare(self.spec, source, pred=self.pred, model=self.model,
+            first, decider, where, warnings, domains = prepare(self.spec, source, pred=self.pred, model=self.model,
                                                       where=self.where, name=self.name, stop=self.stopping,
                                                       poll=self.poll, idle_timeout=self.idle_timeout, why=self.why)
             frames = follow(source, stop=self.stopping, poll=self.poll, idle_timeout=self.idle_timeout, first=first,
@@ -567,7 +602,8 @@ class LiveRun:
             for result in live_audit(self.spec, frames, decide=decider.predict, where=where, options=self.options,
                                      describe={"dataset": self.name, "follow": str(self.path), "pred": self.pred,
                                                "model": model, "where": self.where}, warnings=warnings,
-                                     score=None if self.model is None else self.model.score):
+                                     score=None if self.model is None else self.model.score, model=self.model,
+                                     domains=domains):
                 self.latest = result
         except FairauditError as err:
             self.error = str(err)

@@ -1,5 +1,5 @@
 """``fairaudit audit --follow PATH --model FILE``: a saved model decides on a live log (its score too), with the
-verdict, stop step and intervals of the file at rest in given order; ``Fair[...]`` is refused on a live log."""
+verdict, stop step and intervals of the file at rest in given order, ``Fair[...]`` and its counterexamples too."""
 import io
 import json
 import threading
@@ -42,7 +42,29 @@ def test_a_saved_model_decides_on_the_live_log(model_file, tmp_path):
     assert finals(live) == finals(rest)
 
 
-def test_fair_is_refused_on_a_live_log(model_file):
-    model = models.load(model_file)
-    with pytest.raises(FairauditError, match=r"Fair\[race\] is not audited on a live log"):
-        prepare(parse("Fair[race] >= 0.9"), JsonLines(io.StringIO("")), model=model, name="log")
+def test_fair_needs_a_model_on_a_live_log():
+    with pytest.raises(FairauditError, match=r"Fair\[race\] re-predicts .* needs a model"):
+        prepare(parse("Fair[race] >= 0.9"), JsonLines(io.StringIO("")), pred="decile_score > 4", name="log")
+
+
+def test_fair_on_a_live_log_with_its_counterexamples(model_file, tmp_path):
+    """``Fair[...]`` on a CSV log being appended to: the verdict, stop step, intervals and counterexamples (first
+    100 in arrival order, their count, rows numbered in the log) of the file at rest in given order."""
+    spec = "Fair[race] >= 0.95 and " + SPEC
+    rows = tmp_path / "compas.csv"
+    data.load("compas").frame.to_csv(rows, index=False)
+    log = tmp_path / "log.csv"
+    log.write_bytes(b"")
+    stop = threading.Event()
+    proc = cli("--follow", str(log), "--watch", "--spec", spec, "--model", str(model_file), "--poll", "0.05",
+               "--idle-timeout", "3", "--json", str(tmp_path / "live.json"))
+    writer(log, rows.read_bytes(), stop, piece=20000, pause=0.02)
+    out, err = proc.communicate(timeout=180)
+    stop.set()
+    assert proc.returncode in (0, 1, 3), err
+    live = json.loads((tmp_path / "live.json").read_text())
+    rest = json.loads(api.audit(data.from_csv(rows), spec, model=str(model_file), rows="all", order="given").to_json())
+    assert (live["verdict"], live["stop_step"], live["steps"]) == (rest["verdict"], rest["stop_step"], rest["steps"])
+    assert finals(live) == finals(rest)
+    assert live["counterexamples"] == rest["counterexamples"]
+    assert live["counterexamples"]["leaves"][0]["total"] > 0

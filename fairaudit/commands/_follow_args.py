@@ -8,8 +8,8 @@
     --idle-timeout S   end the watch when no row arrived for this long (``IDLE_TIMEOUT``; default: never)
 
 The decision is a condition over the log's columns (``--pred`` or the spec file's ``# decision:``), or a saved
-model file (``--model PATH``, loaded safely) that reads its feature columns from the log (no ``Fair[...]``: its
-attribute's values are not known before the rows arrive). Without
+model file (``--model PATH``, loaded safely) that reads its feature columns from the log (and re-predicts for
+``Fair[...]``, flipping the attribute over the values of the log's first rows: ``fairaudit.livelog.prepare``). Without
 ``--watch`` the audit ends as soon as the specification is decided and exits with the verdict's code (0/1/3, as
 ``fairaudit audit``). Every change of the verdict is printed as one line (rows so far, the verdict, its guarantee),
 and so is every warning the drift checks raise as it fires. Validation before any work: the spec, the decision and
@@ -137,7 +137,7 @@ def run_follow(args: argparse.Namespace) -> int:
     why: dict = {}
     final = None
     try:
-        first, decider, where_event, warnings = prepare(
+        first, decider, where_event, warnings, domains = prepare(
             spec, source, pred=pred, model=model, where=where_text, name=name, stop=stop, poll=timing["poll"],
             idle_timeout=timing["idle_timeout"], why=why, spec_source=file_source(spec_file), decision=decision,
             where_source=where)
@@ -147,7 +147,7 @@ def run_follow(args: argparse.Namespace) -> int:
                              describe={"dataset": name, "follow": log_path, "pred": pred, "where": where_text,
                                        "model": model.describe() if model is not None else None},
                              trace_points=trace_args(args)["trace_points"], warnings=warnings,
-                             score=model.score if model is not None else None)
+                             score=model.score if model is not None else None, model=model, domains=domains)
         shown_verdict, said = None, set(warnings)
         for result in results:
             final = result

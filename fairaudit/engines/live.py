@@ -18,6 +18,10 @@ order is used as is and the confidence sequences assume that order is random (ex
 it is watched as the rows arrive: the running intersection of every leaf's confidence sequence
 (``OrderEvidence.observe``), and the driver's checks (a node decided both ways, the verdict changing after the
 decision). The monitor's halves test needs the whole stream and is not run on a live log.
+
+``Fair[...]`` leaves (a model re-predicts each arriving chunk with the attribute flipped over values fixed when the
+watch started, ``fairaudit.livelog.prepare``) carry their counterexamples (``FirstFlips``): the first ``KEEP`` in
+arrival order and how many so far, as the file at rest gives them in file order.
 """
 from __future__ import annotations
 
@@ -64,6 +68,44 @@ class _Shifted:
         return self.stats.at(slice(index.start - self.offset, index.stop - self.offset))
 
 
+class FirstFlips:
+    """The ``Fair[...]`` leaves' counterexamples on a live log, memory bounded: each leaf's first ``KEEP`` flipped
+    rows (their positions in the stream and ``Counterexample``s, from each chunk's ``Observations.flips``); how many
+    rows the flip changed among the first ``done`` is ``done`` minus the leaf's successes there (every row counts for
+    a ``Fair[...]`` leaf), so the positions of the others are not kept."""
+
+    def __init__(self, keys):
+        self.all_keys = list(keys)
+        self.keys: list[str] = []
+        self.kept: dict = {}
+
+    def add(self, obs, offset: int) -> None:
+        """Take in one chunk's flips (``offset``: the stream rows before the chunk)."""
+        from fairaudit.counterexamples import KEEP
+
+        for key, f in (getattr(obs, "flips", None) or {}).items():
+            if key not in self.kept:
+                self.keys.append(key)
+                self.kept[key] = (f.attribute, f.values, [], [])
+            _, _, positions, examples = self.kept[key]
+            room = KEEP - len(examples)
+            if room > 0:
+                positions.extend((np.asarray(f.positions[:room], dtype=np.int64) + offset).tolist())
+                examples.extend(f.first[:room])
+
+    def upto(self, done: int, successes: dict):
+        """The ``Counterexamples`` among the first ``done`` rows (``successes``: each leaf's there), or None."""
+        from fairaudit.counterexamples import Counterexamples
+        from fairaudit.engines.observations import Flips
+
+        if not self.keys:
+            return None
+        return Counterexamples(tuple(
+            Flips(k, attribute, tuple(values), np.asarray(positions, dtype=np.int64), tuple(examples))
+            .upto(done, total=done - int(successes[k]))
+            for k, (attribute, values, positions, examples) in self.kept.items()))
+
+
 def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5, split: str = DEFAULT_SPLIT,
                  bound: str = DEFAULT_BOUND, ctx: Context | None = None, assumes: str | None = LIVE_ASSUMPTION,
                  solver_time_limit: float = SOLVER_TIME_LIMIT, stop: bool = False) -> Iterator[LeafBatch]:
@@ -90,6 +132,7 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     base = Guarantee("probabilistic", delta, assumes=assumes)
     label_delta = delta if split == "optimized" else None
     checks = 0  # the run's number of the next check
+    flips = FirstFlips(keys)
 
     def facts() -> dict:
         return {"stream_length": int(counts.rows), "live": True, "leaf_keys": list(keys),
@@ -100,8 +143,9 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
                 "solver_calls": allocator.stats.calls, "solver_seconds": round(allocator.stats.seconds, 4),
                 "search_timed_out": st.timed_out}
 
-    def batches(steps: np.ndarray, stats: dict) -> Iterator[tuple[LeafBatch, bool]]:
-        """The LeafBatch(es) of one chunk's checks; the flag: the run ends after it (``stop`` at the decision)."""
+    def batches(steps: np.ndarray, stats: dict, notes=()) -> Iterator[tuple[LeafBatch, bool]]:
+        """The LeafBatch(es) of one chunk's checks; the flag: the run ends after it (``stop`` at the decision);
+        ``notes``: the chunk's own warnings (``Observations.notes``), given with its first batch."""
         nonlocal checks
         a, m = checks, len(steps)
         b, halt = a + m, False
@@ -125,15 +169,22 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
             shifted = {k: _Shifted(stats[k], a) for k in keys}
             leaves = _leaves(keys, shifted, lo, hi, shown, st, allocator, label_delta=label_delta)
             said = evidence.observe(steps[local], {k: stats[k].at(local) for k in keys})
-            done = int(steps[local][-1]) if hi > lo else int(counts.rows)
+            if hi > lo:
+                done = int(steps[local][-1])
+                successes = {k: int(stats[k].at(slice(hi - 1 - a, hi - a)).successes[0]) for k in flips.keys}
+            else:
+                done, successes = int(counts.rows), {k: counts.successes[k] for k in flips.keys}
             guarantee = base if st.decision is None else decided_guarantee(split, delta, len(keys), assumes)
             yield (LeafBatch(steps[local], leaves, done=done, total=None, guarantee=guarantee,
-                             warnings=tuple(said), assumption_broken=bool(said), info=facts(), nodes=nodes), halt)
+                             warnings=tuple(said) + tuple(notes), assumption_broken=bool(said), info=facts(),
+                             nodes=nodes, counterexamples=flips.upto(done, successes)), halt)
+            notes = ()
         checks = a + m
 
     for obs in chunks:
+        flips.add(obs, counts.rows)
         steps, stats = counts.consume(obs)
-        for item, halt in batches(steps, stats):
+        for item, halt in batches(steps, stats, getattr(obs, "notes", ())):
             yield item
             if halt:
                 return

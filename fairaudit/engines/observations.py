@@ -59,6 +59,7 @@ class Observations:
     masks: dict[str, np.ndarray]
     length: int
     flips: dict[str, Flips] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # what the run should be told of these rows (a live chunk's new attribute value)
 
     def counterexamples(self, upto: int | None = None) -> Counterexamples | None:
         """The ``Fair[...]`` leaves' counterexamples among the first ``upto`` rows (None without such leaves)."""
