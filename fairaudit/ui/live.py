@@ -189,6 +189,10 @@ def draw(run) -> None:
             st.caption(result.assumption[:1].upper() + result.assumption[1:] + ".")
         for warning in dict.fromkeys(str(w) for w in result.warnings):
             st.warning(warning, icon=":material/warning:")
+        if result.counterexamples:  # Fair[...] leaves: how many individuals the flip test caught so far
+            from fairaudit import counterexamples_view as cv
+
+            st.caption(" · ".join(f"**{found.leaf}**: {cv.headline(found)}" for found in result.counterexamples.leaves))
         left, right = st.columns([11, 10], gap="large")
         nodes = result.nodes
         left.altair_chart(viz.tree_chart(nodes, width=560, guarantee=result.guarantee), width="content")

@@ -159,3 +159,44 @@ def test_the_sessions_model_decides_on_the_live_log(workspace_folder):
     assert run.error is None and result is run.latest
     assert (result.verdict, result.stop_step, result.steps) == (rest.verdict, rest.stop_step, rest.steps)
     assert at.session_state["result_meta"]["model"] == model.describe()
+
+
+def test_fair_on_the_live_log_shows_its_counterexamples(workspace_folder):
+    """``Fair[...]`` with the session's model on a live log: the live view counts the counterexamples as rows
+    arrive, and the kept result holds those of the file at rest in given order."""
+    from fairaudit import api, models
+
+    compas = data.load("compas")
+    model = models.train(compas, "logreg", seed=0)
+    lines = compas.frame.to_csv(index=False).splitlines(keepends=True)
+    logs = workspace_folder / "logs"
+    logs.mkdir(parents=True)
+    log = logs / "scored.csv"
+    log.write_text("".join(lines[:3001]))
+    spec = "Fair[race] >= 0.99"
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.session_state["spec_text"] = spec
+    at.session_state["model"] = model
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    at.radio(key="live_decisions").set_value(live.MODEL_CHOICE)
+    _ok(at.run())
+    at.button(key="live_attach").click()
+    _ok(at.run())
+    run = at.session_state[live.RUN]
+    deadline = time.monotonic() + 90
+    while run.rows < 3000 and time.monotonic() < deadline and not run.done:
+        time.sleep(0.2)
+    _ok(at.run())
+    shown = [c.value for c in at.caption if "Fair[race]" in c.value]
+    assert shown and "counterexamples found among the audited rows" in shown[0], [c.value for c in at.caption]
+    with open(log, "a") as f:
+        f.write("".join(lines[3001:]))
+    deadline = time.monotonic() + 90
+    while run.rows < len(compas) and time.monotonic() < deadline and not run.done:
+        time.sleep(0.2)
+    at.button(key="live_stop").click()
+    _ok(at.run())
+    result = at.session_state["result"]
+    rest = api.audit(compas, spec, model=model, rows="all", order="given")
+    assert run.error is None and result.steps == rest.steps
+    assert result.counterexamples.to_dict() == rest.counterexamples.to_dict()
