@@ -15,24 +15,31 @@ Why one test is sound (``halves_differ``)
     ≤ 2δ. A leaf with no observation in a half is not tested.
 
 The sequential test (``SequentialHalves``)
-    A live log's length is unknown, so its halves are not. The test looks at epochs that double: ``T_0`` is the first
-    multiple of the check interval ``batch`` that is at least ``MIN_ROWS`` (so every epoch is a check, and the
-    epochs depend only on ``batch``, never on the data), ``T_j = T_0·2^j``; at ``T_j`` (``j ≥ 1``) each leaf's
-    rows ``[0, T_j/2)`` are compared with ``[T_j/2, T_j)``. ``T_j/2 = T_{j−1}`` is the previous epoch, so the only
-    thing kept is each leaf's counts at the last epoch: O(leaves) memory whatever the length. The level of the test
-    at epoch ``j`` for each of the ``k`` distinct leaves is ``δ_j = Δ/(2k) · 6/(π² j²)``. Exchangeability of the
-    whole log makes every prefix exchangeable, so each (leaf, epoch) test falsely alarms with probability ≤ 2δ_j
-    (above), and by the union bound over leaves and epochs the probability of any false alarm is
-    ≤ Σ_k Σ_{j≥1} 2·Δ/(2k)·6/(π² j²) = Δ · (6/π²) Σ_j 1/j² = Δ. No independence between the epochs is needed.
-    The at-rest test spends Δ/(2k) per leaf at its one look; epoch ``j`` spends 6/(π² j²) of that (0.61 at the
-    first, 0.0095 at the eighth, i.e. ``T_8 = 256·T_0``), which widens its radius by a factor of only
-    ``sqrt(1 + (ln(π²/6) + 2 ln j) / ln(4k/Δ))``. Each leaf is reported once (its first alarm); later epochs keep
-    testing the others.
+    A live log's length is unknown, so its halves are not. The test looks at fixed row counts (epochs) and compares,
+    at each epoch ``T``, each leaf's rows ``[0, T/2)`` with ``[T/2, T)``. The epochs double, with ``m`` of them per
+    doubling (``PER_DOUBLING``): ``T_{i,q} = T_0 · 2^i · (m + q)/m`` for ``i ≥ 0`` and ``q = 0 … m−1``, where
+    ``T_0`` is the first multiple of ``m · batch`` (``batch``: the check interval) that is at least ``MIN_ROWS``.
+    So every epoch is a multiple of ``batch`` (a check), the epochs depend only on ``batch``, never on the data, and
+    the half ``T_{i,q}/2 = T_{i−1,q}`` of an epoch is an earlier epoch: what is kept is each leaf's counts at the last
+    ``m`` epochs, O(m · leaves) memory whatever the length (``m = 1`` is plain doubling, ``T_i = T_0·2^i``, keeping
+    the last epoch only). The epochs with ``i ≥ 1`` are tested, each leaf's two intervals at the level
+    ``δ_{i,q} = Δ/(2k) · 6/(π² i²) / m`` for ``k`` distinct leaves (``epoch_level``). Exchangeability of the whole log
+    makes every prefix exchangeable, so each (leaf, epoch) test falsely alarms with probability ≤ 2δ_{i,q} (above),
+    and by the union bound over leaves and epochs the probability of any false alarm is
+    ≤ Σ_k Σ_{i≥1} Σ_q 2·Δ/(2k)·6/(π² i²)/m = Δ · (6/π²) Σ_i 1/i² = Δ. No independence between the epochs is needed.
+    The at-rest test spends Δ/(2k) per leaf at its one look; an epoch of the ``i``-th doubling spends
+    6/(π² i² m) of that, which widens its radius by a factor of ``sqrt(1 + (ln(π²/6) + 2 ln i + ln m) / ln(4k/Δ))``
+    (1.5 for one leaf at Δ = 0.05 in the fifth doubling, 32·T_0 rows, with ``m = 4``). Each leaf is reported once
+    (its first alarm); later epochs keep testing the others.
 
-    What it sees: the last epoch ``T_J`` at or before the log's length ``L`` covers more than half of the log
-    (``T_J > L/2``), so drift in the first half of what has arrived is compared against the rows after it as the log
-    grows; drift in the rows after ``T_J`` shows at ``T_{J+1}``, or through the running-intersection check
-    (``OrderEvidence.observe``), which looks at every check.
+    What it sees: the last epoch ``T`` at or before the log's length ``L`` covers more than ``m/(m+1)`` of the log
+    (80% with ``m = 4``; plain doubling covers only more than half), so a rate that changes anywhere in the first
+    ``T/2`` rows is compared with the rows after it; a change in the last rows shows at the next epochs as the log
+    grows, or through the running-intersection check (``OrderEvidence.observe``), which looks at every check.
+    Example: COMPAS (6,172 rows) sorted by ``decile_score`` with ``pred = decile_score <= 4``: every leaf's rate is 1
+    up to about row 3,400, then falls. Plain doubling from ``T_0 = 200`` tests at 3,200 (rate 1 in both halves) and
+    would next at 6,400, after the log's end: it never fires; with ``m = 4`` the epoch 4,000 compares rows 1–2,000
+    with 2,001–4,000 and fires (``tests/monitor/test_live_halves.py``).
 
 Why a live run does not run the at-rest test when it ends (``--watch`` ending at the end of the input, the idle
 timeout or Ctrl-C)
@@ -51,7 +58,8 @@ import numpy as np
 
 from fairaudit.bounds.concentration import fixed_n_radius
 
-MIN_ROWS = 200  # the first epoch is the first multiple of the check interval at or above this many rows
+MIN_ROWS = 200  # the first epoch: the first multiple of m · batch at or above this many rows
+PER_DOUBLING = 4  # m: epochs per doubling of the rows (module doc)
 
 
 def halves_differ(n1, s1, n2, s2, level: float) -> bool:
@@ -70,29 +78,36 @@ def halves_message(key: str, first: str, second: str, n1: int, s1: int, n2: int,
             f"observations): more than chance allows at Δ = {delta:g}")
 
 
-def first_epoch(batch: int, min_rows: int = MIN_ROWS) -> int:
-    """``T_0``: the first multiple of ``batch`` that is at least ``min_rows`` (so every epoch falls on a check)."""
-    batch = max(1, int(batch))
-    return batch * max(1, -(-int(min_rows) // batch))
+def first_epoch(batch: int, per_doubling: int = PER_DOUBLING, min_rows: int = MIN_ROWS) -> int:
+    """``T_0``: the first multiple of ``per_doubling · batch`` that is at least ``min_rows`` (so every epoch falls on
+    a check)."""
+    unit = max(1, int(batch)) * max(1, int(per_doubling))
+    return unit * max(1, -(-int(min_rows) // unit))
 
 
-def epoch_level(delta: float, leaves: int, j: int) -> float:
-    """``δ_j = Δ/(2k) · 6/(π² j²)``: the level of each leaf's two intervals at the ``j``-th test (``j ≥ 1``); over
-    all leaves and epochs the false alarms have probability ≤ Δ (module doc)."""
-    return delta / (2 * max(1, leaves)) * 6.0 / (math.pi ** 2 * j ** 2)
+def epoch_rows(t0: int, per_doubling: int, index: int) -> int:
+    """The ``index``-th epoch (from 0): ``T_{i,q} = T_0 · 2^i · (m + q)/m`` with ``index = i·m + q``."""
+    i, q = divmod(index, per_doubling)
+    return t0 * 2 ** i * (per_doubling + q) // per_doubling
+
+
+def epoch_level(delta: float, leaves: int, doubling: int, per_doubling: int = PER_DOUBLING) -> float:
+    """``δ_{i,q} = Δ/(2k) · 6/(π² i²) / m``: the level of each leaf's two intervals at an epoch of the ``i``-th
+    doubling (``i ≥ 1``); over all leaves and epochs the false alarms have probability ≤ Δ (module doc)."""
+    return delta / (2 * max(1, leaves)) * 6.0 / (math.pi ** 2 * doubling ** 2) / per_doubling
 
 
 class SequentialHalves:
-    """The halves test at doubling epochs on a stream of unknown length (module doc), fed the leaves' statistics at
-    the checks as they come (``observe``); keeps each leaf's counts at the last epoch only."""
+    """The halves test at the epochs of the module doc on a stream of unknown length, fed the leaves' statistics at
+    the checks as they come (``observe``); keeps each leaf's counts at the last ``per_doubling`` epochs only."""
 
-    def __init__(self, keys, delta: float, batch: int, min_rows: int = MIN_ROWS):
+    def __init__(self, keys, delta: float, batch: int, per_doubling: int = PER_DOUBLING, min_rows: int = MIN_ROWS):
         self.keys, self.delta = list(keys), float(delta)
-        self.start = first_epoch(batch, min_rows)
-        self.next = self.start  # the next epoch's row count
-        self.j = 0  # the index of the next epoch (0: T_0, recorded, not tested)
-        self.kept: dict[str, tuple[int, int]] | None = None  # (n, successes) per leaf at the last epoch
-        self.fired: dict[str, int] = {}  # leaf → the epoch at which it was reported
+        self.m = max(1, int(per_doubling))
+        self.t0 = first_epoch(batch, self.m, min_rows)
+        self.index = 0  # the next epoch's index
+        self.kept: dict[int, dict[str, tuple[int, int]]] = {}  # epoch rows → (n, successes) per leaf
+        self.fired: dict[str, int] = {}  # leaf → the epoch (rows) at which it was reported
 
     def observe(self, steps, stats) -> list[str]:
         """Take in the checks at ``steps`` (rows so far, increasing) with each leaf's statistics there (``stats``:
@@ -101,30 +116,30 @@ class SequentialHalves:
         steps = np.asarray(steps)
         if not len(steps):
             return out
-        while self.next <= int(steps[-1]):
-            at = int(np.searchsorted(steps, self.next))
-            now = None
-            if at < len(steps) and int(steps[at]) == self.next:
+        while (end := epoch_rows(self.t0, self.m, self.index)) <= int(steps[-1]):
+            at = int(np.searchsorted(steps, end))
+            if at < len(steps) and int(steps[at]) == end:  # always, the epochs being checks
                 now = {k: (int(stats[k].n[at]), int(stats[k].successes[at])) for k in self.keys}
-                if self.kept is not None and self.j >= 1:
-                    out += self._test(now)
-            self.kept = now  # an epoch that is not a check (never, with the epochs on checks) skips the next test
-            self.next *= 2
-            self.j += 1
+                if end // 2 in self.kept and self.index >= self.m:
+                    out += self._test(end, self.kept[end // 2], now, self.index // self.m)
+                self.kept[end] = now
+            self.index += 1
+            half = epoch_rows(self.t0, self.m, self.index) // 2  # the next test's half: older epochs are not needed
+            self.kept = {rows: c for rows, c in self.kept.items() if rows >= half}
         return out
 
-    def _test(self, now: dict) -> list[str]:
-        level = epoch_level(self.delta, len(self.keys), self.j)
-        half, end = self.next // 2, self.next
+    def _test(self, end: int, before: dict, now: dict, doubling: int) -> list[str]:
+        level = epoch_level(self.delta, len(self.keys), doubling, self.m)
+        half = end // 2
         out = []
         for k in self.keys:
             if k in self.fired:
                 continue
-            (n1, s1), (n, s) = self.kept[k], now[k]
+            (n1, s1), (n, s) = before[k], now[k]
             n2, s2 = n - n1, s - s1
             if halves_differ(n1, s1, n2, s2, level):
                 self.fired[k] = end
                 out.append(halves_message(k, f"rows 1–{half:,} of the log", f"rows {half + 1:,}–{end:,}", n1, s1,
                                           n2, s2, self.delta)
-                           + f" (the two halves of its first {end:,} rows, tested each time the log doubles)")
+                           + f" (the two halves of its first {end:,} rows, tested as the log grows)")
         return out

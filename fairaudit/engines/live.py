@@ -17,9 +17,10 @@ What the guarantee assumes (``LIVE_ASSUMPTION``, the one wording): a live log ca
 order is used as is and the confidence sequences assume that order is random (exchangeable). The evidence against
 it is watched as the rows arrive: the running intersection of every leaf's confidence sequence
 (``OrderEvidence.observe``), and the driver's checks (a node decided both ways, the verdict changing after the
-decision). The monitor's halves test needs the whole stream; a live log runs it sequentially instead, comparing the
-two halves of the first ``T_j`` rows at row counts ``T_j`` that double (``fairaudit.engines.halves.SequentialHalves``,
-with the budget spent over the epochs so that all its false alarms together have probability ≤ Δ; O(leaves) memory).
+decision). The monitor's halves test needs the whole stream; a live log runs it sequentially instead
+(``fairaudit.engines.halves.SequentialHalves``): at fixed row counts ``T`` that double (four per doubling), the two
+halves of the first ``T`` rows, with Δ spent over the epochs so that all its false alarms together have probability
+≤ Δ, in O(leaves) memory.
 """
 from __future__ import annotations
 
