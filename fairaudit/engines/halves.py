@@ -47,8 +47,9 @@ timeout or Ctrl-C)
     ``L`` before the end, so it would have to keep the counts at every check (O(L / batch) memory) or read the log
     again. The O(1)-memory alternative, the last epoch against the rows after it, would be a fixed-n test at a
     length chosen while watching (a person pressing Ctrl-C, a writer stopping), which the argument above does not
-    cover (it needs ``T`` fixed in advance), and it would take part of Δ from the epochs. The doubling epochs
-    replace it: their last test already compares two halves of more than half of the log.
+    cover (it needs ``T`` fixed in advance), and it would take part of Δ from the epochs. The epochs replace it:
+    their last test already compares the two halves of more than ``m/(m+1)`` of the log (80%), and each of their
+    tests is sound whenever the log ends.
 """
 from __future__ import annotations
 

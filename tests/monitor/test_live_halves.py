@@ -15,7 +15,6 @@ from fairaudit.bounds.allocation import LeafStats
 from fairaudit.engines.halves import MIN_ROWS, SequentialHalves, epoch_level, epoch_rows, first_epoch
 from fairaudit.livelog import live_audit
 from fairaudit.models import from_expression
-from fairaudit.run import last
 from fairaudit.spec import parse
 
 from tests.monitor.test_live import SPEC, PRED, cut, live, same
