@@ -17,7 +17,10 @@ What the guarantee assumes (``LIVE_ASSUMPTION``, the one wording): a live log ca
 order is used as is and the confidence sequences assume that order is random (exchangeable). The evidence against
 it is watched as the rows arrive: the running intersection of every leaf's confidence sequence
 (``OrderEvidence.observe``), and the driver's checks (a node decided both ways, the verdict changing after the
-decision). The monitor's halves test needs the whole stream and is not run on a live log.
+decision). The monitor's halves test needs the whole stream; a live log runs it sequentially instead
+(``fairaudit.engines.halves.SequentialHalves``): at fixed row counts ``T`` that double (four per doubling), the two
+halves of the first ``T`` rows, with Δ spent over the epochs so that all its false alarms together have probability
+≤ Δ, in O(leaves) memory.
 
 ``Fair[...]`` leaves (a model re-predicts each arriving chunk with the attribute flipped over values fixed when the
 watch started, ``fairaudit.livelog.prepare``) carry their counterexamples (``FirstFlips``): the first ``KEEP`` in
@@ -33,6 +36,7 @@ from fairaudit.bounds.allocation import Allocator, equal_split
 from fairaudit.bounds.concentration import DEFAULT_BOUND, ReusedBound
 from fairaudit.bounds.directed import display_deltas
 from fairaudit.engines.base import Context, LeafBatch
+from fairaudit.engines.halves import SequentialHalves
 from fairaudit.engines.monitor import (DEFAULT_SPLIT, SOLVER_TIME_LIMIT, Monitor, OrderEvidence, _leaves,
                                        _scan, _State, decided_guarantee, joint_tests,
                                        record_decision)
@@ -129,6 +133,7 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     best = {k: delta for k in keys}
     st = _State()
     evidence = OrderEvidence(keys, allocator.bound, equal, delta)
+    halves = SequentialHalves(keys, delta, batch)  # the halves test at doubling row counts
     base = Guarantee("probabilistic", delta, assumes=assumes)
     label_delta = delta if split == "optimized" else None
     checks = 0  # the run's number of the next check
@@ -168,10 +173,11 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
                 joint.commit(part, hi - lo)
             shifted = {k: _Shifted(stats[k], a) for k in keys}
             leaves = _leaves(keys, shifted, lo, hi, shown, st, allocator, label_delta=label_delta)
-            said = evidence.observe(steps[local], {k: stats[k].at(local) for k in keys})
+            here = {k: stats[k].at(local) for k in keys}
+            said = evidence.observe(steps[local], here) + halves.observe(steps[local], here)
             if hi > lo:
                 done = int(steps[local][-1])
-                successes = {k: int(stats[k].at(slice(hi - 1 - a, hi - a)).successes[0]) for k in flips.keys}
+                successes = {k: int(here[k].successes[-1]) for k in flips.keys}
             else:
                 done, successes = int(counts.rows), {k: counts.successes[k] for k in flips.keys}
             guarantee = base if st.decision is None else decided_guarantee(split, delta, len(keys), assumes)

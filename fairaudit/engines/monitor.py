@@ -275,8 +275,9 @@ class OrderEvidence:
     check and false at another (one of the two displayed intervals excluded the true value); (3) the root's
     verdict changes after the decision; (4) with file order, the first and second half of the stream
     give a leaf rates whose fixed-n Hoeffding intervals (Δ/(2k) each; the halves are fixed once the
-    stream ends, so one test per leaf) do not overlap. (2) and (3) hold for any engine and are checked by the
-    driver (``fairaudit.run``); (1) and (4) are checked here.
+    stream ends, so one test per leaf) do not overlap; on a live log, whose length is unknown, (4) runs at epochs
+    that double instead (``fairaudit.engines.halves.SequentialHalves``). (2) and (3) hold for any engine and are
+    checked by the driver (``fairaudit.run``); (1) and (4) are checked here and in ``fairaudit.engines.halves``.
     """
 
     def __init__(self, keys, bound, equal: dict[str, float], delta: float):
@@ -307,7 +308,7 @@ class OrderEvidence:
 
     def halves(self, obs: "Observations") -> list[str]:
         """Test (4) of the class doc, on the whole stream (also the rows after a stop)."""
-        from fairaudit.bounds.concentration import fixed_n_radius
+        from fairaudit.engines.halves import halves_differ, halves_message
 
         out = []
         half = obs.length // 2
@@ -317,13 +318,9 @@ class OrderEvidence:
             if counts is None:  # a stream read in chunks without its halves' counts: the test cannot run
                 continue
             n1, s1, n2, s2 = counts
-            if n1 == 0 or n2 == 0:
-                continue
-            r1, r2 = s1 / n1, s2 / n2
-            if abs(r1 - r2) > fixed_n_radius(level, n1) + fixed_n_radius(level, n2):
-                out.append(f"{k} is {r1:.3f} on the first half of the stream's {obs.length:,} rows and {r2:.3f} "
-                           f"on the second ({n1:,} and {n2:,} observations): more than chance allows at "
-                           f"Δ = {self.delta:g}")
+            if halves_differ(n1, s1, n2, s2, level):
+                out.append(halves_message(k, f"the first half of the stream's {obs.length:,} rows", "the second",
+                                          n1, s1, n2, s2, self.delta))
         return out
 
 
