@@ -2,9 +2,10 @@
 and the CLI. Nothing here knows which engine found them: where they come from and how they were checked are the
 leaf's own words (``where``, ``about``).
 
-A table has one row per counterexample: the audited row's position (when it is one), then for each compared value
+A table has one row per counterexample: the audited row's number (when it is one), then for each compared value
 of the attribute the model's decision and score with the attribute at that value, then the individual's other
-features.
+features. Rows are numbered for people, the first data row being row 1 (``row_number``), as the warnings number them;
+the JSON keeps the 0-based position (``Counterexample.row``).
 """
 from __future__ import annotations
 
@@ -35,13 +36,18 @@ def decision_text(decision, score=None) -> str:
     return word if score is None else f"{word} ({float(clean(score)):.4f})"
 
 
+def row_number(position: int) -> str:
+    """A row's 0-based position in the data as people number rows: the first data row is row 1."""
+    return f"{int(position) + 1:,}"
+
+
 def table(found, limit: int | None = None) -> list[dict]:
     """The first ``limit`` (default all kept) counterexamples of one leaf (a ``LeafCounterexamples``) as rows."""
     examples = found.examples if limit is None else found.examples[:limit]
     show_row = any(c.row is not None for c in examples)
     rows = []
     for c in examples:
-        row = {ROW: "–" if c.row is None else f"{int(c.row):,}"} if show_row else {}
+        row = {ROW: "–" if c.row is None else row_number(c.row)} if show_row else {}
         for i, value in enumerate(found.values):
             score = None if c.scores is None else c.scores[i]
             row[value_column(found, value)] = decision_text(c.decisions[i], score)
@@ -50,22 +56,31 @@ def table(found, limit: int | None = None) -> list[dict]:
     return rows
 
 
-def headline(found, shown: int | None = None) -> str:
-    """``"12 counterexamples found over the input domain (the first 10 shown)"``, or that none was found;
-    ``shown`` how many a table shows (default every one kept)."""
+def found_text(found) -> str:
+    """``"12 counterexamples found over the input domain"``, or that none was found (no table beside it)."""
     if not found.total:
         return f"No counterexample found {found.where}"
+    return f"{count(found.total, 'counterexamples')} found {found.where}"
+
+
+def headline(found, shown: int | None = None) -> str:
+    """``found_text`` above a table: ``"… (the first 10 shown)"``; ``shown`` how many the table shows (default
+    every one kept)."""
+    if not found.total:
+        return found_text(found)
     shown = len(found.examples) if shown is None else min(int(shown), len(found.examples))
     tail = "" if shown >= found.total else f" (the first {shown:,} shown)"
-    return f"{count(found.total, 'counterexamples')} found {found.where}{tail}"
+    return f"{found_text(found)}{tail}"
 
 
 def caption(found) -> str:
     """What the counterexamples are: the leaf's own words, and what the table's columns hold."""
     about = str(found.about or "").strip()
     about = (about[:1].upper() + about[1:]).rstrip(".") + ". " if about else ""
+    numbered = (" The row column is the individual's row in the data, the first data row being row 1." if
+                any(c.row is not None for c in found.examples) else "")
     return (f"{about}Each row is one individual: the model's decision (and score) with {found.attribute} set to "
-            f"each value compared, then the individual's other features.")
+            f"each value compared, then the individual's other features.{numbered}")
 
 
 def first_text(found) -> str:
@@ -77,7 +92,7 @@ def first_text(found) -> str:
     scores = c.scores or (None,) * len(found.values)
     decisions = ", ".join(f"{value_column(found, v)}: {decision_text(c.decisions[i], scores[i])}"
                           for i, v in enumerate(found.values))
-    where = f"row {int(c.row):,}: " if c.row is not None else ""
+    where = f"row {row_number(c.row)}: " if c.row is not None else ""
     return f"{where}{features} — {decisions}"
 
 

@@ -40,6 +40,9 @@ POLL_SECONDS = 0.2
 from fairaudit.engines import STREAMING as LIVE_ENGINE  # audits a log as it grows (``fairaudit.engines.live``)
 
 
+LIVE_OPTIONS = ("delta", "batch", "split", "bound", "order", "stop", "time_budget")  # the options a live run uses
+
+
 def live_engine():
     """The engine a live log is audited with (its options are the ones a live run takes)."""
     from fairaudit import engines
@@ -427,8 +430,9 @@ def observations(spec, frames, *, decide, where=None, score=None, model=None, do
     """Each frame's ``Observations`` (``decide(frame)``: the 0/1 decisions; ``score(frame)``: a model's
     probabilities, for a spec that reads ``score``; ``where``: a parsed row filter). ``Fair[...]`` leaves re-predict
     with ``model``, flipping each column over ``domains[column]`` (fixed when the watch starts: ``prepare``); their
-    counterexamples name rows by their number in the log (0-based, in arrival order, before ``where``), and a row
-    holding a value of the column outside those is told once per column (``Observations.notes``)."""
+    counterexamples name rows by their position in the log (0-based, in arrival order, before ``where``), and each
+    value of the column outside those is told once, with its first row (``Observations.notes``)."""
+    from fairaudit.counterexamples_view import row_number
     from fairaudit.engines.observations import event_array, observe
 
     fair = {tn.node.column: tn.text for tn in spec.leaves if tn.kind == "fair"}
@@ -445,16 +449,22 @@ def observations(spec, frames, *, decide, where=None, score=None, model=None, do
         obs = observe(spec, frame, pred=decided, score=scores, model=model, column_values=domains, rows=rows)
         notes = []
         for column, key in fair.items():
-            if column in told or column not in frame.columns:
+            if column not in frame.columns:
                 continue
             held = frame[column]
-            new = np.flatnonzero(held.notna().to_numpy() & ~held.isin(list(domains.get(column, ()))).to_numpy())
-            if len(new):
-                told.add(column)
+            outside = held.notna().to_numpy() & ~held.isin(list(domains.get(column, ()))).to_numpy()
+            new = {}  # each value not told yet → its first row here
+            for i in np.flatnonzero(outside):
+                value = held.iloc[i]
+                if (column, value) not in told and value not in new:
+                    new[value] = int(rows[i])
+            if new:
+                told.update((column, v) for v in new)
+                which = ", ".join(f"{v!r} (row {row_number(r)})" for v, r in new.items())
                 values = ", ".join(str(v) for v in domains.get(column, ()))
-                notes.append(f"{key}: row {int(rows[new[0]]):,} of the log has {column} = {held.iloc[new[0]]!r}, a "
-                             f"value the log's first rows did not have; the flip test compares only the values "
-                             f"fixed when the watch started ({values}): restart the audit to include it")
+                notes.append(f"{key}: the log has {column} = {which}, a value the log's first rows did not have; the "
+                             f"flip test compares only the values fixed when the watch started ({values}): restart "
+                             "the audit to include it")
         if notes:
             obs.notes = tuple(notes)
         yield obs
@@ -479,7 +489,8 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
                            batch=options["batch"], split=options["split"], bound=options["bound"], ctx=ctx,
                            stop=bool(options.get("stop")))
     guarantee = Guarantee("probabilistic", options["delta"], assumes=LIVE_ASSUMPTION)
-    results = drive(engine, spec, batches, options={**(describe or {}), **options}, guarantee=guarantee, ctx=ctx,
+    used = {k: options[k] for k in LIVE_OPTIONS if k in options}  # not the options a live run ignores (samples, …)
+    results = drive(engine, spec, batches, options={**(describe or {}), **used}, guarantee=guarantee, ctx=ctx,
                     stop=bool(options.get("stop")), on_progress=on_progress, trace_points=trace_points,
                     warnings=list(warnings))
     return _with_rows(results, (describe or {}).get("dataset") or "the log")
@@ -560,7 +571,7 @@ class LiveRun:
 
     def __init__(self, spec, path, *, pred: str | None = None, model=None, options: dict, where: str | None = None,
                  poll: float = POLL_SECONDS, idle_timeout: float | None = None, name: str | None = None,
-                 links: bool = True, unwatched: float | None = None):
+                 links: bool = True, unwatched: float | None = None, alive=None):
         self.spec, self.path, self.pred, self.model, self.where = spec, path, pred, model, where
         self.options = {**options, "order": "given"}
         self.poll, self.idle_timeout = poll, idle_timeout
@@ -573,6 +584,7 @@ class LiveRun:
         self.why: dict = {}
         self.started = time.time()
         self.unwatched = unwatched  # stop when nobody looked (``touch``) for this many seconds (a closed page)
+        self.alive = alive  # a callable: whether whoever started the run is still connected (then it is watched)
         self.seen = time.monotonic()
         self.thread = threading.Thread(target=self._run, name="fairaudit-live", daemon=True)
         self.thread.start()
@@ -585,6 +597,8 @@ class LiveRun:
 
     def _watchdog(self) -> None:
         while not self.done and not self.stopping.wait(min(1.0, self.unwatched)):
+            if self.alive is not None and self._alive():
+                self.touch()
             if time.monotonic() - self.seen > self.unwatched:
                 self.why["unwatched"] = True
                 self.stopping.set()
@@ -600,13 +614,13 @@ class LiveRun:
                             why=self.why)
             model = None if self.model is None else self.model.describe()
             for result in live_audit(self.spec, frames, decide=decider.predict, where=where, options=self.options,
-                                     describe={"dataset": self.name, "follow": str(self.path), "pred": self.pred,
+                                     describe={"dataset": self.name, "follow": self.name, "pred": self.pred,
                                                "model": model, "where": self.where}, warnings=warnings,
                                      score=None if self.model is None else self.model.score, model=self.model,
                                      domains=domains):
                 self.latest = result
         except FairauditError as err:
-            self.error = str(err)
+            self.error = str(err).replace(str(self.path), self.name)  # the log's name, not the server's path
         except Exception as err:  # noqa: BLE001 - a bug: one line for the page, never a traceback
             self.error = f"internal error: {type(err).__name__}: {' '.join(str(err).split())[:200]}"
         finally:
@@ -618,10 +632,18 @@ class LiveRun:
     def rows(self) -> int:
         return int(((self.latest.info or {}) if self.latest is not None else {}).get("stream_length", 0))
 
+    def _alive(self) -> bool:
+        try:
+            return bool(self.alive())
+        except Exception:  # noqa: BLE001 - cannot tell: count on the page's own touches
+            return False
+
     def ended(self) -> str | None:
         """How the watch ended, in words (None while it runs)."""
         if not self.done or self.error:
             return None
+        if self.why.get("unwatched"):
+            return f"stopped: the dashboard was closed (no page of it connected for {self.unwatched:g} s)"
         return END_TEXT[self.why.get("end", STOPPED)].format(idle=self.idle_timeout or 0)
 
     def stop(self, wait: float | None = 5.0) -> None:

@@ -26,12 +26,12 @@ selected = selection.rebase_selection(state.get(state.SELECTED) or [], state.get
 key = (meta.get("started"), result.steps, result.verdict, tuple(selected))
 if st.session_state.get("report_pdf_key") != key:
     with progress_bar("Building the PDF report (every chart is rendered)") as bar:
-        on_rows = meta.get("source") != flows.POPULATION  # a population program's run read no dataset or model
-        st.session_state["report_pdf"] = build_pdf(result, dataset=state.get(state.DATASET) if on_rows else None,
-                                                   model=state.get(state.MODEL) if on_rows else None,
-                                                   selected_nodes=selected,
-                                                   population=None if on_rows else flows.audited_program(),
-                                                   on_progress=bar)
+        # the session's dataset and model only if the run read them (not a population program or a log)
+        population = meta.get("source") == flows.POPULATION
+        st.session_state["report_pdf"] = build_pdf(
+            result, dataset=state.get(state.DATASET) if flows.on_session_rows(meta) else None,
+            model=state.get(state.MODEL) if flows.used_session_model(meta) else None, selected_nodes=selected,
+            population=flows.audited_program() if population else None, on_progress=bar)
     st.session_state["report_pdf_key"] = key
 pdf = st.session_state["report_pdf"]
 left, right, _ = st.columns([1, 1, 2])

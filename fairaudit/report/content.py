@@ -56,13 +56,14 @@ KIND_LABELS = {
 
 #: the inputs of every audit (``fairaudit.inputs.Inputs.describe``), the first rows of the parameter table; the
 #: dataset and the model have sections of their own, so only their names appear here
-INPUTS = ("data", "model", "population", "pred", "where", "rows")
-INPUT_TITLES = {"data": "Dataset", "model": "Model", "population": "Population program", "pred": "Decisions",
-                "where": "Rows matching", "rows": "Rows"}
+INPUTS = ("data", "follow", "model", "population", "pred", "where", "rows")
+INPUT_TITLES = {"data": "Dataset", "follow": "Live log", "model": "Model", "population": "Population program",
+                "pred": "Decisions", "where": "Rows matching", "rows": "Rows"}
 #: the inputs that only an audit of a dataset's rows has (an audit of a population program has none of them)
 ROW_INPUTS = ("data", "model", "pred", "where", "rows")
 INPUT_HELP = {
     "data": "the dataset the audited rows come from (see Dataset)",
+    "follow": "the live decision log the rows were read from as they arrived, in arrival order",
     "population": "the population and decision program whose individuals were audited (see Population program)",
     "model": "the model whose decisions were audited (see Decisions audited)",
     "pred": "a condition over the rows used as the decision instead of a model (true = favourable)",

@@ -256,6 +256,22 @@ def audited_on(engine_name: str | None = None, program: str | None = None) -> st
 # ------------------------------------------------------------------------------------------------ population programs
 
 POPULATION = "population"  # the Audit page's source: a population program (.fr) instead of the dataset and model
+LIVE = "live"  # a result's source: a live decision log of the workspace (``fairaudit.ui.live``)
+
+
+def on_session_rows(meta: dict | None) -> bool:
+    """Whether the result described by ``meta`` audited the session's dataset — not a population program, a live
+    log or a Parquet log on Dask (their data is the result's own: ``meta["data"]``)."""
+    meta = meta or {}
+    return meta.get("source") not in (POPULATION, LIVE) and not (meta.get("choice") or {}).get("dask")
+
+
+def used_session_model(meta: dict | None) -> bool:
+    """Whether the result described by ``meta`` was decided by the session's model (its rows, or a log it scored)."""
+    meta = meta or {}
+    if meta.get("source") == POPULATION:
+        return False
+    return on_session_rows(meta) or bool(meta.get("session_model", (meta.get("choice") or {}).get("dask")))
 PROGRAM_MAX_KB = 64  # a population program is a short text; an upload or an edit beyond this is refused
 
 

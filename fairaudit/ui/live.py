@@ -15,11 +15,12 @@ from pathlib import Path
 import streamlit as st
 
 from fairaudit.ui import workspace
+from fairaudit.ui.audit_form import keep, seed
 
 RUN = "live_run"          # session key: the LiveRun of this session
 KEPT = "live_kept"        # session key: id of the LiveRun whose final result is stored as the page's result
 REFRESH = 1.0             # seconds between redraws while a log is followed
-UNWATCHED = 60.0          # a run nobody has drawn for this long (its page was closed) stops following its log
+UNWATCHED = 60.0          # a run whose browser session is gone (and nobody drew it) this long stops following its log
 LOG_SUFFIXES = (".csv",)
 
 
@@ -63,10 +64,26 @@ def start(spec_text: str, name: str, pred: str | None, options: dict, where: str
     opts = engine.resolve_options({**{k: v for k, v in (options or {}).items() if k in known},
                                     "order": "given", "stop": False})
     return LiveRun(spec, path, pred=pred if model is None else None, model=model, options=opts, where=where or None,
-                   name=name, links=False, unwatched=UNWATCHED)
+                   name=name, links=False, unwatched=UNWATCHED, alive=_session_alive())
 
 
-def keep(run, spec_text: str) -> None:
+def _session_alive():
+    """A callable telling whether this browser session is still connected (the run keeps following its log while
+    the user is on another page), or None outside a Streamlit server (then only the Audit page's redraws count)."""
+    try:
+        from streamlit.runtime import exists, get_instance
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        if not exists() or ctx is None:
+            return None
+        runtime, session = get_instance(), ctx.session_id
+        return lambda: runtime.is_active_session(session)
+    except Exception:  # noqa: BLE001 - a Streamlit without these: the redraws only
+        return None
+
+
+def keep_result(run, spec_text: str) -> None:
     """The final result of ``run`` as the page's result (and a version in the history), once."""
     from fairaudit.ui import history, state
 
@@ -78,9 +95,11 @@ def keep(run, spec_text: str) -> None:
     on = f"live log {run.name} · {run.pred if run.model is None else run.model.kind}"
     from fairaudit.livelog import LIVE_ENGINE
 
-    meta = {"engine": LIVE_ENGINE, "choice": {"engine": LIVE_ENGINE, "options": dict(run.options), "source": "live"},
-            "data": f"live log {run.name}", "model": decided_by, "audited_on": on,
-            "status": "stopped", "started": run.started, "spec": spec_text, "source": "live"}
+    from fairaudit.ui.flows import LIVE
+
+    meta = {"engine": LIVE_ENGINE, "choice": {"engine": LIVE_ENGINE, "options": dict(run.options), "source": LIVE},
+            "data": f"live log {run.name}", "model": decided_by, "audited_on": on, "session_model": run.model is not None,
+            "status": "stopped", "started": run.started, "spec": spec_text, "source": LIVE}
     state.put(state.RESULT, result)
     state.put(state.RESULT_META, meta)
     state.put(state.SPEC_HISTORY, history.record_version(state.get(state.SPEC_HISTORY), spec_text, result.verdict,
@@ -105,22 +124,33 @@ def live_section(spec_text: str, options: dict, default_pred: str | None = None,
         names = list_logs(directory)
         st.caption(f"A CSV file your service appends decisions to, or a folder it adds Parquet files to, inside "
                    f"**{workspace.display(directory)}/** (the dashboard reads nothing outside its workspace). The "
-                   "rows are audited in the order they arrive, with the options chosen above; the tree and the "
-                   "plot update as they come.")
+                   "rows are audited in the order they arrive, every one of them, with the Δ, check interval, split "
+                   "and bound chosen above (row order, rows and stop-when-decided do not apply to a live log); the "
+                   "tree and the plot update as they come.")
         use_model = False
         if model is not None:
+            seed("live_decisions", CONDITION_CHOICE)
             use_model = st.radio("Decisions", [CONDITION_CHOICE, MODEL_CHOICE], key="live_decisions",
                                  horizontal=True, disabled=running,
                                  help=f"The session's model ({model.describe()}) scores each arriving row from its "
                                       "feature columns; or a condition over a logged decision column.") == MODEL_CHOICE
+            keep("live_decisions", MODEL_CHOICE if use_model else CONDITION_CHOICE)
         c1, c2 = st.columns([3, 5])
+        if running and run.name in names:  # the form shows what is being watched
+            st.session_state["live_log"] = run.name
+        elif seed("live_log", names[0] if names else None) not in names:  # a log that appeared (or went) since
+            st.session_state["live_log"] = names[0] if names else None
         name = c1.selectbox("Log", names, key="live_log", disabled=running,
                             placeholder=f"no log in {workspace.display(directory)}/ yet")
-        if "live_pred" not in st.session_state and default_pred:
-            st.session_state["live_pred"] = default_pred
+        keep("live_log", name)
+        seed("live_pred", default_pred or "")
+        if running and run.pred:
+            st.session_state["live_pred"] = run.pred
         pred = "" if use_model else c2.text_input("Decision (a condition over the log's columns; true = favourable)",
                                                   key="live_pred", disabled=running,
                                                   placeholder="e.g. decile_score <= 4")
+        if not use_model:
+            keep("live_pred", pred)
         b1, b2, _ = st.columns([1.4, 1.2, 8], vertical_alignment="center")
         ready = bool(names and name and (use_model or (pred or "").strip()) and spec_text.strip())
         attach = b1.button("Attach", key="live_attach", type="primary", disabled=running or not ready,
@@ -139,22 +169,27 @@ def live_section(spec_text: str, options: dict, default_pred: str | None = None,
         st.rerun()  # the block again, with the log being watched: Stop enabled, the choices locked
     if stop and run is not None:
         run.stop()
-        keep(run, spec_text)
+        keep_result(run, spec_text)
         st.rerun()
     if run is not None and not run.done:
         _watch(spec_text)
     elif run is not None:
-        _ended(run, spec_text)
+        _ended(run, spec_text, chosen=(name, None if use_model else (pred or "").strip() or None))
 
 
-def _ended(run, spec_text: str) -> None:
+def _ended(run, spec_text: str, chosen=None) -> None:
+    """The end of ``run``: its error (while the form still holds the choices it failed on: ``chosen``, the log
+    and the condition), or its result made the page's (once) and a line saying so while it is the page's."""
+    from fairaudit.ui import state
+
     if run.error:
-        st.error(f"The live log {run.name} could not be audited: {run.error}", icon=":material/error:")
+        if chosen is None or chosen == (run.name, run.pred):
+            st.error(f"The live log {run.name} could not be audited: {run.error}", icon=":material/error:")
         return
-    keep(run, spec_text)
-    if run.latest is not None:
+    keep_result(run, spec_text)
+    if run.latest is not None and state.get(state.RESULT) is run.latest:
         st.caption(f"Live log {run.name}: {run.rows:,} rows audited; {run.ended() or 'stopped'}. The tree, the "
-                   "plots and the verdict on this page are now this run's.")
+                   "plots and the verdict on this page are this run's.")
 
 
 def _watch(spec_text: str) -> None:
@@ -192,7 +227,8 @@ def draw(run) -> None:
         if result.counterexamples:  # Fair[...] leaves: how many individuals the flip test caught so far
             from fairaudit import counterexamples_view as cv
 
-            st.caption(" · ".join(f"**{found.leaf}**: {cv.headline(found)}" for found in result.counterexamples.leaves))
+            st.caption(" · ".join(f"**{found.leaf}**: {cv.found_text(found)}" for found in result.counterexamples.leaves)
+                       + " — the table is under the node once the run is stopped")
         left, right = st.columns([11, 10], gap="large")
         nodes = result.nodes
         left.altair_chart(viz.tree_chart(nodes, width=560, guarantee=result.guarantee), width="content")

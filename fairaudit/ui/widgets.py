@@ -85,12 +85,19 @@ def summary(compact: bool = False) -> None:
         st.code((meta.get("spec") or "").strip(), language=None, wrap_lines=True)
         verdict_line(result)
         return
-    rows = [
-        ("Dataset", f"{ds.name} — {len(ds):,} rows; label `{ds.schema.label}` = {ds.schema.favourable!r}; "
-                    f"protected {', '.join(ds.schema.protected) or 'none'}" if ds is not None else "none chosen (Data page)"),
-        ("Model", model_info["describe"] if model_info else "none (Model page)"),
-        ("Engine", engine_title(meta.get("engine"))),
-    ]
+    from fairaudit.ui.flows import on_session_rows
+
+    if result is not None and not on_session_rows(meta):  # a log's audit: its own data and decisions
+        rows = [("Data", f"{meta.get('data') or '—'}" + (f" — {result.rows_text}" if result.rows_text else "")),
+                ("Decisions", meta.get("model") or "—"), ("Engine", engine_title(meta.get("engine")))]
+    else:
+        rows = [
+            ("Dataset", f"{ds.name} — {len(ds):,} rows; label `{ds.schema.label}` = {ds.schema.favourable!r}; "
+                        f"protected {', '.join(ds.schema.protected) or 'none'}" if ds is not None
+             else "none chosen (Data page)"),
+            ("Model", model_info["describe"] if model_info else "none (Model page)"),
+            ("Engine", engine_title(meta.get("engine"))),
+        ]
     for name, value in rows:
         st.markdown(f"**{name}:** {value}")
     if spec.strip():

@@ -291,3 +291,21 @@ def test_csv_tail_semicolons_and_flags(tmp_path):
         fh.write(b"2;False\n")
     assert tail.poll()["ok"].tolist() == [False]
     tail.close()
+
+
+def test_a_live_run_keeps_going_while_its_session_is_connected(tmp_path):
+    """The dashboard passes whether the browser session is still connected: a user on another page (no redraw of
+    the live view) keeps the run going; once the session is gone for ``unwatched`` seconds it stops, and says why."""
+    from fairaudit.livelog import LiveRun
+
+    path = tmp_path / "log.csv"
+    path.write_text("y\n" + "1\n0\n" * 50)
+    opts = engines.get("monitor").resolve_options({"order": "given"})
+    connected = {"yes": True}
+    run = LiveRun(parse("E[pred] >= 0.1"), path, pred="y == 1", options=opts, poll=0.05, unwatched=0.5,
+                  alive=lambda: connected["yes"])
+    time.sleep(1.5)
+    assert not run.done  # nobody drew it for 1.5 s, but its session is connected
+    connected["yes"] = False
+    run.thread.join(20)
+    assert run.done and run.why.get("unwatched") and "the dashboard was closed" in run.ended()
