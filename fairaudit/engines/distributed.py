@@ -20,26 +20,35 @@ Each worker, per partition (``partition_codes``)
 
 The client combines them, in partition order
     ``order="given"``: every worker reduces its codes to the leaf counts (successes, n) within the partition at the
-    checks that fall in it (``partition_counts``: every ``batch`` rows counted from the stream's first row, the
-    stream's last row, and the middle row for the halves test of ``OrderEvidence``); the client adds the totals of
-    the partitions before it (prefix sums in partition order) and so has each leaf's counts at every check —
-    ``RunningCounts``' convention (``fairaudit.engines.stream``), per partition instead of per chunk. Only the counts
-    at the checks travel.
+    checks that fall in it (``partition_counts`` at ``partition_points``: every ``batch`` rows counted from the
+    stream's first row, and the stream's last row), and to its totals (``codes_summary``). The client fetches them
+    partition by partition as the monitor asks for its checks (``PartitionCounts``, a ``ChunkedObservations``: a
+    few partitions computed ahead, ``fetched_counts``) and adds the totals of the partitions before (prefix sums in
+    partition order) — ``RunningCounts``' convention (``fairaudit.engines.stream``), per partition instead of per
+    chunk. The monitor asks in increasing order, so the client forgets the checks below the lowest one it last asked
+    for: it holds a window of checks (two monitor batches, at most ``CHUNK_LIMIT`` checks each, plus one partition's),
+    never the counts at every check, whatever the log's length. The halves test of ``OrderEvidence`` takes the counts
+    up to the middle row from one small task (``stream_halves``).
 
     ``order="shuffle"``: the stream is the rows in the seeded random order of the in-process path
     (``fairaudit.engines.monitor.stream_positions``: ``numpy.random.default_rng(seed).permutation``), a permutation
-    of the whole stream, which no partition can apply alone. The workers send their codes (one or two bits per leaf
-    and row), the client unpacks them in partition order and permutes them; the monitor then runs on them as it
-    does in memory. The client holds those bits, not the rows.
+    of the whole stream, which no partition can apply alone. The workers turn their codes into the out-of-core
+    route's row codes (``row_codes``: two bits per leaf, 1 byte a row for up to four leaves), the client appends them
+    in partition order and shuffles them with ``fairaudit.engines.stream.shuffle_codes`` — in memory (up to 1 GiB of
+    codes) that is the in-process permutation — and decodes them chunk by chunk for the monitor. The client holds
+    those codes (about 2 bytes a row while shuffling, 1 after; with ``Fair[...]``, before them, the permutation and
+    its inverse while the counterexamples are numbered, 16 bytes a row), not the rows; beyond 1 GiB of codes they go to a temporary file and are shuffled by buckets (a uniform
+    order, not the in-process one; refused with ``Fair[...]``).
 
 Either way the counts go through ``fairaudit.engines.monitor.monitor_batches`` and the shared driver
 (``fairaudit.run.drive``), as in process, so verdicts, intervals, warnings and the guarantee sentence are the
 same.
 
 ``Fair[column]`` (with a model)
-    The values the column is flipped to are those of the whole log, sorted as the dataset schema sorts them (one
-    ``unique`` pass on the cluster first; a text, boolean or dictionary column only, as a categorical column in
-    process). Each worker flips its rows and keeps the flipped rows' positions and its first ``KEEP``
+    The values the column is flipped to are those of the whole log, sorted, as in process
+    (``fairaudit.engines.observations.fair_domains``: a text, boolean or dictionary column's values as the dataset
+    schema has them, a numeric column's distinct values): one pass on the cluster first (``_domains``), each
+    partition sending at most ``FAIR_MAX_VALUES + 1`` distinct values; a column with more is refused. Each worker flips its rows and keeps the flipped rows' positions and its first ``KEEP``
     counterexamples; the client numbers them in the whole stream. Shuffled, the first ``KEEP`` in the permuted order
     can lie anywhere: the partitions that hold them are read again to make just those (``partition_counterexamples``).
     The counterexamples are the in-process ones, row numbers (in the log, before ``where``) included.
@@ -568,17 +577,40 @@ def _shuffled(client, codes, lengths, keys, seed: int, with_flips: bool = False)
         raise
 
 
+def few_values(series, cap: int) -> tuple:
+    """The sorted distinct values of one partition's column (``distinct_values``), at most ``cap + 1`` of them
+    (``cap + 1`` already says the column has too many)."""
+    from fairaudit.data.roles import distinct_values
+
+    return distinct_values(series)[:cap + 1]
+
+
 def _domains(client, frame, spec, fair_keys) -> tuple:
     """``((column, values), ...)`` for the Fair[...] leaves: the distinct values of each column over the whole log,
-    sorted as the dataset schema sorts them (``fairaudit.data.roles.distinct_values``)."""
+    sorted (``fairaudit.data.roles.distinct_values``) — a text, boolean or dictionary column's values as the dataset
+    schema has them, a numeric column's as ``fairaudit.engines.observations.fair_domains`` gives them in process.
+    One pass on the cluster, each partition sending at most ``FAIR_MAX_VALUES + 1`` values; a column with more is
+    refused (``FairauditError``), as in process."""
+    import dask
     import pandas as pd
 
     from fairaudit.data.roles import distinct_values
+    from fairaudit.engines.observations import FAIR_MAX_VALUES
     from fairaudit.evaluate import compile_spec
 
-    columns = list(dict.fromkeys(compile_spec(spec).leaf_node[k].node.column for k in fair_keys))
-    found = client.compute([frame[c].unique() for c in columns], sync=True)
-    return tuple((c, distinct_values(pd.Series(list(values), dtype=object))) for c, values in zip(columns, found))
+    leaves = {}
+    for k in fair_keys:
+        leaves.setdefault(compile_spec(spec).leaf_node[k].node.column, k)
+    out = []
+    for column, key in leaves.items():
+        found = client.compute([dask.delayed(few_values)(part, FAIR_MAX_VALUES)
+                                for part in frame[column].to_delayed()], sync=True)
+        values = distinct_values(pd.Series([v for part in found for v in part], dtype=object))
+        if len(values) > FAIR_MAX_VALUES:
+            raise FairauditError(f"{key}: column {column!r} has more than {FAIR_MAX_VALUES} values in the Parquet "
+                                 f"log; Fair[...] flips a column between its values (at most {FAIR_MAX_VALUES})")
+        out.append((column, values))
+    return tuple(out)
 
 
 def codes_flips(codes: PartitionCodes) -> tuple:
@@ -635,23 +667,7 @@ def _fair_flips(client, spec, fair_keys, task, parts, codes, lengths, positions,
 
 
 # ---------------------------------------------------------------------------------------------------- the audit
-def _text_column(files, name: str) -> bool:
-    """Whether the column ``name`` of the log is text, boolean or dictionary-encoded (a categorical column, whose
-    values ``Fair[...]`` flips between are those of the whole log, in sorted order, as in process)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    if _is_url(files[0]):
-        return True
-    try:
-        kind = pq.read_schema(files[0]).field(name).type
-    except KeyError:
-        return True  # a missing column is reported as such
-    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_boolean(kind)
-                or pa.types.is_dictionary(kind) or getattr(pa.types, "is_string_view", lambda t: False)(kind))
-
-
-def _check_spec(spec, columns, pred, where, model, label, files=()) -> bool:
+def _check_spec(spec, columns, pred, where, model, label) -> bool:
     """Refuse, before any work, what the Dask route cannot audit; returns whether the score is needed."""
     from fairaudit.preflight import Source, preflight
     from fairaudit.spec import event_columns, parse_event, spec_columns
@@ -673,10 +689,6 @@ def _check_spec(spec, columns, pred, where, model, label, files=()) -> bool:
     if missing:
         raise FairauditError(f"the Parquet log has no column {missing[0]!r} (its columns: "
                              f"{', '.join(columns[:12])}{' ...' if len(columns) > 12 else ''})")
-    for tn in spec.leaves:
-        if tn.kind == "fair" and model is not None and not _text_column(files, tn.node.column):
-            raise FairauditError(f"{tn.text} on Dask flips a text (categorical) column; {tn.node.column!r} is not "
-                                 "one in the Parquet log: audit it in process")
     if model is not None:
         absent = [c for c in getattr(model, "feature_names", ()) if c not in columns]
         if absent:
@@ -726,7 +738,7 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
     spec = spec if hasattr(spec, "nodes") else parse(str(spec))
     files = parquet_files(source)
     columns = parquet_columns(files)
-    uses_score = _check_spec(spec, columns, pred, where, model, label, files)
+    uses_score = _check_spec(spec, columns, pred, where, model, label)
     task = Task(spec.text, pred, where, label, _favourable(files, label, favourable), uses_score)
     results = _results(engine, spec, files, columns, task, model, resolved, client=client, scheduler=scheduler,
                        workers=workers, threads=threads, timeout=timeout, on_progress=on_progress,
