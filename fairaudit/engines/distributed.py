@@ -33,12 +33,13 @@ The client combines them, in partition order
     ``order="shuffle"``: the stream is the rows in the seeded random order of the in-process path
     (``fairaudit.engines.monitor.stream_positions``: ``numpy.random.default_rng(seed).permutation``), a permutation
     of the whole stream, which no partition can apply alone. The workers turn their codes into the out-of-core
-    route's row codes (``row_codes``: two bits per leaf, 1 byte a row for up to four leaves), the client appends them
-    in partition order and shuffles them with ``fairaudit.engines.stream.shuffle_codes`` — in memory (up to 1 GiB of
-    codes) that is the in-process permutation — and decodes them chunk by chunk for the monitor. The client holds
-    those codes (about 2 bytes a row while shuffling, 1 after; with ``Fair[...]``, before them, the permutation and
-    its inverse while the counterexamples are numbered, 16 bytes a row), not the rows; beyond 1 GiB of codes they go to a temporary file and are shuffled by buckets (a uniform
-    order, not the in-process one; refused with ``Fair[...]``).
+    route's row codes (``row_codes``: two bits per leaf, 1 byte a row for up to four leaves), the client appends
+    them in partition order and shuffles them with ``fairaudit.engines.stream.shuffle_codes`` — in memory (up to 1
+    GiB of codes) that is the in-process permutation — and decodes them chunk by chunk for the monitor. The client
+    holds those codes (about 2 bytes a row while shuffling, 1 after; with ``Fair[...]``, before them, the
+    permutation and its inverse while the counterexamples are numbered, 16 bytes a row), not the rows; beyond 1 GiB
+    of codes they go to a temporary file and are shuffled by buckets (a uniform order: the out-of-core route's with
+    the same limit and seed, not the in-process one; refused with ``Fair[...]``).
 
 Either way the counts go through ``fairaudit.engines.monitor.monitor_batches`` and the shared driver
 (``fairaudit.run.drive``), as in process, so verdicts, intervals, warnings and the guarantee sentence are the
@@ -48,10 +49,11 @@ same.
     The values the column is flipped to are those of the whole log, sorted, as in process
     (``fairaudit.engines.observations.fair_domains``: a text, boolean or dictionary column's values as the dataset
     schema has them, a numeric column's distinct values): one pass on the cluster first (``_domains``), each
-    partition sending at most ``FAIR_MAX_VALUES + 1`` distinct values; a column with more is refused. Each worker flips its rows and keeps the flipped rows' positions and its first ``KEEP``
-    counterexamples; the client numbers them in the whole stream. Shuffled, the first ``KEEP`` in the permuted order
-    can lie anywhere: the partitions that hold them are read again to make just those (``partition_counterexamples``).
-    The counterexamples are the in-process ones, row numbers (in the log, before ``where``) included.
+    partition sending at most ``FAIR_MAX_VALUES + 1`` distinct values; a column with more is refused. Each worker
+    flips its rows and keeps the flipped rows' positions and its first ``KEEP`` counterexamples; the client numbers
+    them in the whole stream. Shuffled, the first ``KEEP`` in the permuted order can lie anywhere: the partitions
+    that hold them are read again to make just those (``partition_counterexamples``). The counterexamples are the
+    in-process ones, row numbers (in the log, before ``where``) included.
 
 The cluster
     ``dask_client(scheduler=None, workers=2, threads=1)`` starts a ``distributed.LocalCluster`` on this machine
@@ -542,35 +544,38 @@ class _CodeObservations(_WithFlips, ChunkedObservations):
     ``Fair[...]`` leaves' counterexamples."""
 
 
-def _shuffled(client, codes, lengths, keys, seed: int, with_flips: bool = False):
+def _shuffled_in_memory(keys, length: int) -> bool:
+    """Whether the row codes of a stream of ``length`` rows are shuffled in memory (``shuffle_codes``: the in-process
+    permutation) rather than by buckets in a temporary file."""
+    from fairaudit.engines import stream
+
+    return length * stream.code_dtype(keys).itemsize <= stream.MEMORY_SHUFFLE_BYTES
+
+
+def _shuffled(client, codes, lengths, keys, seed: int):
     """``(folder, observations)`` of the stream shuffled with ``seed``: every partition's row codes
     (``row_codes``, made on the workers) appended in partition order to a ``CodeStore`` — in memory up to
     ``MEMORY_SHUFFLE_BYTES`` (1 byte a row for up to four leaves), else in a file of the temporary ``folder`` — and
     shuffled by ``shuffle_codes``, the out-of-core route's shuffle: in memory it is the in-process permutation
     (``default_rng(seed).permutation``), so the stream is the in-process one row for row; beyond, a uniform bucket
-    shuffle (another order). ``with_flips``: the ``Fair[...]`` counterexamples were numbered with the in-memory
-    permutation, so a stream that only an external shuffle holds is refused."""
+    shuffle (another order, the out-of-core route's with the same memory limit)."""
     import tempfile
 
-    from fairaudit.engines.stream import MEMORY_SHUFFLE_BYTES, CodeStore, _fresh, code_dtype, decode, shuffle_codes
+    from fairaudit.engines import stream
 
-    dtype = code_dtype(keys)
-    length = int(sum(lengths))
+    dtype = stream.code_dtype(keys)
     folder = None
-    if length * dtype.itemsize > MEMORY_SHUFFLE_BYTES:
-        if with_flips:
-            raise FairauditError(f"Fair[...] on a shuffled Dask stream of {length:,} rows: its codes do not fit "
-                                 f"in memory ({MEMORY_SHUFFLE_BYTES >> 20:,} MB), so the stream's order is not the "
-                                 "in-memory permutation its counterexamples are numbered in; use --order given")
+    if not _shuffled_in_memory(keys, int(sum(lengths))):
         folder = tempfile.TemporaryDirectory(prefix="fairaudit-dask-")
     try:
-        store = CodeStore(dtype, path=None if folder is None else _fresh(folder.name, "codes-"))
+        store = stream.CodeStore(dtype, path=None if folder is None else stream._fresh(folder.name, "codes-"))
         made = [client.submit(row_codes, c, keys, pure=False) for c in codes]
         for future in made:
             store.append(future.result())
             future.release()
-        store, _ = shuffle_codes(store.close(), seed, folder=None if folder is None else folder.name)
-        return folder, _CodeObservations(keys, (decode(c, keys) for c in store.chunks(1 << 16)), store.rows)
+        store, _ = stream.shuffle_codes(store.close(), seed, memory_bytes=stream.MEMORY_SHUFFLE_BYTES,
+                                        folder=None if folder is None else folder.name)
+        return folder, _CodeObservations(keys, (stream.decode(c, keys) for c in store.chunks(1 << 16)), store.rows)
     except BaseException:
         if folder is not None:
             folder.cleanup()
@@ -836,6 +841,10 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
         batch, order, seed = int(options["batch"]), options["order"], int(options["seed"])
         positions = None
         if fair_keys and order == "shuffle":
+            if not _shuffled_in_memory(keys, length):
+                raise FairauditError(f"Fair[...] on a shuffled Dask stream of {length:,} rows: its codes are shuffled "
+                                     "by buckets on disk, not by the in-memory permutation the counterexamples are "
+                                     "numbered in; use --order given")
             positions = stream_positions(_Rows(length), order, seed)  # the in-memory shuffle's permutation
         found = (_fair_flips(client, spec, fair_keys, task, parts, codes, lengths, positions, shipped) if fair_keys
                  else {})
@@ -845,7 +854,7 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
                                                                       LOOKAHEAD * _threads(client)),
                                   halves=_halves(client, codes, lengths, totals))
         else:  # every row's code on the client (1 byte a row up to four leaves), shuffled as out of core
-            folder, obs = _shuffled(client, codes, lengths, keys, seed, with_flips=bool(fair_keys))
+            folder, obs = _shuffled(client, codes, lengths, keys, seed)
         obs.with_flips(found)
         assumes = order_assumption(order, seed)
         batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch, split=options["split"],

@@ -160,6 +160,36 @@ def test_a_numeric_fair_column_with_too_many_values(client, log):
         audit_parquet(log, "Fair[age] > 0.9", model=_Model(), client=client)
 
 
+def test_a_shuffle_beyond_memory_is_the_out_of_core_routes(client, log, monkeypatch, tmp_path):
+    """Codes too big to shuffle in memory (the limit lowered to 4 kB): a bucket shuffle through a temporary file,
+    the out-of-core route's with the same limit and seed (row for row), not the in-process permutation; the
+    temporary folder is gone after the run; Fair[...] is refused (its counterexamples are numbered in the in-memory
+    permutation)."""
+    import tempfile
+
+    from fairaudit.engines import stream
+    from fairaudit.outofcore import audit_file
+
+    monkeypatch.setattr(stream, "MEMORY_SHUFFLE_BYTES", 4096)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    a = audit_file(log.parent / "log.csv", SPEC, pred=PRED, order="shuffle", seed=3, memory_bytes=4096,
+                   trace_points=None)
+    b = audit_parquet(log, SPEC, pred=PRED, order="shuffle", seed=3, client=client, trace_points=None)
+    assert_same(a, b)
+    with pytest.raises(AssertionError):
+        assert_same(in_process(log.parent / "log.csv", pred=PRED, order="shuffle", seed=3), b)
+    assert not list(tmp_path.glob("fairaudit-dask-*"))
+    with pytest.raises(FairauditError, match="shuffled by buckets on disk"):
+        audit_parquet(log, "Fair[sex] > 0.5", model=_trained(log), order="shuffle", client=client)
+
+
+def _trained(log):
+    from fairaudit.data import resolve
+    from fairaudit.models import train
+
+    return train(resolve(str(log.parent / "log.csv"), label="two_year_recid"), "logreg", seed=0)
+
+
 def test_progress_counts_partitions(client, log):
     seen = []
     audit_parquet(log, SPEC, pred=PRED, client=client, on_progress=lambda p: seen.append(p.message))
