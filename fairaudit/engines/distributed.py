@@ -521,7 +521,7 @@ def _threads(client) -> int:
     """The cluster's worker threads (at least 1)."""
     try:
         return max(1, int(sum(client.nthreads().values())))
-    except Exception:  # noqa: BLE001  (a scheduler that does not say: assume one)
+    except (OSError, TimeoutError, AttributeError, ValueError):  # a scheduler that does not say: assume one
         return 1
 
 
@@ -815,6 +815,7 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
     lengths, totals = [0] * total, [{}] * total
     done = 0
     folder = None  # a temporary folder for the codes of a shuffled stream too big to shuffle in memory
+    feed = None  # the partitions' counts, fetched as the monitor advances (given order)
     progress(0, total, message=f"Dask: 0 of {count(total, 'partitions')}")
     try:
         for future in as_completed(summaries):
@@ -850,9 +851,8 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
                  else {})
         del positions
         if order == "given":  # counts at the checks, fetched as the monitor advances
-            obs = PartitionCounts(keys, length, batch, fetched_counts(client, codes, lengths, batch,
-                                                                      LOOKAHEAD * _threads(client)),
-                                  halves=_halves(client, codes, lengths, totals))
+            feed = fetched_counts(client, codes, lengths, batch, LOOKAHEAD * _threads(client))
+            obs = PartitionCounts(keys, length, batch, feed, halves=_halves(client, codes, lengths, totals))
         else:  # every row's code on the client (1 byte a row up to four leaves), shuffled as out of core
             folder, obs = _shuffled(client, codes, lengths, keys, seed)
         obs.with_flips(found)
@@ -883,6 +883,8 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
                         provenance=provenance, trace_points=trace_points, full_trace=writer)
         yield from (results if writer is None else _writing(results, writer))
     finally:
+        if feed is not None:
+            feed.close()  # the counts computed ahead are released while the client is open
         for f in codes + summaries:
             f.release()
         if folder is not None:
