@@ -20,29 +20,40 @@ Each worker, per partition (``partition_codes``)
 
 The client combines them, in partition order
     ``order="given"``: every worker reduces its codes to the leaf counts (successes, n) within the partition at the
-    checks that fall in it (``partition_counts``: every ``batch`` rows counted from the stream's first row, the
-    stream's last row, and the middle row for the halves test of ``OrderEvidence``); the client adds the totals of
-    the partitions before it (prefix sums in partition order) and so has each leaf's counts at every check —
-    ``RunningCounts``' convention (``fairaudit.engines.stream``), per partition instead of per chunk. Only the counts
-    at the checks travel.
+    checks that fall in it (``partition_counts`` at ``partition_points``: every ``batch`` rows counted from the
+    stream's first row, and the stream's last row), and to its totals (``codes_summary``). The client fetches them
+    partition by partition as the monitor asks for its checks (``PartitionCounts``, a ``ChunkedObservations``: a
+    few partitions computed ahead, ``fetched_counts``) and adds the totals of the partitions before (prefix sums in
+    partition order) — ``RunningCounts``' convention (``fairaudit.engines.stream``), per partition instead of per
+    chunk. The monitor asks in increasing order, so the client forgets the checks below the lowest one it last asked
+    for: it holds a window of checks (two monitor batches, at most ``CHUNK_LIMIT`` checks each, plus one partition's),
+    never the counts at every check, whatever the log's length. The halves test of ``OrderEvidence`` takes the counts
+    up to the middle row from one small task (``stream_halves``).
 
     ``order="shuffle"``: the stream is the rows in the seeded random order of the in-process path
     (``fairaudit.engines.monitor.stream_positions``: ``numpy.random.default_rng(seed).permutation``), a permutation
-    of the whole stream, which no partition can apply alone. The workers send their codes (one or two bits per leaf
-    and row), the client unpacks them in partition order and permutes them; the monitor then runs on them as it
-    does in memory. The client holds those bits, not the rows.
+    of the whole stream, which no partition can apply alone. The workers turn their codes into the out-of-core
+    route's row codes (``row_codes``: two bits per leaf, 1 byte a row for up to four leaves), the client appends
+    them in partition order and shuffles them with ``fairaudit.engines.stream.shuffle_codes`` — in memory (up to 1
+    GiB of codes) that is the in-process permutation — and decodes them chunk by chunk for the monitor. The client
+    holds those codes (about 2 bytes a row while shuffling, 1 after; with ``Fair[...]``, before them, the
+    permutation and its inverse while the counterexamples are numbered, 16 bytes a row), not the rows; beyond 1 GiB
+    of codes they go to a temporary file and are shuffled by buckets (a uniform order: the out-of-core route's with
+    the same limit and seed, not the in-process one; refused with ``Fair[...]``).
 
 Either way the counts go through ``fairaudit.engines.monitor.monitor_batches`` and the shared driver
 (``fairaudit.run.drive``), as in process, so verdicts, intervals, warnings and the guarantee sentence are the
 same.
 
 ``Fair[column]`` (with a model)
-    The values the column is flipped to are those of the whole log, sorted as the dataset schema sorts them (one
-    ``unique`` pass on the cluster first; a text, boolean or dictionary column only, as a categorical column in
-    process). Each worker flips its rows and keeps the flipped rows' positions and its first ``KEEP``
-    counterexamples; the client numbers them in the whole stream. Shuffled, the first ``KEEP`` in the permuted order
-    can lie anywhere: the partitions that hold them are read again to make just those (``partition_counterexamples``).
-    The counterexamples are the in-process ones, row numbers (in the log, before ``where``) included.
+    The values the column is flipped to are those of the whole log, sorted, as in process
+    (``fairaudit.engines.observations.fair_domains``: a text, boolean or dictionary column's values as the dataset
+    schema has them, a numeric column's distinct values): one pass on the cluster first (``_domains``), each
+    partition sending at most ``FAIR_MAX_VALUES + 1`` distinct values; a column with more is refused. Each worker
+    flips its rows and keeps the flipped rows' positions and its first ``KEEP`` counterexamples; the client numbers
+    them in the whole stream. Shuffled, the first ``KEEP`` in the permuted order can lie anywhere: the partitions
+    that hold them are read again to make just those (``partition_counterexamples``). The counterexamples are the
+    in-process ones, row numbers (in the log, before ``where``) included.
 
 The cluster
     ``dask_client(scheduler=None, workers=2, threads=1)`` starts a ``distributed.LocalCluster`` on this machine
@@ -66,6 +77,7 @@ from typing import Iterator
 import numpy as np
 
 from fairaudit.engines.base import Option
+from fairaudit.engines.stream import ChunkedObservations, _count_upto
 from fairaudit.errors import FairauditError
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -326,8 +338,13 @@ def partition_counterexamples(frame, task: Task, model, key: str, local) -> tupl
     return flips(key, model, part, node.column, domain, agree, decisions, rows[local]).first
 
 
-def codes_length(codes: PartitionCodes) -> int:
-    return codes.length
+def codes_summary(codes: PartitionCodes) -> tuple[int, dict]:
+    """``(rows, totals)``: the partition's rows (after ``where``) and per leaf its (successes, n) over them."""
+    totals = {}
+    for key in codes.success:
+        v, m = codes.unpacked(key)
+        totals[key] = (int(v.sum()), codes.length if m is None else int(m.sum()))
+    return codes.length, totals
 
 
 def local_points(length: int, first: int, batch: int, extra=()) -> np.ndarray:
@@ -338,12 +355,21 @@ def local_points(length: int, first: int, batch: int, extra=()) -> np.ndarray:
     return np.union1d(points, extra) if len(extra) else points
 
 
+def partition_points(offset: int, rows: int, length: int, batch: int) -> tuple[int, tuple]:
+    """``(first, extra)`` for the partition of ``rows`` rows that starts at stream position ``offset`` (the stream:
+    ``length`` rows): ``local_points(rows, first, batch, extra) + offset`` are the stream's checks
+    (``check_points(length, batch)``: every ``batch`` rows from the stream's first, and its last row) that fall in
+    the partition."""
+    return (-(offset + 1)) % batch, tuple(p - offset for p in (length - 1,) if offset <= p < offset + rows)
+
+
 def partition_counts(codes: PartitionCodes, first: int, batch: int, extra=()) -> dict:
     """The leaf counts within the partition at ``local_points``: per leaf (successes, n) there — n None for an
-    unconditional leaf (it is the position + 1) — and the partition's totals (``"total"``: (successes, n))."""
+    unconditional leaf (it is the position + 1) —, the partition's totals (``"total"``: (successes, n)) and the
+    points asked for (``"points"``: ``(rows, first, batch, extra)``)."""
     at = local_points(codes.length, first, batch, extra)
     small = np.int32 if codes.length < 2 ** 31 - 1 else np.int64
-    out = {"at": {}, "total": {}}
+    out = {"at": {}, "total": {}, "points": (codes.length, int(first), int(batch), tuple(int(p) for p in extra))}
     for key in codes.success:
         v, m = codes.unpacked(key)
         s = np.cumsum(v, dtype=np.int64)
@@ -354,109 +380,242 @@ def partition_counts(codes: PartitionCodes, first: int, batch: int, extra=()) ->
     return out
 
 
+def row_codes(codes: PartitionCodes, keys) -> np.ndarray:
+    """The partition's rows as the out-of-core route's row codes (``fairaudit.engines.stream.encode``: two bits per
+    leaf, 1 byte a row for up to four leaves)."""
+    from fairaudit.engines.observations import Observations
+    from fairaudit.engines.stream import encode
+
+    values, masks = {}, {}
+    for key in keys:
+        v, m = codes.unpacked(key)
+        values[key], masks[key] = v, (np.ones(codes.length, dtype=bool) if m is None else m)
+    return encode(Observations(values, masks, codes.length), keys)
+
+
 # ---------------------------------------------------------------------------------------------------- on the client
-class CheckCounts:
-    """The monitor's observations (``Observations``' ``length`` and ``stats``) from leaf counts already taken at the
-    checks (``positions``: 0-based stream positions, increasing; ``successes``/``n`` per leaf at them), as
-    ``CountObservations`` of a given-order Dask run. ``half_counts`` gives the halves test of ``OrderEvidence``
-    its per-leaf (successes, n) in the first and second half of the stream."""
+class _WithFlips:
+    """The ``Fair[...]`` leaves' counterexamples (``Flips`` per leaf, stream positions) of a stream whose rows the
+    client does not hold, as ``Observations.counterexamples`` gives them."""
 
-    def __init__(self, length: int, positions: np.ndarray, successes: dict, n: dict):
-        self.length = int(length)
-        self.positions, self.successes, self.n = positions, successes, n
-        self.flips: dict = {}
+    flips: dict = {}
 
-    def with_flips(self, flips: dict) -> "CheckCounts":
-        """The same counts with the Fair[...] leaves' counterexamples (``Flips`` per leaf, stream positions)."""
+    def with_flips(self, flips: dict):
         self.flips = dict(flips)
         return self
 
     def counterexamples(self, upto: int | None = None):
-        """As ``Observations.counterexamples``: the Fair[...] leaves' counterexamples among the first ``upto`` rows."""
         from fairaudit.counterexamples import Counterexamples
 
         if not self.flips:
             return None
         return Counterexamples(tuple(f.upto(upto) for f in self.flips.values()))
 
-    def _rows(self, points: np.ndarray) -> np.ndarray:
-        rows = np.searchsorted(self.positions, points)
-        if len(points) and (rows.max() >= len(self.positions) or (self.positions[rows] != points).any()):
-            raise RuntimeError("the Dask partitions did not report the counts at every check")
-        return rows
 
-    def stats(self, ends: np.ndarray) -> dict:
-        from fairaudit.bounds.allocation import LeafStats
+class PartitionCounts(_WithFlips, ChunkedObservations):
+    """The monitor's observations of a given-order Dask run: each leaf's counts at the checks, fetched partition by
+    partition as the monitor asks for them and added to the totals of the partitions before (prefix sums in
+    partition order). Only a window of checks is held — ``ChunkedObservations``' mechanism (``CheckPoints``,
+    ``_LazyStats``): the monitor asks for its checks in increasing order and the checks below the lowest one it
+    last asked for are forgotten — never the counts at every check.
 
-        rows = self._rows(np.asarray(ends, dtype=np.int64))
-        return {k: LeafStats(self.successes[k][rows].astype(float), self.n[k][rows].astype(float))
-                for k in self.successes}
+    ``parts`` yields, in partition order, ``(rows, counted)``: the partition's rows and its ``partition_counts`` at
+    ``partition_points`` (``counted`` may be None for an empty partition). ``halves``: per leaf ``(n1, s1, n2, s2)``
+    for the halves test (``stream_halves``). ``held``: the most checks held at once so far."""
 
-    def half_counts(self, key: str) -> tuple[int, int, int, int]:
-        """``(n1, s1, n2, s2)``: the leaf's observations and successes in the stream's first ``length // 2`` rows and
-        in the rest (``OrderEvidence``'s halves test, as ``fairaudit.engines.stream.ChunkedObservations``)."""
-        half = self.length // 2
-        total_s, total_n = int(self.successes[key][-1]), int(self.n[key][-1])
-        if half == 0:
-            return 0, 0, total_n, total_s
-        r = int(self._rows(np.array([half - 1]))[0])
-        s1, n1 = int(self.successes[key][r]), int(self.n[key][r])
-        return n1, s1, total_n - n1, total_s - s1
+    def __init__(self, keys, length: int, batch: int, parts, halves: dict | None = None):
+        super().__init__(keys, (), length, halves=halves)
+        self.batch, self.parts, self.held = int(batch), iter(parts), 0
+
+    def stats(self, ends) -> dict:
+        if self.counts.rows:
+            raise RuntimeError("the counts of a Dask stream are fetched once, in order")
+        return super().stats(ends)
+
+    def fill(self, check: int) -> None:
+        """Fetch partitions until the counts at check ``check`` are known."""
+        while self.filled <= check:
+            part = next(self.parts, None)
+            if part is None:
+                raise FairauditError(f"the Dask partitions ended after {self.counts.rows:,} rows; {self.length:,} "
+                                     "were expected")
+            rows, counted = part
+            if not rows:
+                continue
+            start = self.counts.rows
+            stop = _count_upto(self.ends, start + rows - 1)
+            want = np.asarray(self.ends[self.filled:stop], dtype=np.int64) - start
+            first, extra = partition_points(start, rows, self.length, self.batch)
+            at = local_points(rows, first, self.batch, extra)
+            where = np.searchsorted(at, want)
+            if counted["points"] != (rows, first, self.batch, extra) or \
+                    (len(want) and (where.max() >= len(at) or (at[where] != want).any())):
+                raise RuntimeError("the Dask partitions did not report the counts at every check")
+            for k in self.keys:
+                s, n = counted["at"][k]
+                base_s, base_n = self.counts.successes[k], self.counts.n[k]
+                old_s, old_n = self.cum[k]
+                self.cum[k] = (np.concatenate([old_s, s[where].astype(np.int64) + base_s]),
+                               np.concatenate([old_n, (start + want + 1) if n is None
+                                               else n[where].astype(np.int64) + base_n]))
+                ts, tn = counted["total"][k]
+                self.counts.successes[k], self.counts.n[k] = base_s + int(ts), base_n + int(tn)
+            self.counts.rows += rows
+            self.filled = stop
+            self.held = max(self.held, self.filled - self.base)
 
 
-def _combine_counts(lengths, parts, batch: int) -> CheckCounts:
-    """Prefix sums in partition order: each partition's counts at its points plus the totals before it."""
-    total = int(sum(lengths))
-    positions, successes, ns = [], {}, {}
-    before_s: dict = {}
-    before_n: dict = {}
-    offset = 0
-    for length, part, first, extra in parts:
-        at = local_points(length, first, batch, extra)
-        positions.append(offset + at)
-        for key, (s, n) in part["at"].items():
-            base_s, base_n = before_s.get(key, 0), before_n.get(key, 0)
-            successes.setdefault(key, []).append(s.astype(np.int64) + base_s)
-            ns.setdefault(key, []).append((offset + at + 1) if n is None else n.astype(np.int64) + base_n)
-            ts, tn = part["total"][key]
-            before_s[key], before_n[key] = base_s + ts, base_n + tn
-        offset += length
-    pos = np.concatenate(positions) if positions else np.zeros(0, np.int64)
-    return CheckCounts(total, pos, {k: np.concatenate(v) for k, v in successes.items()},
-                       {k: np.concatenate(v) for k, v in ns.items()})
+def stream_halves(totals, half: int, middle=None) -> dict:
+    """Per leaf ``(n1, s1, n2, s2)``: observations and successes in the stream's first ``half`` rows and in the rest
+    (the halves test of ``OrderEvidence``), from every partition's totals (``codes_summary``, in partition order)
+    and ``middle = (p, counted)``: partition ``p``'s ``partition_counts`` at the one position of the stream's row
+    ``half - 1`` (None when ``half`` is 0)."""
+    out = {}
+    for k in (totals[0] if totals else {}):
+        total_s, total_n = sum(t[k][0] for t in totals), sum(t[k][1] for t in totals)
+        if half == 0 or middle is None:
+            out[k] = (0, 0, total_n, total_s)
+            continue
+        p, counted = middle
+        s, n = counted["at"][k]
+        s1 = sum(t[k][0] for t in totals[:p]) + int(s[0])
+        n1 = half if n is None else sum(t[k][1] for t in totals[:p]) + int(n[0])
+        out[k] = (n1, s1, total_n - n1, total_s - s1)
+    return out
 
 
-def _unpack_all(keys, codes_list) -> "object":
-    """The ``Observations`` of the whole stream, in partition order, from the workers' codes."""
-    from fairaudit.engines.observations import Observations
+LOOKAHEAD = 2  # partitions whose counts are computed ahead of the monitor, per worker thread
 
-    length = sum(c.length for c in codes_list)
-    values, masks = {}, {}
-    for key in keys:
-        v = np.empty(length, dtype=bool)
-        m = np.ones(length, dtype=bool)
-        at = 0
-        for c in codes_list:
-            cv, cm = c.unpacked(key)
-            v[at:at + c.length] = cv
-            if cm is not None:
-                m[at:at + c.length] = cm
-            at += c.length
-        values[key], masks[key] = v, m
-    return Observations(values, masks, length)
+
+def fetched_counts(client, codes, lengths, batch: int, ahead: int) -> Iterator[tuple[int, dict | None]]:
+    """``(rows, partition_counts)`` of each partition in partition order, for ``PartitionCounts``: computed on the
+    workers ``ahead`` partitions before the monitor reaches them (the counts stay on the workers until then) and
+    fetched one partition at a time; a partition's codes are released once its counts are fetched."""
+    length = int(sum(lengths))
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    pending: dict = {}
+
+    def submit(p: int):
+        first, extra = partition_points(int(offsets[p]), int(lengths[p]), length, batch)
+        return client.submit(partition_counts, codes[p], first, batch, extra, pure=False)
+
+    try:
+        for p in range(len(codes)):
+            for q in range(p, min(len(codes), p + max(1, ahead))):
+                if q not in pending and lengths[q]:
+                    pending[q] = submit(q)
+            if not lengths[p]:
+                yield 0, None
+                continue
+            future = pending.pop(p)
+            counted = future.result()
+            future.release()
+            codes[p].release()
+            yield int(lengths[p]), counted
+    finally:
+        for future in pending.values():
+            future.release()
+
+
+def _threads(client) -> int:
+    """The cluster's worker threads (at least 1)."""
+    try:
+        return max(1, int(sum(client.nthreads().values())))
+    except (OSError, TimeoutError, AttributeError, ValueError):  # a scheduler that does not say: assume one
+        return 1
+
+
+def _halves(client, codes, lengths, totals) -> dict:
+    """``stream_halves`` of the stream: the totals already known, plus the counts up to the stream's middle row in
+    the partition that holds it (one small task)."""
+    length = int(sum(lengths))
+    half = length // 2
+    if half == 0:
+        return stream_halves(totals, 0)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    p = int(np.searchsorted(offsets, half - 1, side="right") - 1)  # the (non-empty) partition of row half - 1
+    counted = client.submit(partition_counts, codes[p], int(lengths[p]), 1, (int(half - 1 - offsets[p]),),
+                            pure=False).result()
+    return stream_halves(totals, half, (p, counted))
+
+
+class _CodeObservations(_WithFlips, ChunkedObservations):
+    """A shuffled Dask stream: its row codes decoded chunk by chunk (``ChunkedObservations``), with the
+    ``Fair[...]`` leaves' counterexamples."""
+
+
+def _shuffled_in_memory(keys, length: int) -> bool:
+    """Whether the row codes of a stream of ``length`` rows are shuffled in memory (``shuffle_codes``: the in-process
+    permutation) rather than by buckets in a temporary file."""
+    from fairaudit.engines import stream
+
+    return length * stream.code_dtype(keys).itemsize <= stream.MEMORY_SHUFFLE_BYTES
+
+
+def _shuffled(client, codes, lengths, keys, seed: int):
+    """``(folder, observations)`` of the stream shuffled with ``seed``: every partition's row codes
+    (``row_codes``, made on the workers) appended in partition order to a ``CodeStore`` — in memory up to
+    ``MEMORY_SHUFFLE_BYTES`` (1 byte a row for up to four leaves), else in a file of the temporary ``folder`` — and
+    shuffled by ``shuffle_codes``, the out-of-core route's shuffle: in memory it is the in-process permutation
+    (``default_rng(seed).permutation``), so the stream is the in-process one row for row; beyond, a uniform bucket
+    shuffle (another order, the out-of-core route's with the same memory limit)."""
+    import tempfile
+
+    from fairaudit.engines import stream
+
+    dtype = stream.code_dtype(keys)
+    folder = None
+    if not _shuffled_in_memory(keys, int(sum(lengths))):
+        folder = tempfile.TemporaryDirectory(prefix="fairaudit-dask-")
+    try:
+        store = stream.CodeStore(dtype, path=None if folder is None else stream._fresh(folder.name, "codes-"))
+        made = [client.submit(row_codes, c, keys, pure=False) for c in codes]
+        for future in made:
+            store.append(future.result())
+            future.release()
+        store, _ = stream.shuffle_codes(store.close(), seed, memory_bytes=stream.MEMORY_SHUFFLE_BYTES,
+                                        folder=None if folder is None else folder.name)
+        return folder, _CodeObservations(keys, (stream.decode(c, keys) for c in store.chunks(1 << 16)), store.rows)
+    except BaseException:
+        if folder is not None:
+            folder.cleanup()
+        raise
+
+
+def few_values(series, cap: int) -> tuple:
+    """The sorted distinct values of one partition's column (``distinct_values``), at most ``cap + 1`` of them
+    (``cap + 1`` already says the column has too many)."""
+    from fairaudit.data.roles import distinct_values
+
+    return distinct_values(series)[:cap + 1]
 
 
 def _domains(client, frame, spec, fair_keys) -> tuple:
     """``((column, values), ...)`` for the Fair[...] leaves: the distinct values of each column over the whole log,
-    sorted as the dataset schema sorts them (``fairaudit.data.roles.distinct_values``)."""
+    sorted (``fairaudit.data.roles.distinct_values``) — a text, boolean or dictionary column's values as the dataset
+    schema has them, a numeric column's as ``fairaudit.engines.observations.fair_domains`` gives them in process.
+    One pass on the cluster, each partition sending at most ``FAIR_MAX_VALUES + 1`` values; a column with more is
+    refused (``FairauditError``), as in process."""
+    import dask
     import pandas as pd
 
     from fairaudit.data.roles import distinct_values
+    from fairaudit.engines.observations import FAIR_MAX_VALUES
     from fairaudit.evaluate import compile_spec
 
-    columns = list(dict.fromkeys(compile_spec(spec).leaf_node[k].node.column for k in fair_keys))
-    found = client.compute([frame[c].unique() for c in columns], sync=True)
-    return tuple((c, distinct_values(pd.Series(list(values), dtype=object))) for c, values in zip(columns, found))
+    leaves = {}
+    for k in fair_keys:
+        leaves.setdefault(compile_spec(spec).leaf_node[k].node.column, k)
+    out = []
+    for column, key in leaves.items():
+        found = client.compute([dask.delayed(few_values)(part, FAIR_MAX_VALUES)
+                                for part in frame[column].to_delayed()], sync=True)
+        values = distinct_values(pd.Series([v for part in found for v in part], dtype=object))
+        if len(values) > FAIR_MAX_VALUES:
+            raise FairauditError(f"{key}: column {column!r} has more than {FAIR_MAX_VALUES} values in the Parquet "
+                                 f"log; Fair[...] flips a column between its values (at most {FAIR_MAX_VALUES})")
+        out.append((column, values))
+    return tuple(out)
 
 
 def codes_flips(codes: PartitionCodes) -> tuple:
@@ -513,23 +672,7 @@ def _fair_flips(client, spec, fair_keys, task, parts, codes, lengths, positions,
 
 
 # ---------------------------------------------------------------------------------------------------- the audit
-def _text_column(files, name: str) -> bool:
-    """Whether the column ``name`` of the log is text, boolean or dictionary-encoded (a categorical column, whose
-    values ``Fair[...]`` flips between are those of the whole log, in sorted order, as in process)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    if _is_url(files[0]):
-        return True
-    try:
-        kind = pq.read_schema(files[0]).field(name).type
-    except KeyError:
-        return True  # a missing column is reported as such
-    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_boolean(kind)
-                or pa.types.is_dictionary(kind) or getattr(pa.types, "is_string_view", lambda t: False)(kind))
-
-
-def _check_spec(spec, columns, pred, where, model, label, files=()) -> bool:
+def _check_spec(spec, columns, pred, where, model, label) -> bool:
     """Refuse, before any work, what the Dask route cannot audit; returns whether the score is needed."""
     from fairaudit.preflight import Source, preflight
     from fairaudit.spec import event_columns, parse_event, spec_columns
@@ -551,10 +694,6 @@ def _check_spec(spec, columns, pred, where, model, label, files=()) -> bool:
     if missing:
         raise FairauditError(f"the Parquet log has no column {missing[0]!r} (its columns: "
                              f"{', '.join(columns[:12])}{' ...' if len(columns) > 12 else ''})")
-    for tn in spec.leaves:
-        if tn.kind == "fair" and model is not None and not _text_column(files, tn.node.column):
-            raise FairauditError(f"{tn.text} on Dask flips a text (categorical) column; {tn.node.column!r} is not "
-                                 "one in the Parquet log: audit it in process")
     if model is not None:
         absent = [c for c in getattr(model, "feature_names", ()) if c not in columns]
         if absent:
@@ -604,7 +743,7 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
     spec = spec if hasattr(spec, "nodes") else parse(str(spec))
     files = parquet_files(source)
     columns = parquet_columns(files)
-    uses_score = _check_spec(spec, columns, pred, where, model, label, files)
+    uses_score = _check_spec(spec, columns, pred, where, model, label)
     task = Task(spec.text, pred, where, label, _favourable(files, label, favourable), uses_score)
     results = _results(engine, spec, files, columns, task, model, resolved, client=client, scheduler=scheduler,
                        workers=workers, threads=threads, timeout=timeout, on_progress=on_progress,
@@ -650,8 +789,7 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
     from distributed import as_completed
 
     from fairaudit.engines.base import Context
-    from fairaudit.engines.monitor import check_points, monitor_batches, order_assumption, stream_positions
-    from fairaudit.engines.observations import Observations
+    from fairaudit.engines.monitor import monitor_batches, order_assumption, stream_positions
     from fairaudit.evaluate import compile_spec
     from fairaudit.guarantee import Guarantee
     from fairaudit.numbers import count
@@ -672,21 +810,24 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
         task = replace(task, domains=_domains(client, frame, spec, fair_keys))
     shipped = client.scatter(model, broadcast=True) if model is not None else None
     codes = client.compute([dask.delayed(partition_codes)(part, task, shipped) for part in parts])
-    lengths_f = [client.submit(codes_length, c, pure=False) for c in codes]
-    index = {f.key: i for i, f in enumerate(lengths_f)}
-    lengths = [0] * total
+    summaries = [client.submit(codes_summary, c, pure=False) for c in codes]
+    index = {f.key: i for i, f in enumerate(summaries)}
+    lengths, totals = [0] * total, [{}] * total
     done = 0
+    folder = None  # a temporary folder for the codes of a shuffled stream too big to shuffle in memory
+    feed = None  # the partitions' counts, fetched as the monitor advances (given order)
     progress(0, total, message=f"Dask: 0 of {count(total, 'partitions')}")
     try:
-        for future in as_completed(lengths_f):
+        for future in as_completed(summaries):
             try:
-                lengths[index[future.key]] = int(future.result())
+                lengths[index[future.key]], totals[index[future.key]] = future.result()
             except FairauditError:
                 raise
             except (OSError, ValueError, KeyError, TypeError) as err:  # a damaged file, a column missing in one
                 where = files[index[future.key]] if total == len(files) else f"partition {index[future.key] + 1:,}"
                 raise FairauditError(f"cannot read {where} of the Parquet log: "
                                      f"{' '.join(str(err).split())[:200]}") from None
+            future.release()
             done += 1
             progress(done, total, message=f"Dask: {done:,} of {count(total, 'partitions')}")
             if progress.cancelled:
@@ -698,58 +839,56 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
         if length == 0:
             raise FairauditError(f"no row of the Parquet log matches --where {task.where!r}" if task.where
                                  else "the Parquet log has no rows: nothing to audit")
-        batch, order = int(options["batch"]), options["order"]
-        if order == "given":
-            ends = check_points(length, batch)
-            half = length // 2
-            jobs, offset = [], 0
-            for c, n in zip(codes, lengths):
-                first = (-(offset + 1)) % batch
-                extra = tuple(int(p - offset) for p in (length - 1, half - 1) if offset <= p < offset + n)
-                jobs.append((n, first, extra))
-                offset += n
-            counted = client.gather([client.submit(partition_counts, c, first, batch, extra, pure=False)
-                                     for c, (n, first, extra) in zip(codes, jobs)])
-            obs = _combine_counts(lengths, [(n, part, first, extra) for part, (n, first, extra)
-                                            in zip(counted, jobs)], batch)
-            obs.stats(ends)  # every check is there (a bug otherwise), before the monitor starts
-            positions = None
-        else:
-            obs = _unpack_all(keys, client.gather(codes))
-            positions = stream_positions(_Rows(length), order, int(options["seed"]))
-            obs = obs.take(positions)
-        if fair_keys:
-            found = _fair_flips(client, spec, fair_keys, task, parts, codes, lengths, positions, shipped)
-            obs = (Observations(obs.values, obs.masks, obs.length, found) if positions is not None
-                   else obs.with_flips(found))
-    finally:
-        for f in codes + lengths_f:
-            f.release()
-    assumes = order_assumption(order, int(options["seed"]))
-    batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch, split=options["split"],
-                              bound=options["bound"], order=order, ctx=ctx, assumes=assumes,
-                              stop=bool(options.get("stop")))
-    name = files[0] if len(files) == 1 else f"{os.path.dirname(files[0]) or '.'} ({count(len(files), 'Parquet files')})"
-    rows = {"policy": "all", "audited": length, "total": length,
-            "text": f"{'all ' if not task.where else ''}{length:,} rows of the Parquet log {name}"
-                    + (f" matching {task.where}" if task.where else "")
-                    + f", read in {count(total, 'partitions')} by a Dask cluster"}
-    described = {"data": name, "model": model.describe() if model is not None else None, "pred": task.pred,
-                 "where": task.where, "rows": "all", "dask_partitions": total}
-    provenance = {"dataset": {"name": name, "rows": length, "source": ", ".join(files[:3]) +
-                              (" ..." if len(files) > 3 else ""), "parquet_files": len(files)},
-                  "model": None if model is None else {"kind": model.kind, "description": model.describe(),
-                                                       "content_hash": getattr(model, "content_hash", None)}}
-    writer = None
-    if full_trace is not None:
-        from fairaudit.fulltrace import FullTraceWriter
+        batch, order, seed = int(options["batch"]), options["order"], int(options["seed"])
+        positions = None
+        if fair_keys and order == "shuffle":
+            if not _shuffled_in_memory(keys, length):
+                raise FairauditError(f"Fair[...] on a shuffled Dask stream of {length:,} rows: its codes are shuffled "
+                                     "by buckets on disk, not by the in-memory permutation the counterexamples are "
+                                     "numbered in; use --order given")
+            positions = stream_positions(_Rows(length), order, seed)  # the in-memory shuffle's permutation
+        found = (_fair_flips(client, spec, fair_keys, task, parts, codes, lengths, positions, shipped) if fair_keys
+                 else {})
+        del positions
+        if order == "given":  # counts at the checks, fetched as the monitor advances
+            feed = fetched_counts(client, codes, lengths, batch, LOOKAHEAD * _threads(client))
+            obs = PartitionCounts(keys, length, batch, feed, halves=_halves(client, codes, lengths, totals))
+        else:  # every row's code on the client (1 byte a row up to four leaves), shuffled as out of core
+            folder, obs = _shuffled(client, codes, lengths, keys, seed)
+        obs.with_flips(found)
+        assumes = order_assumption(order, seed)
+        batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch, split=options["split"],
+                                  bound=options["bound"], order=order, ctx=ctx, assumes=assumes,
+                                  stop=bool(options.get("stop")))
+        name = (files[0] if len(files) == 1
+                else f"{os.path.dirname(files[0]) or '.'} ({count(len(files), 'Parquet files')})")
+        rows = {"policy": "all", "audited": length, "total": length,
+                "text": f"{'all ' if not task.where else ''}{length:,} rows of the Parquet log {name}"
+                        + (f" matching {task.where}" if task.where else "")
+                        + f", read in {count(total, 'partitions')} by a Dask cluster"}
+        described = {"data": name, "model": model.describe() if model is not None else None, "pred": task.pred,
+                     "where": task.where, "rows": "all", "dask_partitions": total}
+        provenance = {"dataset": {"name": name, "rows": length, "source": ", ".join(files[:3]) +
+                                  (" ..." if len(files) > 3 else ""), "parquet_files": len(files)},
+                      "model": None if model is None else {"kind": model.kind, "description": model.describe(),
+                                                           "content_hash": getattr(model, "content_hash", None)}}
+        writer = None
+        if full_trace is not None:
+            from fairaudit.fulltrace import FullTraceWriter
 
-        writer = FullTraceWriter(full_trace, spec.text)
-    results = drive(engine, spec, batches, options={**described, **options},
-                    guarantee=Guarantee("probabilistic", options["delta"], assumes=assumes), ctx=ctx,
-                    stop=bool(options.get("stop")), on_progress=on_progress, progress=progress, rows=rows,
-                    provenance=provenance, trace_points=trace_points, full_trace=writer)
-    yield from (results if writer is None else _writing(results, writer))
+            writer = FullTraceWriter(full_trace, spec.text)
+        results = drive(engine, spec, batches, options={**described, **options},
+                        guarantee=Guarantee("probabilistic", options["delta"], assumes=assumes), ctx=ctx,
+                        stop=bool(options.get("stop")), on_progress=on_progress, progress=progress, rows=rows,
+                        provenance=provenance, trace_points=trace_points, full_trace=writer)
+        yield from (results if writer is None else _writing(results, writer))
+    finally:
+        if feed is not None:
+            feed.close()  # the counts computed ahead are released while the client is open
+        for f in codes + summaries:
+            f.release()
+        if folder is not None:
+            folder.cleanup()
 
 
 @dataclass

@@ -15,7 +15,7 @@ import pytest
 
 import fairaudit
 from fairaudit.engines import distributed
-from fairaudit.engines.distributed import CheckCounts, audit_parquet, dask_client, parquet_files
+from fairaudit.engines.distributed import audit_parquet, dask_client, parquet_files
 from fairaudit.engines.observations import Observations
 from fairaudit.errors import FairauditError
 from tests.engines.parquet_logs import frame, write_log
@@ -62,6 +62,31 @@ def test_same_as_in_process(client, log, order):
     assert a.stop_step is not None and a.stop_step < a.steps  # decided, and the run went on past the decision
     assert_same(a, b)
     assert "12 partitions" in b.rows_text
+
+
+def test_many_partitions_a_window_of_checks(client, tmp_path, monkeypatch):
+    """60 partitions, a check at every row (120,000 checks): the in-process result row for row, while the client
+    never holds more than two monitor batches of checks plus one partition's — not the stream's."""
+    from fairaudit.engines.monitor import CHUNK_LIMIT
+
+    made = []
+
+    class Recorded(distributed.PartitionCounts):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            made.append(self)
+
+    monkeypatch.setattr(distributed, "PartitionCounts", Recorded)
+    df = frame(120_000, seed=8)
+    write_log(df, tmp_path / "many", parts=60)
+    a = in_process(tmp_path / "many.csv", pred=PRED, order="given", batch=1)
+    b = audit_parquet(tmp_path / "many", SPEC, pred=PRED, order="given", batch=1, client=client, trace_points=None)
+    assert_same(a, b)
+    assert "60 partitions" in b.rows_text
+    (counted,) = made
+    assert counted.counts.rows == len(df)
+    biggest = int(max(pd.read_parquet(f).shape[0] for f in parquet_files(tmp_path / "many")))
+    assert counted.held <= 2 * CHUNK_LIMIT + biggest + 1 < len(df) // 3
 
 
 def test_a_different_seed_is_a_different_stream(client, log):
@@ -118,6 +143,51 @@ def test_a_model_shipped_to_the_workers(client, log):
         (found,) = b.counterexamples.leaves
         assert found.total > 100 and len(found.examples) == 100
         assert a.counterexamples == b.counterexamples
+    # Fair[...] of a numeric column: flipped between its distinct values in the whole log, sorted (decile_score 1-10)
+    spec = 'Fair[decile_score] > 0.5 and E[pred | sex == "Female"] > 0.1'
+    for order, where in (("given", None), ("shuffle", "age >= 30")):
+        a = fairaudit.audit(dataset, spec, model=model, rows="all", order=order, where=where, trace_points=None)
+        b = audit_parquet(log, spec, model=model, order=order, where=where, client=client, trace_points=None)
+        assert_same(a, b)
+        (found,) = b.counterexamples.leaves
+        assert found.values == tuple(range(1, 11)) and found.total > 100
+        assert a.counterexamples == b.counterexamples
+
+
+def test_a_numeric_fair_column_with_too_many_values(client, log):
+    """Fair[age] (52 distinct ages): one line, before the workers evaluate anything, as in process."""
+    with pytest.raises(FairauditError, match=r"Fair\[age\]: column 'age' has more than 20 values in the Parquet log"):
+        audit_parquet(log, "Fair[age] > 0.9", model=_Model(), client=client)
+
+
+def test_a_shuffle_beyond_memory_is_the_out_of_core_routes(client, log, monkeypatch, tmp_path):
+    """Codes too big to shuffle in memory (the limit lowered to 4 kB): a bucket shuffle through a temporary file,
+    the out-of-core route's with the same limit and seed (row for row), not the in-process permutation; the
+    temporary folder is gone after the run; Fair[...] is refused (its counterexamples are numbered in the in-memory
+    permutation)."""
+    import tempfile
+
+    from fairaudit.engines import stream
+    from fairaudit.outofcore import audit_file
+
+    monkeypatch.setattr(stream, "MEMORY_SHUFFLE_BYTES", 4096)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    a = audit_file(log.parent / "log.csv", SPEC, pred=PRED, order="shuffle", seed=3, memory_bytes=4096,
+                   trace_points=None)
+    b = audit_parquet(log, SPEC, pred=PRED, order="shuffle", seed=3, client=client, trace_points=None)
+    assert_same(a, b)
+    with pytest.raises(AssertionError):
+        assert_same(in_process(log.parent / "log.csv", pred=PRED, order="shuffle", seed=3), b)
+    assert not list(tmp_path.glob("fairaudit-dask-*"))
+    with pytest.raises(FairauditError, match="shuffled by buckets on disk"):
+        audit_parquet(log, "Fair[sex] > 0.5", model=_trained(log), order="shuffle", client=client)
+
+
+def _trained(log):
+    from fairaudit.data import resolve
+    from fairaudit.models import train
+
+    return train(resolve(str(log.parent / "log.csv"), label="two_year_recid"), "logreg", seed=0)
 
 
 def test_progress_counts_partitions(client, log):
@@ -143,8 +213,6 @@ def test_bad_sources_say_one_line(tmp_path, log):
         audit_parquet(log, SPEC, pred="decile_scor <= 4", client=object())
     with pytest.raises(FairauditError, match="needs a model"):
         audit_parquet(log, "Fair[race] > 0.9", pred=PRED, client=object())
-    with pytest.raises(FairauditError, match="flips a text"):
-        audit_parquet(log, "Fair[age] > 0.9", model=_Model(), client=object())
     with pytest.raises(FairauditError, match="'label'"):
         audit_parquet(log, "E[label | pred] > 0.1", pred=PRED, client=object())
 
@@ -155,48 +223,93 @@ def test_unreachable_scheduler():
             pass
 
 
-def test_check_counts_against_the_whole_stream():
-    """``CheckCounts`` (counts at positions) gives the stats and halves counts the whole stream's arrays give."""
-    rng = np.random.default_rng(0)
-    length = 1_001
-    v, m = rng.random(length) < 0.3, rng.random(length) < 0.6
-    whole = Observations({"a": v, "b": v}, {"a": m, "b": np.ones(length, bool)}, length)
-    positions = np.union1d(np.arange(4, length, 5), [length // 2 - 1, length - 1])
-    counted = CheckCounts(length, positions,
-                          {k: np.cumsum(whole.values[k] & whole.masks[k])[positions] for k in "ab"},
-                          {k: np.cumsum(whole.masks[k])[positions] for k in "ab"})
-    ends = np.append(np.arange(4, length, 5), length - 1)
-    for k in "ab":
-        np.testing.assert_array_equal(counted.stats(ends)[k].successes, whole.stats(ends)[k].successes)
-        np.testing.assert_array_equal(counted.stats(ends)[k].n, whole.stats(ends)[k].n)
-        half = length // 2
-        vv, mm = whole.values[k], whole.masks[k]
-        assert counted.half_counts(k) == (int(mm[:half].sum()), int((vv & mm)[:half].sum()),
-                                          int(mm[half:].sum()), int((vv & mm)[half:].sum()))
-    with pytest.raises(RuntimeError):
-        counted.stats(np.array([3]))  # a check the partitions did not report
-
-
-def test_partition_counts_combine_by_prefix_sums():
-    """Partitions of any sizes: the counts at the checks equal those of the concatenated stream."""
-    rng = np.random.default_rng(2)
-    sizes, batch = [3, 0, 11, 1, 7, 20], 4
-    v = rng.random(sum(sizes)) < 0.4
-    m = rng.random(sum(sizes)) < 0.7
-    parts, offset, lengths = [], 0, []
+def _partitions(v, m, sizes, batch, keys=("a", "b")):
+    """The stream ``v``/``m`` (leaf ``keys[0]`` conditional on ``m``, ``keys[1]`` the same values unconditionally)
+    cut into partitions of ``sizes`` rows: each one's ``PartitionCodes`` and its counts as the workers make them."""
+    a, b = keys
+    codes, parts, offset = [], [], 0
+    length = sum(sizes)
     for n in sizes:
-        codes = distributed.PartitionCodes(n, {"k": np.packbits(v[offset:offset + n] & m[offset:offset + n])},
-                                           {"k": np.packbits(m[offset:offset + n])})
-        first = (-(offset + 1)) % batch
-        extra = tuple(p - offset for p in (sum(sizes) - 1,) if offset <= p < offset + n)
-        parts.append((n, distributed.partition_counts(codes, first, batch, extra), first, extra))
-        lengths.append(n)
+        vv, mm = v[offset:offset + n], m[offset:offset + n]
+        c = distributed.PartitionCodes(n, {a: np.packbits(vv & mm), b: np.packbits(vv)},
+                                       {a: np.packbits(mm), b: None})
+        first, extra = distributed.partition_points(offset, n, length, batch)
+        codes.append(c)
+        parts.append((n, distributed.partition_counts(c, first, batch, extra) if n else None))
         offset += n
-    combined = distributed._combine_counts(lengths, parts, batch)
-    ends = np.append(np.arange(batch - 1, sum(sizes), batch), sum(sizes) - 1)
-    np.testing.assert_array_equal(combined.positions, ends)
-    np.testing.assert_array_equal(combined.successes["k"], np.cumsum(v & m)[ends])
-    np.testing.assert_array_equal(combined.n["k"], np.cumsum(m)[ends])
+    return codes, parts
+
+
+def _whole(v, m):
+    return Observations({"a": v, "b": v}, {"a": m, "b": np.ones(len(v), bool)}, len(v))
+
+
+def test_partition_counts_are_the_whole_streams():
+    """Partitions of any sizes (empty ones too), any batch: the counts ``PartitionCounts`` combines by prefix sums,
+    asked for as the monitor asks (increasing windows of checks), equal those of the concatenated stream, and the
+    halves' counts (``stream_halves``) those of its two halves."""
+    from fairaudit.engines.monitor import check_points
+    from fairaudit.engines.stream import CheckPoints
+
+    rng = np.random.default_rng(2)
+    for sizes, batch in (([3, 0, 11, 1, 7, 20], 4), ([1], 1), ([0, 5, 0], 5), ([50, 2, 9, 0, 33], 7),
+                         ([5, 5], 1)):
+        length = sum(sizes)
+        v, m = rng.random(length) < 0.4, rng.random(length) < 0.7
+        codes, parts = _partitions(v, m, sizes, batch)
+        counted = distributed.PartitionCounts(["a", "b"], length, batch, parts)
+        whole = _whole(v, m).stats(check_points(length, batch))
+        lazy = counted.stats(CheckPoints(length, batch))
+        for a in range(0, len(whole["a"].n), 3):
+            for k in "ab":
+                got = lazy[k].at(slice(a, a + 3))
+                np.testing.assert_array_equal(got.successes, whole[k].successes[a:a + 3])
+                np.testing.assert_array_equal(got.n, whole[k].n[a:a + 3])
+        totals = [distributed.codes_summary(c)[1] for c in codes]
+        half = length // 2
+        middle = None
+        if half:
+            p = int(np.searchsorted(np.cumsum([0] + sizes), half - 1, side="right") - 1)
+            offset = sum(sizes[:p])
+            middle = (p, distributed.partition_counts(codes[p], sizes[p], 1, (half - 1 - offset,)))
+        for k, (vv, mm) in {"a": (v & m, m), "b": (v, np.ones(length, bool))}.items():
+            assert distributed.stream_halves(totals, half, middle)[k] == (
+                int(mm[:half].sum()), int(vv[:half].sum()), int(mm[half:].sum()), int(vv[half:].sum()))
+    with pytest.raises(RuntimeError):  # a check the partitions did not report (counts taken every 3 rows, not 2)
+        _, parts = _partitions(v, m, [5, 5], 3)
+        distributed.PartitionCounts(["a", "b"], 10, 2, parts).stats(CheckPoints(10, 2))["a"].at(slice(0, 5))
+
+
+def test_the_client_holds_a_window_of_checks():
+    """The monitor over ``PartitionCounts`` of a long stream (200,000 checks in 400 partitions): the same batches
+    as over the whole stream in memory, while the counts held at once never exceed two monitor batches
+    (``CHUNK_LIMIT`` checks each) plus one partition's checks — whatever the stream's length."""
+    import dataclasses
+
+    from fairaudit.engines.monitor import CHUNK_LIMIT, monitor_batches
+    from fairaudit.evaluate import compile_spec
+    from fairaudit.spec import parse
+
+    rng = np.random.default_rng(7)
+    sizes = list(rng.integers(0, 1_000, 400))
+    length = int(sum(sizes))
+    v, m = rng.random(length) < 0.5, rng.random(length) < 0.6
+    spec = parse("E[pred | group] > 0.45 and E[pred] > 0.45")
+    keys = list(compile_spec(spec).leaf_keys)  # E[pred | group], E[pred]
+    _, parts = _partitions(v, m, sizes, 1, keys)
+    windowed = distributed.PartitionCounts(keys, length, 1, parts)
+    whole = Observations(dict(zip(keys, (v, v))), dict(zip(keys, (m, np.ones(length, bool)))), length)
+    run = dict(delta=0.05, batch=1, order="given")
+    a, b = list(monitor_batches(spec, whole, **run)), list(monitor_batches(spec, windowed, **run))
+    assert len(a) == len(b) > 10
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x.steps, y.steps)
+        assert x.warnings == y.warnings
+        for key in x.leaves:
+            for field in dataclasses.fields(x.leaves[key]):
+                np.testing.assert_array_equal(getattr(x.leaves[key], field.name), getattr(y.leaves[key], field.name))
+    assert windowed.counts.rows == length
+    assert windowed.held <= 2 * CHUNK_LIMIT + max(sizes) + 1 < length // 10
 
 
 def test_attach_to_a_running_scheduler(client, log):
