@@ -85,3 +85,18 @@ def test_cli_reads_the_bucket(bucket, tmp_path):
     missing = cli("--data", "s3://logs/nothing-here/", *common, "--dask")
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1, missing.stderr
+
+
+def test_unreachable_storage_is_one_line(monkeypatch):
+    """No credentials (or no network): one line naming the URL, never a traceback."""
+    from fairaudit.engines.distributed import parquet_files
+    from fairaudit.errors import FairauditError
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    s3fs.S3FileSystem.clear_instance_cache()
+    with pytest.raises(FairauditError, match=r"cannot list s3://no-such-bucket/log/: .*credentials"):
+        parquet_files("s3://no-such-bucket/log/")

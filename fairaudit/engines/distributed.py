@@ -138,7 +138,9 @@ def parquet_files(source) -> list[str]:
 
 
 def _remote_files(url: str) -> list[str]:
-    """Parquet files under an fsspec URL (needs the filesystem's package, e.g. s3fs; untested here: no network)."""
+    """Parquet files under an fsspec URL (needs the filesystem's package, e.g. s3fs; tested on a local S3 server:
+    ``tests/test_dask_object_storage.py``). Any failure to reach or list the storage (no package, no credentials, no
+    such bucket, no network) is one line."""
     try:
         import fsspec
 
@@ -155,8 +157,9 @@ def _remote_files(url: str) -> list[str]:
         return [p if "://" in p else f"{protocol}://{p}" for p in out]
     except ImportError as err:
         raise FairauditError(f"cannot read {url}: {err}") from None
-    except OSError as err:
-        raise FairauditError(f"cannot list {url}: {err}") from None
+    except Exception as err:  # noqa: BLE001 - the storage's own errors (botocore's credentials, HTTP, …): one line
+        said = " ".join(str(err).split())[:300] or type(err).__name__
+        raise FairauditError(f"cannot list {url}: {said} (check the URL, the credentials and the network)") from None
 
 
 def parquet_columns(files) -> list[str]:
