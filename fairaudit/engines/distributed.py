@@ -36,10 +36,10 @@ The client combines them, in partition order
     route's row codes (``row_codes``: two bits per leaf, 1 byte a row for up to four leaves), the client appends
     them in partition order and shuffles them with ``fairaudit.engines.stream.shuffle_codes`` — in memory (up to 1
     GiB of codes) that is the in-process permutation — and decodes them chunk by chunk for the monitor. The client
-    holds those codes (about 2 bytes a row while shuffling, 1 after; with ``Fair[...]``, before them, the
-    permutation and its inverse while the counterexamples are numbered, 16 bytes a row), not the rows; beyond 1 GiB
-    of codes they go to a temporary file and are shuffled by buckets (a uniform order: the out-of-core route's with
-    the same limit and seed, not the in-process one; refused with ``Fair[...]``).
+    holds those codes (about 2 bytes a row while shuffling, 1 after; with ``Fair[...]`` also the row ids shuffled
+    with them, ``shuffle_rows``, 4 bytes a row), not the rows; beyond 1 GiB of codes they go to a temporary file and
+    are shuffled by buckets (a uniform order: the out-of-core route's with the same limit and seed, not the in-process
+    one).
 
 Either way the counts go through ``fairaudit.engines.monitor.monitor_batches`` and the shared driver
 (``fairaudit.run.drive``), as in process, so verdicts, intervals, warnings and the guarantee sentence are the
@@ -50,10 +50,13 @@ same.
     (``fairaudit.engines.observations.fair_domains``: a text, boolean or dictionary column's values as the dataset
     schema has them, a numeric column's distinct values): one pass on the cluster first (``_domains``), each
     partition sending at most ``FAIR_MAX_VALUES + 1`` distinct values; a column with more is refused. Each worker
-    flips its rows and keeps the flipped rows' positions and its first ``KEEP`` counterexamples; the client numbers
-    them in the whole stream. Shuffled, the first ``KEEP`` in the permuted order can lie anywhere: the partitions
-    that hold them are read again to make just those (``partition_counterexamples``). The counterexamples are the
-    in-process ones, row numbers (in the log, before ``where``) included.
+    flips its rows and keeps its first ``KEEP`` counterexamples and their positions; the client numbers them in the
+    whole stream (given order: ``_fair_flips``). Shuffled, the first ``KEEP`` in the permuted order can lie anywhere:
+    their stream positions are read off the shuffled codes, their rows through the ids shuffled with them, and the
+    partitions that hold them are read again to make just those (``_fair_flips_shuffled``,
+    ``partition_counterexamples``). How many rows the flip changed among the rows checked is read off the leaf's
+    counts (``ChunkedObservations.counterexamples``): no position of every flipped row is kept. The counterexamples
+    are the in-process ones, row numbers (in the log, before ``where``) included.
 
 The cluster
     ``dask_client(scheduler=None, workers=2, threads=1)`` starts a ``distributed.LocalCluster`` on this machine
@@ -257,7 +260,7 @@ class PartitionCodes:
     success: dict
     mask: dict
     before: int = 0  # the partition's rows before ``where``
-    flips: dict | None = None  # per Fair[...] leaf: the flipped rows' positions (in the partition, after ``where``)
+    flips: dict | None = None  # per Fair[...] leaf: the first ``KEEP`` flipped rows' positions (after ``where``)
     first: dict | None = None  # per Fair[...] leaf: the first ``KEEP`` of them as ``Counterexample``s (rows: local)
 
     def unpacked(self, key) -> tuple[np.ndarray, np.ndarray | None]:
@@ -309,6 +312,7 @@ def _decided(frame, task: Task, model):
 
 def partition_codes(frame, task: Task, model=None) -> PartitionCodes:
     """Evaluate ``task`` on one partition (a pandas DataFrame): the decision, the row filter, every leaf."""
+    from fairaudit.counterexamples import KEEP
     from fairaudit.engines.observations import observe
 
     before = len(frame)
@@ -321,7 +325,7 @@ def partition_codes(frame, task: Task, model=None) -> PartitionCodes:
         every = bool(m.all())
         success[key] = np.packbits(v if every else v & m)
         mask[key] = None if every else np.packbits(m)
-    flips = {k: f.positions.astype(np.int64) for k, f in obs.flips.items()} or None
+    flips = {k: f.positions[:KEEP].astype(np.int64) for k, f in obs.flips.items()} or None  # of ``first`` only
     first = {k: f.first for k, f in obs.flips.items()} or None
     return PartitionCodes(int(obs.length), success, mask, before, flips, first)
 
@@ -398,21 +402,13 @@ def row_codes(codes: PartitionCodes, keys) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------------- on the client
 class _WithFlips:
-    """The ``Fair[...]`` leaves' counterexamples (``Flips`` per leaf, stream positions) of a stream whose rows the
-    client does not hold, as ``Observations.counterexamples`` gives them."""
-
-    flips: dict = {}
+    """The ``Fair[...]`` leaves' first counterexamples (``Flips`` per leaf: the first ``KEEP``, stream positions) of a
+    stream whose rows the client does not hold; ``ChunkedObservations.counterexamples`` counts the rest from the
+    leaf's own counts, so no position of every flipped row is kept."""
 
     def with_flips(self, flips: dict):
         self.flips = dict(flips)
         return self
-
-    def counterexamples(self, upto: int | None = None):
-        from fairaudit.counterexamples import Counterexamples
-
-        if not self.flips:
-            return None
-        return Counterexamples(tuple(f.upto(upto) for f in self.flips.values()))
 
 
 class PartitionCounts(_WithFlips, ChunkedObservations):
@@ -555,20 +551,23 @@ def _shuffled_in_memory(keys, length: int) -> bool:
     return length * stream.code_dtype(keys).itemsize <= stream.MEMORY_SHUFFLE_BYTES
 
 
-def _shuffled(client, codes, lengths, keys, seed: int):
-    """``(folder, observations)`` of the stream shuffled with ``seed``: every partition's row codes
+def _shuffled(client, codes, lengths, keys, seed: int, rows: bool = False):
+    """``(folder, observations, codes, ids)`` of the stream shuffled with ``seed``: every partition's row codes
     (``row_codes``, made on the workers) appended in partition order to a ``CodeStore`` — in memory up to
     ``MEMORY_SHUFFLE_BYTES`` (1 byte a row for up to four leaves), else in a file of the temporary ``folder`` — and
     shuffled by ``shuffle_codes``, the out-of-core route's shuffle: in memory it is the in-process permutation
     (``default_rng(seed).permutation``), so the stream is the in-process one row for row; beyond, a uniform bucket
-    shuffle (another order, the out-of-core route's with the same memory limit)."""
+    shuffle (another order, the out-of-core route's with the same memory limit). With ``rows`` (``Fair[...]``: its
+    counterexamples are found again) the row ids are shuffled with the codes (``shuffle_rows``, the same order) and
+    returned as ``ids``, else None."""
     import tempfile
 
     from fairaudit.engines import stream
 
     dtype = stream.code_dtype(keys)
     folder = None
-    if not _shuffled_in_memory(keys, int(sum(lengths))):
+    ids_spill = rows and int(sum(lengths)) * 4 > stream.MEMORY_SHUFFLE_BYTES  # ``shuffle_rows`` keeps its ids in files
+    if not _shuffled_in_memory(keys, int(sum(lengths))) or ids_spill:
         folder = tempfile.TemporaryDirectory(prefix="fairaudit-dask-")
     try:
         store = stream.CodeStore(dtype, path=None if folder is None else stream._fresh(folder.name, "codes-"))
@@ -576,9 +575,15 @@ def _shuffled(client, codes, lengths, keys, seed: int):
         for future in made:
             store.append(future.result())
             future.release()
-        store, _ = stream.shuffle_codes(store.close(), seed, memory_bytes=stream.MEMORY_SHUFFLE_BYTES,
-                                        folder=None if folder is None else folder.name)
-        return folder, _CodeObservations(keys, (stream.decode(c, keys) for c in store.chunks(1 << 16)), store.rows)
+        ids = None
+        if rows:
+            store, ids, _ = stream.shuffle_rows(store.close(), seed, memory_bytes=stream.MEMORY_SHUFFLE_BYTES,
+                                                folder=None if folder is None else folder.name)
+        else:
+            store, _ = stream.shuffle_codes(store.close(), seed, memory_bytes=stream.MEMORY_SHUFFLE_BYTES,
+                                            folder=None if folder is None else folder.name)
+        return (folder, _CodeObservations(keys, (stream.decode(c, keys) for c in store.chunks(1 << 16)), store.rows),
+                store, ids)
     except BaseException:
         if folder is not None:
             folder.cleanup()
@@ -625,11 +630,41 @@ def codes_flips(codes: PartitionCodes) -> tuple:
     return codes.before, codes.flips or {}, codes.first or {}
 
 
-def _fair_flips(client, spec, fair_keys, task, parts, codes, lengths, positions, shipped) -> dict:
-    """Per Fair[...] leaf, its ``Flips`` over the whole stream: every flipped row's stream position and the first
-    ``KEEP`` in stream order as ``Counterexample``s, their rows numbered in the whole log (before ``where``).
-    Given order: the partitions' own first ones, in partition order. Shuffled (``positions``: the stream's rows in
-    order): the first ones in the permuted order, made by the partitions that hold them (read again)."""
+def _fair_flips(client, spec, fair_keys, task, codes) -> dict:
+    """Per Fair[...] leaf, its first ``KEEP`` counterexamples in a given-order stream as ``Flips`` (their stream
+    positions and ``Counterexample``s, rows numbered in the whole log, before ``where``): the partitions' own first
+    ones, in partition order."""
+    import dataclasses
+
+    from fairaudit.counterexamples import KEEP
+    from fairaudit.engines.observations import Flips
+    from fairaudit.evaluate import compile_spec
+
+    facts = client.gather([client.submit(codes_flips, c, pure=False) for c in codes])
+    lengths = client.gather([client.submit(codes_length, c, pure=False) for c in codes])
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    before = np.concatenate([[0], np.cumsum([f[0] for f in facts])]).astype(np.int64)
+    domains = dict(task.domains)
+    out = {}
+    for key in fair_keys:
+        node = compile_spec(spec).leaf_node[key].node
+        positions = np.concatenate([offsets[i] + facts[i][1].get(key, np.zeros(0, np.int64))
+                                    for i in range(len(facts))]).astype(np.int64)[:KEEP]
+        first = [dataclasses.replace(c, row=int(before[i] + c.row)) for i in range(len(facts))
+                 for c in facts[i][2].get(key, ())][:KEEP]
+        out[key] = Flips(key, node.column, tuple(domains[node.column]), positions, tuple(first))
+    return out
+
+
+def codes_length(codes: PartitionCodes) -> int:
+    return int(codes.length)
+
+
+def _fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, shipped, store, ids) -> dict:
+    """Per Fair[...] leaf, its first ``KEEP`` counterexamples in a shuffled stream (``store``: the shuffled codes,
+    ``ids``: each stream position's row in partition order, ``fairaudit.engines.stream.shuffle_rows``): their stream
+    positions read off the codes, their rows found through ``ids`` and made by the partitions that hold them, read
+    again (``partition_counterexamples``)."""
     import dataclasses
 
     import dask
@@ -638,39 +673,27 @@ def _fair_flips(client, spec, fair_keys, task, parts, codes, lengths, positions,
     from fairaudit.engines.observations import Flips
     from fairaudit.evaluate import compile_spec
 
-    facts = client.gather([client.submit(codes_flips, c, pure=False) for c in codes])
+    befores = client.gather([client.submit(codes_flips, c, pure=False) for c in codes])
+    before = np.concatenate([[0], np.cumsum([f[0] for f in befores])]).astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    before = np.concatenate([[0], np.cumsum([f[0] for f in facts])]).astype(np.int64)
-    stream_of = None
-    if positions is not None:
-        stream_of = np.empty(len(positions), dtype=np.int64)
-        stream_of[positions] = np.arange(len(positions))
+    keys = compile_spec(spec).leaf_keys
+    at = store.first_flipped(keys, list(fair_keys), KEEP)
     domains = dict(task.domains)
     out = {}
     for key in fair_keys:
         node = compile_spec(spec).leaf_node[key].node
-        flipped = np.concatenate([offsets[i] + facts[i][1].get(key, np.zeros(0, np.int64))
-                                  for i in range(len(facts))]).astype(np.int64)
-        if stream_of is None:
-            where_at = flipped
-            first = [dataclasses.replace(c, row=int(before[i] + c.row)) for i in range(len(facts))
-                     for c in facts[i][2].get(key, ())][:KEEP]
-        else:
-            at = stream_of[flipped]
-            order = np.argsort(at, kind="stable")
-            where_at = at[order]
-            chosen = flipped[order[:KEEP]]
-            part_of = np.searchsorted(offsets, chosen, side="right") - 1
-            wanted = {int(p): chosen[part_of == p] - offsets[p] for p in np.unique(part_of)}
-            made = client.gather(client.compute([dask.delayed(partition_counterexamples)(parts[p], task, shipped, key,
-                                                                                        local)
-                                                 for p, local in wanted.items()]))
-            by_row = {}
-            for p, examples in zip(wanted, made):
-                for local, c in zip(wanted[p], examples):
-                    by_row[int(offsets[p] + local)] = dataclasses.replace(c, row=int(before[p] + c.row))
-            first = [by_row[int(g)] for g in chosen]
-        out[key] = Flips(key, node.column, tuple(domains[node.column]), np.sort(where_at), tuple(first))
+        chosen = ids.take(at[key]).astype(np.int64)
+        part_of = np.searchsorted(offsets, chosen, side="right") - 1
+        wanted = {int(p): chosen[part_of == p] - offsets[p] for p in np.unique(part_of)}
+        made = client.gather(client.compute([dask.delayed(partition_counterexamples)(parts[p], task, shipped, key,
+                                                                                    local)
+                                             for p, local in wanted.items()]))
+        by_row = {}
+        for p, examples in zip(wanted, made):
+            for local, c in zip(wanted[p], examples):
+                by_row[int(offsets[p] + local)] = dataclasses.replace(c, row=int(before[p] + c.row))
+        out[key] = Flips(key, node.column, tuple(domains[node.column]), at[key],
+                         tuple(by_row[int(g)] for g in chosen))
     return out
 
 
@@ -792,7 +815,7 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
     from distributed import as_completed
 
     from fairaudit.engines.base import Context
-    from fairaudit.engines.monitor import monitor_batches, order_assumption, stream_positions
+    from fairaudit.engines.monitor import monitor_batches, order_assumption
     from fairaudit.evaluate import compile_spec
     from fairaudit.guarantee import Guarantee
     from fairaudit.numbers import count
@@ -843,21 +866,14 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
             raise FairauditError(f"no row of the Parquet log matches --where {task.where!r}" if task.where
                                  else "the Parquet log has no rows: nothing to audit")
         batch, order, seed = int(options["batch"]), options["order"], int(options["seed"])
-        positions = None
-        if fair_keys and order == "shuffle":
-            if not _shuffled_in_memory(keys, length):
-                raise FairauditError(f"Fair[...] on a shuffled Dask stream of {length:,} rows: its codes are shuffled "
-                                     "by buckets on disk, not by the in-memory permutation the counterexamples are "
-                                     "numbered in; use --order given")
-            positions = stream_positions(_Rows(length), order, seed)  # the in-memory shuffle's permutation
-        found = (_fair_flips(client, spec, fair_keys, task, parts, codes, lengths, positions, shipped) if fair_keys
-                 else {})
-        del positions
         if order == "given":  # counts at the checks, fetched as the monitor advances
+            found = _fair_flips(client, spec, fair_keys, task, codes) if fair_keys else {}
             feed = fetched_counts(client, codes, lengths, batch, LOOKAHEAD * _threads(client))
             obs = PartitionCounts(keys, length, batch, feed, halves=_halves(client, codes, lengths, totals))
         else:  # every row's code on the client (1 byte a row up to four leaves), shuffled as out of core
-            folder, obs = _shuffled(client, codes, lengths, keys, seed)
+            folder, obs, store, ids = _shuffled(client, codes, lengths, keys, seed, rows=bool(fair_keys))
+            found = (_fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, shipped, store, ids)
+                     if fair_keys else {})
         obs.with_flips(found)
         assumes = order_assumption(order, seed)
         batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch, split=options["split"],
@@ -892,16 +908,3 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
             f.release()
         if folder is not None:
             folder.cleanup()
-
-
-@dataclass
-class _Rows:
-    """The stream's rows as ``stream_positions`` reads them (``inputs.dataset``'s length, every row audited)."""
-
-    length: int
-
-    @property
-    def dataset(self):
-        return range(self.length)
-
-    positions = None

@@ -163,8 +163,8 @@ def test_a_numeric_fair_column_with_too_many_values(client, log):
 def test_a_shuffle_beyond_memory_is_the_out_of_core_routes(client, log, monkeypatch, tmp_path):
     """Codes too big to shuffle in memory (the limit lowered to 4 kB): a bucket shuffle through a temporary file,
     the out-of-core route's with the same limit and seed (row for row), not the in-process permutation; the
-    temporary folder is gone after the run; Fair[...] is refused (its counterexamples are numbered in the in-memory
-    permutation)."""
+    temporary folder is gone after the run; with Fair[...] the row ids are shuffled with the codes, so the
+    counterexamples are the out-of-core route's too."""
     import tempfile
 
     from fairaudit.engines import stream
@@ -179,8 +179,15 @@ def test_a_shuffle_beyond_memory_is_the_out_of_core_routes(client, log, monkeypa
     with pytest.raises(AssertionError):
         assert_same(in_process(log.parent / "log.csv", pred=PRED, order="shuffle", seed=3), b)
     assert not list(tmp_path.glob("fairaudit-dask-*"))
-    with pytest.raises(FairauditError, match="shuffled by buckets on disk"):
-        audit_parquet(log, "Fair[sex] > 0.5", model=_trained(log), order="shuffle", client=client)
+    model = _trained(log)
+    fair = "Fair[sex] > 0.5 and Fair[race] > 0.5"
+    a = audit_file(log.parent / "log.csv", fair, model=model, order="shuffle", seed=3, memory_bytes=4096,
+                   trace_points=None)
+    b = audit_parquet(log, fair, model=model, order="shuffle", seed=3, client=client, trace_points=None)
+    assert_same(a, b)
+    assert a.counterexamples.to_dict() == b.counterexamples.to_dict()
+    assert b.counterexamples.leaves[0].total > 0 or b.counterexamples.leaves[1].total > 0
+    assert not list(tmp_path.glob("fairaudit-dask-*"))
 
 
 def _trained(log):
