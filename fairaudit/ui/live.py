@@ -185,8 +185,9 @@ def _ended(run, spec_text: str, chosen=None) -> None:
     if run.error:
         if chosen is None or chosen == (run.name, run.pred):
             st.error(f"The live log {run.name} could not be audited: {run.error}", icon=":material/error:")
-        return
-    keep_result(run, spec_text)
+        if run.latest is None:
+            return
+    keep_result(run, spec_text)  # the evidence so far is kept, also when the log failed later (truncated, …)
     if run.latest is not None and state.get(state.RESULT) is run.latest:
         st.caption(f"Live log {run.name}: {run.rows:,} rows audited; {run.ended() or 'stopped'}. The tree, the "
                    "plots and the verdict on this page are this run's.")

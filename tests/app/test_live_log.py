@@ -200,3 +200,33 @@ def test_fair_on_the_live_log_shows_its_counterexamples(workspace_folder):
     rest = api.audit(compas, spec, model=model, rows="all", order="given")
     assert run.error is None and result.steps == rest.steps
     assert result.counterexamples.to_dict() == rest.counterexamples.to_dict()
+
+
+def test_a_log_that_fails_later_keeps_the_evidence_so_far(workspace_folder):
+    """A log truncated while it is watched: one error line naming the log (not the server's path), and the rows
+    audited before it become the page's result."""
+    lines = data.load("compas").frame.to_csv(index=False).splitlines(keepends=True)
+    logs = workspace_folder / "logs"
+    logs.mkdir(parents=True)
+    log = logs / "decisions.csv"
+    log.write_text("".join(lines[:1001]))
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.session_state["spec_text"] = SPEC
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    at.text_input(key="live_pred").input(PRED)
+    _ok(at.run())
+    at.button(key="live_attach").click()
+    _ok(at.run())
+    run = at.session_state[live.RUN]
+    deadline = time.monotonic() + 60
+    while run.rows < 1000 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    log.write_text("".join(lines[:11]))  # truncated
+    deadline = time.monotonic() + 60
+    while not run.done and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _ok(at.run())
+    errors = [e.value for e in at.error]
+    assert any("truncated" in e and "decisions.csv" in e for e in errors), errors
+    assert not any(str(workspace_folder) in e for e in errors)
+    assert at.session_state["result"] is run.latest and run.rows == 1000
