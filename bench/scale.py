@@ -13,6 +13,10 @@ Configurations are the list ``CONFIGS``: a name, the file format, the command (`
 flags, or any argv built from the file's path) and the largest size it is run at. Add a column by adding one.
 
 Run: ``nice .venv/bin/python bench/scale.py [ROWS ...]`` (default ``1e6 1e7 1e8``; 1e8 takes minutes).
+
+The same log and audit on a Dask ``LocalCluster`` (2 workers, the log split into Parquet files): ``bench/scale_dask.py``;
+with ``Fair[...]`` (a model re-predicting every row): ``bench/scale_fair.py``; a live log (``--follow``) at a given
+arrival rate: ``bench/live.py``. Results: ``bench/scale_results.md``.
 """
 from __future__ import annotations
 

@@ -124,9 +124,9 @@ def live_section(spec_text: str, options: dict, default_pred: str | None = None,
         names = list_logs(directory)
         st.caption(f"A CSV file your service appends decisions to, or a folder it adds Parquet files to, inside "
                    f"**{workspace.display(directory)}/** (the dashboard reads nothing outside its workspace). The "
-                   "rows are audited in the order they arrive, every one of them, with the Δ, check interval, split "
-                   "and bound chosen above (row order, rows and stop-when-decided do not apply to a live log); the "
-                   "tree and the plot update as they come.")
+                   "rows are audited in the order they arrive, every one of them, with the options chosen above "
+                   "that a live log takes (row order, rows and stop-when-decided do not apply: the watch goes on "
+                   "after a decision); the tree and the plot update as they come.")
         use_model = False
         if model is not None:
             seed("live_decisions", CONDITION_CHOICE)
