@@ -32,19 +32,21 @@ class Counterexample:
     """One individual: its features other than the protected attribute (decoded to the dataset's categories),
     and for each compared value of the attribute (``LeafCounterexamples.values``, same order) the model's
     decision (1 favourable, 0 not) and score (None when not known). ``row`` is the audited row's position in the
-    dataset (0-based) when the individual is one of them."""
+    dataset (0-based) when the individual is one of them, ``own`` its own value of the attribute (None when the
+    individual is not a row of the data)."""
 
     individual: tuple[tuple[str, object], ...]
     decisions: tuple[int, ...]
     scores: tuple[float | None, ...] | None = None
     row: int | None = None
+    own: object = None
 
     def to_dict(self) -> dict:
         return {"individual": {k: _plain(v) for k, v in self.individual},
                 "decisions": [int(d) for d in self.decisions],
                 "scores": None if self.scores is None else [None if s is None else round(float(s), 6)
                                                             for s in self.scores],
-                "row": None if self.row is None else int(self.row)}
+                "row": None if self.row is None else int(self.row), "own": _plain(self.own)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Counterexample":
@@ -52,7 +54,7 @@ class Counterexample:
         return cls(tuple((str(k), v) for k, v in (d.get("individual") or {}).items()),
                    tuple(int(x) for x in d.get("decisions", ())),
                    None if scores is None else tuple(None if s is None else float(s) for s in scores),
-                   d.get("row"))
+                   d.get("row"), d.get("own"))
 
 
 @dataclass(frozen=True)

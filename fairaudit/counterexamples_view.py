@@ -31,9 +31,18 @@ def value_column(found, value) -> str:
     return f"{found.attribute} = {_text(value)}"
 
 
-def decision_text(decision, score=None) -> str:
+OWN = "actual"  # marks the compared value that is the individual's own
+
+
+def decision_text(decision, score=None, own: bool = False) -> str:
     word = FAVOURABLE if int(decision) == 1 else UNFAVOURABLE
-    return word if score is None else f"{word} ({float(clean(score)):.4f})"
+    text = word if score is None else f"{word} ({float(clean(score)):.4f})"
+    return f"{text} · {OWN}" if own else text
+
+
+def is_own(c, value) -> bool:
+    """Whether ``value`` is the counterexample's own value of the attribute (an audited row's)."""
+    return c.own is not None and _text(c.own) == _text(value)
 
 
 def row_number(position: int) -> str:
@@ -50,7 +59,7 @@ def table(found, limit: int | None = None) -> list[dict]:
         row = {ROW: "–" if c.row is None else row_number(c.row)} if show_row else {}
         for i, value in enumerate(found.values):
             score = None if c.scores is None else c.scores[i]
-            row[value_column(found, value)] = decision_text(c.decisions[i], score)
+            row[value_column(found, value)] = decision_text(c.decisions[i], score, is_own(c, value))
         row.update({str(k): _text(v) for k, v in c.individual})
         rows.append(row)
     return rows
@@ -79,6 +88,8 @@ def caption(found) -> str:
     about = (about[:1].upper() + about[1:]).rstrip(".") + ". " if about else ""
     numbered = (" The row column is the individual's row in the data, the first data row being row 1." if
                 any(c.row is not None for c in found.examples) else "")
+    if any(c.own is not None for c in found.examples):
+        numbered += f" “{OWN}” marks the individual's own {found.attribute}."
     return (f"{about}Each row is one individual: the model's decision (and score) with {found.attribute} set to "
             f"each value compared, then the individual's other features.{numbered}")
 
@@ -90,7 +101,7 @@ def first_text(found) -> str:
     c = found.examples[0]
     features = ", ".join(f"{k} = {_text(v)}" for k, v in c.individual)
     scores = c.scores or (None,) * len(found.values)
-    decisions = ", ".join(f"{value_column(found, v)}: {decision_text(c.decisions[i], scores[i])}"
+    decisions = ", ".join(f"{value_column(found, v)}: {decision_text(c.decisions[i], scores[i], is_own(c, v))}"
                           for i, v in enumerate(found.values))
     where = f"row {row_number(c.row)}: " if c.row is not None else ""
     return f"{where}{features} — {decisions}"

@@ -122,7 +122,8 @@ def _with_value(frame: pd.DataFrame, column: str, value) -> pd.DataFrame:
 def flips(key: str, model, frame: pd.DataFrame, column: str, values, agree: np.ndarray, decisions: np.ndarray,
           rows: np.ndarray | None = None) -> Flips:
     """The rows whose decision the flip changes (``agree`` false) as counterexamples: each one's features other
-    than ``column`` (the model's inputs, as the dataset has them), the flip test's decisions, and the model's
+    than ``column`` (the model's inputs, as the dataset has them) and its own value of it, the flip test's decisions,
+    and the model's
     scores for the first ``KEEP`` (one call on at most ``KEEP`` rows per value); ``rows`` the dataset positions
     of the frame's rows."""
     positions = np.flatnonzero(~agree)
@@ -138,7 +139,7 @@ def flips(key: str, model, frame: pd.DataFrame, column: str, values, agree: np.n
             scores = None
     examples = tuple(Counterexample(tuple((c, part[c].iloc[i]) for c in names), tuple(int(d) for d in
                                     decisions[:, p]), None if scores is None else tuple(float(x) for x in scores[:, i]),
-                                    None if rows is None else int(rows[p]))
+                                    None if rows is None else int(rows[p]), part[column].iloc[i])
                      for i, p in enumerate(first))
     return Flips(key, column, tuple(values), positions, examples)
 
