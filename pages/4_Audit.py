@@ -122,7 +122,9 @@ if population_mode:  # what Run audits: the program's text (this session's) and 
               "spec": audited_text}
 run = b1.button("Run", type="primary", key="audit_run", disabled=not can_run, width="stretch",
                 icon=":material/play_arrow:")
-b2.button("Stop", key="audit_stop_button", help="Interrupts the run; the evidence so far is kept.", width="stretch")
+if b2.button("Stop", key="audit_stop_button", help="Interrupts the run (or the live log being watched); the evidence "
+             "so far is kept.", width="stretch"):
+    live.stop_watching(spec_text)  # a click while no Run is going: the live log's watch, if any, ends
 
 if run and changed:
     if edited_spec is None:

@@ -177,6 +177,17 @@ def live_section(spec_text: str, options: dict, default_pred: str | None = None,
         _ended(run, spec_text, chosen=(name, None if use_model else (pred or "").strip() or None))
 
 
+def stop_watching(spec_text: str) -> bool:
+    """Stop the live log this session watches, if one is being watched, and make its result the page's (the
+    page's own Stop button, as the block's Stop does); whether there was one."""
+    run = st.session_state.get(RUN)
+    if run is None or run.done:
+        return False
+    run.stop()
+    keep_result(run, spec_text)
+    return True
+
+
 def _ended(run, spec_text: str, chosen=None) -> None:
     """The end of ``run``: its error (while the form still holds the choices it failed on: ``chosen``, the log
     and the condition), or its result made the page's (once) and a line saying so while it is the page's."""

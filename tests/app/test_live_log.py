@@ -230,3 +230,24 @@ def test_a_log_that_fails_later_keeps_the_evidence_so_far(workspace_folder):
     assert any("truncated" in e and "decisions.csv" in e for e in errors), errors
     assert not any(str(workspace_folder) in e for e in errors)
     assert at.session_state["result"] is run.latest and run.rows == 1000
+
+
+def test_the_pages_stop_button_ends_the_watch_too(workspace_folder):
+    lines = data.load("compas").frame.to_csv(index=False).splitlines(keepends=True)
+    logs = workspace_folder / "logs"
+    logs.mkdir(parents=True)
+    (logs / "decisions.csv").write_text("".join(lines[:501]))
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.session_state["spec_text"] = SPEC
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    at.text_input(key="live_pred").input(PRED)
+    _ok(at.run())
+    at.button(key="live_attach").click()
+    _ok(at.run())
+    run = at.session_state[live.RUN]
+    deadline = time.monotonic() + 60
+    while run.rows < 500 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    at.button(key="audit_stop_button").click()
+    _ok(at.run())
+    assert run.done and at.session_state["result"] is run.latest and run.rows == 500
