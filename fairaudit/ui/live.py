@@ -234,6 +234,8 @@ def draw(run) -> None:
                     f"&nbsp; {result.headline}", unsafe_allow_html=True)
         if result.assumption:
             st.caption(result.assumption[:1].upper() + result.assumption[1:] + ".")
+        st.caption("While the log is watched, the verdict and tree at the top of the page are the last Run's; Stop "
+                   "makes this live audit the page's result.")
         for warning in dict.fromkeys(str(w) for w in result.warnings):
             st.warning(warning, icon=":material/warning:")
         if result.counterexamples:  # Fair[...] leaves: how many individuals the flip test caught so far
