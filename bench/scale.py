@@ -110,11 +110,12 @@ def child(cmd) -> dict:
             "verdict": lines.get("verdict", "?").strip(), "stop": lines.get("stop step", "?").split("(")[0].strip()}
 
 
-def main(sizes) -> None:
+def run_table(configs, sizes) -> None:
+    """Run every configuration at every size (up to its ``max_rows``) and print the load average and the table."""
     rows = []
     load = os.getloadavg()
     for n in sizes:
-        for config in CONFIGS:
+        for config in configs:
             if n > config.max_rows:
                 continue
             rows.append((config.name, n, child(config.command(log(n, config.fmt)))))
@@ -125,6 +126,10 @@ def main(sizes) -> None:
     for name, n, r in rows:
         print(f"| {name} | {int(n):,} | {r['wall']:.1f} | {n / r['wall']:,.0f} | {r['cpu']:.1f} | {r['peak']:,.0f} | "
               f"{r['verdict']} | {r['stop']} |")
+
+
+def main(sizes) -> None:
+    run_table(CONFIGS, sizes)
 
 
 if __name__ == "__main__":

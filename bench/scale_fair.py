@@ -11,20 +11,20 @@ Run: ``nice .venv/bin/python bench/scale_fair.py [ROWS ...]`` (default ``1e6 1e7
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale import CACHE, child, log  # noqa: E402
+from scale import CACHE, Config, log, run_table  # noqa: E402
 
 SPEC = 'Fair[race] > 0.9 and E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.2'
-CONFIGS = [
-    ("in process (CSV, file order)", ["--order", "given", "--out-of-core", "off"], 1e6),
-    ("out of core (Parquet, file order)", ["--order", "given", "--out-of-core", "on"], float("inf")),
-    ("out of core (Parquet, shuffled)", ["--order", "shuffle", "--out-of-core", "on"], float("inf")),
-]
+
+
+def audit(model: Path, *extra: str):
+    """The argv of ``fairaudit audit`` on a log with the saved ``model``, with ``extra`` flags."""
+    return lambda path: [sys.executable, "-m", "fairaudit", "audit", "--data", str(path), "--model", str(model),
+                         "--rows", "all", "--spec", SPEC, *extra]
 
 
 def model_file(sample: Path) -> Path:
@@ -44,26 +44,12 @@ def model_file(sample: Path) -> Path:
 
 def main(sizes) -> None:
     model = model_file(log(min(sizes), "parquet"))
-    rows = []
-    load = os.getloadavg()
-    for n in sizes:
-        for name, extra, largest in CONFIGS:
-            if n > largest:
-                continue
-            if "off" in extra:  # in memory reads a CSV
-                path = log(n, "csv")
-            else:
-                path = log(n, "parquet")
-            cmd = [sys.executable, "-m", "fairaudit", "audit", "--data", str(path), "--model", str(model), "--rows",
-                   "all", "--spec", SPEC, *extra]
-            rows.append((name, n, child(cmd)))
-    end = os.getloadavg()
-    print(f"load average (1 min) {load[0]:.1f} at the start, {end[0]:.1f} at the end; {os.cpu_count()} cores")
-    print("| configuration | rows | seconds | rows/s | CPU seconds | peak RSS (MB) | verdict | stop step |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name, n, r in rows:
-        print(f"| {name} | {int(n):,} | {r['wall']:.1f} | {n / r['wall']:,.0f} | {r['cpu']:.1f} | {r['peak']:,.0f} | "
-              f"{r['verdict']} | {r['stop']} |")
+    run_table([Config("in process (CSV, file order)", "csv", audit(model, "--order", "given", "--out-of-core", "off"),
+                      1e6),
+               Config("out of core (Parquet, file order)", "parquet",
+                      audit(model, "--order", "given", "--out-of-core", "on")),
+               Config("out of core (Parquet, shuffled)", "parquet",
+                      audit(model, "--order", "shuffle", "--out-of-core", "on"))], sizes)
 
 
 if __name__ == "__main__":

@@ -125,7 +125,7 @@ def read_batches(path, columns, rows: int = READ_ROWS):
                 return
             import pyarrow.csv as pc
 
-            block = max(1 << 20, rows * 64)
+            block = max(1 << 16, rows * 64)  # bytes per block: about ``rows`` rows of a narrow file
             yield from pc.open_csv(path, read_options=pc.ReadOptions(block_size=block),
                                    convert_options=pc.ConvertOptions(
                                        column_types={raw[c]: types[c] for c in columns},
@@ -334,15 +334,15 @@ def file_fair_domains(path, spec, dataset: FileDataset) -> dict:
 
 def encode_file(spec, path, pred: str | None, *, where: str | None = None, label: str | None = None, favourable=None,
                 rows: int = READ_ROWS, memory_bytes: int = MEMORY_CODES, folder=None, on_rows=None, model=None,
-                domains: dict | None = None, first_flips: dict | None = None):
+                domains: dict | None = None, first_flips=None):
     """``(CodeStore, total rows read, agreement)``: every audited row of the file (those matching ``where``) as its
     code, in file order; ``agreement`` the share of all rows whose decision equals the label (None without a label
     or a decision), as ``fairaudit.models.expression`` measures it. ``on_rows(done)`` is told after each chunk.
 
     ``Fair[...]`` leaves (with a ``model``; ``domains``: the values each column flips between, ``file_fair_domains``)
-    are observed on the audited rows of each chunk as in memory (``observe``); ``first_flips`` (a dict, filled
-    in) receives per leaf its first ``KEEP`` flipped rows in file order as ``(audited positions, Counterexample``s,
-    their ``row`` the file's row number``)`` — the counterexamples of a run in file order."""
+    are observed on the audited rows of each chunk as in memory (``observe``); ``first_flips`` (a
+    ``fairaudit.engines.observations.FirstFlips``) takes in each chunk's flipped rows, numbered among the audited
+    rows (their ``row`` the file's row number) — the counterexamples of a run in file order."""
     from fairaudit.engines.observations import event_array, observe
     from fairaudit.engines.stream import CodeStore, code_dtype, encode
     from fairaudit.evaluate import compile_spec
@@ -369,7 +369,6 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     fair = fair_keys(spec)
     if fair and model is None:
         raise FairauditError(f"{next(iter(fair))} needs a model to re-predict with (use --model, not --pred)")
-    firsts = {k: ([], []) for k in fair}
     store = CodeStore(dtype)
     spill = None
     total = agree = 0
@@ -383,14 +382,7 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
             frame = frame_of(batch.take(first), raw, types)
         else:
             frame, inverse = frame_of(batch, raw, types), None
-        decided = None if decider is None else np.asarray(decider.predict(frame)).astype(np.int8)
-        scores = None
-        if model is not None and hasattr(model, "score"):  # as in memory (``Inputs.build``): every row scored
-            scores = np.asarray(model.score(frame), dtype=float)
-            if not np.isfinite(scores).all():
-                raise FairauditError(f"the model's score is not a number for {int((~np.isfinite(scores)).sum()):,} "
-                                     "row(s) of a chunk; check those rows for missing or extreme values")
-        labels = None if label is None else (frame[label] == favourable).to_numpy(dtype=np.int8)
+        decided, scores, labels = _chunk_inputs(frame, decider, model, label, favourable)
         keep = None if where_event is None else event_array(where_event, frame, decided, labels, scores)
         weight = None if inverse is None else np.bincount(inverse, minlength=len(frame))
         if labels is not None and decided is not None:
@@ -398,7 +390,7 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
             agree += int(same.sum() if weight is None else weight[same].sum())
         if fair:  # the audited rows only, as in memory: the flips' positions are theirs
             codes = _encode_fair(spec, keys, frame, keep, decided, labels, scores, model, domains, total,
-                                 store.rows, firsts)
+                                 store.rows, first_flips)
         else:
             codes = encode(observe(spec, frame, pred=decided, label=labels, score=scores), keys)
             if inverse is not None:
@@ -417,17 +409,28 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
         total += n
         if on_rows is not None:
             on_rows(total)
-    if first_flips is not None:
-        first_flips.update({k: (np.asarray(p, dtype=np.int64), tuple(c)) for k, (p, c) in firsts.items()})
     return store.close(), total, (agree / total if total and label is not None and pred is not None else None)
 
 
+def _chunk_inputs(frame, decider, model, label, favourable):
+    """``(decisions, scores, labels)`` of one chunk's rows, as ``fairaudit.inputs.Inputs.build`` has them in memory:
+    the decider's 0/1 decisions, the model's scores (every row scored), the label as 0/1 (None where absent)."""
+    decided = None if decider is None else np.asarray(decider.predict(frame)).astype(np.int8)
+    scores = None
+    if model is not None and hasattr(model, "score"):
+        scores = np.asarray(model.score(frame), dtype=float)
+        if not np.isfinite(scores).all():
+            raise FairauditError(f"the model's score is not a number for {int((~np.isfinite(scores)).sum()):,} "
+                                 "row(s) of a chunk; check those rows for missing or extreme values")
+    labels = None if label is None else (frame[label] == favourable).to_numpy(dtype=np.int8)
+    return decided, scores, labels
+
+
 def _encode_fair(spec, keys, frame, keep, decided, labels, scores, model, domains, start: int, audited: int,
-                 firsts: dict) -> np.ndarray:
+                 firsts) -> np.ndarray:
     """The codes of one chunk's audited rows (``keep``; file rows ``start``, ``start + 1``, …) for a spec with
-    ``Fair[...]`` leaves, and each leaf's first ``KEEP`` flipped rows added to ``firsts`` (``audited``: the
+    ``Fair[...]`` leaves, their flipped rows given to ``firsts`` (a ``FirstFlips``, or None; ``audited``: the
     audited rows before the chunk)."""
-    from fairaudit.counterexamples import KEEP
     from fairaudit.engines.observations import observe
     from fairaudit.engines.stream import encode
 
@@ -438,12 +441,8 @@ def _encode_fair(spec, keys, frame, keep, decided, labels, scores, model, domain
         decided, labels, scores = pick(decided), pick(labels), pick(scores)
     obs = observe(spec, frame, pred=decided, label=labels, score=scores, model=model, column_values=domains,
                   rows=rows)
-    for key, flips in obs.flips.items():
-        positions, examples = firsts[key]
-        room = KEEP - len(examples)
-        if room > 0:
-            positions.extend((flips.positions[:room] + audited).tolist())
-            examples.extend(flips.first[:room])
+    if firsts is not None:
+        firsts.add(obs.flips, audited)
     return encode(obs, keys)
 
 
@@ -453,7 +452,7 @@ def counterexamples_at(path, spec, model, domains: dict, wanted: dict, *, where:
     rows matching ``where``, numbered in file order), in the order given — a second pass over the file, for a
     shuffled run whose first flipped rows are known only after the shuffle. Each row is re-predicted as in the
     first pass (the same model, values and flip test)."""
-    from fairaudit.engines.observations import flip_decisions, flips
+    from fairaudit.engines.observations import event_array, flip_decisions, flips
     from fairaudit.spec import parse_event
 
     fair = fair_keys(spec)
@@ -473,12 +472,8 @@ def counterexamples_at(path, spec, model, domains: dict, wanted: dict, *, where:
         frame = frame_of(batch, raw, types)
         n = len(frame)
         file_rows = np.arange(total, total + n, dtype=np.int64)
-        if where_event is not None:
-            decided = np.asarray(model.predict(frame)).astype(np.int8)
-            scores = np.asarray(model.score(frame), dtype=float) if hasattr(model, "score") else None
-            labels = None if label is None else (frame[label] == favourable).to_numpy(dtype=np.int8)
-            from fairaudit.engines.observations import event_array
-
+        if where_event is not None:  # the audited rows, found as the first pass found them
+            decided, scores, labels = _chunk_inputs(frame, model, model, label, favourable)
             keep = event_array(where_event, frame, decided, labels, scores)
             frame, file_rows = frame[keep].reset_index(drop=True), file_rows[keep]
         lo = audited
@@ -523,6 +518,7 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     from fairaudit.api import check_options
     from fairaudit.engines.base import Context
     from fairaudit.engines.monitor import monitor_batches, order_assumption
+    from fairaudit.engines.observations import FirstFlips
     from fairaudit.engines.stream import shuffle_codes, shuffle_rows
     from fairaudit.evaluate import compile_spec
     from fairaudit.inputs import Inputs
@@ -548,7 +544,7 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     progress = Progress(f"Auditing with {engine.title} (out of core)", None, engine.unit, on_progress)
     keys = compile_spec(spec).leaf_keys
     domains = file_fair_domains(path, spec, dataset) if fair else None
-    firsts: dict = {}
+    firsts = FirstFlips() if fair else None
     store, total, agreement = encode_file(spec, path, pred, where=where, label=label, favourable=favourable,
                                           rows=read_rows, memory_bytes=memory_bytes, folder=folder.name, model=model,
                                           domains=domains, first_flips=firsts)
@@ -563,8 +559,7 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
                                   favourable=favourable, rows=read_rows)
     elif opts["order"] == "shuffle":
         store, how = shuffle_codes(store, int(opts["seed"]), memory_bytes=memory_bytes, folder=folder.name)
-    flips = _flips(spec, fair, domains, firsts) if fair else None
-    obs = store.observations(keys, halves=opts["order"] == "given", flips=flips)
+    obs = store.observations(keys, halves=opts["order"] == "given", flips=firsts)
     ctx = Context(seed=int(opts.get("seed") or 0), time_budget=opts.get("time_budget"), progress=progress)
     inputs = Inputs(pred=pred, where=where, model=model)
     guarantee = engine.guarantee(opts, inputs)
@@ -601,25 +596,19 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     return results if iterate else last(results)
 
 
-def _shuffled_firsts(store, ids, keys, path, spec, model, domains, **read) -> dict:
-    """After a shuffle (``ids``: each stream position's audited row), per ``Fair[...]`` leaf its first ``KEEP``
-    flipped rows in the new order: ``(stream positions, Counterexample``s``)``, the rows read again
-    (``counterexamples_at``)."""
+def _shuffled_firsts(store, ids, keys, path, spec, model, domains, **read):
+    """After a shuffle (``ids``: each stream position's audited row), the ``Fair[...]`` leaves' first ``KEEP``
+    flipped rows in the new order as a ``FirstFlips``, the rows read again (``counterexamples_at``)."""
     from fairaudit.counterexamples import KEEP
+    from fairaudit.engines.observations import FirstFlips, Flips
 
     fair = fair_keys(spec)
     positions = store.first_flipped(keys, list(fair), KEEP)
     wanted = {k: ids.take(p).astype(np.int64) for k, p in positions.items()}
     made = counterexamples_at(path, spec, model, domains, wanted, **read)
-    return {k: (positions[k], made[k]) for k in fair}
-
-
-def _flips(spec, fair: dict, domains: dict, firsts: dict) -> dict:
-    """Per ``Fair[...]`` leaf, its first counterexamples as ``Flips`` (stream positions of those only: the
-    monitor's view counts the rest, ``ChunkedObservations.counterexamples``)."""
-    from fairaudit.engines.observations import Flips
-
-    return {k: Flips(k, column, tuple(domains[column]), *firsts[k]) for k, column in fair.items()}
+    firsts = FirstFlips()
+    firsts.add({k: Flips(k, column, tuple(domains[column]), positions[k], made[k]) for k, column in fair.items()})
+    return firsts
 
 
 def _rows_text(dataset: FileDataset, model, total: int) -> str:

@@ -401,17 +401,7 @@ def row_codes(codes: PartitionCodes, keys) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------- on the client
-class _WithFlips:
-    """The ``Fair[...]`` leaves' first counterexamples (``Flips`` per leaf: the first ``KEEP``, stream positions) of a
-    stream whose rows the client does not hold; ``ChunkedObservations.counterexamples`` counts the rest from the
-    leaf's own counts, so no position of every flipped row is kept."""
-
-    def with_flips(self, flips: dict):
-        self.flips = dict(flips)
-        return self
-
-
-class PartitionCounts(_WithFlips, ChunkedObservations):
+class PartitionCounts(ChunkedObservations):
     """The monitor's observations of a given-order Dask run: each leaf's counts at the checks, fetched partition by
     partition as the monitor asks for them and added to the totals of the partitions before (prefix sums in
     partition order). Only a window of checks is held — ``ChunkedObservations``' mechanism (``CheckPoints``,
@@ -538,11 +528,6 @@ def _halves(client, codes, lengths, totals) -> dict:
     return stream_halves(totals, half, (p, counted))
 
 
-class _CodeObservations(_WithFlips, ChunkedObservations):
-    """A shuffled Dask stream: its row codes decoded chunk by chunk (``ChunkedObservations``), with the
-    ``Fair[...]`` leaves' counterexamples."""
-
-
 def _shuffled_in_memory(keys, length: int) -> bool:
     """Whether the row codes of a stream of ``length`` rows are shuffled in memory (``shuffle_codes``: the in-process
     permutation) rather than by buckets in a temporary file."""
@@ -582,7 +567,7 @@ def _shuffled(client, codes, lengths, keys, seed: int, rows: bool = False):
         else:
             store, _ = stream.shuffle_codes(store.close(), seed, memory_bytes=stream.MEMORY_SHUFFLE_BYTES,
                                             folder=None if folder is None else folder.name)
-        return (folder, _CodeObservations(keys, (stream.decode(c, keys) for c in store.chunks(1 << 16)), store.rows),
+        return (folder, ChunkedObservations(keys, (stream.decode(c, keys) for c in store.chunks(1 << 16)), store.rows),
                 store, ids)
     except BaseException:
         if folder is not None:
@@ -630,58 +615,50 @@ def codes_flips(codes: PartitionCodes) -> tuple:
     return codes.before, codes.flips or {}, codes.first or {}
 
 
-def _fair_flips(client, spec, fair_keys, task, codes) -> dict:
-    """Per Fair[...] leaf, its first ``KEEP`` counterexamples in a given-order stream as ``Flips`` (their stream
-    positions and ``Counterexample``s, rows numbered in the whole log, before ``where``): the partitions' own first
-    ones, in partition order."""
-    import dataclasses
-
-    from fairaudit.counterexamples import KEEP
-    from fairaudit.engines.observations import Flips
-    from fairaudit.evaluate import compile_spec
+def _fair_flips(client, spec, fair_keys, task, codes, lengths):
+    """The Fair[...] leaves' first ``KEEP`` counterexamples in a given-order stream, as a ``FirstFlips`` (stream
+    positions; rows numbered in the whole log, before ``where``): the partitions' own first ones, in partition
+    order."""
+    from fairaudit.engines.observations import FirstFlips, Flips
 
     facts = client.gather([client.submit(codes_flips, c, pure=False) for c in codes])
-    lengths = client.gather([client.submit(codes_length, c, pure=False) for c in codes])
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     before = np.concatenate([[0], np.cumsum([f[0] for f in facts])]).astype(np.int64)
-    domains = dict(task.domains)
-    out = {}
-    for key in fair_keys:
-        node = compile_spec(spec).leaf_node[key].node
-        positions = np.concatenate([offsets[i] + facts[i][1].get(key, np.zeros(0, np.int64))
-                                    for i in range(len(facts))]).astype(np.int64)[:KEEP]
-        first = [dataclasses.replace(c, row=int(before[i] + c.row)) for i in range(len(facts))
-                 for c in facts[i][2].get(key, ())][:KEEP]
-        out[key] = Flips(key, node.column, tuple(domains[node.column]), positions, tuple(first))
-    return out
+    domains, columns = dict(task.domains), _fair_columns(spec, fair_keys)
+    firsts = FirstFlips()
+    for i, (_, positions, first) in enumerate(facts):
+        firsts.add({key: Flips(key, columns[key], tuple(domains[columns[key]]),
+                               positions.get(key, np.zeros(0, np.int64)),
+                               tuple(replace(c, row=int(before[i] + c.row)) for c in first.get(key, ())))
+                    for key in fair_keys}, int(offsets[i]))
+    return firsts
 
 
-def codes_length(codes: PartitionCodes) -> int:
-    return int(codes.length)
+def _fair_columns(spec, fair_keys) -> dict:
+    from fairaudit.evaluate import compile_spec
+
+    cs = compile_spec(spec)
+    return {key: cs.leaf_node[key].node.column for key in fair_keys}
 
 
-def _fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, shipped, store, ids) -> dict:
-    """Per Fair[...] leaf, its first ``KEEP`` counterexamples in a shuffled stream (``store``: the shuffled codes,
-    ``ids``: each stream position's row in partition order, ``fairaudit.engines.stream.shuffle_rows``): their stream
-    positions read off the codes, their rows found through ``ids`` and made by the partitions that hold them, read
-    again (``partition_counterexamples``)."""
-    import dataclasses
-
+def _fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, shipped, store, ids):
+    """The Fair[...] leaves' first ``KEEP`` counterexamples in a shuffled stream as a ``FirstFlips`` (``store``: the
+    shuffled codes, ``ids``: each stream position's row in partition order,
+    ``fairaudit.engines.stream.shuffle_rows``): their stream positions read off the codes, their rows found through
+    ``ids`` and made by the partitions that hold them, read again (``partition_counterexamples``)."""
     import dask
 
     from fairaudit.counterexamples import KEEP
-    from fairaudit.engines.observations import Flips
+    from fairaudit.engines.observations import FirstFlips, Flips
     from fairaudit.evaluate import compile_spec
 
-    befores = client.gather([client.submit(codes_flips, c, pure=False) for c in codes])
-    before = np.concatenate([[0], np.cumsum([f[0] for f in befores])]).astype(np.int64)
+    facts = client.gather([client.submit(codes_flips, c, pure=False) for c in codes])
+    before = np.concatenate([[0], np.cumsum([f[0] for f in facts])]).astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    keys = compile_spec(spec).leaf_keys
-    at = store.first_flipped(keys, list(fair_keys), KEEP)
-    domains = dict(task.domains)
-    out = {}
+    at = store.first_flipped(compile_spec(spec).leaf_keys, list(fair_keys), KEEP)
+    domains, columns = dict(task.domains), _fair_columns(spec, fair_keys)
+    firsts = FirstFlips()
     for key in fair_keys:
-        node = compile_spec(spec).leaf_node[key].node
         chosen = ids.take(at[key]).astype(np.int64)
         part_of = np.searchsorted(offsets, chosen, side="right") - 1
         wanted = {int(p): chosen[part_of == p] - offsets[p] for p in np.unique(part_of)}
@@ -691,10 +668,10 @@ def _fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, s
         by_row = {}
         for p, examples in zip(wanted, made):
             for local, c in zip(wanted[p], examples):
-                by_row[int(offsets[p] + local)] = dataclasses.replace(c, row=int(before[p] + c.row))
-        out[key] = Flips(key, node.column, tuple(domains[node.column]), at[key],
-                         tuple(by_row[int(g)] for g in chosen))
-    return out
+                by_row[int(offsets[p] + local)] = replace(c, row=int(before[p] + c.row))
+        firsts.add({key: Flips(key, columns[key], tuple(domains[columns[key]]), at[key],
+                               tuple(by_row[int(g)] for g in chosen))})
+    return firsts
 
 
 # ---------------------------------------------------------------------------------------------------- the audit
@@ -867,14 +844,14 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
                                  else "the Parquet log has no rows: nothing to audit")
         batch, order, seed = int(options["batch"]), options["order"], int(options["seed"])
         if order == "given":  # counts at the checks, fetched as the monitor advances
-            found = _fair_flips(client, spec, fair_keys, task, codes) if fair_keys else {}
+            found = _fair_flips(client, spec, fair_keys, task, codes, lengths) if fair_keys else None
             feed = fetched_counts(client, codes, lengths, batch, LOOKAHEAD * _threads(client))
             obs = PartitionCounts(keys, length, batch, feed, halves=_halves(client, codes, lengths, totals))
         else:  # every row's code on the client (1 byte a row up to four leaves), shuffled as out of core
             folder, obs, store, ids = _shuffled(client, codes, lengths, keys, seed, rows=bool(fair_keys))
             found = (_fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, shipped, store, ids)
-                     if fair_keys else {})
-        obs.with_flips(found)
+                     if fair_keys else None)
+        obs.flips = found  # the Fair[...] leaves' first counterexamples (their count: from the leaves' counts)
         assumes = order_assumption(order, seed)
         batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch, split=options["split"],
                                   bound=options["bound"], order=order, ctx=ctx, assumes=assumes,

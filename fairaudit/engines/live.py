@@ -23,8 +23,9 @@ halves of the first ``T`` rows, with Δ spent over the epochs so that all its fa
 ≤ Δ, in O(leaves) memory.
 
 ``Fair[...]`` leaves (a model re-predicts each arriving chunk with the attribute flipped over values fixed when the
-watch started, ``fairaudit.livelog.prepare``) carry their counterexamples (``FirstFlips``): the first ``KEEP`` in
-arrival order and how many so far, as the file at rest gives them in file order.
+watch started, ``fairaudit.livelog.prepare``) carry their counterexamples
+(``fairaudit.engines.observations.FirstFlips``): the first ``KEEP`` in arrival order and how many so far, as the
+file at rest gives them in file order.
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from fairaudit.engines.halves import SequentialHalves
 from fairaudit.engines.monitor import (DEFAULT_SPLIT, SOLVER_TIME_LIMIT, Monitor, OrderEvidence, _leaves,
                                        _scan, _State, decided_guarantee, joint_tests,
                                        record_decision)
+from fairaudit.engines.observations import FirstFlips
 from fairaudit.engines.stream import RunningCounts
 from fairaudit.errors import FairauditError
 from fairaudit.guarantee import Guarantee
@@ -72,44 +74,6 @@ class _Shifted:
         return self.stats.at(slice(index.start - self.offset, index.stop - self.offset))
 
 
-class FirstFlips:
-    """The ``Fair[...]`` leaves' counterexamples on a live log, memory bounded: each leaf's first ``KEEP`` flipped
-    rows (their positions in the stream and ``Counterexample``s, from each chunk's ``Observations.flips``); how many
-    rows the flip changed among the first ``done`` is ``done`` minus the leaf's successes there (every row counts for
-    a ``Fair[...]`` leaf), so the positions of the others are not kept."""
-
-    def __init__(self, keys):
-        self.all_keys = list(keys)
-        self.keys: list[str] = []
-        self.kept: dict = {}
-
-    def add(self, obs, offset: int) -> None:
-        """Take in one chunk's flips (``offset``: the stream rows before the chunk)."""
-        from fairaudit.counterexamples import KEEP
-
-        for key, f in (getattr(obs, "flips", None) or {}).items():
-            if key not in self.kept:
-                self.keys.append(key)
-                self.kept[key] = (f.attribute, f.values, [], [])
-            _, _, positions, examples = self.kept[key]
-            room = KEEP - len(examples)
-            if room > 0:
-                positions.extend((np.asarray(f.positions[:room], dtype=np.int64) + offset).tolist())
-                examples.extend(f.first[:room])
-
-    def upto(self, done: int, successes: dict):
-        """The ``Counterexamples`` among the first ``done`` rows (``successes``: each leaf's there), or None."""
-        from fairaudit.counterexamples import Counterexamples
-        from fairaudit.engines.observations import Flips
-
-        if not self.keys:
-            return None
-        return Counterexamples(tuple(
-            Flips(k, attribute, tuple(values), np.asarray(positions, dtype=np.int64), tuple(examples))
-            .upto(done, total=done - int(successes[k]))
-            for k, (attribute, values, positions, examples) in self.kept.items()))
-
-
 def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5, split: str = DEFAULT_SPLIT,
                  bound: str = DEFAULT_BOUND, ctx: Context | None = None, assumes: str | None = LIVE_ASSUMPTION,
                  solver_time_limit: float = SOLVER_TIME_LIMIT, stop: bool = False) -> Iterator[LeafBatch]:
@@ -137,7 +101,7 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     base = Guarantee("probabilistic", delta, assumes=assumes)
     label_delta = delta if split == "optimized" else None
     checks = 0  # the run's number of the next check
-    flips = FirstFlips(keys)
+    flips = FirstFlips()
 
     def facts() -> dict:
         return {"stream_length": int(counts.rows), "live": True, "leaf_keys": list(keys),
@@ -188,7 +152,7 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
         checks = a + m
 
     for obs in chunks:
-        flips.add(obs, counts.rows)
+        flips.add(getattr(obs, "flips", None) or {}, counts.rows)
         steps, stats = counts.consume(obs)
         for item, halt in batches(steps, stats, getattr(obs, "notes", ())):
             yield item

@@ -50,6 +50,41 @@ class Flips:
                                    shown if total is None else int(total), ROWS, FLIPS_ABOUT)
 
 
+class FirstFlips:
+    """The ``Fair[...]`` leaves' counterexamples of a stream taken in pieces (chunks of a file, a live log's polls,
+    Dask partitions), memory bounded: each leaf's first ``KEEP`` flipped rows (their stream positions and
+    ``Counterexample``s); how many rows the flip changed among the first ``done`` is ``done`` minus the leaf's
+    successes there (every row counts for a ``Fair[...]`` leaf, and a success is a row the flip does not change),
+    so the positions of the others are never kept."""
+
+    def __init__(self):
+        self.kept: dict = {}  # leaf key -> (attribute, values, positions, examples)
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.kept)
+
+    def add(self, flips: dict, offset: int = 0) -> None:
+        """Take in one piece's ``Flips`` per leaf (positions in the piece, increasing; ``offset``: the stream rows
+        before it), keeping each leaf's first ``KEEP``."""
+        for key, f in flips.items():
+            _, _, positions, examples = self.kept.setdefault(key, (f.attribute, tuple(f.values), [], []))
+            room = KEEP - len(examples)
+            if room > 0:
+                positions.extend((np.asarray(f.positions[:room], dtype=np.int64) + offset).tolist())
+                examples.extend(f.first[:room])
+
+    def upto(self, done: int, successes: dict) -> Counterexamples | None:
+        """The ``Counterexamples`` among the first ``done`` rows (``successes``: each leaf's there), or None without
+        ``Fair[...]`` leaves."""
+        if not self.kept:
+            return None
+        return Counterexamples(tuple(
+            Flips(k, attribute, values, np.asarray(positions, dtype=np.int64), tuple(examples))
+            .upto(done, total=done - int(successes[k]))
+            for k, (attribute, values, positions, examples) in self.kept.items()))
+
+
 @dataclass
 class Observations:
     """Per distinct leaf: ``values`` (0/1 per row, in stream order) and ``mask`` (rows that count for it);

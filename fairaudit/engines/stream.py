@@ -6,9 +6,6 @@ it keeps only each leaf's running totals (the prefix sums' last values) between 
 chunk whatever the stream's length. Checks are the same as the whole stream's (``check_points``: every ``batch``
 rows, counted from the stream's first row) except the last one, which only the caller knows (``finish``).
 
-``read_chunks(path)`` reads a CSV or Parquet file in chunks with pyarrow (column types fixed by the first chunk,
-so every chunk parses the same way), as pandas DataFrames.
-
 ``ChunkedObservations`` is the monitor's view of such a stream: the statistics of the checks it asks for, read as far
 as needed, a window of checks kept (``CheckPoints``: the checks themselves without an array of them all).
 
@@ -26,9 +23,6 @@ from typing import Iterator
 import numpy as np
 
 from fairaudit.errors import FairauditError
-
-CHUNK_ROWS = 1 << 16
-
 
 class RunningCounts:
     """Per leaf running (successes, n); ``consume`` one chunk of observations, get the stats at its checks."""
@@ -73,29 +67,6 @@ class RunningCounts:
             return np.zeros(0, dtype=np.int64), {k: LeafStats(np.zeros(0), np.zeros(0)) for k in self.keys}
         return (np.array([self.rows], dtype=np.int64),
                 {k: LeafStats(np.array([float(self.successes[k])]), np.array([float(self.n[k])])) for k in self.keys})
-
-
-def read_chunks(path, rows: int = CHUNK_ROWS, columns=None) -> Iterator:
-    """The rows of a CSV or Parquet file as pandas DataFrames of about ``rows`` rows each."""
-    import pyarrow as pa
-
-    path = Path(path)
-    if path.suffix.lower() in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
-
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=rows, columns=columns):
-            yield pa.Table.from_batches([batch]).to_pandas()
-        return
-    import pyarrow.csv as pc
-
-    block = max(1 << 16, rows * 64)  # bytes per block: about ``rows`` rows of a narrow file
-    first = pc.open_csv(path, read_options=pc.ReadOptions(block_size=block))
-    schema = first.schema
-    first.close()
-    reader = pc.open_csv(path, read_options=pc.ReadOptions(block_size=block),
-                         convert_options=pc.ConvertOptions(column_types=schema, include_columns=columns))
-    for batch in reader:
-        yield pa.Table.from_batches([batch]).to_pandas()
 
 
 class CheckPoints:
@@ -209,7 +180,7 @@ class ChunkedObservations:
     rows and of the rest, known before the run, e.g. from ``CodeStore.half_counts``). Without it that test is
     skipped with a warning-free empty answer: give it for a stream in file order."""
 
-    def __init__(self, keys, chunks, length: int, halves: dict | None = None, flips: dict | None = None):
+    def __init__(self, keys, chunks, length: int, halves: dict | None = None, flips=None):
         self.keys, self.chunks, self.length = list(keys), iter(chunks), int(length)
         self.counts = RunningCounts(self.keys, 1)
         self.ends = np.zeros(0, dtype=np.int64)
@@ -217,21 +188,16 @@ class ChunkedObservations:
         self.filled = 0  # checks known: [0, filled); kept: [base, filled)
         self.base = 0
         self.halves = halves
-        self.flips = flips or {}
+        self.flips = flips  # the ``Fair[...]`` leaves' first counterexamples (``FirstFlips``), or None
 
     def counterexamples(self, upto: int | None = None):
         """The ``Fair[...]`` leaves' counterexamples among the first ``upto`` rows (``upto`` a check's step, as
-        the monitor asks; None without such leaves): ``flips`` holds each leaf's first ``KEEP`` flipped rows (their
-        stream positions and ``Counterexample``s), and how many rows the flip changed among the first ``upto`` is
-        read off the leaf's own counts (every row counts for a ``Fair[...]`` leaf, and a success is a row the flip
-        does not change: ``upto − successes``), so no position of every flipped row is kept."""
-        from fairaudit.counterexamples import Counterexamples
-
-        if not self.flips:
+        the monitor asks; None without such leaves), their count read off the leaves' successes in the window
+        (``fairaudit.engines.observations.FirstFlips``)."""
+        if self.flips is None or not self.flips.keys:
             return None
         upto = self.length if upto is None else int(upto)
-        return Counterexamples(tuple(f.upto(upto, total=upto - self._successes(k, upto))
-                                     for k, f in self.flips.items()))
+        return self.flips.upto(upto, {k: self._successes(k, upto) for k in self.flips.keys})
 
     def _successes(self, key: str, upto: int) -> int:
         """A leaf's successes among the first ``upto`` rows, ``upto`` the step of a check in the window."""
@@ -284,35 +250,6 @@ class ChunkedObservations:
                     self.counts.successes[k], self.counts.n[k] = int(s[-1]), int(n[-1])
             self.counts.rows += obs.length
             self.filled = stop
-
-
-def file_observations(spec, path, pred: str, *, rows: int = CHUNK_ROWS) -> ChunkedObservations:
-    """``ChunkedObservations`` of a CSV or Parquet file in its given order, the decision a condition over the rows
-    (``pred``, as ``fairaudit audit --pred``), each chunk's leaves evaluated with ``observe``."""
-    from fairaudit.engines.observations import observe
-    from fairaudit.evaluate import compile_spec
-    from fairaudit.spec import parse_event
-    from fairaudit.spec import evaluate_event
-
-    condition = parse_event(pred) if isinstance(pred, str) else pred
-    length = count_rows(path)
-
-    def chunks():
-        for frame in read_chunks(path, rows=rows):
-            decided = np.asarray(evaluate_event(condition, frame), dtype=bool).astype(np.int8)
-            yield observe(spec, frame, pred=decided)
-
-    return ChunkedObservations(compile_spec(spec).leaf_keys, chunks(), length)
-
-
-def count_rows(path) -> int:
-    """The rows of a CSV (one streaming pass) or Parquet file (its metadata)."""
-    path = Path(path)
-    if path.suffix.lower() in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
-
-        return int(pq.ParquetFile(path).metadata.num_rows)
-    return sum(len(chunk) for chunk in read_chunks(path, columns=None))
 
 
 # ---- compact row codes: what the monitor needs of a row, a few bits per leaf ---------------------------------
@@ -432,8 +369,7 @@ class CodeStore:
             seen += len(part)
         return {k: tuple(v) for k, v in acc.items()}
 
-    def observations(self, keys, rows: int = 1 << 16, halves: bool = False,
-                     flips: dict | None = None) -> ChunkedObservations:
+    def observations(self, keys, rows: int = 1 << 16, halves: bool = False, flips=None) -> ChunkedObservations:
         """The monitor's observations of this stream, decoded ``rows`` codes at a time (with the halves' counts
         for the file-order test when ``halves``; ``flips``: the ``Fair[...]`` leaves' first counterexamples,
         ``ChunkedObservations.counterexamples``)."""

@@ -3,23 +3,11 @@ draws the warnings the live run raises, ``fairaudit.engines.halves``)."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
 
 from fairaudit import data
-from fairaudit.ui import live
+from tests.app.test_live_log import PRED, SPEC, _attached, _ok
 
-ROOT = Path(__file__).resolve().parents[2]
-SPEC = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] >= -0.1 and '
-        'E[pred | sex == "Female"] >= 0.3')
-PRED = "decile_score <= 4"
 GROWS = "tested as the log grows"
-
-
-def _ok(at: AppTest) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def test_the_live_view_shows_the_halves_warning(workspace_folder):
@@ -27,14 +15,7 @@ def test_the_live_view_shows_the_halves_warning(workspace_folder):
     logs = workspace_folder / "logs"
     logs.mkdir(parents=True)
     frame.to_csv(logs / "sorted.csv", index=False)
-    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run())
-    at.session_state["spec_text"] = SPEC
-    _ok(at.switch_page("pages/4_Audit.py").run())
-    at.text_input(key="live_pred").input(PRED)
-    _ok(at.run())
-    at.button(key="live_attach").click()
-    _ok(at.run())
-    run = at.session_state[live.RUN]
+    at, run = _attached(SPEC, pred=PRED)
     deadline = time.monotonic() + 90
     while (run.rows < len(frame) or run.latest is None or not any(GROWS in w for w in run.latest.warnings)) \
             and time.monotonic() < deadline:

@@ -36,6 +36,31 @@ def _rows(at) -> int:
     return int(line.split("**")[3].split()[0].replace(",", "")) if line else 0
 
 
+def _attached(spec: str, pred: str | None = None, model=None):
+    """``(app, run)``: the Audit page with ``spec``, attached to the workspace's only log, decided by the condition
+    ``pred`` or the session's ``model``."""
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.session_state["spec_text"] = spec
+    if model is not None:
+        at.session_state["model"] = model
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    if model is not None:
+        at.radio(key="live_decisions").set_value(live.MODEL_CHOICE)
+    else:
+        at.text_input(key="live_pred").input(pred)
+    _ok(at.run())
+    at.button(key="live_attach").click()
+    _ok(at.run())
+    return at, at.session_state[live.RUN]
+
+
+def _wait(run, rows: int | None = None, seconds: float = 90) -> None:
+    """Until ``run`` has read ``rows`` rows (or, without ``rows``, ended), it ended, or ``seconds`` passed."""
+    deadline = time.monotonic() + seconds
+    while (rows is None or run.rows < rows) and not run.done and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def test_attach_watch_and_stop(workspace_folder):
     lines = data.load("compas").frame.to_csv(index=False).splitlines(keepends=True)
     logs = workspace_folder / "logs"
@@ -140,18 +165,8 @@ def test_the_sessions_model_decides_on_the_live_log(workspace_folder):
     logs = workspace_folder / "logs"
     logs.mkdir(parents=True)
     (logs / "scored.csv").write_text(compas.frame.to_csv(index=False))
-    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
-    at.session_state["spec_text"] = SPEC
-    at.session_state["model"] = model
-    _ok(at.switch_page("pages/4_Audit.py").run())
-    at.radio(key="live_decisions").set_value(live.MODEL_CHOICE)
-    _ok(at.run())
-    at.button(key="live_attach").click()
-    _ok(at.run())
-    run = at.session_state[live.RUN]
-    deadline = time.monotonic() + 90
-    while run.rows < len(compas) and time.monotonic() < deadline and not run.done:
-        time.sleep(0.2)
+    at, run = _attached(SPEC, model=model)
+    _wait(run, len(compas))
     at.button(key="live_stop").click()
     _ok(at.run())
     result = at.session_state["result"]
@@ -174,26 +189,14 @@ def test_fair_on_the_live_log_shows_its_counterexamples(workspace_folder):
     log = logs / "scored.csv"
     log.write_text("".join(lines[:3001]))
     spec = "Fair[race] >= 0.99"
-    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
-    at.session_state["spec_text"] = spec
-    at.session_state["model"] = model
-    _ok(at.switch_page("pages/4_Audit.py").run())
-    at.radio(key="live_decisions").set_value(live.MODEL_CHOICE)
-    _ok(at.run())
-    at.button(key="live_attach").click()
-    _ok(at.run())
-    run = at.session_state[live.RUN]
-    deadline = time.monotonic() + 90
-    while run.rows < 3000 and time.monotonic() < deadline and not run.done:
-        time.sleep(0.2)
+    at, run = _attached(spec, model=model)
+    _wait(run, 3000)
     _ok(at.run())
     shown = [c.value for c in at.caption if "Fair[race]" in c.value]
     assert shown and "counterexamples found among the audited rows" in shown[0], [c.value for c in at.caption]
     with open(log, "a") as f:
         f.write("".join(lines[3001:]))
-    deadline = time.monotonic() + 90
-    while run.rows < len(compas) and time.monotonic() < deadline and not run.done:
-        time.sleep(0.2)
+    _wait(run, len(compas))
     at.button(key="live_stop").click()
     _ok(at.run())
     result = at.session_state["result"]
@@ -210,21 +213,10 @@ def test_a_log_that_fails_later_keeps_the_evidence_so_far(workspace_folder):
     logs.mkdir(parents=True)
     log = logs / "decisions.csv"
     log.write_text("".join(lines[:1001]))
-    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
-    at.session_state["spec_text"] = SPEC
-    _ok(at.switch_page("pages/4_Audit.py").run())
-    at.text_input(key="live_pred").input(PRED)
-    _ok(at.run())
-    at.button(key="live_attach").click()
-    _ok(at.run())
-    run = at.session_state[live.RUN]
-    deadline = time.monotonic() + 60
-    while run.rows < 1000 and time.monotonic() < deadline:
-        time.sleep(0.1)
+    at, run = _attached(SPEC, pred=PRED)
+    _wait(run, 1000)
     log.write_text("".join(lines[:11]))  # truncated
-    deadline = time.monotonic() + 60
-    while not run.done and time.monotonic() < deadline:
-        time.sleep(0.1)
+    _wait(run)
     _ok(at.run())
     errors = [e.value for e in at.error]
     assert any("truncated" in e and "decisions.csv" in e for e in errors), errors
@@ -237,17 +229,8 @@ def test_the_pages_stop_button_ends_the_watch_too(workspace_folder):
     logs = workspace_folder / "logs"
     logs.mkdir(parents=True)
     (logs / "decisions.csv").write_text("".join(lines[:501]))
-    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
-    at.session_state["spec_text"] = SPEC
-    _ok(at.switch_page("pages/4_Audit.py").run())
-    at.text_input(key="live_pred").input(PRED)
-    _ok(at.run())
-    at.button(key="live_attach").click()
-    _ok(at.run())
-    run = at.session_state[live.RUN]
-    deadline = time.monotonic() + 60
-    while run.rows < 500 and time.monotonic() < deadline:
-        time.sleep(0.1)
+    at, run = _attached(SPEC, pred=PRED)
+    _wait(run, 500)
     at.button(key="audit_stop_button").click()
     _ok(at.run())
     assert run.done and at.session_state["result"] is run.latest and run.rows == 500

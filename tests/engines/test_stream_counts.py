@@ -1,5 +1,6 @@
 """``RunningCounts`` (chunk by chunk) gives the same checks and statistics as the whole stream at once, row for
-row, on a real dataset; ``read_chunks`` reads CSV and Parquet in chunks to the same rows."""
+row, on a real dataset; ``fairaudit.outofcore.read_frames`` reads CSV and Parquet in chunks to the same rows, and the
+monitor over ``ChunkedObservations`` of those chunks equals the in-memory run."""
 import numpy as np
 import pandas as pd
 import pytest
@@ -7,7 +8,8 @@ import pytest
 from fairaudit import data
 from fairaudit.engines.monitor import check_points
 from fairaudit.engines.observations import observe
-from fairaudit.engines.stream import RunningCounts, read_chunks
+from fairaudit.engines.stream import ChunkedObservations, RunningCounts
+from fairaudit.outofcore import read_frames
 from fairaudit.evaluate import compile_spec
 from fairaudit.spec import parse
 
@@ -38,11 +40,11 @@ def test_chunked_counts_equal_whole_stream(batch, chunk):
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
-def test_read_chunks_gives_the_files_rows(tmp_path, suffix):
+def test_read_frames_gives_the_files_rows(tmp_path, suffix):
     frame = data.load("compas").frame[["sex", "race", "age", "priors_count"]]
     path = tmp_path / f"d{suffix}"
     frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path, index=False)
-    chunks = list(read_chunks(path, rows=500))
+    chunks = list(read_frames(path, list(frame.columns), rows=500))
     assert len(chunks) > 1
     back = pd.concat(chunks, ignore_index=True)
     assert len(back) == len(frame)
@@ -52,13 +54,14 @@ def test_read_chunks_gives_the_files_rows(tmp_path, suffix):
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_monitor_on_a_file_read_in_chunks_equals_in_memory(tmp_path, suffix):
-    """The monitor over ``file_observations`` (chunks of 500 rows) gives the same checks, intervals, verdicts and
-    stop step as over the whole file's observations in memory (as ``fairaudit audit --order given`` builds them)."""
+    """The monitor over ``ChunkedObservations`` of the file read in chunks of 500 rows gives the same checks,
+    intervals, verdicts and stop step as over the whole file's observations in memory (as ``fairaudit audit --order
+    given`` builds them)."""
     from fairaudit.data import resolve
     from fairaudit.engines.monitor import run_monitor
     from fairaudit.engines.observations import observe_inputs
-    from fairaudit.engines.stream import file_observations
     from fairaudit.inputs import Inputs
+    from fairaudit.spec import evaluate_event, parse_event
 
     frame = data.load("compas").frame
     path = tmp_path / f"log{suffix}"
@@ -67,7 +70,10 @@ def test_monitor_on_a_file_read_in_chunks_equals_in_memory(tmp_path, suffix):
     spec = parse('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05')
     inputs = Inputs.build(resolve(str(path)) if suffix == ".csv" else data.load("compas"), pred=pred, rows="all")
     whole = observe_inputs(spec, inputs)
-    chunked = file_observations(spec, path, pred, rows=500)
+    condition = parse_event(pred)
+    chunks = (observe(spec, f, pred=np.asarray(evaluate_event(condition, f), dtype=bool).astype(np.int8))
+              for f in read_frames(path, list(frame.columns), rows=500))
+    chunked = ChunkedObservations(compile_spec(spec).leaf_keys, chunks, len(frame))
     assert chunked.length == whole.length
     a = run_monitor(spec, whole, batch=5, delta=0.1)
     b = run_monitor(spec, chunked, batch=5, delta=0.1)
