@@ -88,7 +88,7 @@ def summary(compact: bool = False) -> None:
     from fairaudit.ui.flows import on_session_rows
 
     if result is not None and not on_session_rows(meta):  # a log's audit: its own data and decisions
-        rows = [("Data", f"{meta.get('data') or '—'}" + (f" — {result.rows_text}" if result.rows_text else "")),
+        rows = [("Data", result.rows_text or meta.get("data") or "—"),  # the rows sentence names the log
                 ("Decisions", meta.get("model") or "—"), ("Engine", engine_title(meta.get("engine")))]
     else:
         rows = [
@@ -176,8 +176,13 @@ def sidebar_status() -> None:
     meta = state.get(state.RESULT_META) or {}
     with st.sidebar:
         st.caption("Current audit")
+        from fairaudit.ui.flows import on_session_rows, used_session_model
+
         if result is not None and meta.get("program_sha"):  # the result audits a population program
             audited = f"Program: **{meta.get('data') or '—'}**  \n"
+        elif result is not None and not on_session_rows(meta):  # a log's audit: its data and decisions
+            decided = model_info["kind"] if used_session_model(meta) and model_info else meta.get("model") or "—"
+            audited = f"Data: **{meta.get('data') or '—'}**  \nDecisions: **{decided}**  \n"
         else:
             audited = (f"Data: **{ds.name if ds is not None else '—'}**  \n"
                        f"Model: **{model_info['kind'] if model_info else '—'}**  \n")

@@ -234,3 +234,5 @@ def test_the_pages_stop_button_ends_the_watch_too(workspace_folder):
     at.button(key="audit_stop_button").click()
     _ok(at.run())
     assert run.done and at.session_state["result"] is run.latest and run.rows == 500
+    side = " ".join(m.value for m in at.sidebar.markdown)
+    assert "Data: **live log decisions.csv**" in side and f"Decisions: **decision {PRED}**" in side, side
