@@ -28,6 +28,7 @@ COMMANDS = {
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL_ERROR = 4  # never a verdict's code (0 true, 1 violated, 3 undecided)
+EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,7 +48,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser; ``argv`` lets a command shape its help (``audit --engine NAME --help``)."""
     parser = _Parser(prog="fairaudit", description="Iterative fairness auditing with guarantees.",
                      epilog="Exit codes: 0 ok / certified, 1 violated, 3 undecided, 2 bad input, "
-                            "4 internal error (a bug).")
+                            "4 internal error (a bug), 130 interrupted (Ctrl-C).")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, (module, help_text) in _available_commands().items():
@@ -62,6 +63,19 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:  # Ctrl-C while the commands are imported, too: one line, never a traceback
+        return _run(argv)
+    except KeyboardInterrupt:
+        return interrupted()
+
+
+def interrupted() -> int:
+    """Ctrl-C: one line on stderr, exit code 130 (what a shell reports for an interrupted command)."""
+    print("fairaudit: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
@@ -72,9 +86,6 @@ def main(argv: list[str] | None = None) -> int:
     except FairauditError as err:
         print(f"fairaudit {args.command}: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("fairaudit: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:  # output piped into e.g. `head`, which closed early
         sys.stderr.close()
         return 0

@@ -51,8 +51,11 @@ def test_ctrl_c_shuts_the_cluster_down(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode in (130, 0), err  # 0: the run had already finished
-    if proc.returncode == 130:
+    # 0: the run had already finished. -SIGINT: under ``python -m``, CPython ends the process by re-raising SIGINT
+    # when the KeyboardInterrupt crossed code run from source text (a library's exec of a namedtuple or dataclass),
+    # even though fairaudit caught it and exits 130; a shell reports 130 either way.
+    assert proc.returncode in (130, -signal.SIGINT, 0), err
+    if proc.returncode != 0:
         assert err.strip() == "fairaudit: interrupted"  # one line, no traceback from the cluster's shutdown
     gone, alive = psutil.wait_procs(workers, timeout=30)
     assert not alive, f"worker processes left behind: {alive}"
@@ -70,3 +73,46 @@ def test_scheduler_attaches_to_an_existing_cluster(log, tmp_path):
                 tmp_path / "l.json")
     a, b = (json.loads((tmp_path / f"{x}.json").read_text()) for x in "ls")
     assert (a["verdict"], a["stop_step"], a["trace"]) == (b["verdict"], b["stop_step"], b["trace"])
+
+
+def test_ctrl_c_while_the_workers_start_still_closes_the_cluster(monkeypatch):
+    """Review finding: a Ctrl-C held back while the local cluster started was raised before the block that closes
+    the cluster was entered, so the cluster was left to the interpreter's exit."""
+    import signal
+
+    import distributed
+
+    from fairaudit.engines.distributed import dask_client
+
+    closed = []
+
+    class Starting:  # a cluster whose start is interrupted by Ctrl-C
+        def __init__(self, **kwargs):
+            signal.raise_signal(signal.SIGINT)
+
+        def close(self):
+            closed.append(True)
+
+    monkeypatch.setattr(distributed, "LocalCluster", Starting)
+    with pytest.raises(KeyboardInterrupt):
+        with dask_client(workers=1):
+            pytest.fail("the block ran although Ctrl-C was pressed")
+    assert closed == [True]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C is delivered again
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line(monkeypatch, capsys):
+    """Ctrl-C before the command line is read (the commands' imports take a second on a busy machine) printed a
+    traceback."""
+    from fairaudit import cli
+
+    def slow(argv=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", slow)
+    try:
+        code = cli.main(["datasets"])
+    except KeyboardInterrupt:
+        pytest.fail("the KeyboardInterrupt escaped")
+    assert code == 130
+    assert capsys.readouterr().err == "fairaudit: interrupted\n"

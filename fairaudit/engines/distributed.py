@@ -200,13 +200,15 @@ def dask_client(scheduler: str | None = None, *, workers: int = 2, threads: int 
         finally:
             client.close()
         return
-    with _interrupts_deferred(), warnings.catch_warnings():  # a Ctrl-C while the workers start is raised once the
-        # cluster can be closed; the scheduler's HTTP server (no dashboard) takes another port if 8787 is taken,
+    with _interrupts_held() as held, warnings.catch_warnings():  # a Ctrl-C while the workers start is raised once
+        # the cluster can be closed; the scheduler's HTTP server (no dashboard) takes another port if 8787 is taken,
         # which is no news for the user
         warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
         cluster = LocalCluster(n_workers=int(workers), threads_per_worker=int(threads), processes=True,
                                dashboard_address=None, silence_logs=logging.CRITICAL)
     try:
+        if held:  # inside the try: the cluster is closed below
+            raise KeyboardInterrupt
         client = Client(cluster, timeout=timeout)
         try:
             yield client
@@ -217,24 +219,23 @@ def dask_client(scheduler: str | None = None, *, workers: int = 2, threads: int 
 
 
 @contextmanager
-def _interrupts_deferred():
-    """Hold a SIGINT (Ctrl-C) back while the block runs, then raise it: a cluster half started cannot be closed
-    cleanly (its workers are still starting), one fully started can. Only in the main thread (elsewhere, e.g. in
-    the dashboard's script thread, Python delivers no SIGINT anyway)."""
+def _interrupts_held():
+    """Hold a SIGINT (Ctrl-C) back while the block runs; yields the list of those held (the caller raises once it
+    can clean up): a cluster half started cannot be closed cleanly (its workers are still starting), one fully
+    started can. Only in the main thread (elsewhere, e.g. in the dashboard's script thread, Python delivers no
+    SIGINT anyway)."""
     import signal
     import threading
 
+    caught: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield caught
         return
-    caught = []
     previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
     try:
-        yield
+        yield caught
     finally:
         signal.signal(signal.SIGINT, previous)
-    if caught:
-        raise KeyboardInterrupt
 
 
 # ---------------------------------------------------------------------------------------------------- on a worker
