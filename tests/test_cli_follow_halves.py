@@ -40,7 +40,7 @@ def test_a_sorted_csv_log_prints_the_halves_warning_as_it_arrives(logs, tmp_path
     log = tmp_path / "log.csv"
     log.write_bytes(b"")
     stop = threading.Event()
-    proc = cli("--follow", str(log), "--watch", "--idle-timeout", "2", "--spec", SPEC, "--pred", PRED, "--poll",
+    proc = cli("--follow", str(log), "--watch", "--idle-timeout", "6", "--spec", SPEC, "--pred", PRED, "--poll",
                "0.05", "--json", str(tmp_path / "live.json"))
     writer(log, (folder / "ordered.csv").read_bytes(), stop, piece=8000, pause=0.05)
     out, err = proc.communicate(timeout=150)

@@ -32,7 +32,7 @@ def follow_and_rest(spec: str, model_file, tmp_path, timeout: float = 180):
     log.write_bytes(b"")
     stop = threading.Event()
     proc = cli("--follow", str(log), "--watch", "--spec", spec, "--model", str(model_file), "--poll", "0.05",
-               "--idle-timeout", "3", "--json", str(tmp_path / "live.json"))
+               "--idle-timeout", "6", "--json", str(tmp_path / "live.json"))
     writer(log, rows.read_bytes(), stop, piece=20000, pause=0.02)
     _, err = proc.communicate(timeout=timeout)
     stop.set()
