@@ -58,8 +58,28 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
             mod.add_arguments(cmd, argv=sys.argv[1:] if argv is None else argv)
         else:
             mod.add_arguments(cmd)
-        cmd.set_defaults(_run=mod.run)
+        cmd.set_defaults(_run=mod.run, _parser=cmd)
     return parser
+
+
+def _unknown(extra: list[str], parser: argparse.ArgumentParser) -> str:
+    """argparse's "unrecognized arguments" line, with the closest option of the command for each mistyped one
+    (``--oder`` → ``--order``)."""
+    import difflib
+
+    known = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+    hints = []
+    for word in extra:
+        if word.startswith("--"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1, cutoff=0.7)
+            if close:
+                hints.append((word.split("=", 1)[0], close[0]))
+    text = f"unrecognized arguments: {' '.join(extra)}"
+    if len(hints) == 1:
+        return f"{text} (did you mean {hints[0][1]}?)"
+    if hints:
+        return f"{text} (did you mean {', '.join(f'{right} for {wrong}' for wrong, right in hints)}?)"
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,7 +97,9 @@ def interrupted() -> int:
 
 def _run(argv: list[str] | None) -> int:
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        args._parser.error(_unknown(extra, args._parser))
     try:
         return int(args._run(args) or 0)
     except SpecError as err:  # positioned: the message, then the source line and a caret under the token

@@ -275,3 +275,19 @@ def test_a_damaged_result_file_is_one_line_and_exit_2(capsys, small_csv, tmp_pat
     result.write_text(json.dumps(data))
     code, _, err = _run(capsys, ["report", str(result), "--pdf", str(tmp_path / "r.pdf"), "--no-data"])
     assert code == 2 and err.count("\n") == 1 and "not a valid audit result" in err
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["audit", "--data", "ricci", "--pred", "combine > 70", "--spec", "E[pred] > 0.1", "--oder", "given"],
+     "(did you mean --order?)"),
+    (["audit", "--data", "ricci", "--pred", "combine > 70", "--spec", "E[pred] > 0.1", "--bund=hoeffding",
+      "--delat", "0.1"], "(did you mean --bound for --bund, --delta for --delat?)"),
+    (["parse", "E[pred] > 0.1", "--zzz"], "unrecognized arguments: --zzz\n"),
+])
+def test_a_mistyped_option_names_the_closest_one(capsys, argv, hint):
+    """A mistyped option was only "unrecognized"; the closest option of the same command is now named."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.startswith(f"fairaudit {argv[0]}: error: unrecognized arguments:")
+    assert err.endswith(hint if hint.endswith("\n") else hint + "\n")
