@@ -291,3 +291,9 @@ def test_a_mistyped_option_names_the_closest_one(capsys, argv, hint):
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and err.startswith(f"fairaudit {argv[0]}: error: unrecognized arguments:")
     assert err.endswith(hint if hint.endswith("\n") else hint + "\n")
+
+
+def test_a_mistyped_choice_names_the_closest_one(capsys):
+    code, _, err = _run(capsys, ["audit", "--data", "ricci", "--pred", "combine >= 70", "--spec", "E[pred] > 0.1",
+                                 "--order", "givn"])
+    assert code == 2 and err.strip().endswith("got 'givn'; did you mean 'given'?")

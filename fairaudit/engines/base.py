@@ -123,7 +123,12 @@ class Option:
             if not isinstance(value, str):
                 raise wrong
         if self.choices is not None and value not in self.choices:
-            raise FairauditError(f"{self.name} must be one of {', '.join(map(str, self.choices))}; got {value!r}")
+            import difflib
+
+            close = difflib.get_close_matches(str(value).lower(), [str(c) for c in self.choices], n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise FairauditError(f"{self.name} must be one of {', '.join(map(str, self.choices))}; got {value!r}"
+                                 f"{hint}")
         if self.type in (int, float):
             low = self.min is not None and (value <= self.min if self.exclusive else value < self.min)
             high = self.max is not None and (value >= self.max if self.exclusive else value > self.max)
