@@ -405,6 +405,10 @@ def _explain_character(text: str, err: UnexpectedCharacters) -> SpecError:
         message = "use 'not' for negation ('!' is only part of '!=')"
     elif char in "\"'":
         message = "unclosed string: it needs a closing " + char + " on the same line"
+    elif char in "\u201c\u201d\u201e\u2018\u2019\u00ab\u00bb":  # typographic quotes pasted from a document
+        message = f"use straight quotes (\") around a value, not '{char}'"
+    elif char == "%" and text[:err.pos_in_stream][-1:].isdigit():  # ``10%``
+        message = "write a percentage as a fraction (10% is 0.1)"
     elif char == "`":
         message = "unclosed back-quoted name: it needs a closing ` on the same line"
     elif char.isprintable():

@@ -109,7 +109,14 @@ class _Checker:
             return None
         if name.name in self.schema:
             return self.schema.column(name.name)
-        close = _suggest(name.name, self.schema.names)
+        quoted = next((c for c in self.schema.names if self.schema.column(c).kind == "categorical"
+                       and name.name in [str(v) for v in (self.schema.column(c).values or ())]), None)
+        if quoted is not None:  # ``sex == Female``: a value written as a name
+            self.error(name, f"unknown column '{clip(name.name)}'; to compare with the value of '{quoted}', "
+                             f"quote it: {quote_string(name.name)}")
+            return None
+        close = [r for r in ast.RESERVED if name.name.lower().startswith(r) and name.name.lower() != r] \
+            or _suggest(name.name, self.schema.names)  # ``prediction`` → ``pred``
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else \
             f" (columns: {', '.join(self.schema.names[:_MAX_LISTED])}{', ...' if len(self.schema.names) > _MAX_LISTED else ''})"
         self.error(name, f"unknown column '{clip(name.name)}'{hint}")

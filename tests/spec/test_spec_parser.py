@@ -144,6 +144,9 @@ BAD = [
     ("(E[x] < 1) + 1 > 0", 1, 2, "is a condition"),
     ("E[x] < 1 and\n\n   E[y] < 2 ]", 3, 13, "unexpected ']'"),
     ("E[x] < 1 % 2", 1, 10, "unexpected character '%'"),
+    ("E[x] < 10%", 1, 10, "write a percentage as a fraction (10% is 0.1)"),
+    ("E[x | s == \u201cF\u201d] < 1", 1, 12, "use straight quotes (\") around a value, not '\u201c'"),
+    ("E[x | s == \u2018F\u2019] < 1", 1, 12, "use straight quotes"),
     ("E pred", 1, 3, "expected '[' after E"),
     ("``: E[x] < 1", 1, 1, "empty name"),
 ]

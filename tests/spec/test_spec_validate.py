@@ -35,6 +35,16 @@ def test_unknown_column_suggests_close_names():
     assert messages('E[pred | Sex == "Male"] > 0') == ["unknown column 'Sex'; did you mean 'sex'?"]
 
 
+def test_a_value_written_as_a_name_is_told_to_be_quoted():
+    assert messages('E[pred | sex == Female] > 0') == [
+        "unknown column 'Female'; to compare with the value of 'sex', quote it: \"Female\""]
+
+
+def test_a_long_form_of_a_reserved_name_suggests_it():
+    assert messages("E[prediction] > 0.1") == ["unknown column 'prediction'; did you mean 'pred'?"]
+    assert messages("E[labels] > 0.1") == ["unknown column 'labels'; did you mean 'label'?"]
+
+
 def test_unknown_value_lists_valid_values():
     (message,) = messages('E[pred | sex == "Femal"] > 0')
     assert message == "'sex' never takes the value \"Femal\"; did you mean \"Female\"? (valid values: \"Female\", \"Male\")"
