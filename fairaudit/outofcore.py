@@ -158,6 +158,30 @@ def frame_of(batch, names, types):
     return pa.table(arrays).to_pandas() if arrays else _empty_frame(batch.num_rows)
 
 
+def clean_frame(frame):
+    """A pandas DataFrame's text columns cleaned as ``frame_of`` cleans a batch's (``clean_array``: stripped,
+    missing or empty "?"), its other columns as they are — for rows that reach pandas by another reader (a Dask
+    partition), so that they are audited as the same rows read here."""
+    import pandas as pd
+    import pyarrow as pa
+
+    out = {}
+    for name in frame.columns:
+        series = frame[name]
+        if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
+            continue
+        try:
+            arr = pa.array(series, from_pandas=True)
+        except (pa.ArrowException, TypeError, ValueError):
+            continue  # values of mixed kinds: left as they are
+        kind = arr.type.value_type if pa.types.is_dictionary(arr.type) else arr.type
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            cleaned = clean_array(arr, True).to_pandas()
+            cleaned.index = series.index  # positionally: the frame's own index, whatever it is
+            out[name] = cleaned
+    return frame.assign(**out) if out else frame
+
+
 def read_frames(path, columns, rows: int = READ_ROWS):
     """The chosen ``columns`` of a CSV or Parquet file as cleaned pandas DataFrames of about ``rows`` rows each."""
     names, types, batches = read_batches(path, columns, rows)

@@ -807,6 +807,10 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
         frame = dd.read_parquet(files, columns=_needed_columns(columns, task, model))
     except (OSError, ValueError) as err:
         raise FairauditError(f"cannot read the Parquet log: {' '.join(str(err).split())[:200]}") from None
+    from fairaudit.outofcore import clean_frame
+
+    # text cleaned as the in-process route cleans it (stripped, missing "?"): the same rows, the same values
+    frame = frame.map_partitions(clean_frame, meta=clean_frame(frame._meta))
     parts = frame.to_delayed()
     total = len(parts)
     fair_keys = [k for k in keys if compile_spec(spec).leaf_node[k].kind == "fair"]

@@ -349,3 +349,20 @@ class _Model:
 
     def describe(self) -> str:
         return "a model"
+
+
+@pytest.mark.parametrize("order", ["given", "shuffle"])
+def test_text_is_cleaned_as_in_process(client, tmp_path, order):
+    """Text with surrounding spaces, empty or missing (None) in the Parquet files: the workers clean it as the
+    in-process path does (stripped, missing "?"), so the rows that match a condition — and the verdict, stop step
+    and every interval — are the same (the workers compared the raw values: " Caucasian " matched nothing)."""
+    df = frame(6_000)
+    df["race"] = df["race"].astype(object)
+    df.loc[df.index % 7 == 0, "race"] = " Caucasian "
+    df.loc[df.index % 11 == 0, "race"] = None
+    df.loc[df.index % 13 == 0, "sex"] = ""
+    write_log(df, tmp_path / "spaced", parts=4)
+    spec = SPEC + ' and E[pred | race == "?"] > 0.1 and E[pred | sex == "?"] > 0.1'
+    a = in_process(tmp_path / "spaced.csv", spec=spec, pred=PRED, order=order, seed=2)
+    b = audit_parquet(tmp_path / "spaced", spec, pred=PRED, order=order, seed=2, client=client, trace_points=None)
+    assert_same(a, b)
