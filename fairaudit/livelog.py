@@ -102,7 +102,7 @@ class CsvTail:
             if cut < 0:
                 return None
             self.header, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
-        cut = self.buffer.rfind(b"\n")
+        cut = record_end(self.buffer)
         if cut < 0:
             return None
         body, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
@@ -130,6 +130,20 @@ class CsvTail:
 
     def close(self) -> None:
         self.fh.close()
+
+
+def record_end(data: bytes) -> int:
+    """The position of the last line end in ``data`` (bytes that start at a record's start) that ends a CSV record:
+    one outside quotes ("..." may hold line ends; an escaped quote "" counts twice), -1 if none — a record whose
+    quoted value is still being written waits for its end."""
+    cut = data.rfind(b"\n")
+    if cut < 0 or b'"' not in data:
+        return cut
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == ord("\n"))
+    quotes = np.cumsum(raw == ord('"'))
+    outside = ends[quotes[ends] % 2 == 0]
+    return int(outside[-1]) if len(outside) else -1
 
 
 class ParquetDir:
@@ -229,16 +243,42 @@ class JsonLines:
             if not isinstance(record, dict):
                 raise FairauditError(f"line {self.number:,} of the JSON lines is not an object ({{\"column\": value, "
                                      "...}})")
+            nested = next((k for k, v in record.items() if isinstance(v, (dict, list))), None)
+            if nested is not None:
+                raise FairauditError(f"line {self.number:,} of the JSON lines: {nested!r} holds a JSON "
+                                     f"{'object' if isinstance(record[nested], dict) else 'array'}; a column holds "
+                                     "one value (text, a number, true/false or null)")
             records.append(record)
         if not records:
             return None
-        frame = pd.DataFrame.from_records(records)
+        frame = _numbers_kept(pd.DataFrame.from_records(records))
         if self.first_columns is None:
             self.first_columns = list(frame.columns)
         return self.types(normalise(frame))
 
     def close(self) -> None:
         pass
+
+
+def _numbers_kept(frame: pd.DataFrame) -> pd.DataFrame:
+    """JSON records' columns that mix numbers with numbers written as text (``5`` and ``"5"``; missing ones aside)
+    as numbers — what ``ColumnTypes`` makes of such text when it arrives after the numbers, so that a column's type
+    does not depend on which rows one poll happened to read together."""
+    from fairaudit.data.csvfile import MISSING
+
+    for c in frame.columns:
+        if frame[c].dtype != object:
+            continue
+        raw = frame[c]
+        given = raw.notna() & ~raw.isin([MISSING, ""])
+        held = raw[given]
+        numbers = held.map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
+        if not numbers.any() or not held[~numbers].map(lambda v: isinstance(v, str)).all():
+            continue
+        values = pd.to_numeric(held, errors="coerce")
+        if values.notna().all():
+            frame[c] = pd.to_numeric(raw.where(given, None), errors="coerce").astype(float)
+    return frame
 
 
 class ColumnTypes:
@@ -257,6 +297,9 @@ class ColumnTypes:
         if self.numeric is None:
             self.numeric, self.columns = numeric, list(frame.columns)
             return frame
+        for c in self.columns:  # a column none of these rows holds (JSON keys, a Parquet file's columns): missing
+            if c not in frame.columns:
+                frame[c] = np.nan if c in self.numeric else MISSING
         for c in (self.numeric & set(frame.columns)) - numeric:
             raw = frame[c].astype(object)
             raw = raw.where(~raw.isin([MISSING, ""]) & raw.notna(), None)
