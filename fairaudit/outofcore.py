@@ -40,6 +40,7 @@ type is a one-line error (audit it in memory, ``--out-of-core off``, to let pand
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import tempfile
 from dataclasses import dataclass, field
@@ -69,12 +70,45 @@ def is_parquet(path) -> bool:
 
 # ---- reading ---------------------------------------------------------------------------------------------------
 
+def csv_options(path):
+    """``(ParseOptions, ConvertOptions)`` that read a CSV file as ``fairaudit.data.from_csv`` reads it: the delimiter
+    of its header line (``,`` ``;`` tab ``|``), quoted values that may hold line ends, pandas' missing-value markers
+    (``None`` and ``<NA>`` too)."""
+    import pyarrow.csv as pc
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    from fairaudit.data.csvfile import _delimiter
+
+    header = ""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
+            header = next((line for line in f if line.strip()), "")
+    except OSError:
+        pass  # said by the reader
+    return (pc.ParseOptions(delimiter=_delimiter(header), newlines_in_values=True),
+            pc.ConvertOptions(null_values=sorted(STR_NA_VALUES), strings_can_be_null=True))
+
+
 def _arrow_types(path):
     """The file's column names and pyarrow types (Parquet: its schema; CSV: inferred from its first block, text
-    for every column that is not numbers or booleans)."""
+    for every column that is not numbers or booleans; a column with no value in the first block is typed by all
+    its values, ``_typed_late``)."""
+    path = Path(path)
+    try:
+        st = path.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = None
+    names, types = _schema(str(path), stamp)
+    return list(names), dict(types)
+
+
+@functools.lru_cache(maxsize=8)
+def _schema(path: str, stamp):
     import pyarrow as pa
 
     path = Path(path)
+    late = {}
     try:
         if is_parquet(path):
             import pyarrow.parquet as pq
@@ -83,13 +117,19 @@ def _arrow_types(path):
         else:
             import pyarrow.csv as pc
 
-            reader = pc.open_csv(path, read_options=pc.ReadOptions(block_size=1 << 22))
+            parse, convert = csv_options(path)
+            reader = pc.open_csv(path, read_options=pc.ReadOptions(block_size=1 << 22), parse_options=parse,
+                                 convert_options=convert)
             schema = reader.schema
             reader.close()
+            late = _typed_late(path, [f.name for f in schema if pa.types.is_null(f.type)])
     except (OSError, pa.ArrowException) as err:
         raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:300]}") from None
     types = {}
     for f in schema:
+        if f.name in late:
+            types[f.name.strip()] = late[f.name]
+            continue
         t = f.type
         if pa.types.is_dictionary(t):
             t = t.value_type
@@ -98,6 +138,37 @@ def _arrow_types(path):
         else:
             types[f.name.strip()] = pa.string()
     return [f.name for f in schema], types
+
+
+def _typed_late(path, names) -> dict:
+    """The pyarrow type of each CSV column ``names`` (no value in the file's first block) from all its values, as
+    pandas types a whole column: int64 if every value is an integer, float64 if every value is a number, else text
+    (a column with no value at all stays text: its "?")."""
+    import pyarrow as pa
+    import pyarrow.csv as pc
+    import pyarrow.compute as pac
+
+    if not names:
+        return {}
+    parse, convert = csv_options(path)
+    convert.column_types = {n: pa.string() for n in names}
+    convert.include_columns = list(names)
+    can = {n: [pa.int64(), pa.float64()] for n in names}
+    seen = set()
+    for batch in pc.open_csv(path, parse_options=parse, convert_options=convert):
+        for n in names:
+            values = pac.utf8_trim_whitespace(batch.column(n).drop_null())
+            if not len(values) or not can[n]:
+                continue
+            seen.add(n)
+            for t in list(can[n]):
+                try:
+                    values.cast(t)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    can[n].remove(t)
+        if all(not can[n] for n in names):
+            break
+    return {n: (can[n][0] if n in seen and can[n] else pa.string()) for n in names}
 
 
 def _kind(t) -> str:
@@ -126,10 +197,11 @@ def read_batches(path, columns, rows: int = READ_ROWS):
             import pyarrow.csv as pc
 
             block = max(1 << 16, rows * 64)  # bytes per block: about ``rows`` rows of a narrow file
-            yield from pc.open_csv(path, read_options=pc.ReadOptions(block_size=block),
-                                   convert_options=pc.ConvertOptions(
-                                       column_types={raw[c]: types[c] for c in columns},
-                                       include_columns=[raw[c] for c in columns], strings_can_be_null=True))
+            parse, convert = csv_options(path)
+            convert.column_types = {raw[c]: types[c] for c in columns}
+            convert.include_columns = [raw[c] for c in columns]
+            yield from pc.open_csv(path, read_options=pc.ReadOptions(block_size=block), parse_options=parse,
+                                   convert_options=convert)
         except pa.ArrowInvalid as err:
             raise DataError(f"{path}: {' '.join(str(err).split())[:300]} (a column typed by the file's first rows; "
                             "audit it in memory with --out-of-core off)") from None
