@@ -348,15 +348,26 @@ def file_dataset(path, used: list[str], *, label: str | None = None, protected=N
     if rows == 0:
         raise DataError(f"{path} has no data rows")
 
+    stem = path.name[: -len(path.suffix)] if path.suffix else path.name
+    return known_dataset(stem, str(path), kinds, known, label=label, protected=protected, favourable=favourable)
+
+
+def known_dataset(name: str, source: str, kinds: dict, known: dict, *, label=None, protected=None,
+                  favourable=None) -> FileDataset:
+    """The ``FileDataset`` of rows not held here: ``kinds`` (column → "numeric" / "categorical") and ``known``
+    (column → the set of its values, for the categorical columns read)."""
+    import pandas as pd
+
+    from fairaudit.data.roles import build_schema, distinct_values
+
     # a stand-in frame holding every known value (build_schema reads the label's values from it)
     sample = {c: pd.Series(sorted(known[c], key=str) if c in known else ([0.0] if kinds[c] == "numeric"
-                                                                          else [MISSING])) for c in columns}
+                                                                          else [MISSING])) for c in kinds}
     width = max(len(s) for s in sample.values())
     frame = pd.DataFrame({c: pd.Series(np.resize(s.to_numpy(), width)) for c, s in sample.items()})
     schema = build_schema(frame, kinds, label, protected, favourable,
                           known_values={c: tuple(distinct_values(pd.Series(list(v)))) for c, v in known.items()})
-    stem = path.name[: -len(path.suffix)] if path.suffix else path.name
-    return FileDataset(stem, str(path), schema)
+    return FileDataset(name, source, schema)
 
 
 def file_sha256(path) -> str:

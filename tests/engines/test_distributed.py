@@ -366,3 +366,19 @@ def test_text_is_cleaned_as_in_process(client, tmp_path, order):
     a = in_process(tmp_path / "spaced.csv", spec=spec, pred=PRED, order=order, seed=2)
     b = audit_parquet(tmp_path / "spaced", spec, pred=PRED, order=order, seed=2, client=client, trace_points=None)
     assert_same(a, b)
+
+
+@pytest.mark.parametrize("spec,where,needle", [
+    ('E[pred | race != "Caucasain"] > 0.3', None, 'never takes the value "Caucasain"; did you mean "Caucasian"'),
+    (SPEC, 'sex == "female"', 'never takes the value "female"'),
+    ('E[pred | race > 3] > 0.3', None, "'race' is categorical"),
+])
+def test_values_are_validated_as_in_process(client, log, spec, where, needle):
+    """A value the log never takes is refused before the audit, as in process (the Dask route checked names only:
+    ``race != "Caucasain"`` audited every row, ``race == "african-american"`` none — a wrong or undecided verdict)."""
+    from fairaudit.preflight import ValidationError
+
+    with pytest.raises(ValidationError, match=needle):
+        in_process(log.parent / "log.csv", spec=spec, pred=PRED, where=where)
+    with pytest.raises(ValidationError, match=needle):
+        audit_parquet(log, spec, pred=PRED, where=where, client=client)
