@@ -122,7 +122,8 @@ def _schema(path: str, stamp):
                                  convert_options=convert)
             schema = reader.schema
             reader.close()
-            late = _typed_late(path, [f.name for f in schema if pa.types.is_null(f.type)])
+            late = _typed_late(path, [f.name for f in schema if pa.types.is_null(f.type)],
+                               [f.name for f in schema if pa.types.is_boolean(f.type)])
     except (OSError, pa.ArrowException) as err:
         raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:300]}") from None
     types = {}
@@ -140,22 +141,25 @@ def _schema(path: str, stamp):
     return [f.name for f in schema], types
 
 
-def _typed_late(path, names) -> dict:
-    """The pyarrow type of each CSV column ``names`` (no value in the file's first block) from all its values, as
-    pandas types a whole column: int64 if every value is an integer, float64 if every value is a number, else text
-    (a column with no value at all stays text: its "?")."""
+def _typed_late(path, names, flags=()) -> dict:
+    """The pyarrow type of CSV columns from all their values, as pandas types a whole column: each of ``names``
+    (no value in the file's first block) int64 if every value is an integer, float64 if every value is a number,
+    else text (a column with no value at all stays text: its "?"); each of ``flags`` (true/false in the first
+    block) boolean, or text if a value is missing anywhere (pandas reads True/False/missing as text)."""
     import pyarrow as pa
     import pyarrow.csv as pc
     import pyarrow.compute as pac
 
-    if not names:
+    if not names and not flags:
         return {}
     parse, convert = csv_options(path)
-    convert.column_types = {n: pa.string() for n in names}
-    convert.include_columns = list(names)
+    convert.column_types = {n: pa.string() for n in [*names, *flags]}
+    convert.include_columns = [*names, *flags]
     can = {n: [pa.int64(), pa.float64()] for n in names}
     seen = set()
+    gaps = set()
     for batch in pc.open_csv(path, parse_options=parse, convert_options=convert):
+        gaps.update(n for n in flags if batch.column(n).null_count)
         for n in names:
             values = pac.utf8_trim_whitespace(batch.column(n).drop_null())
             if not len(values) or not can[n]:
@@ -166,9 +170,11 @@ def _typed_late(path, names) -> dict:
                     values.cast(t)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                     can[n].remove(t)
-        if all(not can[n] for n in names):
+        if all(not can[n] for n in names) and gaps == set(flags):
             break
-    return {n: (can[n][0] if n in seen and can[n] else pa.string()) for n in names}
+    out = {n: (can[n][0] if n in seen and can[n] else pa.string()) for n in names}
+    out.update({n: pa.string() if n in gaps else pa.bool_() for n in flags})
+    return out
 
 
 def _kind(t) -> str:
@@ -331,12 +337,16 @@ def file_dataset(path, used: list[str], *, label: str | None = None, protected=N
     import pyarrow.compute as pac
 
     known: dict = {c: set() for c in wanted}
-    rows = 0
+    rows = unlabelled = 0
     raw, _, batches = read_batches(path, wanted or columns[:1])
     for batch in batches:  # the distinct values of each wanted column: pyarrow's unique per batch, then cleaned
         rows += batch.num_rows
         for c, name in zip(wanted, raw):
             arr = batch.column(name)
+            if c == label:  # missing (or, text, empty): refused as in memory, not a "?" label
+                unlabelled += arr.null_count + (int(pac.sum(pac.equal(pac.utf8_trim_whitespace(arr.cast(pa.string())),
+                                                                      "")).as_py() or 0)
+                                                if types[c] == pa.string() else 0)
             if pa.types.is_dictionary(arr.type):  # the dictionary's values the batch uses (and null)
                 unique = arr.dictionary.take(pac.unique(arr.indices.drop_null()))
                 if arr.null_count:
@@ -347,6 +357,10 @@ def file_dataset(path, used: list[str], *, label: str | None = None, protected=N
             known[c].update(distinct_values(values))
     if rows == 0:
         raise DataError(f"{path} has no data rows")
+    if unlabelled:
+        from fairaudit.data.roles import missing_labels
+
+        raise missing_labels(label, unlabelled)
 
     stem = path.name[: -len(path.suffix)] if path.suffix else path.name
     return known_dataset(stem, str(path), kinds, known, label=label, protected=protected, favourable=favourable)

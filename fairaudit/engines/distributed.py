@@ -709,13 +709,19 @@ def _check_spec(spec, columns, pred, where, model, label) -> bool:
     return "score" in named
 
 
-def distinct_of(frame, columns) -> dict:
-    """``{column: its distinct values}`` in one partition (``distinct_values``)."""
+def distinct_of(frame, columns, label=None) -> tuple[dict, int]:
+    """``({column: its distinct values}, rows without a label)`` in one partition (``distinct_values``; the label
+    missing or empty)."""
     from fairaudit.data.roles import distinct_values
     from fairaudit.outofcore import clean_frame
 
+    unlabelled = 0
+    if label is not None:
+        held = frame[label]
+        unlabelled = int(held.isna().sum()) + int(held.dropna().map(lambda v: isinstance(v, str) and not v.strip())
+                                                  .sum())
     frame = clean_frame(frame[list(columns)])
-    return {c: set(distinct_values(frame[c])) for c in columns}
+    return {c: set(distinct_values(frame[c])) for c in columns}, unlabelled
 
 
 UNREADABLE = (OSError, ValueError, KeyError, TypeError)  # what reading a damaged partition raises on a worker
@@ -755,15 +761,22 @@ def _check_values(client, frame, spec, task, model, files) -> None:
     known = {c: set() for c in wanted}
     if wanted:
         parts = frame[wanted].to_delayed()
-        for i, future in enumerate(client.compute([dask.delayed(distinct_of)(p, wanted) for p in parts])):
+        unlabelled = 0
+        for i, future in enumerate(client.compute([dask.delayed(distinct_of)(p, wanted, task.label)
+                                                   for p in parts])):
             try:
-                part = future.result()
+                part, missing = future.result()
             except FairauditError:
                 raise
             except UNREADABLE as err:
                 raise unreadable(files, len(parts), i, err) from None
+            unlabelled += missing
             for c, values in part.items():
                 known[c] |= values
+        if unlabelled:
+            from fairaudit.data.roles import missing_labels
+
+            raise missing_labels(task.label, unlabelled)
     dataset = known_dataset("the Parquet log", "the Parquet log", kinds, known, label=task.label,
                             favourable=task.favourable)
     preflight(dataset, spec, decision=Source(task.pred, "pred") if task.pred is not None else None,

@@ -382,3 +382,14 @@ def test_values_are_validated_as_in_process(client, log, spec, where, needle):
         in_process(log.parent / "log.csv", spec=spec, pred=PRED, where=where)
     with pytest.raises(ValidationError, match=needle):
         audit_parquet(log, spec, pred=PRED, where=where, client=client)
+
+
+def test_a_missing_label_is_refused_as_in_process(client, tmp_path):
+    """A row without a label (None, or empty text): one line, as in process — the workers counted it unfavourable."""
+    df = frame(3_000)
+    df["outcome"] = df["two_year_recid"].map({0: "no", 1: "yes"}).astype(object)
+    df.loc[[10, 2500], "outcome"] = [None, " "]
+    write_log(df, tmp_path / "unlabelled", parts=3)
+    with pytest.raises(FairauditError, match="label column 'outcome' has 2 missing values"):
+        audit_parquet(tmp_path / "unlabelled", "E[pred | label == 1] > 0.1", pred=PRED, label="outcome",
+                      favourable="no", client=client)

@@ -219,3 +219,36 @@ def test_a_column_with_no_value_in_the_first_block_is_typed_by_all_its_values(tm
     a = audit(str(path), spec, pred="rating > 4", order="given", trace_points=None)
     b = audit_file(path, spec, pred="rating > 4", order="given", trace_points=None)
     same(a, b)
+
+
+def test_true_false_with_missing_values_is_text_as_in_memory(tmp_path):
+    """True/False with empty fields: pandas reads the column as text ("True", "False", "?"); out of core it was a
+    boolean column with nulls, and 'flag == "?"' or 'flag == "True"' were refused."""
+    rng = np.random.default_rng(8)
+    n = 4000
+    path = tmp_path / "flags.csv"
+    with open(path, "w") as f:
+        f.write("flag,points\n")
+        for fl, p in zip(rng.choice(np.array(["True", "False", ""]), n), rng.integers(0, 10, n)):
+            f.write(f"{fl},{p}\n")
+    spec = 'E[pred | flag == "?"] > 0.2 and E[pred | flag == "True"] > 0.2'
+    a = audit(str(path), spec, pred="points > 4", order="given", trace_points=None)
+    b = audit_file(path, spec, pred="points > 4", order="given", trace_points=None, read_rows=500)
+    same(a, b)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_missing_label_is_refused_as_in_memory(tmp_path, suffix):
+    """A row without a label: refused in memory; out of core it was the label "?", counted as unfavourable."""
+    from fairaudit.errors import DataError
+
+    frame = data.load("compas").frame[["race", "priors_count", "two_year_recid"]].copy()
+    frame["outcome"] = frame.pop("two_year_recid").map({0: "no", 1: "yes"}).astype(object)
+    frame.loc[[5, 4000], "outcome"] = [None, ""]
+    path = tmp_path / f"log{suffix}"
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path, index=False)
+    if suffix == ".csv":
+        with pytest.raises(DataError, match="label column 'outcome' has 2 missing values"):
+            data.from_csv(path, label="outcome", favourable="no")
+    with pytest.raises(DataError, match="label column 'outcome' has 2 missing values"):
+        audit_file(path, 'E[pred | label == 1] > 0.1', pred=PRED, label="outcome", favourable="no")
