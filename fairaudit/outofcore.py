@@ -126,6 +126,13 @@ def _schema(path: str, stamp):
                                [f.name for f in schema if pa.types.is_boolean(f.type)])
     except (OSError, pa.ArrowException) as err:
         raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:300]}") from None
+    seen: dict = {}
+    for i, f in enumerate(schema):  # refused as from_csv refuses it: which one a condition reads is anyone's guess
+        if f.name.strip() in seen:
+            from fairaudit.data.csvfile import twice
+
+            raise twice(str(path), f.name.strip(), seen[f.name.strip()], i)
+        seen[f.name.strip()] = i
     types = {}
     for f in schema:
         if f.name in late:

@@ -252,3 +252,15 @@ def test_a_missing_label_is_refused_as_in_memory(tmp_path, suffix):
             data.from_csv(path, label="outcome", favourable="no")
     with pytest.raises(DataError, match="label column 'outcome' has 2 missing values"):
         audit_file(path, 'E[pred | label == 1] > 0.1', pred=PRED, label="outcome", favourable="no")
+
+
+def test_a_column_name_twice_is_refused_as_in_memory(tmp_path):
+    """Two columns named 'a': refused in memory; out of core one of them was audited."""
+    from fairaudit.errors import DataError
+
+    path = tmp_path / "twice.csv"
+    path.write_text("a,b, a\n1,x,0\n0,y,1\n" * 50)
+    with pytest.raises(DataError, match=r"column name 'a' appears twice \(columns 1 and 3\)"):
+        data.from_csv(path)
+    with pytest.raises(DataError, match=r"column name 'a' appears twice \(columns 1 and 3\)"):
+        audit_file(path, 'E[pred | b == "x"] > 0.1', pred="a > 0")
