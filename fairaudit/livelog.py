@@ -235,6 +235,12 @@ class JsonLines:
             self.number += 1
             if not line.strip():
                 continue
+            if not line.isascii():
+                try:
+                    line.encode("utf-8")  # bytes that are not UTF-8 reach here as lone surrogates
+                except UnicodeEncodeError as err:
+                    raise FairauditError(f"line {self.number:,} of the JSON lines is not UTF-8 text (column "
+                                         f"{err.start + 1})") from None
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as err:

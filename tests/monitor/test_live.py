@@ -372,3 +372,10 @@ def test_csv_tail_a_quoted_value_spanning_lines_waits_for_its_end(tmp_path):
         fh.write(b'line"\n3,plain\n')
     assert tail.poll()["note"].tolist() == ["multi\nline", "plain"]
     tail.close()
+
+
+def test_json_lines_refuse_bytes_that_are_not_utf8():
+    """Standard input decodes bad bytes as lone surrogates: one line, exit 2 (was an internal error, exit 4)."""
+    source = JsonLines(io.StringIO('{"a": 1}\n{"a": "\udcff"}\n'))
+    with pytest.raises(FairauditError, match="line 2 of the JSON lines is not UTF-8 text"):
+        list(follow(source, poll=0.01))
