@@ -43,19 +43,21 @@ from __future__ import annotations
 import functools
 import hashlib
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fairaudit.errors import DataError, FairauditError
+
+if TYPE_CHECKING:
+    from fairaudit.data.cleaning import FileDataset
 
 SUFFIXES = (".csv", ".parquet", ".pq")
 PARQUET = (".parquet", ".pq")
 AUTO_BYTES = 256 << 20  # files at least this big are audited out of core unless told otherwise
 READ_ROWS = 1 << 18  # rows per chunk read from the file
 MEMORY_CODES = 1 << 30  # codes kept (and shuffled) in memory up to this many bytes; a temporary file beyond
-MISSING = "?"
 
 
 def readable(path) -> bool:
@@ -222,49 +224,14 @@ def read_batches(path, columns, rows: int = READ_ROWS):
     return [raw[c] for c in columns], types, batches()
 
 
-def clean_array(arr, text: bool):
-    """One column of a batch as ``fairaudit.data.from_csv`` has it: text stripped, missing or empty "?"."""
-    import pyarrow as pa
-    import pyarrow.compute as pac
-
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.cast(arr.type.value_type)
-    if text:
-        arr = pac.utf8_trim_whitespace(arr.cast(pa.string()))
-        arr = pac.if_else(pac.equal(arr, ""), None, arr).fill_null(MISSING)
-    return arr
-
-
 def frame_of(batch, names, types):
     """A record batch (columns ``names``, as stored) as a cleaned pandas DataFrame."""
     import pyarrow as pa
 
+    from fairaudit.data.cleaning import clean_array
+
     arrays = {n.strip(): clean_array(batch.column(n), types[n.strip()] == pa.string()) for n in names}
     return pa.table(arrays).to_pandas() if arrays else _empty_frame(batch.num_rows)
-
-
-def clean_frame(frame):
-    """A pandas DataFrame's text columns cleaned as ``frame_of`` cleans a batch's (``clean_array``: stripped,
-    missing or empty "?"), its other columns as they are — for rows that reach pandas by another reader (a Dask
-    partition), so that they are audited as the same rows read here."""
-    import pandas as pd
-    import pyarrow as pa
-
-    out = {}
-    for name in frame.columns:
-        series = frame[name]
-        if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
-            continue
-        try:
-            arr = pa.array(series, from_pandas=True)
-        except (pa.ArrowException, TypeError, ValueError):
-            continue  # values of mixed kinds: left as they are
-        kind = arr.type.value_type if pa.types.is_dictionary(arr.type) else arr.type
-        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-            cleaned = clean_array(arr, True).to_pandas()
-            cleaned.index = series.index  # positionally: the frame's own index, whatever it is
-            out[name] = cleaned
-    return frame.assign(**out) if out else frame
 
 
 def read_frames(path, columns, rows: int = READ_ROWS):
@@ -312,26 +279,12 @@ def _empty_frame(n: int):
     return pd.DataFrame(index=pd.RangeIndex(n))
 
 
-@dataclass
-class FileDataset:
-    """A file's schema and identity without its rows: what ``fairaudit.preflight`` validates against (``frame``
-    is None, so the checks that need every row are not made)."""
-
-    name: str
-    source: str
-    schema: object
-    frame: object = None
-    warnings: list = field(default_factory=list)
-
-    def protected_warnings(self) -> list[str]:
-        return []
-
-
 def file_dataset(path, used: list[str], *, label: str | None = None, protected=None,
                  favourable=None) -> FileDataset:
     """The ``FileDataset`` of ``path``; ``used``: the columns whose categorical values are needed (the ones the
     specification, the decision and the row filter read)."""
-    from fairaudit.data.roles import build_schema, distinct_values
+    from fairaudit.data.cleaning import clean_array, known_dataset
+    from fairaudit.data.roles import distinct_values
 
     path = Path(path)
     names, types = _arrow_types(path)
@@ -371,24 +324,6 @@ def file_dataset(path, used: list[str], *, label: str | None = None, protected=N
 
     stem = path.name[: -len(path.suffix)] if path.suffix else path.name
     return known_dataset(stem, str(path), kinds, known, label=label, protected=protected, favourable=favourable)
-
-
-def known_dataset(name: str, source: str, kinds: dict, known: dict, *, label=None, protected=None,
-                  favourable=None) -> FileDataset:
-    """The ``FileDataset`` of rows not held here: ``kinds`` (column → "numeric" / "categorical") and ``known``
-    (column → the set of its values, for the categorical columns read)."""
-    import pandas as pd
-
-    from fairaudit.data.roles import build_schema, distinct_values
-
-    # a stand-in frame holding every known value (build_schema reads the label's values from it)
-    sample = {c: pd.Series(sorted(known[c], key=str) if c in known else ([0.0] if kinds[c] == "numeric"
-                                                                          else [MISSING])) for c in kinds}
-    width = max(len(s) for s in sample.values())
-    frame = pd.DataFrame({c: pd.Series(np.resize(s.to_numpy(), width)) for c, s in sample.items()})
-    schema = build_schema(frame, kinds, label, protected, favourable,
-                          known_values={c: tuple(distinct_values(pd.Series(list(v)))) for c, v in known.items()})
-    return FileDataset(name, source, schema)
 
 
 def file_sha256(path) -> str:

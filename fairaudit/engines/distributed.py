@@ -288,7 +288,7 @@ def _decided(frame, task: Task, model):
     """``(frame, pred, label, score, rows)``: the partition's decisions, label and score, restricted to ``where``
     (``rows``: the kept rows' positions in the partition)."""
     from fairaudit.engines.observations import event_array
-    from fairaudit.outofcore import clean_frame
+    from fairaudit.data.cleaning import clean_frame
 
     # text cleaned as the in-process route cleans it (stripped, missing "?"): the same rows, the same values
     frame = clean_frame(frame.reset_index(drop=True))
@@ -582,7 +582,7 @@ def few_values(series, cap: int) -> tuple:
     """The sorted distinct values of one partition's column (``distinct_values``), at most ``cap + 1`` of them
     (``cap + 1`` already says the column has too many)."""
     from fairaudit.data.roles import distinct_values
-    from fairaudit.outofcore import clean_frame
+    from fairaudit.data.cleaning import clean_frame
 
     return distinct_values(clean_frame(series.to_frame())[series.name])[:cap + 1]
 
@@ -709,11 +709,15 @@ def _check_spec(spec, columns, pred, where, model, label) -> bool:
     return "score" in named
 
 
-def distinct_of(frame, columns, label=None) -> tuple[dict, int]:
-    """``({column: its distinct values}, rows without a label)`` in one partition (``distinct_values``; the label
-    missing or empty)."""
+VALUES_CAP = 10_000  # values of a column kept to validate against; beyond, only the literals the audit compares with
+
+
+def distinct_of(frame, columns, label=None, literals=()) -> tuple[dict, set, int]:
+    """``({column: its distinct values}, wide columns, rows without a label)`` in one partition
+    (``distinct_values``; the label missing or empty): a wide column (more than ``VALUES_CAP`` values) sends only
+    those of ``literals`` that it holds."""
+    from fairaudit.data.cleaning import clean_frame
     from fairaudit.data.roles import distinct_values
-    from fairaudit.outofcore import clean_frame
 
     unlabelled = 0
     if label is not None:
@@ -721,7 +725,31 @@ def distinct_of(frame, columns, label=None) -> tuple[dict, int]:
         unlabelled = int(held.isna().sum()) + int(held.dropna().map(lambda v: isinstance(v, str) and not v.strip())
                                                   .sum())
     frame = clean_frame(frame[list(columns)])
-    return {c: set(distinct_values(frame[c])) for c in columns}, unlabelled
+    out, wide = {}, set()
+    for c in columns:
+        values = set(distinct_values(frame[c]))
+        if len(values) > VALUES_CAP:
+            values, wide = values & set(literals), wide | {c}
+        out[c] = values
+    return out, wide, unlabelled
+
+
+def _literals(*nodes) -> set:
+    """Every constant written in the spec, the decision and the row filter (parsed)."""
+    import dataclasses
+
+    from fairaudit.spec import ast
+
+    out, stack = set(), list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Value):
+            out.add(node.value)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            stack.extend(getattr(node, f.name) for f in dataclasses.fields(node))
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+    return out
 
 
 UNREADABLE = (OSError, ValueError, KeyError, TypeError)  # what reading a damaged partition raises on a worker
@@ -742,11 +770,11 @@ def _check_values(client, frame, spec, task, model, files) -> None:
     import dask
     import pandas as pd
 
-    from fairaudit.outofcore import known_dataset
+    from fairaudit.data.cleaning import known_dataset
     from fairaudit.preflight import Source, preflight
     from fairaudit.spec import event_columns, spec_columns
 
-    from fairaudit.outofcore import clean_frame
+    from fairaudit.data.cleaning import clean_frame
 
     meta = clean_frame(frame._meta)
     kinds = {c: "numeric" if pd.api.types.is_numeric_dtype(meta[c].dtype)
@@ -761,11 +789,12 @@ def _check_values(client, frame, spec, task, model, files) -> None:
     known = {c: set() for c in wanted}
     if wanted:
         parts = frame[wanted].to_delayed()
-        unlabelled = 0
-        for i, future in enumerate(client.compute([dask.delayed(distinct_of)(p, wanted, task.label)
+        literals = _literals(spec, *(_event(t) for t in (task.pred, task.where) if t))
+        unlabelled, wide = 0, set()
+        for i, future in enumerate(client.compute([dask.delayed(distinct_of)(p, wanted, task.label, literals)
                                                    for p in parts])):
             try:
-                part, missing = future.result()
+                part, many, missing = future.result()
             except FairauditError:
                 raise
             except UNREADABLE as err:
@@ -773,6 +802,9 @@ def _check_values(client, frame, spec, task, model, files) -> None:
             unlabelled += missing
             for c, values in part.items():
                 known[c] |= values
+                if c in many or len(known[c]) > VALUES_CAP:  # memory bounded: the literals it holds only
+                    wide.add(c)
+                    known[c] &= literals
         if unlabelled:
             from fairaudit.data.roles import missing_labels
 

@@ -393,3 +393,20 @@ def test_a_missing_label_is_refused_as_in_process(client, tmp_path):
     with pytest.raises(FairauditError, match="label column 'outcome' has 2 missing values"):
         audit_parquet(tmp_path / "unlabelled", "E[pred | label == 1] > 0.1", pred=PRED, label="outcome",
                       favourable="no", client=client)
+
+
+def test_a_column_of_many_values_is_validated_on_its_literals(client, tmp_path, monkeypatch):
+    """A text column with more values than the client keeps (an id): only the values the audit compares it with
+    are kept — a value the log holds passes, one it never holds is refused — so validating costs bounded memory."""
+    from fairaudit.preflight import ValidationError
+
+    monkeypatch.setattr(distributed, "VALUES_CAP", 500)
+    df = frame(6_000)
+    df["person"] = [f"p{i}" for i in range(len(df))]
+    write_log(df, tmp_path / "ids", parts=4)
+    a = in_process(tmp_path / "ids.csv", pred=PRED, where='person != "p17"', order="given")
+    b = audit_parquet(tmp_path / "ids", SPEC, pred=PRED, where='person != "p17"', order="given", client=client,
+                      trace_points=None)
+    assert_same(a, b)
+    with pytest.raises(ValidationError, match='never takes the value "q17"'):
+        audit_parquet(tmp_path / "ids", SPEC, pred=PRED, where='person != "q17"', client=client)
