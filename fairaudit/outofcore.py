@@ -280,10 +280,12 @@ def _empty_frame(n: int):
 
 
 def file_dataset(path, used: list[str], *, label: str | None = None, protected=None,
-                 favourable=None) -> FileDataset:
+                 favourable=None, literals=frozenset()) -> FileDataset:
     """The ``FileDataset`` of ``path``; ``used``: the columns whose categorical values are needed (the ones the
-    specification, the decision and the row filter read)."""
-    from fairaudit.data.cleaning import clean_array, known_dataset
+    specification, the decision and the row filter read). A column of more than ``VALUES_CAP`` values (an id) keeps
+    only those of ``literals`` (the values the audit compares columns with, ``fairaudit.spec.events.literals``)
+    that it holds and a few others (``narrowed``), so that memory stays bounded; it is named in ``wide``."""
+    from fairaudit.data.cleaning import VALUES_CAP, clean_array, known_dataset, narrowed
     from fairaudit.data.roles import distinct_values
 
     path = Path(path)
@@ -297,6 +299,7 @@ def file_dataset(path, used: list[str], *, label: str | None = None, protected=N
     import pyarrow.compute as pac
 
     known: dict = {c: set() for c in wanted}
+    wide: set = set()
     rows = unlabelled = 0
     raw, _, batches = read_batches(path, wanted or columns[:1])
     for batch in batches:  # the distinct values of each wanted column: pyarrow's unique per batch, then cleaned
@@ -313,8 +316,11 @@ def file_dataset(path, used: list[str], *, label: str | None = None, protected=N
                     unique = pa.concat_arrays([unique, pa.nulls(1, unique.type)])
             else:
                 unique = pac.unique(arr)
-            values = clean_array(unique, types[c] == pa.string()).to_pandas()
-            known[c].update(distinct_values(values))
+            values = distinct_values(clean_array(unique, types[c] == pa.string()).to_pandas())
+            known[c].update(values)
+            if c in wide or (c != label and len(known[c]) > VALUES_CAP):
+                wide.add(c)
+                known[c] = narrowed(known[c], literals)
     if rows == 0:
         raise DataError(f"{path} has no data rows")
     if unlabelled:
@@ -323,7 +329,8 @@ def file_dataset(path, used: list[str], *, label: str | None = None, protected=N
         raise missing_labels(label, unlabelled)
 
     stem = path.name[: -len(path.suffix)] if path.suffix else path.name
-    return known_dataset(stem, str(path), kinds, known, label=label, protected=protected, favourable=favourable)
+    return known_dataset(stem, str(path), kinds, known, label=label, protected=protected, favourable=favourable,
+                         wide=wide)
 
 
 def file_sha256(path) -> str:
@@ -355,6 +362,18 @@ def used_columns(spec, pred: str | None, where: str | None, dataset_columns) -> 
     return list(dict.fromkeys(out))
 
 
+def written_values(spec, pred: str | None, where: str | None) -> set:
+    """The constants the specification, the decision and the row filter compare columns with (none for text that
+    does not parse: its error is given where it is checked)."""
+    from fairaudit.spec import parse_event
+    from fairaudit.spec.events import literals
+
+    try:
+        return literals(spec, *(parse_event(t) for t in (pred, where) if t))
+    except FairauditError:
+        return literals(spec)
+
+
 def fair_keys(spec) -> dict:
     """``{leaf key: column}`` of the specification's ``Fair[column]`` leaves."""
     from fairaudit.evaluate import compile_spec
@@ -379,7 +398,7 @@ def file_fair_domains(path, spec, dataset: FileDataset) -> dict:
         c = schema.get(column)
         if c is None:
             raise FairauditError(f"{key}: unknown column {column!r}")
-        if c.kind == "categorical" and c.values:
+        if c.kind == "categorical" and c.values and column not in dataset.wide:  # (wide: the pass refuses it)
             out[column] = list(c.values)
             continue
         if column in out:
@@ -600,7 +619,8 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
         names, _ = _arrow_types(path)
         dataset = file_dataset(path, used_columns(spec, pred, where, [n.strip() for n in names])
                                + list(getattr(model, "feature_names", None) or []), label=label,
-                               protected=protected, favourable=favourable)
+                               protected=protected, favourable=favourable,
+                               literals=written_values(spec, pred, where))
     label = dataset.schema.label
     favourable = dataset.schema.favourable
     folder = tempfile.TemporaryDirectory(prefix="fairaudit-stream-")

@@ -9,6 +9,17 @@ import numpy as np
 
 from fairaudit.data.dataset import MISSING_CATEGORY as MISSING  # the category that stands for a missing value
 
+VALUES_CAP = 10_000  # a column's values held to validate against; beyond (an id), only the values the audit names
+EXAMPLES = 100  # and this many others
+
+
+def narrowed(values, literals) -> set:
+    """The values kept of a column of more than ``VALUES_CAP`` values: those of ``literals`` (the values the audit
+    compares columns with) it holds, and ``EXAMPLES`` others — so that a value it never takes is still refused."""
+    kept = {v for v in values if v in literals}
+    kept.update(sorted((v for v in values if v not in kept), key=str)[:EXAMPLES])
+    return kept
+
 
 def clean_array(arr, text: bool):
     """One column of a batch as ``fairaudit.data.from_csv`` has it: text stripped, missing or empty "?"."""
@@ -57,13 +68,14 @@ class FileDataset:
     schema: object
     frame: object = None
     warnings: list = field(default_factory=list)
+    wide: frozenset = frozenset()  # columns of more than VALUES_CAP values: their schema holds the audit's literals
 
     def protected_warnings(self) -> list[str]:
         return []
 
 
 def known_dataset(name: str, source: str, kinds: dict, known: dict, *, label=None, protected=None,
-                  favourable=None) -> FileDataset:
+                  favourable=None, wide=frozenset()) -> FileDataset:
     """The ``FileDataset`` of rows not held here: ``kinds`` (column → "numeric" / "categorical") and ``known``
     (column → the set of its values, for the categorical columns read)."""
     import pandas as pd
@@ -77,4 +89,4 @@ def known_dataset(name: str, source: str, kinds: dict, known: dict, *, label=Non
     frame = pd.DataFrame({c: pd.Series(np.resize(s.to_numpy(), width)) for c, s in sample.items()})
     schema = build_schema(frame, kinds, label, protected, favourable,
                           known_values={c: tuple(distinct_values(pd.Series(list(v)))) for c, v in known.items()})
-    return FileDataset(name, source, schema)
+    return FileDataset(name, source, schema, wide=frozenset(wide))

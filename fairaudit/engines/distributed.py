@@ -709,14 +709,11 @@ def _check_spec(spec, columns, pred, where, model, label) -> bool:
     return "score" in named
 
 
-VALUES_CAP = 10_000  # values of a column kept to validate against; beyond, only the literals the audit compares with
-
-
 def distinct_of(frame, columns, label=None, literals=()) -> tuple[dict, set, int]:
     """``({column: its distinct values}, wide columns, rows without a label)`` in one partition
     (``distinct_values``; the label missing or empty): a wide column (more than ``VALUES_CAP`` values) sends only
-    those of ``literals`` that it holds."""
-    from fairaudit.data.cleaning import clean_frame
+    those of ``literals`` that it holds and a few others (``narrowed``)."""
+    from fairaudit.data.cleaning import VALUES_CAP, clean_frame, narrowed
     from fairaudit.data.roles import distinct_values
 
     unlabelled = 0
@@ -729,27 +726,9 @@ def distinct_of(frame, columns, label=None, literals=()) -> tuple[dict, set, int
     for c in columns:
         values = set(distinct_values(frame[c]))
         if len(values) > VALUES_CAP:
-            values, wide = values & set(literals), wide | {c}
+            values, wide = narrowed(values, literals), wide | {c}
         out[c] = values
     return out, wide, unlabelled
-
-
-def _literals(*nodes) -> set:
-    """Every constant written in the spec, the decision and the row filter (parsed)."""
-    import dataclasses
-
-    from fairaudit.spec import ast
-
-    out, stack = set(), list(nodes)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Value):
-            out.add(node.value)
-        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-            stack.extend(getattr(node, f.name) for f in dataclasses.fields(node))
-        elif isinstance(node, (list, tuple)):
-            stack.extend(node)
-    return out
 
 
 UNREADABLE = (OSError, ValueError, KeyError, TypeError)  # what reading a damaged partition raises on a worker
@@ -789,7 +768,10 @@ def _check_values(client, frame, spec, task, model, files) -> None:
     known = {c: set() for c in wanted}
     if wanted:
         parts = frame[wanted].to_delayed()
-        literals = _literals(spec, *(_event(t) for t in (task.pred, task.where) if t))
+        from fairaudit.data.cleaning import VALUES_CAP, narrowed
+        from fairaudit.spec.events import literals as written
+
+        literals = written(spec, *(_event(t) for t in (task.pred, task.where) if t))
         unlabelled, wide = 0, set()
         for i, future in enumerate(client.compute([dask.delayed(distinct_of)(p, wanted, task.label, literals)
                                                    for p in parts])):
@@ -802,9 +784,9 @@ def _check_values(client, frame, spec, task, model, files) -> None:
             unlabelled += missing
             for c, values in part.items():
                 known[c] |= values
-                if c in many or len(known[c]) > VALUES_CAP:  # memory bounded: the literals it holds only
+                if c in wide or c in many or len(known[c]) > VALUES_CAP:  # memory bounded (``narrowed``)
                     wide.add(c)
-                    known[c] &= literals
+                    known[c] = narrowed(known[c], literals)
         if unlabelled:
             from fairaudit.data.roles import missing_labels
 

@@ -400,7 +400,9 @@ def test_a_column_of_many_values_is_validated_on_its_literals(client, tmp_path, 
     are kept — a value the log holds passes, one it never holds is refused — so validating costs bounded memory."""
     from fairaudit.preflight import ValidationError
 
-    monkeypatch.setattr(distributed, "VALUES_CAP", 500)
+    from fairaudit.data import cleaning
+
+    monkeypatch.setattr(cleaning, "VALUES_CAP", 500)
     df = frame(6_000)
     df["person"] = [f"p{i}" for i in range(len(df))]
     write_log(df, tmp_path / "ids", parts=4)

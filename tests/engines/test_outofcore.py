@@ -8,6 +8,7 @@ import pytest
 from fairaudit import data
 from fairaudit.api import audit
 from fairaudit.outofcore import audit_file
+from fairaudit.spec import parse
 
 SPEC = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05 and '
         'E[pred | sex == "Female"] > 0.1')
@@ -264,3 +265,48 @@ def test_a_column_name_twice_is_refused_as_in_memory(tmp_path):
         data.from_csv(path)
     with pytest.raises(DataError, match=r"column name 'a' appears twice \(columns 1 and 3\)"):
         audit_file(path, 'E[pred | b == "x"] > 0.1', pred="a > 0")
+
+
+def test_a_column_of_many_values_is_validated_on_its_literals(tmp_path, monkeypatch):
+    """A text column with more values than the schema keeps (an id): only the values the audit compares it with
+    are kept — one the file holds passes, one it never holds is refused — so memory stays bounded; Fair[...] of it
+    is refused by the pass over its values, not flipped between the literals."""
+    from fairaudit.data import cleaning
+    from fairaudit.errors import FairauditError
+    from fairaudit.outofcore import file_dataset, used_columns, written_values
+    from fairaudit.preflight import ValidationError, option_source, preflight
+
+    monkeypatch.setattr(cleaning, "VALUES_CAP", 500)
+    frame = data.load("compas").frame[["race", "sex", "priors_count"]].copy()
+    frame["person"] = [f"p{i}" for i in range(len(frame))]
+    path = tmp_path / "ids.csv"
+    frame.to_csv(path, index=False)
+    where = 'person != "p17"'
+    a = audit(str(path), SPEC, pred=PRED, where=where, order="given", trace_points=None)
+    b = audit_file(path, SPEC, pred=PRED, where=where, order="given", trace_points=None, read_rows=700)
+    same(a, b)
+    dataset = file_dataset(path, used_columns(parse(SPEC), PRED, where, list(frame.columns)),
+                           literals=written_values(parse(SPEC), PRED, where))
+    kept = dataset.schema.column("person").values
+    assert dataset.wide == {"person"} and "p17" in kept and len(kept) == 1 + cleaning.EXAMPLES
+    typo = 'person != "q17"'
+    dataset = file_dataset(path, used_columns(parse(SPEC), PRED, typo, list(frame.columns)),
+                           literals=written_values(parse(SPEC), PRED, typo))
+    with pytest.raises(ValidationError, match='never takes the value "q17"'):
+        preflight(dataset, parse(SPEC), where=option_source(typo, "--where"))
+    with pytest.raises(FairauditError, match="more than 20 values"):
+        audit_file(path, 'Fair[person] > 0.9', model=_Flat(), where=where)
+
+
+class _Flat:
+    """A model that decides 1 for every row (enough to reach the Fair[...] domains)."""
+
+    kind = "flat"
+    feature_names = ["person"]
+    warnings = ()
+
+    def predict(self, frame):
+        return np.ones(len(frame), dtype=np.int8)
+
+    def describe(self):
+        return "flat"
