@@ -257,8 +257,9 @@ class JsonLines:
             records.append(record)
         if not records:
             return None
-        frame = _numbers_kept(pd.DataFrame.from_records(records))
-        if self.first_columns is None:
+        frame = pd.DataFrame.from_records(records)
+        if self.first_columns is None:  # later rows: ``ColumnTypes`` keeps each column's first type
+            frame = _numbers_kept(frame)
             self.first_columns = list(frame.columns)
         return self.types(normalise(frame))
 
@@ -267,9 +268,9 @@ class JsonLines:
 
 
 def _numbers_kept(frame: pd.DataFrame) -> pd.DataFrame:
-    """JSON records' columns that mix numbers with numbers written as text (``5`` and ``"5"``; missing ones aside)
-    as numbers — what ``ColumnTypes`` makes of such text when it arrives after the numbers, so that a column's type
-    does not depend on which rows one poll happened to read together."""
+    """The first JSON records' columns that mix numbers with numbers written as text (``5`` and ``"5"``; missing ones
+    aside) as numbers — what ``ColumnTypes`` makes of such text when it arrives after the numbers, so that a
+    column's type does not depend on which rows the first poll happened to read."""
     from fairaudit.data.csvfile import MISSING
 
     for c in frame.columns:

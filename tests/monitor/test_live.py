@@ -379,3 +379,10 @@ def test_json_lines_refuse_bytes_that_are_not_utf8():
     source = JsonLines(io.StringIO('{"a": 1}\n{"a": "\udcff"}\n'))
     with pytest.raises(FairauditError, match="line 2 of the JSON lines is not UTF-8 text"):
         list(follow(source, poll=0.01))
+
+
+def test_json_lines_a_text_column_stays_text_whatever_the_polls(json_pipe):
+    """A column of text in the first rows receiving 5 and "5" in one later poll: the text "5" both times, as when
+    they arrive in two polls (not the number 5.0 made text, "5.0")."""
+    _polled(json_pipe, '{"g": "x"}\n')
+    assert _polled(json_pipe, '{"g": 5}\n{"g": "5"}\n')["g"].tolist() == ["5", "5"]
