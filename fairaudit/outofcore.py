@@ -34,9 +34,12 @@ ids are shuffled with the codes (``shuffle_rows``: 4 more bytes a row, in memory
 flipped positions read off the shuffled codes and their rows read again from the file (``counterexamples_at``). In
 file order and in a shuffle held in memory they equal the in-memory run's (``tests/engines/test_outofcore_fair.py``).
 
-CSV text columns are read as text, stripped, a missing or empty value becomes "?" (as ``fairaudit.data.from_csv``
-does); a column's type is fixed by the file's first block of rows, and a later row that does not parse as that
-type is a one-line error (audit it in memory, ``--out-of-core off``, to let pandas type the whole column).
+A CSV is parsed as ``fairaudit.data.from_csv`` parses it (``csv_options``: the header line's delimiter, quoted values
+over several lines, pandas' missing markers); text columns are read as text, stripped, a missing or empty value
+becomes "?" (``fairaudit.data.cleaning``); a column's type is fixed by the file's first block of rows (a column
+with no value there, or true/false with a value missing, by a pass over all its values: ``_typed_late``), and a
+later row that does not parse as that type is a one-line error (audit it in memory, ``--out-of-core off``, to let
+pandas type the whole column).
 """
 from __future__ import annotations
 
@@ -124,17 +127,12 @@ def _schema(path: str, stamp):
                                  convert_options=convert)
             schema = reader.schema
             reader.close()
+            _once(path, schema)
             late = _typed_late(path, [f.name for f in schema if pa.types.is_null(f.type)],
                                [f.name for f in schema if pa.types.is_boolean(f.type)])
     except (OSError, pa.ArrowException) as err:
         raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:300]}") from None
-    seen: dict = {}
-    for i, f in enumerate(schema):  # refused as from_csv refuses it: which one a condition reads is anyone's guess
-        if f.name.strip() in seen:
-            from fairaudit.data.csvfile import twice
-
-            raise twice(str(path), f.name.strip(), seen[f.name.strip()], i)
-        seen[f.name.strip()] = i
+    _once(path, schema)
     types = {}
     for f in schema:
         if f.name in late:
@@ -148,6 +146,18 @@ def _schema(path: str, stamp):
         else:
             types[f.name.strip()] = pa.string()
     return [f.name for f in schema], types
+
+
+def _once(path, schema) -> None:
+    """Refuse a column name that appears twice, as ``from_csv`` does (which one a condition reads is anyone's
+    guess)."""
+    from fairaudit.data.csvfile import twice
+
+    seen: dict = {}
+    for i, f in enumerate(schema):
+        if f.name.strip() in seen:
+            raise twice(str(path), f.name.strip(), seen[f.name.strip()], i)
+        seen[f.name.strip()] = i
 
 
 def _typed_late(path, names, flags=()) -> dict:
