@@ -601,7 +601,7 @@ def prepare(spec, source, *, pred: str | None = None, model=None, where: str | N
         raise FairauditError(f"no row arrived in the log {name} ({ended}): nothing to audit")
     dataset = log_dataset(first, name, spec, events)
     found = preflight(dataset, spec, spec_source=spec_source, decision=decision, where=where_source,
-                      uses_model=model is not None)
+                      uses_model=model is not None, count_rows=False)  # rows keep coming: no count of the first
     warnings = [str(w) for w in found]
     domains = {}
     if fair:

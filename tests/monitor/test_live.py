@@ -386,3 +386,17 @@ def test_json_lines_a_text_column_stays_text_whatever_the_polls(json_pipe):
     they arrive in two polls (not the number 5.0 made text, "5.0")."""
     _polled(json_pipe, '{"g": "x"}\n')
     assert _polled(json_pipe, '{"g": 5}\n{"g": "5"}\n')["g"].tolist() == ["5", "5"]
+
+
+def test_the_first_rows_are_not_counted_as_the_log(tmp_path):
+    """The first rows of a live log are not the log: no "only 2 rows satisfy …" warning about them (it was given,
+    and changed with how many rows the first poll happened to read); the at-rest audit counts every row."""
+    from fairaudit.livelog import prepare
+
+    path = tmp_path / "log.csv"
+    path.write_text("race,points\nA,3\nB,7\nA,9\n")
+    tail = CsvTail(path)
+    spec = parse('E[pred | race == "A"] > 0.1 and E[pred | race == "C"] > 0.1')
+    first, _, _, warnings, _ = prepare(spec, tail, pred="points > 4", name="log.csv", poll=0.01, idle_timeout=1)
+    tail.close()
+    assert len(first) == 3 and not [w for w in warnings if "satisf" in w]
