@@ -37,7 +37,8 @@ def clean_array(arr, text: bool):
 def clean_frame(frame):
     """A pandas DataFrame's text columns cleaned as ``fairaudit.outofcore.frame_of`` cleans a batch's
     (``clean_array``: stripped, missing or empty "?"), its other columns as they are — for rows that reach pandas by
-    another reader (a Dask partition), so that they are audited as the rows of the same file read out of core."""
+    another reader (a Dask partition), so that they are audited as the rows of the same file read out of core. Each
+    distinct value is cleaned once."""
     import pandas as pd
     import pyarrow as pa
 
@@ -46,15 +47,16 @@ def clean_frame(frame):
         series = frame[name]
         if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
             continue
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
         try:
-            arr = pa.array(series, from_pandas=True)
+            arr = pa.array(np.asarray(uniques, dtype=object), from_pandas=True)
         except (pa.ArrowException, TypeError, ValueError):
             continue  # values of mixed kinds: left as they are
-        kind = arr.type.value_type if pa.types.is_dictionary(arr.type) else arr.type
-        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-            cleaned = clean_array(arr, True).to_pandas()
-            cleaned.index = series.index  # positionally: the frame's own index, whatever it is
-            out[name] = cleaned
+        text = pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
+        if not text and not (len(arr) == 0 and isinstance(series.dtype, pd.StringDtype)):  # (no value: by dtype)
+            continue
+        cleaned = np.append(clean_array(arr.cast(pa.string()), True).to_numpy(zero_copy_only=False), MISSING)
+        out[name] = pd.Series(pd.array(cleaned[codes], dtype="str"), index=series.index, name=name)
     return frame.assign(**out) if out else frame
 
 
