@@ -87,7 +87,10 @@ def csv_options(path):
     header = ""
     try:
         with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
-            header = next((line for line in f if line.strip()), "")
+            while not header.strip():  # the first line that is not blank (at most 1 MB of it: a file of one line)
+                header = f.readline(1 << 20)
+                if not header:
+                    break
     except OSError:
         pass  # said by the reader
     return (pc.ParseOptions(delimiter=_delimiter(header), newlines_in_values=True),
