@@ -131,8 +131,9 @@ def _schema(path: str, stamp):
             schema = reader.schema
             reader.close()
             _once(path, schema)
-            late = _typed_late(path, [f.name for f in schema if pa.types.is_null(f.type)],
-                               [f.name for f in schema if pa.types.is_boolean(f.type)])
+            named = [f for f in schema if f.name.strip()]  # (an unnamed column is read by nothing)
+            late = _typed_late(path, [f.name for f in named if pa.types.is_null(f.type)],
+                               [f.name for f in named if pa.types.is_boolean(f.type)])
     except (OSError, pa.ArrowException) as err:
         raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:300]}") from None
     _once(path, schema)
@@ -158,6 +159,8 @@ def _once(path, schema) -> None:
 
     seen: dict = {}
     for i, f in enumerate(schema):
+        if not f.name.strip():
+            continue  # an empty header cell: from_csv names it "Unnamed: <i>", no name can be written twice
         if f.name.strip() in seen:
             raise twice(str(path), f.name.strip(), seen[f.name.strip()], i)
         seen[f.name.strip()] = i

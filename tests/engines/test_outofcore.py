@@ -265,6 +265,10 @@ def test_a_column_name_twice_is_refused_as_in_memory(tmp_path):
         data.from_csv(path)
     with pytest.raises(DataError, match=r"column name 'a' appears twice \(columns 1 and 3\)"):
         audit_file(path, 'E[pred | b == "x"] > 0.1', pred="a > 0")
+    blank = tmp_path / "blank.csv"  # empty header cells (a delimiter at each line's end) are no name twice
+    blank.write_text("a,b,,\n" + "1,x,,\n0,y,,\n" * 50)
+    spec = 'E[pred | b == "x"] > 0.1'
+    same(audit(str(blank), spec, pred="a > 0", order="given"), audit_file(blank, spec, pred="a > 0", order="given"))
 
 
 def test_a_column_of_many_values_is_validated_on_its_literals(tmp_path, monkeypatch):
