@@ -102,7 +102,9 @@ class CsvTail:
             if cut < 0:
                 return None
             self.header, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
-        cut = record_end(self.buffer)
+        from fairaudit.data.csvfile import _delimiter
+
+        cut = record_end(self.buffer, _delimiter(self.header.decode("utf-8-sig", errors="replace")))
         if cut < 0:
             return None
         body, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
@@ -132,18 +134,29 @@ class CsvTail:
         self.fh.close()
 
 
-def record_end(data: bytes) -> int:
-    """The position of the last line end in ``data`` (bytes that start at a record's start) that ends a CSV record:
-    one outside quotes ("..." may hold line ends; an escaped quote "" counts twice), -1 if none — a record whose
-    quoted value is still being written waits for its end."""
+def record_end(data: bytes, sep: str = ",") -> int:
+    """The position of the last line end in ``data`` (bytes that start at a record's start) that ends a CSV record,
+    -1 if none: a record whose quoted value ("..." may hold line ends) is still being written waits for its end.
+    Quotes are read as ``fairaudit.data.from_csv`` reads them (the csv module: a quote opens a quoted value only at
+    a value's start, "" inside one is a quote)."""
+    import csv
+
     cut = data.rfind(b"\n")
-    if cut < 0 or b'"' not in data:
+    if cut < 0 or b'"' not in data[:cut]:
         return cut
-    raw = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(raw == ord("\n"))
-    quotes = np.cumsum(raw == ord('"'))
-    outside = ends[quotes[ends] % 2 == 0]
-    return int(outside[-1]) if len(outside) else -1
+    text = data[:cut + 1].decode("utf-8", errors="replace")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, skipinitialspace=True, strict=True)
+    done = 0  # the lines of the complete records
+    try:
+        for _ in reader:
+            done = reader.line_num
+    except csv.Error as err:
+        if "unexpected end of data" not in str(err):
+            return cut  # another fault: the parser says what it is
+        if done == 0:
+            return -1
+        return int(np.flatnonzero(np.frombuffer(data, dtype=np.uint8, count=cut + 1) == ord("\n"))[done - 1])
+    return cut
 
 
 class ParquetDir:

@@ -371,6 +371,9 @@ def test_csv_tail_a_quoted_value_spanning_lines_waits_for_its_end(tmp_path):
     with open(path, "ab") as fh:
         fh.write(b'line"\n3,plain\n')
     assert tail.poll()["note"].tolist() == ["multi\nline", "plain"]
+    with open(path, "ab") as fh:  # a quote inside an unquoted value is a character, as from_csv reads it
+        fh.write(b'4,5" screen\n5,"a; b"\n')
+    assert tail.poll()["note"].tolist() == ['5" screen', "a; b"]
     tail.close()
 
 
