@@ -102,7 +102,9 @@ class CsvTail:
             if cut < 0:
                 return None
             self.header, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
-        cut = self.buffer.rfind(b"\n")
+        from fairaudit.data.csvfile import _delimiter
+
+        cut = record_end(self.buffer, _delimiter(self.header.decode("utf-8-sig", errors="replace")))
         if cut < 0:
             return None
         body, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
@@ -130,6 +132,31 @@ class CsvTail:
 
     def close(self) -> None:
         self.fh.close()
+
+
+def record_end(data: bytes, sep: str = ",") -> int:
+    """The position of the last line end in ``data`` (bytes that start at a record's start) that ends a CSV record,
+    -1 if none: a record whose quoted value ("..." may hold line ends) is still being written waits for its end.
+    Quotes are read as ``fairaudit.data.from_csv`` reads them (the csv module: a quote opens a quoted value only at
+    a value's start, "" inside one is a quote)."""
+    import csv
+
+    cut = data.rfind(b"\n")
+    if cut < 0 or b'"' not in data[:cut]:
+        return cut
+    text = data[:cut + 1].decode("utf-8", errors="replace")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, skipinitialspace=True, strict=True)
+    done = 0  # the lines of the complete records
+    try:
+        for _ in reader:
+            done = reader.line_num
+    except csv.Error as err:
+        if "unexpected end of data" not in str(err):
+            return cut  # another fault: the parser says what it is
+        if done == 0:
+            return -1
+        return int(np.flatnonzero(np.frombuffer(data, dtype=np.uint8, count=cut + 1) == ord("\n"))[done - 1])
+    return cut
 
 
 class ParquetDir:
@@ -221,6 +248,12 @@ class JsonLines:
             self.number += 1
             if not line.strip():
                 continue
+            if not line.isascii():
+                try:
+                    line.encode("utf-8")  # bytes that are not UTF-8 reach here as lone surrogates
+                except UnicodeEncodeError as err:
+                    raise FairauditError(f"line {self.number:,} of the JSON lines is not UTF-8 text (column "
+                                         f"{err.start + 1})") from None
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
@@ -229,16 +262,43 @@ class JsonLines:
             if not isinstance(record, dict):
                 raise FairauditError(f"line {self.number:,} of the JSON lines is not an object ({{\"column\": value, "
                                      "...}})")
+            nested = next((k for k, v in record.items() if isinstance(v, (dict, list))), None)
+            if nested is not None:
+                raise FairauditError(f"line {self.number:,} of the JSON lines: {nested!r} holds a JSON "
+                                     f"{'object' if isinstance(record[nested], dict) else 'array'}; a column holds "
+                                     "one value (text, a number, true/false or null)")
             records.append(record)
         if not records:
             return None
         frame = pd.DataFrame.from_records(records)
-        if self.first_columns is None:
+        if self.first_columns is None:  # later rows: ``ColumnTypes`` keeps each column's first type
+            frame = _numbers_kept(frame)
             self.first_columns = list(frame.columns)
         return self.types(normalise(frame))
 
     def close(self) -> None:
         pass
+
+
+def _numbers_kept(frame: pd.DataFrame) -> pd.DataFrame:
+    """The first JSON records' columns that mix numbers with numbers written as text (``5`` and ``"5"``; missing ones
+    aside) as numbers — what ``ColumnTypes`` makes of such text when it arrives after the numbers, so that a
+    column's type does not depend on which rows the first poll happened to read."""
+    from fairaudit.data.csvfile import MISSING
+
+    for c in frame.columns:
+        if frame[c].dtype != object:
+            continue
+        raw = frame[c]
+        given = raw.notna() & ~raw.isin([MISSING, ""])
+        held = raw[given]
+        numbers = held.map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
+        if not numbers.any() or not held[~numbers].map(lambda v: isinstance(v, str)).all():
+            continue
+        values = pd.to_numeric(held, errors="coerce")
+        if values.notna().all():
+            frame[c] = pd.to_numeric(raw.where(given, None), errors="coerce").astype(float)
+    return frame
 
 
 class ColumnTypes:
@@ -257,6 +317,9 @@ class ColumnTypes:
         if self.numeric is None:
             self.numeric, self.columns = numeric, list(frame.columns)
             return frame
+        for c in self.columns:  # a column none of these rows holds (JSON keys, a Parquet file's columns): missing
+            if c not in frame.columns:
+                frame[c] = np.nan if c in self.numeric else MISSING
         for c in (self.numeric & set(frame.columns)) - numeric:
             raw = frame[c].astype(object)
             raw = raw.where(~raw.isin([MISSING, ""]) & raw.notna(), None)
@@ -551,7 +614,7 @@ def prepare(spec, source, *, pred: str | None = None, model=None, where: str | N
         raise FairauditError(f"no row arrived in the log {name} ({ended}): nothing to audit")
     dataset = log_dataset(first, name, spec, events)
     found = preflight(dataset, spec, spec_source=spec_source, decision=decision, where=where_source,
-                      uses_model=model is not None)
+                      uses_model=model is not None, count_rows=False)  # rows keep coming: no count of the first
     warnings = [str(w) for w in found]
     domains = {}
     if fair:

@@ -34,27 +34,33 @@ ids are shuffled with the codes (``shuffle_rows``: 4 more bytes a row, in memory
 flipped positions read off the shuffled codes and their rows read again from the file (``counterexamples_at``). In
 file order and in a shuffle held in memory they equal the in-memory run's (``tests/engines/test_outofcore_fair.py``).
 
-CSV text columns are read as text, stripped, a missing or empty value becomes "?" (as ``fairaudit.data.from_csv``
-does); a column's type is fixed by the file's first block of rows, and a later row that does not parse as that
-type is a one-line error (audit it in memory, ``--out-of-core off``, to let pandas type the whole column).
+A CSV is parsed as ``fairaudit.data.from_csv`` parses it (``csv_options``: the header line's delimiter, quoted values
+over several lines, pandas' missing markers); text columns are read as text, stripped, a missing or empty value
+becomes "?" (``fairaudit.data.cleaning``); a column's type is fixed by the file's first block of rows (a column
+with no value there, or true/false with a value missing, by a pass over all its values: ``_typed_late``), and a
+later row that does not parse as that type is a one-line error (audit it in memory, ``--out-of-core off``, to let
+pandas type the whole column).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fairaudit.errors import DataError, FairauditError
+
+if TYPE_CHECKING:
+    from fairaudit.data.cleaning import FileDataset
 
 SUFFIXES = (".csv", ".parquet", ".pq")
 PARQUET = (".parquet", ".pq")
 AUTO_BYTES = 256 << 20  # files at least this big are audited out of core unless told otherwise
 READ_ROWS = 1 << 18  # rows per chunk read from the file
 MEMORY_CODES = 1 << 30  # codes kept (and shuffled) in memory up to this many bytes; a temporary file beyond
-MISSING = "?"
 
 
 def readable(path) -> bool:
@@ -69,12 +75,48 @@ def is_parquet(path) -> bool:
 
 # ---- reading ---------------------------------------------------------------------------------------------------
 
+def csv_options(path):
+    """``(ParseOptions, ConvertOptions)`` that read a CSV file as ``fairaudit.data.from_csv`` reads it: the delimiter
+    of its header line (``,`` ``;`` tab ``|``), quoted values that may hold line ends, pandas' missing-value markers
+    (``None`` and ``<NA>`` too)."""
+    import pyarrow.csv as pc
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    from fairaudit.data.csvfile import _delimiter
+
+    header = ""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
+            while not header.strip():  # the first line that is not blank (at most 1 MB of it: a file of one line)
+                header = f.readline(1 << 20)
+                if not header:
+                    break
+    except OSError:
+        pass  # said by the reader
+    return (pc.ParseOptions(delimiter=_delimiter(header), newlines_in_values=True),
+            pc.ConvertOptions(null_values=sorted(STR_NA_VALUES), strings_can_be_null=True))
+
+
 def _arrow_types(path):
     """The file's column names and pyarrow types (Parquet: its schema; CSV: inferred from its first block, text
-    for every column that is not numbers or booleans)."""
+    for every column that is not numbers or booleans; a column with no value in the first block is typed by all
+    its values, ``_typed_late``)."""
+    path = Path(path)
+    try:
+        st = path.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = None
+    names, types = _schema(str(path), stamp)
+    return list(names), dict(types)
+
+
+@functools.lru_cache(maxsize=8)
+def _schema(path: str, stamp):
     import pyarrow as pa
 
     path = Path(path)
+    late = {}
     try:
         if is_parquet(path):
             import pyarrow.parquet as pq
@@ -83,13 +125,23 @@ def _arrow_types(path):
         else:
             import pyarrow.csv as pc
 
-            reader = pc.open_csv(path, read_options=pc.ReadOptions(block_size=1 << 22))
+            parse, convert = csv_options(path)
+            reader = pc.open_csv(path, read_options=pc.ReadOptions(block_size=1 << 22), parse_options=parse,
+                                 convert_options=convert)
             schema = reader.schema
             reader.close()
+            _once(path, schema)
+            named = [f for f in schema if f.name.strip()]  # (an unnamed column is read by nothing)
+            late = _typed_late(path, [f.name for f in named if pa.types.is_null(f.type)],
+                               [f.name for f in named if pa.types.is_boolean(f.type)])
     except (OSError, pa.ArrowException) as err:
         raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:300]}") from None
+    _once(path, schema)
     types = {}
     for f in schema:
+        if f.name in late:
+            types[f.name.strip()] = late[f.name]
+            continue
         t = f.type
         if pa.types.is_dictionary(t):
             t = t.value_type
@@ -98,6 +150,56 @@ def _arrow_types(path):
         else:
             types[f.name.strip()] = pa.string()
     return [f.name for f in schema], types
+
+
+def _once(path, schema) -> None:
+    """Refuse a column name that appears twice, as ``from_csv`` does (which one a condition reads is anyone's
+    guess)."""
+    from fairaudit.data.csvfile import twice
+
+    seen: dict = {}
+    for i, f in enumerate(schema):
+        if not f.name.strip():
+            continue  # an empty header cell: from_csv names it "Unnamed: <i>", no name can be written twice
+        if f.name.strip() in seen:
+            raise twice(str(path), f.name.strip(), seen[f.name.strip()], i)
+        seen[f.name.strip()] = i
+
+
+def _typed_late(path, names, flags=()) -> dict:
+    """The pyarrow type of CSV columns from all their values, as pandas types a whole column: each of ``names``
+    (no value in the file's first block) int64 if every value is an integer, float64 if every value is a number,
+    else text (a column with no value at all stays text: its "?"); each of ``flags`` (true/false in the first
+    block) boolean, or text if a value is missing anywhere (pandas reads True/False/missing as text)."""
+    import pyarrow as pa
+    import pyarrow.csv as pc
+    import pyarrow.compute as pac
+
+    if not names and not flags:
+        return {}
+    parse, convert = csv_options(path)
+    convert.column_types = {n: pa.string() for n in [*names, *flags]}
+    convert.include_columns = [*names, *flags]
+    can = {n: [pa.int64(), pa.float64()] for n in names}
+    seen = set()
+    gaps = set()
+    for batch in pc.open_csv(path, parse_options=parse, convert_options=convert):
+        gaps.update(n for n in flags if batch.column(n).null_count)
+        for n in names:
+            values = pac.utf8_trim_whitespace(batch.column(n).drop_null())
+            if not len(values) or not can[n]:
+                continue
+            seen.add(n)
+            for t in list(can[n]):
+                try:
+                    values.cast(t)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    can[n].remove(t)
+        if all(not can[n] for n in names) and gaps == set(flags):
+            break
+    out = {n: (can[n][0] if n in seen and can[n] else pa.string()) for n in names}
+    out.update({n: pa.string() if n in gaps else pa.bool_() for n in flags})
+    return out
 
 
 def _kind(t) -> str:
@@ -126,10 +228,11 @@ def read_batches(path, columns, rows: int = READ_ROWS):
             import pyarrow.csv as pc
 
             block = max(1 << 16, rows * 64)  # bytes per block: about ``rows`` rows of a narrow file
-            yield from pc.open_csv(path, read_options=pc.ReadOptions(block_size=block),
-                                   convert_options=pc.ConvertOptions(
-                                       column_types={raw[c]: types[c] for c in columns},
-                                       include_columns=[raw[c] for c in columns], strings_can_be_null=True))
+            parse, convert = csv_options(path)
+            convert.column_types = {raw[c]: types[c] for c in columns}
+            convert.include_columns = [raw[c] for c in columns]
+            yield from pc.open_csv(path, read_options=pc.ReadOptions(block_size=block), parse_options=parse,
+                                   convert_options=convert)
         except pa.ArrowInvalid as err:
             raise DataError(f"{path}: {' '.join(str(err).split())[:300]} (a column typed by the file's first rows; "
                             "audit it in memory with --out-of-core off)") from None
@@ -137,22 +240,11 @@ def read_batches(path, columns, rows: int = READ_ROWS):
     return [raw[c] for c in columns], types, batches()
 
 
-def clean_array(arr, text: bool):
-    """One column of a batch as ``fairaudit.data.from_csv`` has it: text stripped, missing or empty "?"."""
-    import pyarrow as pa
-    import pyarrow.compute as pac
-
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.cast(arr.type.value_type)
-    if text:
-        arr = pac.utf8_trim_whitespace(arr.cast(pa.string()))
-        arr = pac.if_else(pac.equal(arr, ""), None, arr).fill_null(MISSING)
-    return arr
-
-
 def frame_of(batch, names, types):
     """A record batch (columns ``names``, as stored) as a cleaned pandas DataFrame."""
     import pyarrow as pa
+
+    from fairaudit.data.cleaning import clean_array
 
     arrays = {n.strip(): clean_array(batch.column(n), types[n.strip()] == pa.string()) for n in names}
     return pa.table(arrays).to_pandas() if arrays else _empty_frame(batch.num_rows)
@@ -203,26 +295,14 @@ def _empty_frame(n: int):
     return pd.DataFrame(index=pd.RangeIndex(n))
 
 
-@dataclass
-class FileDataset:
-    """A file's schema and identity without its rows: what ``fairaudit.preflight`` validates against (``frame``
-    is None, so the checks that need every row are not made)."""
-
-    name: str
-    source: str
-    schema: object
-    frame: object = None
-    warnings: list = field(default_factory=list)
-
-    def protected_warnings(self) -> list[str]:
-        return []
-
-
 def file_dataset(path, used: list[str], *, label: str | None = None, protected=None,
-                 favourable=None) -> FileDataset:
+                 favourable=None, literals=frozenset()) -> FileDataset:
     """The ``FileDataset`` of ``path``; ``used``: the columns whose categorical values are needed (the ones the
-    specification, the decision and the row filter read)."""
-    from fairaudit.data.roles import build_schema, distinct_values
+    specification, the decision and the row filter read). A column of more than ``VALUES_CAP`` values (an id) keeps
+    only those of ``literals`` (the values the audit compares columns with, ``fairaudit.spec.events.literals``)
+    that it holds and a few others (``narrowed``), so that memory stays bounded; it is named in ``wide``."""
+    from fairaudit.data.cleaning import VALUES_CAP, clean_array, known_dataset, narrowed
+    from fairaudit.data.roles import distinct_values
 
     path = Path(path)
     names, types = _arrow_types(path)
@@ -235,32 +315,38 @@ def file_dataset(path, used: list[str], *, label: str | None = None, protected=N
     import pyarrow.compute as pac
 
     known: dict = {c: set() for c in wanted}
-    rows = 0
+    wide: set = set()
+    rows = unlabelled = 0
     raw, _, batches = read_batches(path, wanted or columns[:1])
     for batch in batches:  # the distinct values of each wanted column: pyarrow's unique per batch, then cleaned
         rows += batch.num_rows
         for c, name in zip(wanted, raw):
             arr = batch.column(name)
+            if c == label:  # missing (or, text, empty): refused as in memory, not a "?" label
+                unlabelled += arr.null_count + (int(pac.sum(pac.equal(pac.utf8_trim_whitespace(arr.cast(pa.string())),
+                                                                      "")).as_py() or 0)
+                                                if types[c] == pa.string() else 0)
             if pa.types.is_dictionary(arr.type):  # the dictionary's values the batch uses (and null)
                 unique = arr.dictionary.take(pac.unique(arr.indices.drop_null()))
                 if arr.null_count:
                     unique = pa.concat_arrays([unique, pa.nulls(1, unique.type)])
             else:
                 unique = pac.unique(arr)
-            values = clean_array(unique, types[c] == pa.string()).to_pandas()
-            known[c].update(distinct_values(values))
+            values = distinct_values(clean_array(unique, types[c] == pa.string()).to_pandas())
+            known[c].update(values)
+            if c in wide or (c != label and len(known[c]) > VALUES_CAP):
+                wide.add(c)
+                known[c] = narrowed(known[c], literals)
     if rows == 0:
         raise DataError(f"{path} has no data rows")
+    if unlabelled:
+        from fairaudit.data.roles import missing_labels
 
-    # a stand-in frame holding every known value (build_schema reads the label's values from it)
-    sample = {c: pd.Series(sorted(known[c], key=str) if c in known else ([0.0] if kinds[c] == "numeric"
-                                                                          else [MISSING])) for c in columns}
-    width = max(len(s) for s in sample.values())
-    frame = pd.DataFrame({c: pd.Series(np.resize(s.to_numpy(), width)) for c, s in sample.items()})
-    schema = build_schema(frame, kinds, label, protected, favourable,
-                          known_values={c: tuple(distinct_values(pd.Series(list(v)))) for c, v in known.items()})
+        raise missing_labels(label, unlabelled)
+
     stem = path.name[: -len(path.suffix)] if path.suffix else path.name
-    return FileDataset(stem, str(path), schema)
+    return known_dataset(stem, str(path), kinds, known, label=label, protected=protected, favourable=favourable,
+                         wide=wide)
 
 
 def file_sha256(path) -> str:
@@ -292,6 +378,18 @@ def used_columns(spec, pred: str | None, where: str | None, dataset_columns) -> 
     return list(dict.fromkeys(out))
 
 
+def written_values(spec, pred: str | None, where: str | None) -> set:
+    """The constants the specification, the decision and the row filter compare columns with (none for text that
+    does not parse: its error is given where it is checked)."""
+    from fairaudit.spec import parse_event
+    from fairaudit.spec.events import literals
+
+    try:
+        return literals(spec, *(parse_event(t) for t in (pred, where) if t))
+    except FairauditError:
+        return literals(spec)
+
+
 def fair_keys(spec) -> dict:
     """``{leaf key: column}`` of the specification's ``Fair[column]`` leaves."""
     from fairaudit.evaluate import compile_spec
@@ -316,7 +414,7 @@ def file_fair_domains(path, spec, dataset: FileDataset) -> dict:
         c = schema.get(column)
         if c is None:
             raise FairauditError(f"{key}: unknown column {column!r}")
-        if c.kind == "categorical" and c.values:
+        if c.kind == "categorical" and c.values and column not in dataset.wide:  # (wide: the pass refuses it)
             out[column] = list(c.values)
             continue
         if column in out:
@@ -537,7 +635,8 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
         names, _ = _arrow_types(path)
         dataset = file_dataset(path, used_columns(spec, pred, where, [n.strip() for n in names])
                                + list(getattr(model, "feature_names", None) or []), label=label,
-                               protected=protected, favourable=favourable)
+                               protected=protected, favourable=favourable,
+                               literals=written_values(spec, pred, where))
     label = dataset.schema.label
     favourable = dataset.schema.favourable
     folder = tempfile.TemporaryDirectory(prefix="fairaudit-stream-")

@@ -144,11 +144,12 @@ def _parse_event(source: Source, what: str):
 
 
 def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, decision: Source | None = None,
-              where: Source | None = None, uses_model: bool = True) -> list[SpecError]:
+              where: Source | None = None, uses_model: bool = True, count_rows: bool = True) -> list[SpecError]:
     """Validate an audit before it runs (module doc): raise ``ValidationError``, return the warnings.
 
     ``dataset`` may be None (then only what needs no data is checked). ``decision`` is a decision
     expression used instead of a model; ``uses_model`` says whether a model makes the decisions.
+    ``count_rows=False``: no "only N rows satisfy …" warning (the dataset holds a live log's first rows only).
     """
     if spec_source is None:
         text = getattr(spec, "source", "") or spec.text
@@ -164,7 +165,7 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
     if dataset is None:
         add(spec_source, structure(spec))
     else:
-        add(spec_source, validate(spec, dataset.schema, dataset.frame))
+        add(spec_source, validate(spec, dataset.schema, dataset.frame, count_rows=count_rows))
         for message in dataset.protected_warnings():
             found.append(SpecError(None, None, message))
             kinds.append("warning")

@@ -93,7 +93,7 @@ def run_out_of_core(args, engine, spec_file, options: dict, from_file: list, whe
     route does."""
     from fairaudit.commands._data_args import protected_names
     from fairaudit.commands.audit import decision_sources, other_engines_headers, trace_args
-    from fairaudit.outofcore import _arrow_types, audit_file, file_dataset, used_columns
+    from fairaudit.outofcore import _arrow_types, audit_file, file_dataset, used_columns, written_values
     from fairaudit.preflight import file_source, preflight
     from fairaudit.progress import terminal_line
 
@@ -107,7 +107,8 @@ def run_out_of_core(args, engine, spec_file, options: dict, from_file: list, whe
     from pathlib import Path
 
     dataset = file_dataset(args.data, used, label=args.label, protected=protected_names(args.protected),
-                           favourable=args.favourable)
+                           favourable=args.favourable,
+                           literals=written_values(spec_file.spec, args.pred, args.where))
     uses_model = getattr(args, "model", None) is not None
     model = _load(args) if uses_model else None
     if model is not None:

@@ -168,8 +168,7 @@ def _parse(data: bytes, display: str) -> pd.DataFrame:
     seen: dict[str, int] = {}
     for i, col in enumerate(names):
         if col in seen:
-            raise DataError(f"{display}: column name '{col}' appears twice (columns {seen[col] + 1} and {i + 1}); "
-                            "column names must be unique")
+            raise twice(display, col, seen[col], i)
         seen[col] = i
     if rows == 0:
         raise DataError(f"{display} has a header ({listing(names, 6)}) but no data rows")
@@ -188,6 +187,12 @@ def _parse(data: bytes, display: str) -> pd.DataFrame:
         frame = _read_frame(data, display, sep, names, dtype={**dtype, **{col: "str" for col in mixed}})
     # a line of blanks only is a blank line above; drop the all-missing row pandas may make of it
     return frame.dropna(how="all").reset_index(drop=True) if len(frame) != rows else frame
+
+
+def twice(display: str, col: str, first: int, second: int) -> DataError:
+    """A column name that appears twice (0-based positions)."""
+    return DataError(f"{display}: column name '{col}' appears twice (columns {first + 1} and {second + 1}); column "
+                     "names must be unique")
 
 
 def _retype(series: pd.Series) -> bool:

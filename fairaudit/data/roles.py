@@ -76,14 +76,18 @@ def label_values(frame: pd.DataFrame, label: str) -> tuple[Any, Any]:
     series = frame[label]
     missing = int(series.isna().sum())
     if missing:
-        raise DataError(f"label column '{label}' has {missing} missing value{'s' if missing > 1 else ''}; "
-                        "a label needs a value in every row")
+        raise missing_labels(label, missing)
     values = distinct_values(series)
     if len(values) != 2:
         shown = listing((repr(v) for v in values), limit=5)
         raise DataError(f"label column '{label}' has {len(values)} value{'s' if len(values) != 1 else ''} "
                         f"({shown}); a label must be binary (exactly two distinct values)")
     return values  # type: ignore[return-value]
+
+
+def missing_labels(label: str, missing: int) -> DataError:
+    return DataError(f"label column '{label}' has {missing:,} missing value{'s' if missing > 1 else ''}; "
+                     "a label needs a value in every row")
 
 
 def obvious_favourable(values: tuple[Any, Any]) -> Any:

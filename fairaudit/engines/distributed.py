@@ -288,8 +288,10 @@ def _decided(frame, task: Task, model):
     """``(frame, pred, label, score, rows)``: the partition's decisions, label and score, restricted to ``where``
     (``rows``: the kept rows' positions in the partition)."""
     from fairaudit.engines.observations import event_array
+    from fairaudit.data.cleaning import clean_frame
 
-    frame = frame.reset_index(drop=True)
+    # text cleaned as the in-process route cleans it (stripped, missing "?"): the same rows, the same values
+    frame = clean_frame(frame.reset_index(drop=True))
     rows = np.arange(len(frame))
     spec = _parsed(task.spec)
     pred = score = label = None
@@ -580,8 +582,9 @@ def few_values(series, cap: int) -> tuple:
     """The sorted distinct values of one partition's column (``distinct_values``), at most ``cap + 1`` of them
     (``cap + 1`` already says the column has too many)."""
     from fairaudit.data.roles import distinct_values
+    from fairaudit.data.cleaning import clean_frame
 
-    return distinct_values(series)[:cap + 1]
+    return distinct_values(clean_frame(series.to_frame())[series.name])[:cap + 1]
 
 
 def _domains(client, frame, spec, fair_keys) -> tuple:
@@ -706,6 +709,94 @@ def _check_spec(spec, columns, pred, where, model, label) -> bool:
     return "score" in named
 
 
+def distinct_of(frame, columns, label=None, literals=()) -> tuple[dict, set, int]:
+    """``({column: its distinct values}, wide columns, rows without a label)`` in one partition
+    (``distinct_values``; the label missing or empty): a wide column (more than ``VALUES_CAP`` values) sends only
+    those of ``literals`` that it holds and a few others (``narrowed``)."""
+    from fairaudit.data.cleaning import VALUES_CAP, clean_frame, narrowed
+    from fairaudit.data.roles import distinct_values
+
+    unlabelled = 0
+    if label is not None:
+        held = frame[label]
+        unlabelled = int(held.isna().sum()) + int(held.dropna().map(lambda v: isinstance(v, str) and not v.strip())
+                                                  .sum())
+    frame = clean_frame(frame[list(columns)])
+    out, wide = {}, set()
+    for c in columns:
+        values = set(distinct_values(frame[c]))
+        if len(values) > VALUES_CAP:
+            values, wide = narrowed(values, literals), wide | {c}
+        out[c] = values
+    return out, wide, unlabelled
+
+
+UNREADABLE = (OSError, ValueError, KeyError, TypeError)  # what reading a damaged partition raises on a worker
+
+
+def unreadable(files, parts: int, i: int, err) -> FairauditError:
+    """The one line for the ``i``-th of ``parts`` partitions that could not be read (named by its file when each
+    file is one partition)."""
+    where = files[i] if parts == len(files) else f"partition {i + 1:,}"
+    return FairauditError(f"cannot read {where} of the Parquet log: {' '.join(str(err).split())[:200]}")
+
+
+def _check_values(client, frame, spec, task, model, files) -> None:
+    """Validate the spec, the decision and the row filter against the log as the in-process route validates them
+    against a file (``fairaudit.outofcore.file_dataset``): the kinds of the columns, and the values the text columns
+    they read take — one pass on the cluster over those columns. A value the log never takes (``race ==
+    "Caucasain"``, which would match no row, or every row with ``!=``) is refused, positioned, before any work."""
+    import dask
+    import pandas as pd
+
+    from fairaudit.data.cleaning import known_dataset
+    from fairaudit.preflight import Source, preflight
+    from fairaudit.spec import event_columns, spec_columns
+
+    from fairaudit.data.cleaning import clean_frame
+
+    meta = clean_frame(frame._meta)
+    kinds = {c: "numeric" if pd.api.types.is_numeric_dtype(meta[c].dtype)
+             and not pd.api.types.is_bool_dtype(meta[c].dtype) else "categorical" for c in meta.columns}
+    named = spec_columns(spec)
+    for text in (task.pred, task.where):
+        if text:
+            named += event_columns(_event(text))
+    if task.label is not None:
+        named.append(task.label)
+    wanted = [c for c in dict.fromkeys(named) if kinds.get(c) == "categorical" or c == task.label]
+    known = {c: set() for c in wanted}
+    if wanted:
+        parts = frame[wanted].to_delayed()
+        from fairaudit.data.cleaning import VALUES_CAP, narrowed
+        from fairaudit.spec.events import literals as written
+
+        literals = written(spec, *(_event(t) for t in (task.pred, task.where) if t))
+        unlabelled, wide = 0, set()
+        for i, future in enumerate(client.compute([dask.delayed(distinct_of)(p, wanted, task.label, literals)
+                                                   for p in parts])):
+            try:
+                part, many, missing = future.result()
+            except FairauditError:
+                raise
+            except UNREADABLE as err:
+                raise unreadable(files, len(parts), i, err) from None
+            unlabelled += missing
+            for c, values in part.items():
+                known[c] |= values
+                if c in wide or c in many or len(known[c]) > VALUES_CAP:  # memory bounded (``narrowed``)
+                    wide.add(c)
+                    known[c] = narrowed(known[c], literals)
+        if unlabelled:
+            from fairaudit.data.roles import missing_labels
+
+            raise missing_labels(task.label, unlabelled)
+    dataset = known_dataset("the Parquet log", "the Parquet log", kinds, known, label=task.label,
+                            favourable=task.favourable)
+    preflight(dataset, spec, decision=Source(task.pred, "pred") if task.pred is not None else None,
+              where=Source(task.where, "where") if task.where else None, uses_model=model is not None)
+
+
 def _favourable(files, label, favourable):
     """The favourable label value in the label column's type (a number given as text on the command line)."""
     if label is None or not isinstance(favourable, str):
@@ -807,6 +898,7 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
         frame = dd.read_parquet(files, columns=_needed_columns(columns, task, model))
     except (OSError, ValueError) as err:
         raise FairauditError(f"cannot read the Parquet log: {' '.join(str(err).split())[:200]}") from None
+    _check_values(client, frame, spec, task, model, files)
     parts = frame.to_delayed()
     total = len(parts)
     fair_keys = [k for k in keys if compile_spec(spec).leaf_node[k].kind == "fair"]
@@ -827,10 +919,8 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
                 lengths[index[future.key]], totals[index[future.key]] = future.result()
             except FairauditError:
                 raise
-            except (OSError, ValueError, KeyError, TypeError) as err:  # a damaged file, a column missing in one
-                where = files[index[future.key]] if total == len(files) else f"partition {index[future.key] + 1:,}"
-                raise FairauditError(f"cannot read {where} of the Parquet log: "
-                                     f"{' '.join(str(err).split())[:200]}") from None
+            except UNREADABLE as err:  # a damaged file, a column missing in one
+                raise unreadable(files, total, index[future.key], err) from None
             future.release()
             done += 1
             progress(done, total, message=f"Dask: {done:,} of {count(total, 'partitions')}")

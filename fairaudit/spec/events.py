@@ -51,6 +51,22 @@ def spec_columns(spec_or_node, *, reserved: bool = False) -> list[str]:
     return list(seen)
 
 
+def literals(*nodes) -> set:
+    """Every constant written in the given specs, nodes and events (the values conditions compare columns with)."""
+    import dataclasses
+
+    out, stack = set(), list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Value):
+            out.add(node.value)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            stack.extend(getattr(node, f.name) for f in dataclasses.fields(node))
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+    return out
+
+
 def _error(item, message: str) -> SpecError:
     span = getattr(item, "span", None)
     if span is None:

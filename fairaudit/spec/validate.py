@@ -85,9 +85,10 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 class _Checker:
-    def __init__(self, schema, frame, label, pred, score):
+    def __init__(self, schema, frame, label, pred, score, count_rows: bool = True):
         self.schema = schema
         self.frame = frame
+        self.count_rows = count_rows
         self.label = label
         self.pred = pred
         self.score = score
@@ -219,7 +220,7 @@ class _Checker:
     # ---- rows
     def rows(self, expect: ast.Expect) -> None:
         """Warn when the condition of ``E[... | condition]`` selects no row (or very few)."""
-        if self.frame is None or expect.given is None:
+        if self.frame is None or expect.given is None or not self.count_rows:
             return
         try:
             mask = evaluate_event(expect.given, self.frame, pred=self.pred, label=self.label, score=self.score)
@@ -342,19 +343,19 @@ def structure(spec: ast.Spec | ast.Node) -> list[Diagnostic]:
 
 
 def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None, pred=None,
-             score=None) -> list[Diagnostic]:
+             score=None, count_rows: bool = True) -> list[Diagnostic]:
     """Every problem of ``spec`` with respect to ``schema`` (errors and warnings, in source order).
 
-    ``frame`` (the rows) enables the row-count warnings; ``label``/``pred``/``score`` arrays let conditions
-    that use them be counted too (``label`` defaults to the schema's label column compared with its
-    favourable value).
+    ``frame`` (the rows) enables the row-count warnings (``count_rows=False``: not, when ``frame`` holds only the
+    first rows of a log); ``label``/``pred``/``score`` arrays let conditions that use them be counted too
+    (``label`` defaults to the schema's label column compared with its favourable value).
     """
     if isinstance(spec, str):
         spec = parse(spec)
     root = spec.root if isinstance(spec, ast.Spec) else spec
     if label is None and frame is not None and schema.label is not None and schema.label in frame.columns:
         label = (frame[schema.label] == schema.favourable).to_numpy(dtype=np.int8)
-    checker = _Checker(schema, frame, label, pred, score)
+    checker = _Checker(schema, frame, label, pred, score, count_rows)
     for node in ast.walk(root):
         checker.node(node)
     checker.found.extend(structure(root))

@@ -349,3 +349,66 @@ class _Model:
 
     def describe(self) -> str:
         return "a model"
+
+
+@pytest.mark.parametrize("order", ["given", "shuffle"])
+def test_text_is_cleaned_as_in_process(client, tmp_path, order):
+    """Text with surrounding spaces, empty or missing (None) in the Parquet files: the workers clean it as the
+    in-process path does (stripped, missing "?"), so the rows that match a condition — and the verdict, stop step
+    and every interval — are the same (the workers compared the raw values: " Caucasian " matched nothing)."""
+    df = frame(6_000)
+    df["race"] = df["race"].astype(object)
+    df.loc[df.index % 7 == 0, "race"] = " Caucasian "
+    df.loc[df.index % 11 == 0, "race"] = None
+    df.loc[df.index % 13 == 0, "sex"] = ""
+    write_log(df, tmp_path / "spaced", parts=4)
+    spec = SPEC + ' and E[pred | race == "?"] > 0.1 and E[pred | sex == "?"] > 0.1'
+    a = in_process(tmp_path / "spaced.csv", spec=spec, pred=PRED, order=order, seed=2)
+    b = audit_parquet(tmp_path / "spaced", spec, pred=PRED, order=order, seed=2, client=client, trace_points=None)
+    assert_same(a, b)
+
+
+@pytest.mark.parametrize("spec,where,needle", [
+    ('E[pred | race != "Caucasain"] > 0.3', None, 'never takes the value "Caucasain"; did you mean "Caucasian"'),
+    (SPEC, 'sex == "female"', 'never takes the value "female"'),
+    ('E[pred | race > 3] > 0.3', None, "'race' is categorical"),
+])
+def test_values_are_validated_as_in_process(client, log, spec, where, needle):
+    """A value the log never takes is refused before the audit, as in process (the Dask route checked names only:
+    ``race != "Caucasain"`` audited every row, ``race == "african-american"`` none — a wrong or undecided verdict)."""
+    from fairaudit.preflight import ValidationError
+
+    with pytest.raises(ValidationError, match=needle):
+        in_process(log.parent / "log.csv", spec=spec, pred=PRED, where=where)
+    with pytest.raises(ValidationError, match=needle):
+        audit_parquet(log, spec, pred=PRED, where=where, client=client)
+
+
+def test_a_missing_label_is_refused_as_in_process(client, tmp_path):
+    """A row without a label (None, or empty text): one line, as in process — the workers counted it unfavourable."""
+    df = frame(3_000)
+    df["outcome"] = df["two_year_recid"].map({0: "no", 1: "yes"}).astype(object)
+    df.loc[[10, 2500], "outcome"] = [None, " "]
+    write_log(df, tmp_path / "unlabelled", parts=3)
+    with pytest.raises(FairauditError, match="label column 'outcome' has 2 missing values"):
+        audit_parquet(tmp_path / "unlabelled", "E[pred | label == 1] > 0.1", pred=PRED, label="outcome",
+                      favourable="no", client=client)
+
+
+def test_a_column_of_many_values_is_validated_on_its_literals(client, tmp_path, monkeypatch):
+    """A text column with more values than the client keeps (an id): only the values the audit compares it with
+    are kept — a value the log holds passes, one it never holds is refused — so validating costs bounded memory."""
+    from fairaudit.preflight import ValidationError
+
+    from fairaudit.data import cleaning
+
+    monkeypatch.setattr(cleaning, "VALUES_CAP", 500)
+    df = frame(6_000)
+    df["person"] = [f"p{i}" for i in range(len(df))]
+    write_log(df, tmp_path / "ids", parts=4)
+    a = in_process(tmp_path / "ids.csv", pred=PRED, where='person != "p17"', order="given")
+    b = audit_parquet(tmp_path / "ids", SPEC, pred=PRED, where='person != "p17"', order="given", client=client,
+                      trace_points=None)
+    assert_same(a, b)
+    with pytest.raises(ValidationError, match='never takes the value "q17"'):
+        audit_parquet(tmp_path / "ids", SPEC, pred=PRED, where='person != "q17"', client=client)

@@ -8,6 +8,7 @@ import pytest
 from fairaudit import data
 from fairaudit.api import audit
 from fairaudit.outofcore import audit_file
+from fairaudit.spec import parse
 
 SPEC = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05 and '
         'E[pred | sex == "Female"] > 0.1')
@@ -176,3 +177,140 @@ def test_a_saved_model_scored_chunk_by_chunk_equals_in_memory(files, tmp_path):
         for name in ("estimate", "lo", "hi", "delta", "verdict", "n"):
             assert np.array_equal(getattr(ta, name), getattr(tb, name), equal_nan=True), name
         assert b.rows_text == a.rows_text.replace("log", "log")
+
+
+@pytest.mark.parametrize("sep", [",", ";", "\t"])
+def test_a_csv_is_read_as_from_csv_reads_it(tmp_path, sep):
+    """The delimiter of the header line (from_csv's; out of core read ',' only: 'unknown column', exit 2), pandas'
+    missing-value markers "None" and "<NA>" (out of core they were text, not "?") and quoted values holding the
+    delimiter and line ends across the reader's blocks (out of core: "CSV parser got out of sync", exit 2)."""
+    rng = np.random.default_rng(5)
+    n = 20_000
+    race = rng.choice(np.array(["A", "B", "None", "<NA>", "C"], dtype=object), n)
+    note = rng.choice(np.array(['"one, two"', '"multi\nline"', "plain", '"say ""hi"""'], dtype=object), n)
+    points = rng.integers(0, 10, n)
+    path = tmp_path / "quirks.csv"
+    with open(path, "w", newline="") as f:
+        f.write(sep.join(["race", "note", "points"]) + "\n")
+        for r, t, p in zip(race, note, points):
+            f.write(sep.join([r, t.replace(",", sep) if sep != "," else t, str(p)]) + "\n")
+    spec = 'E[pred | race == "A"] - E[pred | race == "?"] < 0.3 and E[pred | note == "plain"] > 0.1'
+    a = audit(str(path), spec, pred="points > 4", where='note != "one, two"' if sep == "," else None,
+              order="given", trace_points=None)
+    b = audit_file(path, spec, pred="points > 4", where='note != "one, two"' if sep == "," else None,
+                   order="given", trace_points=None, read_rows=500)
+    same(a, b)
+    kept = note != '"one, two"' if sep == "," else np.ones(n, bool)
+    assert b.rows["audited"] == int(kept.sum())
+    missing = int((np.isin(race, ["None", "<NA>"]) & kept).sum())  # the "?" rows
+    audited = b.trace_table.n[-1]
+    assert missing in set(audited[np.isfinite(audited)].astype(int))
+
+
+def test_a_column_with_no_value_in_the_first_block_is_typed_by_all_its_values(tmp_path):
+    """A number column empty past the first 4 MB (where the reader types the columns): typed by all its values as
+    pandas types the whole column — out of core it was text, and 'rating > 4' was refused as categorical."""
+    n = 1_200_000
+    path = tmp_path / "late.csv"
+    with open(path, "w") as f:
+        f.write("race,points,rating\n")
+        for i in range(n):
+            f.write(f"{'AB'[i % 2]},{i % 10},{'' if i < n - 2000 else (i * 7) % 10}\n")
+    spec = 'E[pred | race == "A"] > 0.1'
+    a = audit(str(path), spec, pred="rating > 4", order="given", trace_points=None)
+    b = audit_file(path, spec, pred="rating > 4", order="given", trace_points=None)
+    same(a, b)
+
+
+def test_true_false_with_missing_values_is_text_as_in_memory(tmp_path):
+    """True/False with empty fields: pandas reads the column as text ("True", "False", "?"); out of core it was a
+    boolean column with nulls, and 'flag == "?"' or 'flag == "True"' were refused."""
+    rng = np.random.default_rng(8)
+    n = 4000
+    path = tmp_path / "flags.csv"
+    with open(path, "w") as f:
+        f.write("flag,points\n")
+        for fl, p in zip(rng.choice(np.array(["True", "False", ""]), n), rng.integers(0, 10, n)):
+            f.write(f"{fl},{p}\n")
+    spec = 'E[pred | flag == "?"] > 0.2 and E[pred | flag == "True"] > 0.2'
+    a = audit(str(path), spec, pred="points > 4", order="given", trace_points=None)
+    b = audit_file(path, spec, pred="points > 4", order="given", trace_points=None, read_rows=500)
+    same(a, b)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_missing_label_is_refused_as_in_memory(tmp_path, suffix):
+    """A row without a label: refused in memory; out of core it was the label "?", counted as unfavourable."""
+    from fairaudit.errors import DataError
+
+    frame = data.load("compas").frame[["race", "priors_count", "two_year_recid"]].copy()
+    frame["outcome"] = frame.pop("two_year_recid").map({0: "no", 1: "yes"}).astype(object)
+    frame.loc[[5, 4000], "outcome"] = [None, ""]
+    path = tmp_path / f"log{suffix}"
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path, index=False)
+    if suffix == ".csv":
+        with pytest.raises(DataError, match="label column 'outcome' has 2 missing values"):
+            data.from_csv(path, label="outcome", favourable="no")
+    with pytest.raises(DataError, match="label column 'outcome' has 2 missing values"):
+        audit_file(path, 'E[pred | label == 1] > 0.1', pred=PRED, label="outcome", favourable="no")
+
+
+def test_a_column_name_twice_is_refused_as_in_memory(tmp_path):
+    """Two columns named 'a': refused in memory; out of core one of them was audited."""
+    from fairaudit.errors import DataError
+
+    path = tmp_path / "twice.csv"
+    path.write_text("a,b, a\n1,x,0\n0,y,1\n" * 50)
+    with pytest.raises(DataError, match=r"column name 'a' appears twice \(columns 1 and 3\)"):
+        data.from_csv(path)
+    with pytest.raises(DataError, match=r"column name 'a' appears twice \(columns 1 and 3\)"):
+        audit_file(path, 'E[pred | b == "x"] > 0.1', pred="a > 0")
+    blank = tmp_path / "blank.csv"  # empty header cells (a delimiter at each line's end) are no name twice
+    blank.write_text("a,b,,\n" + "1,x,,\n0,y,,\n" * 50)
+    spec = 'E[pred | b == "x"] > 0.1'
+    same(audit(str(blank), spec, pred="a > 0", order="given"), audit_file(blank, spec, pred="a > 0", order="given"))
+
+
+def test_a_column_of_many_values_is_validated_on_its_literals(tmp_path, monkeypatch):
+    """A text column with more values than the schema keeps (an id): only the values the audit compares it with
+    are kept — one the file holds passes, one it never holds is refused — so memory stays bounded; Fair[...] of it
+    is refused by the pass over its values, not flipped between the literals."""
+    from fairaudit.data import cleaning
+    from fairaudit.errors import FairauditError
+    from fairaudit.outofcore import file_dataset, used_columns, written_values
+    from fairaudit.preflight import ValidationError, option_source, preflight
+
+    monkeypatch.setattr(cleaning, "VALUES_CAP", 500)
+    frame = data.load("compas").frame[["race", "sex", "priors_count"]].copy()
+    frame["person"] = [f"p{i}" for i in range(len(frame))]
+    path = tmp_path / "ids.csv"
+    frame.to_csv(path, index=False)
+    where = 'person != "p17"'
+    a = audit(str(path), SPEC, pred=PRED, where=where, order="given", trace_points=None)
+    b = audit_file(path, SPEC, pred=PRED, where=where, order="given", trace_points=None, read_rows=700)
+    same(a, b)
+    dataset = file_dataset(path, used_columns(parse(SPEC), PRED, where, list(frame.columns)),
+                           literals=written_values(parse(SPEC), PRED, where))
+    kept = dataset.schema.column("person").values
+    assert dataset.wide == {"person"} and "p17" in kept and len(kept) == 1 + cleaning.EXAMPLES
+    typo = 'person != "q17"'
+    dataset = file_dataset(path, used_columns(parse(SPEC), PRED, typo, list(frame.columns)),
+                           literals=written_values(parse(SPEC), PRED, typo))
+    with pytest.raises(ValidationError, match='never takes the value "q17"'):
+        preflight(dataset, parse(SPEC), where=option_source(typo, "--where"))
+    with pytest.raises(FairauditError, match="more than 20 values"):
+        audit_file(path, 'Fair[person] > 0.9', model=_Flat(), where=where)
+
+
+class _Flat:
+    """A model that decides 1 for every row (enough to reach the Fair[...] domains)."""
+
+    kind = "flat"
+    feature_names = ["person"]
+    warnings = ()
+
+    def predict(self, frame):
+        return np.ones(len(frame), dtype=np.int8)
+
+    def describe(self):
+        return "flat"

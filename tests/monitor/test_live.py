@@ -17,6 +17,7 @@ from fairaudit.engines.observations import observe
 from fairaudit.engines.stream import RunningCounts
 from fairaudit.errors import FairauditError
 from fairaudit.evaluate import compile_spec
+from fairaudit.engines.observations import event_array
 from fairaudit.livelog import CsvTail, JsonLines, ParquetDir, follow, live_audit, log_dataset
 from fairaudit.models import from_expression
 from fairaudit.run import last
@@ -309,3 +310,96 @@ def test_a_live_run_keeps_going_while_its_session_is_connected(tmp_path):
     connected["yes"] = False
     run.thread.join(20)
     assert run.done and run.why.get("unwatched") and "the dashboard was closed" in run.ended()
+
+
+def _polled(source, text: str) -> pd.DataFrame | None:
+    """``text`` written to the pipe a ``JsonLines`` reads, then one poll once its reader has every line."""
+    source.stream_writer.write(text)
+    source.stream_writer.flush()
+    lines = text.count("\n")
+    deadline = time.monotonic() + 10
+    while source.lines.qsize() < lines and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return source.poll()
+
+
+@pytest.fixture
+def json_pipe():
+    r, w = os.pipe()
+    reader, writer = os.fdopen(r, "r"), os.fdopen(w, "w")
+    source = JsonLines(reader)
+    source.stream_writer = writer
+    yield source
+    writer.close()
+    source._thread.join(5)
+    reader.close()
+
+
+def test_json_lines_a_key_no_record_of_a_poll_has_is_missing(json_pipe):
+    """A poll whose records all lack a key of the first rows: that column is missing in those rows (NaN for a
+    number, "?" for text), as in the file at rest — it was "unknown column" (exit 2) or not, as polls fell."""
+    first = _polled(json_pipe, '{"a": 1, "b": 2, "g": "x"}\n')
+    assert list(first.columns) == ["a", "b", "g"]
+    later = _polled(json_pipe, '{"a": 0}\n{"a": 1}\n')
+    assert np.isnan(later["b"]).all() and later["g"].tolist() == ["?", "?"]
+    assert event_array(parse_event('b == 2 or g == "x"'), later, None, None, None).tolist() == [False, False]
+
+
+def test_json_lines_numbers_and_numbers_as_text_in_one_poll_are_numbers(json_pipe):
+    """5 and "5" in the first poll: numbers, as when "5" arrives in a later poll (``ColumnTypes``) — the column was
+    text, and ``b == 1`` silently matched no row; text that is not a number keeps the column text."""
+    frame = _polled(json_pipe, '{"b": 1, "g": "x"}\n{"b": "1", "g": 2}\n{"b": null, "g": "y"}\n')
+    assert pd.api.types.is_float_dtype(frame["b"]) and frame["b"].tolist()[:2] == [1.0, 1.0]
+    assert np.isnan(frame["b"].iloc[2])
+    assert frame["g"].tolist() == ["x", "2", "y"]  # text with a number among it: text, as a CSV types it
+
+
+def test_json_lines_refuse_a_nested_value(json_pipe):
+    with pytest.raises(FairauditError, match=r"line 2 of the JSON lines: 'b' holds a JSON array"):
+        _polled(json_pipe, '{"a": 1, "b": 2}\n{"a": 1, "b": [1, 2]}\n')
+
+
+def test_csv_tail_a_quoted_value_spanning_lines_waits_for_its_end(tmp_path):
+    """A record whose quoted value holds a line end, written in two pieces: the piece that ends inside the quotes
+    waits (it was parsed alone: "unexpected end of data", exit 2); escaped quotes "" keep the count."""
+    path = tmp_path / "log.csv"
+    path.write_bytes(b'a,note\n1,"say ""hi"",\nthere"\n2,"multi\n')
+    tail = CsvTail(path)
+    first = tail.poll()
+    assert first["a"].tolist() == [1] and first["note"].tolist() == ['say "hi",\nthere']
+    assert tail.poll() is None
+    with open(path, "ab") as fh:
+        fh.write(b'line"\n3,plain\n')
+    assert tail.poll()["note"].tolist() == ["multi\nline", "plain"]
+    with open(path, "ab") as fh:  # a quote inside an unquoted value is a character, as from_csv reads it
+        fh.write(b'4,5" screen\n5,"a; b"\n')
+    assert tail.poll()["note"].tolist() == ['5" screen', "a; b"]
+    tail.close()
+
+
+def test_json_lines_refuse_bytes_that_are_not_utf8():
+    """Standard input decodes bad bytes as lone surrogates: one line, exit 2 (was an internal error, exit 4)."""
+    source = JsonLines(io.StringIO('{"a": 1}\n{"a": "\udcff"}\n'))
+    with pytest.raises(FairauditError, match="line 2 of the JSON lines is not UTF-8 text"):
+        list(follow(source, poll=0.01))
+
+
+def test_json_lines_a_text_column_stays_text_whatever_the_polls(json_pipe):
+    """A column of text in the first rows receiving 5 and "5" in one later poll: the text "5" both times, as when
+    they arrive in two polls (not the number 5.0 made text, "5.0")."""
+    _polled(json_pipe, '{"g": "x"}\n')
+    assert _polled(json_pipe, '{"g": 5}\n{"g": "5"}\n')["g"].tolist() == ["5", "5"]
+
+
+def test_the_first_rows_are_not_counted_as_the_log(tmp_path):
+    """The first rows of a live log are not the log: no "only 2 rows satisfy …" warning about them (it was given,
+    and changed with how many rows the first poll happened to read); the at-rest audit counts every row."""
+    from fairaudit.livelog import prepare
+
+    path = tmp_path / "log.csv"
+    path.write_text("race,points\nA,3\nB,7\nA,9\n")
+    tail = CsvTail(path)
+    spec = parse('E[pred | race == "A"] > 0.1 and E[pred | race == "C"] > 0.1')
+    first, _, _, warnings, _ = prepare(spec, tail, pred="points > 4", name="log.csv", poll=0.01, idle_timeout=1)
+    tail.close()
+    assert len(first) == 3 and not [w for w in warnings if "satisf" in w]
