@@ -30,6 +30,22 @@ def verdict_word(verdict: str | None) -> str:
     return VERDICT_WORDS.get(verdict or "", "not run")
 
 
+#: a decided verdict whose guarantee the run itself found evidence against (``AuditResult.assumption_broken``:
+#: rows not in random order, drift, a verdict that changed after a decision); the CLI's exit code 3
+NOT_BACKED = "not backed by its guarantee"
+NOT_BACKED_WHY = "the run found evidence against what the guarantee assumes (see the warnings)"
+
+
+def not_backed(result) -> bool:
+    """Whether ``result`` is a decided verdict its own run found evidence against (not a pass, not a proof)."""
+    return bool(getattr(result, "assumption_broken", False)) and getattr(result, "verdict", None) in ("true", "false")
+
+
+def not_backed_sentence() -> str:
+    """"This verdict is not backed by its guarantee: the run found evidence against …" (dashboard and PDF)."""
+    return f"This verdict is {NOT_BACKED}: {NOT_BACKED_WHY}."
+
+
 # ------------------------------------------------------------------------------------------------ numbers
 
 

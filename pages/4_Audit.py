@@ -2,7 +2,7 @@
 import streamlit as st
 
 from fairaudit import engines, viz
-from fairaudit.explain import compare_rows, verdict_word
+from fairaudit.explain import NOT_BACKED, compare_rows, verdict_word
 from fairaudit.livelog import runs_live
 from fairaudit.programs.population import ratio_spec
 from fairaudit.ui import audit_form, dask_run, flows, history, live, logic, selection, state, widgets
@@ -304,5 +304,6 @@ if versions:
     st.dataframe(history.history_rows(versions), width="stretch", hide_index=True,
                  column_config={"specification": st.column_config.TextColumn(width="large")})
     st.caption("Every version you audit is kept with its verdict, the step at which it was decided and what it was "
-               "audited on. Edit the specification above (or on the Specification page) and press Run to add one.")
+               f"audited on (a verdict its own run found evidence against says \"{NOT_BACKED}\": see that run's "
+               "warnings). Edit the specification above (or on the Specification page) and press Run to add one.")
 widgets.sidebar_status()

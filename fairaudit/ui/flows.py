@@ -464,6 +464,5 @@ def _store(result, meta: dict) -> None:
         result.warnings.append(history.post_hoc_note(source))
     state.put(state.RESULT, result)
     state.put(state.RESULT_META, meta)
-    state.put(state.SPEC_HISTORY, history.record_version(state.get(state.SPEC_HISTORY), meta["spec"],
-                                                       result.verdict, result.stop_step,
-                                                       audited_on=meta.get("audited_on")))
+    state.put(state.SPEC_HISTORY, history.record_result(state.get(state.SPEC_HISTORY), meta["spec"], result,
+                                                      audited_on=meta.get("audited_on")))
