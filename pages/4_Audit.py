@@ -36,6 +36,10 @@ else:
     missing = [what for what, ok in (("a dataset (Data page)", dataset is not None),
                                      ("a model (Model page)", model is not None),
                                      ("a specification (Specification page)", bool(spec_text.strip()))) if not ok]
+unchecked = not population_mode and logic.unchecked_edit(spec_text, state.get(state.SPEC_DRAFT))
+if unchecked:  # the analyst's text is on the Specification page, with its errors: not "no specification"
+    st.warning(logic.unchecked_note(spec_text), icon=":material/edit_note:")
+    missing = [m for m in missing if not m.startswith("a specification")]
 if missing:
     st.info("To run an audit, choose " + ", ".join(missing) + " — or load the demo on the Overview page"
             + ("" if population_mode else ", or audit a population program (choose it above)") + ".")
