@@ -119,6 +119,16 @@ def watched():
     return run if run is not None and not run.done and run.latest is not None else None
 
 
+def snapshot(run):
+    """``run``'s result so far as a result of its own, marked a snapshot (``info["snapshot"]``: it says it was
+    taken while the log is still watched, not that the run was stopped); the run goes on."""
+    import copy
+
+    result = copy.copy(run.latest)
+    result.info = {**(result.info or {}), "snapshot": True}
+    return result
+
+
 LIVE_SO_FAR, PAGE_RESULT = "live", "page"  # what the Report page reports while a log is watched
 
 
@@ -276,7 +286,8 @@ def draw(run) -> None:
         if result.assumption:
             st.caption(result.assumption[:1].upper() + result.assumption[1:] + ".")
         st.caption("While the log is watched, the verdict and tree at the top of the page are the last Run's; Stop "
-                   "makes this live audit the page's result. The Report page reports it as it is so far.")
+                   "makes this live audit the page's result (then click any node of its tree to plot it). The Report "
+                   "page reports it as it is so far.")
         for warning in dict.fromkeys(str(w) for w in result.warnings):
             st.warning(warning, icon=":material/warning:")
         if result.counterexamples:  # Fair[...] leaves: how many individuals the flip test caught so far
@@ -285,15 +296,15 @@ def draw(run) -> None:
             st.caption(" · ".join(f"**{found.leaf}**: {cv.found_text(found)}" for found in result.counterexamples.leaves)
                        + " — the table is under the node once the run is stopped")
         left, right = st.columns([11, 10], gap="large")
-        # a line above each chart, as on the page's own view: it keeps the chart's hover toolbar clear of the
-        # last warning
-        left.markdown("**Specification tree** — coloured by the verdict so far")
-        right.markdown("**The most critical comparison** — Stop, then click any node to plot it")
+        # a short heading above each chart (the chart's hover toolbar sits at its right end, above the chart): the
+        # toolbar then covers neither the last warning nor a line of text
+        left.markdown("**Specification tree**")
+        right.markdown("**Most critical comparison**")
         nodes = result.nodes
         left.altair_chart(viz.tree_chart(nodes, width=560, guarantee=result.guarantee), width="content")
         frame = result.to_frame()
         chosen = selection.default_selection(nodes)
         if chosen and len(frame):
-            right.altair_chart(viz.convergence_chart(frame, chosen, nodes, stop_step=result.stop_step, width=400,
+            right.altair_chart(viz.convergence_chart(frame, chosen, nodes, stop_step=result.stop_step, width=350,
                                                      height=230, unit=result.unit, guarantee=result.guarantee),
                                width="content")

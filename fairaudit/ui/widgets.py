@@ -79,10 +79,10 @@ def audit_context(result) -> None:
         st.warning(warning, icon=":material/warning:")
 
 
-def summary(result=None, meta: dict | None = None) -> None:
+def summary(result=None, meta: dict | None = None, verdict: bool = True) -> None:
     """An audit at a glance: dataset, model, spec, engine, verdict — the page's result (``state.RESULT``) unless
     ``result`` and its ``meta`` are given. The specification shown is the one the result audited; an edit made
-    since is said."""
+    since is said. ``verdict=False``: without the verdict's lines (a page that shows them above already)."""
     ds = state.get(state.DATASET)
     model_info = state.get(state.MODEL_INFO)
     current = state.get(state.SPEC_TEXT)
@@ -96,7 +96,8 @@ def summary(result=None, meta: dict | None = None) -> None:
         st.markdown(f"**Engine:** {engine_title(meta.get('engine'))}")
         st.markdown("**Specification:**")
         st.code((meta.get("spec") or "").strip(), language=None, wrap_lines=True)
-        verdict_line(result)
+        if verdict:
+            verdict_line(result)
         return
     from fairaudit.ui.flows import on_session_rows
 
@@ -121,9 +122,9 @@ def summary(result=None, meta: dict | None = None) -> None:
                        "the audited version; press **Run** on the Audit page to audit the edit.")
     else:
         st.markdown("**Specification:** none (Specification page)")
-    if result is not None:
+    if result is not None and verdict:
         verdict_line(result)
-    else:
+    elif result is None:
         st.markdown(f"**Verdict:** {verdict_badge(None)}", unsafe_allow_html=True)
 
 

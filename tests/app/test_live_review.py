@@ -53,7 +53,9 @@ def test_the_report_page_reports_the_live_audit_being_watched(workspace_folder):
     assert "the first 1,500 rows of the live log decisions.csv" in shown, shown
     assert "Decisions:** decision decile_score <= 4" in shown
     assert at.session_state["report_pdf"][:4] == b"%PDF"
-    assert not run.done  # reporting it did not stop the watch
+    said = " ".join(c.value for c in at.caption)
+    assert "snapshot after 1,500 observations while the log is still watched" in said and "stopped on" not in said
+    assert not run.done and "snapshot" not in run.latest.info  # reporting it neither stopped nor marked the run
     run.stop()
 
 

@@ -71,3 +71,15 @@ def test_the_reports_summary_shows_the_audited_specification():
     shown = [c.value for c in at.code]
     assert DEMO_SPEC.strip() in shown and edited.strip() not in shown, shown
     assert any("edited since this audit" in c.value for c in at.caption)
+
+
+def test_with_every_comparison_certified_the_closest_to_its_threshold_is_plotted():
+    """Not the root (whose plot is a bar of verdicts): the caption says "the most critical comparison"."""
+    from fairaudit.ui import selection
+
+    nodes = [{"id": "n0", "kind": "and", "final": {"verdict": "true"}},
+             {"id": "n1", "kind": "cmp", "final": {"verdict": "true", "estimate": -0.2}},
+             {"id": "n2", "kind": "cmp", "final": {"verdict": "true", "estimate": 0.05}},
+             {"id": "n3", "kind": "cmp", "final": {"verdict": "true", "estimate": None}}]
+    assert selection.default_selection(nodes) == ["n2"]
+    assert selection.default_selection(nodes[:1] + nodes[3:]) == ["n0"]
