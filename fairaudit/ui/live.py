@@ -89,7 +89,9 @@ def result_meta(run, spec_text: str | None = None) -> dict:
     from fairaudit.livelog import LIVE_ENGINE
     from fairaudit.ui.flows import LIVE
 
-    decided_by = f"decision {run.pred}" if run.model is None else run.model.describe()
+    # the condition as typed, in code (markdown would print "<=" as "≤", an expression the log does not hold)
+    pred = f"`{run.pred}`" if run.pred and "`" not in run.pred else run.pred
+    decided_by = f"decision {pred}" if run.model is None else run.model.describe()
     on = f"live log {run.name} · {run.pred if run.model is None else run.model.kind}"
     return {"engine": LIVE_ENGINE, "choice": {"engine": LIVE_ENGINE, "options": dict(run.options), "source": LIVE},
             "data": f"live log {run.name}", "model": decided_by, "audited_on": on,

@@ -51,7 +51,7 @@ def test_the_report_page_reports_the_live_audit_being_watched(workspace_folder):
     assert at.radio(key="report_which").value == live.LIVE_SO_FAR
     shown = " ".join(m.value for m in at.markdown)
     assert "the first 1,500 rows of the live log decisions.csv" in shown, shown
-    assert "Decisions:** decision decile_score <= 4" in shown
+    assert "Decisions:** decision `decile_score <= 4`" in shown  # in code: not typeset as "≤"
     assert at.session_state["report_pdf"][:4] == b"%PDF"
     said = " ".join(c.value for c in at.caption)
     assert "snapshot after 1,500 observations while the log is still watched" in said and "stopped on" not in said
