@@ -258,6 +258,15 @@ def decision_offer(expression: str, key: str) -> None:
             st.error(f"These decisions do not fit the dataset: {err}")
 
 
+def discarded_note() -> None:
+    """Once, after a new dataset or model set the audit result aside: say so, and where its verdict is kept."""
+    verdict = st.session_state.pop(state.DISCARDED, None)
+    if verdict is not None and state.get(state.RESULT) is None:  # (not once a new result is there: the demo)
+        st.info(f"The audit result ({verdict_word(verdict)}) was computed with the previous data or decisions, so "
+                "it no longer applies and was set aside; its verdict stays in the version history (Audit page). "
+                "Press **Run** on the Audit page to audit these.", icon=":material/info:")
+
+
 def decision_applied_note() -> None:
     """Once, after ``decision_offer`` was clicked: say what the audit now uses."""
     expression = st.session_state.pop("decision_applied", None)

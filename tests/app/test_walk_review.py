@@ -83,3 +83,21 @@ def test_with_every_comparison_certified_the_closest_to_its_threshold_is_plotted
              {"id": "n3", "kind": "cmp", "final": {"verdict": "true", "estimate": None}}]
     assert selection.default_selection(nodes) == ["n2"]
     assert selection.default_selection(nodes[:1] + nodes[3:]) == ["n0"]
+
+
+def test_new_decisions_say_the_result_was_set_aside():
+    """The demo's result, then decisions from an expression on the Model page: the result no longer applies and
+    went without a word (the Report then said "Run an audit first")."""
+    at = _demo()
+    _ok(at.switch_page("pages/2_Model.py").run())
+    at.radio(key="model_mode").set_value("Decisions from a column or expression")
+    _ok(at.run())
+    at.text_input(key="model_expr").input("hours_per_week < 40")
+    _ok(at.run())
+    at.button(key="model_use_expr").click()
+    _ok(at.run())
+    assert at.session_state["result"] is None
+    said = [i.value for i in at.info if "set aside" in i.value]
+    assert said and "(violated)" in said[0] and "version history" in said[0], [i.value for i in at.info]
+    _ok(at.run())
+    assert not any("set aside" in i.value for i in at.info)  # said once
