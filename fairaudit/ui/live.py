@@ -143,16 +143,16 @@ def report_choice(has_result: bool):
         return None
     labels = {LIVE_SO_FAR: f"the live log {run.name} so far ({run.rows:,} rows; still watched)",
               PAGE_RESULT: "the page's result (the verdict and tree on the Audit page)"}
-    options = list(labels) if has_result else [LIVE_SO_FAR]
-    if seed("report_which", LIVE_SO_FAR) not in options:
-        st.session_state["report_which"] = LIVE_SO_FAR
-    which = st.radio("Report on", options, key="report_which",
-                     format_func=labels.get, horizontal=True,
-                     help="While a live log is watched the Audit page keeps the last Run's result at its top; "
-                          "Stop there makes the live audit the page's result.")
-    keep("report_which", which)
-    if which != LIVE_SO_FAR:
-        return None
+    if has_result:  # a choice only when there are two things to report
+        seed("report_which", LIVE_SO_FAR)
+        which = st.radio("Report on", list(labels), key="report_which", format_func=labels.get, horizontal=True,
+                         help="While a live log is watched the Audit page keeps the last Run's result at its top; "
+                              "Stop there makes the live audit the page's result.")
+        keep("report_which", which)
+        if which != LIVE_SO_FAR:
+            return None
+    else:
+        st.markdown(f"Reporting {labels[LIVE_SO_FAR]}.")
     st.caption(f"A snapshot of the live audit at {run.rows:,} rows: the watch goes on, and this page is rebuilt "
                "with the rows read by then when you open it again or change anything on it.")
     return run

@@ -48,7 +48,8 @@ def test_the_report_page_reports_the_live_audit_being_watched(workspace_folder):
     at, run = _attach(workspace_folder, data.load("compas").frame.iloc[:1500])
     _ok(at.switch_page("pages/5_Report.py").run())
     assert at.session_state["result"] is None  # the page's result is still none: nothing was Run or stopped
-    assert at.radio(key="report_which").value == live.LIVE_SO_FAR
+    assert not at.radio  # nothing else to report: no choice, a line says what is reported
+    assert any("Reporting the live log decisions.csv so far (1,500 rows; still watched)" in m.value for m in at.markdown)
     shown = " ".join(m.value for m in at.markdown)
     assert "the first 1,500 rows of the live log decisions.csv" in shown, shown
     assert "Decisions:** decision `decile_score <= 4`" in shown  # in code: not typeset as "≤"
@@ -76,3 +77,23 @@ def test_the_history_marks_a_live_verdict_its_run_found_evidence_against(workspa
     assert row["verdict"].endswith(f"— {NOT_BACKED}")
     assert row["decided at step"] == f"{result.verdict_step:,}"
     assert any(NOT_BACKED in m.value for m in at.markdown if m.value.startswith("**Verdict:**"))
+
+
+def test_with_a_page_result_the_report_page_offers_both(workspace_folder):
+    at, run = _attach(workspace_folder, data.load("compas").frame.iloc[:1500])
+    run.stop()
+    at.button(key="live_stop").click()
+    _ok(at.run())  # the first run's result is the page's now
+    at.button(key="live_attach").click()
+    _ok(at.run())
+    second = at.session_state[live.RUN]
+    deadline = time.monotonic() + 60
+    while second.latest is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _ok(at.switch_page("pages/5_Report.py").run())
+    assert at.radio(key="report_which").value == live.LIVE_SO_FAR  # the watched log, by default
+    at.radio(key="report_which").set_value(live.PAGE_RESULT)
+    _ok(at.run())
+    said = " ".join(c.value for c in at.caption)
+    assert "still watched" not in said  # the page's result: the first run, stopped
+    second.stop()

@@ -54,6 +54,7 @@ def test_a_live_logs_rows_and_hash_are_said_not_unrecorded(compas):
     lines = dict(content.dataset_lines(content.dataset_facts(filtered)))
     matching = int((compas.iloc[:3000]["sex"] == "Male").sum())
     assert lines["rows audited"].startswith(f"{matching:,} (the rows matching"), lines  # not the rows read
+    assert filtered.rows_text.startswith(f"the {matching:,} rows matching sex == \"Male\" among"), filtered.rows_text
     text = _text(build_pdf(result))
     assert "read while it was watched" in text and "rows not recorded" not in text
 
