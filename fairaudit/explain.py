@@ -30,6 +30,22 @@ def verdict_word(verdict: str | None) -> str:
     return VERDICT_WORDS.get(verdict or "", "not run")
 
 
+#: a decided verdict whose guarantee the run itself found evidence against (``AuditResult.assumption_broken``:
+#: rows not in random order, drift, a verdict that changed after a decision); the CLI's exit code 3
+NOT_BACKED = "not backed by its guarantee"
+NOT_BACKED_WHY = "the run found evidence against what the guarantee assumes (see the warnings)"
+
+
+def not_backed(result) -> bool:
+    """Whether ``result`` is a decided verdict its own run found evidence against (not a pass, not a proof)."""
+    return bool(getattr(result, "assumption_broken", False)) and getattr(result, "verdict", None) in ("true", "false")
+
+
+def not_backed_sentence() -> str:
+    """"This verdict is not backed by its guarantee: the run found evidence against …" (dashboard and PDF)."""
+    return f"This verdict is {NOT_BACKED}: {NOT_BACKED_WHY}."
+
+
 # ------------------------------------------------------------------------------------------------ numbers
 
 
@@ -81,8 +97,13 @@ def children(node_id: str, nodes: Sequence[Node]) -> list[Node]:
     return [n for n in nodes if str(n.get("parent")) == str(node_id)]
 
 
-def const_value(node: Node) -> float | None:
-    """The number of a constant node (its ``value``), or None."""
+def const_value(node: Node, nodes: Sequence[Node] | None = None) -> float | None:
+    """The number of a constant node (its ``value``), or of a negated one (``-0.1`` is parsed as the negation of
+    0.1; given ``nodes``, to find its child), or None."""
+    if node.get("kind") == "neg" and nodes is not None:
+        kids = children(node["id"], nodes)
+        inner = const_value(kids[0], nodes) if len(kids) == 1 else None
+        return None if inner is None else -inner
     if node.get("kind") != "const":
         return None
     value = node.get("value")
@@ -101,7 +122,7 @@ def comparison_parts(node_id: str, nodes: Sequence[Node]):
     if len(kids) != 2 or not node.get("op"):
         return None
     op = str(node["op"])
-    right, left = const_value(kids[1]), const_value(kids[0])
+    right, left = const_value(kids[1], nodes), const_value(kids[0], nodes)
     if right is not None:
         return kids[0], op, right
     if left is not None:

@@ -87,13 +87,17 @@ class Guarantee:
 
 
 def _at_most(p: float) -> str:
-    """``p`` written with ``:g``'s six digits, or more when those would round it up: a lower bound on a
-    probability must not read higher than it is (1 − 1e-9 is "0.999999999", never "1")."""
-    for digits in range(6, 18):
-        text = f"{p:.{digits}g}"
-        if float(text) <= p:
-            return text
-    return repr(p)
+    """``p`` written with ``:g``'s six significant digits, cut down (not rounded up) when rounding would raise it:
+    a lower bound on a probability must not read higher than it is (1 − 1e-9 is "0.999999", never "1"; 1 − 0.05/3
+    is "0.966666", not "0.9666666666666667")."""
+    text = f"{p:.6g}"
+    if float(text) <= p or not math.isfinite(p):
+        return text
+    from decimal import ROUND_FLOOR, Decimal
+
+    exact = Decimal(p)
+    cut = exact.quantize(Decimal(1).scaleb(exact.adjusted() - 5), rounding=ROUND_FLOOR)
+    return f"{cut.normalize():f}"
 
 
 def verdict_sentence(verdict: str, guarantee: Guarantee, *, at: int | None, steps: int, unit: str,

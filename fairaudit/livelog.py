@@ -556,16 +556,19 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
     results = drive(engine, spec, batches, options={**(describe or {}), **used}, guarantee=guarantee, ctx=ctx,
                     stop=bool(options.get("stop")), on_progress=on_progress, trace_points=trace_points,
                     warnings=list(warnings))
-    return _with_rows(results, (describe or {}).get("dataset") or "the log")
+    return _with_rows(results, (describe or {}).get("dataset") or "the log", (describe or {}).get("where"))
 
 
-def _with_rows(results, name: str) -> Iterator:
-    """Each result with its rows record: how many rows of the log were read, in arrival order."""
+def _with_rows(results, name: str, where: str | None = None) -> Iterator:
+    """Each result with its rows record: how many rows of the log were audited (those matching ``where``), in
+    arrival order."""
     try:
         for result in results:
             n = int((result.info or {}).get("stream_length", 0))
-            result.rows = {"policy": "live", "audited": n,
-                           "text": f"the first {n:,} rows of the live log {name}, in the order they arrived"}
+            text = (f"the {n:,} rows matching {where} among the rows of the live log {name} read so far, in the "
+                    "order they arrived" if where else
+                    f"the first {n:,} rows of the live log {name}, in the order they arrived")
+            result.rows = {"policy": "live", "audited": n, "text": text}
             yield result
     finally:
         results.close()

@@ -637,6 +637,9 @@ class AuditResult:
         """Why the run ended before its end (None when it is complete)."""
         if self.complete:
             return None
+        if (self.info or {}).get("snapshot"):  # a live log's audit so far, while it is still watched
+            return (f"a snapshot after {count(self.steps, self.unit)} while the log is still watched; the verdict so "
+                    "far keeps its guarantee")
         if self.timed_out:
             budget = (self.options or {}).get("time_budget")
             return (f"the time budget{f' of {budget:g} s' if isinstance(budget, (int, float)) else ''} ran out "

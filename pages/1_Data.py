@@ -156,4 +156,5 @@ else:
     st.altair_chart(viz.group_bars(stats, width=320), width="content")
     with st.expander("Table"):
         st.dataframe(stats, width="stretch", hide_index=True)
+widgets.discarded_note()
 widgets.sidebar_status()

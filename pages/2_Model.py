@@ -124,6 +124,7 @@ else:
         except FairauditError as err:
             st.error(str(err))
 
+widgets.discarded_note()
 model = state.get(state.MODEL)
 info = state.get(state.MODEL_INFO)
 if model is None:

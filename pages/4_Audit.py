@@ -2,7 +2,7 @@
 import streamlit as st
 
 from fairaudit import engines, viz
-from fairaudit.explain import compare_rows, verdict_word
+from fairaudit.explain import NOT_BACKED, compare_rows, verdict_word
 from fairaudit.livelog import runs_live
 from fairaudit.programs.population import ratio_spec
 from fairaudit.ui import audit_form, dask_run, flows, history, live, logic, selection, state, widgets
@@ -36,6 +36,10 @@ else:
     missing = [what for what, ok in (("a dataset (Data page)", dataset is not None),
                                      ("a model (Model page)", model is not None),
                                      ("a specification (Specification page)", bool(spec_text.strip()))) if not ok]
+unchecked = not population_mode and logic.unchecked_edit(spec_text, state.get(state.SPEC_DRAFT))
+if unchecked:  # the analyst's text is on the Specification page, with its errors: not "no specification"
+    st.warning(logic.unchecked_note(spec_text), icon=":material/edit_note:")
+    missing = [m for m in missing if not m.startswith("a specification")]
 if missing:
     st.info("To run an audit, choose " + ", ".join(missing) + " — or load the demo on the Overview page"
             + ("" if population_mode else ", or audit a population program (choose it above)") + ".")
@@ -304,5 +308,6 @@ if versions:
     st.dataframe(history.history_rows(versions), width="stretch", hide_index=True,
                  column_config={"specification": st.column_config.TextColumn(width="large")})
     st.caption("Every version you audit is kept with its verdict, the step at which it was decided and what it was "
-               "audited on. Edit the specification above (or on the Specification page) and press Run to add one.")
+               f"audited on (a verdict its own run found evidence against says \"{NOT_BACKED}\": see that run's "
+               "warnings). Edit the specification above (or on the Specification page) and press Run to add one.")
 widgets.sidebar_status()

@@ -4,7 +4,7 @@ import datetime as dt
 import streamlit as st
 
 from fairaudit.report import build_pdf, content, first_page_png
-from fairaudit.ui import flows, selection, state, widgets
+from fairaudit.ui import flows, live, selection, state, widgets
 from fairaudit.ui.progress import progress_bar
 
 widgets.page_setup("Report")
@@ -12,18 +12,22 @@ st.title("Report")
 
 result = state.get(state.RESULT)
 meta = state.get(state.RESULT_META) or {}
+watching = live.report_choice(result is not None)  # a live log being watched: its audit so far, by default
+if watching is not None:
+    result, meta = live.snapshot(watching), live.result_meta(watching)
 if result is None:
     st.info("Run an audit first (Audit page, or load the demo on the Overview page).")
     widgets.sidebar_status()
     st.stop()
 widgets.sidebar_status()
 widgets.verdict_line(result)
-widgets.post_hoc_warning()
+if watching is None:
+    widgets.post_hoc_warning()
 
 stamp = dt.datetime.fromtimestamp(meta.get("started", 0) or dt.datetime.now().timestamp()).strftime("%Y%m%d-%H%M%S")
 # the nodes selected on the Audit page, if they belong to this result's tree
 selected = selection.rebase_selection(state.get(state.SELECTED) or [], state.get(state.SELECTION_TREE), result.nodes)
-key = (meta.get("started"), result.steps, result.verdict, tuple(selected))
+key = (meta.get("started"), result.steps, result.verdict, tuple(selected), bool((result.info or {}).get("snapshot")))
 if st.session_state.get("report_pdf_key") != key:
     with progress_bar("Building the PDF report (every chart is rendered)") as bar:
         # the session's dataset and model only if the run read them (not a population program or a log)
@@ -49,7 +53,7 @@ if png:
         st.image(png)
 else:
     st.caption("A preview needs poppler's `pdftoppm`; the download above is the complete report.")
-widgets.summary()
+widgets.summary(result, meta, verdict=False)  # (the verdict and its lines are at the top of the page)
 st.subheader("Parameters")
 st.dataframe([{"option": name, "value": value, "meaning": meaning} for name, value, meaning in content.option_rows(result)],
              width="stretch", hide_index=True)

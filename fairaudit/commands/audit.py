@@ -264,7 +264,9 @@ def finish(args: argparse.Namespace, result, from_file, notes=(), **report) -> i
         write_report(args.pdf, result, **report)
     if result.assumption_broken and result.verdict in ("true", "false"):
         # a gate must not pass on a verdict its own data contradicts: exit 3, "not a pass", and say why
-        print("exit:      3 — the verdict is not backed by its guarantee (see the warnings)")
+        from fairaudit.explain import NOT_BACKED
+
+        print(f"exit:      3 — the verdict is {NOT_BACKED} (see the warnings)")
         return EXIT_UNBACKED
     return EXIT.get(result.verdict, 3)
 

@@ -154,6 +154,8 @@ def dataset_facts(result, dataset=None) -> dict:
     audited = result.rows.get("audited") if isinstance(getattr(result, "rows", None), Mapping) else None
     out["audited_rows"] = audited if isinstance(audited, int) and not isinstance(audited, bool) else None
     out["where"] = options.get("where")
+    # a live log keeps growing: its rows are those read while it was watched, and it has no content hash
+    out["live"] = isinstance(getattr(result, "rows", None), Mapping) and result.rows.get("policy") == "live"
     return out
 
 
@@ -220,6 +222,16 @@ def dataset_lines(facts: dict) -> list[tuple[str, str]]:
     if facts.get("source"):
         rows.append(("source", str(facts["source"])))
     audited = facts.get("audited_rows")
+    if facts.get("live"):  # its rows are those it held while it was watched (those matching ``where``)
+        if facts.get("where"):
+            rows.append(("rows", "a live log: it keeps growing"))
+            rows.append(("rows audited", f"{count(audited)} (the rows matching  {facts['where']}, while it was "
+                                         "watched)"))
+        else:
+            rows.append(("rows", f"{count(audited)} read while it was watched (a live log: it keeps growing)"))
+        rows.append(("content hash", "none: a live log keeps growing (the rows audited are the first ones it "
+                                     "held, in the order they arrived)"))
+        return rows
     if audited is not None and facts.get("rows") is not None and int(audited) == int(facts["rows"]) \
             and not facts.get("where"):
         rows.append(("rows", f"{count(facts['rows'])} (all audited)"))
@@ -441,6 +453,14 @@ def headline(result) -> dict:
         explanation += " " + as_sentence(f"The guarantee is weaker than asked for: {g.note}")
     return {"key": key, "word": word, "sentence": as_sentence(result.headline), "explanation": explanation,
             "colour": verdict_colour(key)}
+
+
+def not_backed_line(result) -> str | None:
+    """Said under the verdict when its own run found evidence against its guarantee
+    (``fairaudit.explain.not_backed``): the banner alone would read as a pass or a proof; None otherwise."""
+    from fairaudit.explain import not_backed, not_backed_sentence
+
+    return not_backed_sentence() if not_backed(result) else None
 
 
 def progress_line(result) -> str:

@@ -189,10 +189,10 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
     pdf.set_fill_color(255, 255, 255)
     pdf.set_y(bottom + 3)
     pdf.para(f"{head['explanation']} {content.progress_line(result)}", size=10, h=5)
-    partial = content.partial_line(result)
-    if partial:
-        pdf.ln(1)
-        pdf.para(partial, size=10, style="B", h=5)
+    for line in (content.not_backed_line(result), content.partial_line(result)):
+        if line:
+            pdf.ln(1)
+            pdf.para(line, size=10, style="B", h=5)
     worst = content.worst_line(result)
     if worst:
         pdf.ln(1)

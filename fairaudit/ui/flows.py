@@ -11,6 +11,7 @@ import streamlit as st
 
 from fairaudit import data as fa_data
 from fairaudit.errors import FairauditError
+from fairaudit.spec.errors import SpecError
 from fairaudit.ui import history, logic, state
 from fairaudit.ui import options as ui_options
 
@@ -403,7 +404,11 @@ def check_spec(text: str, dataset=None) -> tuple[Any, list[tuple[str, str]]]:
         problems = [err]
     for problem in problems:
         severity = getattr(problem, "severity", "error")
-        out.append((severity, _located(problem)))
+        if severity != "warning" and getattr(problem, "line", None) and not hasattr(problem, "pretty"):
+            # a value or column typo gets its caret under the token, as a syntax error does
+            problem = SpecError.at(text, problem.line, problem.column, problem.message,
+                                   length=getattr(problem, "length", 1))
+        out.append((severity, _located(problem, pretty=severity != "warning")))
         if severity != "warning":
             spec = None
     return spec, out
@@ -423,10 +428,28 @@ def _located(err, pretty: bool = False) -> str:
     line, column = getattr(err, "line", None), getattr(err, "column", None)
     where = f"line {line}, column {column}: " if line else ""
     text = f"{where}{getattr(err, 'message', str(err))}"
-    if pretty and hasattr(err, "pretty"):
-        caret = err.pretty()
+    if pretty:  # the source line and the caret under it (the message is said above)
+        caret = caret_lines(getattr(err, "excerpt", ""), column, getattr(err, "length", 1))
         text += f"\n\n```\n{caret}\n```" if caret else ""
     return text
+
+
+CARET_WIDTH = 60  # characters of the source line shown around the token (a message box does not scroll far)
+
+
+def caret_lines(line: str, column: int | None, length: int = 1, width: int = CARET_WIDTH) -> str:
+    """The source ``line`` and a caret under its token at ``column`` (1-based), cut to ``width`` characters
+    around the token with "…" where it was cut, so the caret is on screen however long the line; "" without a
+    position."""
+    if not line or not column:
+        return ""
+    line = line.replace("\t", " ")
+    at = min(max(column - 1, 0), len(line))
+    start = max(0, min(at - width // 3, len(line) - width)) if len(line) > width else 0
+    end = min(len(line), start + width)
+    shown = ("…" if start else "") + line[start:end] + ("…" if end < len(line) else "")
+    pad = " " * (at - start + (1 if start else 0))
+    return f"{shown}\n{pad}{'^' * max(1, min(length, end - at))}"
 
 
 def use_spec(text: str) -> None:
@@ -464,6 +487,5 @@ def _store(result, meta: dict) -> None:
         result.warnings.append(history.post_hoc_note(source))
     state.put(state.RESULT, result)
     state.put(state.RESULT_META, meta)
-    state.put(state.SPEC_HISTORY, history.record_version(state.get(state.SPEC_HISTORY), meta["spec"],
-                                                       result.verdict, result.stop_step,
-                                                       audited_on=meta.get("audited_on")))
+    state.put(state.SPEC_HISTORY, history.record_result(state.get(state.SPEC_HISTORY), meta["spec"], result,
+                                                      audited_on=meta.get("audited_on")))

@@ -6,31 +6,44 @@ import re
 import time
 from typing import Any, Mapping, Sequence
 
-from fairaudit.explain import verdict_word
+from fairaudit.explain import NOT_BACKED, verdict_word
 
 
 def record_version(history: list[dict], text: str, verdict: str | None = None, stop_step: int | None = None,
-                   when: float | None = None, audited_on: str | None = None, refines: int | None = None) -> list[dict]:
+                   when: float | None = None, audited_on: str | None = None, refines: int | None = None,
+                   not_backed: bool = False) -> list[dict]:
     """A new history list with ``text`` as its latest version (same text: updated in place, not duplicated).
 
-    A version is ``{"version": k, "text", "verdict", "stop_step", "time", "audited_on"}``; a verdict is
-    recorded when an audit of that text finishes, with what it was audited on (``"adult · logreg"``). The same
-    text audited on other data or decisions is a new row, so an earlier audit is never overwritten.
+    A version is ``{"version": k, "text", "verdict", "stop_step", "time", "audited_on", "not_backed"}``; a
+    verdict is recorded when an audit of that text finishes, with the step it was reached at, what it was audited
+    on (``"adult · logreg"``) and whether its run found evidence against its guarantee (``not_backed``:
+    ``fairaudit.explain.not_backed``). The same text audited on other data or decisions is a new row, so an
+    earlier audit is never overwritten.
     """
     text = text.strip()
     out = [dict(h) for h in history]
     for h in out:
         if h["text"] == text and (audited_on is None or h.get("audited_on") in (None, audited_on)):
             if verdict is not None:
-                h["verdict"], h["stop_step"] = verdict, stop_step
+                h["verdict"], h["stop_step"], h["not_backed"] = verdict, stop_step, bool(not_backed)
                 if audited_on is not None:
                     h["audited_on"] = audited_on
             h["time"] = when if when is not None else time.time()
             return out
     out.append({"version": (max((h["version"] for h in out), default=0) + 1), "text": text, "verdict": verdict,
                 "stop_step": stop_step, "time": when if when is not None else time.time(), "audited_on": audited_on,
-                **({"refines": refines} if refines is not None else {})})
+                "not_backed": bool(not_backed and verdict is not None), **({"refines": refines} if refines is not None else {})})
     return out
+
+
+def record_result(history: list[dict], text: str, result, audited_on: str | None = None) -> list[dict]:
+    """``record_version`` for the audit ``result`` of ``text``: its verdict, the step that verdict was reached at
+    (``verdict_step``: a live log's verdict may change after its first decision, ``stop_step``) and whether it is
+    backed by its guarantee."""
+    from fairaudit.explain import not_backed
+
+    return record_version(history, text, result.verdict, result.verdict_step, audited_on=audited_on,
+                          not_backed=not_backed(result))
 
 
 def post_hoc_source(history: Sequence[Mapping[str, Any]], text: str, audited_on: str | None) -> int | None:
@@ -90,7 +103,8 @@ def history_rows(history: Sequence[Mapping[str, Any]]) -> list[dict]:
             base = next((o["text"] for o in history if o["version"] == h["refines"]), None)
             what = "; ".join(_changes(base, h["text"])) if base is not None else ""
             change = f"refinement of v{h['refines']} (suggested threshold)" + (f": {what}" if what else "")
-        rows.append({"version": f"v{h['version']}", "verdict": verdict_word(h.get("verdict")),
+        verdict = verdict_word(h.get("verdict")) + (f" — {NOT_BACKED}" if h.get("not_backed") else "")
+        rows.append({"version": f"v{h['version']}", "verdict": verdict,
                      "decided at step": "–" if h.get("stop_step") is None else f"{int(h['stop_step']):,}",
                      "audited on": h.get("audited_on") or "–",
                      "change": change, "specification": body})

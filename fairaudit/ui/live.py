@@ -83,6 +83,22 @@ def _session_alive():
         return None
 
 
+def result_meta(run, spec_text: str | None = None) -> dict:
+    """What the page records beside ``run``'s result (``state.RESULT_META``): the log and its decisions, the
+    options, and the specification the run audits (the text it was attached with, not the editor's now)."""
+    from fairaudit.livelog import LIVE_ENGINE
+    from fairaudit.ui.flows import LIVE
+
+    # the condition as typed, in code (markdown would print "<=" as "≤", an expression the log does not hold)
+    pred = f"`{run.pred}`" if run.pred and "`" not in run.pred else run.pred
+    decided_by = f"decision {pred}" if run.model is None else run.model.describe()
+    on = f"live log {run.name} · {run.pred if run.model is None else run.model.kind}"
+    return {"engine": LIVE_ENGINE, "choice": {"engine": LIVE_ENGINE, "options": dict(run.options), "source": LIVE},
+            "data": f"live log {run.name}", "model": decided_by, "audited_on": on,
+            "session_model": run.model is not None, "status": "stopped" if run.done else "running",
+            "started": run.started, "spec": getattr(run, "spec_text", None) or spec_text or "", "source": LIVE}
+
+
 def keep_result(run, spec_text: str) -> None:
     """The final result of ``run`` as the page's result (and a version in the history), once."""
     from fairaudit.ui import history, state
@@ -91,19 +107,55 @@ def keep_result(run, spec_text: str) -> None:
         return
     st.session_state[KEPT] = id(run)
     result = run.latest
-    decided_by = f"decision {run.pred}" if run.model is None else run.model.describe()
-    on = f"live log {run.name} · {run.pred if run.model is None else run.model.kind}"
-    from fairaudit.livelog import LIVE_ENGINE
-
-    from fairaudit.ui.flows import LIVE
-
-    meta = {"engine": LIVE_ENGINE, "choice": {"engine": LIVE_ENGINE, "options": dict(run.options), "source": LIVE},
-            "data": f"live log {run.name}", "model": decided_by, "audited_on": on, "session_model": run.model is not None,
-            "status": "stopped", "started": run.started, "spec": spec_text, "source": LIVE}
+    meta = {**result_meta(run, spec_text), "status": "stopped"}
     state.put(state.RESULT, result)
     state.put(state.RESULT_META, meta)
-    state.put(state.SPEC_HISTORY, history.record_version(state.get(state.SPEC_HISTORY), spec_text, result.verdict,
-                                                         result.stop_step, audited_on=on))
+    state.put(state.SPEC_HISTORY, history.record_result(state.get(state.SPEC_HISTORY), meta["spec"], result,
+                                                        audited_on=meta["audited_on"]))
+
+
+def watched():
+    """The live run this session is watching now, once it has a result (None otherwise): the Report page offers
+    its result so far."""
+    run = st.session_state.get(RUN)
+    return run if run is not None and not run.done and run.latest is not None else None
+
+
+def snapshot(run):
+    """``run``'s result so far as a result of its own, marked a snapshot (``info["snapshot"]``: it says it was
+    taken while the log is still watched, not that the run was stopped); the run goes on."""
+    import copy
+
+    result = copy.copy(run.latest)
+    result.info = {**(result.info or {}), "snapshot": True}
+    return result
+
+
+LIVE_SO_FAR, PAGE_RESULT = "live", "page"  # what the Report page reports while a log is watched
+
+
+def report_choice(has_result: bool):
+    """On the Report page while this session watches a live log: a choice between that log's audit so far (the
+    default: it is what the user is watching) and the page's result (``has_result``: there is one); the chosen
+    run, or None for the page's result (also when no log is watched)."""
+    run = watched()
+    if run is None:
+        return None
+    labels = {LIVE_SO_FAR: f"the live log {run.name} so far ({run.rows:,} rows; still watched)",
+              PAGE_RESULT: "the page's result (the verdict and tree on the Audit page)"}
+    if has_result:  # a choice only when there are two things to report
+        seed("report_which", LIVE_SO_FAR)
+        which = st.radio("Report on", list(labels), key="report_which", format_func=labels.get, horizontal=True,
+                         help="While a live log is watched the Audit page keeps the last Run's result at its top; "
+                              "Stop there makes the live audit the page's result.")
+        keep("report_which", which)
+        if which != LIVE_SO_FAR:
+            return None
+    else:
+        st.markdown(f"Reporting {labels[LIVE_SO_FAR]}.")
+    st.caption(f"A snapshot of the live audit at {run.rows:,} rows: the watch goes on, and this page is rebuilt "
+               "with the rows read by then when you open it again or change anything on it.")
+    return run
 
 
 MODEL_CHOICE = "the session's model"
@@ -165,6 +217,7 @@ def live_section(spec_text: str, options: dict, default_pred: str | None = None,
 
             st.error(f"The live log could not be attached: {error_text(err)[0]}", icon=":material/error:")
             return
+        run.spec_text = spec_text  # what it audits, whatever the editor holds when it is stopped
         st.session_state[RUN] = run
         st.rerun()  # the block again, with the log being watched: Stop enabled, the choices locked
     if stop and run is not None:
@@ -222,7 +275,7 @@ def draw(run) -> None:
     critical node's plot."""
     from fairaudit import viz
     from fairaudit.ui import selection
-    from fairaudit.ui.widgets import verdict_badge
+    from fairaudit.ui.widgets import not_backed_suffix, verdict_badge
 
     run.touch()
     result = run.latest
@@ -231,11 +284,12 @@ def draw(run) -> None:
             st.info(f"Watching {run.name}: waiting for its first rows…", icon=":material/hourglass_top:")
             return
         st.markdown(f"**Live** · {run.name} · **{run.rows:,} rows so far** &nbsp; {verdict_badge(result.verdict)} "
-                    f"&nbsp; {result.headline}", unsafe_allow_html=True)
+                    f"&nbsp; {result.headline}{not_backed_suffix(result)}", unsafe_allow_html=True)
         if result.assumption:
             st.caption(result.assumption[:1].upper() + result.assumption[1:] + ".")
         st.caption("While the log is watched, the verdict and tree at the top of the page are the last Run's; Stop "
-                   "makes this live audit the page's result.")
+                   "makes this live audit the page's result (then click any node of its tree to plot it). The Report "
+                   "page reports it as it is so far.")
         for warning in dict.fromkeys(str(w) for w in result.warnings):
             st.warning(warning, icon=":material/warning:")
         if result.counterexamples:  # Fair[...] leaves: how many individuals the flip test caught so far
@@ -244,11 +298,15 @@ def draw(run) -> None:
             st.caption(" · ".join(f"**{found.leaf}**: {cv.found_text(found)}" for found in result.counterexamples.leaves)
                        + " — the table is under the node once the run is stopped")
         left, right = st.columns([11, 10], gap="large")
+        # a short heading above each chart (the chart's hover toolbar sits at its right end, above the chart): the
+        # toolbar then covers neither the last warning nor a line of text
+        left.markdown("**Specification tree**")
+        right.markdown("**Most critical comparison**")
         nodes = result.nodes
         left.altair_chart(viz.tree_chart(nodes, width=560, guarantee=result.guarantee), width="content")
         frame = result.to_frame()
         chosen = selection.default_selection(nodes)
         if chosen and len(frame):
-            right.altair_chart(viz.convergence_chart(frame, chosen, nodes, stop_step=result.stop_step, width=400,
+            right.altair_chart(viz.convergence_chart(frame, chosen, nodes, stop_step=result.stop_step, width=350,
                                                      height=230, unit=result.unit, guarantee=result.guarantee),
                                width="content")

@@ -73,6 +73,21 @@ def editor_text(spec_text: str, draft: Mapping[str, str] | None) -> str:
     return spec_text
 
 
+def unchecked_edit(spec_text: str, draft: Mapping[str, str] | None) -> bool:
+    """Whether the Specification page's editor holds an edit that did not check (an error) against the current
+    specification ``spec_text``: the Audit page then says what its Run audits instead."""
+    return editor_text(spec_text, draft).strip() not in ("", spec_text.strip())
+
+
+def unchecked_note(spec_text: str) -> str:
+    """The Audit page's words for ``unchecked_edit``."""
+    if not spec_text.strip():
+        return ("The specification on the Specification page has errors (shown there, with a caret under each): "
+                "fix them there to audit it.")
+    return ("The Specification page's editor holds an edit with errors (shown there): Run audits the last version "
+            "that checked, shown in the editor below.")
+
+
 # --------------------------------------------------------------------------------------------------
 # changing the dataset, loading a model
 

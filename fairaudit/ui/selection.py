@@ -3,6 +3,7 @@ selection follows its nodes into the tree of a new run (by name or text, never b
 Streamlit (``tests/app/test_logic.py``)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -67,12 +68,25 @@ def panels_for(selected: Sequence[str], kinds: Mapping[str, str], rates_availabl
 
 
 def default_selection(nodes: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Before any click: the first comparison that is violated, else undecided, else the root."""
+    """Before any click: the first comparison that is violated, else undecided, else the certified one closest
+    to its threshold (the smallest |left − right|: a plot of its bounds, not of the root's verdict), else the
+    root."""
     for wanted in ("false", "unknown"):
         for n in nodes:
             if n.get("kind") == "cmp" and (n.get("final") or {}).get("verdict") == wanted:
                 return [str(n["id"])]
+    margins = {str(n["id"]): abs(float((n.get("final") or {}).get("estimate")))
+               for n in nodes if n.get("kind") == "cmp" and _finite((n.get("final") or {}).get("estimate"))}
+    if margins:
+        return [min(margins, key=margins.get)]
     return [str(nodes[0]["id"])] if nodes else []
+
+
+def _finite(x: Any) -> bool:
+    try:
+        return x is not None and math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
 
 
 

@@ -29,6 +29,7 @@ SELECTION_TREE = "selection_tree"  # the tree (selection.tree_signature) those i
 LAST_EVENT = "tree_last_event"
 SPEC_DRAFT = "spec_draft"      # {"base": SPEC_TEXT it was typed against, "text": the editor's text}
 UPLOADED = "uploaded_dataset"  # this session's parsed CSV upload (per session; the bytes are not kept)
+DISCARDED = "result_discarded"  # the verdict of a result a new dataset or model set aside (said once)
 PROGRAM = "population_program"  # {"text", "name", "loaded"}: the Audit page's population program (this session only)
 
 DEFAULTS: dict[str, Any] = {DATASET: None, DATASET_KEY: None, MODEL: None, MODEL_INFO: None, SPEC_TEXT: "",
@@ -124,6 +125,8 @@ def _forget_result() -> None:
     result read neither, and stays)."""
     if (st.session_state.get(RESULT_META) or {}).get("program_sha"):
         return
+    if st.session_state.get(RESULT) is not None:  # said once where it happened (``widgets.discarded_note``)
+        st.session_state[DISCARDED] = st.session_state[RESULT].verdict
     st.session_state[RESULT] = None
     st.session_state[RESULT_META] = None
     st.session_state[ALSO] = None

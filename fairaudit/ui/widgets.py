@@ -19,6 +19,14 @@ def verdict_badge(verdict: str | None) -> str:
             f"font-weight:600;white-space:nowrap'>{label}</span>")
 
 
+def not_backed_suffix(result) -> str:
+    """Markdown said right after a verdict its own run found evidence against (``fairaudit.explain.not_backed``):
+    the badge alone would read as a pass or a proof; empty otherwise."""
+    from fairaudit.explain import NOT_BACKED, NOT_BACKED_WHY, not_backed
+
+    return f" — **{NOT_BACKED}**: {NOT_BACKED_WHY}" if not_backed(result) else ""
+
+
 def _sentence(text: str) -> str:
     text = text.strip()
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
@@ -35,8 +43,8 @@ def verdict_line(result, shown_ids=None) -> None:
     if worst is not None and shown_ids is not None:
         pointer = (" — its panel is shown below" if worst["id"] in set(shown_ids)
                    else " — click it in the tree to see why")
-    st.markdown(f"**Verdict:** {verdict_badge(result.verdict)} &nbsp; {result.headline}{pointer}",
-                unsafe_allow_html=True)
+    st.markdown(f"**Verdict:** {verdict_badge(result.verdict)} &nbsp; {result.headline}{pointer}"
+                f"{not_backed_suffix(result)}", unsafe_allow_html=True)
     if result.stopped_reason:
         st.caption(_sentence(result.stopped_reason))
     guarantee = result.guarantee
@@ -71,19 +79,25 @@ def audit_context(result) -> None:
         st.warning(warning, icon=":material/warning:")
 
 
-def summary(compact: bool = False) -> None:
-    """The current audit at a glance: dataset, model, spec, engine, verdict."""
+def summary(result=None, meta: dict | None = None, verdict: bool = True) -> None:
+    """An audit at a glance: dataset, model, spec, engine, verdict — the page's result (``state.RESULT``) unless
+    ``result`` and its ``meta`` are given. The specification shown is the one the result audited; an edit made
+    since is said. ``verdict=False``: without the verdict's lines (a page that shows them above already)."""
     ds = state.get(state.DATASET)
     model_info = state.get(state.MODEL_INFO)
-    spec = state.get(state.SPEC_TEXT)
-    result = state.get(state.RESULT)
-    meta = state.get(state.RESULT_META) or {}
+    current = state.get(state.SPEC_TEXT)
+    if result is None:
+        result, meta = state.get(state.RESULT), state.get(state.RESULT_META)
+    meta = meta or {}
+    audited = meta.get("spec") if result is not None else None
+    spec = audited if audited is not None and audited.strip() else current
     if result is not None and meta.get("program_sha"):  # a population program's audit: no dataset or model
         st.markdown(f"**Population program:** {meta.get('data') or '—'} (sha256 {meta['program_sha'][:12]}…)")
         st.markdown(f"**Engine:** {engine_title(meta.get('engine'))}")
         st.markdown("**Specification:**")
         st.code((meta.get("spec") or "").strip(), language=None, wrap_lines=True)
-        verdict_line(result)
+        if verdict:
+            verdict_line(result)
         return
     from fairaudit.ui.flows import on_session_rows
 
@@ -103,11 +117,14 @@ def summary(compact: bool = False) -> None:
     if spec.strip():
         st.markdown("**Specification:**")
         st.code(spec.strip(), language=None, wrap_lines=True)
+        if spec.strip() != current.strip():
+            st.caption("The specification has been edited since this audit (Specification page): the one above is "
+                       "the audited version; press **Run** on the Audit page to audit the edit.")
     else:
         st.markdown("**Specification:** none (Specification page)")
-    if result is not None:
+    if result is not None and verdict:
         verdict_line(result)
-    else:
+    elif result is None:
         st.markdown(f"**Verdict:** {verdict_badge(None)}", unsafe_allow_html=True)
 
 
@@ -239,6 +256,15 @@ def decision_offer(expression: str, key: str) -> None:
             st.rerun()
         except FairauditError as err:
             st.error(f"These decisions do not fit the dataset: {err}")
+
+
+def discarded_note() -> None:
+    """Once, after a new dataset or model set the audit result aside: say so, and where its verdict is kept."""
+    verdict = st.session_state.pop(state.DISCARDED, None)
+    if verdict is not None and state.get(state.RESULT) is None:  # (not once a new result is there: the demo)
+        st.info(f"The audit result ({verdict_word(verdict)}) was computed with the previous data or decisions, so "
+                "it no longer applies and was set aside; its verdict stays in the version history (Audit page). "
+                "Press **Run** on the Audit page to audit these.", icon=":material/info:")
 
 
 def decision_applied_note() -> None:

@@ -36,7 +36,7 @@ from fairaudit.bounds.rules import CMP, TERM_RULES, Interval
 from fairaudit.numbers import count
 from fairaudit.viz import _format
 from fairaudit.viz.palette import RATES, VERDICTS, normalise_verdict, verdict_scale
-from fairaudit.viz.values import const_value, shows_delta
+from fairaudit.viz.values import comparison_parts, const_value, shows_delta
 
 BOOLEAN_KINDS = ("and", "or", "not")
 DEFAULT_UNIT = "steps"  # what the x axis counts when the caller does not pass ``result.unit``
@@ -210,12 +210,12 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
 
     if kind == "cmp" and len(kids[node_id]) == 2:
         left, right = kids[node_id]
-        lk, rk = by_id[left].get("kind"), by_id[right].get("kind")
-        if rk == "const" or lk == "const":
-            term, const = (left, right) if rk == "const" else (right, left)
+        parts = comparison_parts(node_id, nodes)  # a constant side (``0.1``, ``-0.1``): the other is plotted
+        if parts is not None:
+            term = str(parts[0]["id"])
             plotted_id = term
             if threshold is None:
-                threshold = const_value(by_id[const])
+                threshold = parts[2]
             quantity = str(by_id[term].get("text", term))
             tr = _rows(trace, term).set_index("step").reindex(steps)
             est, lo, hi = _col(tr, "estimate"), _col(tr, "lo"), _col(tr, "hi")

@@ -11,7 +11,7 @@ import pandas as pd
 from fairaudit.viz import _format
 from fairaudit.viz.layout import tree_layout
 from fairaudit.viz.palette import SELECTED_STROKE, VERDICTS, normalise_verdict, verdict_scale
-from fairaudit.viz.values import op_of, pretty, shown, shows_delta
+from fairaudit.viz.values import const_value, op_of, pretty, shown, shows_delta
 
 #: name of the point selection on the tree (``event.selection[SELECTION]`` in Streamlit)
 SELECTION = "node"
@@ -149,7 +149,7 @@ def short_labels(nodes: Sequence[Mapping[str, Any]], max_chars: int = 28) -> dic
             out = expect_label(text_of(nid))
         elif kind == "fair":
             out = text_of(nid) or "Fair"
-        elif kind == "const":
+        elif kind == "const" or const_value(n, nodes) is not None:  # (a negated constant: its sign node)
             parent = by_id.get(str(n.get("parent")))
             out = "threshold" if parent is not None and parent.get("kind") == "cmp" else ""
         elif kind in _ARITH_WORD and len(ch) == 2:
@@ -165,11 +165,11 @@ def short_labels(nodes: Sequence[Mapping[str, Any]], max_chars: int = 28) -> dic
             if not op:  # a node without its operator (a hand-built list): name its sides only
                 sides = [node_symbol(by_id[c]) if by_id[c].get("kind") == "const" else label(c) for c in ch]
                 out = name or " vs ".join(sides)
-            elif right.get("kind") == "const":
-                out = f"{op}{node_symbol(right)}"
+            elif const_value(right, nodes) is not None:  # a threshold (``0.1``, ``-0.1``)
+                out = f"{op}{_format.num(const_value(right, nodes))}"
                 out = f"{name}: {out}" if name else f"{label(ch[0])} {out}"
-            elif left.get("kind") == "const":
-                out = f"{node_symbol(left)}{op}"
+            elif const_value(left, nodes) is not None:
+                out = f"{_format.num(const_value(left, nodes))}{op}"
                 out = f"{name}: {out}" if name else f"{out} {label(ch[1])}"
             else:
                 out = name or f"{label(ch[0])} {op} {label(ch[1])}"

@@ -17,8 +17,6 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from fairaudit.viz import _format
 
-#: a comparison read the other way round (``0.8 <= x`` is ``x >= 0.8``)
-FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 #: how an operator symbol is printed on a chart
 PRETTY = {"<=": "≤", ">=": "≥", "==": "=", "!=": "≠", "<": "<", ">": ">", "+": "+", "-": "−", "*": "×", "/": "÷"}
 
@@ -49,14 +47,12 @@ class Shown:
         return f"{pretty(self.op)} {_format.num(self.threshold)}"
 
 
-def const_value(node: Mapping[str, Any]) -> float | None:
-    """The ``value`` of a ``const`` node given as a dict (from ``AuditResult.nodes``), or None."""
-    if node.get("kind") != "const" or node.get("value") is None:
-        return None
-    try:
-        return float(node["value"])
-    except (TypeError, ValueError):
-        return None
+def const_value(node: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]] | None = None) -> float | None:
+    """The number of a constant side given as a dict (from ``AuditResult.nodes``): a ``const`` node's ``value``,
+    or a negated constant's (``-0.1``; given ``nodes``), or None (``fairaudit.explain.const_value``)."""
+    from fairaudit.explain import const_value as value
+
+    return value(node, nodes)
 
 
 def op_of(node: Mapping[str, Any]) -> str | None:
@@ -70,19 +66,11 @@ def children(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> list[Mapping[s
 
 def comparison_parts(node_id: str, nodes: Sequence[Mapping[str, Any]]):
     """``(term node, op, threshold)`` of a comparison with a constant side, the op read with the term on the
-    left (``0.8 <= x`` gives ``(x, ">=", 0.8)``); None for any other node (or one without ``op``)."""
-    node = next((n for n in nodes if str(n["id"]) == str(node_id)), None)
-    if node is None or node.get("kind") != "cmp" or op_of(node) is None:
-        return None
-    kids = children(node_id, nodes)
-    if len(kids) != 2:
-        return None
-    op = op_of(node)
-    if const_value(kids[1]) is not None:
-        return kids[0], op, const_value(kids[1])
-    if const_value(kids[0]) is not None:
-        return kids[1], FLIP.get(op, op), const_value(kids[0])
-    return None
+    left (``0.8 <= x`` gives ``(x, ">=", 0.8)``); None for any other node (or one without ``op``):
+    ``fairaudit.explain.comparison_parts``, the one reading of a comparison for the text and the charts."""
+    from fairaudit.explain import comparison_parts as parts
+
+    return parts(node_id, nodes)
 
 
 def shown(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> Shown:

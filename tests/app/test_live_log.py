@@ -235,4 +235,4 @@ def test_the_pages_stop_button_ends_the_watch_too(workspace_folder):
     _ok(at.run())
     assert run.done and at.session_state["result"] is run.latest and run.rows == 500
     side = " ".join(m.value for m in at.sidebar.markdown)
-    assert "Data: **live log decisions.csv**" in side and f"Decisions: **decision {PRED}**" in side, side
+    assert "Data: **live log decisions.csv**" in side and f"Decisions: **decision `{PRED}`**" in side, side
