@@ -87,16 +87,22 @@ class Guarantee:
 
 
 def _at_most(p: float) -> str:
-    """``p`` written with ``:g``'s six significant digits, cut down (not rounded up) when rounding would raise it:
-    a lower bound on a probability must not read higher than it is (1 − 1e-9 is "0.999999", never "1"; 1 − 0.05/3
-    is "0.966666", not "0.9666666666666667")."""
-    text = f"{p:.6g}"
-    if float(text) <= p or not math.isfinite(p):
-        return text
+    """``p`` written with ``:g``'s six significant digits, cut down (not rounded up) when rounding would raise it: a
+    lower bound on a probability must not read higher than it is (1 − 0.05/3 is "0.966666", not "0.966667" or
+    "0.9666666666666667"). Close to 1, the digits reach two past the nines, so that the miss probability still
+    shows (1 − 1e-9 is "0.999999999", never "1" or "0.999999")."""
+    if not math.isfinite(p):
+        return f"{p:g}"
+    digits = max(6, int(math.floor(-math.log10(1 - p))) + 2) if 0 < p < 1 else 6
+    for shown in range(6, digits + 1):  # exactly, in as few digits as that takes
+        if float(f"{p:.{shown}g}") == p:
+            return f"{p:.{shown}g}"
+    if float(f"{p:.6g}") <= p:  # rounded, when that does not raise it
+        return f"{p:.6g}"
     from decimal import ROUND_FLOOR, Decimal
 
     exact = Decimal(p)
-    cut = exact.quantize(Decimal(1).scaleb(exact.adjusted() - 5), rounding=ROUND_FLOOR)
+    cut = exact.quantize(Decimal(1).scaleb(exact.adjusted() - digits + 1), rounding=ROUND_FLOOR)
     return f"{cut.normalize():f}"
 
 

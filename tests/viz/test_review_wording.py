@@ -36,7 +36,7 @@ def test_a_negative_threshold_is_a_threshold(result):
 
 
 @pytest.mark.parametrize("p,text", [(0.95, "0.95"), (1 - 0.05 / 3, "0.983333"), (1 - 0.1 / 3, "0.966666"),
-                                    (1 - 1e-9, "0.999999"), (0.975, "0.975"), (0.5, "0.5")])
+                                    (1 - 1e-9, "0.999999999"), (1 - 0.05 / 1e6, "0.99999995"), (0.975, "0.975"), (0.5, "0.5")])
 def test_a_confidence_reads_at_most_what_it_is(p, text):
     assert _at_most(p) == text and float(text) <= p
 
