@@ -474,6 +474,7 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     raw, types, batches = read_batches(path, columns, rows=rows)
     for batch in batches:
         n = batch.num_rows
+        _refuse_infinite(batch, raw, types, total, path)
         found = None if fair else distinct_rows(batch, raw, limit=max(1, n // 4))
         if found is not None:  # evaluate on the distinct combinations, spread to the rows (exact)
             first, inverse = found
@@ -508,6 +509,25 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
         if on_rows is not None:
             on_rows(total)
     return store.close(), total, (agree / total if total and label is not None and pred is not None else None)
+
+
+def _refuse_infinite(batch, names, types, start: int, path) -> None:
+    """An ``inf`` in a numeric column the audit reads is refused as ``fairaudit.data.from_csv`` refuses it
+    (``start``: the file's rows before ``batch``); the first one is named (the others are not counted: the file is
+    not read to its end for them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    for name in names:
+        arr = batch.column(name)
+        if not pa.types.is_floating(arr.type):
+            continue
+        bad = pac.is_inf(arr).fill_null(False)
+        if pac.any(bad).as_py():
+            from fairaudit.data.csvfile import infinite
+
+            where = np.flatnonzero(bad.to_numpy(zero_copy_only=False))
+            raise infinite(str(path), name.strip(), float(arr[int(where[0])].as_py()), start + int(where[0]) + 1, 0)
 
 
 def _chunk_inputs(frame, decider, model, label, favourable):

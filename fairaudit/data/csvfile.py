@@ -262,6 +262,11 @@ def _refuse_infinite(frame: pd.DataFrame, kinds, display: str) -> None:
         values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         bad = np.flatnonzero(np.isinf(values))
         if len(bad):
-            raise DataError(f"{display}: column '{col}' holds an infinite value ({values[bad[0]]:g}) in data row "
-                            f"{bad[0] + 1:,}{f' and {len(bad) - 1:,} more' if len(bad) > 1 else ''}; fairaudit needs "
-                            "finite numbers: fix or drop those rows")
+            raise infinite(display, col, values[bad[0]], bad[0] + 1, len(bad) - 1)
+
+
+def infinite(display: str, col: str, value: float, row: int, more: int) -> DataError:
+    """The refusal of an infinite number (``row``: the first one's data row, counted from 1)."""
+    return DataError(f"{display}: column '{col}' holds an infinite value ({value:g}) in data row {row:,}"
+                     f"{f' and {more:,} more' if more > 0 else ''}; fairaudit needs finite numbers: fix or drop "
+                     "those rows")

@@ -314,3 +314,22 @@ class _Flat:
 
     def describe(self):
         return "flat"
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_an_infinite_number_is_refused_as_in_memory(tmp_path, suffix):
+    """Review finding: an ``inf`` in a numeric column was audited out of core, while ``from_csv`` refuses it."""
+    import pandas as pd
+
+    from fairaudit.errors import DataError
+
+    x = np.arange(30000.0)  # several read blocks: the row is counted across them
+    x[25000] = -np.inf
+    frame = pd.DataFrame({"x": x, "g": ["a", "b"] * 15000})
+    path = tmp_path / f"log{suffix}"
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    with pytest.raises(DataError, match=r"column 'x' holds an infinite value \(-inf\) in data row 25,001; "):
+        audit_file(path, 'E[pred | g == "a"] > 0.1', pred="x > 3", read_rows=1000)
+    if suffix == ".csv":
+        with pytest.raises(DataError, match=r"column 'x' holds an infinite value \(-inf\) in data row 25,001; "):
+            data.from_csv(path)
