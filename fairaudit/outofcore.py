@@ -706,7 +706,8 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
         from fairaudit.fulltrace import FullTraceWriter
 
         writer = FullTraceWriter(full_trace, spec.text)
-    results = drive(engine, spec, batches, options={**describe, **opts}, guarantee=guarantee, ctx=ctx,
+    results = drive(engine, spec, batches, options={**describe, **engine.used_options(opts, inputs)},
+                    guarantee=guarantee, ctx=ctx,
                     stop=bool(opts.get("stop")), on_progress=on_progress, progress=progress,
                     warnings=list(dataset.warnings) + [str(w) for w in getattr(model, "warnings", ())]
                     + ([inverted] if inverted else []), rows=rows, provenance=provenance, trace_points=trace_points,

@@ -185,7 +185,8 @@ def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=No
         from fairaudit.fulltrace import FullTraceWriter
 
         writer = FullTraceWriter(full_trace, spec.text)
-    results = drive(engine, spec, batches, options={**inputs.describe(), **options}, guarantee=guarantee, ctx=ctx,
+    results = drive(engine, spec, batches, options={**inputs.describe(), **engine.used_options(options, inputs)},
+                    guarantee=guarantee, ctx=ctx,
                     stop=bool(options.get("stop")), on_progress=on_progress, progress=progress,
                     warnings=[*inputs.warnings, *[w for w in warnings if w not in inputs.warnings]],
                     rows=inputs.rows or None, provenance=inputs.provenance, trace_points=trace_points,

@@ -64,6 +64,7 @@ class Option:
     step: float | None = None
     metavar: str | None = None  # the CLI's placeholder for the value (default: the name in capitals)
     aliases: tuple[str, ...] = ()  # other CLI flags for the same option (e.g. ``--timeout``)
+    population_only: bool = False  # used only on a population program: not recorded for a run on rows
 
     @property
     def flag(self) -> str:
@@ -283,6 +284,13 @@ class Engine:
         return {name: o.validate(given[name]) if name in given else o.default for name, o in known.items()}
 
     # ------------------------------------------------------------------ behaviour
+    def used_options(self, options: Mapping[str, Any], inputs: Inputs | None) -> dict:
+        """The resolved ``options`` a run on ``inputs`` uses — what its result records (and its report lists): an
+        option that applies only to a population program is left out of a run on rows."""
+        rows = inputs is None or getattr(inputs, "population", None) is None
+        skip = {o.name for o in self.all_options() if o.population_only} if rows else set()
+        return {k: v for k, v in options.items() if k not in skip}
+
     def check(self, spec, inputs: Inputs | None) -> list[str]:
         """Reasons this engine cannot audit ``spec`` on ``inputs`` (empty when it can). ``inputs`` None asks
         only about the spec. The default checks ``leaf_kinds`` and ``requires``."""

@@ -964,7 +964,7 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
             from fairaudit.fulltrace import FullTraceWriter
 
             writer = FullTraceWriter(full_trace, spec.text)
-        results = drive(engine, spec, batches, options={**described, **options},
+        results = drive(engine, spec, batches, options={**described, **engine.used_options(options, None)},
                         guarantee=Guarantee("probabilistic", options["delta"], assumes=assumes), ctx=ctx,
                         stop=bool(options.get("stop")), on_progress=on_progress, progress=progress, rows=rows,
                         provenance=provenance, trace_points=trace_points, full_trace=writer)

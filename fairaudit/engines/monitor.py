@@ -535,7 +535,8 @@ class Monitor(Engine):
                "or given (file order, for a log whose arrival order is the point; the guarantee then assumes "
                "that order is random)", choices=ORDERS, header=True, label="Row order"),
         Option("samples", int, 1_000_000, "with a population program: the most individuals drawn from it (the "
-               "stream's length)", min=1, label="Individuals sampled (population)", advanced=True),
+               "stream's length)", min=1, label="Individuals sampled (population)", advanced=True,
+               population_only=True),
     )
 
     def check(self, spec, inputs) -> list[str]:
