@@ -319,6 +319,7 @@ def partition_codes(frame, task: Task, model=None) -> PartitionCodes:
     from fairaudit.engines.observations import observe
 
     before = len(frame)
+    _refuse_infinite(frame)
     frame, pred, label, score, rows = _decided(frame, task, model)
     obs = observe(_parsed(task.spec), frame, pred=pred, label=label, score=score, model=model,
                   column_values=dict(task.domains), rows=rows)
@@ -331,6 +332,27 @@ def partition_codes(frame, task: Task, model=None) -> PartitionCodes:
     flips = {k: f.positions[:KEEP].astype(np.int64) for k, f in obs.flips.items()} or None  # of ``first`` only
     first = {k: f.first for k, f in obs.flips.items()} or None
     return PartitionCodes(int(obs.length), success, mask, before, flips, first)
+
+
+class InfiniteValue(FairauditError):
+    """A partition holds an infinite number (``column``, ``value``, ``row``: its data row in the partition, from 1);
+    the client names the partition (``unreadable``'s naming) in ``fairaudit.data.csvfile.infinite``'s sentence."""
+
+    def __init__(self, column: str, value: float, row: int):
+        super().__init__(f"column {column!r} holds an infinite value ({value:g}) in data row {row:,}")
+        self.column, self.value, self.row = column, value, row
+
+    def __reduce__(self):  # raised on a worker, re-raised on the client
+        return (InfiniteValue, (self.column, self.value, self.row))
+
+
+def _refuse_infinite(frame) -> None:
+    """An ``inf`` in a numeric column is refused as in process (``fairaudit.outofcore``, ``from_csv``)."""
+    for column in frame.columns:
+        if frame[column].dtype.kind == "f":
+            bad = np.flatnonzero(np.isinf(frame[column].to_numpy()))
+            if len(bad):
+                raise InfiniteValue(str(column), float(frame[column].iloc[bad[0]]), int(bad[0]) + 1)
 
 
 def partition_counterexamples(frame, task: Task, model, key: str, local) -> tuple:
@@ -917,6 +939,12 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
         for future in as_completed(summaries):
             try:
                 lengths[index[future.key]], totals[index[future.key]] = future.result()
+            except InfiniteValue as err:
+                from fairaudit.data.csvfile import infinite
+
+                i = index[future.key]
+                raise infinite(files[i] if total == len(files) else f"partition {i + 1:,} of the Parquet log",
+                               err.column, err.value, err.row, 0) from None
             except FairauditError:
                 raise
             except UNREADABLE as err:  # a damaged file, a column missing in one

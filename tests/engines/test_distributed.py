@@ -412,3 +412,24 @@ def test_a_column_of_many_values_is_validated_on_its_literals(client, tmp_path, 
     assert_same(a, b)
     with pytest.raises(ValidationError, match='never takes the value "q17"'):
         audit_parquet(tmp_path / "ids", SPEC, pred=PRED, where='person != "q17"', client=client)
+
+
+def test_an_infinite_number_is_refused_as_in_process(client, tmp_path):
+    """Review finding: an ``inf`` in a numeric column was audited on Dask; in process it is refused."""
+    from fairaudit.errors import DataError
+
+    df = frame(3000).assign(rating=np.linspace(0.0, 1.0, 3000))
+    df.loc[2000, "rating"] = np.inf
+    folder = tmp_path / "log"
+    write_log(df, folder, parts=3)
+    first = sorted(folder.glob("*.parquet"), key=lambda p: int(p.stem.split("-")[1]))
+    sizes = np.cumsum([len(pd.read_parquet(p)) for p in first])
+    part = int(np.searchsorted(sizes, 2000, side="right"))
+    row = 2000 - (int(sizes[part - 1]) if part else 0) + 1
+    with pytest.raises(DataError, match=rf"part-{part}\.parquet: column 'rating' holds an infinite value \(inf\) in "
+                                        rf"data row {row:,}; "):
+        audit_parquet(folder, SPEC, pred="rating > 0.5", client=client)
+    from fairaudit.outofcore import audit_file
+
+    with pytest.raises(DataError, match=rf"column 'rating' holds an infinite value \(inf\) in data row {row:,}; "):
+        audit_file(folder / f"part-{part}.parquet", SPEC, pred="rating > 0.5")  # in process (out of core)
