@@ -70,7 +70,7 @@ class CsvTail:
         self.pos = 0
         self.header: bytes | None = None
         self.buffer = b""
-        self.types = ColumnTypes()
+        self.types = ColumnTypes(str(self.path))
         self.ended = False  # a file never ends: the idle timeout or an interrupt ends the watch
 
     @property
@@ -170,7 +170,7 @@ class ParquetDir:
         self.done: list[str] = []
         self.waiting: dict[str, int] = {}  # a file that could not be read yet: its size then
         self.schema_columns: list[str] | None = None
-        self.types = ColumnTypes()
+        self.types = ColumnTypes(str(self.path))
         self.ended = False
 
     @property
@@ -222,7 +222,7 @@ class JsonLines:
         self.ended = False
         self.number = 0
         self.first_columns: list[str] | None = None
-        self.types = ColumnTypes()
+        self.types = ColumnTypes("the JSON lines")
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
@@ -305,11 +305,29 @@ class ColumnTypes:
     """A column keeps the type it had in the log's first rows: numbers stay numbers (a later chunk in which such a
     column is missing, ``"?"``, or text is read as numbers; a value that is not one is an error), text stays text."""
 
-    def __init__(self):
+    def __init__(self, name: str = "the log"):
         self.numeric: set[str] | None = None
         self.columns: list[str] = []
+        self.name = name
+        self.rows = 0  # the log's rows before the next chunk
 
     def __call__(self, frame: pd.DataFrame) -> pd.DataFrame:
+        frame = self._typed(frame)
+        self._refuse_infinite(frame)
+        self.rows += len(frame)
+        return frame
+
+    def _refuse_infinite(self, frame: pd.DataFrame) -> None:
+        """An ``inf`` is refused as ``fairaudit.data.from_csv`` refuses it in a file at rest (its row: the log's)."""
+        from fairaudit.data.csvfile import infinite
+
+        for c in self.numeric & set(frame.columns):
+            values = pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+            bad = np.flatnonzero(np.isinf(values))
+            if len(bad):
+                raise infinite(self.name, c, values[bad[0]], self.rows + int(bad[0]) + 1, 0)
+
+    def _typed(self, frame: pd.DataFrame) -> pd.DataFrame:
         from fairaudit.data.csvfile import MISSING
 
         numeric = {c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])

@@ -403,3 +403,21 @@ def test_the_first_rows_are_not_counted_as_the_log(tmp_path):
     first, _, _, warnings, _ = prepare(spec, tail, pred="points > 4", name="log.csv", poll=0.01, idle_timeout=1)
     tail.close()
     assert len(first) == 3 and not [w for w in warnings if "satisf" in w]
+
+
+def test_an_infinite_number_in_a_later_chunk_is_refused_with_its_row(tmp_path):
+    """Review finding: an ``inf`` arriving after the log's first rows was audited; at rest it is refused."""
+    from fairaudit.errors import DataError
+
+    path = tmp_path / "log.csv"
+    path.write_bytes(b"a,b\n1.5,x\n2,y\n")
+    tail = CsvTail(path)
+    assert tail.poll()["a"].tolist() == [1.5, 2.0]
+    with open(path, "ab") as fh:
+        fh.write(b"3,z\ninf,z\n-inf,z\n")
+    with pytest.raises(DataError, match=r"log\.csv: column 'a' holds an infinite value \(inf\) in data row 4; "):
+        tail.poll()
+    tail.close()
+    source = JsonLines(io.StringIO('{"a": 1.5}\n{"a": 2}\n{"a": 1e999}\n'))  # json reads 1e999 as inf
+    with pytest.raises(DataError, match=r"the JSON lines: column 'a' holds an infinite value \(inf\) in data row 3; "):
+        list(follow(source, poll=0.01))
