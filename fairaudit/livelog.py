@@ -319,13 +319,12 @@ class ColumnTypes:
 
     def _refuse_infinite(self, frame: pd.DataFrame) -> None:
         """An ``inf`` is refused as ``fairaudit.data.from_csv`` refuses it in a file at rest (its row: the log's)."""
-        from fairaudit.data.csvfile import infinite
+        from fairaudit.data.csvfile import first_infinite, infinite
 
-        for c in self.numeric & set(frame.columns):
-            values = pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-            bad = np.flatnonzero(np.isinf(values))
-            if len(bad):
-                raise infinite(self.name, c, values[bad[0]], self.rows + int(bad[0]) + 1, 0)
+        found = first_infinite(frame, [c for c in frame.columns if c in self.numeric])
+        if found is not None:
+            column, value, at, _ = found
+            raise infinite(self.name, column, value, self.rows + at + 1, 0)
 
     def _typed(self, frame: pd.DataFrame) -> pd.DataFrame:
         from fairaudit.data.csvfile import MISSING

@@ -256,13 +256,21 @@ def _stem(display: str) -> str:
 def _refuse_infinite(frame: pd.DataFrame, kinds, display: str) -> None:
     """An ``inf`` in a numeric column is no measurement: a model standardising it scores every row NaN and
     decides 0 for everyone, which a parity spec then certifies. Refuse it, naming the column and row."""
-    for col, kind in kinds.items():
-        if kind != "numeric":
-            continue
+    found = first_infinite(frame, [col for col, kind in kinds.items() if kind == "numeric"])
+    if found is not None:
+        col, value, at, count = found
+        raise infinite(display, col, value, at + 1, count - 1)
+
+
+def first_infinite(frame: pd.DataFrame, columns) -> tuple | None:
+    """``(column, value, position, count)`` of the first of ``columns`` that holds an infinite number (``position``:
+    the first one's row in ``frame``, from 0; ``count``: how many it holds), or None."""
+    for col in columns:
         values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         bad = np.flatnonzero(np.isinf(values))
         if len(bad):
-            raise infinite(display, col, values[bad[0]], bad[0] + 1, len(bad) - 1)
+            return col, float(values[bad[0]]), int(bad[0]), len(bad)
+    return None
 
 
 def infinite(display: str, col: str, value: float, row: int, more: int) -> DataError:

@@ -348,11 +348,12 @@ class InfiniteValue(FairauditError):
 
 def _refuse_infinite(frame) -> None:
     """An ``inf`` in a numeric column is refused as in process (``fairaudit.outofcore``, ``from_csv``)."""
-    for column in frame.columns:
-        if frame[column].dtype.kind == "f":
-            bad = np.flatnonzero(np.isinf(frame[column].to_numpy()))
-            if len(bad):
-                raise InfiniteValue(str(column), float(frame[column].iloc[bad[0]]), int(bad[0]) + 1)
+    from fairaudit.data.csvfile import first_infinite
+
+    found = first_infinite(frame, [c for c in frame.columns if frame[c].dtype.kind == "f"])
+    if found is not None:
+        column, value, at, _ = found
+        raise InfiniteValue(str(column), value, at + 1)
 
 
 def partition_counterexamples(frame, task: Task, model, key: str, local) -> tuple:
@@ -771,11 +772,10 @@ def _check_values(client, frame, spec, task, model, files) -> None:
     import dask
     import pandas as pd
 
-    from fairaudit.data.cleaning import known_dataset
+    from fairaudit.data.cleaning import VALUES_CAP, clean_frame, known_dataset, narrowed
     from fairaudit.preflight import Source, preflight
     from fairaudit.spec import event_columns, spec_columns
-
-    from fairaudit.data.cleaning import clean_frame
+    from fairaudit.spec.events import literals as written
 
     meta = clean_frame(frame._meta)
     kinds = {c: "numeric" if pd.api.types.is_numeric_dtype(meta[c].dtype)
@@ -790,9 +790,6 @@ def _check_values(client, frame, spec, task, model, files) -> None:
     known = {c: set() for c in wanted}
     if wanted:
         parts = frame[wanted].to_delayed()
-        from fairaudit.data.cleaning import VALUES_CAP, narrowed
-        from fairaudit.spec.events import literals as written
-
         literals = written(spec, *(_event(t) for t in (task.pred, task.where) if t))
         unlabelled, wide = 0, set()
         for i, future in enumerate(client.compute([dask.delayed(distinct_of)(p, wanted, task.label, literals)

@@ -5,41 +5,20 @@ with, whatever the editor holds when it is stopped."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
 
 from fairaudit import data
 from fairaudit.explain import NOT_BACKED
 from fairaudit.ui import live
-
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 180
-SPEC = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] >= -0.1 and '
-        'E[pred | sex == "Female"] >= 0.3')
-PRED = "decile_score <= 4"
-
-
-def _ok(at: AppTest) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from tests.app.test_live_log import PRED, SPEC, _attached, _ok, _wait
 
 
 def _attach(workspace_folder, frame, spec=SPEC):
+    """``(app, run)``: ``frame`` as the workspace's only log, attached on the Audit page and read to its end."""
     logs = workspace_folder / "logs"
     logs.mkdir(parents=True)
     (logs / "decisions.csv").write_text(frame.to_csv(index=False))
-    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
-    at.session_state["spec_text"] = spec
-    _ok(at.switch_page("pages/4_Audit.py").run())
-    at.text_input(key="live_pred").input(PRED)
-    _ok(at.run())
-    at.button(key="live_attach").click()
-    _ok(at.run())
-    run = at.session_state[live.RUN]
-    deadline = time.monotonic() + 90
-    while run.rows < len(frame) and not run.done and time.monotonic() < deadline:
-        time.sleep(0.1)
+    at, run = _attached(spec, PRED)
+    _wait(run, len(frame))
     assert run.rows == len(frame), run.error
     return at, run
 

@@ -4,28 +4,14 @@ Specification page's text has errors instead of asking for a specification; the 
 specification that was audited, not an edit made since."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from streamlit.testing.v1 import AppTest
 
 from fairaudit.ui import flows
 from fairaudit.ui.logic import DEMO_SPEC
+from tests.app.test_walkthrough import ROOT, TIMEOUT, _demo, _ok
 
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 180
 TYPO = ('race_gap: E[pred | race == "African-American"] - E[pred | race == "Caucasion"] > -0.1\n'
         'women: E[pred | sexx == "Female"] >= 0.3')
-
-
-def _ok(at: AppTest) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def _demo() -> AppTest:
-    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
-    at.button(key="load_demo").click()
-    return _ok(at.run())
 
 
 def test_a_typo_gets_a_caret_under_it_that_stays_on_screen():
