@@ -56,7 +56,7 @@ from fairaudit.errors import DataError, FairauditError
 if TYPE_CHECKING:
     from fairaudit.data.cleaning import FileDataset
 
-SUFFIXES = (".csv", ".parquet", ".pq")
+SUFFIXES = (".csv", ".csv.gz", ".parquet", ".pq")
 PARQUET = (".parquet", ".pq")
 AUTO_BYTES = 256 << 20  # files at least this big are audited out of core unless told otherwise
 READ_ROWS = 1 << 18  # rows per chunk read from the file
@@ -64,197 +64,57 @@ MEMORY_CODES = 1 << 30  # codes kept (and shuffled) in memory up to this many by
 
 
 def readable(path) -> bool:
-    """Whether ``path`` is a file this module reads (``.csv``, ``.parquet``, ``.pq``)."""
-    p = Path(str(path))
-    return p.suffix.lower() in SUFFIXES and p.is_file()
+    """Whether ``path`` is a log this module reads: a ``.csv``/``.csv.gz``/``.parquet``/``.pq`` file, a folder of
+    them, or a glob."""
+    from fairaudit.sources.files import file_format
+
+    text = str(path)
+    p = Path(text)
+    if p.is_file():
+        return file_format(p) is not None
+    if p.is_dir():
+        return any(file_format(f) for f in p.rglob("*") if f.is_file())
+    return any(ch in text for ch in "*?[")
 
 
 def is_parquet(path) -> bool:
-    return Path(str(path)).suffix.lower() in PARQUET
+    """Whether ``path`` is Parquet (a file, or a folder/glob whose parts are)."""
+    from fairaudit.sources.files import file_format, list_parts
 
-
-# ---- reading ---------------------------------------------------------------------------------------------------
-
-def csv_options(path):
-    """``(ParseOptions, ConvertOptions)`` that read a CSV file as ``fairaudit.data.from_csv`` reads it: the delimiter
-    of its header line (``,`` ``;`` tab ``|``), quoted values that may hold line ends, pandas' missing-value markers
-    (``None`` and ``<NA>`` too)."""
-    import pyarrow.csv as pc
-    from pandas._libs.parsers import STR_NA_VALUES
-
-    from fairaudit.data.csvfile import _delimiter
-
-    header = ""
+    if Path(str(path)).is_file():
+        return file_format(path) == "parquet"
     try:
-        with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
-            while not header.strip():  # the first line that is not blank (at most 1 MB of it: a file of one line)
-                header = f.readline(1 << 20)
-                if not header:
-                    break
-    except OSError:
-        pass  # said by the reader
-    return (pc.ParseOptions(delimiter=_delimiter(header), newlines_in_values=True),
-            pc.ConvertOptions(null_values=sorted(STR_NA_VALUES), strings_can_be_null=True))
+        return file_format(list_parts(path)[0]) == "parquet"
+    except FairauditError:
+        return False
 
 
-def _arrow_types(path):
-    """The file's column names and pyarrow types (Parquet: its schema; CSV: inferred from its first block, text
-    for every column that is not numbers or booleans; a column with no value in the first block is typed by all
-    its values, ``_typed_late``)."""
-    path = Path(path)
-    try:
-        st = path.stat()
-        stamp = (st.st_mtime_ns, st.st_size)
-    except OSError:
-        stamp = None
-    names, types = _schema(str(path), stamp)
-    return list(names), dict(types)
+def size(path) -> int:
+    """The bytes of a file, or of every part of a folder or glob."""
+    from fairaudit.sources.files import list_parts
+
+    return sum(Path(f).stat().st_size for f in list_parts(path))
 
 
-@functools.lru_cache(maxsize=8)
-def _schema(path: str, stamp):
-    import pyarrow as pa
+def log_of(source, declared=None, na_values=()):
+    """``source`` as a ``fairaudit.sources.FileLog`` (one is returned as it is)."""
+    from fairaudit.sources import FileLog
 
-    path = Path(path)
-    late = {}
-    try:
-        if is_parquet(path):
-            import pyarrow.parquet as pq
-
-            schema = pq.ParquetFile(path).schema_arrow
-        else:
-            import pyarrow.csv as pc
-
-            parse, convert = csv_options(path)
-            reader = pc.open_csv(path, read_options=pc.ReadOptions(block_size=1 << 22), parse_options=parse,
-                                 convert_options=convert)
-            schema = reader.schema
-            reader.close()
-            _once(path, schema)
-            named = [f for f in schema if f.name.strip()]  # (an unnamed column is read by nothing)
-            late = _typed_late(path, [f.name for f in named if pa.types.is_null(f.type)],
-                               [f.name for f in named if pa.types.is_boolean(f.type)])
-    except (OSError, pa.ArrowException) as err:
-        raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:300]}") from None
-    _once(path, schema)
-    types = {}
-    for f in schema:
-        if f.name in late:
-            types[f.name.strip()] = late[f.name]
-            continue
-        t = f.type
-        if pa.types.is_dictionary(t):
-            t = t.value_type
-        if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
-            types[f.name.strip()] = t
-        else:
-            types[f.name.strip()] = pa.string()
-    return [f.name for f in schema], types
+    if isinstance(source, FileLog):
+        return source
+    return FileLog(source, declared=declared, na_values=tuple(na_values or ()))
 
 
-def _once(path, schema) -> None:
-    """Refuse a column name that appears twice, as ``from_csv`` does (which one a condition reads is anyone's
-    guess)."""
-    from fairaudit.data.csvfile import twice
-
-    seen: dict = {}
-    for i, f in enumerate(schema):
-        if not f.name.strip():
-            continue  # an empty header cell: from_csv names it "Unnamed: <i>", no name can be written twice
-        if f.name.strip() in seen:
-            raise twice(str(path), f.name.strip(), seen[f.name.strip()], i)
-        seen[f.name.strip()] = i
+def log_columns(source) -> list[str]:
+    """The log's column names."""
+    return list(log_of(source).schema.names)
 
 
-def _typed_late(path, names, flags=()) -> dict:
-    """The pyarrow type of CSV columns from all their values, as pandas types a whole column: each of ``names``
-    (no value in the file's first block) int64 if every value is an integer, float64 if every value is a number,
-    else text (a column with no value at all stays text: its "?"); each of ``flags`` (true/false in the first
-    block) boolean, or text if a value is missing anywhere (pandas reads True/False/missing as text)."""
-    import pyarrow as pa
-    import pyarrow.csv as pc
-    import pyarrow.compute as pac
-
-    if not names and not flags:
-        return {}
-    parse, convert = csv_options(path)
-    convert.column_types = {n: pa.string() for n in [*names, *flags]}
-    convert.include_columns = [*names, *flags]
-    can = {n: [pa.int64(), pa.float64()] for n in names}
-    seen = set()
-    gaps = set()
-    for batch in pc.open_csv(path, parse_options=parse, convert_options=convert):
-        gaps.update(n for n in flags if batch.column(n).null_count)
-        for n in names:
-            values = pac.utf8_trim_whitespace(batch.column(n).drop_null())
-            if not len(values) or not can[n]:
-                continue
-            seen.add(n)
-            for t in list(can[n]):
-                try:
-                    values.cast(t)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                    can[n].remove(t)
-        if all(not can[n] for n in names) and gaps == set(flags):
-            break
-    out = {n: (can[n][0] if n in seen and can[n] else pa.string()) for n in names}
-    out.update({n: pa.string() if n in gaps else pa.bool_() for n in flags})
-    return out
-
-
-def _kind(t) -> str:
-    import pyarrow as pa
-
-    return "numeric" if (pa.types.is_integer(t) or pa.types.is_floating(t)) else "categorical"
-
-
-def read_batches(path, columns, rows: int = READ_ROWS):
-    """``(columns, batches)``: the chosen ``columns`` of a CSV or Parquet file as pyarrow record batches of about
-    ``rows`` rows each, as stored (``frame_of`` cleans and converts one)."""
-    import pyarrow as pa
-
-    path = Path(path)
-    names, types = _arrow_types(path)
-    raw = {n.strip(): n for n in names}
-    columns = list(dict.fromkeys(columns))
-
-    def batches():
-        try:
-            if is_parquet(path):
-                import pyarrow.parquet as pq
-
-                yield from pq.ParquetFile(path).iter_batches(batch_size=rows, columns=[raw[c] for c in columns])
-                return
-            import pyarrow.csv as pc
-
-            block = max(1 << 16, rows * 64)  # bytes per block: about ``rows`` rows of a narrow file
-            parse, convert = csv_options(path)
-            convert.column_types = {raw[c]: types[c] for c in columns}
-            convert.include_columns = [raw[c] for c in columns]
-            yield from pc.open_csv(path, read_options=pc.ReadOptions(block_size=block), parse_options=parse,
-                                   convert_options=convert)
-        except pa.ArrowInvalid as err:
-            raise DataError(f"{path}: {' '.join(str(err).split())[:300]} (a column typed by the file's first rows; "
-                            "audit it in memory with --out-of-core off)") from None
-
-    return [raw[c] for c in columns], types, batches()
-
-
-def frame_of(batch, names, types):
-    """A record batch (columns ``names``, as stored) as a cleaned pandas DataFrame."""
-    import pyarrow as pa
-
-    from fairaudit.data.cleaning import clean_array
-
-    arrays = {n.strip(): clean_array(batch.column(n), types[n.strip()] == pa.string()) for n in names}
-    return pa.table(arrays).to_pandas() if arrays else _empty_frame(batch.num_rows)
-
-
-def read_frames(path, columns, rows: int = READ_ROWS):
-    """The chosen ``columns`` of a CSV or Parquet file as cleaned pandas DataFrames of about ``rows`` rows each."""
-    names, types, batches = read_batches(path, columns, rows)
-    for batch in batches:
-        yield frame_of(batch, names, types)
+def read_frames(source, columns, rows: int = READ_ROWS):
+    """The chosen ``columns`` of a log as cleaned pandas DataFrames of about ``rows`` rows each."""
+    log = log_of(source)
+    for frame, _ in log.frames(columns, rows):
+        yield frame
 
 
 def distinct_rows(batch, names, limit: int):
@@ -272,6 +132,8 @@ def distinct_rows(batch, names, limit: int):
     span = 1
     for name in names:
         arr = batch.column(name)
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
         enc = arr if pa.types.is_dictionary(arr.type) else pac.dictionary_encode(arr, null_encoding="encode")
         codes = enc.indices.to_numpy(zero_copy_only=False)
         if enc.indices.null_count:  # a dictionary array's nulls: one more code
@@ -297,63 +159,41 @@ def _empty_frame(n: int):
 
 def file_dataset(path, used: list[str], *, label: str | None = None, protected=None,
                  favourable=None, literals=frozenset()) -> FileDataset:
-    """The ``FileDataset`` of ``path``; ``used``: the columns whose categorical values are needed (the ones the
+    """The ``FileDataset`` of a log; ``used``: the columns whose categorical values are needed (the ones the
     specification, the decision and the row filter read). A column of more than ``VALUES_CAP`` values (an id) keeps
     only those of ``literals`` (the values the audit compares columns with, ``fairaudit.spec.events.literals``)
     that it holds and a few others (``narrowed``), so that memory stays bounded; it is named in ``wide``."""
-    from fairaudit.data.cleaning import VALUES_CAP, clean_array, known_dataset, narrowed
-    from fairaudit.data.roles import distinct_values
+    from fairaudit.data.cleaning import known_dataset
+    from fairaudit.sources.values import distinct_pass
 
-    path = Path(path)
-    names, types = _arrow_types(path)
-    columns = [n.strip() for n in names]
-    kinds = {c: _kind(types[c]) for c in columns}
+    log = log_of(path)
+    kinds = log.schema.dataset_kinds
     wanted = [c for c in dict.fromkeys(list(used) + ([label] if label else [])) if c in kinds
               and (kinds[c] == "categorical" or c == label)]
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pac
-
-    known: dict = {c: set() for c in wanted}
-    wide: set = set()
-    rows = unlabelled = 0
-    raw, _, batches = read_batches(path, wanted or columns[:1])
-    for batch in batches:  # the distinct values of each wanted column: pyarrow's unique per batch, then cleaned
-        rows += batch.num_rows
-        for c, name in zip(wanted, raw):
-            arr = batch.column(name)
-            if c == label:  # missing (or, text, empty): refused as in memory, not a "?" label
-                unlabelled += arr.null_count + (int(pac.sum(pac.equal(pac.utf8_trim_whitespace(arr.cast(pa.string())),
-                                                                      "")).as_py() or 0)
-                                                if types[c] == pa.string() else 0)
-            if pa.types.is_dictionary(arr.type):  # the dictionary's values the batch uses (and null)
-                unique = arr.dictionary.take(pac.unique(arr.indices.drop_null()))
-                if arr.null_count:
-                    unique = pa.concat_arrays([unique, pa.nulls(1, unique.type)])
-            else:
-                unique = pac.unique(arr)
-            values = distinct_values(clean_array(unique, types[c] == pa.string()).to_pandas())
-            known[c].update(values)
-            if c in wide or (c != label and len(known[c]) > VALUES_CAP):
-                wide.add(c)
-                known[c] = narrowed(known[c], literals)
+    known, wide, rows, unlabelled = distinct_pass((b.table for b in log.batches(wanted or log.schema.names[:1])),
+                                                  log.schema, wanted, label, literals)
     if rows == 0:
-        raise DataError(f"{path} has no data rows")
+        raise DataError(f"{log.name} has no data rows")
     if unlabelled:
         from fairaudit.data.roles import missing_labels
 
         raise missing_labels(label, unlabelled)
-
-    stem = path.name[: -len(path.suffix)] if path.suffix else path.name
-    return known_dataset(stem, str(path), kinds, known, label=label, protected=protected, favourable=favourable,
+    return known_dataset(log.stem, log.name, kinds, known, label=label, protected=protected, favourable=favourable,
                          wide=wide)
 
 
 def file_sha256(path) -> str:
+    """SHA-256 of a file's bytes; of a folder or glob, of each part's name and bytes in order."""
+    from fairaudit.sources.files import list_parts
+
+    parts = log_of(path).parts if not isinstance(path, (str, Path)) else list_parts(path)
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            digest.update(block)
+    for part in parts:
+        if len(parts) > 1:
+            digest.update(Path(part).name.encode("utf-8") + b"\0")
+        with open(part, "rb") as f:
+            for block in iter(lambda: f.read(1 << 22), b""):
+                digest.update(block)
     return digest.hexdigest()
 
 
@@ -420,9 +260,8 @@ def file_fair_domains(path, spec, dataset: FileDataset) -> dict:
         if column in out:
             continue
         found: set = set()
-        raw, _, batches = read_batches(path, [column])
-        for batch in batches:
-            found.update(pac.unique(batch.column(raw[0]).drop_null()).to_pylist())
+        for batch in log_of(path).batches([column]):
+            found.update(pac.unique(batch.table.column(column).drop_null()).to_pylist())
             if len(found) > FAIR_MAX_VALUES:
                 raise FairauditError(f"{key}: column {column!r} has more than {FAIR_MAX_VALUES} values; Fair[...] "
                                      f"flips categorical columns (at most {FAIR_MAX_VALUES} values)")
@@ -456,13 +295,13 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
         decision = parse_event(pred)
         decider = ExpressionModel(pred, decision, event_columns(decision))
     where_event = parse_event(where) if where else None
-    names, _ = _arrow_types(path)
-    present = [n.strip() for n in names]
+    log = log_of(path)
+    present = list(log.schema.names)
     columns = list(dict.fromkeys(used_columns(spec, pred, where, present) + ([label] if label else [])
                                  + list(getattr(model, "feature_names", None) or [])))
     missing = [c for c in columns if c not in present]
     if missing:
-        raise FairauditError(f"the model reads column(s) {', '.join(missing[:5])} that {Path(path).name} does "
+        raise FairauditError(f"the model reads column(s) {', '.join(missing[:5])} that {log.name} does "
                              "not have")
     fair = fair_keys(spec)
     if fair and model is None:
@@ -470,17 +309,18 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     store = CodeStore(dtype)
     spill = None
     total = agree = 0
-    columns = columns or [names[0].strip()]
-    raw, types, batches = read_batches(path, columns, rows=rows)
-    for batch in batches:
-        n = batch.num_rows
-        _refuse_infinite(batch, raw, types, total, path)
-        found = None if fair else distinct_rows(batch, raw, limit=max(1, n // 4))
+    columns = columns or [present[0]]
+    from fairaudit.sources import to_frame
+
+    for batch in log.batches(columns, rows=rows):
+        table = batch.table
+        n = table.num_rows
+        found = None if fair else distinct_rows(table, columns, limit=max(1, n // 4))
         if found is not None:  # evaluate on the distinct combinations, spread to the rows (exact)
             first, inverse = found
-            frame = frame_of(batch.take(first), raw, types)
+            frame = to_frame(table.take(first), log.schema, label)
         else:
-            frame, inverse = frame_of(batch, raw, types), None
+            frame, inverse = to_frame(table, log.schema, label), None
         decided, scores, labels = _chunk_inputs(frame, decider, model, label, favourable)
         keep = None if where_event is None else event_array(where_event, frame, decided, labels, scores)
         weight = None if inverse is None else np.bincount(inverse, minlength=len(frame))
@@ -509,25 +349,6 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
         if on_rows is not None:
             on_rows(total)
     return store.close(), total, (agree / total if total and label is not None and pred is not None else None)
-
-
-def _refuse_infinite(batch, names, types, start: int, path) -> None:
-    """An ``inf`` in a numeric column the audit reads is refused as ``fairaudit.data.from_csv`` refuses it
-    (``start``: the file's rows before ``batch``); the first one is named (the others are not counted: the file is
-    not read to its end for them)."""
-    import pyarrow as pa
-    import pyarrow.compute as pac
-
-    for name in names:
-        arr = batch.column(name)
-        if not pa.types.is_floating(arr.type):
-            continue
-        bad = pac.is_inf(arr).fill_null(False)
-        if pac.any(bad).as_py():
-            from fairaudit.data.csvfile import infinite
-
-            where = np.flatnonzero(bad.to_numpy(zero_copy_only=False))
-            raise infinite(str(path), name.strip(), float(arr[int(where[0])].as_py()), start + int(where[0]) + 1, 0)
 
 
 def _chunk_inputs(frame, decider, model, label, favourable):
@@ -579,15 +400,13 @@ def counterexamples_at(path, spec, model, domains: dict, wanted: dict, *, where:
     if not len(everything):
         return {k: () for k in wanted}
     where_event = parse_event(where) if where else None
-    names, _ = _arrow_types(path)
-    present = [n.strip() for n in names]
+    log = log_of(path)
+    present = list(log.schema.names)
     columns = list(dict.fromkeys(used_columns(spec, None, where, present) + ([label] if label else [])
                                  + list(getattr(model, "feature_names", None) or [])))
-    raw, types, batches = read_batches(path, columns, rows=rows)
     made: dict = {k: {} for k in wanted}
     total = audited = 0
-    for batch in batches:
-        frame = frame_of(batch, raw, types)
+    for frame, _ in log.frames(columns, rows, keep_missing=label or ()):
         n = len(frame)
         file_rows = np.arange(total, total + n, dtype=np.int64)
         if where_event is not None:  # the audited rows, found as the first pass found them
@@ -620,7 +439,7 @@ def counterexamples_at(path, spec, model, domains: dict, wanted: dict, *, where:
     lost = [int(p) for k, v in wanted.items() for p in v if int(p) not in made[k]]
     if lost:
         raise FairauditError(f"the model's decision for audited row {lost[0]:,} changed between two reads of "
-                             f"{Path(path).name}: its counterexamples cannot be shown (is the model deterministic?)")
+                             f"{log.name}: its counterexamples cannot be shown (is the model deterministic?)")
     return {k: tuple(made[k][int(p)] for p in v) for k, v in wanted.items()}
 
 
@@ -650,10 +469,9 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     if fair and model is None:
         raise FairauditError(f"{next(iter(fair))} re-predicts every row with the attribute flipped: it needs a model "
                              "(--model), not a decision expression")
-    path = Path(path)
+    path = log_of(path)
     if dataset is None:
-        names, _ = _arrow_types(path)
-        dataset = file_dataset(path, used_columns(spec, pred, where, [n.strip() for n in names])
+        dataset = file_dataset(path, used_columns(spec, pred, where, list(path.schema.names))
                                + list(getattr(model, "feature_names", None) or []), label=label,
                                protected=protected, favourable=favourable,
                                literals=written_values(spec, pred, where))
@@ -693,7 +511,8 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     rows = {"policy": "all", "audited": int(store.rows), "total": int(total), "text": text}
     s = dataset.schema
     provenance = {"dataset": {"name": dataset.name, "rows": int(total), "content_hash": file_sha256(path),
-                              "hash_of": "the file's bytes", "source": str(path), "label": s.label,
+                              "hash_of": "the file's bytes" if len(path.parts) == 1 else
+                              "each part's name and bytes, in order", "source": path.name, "label": s.label,
                               "favourable": None if s.favourable is None else str(s.favourable),
                               "protected": list(s.protected)}, "model": None}
     if model is not None:

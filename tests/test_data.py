@@ -310,8 +310,8 @@ def test_from_csv_types_strips_and_fills(tmp_path):
     assert schema.names == ["age", "group", "score", "approved", "city"]  # names kept, whitespace stripped
     assert [c.kind for c in schema.columns] == ["numeric", "categorical", "numeric", "categorical", "categorical"]
     assert schema.column("group").values == ("a", "b")
-    assert schema.column("city").values == ("?", "Paris")  # missing text -> "?"
-    assert ds.frame["city"].tolist() == ["Paris", "?", "?"]
+    assert schema.column("city").values == ("?", "NA", "Paris")  # empty text -> "?"; "NA" is a value
+    assert ds.frame["city"].tolist() == ["Paris", "?", "NA"]
     assert math.isnan(ds.frame.loc[1, "score"])  # missing numbers stay NaN
     assert (schema.label, schema.favourable, schema.protected) == ("approved", "yes", ("group",))
     assert ds.labels.tolist() == [1, 0, 1]
@@ -375,9 +375,9 @@ BAD_CSV = [
     ("blank lines", b"\n \n\n", r"is empty"),
     ("header only", b"a,b,label\n", r"has a header \(a, b, label\) but no data rows"),
     ("duplicate columns", b"a,b,a\n1,2,3\n", r"column name 'a' appears twice \(columns 1 and 3\)"),
-    ("ragged row", b"a,b\n1,2\n3,4,5\n", r"line 3: 3 fields but the header has 2"),
-    ("short row", b"a,b\n1,2\n3\n", r"line 3: 1 field but the header has 2"),
-    ("unterminated quote", b'a,b\n1,"x\n', r"cannot parse .*line"),
+    ("ragged row", b"a,b\n1,2\n3,4,5\n", r"data row 2: 3 fields but the header has 2"),
+    ("short row", b"a,b\n1,2\n3\n", r"data row 2: 1 field but the header has 2"),
+    ("unterminated quote", b'a,b\n1,"x\n', r"cannot parse .*quoted value opened in data row 1 is never closed"),
     ("binary garbage", bytes(range(256)) * 8, r"not a CSV text file \(it holds binary data\)"),
     ("not utf-8", "a,b\n1,caf\xe9\n".encode("latin-1"), r"not UTF-8 text \(byte 0xe9 at offset 9\)"),
     ("excel", b"PK\x03\x04rest-of-a-zip", r"zip archive or Excel workbook"),

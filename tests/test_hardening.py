@@ -202,7 +202,7 @@ def test_an_infinite_number_in_a_csv_is_refused(capsys, tmp_path):
     frame.to_csv(path, index=False)
     code, _, err = _run(capsys, ["audit", "--data", str(path), "--label", "y", "--protected", "g", "--model", "mlp",
                                  "--spec", 'E[pred | g == "a"] - E[pred | g == "b"] < 0.5'])
-    assert code == 2 and "column 'x' holds an infinite value (-inf) in data row 42" in err
+    assert code == 2 and "data row 42: column 'x' holds an infinite value (-inf)" in err
 
 
 def test_a_model_whose_scores_are_not_numbers_is_refused(small_csv):

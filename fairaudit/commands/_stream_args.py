@@ -67,24 +67,30 @@ def route(args, engine, spec_file) -> bool:
 
     from fairaudit.outofcore import AUTO_BYTES, is_parquet, readable
 
+    from fairaudit.outofcore import size
+
     mode = getattr(args, "out_of_core", None) or "auto"
     path = str(args.data)
-    parquet = is_parquet(path) and readable(path)
+    parquet = readable(path) and is_parquet(path)
+    several = readable(path) and not Path(path).is_file()  # a folder or glob of parts: read as one log
     if mode == "off":
         if parquet:
             raise FairauditError(f"{path} is a Parquet file: it is read out of core only (drop --out-of-core off)")
+        if several:
+            raise FairauditError(f"{path} is a folder of parts: it is read out of core only (drop --out-of-core off)")
         return False
     if not readable(path):
         if mode == "on":
-            raise FairauditError(f"--out-of-core on reads a .csv or .parquet file; {path} is not one")
+            raise FairauditError(f"--out-of-core on reads a .csv or .parquet file, or a folder of them; {path} is "
+                                 "not one")
         return False
     uses_model = getattr(args, "model", None) is not None
     why = _why_not(args, engine, spec_file, uses_model)
     if why is not None:
-        if mode == "on" or parquet:
+        if mode == "on" or parquet or several:
             raise FairauditError(f"{path} cannot be audited out of core: {why}")
         return False
-    return mode == "on" or parquet or Path(path).stat().st_size >= AUTO_BYTES
+    return mode == "on" or parquet or several or size(path) >= AUTO_BYTES
 
 
 def run_out_of_core(args, engine, spec_file, options: dict, from_file: list, where_header, finish) -> int:
@@ -93,20 +99,20 @@ def run_out_of_core(args, engine, spec_file, options: dict, from_file: list, whe
     route does."""
     from fairaudit.commands._data_args import protected_names
     from fairaudit.commands.audit import decision_sources, other_engines_headers, trace_args
-    from fairaudit.outofcore import _arrow_types, audit_file, file_dataset, used_columns, written_values
+    from fairaudit.outofcore import audit_file, file_dataset, log_of, used_columns, written_values
     from fairaudit.preflight import file_source, preflight
     from fairaudit.progress import terminal_line
 
     decision, where = decision_sources(args, spec_file, where_header)
-    names, _ = _arrow_types(args.data)
-    columns = [n.strip() for n in names]
+    log = log_of(args.data, getattr(args, "column_type", None), getattr(args, "na_values", None))
+    columns = list(log.schema.names)
     try:
         used = used_columns(spec_file.spec, args.pred, args.where, columns)
     except FairauditError:
         used = []  # a syntax error: preflight positions it
     from pathlib import Path
 
-    dataset = file_dataset(args.data, used, label=args.label, protected=protected_names(args.protected),
+    dataset = file_dataset(log, used, label=args.label, protected=protected_names(args.protected),
                            favourable=args.favourable,
                            literals=written_values(spec_file.spec, args.pred, args.where))
     uses_model = getattr(args, "model", None) is not None
@@ -115,12 +121,12 @@ def run_out_of_core(args, engine, spec_file, options: dict, from_file: list, whe
         missing = [c for c in model.feature_names if c not in columns]
         if missing:
             raise FairauditError(f"the model {Path(args.model).name} reads column(s) {', '.join(missing[:5])} that "
-                                 f"{Path(args.data).name} does not have")
+                                 f"{Path(log.name).name} does not have")
     preflight(dataset, spec_file.spec, spec_source=file_source(spec_file), decision=decision, where=where,
               uses_model=uses_model)
     line = terminal_line(sys.stderr)
     try:
-        result = audit_file(args.data, spec_file.spec, pred=args.pred, model=model, where=args.where,
+        result = audit_file(log, spec_file.spec, pred=args.pred, model=model, where=args.where,
                             dataset=dataset, on_progress=line, **trace_args(args), **options)
     finally:
         if line is not None:

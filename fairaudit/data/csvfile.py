@@ -52,26 +52,29 @@ _SIGNATURES = {
 
 def from_csv(source: str | os.PathLike | IO | bytes, label: str | None = None,
              protected: str | Iterable[str] | None = None, favourable: Any = None,
-             name: str | None = None) -> Dataset:
+             name: str | None = None, *, column_types=None, na_values=()) -> Dataset:
     """Read a CSV (path, file object such as a Streamlit upload, or bytes) into a ``Dataset``.
 
     ``label``: the outcome column (optional; it must be binary). ``protected``: column name(s), none by default.
     ``favourable``: the label value that is the favourable outcome; inferred only when obvious (1, True, yes).
     ``name`` (its ``.csv`` / ``.gz`` ending dropped) defaults to the file name. For an upload held as bytes, pass the
-    uploaded file's name as ``name``: messages and ``Dataset.source`` then show it.
+    uploaded file's name as ``name``: messages and ``Dataset.source`` then show it. ``column_types``
+    (``{column: kind}`` or ``["column=kind", ...]``) declares types; ``na_values``: text that means "missing"
+    besides an empty cell.
 
-    Memory: the bytes are parsed where they are (never decoded into one big string), pandas reads them in chunks,
-    and the text columns are cleaned one at a time in place; the peak is about 2–3 × the file's size
-    (``bench/upload_memory.py``).
+    The rows are read by the one pipeline every route shares (``fairaudit.sources.FileLog``): the same types, the
+    same values and the same refusals as out of core, on Dask and live.
     """
+    from fairaudit.sources import FileLog
+
     data, display = _read_bytes(source, name)
     data = _check_bytes(data, display)
-    frame = _parse(data, display)
+    log = FileLog(display, declared=column_types, na_values=tuple(na_values or ()), data=data)
     del data
-    kinds = _normalise(frame, keep_missing=label)
-    _refuse_infinite(frame, kinds, display)
-    schema = build_schema(frame, kinds, label, protected, favourable)
+    frame = log.read_all(keep_missing=label)
+    schema = build_schema(frame, log.schema.dataset_kinds, label, protected, favourable)
     return Dataset(_stem(name or display), frame, schema, source=display)
+
 
 def _read_bytes(source: Any, name: str | None) -> tuple[bytes, str]:
     """The raw bytes of ``source`` and the name to show in messages (a path, the file object's name, or

@@ -143,7 +143,7 @@ def test_messy_text_is_cleaned_as_in_memory(tmp_path):
     a = audit(str(path), spec, pred="points > 4", order="given", trace_points=None)
     b = audit_file(path, spec, pred="points > 4", order="given", trace_points=None, read_rows=500)
     same(a, b)
-    missing = int(np.isin(race, ["", "NA"]).sum())  # the "?" rows: empty and NA fields
+    missing = int(np.isin(race, [""]).sum())  # the "?" rows: empty fields ("NA" is a value, as in memory)
     assert missing in set(b.trace_table.n[-1][np.isfinite(b.trace_table.n[-1])].astype(int))
 
 
@@ -153,7 +153,8 @@ def test_a_column_typed_differently_later_is_one_line(tmp_path):
     path = tmp_path / "typed.csv"
     lines = ["race,points"] + [f"A,{i % 10}" for i in range(1_500_000)] + ["B,high"]  # past the first 4 MB
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(DataError, match="--out-of-core off"):
+    with pytest.raises(DataError, match=r"typed\.csv, data row 1,500,001: column 'points' holds 'high', which is not a "
+                                        r"whole number .*--column-type points=text"):
         audit_file(path, 'E[pred | race == "A"] > 0.1', pred="points > 4", read_rows=1000)
 
 
@@ -186,7 +187,7 @@ def test_a_csv_is_read_as_from_csv_reads_it(tmp_path, sep):
     delimiter and line ends across the reader's blocks (out of core: "CSV parser got out of sync", exit 2)."""
     rng = np.random.default_rng(5)
     n = 20_000
-    race = rng.choice(np.array(["A", "B", "None", "<NA>", "C"], dtype=object), n)
+    race = rng.choice(np.array(["A", "B", "None", "<NA>", "C", ""], dtype=object), n)
     note = rng.choice(np.array(['"one, two"', '"multi\nline"', "plain", '"say ""hi"""'], dtype=object), n)
     points = rng.integers(0, 10, n)
     path = tmp_path / "quirks.csv"
@@ -202,23 +203,33 @@ def test_a_csv_is_read_as_from_csv_reads_it(tmp_path, sep):
     same(a, b)
     kept = note != '"one, two"' if sep == "," else np.ones(n, bool)
     assert b.rows["audited"] == int(kept.sum())
-    missing = int((np.isin(race, ["None", "<NA>"]) & kept).sum())  # the "?" rows
+    missing = int((np.isin(race, [""]) & kept).sum())  # the "?" rows: empty fields; "None" and "<NA>" are values
     audited = b.trace_table.n[-1]
     assert missing in set(audited[np.isfinite(audited)].astype(int))
 
 
-def test_a_column_with_no_value_in_the_first_block_is_typed_by_all_its_values(tmp_path):
-    """A number column empty past the first 4 MB (where the reader types the columns): typed by all its values as
-    pandas types the whole column — out of core it was text, and 'rating > 4' was refused as categorical."""
-    n = 1_200_000
+def test_a_column_with_no_value_in_its_first_rows_is_text_on_every_route_unless_declared(tmp_path):
+    """A number column empty in the rows that fix the types: text in memory and out of core alike ('rating > 4'
+    refused the same way), and a declared type (--column-type rating=float) audits it the same way on both."""
+    from fairaudit.outofcore import log_of
+    from fairaudit.sources import TYPE_ROWS
+
+    n = TYPE_ROWS + 20_000
     path = tmp_path / "late.csv"
     with open(path, "w") as f:
         f.write("race,points,rating\n")
         for i in range(n):
             f.write(f"{'AB'[i % 2]},{i % 10},{'' if i < n - 2000 else (i * 7) % 10}\n")
     spec = 'E[pred | race == "A"] > 0.1'
-    a = audit(str(path), spec, pred="rating > 4", order="given", trace_points=None)
-    b = audit_file(path, spec, pred="rating > 4", order="given", trace_points=None)
+    from fairaudit.errors import FairauditError
+
+    with pytest.raises(FairauditError, match="rating"):
+        audit(str(path), spec, pred="rating > 4", order="given", trace_points=None)
+    with pytest.raises(FairauditError, match="rating"):
+        audit_file(path, spec, pred="rating > 4", order="given", trace_points=None)
+    declared = {"rating": "float"}
+    a = audit(data.from_csv(path, column_types=declared), spec, pred="rating > 4", order="given", trace_points=None)
+    b = audit_file(log_of(path, declared), spec, pred="rating > 4", order="given", trace_points=None)
     same(a, b)
 
 
@@ -328,8 +339,8 @@ def test_an_infinite_number_is_refused_as_in_memory(tmp_path, suffix):
     frame = pd.DataFrame({"x": x, "g": ["a", "b"] * 15000})
     path = tmp_path / f"log{suffix}"
     frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
-    with pytest.raises(DataError, match=r"column 'x' holds an infinite value \(-inf\) in data row 25,001; "):
+    with pytest.raises(DataError, match=r"data row 25,001: column 'x' holds an infinite value \(-inf\); "):
         audit_file(path, 'E[pred | g == "a"] > 0.1', pred="x > 3", read_rows=1000)
     if suffix == ".csv":
-        with pytest.raises(DataError, match=r"column 'x' holds an infinite value \(-inf\) in data row 25,001; "):
+        with pytest.raises(DataError, match=r"data row 25,001: column 'x' holds an infinite value \(-inf\); "):
             data.from_csv(path)

@@ -1,0 +1,283 @@
+"""Every chunk of every route checked against the log's schema by one function, and made a pandas frame by one
+function.
+
+``conform(table, schema, origin=..., first_row=...)`` takes a chunk as it was read — text cells (a CSV, a live CSV
+log) or typed cells (Parquet, JSON, a frame) — and gives it in the schema's types, missing values as nulls: text
+trimmed, only an empty cell (or one of the schema's ``na_values``) missing; integers exact; an infinite number
+refused; a value that does not fit its column's type refused with its file and data row (``first_row``: the rows
+of the same file before the chunk). Nothing is coerced: a Parquet part that stores a number column as text, or a
+CSV row whose ``decision`` is ``yes`` in a column of whole numbers, is an error — never a value counted as
+unfavourable or missing.
+
+``to_frame(table, schema)`` is the one conversion to pandas that every engine reads: text as ``str`` with a
+missing value the category ``"?"`` (except in the ``keep_missing`` columns, the label: a missing label is refused
+by the schema check), integers as int64 (float64 with NaN where some are missing and every value is exact in a
+float, pandas' nullable Int64 otherwise), floats as float64, true/false as bool.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fairaudit.errors import DataError
+from fairaudit.sources.schema import KIND_WORDS, LogSchema, kind_of_arrow, missing_text
+
+EXACT = 1 << 53  # integers beyond this are not all exact in a float64
+
+
+class UnfitValue(DataError):
+    """A value that does not fit its column's type (a ``DataError``; ``row`` its data row in ``origin``, from 1)."""
+
+    def __init__(self, message: str, origin: str = "", row: int | None = None, column: str | None = None):
+        super().__init__(message)
+        self.origin, self.row, self.column = origin, row, column
+
+    def __reduce__(self):  # raised on a Dask worker, re-raised on the client
+        return (type(self), (str(self), self.origin, self.row, self.column))
+
+
+def _misfit(origin: str, row: int, column: str, value, schema: LogSchema) -> UnfitValue:
+    kind = schema.kind(column)
+    how = ("its declared type" if column in schema.declared else f"its type, fixed by {schema.typed_by}")
+    hint = ("" if column in schema.declared else
+            f"; fix the row, or declare the column's type (--column-type {column}=text)")
+    shown = repr(value) if not isinstance(value, str) or len(value) <= 40 else repr(value[:40] + "…")
+    return UnfitValue(f"{origin}, data row {row:,}: column '{column}' holds {shown}, which is not "
+                       f"{KIND_WORDS[kind]} as {how}{hint}", origin, row, column)
+
+
+def infinite(origin: str, row: int, column: str, value: float) -> UnfitValue:
+    return UnfitValue(f"{origin}, data row {row:,}: column '{column}' holds an infinite value ({value:g}); "
+                       "fairaudit needs finite numbers: fix or drop that row", origin, row, column)
+
+
+def check_columns(names, schema: LogSchema, origin: str) -> None:
+    """A part or poll must have the log's columns (in any order): a renamed, missing or extra column is refused."""
+    got = [str(n).strip() or f"Unnamed: {i}" for i, n in enumerate(names)]
+    missing = [n for n in schema.names if n not in got]
+    extra = [n for n in got if n not in schema.names]
+    if missing or extra:
+        what = []
+        if missing:
+            what.append(f"lacks column{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing[:3])}")
+        if extra:
+            what.append(f"has column{'s' if len(extra) > 1 else ''} {', '.join(repr(e) for e in extra[:3])} that "
+                        f"{schema.typed_by.split(' of ', 1)[-1]} does not have")
+        raise DataError(f"{origin} {' and '.join(what)}: every part of a log has the same columns (a renamed "
+                        "column would be audited as missing)")
+
+
+def conform(table, schema: LogSchema, *, origin: str, first_row: int = 0, columns=None):
+    """``table`` (an Arrow table or record batch; columns named as stored or stripped) in the schema's types
+    (module doc). ``columns``: the schema's columns to give (default: those ``table`` has)."""
+    import pyarrow as pa
+
+    stripped = {str(n).strip(): i for i, n in enumerate(table.column_names)}
+    wanted = list(columns) if columns is not None else [n for n in schema.names if n in stripped]
+    arrays = []
+    for name in wanted:
+        if name not in stripped:
+            raise DataError(f"{origin} lacks column '{name}'")
+        arr = table.column(stripped[name])
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        arrays.append(conform_array(arr, name, schema, origin, first_row))
+    return pa.table(arrays, names=wanted) if wanted else pa.table({"__rows__": pa.nulls(table.num_rows)}).drop(
+        ["__rows__"])
+
+
+def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int):
+    """One column (module doc)."""
+    import pyarrow as pa
+
+    kind = schema.kind(name)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    if pa.types.is_null(arr.type):
+        if kind == "boolean" and len(arr):
+            raise _misfit(origin, first_row + 1, name, None, schema)
+        return pa.nulls(len(arr), _ARROW[kind]())
+    stored = kind_of_arrow(arr.type)
+    if stored == "text" and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return _from_text(arr.cast(pa.string()), name, kind, schema, origin, first_row)
+    if stored == "text":  # a date or time: its text
+        arr = arr.cast(pa.string())
+        return _from_text(arr, name, kind, schema, origin, first_row)
+    return _from_typed(arr, stored, name, kind, schema, origin, first_row)
+
+
+_ARROW = {"integer": lambda: __import__("pyarrow").int64(), "float": lambda: __import__("pyarrow").float64(),
+          "boolean": lambda: __import__("pyarrow").bool_(), "text": lambda: __import__("pyarrow").string()}
+
+
+def _first(mask) -> int:
+    """The position of the first true of a boolean Arrow array (there is one)."""
+    return int(np.flatnonzero(np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool))[0])
+
+
+def _from_text(arr, name, kind, schema, origin, first_row):
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    trimmed, missing = missing_text(arr, schema.na_values)
+    if kind == "text":
+        return pac.if_else(missing, pa.scalar(None, pa.string()), trimmed)
+    present = pac.invert(missing)
+    if kind == "boolean":
+        lowered = pac.utf8_lower(trimmed)
+        ok = pac.and_(present, pac.is_in(lowered, value_set=pa.array(["true", "false"])))
+        if not pac.all(ok).as_py():
+            at = _first(pac.invert(ok))
+            raise _misfit(origin, first_row + at + 1, name, None if missing[at].as_py() else arr[at].as_py(), schema)
+        return pac.equal(lowered, "true")
+    values = pac.if_else(missing, pa.scalar(None, pa.string()), trimmed)
+    if kind == "integer":
+        try:
+            return values.cast(pa.int64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+        as_int = pac.match_substring_regex(values, r"^[+-]?[0-9]+$")
+        parsed = []
+        out = np.zeros(len(values), dtype=np.int64)
+        valid = np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool)
+        for i, (v, is_int) in enumerate(zip(values.to_pylist(), as_int.to_pylist())):
+            if v is None:
+                continue
+            try:
+                number = int(v) if is_int else _integral(float(v))
+            except (ValueError, OverflowError):
+                raise _misfit(origin, first_row + i + 1, name, arr[i].as_py(), schema) from None
+            if number is None or not -(1 << 63) <= number < (1 << 63):
+                raise _misfit(origin, first_row + i + 1, name, arr[i].as_py(), schema)
+            out[i] = number
+        del parsed
+        return pa.array(out, pa.int64(), mask=~valid)
+    # float
+    try:
+        numbers = values.cast(pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        for i, v in enumerate(values.to_pylist()):
+            if v is None:
+                continue
+            try:
+                float(v)
+            except ValueError:
+                raise _misfit(origin, first_row + i + 1, name, arr[i].as_py(), schema) from None
+        raise  # (not reached: pyarrow and Python read the same numbers)
+    return _finite(numbers, name, origin, first_row)
+
+
+def _integral(x: float):
+    """``x`` as an int when it is a whole number exact in a float (``1.0``, ``1e3``), else None."""
+    if x != x or x in (float("inf"), float("-inf")) or not float(x).is_integer() or abs(x) > EXACT:
+        return None
+    return int(x)
+
+
+def _finite(numbers, name, origin, first_row):
+    """Float values with NaN as missing; an infinite one refused."""
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    bad = pac.is_inf(numbers).fill_null(False)
+    if pac.any(bad).as_py():
+        at = _first(bad)
+        raise infinite(origin, first_row + at + 1, name, float(numbers[at].as_py()))
+    nan = pac.is_nan(numbers).fill_null(False)
+    if pac.any(nan).as_py():
+        numbers = pac.if_else(nan, pa.scalar(None, pa.float64()), numbers)
+    return numbers
+
+
+def _from_typed(arr, stored, name, kind, schema, origin, first_row):
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    if stored is None or (stored != kind and not (kind == "float" and stored == "integer")
+                          and not (kind == "integer" and stored == "float")):
+        valid = pac.is_valid(arr)
+        if not pac.any(valid).as_py():  # only missing values: they fit any type but true/false
+            if kind == "boolean":
+                raise _misfit(origin, first_row + 1, name, None, schema)
+            return pa.nulls(len(arr), _ARROW[kind]())
+        at = _first(valid)
+        raise _misfit(origin, first_row + at + 1, name, arr[at].as_py(), schema)
+    if kind == "boolean":
+        if arr.null_count:
+            at = _first(pac.is_null(arr))
+            raise _misfit(origin, first_row + at + 1, name, None, schema)
+        return arr
+    if kind == "text":  # (stored as text: trimmed, missing)
+        return _from_text(arr.cast(pa.string()), name, kind, schema, origin, first_row)
+    if kind == "integer":
+        if stored == "integer":
+            if pa.types.is_uint64(arr.type):
+                big = pac.greater(arr, pa.scalar((1 << 63) - 1, pa.uint64())).fill_null(False)
+                if pac.any(big).as_py():
+                    at = _first(big)
+                    raise _misfit(origin, first_row + at + 1, name, arr[at].as_py(), schema)
+            return arr.cast(pa.int64())
+        numbers = _finite(arr.cast(pa.float64()), name, origin, first_row)  # whole numbers stored as floats
+        whole = pac.and_(pac.equal(pac.floor(numbers), numbers),
+                         pac.less_equal(pac.abs(numbers), float(EXACT))).fill_null(True)
+        if not pac.all(whole).as_py():
+            at = _first(pac.invert(whole))
+            raise _misfit(origin, first_row + at + 1, name, arr[at].as_py(), schema)
+        return numbers.cast(pa.int64())
+    # float
+    if stored == "integer":
+        wide = pac.greater(pac.abs(arr.cast(pa.int64())), pa.scalar(EXACT, pa.int64())).fill_null(False)
+        if pac.any(wide).as_py():  # not exact in a float: the column would round it
+            at = _first(wide)
+            raise _misfit(origin, first_row + at + 1, name, arr[at].as_py(), schema)
+        return arr.cast(pa.float64())
+    return _finite(arr.cast(pa.float64()), name, origin, first_row)
+
+
+def to_frame(table, schema: LogSchema, keep_missing=()):
+    """A conformed table as the pandas frame every engine reads (module doc)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    from fairaudit.data.dataset import MISSING_CATEGORY
+
+    keep = {keep_missing} if isinstance(keep_missing, str) else set(keep_missing or ())
+    out = {}
+    for name in table.column_names:
+        arr = table.column(name)
+        kind = schema.kind(name)
+        if kind == "text":
+            out[name] = _text_series(arr, None if name in keep else MISSING_CATEGORY)
+        elif kind == "integer":
+            if arr.null_count == 0:
+                out[name] = pd.Series(arr.to_numpy(), dtype=np.int64)
+            else:
+                ints = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+                biggest = pac.max(pac.abs(ints)).as_py() or 0
+                if biggest <= EXACT:
+                    out[name] = pd.Series(ints.cast(pa.float64()).to_numpy(zero_copy_only=False))
+                else:
+                    out[name] = pd.Series(pd.array(ints.to_pylist(), dtype="Int64"))
+        elif kind == "float":
+            out[name] = pd.Series(arr.to_numpy(zero_copy_only=False), dtype=np.float64)
+        else:
+            out[name] = pd.Series(arr.to_numpy(zero_copy_only=False), dtype=bool)
+    if not out:
+        return pd.DataFrame(index=pd.RangeIndex(table.num_rows))
+    frame = pd.DataFrame(out)
+    frame.index = pd.RangeIndex(len(frame))
+    return frame
+
+
+def _text_series(arr, fill):
+    """A string column as a pandas ``str`` series, each distinct value converted once, missing ``fill``."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    enc = pac.dictionary_encode(arr)
+    labels = np.append(np.asarray(enc.dictionary.to_pylist(), dtype=object), fill)
+    codes = enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)
+    return pd.Series(pd.array(labels[codes], dtype="str"))

@@ -1,0 +1,356 @@
+"""Files at rest as one log: a CSV or Parquet file, a folder of parts, or a glob — read with ``pyarrow.dataset``.
+
+``FileLog(path)`` lists the parts in natural name order (``part-2`` before ``part-10``; a folder is searched
+recursively for ``*.csv``, ``*.csv.gz``, ``*.parquet``, ``*.pq``), fixes the schema once
+(``fairaudit.sources.schema``: a Parquet part's stored types, or the first ``TYPE_ROWS`` data rows of a CSV), and
+reads the parts in that order, each one in batches, every batch checked against the schema by
+``fairaudit.sources.conform``. Every part must have the log's columns and one format; a CSV part is parsed as every
+CSV is parsed (``csv_options``): the first file's delimiter (``,`` ``;`` tab ``|``, the one its header line holds
+most of), quoted values over several lines, LF, CRLF or CR line ends, a byte-order mark, blank lines skipped, every
+cell read as text and typed by the schema — so the in-memory, out-of-core, Dask and live routes read the same
+values from the same bytes.
+
+Each part is one Dask partition (``FileLog.read_part``), read on the worker by the same code.
+"""
+from __future__ import annotations
+
+import glob as globmod
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fairaudit.errors import DataError
+from fairaudit.sources.schema import TYPE_ROWS, LogSchema, from_arrow, infer_text
+
+CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+READ_ROWS = 1 << 18  # rows per batch read from a part
+DELIMITERS = (",", ";", "\t", "|")
+
+
+def natural_key(path: str):
+    """Sort key: digits compared as numbers (``part-2`` before ``part-10``)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(path))]
+
+
+def file_format(path) -> str | None:
+    name = str(path).lower()
+    if name.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    if name.endswith(CSV_SUFFIXES):
+        return "csv"
+    return None
+
+
+def list_parts(source) -> list[str]:
+    """The parts of ``source`` (a file, a folder, a glob, or a list of them) in natural name order."""
+    items = list(source) if isinstance(source, (list, tuple)) else [source]
+    out: list[str] = []
+    for item in items:
+        text = str(item)
+        p = Path(text).expanduser()
+        if p.is_dir():
+            found = [str(f) for f in p.rglob("*") if f.is_file() and file_format(f)
+                     and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)]
+            if not found:
+                raise DataError(f"{p} holds no CSV or Parquet file (*.csv, *.csv.gz, *.parquet, *.pq)")
+            out += sorted(found, key=natural_key)
+        elif p.is_file():
+            out.append(str(p))
+        elif any(ch in text for ch in "*?["):
+            found = [f for f in globmod.glob(text, recursive=True) if Path(f).is_file() and file_format(f)]
+            if not found:
+                raise DataError(f"no CSV or Parquet file matches {text}")
+            out += sorted(found, key=natural_key)
+        else:
+            raise DataError(f"file not found: {p}")
+    formats = {file_format(f) for f in out}
+    if None in formats:
+        bad = next(f for f in out if file_format(f) is None)
+        raise DataError(f"{bad} is neither CSV nor Parquet (.csv, .csv.gz, .parquet, .pq)")
+    if len(formats) > 1:
+        raise DataError("a log's parts are all CSV or all Parquet, not both: "
+                        f"{next(f for f in out if file_format(f) == 'csv')} and "
+                        f"{next(f for f in out if file_format(f) == 'parquet')}")
+    return out
+
+
+def header_line(path, data: bytes | None = None) -> tuple[str, int]:
+    """The first line of a CSV that is not blank (at most 1 MB of it), and how many lines it ends (a header after
+    blank lines ends more than one)."""
+    import gzip
+    import io
+
+    line, lines = "", 0
+    opener = gzip.open if str(path).lower().endswith(".gz") else open
+    try:
+        f = (io.TextIOWrapper(io.BytesIO(data[: 1 << 21]), encoding="utf-8-sig", errors="replace", newline="")
+             if data is not None else opener(path, "rt", encoding="utf-8-sig", errors="replace", newline=""))
+        with f:
+            while not line.strip():
+                line = f.readline(1 << 20)
+                if not line:
+                    break
+                lines += 1
+    except OSError as err:
+        raise DataError(f"cannot read {path}: {err.strerror or err}") from None
+    return line, lines
+
+
+def delimiter(line: str) -> str:
+    counts = [(line.count(d), -i, d) for i, d in enumerate(DELIMITERS)]
+    best = max(counts)
+    return best[2] if best[0] > 0 else ","
+
+
+class RowShape:
+    """pyarrow's invalid-row handler: a line of blanks is skipped, any other row whose field count differs from the
+    header's is remembered and stops the read (``csv_error`` words it)."""
+
+    def __init__(self):
+        self.bad = None
+
+    def __call__(self, row):
+        if not (row.text or "").strip(" \t\r\n"):
+            return "skip"
+        if self.bad is None:
+            self.bad = row
+        return "error"
+
+
+def csv_options(sep: str, names=None, handler=None, block_size: int = 1 << 22, skip: int = 0):
+    """``(ReadOptions, ParseOptions, ConvertOptions)``: every CSV is read so (module doc); ``names``: the column
+    names (all read as text), given to the reader in place of the header line's (``skip``: the lines up to and
+    including the header), so that empty or repeated header cells have the names ``unique_names`` gives them."""
+    import pyarrow as pa
+    import pyarrow.csv as pc
+
+    read = pc.ReadOptions(block_size=block_size, use_threads=False, column_names=list(names or ()) or None,
+                          skip_rows=skip if names else 0)
+    parse = pc.ParseOptions(delimiter=sep, newlines_in_values=True, invalid_row_handler=handler)
+    convert = pc.ConvertOptions(column_types={n: pa.string() for n in (names or ())}, strings_can_be_null=False,
+                                quoted_strings_can_be_null=False, null_values=[])
+    return read, parse, convert
+
+
+def csv_error(where: str, err, shape: RowShape | None, header_fields: int | None = None) -> DataError:
+    """The one line for a CSV that pyarrow could not parse."""
+    row = None if shape is None else shape.bad
+    if row is not None:
+        at = f", data row {row.number - 1:,}" if row.number is not None else ""
+        text = (row.text or "")[:60]
+        return DataError(f"{where}{at}: {row.actual_columns} field{'s' if row.actual_columns != 1 else ''} but the "
+                         f"header has {row.expected_columns} ({text!r}); every row needs as many fields as the header")
+    message = " ".join(str(err).split())
+    message = message.replace("CSV parse error: ", "")
+    return DataError(f"cannot parse {where}: {message[:240]}")
+
+
+@dataclass
+class Batch:
+    """A conformed batch: its Arrow table, the part it came from and its first row there (from 0), and the rows of
+    the whole log before it."""
+
+    table: object
+    origin: str
+    first_row: int
+    offset: int
+
+
+@dataclass
+class FileLog:
+    """A file, folder or glob read as one log (module doc)."""
+
+    source: object
+    declared: object = None
+    na_values: tuple = ()
+    data: bytes | None = field(default=None, repr=False)  # a CSV's bytes (an upload): ``source`` is its name
+    parts: list = field(default_factory=list)
+    schema: LogSchema | None = None
+    format: str = ""
+    sep: str = ","
+
+    def __post_init__(self):
+        if self.data is not None:
+            self.parts, self.format = [str(self.source)], "csv"
+        else:
+            self.parts = list_parts(self.source)
+            self.format = file_format(self.parts[0])
+        if self.format == "csv":
+            self.sep = delimiter(header_line(self.parts[0], self.data)[0])
+        self.schema = self._fix_schema()
+
+    @property
+    def name(self) -> str:
+        if len(self.parts) == 1:
+            return self.parts[0]
+        return str(self.source) if not isinstance(self.source, (list, tuple)) else self.parts[0]
+
+    @property
+    def stem(self) -> str:
+        p = Path(self.parts[0] if len(self.parts) == 1 else str(self.source).rstrip("/\\*"))
+        name = p.name
+        for suffix in (".gz", ".csv", ".tsv", ".txt", ".parquet", ".pq"):
+            if name.lower().endswith(suffix):
+                name = name[: -len(suffix)]
+        return name or "log"
+
+    # ---- the schema, once ----------------------------------------------------------------------------------
+
+    def _fix_schema(self) -> LogSchema:
+        first = self.parts[0]
+        if self.format == "parquet":
+            return from_arrow(self._fragment(first).physical_schema, first, declared=self.declared,
+                              na_values=self.na_values)
+        import pyarrow as pa
+
+        rows = []
+        count = 0
+        names = self.stored_names(first)
+        for batch in self._raw_batches(first, names, block=1 << 20):
+            rows.append(batch)
+            count += batch.num_rows
+            if count >= TYPE_ROWS:
+                break
+        table = pa.Table.from_batches(rows, schema=rows[0].schema) if rows else None
+        if table is None or table.num_rows == 0:
+            raise DataError(f"{first} has a header ({', '.join(names[:6])}) but no data rows")
+        table = table.slice(0, TYPE_ROWS)
+        return infer_text(table, first, declared=self.declared, na_values=self.na_values)
+
+    def stored_names(self, path) -> list[str]:
+        """A CSV part's column names as its header line writes them (empty cells named ``Unnamed: <i>``)."""
+        return self._header(path)[0]
+
+    def _header(self, path) -> tuple[list[str], int]:
+        import csv
+
+        line, lines = header_line(path, self.data)
+        if not line.strip():
+            raise DataError(f"{path} is empty: a CSV needs a header row and at least one data row")
+        raw = next(csv.reader([line.rstrip("\r\n")], delimiter=self.sep, skipinitialspace=True))
+        return [n.strip() or f"Unnamed: {i}" for i, n in enumerate(raw)], lines
+
+    # ---- reading -----------------------------------------------------------------------------------------
+
+    def _fragment(self, path):
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        try:
+            return next(iter(ds.dataset(path, format="parquet").get_fragments()))
+        except (OSError, pa.ArrowException) as err:
+            raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240]}") from None
+
+    def _raw_batches(self, path, names, columns=None, block=1 << 22, rows=READ_ROWS):
+        """A part's batches as stored (CSV: every cell text, parsed by pyarrow's CSV reader one block at a time)."""
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        shape = RowShape() if self.format == "csv" else None
+        try:
+            if self.format == "parquet":
+                fragment = next(iter(ds.dataset(path, format="parquet").get_fragments()))
+                yield from fragment.to_batches(columns=columns, batch_size=rows, use_threads=False)
+                return
+            import pyarrow.csv as pc
+
+            names, skip = self._header(path)
+            read, parse, convert = csv_options(self.sep, names, shape, max(1 << 16, min(block, rows * 64)), skip)
+            if columns is not None:
+                convert.include_columns = list(columns)
+            source = pa.BufferReader(self.data) if self.data is not None else path
+            reader = pc.open_csv(source, read_options=read, parse_options=parse, convert_options=convert)
+            for batch in reader:
+                yield batch
+        except DataError:
+            raise
+        except (OSError, pa.ArrowException) as err:
+            if self.format == "csv":
+                raise csv_error(path, err, shape) from None
+            raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240]}") from None
+
+    def part_columns(self, path) -> list[str]:
+        """A part's column names (stored), checked against the log's."""
+        from fairaudit.sources.conform import check_columns
+
+        names = (list(self._fragment(path).physical_schema.names) if self.format == "parquet"
+                 else self.stored_names(path))
+        check_columns(names, self.schema, path)
+        return names
+
+    def read_part(self, path, columns=None, rows: int = READ_ROWS, offset: int = 0):
+        """The conformed ``Batch``es of one part (``columns``: the log's names to read; default all)."""
+        from fairaudit.sources.conform import conform
+
+        names = self.part_columns(path)
+        stored = {n.strip(): n for n in names}
+        wanted = list(columns) if columns is not None else list(self.schema.names)
+        first = 0
+        last = None
+        read = [stored[c] for c in wanted]
+        if self.format == "csv":  # and the last column: a quote never closed shows in it (``_closed_quotes``)
+            read = list(dict.fromkeys(read + [names[-1]]))
+        for raw in self._raw_batches(path, names, read, rows=rows):
+            last = raw
+            yield Batch(conform(raw, self.schema, origin=path, first_row=first, columns=wanted), path, first,
+                        offset + first)
+            first += raw.num_rows
+        if self.format == "csv" and last is not None and last.num_rows:
+            self._closed_quotes(path, last, first)
+
+    def _closed_quotes(self, path, last, rows: int) -> None:
+        """pyarrow reads a quote that is never closed as a value running to the end of the file: refuse it as the
+        csv module does (the last value holds a line end and the file does not end with a closing quote)."""
+        value = last.column(last.schema.names[-1])[last.num_rows - 1].as_py() or ""
+        if "\n" not in value and "\r" not in value:
+            return
+        if self.data is not None:
+            tail = self.data[-64:]
+        else:
+            import gzip
+
+            opener = gzip.open if str(path).lower().endswith(".gz") else open
+            with opener(path, "rb") as f:
+                if opener is open:
+                    f.seek(max(0, os.path.getsize(path) - 64))
+                    tail = f.read()
+                else:
+                    tail = b""
+                    for block in iter(lambda: f.read(1 << 20), b""):
+                        tail = (tail + block)[-64:]
+        if not tail.rstrip(b"\r\n \t").endswith(b'"'):
+            raise DataError(f"cannot parse {path}: a quoted value opened in data row {rows:,} is never closed; "
+                            "close its quote")
+
+    def batches(self, columns=None, rows: int = READ_ROWS):
+        """Every conformed ``Batch`` of the log, part after part, in order."""
+        offset = 0
+        for path in self.parts:
+            n = 0
+            for batch in self.read_part(path, columns, rows, offset):
+                n = batch.first_row + batch.table.num_rows
+                yield batch
+            offset += n
+
+    def frames(self, columns=None, rows: int = READ_ROWS, keep_missing=()):
+        """``(frame, batch)`` of every batch: the batch as the pandas frame the engines read."""
+        from fairaudit.sources.conform import to_frame
+
+        for batch in self.batches(columns, rows):
+            yield to_frame(batch.table, self.schema, keep_missing), batch
+
+    def read_all(self, columns=None, keep_missing=()):
+        """Every row in memory (one pandas frame)."""
+        import pandas as pd
+        import pyarrow as pa
+
+        from fairaudit.sources.conform import to_frame
+
+        tables = [b.table for b in self.batches(columns)]
+        if not tables:
+            return to_frame(pa.table({}), self.schema, keep_missing)
+        table = pa.concat_tables(tables)
+        frame = to_frame(table, self.schema, keep_missing)
+        return frame if len(frame.columns) else pd.DataFrame(index=pd.RangeIndex(table.num_rows))
