@@ -4,6 +4,8 @@
     --label COL            the outcome column (replaces a built-in dataset's label)
     --protected COL[,COL]  protected attributes (replaces the default set; "" means none)
     --favourable VALUE     the favourable label value (needed when it is not obvious: 1, True, yes)
+    --column-type COL=KIND declare a column's type (integer, float, boolean, text) instead of inferring it
+    --na-values TEXT[,...] text that means "missing" besides an empty cell
 """
 from __future__ import annotations
 
@@ -27,6 +29,18 @@ def add_data_arguments(parser: argparse.ArgumentParser, required: bool = True) -
                             "\"?\" (default, with a warning), or drop them")
     group.add_argument("--favourable", metavar="VALUE",
                        help="label value that is the favourable outcome (inferred only for 1/0, True/False, yes/no)")
+    group.add_argument("--column-type", metavar="COL=KIND", action="append", dest="column_type",
+                       help="declare a column's type: integer, float, boolean or text (repeatable); otherwise a "
+                            "CSV's types are fixed by its first 10,000 rows and a later value that does not fit is "
+                            "an error")
+    group.add_argument("--na-values", metavar="TEXT[,TEXT...]", type=na_list, default=(), dest="na_values",
+                       help="text that means a missing value besides an empty cell, comma-separated (e.g. "
+                            "'NA,null'); by default NA, None and null are values (Namibia's code is NA)")
+
+
+def na_list(text: str) -> tuple[str, ...]:
+    """``"NA, null"`` -> ``("NA", "null")``."""
+    return tuple(t.strip() for t in str(text).split(",") if t.strip())
 
 
 def protected_names(text: str | None) -> list[str] | None:
@@ -44,7 +58,8 @@ def dataset_from_args(args: argparse.Namespace) -> Dataset | None:
     if getattr(args, "data", None) is None:
         return None
     dataset = data.resolve(args.data, label=args.label, protected=protected_names(args.protected),
-                           favourable=args.favourable)
+                           favourable=args.favourable, column_types=getattr(args, "column_type", None),
+                           na_values=getattr(args, "na_values", ()))
     if getattr(args, "missing", "keep") == "drop":
         dataset = dataset.without_missing_protected()
         if not len(dataset):

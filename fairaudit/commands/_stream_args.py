@@ -73,11 +73,7 @@ def route(args, engine, spec_file) -> bool:
     path = str(args.data)
     parquet = readable(path) and is_parquet(path)
     several = readable(path) and not Path(path).is_file()  # a folder or glob of parts: read as one log
-    if mode == "off":
-        if parquet:
-            raise FairauditError(f"{path} is a Parquet file: it is read out of core only (drop --out-of-core off)")
-        if several:
-            raise FairauditError(f"{path} is a folder of parts: it is read out of core only (drop --out-of-core off)")
+    if mode == "off":  # read whole into memory, by the same pipeline
         return False
     if not readable(path):
         if mode == "on":
@@ -87,7 +83,7 @@ def route(args, engine, spec_file) -> bool:
     uses_model = getattr(args, "model", None) is not None
     why = _why_not(args, engine, spec_file, uses_model)
     if why is not None:
-        if mode == "on" or parquet or several:
+        if mode == "on":
             raise FairauditError(f"{path} cannot be audited out of core: {why}")
         return False
     return mode == "on" or parquet or several or size(path) >= AUTO_BYTES

@@ -12,23 +12,28 @@ from pathlib import Path
 from typing import IO, Any, Iterable
 
 from fairaudit.data.builtin import DATA_DIR, DatasetInfo, info, load, names, schema
-from fairaudit.data.csvfile import MISSING, from_csv
+from fairaudit.data.csvfile import MISSING, from_csv, from_log
 from fairaudit.data.dataset import Column, Dataset, Schema
 from fairaudit.data.roles import listing, suggestion, with_roles
 from fairaudit.errors import DataError
 
-__all__ = ["Column", "DATA_DIR", "DataError", "Dataset", "DatasetInfo", "MISSING", "Schema", "from_csv", "info", "load",
+__all__ = ["Column", "DATA_DIR", "DataError", "Dataset", "DatasetInfo", "MISSING", "Schema", "from_csv", "from_log", "info", "load",
            "names", "resolve", "schema", "with_roles"]
 
 
 def resolve(name_or_path: str | os.PathLike | IO, label: str | None = None,
-            protected: str | Iterable[str] | None = None, favourable: Any = None) -> Dataset:
+            protected: str | Iterable[str] | None = None, favourable: Any = None, *, column_types=None,
+            na_values=()) -> Dataset:
     """A built-in dataset by name, or a CSV file by path (or file object).
 
     For a built-in dataset, ``label`` / ``protected`` / ``favourable`` replace the declared ones when given
-    (``protected=[]`` means none); for a CSV file they are passed to ``from_csv``.
+    (``protected=[]`` means none); for a CSV file they are passed to ``from_csv``, with ``column_types`` and
+    ``na_values`` (a built-in dataset's types are its own: declaring them is refused).
     """
     if isinstance(name_or_path, str) and name_or_path in names():
+        if column_types or na_values:
+            raise DataError(f"--column-type and --na-values apply to a CSV or Parquet file; '{name_or_path}' is a "
+                            "built-in dataset with its own types")
         return with_roles(load(name_or_path), label, protected, favourable)
     if isinstance(name_or_path, (str, os.PathLike)):
         path = Path(name_or_path)
@@ -36,4 +41,12 @@ def resolve(name_or_path: str | os.PathLike | IO, label: str | None = None,
         if looks_like_name and not path.exists():
             raise DataError(f"no built-in dataset or file named '{name_or_path}'{suggestion(name_or_path, names())}"
                             f" (built-in: {listing(names())})")
-    return from_csv(name_or_path, label=label, protected=protected, favourable=favourable)
+    if isinstance(name_or_path, (str, os.PathLike)):
+        from fairaudit.sources.files import file_format
+
+        text = str(name_or_path)
+        if Path(text).is_dir() or file_format(text) == "parquet" or any(ch in text for ch in "*?["):
+            return from_log(name_or_path, label=label, protected=protected, favourable=favourable,
+                            column_types=column_types, na_values=na_values)
+    return from_csv(name_or_path, label=label, protected=protected, favourable=favourable,
+                    column_types=column_types, na_values=na_values)

@@ -71,9 +71,26 @@ def from_csv(source: str | os.PathLike | IO | bytes, label: str | None = None,
     data = _check_bytes(data, display)
     log = FileLog(display, declared=column_types, na_values=tuple(na_values or ()), data=data)
     del data
+    return log_dataset(log, label, protected, favourable, _stem(name or display))
+
+
+def from_log(source, label: str | None = None, protected: str | Iterable[str] | None = None, favourable: Any = None,
+             *, column_types=None, na_values=()) -> Dataset:
+    """A Parquet file, or a folder or glob of CSV or Parquet parts, read whole into a ``Dataset`` by the pipeline
+    every route shares (``fairaudit.sources.FileLog``)."""
+    from fairaudit.sources import FileLog
+
+    log = FileLog(source, declared=column_types, na_values=tuple(na_values or ()))
+    return log_dataset(log, label, protected, favourable, log.stem)
+
+
+def log_dataset(log, label, protected, favourable, name: str) -> Dataset:
+    """Every row of a ``FileLog`` as a ``Dataset``."""
     frame = log.read_all(keep_missing=label)
+    if not len(frame):
+        raise DataError(f"{log.name} has no data rows")
     schema = build_schema(frame, log.schema.dataset_kinds, label, protected, favourable)
-    return Dataset(_stem(name or display), frame, schema, source=display)
+    return Dataset(name, frame, schema, source=log.name)
 
 
 def _read_bytes(source: Any, name: str | None) -> tuple[bytes, str]:

@@ -50,7 +50,7 @@ def infinite(origin: str, row: int, column: str, value: float) -> UnfitValue:
                        "fairaudit needs finite numbers: fix or drop that row", origin, row, column)
 
 
-def check_columns(names, schema: LogSchema, origin: str) -> None:
+def check_columns(names, schema: LogSchema, origin: str, reference: str = "the log's first part") -> None:
     """A part or poll must have the log's columns (in any order): a renamed, missing or extra column is refused."""
     got = [str(n).strip() or f"Unnamed: {i}" for i, n in enumerate(names)]
     missing = [n for n in schema.names if n not in got]
@@ -61,14 +61,16 @@ def check_columns(names, schema: LogSchema, origin: str) -> None:
             what.append(f"lacks column{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing[:3])}")
         if extra:
             what.append(f"has column{'s' if len(extra) > 1 else ''} {', '.join(repr(e) for e in extra[:3])} that "
-                        f"{schema.typed_by.split(' of ', 1)[-1]} does not have")
+                        f"{reference} does not have")
         raise DataError(f"{origin} {' and '.join(what)}: every part of a log has the same columns (a renamed "
                         "column would be audited as missing)")
 
 
-def conform(table, schema: LogSchema, *, origin: str, first_row: int = 0, columns=None):
+def conform(table, schema: LogSchema, *, origin: str, first_row: int = 0, columns=None, text: bool = False):
     """``table`` (an Arrow table or record batch; columns named as stored or stripped) in the schema's types
-    (module doc). ``columns``: the schema's columns to give (default: those ``table`` has)."""
+    (module doc). ``columns``: the schema's columns to give (default: those ``table`` has). ``text``: the cells
+    are text to be read in the column's type (a CSV); otherwise they are stored typed (Parquet, JSON, a frame)
+    and a column stored with another type than the schema's is refused — its text is never parsed as numbers."""
     import pyarrow as pa
 
     stripped = {str(n).strip(): i for i, n in enumerate(table.column_names)}
@@ -80,12 +82,12 @@ def conform(table, schema: LogSchema, *, origin: str, first_row: int = 0, column
         arr = table.column(stripped[name])
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
-        arrays.append(conform_array(arr, name, schema, origin, first_row))
+        arrays.append(conform_array(arr, name, schema, origin, first_row, text))
     return pa.table(arrays, names=wanted) if wanted else pa.table({"__rows__": pa.nulls(table.num_rows)}).drop(
         ["__rows__"])
 
 
-def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int):
+def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int, text: bool = False):
     """One column (module doc)."""
     import pyarrow as pa
 
@@ -97,11 +99,10 @@ def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int
             raise _misfit(origin, first_row + 1, name, None, schema)
         return pa.nulls(len(arr), _ARROW[kind]())
     stored = kind_of_arrow(arr.type)
-    if stored == "text" and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+    if text and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         return _from_text(arr.cast(pa.string()), name, kind, schema, origin, first_row)
-    if stored == "text":  # a date or time: its text
-        arr = arr.cast(pa.string())
-        return _from_text(arr, name, kind, schema, origin, first_row)
+    if stored == "text" and kind == "text":  # text, or a date or time as its text
+        return _from_text(arr.cast(pa.string()), name, kind, schema, origin, first_row)
     return _from_typed(arr, stored, name, kind, schema, origin, first_row)
 
 
@@ -200,7 +201,11 @@ def _from_typed(arr, stored, name, kind, schema, origin, first_row):
                 raise _misfit(origin, first_row + 1, name, None, schema)
             return pa.nulls(len(arr), _ARROW[kind]())
         at = _first(valid)
-        raise _misfit(origin, first_row + at + 1, name, arr[at].as_py(), schema)
+        how = "its declared type" if name in schema.declared else f"its type, fixed by {schema.typed_by}"
+        raise UnfitValue(f"{origin}: column '{name}' is stored as {arr.type} ({arr[at].as_py()!r} in data row "
+                         f"{first_row + at + 1:,}), not as {KIND_WORDS[kind]} as {how}; a column keeps one type in "
+                         "every part of a log: rewrite that part with the column's type", origin,
+                         first_row + at + 1, name)
     if kind == "boolean":
         if arr.null_count:
             at = _first(pac.is_null(arr))

@@ -277,7 +277,7 @@ class FileLog:
 
         names = (list(self._fragment(path).physical_schema.names) if self.format == "parquet"
                  else self.stored_names(path))
-        check_columns(names, self.schema, path)
+        check_columns(names, self.schema, path, self.parts[0])
         return names
 
     def read_part(self, path, columns=None, rows: int = READ_ROWS, offset: int = 0):
@@ -289,38 +289,39 @@ class FileLog:
         wanted = list(columns) if columns is not None else list(self.schema.names)
         first = 0
         last = None
-        read = [stored[c] for c in wanted]
-        if self.format == "csv":  # and the last column: a quote never closed shows in it (``_closed_quotes``)
-            read = list(dict.fromkeys(read + [names[-1]]))
-        for raw in self._raw_batches(path, names, read, rows=rows):
+        every = list(self.schema.names)  # every column is checked, whichever the audit reads: a row fits or not
+        for raw in self._raw_batches(path, names, [stored[c] for c in every], rows=rows):
             last = raw
-            yield Batch(conform(raw, self.schema, origin=path, first_row=first, columns=wanted), path, first,
-                        offset + first)
+            table = conform(raw, self.schema, origin=path, first_row=first, columns=every,
+                            text=self.format == "csv")
+            yield Batch(table.select(wanted), path, first, offset + first)
             first += raw.num_rows
         if self.format == "csv" and last is not None and last.num_rows:
-            self._closed_quotes(path, last, first)
+            self._closed_quotes(path, last, first, names[-1])
 
-    def _closed_quotes(self, path, last, rows: int) -> None:
+    def _closed_quotes(self, path, last, rows: int, column: str) -> None:
         """pyarrow reads a quote that is never closed as a value running to the end of the file: refuse it as the
-        csv module does (the last value holds a line end and the file does not end with a closing quote)."""
-        value = last.column(last.schema.names[-1])[last.num_rows - 1].as_py() or ""
-        if "\n" not in value and "\r" not in value:
-            return
+        csv module does. Such a value is the file's last, and the file's bytes end with its opening quote and
+        the value itself (a closed one ends with its closing quote, an unquoted one has no quote before it)."""
+        value = last.column(column)[last.num_rows - 1].as_py() or ""
+        raw = value.replace('"', '""').encode("utf-8")
+        want = len(raw) + 2
         if self.data is not None:
-            tail = self.data[-64:]
+            tail = self.data[-want:]
         else:
             import gzip
 
-            opener = gzip.open if str(path).lower().endswith(".gz") else open
-            with opener(path, "rb") as f:
-                if opener is open:
-                    f.seek(max(0, os.path.getsize(path) - 64))
-                    tail = f.read()
-                else:
-                    tail = b""
+            if str(path).lower().endswith(".gz"):
+                tail = b""
+                with gzip.open(path, "rb") as f:
                     for block in iter(lambda: f.read(1 << 20), b""):
-                        tail = (tail + block)[-64:]
-        if not tail.rstrip(b"\r\n \t").endswith(b'"'):
+                        tail = (tail + block)[-want:]
+            else:
+                with open(path, "rb") as f:
+                    f.seek(max(0, os.path.getsize(path) - want))
+                    tail = f.read()
+        opened = (b'"' + raw) if raw else (self.sep.encode() + b'"')
+        if tail.endswith(opened) and not (raw and tail.endswith(b'""' + raw) and not raw.startswith(b'"')):
             raise DataError(f"cannot parse {path}: a quoted value opened in data row {rows:,} is never closed; "
                             "close its quote")
 

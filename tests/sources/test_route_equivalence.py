@@ -1,0 +1,38 @@
+"""One input, one meaning: every route reads a generated log to the same verdict, stop step and intervals — or to
+the same refusal (the same message, exit 2). Routes: in memory (``--out-of-core off``), out of core
+(``--out-of-core on``); the Dask and live routes are compared in their own modules against these two."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.sources.routes import common_args, make_log, run_cli, write_log
+
+LOGS = int(os.environ.get("FAIRAUDIT_ROUTE_LOGS", "500"))
+REFUSED = {"yes_late", "yes_first", "text_part", "renamed", "truncated", "inf"}  # never audited, on any route
+SEVERAL = {"text_part", "renamed"}  # (drifts between parts: only where there are several)
+
+
+def routes(log, tmp_path, capsys) -> dict:
+    path = write_log(log, tmp_path)
+    args = common_args(log, path)
+    return {"memory": run_cli([*args, "--out-of-core", "off"], tmp_path, capsys),
+            "out_of_core": run_cli([*args, "--out-of-core", "on"], tmp_path, capsys)}
+
+
+@pytest.mark.parametrize("chunk", range(10))
+def test_in_memory_and_out_of_core_read_every_log_alike(chunk, tmp_path_factory, capsys):
+    seen = {"result": 0, "error": 0}
+    for seed in range(chunk, LOGS, 10):
+        log = make_log(seed)
+        got = routes(log, tmp_path_factory.mktemp(f"log{seed}"), capsys)
+        first = got["memory"]
+        for name, other in got.items():
+            assert other == first, f"seed {seed} ({log['drift']}, {log['format']}): {name} differs from memory:\n" \
+                                   f"{other}\n{first}"
+        assert first[0] == "result" or first[1] == 2, f"seed {seed}: exit {first[1]}: {first[2]}"
+        if log["drift"] in REFUSED and (log["drift"] not in SEVERAL or len(log["parts"]) > 1):
+            assert first[0] == "error", f"seed {seed}: a log with {log['drift']} was audited: {first}"
+        seen[first[0]] += 1
+    assert seen["result"] > 0
