@@ -242,6 +242,10 @@ def to_frame(table, schema: LogSchema, keep_missing=()):
     """A conformed table as the pandas frame every engine reads (module doc)."""
     import pandas as pd
     import pyarrow as pa
+
+    if not _STR:
+        _STR[pa.string()] = pd.StringDtype("pyarrow", na_value=np.nan)
+    import pyarrow as pa
     import pyarrow.compute as pac
 
     from fairaudit.data.dataset import MISSING_CATEGORY
@@ -275,14 +279,15 @@ def to_frame(table, schema: LogSchema, keep_missing=()):
 
 
 def _text_series(arr, fill):
-    """A string column as a pandas ``str`` series, each distinct value converted once, missing ``fill``."""
+    """A string column as a pandas ``str`` series (Arrow-backed, no Python object per cell), missing ``fill``
+    (None: left missing)."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pac
 
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    enc = pac.dictionary_encode(arr)
-    labels = np.append(np.asarray(enc.dictionary.to_pylist(), dtype=object), fill)
-    codes = enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)
-    return pd.Series(pd.array(labels[codes], dtype="str"))
+    if fill is not None and arr.null_count:
+        arr = pac.fill_null(arr, fill)
+    return pd.Series(arr.to_pandas(types_mapper=_STR.get), dtype="str")
+
+
+_STR = {}

@@ -147,6 +147,18 @@ def csv_error(where: str, err, shape: RowShape | None, header_fields: int | None
     return DataError(f"cannot parse {where}: {message[:240]}")
 
 
+def _system_pool() -> None:
+    """Arrow allocates with the C library's allocator, which gives freed blocks back: Arrow's default pool keeps
+    them, and a CSV read whole into memory then peaked at 5.7 × its size instead of ~4 × (bench/upload_memory.py).
+    ``ARROW_DEFAULT_MEMORY_POOL`` set by the user wins."""
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        return
+    import pyarrow as pa
+
+    if pa.default_memory_pool().backend_name != "system":
+        pa.set_memory_pool(pa.system_memory_pool())
+
+
 @dataclass
 class Batch:
     """A conformed batch: its Arrow table, the part it came from and its first row there (from 0), and the rows of
@@ -172,6 +184,7 @@ class FileLog:
     sep: str = ","
 
     def __post_init__(self):
+        _system_pool()
         if self.data is not None:
             self.parts, self.format = [str(self.source)], "csv"
         else:
@@ -246,11 +259,12 @@ class FileLog:
     def _raw_batches(self, path, names, columns=None, block=1 << 22, rows=READ_ROWS):
         """A part's batches as stored (CSV: every cell text, parsed by pyarrow's CSV reader one block at a time)."""
         import pyarrow as pa
-        import pyarrow.dataset as ds
 
         shape = RowShape() if self.format == "csv" else None
         try:
             if self.format == "parquet":
+                import pyarrow.dataset as ds
+
                 fragment = next(iter(ds.dataset(path, format="parquet").get_fragments()))
                 yield from fragment.to_batches(columns=columns, batch_size=rows, use_threads=False)
                 return
@@ -349,9 +363,9 @@ class FileLog:
 
         from fairaudit.sources.conform import to_frame
 
-        tables = [b.table for b in self.batches(columns)]
-        if not tables:
+        frames = [to_frame(b.table, self.schema, keep_missing) for b in self.batches(columns)]  # (each batch's
+        # Arrow memory freed as it goes; a text column's pandas values stay Arrow-backed, so concat copies no text)
+        if not frames:
             return to_frame(pa.table({}), self.schema, keep_missing)
-        table = pa.concat_tables(tables)
-        frame = to_frame(table, self.schema, keep_missing)
-        return frame if len(frame.columns) else pd.DataFrame(index=pd.RangeIndex(table.num_rows))
+        frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        return frame if len(frame.columns) else pd.DataFrame(index=pd.RangeIndex(sum(len(f) for f in frames)))
