@@ -66,9 +66,11 @@ def check_columns(names, schema: LogSchema, origin: str) -> None:
                         "column would be audited as missing)")
 
 
-def conform(table, schema: LogSchema, *, origin: str, first_row: int = 0, columns=None):
+def conform(table, schema: LogSchema, *, origin: str, first_row: int = 0, columns=None, typed: bool = False):
     """``table`` (an Arrow table or record batch; columns named as stored or stripped) in the schema's types
-    (module doc). ``columns``: the schema's columns to give (default: those ``table`` has)."""
+    (module doc). ``columns``: the schema's columns to give (default: those ``table`` has). ``typed``: the chunk
+    comes from a typed store (a Parquet part): a column it stores as text where the schema has numbers or true/false
+    is refused (not parsed as a CSV's text is), unless the column's type was declared."""
     import pyarrow as pa
 
     stripped = {str(n).strip(): i for i, n in enumerate(table.column_names)}
@@ -80,13 +82,13 @@ def conform(table, schema: LogSchema, *, origin: str, first_row: int = 0, column
         arr = table.column(stripped[name])
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
-        arrays.append(conform_array(arr, name, schema, origin, first_row))
+        arrays.append(conform_array(arr, name, schema, origin, first_row, typed))
     return pa.table(arrays, names=wanted) if wanted else pa.table({"__rows__": pa.nulls(table.num_rows)}).drop(
         ["__rows__"])
 
 
-def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int):
-    """One column (module doc)."""
+def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int, typed: bool = False):
+    """One column (module doc; ``typed``: ``conform``'s)."""
     import pyarrow as pa
 
     kind = schema.kind(name)
@@ -98,6 +100,8 @@ def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int
         return pa.nulls(len(arr), _ARROW[kind]())
     stored = kind_of_arrow(arr.type)
     if stored == "text" and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        if typed and kind != "text" and name not in schema.declared:  # another part's stored type: not coerced
+            return _from_typed(arr, stored, name, kind, schema, origin, first_row)
         return _from_text(arr.cast(pa.string()), name, kind, schema, origin, first_row)
     if stored == "text":  # a date or time: its text
         arr = arr.cast(pa.string())

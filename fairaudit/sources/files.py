@@ -294,8 +294,8 @@ class FileLog:
             read = list(dict.fromkeys(read + [names[-1]]))
         for raw in self._raw_batches(path, names, read, rows=rows):
             last = raw
-            yield Batch(conform(raw, self.schema, origin=path, first_row=first, columns=wanted), path, first,
-                        offset + first)
+            yield Batch(conform(raw, self.schema, origin=path, first_row=first, columns=wanted,
+                                typed=self.format == "parquet"), path, first, offset + first)
             first += raw.num_rows
         if self.format == "csv" and last is not None and last.num_rows:
             self._closed_quotes(path, last, first)
