@@ -62,9 +62,9 @@ def bucket(tmp_path_factory):
 
 def test_s3_log_on_dask_equals_in_process(bucket):
     import fairaudit
-    from fairaudit.engines.distributed import audit_parquet, dask_client, parquet_files
+    from fairaudit.engines.distributed import audit_parquet, dask_client, log_parts
 
-    files = parquet_files("s3://logs/decisions/")
+    files = log_parts("s3://logs/decisions/")
     assert files[:3] == ["s3://logs/decisions/part-0.parquet", "s3://logs/decisions/part-1.parquet",
                          "s3://logs/decisions/part-2.parquet"] and len(files) == 12  # natural order
     a = fairaudit.audit(str(bucket.parent / "log.csv"), SPEC, pred=PRED, rows="all", order="given",
@@ -89,7 +89,7 @@ def test_cli_reads_the_bucket(bucket, tmp_path):
 
 def test_unreachable_storage_is_one_line(monkeypatch):
     """No credentials (or no network): one line naming the URL, never a traceback."""
-    from fairaudit.engines.distributed import parquet_files
+    from fairaudit.engines.distributed import log_parts
     from fairaudit.errors import FairauditError
 
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
@@ -99,4 +99,4 @@ def test_unreachable_storage_is_one_line(monkeypatch):
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     s3fs.S3FileSystem.clear_instance_cache()
     with pytest.raises(FairauditError, match=r"cannot list s3://no-such-bucket/log/: .*credentials"):
-        parquet_files("s3://no-such-bucket/log/")
+        log_parts("s3://no-such-bucket/log/")

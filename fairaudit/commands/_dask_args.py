@@ -1,14 +1,18 @@
-"""``fairaudit audit --dask`` / ``--scheduler ADDRESS``: an audit of a Parquet log on a Dask cluster.
+"""``fairaudit audit --dask`` / ``--scheduler ADDRESS``: an audit of a log in parts on a Dask cluster.
 
     --dask                 start a local Dask cluster (``--dask-workers`` processes × ``--dask-threads`` threads)
-                           for the run and audit the Parquet log ``--data`` (a file, a folder of Parquet files, a
-                           glob) on it; the cluster is shut down when the run ends (also on an error or Ctrl-C)
+                           for the run and audit the log ``--data`` (a CSV or Parquet file, a folder of parts, a
+                           glob, or an s3:// URL of Parquet files; one part a partition) on it; the cluster is shut
+                           down when the run ends (also on an error or Ctrl-C)
     --scheduler ADDRESS    attach to an existing Dask cluster instead (e.g. tcp://10.0.0.5:8786); command line
                            only: the dashboard never lets a browser point the server at an address
 
 The knobs are declared once in ``fairaudit.engines.distributed.DASK_OPTIONS``; the route itself is
 ``fairaudit.engines.distributed.audit_parquet``. The result is printed and written (--json, --pdf, --full-trace)
-like any other audit's (``fairaudit.commands.audit.finish``).
+like any other audit's (``fairaudit.commands.audit.finish``). The log is read by the pipeline every route shares
+(``fairaudit.sources``: ``--column-type``, ``--na-values``); its schema is fixed before a cluster starts, and a value
+that does not fit, a renamed column or a part of another type is refused with the out-of-core route's message
+(exit 2).
 """
 from __future__ import annotations
 
@@ -23,12 +27,12 @@ from fairaudit.errors import FairauditError
 def add_dask_arguments(parser: argparse.ArgumentParser) -> None:
     from fairaudit.engines import STREAMING
 
-    group = parser.add_argument_group(f"Dask (a Parquet log audited on a cluster; the {STREAMING} engine)")
+    group = parser.add_argument_group(f"Dask (a log in parts audited on a cluster; the {STREAMING} engine)")
     group.add_argument("--dask", action="store_true",
-                       help="audit the Parquet log --data (a .parquet file, a folder of them or a glob; partitions "
-                            "in natural file-name order) on a local Dask cluster started for the run")
+                       help="audit the log --data (a CSV or Parquet file, a folder of parts or a glob: one part a "
+                            "partition, in natural file-name order) on a local Dask cluster started for the run")
     group.add_argument("--scheduler", metavar="ADDRESS",
-                       help="audit the Parquet log --data on the existing Dask cluster whose scheduler is at "
+                       help="audit the log --data on the existing Dask cluster whose scheduler is at "
                             "ADDRESS (e.g. tcp://10.0.0.5:8786) instead of a local one")
     for option in DASK_OPTIONS:
         group.add_argument(option.flag, dest=option.name, default=None, metavar=option.metavar,
@@ -58,7 +62,7 @@ def dask_settings(args: argparse.Namespace) -> dict:
 def run_dask(args: argparse.Namespace, engine, spec_file, options: dict, from_file: list) -> int:
     """The Dask route of ``fairaudit audit`` (module doc); everything is checked before a cluster starts."""
     from fairaudit.commands.audit import check_outputs, finish, trace_args
-    from fairaudit.engines.distributed import audit_parquet, parquet_files
+    from fairaudit.engines.distributed import audit_parquet, dask_log
     from fairaudit.progress import terminal_line
 
     if args.dask and args.scheduler:
@@ -66,15 +70,15 @@ def run_dask(args: argparse.Namespace, engine, spec_file, options: dict, from_fi
     from fairaudit.engines.distributed import ENGINE, runs_on_dask
 
     if not runs_on_dask(engine):
-        raise FairauditError(f"--dask runs the {ENGINE} engine over a Parquet log, not {engine.name}")
+        raise FairauditError(f"--dask runs the {ENGINE} engine over a log, not {engine.name}")
     settings = dask_settings(args)
     data = args.data
     if data is None:
-        raise FairauditError("--dask audits a Parquet log: give --data FILE.parquet|FOLDER|GLOB")
+        raise FairauditError("--dask audits a log: give --data FILE|FOLDER|GLOB (CSV or Parquet parts)")
     for flag, value in (("--rows held-out", args.rows == "held-out"), ("--missing drop", args.missing == "drop"),
                         ("--protected", args.protected is not None)):
         if value:
-            raise FairauditError(f"{flag} does not apply to a Parquet log audited on Dask (every row is audited; "
+            raise FairauditError(f"{flag} does not apply to a log audited on Dask (every row is audited; "
                                  "filter rows with --where)")
     model = None
     pred = args.pred
@@ -93,14 +97,15 @@ def run_dask(args: argparse.Namespace, engine, spec_file, options: dict, from_fi
             raise FairauditError("the spec file says '# decision: model': give --model PATH")
         pred = spec_file.decision
         from_file.append(f"--pred '{pred}'")
-    files = parquet_files(data)  # no Parquet files: one line, before a cluster starts
-    check_outputs(args, [spec_file.path, getattr(args, "model", None), *files])
+    # the parts listed and the schema fixed before a cluster starts (no part, an unreadable first part: one line)
+    log = dask_log(data, getattr(args, "column_type", None), getattr(args, "na_values", None) or ())
+    check_outputs(args, [spec_file.path, getattr(args, "model", None), *log.parts])
     line = terminal_line(sys.stderr)
     chatter = logging.getLogger("distributed")  # e.g. "event loop was unresponsive" on a loaded machine: not news
     level = chatter.level
     chatter.setLevel(logging.ERROR)
     try:
-        result = audit_parquet(files, spec_file.spec, pred=pred, model=model, where=args.where, label=args.label,
+        result = audit_parquet(log, spec_file.spec, pred=pred, model=model, where=args.where, label=args.label,
                                favourable=args.favourable, scheduler=args.scheduler or None, on_progress=line,
                                **settings, **trace_args(args), **options)
     finally:

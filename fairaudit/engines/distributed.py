@@ -1,15 +1,31 @@
-"""The monitor beyond one machine: a decision log in Parquet partitions, audited on a Dask cluster.
+"""The monitor beyond one machine: a decision log in parts (CSV or Parquet files), audited on a Dask cluster.
 
 ``audit_parquet(source, spec, pred=..., client=...)`` gives the same result as the in-process monitor
-(``fairaudit.audit`` with the ``monitor`` engine) on the same rows — the same verdict, stop step and every interval of
-every check — while the rows are read and evaluated by the cluster's workers, never by the client.
+(``fairaudit.audit`` with the ``monitor`` engine) and the out-of-core route (``fairaudit.outofcore.audit_file``) on
+the same rows — the same verdict, stop step and every interval of every check — while the rows are read and
+evaluated by the cluster's workers, never by the client.
 
-The rows
-    ``source`` is a Parquet file, a folder of Parquet files (``*.parquet`` / ``*.pq``, recursively), a glob, or a list
-    of them; a URL (``s3://...``) goes through fsspec if the matching filesystem package is installed. Dask reads
-    the files as ``dask.dataframe`` partitions in natural file-name order (``part-2`` before ``part-10``) and, inside a
-    file, in row order: that is the stream's **given order** (``parquet_files`` lists it), exactly the order of the
-    rows of the same files concatenated in memory.
+The rows: one ingestion pipeline (``fairaudit.sources``)
+    ``source`` is a CSV or Parquet file, a folder of parts (``*.csv``, ``*.csv.gz``, ``*.parquet``, ``*.pq``,
+    recursively), a glob, a list of them, or a ``FileLog``; the client makes it a ``FileLog`` (``dask_log``), which
+    lists the parts in natural name order (``part-2`` before ``part-10``) and fixes the **schema once**, here,
+    before any row is counted (the first Parquet part's stored types, or the first 10,000 rows of the first CSV
+    part; ``column_types`` declares a type, ``na_values`` more text read as missing). Each part is **one
+    partition** (``Part``), read on a worker by the log's own reader (``FileLog.read_part``): every batch conformed
+    to that schema (``fairaudit.sources.conform``: a value that does not fit — ``yes`` in a column of whole
+    numbers, an infinite number, a Parquet part storing ``decision`` as text where the first part stores integers
+    — is refused with its file and data row, never coerced; a renamed or missing column is refused) and made the
+    engines' frame (``to_frame``) — exactly as the in-process and out-of-core routes read the same files, with the
+    same messages. The partitions in ``log.parts`` order, each in row order, are the stream's **given order**.
+    A URL (``s3://...``) of Parquet files is a ``RemoteLog``: the same ``FileLog`` listed and read through fsspec
+    (the filesystem's package, e.g. s3fs; a CSV log in object storage is not read).
+
+    Before any work the spec, the decision and the row filter are validated as out of core: the columns' kinds from
+    the schema, the values of the text columns they read (and of the label) from one pass on the cluster
+    (``part_values`` per partition: ``fairaudit.sources.values``; merged on the client in partition order), so a
+    value the log never takes or a missing label is refused, positioned; the favourable label value is taken in the
+    label's type from the same ``FileDataset`` (``fairaudit.data.cleaning.known_dataset``). A partition that fails
+    is reported as out of core meets it, reading the parts in order: the first failing part's error.
 
 Each worker, per partition (``partition_codes``)
     evaluates the decision (``pred``: a condition over the rows; or a model the client already loaded, shipped to
@@ -67,8 +83,8 @@ The cluster
 """
 from __future__ import annotations
 
+import copy
 import functools
-import glob as globmod
 import logging
 import os
 import warnings
@@ -81,7 +97,8 @@ import numpy as np
 
 from fairaudit.engines.base import Option
 from fairaudit.engines.stream import ChunkedObservations, _count_upto
-from fairaudit.errors import FairauditError
+from fairaudit.errors import DataError, FairauditError
+from fairaudit.sources.files import READ_ROWS, FileLog
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
@@ -99,7 +116,7 @@ from fairaudit.engines import STREAMING as ENGINE  # the engine whose observatio
 
 
 def runs_on_dask(engine) -> bool:
-    """Whether ``engine`` (an ``Engine``) can audit a Parquet log on Dask (only the monitor: its leaves are counts of
+    """Whether ``engine`` (an ``Engine``) can audit a log on Dask (only the monitor: its leaves are counts of
     observations that partitions can be reduced to)."""
     return getattr(engine, "name", engine) == ENGINE
 
@@ -109,34 +126,32 @@ def _is_url(text: str) -> bool:
     return "://" in text and not text.startswith("file://")
 
 
-def parquet_files(source) -> list[str]:
-    """The Parquet files of ``source`` (a file, a folder searched recursively, a glob, a URL, or a list of them) in
-    the order Dask reads them: natural file-name order. ``FairauditError`` when there is none."""
-    from dask.utils import natural_sort_key
+def _items(source) -> list[str]:
+    return [os.fspath(source)] if isinstance(source, (str, os.PathLike)) else [os.fspath(s) for s in source]
 
-    sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+
+def log_parts(source) -> list[str]:
+    """The parts of ``source`` — the Dask partitions, in their order: a local CSV or Parquet file, a folder of parts,
+    a glob or a list of them as ``fairaudit.sources.list_parts`` lists them (natural name order: ``part-2`` before
+    ``part-10``), the Parquet files under a URL through fsspec. ``FairauditError`` when there is none."""
+    from fairaudit.sources.files import list_parts, natural_key
+
+    items = _items(source)
+    if not items:
+        raise FairauditError("no log given: name a file, a folder of parts or a glob")
+    remote = [i for i in items if _is_url(i)]
+    if not remote:
+        return list_parts([i.removeprefix("file://") for i in items] if len(items) > 1 else
+                          items[0].removeprefix("file://"))
+    if len(remote) < len(items):
+        raise FairauditError("a log's parts are all in object storage or all on this machine, not both: "
+                             f"{remote[0]} and {next(i for i in items if not _is_url(i))}")
     found: list[str] = []
-    for item in sources:
-        text = os.fspath(item)
-        if _is_url(text):
-            found += _remote_files(text)
-            continue
-        path = Path(text.removeprefix("file://"))
-        if path.is_dir():
-            found += [str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in PARQUET_SUFFIXES]
-        elif path.is_file():
-            found.append(str(path))
-        else:
-            found += [p for p in globmod.glob(str(path), recursive=True)
-                      if os.path.isfile(p) and Path(p).suffix.lower() in PARQUET_SUFFIXES]
-    found = sorted(dict.fromkeys(found), key=natural_sort_key)
+    for item in remote:
+        found += _remote_files(item)
+    found = sorted(dict.fromkeys(found), key=natural_key)
     if not found:
         raise FairauditError(f"no Parquet files (*.parquet, *.pq) found at {source}")
-    local = [f for f in found if not _is_url(f)]
-    for f in local:
-        with open(f, "rb") as handle:
-            if handle.read(4) != b"PAR1":
-                raise FairauditError(f"{f} is not a Parquet file")
     return found
 
 
@@ -149,35 +164,77 @@ def _remote_files(url: str) -> list[str]:
 
         fs, _, paths = fsspec.get_fs_token_paths(url)
         protocol = url.split("://", 1)[0]
-        out = []
+        out, absent = [], []
         for path in paths:
             if fs.isdir(path):
                 out += [p for p in fs.find(path) if Path(p).suffix.lower() in PARQUET_SUFFIXES]
             elif any(c in path for c in "*?["):
                 out += [p for p in fs.glob(path) if Path(p).suffix.lower() in PARQUET_SUFFIXES]
-            else:
+            elif fs.exists(path):
                 out.append(path)
-        return [p if "://" in p else f"{protocol}://{p}" for p in out]
+            else:
+                absent.append(path)
     except ImportError as err:
         raise FairauditError(f"cannot read {url}: {err}") from None
     except Exception as err:  # noqa: BLE001 - the storage's own errors (botocore's credentials, HTTP, …): one line
         said = " ".join(str(err).split())[:300] or type(err).__name__
         raise FairauditError(f"cannot list {url}: {said} (check the URL, the credentials and the network)") from None
+    if absent:
+        raise FairauditError(f"nothing at {url}: no such file or folder (check the URL)")
+    return [p if "://" in p else f"{protocol}://{p}" for p in out]
 
 
-def parquet_columns(files) -> list[str]:
-    """The column names of the first file (every partition is read with these)."""
-    import pyarrow.parquet as pq
+class RemoteLog(FileLog):
+    """A Parquet log in object storage (an fsspec URL such as ``s3://bucket/logs/``): a ``FileLog`` — the same
+    schema rule (the first part's stored types) and the same conform step on every part — whose parts are listed
+    (``_remote_files``) and read through fsspec (the filesystem's package, e.g. s3fs, on the client and on every
+    worker). Parquet only: a CSV log in object storage is not read."""
 
-    try:
-        if _is_url(files[0]):
+    def __post_init__(self):
+        self.parts, self.format = log_parts(self.source), "parquet"
+        bad = next((p for p in self.parts if not p.lower().endswith(PARQUET_SUFFIXES)), None)
+        if bad is not None:
+            raise DataError(f"{bad} is not a Parquet file (*.parquet, *.pq): a log in object storage is read as "
+                            "Parquet")
+        self.schema = self._fix_schema()
+
+    def _fragment(self, path):
+        import pyarrow.dataset as ds
+
+        try:
             import fsspec
 
-            with fsspec.open(files[0], "rb") as handle:
-                return list(pq.read_schema(handle).names)
-        return list(pq.read_schema(files[0]).names)
-    except (OSError, ValueError) as err:
-        raise FairauditError(f"cannot read the Parquet schema of {files[0]}: {err}") from None
+            fs, inner = fsspec.core.url_to_fs(path)
+            return next(iter(ds.dataset(inner, format="parquet", filesystem=fs).get_fragments()))
+        except ImportError as err:
+            raise DataError(f"cannot read {path}: {err}") from None
+        except Exception as err:  # noqa: BLE001 - the storage's own errors (credentials, HTTP, a damaged file)
+            raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240] or type(err).__name__}") \
+                from None
+
+    def _raw_batches(self, path, names, columns=None, block=1 << 22, rows=READ_ROWS):
+        import pyarrow as pa
+
+        fragment = self._fragment(path)
+        try:
+            yield from fragment.to_batches(columns=columns, batch_size=rows, use_threads=False)
+        except (OSError, pa.ArrowException) as err:
+            raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240]}") from None
+
+
+def dask_log(source, declared=None, na_values=()) -> FileLog:
+    """``source`` as the log the Dask route reads (a ``FileLog``, given one as it is; a ``RemoteLog`` for URLs):
+    its parts listed and its schema fixed here, on the client, before any row is counted."""
+    from fairaudit.outofcore import log_of
+
+    if isinstance(source, FileLog):
+        return source
+    items = _items(source)
+    if any(_is_url(i) for i in items):
+        return RemoteLog(source, declared=declared, na_values=tuple(na_values or ()))
+    local = [i.removeprefix("file://") for i in items]
+    return log_of(local if len(local) > 1 or not isinstance(source, (str, os.PathLike)) else local[0], declared,
+                  na_values)
 
 
 # ---------------------------------------------------------------------------------------------------- the cluster
@@ -284,16 +341,62 @@ def _event(text: str):
     return parse_event(text)
 
 
+@dataclass
+class Part:
+    """One partition: one part (file) of the log, read on a worker by the log's own reader — ``FileLog.read_part``,
+    every batch conformed to the schema the client fixed (a value that does not fit is an ``UnfitValue`` naming the
+    file and its data row, a renamed or missing column a ``DataError``, both re-raised on the client) — and made the
+    frame the engines read (``fairaudit.sources.to_frame``; a missing label kept missing: the client refuses it
+    first). ``log``: the log with only this part listed (its schema, format and delimiter: the client's)."""
+
+    log: FileLog
+    columns: tuple
+    label: str | None = None
+
+    @property
+    def path(self) -> str:
+        return self.log.parts[0]
+
+    def tables(self, columns=None):
+        """The part's conformed Arrow tables, in row order (``columns``: the log's names; default the part's)."""
+        for batch in self.log.read_part(self.path, list(self.columns if columns is None else columns)):
+            yield batch.table
+
+    def frame(self, columns=None):
+        import pyarrow as pa
+
+        from fairaudit.sources import to_frame
+
+        wanted = list(self.columns if columns is None else columns)
+        tables = list(self.tables(wanted))
+        if not tables:  # a part without rows
+            arrow = {"integer": pa.int64(), "float": pa.float64(), "boolean": pa.bool_(), "text": pa.string()}
+            tables = [pa.table({c: pa.array([], arrow[self.log.schema.kind(c)]) for c in wanted})]
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+        return to_frame(table, self.log.schema, keep_missing=self.label or ())
+
+
+def log_partitions(log: FileLog, columns, label=None) -> list[Part]:
+    """The log's partitions in ``log.parts`` order (natural name order): the stream's given order, the order in
+    which the in-process and out-of-core routes read the same parts."""
+    out = []
+    for path in log.parts:
+        one = copy.copy(log)  # the schema fixed once, here; only the part's path differs
+        one.source, one.parts = path, [path]  # (not the whole list: a task carries its part only)
+        out.append(Part(one, tuple(columns), label))
+    return out
+
+
+def _frame(part):
+    return part.frame() if isinstance(part, Part) else part.reset_index(drop=True)
+
+
 def _decided(frame, task: Task, model):
     """``(frame, pred, label, score, rows)``: the partition's decisions, label and score, restricted to ``where``
     (``rows``: the kept rows' positions in the partition)."""
     from fairaudit.engines.observations import event_array
-    from fairaudit.data.cleaning import clean_frame
 
-    # text cleaned as the in-process route cleans it (stripped, missing "?"): the same rows, the same values
-    frame = clean_frame(frame.reset_index(drop=True))
     rows = np.arange(len(frame))
-    spec = _parsed(task.spec)
     pred = score = label = None
     if task.pred is not None:
         pred = np.asarray(event_array(_event(task.pred), frame, None, None, None)).astype(np.int8)
@@ -313,13 +416,14 @@ def _decided(frame, task: Task, model):
     return frame, pred, label, score, rows
 
 
-def partition_codes(frame, task: Task, model=None) -> PartitionCodes:
-    """Evaluate ``task`` on one partition (a pandas DataFrame): the decision, the row filter, every leaf."""
+def partition_codes(part, task: Task, model=None) -> PartitionCodes:
+    """Evaluate ``task`` on one partition (a ``Part``, read here; or a pandas DataFrame already read): the decision,
+    the row filter, every leaf."""
     from fairaudit.counterexamples import KEEP
     from fairaudit.engines.observations import observe
 
+    frame = _frame(part)
     before = len(frame)
-    _refuse_infinite(frame)
     frame, pred, label, score, rows = _decided(frame, task, model)
     obs = observe(_parsed(task.spec), frame, pred=pred, label=label, score=score, model=model,
                   column_values=dict(task.domains), rows=rows)
@@ -334,35 +438,13 @@ def partition_codes(frame, task: Task, model=None) -> PartitionCodes:
     return PartitionCodes(int(obs.length), success, mask, before, flips, first)
 
 
-class InfiniteValue(FairauditError):
-    """A partition holds an infinite number (``column``, ``value``, ``row``: its data row in the partition, from 1);
-    the client names the partition (``unreadable``'s naming) in ``fairaudit.data.csvfile.infinite``'s sentence."""
-
-    def __init__(self, column: str, value: float, row: int):
-        super().__init__(f"column {column!r} holds an infinite value ({value:g}) in data row {row:,}")
-        self.column, self.value, self.row = column, value, row
-
-    def __reduce__(self):  # raised on a worker, re-raised on the client
-        return (InfiniteValue, (self.column, self.value, self.row))
-
-
-def _refuse_infinite(frame) -> None:
-    """An ``inf`` in a numeric column is refused as in process (``fairaudit.outofcore``, ``from_csv``)."""
-    from fairaudit.data.csvfile import first_infinite
-
-    found = first_infinite(frame, [c for c in frame.columns if frame[c].dtype.kind == "f"])
-    if found is not None:
-        column, value, at, _ = found
-        raise InfiniteValue(str(column), value, at + 1)
-
-
-def partition_counterexamples(frame, task: Task, model, key: str, local) -> tuple:
+def partition_counterexamples(part, task: Task, model, key: str, local) -> tuple:
     """The ``Counterexample``s of the Fair[...] leaf ``key`` at the partition's rows ``local`` (positions after
     ``where``, in the order wanted), as ``observe`` makes them (rows: positions in the partition)."""
     from fairaudit.engines.observations import flip_decisions, flips
     from fairaudit.evaluate import compile_spec
 
-    frame, pred, _, _, rows = _decided(frame, task, model)
+    frame, pred, _, _, rows = _decided(_frame(part), task, model)
     local = np.asarray(local, dtype=np.int64)
     node = compile_spec(_parsed(task.spec)).leaf_node[key].node
     domain = list(dict(task.domains)[node.column])
@@ -601,22 +683,20 @@ def _shuffled(client, codes, lengths, keys, seed: int, rows: bool = False):
         raise
 
 
-def few_values(series, cap: int) -> tuple:
-    """The sorted distinct values of one partition's column (``distinct_values``), at most ``cap + 1`` of them
-    (``cap + 1`` already says the column has too many)."""
+def few_values(part: Part, column: str, cap: int) -> tuple:
+    """The sorted distinct values of one partition's column as the engines read it (``distinct_values`` of its
+    ``to_frame`` column), at most ``cap + 1`` of them (``cap + 1`` already says the column has too many)."""
     from fairaudit.data.roles import distinct_values
-    from fairaudit.data.cleaning import clean_frame
 
-    return distinct_values(clean_frame(series.to_frame())[series.name])[:cap + 1]
+    return distinct_values(part.frame([column])[column])[:cap + 1]
 
 
-def _domains(client, frame, spec, fair_keys) -> tuple:
+def _domains(client, parts, spec, fair_keys) -> tuple:
     """``((column, values), ...)`` for the Fair[...] leaves: the distinct values of each column over the whole log,
     sorted (``fairaudit.data.roles.distinct_values``) — a text, boolean or dictionary column's values as the dataset
     schema has them, a numeric column's as ``fairaudit.engines.observations.fair_domains`` gives them in process.
     One pass on the cluster, each partition sending at most ``FAIR_MAX_VALUES + 1`` values; a column with more is
     refused (``FairauditError``), as in process."""
-    import dask
     import pandas as pd
 
     from fairaudit.data.roles import distinct_values
@@ -628,14 +708,23 @@ def _domains(client, frame, spec, fair_keys) -> tuple:
         leaves.setdefault(compile_spec(spec).leaf_node[k].node.column, k)
     out = []
     for column, key in leaves.items():
-        found = client.compute([dask.delayed(few_values)(part, FAIR_MAX_VALUES)
-                                for part in frame[column].to_delayed()], sync=True)
+        found = _in_order([client.submit(few_values, p, column, FAIR_MAX_VALUES, pure=False) for p in parts])
         values = distinct_values(pd.Series([v for part in found for v in part], dtype=object))
         if len(values) > FAIR_MAX_VALUES:
-            raise FairauditError(f"{key}: column {column!r} has more than {FAIR_MAX_VALUES} values in the Parquet "
-                                 f"log; Fair[...] flips a column between its values (at most {FAIR_MAX_VALUES})")
+            raise FairauditError(f"{key}: column {column!r} has more than {FAIR_MAX_VALUES} values in the log; "
+                                 f"Fair[...] flips a column between its values (at most {FAIR_MAX_VALUES})")
         out.append((column, values))
     return tuple(out)
+
+
+def _in_order(futures) -> list:
+    """The results of one task per partition, in partition order: the first partition (in log order) that failed
+    raises its error — as the out-of-core route, reading the parts in order, meets it; the futures are released."""
+    try:
+        return [f.result() for f in futures]
+    finally:
+        for f in futures:
+            f.release()
 
 
 def codes_flips(codes: PartitionCodes) -> tuple:
@@ -673,8 +762,6 @@ def _fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, s
     shuffled codes, ``ids``: each stream position's row in partition order,
     ``fairaudit.engines.stream.shuffle_rows``): their stream positions read off the codes, their rows found through
     ``ids`` and made by the partitions that hold them, read again (``partition_counterexamples``)."""
-    import dask
-
     from fairaudit.counterexamples import KEEP
     from fairaudit.engines.observations import FirstFlips, Flips
     from fairaudit.evaluate import compile_spec
@@ -689,9 +776,8 @@ def _fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, s
         chosen = ids.take(at[key]).astype(np.int64)
         part_of = np.searchsorted(offsets, chosen, side="right") - 1
         wanted = {int(p): chosen[part_of == p] - offsets[p] for p in np.unique(part_of)}
-        made = client.gather(client.compute([dask.delayed(partition_counterexamples)(parts[p], task, shipped, key,
-                                                                                    local)
-                                             for p, local in wanted.items()]))
+        made = _in_order([client.submit(partition_counterexamples, parts[p], task, shipped, key, local, pure=False)
+                          for p, local in wanted.items()])
         by_row = {}
         for p, examples in zip(wanted, made):
             for local, c in zip(wanted[p], examples):
@@ -722,64 +808,41 @@ def _check_spec(spec, columns, pred, where, model, label) -> bool:
         wanted.append(label)
     missing = [c for c in dict.fromkeys(wanted) if c not in columns]
     if missing:
-        raise FairauditError(f"the Parquet log has no column {missing[0]!r} (its columns: "
+        raise FairauditError(f"the log has no column {missing[0]!r} (its columns: "
                              f"{', '.join(columns[:12])}{' ...' if len(columns) > 12 else ''})")
     if model is not None:
         absent = [c for c in getattr(model, "feature_names", ()) if c not in columns]
         if absent:
-            raise FairauditError(f"the model reads column(s) {', '.join(absent[:5])} that the Parquet log does "
-                                 "not have")
+            raise FairauditError(f"the model reads column(s) {', '.join(absent[:5])} that the log does not have")
     return "score" in named
 
 
-def distinct_of(frame, columns, label=None, literals=()) -> tuple[dict, set, int]:
-    """``({column: its distinct values}, wide columns, rows without a label)`` in one partition
-    (``distinct_values``; the label missing or empty): a wide column (more than ``VALUES_CAP`` values) sends only
-    those of ``literals`` that it holds and a few others (``narrowed``)."""
-    from fairaudit.data.cleaning import VALUES_CAP, clean_frame, narrowed
-    from fairaudit.data.roles import distinct_values
+def part_values(part: Part, wanted, label=None, literals=frozenset()) -> tuple[dict, set, int, int]:
+    """``(values, wide, rows, unlabelled)`` of one partition's ``wanted`` columns (``fairaudit.sources.values``:
+    ``chunk_values`` over its conformed batches, merged): per column its distinct values as the engines see them (a
+    wide one narrowed to ``literals`` and a few others), the wide columns, the part's rows and its rows without a
+    label. With no column wanted the log's first column is read (every part's columns and rows are still checked, as
+    out of core)."""
+    from fairaudit.sources.values import distinct_pass
 
-    unlabelled = 0
-    if label is not None:
-        held = frame[label]
-        unlabelled = int(held.isna().sum()) + int(held.dropna().map(lambda v: isinstance(v, str) and not v.strip())
-                                                  .sum())
-    frame = clean_frame(frame[list(columns)])
-    out, wide = {}, set()
-    for c in columns:
-        values = set(distinct_values(frame[c]))
-        if len(values) > VALUES_CAP:
-            values, wide = narrowed(values, literals), wide | {c}
-        out[c] = values
-    return out, wide, unlabelled
+    read = list(wanted) or list(part.log.schema.names[:1])
+    return distinct_pass(part.tables(read), part.log.schema, list(wanted), label, literals)
 
 
-UNREADABLE = (OSError, ValueError, KeyError, TypeError)  # what reading a damaged partition raises on a worker
-
-
-def unreadable(files, parts: int, i: int, err) -> FairauditError:
-    """The one line for the ``i``-th of ``parts`` partitions that could not be read (named by its file when each
-    file is one partition)."""
-    where = files[i] if parts == len(files) else f"partition {i + 1:,}"
-    return FairauditError(f"cannot read {where} of the Parquet log: {' '.join(str(err).split())[:200]}")
-
-
-def _check_values(client, frame, spec, task, model, files) -> None:
-    """Validate the spec, the decision and the row filter against the log as the in-process route validates them
-    against a file (``fairaudit.outofcore.file_dataset``): the kinds of the columns, and the values the text columns
-    they read take — one pass on the cluster over those columns. A value the log never takes (``race ==
-    "Caucasain"``, which would match no row, or every row with ``!=``) is refused, positioned, before any work."""
-    import dask
-    import pandas as pd
-
-    from fairaudit.data.cleaning import VALUES_CAP, clean_frame, known_dataset, narrowed
+def _check_values(client, log: FileLog, parts, spec, task, model):
+    """The log's ``FileDataset`` and the spec, the decision and the row filter validated against it, as out of core
+    (``fairaudit.outofcore.file_dataset``, ``fairaudit.preflight``): the kinds of the columns from the schema fixed
+    once (``log.schema.dataset_kinds``), and the values the text columns they read (and the label) take — one pass
+    on the cluster over those columns (``part_values`` per partition, ``merge`` here, in partition order). A value
+    the log never takes (``race == "Caucasain"``, which would match no row, or every row with ``!=``) is refused,
+    positioned, before any work; so is a missing label."""
+    from fairaudit.data.cleaning import known_dataset
     from fairaudit.preflight import Source, preflight
+    from fairaudit.sources.values import merge
     from fairaudit.spec import event_columns, spec_columns
     from fairaudit.spec.events import literals as written
 
-    meta = clean_frame(frame._meta)
-    kinds = {c: "numeric" if pd.api.types.is_numeric_dtype(meta[c].dtype)
-             and not pd.api.types.is_bool_dtype(meta[c].dtype) else "categorical" for c in meta.columns}
+    kinds = log.schema.dataset_kinds
     named = spec_columns(spec)
     for text in (task.pred, task.where):
         if text:
@@ -787,64 +850,42 @@ def _check_values(client, frame, spec, task, model, files) -> None:
     if task.label is not None:
         named.append(task.label)
     wanted = [c for c in dict.fromkeys(named) if kinds.get(c) == "categorical" or c == task.label]
-    known = {c: set() for c in wanted}
-    if wanted:
-        parts = frame[wanted].to_delayed()
-        literals = written(spec, *(_event(t) for t in (task.pred, task.where) if t))
-        unlabelled, wide = 0, set()
-        for i, future in enumerate(client.compute([dask.delayed(distinct_of)(p, wanted, task.label, literals)
-                                                   for p in parts])):
-            try:
-                part, many, missing = future.result()
-            except FairauditError:
-                raise
-            except UNREADABLE as err:
-                raise unreadable(files, len(parts), i, err) from None
-            unlabelled += missing
-            for c, values in part.items():
-                known[c] |= values
-                if c in wide or c in many or len(known[c]) > VALUES_CAP:  # memory bounded (``narrowed``)
-                    wide.add(c)
-                    known[c] = narrowed(known[c], literals)
-        if unlabelled:
-            from fairaudit.data.roles import missing_labels
+    literals = written(spec, *(_event(t) for t in (task.pred, task.where) if t))
+    known: dict = {c: set() for c in wanted}
+    wide: set = set()
+    rows = unlabelled = 0
+    for values, many, n, missing in _in_order([client.submit(part_values, p, wanted, task.label, literals,
+                                                             pure=False) for p in parts]):
+        rows += n
+        unlabelled += missing
+        merge(known, wide, values, many, literals, task.label)
+    if rows == 0:
+        raise DataError(f"{log.name} has no data rows")
+    if unlabelled:
+        from fairaudit.data.roles import missing_labels
 
-            raise missing_labels(task.label, unlabelled)
-    dataset = known_dataset("the Parquet log", "the Parquet log", kinds, known, label=task.label,
-                            favourable=task.favourable)
+        raise missing_labels(task.label, unlabelled)
+    dataset = known_dataset(log.stem, log.name, kinds, known, label=task.label, favourable=task.favourable,
+                            wide=wide)
     preflight(dataset, spec, decision=Source(task.pred, "pred") if task.pred is not None else None,
               where=Source(task.where, "where") if task.where else None, uses_model=model is not None)
-
-
-def _favourable(files, label, favourable):
-    """The favourable label value in the label column's type (a number given as text on the command line)."""
-    if label is None or not isinstance(favourable, str):
-        return favourable
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    kind = pq.read_schema(files[0]).field(label).type if not _is_url(files[0]) else None
-    if kind is not None and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
-        try:
-            value = float(favourable)
-        except ValueError:
-            raise FairauditError(f"the label column {label!r} is numeric; the favourable value {favourable!r} is "
-                                 "not a number") from None
-        return int(value) if value.is_integer() else value
-    if kind is not None and pa.types.is_boolean(kind):
-        return favourable.strip().lower() in ("true", "1", "yes")
-    return favourable
+    return dataset
 
 
 def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: str | None = None,
                   label: str | None = None, favourable=None, client=None, scheduler: str | None = None,
                   workers: int = 2, threads: int = 1, timeout: float = 10.0, iterate: bool = False,
-                  on_progress=None, trace_points: int | None | str = "auto", full_trace=None, **options):
-    """Audit the Parquet log ``source`` against ``spec`` with the monitor, on a Dask cluster (module doc).
+                  on_progress=None, trace_points: int | None | str = "auto", full_trace=None, column_types=None,
+                  na_values=(), **options):
+    """Audit the log ``source`` against ``spec`` with the monitor, on a Dask cluster (module doc): a CSV or Parquet
+    file, a folder of parts, a glob, a list of them, an fsspec URL of Parquet files, or a ``FileLog`` (its schema
+    already fixed); one part is one partition. (The name is historical: CSV parts are read too.)
 
     ``pred`` (a condition over the rows, true = favourable) or ``model`` (a ``Model`` already loaded in this
     process) makes the decisions; ``where`` keeps the matching rows; ``label``/``favourable`` name the label column
-    and its favourable value when the spec reads ``label``. ``client``: a ``distributed.Client`` to use (kept open);
+    and its favourable value when the spec reads ``label``. ``column_types`` (``{column: kind}`` or
+    ``["column=kind", ...]``) declares column types and ``na_values`` the text read as missing besides an empty
+    cell, as on every route (``fairaudit.sources.schema``). ``client``: a ``distributed.Client`` to use (kept open);
     without one a cluster is started for the run (``dask_client(scheduler, workers=, threads=, timeout=)``) and
     shut down after it. ``options``: the monitor's options (``delta``, ``batch``, ``order``, ``seed``, ``stop``, ...).
     ``on_progress(Progress)`` is told the cluster's progress (message "Dask: i of P partitions") and then the
@@ -855,11 +896,10 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
 
     engine, resolved = check_options(ENGINE, **options)
     spec = spec if hasattr(spec, "nodes") else parse(str(spec))
-    files = parquet_files(source)
-    columns = parquet_columns(files)
-    uses_score = _check_spec(spec, columns, pred, where, model, label)
-    task = Task(spec.text, pred, where, label, _favourable(files, label, favourable), uses_score)
-    results = _results(engine, spec, files, columns, task, model, resolved, client=client, scheduler=scheduler,
+    log = dask_log(source, column_types, na_values)  # the schema, fixed once, here
+    uses_score = _check_spec(spec, list(log.schema.names), pred, where, model, label)
+    task = Task(spec.text, pred, where, label, favourable, uses_score)
+    results = _results(engine, spec, log, task, model, resolved, client=client, scheduler=scheduler,
                        workers=workers, threads=threads, timeout=timeout, on_progress=on_progress,
                        trace_points=trace_points, full_trace=full_trace)
     if iterate:
@@ -869,37 +909,56 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
     return last(results)
 
 
-def _results(engine, spec, files, columns, task, model, options, *, client, scheduler, workers, threads, timeout,
+def _results(engine, spec, log, task, model, options, *, client, scheduler, workers, threads, timeout,
              on_progress, trace_points, full_trace):
     if client is not None:
-        yield from _on_cluster(engine, spec, files, columns, task, model, options, client, on_progress,
-                               trace_points, full_trace)
+        yield from _on_cluster(engine, spec, log, task, model, options, client, on_progress, trace_points,
+                               full_trace)
         return
     with dask_client(scheduler, workers=workers, threads=threads, timeout=timeout) as own:
-        yield from _on_cluster(engine, spec, files, columns, task, model, options, own, on_progress, trace_points,
-                               full_trace)
+        yield from _on_cluster(engine, spec, log, task, model, options, own, on_progress, trace_points, full_trace)
 
 
 def _needed_columns(columns, task: Task, model) -> list[str]:
-    from fairaudit.spec import event_columns, spec_columns
+    """The columns the workers read, as out of core (``fairaudit.outofcore.encode_file``): those of the spec's
+    leaves, the decision, the row filter, the label, and a model's features (every column for a model that does not
+    name its features)."""
+    from fairaudit.outofcore import used_columns
 
-    if model is not None:
-        return list(columns)  # the model sees the rows as they are
-    named = spec_columns(_parsed(task.spec))
-    for text in (task.pred, task.where):
-        if text:
-            named += event_columns(_event(text))
-    if task.label is not None:
-        named.append(task.label)
-    wanted = set(named)
+    features = list(getattr(model, "feature_names", None) or ()) if model is not None else []
+    if model is not None and not features:
+        return list(columns)
+    wanted = set(used_columns(_parsed(task.spec), task.pred, task.where, columns)
+                 + ([task.label] if task.label else []) + features)
     return [c for c in columns if c in wanted] or list(columns[:1])
 
 
-def _on_cluster(engine, spec, files, columns, task, model, options, client, on_progress, trace_points,
-                full_trace):
+def _log_name(log: FileLog) -> str:
+    """The log as results name it: its file, or its folder (glob) and how many parts it has."""
+    from fairaudit.numbers import count
+
+    if len(log.parts) == 1:
+        return log.parts[0]
+    where = (os.path.dirname(log.parts[0]) or ".") if isinstance(log.source, (list, tuple)) else str(log.source)
+    return f"{where} ({count(len(log.parts), ('Parquet' if log.format == 'parquet' else 'CSV') + ' files')})"
+
+
+def _earliest(futures, i: int, err, done) -> BaseException:
+    """The error to report when partition ``i`` failed with ``err``: that of the first partition in log order that
+    fails (``done``: those known to have succeeded) — the one the out-of-core route meets, reading the parts in
+    order."""
+    for j in range(i):
+        if j in done:
+            continue
+        try:
+            futures[j].result()
+        except FairauditError as earlier:
+            return earlier
+    return err
+
+
+def _on_cluster(engine, spec, log, task, model, options, client, on_progress, trace_points, full_trace):
     """Evaluate the partitions on ``client``'s cluster, combine them, and drive the monitor (module doc)."""
-    import dask
-    import dask.dataframe as dd
     from distributed import as_completed
 
     from fairaudit.engines.base import Context
@@ -913,51 +972,41 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
     progress = Progress(f"Auditing with {engine.title} on Dask", None, engine.unit, on_progress)
     ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"), progress=progress)
     keys = compile_spec(spec).leaf_keys
-    try:
-        frame = dd.read_parquet(files, columns=_needed_columns(columns, task, model))
-    except (OSError, ValueError) as err:
-        raise FairauditError(f"cannot read the Parquet log: {' '.join(str(err).split())[:200]}") from None
-    _check_values(client, frame, spec, task, model, files)
-    parts = frame.to_delayed()
+    parts = log_partitions(log, _needed_columns(list(log.schema.names), task, model), task.label)
+    dataset = _check_values(client, log, parts, spec, task, model)
+    task = replace(task, favourable=dataset.schema.favourable)  # in the label's type, as out of core
     total = len(parts)
     fair_keys = [k for k in keys if compile_spec(spec).leaf_node[k].kind == "fair"]
     if fair_keys:  # the values each Fair[...] column is flipped to: those of the whole log, sorted (as in process)
-        task = replace(task, domains=_domains(client, frame, spec, fair_keys))
+        task = replace(task, domains=_domains(client, parts, spec, fair_keys))
     shipped = client.scatter(model, broadcast=True) if model is not None else None
-    codes = client.compute([dask.delayed(partition_codes)(part, task, shipped) for part in parts])
+    codes = [client.submit(partition_codes, part, task, shipped, pure=False) for part in parts]
     summaries = [client.submit(codes_summary, c, pure=False) for c in codes]
     index = {f.key: i for i, f in enumerate(summaries)}
     lengths, totals = [0] * total, [{}] * total
-    done = 0
+    done: set = set()
     folder = None  # a temporary folder for the codes of a shuffled stream too big to shuffle in memory
     feed = None  # the partitions' counts, fetched as the monitor advances (given order)
     progress(0, total, message=f"Dask: 0 of {count(total, 'partitions')}")
     try:
         for future in as_completed(summaries):
+            i = index[future.key]
             try:
-                lengths[index[future.key]], totals[index[future.key]] = future.result()
-            except InfiniteValue as err:
-                from fairaudit.data.csvfile import infinite
-
-                i = index[future.key]
-                raise infinite(files[i] if total == len(files) else f"partition {i + 1:,} of the Parquet log",
-                               err.column, err.value, err.row, 0) from None
-            except FairauditError:
-                raise
-            except UNREADABLE as err:  # a damaged file, a column missing in one
-                raise unreadable(files, total, index[future.key], err) from None
+                lengths[i], totals[i] = future.result()
+            except FairauditError as err:  # a value that does not fit, a part's columns: the first part's, in order
+                raise _earliest(summaries, i, err, done) from None
             future.release()
-            done += 1
-            progress(done, total, message=f"Dask: {done:,} of {count(total, 'partitions')}")
+            done.add(i)
+            progress(len(done), total, message=f"Dask: {len(done):,} of {count(total, 'partitions')}")
             if progress.cancelled:
                 raise FairauditError("stopped while the Dask cluster was reading the partitions")
             if ctx.expired():  # no check has run yet: there is no partial result to give
                 raise FairauditError(f"the time budget ran out while the Dask cluster was reading the partitions "
-                                     f"({done:,} of {total:,} read)")
+                                     f"({len(done):,} of {total:,} read)")
         length = int(sum(lengths))
         if length == 0:
-            raise FairauditError(f"no row of the Parquet log matches --where {task.where!r}" if task.where
-                                 else "the Parquet log has no rows: nothing to audit")
+            raise FairauditError(f"no row of the log matches --where {task.where!r}" if task.where
+                                 else "the log has no rows: nothing to audit")
         batch, order, seed = int(options["batch"]), options["order"], int(options["seed"])
         if order == "given":  # counts at the checks, fetched as the monitor advances
             found = _fair_flips(client, spec, fair_keys, task, codes, lengths) if fair_keys else None
@@ -972,16 +1021,17 @@ def _on_cluster(engine, spec, files, columns, task, model, options, client, on_p
         batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch, split=options["split"],
                                   bound=options["bound"], order=order, ctx=ctx, assumes=assumes,
                                   stop=bool(options.get("stop")))
-        name = (files[0] if len(files) == 1
-                else f"{os.path.dirname(files[0]) or '.'} ({count(len(files), 'Parquet files')})")
+        kind = "Parquet" if log.format == "parquet" else "CSV"
+        name = _log_name(log)
         rows = {"policy": "all", "audited": length, "total": length,
-                "text": f"{'all ' if not task.where else ''}{length:,} rows of the Parquet log {name}"
+                "text": f"{'all ' if not task.where else ''}{length:,} rows of the {kind} log {name}"
                         + (f" matching {task.where}" if task.where else "")
                         + f", read in {count(total, 'partitions')} by a Dask cluster"}
         described = {"data": name, "model": model.describe() if model is not None else None, "pred": task.pred,
                      "where": task.where, "rows": "all", "dask_partitions": total}
-        provenance = {"dataset": {"name": name, "rows": length, "source": ", ".join(files[:3]) +
-                                  (" ..." if len(files) > 3 else ""), "parquet_files": len(files)},
+        provenance = {"dataset": {"name": name, "rows": length, "source": ", ".join(log.parts[:3]) +
+                                  (" ..." if len(log.parts) > 3 else ""), "parts": len(log.parts),
+                                  "format": log.format, "columns": log.schema.describe()},
                       "model": None if model is None else {"kind": model.kind, "description": model.describe(),
                                                            "content_hash": getattr(model, "content_hash", None)}}
         writer = None

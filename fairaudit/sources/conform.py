@@ -99,7 +99,8 @@ def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int
             raise _misfit(origin, first_row + 1, name, None, schema)
         return pa.nulls(len(arr), _ARROW[kind]())
     stored = kind_of_arrow(arr.type)
-    if text and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+    if (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)) and (text or name in schema.declared):
+        # a CSV's cells, or text a typed store holds in a column whose type the user declared: read in that type
         return _from_text(arr.cast(pa.string()), name, kind, schema, origin, first_row)
     if stored == "text" and kind == "text":  # text, or a date or time as its text
         return _from_text(arr.cast(pa.string()), name, kind, schema, origin, first_row)

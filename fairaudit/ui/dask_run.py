@@ -43,7 +43,8 @@ def log_names(env=None) -> list[str]:
 
 
 def log_files(name: str, env=None) -> list[str]:
-    """The Parquet files of the log ``name`` (as ``log_names`` lists it), checked to be inside the workspace."""
+    """The Parquet files of the log ``name`` (as ``log_names`` lists it), checked to be inside the workspace, in
+    natural name order (a list of files is read in the order given)."""
     folder = logs_folder(env)
     bare = name[:-1] if name.endswith("/") else name
     path = workspace.path_in(folder, bare)
@@ -51,10 +52,12 @@ def log_files(name: str, env=None) -> list[str]:
         return [str(path)]
     if not path.is_dir():
         raise FairauditError(f"{name} is not in {LOGS}/ (any more)")
+    from fairaudit.sources.files import natural_key
+
     files = [str(workspace.path_in(path, f)) for f in workspace.list_files(path) if f.lower().endswith(SUFFIX)]
     if not files:
         raise FairauditError(f"{name} holds no Parquet files")
-    return files
+    return sorted(files, key=natural_key)  # the partitions' order: part-2 before part-10, as for a folder
 
 
 def dask_picker(engine) -> dict | None:

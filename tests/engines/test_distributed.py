@@ -1,11 +1,15 @@
-"""The Dask route (``fairaudit.engines.distributed``) against its oracle, the in-process monitor on the same rows.
+"""The Dask route (``fairaudit.engines.distributed``) against its oracles, the in-process monitor and the out-of-core
+route on the same rows.
 
 A two-worker ``LocalCluster`` audits a log split into 12 Parquet files (uneven sizes, one with several row groups,
 names whose natural order differs from their lexicographic one); ``fairaudit.audit`` audits the same rows
 concatenated into one CSV. Every column of every check of the trace, the verdict, the stop step and the warnings
 must be identical — in given order (counts at the checks, combined by prefix sums) and shuffled (codes permuted on
 the client), with a decision expression and a conditional leaf, with a row filter, with a model, and on a sorted
-log whose halves test fires.
+log whose halves test fires. The same folder of Parquet parts, and a folder of CSV parts, give the out-of-core
+route's result (``fairaudit.outofcore.audit_file`` on the folder), and a part that does not fit the log's schema
+(a renamed column, a column stored with another type, ``yes`` in a column of whole numbers, an infinite number) is
+refused with the out-of-core route's very message: both read the parts through ``fairaudit.sources``.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import pytest
 
 import fairaudit
 from fairaudit.engines import distributed
-from fairaudit.engines.distributed import audit_parquet, dask_client, parquet_files
+from fairaudit.engines.distributed import audit_parquet, dask_client, log_parts
 from fairaudit.engines.observations import Observations
 from fairaudit.errors import FairauditError
 from tests.engines.parquet_logs import frame, write_log
@@ -85,7 +89,7 @@ def test_many_partitions_a_window_of_checks(client, tmp_path, monkeypatch):
     assert "60 partitions" in b.rows_text
     (counted,) = made
     assert counted.counts.rows == len(df)
-    biggest = int(max(pd.read_parquet(f).shape[0] for f in parquet_files(tmp_path / "many")))
+    biggest = int(max(pd.read_parquet(f).shape[0] for f in log_parts(tmp_path / "many")))
     assert counted.held <= 2 * CHUNK_LIMIT + biggest + 1 < len(df) // 3
 
 
@@ -156,7 +160,7 @@ def test_a_model_shipped_to_the_workers(client, log):
 
 def test_a_numeric_fair_column_with_too_many_values(client, log):
     """Fair[age] (52 distinct ages): one line, before the workers evaluate anything, as in process."""
-    with pytest.raises(FairauditError, match=r"Fair\[age\]: column 'age' has more than 20 values in the Parquet log"):
+    with pytest.raises(FairauditError, match=r"Fair\[age\]: column 'age' has more than 20 values in the log"):
         audit_parquet(log, "Fair[age] > 0.9", model=_Model(), client=client)
 
 
@@ -205,17 +209,18 @@ def test_progress_counts_partitions(client, log):
 
 
 def test_natural_file_order(log):
-    names = [p.rsplit("/", 1)[-1] for p in parquet_files(log)]
+    names = [p.rsplit("/", 1)[-1] for p in log_parts(log)]
     assert names == [f"part-{i}.parquet" for i in range(12)]  # part-2 before part-10
-    assert parquet_files(str(log / "part-1*.parquet"))[-1].endswith("part-11.parquet")
+    assert log_parts(str(log / "part-1*.parquet"))[-1].endswith("part-11.parquet")
+    assert distributed.dask_log(log).parts == log_parts(log)  # the partitions: the log's parts, in that order
 
 
 def test_bad_sources_say_one_line(tmp_path, log):
-    with pytest.raises(FairauditError, match="no Parquet files"):
-        parquet_files(tmp_path)
+    with pytest.raises(FairauditError, match="holds no CSV or Parquet file"):
+        log_parts(tmp_path)
     (tmp_path / "x.parquet").write_text("a,b\n1,2\n")
-    with pytest.raises(FairauditError, match="is not a Parquet file"):
-        parquet_files(tmp_path)
+    with pytest.raises(FairauditError, match=r"cannot read .*x\.parquet"):  # the schema: fixed on the client
+        audit_parquet(tmp_path, SPEC, pred=PRED, client=object())
     with pytest.raises(FairauditError, match="no column 'decile_scor'"):
         audit_parquet(log, SPEC, pred="decile_scor <= 4", client=object())
     with pytest.raises(FairauditError, match="needs a model"):
@@ -329,6 +334,8 @@ def test_attach_to_a_running_scheduler(client, log):
 
 
 def test_a_damaged_partition_is_named(client, log, tmp_path):
+    """A part without a column the log has: refused, named, as out of core (it was "cannot read … of the Parquet
+    log" with pyarrow's words)."""
     import shutil
 
     folder = tmp_path / "damaged"
@@ -336,9 +343,10 @@ def test_a_damaged_partition_is_named(client, log, tmp_path):
     for name in ("part-0.parquet", "part-1.parquet"):
         shutil.copy(log / name, folder / name)
     pd.read_parquet(log / "part-2.parquet").drop(columns=["race"]).to_parquet(folder / "part-2.parquet")
-    with pytest.raises(FairauditError, match=r"cannot read .*part-2.parquet of the Parquet log"):
+    with pytest.raises(FairauditError, match=r"part-2\.parquet lacks column 'race': every part of a log has the "
+                                             r"same columns"):
         audit_parquet(folder, SPEC, pred=PRED, client=client)
-    with pytest.raises(FairauditError, match="no row of the Parquet log matches --where"):
+    with pytest.raises(FairauditError, match="no row of the log matches --where"):
         audit_parquet(log, SPEC, pred=PRED, where="decile_score > 20", client=client)
 
 
@@ -415,8 +423,11 @@ def test_a_column_of_many_values_is_validated_on_its_literals(client, tmp_path, 
 
 
 def test_an_infinite_number_is_refused_as_in_process(client, tmp_path):
-    """Review finding: an ``inf`` in a numeric column was audited on Dask; in process it is refused."""
+    """Review finding: an ``inf`` in a numeric column was audited on Dask; in process it is refused — now by the one
+    conform step, with the part and its data row, in the out-of-core route's words (was "…: column 'rating' holds an
+    infinite value (inf) in data row N", worded by the Dask route itself)."""
     from fairaudit.errors import DataError
+    from fairaudit.outofcore import audit_file
 
     df = frame(3000).assign(rating=np.linspace(0.0, 1.0, 3000))
     df.loc[2000, "rating"] = np.inf
@@ -426,10 +437,171 @@ def test_an_infinite_number_is_refused_as_in_process(client, tmp_path):
     sizes = np.cumsum([len(pd.read_parquet(p)) for p in first])
     part = int(np.searchsorted(sizes, 2000, side="right"))
     row = 2000 - (int(sizes[part - 1]) if part else 0) + 1
-    with pytest.raises(DataError, match=rf"part-{part}\.parquet: column 'rating' holds an infinite value \(inf\) in "
-                                        rf"data row {row:,}; "):
+    said = rf"part-{part}\.parquet, data row {row:,}: column 'rating' holds an infinite value \(inf\); "
+    with pytest.raises(DataError, match=said) as on_dask:
         audit_parquet(folder, SPEC, pred="rating > 0.5", client=client)
+    with pytest.raises(DataError, match=said) as out_of_core:
+        audit_file(folder, SPEC, pred="rating > 0.5")
+    assert str(on_dask.value) == str(out_of_core.value)
+
+
+# ---- the one ingestion pipeline: the out-of-core route's result and refusals -----------------------------------
+
+def write_csv_log(df: pd.DataFrame, folder, parts: int = 5, seed: int = 5) -> None:
+    """``df`` as CSV parts ``part-0.csv`` … (natural order = row order; uneven sizes)."""
+    folder.mkdir()
+    rng = np.random.default_rng(seed)
+    cuts = np.r_[0, np.sort(rng.choice(np.arange(1, len(df)), parts - 1, replace=False)), len(df)]
+    for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        df.iloc[a:b].to_csv(folder / f"part-{i}.csv", index=False)
+
+
+def assert_same_as_out_of_core(a, b) -> None:
+    """The out-of-core result ``a`` and the Dask result ``b``: the verdict, the stop step, every interval."""
+    assert len(a.trace) == len(b.trace) > 0
+    for column in a.trace.columns:
+        pd.testing.assert_series_equal(a.trace[column], b.trace[column], check_exact=True)
+    assert (a.verdict, a.stop_step, a.steps, a.verdict_step) == (b.verdict, b.stop_step, b.steps, b.verdict_step)
+    assert a.warnings == b.warnings and a.sentence == b.sentence
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+@pytest.mark.parametrize("order", ["given", "shuffle"])
+def test_a_folder_of_parts_is_the_out_of_core_log(client, log, tmp_path, kind, order):
+    """The same folder audited out of core and on Dask: the same parts, in the same order, read by the same
+    ``FileLog`` — the same result, interval for interval; CSV parts are audited on Dask too (Parquet only before)."""
     from fairaudit.outofcore import audit_file
 
-    with pytest.raises(DataError, match=rf"column 'rating' holds an infinite value \(inf\) in data row {row:,}; "):
-        audit_file(folder / f"part-{part}.parquet", SPEC, pred="rating > 0.5")  # in process (out of core)
+    folder = log
+    if kind == "csv":
+        folder = tmp_path / "csvlog"
+        write_csv_log(frame(), folder, parts=11)  # part-10 after part-2
+    where = "age >= 25" if order == "given" else None
+    a = audit_file(folder, SPEC, pred=PRED, where=where, order=order, seed=6, trace_points=None)
+    b = audit_parquet(folder, SPEC, pred=PRED, where=where, order=order, seed=6, client=client, trace_points=None)
+    assert a.stop_step is not None
+    assert_same_as_out_of_core(a, b)
+    parts = 11 if kind == "csv" else 12
+    assert f"read in {parts} partitions" in b.rows_text and ("CSV" if kind == "csv" else "Parquet") in b.rows_text
+
+
+def test_a_csv_log_with_a_label_and_a_model(client, tmp_path):
+    """CSV parts whose label is text (``yes``/``no``): the favourable value and the values validated from the log's
+    schema, as out of core; a model shipped to the workers reads the frame ``to_frame`` makes, as out of core."""
+    from fairaudit.outofcore import audit_file
+
+    df = frame(8_000).assign(outcome=lambda d: d.two_year_recid.map({0: "no", 1: "yes"}))
+    folder = tmp_path / "labelled"
+    write_csv_log(df, folder, parts=4)
+    spec = 'E[label | pred] > 0.2 and E[pred | sex == "Female"] > 0.1'
+    a = audit_file(folder, spec, pred=PRED, label="outcome", favourable="yes", trace_points=None)
+    b = audit_parquet(folder, spec, pred=PRED, label="outcome", favourable="yes", client=client, trace_points=None)
+    assert_same_as_out_of_core(a, b)
+    from fairaudit.data import resolve
+    from fairaudit.models import train
+
+    df.drop(columns=["outcome"]).to_csv(tmp_path / "whole.csv", index=False)
+    model = train(resolve(str(tmp_path / "whole.csv"), label="two_year_recid"), "logreg", seed=0)
+    fair = 'Fair[sex] > 0.5 and E[pred | race == "Caucasian"] > 0.1'
+    a = audit_file(folder, fair, model=model, trace_points=None)
+    b = audit_parquet(folder, fair, model=model, client=client, trace_points=None)
+    assert_same_as_out_of_core(a, b)
+    assert a.counterexamples.to_dict() == b.counterexamples.to_dict()
+
+
+def _refusals(tmp_path, log) -> dict:
+    """Folders of parts that do not fit their log's schema: ``{name: (folder, pred)}``."""
+    import shutil
+
+    out = {}
+    renamed = tmp_path / "renamed"
+    renamed.mkdir()
+    for i in range(12):
+        shutil.copy(log / f"part-{i}.parquet", renamed / f"part-{i}.parquet")
+    pd.read_parquet(log / "part-3.parquet").rename(columns={"race": "ethnicity"}).to_parquet(renamed / "part-3.parquet")
+    out["renamed column"] = (renamed, PRED)
+    typed = tmp_path / "typed"
+    df = frame(6_000).assign(decision=lambda d: (d.decile_score <= 4).astype("int64"))
+    write_log(df, typed, parts=4)
+    second = pd.read_parquet(typed / "part-2.parquet")
+    second.assign(decision=second.decision.astype(str)).to_parquet(typed / "part-2.parquet")  # "1"/"0": text
+    out["a Parquet part storing another type"] = (typed, "decision == 1")
+    yes = tmp_path / "yes"
+    write_csv_log(frame(6_000), yes, parts=4)
+    lines = (yes / "part-2.csv").read_text().splitlines()
+    cells = lines[5].split(",")
+    cells[3] = "yes"  # decile_score: a column of whole numbers
+    lines[5] = ",".join(cells)
+    (yes / "part-2.csv").write_text("\n".join(lines) + "\n")
+    out["yes in a CSV column of whole numbers"] = (yes, PRED)
+    return out
+
+
+def test_parts_that_do_not_fit_are_refused_as_out_of_core(client, log, tmp_path):
+    """A part with a renamed column, a Parquet part storing ``decision`` as the text "1"/"0" where the first part
+    stores int64, a CSV part with ``yes`` in a column of whole numbers: each refused on Dask with the out-of-core
+    route's very message (part and data row named), never coerced or counted."""
+    from fairaudit.errors import DataError
+    from fairaudit.outofcore import audit_file
+
+    needles = {"renamed column": r"part-3\.parquet lacks column 'race' and has column 'ethnicity' that .*part-0\.parquet "
+                                 r"does not have",
+               "a Parquet part storing another type": r"part-2\.parquet, data row 1: column 'decision' holds '\d', "
+                                                      r"which is not a whole number as its type, fixed by the column "
+                                                      r"types stored in .*part-0\.parquet",
+               "yes in a CSV column of whole numbers": r"part-2\.csv, data row 5: column 'decile_score' holds 'yes', "
+                                                       r"which is not a whole number"}
+    for name, (folder, pred) in _refusals(tmp_path, log).items():
+        with pytest.raises(DataError, match=needles[name]) as out_of_core:
+            audit_file(folder, SPEC, pred=pred)
+        with pytest.raises(DataError, match=needles[name]) as on_dask:
+            audit_parquet(folder, SPEC, pred=pred, client=client)
+        assert str(on_dask.value) == str(out_of_core.value), name
+
+
+def test_the_first_bad_part_in_log_order_is_reported(client, tmp_path):
+    """Two parts that do not fit: the first in log order is reported, as out of core meets it, whichever worker
+    finished first."""
+    from fairaudit.errors import DataError
+    from fairaudit.outofcore import audit_file
+
+    folder = tmp_path / "two"
+    folder.mkdir()
+    df = frame(300_000)
+    cuts = [0, 1_000, 2_000, 290_000, 291_000, 291_100, 300_000]  # part-2: long, its bad row last; part-4: short
+    for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        df.iloc[a:b].to_csv(folder / f"part-{i}.csv", index=False)
+    for i, row in ((2, 288_000), (4, 3)):
+        lines = (folder / f"part-{i}.csv").read_text().splitlines()
+        cells = lines[row].split(",")
+        cells[2] = "old"  # age: a column of whole numbers (not read by the values pass: refused by the workers)
+        lines[row] = ",".join(cells)
+        (folder / f"part-{i}.csv").write_text("\n".join(lines) + "\n")
+    spec = 'E[pred | sex == "Female"] > 0.1'
+    with pytest.raises(DataError, match=r"part-2\.csv, data row 288,000: column 'age' holds 'old'") as out_of_core:
+        audit_file(folder, spec, pred="age > 30")
+    with pytest.raises(DataError) as on_dask:
+        audit_parquet(folder, spec, pred="age > 30", client=client)
+    assert str(on_dask.value) == str(out_of_core.value)
+
+
+def test_only_an_empty_cell_is_missing(client, tmp_path):
+    """The strings "NA" and "None" are values on every route (Namibia's code is NA); only an empty cell is missing
+    ("?") — unless ``na_values`` says otherwise, on Dask as out of core."""
+    from fairaudit.outofcore import audit_file, log_of
+
+    df = frame(6_000).astype({"race": object})
+    df.loc[df.index % 5 == 0, "race"] = "NA"
+    df.loc[df.index % 7 == 0, "race"] = "None"
+    df.loc[df.index % 11 == 0, "race"] = ""
+    folder = tmp_path / "na"
+    write_csv_log(df, folder, parts=3)
+    spec = 'E[pred | race == "NA"] > 0.1 and E[pred | race == "?"] > 0.1 and E[pred | race == "None"] > 0.1'
+    a = audit_file(folder, spec, pred=PRED, order="given", trace_points=None)
+    b = audit_parquet(folder, spec, pred=PRED, order="given", client=client, trace_points=None)
+    assert_same_as_out_of_core(a, b)
+    spec = 'E[pred | race == "?"] > 0.1'
+    a = audit_file(log_of(folder, na_values=("NA", "None")), spec, pred=PRED, order="given", trace_points=None)
+    b = audit_parquet(folder, spec, pred=PRED, order="given", na_values=("NA", "None"), client=client,
+                      trace_points=None)
+    assert_same_as_out_of_core(a, b)

@@ -344,3 +344,23 @@ def test_an_infinite_number_is_refused_as_in_memory(tmp_path, suffix):
     if suffix == ".csv":
         with pytest.raises(DataError, match=r"data row 25,001: column 'x' holds an infinite value \(-inf\); "):
             data.from_csv(path)
+
+
+def test_a_parquet_part_storing_numbers_as_text_is_refused_unless_declared(tmp_path):
+    """A folder of Parquet parts whose second part stores the int64 column ``decision`` as the strings "1"/"0": a
+    typed store's text is not parsed as a CSV's is (it was audited as numbers); a declared type converts it."""
+    import pandas as pd
+
+    from fairaudit.errors import DataError
+    from fairaudit.outofcore import log_of
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    pd.DataFrame({"g": ["a", "b"] * 50, "decision": [1, 0] * 50}).to_parquet(folder / "part-0.parquet")
+    pd.DataFrame({"g": ["a", "b"] * 50, "decision": ["1", "0"] * 50}).to_parquet(folder / "part-1.parquet")
+    spec = 'E[pred | g == "a"] > 0.1'
+    with pytest.raises(DataError, match=r"part-1\.parquet, data row 1: column 'decision' holds '1', which is not a "
+                                        r"whole number as its type, fixed by the column types stored in .*part-0"):
+        audit_file(folder, spec, pred="decision == 1")
+    result = audit_file(log_of(folder, {"decision": "integer"}), spec, pred="decision == 1")
+    assert result.rows["audited"] == 200
