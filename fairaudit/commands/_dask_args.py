@@ -105,8 +105,13 @@ def run_dask(args: argparse.Namespace, engine, spec_file, options: dict, from_fi
     level = chatter.level
     chatter.setLevel(logging.ERROR)
     try:
+        from fairaudit.preflight import option_source
+
+        sources = (option_source(pred, "--pred") if pred is not None else None,
+                   option_source(args.where, "--where") if args.where else None)
         result = audit_parquet(log, spec_file.spec, pred=pred, model=model, where=args.where, label=args.label,
                                favourable=args.favourable, scheduler=args.scheduler or None, on_progress=line,
+                               sources=sources,
                                **settings, **trace_args(args), **options)
     finally:
         chatter.setLevel(level)

@@ -829,7 +829,7 @@ def part_values(part: Part, wanted, label=None, literals=frozenset()) -> tuple[d
     return distinct_pass(part.tables(read), part.log.schema, list(wanted), label, literals)
 
 
-def _check_values(client, log: FileLog, parts, spec, task, model):
+def _check_values(client, log: FileLog, parts, spec, task, model, sources=None):
     """The log's ``FileDataset`` and the spec, the decision and the row filter validated against it, as out of core
     (``fairaudit.outofcore.file_dataset``, ``fairaudit.preflight``): the kinds of the columns from the schema fixed
     once (``log.schema.dataset_kinds``), and the values the text columns they read (and the label) take — one pass
@@ -867,8 +867,10 @@ def _check_values(client, log: FileLog, parts, spec, task, model):
         raise missing_labels(task.label, unlabelled)
     dataset = known_dataset(log.stem, log.name, kinds, known, label=task.label, favourable=task.favourable,
                             wide=wide)
-    preflight(dataset, spec, decision=Source(task.pred, "pred") if task.pred is not None else None,
-              where=Source(task.where, "where") if task.where else None, uses_model=model is not None)
+    decision, where = sources or (None, None)
+    decision = decision or (Source(task.pred, "pred") if task.pred is not None else None)
+    where = where or (Source(task.where, "where") if task.where else None)
+    preflight(dataset, spec, decision=decision, where=where, uses_model=model is not None)
     return dataset
 
 
@@ -876,7 +878,7 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
                   label: str | None = None, favourable=None, client=None, scheduler: str | None = None,
                   workers: int = 2, threads: int = 1, timeout: float = 10.0, iterate: bool = False,
                   on_progress=None, trace_points: int | None | str = "auto", full_trace=None, column_types=None,
-                  na_values=(), **options):
+                  na_values=(), sources=None, **options):
     """Audit the log ``source`` against ``spec`` with the monitor, on a Dask cluster (module doc): a CSV or Parquet
     file, a folder of parts, a glob, a list of them, an fsspec URL of Parquet files, or a ``FileLog`` (its schema
     already fixed); one part is one partition. (The name is historical: CSV parts are read too.)
@@ -885,7 +887,8 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
     process) makes the decisions; ``where`` keeps the matching rows; ``label``/``favourable`` name the label column
     and its favourable value when the spec reads ``label``. ``column_types`` (``{column: kind}`` or
     ``["column=kind", ...]``) declares column types and ``na_values`` the text read as missing besides an empty
-    cell, as on every route (``fairaudit.sources.schema``). ``client``: a ``distributed.Client`` to use (kept open);
+    cell, as on every route (``fairaudit.sources.schema``); ``sources``: the ``(decision, where)``
+    ``fairaudit.preflight.Source``s errors are positioned in (the command line's ``--pred``, ``--where``). ``client``: a ``distributed.Client`` to use (kept open);
     without one a cluster is started for the run (``dask_client(scheduler, workers=, threads=, timeout=)``) and
     shut down after it. ``options``: the monitor's options (``delta``, ``batch``, ``order``, ``seed``, ``stop``, ...).
     ``on_progress(Progress)`` is told the cluster's progress (message "Dask: i of P partitions") and then the
@@ -901,7 +904,7 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
     task = Task(spec.text, pred, where, label, favourable, uses_score)
     results = _results(engine, spec, log, task, model, resolved, client=client, scheduler=scheduler,
                        workers=workers, threads=threads, timeout=timeout, on_progress=on_progress,
-                       trace_points=trace_points, full_trace=full_trace)
+                       trace_points=trace_points, full_trace=full_trace, sources=sources)
     if iterate:
         return results
     from fairaudit.run import last
@@ -910,13 +913,14 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
 
 
 def _results(engine, spec, log, task, model, options, *, client, scheduler, workers, threads, timeout,
-             on_progress, trace_points, full_trace):
+             on_progress, trace_points, full_trace, sources=None):
     if client is not None:
         yield from _on_cluster(engine, spec, log, task, model, options, client, on_progress, trace_points,
-                               full_trace)
+                               full_trace, sources)
         return
     with dask_client(scheduler, workers=workers, threads=threads, timeout=timeout) as own:
-        yield from _on_cluster(engine, spec, log, task, model, options, own, on_progress, trace_points, full_trace)
+        yield from _on_cluster(engine, spec, log, task, model, options, own, on_progress, trace_points, full_trace,
+                               sources)
 
 
 def _needed_columns(columns, task: Task, model) -> list[str]:
@@ -957,7 +961,8 @@ def _earliest(futures, i: int, err, done) -> BaseException:
     return err
 
 
-def _on_cluster(engine, spec, log, task, model, options, client, on_progress, trace_points, full_trace):
+def _on_cluster(engine, spec, log, task, model, options, client, on_progress, trace_points, full_trace,
+                sources=None):
     """Evaluate the partitions on ``client``'s cluster, combine them, and drive the monitor (module doc)."""
     from distributed import as_completed
 
@@ -973,7 +978,7 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
     ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"), progress=progress)
     keys = compile_spec(spec).leaf_keys
     parts = log_partitions(log, _needed_columns(list(log.schema.names), task, model), task.label)
-    dataset = _check_values(client, log, parts, spec, task, model)
+    dataset = _check_values(client, log, parts, spec, task, model, sources)
     task = replace(task, favourable=dataset.schema.favourable)  # in the label's type, as out of core
     total = len(parts)
     fair_keys = [k for k in keys if compile_spec(spec).leaf_node[k].kind == "fair"]

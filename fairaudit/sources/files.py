@@ -182,6 +182,7 @@ class FileLog:
     schema: LogSchema | None = None
     format: str = ""
     sep: str = ","
+    first: str = ""  # the first part: the one whose columns every part must have (kept in a one-part copy)
 
     def __post_init__(self):
         _system_pool()
@@ -190,6 +191,7 @@ class FileLog:
         else:
             self.parts = list_parts(self.source)
             self.format = file_format(self.parts[0])
+        self.first = self.parts[0]
         if self.format == "csv":
             self.sep = delimiter(header_line(self.parts[0], self.data)[0])
         self.schema = self._fix_schema()
@@ -291,7 +293,7 @@ class FileLog:
 
         names = (list(self._fragment(path).physical_schema.names) if self.format == "parquet"
                  else self.stored_names(path))
-        check_columns(names, self.schema, path, self.parts[0])
+        check_columns(names, self.schema, path, self.first or self.parts[0])
         return names
 
     def read_part(self, path, columns=None, rows: int = READ_ROWS, offset: int = 0):

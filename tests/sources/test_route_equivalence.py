@@ -36,3 +36,30 @@ def test_in_memory_and_out_of_core_read_every_log_alike(chunk, tmp_path_factory,
             assert first[0] == "error", f"seed {seed}: a log with {log['drift']} was audited: {first}"
         seen[first[0]] += 1
     assert seen["result"] > 0
+
+
+DASK_LOGS = int(os.environ.get("FAIRAUDIT_ROUTE_DASK_LOGS", "500"))
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp", dashboard_address=None,
+                      host="127.0.0.1") as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_dask_reads_every_log_as_in_memory(scheduler, tmp_path_factory, capsys):
+    """The same generated logs on a Dask cluster (``--scheduler``): the in-memory run's result or refusal."""
+    for seed in range(DASK_LOGS):
+        log = make_log(seed)
+        tmp = tmp_path_factory.mktemp(f"dask{seed}")
+        path = write_log(log, tmp)
+        args = common_args(log, path)
+        memory = run_cli([*args, "--out-of-core", "off"], tmp, capsys)
+        dask = run_cli([*args, "--scheduler", scheduler], tmp, capsys)
+        assert dask == memory, f"seed {seed} ({log['drift']}, {log['format']}): Dask differs:\n{dask}\n{memory}"
