@@ -369,15 +369,22 @@ def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None,
     return sorted(checker.found, key=lambda d: (d.line or 0, d.column or 0, d.severity != "error"))
 
 
-def validate_event(event: ast.Event | str, schema, frame=None) -> list[Diagnostic]:
-    """The problems of a decision expression (an event) with respect to ``schema``."""
+def validate_event(event: ast.Event | str, schema, frame=None, *, decision: bool = False) -> list[Diagnostic]:
+    """The problems of a decision expression or a row filter (an event) with respect to ``schema``. With
+    ``decision`` and ``frame``, an expression that a missing value leaves neither true nor false on some row is an
+    error too (a decision must be made on every row; a row filter just leaves such rows out)."""
+    from fairaudit.spec.events import evaluate_event3, undecided_message
     from fairaudit.spec.parser import parse_event
 
     if isinstance(event, str):
         event = parse_event(event)
     checker = _Checker(schema, frame, None, None, None)
     checker.event(event)
-    return checker.found
+    if decision and frame is not None and not any(d.severity == "error" for d in checker.found):
+        try:
+            _, known = evaluate_event3(event, frame)
+        except SpecError:
+            return checker.found
         message = undecided_message(event, frame, known)
         if message:
             checker.error(event, f"it is {message}")
