@@ -163,11 +163,18 @@ class Inputs:
                                      f"{bad[0] + 1:,}); check those rows for missing or extreme values, or drop them")
             decisions = np.asarray(model_obj.predict(frame)).astype(np.int8)
         if where:
-            from fairaudit.engines.observations import event_array
+            from fairaudit.engines.observations import event_array3, where_missing_warning
             from fairaudit.spec import parse_event
+            from fairaudit.spec.events import missing_names
 
             base = np.arange(len(dataset)) if positions is None else positions
-            mask = event_array(parse_event(where), dataset.frame, decisions, labels, scores)
+            event = parse_event(where)
+            mask, known = event_array3(event, dataset.frame, decisions, labels, scores)
+            unknown = np.zeros(len(dataset), dtype=bool)
+            unknown[base] = ~known[base]  # a row the filter is unknown on is left out, and the run is told
+            if unknown.any():
+                columns = missing_names(event, dataset.frame, unknown, pred=decisions, label=labels, score=scores)
+                warnings.append(where_missing_warning(where, int(unknown.sum()), columns))
             positions = base[mask[base]]
             record = {**record, "audited": int(len(positions)),
                       "text": f"{len(positions):,} rows matching {where}, among {record['text']}"}

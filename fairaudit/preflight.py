@@ -180,7 +180,7 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
                                       + reserved_hint(reserved[0].name, getattr(dataset, "schema", None)))],
                 "in the decision: ")
         elif dataset is not None:
-            add(decision, validate_event(event, dataset.schema, dataset.frame), "in the decision: ")
+            add(decision, validate_event(event, dataset.schema, dataset.frame, decision=True), "in the decision: ")
         for tn in spec.leaves:
             if tn.kind == "fair":
                 add(spec_source, [_diagnostic(tn.node, f"{tn.text} re-predicts each row with the attribute "

@@ -6,7 +6,8 @@ any other value of the column. These are the numbers Fairlearn's ``MetricFrame``
 the single point ``[value, value]`` (δ = 0; the tightest floats around the exact fraction), and the arithmetic and
 comparisons above exact leaves are done with exact fractions (``fairaudit.evaluate``), so every comparison is
 decided — a tie included: the verdict is exact — **for these rows**. It says nothing with a probability about the population the rows were drawn from; the monitor does that.
-A conditional leaf whose condition no row satisfies has no value: its interval is [0, 1], a warning says so, and the
+A row whose event or condition a missing value leaves unknown is left out of that leaf
+(``fairaudit.engines.observations``), and a warning says how many. A conditional leaf whose condition no row satisfies has no value: its interval is [0, 1], a warning says so, and the
 comparisons that need it may stay undecided. One step, counting the audited rows.
 
 ``interval="one-look"`` instead gives a statement about the population, for an analyst who looks once at n rows
@@ -96,7 +97,7 @@ class DatasetEngine(Engine):
     @staticmethod
     def _one_look(obs, delta: float) -> Iterator[LeafBatch]:
         deltas = allocate(list(obs.values), delta)
-        leaves, warnings = {}, []
+        leaves, warnings = {}, obs.missing_warnings()
         for key, values in obs.values.items():
             mask = obs.masks[key]
             n = int(mask.sum())
@@ -111,7 +112,7 @@ class DatasetEngine(Engine):
 
     @staticmethod
     def _batches(obs) -> Iterator[LeafBatch]:
-        leaves, warnings = {}, []
+        leaves, warnings = {}, obs.missing_warnings()
         for key, values in obs.values.items():
             mask = obs.masks[key]
             n = int(mask.sum())

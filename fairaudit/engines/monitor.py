@@ -193,7 +193,10 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
         leaves = _leaves(keys, stats, a, b, shown, st, allocator, label_delta=delta if split == "optimized" else None)
         found_now = evidence.observe(steps[a:b], {k: s.at(slice(a, b)) for k, s in stats.items()})
         said = found_now + (halves if first else [])
-        notes = []
+        if first:  # the rows each leaf leaves out for a missing value (the whole stream's, known up front)
+            notes = list(getattr(obs, "missing_warnings", list)())
+        else:
+            notes = []
         if st.timed_out and not cut_noted:  # the run may still finish this batch: say the search was cut short
             cut_noted = True
             notes.append(f"the time budget ran out while the {split} δ split was searching for a decision (by step "

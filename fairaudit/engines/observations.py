@@ -7,6 +7,13 @@ most ``FAIR_MAX_VALUES`` distinct values; the values are those of the whole data
 model.
 Identical leaves (same canonical text) are one estimator. Everything is evaluated with numpy up front.
 
+Missing values (one rule, on every route): an event is three-valued (``fairaudit.spec.events``: a comparison
+that reads a missing value is neither true nor false), and a row whose event or condition is unknown is left out
+of that leaf — ``E[A]`` counts a row only where ``A`` is known, ``E[A | B]`` only where ``B`` is known to be true
+and ``A`` is known (``masks``). How many rows each leaf leaves out so is ``Observations.missing`` (``Missing``,
+added up across chunks with ``add_missing``), and ``missing_warning`` words it — the one sentence every route
+shows.
+
 The rows whose decision a ``Fair[col]`` flip changes are the leaf's counterexamples among the audited rows
 (``Flips``): all of them counted, the first ``KEEP`` in stream order kept with the decisions the flip test made
 (and, for those few, the model's scores) — ``Observations.counterexamples(upto)`` gives them for the first
@@ -85,16 +92,70 @@ class FirstFlips:
             for k, (attribute, values, positions, examples) in self.kept.items()))
 
 
+@dataclass(frozen=True)
+class Missing:
+    """The rows one leaf leaves out because a missing value makes its event or condition unknown: how many
+    (``rows``) and the columns missing on them (``columns``, in the order the leaf names them). Two add up (``+``:
+    the chunks of one stream), so a route that reads rows in pieces sums its pieces' (``add_missing``)."""
+
+    rows: int = 0
+    columns: tuple[str, ...] = ()
+
+    def __add__(self, other: "Missing") -> "Missing":
+        return Missing(self.rows + other.rows, self.columns + tuple(c for c in other.columns if c not in self.columns))
+
+
+def add_missing(total: dict, more) -> dict:
+    """Add ``more`` (leaf key -> ``Missing``, e.g. one chunk's ``Observations.missing``) into ``total``, in place;
+    returns ``total``."""
+    for key, m in (more or {}).items():
+        total[key] = total[key] + m if key in total else m
+    return total
+
+
+def missing_warning(key: str, missing: Missing) -> str:
+    """The one sentence that says a leaf left rows out for missing values (every route shows this one):
+    ``E[pred | x > 0.5]: 12 rows with a missing value of x are left out of this leaf (...)``."""
+    from fairaudit.spec.events import names_text
+
+    rows = missing.rows
+    are = "row with a missing value of {} is" if rows == 1 else "rows with a missing value of {} are"
+    return (f"{key}: {rows:,} {are.format(names_text(missing.columns))} left out of this leaf (a condition on a "
+            "missing value is neither true nor false)")
+
+
+def missing_warnings(missing) -> list[str]:
+    """``missing_warning`` for every leaf of ``missing`` (leaf key -> ``Missing``) that left a row out, in order."""
+    return [missing_warning(key, m) for key, m in (missing or {}).items() if m.rows]
+
+
+def where_missing_warning(where: str, rows: int, columns) -> str:
+    """The sentence for a row filter that is unknown on ``rows`` rows (a missing value of ``columns``): they are
+    left out of the audit."""
+    from fairaudit.spec.events import names_text
+
+    what = "row" if rows == 1 else "rows"
+    return (f"the row filter {where!r} is neither true nor false on {rows:,} {what}, where "
+            f"{names_text(columns)} {'is' if len(tuple(columns)) <= 1 else 'are'} missing: "
+            f"{'it is' if rows == 1 else 'they are'} left out of the audit")
+
+
 @dataclass
 class Observations:
     """Per distinct leaf: ``values`` (0/1 per row, in stream order) and ``mask`` (rows that count for it);
-    ``flips`` the ``Fair[...]`` leaves' counterexamples."""
+    ``flips`` the ``Fair[...]`` leaves' counterexamples; ``missing`` the rows each leaf leaves out for a missing
+    value (``Missing``; only leaves that leave some out)."""
 
     values: dict[str, np.ndarray]
     masks: dict[str, np.ndarray]
     length: int
     flips: dict[str, Flips] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what the run should be told of these rows (a live chunk's new attribute value)
+    missing: dict[str, Missing] = field(default_factory=dict)
+
+    def missing_warnings(self) -> list[str]:
+        """``missing_warning`` for each leaf that leaves rows out for a missing value."""
+        return missing_warnings(self.missing)
 
     def counterexamples(self, upto: int | None = None) -> Counterexamples | None:
         """The ``Fair[...]`` leaves' counterexamples among the first ``upto`` rows (None without such leaves)."""
@@ -116,22 +177,44 @@ class Observations:
 
     def take(self, order: np.ndarray) -> "Observations":
         """The same observations with the rows in ``order`` (positions into the current rows; without the
-        counterexamples, whose positions belong to the former order)."""
+        counterexamples, whose positions belong to the former order; ``missing`` only when ``order`` reorders all
+        the rows)."""
         return Observations({k: v[order] for k, v in self.values.items()},
-                            {k: m[order] for k, m in self.masks.items()}, len(order))
+                            {k: m[order] for k, m in self.masks.items()}, len(order),
+                            missing=dict(self.missing) if len(order) == self.length else {})
 
 
-def event_array(event, frame, pred, label, score) -> np.ndarray:
-    """An event (``fairaudit.spec`` AST) on every row of ``frame``, as a bool array."""
-    from fairaudit.spec import evaluate_event
+def event_array3(event, frame, pred, label, score) -> tuple[np.ndarray, np.ndarray]:
+    """An event (``fairaudit.spec`` AST) on every row of ``frame``: ``(true, known)`` bool arrays
+    (``fairaudit.spec.events.evaluate_event3``: a row on which a missing value decides it is unknown)."""
+    from fairaudit.spec.events import evaluate_event3
 
     try:
-        out = evaluate_event(event, frame, pred=pred, label=label, score=score)
+        return evaluate_event3(event, frame, pred=pred, label=label, score=score)
     except FairauditError:
         raise
     except KeyError as err:
         raise FairauditError(f"unknown column {err} in the specification") from None
-    return np.asarray(out, dtype=bool)
+
+
+def event_array(event, frame, pred, label, score) -> np.ndarray:
+    """An event (``fairaudit.spec`` AST) on every row of ``frame``, as a bool array: the rows where it is known to
+    be true (a row filter: a row on which a missing value leaves it unknown is left out)."""
+    return event_array3(event, frame, pred, label, score)[0]
+
+
+def decision_array(event, frame) -> np.ndarray:
+    """A decision expression (``--pred``) on every row of ``frame`` as 0/1 (int8, 1 = favourable); a row on which
+    it is neither true nor false (a missing value decides it) is an error (``FairauditError``, one line: how many
+    rows, the first, which column, what to do), never a silent 0."""
+    from fairaudit.spec.events import undecided_message
+    from fairaudit.spec.printer import event_text
+
+    true, known = event_array3(event, frame, None, None, None)
+    message = undecided_message(event, frame, known)
+    if message:
+        raise FairauditError(f"the decision `{event_text(event)}` is {message}")
+    return true.astype(np.int8)
 
 
 def flip_decisions(model, frame: pd.DataFrame, column: str, values, pred: np.ndarray):
@@ -185,13 +268,25 @@ def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, mod
     before each ``Fair[...]`` leaf (re-predicting every row once per value of the column can take a while);
     ``rows`` are the dataset positions of ``frame``'s rows (named by the counterexamples)."""
     cs = compile_spec(spec)
-    values, masks, found = {}, {}, {}
+    values, masks, found, missing = {}, {}, {}, {}
     everyone = np.ones(len(frame), dtype=bool)
     for key in cs.leaf_keys:
         node = cs.leaf_node[key].node
         if node.kind == "expect":
-            values[key] = event_array(node.event, frame, pred, label, score)
-            masks[key] = everyone if node.given is None else event_array(node.given, frame, pred, label, score)
+            # a row counts where the event is known and the condition known to be true (module doc)
+            values[key], known = event_array3(node.event, frame, pred, label, score)
+            if node.given is None:
+                masks[key], left_out = known, ~known
+            else:
+                given, given_known = event_array3(node.given, frame, pred, label, score)
+                masks[key], left_out = given & known, ~given_known | (given & ~known)
+            if not masks[key].all() and left_out.any():
+                from fairaudit.spec.events import missing_names
+
+                missing[key] = Missing(int(left_out.sum()), missing_names(
+                    (node.event, node.given), frame, left_out, pred=pred, label=label, score=score))
+            if masks[key].all():
+                masks[key] = everyone
         else:  # Fair[column]
             if model is None:
                 raise FairauditError(f"{key} needs a model to re-predict with (use --model, not --pred)")
@@ -209,7 +304,7 @@ def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, mod
             values[key], decisions = flip_decisions(model, frame, node.column, domain, np.asarray(pred))
             found[key] = flips(key, model, frame, node.column, domain, values[key], decisions, rows)
             masks[key] = everyone
-    return Observations(values, masks, len(frame), found)
+    return Observations(values, masks, len(frame), found, missing=missing)
 
 
 def observe_inputs(spec, inputs, positions: np.ndarray | None = None, note=None) -> Observations:

@@ -29,16 +29,21 @@ class ExpressionModel(Model):
         self.warnings: list[str] = []  # from validating the expression against the dataset
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        """1 where the expression is true, 0 where false; a row on which it is neither (a missing value decides
+        it) is an error (``fairaudit.spec.events.undecided_message``), never a silent 0."""
         from fairaudit.models.encoding import check_columns
-        from fairaudit.spec import evaluate_event
+        from fairaudit.spec.events import evaluate_event3, undecided_message
 
         check_columns(frame, self.feature_names)
         try:
-            decided = evaluate_event(self.event, frame)
+            decided, known = evaluate_event3(self.event, frame)
         except ModelError:
             raise
         except FairauditError as err:  # e.g. a text column compared with a number
             raise ModelError(f"decision expression `{self.expression}`: {err}") from None
+        message = undecided_message(self.event, frame, known)
+        if message:
+            raise ModelError(f"the decision expression `{self.expression}` is {message}")
         return np.asarray(decided, dtype=bool).astype(np.int8)
 
     def score(self, frame: pd.DataFrame) -> np.ndarray:
@@ -82,7 +87,7 @@ def from_expression(text: str, dataset) -> Model:
         raise ModelError(f"a decision expression cannot use '{reserved[0]}': it is itself the decision; "
                          "write a condition over the data columns")
     # unknown columns (with a suggestion), unknown category values, text compared with numbers, ...
-    found = validate_event(event, dataset.schema, dataset.frame)
+    found = validate_event(event, dataset.schema, dataset.frame, decision=True)
     errors = [d for d in found if d.severity == "error"]
     if errors:
         where = f"{errors[0].line}:{errors[0].column}: " if errors[0].line is not None else ""

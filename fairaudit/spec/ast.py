@@ -55,9 +55,10 @@ class Name:
 
 @dataclass(frozen=True)
 class Value:
-    """A literal inside an event: a number or a string."""
+    """A literal inside an event: a number or a string. An integer literal (``42``, no '.' and no exponent) is an
+    exact ``int``, any other number a ``float`` (``Value(3) == Value(3.0)``: both print as ``3``)."""
 
-    value: float | str
+    value: int | float | str
     span: Span | None = field(default=None, compare=False, repr=False)
 
 

@@ -7,6 +7,7 @@ column of the offending token and a message meant for a person (see ``_explain_t
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from pathlib import Path
 
@@ -22,6 +23,9 @@ from fairaudit.spec.tree import build_spec, named_spec
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 MAX_DEPTH = 200  # twice the deepest bracket nesting accepted (the printer and the evaluator recurse)
 MAX_OPERATORS = 300  # the longest chain of operators accepted, for the same reason
+
+_LARGEST_FLOAT = int(sys.float_info.max)  # an integer literal beyond it is refused, as a float literal that overflows
+_MAX_INT_DIGITS = len(str(_LARGEST_FLOAT))
 
 _lock = threading.Lock()
 _parser: Lark | None = None
@@ -216,10 +220,12 @@ class _ToAst(Transformer_NonRecursive):
         return tuple(values)
 
     def number(self, meta, token):
-        return ast.Value(self._float(token), span=_token_span(token))
+        return ast.Value(self._literal(token), span=_token_span(token))
 
     def negative_number(self, meta, token):
-        return ast.Value(-self._float(token), span=_span(meta))
+        value = self._literal(token)
+        # ``-0`` stays the float -0.0 it always was (its canonical text is ``-0``); -0 == 0 either way
+        return ast.Value(-float(value) if value == 0 else -value, span=_span(meta))
 
     def string(self, meta, token):
         return ast.Value(self._unescape(token, token.value[1:-1], "string"), span=_token_span(token))
@@ -234,6 +240,18 @@ class _ToAst(Transformer_NonRecursive):
         return ast.Name(name, span=_token_span(token), column=name in ast.RESERVED)
 
     # ---- token helpers
+    def _literal(self, token: Token) -> int | float:
+        """A value inside an event: an integer literal (digits only: no '.', no exponent) is the exact ``int``, so
+        that ``id == 1152921504606846977`` is not rounded to the float 2**60; any other number is a ``float``.
+        An integer beyond the largest float is refused like a float that overflows."""
+        text = token.value
+        if not text.isdigit():  # the token pattern allows only ASCII digits, '.', 'e'/'E' and a sign after 'e'
+            return self._float(token)
+        digits = text.lstrip("0") or "0"
+        if len(digits) > _MAX_INT_DIGITS or int(digits) > _LARGEST_FLOAT:
+            raise self._error_at(_token_span(token), f"the number {clip(text)} is too large")
+        return int(digits)
+
     def _float(self, token: Token) -> float:
         value = float(token.value)
         if not math.isfinite(value):

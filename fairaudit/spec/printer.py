@@ -2,12 +2,13 @@
 
 Canonical form: words for the logic (``and``, ``or``, ``not``), one space around binary operators,
 the fewest parentheses that keep the tree, numbers as the shortest round-trippable ``repr`` without a
-trailing ``.0`` (``0.5``, ``3``, ``1e-06``), strings in double quotes with ``\\`` escapes, and names
+trailing ``.0`` (``0.5``, ``3``, ``1e-06``; an integer as its exact digits), strings in double quotes with ``\\`` escapes, and names
 bare when they are identifiers that are not keywords, else back-quoted.
 """
 from __future__ import annotations
 
 import math
+import numbers
 import re
 
 from fairaudit.spec import ast
@@ -26,8 +27,12 @@ _ATOM = 8
 _EV_OR, _EV_AND, _EV_NOT, _EV_ATOM = 1, 2, 3, 4
 
 
-def format_number(value: float) -> str:
-    """``0.5`` -> ``"0.5"``, ``3.0`` -> ``"3"``, ``1e-06`` -> ``"1e-06"`` (``repr`` minus a trailing ``.0``)."""
+def format_number(value: float | int) -> str:
+    """``0.5`` -> ``"0.5"``, ``3.0`` -> ``"3"``, ``1e-06`` -> ``"1e-06"`` (``repr`` minus a trailing ``.0``); an
+    integer (an integer literal of an event is kept exact: ``fairaudit.spec.parser``) as its digits, ``2**60`` ->
+    ``"1152921504606846976"``."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"a specification cannot hold the number {value!r}")

@@ -18,6 +18,7 @@ parses. Parameters shared by most templates:
 from __future__ import annotations
 
 import itertools
+import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -82,8 +83,11 @@ class Template:
 
 
 def _value(value: Any) -> ast.Value:
+    """A group's value as a literal: a string, an integer kept exact (a column of ids beyond 2**53), else a float."""
     if isinstance(value, str):
         return ast.Value(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):  # numpy integers too
+        return ast.Value(int(value))
     return ast.Value(float(value))
 
 
@@ -124,7 +128,7 @@ def _and(*events: ast.Event | None) -> ast.Event:
 
 
 def _is(name: ast.Name, value: int) -> ast.Compare:
-    return ast.Compare("==", name, ast.Value(float(value)))
+    return ast.Compare("==", name, ast.Value(int(value)))
 
 
 def _compare_rates(rate: Callable[[ast.Event], ast.Node], groups: list[ast.Event], form: str,

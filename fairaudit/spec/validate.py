@@ -65,7 +65,9 @@ def _show(value: Any) -> str:
         return clip(quote_string(value))
     if isinstance(value, (bool, np.bool_)):
         return str(value)
-    if isinstance(value, (int, float, np.integer, np.floating)):
+    if isinstance(value, (int, np.integer)):
+        return format_number(int(value))  # exactly: 2**60 + 1 is not shown as 2**60
+    if isinstance(value, (float, np.floating)):
         return format_number(float(value))
     return repr(value)
 
@@ -76,12 +78,17 @@ def _listing(values) -> str:
 
 
 def _same_value(a: Any, b: Any) -> bool:
+    """Whether a value written in a spec and a value of a column are the same: strings equal, numbers equal
+    exactly (Python compares an int with a float exactly: 2**60 + 1 is not the float 2**60)."""
     if isinstance(a, str) or isinstance(b, str):
         return isinstance(a, str) and isinstance(b, str) and a == b
-    try:
-        return float(a) == float(b)
-    except (TypeError, ValueError):
-        return False
+    a, b = (x.item() if isinstance(x, np.generic) else x for x in (a, b))
+    if not all(isinstance(x, (int, float)) for x in (a, b)):  # bool is an int
+        try:
+            a, b = float(a), float(b)
+        except (TypeError, ValueError):
+            return False
+    return a == b
 
 
 class _Checker:
@@ -362,14 +369,25 @@ def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None,
     return sorted(checker.found, key=lambda d: (d.line or 0, d.column or 0, d.severity != "error"))
 
 
-def validate_event(event: ast.Event | str, schema, frame=None) -> list[Diagnostic]:
-    """The problems of a decision expression (an event) with respect to ``schema``."""
+def validate_event(event: ast.Event | str, schema, frame=None, *, decision: bool = False) -> list[Diagnostic]:
+    """The problems of a decision expression or a row filter (an event) with respect to ``schema``. With
+    ``decision`` and ``frame``, an expression that a missing value leaves neither true nor false on some row is an
+    error too (a decision must be made on every row; a row filter just leaves such rows out)."""
+    from fairaudit.spec.events import evaluate_event3, undecided_message
     from fairaudit.spec.parser import parse_event
 
     if isinstance(event, str):
         event = parse_event(event)
     checker = _Checker(schema, frame, None, None, None)
     checker.event(event)
+    if decision and frame is not None and not any(d.severity == "error" for d in checker.found):
+        try:
+            _, known = evaluate_event3(event, frame)
+        except SpecError:
+            return checker.found
+        message = undecided_message(event, frame, known)
+        if message:
+            checker.error(event, f"it is {message}")
     return checker.found
 
 
