@@ -280,8 +280,9 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     are observed on the audited rows of each chunk as in memory (``observe``); ``first_flips`` (a
     ``fairaudit.engines.observations.FirstFlips``) takes in each chunk's flipped rows, numbered among the audited
     rows (their ``row`` the file's row number) — the counterexamples of a run in file order."""
-    from fairaudit.engines.observations import event_array, observe
+    from fairaudit.engines.observations import add_missing, event_array3, observe
     from fairaudit.engines.stream import CodeStore, code_dtype, encode
+    from fairaudit.spec.events import missing_names
     from fairaudit.evaluate import compile_spec
     from fairaudit.models.expression import ExpressionModel
     from fairaudit.spec import event_columns, parse_event
@@ -309,6 +310,8 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     store = CodeStore(dtype)
     spill = None
     total = agree = 0
+    missing: dict = {}  # leaf key -> Missing: the audited rows each leaf leaves out for a missing value
+    unknown, unknown_columns = 0, {}  # the rows the row filter is neither true nor false on, and why
     columns = columns or [present[0]]
     from fairaudit.sources import to_frame
 
@@ -322,16 +325,25 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
         else:
             frame, inverse = to_frame(table, log.schema, label), None
         decided, scores, labels = _chunk_inputs(frame, decider, model, label, favourable)
-        keep = None if where_event is None else event_array(where_event, frame, decided, labels, scores)
         weight = None if inverse is None else np.bincount(inverse, minlength=len(frame))
+        keep = None
+        if where_event is not None:  # a row the filter is unknown on (a missing value) is left out, and counted
+            keep, known = event_array3(where_event, frame, decided, labels, scores)
+            if not known.all():
+                unknown += int((~known).sum() if weight is None else weight[~known].sum())
+                unknown_columns.update(dict.fromkeys(missing_names((where_event,), frame, ~known, pred=decided,
+                                                                   label=labels, score=scores)))
         if labels is not None and decided is not None:
             same = decided == labels
             agree += int(same.sum() if weight is None else weight[same].sum())
         if fair:  # the audited rows only, as in memory: the flips' positions are theirs
             codes = _encode_fair(spec, keys, frame, keep, decided, labels, scores, model, domains, total,
-                                 store.rows, first_flips)
+                                 store.rows, first_flips, missing)
         else:
-            codes = encode(observe(spec, frame, pred=decided, label=labels, score=scores), keys)
+            weights = weight if keep is None else (keep.astype(np.int64) if weight is None else weight * keep)
+            obs = observe(spec, frame, pred=decided, label=labels, score=scores, weights=weights)
+            add_missing(missing, obs.missing)
+            codes = encode(obs, keys)
             if inverse is not None:
                 codes = codes[inverse]
                 keep = None if keep is None else keep[inverse]
@@ -348,7 +360,10 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
         total += n
         if on_rows is not None:
             on_rows(total)
-    return store.close(), total, (agree / total if total and label is not None and pred is not None else None)
+    store = store.close()
+    store.missing = missing  # (read by audit_file: the warnings)
+    store.where_unknown = (unknown, tuple(unknown_columns))
+    return store, total, (agree / total if total and label is not None and pred is not None else None)
 
 
 def _chunk_inputs(frame, decider, model, label, favourable):
@@ -366,7 +381,7 @@ def _chunk_inputs(frame, decider, model, label, favourable):
 
 
 def _encode_fair(spec, keys, frame, keep, decided, labels, scores, model, domains, start: int, audited: int,
-                 firsts) -> np.ndarray:
+                 firsts, missing: dict | None = None) -> np.ndarray:
     """The codes of one chunk's audited rows (``keep``; file rows ``start``, ``start + 1``, …) for a spec with
     ``Fair[...]`` leaves, their flipped rows given to ``firsts`` (a ``FirstFlips``, or None; ``audited``: the
     audited rows before the chunk)."""
@@ -380,6 +395,10 @@ def _encode_fair(spec, keys, frame, keep, decided, labels, scores, model, domain
         decided, labels, scores = pick(decided), pick(labels), pick(scores)
     obs = observe(spec, frame, pred=decided, label=labels, score=scores, model=model, column_values=domains,
                   rows=rows)
+    if missing is not None:
+        from fairaudit.engines.observations import add_missing
+
+        add_missing(missing, obs.missing)
     if firsts is not None:
         firsts.add(obs.flips, audited)
     return encode(obs, keys)
@@ -485,6 +504,7 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     store, total, agreement = encode_file(spec, path, pred, where=where, label=label, favourable=favourable,
                                           rows=read_rows, memory_bytes=memory_bytes, folder=folder.name, model=model,
                                           domains=domains, first_flips=firsts)
+    missing, (unknown, unknown_columns) = store.missing, store.where_unknown
     if store.rows == 0:
         folder.cleanup()
         raise FairauditError(f"no audited row matches --where {where!r}" if where else "the stream is empty: no "
@@ -497,6 +517,7 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     elif opts["order"] == "shuffle":
         store, how = shuffle_codes(store, int(opts["seed"]), memory_bytes=memory_bytes, folder=folder.name)
     obs = store.observations(keys, halves=opts["order"] == "given", flips=firsts)
+    obs.missing = missing
     ctx = Context(seed=int(opts.get("seed") or 0), time_budget=opts.get("time_budget"), progress=progress)
     inputs = Inputs(pred=pred, where=where, model=model)
     guarantee = engine.guarantee(opts, inputs)
@@ -505,6 +526,7 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
                               assumes=order_assumption(opts["order"], opts["seed"]), stop=bool(opts.get("stop")))
     every = _rows_text(dataset, model, total)
     text = f"{store.rows:,} rows matching {where}, among {every}" if where else every
+    from fairaudit.engines.observations import where_missing_warning
     from fairaudit.models.expression import inverted_warning
 
     inverted = inverted_warning(agreement, dataset)
@@ -529,7 +551,9 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
                     guarantee=guarantee, ctx=ctx,
                     stop=bool(opts.get("stop")), on_progress=on_progress, progress=progress,
                     warnings=list(dataset.warnings) + [str(w) for w in getattr(model, "warnings", ())]
-                    + ([inverted] if inverted else []), rows=rows, provenance=provenance, trace_points=trace_points,
+                    + ([inverted] if inverted else []) + (
+                        [where_missing_warning(where, unknown, unknown_columns)] if unknown else []),
+                    rows=rows, provenance=provenance, trace_points=trace_points,
                     full_trace=writer, info={"out_of_core": True, "order_how": how.get("shuffle")})
     results = _finally(results, writer, folder)
     return results if iterate else last(results)

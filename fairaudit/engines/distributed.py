@@ -320,6 +320,8 @@ class PartitionCodes:
     before: int = 0  # the partition's rows before ``where``
     flips: dict | None = None  # per Fair[...] leaf: the first ``KEEP`` flipped rows' positions (after ``where``)
     first: dict | None = None  # per Fair[...] leaf: the first ``KEEP`` of them as ``Counterexample``s (rows: local)
+    missing: dict | None = None  # per leaf: the rows it leaves out for a missing value (``Missing``)
+    unknown: tuple = (0, ())  # the rows the row filter is neither true nor false on, and the columns missing there
 
     def unpacked(self, key) -> tuple[np.ndarray, np.ndarray | None]:
         v = np.unpackbits(self.success[key], count=self.length).astype(bool)
@@ -392,14 +394,20 @@ def _frame(part):
 
 
 def _decided(frame, task: Task, model):
-    """``(frame, pred, label, score, rows)``: the partition's decisions, label and score, restricted to ``where``
-    (``rows``: the kept rows' positions in the partition)."""
-    from fairaudit.engines.observations import event_array
+    """``(frame, pred, label, score, rows, unknown)``: the partition's decisions, label and score, restricted to
+    ``where`` (``rows``: the kept rows' positions in the partition; ``unknown``: the rows the filter is neither true
+    nor false on, left out, and the columns missing there), as out of core (``fairaudit.outofcore.encode_file``)."""
+    from fairaudit.engines.observations import event_array3
+    from fairaudit.models.expression import ExpressionModel
+    from fairaudit.spec import event_columns
 
     rows = np.arange(len(frame))
     pred = score = label = None
+    unknown = (0, ())
     if task.pred is not None:
-        pred = np.asarray(event_array(_event(task.pred), frame, None, None, None)).astype(np.int8)
+        decision = _event(task.pred)
+        pred = np.asarray(ExpressionModel(task.pred, decision, event_columns(decision)).predict(frame)).astype(
+            np.int8)
     elif model is not None:
         pred = np.asarray(model.predict(frame)).astype(np.int8)
         if task.uses_score:
@@ -410,10 +418,16 @@ def _decided(frame, task: Task, model):
     if task.label is not None:
         label = (frame[task.label] == task.favourable).to_numpy(dtype=np.int8)
     if task.where is not None:
-        keep = event_array(_event(task.where), frame, pred, label, score)
+        where = _event(task.where)
+        keep, known = event_array3(where, frame, pred, label, score)
+        if not known.all():
+            from fairaudit.spec.events import missing_names
+
+            unknown = (int((~known).sum()), missing_names((where,), frame, ~known, pred=pred, label=label,
+                                                          score=score))
         frame = frame[keep].reset_index(drop=True)
         pred, label, score, rows = (None if a is None else a[keep] for a in (pred, label, score, rows))
-    return frame, pred, label, score, rows
+    return frame, pred, label, score, rows, unknown
 
 
 def partition_codes(part, task: Task, model=None) -> PartitionCodes:
@@ -424,7 +438,7 @@ def partition_codes(part, task: Task, model=None) -> PartitionCodes:
 
     frame = _frame(part)
     before = len(frame)
-    frame, pred, label, score, rows = _decided(frame, task, model)
+    frame, pred, label, score, rows, unknown = _decided(frame, task, model)
     obs = observe(_parsed(task.spec), frame, pred=pred, label=label, score=score, model=model,
                   column_values=dict(task.domains), rows=rows)
     success, mask = {}, {}
@@ -435,7 +449,7 @@ def partition_codes(part, task: Task, model=None) -> PartitionCodes:
         mask[key] = None if every else np.packbits(m)
     flips = {k: f.positions[:KEEP].astype(np.int64) for k, f in obs.flips.items()} or None  # of ``first`` only
     first = {k: f.first for k, f in obs.flips.items()} or None
-    return PartitionCodes(int(obs.length), success, mask, before, flips, first)
+    return PartitionCodes(int(obs.length), success, mask, before, flips, first, obs.missing or None, unknown)
 
 
 def partition_counterexamples(part, task: Task, model, key: str, local) -> tuple:
@@ -444,7 +458,7 @@ def partition_counterexamples(part, task: Task, model, key: str, local) -> tuple
     from fairaudit.engines.observations import flip_decisions, flips
     from fairaudit.evaluate import compile_spec
 
-    frame, pred, _, _, rows = _decided(_frame(part), task, model)
+    frame, pred, _, _, rows, _ = _decided(_frame(part), task, model)
     local = np.asarray(local, dtype=np.int64)
     node = compile_spec(_parsed(task.spec)).leaf_node[key].node
     domain = list(dict(task.domains)[node.column])
@@ -453,13 +467,14 @@ def partition_counterexamples(part, task: Task, model, key: str, local) -> tuple
     return flips(key, model, part, node.column, domain, agree, decisions, rows[local]).first
 
 
-def codes_summary(codes: PartitionCodes) -> tuple[int, dict]:
-    """``(rows, totals)``: the partition's rows (after ``where``) and per leaf its (successes, n) over them."""
+def codes_summary(codes: PartitionCodes) -> tuple[int, dict, dict, tuple]:
+    """``(rows, totals, missing, unknown)``: the partition's rows (after ``where``), per leaf its (successes, n)
+    over them, the rows each leaf leaves out for a missing value, and the rows the row filter is unknown on."""
     totals = {}
     for key in codes.success:
         v, m = codes.unpacked(key)
         totals[key] = (int(v.sum()), codes.length if m is None else int(m.sum()))
-    return codes.length, totals
+    return codes.length, totals, codes.missing or {}, codes.unknown
 
 
 def local_points(length: int, first: int, batch: int, extra=()) -> np.ndarray:
@@ -989,6 +1004,7 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
     summaries = [client.submit(codes_summary, c, pure=False) for c in codes]
     index = {f.key: i for i, f in enumerate(summaries)}
     lengths, totals = [0] * total, [{}] * total
+    missing, unknown = [{}] * total, [(0, ())] * total
     done: set = set()
     folder = None  # a temporary folder for the codes of a shuffled stream too big to shuffle in memory
     feed = None  # the partitions' counts, fetched as the monitor advances (given order)
@@ -997,7 +1013,7 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
         for future in as_completed(summaries):
             i = index[future.key]
             try:
-                lengths[i], totals[i] = future.result()
+                lengths[i], totals[i], missing[i], unknown[i] = future.result()
             except FairauditError as err:  # a value that does not fit, a part's columns: the first part's, in order
                 raise _earliest(summaries, i, err, done) from None
             future.release()
@@ -1022,6 +1038,14 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
             found = (_fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, shipped, store, ids)
                      if fair_keys else None)
         obs.flips = found  # the Fair[...] leaves' first counterexamples (their count: from the leaves' counts)
+        from fairaudit.engines.observations import add_missing, where_missing_warning
+
+        obs.missing = {}
+        for part_missing in missing:  # in partition order, as the other routes sum their chunks
+            add_missing(obs.missing, part_missing)
+        left_out = sum(u[0] for u in unknown)
+        notes = ([where_missing_warning(task.where, left_out, tuple(dict.fromkeys(c for u in unknown for c in u[1])))]
+                 if left_out else [])
         assumes = order_assumption(order, seed)
         batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch, split=options["split"],
                                   bound=options["bound"], order=order, ctx=ctx, assumes=assumes,
@@ -1047,7 +1071,7 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
         results = drive(engine, spec, batches, options={**described, **engine.used_options(options, None)},
                         guarantee=Guarantee("probabilistic", options["delta"], assumes=assumes), ctx=ctx,
                         stop=bool(options.get("stop")), on_progress=on_progress, progress=progress, rows=rows,
-                        provenance=provenance, trace_points=trace_points, full_trace=writer)
+                        provenance=provenance, trace_points=trace_points, full_trace=writer, warnings=notes)
         yield from (results if writer is None else _writing(results, writer))
     finally:
         if feed is not None:

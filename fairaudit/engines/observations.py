@@ -263,10 +263,13 @@ def flips(key: str, model, frame: pd.DataFrame, column: str, values, agree: np.n
 
 
 def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, model=None,
-            column_values: dict | None = None, note=None, rows: np.ndarray | None = None) -> Observations:
+            column_values: dict | None = None, note=None, rows: np.ndarray | None = None,
+            weights: np.ndarray | None = None) -> Observations:
     """Evaluate every distinct leaf of ``spec`` on every row of ``frame`` (in order). ``note(message)`` is told
     before each ``Fair[...]`` leaf (re-predicting every row once per value of the column can take a while);
-    ``rows`` are the dataset positions of ``frame``'s rows (named by the counterexamples)."""
+    ``rows`` are the dataset positions of ``frame``'s rows (named by the counterexamples). ``weights``: how many
+    audited rows each row of ``frame`` stands for (a route that evaluates each distinct combination of values once;
+    0: a row the row filter leaves out), which the rows left out for a missing value are counted in."""
     cs = compile_spec(spec)
     values, masks, found, missing = {}, {}, {}, {}
     everyone = np.ones(len(frame), dtype=bool)
@@ -280,10 +283,13 @@ def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, mod
             else:
                 given, given_known = event_array3(node.given, frame, pred, label, score)
                 masks[key], left_out = given & known, ~given_known | (given & ~known)
+            if weights is not None:
+                left_out = left_out & (np.asarray(weights) > 0)
             if not masks[key].all() and left_out.any():
                 from fairaudit.spec.events import missing_names
 
-                missing[key] = Missing(int(left_out.sum()), missing_names(
+                count = int(left_out.sum() if weights is None else np.asarray(weights)[left_out].sum())
+                missing[key] = Missing(count, missing_names(
                     (node.event, node.given), frame, left_out, pred=pred, label=label, score=score))
             if masks[key].all():
                 masks[key] = everyone

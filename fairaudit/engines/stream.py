@@ -189,6 +189,13 @@ class ChunkedObservations:
         self.base = 0
         self.halves = halves
         self.flips = flips  # the ``Fair[...]`` leaves' first counterexamples (``FirstFlips``), or None
+        self.missing: dict = {}  # leaf key -> ``Missing``: the stream's rows each leaf leaves out (known up front)
+
+    def missing_warnings(self) -> list[str]:
+        """The warning for each leaf that leaves rows out for a missing value (``observations.missing_warning``)."""
+        from fairaudit.engines.observations import missing_warnings
+
+        return missing_warnings(self.missing)
 
     def counterexamples(self, upto: int | None = None):
         """The ``Fair[...]`` leaves' counterexamples among the first ``upto`` rows (``upto`` a check's step, as

@@ -91,7 +91,8 @@ def make_log(seed: int) -> dict:
             text = ((drift == "text_part" and p == last and parts > 1) or (drift == "yes_late" and p == last)
                     or (drift == "yes_first" and p == 0))  # a Parquet part holding "yes" stores the column as text
             out.append((name, _parquet(f, names, n, text_decision=text)))
-    return {"parts": out, "format": fmt, "spec": spec, "pred": "decision == 1", "drift": drift}
+    where = str(rng.choice(np.array(["", "", "x > 0.2", 'g != "B"'], dtype=object)))
+    return {"parts": out, "format": fmt, "spec": spec, "pred": "decision == 1", "drift": drift, "where": where}
 
 
 def _quoted(value: str) -> str:
@@ -150,7 +151,8 @@ def _route_free(message: str) -> str:
 def result_key(payload: dict) -> tuple:
     nodes = tuple((n["id"], n["final"].get("verdict"), _r(n["final"].get("lo")), _r(n["final"].get("hi")),
                    _r(n["final"].get("estimate"))) for n in payload["nodes"])
-    return (payload["verdict"], payload.get("stop_step"), payload.get("steps"), nodes)
+    said = tuple(sorted(w for w in payload.get("warnings", ()) if "missing" in w or "neither true nor false" in w))
+    return (payload["verdict"], payload.get("stop_step"), payload.get("steps"), nodes, said)
 
 
 def _r(x):
@@ -158,4 +160,6 @@ def _r(x):
 
 
 def common_args(log: dict, path: Path) -> list[str]:
-    return ["--data", str(path), "--spec", log["spec"], "--pred", log["pred"], "--order", "given", "--batch", "10"]
+    where = ["--where", log["where"]] if log.get("where") else []
+    return ["--data", str(path), "--spec", log["spec"], "--pred", log["pred"], "--order", "given", "--batch", "10",
+            *where]
