@@ -546,9 +546,9 @@ def test_parts_that_do_not_fit_are_refused_as_out_of_core(client, log, tmp_path)
 
     needles = {"renamed column": r"part-3\.parquet lacks column 'race' and has column 'ethnicity' that .*part-0\.parquet "
                                  r"does not have",
-               "a Parquet part storing another type": r"part-2\.parquet, data row 1: column 'decision' holds '\d', "
-                                                      r"which is not a whole number as its type, fixed by the column "
-                                                      r"types stored in .*part-0\.parquet",
+               "a Parquet part storing another type": r"part-2\.parquet: column 'decision' is stored as \w*string "
+                                                      r"\('\d' in data row 1\), not as a whole number as its type, "
+                                                      r"fixed by the column types stored in .*part-0\.parquet",
                "yes in a CSV column of whole numbers": r"part-2\.csv, data row 5: column 'decile_score' holds 'yes', "
                                                        r"which is not a whole number"}
     for name, (folder, pred) in _refusals(tmp_path, log).items():
