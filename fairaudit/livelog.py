@@ -384,20 +384,20 @@ class JsonLines:
         import pyarrow as pa
 
         from fairaudit.sources.conform import conform, to_frame
-        from fairaudit.sources.schema import infer_values
+        from fairaudit.sources.schema import TYPE_ROWS, infer_values
 
-        keys = list(dict.fromkeys(k for r in records for k in r))
-        if self.schema is None:
-            self.schema = infer_values({k: [r.get(k) for r in records] for k in keys}, JSON_ORIGIN,
-                                       declared=self.declared, na_values=self.na_values, rows=len(records))
-        else:
-            known = set(self.schema.raw or self.schema.names)
-            extra = next((k for k in keys if k not in known), None)
-            if extra is not None:
-                at = next(i for i, r in enumerate(records) if extra in r)
-                raise DataError(f"{JSON_ORIGIN}, data row {self.rows + at + 1:,} (line {lines[at]:,}) has key "
-                                f"{extra!r}, which the first records did not have: every record of a log has the "
-                                "log's columns (a renamed key would be audited as missing)")
+        if self.schema is None:  # the first ``TYPE_ROWS`` records, as a CSV's first rows
+            typing = records[:TYPE_ROWS]
+            keys = list(dict.fromkeys(k for r in typing for k in r))
+            self.schema = infer_values({k: [r.get(k) for r in typing] for k in keys}, JSON_ORIGIN,
+                                       declared=self.declared, na_values=self.na_values, rows=len(typing))
+        known = set(self.schema.raw or self.schema.names)
+        extra = next((k for r in records for k in r if k not in known), None)
+        if extra is not None:
+            at = next(i for i, r in enumerate(records) if extra in r)
+            raise DataError(f"{JSON_ORIGIN}, data row {self.rows + at + 1:,} (line {lines[at]:,}) has key "
+                            f"{extra!r}, which the first records did not have: every record of a log has the "
+                            "log's columns (a renamed key would be audited as missing)")
         arrays = [_json_array([r.get(raw) for r in records], name, self.schema, self.rows)
                   for name, raw in zip(self.schema.names, self.schema.raw or self.schema.names)]
         table = pa.table(arrays, names=list(self.schema.names))
@@ -535,13 +535,15 @@ def log_dataset(frame: pd.DataFrame, name: str, spec=None, events=(), schema=Non
     first rows need not hold every category yet: a text column also takes the string values that ``spec`` and the
     ``events`` (parsed) compare it with (a value that never arrives simply matches no row); a true/false column
     takes both. A value of another type than the column's — ``decision == 1`` on a column of text, ``group ==
-    "true"`` on one of true/false — is not a value of it: the checks refuse it, as for the file at rest."""
+    "true"`` on one of true/false — is not a value of it, nor is text that the schema reads as missing
+    (``na_values``): the checks refuse them, as for the file at rest."""
     from fairaudit.data.dataset import Dataset
     from fairaudit.data.roles import build_schema, distinct_values
 
     kinds = {c: (schema.kind(c) if schema is not None and c in schema else _frame_kind(frame[c]))
              for c in frame.columns}
     named = mentioned_values(spec, events)
+    missing = set(getattr(schema, "na_values", ()) or ())  # text read as missing: never a value
     known = {}
     for c, kind in kinds.items():
         if kind == "boolean":
@@ -549,7 +551,7 @@ def log_dataset(frame: pd.DataFrame, name: str, spec=None, events=(), schema=Non
         elif kind == "text":
             seen = distinct_values(frame[c])
             known[c] = tuple(seen) + tuple(sorted(v for v in named.get(c, ()) if isinstance(v, str)
-                                                  and v not in set(seen)))
+                                                  and v not in set(seen) and v.strip() not in missing))
     dataset_kinds = {c: "numeric" if k in ("integer", "float") else "categorical" for c, k in kinds.items()}
     return Dataset(name, frame, build_schema(frame, dataset_kinds, known_values=known), source=name)
 

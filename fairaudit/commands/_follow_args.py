@@ -15,7 +15,7 @@ model file (``--model PATH``, loaded safely) that reads its feature columns from
 and so is every warning the drift checks raise as it fires. Validation before any work: the spec, the decision and
 the row filter against the log's columns (checked on the CSV header, then on the first rows); a problem exits 2.
 The log is read by the pipeline of a file at rest (``fairaudit.livelog``: the schema fixed by the first poll, every
-later poll checked against it): a value that does not fit its column in a later row, a last line cut short, a log
+later poll checked against it; ``--column-type`` and ``--na-values`` apply as with ``--data``): a value that does not fit its column in a later row, a last line cut short, a log
 truncated, ... ends the watch with one line naming the file and row, exit 2; the verdict so far is printed as
 ``stopped:`` (incomplete, not the log's answer) and no report or JSON is written.
 """

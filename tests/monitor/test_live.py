@@ -391,7 +391,8 @@ def test_json_lines_a_text_column_stays_text_whatever_the_polls(json_pipe):
     fit it and is refused with its data row (``conform``) — it was made the text "5" (``ColumnTypes``)."""
     _polled(json_pipe, '{"g": "x"}\n')
     assert _polled(json_pipe, '{"g": "5"}\n')["g"].tolist() == ["5"]
-    with pytest.raises(FairauditError, match=r"the JSON lines, data row 4: column 'g' holds 5, which is not text"):
+    with pytest.raises(FairauditError, match=r"the JSON lines: column 'g' is stored as int64 \(5 in data row 4\), "
+                                             r"not as text"):
         _polled(json_pipe, '{"g": "6"}\n{"g": 5}\n')
 
 

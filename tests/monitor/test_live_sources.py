@@ -96,6 +96,28 @@ def test_na_is_a_value_in_every_poll(tmp_path):
     tail.close()
 
 
+def test_declared_types_and_missing_markers_apply_live_as_at_rest(tmp_path):
+    """``--column-type`` and ``--na-values`` reach a live log: ``yes`` later in a column declared text is a value, and
+    a literal that ``na_values`` reads as missing is not admitted as a value still to come."""
+    from fairaudit.livelog import open_log
+
+    path = tmp_path / "log.csv"
+    path.write_text("g,decision\nA,1\nnull,0\n")
+    tail = open_log(path, declared=["decision=text"], na_values=("NA", "null"))
+    assert tail.poll()["g"].tolist() == ["A", "?"]
+    append(path, "NA,yes\n")
+    assert tail.poll()["decision"].tolist() == ["yes"]
+    tail.close()
+    spec = parse('E[pred | g == "NA"] >= 0.1')
+    with pytest.raises(FairauditError) as live:
+        prepare(spec, open_log(path, declared=["decision=text"], na_values=("NA", "null")), pred='decision == "1"',
+                name="log.csv", poll=0.01, idle_timeout=1)
+    rest = data.from_csv(path, column_types=["decision=text"], na_values=("NA", "null"))
+    with pytest.raises(FairauditError) as at_rest:
+        preflight(rest, spec)
+    assert str(live.value) == str(at_rest.value) and "never takes the value \"NA\"" in str(live.value)
+
+
 # --------------------------------------------------------------------------------------------------- the log's end
 def test_a_last_line_cut_short_is_refused_when_the_log_ends(tmp_path):
     """A last line with fewer fields and no line end when the watch ends (the idle timeout): refused naming its
@@ -209,9 +231,13 @@ def test_a_parquet_file_that_stores_a_number_column_as_text_is_refused(tmp_path)
     source = ParquetDir(tmp_path)
     assert source.poll()["decision"].tolist() == [1, 0, 1, 0]
     pd.DataFrame({"decision": ["1", "0"], "group": ["A", "B"]}).to_parquet(tmp_path / "part-3.parquet")
-    with pytest.raises(UnfitValue, match=r"part-3\.parquet, data row 1: column 'decision' holds '1', which is not a "
-                                         r"whole number as its type, fixed by the column types stored in .*part-1"):
+    with pytest.raises(UnfitValue, match=r"part-3\.parquet: column 'decision' is stored as \w+ \('1' in data row "
+                                         r"1\), not as a whole number as its type, fixed by the column types stored "
+                                         r"in .*part-1\.parquet") as live:
         source.poll()
+    with pytest.raises(UnfitValue) as rest:
+        FileLog(tmp_path).read_all()
+    assert str(live.value) == str(rest.value)
 
 
 def test_a_parquet_file_with_a_renamed_column_is_refused(tmp_path):
