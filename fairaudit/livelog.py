@@ -3,17 +3,31 @@
 Three kinds of log (``open_log``):
 
 * a CSV file that a deployed model appends lines to (``CsvTail``): the header is read once; each poll reads the
-  bytes appended since the last one and parses the complete lines (a partial last line waits for the next poll);
-  a file that shrinks (truncated) or is replaced by another file under its name (rotated) is an error;
-* a directory of Parquet files (``ParquetDir``): each new ``*.parquet`` file is read once, in name order (a
-  writer should write a file under another name and rename it when complete; a file that cannot be read yet is
-  retried at the next poll); a new file whose name sorts before one already read is an error (its rows would
-  arrive out of order);
+  bytes appended since the last one and parses the complete records (a partial last line waits for the next poll;
+  when the watch ends by the idle timeout, a last line without its line end is read as the file at rest reads it,
+  or refused if it lacks fields); a file that shrinks (truncated) or is replaced by another file under its name
+  (rotated) is an error;
+* a directory of Parquet files (``ParquetDir``): each new ``*.parquet`` file is read once, in natural name order
+  (``part-2`` before ``part-10``, as a folder at rest is read; a writer should write a file under another name and
+  rename it when complete; a file that cannot be read yet is retried at the next poll); a new file whose name sorts
+  before one already read is an error (its rows would arrive out of order);
 * ``-``, JSON lines on standard input (``JsonLines``): one JSON object per line, read by a thread so that
   the polls never block; the end of the input ends the log.
 
-Text is cleaned as ``fairaudit.data.from_csv`` cleans a file (stripped, a missing category is ``"?"``), so a CSV
-log audited live gives the rows the file at rest gives.
+Every log goes through the one ingestion pipeline of a file at rest (``fairaudit.sources``), so a complete log
+audited live gives the rows, the types, the values and the refusals that ``fairaudit audit --data`` gives:
+
+* the **schema** is fixed once, by the **first poll** that holds rows: a CSV log's first rows (up to
+  ``TYPE_ROWS``) parsed as text by pyarrow's CSV reader with the options every CSV is read with
+  (``fairaudit.sources.files.csv_options``) and typed by ``infer_text``; a Parquet folder's first file's stored types
+  (``from_arrow``); the first JSON records' types (``infer_values``). A declared type (``declared``) or
+  ``na_values`` apply as at rest;
+* **every poll** is parsed the same way and checked by ``fairaudit.sources.conform`` with its origin (the CSV log,
+  the Parquet file, the JSON lines) and its first row: a value that does not fit its column's type (``yes`` in a
+  column of whole numbers, ``"1"`` stored as text in a Parquet file whose first file stored numbers, ``inf``) is an
+  error naming the file and its data row — never a value coerced, counted as missing or as unfavourable; a Parquet
+  file or a JSON record with a column the log does not have (a renamed column) is refused too. The error ends the
+  live audit: the verdict so far is kept marked incomplete (``failed``), never as a final answer.
 
 ``follow(source, ...)`` yields each poll's new rows until the log ends, ``stop`` is set (an interrupt, the
 dashboard's Stop) or nothing arrived for ``idle_timeout`` seconds; ``live_audit`` runs the monitor on them
@@ -21,26 +35,29 @@ through the shared driver (``fairaudit.run.drive``) and yields each partial ``Au
 """
 from __future__ import annotations
 
-import io
+import copy
 import json
 import os
 import queue
 import sys
 import threading
 import time
+from collections import namedtuple
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 import pandas as pd
 
-from fairaudit.errors import FairauditError
+from fairaudit.errors import DataError, FairauditError
 
 POLL_SECONDS = 0.2
 from fairaudit.engines import STREAMING as LIVE_ENGINE  # audits a log as it grows (``fairaudit.engines.live``)
 
 
 LIVE_OPTIONS = ("delta", "batch", "split", "bound", "order", "stop", "time_budget")  # the options a live run uses
+JSON_ORIGIN = "the JSON lines"
+_BOM = b"\xef\xbb\xbf"
 
 
 def live_engine():
@@ -55,13 +72,17 @@ def runs_live(engine) -> bool:
     return getattr(engine, "name", engine) == LIVE_ENGINE
 
 
+_Row = namedtuple("_Row", "number actual_columns expected_columns text")
+
+
 class CsvTail:
     """A CSV file read as it grows (module doc)."""
 
     kind = "CSV log"
 
-    def __init__(self, path):
+    def __init__(self, path, declared=None, na_values=()):
         self.path = Path(path)
+        self.origin = str(self.path)  # what messages name, as ``fairaudit audit --data`` names the file
         try:
             self.fh = open(self.path, "rb")
         except OSError as err:
@@ -69,18 +90,18 @@ class CsvTail:
         self.ino = os.fstat(self.fh.fileno()).st_ino
         self.pos = 0
         self.header: bytes | None = None
+        self.names: list[str] | None = None  # the header's column names (stripped; an empty one "Unnamed: <i>")
+        self.sep = ","
         self.buffer = b""
-        self.types = ColumnTypes(str(self.path))
+        self.started = False  # the file's first bytes were read (a byte-order mark skipped)
+        self.declared, self.na_values = declared, tuple(na_values or ())
+        self.schema = None  # fixed by the first poll that holds rows
+        self.rows = 0  # data rows of the log read so far
         self.ended = False  # a file never ends: the idle timeout or an interrupt ends the watch
 
     @property
     def columns(self) -> list[str] | None:
-        if self.header is None:
-            return None
-        from fairaudit.data.csvfile import _delimiter
-
-        sep = _delimiter(self.header.decode("utf-8-sig", errors="replace"))
-        return list(pd.read_csv(io.BytesIO(self.header), nrows=0, sep=sep, encoding="utf-8-sig").columns.str.strip())
+        return None if self.names is None else list(self.names)
 
     def poll(self) -> pd.DataFrame | None:
         try:
@@ -97,102 +118,184 @@ class CsvTail:
         data = self.fh.read(st.st_size - self.pos) if st.st_size > self.pos else b""
         self.pos += len(data)
         self.buffer += data
-        if self.header is None:
-            cut = self.buffer.find(b"\n")
-            if cut < 0:
-                return None
-            self.header, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
-        from fairaudit.data.csvfile import _delimiter
-
-        cut = record_end(self.buffer, _delimiter(self.header.decode("utf-8-sig", errors="replace")))
+        if self.header is None and not self._take_header():
+            return None
+        cut = record_end(self.buffer, self.sep)
         if cut < 0:
             return None
         body, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
-        if not body.strip():
+        return self._rows(body)
+
+    def finish(self) -> pd.DataFrame | None:
+        """The log has ended (the idle timeout): its last record without a line end, read as the file at rest reads
+        it — a complete one is a row, one with fewer fields than the header (a line cut short) or a quoted value
+        never closed is refused, naming its data row."""
+        if self.header is None or not self.buffer.strip():
             return None
-        return self.types(self._parse(self.header + body))
+        rest, self.buffer = self.buffer, b""
+        spans = quoted_spans(rest, self.sep)
+        if spans and spans[-1][1] < 0:
+            raise DataError(f"cannot parse {self.origin}: a quoted value opened in data row {self.rows + 1:,} is never "
+                            "closed; close its quote")
+        return self._rows(rest)
 
-    def _parse(self, data: bytes) -> pd.DataFrame:
-        """The first rows as ``fairaudit.data.from_csv`` reads a file; later ones with the columns that were text in
-        them read as text (pandas would type a chunk of digits-only categories as numbers)."""
-        from fairaudit.data import from_csv
-        from fairaudit.data.csvfile import _delimiter, _normalise, _read_frame
+    def _take_header(self) -> bool:
+        """The header line, once it is complete (a byte-order mark and blank lines before it skipped, as at rest;
+        LF, CRLF or CR line ends)."""
+        from fairaudit.sources.files import delimiter
 
-        if self.types.numeric is None:
-            frame = from_csv(data, name=self.path.name).frame
-            self.sep = _delimiter(self.header.decode("utf-8-sig", errors="replace"))
-            self.names = list(frame.columns)
-            self.text = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])
-                         and not pd.api.types.is_bool_dtype(frame[c])]
-            return frame
-        text = {c: str for c in self.text}
-        frame = _read_frame(data, self.path.name, self.sep, self.names, dtype=text or None)
-        _normalise(frame, keep_missing=None)
-        return frame
+        if not self.started:  # the file's first bytes: a byte-order mark, maybe
+            if len(self.buffer) < len(_BOM) and _BOM.startswith(self.buffer):
+                return False
+            if self.buffer.startswith(_BOM):
+                self.buffer = self.buffer[len(_BOM):]
+            self.started = True
+        while True:
+            ends = [i for i in (self.buffer.find(b"\n"), self.buffer.find(b"\r")) if i >= 0]
+            if not ends:
+                return False
+            cut = min(ends)
+            line = self.buffer[:cut]
+            self.buffer = self.buffer[cut + (2 if self.buffer[cut:cut + 2] == b"\r\n" else 1):]
+            text = line.decode("utf-8", errors="replace")
+            if not text.strip():
+                continue  # a blank line before the header
+            self.header = line
+            self.sep = delimiter(text)
+            self.names = header_names(text, self.sep)
+            return True
+
+    def _rows(self, body: bytes) -> pd.DataFrame | None:
+        """The rows of ``body`` (complete records): parsed as text as every CSV is parsed, the schema fixed by the
+        first rows, checked against it (``conform``) with their rows in the log."""
+        import pyarrow as pa
+        import pyarrow.csv as pc
+
+        from fairaudit.sources.conform import conform, to_frame
+        from fairaudit.sources.files import RowShape, csv_error, csv_options
+        from fairaudit.sources.schema import TYPE_ROWS, infer_text
+
+        if not body.strip(b" \t\r\n"):
+            return None
+        shape = RowShape()
+        read, parse, convert = csv_options(self.sep, self.names, shape, max(1 << 20, min(len(body) + 1, 1 << 26)))
+        try:
+            table = pc.read_csv(pa.py_buffer(body), read_options=read, parse_options=parse, convert_options=convert)
+        except DataError:
+            raise
+        except (OSError, pa.ArrowException) as err:
+            if shape.bad is not None:  # its data row in the log, as the file at rest names it
+                bad = shape.bad
+                number = None if bad.number is None else self.rows + bad.number + 1
+                shape.bad = _Row(number, bad.actual_columns, bad.expected_columns, bad.text)
+            raise csv_error(self.origin, err, shape) from None
+        if table.num_rows == 0:
+            return None
+        if self.schema is None:
+            self.schema = infer_text(table.slice(0, TYPE_ROWS), self.origin, declared=self.declared,
+                                     na_values=self.na_values)
+        conformed = conform(table, self.schema, origin=self.origin, first_row=self.rows, columns=self.schema.names,
+                            text=True)
+        self.rows += table.num_rows
+        return to_frame(conformed, self.schema)
 
     def close(self) -> None:
         self.fh.close()
 
 
-def record_end(data: bytes, sep: str = ",") -> int:
-    """The position of the last line end in ``data`` (bytes that start at a record's start) that ends a CSV record,
-    -1 if none: a record whose quoted value ("..." may hold line ends) is still being written waits for its end.
-    Quotes are read as ``fairaudit.data.from_csv`` reads them (the csv module: a quote opens a quoted value only at
-    a value's start, "" inside one is a quote)."""
+def header_names(line: str, sep: str) -> list[str]:
+    """A CSV header line's column names as ``fairaudit.sources.FileLog`` reads them (the csv module, spaces after
+    a delimiter skipped, names stripped, an empty one ``Unnamed: <i>``)."""
     import csv
 
-    cut = data.rfind(b"\n")
-    if cut < 0 or b'"' not in data[:cut]:
-        return cut
-    text = data[:cut + 1].decode("utf-8", errors="replace")
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, skipinitialspace=True, strict=True)
-    done = 0  # the lines of the complete records
-    try:
-        for _ in reader:
-            done = reader.line_num
-    except csv.Error as err:
-        if "unexpected end of data" not in str(err):
-            return cut  # another fault: the parser says what it is
-        if done == 0:
-            return -1
-        return int(np.flatnonzero(np.frombuffer(data, dtype=np.uint8, count=cut + 1) == ord("\n"))[done - 1])
-    return cut
+    raw = next(csv.reader([line.rstrip("\r\n")], delimiter=sep, skipinitialspace=True))
+    return [n.strip() or f"Unnamed: {i}" for i, n in enumerate(raw)]
+
+
+def quoted_spans(data: bytes, sep: str = ",") -> list[tuple[int, int]]:
+    """The quoted values of ``data`` (bytes that start at a record's start) as pyarrow's CSV reader reads them: a
+    quote opens a quoted value only at a value's very start (after a delimiter or a line end), ``""`` inside one is
+    a quote, the next lone quote closes it. ``(open, close)`` positions of each; ``close`` -1 for one still open."""
+    starts = (ord(sep), 10, 13)
+    spans = []
+    i = data.find(b'"')
+    while i >= 0:
+        if i > 0 and data[i - 1] not in starts:
+            i = data.find(b'"', i + 1)  # a quote inside an unquoted value: a character
+            continue
+        j = i + 1
+        while True:
+            k = data.find(b'"', j)
+            if k < 0:
+                spans.append((i, -1))
+                return spans
+            if data[k + 1:k + 2] == b'"':
+                j = k + 2
+                continue
+            break
+        spans.append((i, k))
+        i = data.find(b'"', k + 1)
+    return spans
+
+
+def record_end(data: bytes, sep: str = ",") -> int:
+    """The position of the last line end (LF or CR) in ``data`` (bytes that start at a record's start) that ends a
+    CSV record, -1 if none: a record whose quoted value (which may hold line ends) is still being written waits for
+    its end. Quotes are read as pyarrow's CSV reader reads every CSV (``quoted_spans``)."""
+    last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+    if last < 0 or b'"' not in data[:last]:
+        return last
+    spans = quoted_spans(data[:last + 1], sep)
+    for start, end in reversed(spans):
+        if last < 0:
+            break
+        if end >= 0 and end < last:
+            break  # the last line end is after every quoted value
+        if start < last:  # the line end is inside this quoted value: the record before it is the last complete
+            last = max(data.rfind(b"\n", 0, start), data.rfind(b"\r", 0, start))
+    return last
 
 
 class ParquetDir:
-    """A directory of Parquet files, each read once in name order (module doc)."""
+    """A directory of Parquet files, each read once in natural name order (module doc)."""
 
     kind = "Parquet directory"
 
-    def __init__(self, path, links: bool = True):
+    def __init__(self, path, links: bool = True, declared=None, na_values=()):
         self.path = Path(path)
         self.links = links  # False: files that are symbolic links are not read (the dashboard's workspace)
         self.done: list[str] = []
         self.waiting: dict[str, int] = {}  # a file that could not be read yet: its size then
-        self.schema_columns: list[str] | None = None
-        self.types = ColumnTypes(str(self.path))
+        self.declared, self.na_values = declared, tuple(na_values or ())
+        self.schema = None  # the first file's stored types
         self.ended = False
 
     @property
     def columns(self) -> list[str] | None:
-        return self.schema_columns
+        return None if self.schema is None else list(self.schema.names)
 
     def poll(self) -> pd.DataFrame | None:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        names = sorted(p.name for p in self.path.iterdir()
-                       if p.suffix.lower() in (".parquet", ".pq") and not p.name.startswith(".") and p.is_file()
-                       and (self.links or not p.is_symlink()))
-        fresh = [n for n in names if n not in set(self.done)]
-        frames = []
+        from fairaudit.sources.conform import check_columns as same_columns, conform, to_frame
+        from fairaudit.sources.files import natural_key
+        from fairaudit.sources.schema import from_arrow
+
+        names = sorted((p.name for p in self.path.iterdir()
+                        if p.suffix.lower() in (".parquet", ".pq") and not p.name.startswith((".", "_"))
+                        and p.is_file() and (self.links or not p.is_symlink())), key=natural_key)
+        done = set(self.done)
+        fresh = [n for n in names if n not in done]
+        tables = []
         for name in fresh:
-            if self.done and name < self.done[-1]:
+            if self.done and natural_key(name) < natural_key(self.done[-1]):
                 raise FairauditError(f"{name} appeared in {self.path} after {self.done[-1]} was read: its rows would "
                                      "arrive out of order (files are read once, in name order)")
             path = self.path / name
             try:
                 table = pq.read_table(path)
-            except (OSError, ValueError) as err:  # not complete yet: retried, unless it stopped growing
+            except (OSError, ValueError, pa.ArrowException) as err:  # not complete yet: retried, unless it stopped
                 size = path.stat().st_size
                 if self.waiting.get(name) == size:
                     raise FairauditError(f"{path} is not a readable Parquet file: {str(err).splitlines()[0]}") from None
@@ -200,12 +303,14 @@ class ParquetDir:
                 break
             self.waiting.pop(name, None)
             self.done.append(name)
-            if self.schema_columns is None:
-                self.schema_columns = list(table.column_names)
-            frames.append(table.to_pandas())
-        if not frames:
+            if self.schema is None:
+                self.schema = from_arrow(table.schema, str(path), declared=self.declared, na_values=self.na_values)
+            same_columns(table.column_names, self.schema, str(path), str(self.path / self.done[0]))
+            # (a typed store: a column stored with another type, "1"/"0" as text, is refused, never parsed)
+            tables.append(conform(table, self.schema, origin=str(path), first_row=0, columns=self.schema.names))
+        if not tables:
             return None
-        return self.types(normalise(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]))
+        return to_frame(pa.concat_tables(tables) if len(tables) > 1 else tables[0], self.schema)
 
     def close(self) -> None:
         pass
@@ -216,13 +321,14 @@ class JsonLines:
 
     kind = "JSON lines"
 
-    def __init__(self, stream=None):
+    def __init__(self, stream=None, declared=None, na_values=()):
         self.stream = stream if stream is not None else sys.stdin
         self.lines: queue.Queue = queue.Queue()
         self.ended = False
-        self.number = 0
-        self.first_columns: list[str] | None = None
-        self.types = ColumnTypes("the JSON lines")
+        self.number = 0  # lines read
+        self.rows = 0  # records read (data rows)
+        self.declared, self.na_values = declared, tuple(na_values or ())
+        self.schema = None  # fixed by the first records
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
@@ -233,10 +339,10 @@ class JsonLines:
 
     @property
     def columns(self) -> list[str] | None:
-        return self.first_columns
+        return None if self.schema is None else list(self.schema.names)
 
     def poll(self) -> pd.DataFrame | None:
-        records = []
+        records, lines = [], []
         while True:
             try:
                 line = self.lines.get_nowait()
@@ -268,115 +374,94 @@ class JsonLines:
                                      f"{'object' if isinstance(record[nested], dict) else 'array'}; a column holds "
                                      "one value (text, a number, true/false or null)")
             records.append(record)
+            lines.append(self.number)
         if not records:
             return None
-        frame = pd.DataFrame.from_records(records)
-        if self.first_columns is None:  # later rows: ``ColumnTypes`` keeps each column's first type
-            frame = _numbers_kept(frame)
-            self.first_columns = list(frame.columns)
-        return self.types(normalise(frame))
+        return self._rows(records, lines)
+
+    def _rows(self, records: list[dict], lines: list[int]) -> pd.DataFrame:
+        """The records checked against the schema (fixed by the first ones: ``infer_values``) and made a frame."""
+        import pyarrow as pa
+
+        from fairaudit.sources.conform import conform, to_frame
+        from fairaudit.sources.schema import TYPE_ROWS, infer_values
+
+        if self.schema is None:  # the first ``TYPE_ROWS`` records, as a CSV's first rows
+            typing = records[:TYPE_ROWS]
+            keys = list(dict.fromkeys(k for r in typing for k in r))
+            self.schema = infer_values({k: [r.get(k) for r in typing] for k in keys}, JSON_ORIGIN,
+                                       declared=self.declared, na_values=self.na_values, rows=len(typing))
+        known = set(self.schema.raw or self.schema.names)
+        extra = next((k for r in records for k in r if k not in known), None)
+        if extra is not None:
+            at = next(i for i, r in enumerate(records) if extra in r)
+            raise DataError(f"{JSON_ORIGIN}, data row {self.rows + at + 1:,} (line {lines[at]:,}) has key "
+                            f"{extra!r}, which the first records did not have: every record of a log has the "
+                            "log's columns (a renamed key would be audited as missing)")
+        arrays = [_json_array([r.get(raw) for r in records], name, self.schema, self.rows)
+                  for name, raw in zip(self.schema.names, self.schema.raw or self.schema.names)]
+        table = pa.table(arrays, names=list(self.schema.names))
+        conformed = conform(table, self.schema, origin=JSON_ORIGIN, first_row=self.rows)
+        self.rows += len(records)
+        return to_frame(conformed, self.schema)
 
     def close(self) -> None:
         pass
 
 
-def _numbers_kept(frame: pd.DataFrame) -> pd.DataFrame:
-    """The first JSON records' columns that mix numbers with numbers written as text (``5`` and ``"5"``; missing ones
-    aside) as numbers — what ``ColumnTypes`` makes of such text when it arrives after the numbers, so that a
-    column's type does not depend on which rows the first poll happened to read."""
-    from fairaudit.data.csvfile import MISSING
+def _json_array(values: list, name: str, schema, first_row: int):
+    """One column of JSON values as an Arrow array; values of several JSON types (``1`` and ``"1"``) in it: the
+    first that does not fit the column's type is refused by ``conform``, with its data row."""
+    import pyarrow as pa
 
-    for c in frame.columns:
-        if frame[c].dtype != object:
-            continue
-        raw = frame[c]
-        given = raw.notna() & ~raw.isin([MISSING, ""])
-        held = raw[given]
-        numbers = held.map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
-        if not numbers.any() or not held[~numbers].map(lambda v: isinstance(v, str)).all():
-            continue
-        values = pd.to_numeric(held, errors="coerce")
-        if values.notna().all():
-            frame[c] = pd.to_numeric(raw.where(given, None), errors="coerce").astype(float)
-    return frame
+    from fairaudit.sources.conform import conform_array
 
-
-class ColumnTypes:
-    """A column keeps the type it had in the log's first rows: numbers stay numbers (a later chunk in which such a
-    column is missing, ``"?"``, or text is read as numbers; a value that is not one is an error), text stays text."""
-
-    def __init__(self, name: str = "the log"):
-        self.numeric: set[str] | None = None
-        self.columns: list[str] = []
-        self.name = name
-        self.rows = 0  # the log's rows before the next chunk
-
-    def __call__(self, frame: pd.DataFrame) -> pd.DataFrame:
-        frame = self._typed(frame)
-        self._refuse_infinite(frame)
-        self.rows += len(frame)
-        return frame
-
-    def _refuse_infinite(self, frame: pd.DataFrame) -> None:
-        """An ``inf`` is refused as ``fairaudit.data.from_csv`` refuses it in a file at rest (its row: the log's)."""
-        from fairaudit.data.csvfile import first_infinite, infinite
-
-        found = first_infinite(frame, [c for c in frame.columns if c in self.numeric])
-        if found is not None:
-            column, value, at, _ = found
-            raise infinite(self.name, column, value, self.rows + at + 1, 0)
-
-    def _typed(self, frame: pd.DataFrame) -> pd.DataFrame:
-        from fairaudit.data.csvfile import MISSING
-
-        numeric = {c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])
-                   and not pd.api.types.is_bool_dtype(frame[c])}
-        if self.numeric is None:
-            self.numeric, self.columns = numeric, list(frame.columns)
-            return frame
-        for c in self.columns:  # a column none of these rows holds (JSON keys, a Parquet file's columns): missing
-            if c not in frame.columns:
-                frame[c] = np.nan if c in self.numeric else MISSING
-        for c in (self.numeric & set(frame.columns)) - numeric:
-            raw = frame[c].astype(object)
-            raw = raw.where(~raw.isin([MISSING, ""]) & raw.notna(), None)
-            values = pd.to_numeric(raw, errors="coerce")
-            bad = values.isna() & raw.notna()
-            if bad.any():
-                raise FairauditError(f"column {c!r} holds numbers in the log's first rows but {raw[bad].iloc[0]!r} in a "
-                                     "later row: a column keeps its type in a live log")
-            frame[c] = values.astype(float)
-        for c in (set(self.columns) & numeric) - self.numeric:  # text in the first rows, numbers now (JSON, Parquet)
-            frame[c] = frame[c].map(lambda v: MISSING if pd.isna(v) else str(v))
-        return frame
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+        pass
+    for i, value in enumerate(values):
+        try:
+            one = pa.array([value])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            raise DataError(f"{JSON_ORIGIN}, data row {first_row + i + 1:,}: column '{name}' holds {value!r}, which "
+                            "fairaudit cannot read as a number (too large)") from None
+        conform_array(one, name, schema, JSON_ORIGIN, first_row + i)
+    raise DataError(f"{JSON_ORIGIN}, data rows {first_row + 1:,}–{first_row + len(values):,}: column '{name}' holds "
+                    "values of several JSON types; write every value of a column with one JSON type")
 
 
-def normalise(frame: pd.DataFrame) -> pd.DataFrame:
-    """Text cleaned as ``fairaudit.data.from_csv`` cleans a file (stripped; a missing category is ``"?"``)."""
-    from fairaudit.data.csvfile import _normalise
+def failed(result, error):
+    """``result`` (the verdict so far of a live audit that ``error`` ended: a value that does not fit, a log
+    truncated, ...) marked incomplete: its ``stopped_reason`` says the log failed and that the verdict so far is
+    no final answer."""
+    if result is None:
+        return None
+    out = copy.copy(result)
+    out.complete = False
+    out.info = {**(result.info or {}), "failed": str(error)}
+    return out
 
-    frame.columns = [str(c).strip() for c in frame.columns]
-    _normalise(frame, keep_missing=None)
-    return frame
 
-
-def open_log(path, stdin=None, links: bool = True):
+def open_log(path, stdin=None, links: bool = True, declared=None, na_values=()):
     """The log at ``path``: ``-`` (JSON lines on standard input), a directory (Parquet files) or a CSV file.
-    ``links=False``: a log that is a symbolic link, or a link among a directory's files, is not read."""
+    ``links=False``: a log that is a symbolic link, or a link among a directory's files, is not read. ``declared``
+    (``{column: kind}`` or ``["column=kind", ...]``) and ``na_values``: as for a file at rest
+    (``fairaudit.sources.schema``)."""
     if str(path) == "-":
-        return JsonLines(stdin)
+        return JsonLines(stdin, declared=declared, na_values=na_values)
     p = Path(path)
     if not links and p.is_symlink():
         raise FairauditError(f"{p.name} is a link; only files inside the workspace are read")
     if p.is_dir():
-        return ParquetDir(p, links=links)
+        return ParquetDir(p, links=links, declared=declared, na_values=na_values)
     if not p.exists():
         raise FairauditError(f"no log at {p}: give a CSV file, a directory of Parquet files or - (JSON lines on "
                              "standard input)")
     if p.suffix.lower() in (".parquet", ".pq"):
         raise FairauditError(f"{p} is one Parquet file: a Parquet log is a directory that new files are added to; "
                              "follow the directory")
-    return CsvTail(p)
+    return CsvTail(p, declared=declared, na_values=na_values)
 
 
 IDLE = "idle"
@@ -390,9 +475,12 @@ def follow(source, *, stop: threading.Event | None = None, poll: float = POLL_SE
            why: dict | None = None) -> Iterator[pd.DataFrame]:
     """Each poll's new rows (a DataFrame; an empty poll yields nothing) until the log ends, ``stop`` is set or
     nothing arrived for ``idle_timeout`` seconds (``why["end"]`` then says which: ``ENDED``, ``STOPPED``,
-    ``IDLE``). ``first``: rows read already (yielded first)."""
+    ``IDLE``). ``first``: rows read already (yielded first; when the log ended as they were read, nothing more
+    is read)."""
     if first is not None and len(first):
         yield first
+    if why is not None and why.get("end") is not None:
+        return
     for frame in polls(source, stop=stop, poll=poll, idle_timeout=idle_timeout, why=why):
         if frame is not None:
             yield frame
@@ -429,30 +517,53 @@ def polls(source, *, stop: threading.Event | None = None, poll: float = POLL_SEC
             yield frame
             continue  # read on at once while rows keep coming
         yield None
-        if source.ended:
-            why["end"] = ENDED
-            return
-        if idle_timeout is not None and time.monotonic() - quiet_since >= idle_timeout:
-            why["end"] = IDLE
+        end = ENDED if source.ended else (IDLE if idle_timeout is not None
+                                          and time.monotonic() - quiet_since >= idle_timeout else None)
+        if end is not None:
+            why["end"] = end
+            finish = getattr(source, "finish", None)  # the log ended: its last line, if it lacks a line end
+            last = finish() if finish is not None else None
+            if last is not None and len(last):
+                yield last
             return
         stop.wait(poll)
 
 
-def log_dataset(frame: pd.DataFrame, name: str, spec=None, events=()):
-    """The first rows as a ``Dataset`` (no label, no protected attribute), to validate the audit against. A live
-    log's first rows need not hold every category yet: the values ``spec`` and the ``events`` (parsed) compare a
-    categorical column with count as values of it (a value that never arrives simply matches no row)."""
-    from fairaudit.data.csvfile import _normalise
+def log_dataset(frame: pd.DataFrame, name: str, spec=None, events=(), schema=None):
+    """The first rows as a ``Dataset`` (no label, no protected attribute), to validate the audit against.
+    ``schema``: the log's ``fairaudit.sources.LogSchema`` (default: the types of ``frame``'s columns). A live log's
+    first rows need not hold every category yet: a text column also takes the string values that ``spec`` and the
+    ``events`` (parsed) compare it with (a value that never arrives simply matches no row); a true/false column
+    takes both. A value of another type than the column's — ``decision == 1`` on a column of text, ``group ==
+    "true"`` on one of true/false — is not a value of it, nor is text that the schema reads as missing
+    (``na_values``): the checks refuse them, as for the file at rest."""
     from fairaudit.data.dataset import Dataset
     from fairaudit.data.roles import build_schema, distinct_values
 
-    frame = frame.copy()
-    kinds = _normalise(frame, keep_missing=None)
+    kinds = {c: (schema.kind(c) if schema is not None and c in schema else _frame_kind(frame[c]))
+             for c in frame.columns}
     named = mentioned_values(spec, events)
-    known = {c: tuple(distinct_values(frame[c])) + tuple(v for v in sorted(named[c], key=str)
-                                                         if v not in set(distinct_values(frame[c])))
-             for c in named if c in frame.columns and kinds.get(c) == "categorical"}
-    return Dataset(name, frame, build_schema(frame, kinds, known_values=known), source=name)
+    missing = set(getattr(schema, "na_values", ()) or ())  # text read as missing: never a value
+    known = {}
+    for c, kind in kinds.items():
+        if kind == "boolean":
+            known[c] = (False, True)
+        elif kind == "text":
+            seen = distinct_values(frame[c])
+            known[c] = tuple(seen) + tuple(sorted(v for v in named.get(c, ()) if isinstance(v, str)
+                                                  and v not in set(seen) and v.strip() not in missing))
+    dataset_kinds = {c: "numeric" if k in ("integer", "float") else "categorical" for c, k in kinds.items()}
+    return Dataset(name, frame, build_schema(frame, dataset_kinds, known_values=known), source=name)
+
+
+def _frame_kind(series: pd.Series) -> str:
+    if pd.api.types.is_bool_dtype(series):
+        return "boolean"
+    if pd.api.types.is_integer_dtype(series):
+        return "integer"
+    if pd.api.types.is_numeric_dtype(series):
+        return "float"
+    return "text"
 
 
 def mentioned_values(spec, events=()) -> dict[str, set]:
@@ -632,7 +743,7 @@ def prepare(spec, source, *, pred: str | None = None, model=None, where: str | N
     if first is None:
         ended = END_TEXT[why.get("end", STOPPED)].format(idle=idle_timeout or 0)
         raise FairauditError(f"no row arrived in the log {name} ({ended}): nothing to audit")
-    dataset = log_dataset(first, name, spec, events)
+    dataset = log_dataset(first, name, spec, events, schema=getattr(source, "schema", None))
     found = preflight(dataset, spec, spec_source=spec_source, decision=decision, where=where_source,
                       uses_model=model is not None, count_rows=False)  # rows keep coming: no count of the first
     warnings = [str(w) for w in found]
@@ -650,7 +761,9 @@ def prepare(spec, source, *, pred: str | None = None, model=None, where: str | N
 class LiveRun:
     """A live audit in a background thread (the dashboard attaches one to a log and draws ``latest`` as it
     changes): ``latest`` (the last partial ``AuditResult``), ``error`` (one line), ``done``, ``why`` (how the watch
-    ended); ``stop()`` ends it (the final result then covers every row read)."""
+    ended); ``stop()`` ends it (the final result then covers every row read). A run that an error ends (a value that
+    does not fit its column, a log truncated, ...) keeps its verdict so far in ``latest``, marked incomplete
+    (``failed``): the page shows it as evidence so far, not as the log's final answer."""
 
     def __init__(self, spec, path, *, pred: str | None = None, model=None, options: dict, where: str | None = None,
                  poll: float = POLL_SECONDS, idle_timeout: float | None = None, name: str | None = None,
@@ -704,8 +817,10 @@ class LiveRun:
                 self.latest = result
         except FairauditError as err:
             self.error = str(err).replace(str(self.path), self.name)  # the log's name, not the server's path
+            self.latest = failed(self.latest, self.error)
         except Exception as err:  # noqa: BLE001 - a bug: one line for the page, never a traceback
             self.error = f"internal error: {type(err).__name__}: {' '.join(str(err).split())[:200]}"
+            self.latest = failed(self.latest, self.error)
         finally:
             if source is not None:
                 source.close()

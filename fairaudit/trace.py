@@ -637,6 +637,10 @@ class AuditResult:
         """Why the run ended before its end (None when it is complete)."""
         if self.complete:
             return None
+        if (self.info or {}).get("failed"):  # a live log that could not be read on (``fairaudit.livelog.failed``)
+            return (f"the live log could not be read on after {count(self.steps, self.unit)} "
+                    f"({(self.info or {})['failed']}); the verdict so far covers only the rows before that and is "
+                    "not the log's final answer")
         if (self.info or {}).get("snapshot"):  # a live log's audit so far, while it is still watched
             return (f"a snapshot after {count(self.steps, self.unit)} while the log is still watched; the verdict so "
                     "far keeps its guarantee")

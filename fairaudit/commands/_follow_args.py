@@ -14,6 +14,10 @@ model file (``--model PATH``, loaded safely) that reads its feature columns from
 ``fairaudit audit``). Every change of the verdict is printed as one line (rows so far, the verdict, its guarantee),
 and so is every warning the drift checks raise as it fires. Validation before any work: the spec, the decision and
 the row filter against the log's columns (checked on the CSV header, then on the first rows); a problem exits 2.
+The log is read by the pipeline of a file at rest (``fairaudit.livelog``: the schema fixed by the first poll, every
+later poll checked against it; ``--column-type`` and ``--na-values`` apply as with ``--data``): a value that does not fit its column in a later row, a last line cut short, a log
+truncated, ... ends the watch with one line naming the file and row, exit 2; the verdict so far is printed as
+``stopped:`` (incomplete, not the log's answer) and no report or JSON is written.
 """
 from __future__ import annotations
 
@@ -131,7 +135,8 @@ def run_follow(args: argparse.Namespace) -> int:
     spec = spec_file.spec
     name = "standard input" if log_path == "-" else Path(log_path).name
 
-    source = open_log(log_path)
+    source = open_log(log_path, declared=getattr(args, "column_type", None),
+                      na_values=tuple(getattr(args, "na_values", None) or ()))
     stop = threading.Event()
     previous = _on_signals(stop)
     why: dict = {}
@@ -149,15 +154,22 @@ def run_follow(args: argparse.Namespace) -> int:
                              trace_points=trace_args(args)["trace_points"], warnings=warnings,
                              score=model.score if model is not None else None, model=model, domains=domains)
         shown_verdict, said = None, set(warnings)
-        for result in results:
-            final = result
-            if result.verdict != shown_verdict and (len(result.trace_table) or result.complete):
-                shown_verdict = result.verdict
-                print(change_line(result), flush=True)
-            for warning in result.warnings:
-                if warning not in said:
-                    said.add(warning)
-                    print(f"warning:   {warning}", flush=True)
+        try:
+            for result in results:
+                final = result
+                if result.verdict != shown_verdict and (len(result.trace_table) or result.complete):
+                    shown_verdict = result.verdict
+                    print(change_line(result), flush=True)
+                for warning in result.warnings:
+                    if warning not in said:
+                        said.add(warning)
+                        print(f"warning:   {warning}", flush=True)
+        except FairauditError as err:  # the log failed after rows were audited: the verdict so far is no answer
+            if final is not None:
+                rows = int((final.info or {}).get("stream_length", final.steps))
+                print(f"stopped:   the log could not be read on after {rows:,} rows (the error below): the verdict "
+                      f"so far, {final.verdict}, covers only those rows and is not the log's final answer", flush=True)
+            raise  # one line on stderr, exit 2; no report or JSON is written
     finally:
         _restore(previous)
         source.close()

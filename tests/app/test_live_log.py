@@ -207,7 +207,8 @@ def test_fair_on_the_live_log_shows_its_counterexamples(workspace_folder):
 
 def test_a_log_that_fails_later_keeps_the_evidence_so_far(workspace_folder):
     """A log truncated while it is watched: one error line naming the log (not the server's path), and the rows
-    audited before it become the page's result."""
+    audited before it become the page's result — marked incomplete, not as the log's final answer (it read
+    "stopped on request")."""
     lines = data.load("compas").frame.to_csv(index=False).splitlines(keepends=True)
     logs = workspace_folder / "logs"
     logs.mkdir(parents=True)
@@ -222,6 +223,8 @@ def test_a_log_that_fails_later_keeps_the_evidence_so_far(workspace_folder):
     assert any("truncated" in e and "decisions.csv" in e for e in errors), errors
     assert not any(str(workspace_folder) in e for e in errors)
     assert at.session_state["result"] is run.latest and run.rows == 1000
+    assert not run.latest.complete and "not the log's final answer" in run.latest.stopped_reason
+    assert any("not the log's final answer" in c.value for c in at.caption), [c.value for c in at.caption]
 
 
 def test_the_pages_stop_button_ends_the_watch_too(workspace_folder):

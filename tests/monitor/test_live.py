@@ -261,7 +261,9 @@ def test_a_column_keeps_its_first_type(tmp_path):
     assert frame["zip"].tolist() == ["01234", "99"]
     with open(path, "ab") as fh:
         fh.write(b"high,C3\n")
-    with pytest.raises(FairauditError, match="column 'score' holds numbers in the log's first rows but 'high'"):
+    # refused as the file at rest refuses it (``fairaudit.sources.conform``), naming the log and its data row
+    with pytest.raises(FairauditError, match=r"log\.csv, data row 5: column 'score' holds 'high', which is not a "
+                                             r"whole number as its type, fixed by the first 2 data rows of "):
         tail.poll()
     tail.close()
 
@@ -345,13 +347,13 @@ def test_json_lines_a_key_no_record_of_a_poll_has_is_missing(json_pipe):
     assert event_array(parse_event('b == 2 or g == "x"'), later, None, None, None).tolist() == [False, False]
 
 
-def test_json_lines_numbers_and_numbers_as_text_in_one_poll_are_numbers(json_pipe):
-    """5 and "5" in the first poll: numbers, as when "5" arrives in a later poll (``ColumnTypes``) — the column was
-    text, and ``b == 1`` silently matched no row; text that is not a number keeps the column text."""
-    frame = _polled(json_pipe, '{"b": 1, "g": "x"}\n{"b": "1", "g": 2}\n{"b": null, "g": "y"}\n')
-    assert pd.api.types.is_float_dtype(frame["b"]) and frame["b"].tolist()[:2] == [1.0, 1.0]
-    assert np.isnan(frame["b"].iloc[2])
-    assert frame["g"].tolist() == ["x", "2", "y"]  # text with a number among it: text, as a CSV types it
+def test_json_lines_numbers_and_numbers_as_text_in_the_first_records_are_refused(json_pipe):
+    """5 and "5" in the first records: which one a condition means is a guess, so the schema refuses the column
+    (``fairaudit.sources.schema.infer_values``) — they were made numbers (``_numbers_kept``, gone with the pipeline),
+    and text with a number among it text."""
+    with pytest.raises(FairauditError, match=r"the JSON lines: column 'b' mixes a whole number and text in its first "
+                                             r"records"):
+        _polled(json_pipe, '{"b": 1, "g": "x"}\n{"b": "1", "g": "y"}\n{"b": null, "g": "y"}\n')
 
 
 def test_json_lines_refuse_a_nested_value(json_pipe):
@@ -385,10 +387,13 @@ def test_json_lines_refuse_bytes_that_are_not_utf8():
 
 
 def test_json_lines_a_text_column_stays_text_whatever_the_polls(json_pipe):
-    """A column of text in the first rows receiving 5 and "5" in one later poll: the text "5" both times, as when
-    they arrive in two polls (not the number 5.0 made text, "5.0")."""
+    """A column of text in the first records stays text: "5" in a later poll is the text "5"; the number 5 does not
+    fit it and is refused with its data row (``conform``) — it was made the text "5" (``ColumnTypes``)."""
     _polled(json_pipe, '{"g": "x"}\n')
-    assert _polled(json_pipe, '{"g": 5}\n{"g": "5"}\n')["g"].tolist() == ["5", "5"]
+    assert _polled(json_pipe, '{"g": "5"}\n')["g"].tolist() == ["5"]
+    with pytest.raises(FairauditError, match=r"the JSON lines: column 'g' is stored as int64 \(5 in data row 4\), "
+                                             r"not as text"):
+        _polled(json_pipe, '{"g": "6"}\n{"g": 5}\n')
 
 
 def test_the_first_rows_are_not_counted_as_the_log(tmp_path):
@@ -415,9 +420,9 @@ def test_an_infinite_number_in_a_later_chunk_is_refused_with_its_row(tmp_path):
     assert tail.poll()["a"].tolist() == [1.5, 2.0]
     with open(path, "ab") as fh:
         fh.write(b"3,z\ninf,z\n-inf,z\n")
-    with pytest.raises(DataError, match=r"log\.csv: column 'a' holds an infinite value \(inf\) in data row 4; "):
+    with pytest.raises(DataError, match=r"log\.csv, data row 4: column 'a' holds an infinite value \(inf\); "):
         tail.poll()
     tail.close()
     source = JsonLines(io.StringIO('{"a": 1.5}\n{"a": 2}\n{"a": 1e999}\n'))  # json reads 1e999 as inf
-    with pytest.raises(DataError, match=r"the JSON lines: column 'a' holds an infinite value \(inf\) in data row 3; "):
+    with pytest.raises(DataError, match=r"the JSON lines, data row 3: column 'a' holds an infinite value \(inf\); "):
         list(follow(source, poll=0.01))
