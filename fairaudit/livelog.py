@@ -617,14 +617,33 @@ def check_columns(spec, events, columns, where: str) -> None:
         raise FairauditError(f"{where} has no column {', '.join(repr(m) for m in missing)}{hint}")
 
 
-def observations(spec, frames, *, decide, where=None, score=None, model=None, domains=None) -> Iterator:
+class Tally:
+    """The rows a live run leaves out for a missing value so far — per leaf (``Missing``) and those the row filter
+    cannot decide — summed over the polls as every route sums its chunks, and said as the routes at rest say them."""
+
+    def __init__(self, where_text: str | None = None):
+        self.missing: dict = {}
+        self.unknown, self.columns = 0, {}
+        self.where_text = where_text
+
+    def warnings(self) -> list[str]:
+        from fairaudit.engines.observations import missing_warnings, where_missing_warning
+
+        said = missing_warnings(self.missing)
+        if self.unknown:
+            said.append(where_missing_warning(self.where_text, self.unknown, tuple(self.columns)))
+        return said
+
+
+def observations(spec, frames, *, decide, where=None, score=None, model=None, domains=None,
+                 tally: Tally | None = None) -> Iterator:
     """Each frame's ``Observations`` (``decide(frame)``: the 0/1 decisions; ``score(frame)``: a model's
     probabilities, for a spec that reads ``score``; ``where``: a parsed row filter). ``Fair[...]`` leaves re-predict
     with ``model``, flipping each column over ``domains[column]`` (fixed when the watch starts: ``prepare``); their
     counterexamples name rows by their position in the log (0-based, in arrival order, before ``where``), and each
     value of the column outside those is told once, with its first row (``Observations.notes``)."""
     from fairaudit.counterexamples_view import row_number
-    from fairaudit.engines.observations import event_array, observe
+    from fairaudit.engines.observations import add_missing, event_array3, observe
 
     fair = {tn.node.column: tn.text for tn in spec.leaves if tn.kind == "fair"}
     told: set = set()
@@ -632,12 +651,19 @@ def observations(spec, frames, *, decide, where=None, score=None, model=None, do
     for frame in frames:
         rows = np.arange(seen, seen + len(frame), dtype=np.int64)
         seen += len(frame)
-        if where is not None:
-            keep = event_array(where, frame, None, None, None)
+        if where is not None:  # (a row the filter cannot decide for a missing value is left out, and counted)
+            keep, known = event_array3(where, frame, None, None, None)
+            if tally is not None and not known.all():
+                from fairaudit.spec.events import missing_names
+
+                tally.unknown += int((~known).sum())
+                tally.columns.update(dict.fromkeys(missing_names((where,), frame, ~known)))
             frame, rows = frame[keep].reset_index(drop=True), rows[keep]
         decided = np.asarray(decide(frame)).astype(np.int8)
         scores = None if score is None else np.asarray(score(frame), dtype=float)
         obs = observe(spec, frame, pred=decided, score=scores, model=model, column_values=domains, rows=rows)
+        if tally is not None:
+            add_missing(tally.missing, obs.missing)
         notes = []
         for column, key in fair.items():
             if column not in frame.columns:
@@ -674,8 +700,11 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
 
     engine = LiveMonitor()
     ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"))
+    from fairaudit.spec.printer import event_text
+
+    tally = Tally((describe or {}).get("where") or (event_text(where) if where is not None else None))
     batches = live_batches(spec, observations(spec, frames, decide=decide, where=where, score=score, model=model,
-                                              domains=domains),
+                                              domains=domains, tally=tally),
                            delta=options["delta"],
                            batch=options["batch"], split=options["split"], bound=options["bound"], ctx=ctx,
                            stop=bool(options.get("stop")))
@@ -684,14 +713,18 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
     results = drive(engine, spec, batches, options={**(describe or {}), **used}, guarantee=guarantee, ctx=ctx,
                     stop=bool(options.get("stop")), on_progress=on_progress, trace_points=trace_points,
                     warnings=list(warnings))
-    return _with_rows(results, (describe or {}).get("dataset") or "the log", (describe or {}).get("where"))
+    return _with_rows(results, (describe or {}).get("dataset") or "the log", (describe or {}).get("where"), tally)
 
 
-def _with_rows(results, name: str, where: str | None = None) -> Iterator:
+def _with_rows(results, name: str, where: str | None = None, tally: Tally | None = None) -> Iterator:
     """Each result with its rows record: how many rows of the log were audited (those matching ``where``), in
-    arrival order."""
+    arrival order; and the rows left out for missing values so far (``tally``)."""
     try:
         for result in results:
+            if tally is not None:
+                said = tally.warnings()
+                if said:
+                    result.warnings = [*result.warnings, *said]
             n = int((result.info or {}).get("stream_length", 0))
             text = (f"the {n:,} rows matching {where} among the rows of the live log {name} read so far, in the "
                     "order they arrived" if where else

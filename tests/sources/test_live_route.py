@@ -14,7 +14,7 @@ import pytest
 
 from tests.sources.routes import common_args, make_log, run_cli, write_log
 
-LOGS = int(os.environ.get("FAIRAUDIT_LIVE_ROUTE_LOGS", "100"))
+LOGS = int(os.environ.get("FAIRAUDIT_LIVE_ROUTE_LOGS", "500"))
 CHUNKS = 5
 
 
