@@ -2,8 +2,9 @@
 
 Each sub-command lives in ``fairaudit/commands/<name>.py`` and provides ``add_arguments(parser)``
 and ``run(args) -> int``. Bad input raises ``FairauditError``: printed here as one line on stderr
-(a ``SpecError`` adds its source line and a caret), exit code 2, never a traceback. Any other exception
-is a bug: one line, exit code 4 (``FAIRAUDIT_DEBUG=1`` re-raises it for the traceback).
+(a ``SpecError`` adds its source line and a caret), exit code 2, never a traceback. So does an ``OSError``
+on a file the command was given (a name too long, a folder it may not write: ``fairaudit.errors.path_error``).
+Any other exception is a bug: one line, exit code 4 (``FAIRAUDIT_DEBUG=1`` re-raises it for the traceback).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import inspect
 import os
 import sys
 
-from fairaudit.errors import FairauditError
+from fairaudit.errors import FairauditError, path_error
 from fairaudit.spec.errors import SpecError
 
 # name -> (module, one-line help). Modules are imported only when their command runs.
@@ -114,13 +115,22 @@ def _run(argv: list[str] | None) -> int:
     except MemoryError:
         print(f"fairaudit {args.command}: error: out of memory (use smaller inputs or model sizes)", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as err:  # on a file the command was given (it names it): bad input, not a bug
+        if err.filename is None:
+            return _internal_error(args, err)
+        print(f"fairaudit {args.command}: error: {path_error(err)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception as err:  # a bug: never exit 0/1/3 (a verdict) and never print a traceback
-        if os.environ.get("FAIRAUDIT_DEBUG"):
-            raise
-        text = " ".join(str(err).split())[:200]
-        print(f"fairaudit {args.command}: internal error: {type(err).__name__}: {text} "
-              "(a bug in fairaudit; rerun with FAIRAUDIT_DEBUG=1 for the traceback)", file=sys.stderr)
-        return EXIT_INTERNAL_ERROR
+        return _internal_error(args, err)
+
+
+def _internal_error(args, err: Exception) -> int:
+    if os.environ.get("FAIRAUDIT_DEBUG"):
+        raise err
+    text = " ".join(str(err).split())[:200]
+    print(f"fairaudit {args.command}: internal error: {type(err).__name__}: {text} "
+          "(a bug in fairaudit; rerun with FAIRAUDIT_DEBUG=1 for the traceback)", file=sys.stderr)
+    return EXIT_INTERNAL_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover
