@@ -27,6 +27,87 @@ def _zip(path: Path, members: dict) -> Path:
     return path
 
 
+# ---- 1: "a model file" is decided from the whole content; one check for every output path
+
+NOT_MODELS = {
+    "book.xlsx": lambda p: _zip(p, {"[Content_Types].xml": "<Types/>", "xl/workbook.xml": "<workbook/>"}),
+    "letter.docx": lambda p: _zip(p, {"[Content_Types].xml": "<Types/>", "word/document.xml": "<document/>"}),
+    "photos.zip": lambda p: _zip(p, {"a.jpg": b"\xff\xd8"}),
+    # a schema.json that is not a skops object tree, or beside a member skops never writes
+    "fake.skops": lambda p: _zip(p, {"schema.json": "{}", "0.npy": b""}),
+    "mixed.skops": lambda p: _zip(p, {"schema.json": '{"__class__": "dict", "__module__": "builtins", "__loader__": '
+                                                     '"DictNode", "protocol": 2, "_skops_version": "0.16"}',
+                                      "run.py": "print(1)"}),
+    # a torch-like layout whose pickle is not fairaudit's state_dict + JSON config
+    "other.pt": lambda p: _zip(p, {"archive/data.pkl": pickle.dumps({"x": 1}, protocol=2), "archive/version": "3"}),
+    "old.joblib": lambda p: p.write_bytes(pickle.dumps({"format": "fairaudit-model"})),
+    "notes.txt": lambda p: p.write_text("// my notes, not a network\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_MODELS))
+def test_train_out_keeps_a_file_that_is_not_a_model(capsys, tmp_path, name):
+    path = tmp_path / name
+    NOT_MODELS[name](path)
+    before = path.read_bytes()
+    assert file_kind(path) != "model"
+    code, out, err = _run(capsys, [*TRAIN, "--out", str(path)])
+    assert code == 2 and out == "" and "refusing to overwrite" in err and "--force" in err
+    assert len(err.splitlines()) == 1 and path.read_bytes() == before
+
+
+def test_train_out_replaces_a_model_file_and_anything_with_force(capsys, tmp_path):
+    model = tmp_path / "m.skops"
+    assert _run(capsys, [*TRAIN, "--out", str(model)])[0] == 0
+    assert file_kind(model) == "model"
+    assert _run(capsys, [*TRAIN, "--out", str(model), "--seed", "1"])[0] == 0  # a model over a model
+    book = NOT_MODELS["book.xlsx"](tmp_path / "book.xlsx")
+    assert _run(capsys, [*TRAIN, "--out", str(book), "--force"])[0] == 0
+    assert file_kind(book) == "model"
+
+
+def test_every_model_format_is_a_model_file(tmp_path):
+    from fairaudit import data, models
+
+    mlp = models.train(data.load("ricci"), "mlp", epochs=1, hidden=[4])
+    mlp.save(tmp_path / "m.pt")
+    (tmp_path / "n.nnet").write_bytes((ROOT / "tests" / "fixtures" / "example.nnet").read_bytes())
+    (tmp_path / "n.txt").write_bytes((ROOT / "tests" / "fixtures" / "example.nnet").read_bytes())  # any name
+    for name in ("m.pt", "n.nnet", "n.txt"):
+        assert file_kind(tmp_path / name) == "model", name
+
+
+def test_json_and_pdf_replace_only_their_own_kind(capsys, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text('{"spec": "mine", "engine": "v8", "other": 1}')  # looks like a result in its first bytes
+    paper = tmp_path / "paper.pdf"
+    paper.write_bytes(b"%PDF-1.4\n1 0 obj << /Creator (LaTeX) >> endobj\ntrailer << >>\n%%EOF\n")
+    for option, path in (("--json", config), ("--pdf", paper)):
+        before = path.read_bytes()
+        code, _, err = _run(capsys, [*AUDIT, option, str(path)])
+        assert code == 2 and "refusing to overwrite" in err and path.read_bytes() == before
+    result, report = tmp_path / "r.json", tmp_path / "r.pdf"
+    assert _run(capsys, [*AUDIT, "--json", str(result), "--pdf", str(report)])[0] in (0, 1, 3)
+    assert (file_kind(result), file_kind(report)) == ("result", "pdf")
+    assert _run(capsys, [*AUDIT, "--json", str(result), "--pdf", str(report)])[0] in (0, 1, 3)  # rerun: replaced
+
+
+def test_an_output_is_never_a_device_or_a_pipe_even_with_force(capsys, tmp_path):
+    fifo = tmp_path / "pipe.out"
+    os.mkfifo(fifo)
+    for option in ("--json", "--pdf", "--full-trace"):
+        code, _, err = _run(capsys, [*AUDIT, option, str(fifo), "--force"])
+        assert code == 2 and "not a regular file" in err
+    code, _, err = _run(capsys, [*TRAIN, "--out", str(fifo), "--force"])
+    assert code == 2 and "not a regular file" in err
+    assert fifo.is_fifo() and [p.name for p in tmp_path.iterdir()] == ["pipe.out"]
+
+
+def test_a_path_ending_in_a_slash_names_a_folder(capsys, tmp_path):
+    code, _, err = _run(capsys, [*AUDIT, "--json", f"{tmp_path / 'r.json'}/"])
+    assert code == 2 and "ends with '/'" in err and not (tmp_path / "r.json").exists()
+
+
 # ---- 5: bad input that crashed (exit 4) is one line and exit 2
 
 @pytest.mark.parametrize("samples", ["1", "3"])
