@@ -5,6 +5,9 @@ and ``run(args) -> int``. Bad input raises ``FairauditError``: printed here as o
 (a ``SpecError`` adds its source line and a caret), exit code 2, never a traceback. So does an ``OSError``
 on a file the command was given (a name too long, a folder it may not write: ``fairaudit.errors.path_error``).
 Any other exception is a bug: one line, exit code 4 (``FAIRAUDIT_DEBUG=1`` re-raises it for the traceback).
+
+Ctrl-C and SIGTERM stop a command the same way: an exception raised where it is, so that every cleanup runs (no
+temporary file stays behind), then one line and exit code 130 (143 for SIGTERM).
 """
 from __future__ import annotations
 
@@ -12,7 +15,9 @@ import argparse
 import importlib.util
 import inspect
 import os
+import signal
 import sys
+import threading
 
 from fairaudit.errors import FairauditError, path_error
 from fairaudit.spec.errors import SpecError
@@ -30,6 +35,15 @@ COMMANDS = {
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL_ERROR = 4  # never a verdict's code (0 true, 1 violated, 3 undecided)
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 128 + signal.SIGTERM  # 143, what a shell reports for a command ended by SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is (as Ctrl-C raises KeyboardInterrupt), so that the same cleanups run."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -84,14 +98,22 @@ def _unknown(extra: list[str], parser: argparse.ArgumentParser) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    own = threading.current_thread() is threading.main_thread()  # only the main thread may set a handler
+    previous = signal.signal(signal.SIGTERM, _terminate) if own else None
     try:  # Ctrl-C while the commands are imported, too: one line, never a traceback
         return _run(argv)
-    except KeyboardInterrupt:
-        return interrupted()
+    except KeyboardInterrupt as err:
+        return interrupted(err)
+    finally:
+        if own:  # a caller's own handler back (None: one set outside Python, the default stands for it)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
-def interrupted() -> int:
-    """Ctrl-C: one line on stderr, exit code 130 (what a shell reports for an interrupted command)."""
+def interrupted(err: BaseException | None = None) -> int:
+    """Ctrl-C (or SIGTERM): one line on stderr, exit code 130 (143) — what a shell reports for such a command."""
+    if isinstance(err, Terminated):
+        print("fairaudit: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     print("fairaudit: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 

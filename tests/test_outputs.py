@@ -145,3 +145,72 @@ def test_an_os_error_on_a_user_path_is_bad_input(capsys, monkeypatch):
     code, _, err = _run(capsys, ["check", "E[pred] > 0.1", "--data", "secret.csv"])
     assert code == 2 and err.strip() == ("fairaudit check: error: cannot use secret.csv: Permission denied (choose "
                                          "a path you may use, or change its permissions)")
+
+
+# ---- 6: an interrupted run leaves no temporary file; runs never mix their outputs
+
+_TERMINATE = """
+import os, signal, sys
+from fairaudit import fulltrace
+from fairaudit.cli import main
+
+def append(self, part):  # SIGTERM while the full trace is being written
+    os.kill(os.getpid(), signal.SIGTERM)
+fulltrace.FullTraceWriter.append = append
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_sigterm_leaves_no_temporary_file(tmp_path):
+    done = subprocess.run([sys.executable, "-c", _TERMINATE, *AUDIT, "--batch", "5", "--full-trace", "t.parquet",
+                           "--json", "r.json"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 143 and done.stderr.strip() == "fairaudit: terminated"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_that_never_starts_leaves_no_temporary_file(tmp_path):
+    import fairaudit
+
+    run = fairaudit.audit("ricci", "E[pred] > 0.1", pred="combine > 70", iterate=True,
+                          full_trace=tmp_path / "t.parquet")
+    run.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def _part(rows: int):
+    import numpy as np
+
+    from fairaudit.trace import Trace
+
+    z = np.zeros((rows, 1))
+    return Trace(np.arange(1, rows + 1), ["n0"], z, z, z, z, z.astype(np.int8), z, z, z, z)
+
+
+def test_runs_writing_one_path_never_mix(tmp_path):
+    """Passed before the fix too (each run has a temporary file of its own): kept as a guard."""
+    from fairaudit.fulltrace import FullTraceWriter, read_full_trace
+    from fairaudit.outputs import write_atomically
+
+    path = tmp_path / "t.parquet"
+    older = FullTraceWriter(path)
+    older.append(_part(5))
+    older.close()
+    first, second = FullTraceWriter(path), FullTraceWriter(path)
+    first.append(_part(3))
+    second.append(_part(2))
+    second.close()  # finishes while the first run still writes
+    assert len(read_full_trace(path)) == 2  # its own rows, nothing appended to the older file's
+    first.close()
+    assert len(read_full_trace(path)) == 3
+    write_atomically(tmp_path / "r.json", b"1")
+    write_atomically(tmp_path / "r.json", b"2")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "t.parquet"]
+
+
+def test_a_long_legal_name_can_be_written(capsys, tmp_path):
+    name = "b" * 245  # within the file system's 255, while '.NAME.RANDOM.tmp' was not
+    for option, suffix in (("--json", ".json"), ("--full-trace", ".pq")):
+        code, _, err = _run(capsys, [*AUDIT, option, str(tmp_path / (name + suffix))])
+        assert code in (0, 1, 3), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name + ".json", name + ".pq"]
