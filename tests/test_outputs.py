@@ -108,6 +108,41 @@ def test_a_path_ending_in_a_slash_names_a_folder(capsys, tmp_path):
     assert code == 2 and "ends with '/'" in err and not (tmp_path / "r.json").exists()
 
 
+# ---- 3: '# dataset:' names a built-in dataset or a file in the spec file's folder, wherever it is read
+
+@pytest.fixture()
+def outside(tmp_path, monkeypatch):
+    """A spec two folders down from the current folder, and a CSV beside the current folder's top."""
+    (tmp_path / "x.csv").write_text("a,g,y\n1,u,1\n0,v,0\n")
+    folder = tmp_path / "a" / "b"
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    return folder
+
+
+@pytest.mark.parametrize("header, message", [("../../x.csv", "climbs out"), ("link.csv", "symbolic link")])
+def test_dataset_header_never_leaves_the_spec_folder(capsys, outside, header, message):
+    (outside / "link.csv").symlink_to(outside.parent.parent / "x.csv")
+    spec = outside / "s.spec"
+    spec.write_text(f"# dataset: {header}\n# decision: a == 1\nE[pred] > 0.1\n")
+    for argv in (["check", f"@{spec}"], ["audit", "--spec", f"@{spec}"], ["check", "--no-header-data", f"@{spec}"]):
+        code, _, err = _run(capsys, argv)
+        assert code == 2 and message in err and "1:12" in err, argv
+
+
+def test_dataset_header_is_refused_by_the_dashboard_and_the_api(tmp_path):
+    import fairaudit
+    from fairaudit.spec.errors import SpecError
+    from fairaudit.ui import flows
+
+    for header in ("../x.csv", "/etc/passwd", "sub/../../x.csv"):
+        text = f"# dataset: {header}\nE[pred] > 0.1\n"
+        assert any("# dataset:" in p for p in flows.header_problems(text)), header
+        with pytest.raises(SpecError, match="# dataset:"):
+            fairaudit.audit("ricci", text, pred="combine > 70")
+    assert flows.header_problems("# dataset: adult\nE[pred] > 0.1\n") == []
+
+
 # ---- 5: bad input that crashed (exit 4) is one line and exit 2
 
 @pytest.mark.parametrize("samples", ["1", "3"])
