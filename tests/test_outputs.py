@@ -143,6 +143,28 @@ def test_dataset_header_is_refused_by_the_dashboard_and_the_api(tmp_path):
     assert flows.header_problems("# dataset: adult\nE[pred] > 0.1\n") == []
 
 
+# ---- 4: a population program's error lines are capped as a specification's are
+
+@pytest.mark.parametrize("line", [
+    "    z = gaussian(0, 1, {long}=1)",           # a keyword's name was echoed whole
+    "    x = gaussian(0, 1)  {long}",             # the source line under the message was printed whole
+])
+def test_program_error_lines_are_capped(capsys, tmp_path, line):
+    program = tmp_path / "p.fr"
+    program.write_text("def popModel():\n    s = step([(0,1,0.3), (1,2,0.7)])\n    x = gaussian(0, 1)\n"
+                       f"{line.format(long='y' * 3000)}\n    sensitiveAttribute(s < 1)\n\n"
+                       "def F():\n    fairnessTarget(x > 0)\n")
+    code, _, err = _run(capsys, ["audit", "--population", str(program)])
+    assert code == 2 and "p.fr:4:" in err and max(len(x) for x in err.splitlines()) < 200
+
+
+def test_spec_error_lines_are_capped(capsys, tmp_path):
+    spec = tmp_path / "s.spec"
+    spec.write_text(f'E[pred | sex == "{"a" * 3000}"] > 0.1 +\n')
+    code, _, err = _run(capsys, ["check", f"@{spec}"])
+    assert code == 2 and max(len(x) for x in err.splitlines()) < 200 and err.rstrip().endswith("^")
+
+
 # ---- 5: bad input that crashed (exit 4) is one line and exit 2
 
 @pytest.mark.parametrize("samples", ["1", "3"])
