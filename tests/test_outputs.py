@@ -108,6 +108,32 @@ def test_a_path_ending_in_a_slash_names_a_folder(capsys, tmp_path):
     assert code == 2 and "ends with '/'" in err and not (tmp_path / "r.json").exists()
 
 
+# ---- 2: the dashboard's trained models: per session, keyed by the rows in order
+
+def test_trained_models_are_per_session_and_keyed_by_the_rows_in_order(monkeypatch):
+    from fairaudit import data
+    from fairaudit.data.dataset import Dataset
+    from fairaudit.ui import state
+
+    trained = []
+    monkeypatch.setattr(state.fa_models, "train", lambda dataset, kind, **kw: trained.append(dataset) or object())
+    monkeypatch.setattr(state, "st", SimpleNamespace(session_state={}))
+    ricci = data.load("ricci")
+    permuted = Dataset(ricci.name, ricci.frame.sample(frac=1, random_state=0).reset_index(drop=True), ricci.schema,
+                       ricci.source)
+    assert state.dataset_key(permuted) != state.dataset_key(ricci)  # same rows, another order: another dataset
+    assert state.dataset_key(Dataset(ricci.name, ricci.frame.copy(), ricci.schema)) == state.dataset_key(ricci)
+
+    def model(dataset):
+        return state.trained_model(dataset, state.dataset_key(dataset), "logreg", 0, 0.25)
+
+    first = model(ricci)
+    assert model(ricci) is first and len(trained) == 1  # cached in the session
+    assert model(permuted) is not first and trained[-1] is permuted
+    monkeypatch.setattr(state, "st", SimpleNamespace(session_state={}))  # another browser session
+    assert model(ricci) is not first and len(trained) == 3
+
+
 # ---- 3: '# dataset:' names a built-in dataset or a file in the spec file's folder, wherever it is read
 
 @pytest.fixture()
