@@ -57,11 +57,11 @@ def short_path(path, limit: int = PATH_LIMIT) -> str:
     return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
 
 
-def path_error(err: OSError, doing: str = "use") -> PathError:
+def path_error(err: OSError, doing: str = "use", path=None) -> PathError:
     """``err``, an ``OSError`` raised on a path the user gave, as one line: what failed (``doing``, e.g. "write the
-    report to"), the file (shortened), the system's reason and what to do. The one place where such errors become
-    bad input (the CLI, the output checks)."""
-    name = err.filename if err.filename is not None else ""
+    report to"), the file (``path``, else the one ``err`` names; shortened), the system's reason and what to do.
+    The one place where such errors become bad input (the CLI, the output checks)."""
+    name = path if path is not None else (err.filename if err.filename is not None else "")
     reason = err.strerror or first_line(err)
     hint = _PATH_HINTS.get(err.errno)
     shown = short_path(name) if name != "" else "a file"

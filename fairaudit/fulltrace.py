@@ -48,7 +48,7 @@ class FullTraceWriter:
     def _error(self, err: OSError) -> FairauditError:
         from fairaudit.errors import path_error
 
-        return path_error(OSError(err.errno, err.strerror or str(err), str(self.path)), "write the full trace to")
+        return path_error(err, "write the full trace to", self.path)  # the target, not the temporary file
 
     def append(self, part: Trace) -> None:
         import pyarrow as pa

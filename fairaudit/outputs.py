@@ -22,8 +22,10 @@ interrupted or failed write leaves the old file as it was and no temporary file 
 """
 from __future__ import annotations
 
+import io
 import json
 import os
+import stat
 import tempfile
 import zipfile
 from pathlib import Path
@@ -57,7 +59,10 @@ def file_kind(path) -> str:
     """
     path = Path(path)
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a device or a pipe is never opened (reading a pipe would wait)
+            return "other"
+        size = info.st_size
         with open(path, "rb") as fh:
             head = fh.read(8)
     except OSError:
@@ -118,9 +123,15 @@ def _is_result(text: str) -> bool:
 
 
 def _is_nnet(text: str, name: str) -> bool:
+    """A ``.nnet`` network that parses; first, cheaply, a header line of four whole numbers (a CSV is not parsed)."""
     from fairaudit.errors import ModelError
     from fairaudit.models.nnet import parse_nnet
 
+    lines = (line.strip() for line in io.StringIO(text))
+    header = next((line for line in lines if line and not line.startswith("//")), "")
+    values = [x.strip() for x in header.split(",") if x.strip()]
+    if len(values) != 4 or not all(x.isdigit() for x in values):
+        return False
     try:
         parse_nnet(text, name=name)
     except (ModelError, ValueError, OverflowError, MemoryError):
@@ -292,5 +303,5 @@ def write_atomically(path, data: bytes, what: str = "output") -> Path:
             tmp.unlink(missing_ok=True)
             raise
     except OSError as err:  # said of the target, not of the temporary file
-        raise path_error(OSError(err.errno, err.strerror or str(err), os.fspath(path)), f"write the {what} to") from None
+        raise path_error(err, f"write the {what} to", path) from None
     return target

@@ -169,8 +169,9 @@ class _Parser:
         plural = "s" if count != 1 else ""
         if call.keywords:
             keyword = call.keywords[0].arg  # None for **mapping
+            shown = f"{clip(keyword)}=" if keyword else "**"
             raise self.error(call, f"'{fname}' takes exactly {count} positional argument{plural}, not keyword "
-                                   "arguments", f"write {fname}(...) without '{clip(keyword) + '=' if keyword else '**'}'")
+                                   "arguments", f"write {fname}(...) without '{shown}'")
         if len(call.args) != count or any(isinstance(a, ast.Starred) for a in call.args):
             raise self.error(call, f"'{fname}' takes exactly {count} positional argument{plural}, "
                                    f"got {len(call.args)}")
