@@ -231,14 +231,18 @@ def _audit_generated(chosen, resolved, data, spec, epsilon, *, model, pred, wher
 def _ignored_headers(spec) -> list[str]:
     """A spec text's headers (``# where:``, ``# decision:``, an engine option's ``# delta:`` ...) are applied by the
     command line, not by this function (its keyword arguments are the options): say so rather than audit
-    silently without them."""
+    silently without them. A ``# dataset:`` header is not read here either, but one that names a file outside its
+    folder is refused as everywhere (``SpecError``, ``SpecFile.dataset_ref``)."""
     if not isinstance(spec, str):
         return []
     from fairaudit.engines import header_names
-    from fairaudit.spec.files import read_headers
+    from fairaudit.spec.files import SpecFile, read_headers
 
+    headers = read_headers(spec)
+    if "dataset" in headers:
+        SpecFile(text=spec, spec=None, headers=headers).dataset_ref()
     applied = ("where", "decision", "engine") + header_names()
-    named = [key for key in read_headers(spec) if key in applied]
+    named = [key for key in headers if key in applied]
     if not named:
         return []
     keywords = ", ".join(f"{'pred' if k == 'decision' else k}=..." for k in named)

@@ -2,8 +2,12 @@
 
 Each sub-command lives in ``fairaudit/commands/<name>.py`` and provides ``add_arguments(parser)``
 and ``run(args) -> int``. Bad input raises ``FairauditError``: printed here as one line on stderr
-(a ``SpecError`` adds its source line and a caret), exit code 2, never a traceback. Any other exception
-is a bug: one line, exit code 4 (``FAIRAUDIT_DEBUG=1`` re-raises it for the traceback).
+(a ``SpecError`` adds its source line and a caret), exit code 2, never a traceback. So does an ``OSError``
+on a file the command was given (a name too long, a folder it may not write: ``fairaudit.errors.path_error``).
+Any other exception is a bug: one line, exit code 4 (``FAIRAUDIT_DEBUG=1`` re-raises it for the traceback).
+
+Ctrl-C and SIGTERM stop a command the same way: an exception raised where it is, so that every cleanup runs (no
+temporary file stays behind), then one line and exit code 130 (143 for SIGTERM).
 """
 from __future__ import annotations
 
@@ -11,9 +15,11 @@ import argparse
 import importlib.util
 import inspect
 import os
+import signal
 import sys
+import threading
 
-from fairaudit.errors import FairauditError
+from fairaudit.errors import FairauditError, path_error
 from fairaudit.spec.errors import SpecError
 
 # name -> (module, one-line help). Modules are imported only when their command runs.
@@ -29,6 +35,15 @@ COMMANDS = {
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL_ERROR = 4  # never a verdict's code (0 true, 1 violated, 3 undecided)
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 128 + signal.SIGTERM  # 143, what a shell reports for a command ended by SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is (as Ctrl-C raises KeyboardInterrupt), so that the same cleanups run."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -83,14 +98,22 @@ def _unknown(extra: list[str], parser: argparse.ArgumentParser) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    own = threading.current_thread() is threading.main_thread()  # only the main thread may set a handler
+    previous = signal.signal(signal.SIGTERM, _terminate) if own else None
     try:  # Ctrl-C while the commands are imported, too: one line, never a traceback
         return _run(argv)
-    except KeyboardInterrupt:
-        return interrupted()
+    except KeyboardInterrupt as err:
+        return interrupted(err)
+    finally:
+        if own:  # a caller's own handler back (None: one set outside Python, the default stands for it)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
-def interrupted() -> int:
-    """Ctrl-C: one line on stderr, exit code 130 (what a shell reports for an interrupted command)."""
+def interrupted(err: BaseException | None = None) -> int:
+    """Ctrl-C (or SIGTERM): one line on stderr, exit code 130 (143) — what a shell reports for such a command."""
+    if isinstance(err, Terminated):
+        print("fairaudit: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     print("fairaudit: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 
@@ -114,13 +137,22 @@ def _run(argv: list[str] | None) -> int:
     except MemoryError:
         print(f"fairaudit {args.command}: error: out of memory (use smaller inputs or model sizes)", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as err:  # on a file the command was given (it names it): bad input, not a bug
+        if err.filename is None:
+            return _internal_error(args, err)
+        print(f"fairaudit {args.command}: error: {path_error(err)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception as err:  # a bug: never exit 0/1/3 (a verdict) and never print a traceback
-        if os.environ.get("FAIRAUDIT_DEBUG"):
-            raise
-        text = " ".join(str(err).split())[:200]
-        print(f"fairaudit {args.command}: internal error: {type(err).__name__}: {text} "
-              "(a bug in fairaudit; rerun with FAIRAUDIT_DEBUG=1 for the traceback)", file=sys.stderr)
-        return EXIT_INTERNAL_ERROR
+        return _internal_error(args, err)
+
+
+def _internal_error(args, err: Exception) -> int:
+    if os.environ.get("FAIRAUDIT_DEBUG"):
+        raise err
+    text = " ".join(str(err).split())[:200]
+    print(f"fairaudit {args.command}: internal error: {type(err).__name__}: {text} "
+          "(a bug in fairaudit; rerun with FAIRAUDIT_DEBUG=1 for the traceback)", file=sys.stderr)
+    return EXIT_INTERNAL_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

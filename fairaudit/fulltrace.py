@@ -9,8 +9,6 @@ file under the name). ``read_full_trace(path)`` gives the table back as a pandas
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from fairaudit.errors import FairauditError
@@ -20,17 +18,37 @@ MARK = b"fairaudit.trace"  # schema metadata key that says a Parquet file is a f
 
 
 class FullTraceWriter:
+    """Writes the full trace of one run to a temporary file of its own beside ``path`` (created with the first rows,
+    so a run that never starts leaves nothing) and moves it to ``path`` on ``close``: a run never appends to
+    another run's file, and two runs writing the same path never mix their rows. ``discard`` removes the temporary
+    file (a failed or interrupted run)."""
+
     def __init__(self, path, spec_text: str = ""):
         import pyarrow.parquet  # noqa: F401  (fails early when pyarrow is missing)
 
-        self.path = Path(path)
-        folder = self.path.parent if str(self.path.parent) else Path(".")
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=folder)
-        os.close(fd)
-        self.tmp = Path(tmp)
+        from fairaudit.outputs import check_output
+
+        # a path that cannot be a file fails here, before the run (the CLI has checked the rest, --force included)
+        self.path = check_output(path, "trace", force=True, what="full trace")
+        self.tmp: Path | None = None
         self.spec_text = spec_text
         self.rows = 0
         self._writer = None
+
+    def _temporary(self) -> Path:
+        from fairaudit.outputs import temporary_beside
+
+        if self.tmp is None:
+            try:
+                self.tmp = temporary_beside(self.path)
+            except OSError as err:
+                raise self._error(err) from None
+        return self.tmp
+
+    def _error(self, err: OSError) -> FairauditError:
+        from fairaudit.errors import path_error
+
+        return path_error(err, "write the full trace to", self.path)  # the target, not the temporary file
 
     def append(self, part: Trace) -> None:
         import pyarrow as pa
@@ -41,12 +59,14 @@ class FullTraceWriter:
         table = pa.Table.from_pandas(part.to_frame(), preserve_index=False)
         if self._writer is None:
             schema = table.schema.with_metadata({MARK: self.spec_text.encode("utf-8")})
-            self._writer = pq.ParquetWriter(self.tmp, schema, compression="zstd")
+            self._writer = pq.ParquetWriter(self._temporary(), schema, compression="zstd")
         self._writer.write_table(table.replace_schema_metadata(self._writer.schema.metadata))
         self.rows += len(part)
 
     def close(self) -> Path:
         """Finish the file and move it to its name (an empty run writes an empty table)."""
+        from fairaudit.outputs import publish
+
         try:
             if self._writer is None:
                 import pyarrow as pa
@@ -54,22 +74,26 @@ class FullTraceWriter:
 
                 empty = Trace.empty([]).to_frame()
                 pq.write_table(pa.Table.from_pandas(empty, preserve_index=False).replace_schema_metadata(
-                    {MARK: self.spec_text.encode("utf-8")}), self.tmp)
+                    {MARK: self.spec_text.encode("utf-8")}), self._temporary())
             else:
                 self._writer.close()
-            from fairaudit.outputs import _mode_for
-
-            os.chmod(self.tmp, _mode_for(self.path))  # mkstemp makes 0600: the old file's mode, else the umask's
-            os.replace(self.tmp, self.path)
+            publish(self.tmp, self.path)
         except OSError as err:
-            self.tmp.unlink(missing_ok=True)
-            raise FairauditError(f"cannot write the full trace to {self.path}: {err.strerror or err}") from None
+            self.discard()
+            raise self._error(err) from None
+        except BaseException:  # an interrupt while the file is finished: nothing stays behind
+            self.discard()
+            raise
         return self.path
 
     def discard(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-        self.tmp.unlink(missing_ok=True)
+        writer, self._writer = self._writer, None
+        try:
+            if writer is not None:
+                writer.close()
+        finally:
+            if self.tmp is not None:
+                self.tmp.unlink(missing_ok=True)
 
 
 def read_full_trace(path):

@@ -14,6 +14,7 @@ header inside it, or a command-line option.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from fairaudit.errors import FairauditError
@@ -73,17 +74,18 @@ def known_headers() -> tuple[str, ...]:
 
 
 def check_headers(spec_file) -> None:
-    """Raise ``ValidationError`` for misspelt, misplaced or repeated headers (``SpecFile.header_errors``), and
-    for a header value that its engine option refuses (every engine's header options are checked)."""
+    """Raise ``ValidationError`` for misspelt, misplaced or repeated headers (``SpecFile.header_errors``), a
+    ``# dataset:`` header that names a file outside the spec file's folder (``SpecFile.dataset_ref``), and for a
+    header value that its engine option refuses (every engine's header options are checked)."""
     from fairaudit import engines
 
     errors = spec_file.header_errors(known_headers())
-    for name in ("engine",):
-        if name in spec_file.headers:
-            try:
-                header_engine(spec_file)
-            except SpecError as err:
-                errors.append(err)
+    # '# engine:' names an engine; '# dataset:' a built-in dataset or a file in the spec file's folder
+    for check in (functools.partial(header_engine, spec_file), spec_file.dataset_ref):
+        try:
+            check()
+        except SpecError as err:
+            errors.append(err)
     for engine in engines.all_engines():
         for option in engine.header_options():
             if option.name in spec_file.headers:

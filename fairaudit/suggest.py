@@ -113,9 +113,12 @@ def round_threshold(op: str, lo: float, hi: float, raw: float, want: bool, digit
     unit = Decimal(1).scaleb(exponent)
     c = x.quantize(unit, rounding=ROUND_FLOOR if down else ROUND_CEILING)
     for _ in range(4):
-        if decides(op, lo, hi, float(c)) is want:
-            return float(c)
+        value = float(c)
+        if decides(op, lo, hi, value) is want:
+            return value
         c = c - unit if down else c + unit
+        if float(c) == value:  # a unit below the float's resolution (an end such as -5e-324): the next float
+            c = Decimal(repr(math.nextafter(value, -math.inf if down else math.inf)))
     raise AssertionError(f"no {digits}-digit threshold decides {op} on [{lo}, {hi}]")  # pragma: no cover
 
 

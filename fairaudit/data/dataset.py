@@ -71,6 +71,7 @@ class Dataset:
     source: str = ""  # where the rows came from (file path or "built-in")
     description: str = ""
     _hash: str | None = field(default=None, repr=False, compare=False)
+    _rows_hash: str | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -93,6 +94,18 @@ class Dataset:
             digest = hashlib.sha256(self.frame.to_csv(index=False).encode("utf-8"))
             self._hash = digest.hexdigest()
         return self._hash
+
+    @property
+    def rows_hash(self) -> str:
+        """SHA-256 of the rows **in order**, cheap (pandas' 64-bit hash of each row, then SHA-256 over them and the
+        columns' names and types): what tells datasets apart in a cache, where the same rows in another order are
+        another dataset (a model's held-out rows are positions). ``content_hash`` is what a report records."""
+        if self._rows_hash is None:
+            digest = hashlib.sha256(repr([(str(name), str(kind)) for name, kind in self.frame.dtypes.items()])
+                                    .encode("utf-8"))
+            digest.update(pd.util.hash_pandas_object(self.frame, index=False).to_numpy().tobytes())
+            self._rows_hash = digest.hexdigest()
+        return self._rows_hash
 
     def missing_protected(self) -> np.ndarray:
         """Rows whose value of some protected attribute is missing (NaN, or the category ``"?"``)."""

@@ -103,15 +103,18 @@ class Standardiser:
 
 
 def output_path(path) -> Path:
-    """``path`` as a Path whose directory exists (ModelError otherwise), for ``save``."""
+    """``path`` as a Path a model can be written to (ModelError otherwise), for ``save``: a file in an existing
+    folder, never a directory or a device (``fairaudit.outputs.check_output``; what an existing file holds is the
+    caller's to check: ``fairaudit train --out`` does before training)."""
+    from fairaudit.errors import FairauditError
+    from fairaudit.outputs import check_output
+
     if not isinstance(path, (str, os.PathLike)):
         raise ModelError("save() takes a file path")
-    path = Path(path)
-    if path.is_dir():
-        raise ModelError(f"cannot write model to {path}: it is a directory")
-    if not path.parent.is_dir():
-        raise ModelError(f"cannot write model to {path}: directory {path.parent} does not exist")
-    return path
+    try:
+        return check_output(path, "model", force=True, what="model")
+    except FairauditError as err:
+        raise ModelError(str(err)) from None
 
 
 def write_atomic(path, data: bytes) -> None:

@@ -168,8 +168,10 @@ class _Parser:
     def arity(self, call: ast.Call, fname: str, count: int) -> None:
         plural = "s" if count != 1 else ""
         if call.keywords:
+            keyword = call.keywords[0].arg  # None for **mapping
+            shown = f"{clip(keyword)}=" if keyword else "**"
             raise self.error(call, f"'{fname}' takes exactly {count} positional argument{plural}, not keyword "
-                                   "arguments", f"write {fname}(...) without '{call.keywords[0].arg}='")
+                                   "arguments", f"write {fname}(...) without '{shown}'")
         if len(call.args) != count or any(isinstance(a, ast.Starred) for a in call.args):
             raise self.error(call, f"'{fname}' takes exactly {count} positional argument{plural}, "
                                    f"got {len(call.args)}")

@@ -245,22 +245,21 @@ def _node_order(nid: str):
     return (int(digits) if digits else 0, nid)
 
 
-def check_output_path(path) -> Path:
-    """``path`` as a Path a report can be written to; ``FairauditError`` otherwise (call it before a long audit)."""
-    path = Path(path)
-    if path.is_dir():
-        raise FairauditError(f"cannot write the report to {path}: it is a directory")
-    if not path.parent.exists():
-        raise FairauditError(f"cannot write the report to {path}: directory {path.parent} does not exist")
-    return path
+def check_output_path(path, *, force: bool = False) -> Path:
+    """``path`` as a Path a report can be written to (``fairaudit.outputs.check_output``: a file in an existing
+    folder; an existing file only when it is a fairaudit report, or with ``force``); ``FairauditError`` otherwise
+    (call it before a long audit)."""
+    from fairaudit.outputs import check_output
+
+    return check_output(path, "pdf", force=force, what="report")
 
 
-def write_pdf(result, path, **kw) -> Path:
+def write_pdf(result, path, *, force: bool = False, **kw) -> Path:
     """Build the report (``build_pdf(result, **kw)``) and write it to ``path``; ``FairauditError`` (one line) when
-    the path cannot be written."""
+    the path cannot be written, or holds another kind of file (``force=True`` replaces it)."""
     from fairaudit.outputs import write_atomically
 
-    path = check_output_path(path)
+    path = check_output_path(path, force=force)
     return write_atomically(path, build_pdf(result, **kw), what="report")
 
 

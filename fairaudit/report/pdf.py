@@ -16,6 +16,7 @@ from fpdf import FPDF
 from fpdf.fonts import FontFace
 
 from fairaudit import numbers
+from fairaudit.outputs import REPORT_CREATOR as CREATOR  # how an existing file is known as a report (--pdf)
 from fairaudit.report import charts, content, methods
 
 FONT_DIR = Path(__file__).with_name("fonts")
@@ -659,7 +660,7 @@ def layout(result, *, title, moment, data_facts, model_facts_, tree, convergence
     pdf.set_title(title)
     pdf.set_author("fairaudit")
     pdf.set_subject(f"Fairness audit: {result.verdict}")
-    pdf.set_creator("fairaudit.report")
+    pdf.set_creator(CREATOR)
     pdf.set_creation_date(moment)
     _summary(pdf, title, moment, result, data_facts, model_facts_, program)
     if program is not None:

@@ -13,12 +13,28 @@ from fairaudit.errors import FairauditError
 
 
 ECHO_LIMIT = 60  # at most this many characters of a user's token are repeated in a message
+EXCERPT_WIDTH = 100  # at most this many characters of the offending source line are shown under a message
 
 
 def clip(text: str, limit: int = ECHO_LIMIT) -> str:
     """``text`` cut to ``limit`` characters (with "…"), for echoing user input in one-line messages."""
     text = str(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def caret_lines(line: str, column: int | None, length: int = 1, width: int = EXCERPT_WIDTH) -> str:
+    """The source ``line`` and a caret under its token at ``column`` (1-based), cut to ``width`` characters
+    around the token with "…" where it was cut, so the caret is on screen however long the line; "" without a
+    position. How every error shows its source line (the command line's ``SpecError.pretty``, the dashboard)."""
+    if not line or not column:
+        return ""
+    line = line.replace("\t", " ")
+    at = min(max(column - 1, 0), len(line))
+    start = max(0, min(at - width // 3, len(line) - width)) if len(line) > width else 0
+    end = min(len(line), start + width)
+    shown = ("…" if start else "") + line[start:end] + ("…" if end < len(line) else "")
+    pad = " " * (at - start + (1 if start else 0))
+    return f"{shown}\n{pad}{'^' * max(1, min(length, end - at))}"
 
 
 def line_of(source: str, line: int) -> str:
@@ -80,10 +96,10 @@ class SpecError(FairauditError):
         return f"{prefix}{where}{self.message}"
 
     def pretty(self) -> str:
-        """The one-line message, then the source line and a caret under the offending token."""
+        """The one-line message, then the source line (at most ``EXCERPT_WIDTH`` characters of it, around the
+        token) and a caret under the offending token."""
         text = str(self)
         if not self.excerpt or self.column is None:
             return text
-        width = min(self.length, max(1, len(self.excerpt) - self.column + 1))
-        pad = "".join("\t" if ch == "\t" else " " for ch in self.excerpt[: self.column - 1])
-        return f"{text}\n  {self.excerpt}\n  {pad}{'^' * width}"
+        return "\n".join([text, *("  " + line for line in caret_lines(self.excerpt, self.column, self.length)
+                                   .splitlines())])

@@ -60,11 +60,13 @@ class SpecFile:
         return header.value if header else None
 
     def dataset_ref(self) -> str | None:
-        """The ``# dataset:`` header as something safe to open: a built-in dataset's name, or a data file
-        given by a path **relative to the spec file** (to the current folder for spec text) that stays inside
-        that folder or the current folder. An absolute path, a path that climbs out (``../../etc/passwd``),
-        or a file that is not ``.csv``/``.csv.gz`` is refused at the header's line:column: a spec file
-        from someone else must not make the tool read arbitrary files."""
+        """The ``# dataset:`` header as something safe to open: a built-in dataset's name, or a ``.csv``/``.csv.gz``
+        file **in the spec file's folder or below it** (the current folder for spec text that is not a file: the
+        command line's ``--spec TEXT``, the dashboard's editor), given by a relative path without ``..``, that still
+        lies there once symbolic links are resolved. Anything else — an absolute path, ``~``, a path that climbs out
+        (``../../x.csv``), a link that leads out, another kind of file — is refused at the header's line:column,
+        wherever the spec is read (CLI, dashboard, ``fairaudit.audit``): a spec file from someone else must not make
+        the tool read arbitrary files."""
         header = self.headers.get("dataset")
         if header is None:
             return None
@@ -79,21 +81,23 @@ class SpecFile:
                                 length=max(1, len(header.value)), filename=self.path)
 
         if not value:
-            raise refuse("is empty; name a built-in dataset or a CSV file next to the spec file")
+            raise refuse("is empty; name a built-in dataset or a CSV file in the spec file's folder")
         raw = Path(value)
         if raw.is_absolute() or value.startswith("~"):
             raise refuse("must be a built-in dataset or a path relative to the spec file, not an absolute path")
+        if ".." in raw.parts:
+            raise refuse(f"must name a file in the spec file's folder or below it; {clip(value)} climbs out of it "
+                         "('..')")
         if not value.lower().endswith((".csv", ".csv.gz")):
             from fairaudit.data.builtin import suggestion
 
             raise refuse(f"is neither a built-in dataset nor a .csv/.csv.gz file{suggestion(value, names())} "
                          f"(built-in: {', '.join(names())})")
-        base = Path(self.path).resolve().parent if self.path else Path.cwd().resolve()
-        target = (base / raw).resolve()
-        roots = [base, Path.cwd().resolve()]
-        if not any(target == root or root in target.parents for root in roots):
-            raise refuse("must stay inside the spec file's folder (or the current folder); "
-                         f"{clip(value)} climbs out of it")
+        base = (Path(self.path).parent if self.path else Path.cwd()).resolve()
+        target = (base / raw).resolve()  # symbolic links resolved: a link in the folder may not lead out of it
+        if base not in target.parents:
+            raise refuse(f"must name a file in the spec file's folder or below it; {clip(value)} leads out of it "
+                         "through a symbolic link")
         return str(target)
 
     @property

@@ -438,18 +438,10 @@ CARET_WIDTH = 60  # characters of the source line shown around the token (a mess
 
 
 def caret_lines(line: str, column: int | None, length: int = 1, width: int = CARET_WIDTH) -> str:
-    """The source ``line`` and a caret under its token at ``column`` (1-based), cut to ``width`` characters
-    around the token with "…" where it was cut, so the caret is on screen however long the line; "" without a
-    position."""
-    if not line or not column:
-        return ""
-    line = line.replace("\t", " ")
-    at = min(max(column - 1, 0), len(line))
-    start = max(0, min(at - width // 3, len(line) - width)) if len(line) > width else 0
-    end = min(len(line), start + width)
-    shown = ("…" if start else "") + line[start:end] + ("…" if end < len(line) else "")
-    pad = " " * (at - start + (1 if start else 0))
-    return f"{shown}\n{pad}{'^' * max(1, min(length, end - at))}"
+    """``fairaudit.spec.errors.caret_lines`` at the dashboard's width."""
+    from fairaudit.spec.errors import caret_lines as lines
+
+    return lines(line, column, length, width)
 
 
 def use_spec(text: str) -> None:

@@ -2,11 +2,11 @@
 
 Everything the user has chosen lives in ``st.session_state`` under the keys below, so it persists across
 pages. Expensive work is cached: built-in datasets by name (``st.cache_resource``: one shared read-only copy),
-trained models by (dataset, roles, kind, seed, split) (``trained_model``).
+trained models by (dataset rows in order, roles, kind, seed, split) in the session itself (``trained_model``: a
+model never passes from one browser session to another).
 """
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import streamlit as st
@@ -31,6 +31,7 @@ SPEC_DRAFT = "spec_draft"      # {"base": SPEC_TEXT it was typed against, "text"
 UPLOADED = "uploaded_dataset"  # this session's parsed CSV upload (per session; the bytes are not kept)
 DISCARDED = "result_discarded"  # the verdict of a result a new dataset or model set aside (said once)
 PROGRAM = "population_program"  # {"text", "name", "loaded"}: the Audit page's population program (this session only)
+TRAINED = "trained_models"     # {(dataset_key, kind, seed, split): Model}: this session's trained models, oldest first
 
 DEFAULTS: dict[str, Any] = {DATASET: None, DATASET_KEY: None, MODEL: None, MODEL_INFO: None, SPEC_TEXT: "",
                             SPEC_HISTORY: [], RESULT: None, RESULT_META: None, SELECTED: [], LAST_EVENT: [],
@@ -65,40 +66,37 @@ def dataset_with_roles(name: str, label: str | None, protected: tuple[str, ...],
     return fa_data.with_roles(builtin_dataset(name), label, list(protected), favourable)
 
 
-MODEL_CACHE_SIZE = 16
+MODEL_CACHE_SIZE = 16  # trained models kept per session
 
 
-@st.cache_resource(show_spinner=False)
 def _model_cache() -> dict:
-    """Trained models shared by every session (as ``st.cache_resource`` would keep them), oldest first."""
-    return {"lock": threading.Lock(), "models": {}}
+    """This session's trained models (``st.session_state``: never shared with another browser session)."""
+    if st.session_state.get(TRAINED) is None:
+        st.session_state[TRAINED] = {}
+    return st.session_state[TRAINED]
 
 
 def trained_model(dataset, dataset_key: tuple, kind: str, seed: int, test_size: float, on_progress=None):
-    """``fairaudit.models.train`` once per (dataset identity, kind, seed, split); ``on_progress`` (a
-    ``ProgressBar``) is told how far a training that is not cached yet is. Not ``st.cache_resource`` itself:
-    it would record the bar drawn during the training and replay it, on a later page, into a bar that no longer
-    exists."""
+    """``fairaudit.models.train`` once per (dataset identity, kind, seed, split) in this session; ``on_progress`` (a
+    ``ProgressBar``) is told how far a training that is not cached yet is. Not ``st.cache_resource``: that is
+    shared by every session (one user's upload would hand its model to another's), and it would record the bar
+    drawn during the training and replay it, on a later page, into a bar that no longer exists."""
     cache = _model_cache()
     key = (dataset_key, kind, int(seed), float(test_size))
-    with cache["lock"]:
-        if key in cache["models"]:
-            return cache["models"][key]
+    if key in cache:
+        return cache[key]
     model = fa_models.train(dataset, kind, seed=seed, test_size=test_size, on_progress=on_progress)
-    with cache["lock"]:
-        cache["models"][key] = model
-        while len(cache["models"]) > MODEL_CACHE_SIZE:
-            cache["models"].pop(next(iter(cache["models"])))
+    cache[key] = model
+    while len(cache) > MODEL_CACHE_SIZE:
+        cache.pop(next(iter(cache)))
     return model
 
 
 def dataset_key(dataset) -> tuple:
-    """Identity of a dataset and its roles (cheap: a pandas row hash, not the SHA-256 of the CSV text)."""
-    import pandas as pd
-
+    """Identity of a dataset and its roles: its rows in order (``Dataset.rows_hash``, SHA-256 over pandas' row
+    hashes: the same rows permuted are another dataset, whose held-out rows are other rows) and its roles."""
     s = dataset.schema
-    rows = int(pd.util.hash_pandas_object(dataset.frame, index=False).sum()) if len(dataset.frame) else 0
-    return (dataset.name, len(dataset.frame), rows, s.label, str(s.favourable), tuple(s.protected))
+    return (dataset.name, len(dataset.frame), dataset.rows_hash, s.label, str(s.favourable), tuple(s.protected))
 
 
 def set_dataset(dataset) -> None:
