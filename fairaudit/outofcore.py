@@ -43,7 +43,6 @@ pandas type the whole column).
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import tempfile
 from pathlib import Path

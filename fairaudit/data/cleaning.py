@@ -1,6 +1,5 @@
-"""Rows read by another reader than ``fairaudit.data.from_csv`` (pyarrow batches out of core, Dask partitions), cleaned
-as it cleans them, and a dataset known by its schema only (``FileDataset``, what ``fairaudit.preflight`` validates
-a file or a log against when its rows are not held in memory)."""
+"""A dataset known by its schema only (``FileDataset``, what ``fairaudit.preflight`` validates a file or a log against
+when its rows are not held in memory: out of core, on Dask), and the bound on the values kept of a wide column."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,45 +18,6 @@ def narrowed(values, literals) -> set:
     kept = {v for v in values if v in literals}
     kept.update(sorted((v for v in values if v not in kept), key=str)[:EXAMPLES])
     return kept
-
-
-def clean_array(arr, text: bool):
-    """One column of a batch as ``fairaudit.data.from_csv`` has it: text stripped, missing or empty "?"."""
-    import pyarrow as pa
-    import pyarrow.compute as pac
-
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.cast(arr.type.value_type)
-    if text:
-        arr = pac.utf8_trim_whitespace(arr.cast(pa.string()))
-        arr = pac.if_else(pac.equal(arr, ""), None, arr).fill_null(MISSING)
-    return arr
-
-
-def clean_frame(frame):
-    """A pandas DataFrame's text columns cleaned as ``fairaudit.outofcore.frame_of`` cleans a batch's
-    (``clean_array``: stripped, missing or empty "?"), its other columns as they are — for rows that reach pandas by
-    another reader (a Dask partition), so that they are audited as the rows of the same file read out of core. Each
-    distinct value is cleaned once."""
-    import pandas as pd
-    import pyarrow as pa
-
-    out = {}
-    for name in frame.columns:
-        series = frame[name]
-        if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
-            continue
-        codes, uniques = pd.factorize(series, use_na_sentinel=True)
-        try:
-            arr = pa.array(np.asarray(uniques, dtype=object), from_pandas=True)
-        except (pa.ArrowException, TypeError, ValueError):
-            continue  # values of mixed kinds: left as they are
-        text = pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
-        if not text and not (len(arr) == 0 and isinstance(series.dtype, pd.StringDtype)):  # (no value: by dtype)
-            continue
-        cleaned = np.append(clean_array(arr.cast(pa.string()), True).to_numpy(zero_copy_only=False), MISSING)
-        out[name] = pd.Series(pd.array(cleaned[codes], dtype="str"), index=series.index, name=name)
-    return frame.assign(**out) if out else frame
 
 
 @dataclass

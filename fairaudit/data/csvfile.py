@@ -1,45 +1,31 @@
-"""Read a user's CSV file (a path or an uploaded file object) into a ``Dataset``, validating it on the way.
+"""Read a user's CSV file (a path, an uploaded file object or bytes) into a ``Dataset``, validating it on the way.
 
-What a valid file is: UTF-8 text (a byte-order mark is fine), optionally gzip-compressed (``.csv.gz``), a header
-row of unique column names, then at least one data row with as many fields as the header. The delimiter is the
-one of ``,`` ``;`` tab ``|`` that occurs most often in the header row. Blank lines are skipped.
-
-How columns are typed (deterministic, from pandas' parsing of the whole column):
-
-* a column pandas reads as integers or floats is **numeric** (even with few distinct values, e.g. a 0/1 flag);
-  its missing values stay NaN;
-* a column of True/False is **categorical** with values ``(False, True)``;
-* any other column is **categorical** text: values are stripped of surrounding whitespace and a missing value
-  (an empty field or one of pandas' NA markers such as ``NA`` or ``null``) becomes the category ``"?"``, so
-  categorical columns never hold NaN; a column with no value at all becomes the single category ``"?"``;
-* the label column is categorical whatever its dtype (see ``fairaudit.data.roles``).
-
-Column names are kept as written (only surrounding whitespace is stripped); an empty header cell is named
-``Unnamed: <i>`` as pandas does. Every problem is a one-line ``DataError``. Nothing is ever unpickled.
+What a valid file is: UTF-8 text (a byte-order mark is fine), optionally gzip-compressed (``.csv.gz``, inflated in
+bounded blocks), a header row of unique column names, then at least one data row with as many fields as the
+header. The bytes are checked here (not a zip, Parquet, PDF or other binary file; UTF-8; not empty); they are then
+parsed, typed and checked by the one pipeline every route shares (``fairaudit.sources``: the header's delimiter,
+quotes, line ends; the column types fixed by the first rows or declared; only an empty cell missing unless
+``na_values`` says otherwise; a value that does not fit its column's type is an error naming its row). A text
+column's missing value is the category ``"?"``; the label column is categorical whatever its type
+(``fairaudit.data.roles``). Column names are kept as written (only surrounding whitespace is stripped); an empty
+header cell is named ``Unnamed: <i>``. Every problem is a one-line ``DataError``. Nothing is ever unpickled.
 """
 from __future__ import annotations
 
 import codecs
-import csv
 import gzip
-import io
 import os
 import re
-import warnings
 import zlib
 from pathlib import Path
 from typing import IO, Any, Iterable
 
-import numpy as np
-import pandas as pd
 
 from fairaudit.data.dataset import Dataset
-from fairaudit.data.roles import build_schema, listing
+from fairaudit.data.roles import build_schema
 from fairaudit.errors import DataError
 
-from fairaudit.data.dataset import MISSING_CATEGORY as MISSING  # the category that stands for a missing value
-DELIMITERS = (",", ";", "\t", "|")
-PEEK_ROWS = 10_000  # rows read first to find the text columns
+from fairaudit.data.dataset import MISSING_CATEGORY as MISSING  # noqa: F401 — the category of a missing value
 
 # leading bytes of binary formats that users upload by mistake -> what to tell them
 _SIGNATURES = {
@@ -152,61 +138,7 @@ def _check_bytes(data: bytes, display: str) -> bytes:
     return data
 
 
-def _text(data: bytes) -> io.TextIOWrapper:
-    """The bytes as a text stream (no copy of the bytes; a byte-order mark is skipped)."""
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
 
-
-def _delimiter(header_line: str) -> str:
-    counts = [(header_line.count(d), -i, d) for i, d in enumerate(DELIMITERS)]
-    best = max(counts)
-    return best[2] if best[0] > 0 else ","
-
-
-def _parse(data: bytes, display: str) -> pd.DataFrame:
-    """Check the shape of every row with the csv module (streaming), then let pandas type the columns."""
-    header_line = next(line for line in _text(data) if line.strip())
-    sep = _delimiter(header_line)
-    reader = csv.reader(_text(data), delimiter=sep, skipinitialspace=True, strict=True)
-    header: list[str] | None = None
-    rows = 0
-    try:
-        for row in reader:
-            if not any(field.strip() for field in row):
-                continue  # blank line
-            if header is None:
-                header = row
-                continue
-            if len(row) != len(header):
-                raise DataError(f"{display}, line {reader.line_num}: {len(row)} field{'s' if len(row) != 1 else ''}"
-                                f" but the header has {len(header)}")
-            rows += 1
-    except csv.Error as err:
-        raise DataError(f"cannot parse {display}, line {reader.line_num}: {err}") from None
-    assert header is not None  # the data is not blank
-    names = [field.strip() or f"Unnamed: {i}" for i, field in enumerate(header)]
-    seen: dict[str, int] = {}
-    for i, col in enumerate(names):
-        if col in seen:
-            raise twice(display, col, seen[col], i)
-        seen[col] = i
-    if rows == 0:
-        raise DataError(f"{display} has a header ({listing(names, 6)}) but no data rows")
-    # explicit dtypes: a column that is text in the first rows is text in the whole file, so it is read as a
-    # pandas category (small integer codes instead of one string per cell) and turned back into text column by
-    # column in _normalise; the other columns are typed by pandas
-    peek = _read_frame(data, display, sep, names, nrows=PEEK_ROWS)
-    dtype = {col: "category" for col in peek.columns if isinstance(peek[col].dtype, pd.StringDtype)}
-    del peek
-    frame = _read_frame(data, display, sep, names, dtype=dtype or None)
-    # a column typed differently in two chunks (numbers, then text), or a category pandas read as numbers, is
-    # read again as plain text: the types are then those of a whole-column read
-    mixed = [col for col in frame.columns if _retype(frame[col])]
-    if mixed:
-        del frame
-        frame = _read_frame(data, display, sep, names, dtype={**dtype, **{col: "str" for col in mixed}})
-    # a line of blanks only is a blank line above; drop the all-missing row pandas may make of it
-    return frame.dropna(how="all").reset_index(drop=True) if len(frame) != rows else frame
 
 
 def twice(display: str, col: str, first: int, second: int) -> DataError:
@@ -215,54 +147,8 @@ def twice(display: str, col: str, first: int, second: int) -> DataError:
                      "names must be unique")
 
 
-def _retype(series: pd.Series) -> bool:
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        return not isinstance(series.cat.categories.dtype, pd.StringDtype) and len(series.cat.categories) > 0
-    return series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) not in ("string", "empty",
-                                                                                          "boolean")
 
 
-def _read_frame(data: bytes, display: str, sep: str, names: list[str], dtype=None,
-                nrows: int | None = None) -> pd.DataFrame:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # DtypeWarning on mixed columns: they are read again as text
-            return pd.read_csv(io.BytesIO(data), encoding="utf-8-sig", sep=sep, header=0, names=names,
-                               skipinitialspace=True, skip_blank_lines=True, low_memory=True, engine="c",
-                               dtype=dtype, nrows=nrows)
-    except (pd.errors.ParserError, ValueError) as err:
-        message = " ".join(str(err).split())
-        raise DataError(f"cannot parse {display}: {message}") from None
-
-
-def _normalise(frame: pd.DataFrame, keep_missing: str | None) -> dict[str, str]:
-    """Strip text, fill missing categorical values with "?" (not in column ``keep_missing``: a label's missing
-    values are an error, reported by the schema check), and decide each column's kind. Works in place, one
-    column at a time (the frame is this module's own); text is cleaned once per distinct value, not per cell."""
-    kinds: dict[str, str] = {}
-    for col in list(frame.columns):
-        series = frame[col]
-        if isinstance(series.dtype, pd.CategoricalDtype):
-            frame[col] = _clean_text(series, fill=None if col == keep_missing else MISSING)
-            kinds[col] = "categorical"
-        elif pd.api.types.is_bool_dtype(series):
-            kinds[col] = "categorical"
-        elif pd.api.types.is_numeric_dtype(series) and series.notna().any():
-            kinds[col] = "numeric"
-        else:
-            frame[col] = _clean_text(series, fill=None if col == keep_missing else MISSING)
-            kinds[col] = "categorical"
-    return kinds
-
-
-def _clean_text(series: pd.Series, fill: str | None) -> pd.Series:
-    """The column as text: values stripped, missing or empty ones ``fill`` (None: left missing)."""
-    cat = series if isinstance(series.dtype, pd.CategoricalDtype) else series.astype("category")
-    labels = cat.cat.categories.astype("str").str.strip().to_numpy(dtype=object, na_value=None)
-    labels[labels == ""] = fill
-    labels = np.append(labels, fill)  # code -1 (missing) picks the last entry
-    values = labels[cat.cat.codes.to_numpy()]
-    return pd.Series(pd.array(values, dtype="str"), index=series.index, name=series.name)
 
 
 def _stem(display: str) -> str:
@@ -273,28 +159,5 @@ def _stem(display: str) -> str:
     return name or "uploaded"
 
 
-def _refuse_infinite(frame: pd.DataFrame, kinds, display: str) -> None:
-    """An ``inf`` in a numeric column is no measurement: a model standardising it scores every row NaN and
-    decides 0 for everyone, which a parity spec then certifies. Refuse it, naming the column and row."""
-    found = first_infinite(frame, [col for col, kind in kinds.items() if kind == "numeric"])
-    if found is not None:
-        col, value, at, count = found
-        raise infinite(display, col, value, at + 1, count - 1)
 
 
-def first_infinite(frame: pd.DataFrame, columns) -> tuple | None:
-    """``(column, value, position, count)`` of the first of ``columns`` that holds an infinite number (``position``:
-    the first one's row in ``frame``, from 0; ``count``: how many it holds), or None."""
-    for col in columns:
-        values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-        bad = np.flatnonzero(np.isinf(values))
-        if len(bad):
-            return col, float(values[bad[0]]), int(bad[0]), len(bad)
-    return None
-
-
-def infinite(display: str, col: str, value: float, row: int, more: int) -> DataError:
-    """The refusal of an infinite number (``row``: the first one's data row, counted from 1)."""
-    return DataError(f"{display}: column '{col}' holds an infinite value ({value:g}) in data row {row:,}"
-                     f"{f' and {more:,} more' if more > 0 else ''}; fairaudit needs finite numbers: fix or drop "
-                     "those rows")

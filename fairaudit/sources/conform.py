@@ -138,7 +138,6 @@ def _from_text(arr, name, kind, schema, origin, first_row):
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass
         as_int = pac.match_substring_regex(values, r"^[+-]?[0-9]+$")
-        parsed = []
         out = np.zeros(len(values), dtype=np.int64)
         valid = np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool)
         for i, (v, is_int) in enumerate(zip(values.to_pylist(), as_int.to_pylist())):
@@ -151,7 +150,6 @@ def _from_text(arr, name, kind, schema, origin, first_row):
             if number is None or not -(1 << 63) <= number < (1 << 63):
                 raise _misfit(origin, first_row + i + 1, name, arr[i].as_py(), schema)
             out[i] = number
-        del parsed
         return pa.array(out, pa.int64(), mask=~valid)
     # float
     try:
@@ -283,7 +281,6 @@ def _text_series(arr, fill):
     """A string column as a pandas ``str`` series (Arrow-backed, no Python object per cell), missing ``fill``
     (None: left missing)."""
     import pandas as pd
-    import pyarrow as pa
     import pyarrow.compute as pac
 
     if fill is not None and arr.null_count:

@@ -149,7 +149,6 @@ def from_arrow(arrow_schema, where: str, *, declared=None, na_values=()) -> LogS
 def infer_text(table, where: str, *, declared=None, na_values=(), rows: int | None = None) -> LogSchema:
     """The schema of text rows (an Arrow table whose columns are all strings, as read from a CSV)."""
     import pyarrow as pa
-    import pyarrow.compute as pac
 
     names = _unique_names(table.column_names, where)
     na = frozenset(na_values)
