@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import codecs
 import csv
-import gzip
 import io
 import os
 import re
@@ -34,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.data.dataset import Dataset
+from fairaudit.data.gzipped import gunzip
 from fairaudit.data.roles import build_schema, listing
 from fairaudit.errors import DataError
 
@@ -106,7 +106,7 @@ def _check_bytes(data: bytes, display: str) -> bytes:
     """The CSV's bytes (gunzipped), checked to be non-empty UTF-8 text without building a string of them."""
     if data[:2] == b"\x1f\x8b":
         try:
-            data = gzip.decompress(data)
+            data = gunzip(data, display)  # bounded: refused once it unpacks past the limit
         except (OSError, EOFError, zlib.error):
             raise DataError(f"{display} is not a valid gzip file") from None
     for signature, what in _SIGNATURES.items():
