@@ -13,6 +13,7 @@ from fairaudit.errors import FairauditError
 
 
 ECHO_LIMIT = 60  # at most this many characters of a user's token are repeated in a message
+EXCERPT_WIDTH = 120  # a longer source line is shown as this many characters around the error's column
 
 
 def clip(text: str, limit: int = ECHO_LIMIT) -> str:
@@ -84,6 +85,12 @@ class SpecError(FairauditError):
         text = str(self)
         if not self.excerpt or self.column is None:
             return text
-        width = min(self.length, max(1, len(self.excerpt) - self.column + 1))
-        pad = "".join("\t" if ch == "\t" else " " for ch in self.excerpt[: self.column - 1])
-        return f"{text}\n  {self.excerpt}\n  {pad}{'^' * width}"
+        excerpt, column = self.excerpt, self.column
+        if len(excerpt) > EXCERPT_WIDTH:  # a long line (a list of many values): the part around the column
+            start = max(0, column - 1 - EXCERPT_WIDTH // 2)
+            end = start + EXCERPT_WIDTH
+            excerpt = ("…" if start else "") + excerpt[start:end] + ("…" if end < len(self.excerpt) else "")
+            column = column - start + (1 if start else 0)
+        width = min(self.length, max(1, len(excerpt) - column + 1))
+        pad = "".join("\t" if ch == "\t" else " " for ch in excerpt[: column - 1])
+        return f"{text}\n  {excerpt}\n  {pad}{'^' * width}"
