@@ -151,3 +151,37 @@ def test_a_deadline_reads_the_clock_every_n_calls():
     assert len(reads) == 2
     with pytest.raises(OutOfTime):
         deadline.check()
+
+
+# ---- justicia: a deep tree's paths and exact rates ---------------------------------------------------------------
+
+JUSTICIA_SPEC = 'E[pred | sex == "Female" and race == "White"] / E[pred | sex == "Male"] > 0.999'
+
+
+@pytest.fixture(scope="module")
+def adult():
+    from fairaudit import data
+
+    return data.load("adult")
+
+
+def test_justicia_on_a_deep_tree_stops_within_a_few_seconds_of_its_budget(adult):
+    """A depth-14 tree over Adult (fnlwgt has 21,648 values): its exact rates took 8 s whatever the budget."""
+    from fairaudit import models
+
+    model = models.train(adult, "tree", seed=0, max_depth=14)
+    result = fairaudit.audit(adult, JUSTICIA_SPEC, model=model, engine="justicia", time_budget=0.3, stop=False)
+    assert result.timed_out and not result.complete and result.verdict == "unknown"
+    assert result.info["seconds"] < 0.3 + 1.5
+    assert result.guarantee.kind == "sound" and "time budget ran out" in result.guarantee.note
+
+
+def test_justicia_cut_short_keeps_the_exact_rates_inside_its_intervals(adult):
+    from fairaudit import models
+
+    model = models.train(adult, "tree", seed=0, max_depth=10)
+    exact = fairaudit.audit(adult, JUSTICIA_SPEC, model=model, engine="justicia", stop=False).final
+    cut = fairaudit.audit(adult, JUSTICIA_SPEC, model=model, engine="justicia", time_budget=1.0, stop=False)
+    assert cut.timed_out or cut.complete
+    for node in ("n2", "n3"):
+        assert cut.final.loc[node, "lo"] <= exact.loc[node, "lo"] <= exact.loc[node, "hi"] <= cut.final.loc[node, "hi"]
