@@ -14,6 +14,10 @@ file's *content* (never from its name alone):
   config, loaded with ``torch.load(weights_only=True)`` (tensors and plain containers only).
 * **.nnet** text (name ending in ``.nnet``, or text starting with ``//``): parsed as numbers, never evaluated.
 
+**Sizes.** Before skops or torch unpacks a zip archive, :func:`fairaudit.models.archives.check_zip` bounds its
+member count and unpacked size (``fairaudit.limits``: a compression bomb is refused in one sentence); a ``.nnet``
+header is bounded before its body is parsed (:mod:`fairaudit.models.nnet`).
+
 **What is not trusted.** Anything else may be a pickle (joblib files, written by fairaudit before
 skops, are pickles): unpickling runs code chosen by whoever wrote the file. ``load`` refuses it with one
 line unless the caller passes ``trust_pickle=True`` (the CLI's ``--trust-pickle``), and then only reads
