@@ -149,7 +149,8 @@ def test_a_real_size_gzip_bomb_is_refused_at_once():
         from_csv(data, name="bomb.csv.gz")
     assert time.perf_counter() - started < 2.0
     _one_line(str(err.value))
-    assert "bomb.csv.gz declares 1.0 GB once decompressed (its gzip trailer), over the limit of 512 MB" in str(err.value)
+    assert "bomb.csv.gz declares 1.0 GB once decompressed (its gzip trailer), over the limit of 512 MB" in \
+        str(err.value)
 
 
 def test_a_gzip_trailer_that_lies_is_caught_by_the_count(monkeypatch):

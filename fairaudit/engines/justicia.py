@@ -330,7 +330,7 @@ class Justicia(Engine):
 
     def _nothing_yet(self, spec, options, inputs) -> LeafBatch:
         """The batch of a run whose time budget ran out before any rate was computed: every leaf in [0, 1]."""
-        leaves = {key: LeafValue(np.array([np.nan]), np.array([0.0]), np.array([1.0]), 0.0, np.array([np.nan]))
+        leaves = {key: LeafValue(np.array([0.5]), np.array([0.0]), np.array([1.0]), 0.0, np.array([np.nan]))
                   for key in compile_spec(spec).leaf_keys}
         g = self.guarantee(options, inputs)
         return LeafBatch(np.array([1]), leaves, done=0, guarantee=Guarantee("sound", scope=g.scope, assumes=g.assumes,

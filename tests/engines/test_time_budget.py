@@ -175,6 +175,10 @@ def test_justicia_on_a_deep_tree_stops_within_a_few_seconds_of_its_budget(adult)
     assert result.timed_out and not result.complete and result.verdict == "unknown"
     assert result.info["seconds"] < 0.3 + 1.5
     assert result.guarantee.kind == "sound" and "time budget ran out" in result.guarantee.note
+    # out of time while the tree's paths are still being read: every leaf [0, 1], the run timed out
+    result = fairaudit.audit(adult, JUSTICIA_SPEC, model=model, engine="justicia", time_budget=0.001, stop=False)
+    assert result.timed_out and result.verdict == "unknown" and "time budget ran out" in result.guarantee.note
+    assert result.final.loc[["n2", "n3"], ["lo", "hi"]].values.tolist() == [[0.0, 1.0], [0.0, 1.0]]
 
 
 def test_justicia_cut_short_keeps_the_exact_rates_inside_its_intervals(adult):
