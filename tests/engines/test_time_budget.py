@@ -190,3 +190,26 @@ def test_justicia_cut_short_keeps_the_exact_rates_inside_its_intervals(adult):
     assert cut.timed_out or cut.complete
     for node in ("n2", "n3"):
         assert cut.final.loc[node, "lo"] <= exact.loc[node, "lo"] <= exact.loc[node, "hi"] <= cut.final.loc[node, "hi"]
+
+
+def test_the_monitor_yields_the_individuals_drawn_before_the_budget_ran_out():
+    """Out of time in the middle of a batch: the checks already drawn are yielded, then an empty batch (at which
+    the driver sees the budget spent), and nothing after it."""
+    from fairaudit.engines.monitor import monitor_batches
+    from fairaudit.programs.population import PopulationObservations
+
+    program = _population(drawing_program(draws=20, branches=4), "d.fr").program
+    spec = parse("E[pred | sensitive] / E[pred | not sensitive] > 1")
+    looks = []
+
+    def expired():
+        looks.append(1)
+        return len(looks) > 200
+
+    obs = PopulationObservations(spec, program, 1_000_000, chunk=500, expired=expired)
+    batches = list(monitor_batches(spec, obs, ctx=Context()))
+    *full, last = batches
+    assert len(last.steps) == 0 and last.done == int(full[-1].steps[-1])
+    ends = [int(b.steps[-1]) for b in full]
+    assert ends == sorted(ends) and ends[-1] <= obs.drawn < 1_000_000
+    assert ends[-1] % 1280 != 0  # the last batch stopped where the drawing stopped, not at a batch's planned end
