@@ -177,10 +177,12 @@ def test_non_finite_values_are_refused_with_the_line(tmp_path, line, new, bad):
     (14, "2,3,1,-3,", "must be positive integers"),
     (14, "-2,3,1,3,", "must be positive integers"),
     (15, "3,0,1,", "must be positive integers"),
-    (15, "3,100000,1,", "line 23: expected 3 numbers (weights of neuron 3 in layer 1), found 1"),
-    (15, "3,100000000000000,1,", "layer sizes must be at most 1,000,000, found 1e+14"),
-    (14, "2,3,1e300,3,", "header values must be at most 1,000,000, found 1e+300"),
-    (14, "999999,3,1,3,", "expected 1000000 numbers (the layer sizes), found 3"),
+    # the header is judged before the body is read (fairaudit.limits): sizes the file cannot hold, beyond the limits
+    (15, "3,100000,1,", "line 15: the header declares 500,023 numbers in all, but the file's 362 characters can "
+                        "hold at most 181"),
+    (15, "3,100000000000000,1,", "line 15: the header declares a layer of 1e+14 neurons, over the limit of 100,000"),
+    (14, "2,3,1e300,3,", "line 14: the header declares a layer of 1e+300 neurons, over the limit of 100,000"),
+    (14, "999999,3,1,3,", "line 14: the header declares 999,999 layers, over the limit of 1,000"),
     (18, "-1,0,0,", "input 1: maximum -1 is below minimum 1"),
 ])
 def test_absurd_or_inconsistent_headers_are_one_line_errors(tmp_path, line, new, message):

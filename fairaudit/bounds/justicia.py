@@ -241,13 +241,14 @@ def _encoded_value(kind: str, category: Any, u: Any) -> float:
     return 1.0 if u == category else 0.0
 
 
-def tree_paths(form, variables: Sequence[Variable]) -> Paths:
+def tree_paths(form, variables: Sequence[Variable], deadline=None) -> Paths:
     """The root-to-leaf paths of a fairaudit ``TreeForm`` (``model.as_tree()``) or a fitted scikit-learn
     ``DecisionTreeClassifier`` trained on ``encoding.transform(frame)`` (pass ``(estimator, encoding)``).
 
     A node sends a row left iff ``x[feature] <= threshold``; on a categorical indicator ``col=v`` that is
     "``col`` ≠ v" for a threshold in [0, 1). A leaf is favourable iff its probability of class 1 is > 0.5 (the
-    ``TreeForm`` convention; for a raw sklearn tree: the argmax class is 1)."""
+    ``TreeForm`` convention; for a raw sklearn tree: the argmax class is 1). ``deadline`` (a
+    ``fairaudit.limits.Deadline``) is asked at every node: a deep tree over many-valued features takes seconds."""
     if isinstance(form, tuple):  # (sklearn estimator, encoding)
         estimator, encoding = form
         t = estimator.tree_
@@ -276,6 +277,8 @@ def tree_paths(form, variables: Sequence[Variable]) -> Paths:
     out = []
 
     def walk(i, conds):
+        if deadline is not None:
+            deadline.check()
         split = children(i)
         if split is None:
             out.append(({k: frozenset(s) for k, s in conds.items()}, bool(leaf_fav(i))))
@@ -334,13 +337,15 @@ def _mass(probs: Sequence[Fraction], allowed: frozenset) -> Fraction:
     return total
 
 
-def paths_sum(paths: Paths, factor) -> Fraction:
+def paths_sum(paths: Paths, factor, deadline=None) -> Fraction:
     """Σ over the favourable paths of Π over their conditions of ``factor(name, allowed)`` (a path whose product
-    reaches 0 stops early)."""
+    reaches 0 stops early); ``deadline`` is asked at every path."""
     total = Fraction(0)
     for conds, fav in paths.paths:
         if not fav:
             continue
+        if deadline is not None:
+            deadline.check()
         p = Fraction(1)
         for name, allowed in conds.items():
             p *= factor(name, allowed)
@@ -350,10 +355,10 @@ def paths_sum(paths: Paths, factor) -> Fraction:
     return total
 
 
-def paths_rate(paths: Paths, probs_of) -> Fraction:
+def paths_rate(paths: Paths, probs_of, deadline=None) -> Fraction:
     """``Pr[favourable]`` = Σ over favourable paths of Π_v Pr[X_v ∈ S_v]; ``probs_of(name)`` gives a variable's
-    distribution (independent variables)."""
-    return paths_sum(paths, lambda name, allowed: _mass(probs_of(name), allowed))
+    distribution (independent variables); ``deadline``: see ``paths_sum``."""
+    return paths_sum(paths, lambda name, allowed: _mass(probs_of(name), allowed), deadline)
 
 
 class TooManyStates(ValueError):

@@ -13,7 +13,6 @@ header cell is named ``Unnamed: <i>``. Every problem is a one-line ``DataError``
 from __future__ import annotations
 
 import codecs
-import gzip
 import os
 import re
 import zlib
@@ -22,6 +21,7 @@ from typing import IO, Any, Iterable
 
 
 from fairaudit.data.dataset import Dataset
+from fairaudit.data.gzipped import gunzip
 from fairaudit.data.roles import build_schema
 from fairaudit.errors import DataError
 
@@ -112,7 +112,7 @@ def _check_bytes(data: bytes, display: str) -> bytes:
     """The CSV's bytes (gunzipped), checked to be non-empty UTF-8 text without building a string of them."""
     if data[:2] == b"\x1f\x8b":
         try:
-            data = gzip.decompress(data)
+            data = gunzip(data, display)  # bounded: refused once it unpacks past the limit
         except (OSError, EOFError, zlib.error):
             raise DataError(f"{display} is not a valid gzip file") from None
     for signature, what in _SIGNATURES.items():

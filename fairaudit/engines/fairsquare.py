@@ -97,7 +97,7 @@ class FairSquare(Engine):
         for key in cs.leaf_keys:
             node = cs.leaf_node[key].node
             leaves[key] = (atoms.compile(node.event), atoms.compile(node.given) if node.given is not None else None)
-        state = _State(Explorer(inputs.population, atoms.conditions), leaves, ctx.remaining)
+        state = _State(Explorer(inputs.population, atoms.conditions), leaves, ctx.remaining, ctx.expired)
         state.expand(None)  # the first paths now: a malformed program raises when the run starts
         return self._rounds(state, options, ctx)
 
@@ -126,7 +126,7 @@ class FairSquare(Engine):
                 if state.is_open(i):   # an unexplored part of the program: enumerate more of its paths
                     state.expand(i)
                     break             # the items were renumbered
-                state.volumes[i].refine(SPLITS_PER_STEP, ctx.expired)
+                state.refine(i, SPLITS_PER_STEP)
                 gaps[i] = state.gap(i) * weights[i]
             step += 1
 
@@ -157,8 +157,8 @@ class _State:
     counts for a leaf ``E[A | B]`` in the sum over A ∧ B or over ¬A ∧ B (or neither); an open part may become
     either, so it counts as anywhere in [0, its upper bound] in both."""
 
-    def __init__(self, explorer, leaves: dict, remaining=None):
-        self.explorer, self.leaves, self.remaining = explorer, leaves, remaining
+    def __init__(self, explorer, leaves: dict, remaining=None, expired=None):
+        self.explorer, self.leaves, self.remaining, self.expired = explorer, leaves, remaining, expired
         self.volumes: list = []      # finished paths first, then the open parts
         self.roles: list = []        # per finished path: {leaf key: "yes" | "no" | None}
         self.pending: list = []      # per open part: its Pending (None for a finished path)
@@ -172,13 +172,30 @@ class _State:
             del self.volumes[index], self.roles[index], self.pending[index]
         done, still_open = self.explorer.expand(start, EXPAND_PATHS, self.remaining)
         for p in done:
-            self.volumes.append(_volume(p))
+            self.volumes.append(self._volume(p))
             self.roles.append({key: _role(p.tags, event, given) for key, (event, given) in self.leaves.items()})
             self.pending.append(None)
         for item in still_open:
-            self.volumes.append(_volume(item.path))
+            self.volumes.append(self._volume(item.path))
             self.roles.append(None)
             self.pending.append(item)
+
+    def _volume(self, path):
+        """The path's ``PathVolume``, or, once the time budget has run out, an ``_Unbuilt`` stand-in (bounds [0, 1],
+        sound) built when the path is first refined: building the volumes of hundreds of paths took tens of seconds
+        past ``--timeout``."""
+        if self.expired is not None and self.expired():
+            return _Unbuilt(path)
+        return _volume(path)
+
+    def refine(self, i: int, splits: int) -> None:
+        """Refine item ``i``'s bounds: build its volume if it has none yet, else split up to ``splits`` cells (the
+        splitting stops at the deadline)."""
+        v = self.volumes[i]
+        if isinstance(v, _Unbuilt):
+            self.volumes[i] = _volume(v.path)
+        else:
+            v.refine(splits, self.expired)
 
     def is_open(self, i: int) -> bool:
         return self.pending[i] is not None
@@ -236,6 +253,18 @@ class _State:
         return tuple(f"{key}: no individual of the program satisfies its condition (probability 0), so it has no "
                      "value (shown as [0, 1]; comparisons that need it stay undecided)"
                      for key in self.leaves if not any(role[key] for role in self.roles))
+
+
+class _Unbuilt:
+    """The volume of a path not computed yet (the time budget ran out first): its probability is anywhere in
+    [0, 1], which is sound; ``_State.refine`` builds the real one."""
+    bounds = (0.0, 1.0)
+    gap = 1.0
+    settled = False
+    cells = 0
+
+    def __init__(self, path):
+        self.path = path
 
 
 def _volume(path):

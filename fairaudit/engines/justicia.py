@@ -37,6 +37,7 @@ import numpy as np
 from fairaudit.engines.base import Context, Engine, LeafBatch, Option
 from fairaudit.evaluate import LeafValue, compile_spec, enclose
 from fairaudit.guarantee import Guarantee
+from fairaudit.limits import Deadline, OutOfTime
 
 _LABEL = "\x00label"  # the label's column in the cell frame (not a name a dataset can have)
 
@@ -87,6 +88,8 @@ def _binned(x, bins: int):
     return pd.Series(means.reindex(index).to_numpy(), index=x.index)
 
 
+CUT_SHORT = ("the time budget ran out before the rate of every cell was computed: those cells count as anywhere in "
+             "[0, 1], so the intervals contain the exact rates")
 EXACT_WORK = 10_000  # (partial score, value) pairs one cell's exact linear DP may combine before the grid takes over
 MAX_ROUNDS = 40
 MAX_GRID = 2 ** 22  # grid points of the score range a refinement round may use
@@ -232,6 +235,8 @@ class Justicia(Engine):
             assumes += "; each numeric feature takes its bin's mean, not its own value"
         if exact:
             return Guarantee("exact", scope=scope, assumes=assumes)
+        if not linear:  # a tree whose cells were not all computed: the time budget ran out first
+            return Guarantee("sound", scope=scope, assumes=assumes, note=CUT_SHORT)
         return Guarantee("sound", scope=scope, assumes=assumes,
                          note="the linear model's exact score distribution is too large, so its weights are rounded "
                               "down and up to a grid: the intervals contain the exact rates")
@@ -255,14 +260,20 @@ class Justicia(Engine):
         # the cell, the other features keeping the cell's distribution — so a leaf's value never depends on what
         # else the specification says
         extra = [c for c in cols if c not in prot]
-        jobs = {"spec": self._job(inputs, prot, correlation, bins, multiplier, split=extra)}
-        if uses_label:
-            jobs["spec_label"] = self._job(inputs, prot + [_LABEL], correlation, bins, multiplier, split=extra)
+        deadline = Deadline(ctx.expired)  # reading a deep tree's paths takes seconds
         has_labels = getattr(inputs, "labels", None) is not None
-        if has_labels and not learn and not (uses_label and not extra):
-            jobs["eo"] = self._job(inputs, prot + [_LABEL], correlation, bins, multiplier)
-        if extra and prot:
-            jobs["prot"] = self._job(inputs, prot, correlation, bins, multiplier)
+        try:
+            jobs = {"spec": self._job(inputs, prot, correlation, bins, multiplier, split=extra, deadline=deadline)}
+            if uses_label:
+                jobs["spec_label"] = self._job(inputs, prot + [_LABEL], correlation, bins, multiplier, split=extra,
+                                               deadline=deadline)
+            if has_labels and not learn and not (uses_label and not extra):
+                jobs["eo"] = self._job(inputs, prot + [_LABEL], correlation, bins, multiplier, deadline=deadline)
+            if extra and prot:
+                jobs["prot"] = self._job(inputs, prot, correlation, bins, multiplier, deadline=deadline)
+        except OutOfTime:  # nothing computed: every leaf anywhere in [0, 1], and the driver ends the run
+            yield self._nothing_yet(spec, options, inputs)
+            return
         search = None
         if learn and prot:
             search = self._learn(prot, correlation, jobs)
@@ -273,7 +284,7 @@ class Justicia(Engine):
             g = self.guarantee(options, inputs, exact=exact)
             if g != exact_guarantee:
                 batch.guarantee, exact_guarantee = g, g
-            if final:
+            if final and not ctx.expired():  # (at the time budget the run ends without its findings table)
                 findings = self._findings(jobs, prot, search, has_labels)
                 findings, said = self._compared_with_rows(findings, inputs, prot, correlation)
                 batch.findings = findings
@@ -317,9 +328,18 @@ class Justicia(Engine):
         positions = np.arange(len(dataset)) if inputs.positions is None else inputs.positions
         return dataset.frame.iloc[positions].reset_index(drop=True), positions
 
-    def _job(self, inputs, cell_cols, correlation, bins, multiplier, split=()) -> _Job:
+    def _nothing_yet(self, spec, options, inputs) -> LeafBatch:
+        """The batch of a run whose time budget ran out before any rate was computed: every leaf in [0, 1]."""
+        leaves = {key: LeafValue(np.array([0.5]), np.array([0.0]), np.array([1.0]), 0.0, np.array([np.nan]))
+                  for key in compile_spec(spec).leaf_keys}
+        g = self.guarantee(options, inputs)
+        return LeafBatch(np.array([1]), leaves, done=0, guarantee=Guarantee("sound", scope=g.scope, assumes=g.assumes,
+                                                                            note=CUT_SHORT), info={"rounds": 0})
+
+    def _job(self, inputs, cell_cols, correlation, bins, multiplier, split=(), deadline=None) -> _Job:
         """The modelled population over the cells of ``cell_cols``; ``split``: columns whose values further divide
-        every cell, at their probability within the cell (``ProductDistribution.split``)."""
+        every cell, at their probability within the cell (``ProductDistribution.split``). ``deadline``: asked while
+        a tree's paths are read (``OutOfTime``)."""
         from fairaudit.bounds import justicia as J
 
         frame, positions = self._frame(inputs)
@@ -366,7 +386,7 @@ class Justicia(Engine):
             dist = dist.split(split)
             cell_cols = list(cell_cols) + split
             variables = list(dist.variables)
-        form = J.tree_paths(model.as_tree(), variables) if model.kind == "tree" else \
+        form = J.tree_paths(model.as_tree(), variables, deadline=deadline) if model.kind == "tree" else \
             J.linear_score(model.as_linear(), variables)
         if multiplier and isinstance(form, J.LinearScore):
             form = form.quantised(multiplier)
@@ -380,10 +400,15 @@ class Justicia(Engine):
 
         linear = []
         fits = True
+        deadline = Deadline(ctx.expired)
         for job in jobs.values():
             for a in job.bounds:
                 if isinstance(job.form, J.Paths):
-                    r = J.paths_rate(job.form, job.probs_of(a))
+                    try:  # a deep tree's exact rate takes a second a cell: the cells left keep [0, 1]
+                        r = J.paths_rate(job.form, job.probs_of(a), deadline=deadline)
+                    except OutOfTime:
+                        yield 1, False  # not final: the driver ends the run at the time budget
+                        return
                 elif fits:
                     try:
                         r = J.linear_rate(job.form, job.probs_of(a), job.names, max_work=EXACT_WORK)

@@ -89,6 +89,7 @@ from fairaudit.engines.observations import Observations, decision_reasons, obser
 from fairaudit.errors import FairauditError
 from fairaudit.evaluate import LeafValue
 from fairaudit.guarantee import Guarantee
+from fairaudit.limits import OutOfTime
 
 CHUNK_CHECKS = 256  # checks in the first batch (at most)
 CHUNK_LIMIT = 8192  # the batches double up to this many checks (numpy's cost per call is then negligible)
@@ -174,7 +175,15 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     first, cut_noted = True, False
     while a < K:
         b = min(a + chunk, K)
-        chunk_stats = {k: s.at(slice(a, b)) for k, s in stats.items()}
+        try:
+            chunk_stats = {k: s.at(slice(a, b)) for k, s in stats.items()}
+        except OutOfTime:  # observations drawn on demand (a population program) ran into the time budget
+            b = min(b, int(getattr(obs, "filled", a)))
+            if b <= a:  # nothing new: an empty batch, at which the driver sees the budget spent
+                yield LeafBatch(np.zeros(0, dtype=np.int64), {}, done=int(steps[a - 1]) if a else 0, total=obs.length,
+                                guarantee=guarantee(), info=facts(a))
+                return
+            chunk_stats = {k: s.at(slice(a, b)) for k, s in stats.items()}  # the checks already filled
         cum = joint.chunk(chunk_stats) if joint is not None else None
         if st.stop is None:
             found, scanned = _scan(allocator, chunk_stats, split, shown, best, ctx, st,
@@ -583,7 +592,8 @@ class Monitor(Engine):
 
         obs = PopulationObservations(spec, inputs.population, options["samples"], seed=options["seed"])
         obs.draw(min(16, obs.length))  # an unknown column raises at the start, not at the first batch
-        obs = PopulationObservations(spec, inputs.population, options["samples"], seed=options["seed"])
+        obs = PopulationObservations(spec, inputs.population, options["samples"], seed=options["seed"],
+                                     expired=ctx.expired)
         return monitor_batches(spec, obs, delta=options["delta"], batch=options["batch"], split=options["split"],
                                bound=options["bound"], order="shuffle", ctx=ctx,
                                assumes=population_assumption(inputs, options), stop=bool(options.get("stop")))

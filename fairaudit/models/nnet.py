@@ -14,10 +14,12 @@ with ``//`` are comments::
     then size_k lines of one bias each.
 
 Every value must be a finite number (``nan``, ``inf`` and overflowing literals such as ``1e400`` are
-refused), every size a positive integer up to :data:`MAX_SIZE` and every input maximum at least its minimum; each line must
-hold exactly the count of numbers the header implies. Nothing is allocated beyond the numbers actually
-in the file, so absurd sizes fail at the first short line. Any problem is a one-line ``ModelError``
-naming the file and line.
+refused), every size a positive integer and every input maximum at least its minimum; each line must
+hold exactly the count of numbers the header implies. The header is checked before the body is parsed: at most
+:data:`fairaudit.limits.NNET_LAYERS` layers of at most :data:`~fairaudit.limits.NNET_LAYER_SIZE` neurons and
+:data:`~fairaudit.limits.NNET_PARAMETERS` weights and biases in all, and no more numbers than the file's length
+can hold (a digit and a separator each); the lines are read one at a time after that, so nothing is allocated
+beyond what the header allows. Any problem is a one-line ``ModelError`` naming the file and line.
 
 Hidden layers use ReLU; the output layer is affine. Like FairQuant, :meth:`NNet.forward` feeds inputs
 **raw** (no normalisation with the means and ranges). As a ``Model`` (:class:`NNetModel`) a
@@ -26,19 +28,19 @@ reports ``score = sigmoid(output)``.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from fairaudit import limits
 from fairaudit.errors import ModelError
 from fairaudit.models.base import Model, sha256, write_atomic
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import ReluNet
 
-
-MAX_SIZE = 1_000_000  # largest layer count or layer size a header may state
 
 
 @dataclass
@@ -75,53 +77,118 @@ class NNet:
         return h
 
 
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # where str.splitlines breaks
+_TOKEN = re.compile(r"[^,]+")
+
+
 class _Lines:
-    """The data lines of a ``.nnet`` file as (line number, numbers), for parsing with line-numbered errors."""
+    """The data lines of a ``.nnet`` file, read one at a time as they are asked for (``take``), so that the header
+    is checked before the body is parsed; errors name the line."""
 
     def __init__(self, text: str, name: str):
         self.name = name
-        self.rows: list[tuple[int, list[float]]] = []
-        self.last_line = 0
-        for number, line in enumerate(text.splitlines(), start=1):
+        self.text = text
+        self.last_line = 0          # the number of the last line read
+        self.line = 0               # the number of the data line last taken
+        self._lines = self._data_lines()
+        self._peeked = None
+
+    def _data_lines(self):
+        start, number = 0, 0
+        for match in _LINE_BREAK.finditer(self.text):
+            number += 1
             self.last_line = number
+            yield number, self.text[start:match.start()]
+            start = match.end()
+        if start < len(self.text):
+            number += 1
+            self.last_line = number
+            yield number, self.text[start:]
+
+    def _next(self):
+        """The next (line number, text) holding data (not blank, not a comment), or None at the end."""
+        if self._peeked is not None:
+            found, self._peeked = self._peeked, None
+            return found
+        for number, line in self._lines:
             line = line.strip()
-            if not line or line.startswith("//"):
-                continue
-            values = []
-            for token in line.split(","):
-                token = token.strip()
-                if not token:
-                    continue
-                try:
-                    value = float(token)
-                except ValueError:
-                    self.fail(number, f"'{token[:20]}' is not a number")
-                if not np.isfinite(value):  # nan, inf, or a literal too large for a float (1e400)
-                    self.fail(number, f"'{token[:20]}' is not a finite number")
-                values.append(value)
-            self.rows.append((number, values))
-        self.pos = 0
+            if line and not line.startswith("//"):
+                return number, line
+        return None
+
+    def more(self) -> int | None:
+        """The number of the next data line, or None when there is none."""
+        if self._peeked is None:
+            self._peeked = self._next()
+        return self._peeked[0] if self._peeked is not None else None
 
     def fail(self, line: int, message: str):
         raise ModelError(f"malformed .nnet file {self.name}, line {line}: {message}")
 
+    def refuse(self, line: int, message: str):
+        """A header beyond a limit of :mod:`fairaudit.limits` (the file may be well formed)."""
+        raise ModelError(f".nnet file {self.name}, line {line}: {message}; nothing after the header was read")
+
     def take(self, count: int, what: str) -> np.ndarray:
-        """The next data line, which must hold exactly ``count`` numbers."""
-        if self.pos >= len(self.rows):
+        """The next data line, which must hold exactly ``count`` numbers (a line holding more is not split past
+        ``count + 1`` of them)."""
+        found = self._next()
+        if found is None:
             self.fail(self.last_line, f"file ends before {what}")
-        line, values = self.rows[self.pos]
-        self.pos += 1
+        number, line = found
+        self.line = number
+        values = []
+        for match in _TOKEN.finditer(line):
+            token = match.group().strip()
+            if not token:
+                continue
+            if len(values) == count:
+                self.fail(number, f"expected {count} number{'s' * (count != 1)} ({what}), found more")
+            try:
+                value = float(token)
+            except ValueError:
+                self.fail(number, f"'{token[:20]}' is not a number")
+            if not np.isfinite(value):  # nan, inf, or a literal too large for a float (1e400)
+                self.fail(number, f"'{token[:20]}' is not a finite number")
+            values.append(value)
         if len(values) != count:
-            self.fail(line, f"expected {count} number{'s' * (count != 1)} ({what}), found {len(values)}")
+            self.fail(number, f"expected {count} number{'s' * (count != 1)} ({what}), found {len(values)}")
         return np.array(values, dtype=np.float64)
 
     def integers(self, values: np.ndarray, what: str) -> list[int]:
-        """The numbers just taken, which must be positive integers no larger than :data:`MAX_SIZE`."""
+        """The numbers just taken, which must be positive integers."""
         if not np.all(values == np.round(values)) or np.any(values < 1):
-            self.fail(self.rows[self.pos - 1][0], f"{what} must be positive integers")
-        if np.any(values > MAX_SIZE):
-            self.fail(self.rows[self.pos - 1][0], f"{what} must be at most {MAX_SIZE:,}, found {values.max():.4g}")
+            self.fail(self.line, f"{what} must be positive integers")
         return [int(v) for v in values]
+
+
+def _count(x: int) -> str:
+    return f"{x:,}" if x < 10**9 else f"{float(x):.3g}"
+
+
+def _check_header(lines: _Lines, num_layers: int, sizes: list[int] | None, header: list[int]) -> None:
+    """Refuse a header that declares more than :mod:`fairaudit.limits` allows, or more numbers than the text can
+    hold, before any of the body is parsed."""
+    if num_layers > limits.NNET_LAYERS:
+        lines.refuse(lines.line, f"the header declares {_count(num_layers)} layers, over the limit of "
+                                 f"{limits.NNET_LAYERS:,} (fairaudit reads networks of at most that many layers)")
+    widest = max(sizes if sizes is not None else header[1:])
+    if widest > limits.NNET_LAYER_SIZE:
+        lines.refuse(lines.line, f"the header declares a layer of {_count(widest)} neurons, over the limit of "
+                                 f"{limits.NNET_LAYER_SIZE:,} neurons per layer")
+    if sizes is None:
+        return
+    parameters = sum(a * b + b for a, b in zip(sizes, sizes[1:]))
+    if parameters > limits.NNET_PARAMETERS:
+        lines.refuse(lines.line, f"the header declares {_count(parameters)} weights and biases, over the limit of "
+                                 f"{limits.NNET_PARAMETERS:,}")
+    n_in, n_out = sizes[0], sizes[-1]
+    numbers = 4 + len(sizes) + 1 + 2 * n_in + 2 * (n_in + n_out) + parameters
+    room = (len(lines.text) + 1) // 2  # every number takes a digit and a separator (the last one no separator)
+    if numbers > room:
+        lines.fail(lines.line, f"the header declares {_count(numbers)} numbers in all, but the file's "
+                               f"{len(lines.text):,} characters can hold at most {room:,}: it is cut short or its "
+                               "header is wrong")
 
 
 def read_nnet(path) -> NNet:
@@ -139,20 +206,22 @@ def read_nnet(path) -> NNet:
 def parse_nnet(text: str, name: str = "<text>") -> NNet:
     """Parse the text of a ``.nnet`` file (see the module docstring for the layout)."""
     lines = _Lines(text, name)
-    if not lines.rows:
+    if lines.more() is None:
         lines.fail(max(lines.last_line, 1), "no header line")
-    num_layers, n_in, n_out, _ = lines.integers(lines.take(4, "numLayers, inputSize, outputSize, maxLayerSize"),
-                                                "the header values")
+    header = lines.integers(lines.take(4, "numLayers, inputSize, outputSize, maxLayerSize"), "the header values")
+    num_layers, n_in, n_out, _ = header
+    _check_header(lines, num_layers, None, header)
     sizes = lines.integers(lines.take(num_layers + 1, "the layer sizes"), "layer sizes")
+    _check_header(lines, num_layers, sizes, header)
     if sizes[0] != n_in or sizes[-1] != n_out:
-        lines.fail(lines.rows[lines.pos - 1][0],
+        lines.fail(lines.line,
                    f"layer sizes {_short(sizes)} do not start with inputSize {n_in} and end with outputSize {n_out}")
     lines.take(1, "the unused symmetric flag")
     mins = lines.take(n_in, "the input minimums")
     maxs = lines.take(n_in, "the input maximums")
     if np.any(mins > maxs):  # an empty input box would make every property hold vacuously
         i = int(np.argmax(mins > maxs))
-        lines.fail(lines.rows[lines.pos - 1][0], f"input {i + 1}: maximum {maxs[i]:g} is below minimum {mins[i]:g}")
+        lines.fail(lines.line, f"input {i + 1}: maximum {maxs[i]:g} is below minimum {mins[i]:g}")
     means = lines.take(n_in + n_out, "the means, inputs then output")
     ranges = lines.take(n_in + n_out, "the ranges, inputs then output")
     layers = []
@@ -160,8 +229,8 @@ def parse_nnet(text: str, name: str = "<text>") -> NNet:
         W = np.vstack([lines.take(sizes[k - 1], f"weights of neuron {r + 1} in layer {k}") for r in range(sizes[k])])
         b = np.concatenate([lines.take(1, f"bias of neuron {r + 1} in layer {k}") for r in range(sizes[k])])
         layers.append((W, b))
-    if lines.pos < len(lines.rows):
-        lines.fail(lines.rows[lines.pos][0], "unexpected data after the last layer")
+    if lines.more() is not None:
+        lines.fail(lines.more(), "unexpected data after the last layer")
     return NNet(layers, mins, maxs, means, ranges)
 
 

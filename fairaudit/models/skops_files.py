@@ -76,8 +76,12 @@ def load_bytes(data: bytes, name: str, trusted_types: Iterable[str] = ()):
         raise ModelError(f"{name} is a damaged skops file ({first_line(err)})") from None
 
 
-def open_zip(data: bytes) -> zipfile.ZipFile | None:
-    """``data`` as an open zip archive, or None when it is not one."""
+def open_zip(data: bytes, name: str = "the model file") -> zipfile.ZipFile | None:
+    """``data`` as an open zip archive, or None when it is not one; ``ModelError`` when it holds more members than
+    :data:`fairaudit.limits.ARCHIVE_MEMBERS` (counted before ``zipfile`` reads its directory)."""
+    from fairaudit.models.archives import check_members
+
+    check_members(data, name)
     try:
         return zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, ValueError, OSError):

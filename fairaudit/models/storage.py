@@ -14,6 +14,10 @@ file's *content* (never from its name alone):
   config, loaded with ``torch.load(weights_only=True)`` (tensors and plain containers only).
 * **.nnet** text (name ending in ``.nnet``, or text starting with ``//``): parsed as numbers, never evaluated.
 
+**Sizes.** Before skops or torch unpacks a zip archive, :func:`fairaudit.models.archives.check_zip` bounds its
+member count and unpacked size (``fairaudit.limits``: a compression bomb is refused in one sentence); a ``.nnet``
+header is bounded before its body is parsed (:mod:`fairaudit.models.nnet`).
+
 **What is not trusted.** Anything else may be a pickle (joblib files, written by fairaudit before
 skops, are pickles): unpickling runs code chosen by whoever wrote the file. ``load`` refuses it with one
 line unless the caller passes ``trust_pickle=True`` (the CLI's ``--trust-pickle``), and then only reads
@@ -29,6 +33,7 @@ from typing import Iterable
 
 from fairaudit.errors import ModelError, first_line
 from fairaudit.models import skops_files
+from fairaudit.models.archives import check_zip
 from fairaudit.models.base import FORMAT, Model
 from fairaudit.models.skops_files import UntrustedTypesError
 
@@ -91,7 +96,7 @@ def load_bytes(data: bytes, filename: str) -> Model:
 def detect_format(data: bytes, name: str = "") -> str:
     """``"skops"``, ``"torch"``, ``"zip"`` (another archive), ``"nnet"`` or ``"unknown"`` (maybe a pickle),
     from the content (the name only marks ``.nnet`` text, which is parsed and never executed)."""
-    archive = skops_files.open_zip(data) if data[:2] == b"PK" else None
+    archive = skops_files.open_zip(data, name or "the model file") if data[:2] == b"PK" else None
     if archive is not None:
         with archive:
             if skops_files.is_skops_archive(archive):
@@ -105,6 +110,8 @@ def detect_format(data: bytes, name: str = "") -> str:
 
 
 def _load_safe(kind: str, data: bytes, name: str, trusted_types: Iterable[str]) -> Model:
+    if kind in ("skops", "torch"):  # before skops or torch unpacks anything: the unpacked size and member count
+        check_zip(data, name)
     if kind == "skops":
         return _from_skops(data, name, trusted_types)
     if kind == "torch":

@@ -100,9 +100,12 @@ def examples() -> list[Example]:
     return out
 
 
-def frame_of(sample) -> tuple[pd.DataFrame, np.ndarray]:
-    """The columns of sampled individuals (the program's variables, ``sensitive``, ``qualified``) and ``pred``."""
-    columns = {k: v for k, v in (sample.values or {}).items() if k not in RESERVED + ("pred",)}
+def frame_of(sample, names=None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The columns of sampled individuals (the program's variables, ``sensitive``, ``qualified``) and ``pred``;
+    ``names``: only these variables (the ones a spec reads; a frame of a long program's every variable took as long
+    as sampling it)."""
+    columns = {k: v for k, v in (sample.values or {}).items()
+               if k not in RESERVED + ("pred",) and (names is None or k in names)}
     columns["sensitive"] = np.asarray(sample.sensitive, dtype=bool)
     columns["qualified"] = np.asarray(sample.qualified, dtype=bool)
     return pd.DataFrame(columns), np.asarray(sample.target).astype(np.int8)
@@ -138,10 +141,16 @@ def _last_index(index, size: int):
 class PopulationObservations:
     """The monitor's ``Observations`` for individuals drawn from a program (see the module doc)."""
 
-    def __init__(self, spec, program: ir.Program, length: int, seed: int = 0, chunk: int = CHUNK):
+    def __init__(self, spec, program: ir.Program, length: int, seed: int = 0, chunk: int = CHUNK, expired=None):
         from fairaudit.evaluate import compile_spec
+        from fairaudit.limits import Deadline
 
         self.spec, self.program, self.length, self.chunk = spec, program, int(length), int(chunk)
+        # the run's time budget, asked before each chunk and between the program's statements: ``fill`` raises
+        # ``fairaudit.limits.OutOfTime`` when it runs out (the monitor then ends with the checks filled so far)
+        self.expired = expired
+        self.deadline = Deadline(expired) if expired is not None else None
+        self.names = _spec_names(spec)
         self.rng = np.random.default_rng(seed)
         self.keys = list(compile_spec(spec).leaf_keys)
         self.drawn = 0  # individuals drawn so far
@@ -165,8 +174,8 @@ class PopulationObservations:
         from fairaudit.engines.observations import observe
         from fairaudit.programs.sample import sample
 
-        s = sample(self.program, size, rng=self.rng, keep_values=True)
-        frame, pred = frame_of(s)
+        s = sample(self.program, size, rng=self.rng, keep_values=True, deadline=self.deadline)
+        frame, pred = frame_of(s, self.names)
         obs = observe(self.spec, frame, pred=pred)
         self.drawn += size
         return obs
@@ -174,6 +183,10 @@ class PopulationObservations:
     def fill(self, check: int) -> None:
         """Draw individuals until the statistics of check ``check`` are known."""
         while self.filled <= check:
+            if self.expired is not None and self.expired():
+                from fairaudit.limits import OutOfTime
+
+                raise OutOfTime()
             start = self.drawn
             size = min(self.chunk, self.length - start)
             if size <= 0:
@@ -190,3 +203,18 @@ class PopulationObservations:
                 self.cum[k][1][self.filled:stop] = n[local] + n0
                 self.carry[k] = (s0 + int(s[-1]), n0 + int(n[-1]))
             self.filled = stop
+
+
+def _spec_names(spec) -> set[str]:
+    """The names the spec's events read (the variables a sampled frame needs)."""
+    from fairaudit.evaluate import compile_spec
+    from fairaudit.spec.ast import event_names
+
+    cs = compile_spec(spec)
+    names = set()
+    for key in cs.leaf_keys:
+        node = cs.leaf_node[key].node
+        for event in (getattr(node, "event", None), getattr(node, "given", None)):
+            if event is not None:
+                names.update(n.name for n in event_names(event))
+    return names

@@ -59,9 +59,10 @@ class Estimate:
 
 
 class _Run:
-    def __init__(self, n: int, rng: np.random.Generator):
+    def __init__(self, n: int, rng: np.random.Generator, deadline=None):
         self.n = n
         self.rng = rng
+        self.deadline = deadline  # a fairaudit.limits.Deadline, asked before every statement (None: no limit)
         self.env: dict[str, np.ndarray] = {}
         self.events: dict[str, np.ndarray] = {}
 
@@ -106,6 +107,8 @@ class _Run:
 
     def block(self, stmts: tuple[ir.Stmt, ...], mask: np.ndarray) -> None:
         for s in stmts:
+            if self.deadline is not None:
+                self.deadline.check()
             if isinstance(s, ir.Assign):
                 self.set(s.name, self.arith(s.value), mask)
             elif isinstance(s, ir.Draw):
@@ -119,11 +122,13 @@ class _Run:
 
 
 def sample(program: ir.Program, n: int, seed: int | None = 0, *, keep_values: bool = False,
-           rng: np.random.Generator | None = None) -> Sample:
-    """Draw ``n`` individuals from ``program`` with ``np.random.default_rng(seed)`` (or the given ``rng``)."""
+           rng: np.random.Generator | None = None, deadline=None) -> Sample:
+    """Draw ``n`` individuals from ``program`` with ``np.random.default_rng(seed)`` (or the given ``rng``).
+    ``deadline`` (a ``fairaudit.limits.Deadline``) is asked between statements and raises ``OutOfTime`` once the
+    run's time budget is spent: one chunk of a long program's individuals can take seconds."""
     if n < 0:
         raise ValueError("n must be non-negative")
-    run = _Run(int(n), rng if rng is not None else np.random.default_rng(seed))
+    run = _Run(int(n), rng if rng is not None else np.random.default_rng(seed), deadline)
     everyone = np.ones(run.n, dtype=bool)
     with np.errstate(invalid="ignore", over="ignore"):
         run.block(program.population, everyone)

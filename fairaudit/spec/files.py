@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fairaudit import limits
 from fairaudit.spec import ast
 from fairaudit.spec.errors import SpecError, clip
 from fairaudit.spec.parser import parse, parse_event
@@ -200,6 +201,11 @@ def load_spec_file(path: str | Path) -> SpecFile:
     """Read and parse a ``.spec`` file (``SpecError`` with ``FILE:LINE:COL`` on problems)."""
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > 4 * limits.SPEC_CHARS:  # at most 4 bytes a character: surely over the limit, so not read
+            raise SpecError(None, None, f"the specification file is {size:,} bytes, over the limit of "
+                                        f"{limits.SPEC_CHARS:,} characters for a specification; it was not read",
+                            filename=str(path))
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise SpecError(None, None, f"cannot read the specification file: {err}", filename=str(path)) from None

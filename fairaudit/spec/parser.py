@@ -15,6 +15,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 from lark.visitors import Transformer_NonRecursive, v_args
 
+from fairaudit import limits
 from fairaudit.spec import ast
 from fairaudit.spec.errors import SpecError, clip, position
 from fairaudit.spec.printer import to_text
@@ -378,11 +379,46 @@ def _check_depth(text: str, tokens: list[Token]) -> None:
                            f"specification too long (more than {MAX_OPERATORS} operators)")
 
 
+def _check_length(text: str, what: str) -> None:
+    """Refuse a text longer than :data:`fairaudit.limits.SPEC_CHARS` before anything reads it."""
+    if len(text) > limits.SPEC_CHARS:
+        line, column = position(text, limits.SPEC_CHARS)
+        raise _limit_error(text, line, column, f"this {what} is {len(text):,} characters long, over the limit of "
+                                               f"{limits.SPEC_CHARS:,}; shorten it (a comparison such as "
+                                               "'age >= 18' replaces a long list of values)")
+
+
+def _check_sets(text: str, tokens: list[Token], what: str) -> None:
+    """Refuse more than :data:`fairaudit.limits.SPEC_SET_MEMBERS` set members (``col in {a, b, ...}``) in all, at
+    the first member past the limit, before the parser builds a node for each. The grammar has no range syntax:
+    every member is written out, so the members counted are the values between the braces."""
+    inside, members = False, 0
+    for token in tokens:
+        if token.type == "LBRACE":
+            inside = True
+        elif token.type == "RBRACE":
+            inside = False
+        elif inside and token.type in ("NUMBER", "STRING"):
+            members += 1
+            if members > limits.SPEC_SET_MEMBERS:
+                raise _limit_error(text, token.line, token.column,
+                                   f"this {what} lists more than {limits.SPEC_SET_MEMBERS:,} set members (all its "
+                                   "'in {...}' sets together), the limit; compare instead (e.g. 'age >= 18') or "
+                                   "list fewer values")
+
+
+def _limit_error(text: str, line: int, column: int, message: str) -> SpecError:
+    """A ``SpecError`` at line:column (``pretty()`` shows only the part of a long line around the column)."""
+    return SpecError.at(text, line, column, message)
+
+
 def _parse_tree(text: str, start: str, what: str) -> Tree:
     if not isinstance(text, str):
         raise TypeError(f"expected the {what} as a string, got {type(text).__name__}")
+    _check_length(text, what)
     tokens = _tokens(text)
     _check_depth(text, tokens)
+    _check_sets(text, tokens, what)
     try:
         return _lark().parse(text, start=start)
     except UnexpectedCharacters as err:

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
+from fairaudit import limits
 from fairaudit import data as fa_data
 from fairaudit.errors import FairauditError
 from fairaudit.spec.errors import SpecError
@@ -273,7 +274,7 @@ def used_session_model(meta: dict | None) -> bool:
     if meta.get("source") == POPULATION:
         return False
     return on_session_rows(meta) or bool(meta.get("session_model", (meta.get("choice") or {}).get("dask")))
-PROGRAM_MAX_KB = 64  # a population program is a short text; an upload or an edit beyond this is refused
+PROGRAM_MAX_KB = limits.PROGRAM_KB  # a population program is a short text; an upload or an edit beyond this is refused
 
 
 def program_sha(text: str) -> str:

@@ -9,6 +9,7 @@ import math
 import time
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
+from fairaudit import limits
 from fairaudit.explain import verdict_word
 
 DEMO_DATASET = "adult"
@@ -182,16 +183,15 @@ def error_text(err: BaseException) -> tuple[str, str | None]:
 # --------------------------------------------------------------------------------------------------
 # uploads: size limits (Streamlit's own limit only shows a red icon, so the dashboard checks first)
 
-UPLOAD_LIMITS_MB = {"data": 200, "model": 50}  # defaults; FAIRAUDIT_MAX_DATA_MB / FAIRAUDIT_MAX_MODEL_MB
-UPLOAD_ENV = {"data": "FAIRAUDIT_MAX_DATA_MB", "model": "FAIRAUDIT_MAX_MODEL_MB"}
-MB = 1024 * 1024
+UPLOAD_LIMITS_MB = limits.UPLOAD_MB  # defaults (fairaudit.limits); FAIRAUDIT_MAX_DATA_MB / FAIRAUDIT_MAX_MODEL_MB
+UPLOAD_ENV = limits.UPLOAD_ENV
+MB = limits.MB
 
 
 def upload_limit_mb(kind: str, env: Mapping[str, str], server_max_mb: int | None = None) -> int:
     """The limit for an upload of ``kind`` ("data" or "model") in MB: the environment's value (a positive
     integer) or the default, never above Streamlit's ``server.maxUploadSize`` (which would refuse it first)."""
-    raw = (env.get(UPLOAD_ENV[kind]) or "").strip()
-    limit = int(raw) if raw.isdigit() and int(raw) > 0 else UPLOAD_LIMITS_MB[kind]
+    limit = limits.from_env(UPLOAD_ENV[kind], UPLOAD_LIMITS_MB[kind], env)
     return min(limit, server_max_mb) if server_max_mb else limit
 
 
