@@ -36,6 +36,16 @@ if source == "Built-in dataset":
     base = state.builtin_dataset(name)
 else:
     limit_mb, widget_mb = flows.upload_limits("data")
+    with st.expander("How the file is read"):
+        na_text = st.text_input("Text that means a missing value, besides an empty cell (comma-separated)",
+                                key="data_na_values", placeholder="NA, null",
+                                help="By default only an empty cell is missing: NA, None and null are values "
+                                     "(NA is Namibia's country code).")
+        types_text = st.text_input("Declared column types (NAME=integer, float, boolean or text; comma-separated)",
+                                   key="data_column_types", placeholder="zip=text, score=float",
+                                   help="Otherwise a column's type is fixed by the file's first 10,000 rows, and a "
+                                        "later value that does not fit is refused with its row.")
+        st.caption("These apply to the next file you upload.")
     generation = st.session_state.get("data_upload_gen", 0)
     upload = st.file_uploader(f"CSV file (comma, semicolon or tab separated; header row required; up to {limit_mb} MB)",
                               type=["csv", "gz"], key=f"data_upload_{generation}", max_upload_size=widget_mb)
@@ -45,7 +55,7 @@ else:
             st.error(failed[1])
         else:
             try:
-                flows.read_data_upload(upload, limit_mb)
+                flows.read_data_upload(upload, limit_mb, na_text, types_text)
                 st.session_state.pop("data_upload_failed", None)
                 flows.forget_upload(upload)  # parsed: the bytes go, the uploader is emptied
                 st.session_state["data_upload_gen"] = generation + 1

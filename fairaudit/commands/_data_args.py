@@ -39,8 +39,10 @@ def add_data_arguments(parser: argparse.ArgumentParser, required: bool = True) -
 
 
 def na_list(text: str) -> tuple[str, ...]:
-    """``"NA, null"`` -> ``("NA", "null")``."""
-    return tuple(t.strip() for t in str(text).split(",") if t.strip())
+    """``"NA, null"`` -> ``("NA", "null")`` (``fairaudit.sources.schema.parse_na_values``)."""
+    from fairaudit.sources.schema import parse_na_values
+
+    return parse_na_values(text)
 
 
 def protected_names(text: str | None) -> list[str] | None:

@@ -71,6 +71,17 @@ class LogSchema:
                 "na_values": sorted(self.na_values)}
 
 
+def parse_na_values(text) -> tuple[str, ...]:
+    """``"NA, null"`` -> ``("NA", "null")``: the text that means a missing value besides an empty cell, as the
+    command line (``--na-values``) and the dashboard's Data page write it."""
+    return tuple(t.strip() for t in str(text or "").split(",") if t.strip())
+
+
+def parse_declared_text(text) -> dict[str, str]:
+    """``"zip=text, score=float"`` -> ``{"zip": "text", "score": "float"}`` (``parse_declared`` of each item)."""
+    return parse_declared([t.strip() for t in str(text or "").replace("\n", ",").split(",") if t.strip()])
+
+
 def parse_declared(items) -> dict[str, str]:
     """``{column: kind}`` from ``NAME=KIND`` texts (or a mapping); a kind outside ``KINDS`` is a one-line error."""
     if not items:

@@ -36,10 +36,15 @@ def upload_limits(kind: str) -> tuple[int, int]:
     return limit, logic.widget_limit_mb(limit, server)
 
 
-def parse_upload(content: bytes, filename: str):
+def parse_upload(content: bytes, filename: str, na_values: str = "", column_types: str = ""):
     """``fairaudit.data.from_csv`` on uploaded bytes (not cached: the session keeps the Dataset, not the bytes).
-    The dataset is named after the file (without ``.csv`` / ``.gz``); its source is the file's name."""
-    return fa_data.from_csv(content, name=filename.replace("\\", "/").rsplit("/", 1)[-1] or "upload.csv")
+    The dataset is named after the file (without ``.csv`` / ``.gz``); its source is the file's name. ``na_values``
+    and ``column_types``: the Data page's "How the file is read" text (``NA, null``; ``zip=text, score=float``),
+    read as the command line's ``--na-values`` and ``--column-type``."""
+    from fairaudit.sources.schema import parse_declared_text, parse_na_values
+
+    return fa_data.from_csv(content, name=filename.replace("\\", "/").rsplit("/", 1)[-1] or "upload.csv",
+                            na_values=parse_na_values(na_values), column_types=parse_declared_text(column_types))
 
 
 def forget_upload(upload) -> None:
@@ -56,7 +61,7 @@ def forget_upload(upload) -> None:
         pass
 
 
-def read_data_upload(upload, limit_mb: int):
+def read_data_upload(upload, limit_mb: int, na_values: str = "", column_types: str = ""):
     """The Dataset of an uploaded CSV (``DataError`` and friends for a bad file; ``ValueError`` with the message
     for one over the limit). The session keeps it under ``UPLOADED``; the bytes are dropped once parsed."""
     problem = logic.upload_problem(upload.name, int(upload.size), limit_mb, "data")
@@ -64,7 +69,7 @@ def read_data_upload(upload, limit_mb: int):
         raise ValueError(problem)
     content = upload.getvalue()
     try:
-        dataset = parse_upload(content, upload.name)
+        dataset = parse_upload(content, upload.name, na_values, column_types)
     finally:
         del content
     state.put(UPLOADED, dataset)

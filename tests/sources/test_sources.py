@@ -127,3 +127,18 @@ def test_a_declared_type_is_kept_and_checked(tmp_path):
         FileLog(path, declared={"decison": "text"})
     with pytest.raises(DataError, match="the type must be one of integer, float, boolean, text"):
         FileLog(path, declared=["decision=words"])
+
+
+def test_the_data_page_reads_an_upload_with_the_same_options(tmp_path):
+    """The dashboard's "How the file is read" (missing markers, declared types) is the command line's
+    --na-values / --column-type, read by the same functions."""
+    from fairaudit.ui import flows
+
+    content = b"country,zip,score\nNA,01234,1\nFR,75001,NA\n"
+    plain = flows.parse_upload(content, "up.csv")
+    assert plain.frame["country"].tolist() == ["NA", "FR"] and plain.schema.column("score").kind == "categorical"
+    told = flows.parse_upload(content, "up.csv", na_values="NA", column_types="zip=text, score=float")
+    assert told.frame["country"].tolist() == ["?", "FR"] and told.frame["zip"].tolist() == ["01234", "75001"]
+    assert told.schema.column("score").kind == "numeric" and told.frame["score"].isna().tolist() == [False, True]
+    with pytest.raises(DataError, match="the type must be one of"):
+        flows.parse_upload(content, "up.csv", column_types="zip=txt")
