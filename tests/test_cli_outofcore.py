@@ -52,11 +52,28 @@ def test_auto_keeps_a_small_csv_in_memory(logs, capsys, tmp_path):
     assert "out_of_core" not in json.loads(target.read_text())["info"]
 
 
+def test_a_parquet_log_is_read_in_memory_where_the_run_needs_every_row(logs, capsys, tmp_path):
+    """A Parquet log (or folder) read whole by the same pipeline where out of core cannot run it (another engine,
+    --out-of-core off): it was refused ("read out of core only"); in memory it gives the CSV's answer."""
+    results = {}
+    for name, argv in (("csv", ["--data", str(logs / "log.csv"), "--out-of-core", "off"]),
+                       ("parquet", ["--data", str(logs / "log.parquet"), "--out-of-core", "off"]),
+                       ("dataset", ["--data", str(logs / "log.parquet"), "--engine", "dataset"])):
+        target = tmp_path / f"{name}.json"
+        order = [] if name == "dataset" else ["--order", "given"]
+        code, _, err = run(capsys, *argv, "--pred", "priors_count > 2", "--spec", SPEC, *order,
+                           "--json", str(target))
+        assert code in (0, 1, 3), err
+        results[name] = json.loads(target.read_text())
+    assert (results["parquet"]["verdict"], results["parquet"]["stop_step"], results["parquet"]["trace"]) == \
+        (results["csv"]["verdict"], results["csv"]["stop_step"], results["csv"]["trace"])
+    assert results["dataset"]["engine"] == "dataset"
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["--out-of-core", "on", "--data", "compas"], "not one"),
-    (["--out-of-core", "off", "--data", "{logs}/log.parquet"], "read out of core only"),
-    (["--data", "{logs}/log.parquet", "--engine", "dataset"], "monitor engine"),
-    (["--data", "{logs}/log.parquet", "--model", "logreg"], "trains a model on the data"),
+    (["--out-of-core", "on", "--data", "{logs}/log.parquet", "--engine", "dataset"], "monitor engine"),
+    (["--data", "{logs}/log.parquet", "--model", "logreg"], "cannot train without a label column"),
     (["--data", "{logs}/log.parquet", "--where", 'sex == "male"'], "never takes the value"),
     (["--data", "{logs}/log.parquet", "--where", "age > 500"], "no audited row"),
 ])
