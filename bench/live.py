@@ -68,7 +68,7 @@ def measure(rate: int, seconds: float, poll: float, batch: int = 5, seed: int = 
 
         spec = parse(SPEC)
         source = CsvTail(path)
-        first, model, where, warnings = prepare(spec, source, pred=PRED, name="log.csv", poll=poll)
+        first, model, where, warnings, _ = prepare(spec, source, pred=PRED, name="log.csv", poll=poll)
         options = engines.get("monitor").resolve_options({"order": "given", "stop": False, "batch": batch})
         updates = []  # (rows covered, when)
         writer = threading.Thread(target=write, daemon=True)
