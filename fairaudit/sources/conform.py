@@ -97,7 +97,7 @@ def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int
     if pa.types.is_null(arr.type):
         if kind == "boolean" and len(arr):
             raise _misfit(origin, first_row + 1, name, None, schema)
-        return pa.nulls(len(arr), _ARROW[kind]())
+        return pa.nulls(len(arr), _arrow_type(kind))
     stored = kind_of_arrow(arr.type)
     if (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)) and (text or name in schema.declared):
         # a CSV's cells, or text a typed store holds in a column whose type the user declared: read in that type
@@ -107,8 +107,11 @@ def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int
     return _from_typed(arr, stored, name, kind, schema, origin, first_row)
 
 
-_ARROW = {"integer": lambda: __import__("pyarrow").int64(), "float": lambda: __import__("pyarrow").float64(),
-          "boolean": lambda: __import__("pyarrow").bool_(), "text": lambda: __import__("pyarrow").string()}
+def _arrow_type(kind: str):
+    """The Arrow type a conformed column of ``kind`` has."""
+    import pyarrow as pa
+
+    return {"integer": pa.int64(), "float": pa.float64(), "boolean": pa.bool_(), "text": pa.string()}[kind]
 
 
 def _first(mask) -> int:
@@ -137,40 +140,34 @@ def _from_text(arr, name, kind, schema, origin, first_row):
             return values.cast(pa.int64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass
-        as_int = pac.match_substring_regex(values, r"^[+-]?[0-9]+$")
-        out = np.zeros(len(values), dtype=np.int64)
-        valid = np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool)
-        for i, (v, is_int) in enumerate(zip(values.to_pylist(), as_int.to_pylist())):
-            if v is None:
-                continue
-            try:
-                number = int(v) if is_int else _integral(float(v))
-            except (ValueError, OverflowError):
-                raise _misfit(origin, first_row + i + 1, name, arr[i].as_py(), schema) from None
-            if number is None or not -(1 << 63) <= number < (1 << 63):
-                raise _misfit(origin, first_row + i + 1, name, arr[i].as_py(), schema)
-            out[i] = number
-        return pa.array(out, pa.int64(), mask=~valid)
-    # float
+        # not every value an int64: whole numbers written as floats (1.0, 1e3) pass, read as pyarrow reads numbers
+        numbers = _numbers(values, arr, name, schema, origin, first_row)
+        whole = pac.and_(pac.equal(pac.floor(numbers), numbers),
+                         pac.less_equal(pac.abs(numbers), float(EXACT))).fill_null(True)
+        if not pac.all(whole).as_py():
+            at = _first(pac.invert(whole))
+            raise _misfit(origin, first_row + at + 1, name, arr[at].as_py(), schema)
+        return numbers.cast(pa.int64())
+    return _finite(_numbers(values, arr, name, schema, origin, first_row), name, origin, first_row)
+
+
+def _numbers(values, arr, name, schema, origin, first_row):
+    """``values`` (text, missing as null) as float64, read as pyarrow reads a number (the rule ``text_kind`` typed
+    the column by); the first value it cannot read is refused with its row (``arr``: the cells as written)."""
+    import pyarrow as pa
+
     try:
-        numbers = values.cast(pa.float64())
+        return values.cast(pa.float64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        for i, v in enumerate(values.to_pylist()):
-            if v is None:
-                continue
-            try:
-                float(v)
-            except ValueError:
-                raise _misfit(origin, first_row + i + 1, name, arr[i].as_py(), schema) from None
-        raise  # (not reached: pyarrow and Python read the same numbers)
-    return _finite(numbers, name, origin, first_row)
-
-
-def _integral(x: float):
-    """``x`` as an int when it is a whole number exact in a float (``1.0``, ``1e3``), else None."""
-    if x != x or x in (float("inf"), float("-inf")) or not float(x).is_integer() or abs(x) > EXACT:
-        return None
-    return int(x)
+        pass
+    for i, v in enumerate(values.to_pylist()):  # (only when some value is not a number: find the first)
+        if v is None:
+            continue
+        try:
+            pa.array([v], pa.string()).cast(pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise _misfit(origin, first_row + i + 1, name, arr[i].as_py(), schema) from None
+    raise AssertionError("pyarrow refused a column whose every value it reads")  # pragma: no cover
 
 
 def _finite(numbers, name, origin, first_row):
@@ -198,7 +195,7 @@ def _from_typed(arr, stored, name, kind, schema, origin, first_row):
         if not pac.any(valid).as_py():  # only missing values: they fit any type but true/false
             if kind == "boolean":
                 raise _misfit(origin, first_row + 1, name, None, schema)
-            return pa.nulls(len(arr), _ARROW[kind]())
+            return pa.nulls(len(arr), _arrow_type(kind))
         at = _first(valid)
         how = "its declared type" if name in schema.declared else f"its type, fixed by {schema.typed_by}"
         raise UnfitValue(f"{origin}: column '{name}' is stored as {arr.type} ({arr[at].as_py()!r} in data row "

@@ -142,3 +142,20 @@ def test_the_data_page_reads_an_upload_with_the_same_options(tmp_path):
     assert told.schema.column("score").kind == "numeric" and told.frame["score"].isna().tolist() == [False, True]
     with pytest.raises(DataError, match="the type must be one of"):
         flows.parse_upload(content, "up.csv", column_types="zip=txt")
+
+
+@pytest.mark.parametrize("first, late, kind", [("1.5", "1_000", "a number"), ("1", "1_0", "a whole number")])
+def test_a_late_value_is_read_as_the_rows_that_typed_its_column(tmp_path, first, late, kind):
+    """A number is what pyarrow reads as one, in the rows that type a column and after them: '1_000' (which Python's
+    float() reads) was an internal error in a float column and the whole number 10 in an integer one."""
+    path = tmp_path / "late.csv"
+    path.write_text("x,g\n" + f"{first},a\n" * TYPE_ROWS + f"2,a\n{late},a\n")
+    with pytest.raises(DataError, match=rf"data row {TYPE_ROWS + 2:,}: column 'x' holds '{late}', which is not "
+                                        rf"{kind}"):
+        FileLog(path).read_all()
+
+
+def test_whole_numbers_written_as_floats_fit_an_integer_column(tmp_path):
+    path = tmp_path / "whole.csv"
+    path.write_text("x\n" + "1\n" * TYPE_ROWS + "2.0\n1e3\n")
+    assert FileLog(path).read_all()["x"].tolist()[-2:] == [2, 1000]
