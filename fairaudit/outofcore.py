@@ -104,11 +104,6 @@ def log_of(source, declared=None, na_values=()):
     return FileLog(source, declared=declared, na_values=tuple(na_values or ()))
 
 
-def log_columns(source) -> list[str]:
-    """The log's column names."""
-    return list(log_of(source).schema.names)
-
-
 def read_frames(source, columns, rows: int = READ_ROWS):
     """The chosen ``columns`` of a log as cleaned pandas DataFrames of about ``rows`` rows each."""
     log = log_of(source)

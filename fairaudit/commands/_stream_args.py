@@ -2,11 +2,12 @@
 read in chunks (``fairaudit.outofcore``), memory bounded whatever the file's length.
 
 When it applies (``route``): ``--out-of-core on`` always (or a one-line error saying why it cannot), ``off``
-never, ``auto`` (the default) for a Parquet file and for a CSV file of at least ``AUTO_BYTES`` — when the run is
+never, ``auto`` (the default) for a Parquet file, a folder or glob of parts, and a CSV file of at least
+``AUTO_BYTES`` — when the run is
 one the out-of-core reader can do: the streaming engine (``engines.STREAMING``), decisions from an expression (``--pred`` or a ``#
 decision:`` header) or a saved model file (``--model PATH``, scored chunk by chunk; every row audited, so a model
 fairaudit trained needs ``--rows all``: its held-out rows are found only in memory; ``Fair[...]`` needs the model),
-no ``--missing drop``. Otherwise the file is loaded whole (a Parquet file cannot be: it is read out of core only).
+no ``--missing drop``. Otherwise the log is loaded whole, by the same pipeline (``fairaudit.sources``).
 """
 from __future__ import annotations
 
@@ -62,31 +63,28 @@ def _load(args):
 
 def route(args, engine, spec_file) -> bool:
     """Whether this ``fairaudit audit`` run goes out of core (module doc); a one-line ``FairauditError`` when
-    ``--out-of-core on`` (or a Parquet file) asks for what cannot be done."""
+    ``--out-of-core on`` asks for what cannot be done."""
     from pathlib import Path
 
-    from fairaudit.outofcore import AUTO_BYTES, is_parquet, readable
-
-    from fairaudit.outofcore import size
+    from fairaudit.outofcore import AUTO_BYTES, is_parquet, readable, size
 
     mode = getattr(args, "out_of_core", None) or "auto"
-    path = str(args.data)
-    parquet = readable(path) and is_parquet(path)
-    several = readable(path) and not Path(path).is_file()  # a folder or glob of parts: read as one log
     if mode == "off":  # read whole into memory, by the same pipeline
         return False
+    path = str(args.data)
     if not readable(path):
         if mode == "on":
             raise FairauditError(f"--out-of-core on reads a .csv or .parquet file, or a folder of them; {path} is "
                                  "not one")
         return False
+    several = not Path(path).is_file()  # a folder or glob of parts: read as one log
     uses_model = getattr(args, "model", None) is not None
     why = _why_not(args, engine, spec_file, uses_model)
     if why is not None:
         if mode == "on":
             raise FairauditError(f"{path} cannot be audited out of core: {why}")
         return False
-    return mode == "on" or parquet or several or size(path) >= AUTO_BYTES
+    return mode == "on" or several or is_parquet(path) or size(path) >= AUTO_BYTES
 
 
 def run_out_of_core(args, engine, spec_file, options: dict, from_file: list, where_header, finish) -> int:

@@ -212,7 +212,7 @@ class RemoteLog(FileLog):
             raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240] or type(err).__name__}") \
                 from None
 
-    def _raw_batches(self, path, names, columns=None, block=1 << 22, rows=READ_ROWS):
+    def _raw_batches(self, path, columns=None, block=1 << 22, rows=READ_ROWS):
         import pyarrow as pa
 
         fragment = self._fragment(path)
