@@ -225,7 +225,7 @@ def _audit_generated(chosen, resolved, data, spec, epsilon, *, model, pred, wher
     over_program = translate_spec(spec, dataset, inputs.population, inputs.generated["variables"])
     if on_step is not None and on_progress is None:
         on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
-    return start(chosen, over_program, inputs, resolved, on_progress=on_progress)
+    return start(chosen, over_program, inputs, resolved, on_progress=on_progress, rows_spec=spec)
 
 
 def _ignored_headers(spec) -> list[str]:

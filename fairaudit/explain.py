@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from fairaudit.guarantee import Guarantee, evidence_note, format_interval
 
-VERDICT_WORDS = {"true": "certified true", "false": "violated", "unknown": "undecided"}
+VERDICT_WORDS = {"true": "certified true", "false": "violated", "unknown": "undecided", "exploratory": "exploratory"}
 HEADS = {"true": "Certified", "false": "Violated", "unknown": "Undecided"}
 # a comparison read the other way round (the constant on the left: ``0.8 <= x`` is ``x >= 0.8``)
 FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
@@ -251,8 +251,9 @@ def explain_node(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | Non
             return f"{head or 'Not decided'}: nothing has reached this comparison yet."
         joint = evidence_note(final, str(node.get("op") or ""))
         if joint is not None:  # its own test decided it; its interval alone does not
-            return (f"{head}: {joint}. The interval {interval(lo, hi)} of {what} still contains the threshold "
-                    f"{number(c)}: interval arithmetic alone would not decide it yet." + _holds(final, guarantee))
+            return (f"{head}: the evidence taken together decides it, although the interval {interval(lo, hi)} "
+                    f"of {what} still contains the threshold {number(c)} (how: a joint test of the two groups; see "
+                    f"How this was decided)." + _holds(final, guarantee))
         return (f"{head}: " + compare_sentence(op, float(lo), float(hi), float(c), verdict or "unknown", what)
                 + _holds(final, guarantee))
     if kind in ("and", "or", "not"):

@@ -61,7 +61,8 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
           ctx: Context, stop: bool = False, on_progress=None, warnings=(), rows: dict | None = None,
           provenance: dict | None = None, info: dict | None = None,
           progress: Progress | None = None, trace_points: int | None | str = "auto",
-          full_trace=None) -> Iterator[AuditResult]:
+          full_trace=None, scope: str | None = None, rows_check: dict | None = None,
+          confirmed: dict | None = None) -> Iterator[AuditResult]:
     """Consume ``batches`` (an engine's ``run``), yielding the ``AuditResult`` so far after each batch; the last
     one yielded is final. Closing this generator closes ``batches``.
 
@@ -69,8 +70,17 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
     uniformly spaced checks ("auto": ``display_points`` for the tree's size; None or 0: every check) plus every
     verdict change, the stop step and a log grid; the cost per check is constant, whatever the stream's length.
     ``full_trace``: a ``fairaudit.fulltrace.FullTraceWriter`` (or anything with ``append(Trace)``) that receives
-    every check."""
+    every check. ``scope``: what the verdict is about (``Engine.scope``); ``rows_check``: for a modelled-distribution
+    engine, the leaves' intervals on the audited rows (``fairaudit.claim.rows_intervals``), composed with the
+    engine's bounds into the headline; ``confirmed``: the split of a confirmation run (``fairaudit.confirm``), whose
+    chosen threshold is certified on rows the choice did not see."""
+    from fairaudit.claim import exploratory_state, modelled_leaves, other_data_note, population_check
+
     cs = compile_spec(spec)
+    exploratory = exploratory_state(spec.source, provenance, confirmed)
+    elsewhere = other_data_note(spec.source, provenance)
+    if elsewhere:
+        warnings = [*warnings, elsewhere]
     node_ids = [tn.id for tn in spec.nodes]
     infos = node_infos(spec)
     builder = TraceBuilder(node_ids, display_points(len(node_ids)) if trace_points == "auto" else trace_points)
@@ -96,14 +106,20 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
             facts["trace_kept"] = int(len(trace))  # the display trace is a subsample of the checks
         dropped = builder.changes_dropped  # verdict changes beyond the first and last per node (and the root's cap)
         facts.update({"verdict_changes": builder.changes, "verdict_changes_dropped": dropped} if dropped else {})
-        return AuditResult(spec.text, engine.name, dict(options), verdict_text(root) or "unknown",
-                           stop_at[0] if stop_at is not None else None,
-                           int(trace.steps[-1]) if len(trace) else 0, infos, trace, guarantee=guarantee,
-                           unit=engine.unit, complete=state["complete"], timed_out=state["timed_out"],
-                           verdict_step=verdict_step, warnings=list(warnings) + said,
-                           assumption_broken=bool(found or broken), rows=rows, provenance=dict(provenance or {}),
-                           info=dict(facts), findings=found_facts["findings"],
-                           counterexamples=found_facts["counterexamples"], tree=spec)
+        if confirmed:
+            facts["confirmation"] = dict(confirmed)
+        out = AuditResult(spec.text, engine.name, dict(options), verdict_text(root) or "unknown",
+                          stop_at[0] if stop_at is not None else None,
+                          int(trace.steps[-1]) if len(trace) else 0, infos, trace, guarantee=guarantee,
+                          unit=engine.unit, complete=state["complete"], timed_out=state["timed_out"],
+                          verdict_step=verdict_step, warnings=list(warnings) + said,
+                          assumption_broken=bool(found or broken), rows=rows, provenance=dict(provenance or {}),
+                          info=dict(facts), findings=found_facts["findings"],
+                          counterexamples=found_facts["counterexamples"], tree=spec, scope=scope,
+                          exploratory=exploratory)
+        if rows_check is not None and len(trace):
+            out.population = population_check(spec, modelled_leaves(out), rows_check)
+        return out
 
     try:
         for batch in batches:
@@ -167,7 +183,8 @@ def _head(part: Trace, k: int) -> Trace:
 
 
 def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=None,
-          warnings=(), trace_points: int | None | str = "auto", full_trace=None) -> Iterator[AuditResult]:
+          warnings=(), trace_points: int | None | str = "auto", full_trace=None,
+          confirmed: dict | None = None, rows_spec=None) -> Iterator[AuditResult]:
     """Run ``engine`` on ``spec`` and ``inputs`` with resolved ``options`` (``Engine.resolve_options``): the
     generator of partial results (``drive``). ``trace_points``: see ``drive``; ``full_trace``: a path to write
     every check to (Parquet, ``fairaudit.fulltrace``)."""
@@ -179,6 +196,12 @@ def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=No
     progress = Progress(f"Auditing with {engine.title or engine.name}", None, engine.unit, on_progress)
     ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"), progress=progress)
     guarantee = engine.guarantee(options, inputs)
+    scope = engine.scope(options, inputs)
+    rows_check = None
+    if scope == "modelled":  # the headline composes the engine's bound with what the audited rows support
+        from fairaudit.claim import rows_intervals
+
+        rows_check = rows_intervals(spec, inputs, rows_spec=rows_spec)
     batches = engine.run(spec, inputs, options, ctx)
     writer = None
     if full_trace is not None:
@@ -190,7 +213,7 @@ def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=No
                     stop=bool(options.get("stop")), on_progress=on_progress, progress=progress,
                     warnings=[*inputs.warnings, *[w for w in warnings if w not in inputs.warnings]],
                     rows=inputs.rows or None, provenance=inputs.provenance, trace_points=trace_points,
-                    full_trace=writer)
+                    full_trace=writer, scope=scope, rows_check=rows_check, confirmed=confirmed)
     return results if writer is None else _writing(results, writer)
 
 

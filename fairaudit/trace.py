@@ -468,6 +468,12 @@ class AuditResult:
     findings: Findings = field(default_factory=Findings)
     counterexamples: Counterexamples = field(default_factory=Counterexamples)
     tree: object = field(default=None, repr=False, compare=False)
+    # what the verdict is about ("rows", "population", "modelled", "program", "domain": ``fairaudit.claim``); the
+    # population check of a modelled-distribution engine (``fairaudit.claim.population_check``); why a verdict
+    # on a threshold chosen from these data is exploratory (``fairaudit.claim.exploratory_state``), else None
+    scope: str | None = None
+    population: dict | None = None
+    exploratory: dict | None = None
 
     def __post_init__(self):
         if self.guarantee is None:  # a hand-built result: the exact/sound/probabilistic kind from its δ option
@@ -591,19 +597,37 @@ class AuditResult:
         return self.guarantee.note
 
     @property
+    def claim(self):
+        """The headline: what the evidence supports about what the user asked (``fairaudit.claim.Claim``)."""
+        from fairaudit.claim import claim
+
+        return claim(self)
+
+    @property
     def sentence(self) -> str:
-        """One plain sentence stating the verdict and its guarantee (with why it is weaker than asked, if it is):
-        the line the CLI, the dashboard and the PDF print."""
-        return verdict_sentence(self.verdict, self.guarantee, at=self.verdict_step, steps=self.steps,
-                                unit=self.unit, reason=self.undecided_reason() if self.verdict not in
-                                ("true", "false") else "", with_note=True)
+        """The headline (``claim``) with why the guarantee is weaker than asked, if it is: the line the CLI, the
+        dashboard and the PDF print."""
+        c = self.claim
+        note = c.guarantee.note if c.guarantee is self.guarantee else None
+        return c.headline + (f" ({note})" if note and c.verdict in ("true", "false") else "")
 
     @property
     def headline(self) -> str:
-        """``sentence`` without the note: "certified true with probability ≥ 0.95 after 870 observations"."""
+        """The headline verdict and its guarantee: "certified true with probability ≥ 0.95 after 870
+        observations", "undecided for the population: …" (``fairaudit.claim``)."""
+        return self.claim.headline
+
+    @property
+    def summary(self) -> str:
+        """The verdict in plain words, for a manager (``fairaudit.claim.summary_sentence``)."""
+        return self.claim.summary
+
+    @property
+    def scope_sentence(self) -> str:
+        """The engine's own verdict on its scope and its guarantee (the headline's second line when they differ)."""
         return verdict_sentence(self.verdict, self.guarantee, at=self.verdict_step, steps=self.steps,
                                 unit=self.unit, reason=self.undecided_reason() if self.verdict not in
-                                ("true", "false") else "", with_note=False)
+                                ("true", "false") else "", with_note=True)
 
     @property
     def rows_text(self) -> str | None:
@@ -629,8 +653,7 @@ class AuditResult:
             left = self.final_values(info.children[0])
             interval = format_interval(left["lo"], left["hi"])
             line += f"; left side {_fmt(left['estimate'])}" + (f" in {interval}" if interval.startswith("[") else "")
-        joint = self.evidence_text(worst["id"])
-        return line if joint is None else f"{line}; {joint}"
+        return line
 
     @property
     def stopped_reason(self) -> str | None:
@@ -702,8 +725,11 @@ class AuditResult:
             node = dict(node)
             node["final"] = {k: (_round(k, v, digits) if k != "verdict" else v) for k, v in node["final"].items()}
             nodes.append(node)
+        claim = self.claim
         return {"spec": self.spec, "engine": self.engine, "options": _jsonable(self.options),
-                "verdict": self.verdict, "stop_step": self.stop_step, "steps": self.steps,
+                "verdict": claim.verdict, "status": claim.status, "summary": claim.summary,
+                "headline": claim.to_dict(), "scope": {"about": self.scope or claim.scope, "verdict": self.verdict},
+                "population": _jsonable(self.population), "exploratory": _jsonable(self.exploratory), "stop_step": self.stop_step, "steps": self.steps,
                 "verdict_step": self.verdict_step, "guarantee": self.guarantee.to_dict(), "unit": self.unit,
                 "complete": self.complete, "timed_out": self.timed_out, "warnings": list(self.warnings),
                 "assumption_broken": self.assumption_broken, "rows": _jsonable(self.rows),
@@ -758,7 +784,9 @@ class AuditResult:
             delta = float(info.get("guarantee_delta") or data.get("options", {}).get("delta") or 0.0)
             guarantee = (Guarantee("probabilistic", delta, assumes=info.get("assumption")) if delta > 0
                          else Guarantee("sound"))
-        return cls(data["spec"], data["engine"], data.get("options", {}), data["verdict"], data.get("stop_step"),
+        scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}
+        return cls(data["spec"], data["engine"], data.get("options", {}), scope.get("verdict", data["verdict"]),
+                   data.get("stop_step"),
                    data.get("steps", 0), infos, trace, guarantee=guarantee,
                    unit=data.get("unit") or info.get("unit") or "steps",
                    complete=bool(data.get("complete", info.get("complete", True))),
@@ -769,7 +797,9 @@ class AuditResult:
                    rows=data.get("rows", info.get("rows")),
                    provenance=data.get("provenance") or {k: info[k] for k in ("dataset", "model") if k in info},
                    info=info, findings=Findings.from_dict(data.get("findings")),
-                   counterexamples=Counterexamples.from_dict(data.get("counterexamples")))
+                   counterexamples=Counterexamples.from_dict(data.get("counterexamples")),
+                   scope=scope.get("about"), population=data.get("population"),
+                   exploratory=data.get("exploratory"))
 
 
 def _finite(x) -> bool:

@@ -260,7 +260,7 @@ with verdict_box:
                 st.error(f"{other.title} could not run: {logic.error_text(err)[0]}")
         if beside is not None:
             with st.expander(f"Beside this run: {other.title}", expanded=True, icon=":material/compare_arrows:"):
-                st.markdown(f"{widgets.verdict_badge(beside.verdict)} &nbsp; {beside.headline}",
+                st.markdown(f"{widgets.verdict_badge(beside.claim.status)} &nbsp; {beside.headline}",
                             unsafe_allow_html=True)
                 st.dataframe(compare_rows(result, beside), width="stretch", hide_index=True)
                 if beside.rows_text:

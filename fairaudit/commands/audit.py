@@ -26,9 +26,11 @@ from fairaudit.outputs import check_output, write_atomically
 from fairaudit.progress import terminal_line
 
 EXIT = {"true": 0, "false": 1, "unknown": 3}
+EXIT_EXPLORATORY = 3  # a verdict on a threshold chosen from the audited data: a hypothesis, not a pass
 EXIT_UNBACKED = 3  # a decided verdict whose guarantee the run itself found evidence against: not a pass
-EXIT_HELP = ("exit codes: 0 = certified true, 1 = decided violated, 3 = undecided, or a verdict the run found "
-             "evidence against (not a pass), 2 = bad input, 4 = internal error")
+EXIT_HELP = ("exit codes: 0 = certified true, 1 = decided violated, 3 = undecided, exploratory (a threshold chosen "
+             "from these data) or a verdict the run found evidence against (not a pass), 2 = bad input, "
+             "4 = internal error")
 
 
 def decision_sources(args, spec_file, where_header):
@@ -262,13 +264,18 @@ def finish(args: argparse.Namespace, result, from_file, notes=(), **report) -> i
         print(f"wrote {args.json}")
     if args.pdf:
         write_report(args.pdf, result, **report)
-    if result.assumption_broken and result.verdict in ("true", "false"):
+    claim = result.claim
+    if result.assumption_broken and claim.verdict in ("true", "false"):
         # a gate must not pass on a verdict its own data contradicts: exit 3, "not a pass", and say why
         from fairaudit.explain import NOT_BACKED
 
         print(f"exit:      3 — the verdict is {NOT_BACKED} (see the warnings)")
         return EXIT_UNBACKED
-    return EXIT.get(result.verdict, 3)
+    if claim.status == "exploratory":  # a threshold chosen from these data: a hypothesis, not a pass
+        print("exit:      3 — exploratory: the threshold was chosen from these data; confirm it on fresh rows "
+              "(fairaudit audit ... --confirm NODE)")
+        return EXIT_EXPLORATORY
+    return claim.exit_code
 
 
 def run_domain(args: argparse.Namespace, engine, spec_file, options: dict, from_file: list) -> int:
@@ -389,8 +396,12 @@ def write_report(path, result, **kw) -> None:
 
 def print_summary(result, from_file=()) -> None:
     """The verdict, its guarantee, what was audited and every warning, one labelled line each."""
-    print(f"verdict:   {result.verdict}")
+    claim = result.claim
+    print(f"verdict:   {claim.word}")
+    print(f"summary:   {claim.summary}")
     print(f"guarantee: {result.sentence}")
+    if claim.second:
+        print(f"modelled:  {claim.second}")
     decided = f"{result.stop_step:,}" if result.stop_step is not None else "not decided"
     if result.verdict_step is not None and result.stop_step is not None and result.verdict_step != result.stop_step:
         decided += f" (first decision; the reported verdict holds from step {result.verdict_step:,})"
@@ -404,6 +415,10 @@ def print_summary(result, from_file=()) -> None:
     worst = result.worst_summary()
     if worst is not None:
         print(f"worst:     {worst}")
+    from fairaudit.claim import how_decided
+
+    for i, line in enumerate(how_decided(result)):  # the mathematics, on its own lines after the plain words
+        print(f"{'how:' if i == 0 else '':10} {line}")
     from fairaudit.suggest import summary_lines as suggestion_lines
 
     for i, line in enumerate(suggestion_lines(result)):  # every undecided comparison: thresholds decidable now

@@ -311,6 +311,14 @@ class Engine:
         """The guarantee of a run with ``options`` on ``inputs`` (a batch may weaken it later)."""
         raise NotImplementedError
 
+    def scope(self, options: Mapping[str, Any], inputs: Inputs | None) -> str:
+        """What a run's verdict is about (``fairaudit.claim.SCOPES``): "rows", "population", "modelled" (a
+        distribution fitted to the audited rows: the headline then composes the engine's bound with what the rows
+        support), "program" or "domain". Default: from the guarantee's kind (exact: rows; probabilistic: the
+        population; sound: the program given)."""
+        kind = self.guarantee(options, inputs).kind if inputs is not None else "sound"
+        return {"exact": "rows", "probabilistic": "population"}.get(kind, "program")
+
     def run(self, spec, inputs: Inputs, options: Mapping[str, Any], ctx: Context) -> Iterator[LeafBatch]:
         """Yield ``LeafBatch``es, steps increasing; stop when done. The driver may close the generator at
         any yield (Stop, the time budget, ``stop`` at the decision)."""

@@ -77,6 +77,9 @@ class DatasetEngine(Engine):
             reasons += decision_reasons(spec, inputs)
         return reasons
 
+    def scope(self, options, inputs) -> str:
+        return "population" if options.get("interval") == "one-look" else "rows"
+
     def guarantee(self, options, inputs) -> Guarantee:
         if options.get("interval") == "one-look":
             return Guarantee("probabilistic", options["delta"], scope=ONE_LOOK, assumes=ONE_LOOK_ASSUMES)

@@ -118,6 +118,9 @@ class FairQuantEngine(Engine):
                                "copies of the network are compared")
         return reasons
 
+    def scope(self, options, inputs) -> str:
+        return "domain"
+
     def guarantee(self, options, inputs) -> Guarantee:
         domain = getattr(inputs, "domain", None)
         real = domain is not None and domain.has_real

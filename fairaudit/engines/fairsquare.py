@@ -80,6 +80,10 @@ class FairSquare(Engine):
                     reasons += [r for r in _event_reasons(event, names) if r not in reasons]
         return reasons
 
+    def scope(self, options, inputs) -> str:
+        # a program generated from the rows is a modelled distribution; a program the user wrote is what they named
+        return "modelled" if getattr(inputs, "generated", None) else "program"
+
     def guarantee(self, options, inputs) -> Guarantee:
         name = ((inputs.provenance or {}).get("population") or {}).get("name", "the program") if inputs else \
             "the program"

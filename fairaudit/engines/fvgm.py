@@ -95,6 +95,9 @@ class FVGM(Engine):
                 reasons.append("it needs a linear model (logistic regression)")
         return reasons
 
+    def scope(self, options, inputs) -> str:
+        return "modelled"  # a Bayesian network learnt from the audited rows
+
     def guarantee(self, options, inputs) -> Guarantee:
         return Guarantee("sound", scope="for the Bayesian network learnt from the audited rows",
                          assumes=f"individuals are distributed as the network learnt from the audited rows says (numeric "

@@ -213,6 +213,9 @@ class Justicia(Engine):
                                    "groups by categorical columns only")
         return reasons
 
+    def scope(self, options, inputs) -> str:
+        return "modelled"  # independent features per cell, fitted to the audited rows
+
     def guarantee(self, options, inputs, exact: bool | None = None) -> Guarantee:
         model = getattr(inputs, "model", None)
         if exact is None:

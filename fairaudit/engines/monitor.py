@@ -561,6 +561,10 @@ class Monitor(Engine):
             reasons += decision_reasons(spec, inputs)
         return reasons
 
+    def scope(self, options, inputs) -> str:
+        # individuals sampled from a population program: a statement about that program
+        return "program" if getattr(inputs, "population", None) is not None else "population"
+
     def guarantee(self, options, inputs) -> Guarantee:
         if inputs is not None and inputs.population is not None:
             return Guarantee("probabilistic", options["delta"], assumes=population_assumption(inputs, options))

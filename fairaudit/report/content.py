@@ -45,6 +45,10 @@ HEADLINES = {
     "unknown": ("UNDECIDED",
                 "The audit could not establish either outcome: its intervals are still too wide to decide the "
                 "specification. This is not a pass."),
+    "exploratory": ("EXPLORATORY",
+                    "A threshold of this specification was chosen by the tool after looking at these data, so this "
+                    "verdict is a hypothesis, not a certificate: confirm it on rows the choice did not see. This is "
+                    "not a pass."),
 }
 
 #: node kind (of the specification language, the same for every engine) -> its name in the node table
@@ -428,7 +432,10 @@ def population_lines(facts: dict) -> list[tuple[str, str]]:
 
 
 def verdict_key(result) -> str:
-    key = normalise_verdict(result.verdict)
+    """The banner's key: the headline's status (``result.claim``: exploratory for a threshold chosen from these
+    data), as a verdict key."""
+    claim = result.claim
+    key = "exploratory" if claim.status == "exploratory" else normalise_verdict(claim.verdict)
     return key if key in HEADLINES else "unknown"
 
 
@@ -442,17 +449,19 @@ def as_sentence(text: str) -> str:
 
 
 def headline(result) -> dict:
-    """``word`` (banner), ``sentence`` (``result.headline``: the verdict and its guarantee), ``explanation``
-    (what the verdict means, what every interval means under the result's guarantee, and why that guarantee is
-    weaker than asked for, when it is) and ``colour``."""
+    """``word`` (banner), ``summary`` (the verdict in plain words: ``result.summary``), ``sentence``
+    (``result.headline``: the verdict and its guarantee), ``second`` (the engine's own result on its narrower scope,
+    when the headline is not it), ``explanation`` (what the verdict means, what every interval means under the
+    result's guarantee, and why that guarantee is weaker than asked for, when it is) and ``colour``."""
     key = verdict_key(result)
     word, explanation = HEADLINES[key]
+    claim = result.claim
     g = result.guarantee
     explanation += " " + as_sentence(f"Every interval in this report: {g.interval_meaning}")
     if g.note:
         explanation += " " + as_sentence(f"The guarantee is weaker than asked for: {g.note}")
-    return {"key": key, "word": word, "sentence": as_sentence(result.headline), "explanation": explanation,
-            "colour": verdict_colour(key)}
+    return {"key": key, "word": word, "summary": as_sentence(claim.summary), "sentence": as_sentence(result.headline),
+            "second": claim.second, "explanation": explanation, "colour": verdict_colour(key)}
 
 
 def not_backed_line(result) -> str | None:

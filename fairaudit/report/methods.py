@@ -25,6 +25,9 @@ def blocks(result) -> list[tuple[str, list[str]]]:
         "case the result is undecided. An undecided verdict is never reported as a pass or a fail.",
     ]))
     out.append(guarantee_block(result))
+    from fairaudit.claim import how_decided
+
+    out.append(("How this was decided", ["• " + as_sentence(line) for line in how_decided(result)]))
     out += engine_blocks(result)
     out.append(glossary(result))
     return out

@@ -168,7 +168,7 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
     colour = rgb(head["colour"])
     fg = _text_on(colour)
     pdf.set_font(SANS, "B", 12)
-    sentence_h = pdf.multi_cell(pdf.width - 12, 6, head["sentence"], dry_run=True, output="HEIGHT",
+    sentence_h = pdf.multi_cell(pdf.width - 12, 6, head["summary"], dry_run=True, output="HEIGHT",
                                   align="L")
     box_h = 4 + 5 + 13 + sentence_h + 4
     pdf.ensure(box_h + 4)
@@ -184,11 +184,14 @@ def _summary(pdf: ReportPDF, title: str, moment, result, data_facts, model_facts
     pdf.cell(pdf.width - 12, 13, head["word"], new_x="LMARGIN", new_y="NEXT")
     pdf.set_x(pdf.l_margin + 6)
     pdf.set_font(SANS, "B", 12)
-    pdf.multi_cell(pdf.width - 12, 6, head["sentence"], new_x="LMARGIN", new_y="NEXT", align="L")
+    pdf.multi_cell(pdf.width - 12, 6, head["summary"], new_x="LMARGIN", new_y="NEXT", align="L")
     bottom = y + box_h
     pdf.set_text_color(*INK)
     pdf.set_fill_color(255, 255, 255)
     pdf.set_y(bottom + 3)
+    pdf.para(head["sentence"], size=10.5, style="B", h=5)
+    if head["second"]:
+        pdf.para(head["second"], size=10, h=5)
     pdf.para(f"{head['explanation']} {content.progress_line(result)}", size=10, h=5)
     for line in (content.not_backed_line(result), content.partial_line(result)):
         if line:

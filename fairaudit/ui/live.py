@@ -283,7 +283,7 @@ def draw(run) -> None:
         if result is None:
             st.info(f"Watching {run.name}: waiting for its first rows…", icon=":material/hourglass_top:")
             return
-        st.markdown(f"**Live** · {run.name} · **{run.rows:,} rows so far** &nbsp; {verdict_badge(result.verdict)} "
+        st.markdown(f"**Live** · {run.name} · **{run.rows:,} rows so far** &nbsp; {verdict_badge(result.claim.status)} "
                     f"&nbsp; {result.headline}{not_backed_suffix(result)}", unsafe_allow_html=True)
         if result.assumption:
             st.caption(result.assumption[:1].upper() + result.assumption[1:] + ".")

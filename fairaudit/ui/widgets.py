@@ -33,27 +33,37 @@ def _sentence(text: str) -> str:
 
 
 def verdict_line(result, shown_ids=None) -> None:
-    """The verdict badge and the result's own sentence (``result.headline``: the verdict and its guarantee), on
-    their own lines (no overlap with charts); then why the run ended early (``stopped_reason``), why the guarantee
-    is weaker than asked (its note), what an interval means under it, which rows were audited, what the guarantee
-    assumes, and every warning as a banner. ``shown_ids``: the nodes whose panels are on this page (None: no
-    panels here), so that an undecided verdict can point at its part."""
-    worst = result.worst_node() if result.verdict not in ("true", "false") else None
+    """The headline (``result.claim``): the status badge and the verdict in plain words (``claim.summary``), then
+    the verdict with its guarantee (``result.headline``), the engine's own result on its narrower scope when the
+    headline is not it (``claim.second``), on their own lines (no overlap with charts); then why the run ended
+    early (``stopped_reason``), why the guarantee is weaker than asked (its note), which rows were audited, what
+    the guarantee assumes, every warning as a banner, and the mathematics under "How this was decided".
+    ``shown_ids``: the nodes whose panels are on this page (None: no panels here), so that an undecided verdict
+    can point at its part."""
+    from fairaudit.claim import how_decided
+
+    claim = result.claim
+    worst = result.worst_node() if claim.verdict not in ("true", "false") else None
     pointer = ""
     if worst is not None and shown_ids is not None:
         pointer = (" — its panel is shown below" if worst["id"] in set(shown_ids)
                    else " — click it in the tree to see why")
-    st.markdown(f"**Verdict:** {verdict_badge(result.verdict)} &nbsp; {result.headline}{pointer}"
+    st.markdown(f"**Verdict:** {verdict_badge(claim.status)} &nbsp; {claim.summary}{pointer}"
                 f"{not_backed_suffix(result)}", unsafe_allow_html=True)
+    st.markdown(_sentence(result.sentence))
+    if claim.second:
+        st.caption(claim.second)
     if result.stopped_reason:
         st.caption(_sentence(result.stopped_reason))
     guarantee = result.guarantee
     lines = [f"Computed by *{engine_title(result.engine)}*."]
     if guarantee.note:
         lines.append(_sentence(guarantee.note))
-    lines.append(_sentence(guarantee.interval_meaning))
     st.caption(" ".join(lines))
     audit_context(result)
+    with st.expander("How this was decided"):
+        for line in how_decided(result):
+            st.markdown(f"- {_sentence(line)}")
 
 
 def post_hoc_warning() -> None:

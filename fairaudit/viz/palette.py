@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 TRUE, FALSE, UNKNOWN, TERM = "true", "false", "unknown", "term"
+EXPLORATORY = "exploratory"  # a verdict on a threshold chosen from the audited data (``fairaudit.claim``)
 
 #: verdict key -> (legend label, colour)
 VERDICTS: dict[str, tuple[str, str]] = {
@@ -11,6 +12,7 @@ VERDICTS: dict[str, tuple[str, str]] = {
     FALSE: ("violated", "#D55E00"),          # vermillion
     UNKNOWN: ("undecided", "#E69F00"),       # orange
     TERM: ("term (no verdict)", "#BBBBBB"),  # neutral grey
+    EXPLORATORY: ("exploratory", "#CC79A7"),  # reddish purple: never the certified colour
 }
 
 #: rate name -> colour, for ``Fair[...]`` nodes (certified / unfair / undecided fractions)
@@ -40,6 +42,8 @@ def normalise_verdict(value: Any) -> str:
     if isinstance(value, float) and value != value:  # NaN
         return TERM
     text = str(value).strip().lower()
+    if text == EXPLORATORY:
+        return EXPLORATORY
     if text in ("true", "1", "certified", "certified true"):
         return TRUE
     if text in ("false", "0", "violated"):

@@ -148,8 +148,11 @@ def test_one_sentence_says_the_joint_test_decided():
 
     note = r.evidence_text("n0")
     text = explain_node("n0", r.nodes, r.guarantee, r.unit)
-    if note is not None:
-        assert note in text and note in r.worst_summary()
+    if note is not None:  # plain words in the node's panel; the e-value under "How this was decided"
+        from fairaudit.claim import how_decided
+
+        assert "evidence taken together" in text and "e-value" not in text and "e-value" not in r.worst_summary()
+        assert any(note in line for line in how_decided(r))
     assert r.final_values("n0")["verdict"] == "true"
 
 
