@@ -7,11 +7,13 @@ The library works without Streamlit. Entry points:
 * ``fairaudit.spec.parse(text)`` -> ``Spec``
 * ``fairaudit.audit(data, spec, engine=..., model=..., pred=..., **options)`` -> ``AuditResult``
   (engines: ``fairaudit.engines.names()``; an engine's options: ``fairaudit.engines.get(name).options``)
+* ``fairaudit.confirm(data, spec, node, ...)`` -> ``AuditResult``: a threshold chosen on part of the rows, certified
+  on the rest
 * ``fairaudit.report.build_pdf(result)`` -> PDF bytes
 """
 __version__ = "0.1.0"
 
-__all__ = ["audit", "AuditResult", "__version__"]
+__all__ = ["audit", "confirm", "AuditResult", "__version__"]
 
 
 def __getattr__(name):  # lazy: ``import fairaudit`` stays cheap, ``fairaudit.audit`` loads the engine
@@ -19,6 +21,10 @@ def __getattr__(name):  # lazy: ``import fairaudit`` stays cheap, ``fairaudit.au
         from fairaudit.api import audit
 
         return audit
+    if name == "confirm":
+        from fairaudit.api import confirm
+
+        return confirm
     if name == "AuditResult":
         from fairaudit.trace import AuditResult
 

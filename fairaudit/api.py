@@ -1,6 +1,8 @@
 """``audit()``: one call from (data, spec, decisions) to an ``AuditResult`` (re-exported as ``fairaudit.audit``)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fairaudit.errors import FairauditError
 from fairaudit.trace import AuditResult
 
@@ -66,7 +68,6 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     (``fairaudit.programs.translate``). A decision expression (``pred``) cannot be turned into a program.
     """
     from fairaudit.inputs import Inputs
-    from fairaudit.preflight import Source, preflight
     from fairaudit.run import last, start
 
     chosen, resolved = check_options(engine, **options)
@@ -120,6 +121,20 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
 
         if rows not in ROWS:
             raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
+    spec, inputs = _rows_inputs(chosen, resolved, data, spec, model=model, pred=pred, where=where, rows=rows,
+                                trust_pickle=trust_pickle, trusted_types=trusted_types)
+    if on_step is not None and on_progress is None:
+        on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
+    results = start(chosen, spec, inputs, resolved, on_progress=on_progress, trace_points=trace_points,
+                    full_trace=full_trace)
+    return results if iterate else last(results)
+
+
+def _rows_inputs(chosen, resolved, data, spec, *, model, pred, where, rows, trust_pickle, trusted_types):
+    """The parsed spec and the ``Inputs`` of an audit of a dataset's rows, everything validated first."""
+    from fairaudit.inputs import Inputs
+    from fairaudit.preflight import Source, preflight
+
     ignored = _ignored_headers(spec)
     dataset, spec = _dataset(data), _spec(spec)
     found = ignored + preflight(dataset, spec, decision=Source(pred, "pred") if pred is not None else None,
@@ -130,11 +145,70 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     inputs = Inputs.build(dataset, model=model, pred=pred, where=where, rows=rows, seed=resolved["seed"],
                           trust_pickle=trust_pickle, trusted_types=tuple(trusted_types),
                           warnings=[str(w) for w in found])
-    if on_step is not None and on_progress is None:
-        on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
-    results = start(chosen, spec, inputs, resolved, on_progress=on_progress, trace_points=trace_points,
-                    full_trace=full_trace)
-    return results if iterate else last(results)
+    return spec, inputs
+
+
+#: the share of the audited rows a confirmation chooses the threshold on (the rest certifies it)
+CONFIRM_SHARE = 0.5
+
+
+def confirm(data, spec, node: str, which: str = "certify", engine: str | None = None, model=None,
+            pred: str | None = None, where: str | None = None, rows: str | None = None, *,
+            share: float = CONFIRM_SHARE, trust_pickle: bool = False, trusted_types=(), on_progress=None,
+            **options) -> AuditResult:
+    """Choose a threshold from the data and certify it honestly: the audited rows are split at random (``seed``,
+    recorded) into a part of ``share`` on which ``spec`` is audited and ``node``'s suggested ``which`` threshold
+    ("certify" / "refute", ``fairaudit.suggest``) is chosen, and the rest, on which the specification with that
+    threshold is audited. The result is that second audit: its verdict is not exploratory (the rows it certifies
+    on did not choose the threshold), ``result.info["confirmation"]`` records the split, the chosen threshold and
+    the new specification's text (``spec_text``, with its ``# threshold-chosen-from:`` line), and its rows say
+    which rows it read. ``FairauditError`` when the first part leaves the comparison decided (nothing to choose) or
+    suggests no such threshold."""
+    import numpy as np
+
+    from fairaudit import suggest
+    from fairaudit.run import last, start
+
+    if not 0 < float(share) < 1:
+        raise FairauditError(f"share must be in (0, 1): the part of the rows that chooses the threshold, got {share!r}")
+    chosen, resolved = check_options(engine, **options)
+    if "dataset" not in chosen.requires:
+        raise FairauditError(f"the {chosen.name} engine reads no rows: a threshold chosen from its certain bounds "
+                             "needs no fresh rows (apply the suggestion and audit it)")
+    source = spec if isinstance(spec, str) else getattr(spec, "source", "") or ""
+    parsed, inputs = _rows_inputs(chosen, resolved, data, source, model=model, pred=pred, where=where, rows=rows,
+                                  trust_pickle=trust_pickle, trusted_types=trusted_types)
+    audited = np.arange(len(inputs.dataset)) if inputs.positions is None else np.asarray(inputs.positions)
+    seed = int(resolved.get("seed") or 0)
+    order = np.random.default_rng(seed).permutation(len(audited))
+    k = int(round(len(audited) * float(share)))
+    if k < 1 or k >= len(audited):
+        raise FairauditError(f"{len(audited):,} audited rows cannot be split into two non-empty parts at {share:g}")
+    first, second = np.sort(audited[order[:k]]), np.sort(audited[order[k:]])
+    base = inputs.rows.get("text") or f"{len(audited):,} audited rows"
+    split = {"seed": seed, "share": float(share), "chosen_on": int(len(first)), "certified_on": int(len(second)),
+             "node": str(node), "which": which}
+
+    def part(positions, text):
+        return replace(inputs, positions=positions, rows={**inputs.rows, "audited": int(len(positions)),
+                                                          "text": text})
+
+    choosing = last(start(chosen, parsed, part(first, f"{len(first):,} of the {base}, chosen at random (seed {seed}) "
+                                                      f"to choose the threshold"), resolved))
+    found = suggest.suggest_node(choosing, str(node))
+    if found is None:
+        raise FairauditError(f"{node} is not an undecided comparison on the {len(first):,} rows that choose the "
+                             "threshold: there is no threshold to choose (audit it as written)")
+    threshold = getattr(found, which, None)
+    if threshold is None:
+        raise FairauditError(f"{node}: no {which} threshold is decidable on the {len(first):,} rows that choose it")
+    text = suggest.apply(source, found, which, result=choosing)
+    split.update({"threshold": float(threshold.value), "spec_text": text})
+    from fairaudit.spec import parse
+
+    certifying = part(second, f"the other {len(second):,} of the {base} (not used to choose the threshold: "
+                              f"{len(first):,} rows chose it, split at random with seed {seed})")
+    return last(start(chosen, parse(text), certifying, resolved, on_progress=on_progress, confirmed=split))
 
 
 def _audit_population(chosen, resolved, data, spec, population, epsilon, *, model, pred, where, rows, on_step,

@@ -161,13 +161,15 @@ def chosen_from(source: str | None) -> list[dict]:
     return out
 
 
-def exploratory_state(source: str | None, provenance: Mapping | None, confirmed: Mapping | None = None) -> dict | None:
+def exploratory_state(source: str | None, provenance: Mapping | None, confirmed: Mapping | None = None,
+                      scope: str | None = None) -> dict | None:
     """Whether a run of the specification ``source`` on the data of ``provenance`` is exploratory: its source
     carries a chosen-threshold mark, the data it was chosen on is this data (or unknown), and the run is not a
     confirmation on rows the choice did not see (``confirmed``: the split ``fairaudit.confirm`` records). Returns
-    ``{"marks": [...], "why": ...}`` or None (not exploratory)."""
+    ``{"marks": [...], "why": ...}`` or None (not exploratory). A verdict about a program or an input domain
+    (``scope``) reads no rows: a threshold chosen from its certain bounds is not a look at data."""
     marks = chosen_from(source)
-    if not marks or confirmed:
+    if not marks or confirmed or scope in ("program", "domain"):
         return None
     dataset = (provenance or {}).get("dataset") or {}
     here = str(dataset.get("content_hash") or "")[:16] or None

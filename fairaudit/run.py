@@ -77,7 +77,7 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
     from fairaudit.claim import exploratory_state, modelled_leaves, other_data_note, population_check
 
     cs = compile_spec(spec)
-    exploratory = exploratory_state(spec.source, provenance, confirmed)
+    exploratory = exploratory_state(spec.source, provenance, confirmed, scope)
     elsewhere = other_data_note(spec.source, provenance)
     if elsewhere:
         warnings = [*warnings, elsewhere]

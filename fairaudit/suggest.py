@@ -332,11 +332,16 @@ def summary_lines(result) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ rewriting
-def apply(source: str, suggestion: Suggestion, which: str = "certify") -> str:
+def apply(source: str, suggestion: Suggestion, which: str = "certify", result=None) -> str:
     """``source`` (the audited specification, headers and names included) with ``suggestion``'s comparison
     changed to its ``certify`` (or ``refute``) threshold: the constant side (or, for a margin, the whole
     comparison) is replaced at its source span by the printer's text, and the result is parsed again and
-    checked to be the old tree with only that comparison changed. ``FairauditError`` when it cannot be."""
+    checked to be the old tree with only that comparison changed. ``FairauditError`` when it cannot be.
+
+    A threshold chosen this way was chosen after looking at the audited rows: the text returned carries a
+    ``# threshold-chosen-from:`` line (``fairaudit.claim.chosen_mark``: the data's content hash, the comparison, the
+    old and new threshold, the rows of ``result``), so that a verdict on these data is exploratory wherever it is
+    audited (dashboard, CLI, Python) until it is confirmed on rows the choice did not see (``fairaudit.confirm``)."""
     from fairaudit.spec import ast, parse
     from fairaudit.spec.printer import to_text
 
@@ -368,7 +373,7 @@ def apply(source: str, suggestion: Suggestion, which: str = "certify") -> str:
         text = source[:span.start] + piece + source[span.end:]
         try:
             if parse(text).root == expected:
-                return text
+                return _marked(text, suggestion, chosen.value, result)
         except FairauditError:
             continue
     raise FairauditError(f"could not rewrite {suggestion.text} safely; edit the threshold by hand")
@@ -395,3 +400,17 @@ def _replaced(root, node_id: str, new):
         return replace(node, left=new_kids[0], right=new_kids[1])
 
     return walk(root)
+
+
+def _marked(text: str, suggestion: Suggestion, value: float, result) -> str:
+    """``text`` with the line saying which threshold was chosen from which data (``fairaudit.claim.chosen_mark``)
+    first, after any earlier such lines."""
+    from fairaudit.claim import chosen_mark
+
+    dataset = ((getattr(result, "provenance", None) or {}).get("dataset") or {}) if result is not None else {}
+    old = "0" if suggestion.threshold is None else f"{suggestion.threshold:g}"
+    mark = chosen_mark(getattr(result, "rows_text", None) if result is not None else None,
+                       dataset.get("content_hash"), suggestion.node_id, f"{suggestion.op} {old}",
+                       f"{suggestion.op} {value:g}")
+    return mark + "\n" + text
+

@@ -445,11 +445,17 @@ def check_guarantee(engine, cases=None) -> None:
         if r.engine != engine.name or r.unit != engine.unit:
             _fail(case, f"the result names engine {r.engine!r} in {r.unit!r}, expected {engine.name!r} in "
                         f"{engine.unit!r}")
-        if r.verdict in ("true", "false"):
-            if r.guarantee.phrase not in r.sentence or r.guarantee.phrase not in r.headline:
-                _fail(case, f"the sentence {r.sentence!r} does not use the guarantee's phrase {r.guarantee.phrase!r}")
-        elif not r.sentence.startswith("undecided"):
-            _fail(case, f"an undecided result's sentence should say so: {r.sentence!r}")
+        if r.verdict in ("true", "false"):  # the engine's own line states its guarantee ...
+            if r.guarantee.phrase not in r.scope_sentence:
+                _fail(case, f"the sentence {r.scope_sentence!r} does not use the guarantee's phrase "
+                            f"{r.guarantee.phrase!r}")
+        elif not r.scope_sentence.startswith("undecided"):
+            _fail(case, f"an undecided result's sentence should say so: {r.scope_sentence!r}")
+        claim = r.claim
+        if claim.verdict in ("true", "false") and claim.guarantee.phrase not in r.headline:  # ... and the headline its own
+            _fail(case, f"the headline {r.headline!r} does not use its guarantee's phrase {claim.guarantee.phrase!r}")
+        if claim.verdict not in ("true", "false") and "undecided" not in r.headline:
+            _fail(case, f"an undecided headline should say so: {r.headline!r}")
 
 
 def check_steps_increasing(engine, cases=None) -> None:

@@ -74,7 +74,7 @@ def test_follow_decides_on_a_csv_being_appended_to(rows, tmp_path):
     stop.set()
     written = log.stat().st_size
     assert proc.returncode == 1, err
-    assert "verdict false: violated with probability ≥ 0.95" in out and "live:" in out
+    assert "verdict violated: violated with probability ≥ 0.95" in out and "live:" in out
     live = json.loads((tmp_path / "live.json").read_text())
     rest = at_rest(rows, tmp_path, "--stop")
     assert (live["verdict"], live["stop_step"]) == (rest["verdict"], rest["stop_step"])
@@ -143,7 +143,7 @@ def test_watch_ends_on_sigint_with_the_final_report(rows, tmp_path):
     deadline = time.monotonic() + 90
     for line in proc.stdout:  # wait for the decision while the log still grows
         seen.append(line)
-        if "verdict false" in line or time.monotonic() > deadline:
+        if "verdict violated" in line or time.monotonic() > deadline:
             break
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -151,7 +151,7 @@ def test_watch_ends_on_sigint_with_the_final_report(rows, tmp_path):
     out = "".join(seen) + out
     assert proc.returncode == 1, err
     rest = at_rest(rows, tmp_path, "--stop")  # the same rows at rest, in file order
-    assert "ended:     interrupted" in out and "verdict:   false" in out
+    assert "ended:     interrupted" in out and "verdict:   violated" in out
     assert f"stop step: {rest['stop_step']:,}" in out
     live = json.loads((tmp_path / "live.json").read_text())
     assert live["verdict"] == "false" and live["stop_step"] == rest["stop_step"]
@@ -212,6 +212,6 @@ def test_drift_is_printed_live_and_the_run_is_not_a_pass(tmp_path):
     text = out.splitlines()
     warned = next(i for i, line in enumerate(text) if line.startswith("warning:") and "became empty" in line)
     assert warned < next(i for i, line in enumerate(text) if line.startswith("ended:"))  # said before the end
-    assert "verdict true" in out and "changed after a decision" in out  # decided true on the first half
+    assert "verdict certified" in out and "changed after a decision" in out  # decided true on the first half
     assert "--order shuffle" not in out and "what changed in the deployed model" in out
 

@@ -197,7 +197,7 @@ def test_spec_error_lines_are_capped(capsys, tmp_path):
 def test_a_few_samples_of_a_population_is_undecided_not_a_crash(capsys, samples):
     program = ROOT / "fairaudit" / "programs" / "examples" / "toy_t1.fr"
     code, out, err = _run(capsys, ["audit", "--population", str(program), "--samples", samples])
-    assert code == 3 and err == "" and "verdict:   unknown" in out
+    assert code == 3 and err == "" and "verdict:   undecided" in out
 
 
 LONG = "a" * 400

@@ -180,7 +180,7 @@ def test_file_order_says_what_it_assumes_and_warns_when_broken(capsys, sorted_ad
     assert "the verdict was true at step 120 but is false from step 28,495" in out
     code, out, _ = _run(capsys, ["audit", *sorted_adult, "--order", "given", "--stop"])
     # "certified true" on the sorted prefix, but the run's own evidence says the rows are not random: not a pass
-    assert "verdict:   true" in out and "warning:   the rows do not look randomly ordered" in out
+    assert "verdict:   certified" in out and "warning:   the rows do not look randomly ordered" in out
     assert code == 3 and "exit:      3 — the verdict is not backed by its guarantee" in out
 
 

@@ -168,7 +168,7 @@ def run_follow(args: argparse.Namespace) -> int:
             if final is not None:
                 rows = int((final.info or {}).get("stream_length", final.steps))
                 print(f"stopped:   the log could not be read on after {rows:,} rows (the error below): the verdict "
-                      f"so far, {final.verdict}, covers only those rows and is not the log's final answer", flush=True)
+                      f"so far, {final.claim.word}, covers only those rows and is not the log's final answer", flush=True)
             raise  # one line on stderr, exit 2; no report or JSON is written
     finally:
         _restore(previous)
@@ -194,7 +194,7 @@ def _saved_model(args: argparse.Namespace):
 def change_line(result) -> str:
     """One line per change of the verdict: the rows read so far, the verdict, its guarantee."""
     rows = int((result.info or {}).get("stream_length", result.steps))
-    return f"live:      {rows:,} rows  verdict {result.verdict}: {result.headline}"
+    return f"live:      {rows:,} rows  verdict {result.claim.word}: {result.headline}"
 
 
 def _end_text(why: dict, timing: dict) -> str:

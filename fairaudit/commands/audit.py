@@ -91,6 +91,12 @@ def add_arguments(parser: argparse.ArgumentParser, argv=None) -> None:
     from fairaudit.commands._stream_args import add_stream_arguments
 
     add_stream_arguments(parser)  # --out-of-core
+    parser.add_argument("--confirm", metavar="NODE[:refute]", default=None,
+                        help="choose NODE's suggested threshold (certify, or refute with ':refute') on a random part "
+                             "of the audited rows and certify it on the rest: a verdict that is not exploratory "
+                             "(the split is recorded; the new specification is printed)")
+    parser.add_argument("--confirm-share", type=float, default=None, metavar="P",
+                        help="with --confirm: the share of the audited rows that chooses the threshold (default 0.5)")
     parser.add_argument("--json", metavar="PATH", help="write the audit result (JSON) here")
     parser.add_argument("--pdf", metavar="PATH", help="write the PDF audit report here")
     parser.add_argument("--force", action="store_true",
@@ -241,13 +247,36 @@ def run(args: argparse.Namespace) -> int:
     line = terminal_line(sys.stderr)  # progress of training, the run and the PDF, on a terminal only
     try:
         model = model_from_args(args, dataset, on_progress=line) if uses_model else None
-        result = audit(dataset, spec_file.spec, engine=engine.name, model=model, pred=args.pred, where=args.where,
-                       rows=args.rows, on_progress=line, **trace_args(args), **options)
+        if getattr(args, "confirm", None):
+            result = confirmed_audit(args, dataset, spec_file, engine, model, options, line)
+        else:
+            result = audit(dataset, spec_file.spec, engine=engine.name, model=model, pred=args.pred,
+                           where=args.where, rows=args.rows, on_progress=line, **trace_args(args), **options)
     finally:
         if line is not None:
             line.close()
     return finish(args, result, from_file, notes=other_engines_headers(spec_file, engine), dataset=dataset,
                   model=model)
+
+
+def confirmed_audit(args: argparse.Namespace, dataset, spec_file, engine, model, options, line):
+    """``--confirm NODE[:refute]``: ``fairaudit.confirm`` — the threshold chosen on part of the rows, certified on the
+    rest; prints the split and the new specification."""
+    from fairaudit.api import CONFIRM_SHARE, confirm
+
+    node, _, which = str(args.confirm).partition(":")
+    which = which or "certify"
+    if which not in ("certify", "refute"):
+        raise FairauditError(f"--confirm {args.confirm}: give NODE or NODE:refute (e.g. --confirm n0)")
+    share = CONFIRM_SHARE if args.confirm_share is None else args.confirm_share
+    result = confirm(dataset, spec_file.text, node.strip(), which, engine=engine.name, model=model, pred=args.pred,
+                     where=args.where, rows=args.rows, share=share, on_progress=line, **options)
+    done = result.info["confirmation"]
+    print(f"confirm:   {done['node']} threshold {done['threshold']:g} chosen on {done['chosen_on']:,} rows, audited "
+          f"on the other {done['certified_on']:,} (split at random, seed {done['seed']}); the specification:")
+    for text_line in done["spec_text"].splitlines():
+        print(f"           {text_line}")
+    return result
 
 
 def finish(args: argparse.Namespace, result, from_file, notes=(), **report) -> int:

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 def _wrote(path: Path, result) -> int:
     size = path.stat().st_size
     pages = _pages(path)
-    print(f"wrote {path} ({pages} pages, {size / 1024:.0f} KB): verdict {result.verdict}")
+    print(f"wrote {path} ({pages} pages, {size / 1024:.0f} KB): verdict {result.claim.word}")
     return 0
 
 

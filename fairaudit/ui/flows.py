@@ -470,7 +470,7 @@ def apply_suggestion(result, node_id: str, which: str) -> str:
     found = suggest.suggest_node(result, node_id)
     if found is None:
         raise FairauditError(f"{node_id} is not an undecided comparison")
-    text = suggest.apply(audited, found, which)
+    text = suggest.apply(audited, found, which, result=result)
     versions = history.record_version(state.get(state.SPEC_HISTORY), audited)  # (already there after an audit)
     versions = history.record_version(versions, text, refines=history.version_of(versions, audited))
     state.put(state.SPEC_TEXT, text)
@@ -479,8 +479,37 @@ def apply_suggestion(result, node_id: str, which: str) -> str:
     return text
 
 
+def confirm_suggestion(result, node_id: str, which: str, on_progress=None) -> Any:
+    """Confirm a suggested threshold on fresh rows (``fairaudit.confirm``): the audited rows of the current result
+    are split at random, the threshold is chosen on one part and audited on the other; the new specification (with
+    its ``# threshold-chosen-from:`` line) becomes the current one and its result — not exploratory — the page's."""
+    from fairaudit.api import confirm
+
+    meta = dict(state.get(state.RESULT_META) or {})
+    choice = meta.get("choice")
+    dataset = state.get(state.DATASET)
+    if choice is None or dataset is None or choice.get("source") == POPULATION or choice.get("dask"):
+        raise FairauditError("confirming on fresh rows needs an audit of the session's dataset: run one first")
+    audited = meta.get("spec") or state.get(state.SPEC_TEXT)
+    where = (choice.get("where") or "").strip() or None
+    confirmed = confirm(dataset, audited, node_id, which, engine=choice["engine"], where=where,
+                        rows=choice.get("rows"), on_progress=on_progress, **_decisions(),
+                        **dict(choice.get("options") or {}))
+    text = confirmed.info["confirmation"]["spec_text"]
+    versions = history.record_version(state.get(state.SPEC_HISTORY), audited)
+    versions = history.record_version(versions, text, refines=history.version_of(versions, audited))
+    state.put(state.SPEC_TEXT, text)
+    state.put(state.SPEC_HISTORY, versions)
+    st.session_state["spec_pending"] = text
+    state.put(state.ALSO, None)
+    _store(confirmed, {**meta, "spec": text, "status": "finished", "started": time.time(), "confirmed": True})
+    return confirmed
+
+
 def _store(result, meta: dict) -> None:
     source = history.post_hoc_source(state.get(state.SPEC_HISTORY) or [], meta["spec"], meta.get("audited_on"))
+    if meta.get("confirmed") or getattr(result, "exploratory", None):  # the result itself says how it was chosen
+        source = None
     if source is not None and history.post_hoc_note(source) not in result.warnings:  # with the result: PDF, JSON
         result.warnings.append(history.post_hoc_note(source))
     state.put(state.RESULT, result)

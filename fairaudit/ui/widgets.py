@@ -75,6 +75,8 @@ def post_hoc_warning() -> None:
     result = state.get(state.RESULT)
     source = history.post_hoc_source(state.get(state.SPEC_HISTORY) or [], meta.get("spec") or "",
                                      meta.get("audited_on"))
+    if meta.get("confirmed") or getattr(result, "exploratory", None):  # the headline already says how it was chosen
+        source = None
     if source is not None and history.post_hoc_note(source) not in (getattr(result, "warnings", None) or []):
         st.warning(history.post_hoc_note(source), icon=":material/call_split:")
 
@@ -184,16 +186,44 @@ def suggestion_box(node_id: str, result) -> None:
     buttons = [(which, t) for which, t in (("certify", found.certify), ("refute", found.refute)) if t is not None]
     for column, (which, threshold) in zip(st.columns(max(1, len(buttons))), buttons):
         number = f"{threshold.value:g}"
-        label = (f"Use {number} (certifiable now)" if which == "certify" else f"Use {number} (refutable now)")
+        label = (f"Use {number} (exploratory)" if which == "certify" else f"Use {number} (exploratory, refutes)")
         if column.button(label, key=f"suggest_{which}_{node_id}", icon=":material/call_split:",
                          help="Adds the specification with this threshold as a new version (a refinement of the "
-                              "audited one); press Run to audit it."):
+                              "audited one); press Run to audit it. Its verdict on these data is exploratory: the "
+                              "threshold was chosen after looking at them."):
             try:
                 flows.apply_suggestion(result, node_id, which)
             except Exception as err:  # noqa: BLE001 - a message, never a traceback
                 st.error(str(err))
             else:
                 st.rerun()
+        if _confirmable(result):
+            if column.button("Confirm on fresh rows", key=f"confirm_{which}_{node_id}", icon=":material/verified:",
+                             help="Splits the audited rows at random: the threshold is chosen on one half and "
+                                  "audited on the other, so its verdict is a certificate, not exploratory (it is "
+                                  "usually less tight than the suggestion on all the rows)."):
+                try:
+                    flows.confirm_suggestion(result, node_id, which)
+                except Exception as err:  # noqa: BLE001 - a message, never a traceback
+                    st.error(str(err))
+                else:
+                    st.rerun()
+
+
+def _confirmable(result) -> bool:
+    """Whether the current result's suggestion can be confirmed on fresh rows: an audit of the session's rows by
+    an engine that reads them (``fairaudit.confirm``)."""
+    from fairaudit import engines
+    from fairaudit.ui import flows
+
+    meta = state.get(state.RESULT_META) or {}
+    choice = meta.get("choice") or {}
+    if not choice or not flows.on_session_rows(meta) or state.get(state.DATASET) is None:
+        return False
+    try:
+        return "dataset" in engines.get(choice["engine"]).requires
+    except Exception:  # noqa: BLE001 - an engine this installation lacks
+        return False
 
 
 def sidebar_status() -> None:

@@ -42,8 +42,51 @@ def test_suggested_threshold_becomes_a_refinement_version():
     new = versions[-1]
     audited = next(h for h in versions if h["text"].strip() == undecided.strip())
     assert new["refines"] == audited["version"]
-    assert new["text"] == at.session_state["spec_text"].strip() == suggest.apply(undecided, found, "certify").strip()
+    assert new["text"] == at.session_state["spec_text"].strip() == suggest.apply(undecided, found, "certify",
+                                                                                            result=result).strip()
     assert f"< {found.certify.value:g}" in new["text"] and "race_parity" in new["text"]
     assert parse(new["text"]).nodes[1].name == "sex_parity"
     table = at.dataframe[-1].value
     assert list(table["change"])[0].startswith(f"refinement of v{audited['version']} (suggested threshold)")
+
+
+def test_an_applied_suggestion_is_exploratory_until_confirmed_on_fresh_rows():
+    """Threshold shopping is not one click: the suggested threshold, audited on the rows it was chosen from, gets an
+    exploratory verdict (its own badge, never the certified colour, exploratory in the history); "Confirm on fresh
+    rows" chooses it on one half of the rows and certifies it on the other half."""
+    from fairaudit.viz.palette import VERDICTS
+
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.button(key="load_demo").click()
+    _ok(at.run())
+    _ok(at.switch_page("pages/4_Audit.py").run())
+    text = at.text_area(key="audit_spec_editor").value
+    undecided = text.replace("< 0.1", "< 0.17").replace("< 0.2", "< 0.3")
+    at.text_area(key="audit_spec_editor").input(undecided)
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    (found,) = suggest.suggestions(at.session_state["result"])
+    at.button(key=f"suggest_certify_{found.node_id}").click()
+    _ok(at.run())
+    assert "# threshold-chosen-from:" in at.session_state["spec_text"]
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    result = at.session_state["result"]
+    assert result.verdict == "true" and result.claim.status == "exploratory"
+    badge = next(m.value for m in at.markdown if m.value.startswith("**Verdict:**"))
+    assert VERDICTS["exploratory"][1] in badge and VERDICTS["true"][1] not in badge
+    assert at.session_state["spec_history"][-1]["verdict"] == "exploratory"
+    # the honest route: back to the undecided audit, then confirm its suggestion on fresh rows
+    at.text_area(key="audit_spec_editor").input(undecided)
+    at.button(key="audit_run").click()
+    _ok(at.run())
+    audited_rows = at.session_state["result"].rows["audited"]
+    at.button(key=f"confirm_certify_{found.node_id}").click()
+    _ok(at.run())
+    confirmed = at.session_state["result"]
+    assert confirmed.exploratory is None and confirmed.claim.status in ("certified", "undecided", "violated")
+    split = confirmed.info["confirmation"]
+    assert split["chosen_on"] + split["certified_on"] == audited_rows and confirmed.rows["audited"] == \
+        split["certified_on"]
+    assert "not used to choose the threshold" in confirmed.rows_text
+    assert at.session_state["spec_text"].strip() == split["spec_text"].strip()

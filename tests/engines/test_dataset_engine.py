@@ -177,12 +177,12 @@ def test_cli_exit_code_and_wording(capsys):
     spec = 'E[pred | race == "African-American"] / E[pred | race == "Caucasian"] >= {:.4f}'
     code, out, _ = audit_cli(capsys, "--spec", spec.format(math.floor(ratio * 1e4) / 1e4))
     assert code == 0
-    assert "verdict:   true\n" in out
+    assert "verdict:   certified\n" in out
     assert "guarantee: certified true exactly on these 6,172 rows (not the population they were drawn from)\n" in out
     assert "stop step: 6,172 (of 6,172 rows)\n" in out
     code, out, _ = audit_cli(capsys, "--spec", spec.format(math.ceil(ratio * 1e4) / 1e4))
     assert code == 1
-    assert "verdict:   false\n" in out
+    assert "verdict:   violated\n" in out
     assert "guarantee: violated exactly on these 6,172 rows (not the population they were drawn from)\n" in out
     assert f"left side {ratio:.4g}\n" in out  # a point, not "in [x, x]"
     for word in ("probability", "observations", "Δ"):

@@ -148,7 +148,7 @@ def test_cli_audit_population_pdf_and_json_round_trip(tmp_path):
     again = tmp_path / "again.pdf"
     proc = _cli("report", res, "--pdf", again, "--population", FIG1)
     assert proc.returncode == 0, proc.stderr
-    assert "verdict false" in proc.stdout
+    assert "verdict violated" in proc.stdout
     flat = _flat(_text(again.read_bytes()))
     from fairaudit.report import load_result
 

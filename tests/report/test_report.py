@@ -568,7 +568,7 @@ def test_a_result_file_of_the_old_format_still_makes_a_report(tmp_path):
     src.write_text(json.dumps(old))
     proc = _cli("report", str(src), "--pdf", str(tmp_path / "old.pdf"))
     assert proc.returncode == 0, proc.stderr
-    assert "verdict true" in proc.stdout and (tmp_path / "old.pdf").read_bytes()[:5] == b"%PDF-"
+    assert "verdict certified" in proc.stdout and (tmp_path / "old.pdf").read_bytes()[:5] == b"%PDF-"
 
 
 def test_no_report_file_names_an_engine_or_words_a_monitor_concept():
