@@ -71,7 +71,8 @@ class Influence:
 class Findings:
     groups: tuple[GroupRate, ...] = ()
     groups_about: str = ""
-    ci_about: str = ""
+    ci_about: str = ""  # what the second interval means, in plain words
+    ci_method: str = ""  # how it is computed (the formula: the report's methods, not the table's caption)
     metrics: tuple[Metric, ...] = ()
     influence: tuple[Influence, ...] = ()
     influence_about: str = ""
@@ -139,6 +140,7 @@ class Findings:
                                  g.get("share"), g.get("ci_lo"), g.get("ci_hi"), g.get("observed"), g.get("rows"))
                        for g in data.get("groups", ()))
         return cls(groups=groups, groups_about=data.get("groups_about", ""), ci_about=data.get("ci_about", ""),
+                   ci_method=data.get("ci_method", ""),
                    metrics=tuple(Metric(**m) for m in data.get("metrics", ())),
                    influence=tuple(Influence(**i) for i in data.get("influence", ())),
                    influence_about=data.get("influence_about", ""),

@@ -598,14 +598,16 @@ class Justicia(Engine):
             what += ", computed exactly"
         else:
             what += ", as sound bounds (the weights rounded down and up to a grid)"
-        ci_about = (f"where each group's rate may lie under the true feature distributions of its cells (the audited "
-                    f"rows only estimate them; same model, same independence), with probability ≥ {1 - delta:g} "
-                    f"per group: "
-                    f"ε = Σ_v TV bound of feature v at δ/m, each the smaller of Hoeffding over the K classes of "
-                    f"values the model tells apart and Weissman's L1 inequality, sqrt(ln((2^K − 2)·m/δ) / (2k)), "
-                    f"with k the cell's rows; estimation error only, not the error of the independence model. "
-                    f"The second interval of disparate impact and statistical parity is computed from the groups' "
-                    f"(they hold together with probability ≥ 1 − {delta:g} × the number of groups)")
+        ci_about = (f"where each group's rate may lie, with probability ≥ {1 - delta:g} per group, once the error "
+                    f"of estimating the feature distributions from the audited rows is counted (a small group's "
+                    f"interval is wide: few rows say little); it does not count the error of the independence "
+                    f"model itself, which the column 'on the audited rows' shows")
+        ci_method = (f"each group's interval is its modelled rate ± ε, ε = Σ over the features v of the group's cells "
+                     f"of the total-variation bound of v at δ/m (δ = {delta:g}, m cells): the smaller of Hoeffding "
+                     f"over the K classes of values the model tells apart and Weissman's L1 inequality, "
+                     f"sqrt(ln((2^K − 2)·m/δ) / (2k)), with k the cell's rows. The second interval of disparate "
+                     f"impact and statistical parity is computed from the groups' (they hold together with "
+                     f"probability ≥ 1 − {delta:g} × the number of groups)")
         notes = []
         if not prot:
             return Findings(notes=("the dataset declares no categorical protected attribute: no compound groups",))
@@ -624,7 +626,7 @@ class Justicia(Engine):
             notes.append(f"learning mode: {search['explored']} partial assignments of the protected attributes "
                          f"expanded to find the most and least favoured of {search['groups']} compound groups")
             metrics = disparities(groups, "between the most and the least favoured compound group")
-            return Findings(groups=groups, groups_about=what, ci_about=ci_about, metrics=metrics,
+            return Findings(groups=groups, groups_about=what, ci_about=ci_about, ci_method=ci_method, metrics=metrics,
                             complete_groups=False, notes=tuple(notes))
         groups = tuple(group_rate(g, lo, hi, share, cells) for g, (lo, hi, share, cells) in
                        sorted(marg.items(), key=lambda t: tuple(map(_show, t[0]))))
@@ -644,7 +646,7 @@ class Justicia(Engine):
                 sp = disparities(gr)[1]
                 metrics.append(Metric(name, sp.lo, sp.hi, f"highest minus lowest Pr[pred = 1 | group, {what_y}] "
                                       f"{about} (cells of the protected attributes and the label)"))
-        return Findings(groups=groups, groups_about=what, ci_about=ci_about, metrics=tuple(metrics),
+        return Findings(groups=groups, groups_about=what, ci_about=ci_about, ci_method=ci_method, metrics=tuple(metrics),
                         complete_groups=True, notes=tuple(notes))
 
     @staticmethod

@@ -28,6 +28,9 @@ def blocks(result) -> list[tuple[str, list[str]]]:
     from fairaudit.claim import how_decided
 
     out.append(("How this was decided", ["• " + as_sentence(line) for line in how_decided(result)]))
+    findings = getattr(result, "findings", None)
+    if findings is not None and getattr(findings, "ci_method", ""):
+        out.append(("Group rates: the second interval", [as_sentence(findings.ci_method)]))
     out += engine_blocks(result)
     out.append(glossary(result))
     return out
