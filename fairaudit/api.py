@@ -148,6 +148,17 @@ def _rows_inputs(chosen, resolved, data, spec, *, model, pred, where, rows, trus
     return spec, inputs
 
 
+def confirmable(engine) -> bool:
+    """Whether ``confirm`` can run ``engine`` (a name or an engine): it must read a dataset's rows."""
+    from fairaudit import engines
+
+    try:
+        chosen = engines.get(engine) if isinstance(engine, str) else engine
+    except Exception:  # noqa: BLE001 - an engine this installation lacks
+        return False
+    return "dataset" in chosen.requires
+
+
 #: the share of the audited rows a confirmation chooses the threshold on (the rest certifies it)
 CONFIRM_SHARE = 0.5
 
@@ -172,7 +183,7 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
     if not 0 < float(share) < 1:
         raise FairauditError(f"share must be in (0, 1): the part of the rows that chooses the threshold, got {share!r}")
     chosen, resolved = check_options(engine, **options)
-    if "dataset" not in chosen.requires:
+    if not confirmable(chosen):
         raise FairauditError(f"the {chosen.name} engine reads no rows: a threshold chosen from its certain bounds "
                              "needs no fresh rows (apply the suggestion and audit it)")
     source = spec if isinstance(spec, str) else getattr(spec, "source", "") or ""

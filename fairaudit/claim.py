@@ -512,4 +512,9 @@ def how_decided(result) -> list[str]:
                    f"{len(leaves)} leaves: wrong with probability at most {delta:g}, if {ROWS_ASSUMPTION})")
     g = result.guarantee
     out.append(f"every interval of the engine's trace: {g.interval_meaning}")
+    leaves = {i.text for i in result.node_info if i.kind in ("expect", "fair")}
+    if g.kind == "probabilistic" and len(leaves) > 1 and not g.scope:  # a confidence sequence's shared budget
+        from fairaudit.explain import SHARED_BUDGET_HELP
+
+        out.append(SHARED_BUDGET_HELP)
     return out

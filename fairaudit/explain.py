@@ -36,6 +36,19 @@ NOT_BACKED = "not backed by its guarantee"
 NOT_BACKED_WHY = "the run found evidence against what the guarantee assumes (see the warnings)"
 
 
+#: under a comparison's e-value plot (dashboard and PDF): what the dashed 1/β line is, and why it can step
+JOINT_TEST_HELP = ("The plot under the band is the comparison's joint test: its e-value (the evidence so far, log "
+                   "scale) against the dashed line 1/β; the comparison is decided when the e-value reaches the line, "
+                   "even while its band still crosses the threshold. β is the share of the failure probability this "
+                   "comparison gets for the direction the evidence leans to — certifying and refuting get different "
+                   "shares — so the line steps up or down when that direction changes.")
+#: why changing one threshold can change another part's interval (a monitor run with several probabilities)
+SHARED_BUDGET_HELP = ("the parts of the specification share one failure probability; from the decision on, each "
+                      "interval is shown at the share the deciding test gave it, and which test decides depends on "
+                      "every comparison and its threshold, so changing one threshold can change the width of "
+                      "another part's interval (each interval still holds at the δ shown beside it)")
+
+
 def not_backed(result) -> bool:
     """Whether ``result`` is a decided verdict its own run found evidence against (not a pass, not a proof)."""
     return bool(getattr(result, "assumption_broken", False)) and getattr(result, "verdict", None) in ("true", "false")

@@ -279,6 +279,10 @@ with right:
                                                   width=PLOT_W, height=200 if len(panel.nodes) == 1 else 150,
                                                   unit=result.unit, guarantee=result.guarantee),
                             width="content")
+            if any(result.node(i).kind == "cmp" and result.has_evalue(i) for i in panel.nodes):
+                from fairaudit.explain import JOINT_TEST_HELP
+
+                st.caption(JOINT_TEST_HELP)
         else:
             node_text = next((n["text"] for n in nodes if n["id"] == panel.nodes[0]), panel.nodes[0])
             st.altair_chart(viz.rates_chart(frame, panel.nodes[0], width=PLOT_W, height=160,

@@ -431,6 +431,7 @@ def print_summary(result, from_file=()) -> None:
     print(f"guarantee: {result.sentence}")
     if claim.second:
         print(f"modelled:  {claim.second}")
+    print(f"about:     {claim.about}")
     decided = f"{result.stop_step:,}" if result.stop_step is not None else "not decided"
     if result.verdict_step is not None and result.stop_step is not None and result.verdict_step != result.stop_step:
         decided += f" (first decision; the reported verdict holds from step {result.verdict_step:,})"

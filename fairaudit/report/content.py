@@ -511,6 +511,9 @@ def audit_context(result) -> list[tuple[str, str]]:
     """("Rows audited", ...) and ("The guarantee assumes", ...) as the result states them; absent facts are left
     out (the dashboard's verdict line and the report's first page both show these)."""
     out = []
+    claim = getattr(result, "claim", None)
+    if claim is not None:
+        out.append(("The verdict is about", claim.about))
     rows = getattr(result, "rows_text", None)
     if rows:
         out.append(("Rows audited", str(rows)))

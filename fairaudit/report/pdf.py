@@ -17,6 +17,7 @@ from fpdf.fonts import FontFace
 
 from fairaudit import numbers
 from fairaudit.outputs import REPORT_CREATOR as CREATOR  # how an existing file is known as a report (--pdf)
+from fairaudit.explain import JOINT_TEST_HELP
 from fairaudit.report import charts, content, methods
 
 FONT_DIR = Path(__file__).with_name("fonts")
@@ -412,10 +413,7 @@ CONVERGENCE_HELP = (
     "threshold. The coloured strip under each plot is the comparison's verdict at each step; the solid vertical "
     "line marks the step at which that comparison was first decided, and a dashed line labelled 'spec decided' "
     "the step at which the whole specification was decided, when that is another step.")
-JOINT_HELP = (
-    " A comparison of two groups tested by its joint e-process has a second plot under its band: the e-value "
-    "(the largest so far, log scale) against the dashed line 1/β; the comparison is decided when the e-value "
-    "reaches that line, even while its band still crosses the threshold.")
+JOINT_HELP = " " + JOINT_TEST_HELP
 
 
 def _convergence(pdf: ReportPDF, result, figures):

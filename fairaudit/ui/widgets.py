@@ -59,6 +59,7 @@ def verdict_line(result, shown_ids=None) -> None:
     lines = [f"Computed by *{engine_title(result.engine)}*."]
     if guarantee.note:
         lines.append(_sentence(guarantee.note))
+    lines.append(_sentence(guarantee.interval_meaning))
     st.caption(" ".join(lines))
     audit_context(result)
     with st.expander("How this was decided"):
@@ -83,7 +84,8 @@ def post_hoc_warning() -> None:
 
 def audit_context(result) -> None:
     """Which rows were audited, what the guarantee assumes, and each warning as a visible banner."""
-    lines = [(label, text) for label, text in (("Rows audited", result.rows_text),
+    lines = [(label, text) for label, text in (("The verdict is about", result.claim.about),
+                                               ("Rows audited", result.rows_text),
                                                ("The guarantee assumes", result.assumption)) if text]
     if lines:
         st.markdown("  \n".join(f"**{label}:** {text}" for label, text in lines))
@@ -213,17 +215,15 @@ def suggestion_box(node_id: str, result) -> None:
 def _confirmable(result) -> bool:
     """Whether the current result's suggestion can be confirmed on fresh rows: an audit of the session's rows by
     an engine that reads them (``fairaudit.confirm``)."""
-    from fairaudit import engines
     from fairaudit.ui import flows
 
     meta = state.get(state.RESULT_META) or {}
     choice = meta.get("choice") or {}
     if not choice or not flows.on_session_rows(meta) or state.get(state.DATASET) is None:
         return False
-    try:
-        return "dataset" in engines.get(choice["engine"]).requires
-    except Exception:  # noqa: BLE001 - an engine this installation lacks
-        return False
+    from fairaudit.api import confirmable
+
+    return confirmable(choice["engine"])
 
 
 def sidebar_status() -> None:

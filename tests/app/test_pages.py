@@ -68,7 +68,8 @@ def test_demo_loads_everything(demo):
     # what to do next, with a link to the Audit page
     assert any("Open the Audit page" in m.value or "open the Audit page" in m.value for m in demo.success)
     # the verdict in the result's own words, and what its intervals mean under its guarantee
-    assert any(result.headline in m.value for m in demo.markdown)
+    assert any(result.summary in m.value for m in demo.markdown)
+    assert any(result.headline[1:] in m.value for m in demo.markdown)
     meaning = result.guarantee.interval_meaning
     assert any(meaning[:1].upper() + meaning[1:] in c.value for c in demo.caption)
 
@@ -479,7 +480,7 @@ def test_a_run_with_the_exact_engine_says_so_and_shows_both():
     result = at.session_state["result"]
     assert result.engine == "dataset" and result.guarantee.kind == "exact"
     verdict = next(m.value for m in at.markdown if m.value.startswith("**Verdict:**"))
-    assert result.headline in verdict and "exactly on these 16,281 rows" in verdict
+    assert result.summary in verdict and "exactly on these 16,281 rows" in verdict
     assert "probability" not in verdict
     assert any("Each value is computed exactly" in c.value for c in at.caption)
     assert any("The value is computed exactly" in m.value for m in at.markdown)  # the node panel

@@ -100,10 +100,11 @@ def test_a_suggested_threshold_run_on_the_same_rows_carries_the_caveat_in_its_re
     at.button(key="audit_run").click()
     _ok(at.run())
     result = at.session_state["result"]
-    assert result.verdict == "true"
-    audited = history.version_of(at.session_state["spec_history"], text.replace("< 0.1", "< 0.17")
-                                 .replace("< 0.2", "< 0.3"))
-    note = history.post_hoc_note(audited)
-    assert result.warnings.count(note) == 1 and note in content.result_warnings(result)
-    assert note in AuditResult.from_json(result.to_json()).warnings
-    assert sum(note in w.value for w in at.warning) == 1  # one banner, not two
+    assert result.verdict == "true" and result.claim.status == "exploratory"  # a hypothesis, not a certificate
+    assert history.version_of(at.session_state["spec_history"], text.replace("< 0.1", "< 0.17")
+                              .replace("< 0.2", "< 0.3")) is not None
+    assert content.headline(result)["word"] == "EXPLORATORY"
+    again = AuditResult.from_json(result.to_json())
+    assert again.claim.status == "exploratory" and again.exploratory == result.exploratory
+    # said once, by the headline: no second banner repeats it
+    assert not any(w.value.startswith("This threshold was suggested") for w in at.warning)
