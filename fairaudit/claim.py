@@ -219,6 +219,12 @@ class Claim:
         return STATUS_WORDS[self.status]
 
     @property
+    def key(self) -> str:
+        """The headline as a verdict key: "exploratory", else its verdict (``true``/``false``/``unknown``) — what a
+        badge, a sidebar line or the history show (``fairaudit.explain.verdict_word``)."""
+        return "exploratory" if self.status == "exploratory" else self.verdict
+
+    @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.status]
 
@@ -402,7 +408,7 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
         what = f"{part_name(cmp_node)} (left − right lies in {interval(lo, hi)})"
         word = {"true": "holds", "false": "is violated"}.get(verdict, "is not decided yet")
         tail = f"; {sure}" if verdict in ("true", "false") else ""
-        return _capital(f"{name}{what} {word}{tail}.")
+        return name + _capital(f"{what} {word}{tail}.")
     term, op, c = parts
     lo, hi = span(term["id"])
     kids = children(term["id"], nodes)
@@ -449,10 +455,10 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
         judged = f"not {_WORDS.get(op, op)} {number(c)} as required"
     else:
         judged = f"so it is not yet known whether it is {_WORDS.get(op, op)} {number(c)}"
-    text = f"{name}{subject + ': ' if subject else ''}{size}{' and ' if joint else ', '}{judged}"
+    text = f"{subject + ': ' if subject else ''}{size}{' and ' if joint else ', '}{judged}"
     if verdict in ("true", "false"):
         text += f"; {sure}"
-    return _capital(text) + "."
+    return name + _capital(text) + "."
 
 
 def _focus(result, verdict: str, intervals: Mapping[str, Mapping] | None) -> str | None:

@@ -559,6 +559,20 @@ class AuditResult:
                  **({"name": i.name} if i.name else {}), "final": self.final_values(i.id)}
                 for i in self.node_info]
 
+    @property
+    def shown_nodes(self) -> list[dict]:
+        """``nodes`` as the tree and a node's badge show them: on an exploratory result (a threshold chosen from
+        these data, ``fairaudit.claim``) every decided claim — comparison, and, or, not — reads "exploratory",
+        never certified or violated."""
+        nodes = self.nodes
+        if not self.exploratory:
+            return nodes
+        for node in nodes:
+            final = node.get("final") or {}
+            if node["kind"] in ("cmp", "and", "or", "not") and final.get("verdict") in ("true", "false"):
+                node["final"] = {**final, "verdict": "exploratory"}
+        return nodes
+
     # ------------------------------------------------------------------ summaries
     def worst_node(self) -> dict | None:
         """The comparison furthest from being satisfied at the last check: violated comparisons

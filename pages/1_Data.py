@@ -132,7 +132,7 @@ if change == "confirm":  # the model and the result were made for the current da
     same_rows = current is not None and current.name == dataset.name
     name = f"{dataset.name} with these roles" if same_rows else dataset.name
     st.warning(logic.discard_message(name, current.name if current is not None else "—", info.get("describe"),
-                                     result.verdict if result is not None else None), icon=":material/warning:")
+                                     result.claim.key if result is not None else None), icon=":material/warning:")
     k1, k2, _ = st.columns([1.3, 1.3, 3])
     if k1.button(f"Switch to {dataset.name}", key="data_confirm_switch", type="primary"):
         state.set_dataset(dataset)

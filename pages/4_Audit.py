@@ -163,13 +163,13 @@ class LiveDrawing:
         self.verdicts = None
 
     def __call__(self, result) -> None:
-        self.bar.note = f"verdict so far: {verdict_word(result.verdict)}"
+        self.bar.note = f"verdict so far: {verdict_word(result.claim.key)}"
         if not self.throttle.ready(force=result.complete):
             return
         nodes = result.nodes
         verdicts = tuple((n.get("final") or {}).get("verdict") for n in nodes)
         if verdicts != self.verdicts:
-            tree_box.altair_chart(viz.tree_chart(nodes, width=TREE_W, guarantee=result.guarantee), width="content")
+            tree_box.altair_chart(viz.tree_chart(result.shown_nodes, width=TREE_W, guarantee=result.guarantee), width="content")
             self.verdicts = verdicts
         sel = selection.rebase_selection(state.get(state.SELECTED), state.get(state.SELECTION_TREE), nodes)
         sel = sel or selection.default_selection(nodes)
@@ -224,7 +224,7 @@ with left:
     # no initial ``value`` in the spec: the spec stays the same across reruns, so the browser keeps the
     # selection it shows, and the chart's event is the one source of truth; a new tree is a new widget (its
     # key names the tree), so a click on the old tree is never replayed on the new one
-    event = tree_box.altair_chart(viz.tree_chart(nodes, width=TREE_W, guarantee=result.guarantee),
+    event = tree_box.altair_chart(viz.tree_chart(result.shown_nodes, width=TREE_W, guarantee=result.guarantee),
                                   on_select="rerun", selection_mode=[viz.SELECTION],
                                   key=f"audit_tree_{selection.tree_key(signature)}", width="content")
     # back from another page the chart is a fresh widget with no click yet: the selection made before is kept

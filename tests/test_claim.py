@@ -126,6 +126,14 @@ def test_a_threshold_chosen_from_the_data_is_exploratory_in_the_cli_json_and_pdf
     assert data["status"] == "exploratory" and data["scope"]["verdict"] == "true"
     first = pypdf.PdfReader(io.BytesIO(out_pdf.read_bytes())).pages[0].extract_text()
     assert "EXPLORATORY" in first and "CERTIFIED" not in first
+    # the tree and the node badges never show a decided claim in the certified colour
+    from fairaudit import viz
+    from fairaudit.trace import AuditResult
+
+    result = AuditResult.from_json(out_json.read_text())
+    frame, _ = viz.tree_frame(result.shown_nodes)
+    claims = frame[frame["id"].isin([n["id"] for n in result.nodes if n["kind"] in ("cmp", "and", "or", "not")])]
+    assert set(claims["verdict"]) == {"exploratory"}
 
 
 def test_a_threshold_chosen_on_other_data_is_certified_with_a_warning(tmp_path):

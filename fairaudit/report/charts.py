@@ -47,7 +47,7 @@ def tree_figure(result) -> Figure:
     nodes = result.nodes
     depth = _depth(nodes)
     height = int(min(620, max(240, 110 * (depth + 1) + 60)))
-    return _safe(lambda: tree_chart(nodes, width=640, height=height, guarantee=result.guarantee),
+    return _safe(lambda: tree_chart(result.shown_nodes, width=640, height=height, guarantee=result.guarantee),
                  "The specification as a tree; every node is coloured by its final verdict "
                  "(grey: a number, which has no verdict).")
 

@@ -42,9 +42,7 @@ def record_result(history: list[dict], text: str, result, audited_on: str | None
     backed by its guarantee."""
     from fairaudit.explain import not_backed
 
-    claim = result.claim  # the headline's verdict; "exploratory" for a threshold chosen from these data
-    verdict = "exploratory" if claim.status == "exploratory" else claim.verdict
-    return record_version(history, text, verdict, result.verdict_step, audited_on=audited_on,
+    return record_version(history, text, result.claim.key, result.verdict_step, audited_on=audited_on,
                           not_backed=not_backed(result))
 
 

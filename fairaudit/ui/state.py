@@ -124,7 +124,7 @@ def _forget_result() -> None:
     if (st.session_state.get(RESULT_META) or {}).get("program_sha"):
         return
     if st.session_state.get(RESULT) is not None:  # said once where it happened (``widgets.discarded_note``)
-        st.session_state[DISCARDED] = st.session_state[RESULT].verdict
+        st.session_state[DISCARDED] = st.session_state[RESULT].claim.key
     st.session_state[RESULT] = None
     st.session_state[RESULT_META] = None
     st.session_state[ALSO] = None

@@ -162,7 +162,8 @@ def node_panel(node_id: str, result) -> None:
     nodes = result.nodes
     node = next(n for n in nodes if n["id"] == node_id)
     facts = node_facts(node_id, nodes, result.guarantee, result.unit)
-    verdict = (node.get("final") or {}).get("verdict")
+    shown = next(n for n in result.shown_nodes if n["id"] == node_id)
+    verdict = (shown.get("final") or {}).get("verdict")
     title = node.get("name") or short_labels(nodes).get(node_id, node_id)
     badge = verdict_badge(verdict) if verdict else ""
     st.markdown(f"**{title}** &nbsp; {badge}", unsafe_allow_html=True)
@@ -243,7 +244,7 @@ def sidebar_status() -> None:
         else:
             audited = (f"Data: **{ds.name if ds is not None else '—'}**  \n"
                        f"Model: **{model_info['kind'] if model_info else '—'}**  \n")
-        st.markdown(audited + f"Verdict: **{verdict_word(result.verdict) if result is not None else 'not run'}**")
+        st.markdown(audited + f"Verdict: **{verdict_word(result.claim.key) if result is not None else 'not run'}**")
 
 
 _CSS = """

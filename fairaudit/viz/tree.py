@@ -10,7 +10,7 @@ import pandas as pd
 
 from fairaudit.viz import _format
 from fairaudit.viz.layout import tree_layout
-from fairaudit.viz.palette import SELECTED_STROKE, VERDICTS, normalise_verdict, verdict_scale
+from fairaudit.viz.palette import EXPLORATORY, SELECTED_STROKE, VERDICTS, normalise_verdict, verdict_scale
 from fairaudit.viz.values import const_value, op_of, pretty, shown, shows_delta
 
 #: name of the point selection on the tree (``event.selection[SELECTION]`` in Streamlit)
@@ -301,7 +301,7 @@ def tree_chart(
     base = alt.Chart(frame)
     node_layer = base.mark_point(filled=True, shape="circle", size=size, opacity=1, cursor="pointer").encode(
         x=X, y=Y,
-        color=alt.Color("verdict_label:N", scale=verdict_scale(),
+        color=alt.Color("verdict_label:N", scale=verdict_scale(_keys(frame)),
                         legend=alt.Legend(title="verdict", orient="top", direction="horizontal",
                                           symbolSize=160, labelFontSize=12, titleFontSize=12)),
         stroke=alt.condition(sel, alt.value(SELECTED_STROKE), alt.value("#ffffff")),
@@ -323,3 +323,9 @@ def tree_chart(
     if title:
         chart = chart.properties(title=title)
     return chart.configure_view(strokeWidth=0)
+
+
+def _keys(frame) -> tuple[str, ...]:
+    """The verdict keys of the tree's legend: the four of every tree, and exploratory when a node is."""
+    keys = ("true", "false", "unknown", "term")
+    return keys + ((EXPLORATORY,) if (frame["verdict"] == EXPLORATORY).any() else ())

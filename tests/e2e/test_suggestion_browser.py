@@ -1,9 +1,10 @@
 """The refinement suggestion in a real browser (issue 17 item 4), as a newcomer meets it: load the demo audit, make
 sex parity undecided on the Audit page (threshold 0.17), run, open that comparison's node, read the suggestion,
-click "Use … (certifiable now)": the history lists the new version as "refinement of vN (suggested threshold)".
+click "Use … (exploratory)": the history lists the new version as "refinement of vN (suggested threshold)".
 Then to the Report page and back: the result, the selected node, the history and the new text are all still
-there; Run audits the refinement, which the same rows now certify — with a banner saying the threshold was chosen
-from these rows, so the guarantee does not cover that choice.
+there; Run audits the refinement on the rows it was chosen from: an EXPLORATORY verdict (its own badge, never the
+certified colour), exploratory in the history. Back to the undecided version, "Confirm on fresh rows" chooses the
+threshold on half the rows and audits it on the other half: a verdict that is not exploratory, whose rows say so.
 
 Drives Debian's chromium with Python Playwright (see ``test_browser.py``); screenshots go to
 ``tests/e2e/screenshots/sg_*.png``.
@@ -79,7 +80,7 @@ def test_suggested_threshold_applied_in_the_browser(browser_ready):
             page.get_by_text("Edited: ").first.wait_for()
             wait_idle(page)
             page.get_by_role("button", name="Run", exact=True).click()
-            page.get_by_text(re.compile(r"undecided after [\d,]+ observations")).first.wait_for(timeout=LONG)
+            page.get_by_text(re.compile(r"undecided after [\d,]+ observations", re.I)).first.wait_for(timeout=LONG)
             wait_idle(page)
 
             # 2. open its node: the panel explains why it is undecided and what could be decided now
@@ -95,7 +96,7 @@ def test_suggested_threshold_applied_in_the_browser(browser_ready):
             assert re.search(r"Certifiable now, at the same guarantee: .*< " + NUMBER, said), said
             assert "Projection: about" in said and suggest.POST_HOC.split(":")[0] in said
             button = panel.locator(".st-key-suggest_certify_n1 button").filter(visible=True).first  # key: the node
-            certify = float(re.search(rf"Use {NUMBER} \(certifiable now\)", button.inner_text()).group(1))
+            certify = float(re.search(rf"Use {NUMBER} \(exploratory\)", button.inner_text()).group(1))
             assert hi <= certify < hi + 0.01  # the tightest threshold the interval's upper bound already certifies
             panel.scroll_into_view_if_needed()
             page.screenshot(path=str(SHOTS / "sg_1_suggestion.png"))
@@ -114,7 +115,7 @@ def test_suggested_threshold_applied_in_the_browser(browser_ready):
             # 4. to the Report page and back: the undecided result, its selected node, the new text and history stay
             goto(page, "Report")
             page.get_by_role("button", name="Download the report (PDF)").wait_for(timeout=LONG)
-            page.get_by_text(re.compile(r"undecided after [\d,]+ observations")).first.wait_for()
+            page.get_by_text(re.compile(r"undecided after [\d,]+ observations", re.I)).first.wait_for()
             wait_idle(page)
             goto(page, "Audit")
             wait_idle(page)
@@ -127,14 +128,35 @@ def test_suggested_threshold_applied_in_the_browser(browser_ready):
 
             # 5. Run audits the refinement: the same rows certify it
             page.get_by_role("button", name="Run", exact=True).click()
-            page.get_by_text(re.compile(r"certified true with probability")).first.wait_for(timeout=LONG)
+            page.get_by_text(re.compile(r"certified true with probability", re.I)).first.wait_for(timeout=LONG)
             wait_idle(page)
             page.get_by_text("The specification has changed since this result was computed").wait_for(state="detached")
-            table = _wait_history(page, rf"v{int(audited.group(1)) + 1}\s*(certified|true)")
-            # ... but the threshold was chosen from these rows: the verdict says its guarantee does not cover that
-            page.get_by_text(f"This threshold was suggested by the audit of v{audited.group(1)} on these same data"
-                             ).first.wait_for()
+            # ... but the threshold was chosen from these rows: exploratory, not a certificate
+            table = _wait_history(page, rf"v{int(audited.group(1)) + 1}\s*exploratory")
+            verdict = page.locator("[data-testid='stMarkdownContainer']").filter(has_text="Verdict:").first
+            assert "exploratory" in verdict.inner_text() and "certified true" not in verdict.inner_text().split(
+                "exploratory")[0]
+            page.get_by_text(re.compile(r"exploratory: certified true with probability", re.I)).first.wait_for()
             page.screenshot(path=str(SHOTS / "sg_4_refinement_run.png"))
+
+            # 6. the honest route: back to the undecided version, confirm its suggestion on fresh rows
+            editor = _editor(page)
+            editor.fill(undecided)
+            editor.press("Control+Enter")
+            page.get_by_text("Edited: ").first.wait_for()
+            page.get_by_role("button", name="Run", exact=True).click()
+            page.get_by_text(re.compile(r"undecided after [\d,]+ observations", re.I)).first.wait_for(timeout=LONG)
+            wait_idle(page)
+            _node(page, "n1").click()
+            panel.get_by_text("Refinement suggestion").first.wait_for(timeout=60_000)
+            wait_idle(page)
+            panel.locator(".st-key-confirm_certify_n1 button").filter(visible=True).first.click()
+            page.get_by_text(re.compile(r"not used to choose the threshold", re.I)).first.wait_for(timeout=LONG)
+            wait_idle(page)
+            verdict = page.locator("[data-testid='stMarkdownContainer']").filter(has_text="Verdict:").first
+            assert "exploratory" not in verdict.inner_text().lower()
+            assert "# threshold-chosen-from:" in _editor(page).input_value()
+            page.screenshot(path=str(SHOTS / "sg_5_confirmed.png"))
             assert not errors, errors
         except Exception:
             page.screenshot(path=str(SHOTS / "sg_failed.png"))
