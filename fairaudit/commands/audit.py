@@ -404,6 +404,11 @@ def print_summary(result, from_file=()) -> None:
     worst = result.worst_summary()
     if worst is not None:
         print(f"worst:     {worst}")
+    from fairaudit.explain import fair_text
+
+    for info in result.node_info:  # every Fair[...] node: its certified / upper bound / undecided shares
+        if info.kind == "fair":
+            print(f"fair:      {info.text} ({info.id}): {fair_text(result.final_values(info.id))}")
     from fairaudit.suggest import summary_lines as suggestion_lines
 
     for i, line in enumerate(suggestion_lines(result)):  # every undecided comparison: thresholds decidable now
