@@ -83,3 +83,15 @@ def test_a_selected_comparison_of_a_fair_node_gets_its_rates_and_counterexamples
     # both selected: one rates plot for the one Fair node
     both = selection.panels_for(["n0", "n1"], kinds, {"n1": True}, selection.fair_nodes(["n0", "n1"], r.nodes))
     assert [p.kind for p in both] == ["convergence", "rates"]
+
+
+def test_the_bounds_plot_draws_no_midpoint_for_a_fair_node(undecided):
+    from fairaudit.viz.convergence import convergence_series
+
+    r = undecided
+    frame = r.to_frame()
+    for node_id in ("n0", "n1"):
+        series = convergence_series(frame, node_id, r.nodes)
+        last = series.frame.iloc[-1]
+        assert (last["lo"], last["hi"]) == pytest.approx((0.6, 1.0))
+        assert last["estimate_s"] != MIDPOINT and not last["estimate"] == pytest.approx(0.8)
