@@ -143,6 +143,46 @@ def comparison_parts(node_id: str, nodes: Sequence[Node]):
     return None
 
 
+def fair_term(node_id: str, nodes: Sequence[Node]) -> Node | None:
+    """The ``Fair[...]`` node a node shows: itself, or the compared term of a comparison with a constant side
+    (``Fair[sex] >= 0.95``); None otherwise. The dashboard draws its rates and counterexamples for either."""
+    node = _by_id(nodes).get(str(node_id))
+    if node is None:
+        return None
+    if node.get("kind") == "fair":
+        return node
+    parts = comparison_parts(node_id, nodes)
+    return parts[0] if parts is not None and parts[0].get("kind") == "fair" else None
+
+
+def fair_rates(final: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    """``(certified, upper bound, undecided)`` of a ``Fair[...]`` node's final values: the certified share (the
+    lower bound), 1 − the unfair share (the upper bound) and the share in between. A Fair node has no value to
+    show between them: a midpoint would read as a rate it does not have."""
+    lo, hi = final.get("lo"), final.get("hi")
+    certified = final.get("certified") if finite(final.get("certified")) else lo
+    upper = 1.0 - float(final["unfair"]) if finite(final.get("unfair")) else hi
+    undecided = final.get("undecided")
+    if not finite(undecided) and finite(certified, upper):
+        undecided = max(0.0, float(upper) - float(certified))
+    return certified, upper, undecided
+
+
+FAIR_LABELS = ("certified (lower bound)", "upper bound (1 − unfair)", "undecided")
+
+
+def fair_facts(final: Mapping[str, Any]) -> dict[str, str]:
+    """A ``Fair[...]`` node's numbers, labelled (``FAIR_LABELS``), for a panel or a table."""
+    return dict(zip(FAIR_LABELS, (number(x) for x in fair_rates(final))))
+
+
+def fair_text(final: Mapping[str, Any]) -> str:
+    """A ``Fair[...]`` node's numbers on one line: "certified 0.9011, upper bound 1 (1 − unfair), undecided
+    0.0989"."""
+    certified, upper, undecided = (number(x) for x in fair_rates(final))
+    return f"certified {certified}, upper bound {upper} (1 − unfair), undecided {undecided}"
+
+
 def part_name(node: Node, limit: int = 60, nodes: Sequence[Node] | None = None) -> str:
     """A node as a sentence names it: its name; a conjunction or disjunction of named parts by their names
     (given ``nodes``); else its text (shortened)."""
@@ -295,6 +335,11 @@ def explain_node(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | Non
     lo, hi, est = final.get("lo"), final.get("hi"), final.get("estimate")
     if not finite(lo, hi):
         return "A term, not a claim: it has no value yet."
+    if kind == "fair":
+        certified, upper, undecided = (number(x) for x in fair_rates(final))
+        return (f"A term, not a claim: at least {certified} of the individuals are certified to keep their "
+                f"decision when only the attribute changes, at most {upper} do (1 − the share proven unfair), and "
+                f"{undecided} are undecided." + _holds(final, guarantee))
     n = final.get("n")
     seen = f" from {int(n):,} {unit or 'steps'}" if finite(n) else ""
     if is_point(lo, hi):
@@ -308,7 +353,8 @@ def node_facts(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | None 
     """A node's final numbers, labelled, for a "selected node" panel: a comparison with a threshold shows its
     compared term's ``value`` and ``interval`` beside the ``threshold`` (not the internal difference); δ only
     under a probabilistic guarantee; a leaf's ``n`` labelled by ``unit``; the interval left out when it is a
-    single value (it would repeat the value)."""
+    single value (it would repeat the value). A ``Fair[...]`` node, or a comparison of one, shows its certified
+    share, its upper bound (1 − unfair) and its undecided share instead (``fair_facts``): never a midpoint."""
     node = _by_id(nodes)[str(node_id)]
     final = node.get("final") or {}
     verdict = final.get("verdict")
@@ -317,7 +363,11 @@ def node_facts(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | None 
     word = {"verdict": verdict_word(verdict) if verdict else "— (a term)"}
     kind = node.get("kind")
     parts = comparison_parts(node_id, nodes)
-    if parts is not None:
+    if parts is not None and parts[0].get("kind") == "fair":  # the rates, never a midpoint "value"
+        term, op, c = parts
+        facts = {**fair_facts(term.get("final") or {}), "threshold": threshold_text(op, c)}
+        lo = hi = None
+    elif parts is not None:
         term, op, c = parts
         tf = term.get("final") or {}
         facts = {"value": number(tf.get("estimate")), "interval": interval(tf.get("lo"), tf.get("hi")),
@@ -325,12 +375,15 @@ def node_facts(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | None 
         lo, hi = tf.get("lo"), tf.get("hi")
     elif kind in ("and", "or", "not"):  # a claim built from claims: a verdict, not a value
         return {**delta, **word}
+    elif kind == "fair":
+        facts = fair_facts(final)
+        lo = hi = None
     else:
         facts = {"estimate": number(final.get("estimate")), "interval": interval(final.get("lo"), final.get("hi"))}
         lo, hi = final.get("lo"), final.get("hi")
         if kind == "cmp":
             facts["interval"] += " (left − right)"
-    if is_point(lo, hi):
+    if "interval" in facts and is_point(lo, hi):
         facts.pop("interval")
     facts.update(delta)
     facts.update(word)
@@ -362,9 +415,13 @@ def _cell(node_id: str, nodes: Sequence[Node]) -> str:
     if parts is not None:
         term, op, c = parts
         tf = term.get("final") or {}
+        if term.get("kind") == "fair":
+            return f"{verdict_word(verdict)}: {fair_text(tf)} vs {threshold_text(op, c)}"
         return f"{verdict_word(verdict)}: {interval(tf.get('lo'), tf.get('hi'))} vs {threshold_text(op, c)}"
     if node.get("kind") in ("and", "or", "not"):
         return verdict_word(verdict)
+    if node.get("kind") == "fair":
+        return fair_text(final)
     span = interval(final.get("lo"), final.get("hi"))
     return f"{verdict_word(verdict)}: {span} (left − right)" if node.get("kind") == "cmp" else span
 

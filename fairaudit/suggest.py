@@ -19,6 +19,14 @@ says, from the node's current interval only (nothing is re-run):
   The suggested number is rounded to ``DIGITS`` significant digits *towards the side that keeps it decided*
   (and one unit further when a strict inequality needs it), and re-checked with the same comparison rule.
   ``==`` and ``!=`` get no threshold (an interval certifies ``==`` only when it is a point).
+
+  **Only thresholds that mean something are offered**: a suggested ``c`` must lie *strictly inside* the values
+  the subject can take at all (``term_range``: every ``E[...]`` and ``Fair[...]`` is a rate in [0, 1], the rest
+  follows by the rules — a difference of two rates in [−1, 1], a ratio in [0, ∞)) and decide the comparison with
+  the current bounds. So a rate whose upper bound is already 1 has no refutable ``>=`` threshold (``>= 1.01`` is
+  false for every rate, ``>= 1`` is not decided by an upper bound of 1), and ``<= 1``, ``>= 0`` and the like, true
+  of every rate, are never offered as certifiable. When rounding to ``DIGITS`` lands on the range's edge a few
+  more digits are tried; a side with no such threshold is left out and ``lines`` says why.
 * a projection of how many more observations would decide the comparison *as written*, for engines that
   declare how their leaf intervals shrink with the number of observations (``Engine.leaf_bound``): every leaf
   keeps its estimate and its δ, its count is scaled by a factor f, the tree is re-evaluated, and the smallest
@@ -81,6 +89,8 @@ class Suggestion:
     beyond: bool = False  # not decided within MAX_FACTOR × the current observations
     unit: str = "observations"
     constant_left: bool = False
+    range: tuple[float, float] = (-math.inf, math.inf)  # the values the subject can take at all (``term_range``)
+    impossible: tuple[str, ...] = ()  # "certify" / "refute": sides no threshold strictly inside ``range`` decides
 
 
 # ------------------------------------------------------------------------------------------------ thresholds
@@ -120,6 +130,34 @@ def round_threshold(op: str, lo: float, hi: float, raw: float, want: bool, digit
         if float(c) == value:  # a unit below the float's resolution (an end such as -5e-324): the next float
             c = Decimal(repr(math.nextafter(value, -math.inf if down else math.inf)))
     raise AssertionError(f"no {digits}-digit threshold decides {op} on [{lo}, {hi}]")  # pragma: no cover
+
+
+EXTRA_DIGITS = 4  # at most this many more digits when a rounded threshold lands on the edge of the term's range
+
+
+def term_range(result, node_id: str) -> tuple[float, float]:
+    """The values term ``node_id`` can take at all: every leaf (``E[...]``, ``Fair[...]``) is a rate in [0, 1] and
+    the rest follows by the rules of ``fairaudit.bounds.rules`` (a difference of two rates in [−1, 1], a ratio of
+    rates in [0, ∞)); (−∞, ∞) when the result has no specification tree."""
+    from fairaudit.evaluate import LeafValue, compile_spec, term_intervals
+
+    spec = _spec_tree(result)
+    if spec is None:
+        return -math.inf, math.inf
+    rate = LeafValue(np.array([0.5]), np.array([0.0]), np.array([1.0]))
+    interval = term_intervals(spec, {key: rate for key in compile_spec(spec).leaf_keys})[node_id]
+    return float(interval.lo[0]), float(interval.hi[0])
+
+
+def inside(c: float, span: tuple[float, float]) -> bool:
+    """Whether ``c`` lies strictly inside ``span`` (its ends known only to within their outward rounding: a
+    threshold within 1e-12 of an end counts as on it)."""
+    lo, hi = span
+
+    def off(end):
+        return 1e-12 * max(1.0, abs(end))
+
+    return (lo == -math.inf or c > lo + off(lo)) and (hi == math.inf or c < hi - off(hi))
 
 
 def _side_value(result, node_id: str) -> float | None:
@@ -162,14 +200,20 @@ def suggest_node(result, node_id: str) -> Suggestion | None:
     base = dict(node_id=node_id, name=info.name, text=info.text)
     if c_right is not None and c_left is None:
         f = result.final_values(left_id)
-        s = Suggestion(**base, form="threshold", subject=left.text, op=op, threshold=c_right, lo=f["lo"], hi=f["hi"])
+        s = Suggestion(**base, form="threshold", subject=left.text, op=op, threshold=c_right, lo=f["lo"], hi=f["hi"],
+                       range=term_range(result, left_id))
     elif c_left is not None and c_right is None:
         f = result.final_values(right_id)
         s = Suggestion(**base, form="threshold", subject=right.text, op=_FLIP[op], threshold=c_left, lo=f["lo"],
-                       hi=f["hi"], constant_left=True)
+                       hi=f["hi"], constant_left=True, range=term_range(result, right_id))
     elif c_left is None and c_right is None:
+        from fairaudit.bounds.rules import SUB, Interval
+
+        (a_lo, a_hi), (b_lo, b_hi) = term_range(result, left_id), term_range(result, right_id)
+        span = SUB.interval(Interval(0.0, np.float64(a_lo), np.float64(a_hi)),
+                            Interval(0.0, np.float64(b_lo), np.float64(b_hi)))
         s = Suggestion(**base, form="margin", subject=f"{left.text} − {right.text}", op=op, threshold=0.0,
-                       lo=final["lo"], hi=final["hi"])
+                       lo=final["lo"], hi=final["hi"], range=(float(span.lo), float(span.hi)))
     else:
         return Suggestion(**base, form="none", subject=info.text, op=op, threshold=None, lo=final["lo"],
                           hi=final["hi"], why_none="both sides are constants")
@@ -185,10 +229,18 @@ def _with_thresholds(s: Suggestion, left_text: str, right_text: str) -> Suggesti
         return replace(s, why_none="the interval is unbounded or has no value yet")
     certify, refute = threshold_range(s.op, s.lo, s.hi)
 
+    impossible = []
+
     def make(raw, want):
         if raw is None:
             return None
-        value = round_threshold(s.op, s.lo, s.hi, raw, want)
+        for digits in range(DIGITS, DIGITS + EXTRA_DIGITS + 1):
+            value = round_threshold(s.op, s.lo, s.hi, raw, want, digits)
+            if inside(value, s.range):
+                break
+        else:  # every threshold that decides it lies on or beyond the edge of what the subject can be
+            impossible.append("certify" if want else "refute")
+            return None
         number = _number_text(value)
         if s.form == "margin":
             text = f"{left_text} - {right_text} {s.op} {number}"
@@ -198,7 +250,7 @@ def _with_thresholds(s: Suggestion, left_text: str, right_text: str) -> Suggesti
             text = f"{left_text} {s.op} {number}"
         return Threshold(value, text, raw)
 
-    return replace(s, certify=make(certify, True), refute=make(refute, False))
+    return replace(s, certify=make(certify, True), refute=make(refute, False), impossible=tuple(impossible))
 
 
 # ------------------------------------------------------------------------------------------------ projection
@@ -294,6 +346,12 @@ def lines(s: Suggestion) -> list[str]:
         if s.refute is not None:
             out.append(f"Refutable now, at the same guarantee: {s.refute.text} would be violated (any {what} "
                        f"{_bound_word(s, False)} {_fmt(s.refute.limit)}).")
+        for side in s.impossible:
+            word = "certifiable" if side == "certify" else "refutable"
+            limit = s.hi if (s.op in ("<=", "<")) == (side == "certify") else s.lo
+            out.append(f"Not {word} now at any {what}: {s.subject} can only take values in {_span(s.range)}, "
+                       f"and every {what} that its {'upper' if limit == s.hi else 'lower'} bound {_fmt(limit)} "
+                       f"would decide lies on or beyond that range's edge.")
     if s.more is not None:
         verdict = {"true": "certify", "false": "refute"}[s.projected]
         out.append(f"Projection: about {s.more:,} more {s.unit} would {verdict} {s.text} as written "
@@ -302,6 +360,13 @@ def lines(s: Suggestion) -> list[str]:
         out.append(f"Projection: not decided even with {MAX_FACTOR:,.0f} times the {s.unit} so far, if the "
                    "estimates stay where they are (the estimate sits at or near the threshold).")
     return out
+
+
+def _span(span: tuple[float, float]) -> str:
+    def end(x: float) -> str:
+        return "∞" if x == math.inf else "−∞" if x == -math.inf else _fmt(x)
+
+    return f"[{end(span[0])}, {end(span[1])}]"
 
 
 def _bound_word(s: Suggestion, certify: bool) -> str:

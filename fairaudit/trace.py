@@ -663,7 +663,11 @@ class AuditResult:
         name = f"{info.name} " if info.name else ""
         verdict = {"true": "certified", "false": "violated"}.get(worst["verdict"], "undecided")
         line = f"{name}({worst['id']}) {worst['text']}: {verdict}"
-        if len(info.children) == 2:
+        if len(info.children) == 2 and self.node(info.children[0]).kind == "fair":  # its rates, never a midpoint
+            from fairaudit.explain import fair_text
+
+            line += f"; left side {fair_text(self.final_values(info.children[0]))}"
+        elif len(info.children) == 2:
             left = self.final_values(info.children[0])
             interval = format_interval(left["lo"], left["hi"])
             line += f"; left side {_fmt(left['estimate'])}" + (f" in {interval}" if interval.startswith("[") else "")

@@ -265,7 +265,9 @@ with verdict_box:
                 st.dataframe(compare_rows(result, beside), width="stretch", hide_index=True)
                 if beside.rows_text:
                     st.caption(f"Rows: {beside.rows_text}.")
-panels = selection.panels_for(shown, kinds, {i: viz.has_rates(frame, i) for i in shown if kinds.get(i) == "fair"})
+fair_of = selection.fair_nodes(shown, nodes)  # a Fair node, or a comparison of one: its rates and counterexamples
+fair_shown = list(dict.fromkeys(fair_of.values()))
+panels = selection.panels_for(shown, kinds, {i: viz.has_rates(frame, i) for i in fair_shown}, fair_of)
 with right:
     plot_box.empty()
     with st.container(border=True, key="node_panel"):
@@ -293,14 +295,13 @@ with right:
                        "changes (the lower bound); unfair: at least this share change it (1 − the upper bound); "
                        "undecided: the rest, the interval's width. "
                        + result.guarantee.interval_meaning[:1].upper() + result.guarantee.interval_meaning[1:] + ".")
-    for i in shown:
-        if kinds.get(i) == "fair" and not viz.has_rates(frame, i):
+    for i in fair_shown:
+        if not viz.has_rates(frame, i):
             st.caption(f"{i}: this engine reports no certified / unfair / undecided rates for Fair nodes.")
 
 # ------------------------------------------------------------------------------------------------ counterexamples
-for i in shown:  # full width: a row is an individual with every feature
-    if kinds.get(i) == "fair":
-        counterexample_table(result, i)
+for i in fair_shown:  # full width: a row is an individual with every feature
+    counterexample_table(result, i)
 
 # ------------------------------------------------------------------------------------------------ groups
 findings_section(result)  # only when the run's engine found per-group rates, metrics, influences or a graph

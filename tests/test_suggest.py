@@ -117,11 +117,11 @@ def test_equality_and_decided_comparisons_get_no_threshold():
 
 
 def test_negative_thresholds_are_written_by_the_printer_and_checked():
-    leaves = {A: (0.0, -0.2, 0.1, 400, 0.05)}  # an interval below 0 (any term may be)
-    text = f"{A} >= -0.1"
+    leaves = {A: (0.3, 0.25, 0.375, 400, 0.05), B: (0.3, 0.25, 0.4375, 400, 0.05)}  # A − B in [−0.1875, 0.125]
+    text = f"{A} - {B} >= -0.1"
     (s,) = suggest.suggestions(result_of(text, leaves))
-    assert s.certify.value == -0.2 and s.refute.value == 0.101
-    assert suggest.apply(text, s, "certify") == f"{A} >= -0.2"
+    assert s.certify.value == -0.188 and s.refute.value == 0.126  # the difference is rounded outward first
+    assert suggest.apply(text, s, "certify") == f"{A} - {B} >= -0.188"
     assert root_verdict(suggest.apply(text, s, "certify"), leaves) == "true"
 
 
@@ -193,3 +193,53 @@ def test_text_says_what_was_tested_once():
     assert f"Refutable now, at the same guarantee: {A} >= 0.501 would be violated (any threshold above 0.5)" in joined
     assert "Projection: about" in joined and suggest.PROJECTION_NOTE in joined
     assert suggest.summary_lines(result_of(f"{A} >= 0.2", ONE)) == []
+
+
+# ------------------------------------------------------------------------------------------------ the term's range
+F = "Fair[sex]"
+
+
+@pytest.mark.parametrize("text, interval, certify, refute", [
+    # the issue's case: a Fair rate in [0.9011, 1] — "Use 1.01 / 1 (refutable now)" was offered
+    (f"{F} >= 0.95", (0.9011, 1.0), 0.901, None),
+    (f"{F} >= 0.95", (0.9011, 0.99951), 0.901, 0.9996),  # 3 digits give 1, on the edge: a fourth digit
+    (f"{F} > 0.95", (0.9011, 1.0), 0.901, None),
+    (f"{F} <= 0.95", (0.9011, 1.0), None, 0.901),  # "<= 1" is true of every rate: not offered
+    (f"{F} < 0.5", (0.0, 0.7), 0.701, None),  # a refute would need "< 0": false of every rate
+    (f"{F} > 0.5", (0.0, 0.7), None, 0.7),
+    (f"0.95 <= {F}", (0.9011, 1.0), 0.901, None),
+    (f"{A} <= 0.5", (0.2, 1.0), None, 0.199),
+    (f"{A} / {B} >= 0.8", None, None, None),  # a ratio of rates: [0, ∞) (filled in below)
+])
+def test_only_thresholds_strictly_inside_the_terms_range_are_offered(text, interval, certify, refute):
+    """A suggested threshold lies strictly inside the values the term can take (a rate: [0, 1]) and decides the
+    comparison with the current bounds; a side with none is left out and the text says why."""
+    if interval is None:  # A / B with A in [0, 0.5], B in [0.5, 0.6]: [0, 1]; certify needs c ≤ 0 (the edge)
+        leaves = {A: (0.3, 0.0, 0.5, 400, 0.025), B: (0.55, 0.5, 0.6, 400, 0.025)}
+        certify, refute = None, 1.01
+    else:
+        leaf = F if F in text else A
+        leaves = {leaf: (sum(interval) / 2, interval[0], interval[1], 400, 0.05)}
+    r = result_of(text, leaves)
+    (s,) = suggest.suggestions(r)
+    got = (None if s.certify is None else s.certify.value, None if s.refute is None else s.refute.value)
+    assert got == (certify, refute)
+    for which, want in (("certify", "true"), ("refute", "false")):
+        t = getattr(s, which)
+        if t is not None:
+            assert suggest.inside(t.value, s.range)
+            assert root_verdict(suggest.apply(text, s, which), leaves) == want
+        else:
+            assert which in s.impossible
+            word = "certifiable" if which == "certify" else "refutable"
+            assert any(line.startswith(f"Not {word} now at any threshold") for line in suggest.lines(s))
+
+
+def test_the_range_of_a_term():
+    r = result_of(f"{A} - {B} <= 0.1 and {A} / {B} >= 0.8 and {F} >= 0.9",
+                  {A: (0.4, 0.3, 0.5, 400, 0.05), B: (0.4, 0.3, 0.5, 400, 0.05), F: (0.9, 0.8, 1.0, 400, 0.05)})
+    by_text = {info.text: info.id for info in r.node_info}
+    lo, hi = suggest.term_range(r, by_text[f"{A} - {B}"])
+    assert lo == pytest.approx(-1) and hi == pytest.approx(1)
+    assert suggest.term_range(r, by_text[f"{A} / {B}"]) == (0.0, math.inf)
+    assert suggest.term_range(r, by_text[F]) == (0.0, 1.0)

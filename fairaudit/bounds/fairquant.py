@@ -29,8 +29,11 @@ neurons]``).
 Arithmetic is float64, not rounded outward operation by operation; instead ``rounding_margins`` derives, once per
 network and domain, an a-priori bound on how far any computed output bound (and any concrete output) can be from
 its exact-arithmetic value, and a copy's output sign is only trusted when it clears that margin (and, as before,
-the relative margin ``MARGIN``). Decisions are the signs of the exact output (``output > 0`` favourable); a single
-individual whose computed output lies within the margin of 0 is a *rounding tie*: left undecided, never counted.
+the relative margin ``MARGIN``). Decisions are the signs of the exact output, with the models' own decision rule
+``output > 0`` favourable (``NNetModel.predict``, ``MLPModel.predict``: an output of exactly 0 is unfavourable).
+A single individual whose float output lies within the margin of 0 is decided in exact rational arithmetic
+(``exact_outputs``: every float64 weight, bias and input as the fraction it is, ReLU exact), so every individual
+of a finite grid is decided once the refinement reaches it — an exact tie (output exactly 0) included.
 
 The layer rules (``affine_rule``, ``relu_rule``, ``backward_rule``, ``concretize``) are small separately tested
 functions, in the style of ``fairaudit.bounds.rules``.
@@ -455,6 +458,27 @@ def backward_rule(layers, masks, batch: int | None = None) -> tuple["torch.Tenso
     return gl, gu
 
 
+def favourable(output) -> bool:
+    """The decision rule of every single-output network here (``NNetModel.predict``, ``MLPModel.predict``): an
+    output strictly above 0 is favourable, an output of exactly 0 is not."""
+    return output > 0
+
+
+def exact_outputs(layers_np, X: np.ndarray) -> list[Fraction]:
+    """The network's output on encoded inputs ``[N, n]`` in exact rational arithmetic: each float64 weight, bias
+    and input taken as the fraction it is (``Fraction(float)``, no rounding anywhere), ReLU as ``max(0, z)``. Slow
+    (Python fractions): for the few individuals whose float output is too close to 0 to trust its sign."""
+    h = np.array([[Fraction(float(v)) for v in row] for row in np.asarray(X, dtype=np.float64)], dtype=object)
+    zero = Fraction(0)
+    for k, (W, b) in enumerate(layers_np):
+        Wf = np.array([[Fraction(float(w)) for w in row] for row in np.asarray(W)], dtype=object)
+        bf = np.array([Fraction(float(c)) for c in np.asarray(b)], dtype=object)
+        h = h.dot(Wf.T) + bf
+        if k < len(layers_np) - 1:
+            h = np.array([[v if v > 0 else zero for v in row] for row in h], dtype=object).reshape(h.shape)
+    return [row[0] for row in h]
+
+
 def concrete_outputs(layers_np, X: np.ndarray) -> np.ndarray:
     """The network's output ``[N]`` on encoded inputs (float64 numpy, the ``ReluNet.margin`` computation)."""
     h = np.asarray(X, dtype=np.float64)
@@ -466,6 +490,15 @@ def concrete_outputs(layers_np, X: np.ndarray) -> np.ndarray:
 
 
 # ============================================================================================ the analysis
+def _output_value(o) -> float:
+    """An output as kept with a counterexample: the float, or for an exact one a float of the same decision (a
+    tiny positive exact output must not round to 0, which would read as unfavourable)."""
+    f = float(o)
+    if favourable(o) != favourable(f):
+        f = math.nextafter(0.0, 1.0) if favourable(o) else 0.0
+    return f
+
+
 @dataclass
 class Counterexample:
     """An individual (raw point, with the protected attribute at ``values[0]``) whose decision changes with the
@@ -477,7 +510,7 @@ class Counterexample:
 
     @property
     def decisions(self) -> tuple:
-        return tuple(int(o > 0) for o in self.outputs)
+        return tuple(int(favourable(o)) for o in self.outputs)
 
 
 @dataclass
@@ -493,7 +526,7 @@ class Counts:
     cex_mass: int = 0
     cex_witnesses: int = 0  # counterexample partitions whose witness lies inside them (each counts as unfair)
     singles: int = 0  # partitions decided by a concrete forward pass
-    ties: int = 0  # single individuals left undecided: an output within the rounding margin of 0
+    exact: int = 0  # of those, decided in exact arithmetic (a float output within the rounding margin of 0)
     unfair_partitions: int = 0  # partitions decided unfair (single individuals and proven boxes)
 
     @property
@@ -502,8 +535,8 @@ class Counts:
 
     @property
     def open(self) -> int:
-        """Mass neither decided nor in a counterexample partition (left by the depth or time limit, a rounding
-        tie, or not yet analysed)."""
+        """Mass neither decided nor in a counterexample partition (left by the depth or time limit, or not yet
+        analysed)."""
         return self.total - self.certified - self.falsified - self.cex_mass
 
     def rates(self) -> dict:
@@ -621,12 +654,21 @@ class FairQuant:
             groups.append((f.start, f.width, torch.from_numpy(allowed)))
         return Box(torch.from_numpy(lo), torch.from_numpy(hi), groups)
 
-    def _outputs(self, points: np.ndarray) -> np.ndarray:
-        """Concrete outputs ``[N, k]`` of raw points ``[N, F]`` with the attribute at each value."""
-        N = len(points)
+    def _copies(self, points: np.ndarray) -> np.ndarray:
+        """Encoded inputs ``[N·k, n]`` of raw points ``[N, F]`` with the attribute at each value."""
         rep = np.repeat(points, self.k, axis=0)
-        rep[:, self.j] = np.tile(np.asarray(self.values, dtype=np.float64), N)
-        return concrete_outputs(self.layers_np, self.domain.encode(rep)).reshape(N, self.k)
+        rep[:, self.j] = np.tile(np.asarray(self.values, dtype=np.float64), len(points))
+        return self.domain.encode(rep)
+
+    def _outputs(self, points: np.ndarray) -> np.ndarray:
+        """Concrete float64 outputs ``[N, k]`` of raw points ``[N, F]`` with the attribute at each value."""
+        return concrete_outputs(self.layers_np, self._copies(points)).reshape(len(points), self.k)
+
+    def _exact(self, points: np.ndarray) -> np.ndarray:
+        """Exact outputs ``[N, k]`` (fractions, ``exact_outputs``) of raw points with the attribute at each value."""
+        out = np.empty((len(points), self.k), dtype=object)
+        out.reshape(-1)[:] = exact_outputs(self.layers_np, self._copies(points))
+        return out
 
     # ---------------------------------------------------------------------------------------- one batch
     def step(self) -> int:
@@ -649,19 +691,20 @@ class FairQuant:
         single = ~(widths[:, self.candidates] > 0).any(axis=1)  # a real feature never shrinks to a point
         fair = np.zeros(take, dtype=bool)
         unfair = np.zeros(take, dtype=bool)
-        # single individuals: a concrete forward pass
-        tie = np.zeros(take, dtype=bool)
+        # single individuals: a concrete forward pass, exact where the float's sign cannot be trusted
         if single.any():
-            out = self._outputs(lb[single])
-            pos, neg = out > self.point_margin, out < -self.point_margin
-            clear = (pos | neg).all(axis=1)
-            flips = pos.any(axis=1) & neg.any(axis=1)  # two copies with certainly different decisions
-            fair[single] = clear & (pos.all(axis=1) | neg.all(axis=1))
+            points = lb[single]
+            out = self._outputs(points).astype(object)
+            close = ~((out > self.point_margin) | (out < -self.point_margin)).all(axis=1)
+            if close.any():
+                out[close] = self._exact(points[close])
+            decision = np.vectorize(favourable, otypes=[bool])(out)
+            flips = decision.any(axis=1) & ~decision.all(axis=1)
+            fair[single] = ~flips
             unfair[single] = flips
-            tie[single] = ~fair[single] & ~flips
             c.singles += int(single.sum())
-            c.ties += int(tie.sum())
-            self._keep(lb[single][flips], out[flips])
+            c.exact += int(close.sum())
+            self._keep(points[flips], out[flips])
         rest = np.flatnonzero(~single)
         split_feature = np.full(take, -1, dtype=np.int64)
         hints: dict = {}  # undecided partition -> the corners where a copy's output bound is extreme
@@ -695,7 +738,7 @@ class FairQuant:
         c.certified += self.mass(lb[fair], ub[fair], halv[fair])
         c.falsified += self.mass(lb[unfair], ub[unfair], halv[unfair])
         c.unfair_partitions += int(unfair.sum())
-        undecided = np.flatnonzero(~fair & ~unfair & ~tie)  # a tie is one individual: nothing left to refine
+        undecided = np.flatnonzero(~fair & ~unfair)
         # counterexample sampling below sample_depth (before the depth limit, as the artifact does)
         sampled = undecided[depth[undecided] >= self.sample_depth] if self.samples > 0 else undecided[:0]
         hit = np.zeros(take, dtype=bool)
@@ -818,7 +861,7 @@ class FairQuant:
             point = np.array(point, dtype=np.float64)
             point[self.j] = self.values[0]
             self.counterexamples.append(Counterexample(tuple(float(v) for v in point), tuple(self.values),
-                                                       tuple(float(o) for o in out)))
+                                                       tuple(_output_value(o) for o in out)))
 
     # ---------------------------------------------------------------------------------------- driving
     def run(self, time_limit: float | None = None, on_step=None) -> dict:
@@ -838,7 +881,7 @@ class FairQuant:
         return {"partitions": self.pops, "max_depth_reached": self.max_seen_depth, "stack": int(len(self.lb)),
                 "total": c.total, "certified_count": c.certified, "unfair_count": c.unfair,
                 "cex_partitions": c.cex_partitions, "cex_witnesses_inside": c.cex_witnesses,
-                "single_individuals": c.singles, "rounding_ties": c.ties,
+                "single_individuals": c.singles, "decided_exactly": c.exact,
                 "rounding_margins": {"symbolic": self.symbolic_margin, "concrete": self.point_margin},
                 "undecided_counterexample": float(r["undecided_cex"]), "undecided_limit": float(r["undecided_open"]),
                 "stopped": self.stopped or "not finished",

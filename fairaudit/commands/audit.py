@@ -445,10 +445,11 @@ def print_summary(result, from_file=()) -> None:
     worst = result.worst_summary()
     if worst is not None:
         print(f"worst:     {worst}")
-    from fairaudit.claim import how_decided
+    from fairaudit.explain import fair_text
 
-    for i, line in enumerate(how_decided(result)):  # the mathematics, on its own lines after the plain words
-        print(f"{'how:' if i == 0 else '':10} {line}")
+    for info in result.node_info:  # every Fair[...] node: its certified / upper bound / undecided shares
+        if info.kind == "fair":
+            print(f"fair:      {info.text} ({info.id}): {fair_text(result.final_values(info.id))}")
     from fairaudit.suggest import summary_lines as suggestion_lines
 
     for i, line in enumerate(suggestion_lines(result)):  # every undecided comparison: thresholds decidable now
@@ -474,3 +475,7 @@ def print_summary(result, from_file=()) -> None:
         print(f"trace:     {thinned}")
     for warning in result.warnings:
         print(f"warning:   {warning}")
+    from fairaudit.claim import how_decided
+
+    for i, line in enumerate(how_decided(result)):  # the mathematics, on its own lines after everything else
+        print(f"{'how:' if i == 0 else '':10} {line}")

@@ -18,6 +18,7 @@ prediction of both individuals) are kept, a bounded sample with the total count,
 from __future__ import annotations
 
 import dataclasses
+from fractions import Fraction
 from typing import Iterator
 
 import numpy as np
@@ -165,8 +166,9 @@ class FairQuantEngine(Engine):
                 for cex in fresh:
                     row = _counterexample(model, domain, a, cex)
                     if row is None:
-                        warnings.append(f"{key}: a counterexample found by the network's forward pass is not "
-                                        "confirmed by the model's prediction (a rounding tie); it is not shown")
+                        warnings.append(f"{key}: an individual whose network output is within float rounding of "
+                                        "0 is unfair in exact arithmetic, but the model's float prediction rounds "
+                                        "it the other way; it is counted as unfair, not shown")
                     else:
                         kept[key].append(row)
             pops = max(1, sum(a.pops for a in analyses.values()))
@@ -213,24 +215,29 @@ class FairQuantEngine(Engine):
             "undecided rest is split into partitions with a counterexample and partitions left by the depth or "
             "time limit. Arithmetic is float64; an output's sign is trusted only when it clears a proven bound on "
             "the rounding error of the whole computation (derived once per network from its weights and the "
-            "domain's magnitudes) and a relative margin of 1e-9; an individual whose output lies within that "
-            "bound of 0 is a rounding tie and stays undecided.",
+            "domain's magnitudes) and a relative margin of 1e-9; an individual whose float output lies within that "
+            "bound of 0 is decided in exact rational arithmetic on the network's float weights (an output of "
+            "exactly 0 is unfavourable, as the model decides: favourable iff output > 0), so every individual of "
+            "an integer grid is decided once the refinement reaches it.",
         ])]
 
 
 def _leaf(a) -> LeafValue:
+    """``[certified, 1 − unfair]``; once nothing is undecided the fair fraction is known exactly (``exact``: the
+    evaluator then decides a comparison with it exactly, a tie with the threshold included)."""
     r = a.rates()
     lo, _ = enclose(r["certified"])
     _, hi = enclose(1 - r["unfair"])
     return LeafValue(np.array([(lo + hi) / 2]), np.array([lo]), np.array([hi]), 0.0, np.array([float(a.pops)]),
                      certified=np.array([lo]), unfair=np.array([1.0 - hi]),
-                     undecided=np.array([float(r["undecided"])]))
+                     undecided=np.array([float(r["undecided"])]),
+                     exact=[r["certified"] if r["undecided"] == 0 else None])
 
 
 def _unread_leaf() -> LeafValue:
     one = np.array([1.0])
     return LeafValue(one, one.copy(), one.copy(), 0.0, np.array([0.0]), certified=one.copy(),
-                     unfair=np.array([0.0]), undecided=np.array([0.0]))
+                     unfair=np.array([0.0]), undecided=np.array([0.0]), exact=[Fraction(1)])
 
 
 def _dataset_column(inputs, column: str) -> bool:
@@ -308,7 +315,8 @@ def _net_text(sizes, mins, maxs, layers) -> str:
                             np.array(maxs, float), np.zeros(n + 1), np.ones(n + 1)))
 
 
-# the notes' §B6.1 running example (float64: 25 of 30 individuals fair) and §B6.2's linear network (600 of 1000)
+# the notes' §B6.1 running example (exactly on its float64 weights: 25 of 30 individuals fair) and §B6.2's linear
+# network (600 of 1000)
 _EXAMPLE = _net_text([3, 2, 1], [1, 0, 0], [5, 1, 5], [([[2.0, 0.5, 1.2], [-0.2, 0.7, 0.4]], [0, 0]),
                                                         ([[0.2, -1.0]], [0])])
 _LINEAR = _net_text([3, 1, 1], [0, 0, 0], [99, 1, 9], [([[1.0, -40.0, 0.0]], [100.0]), ([[1.0]], [-130.5])])
@@ -343,7 +351,7 @@ def _truth(text: str, column: int) -> float:
 
 
 def conformance_cases():
-    """The notes' exact examples (the running example: 25/30 fair in float64; the linear network: 60% fair) and a
+    """The notes' exact examples (the running example: 25/30 fair on its float64 weights; the linear network: 60% fair) and a
     random 4-8-6-1 network on a 4·2·8·8 grid refined a few partitions at a time (the long case), each against the
     fair fraction enumerated with the model's own prediction."""
     from fairaudit.testing import Case

@@ -110,13 +110,13 @@ class FairSquare(Engine):
         step = 0
         while True:
             values, weights = state.leaf_bounds()
-            widest = max((hi - lo for lo, hi in values.values()), default=0.0)
+            widest = max((hi - lo for lo, hi, _ in values.values()), default=0.0)
             gaps = state.gaps(weights)
             settled = not len(gaps) or not gaps.max() > 0
             done = settled or widest <= precision
             cells = state.cells
             warnings = (state.empty_conditions() + state.undefined_reads()) if done or step == 0 else ()
-            yield LeafBatch(np.array([step]), {k: _leaf(lo, hi) for k, (lo, hi) in values.items()},
+            yield LeafBatch(np.array([step]), {k: _leaf(*bounds) for k, bounds in values.items()},
                             done=step, total=step if done else None, warnings=warnings,
                             info={**state.info(), "cells": cells, "rounds": step})
             if done or ctx.expired():
@@ -205,7 +205,8 @@ class _State:
         return self.pending[i] is not None
 
     def leaf_bounds(self) -> tuple[dict, np.ndarray]:
-        """Every leaf's (lo, hi) and each item's weight (Σ over the leaves it feeds of 1 / P[condition])."""
+        """Every leaf's (lo, hi) and each item's weight (Σ over the leaves it feeds of 1 / P[condition]); a leaf
+        whose exact rational bounds coincide is ``(lo, hi, value)`` with its exact value (a ``Fraction``)."""
         values, weights = {}, np.zeros(len(self.volumes))
         bounds = [(Fraction(lo), Fraction(hi)) for lo, hi in (v.bounds for v in self.volumes)]
         for key in self.leaves:
@@ -222,7 +223,7 @@ class _State:
                 else:
                     continue
                 feeds.append(i)
-            values[key] = (_ratio(a_lo, b_hi), _ratio_hi(a_hi, b_lo))
+            values[key] = (_ratio(a_lo, b_hi), _ratio_hi(a_hi, b_lo), _exact_ratio(a_lo, b_hi, a_hi, b_lo))
             weights[feeds] += 1.0 / max(float(a_lo + b_lo), 1e-9)
         return values, weights
 
@@ -301,9 +302,21 @@ def _ratio_hi(a: Fraction, b: Fraction) -> float:
     return min(1.0, up(a / (a + b))) if a + b > 0 else 1.0
 
 
-def _leaf(lo: float, hi: float) -> LeafValue:
-    """A leaf's bounds; no count (a probability here is not estimated from a number of anything)."""
-    return LeafValue(np.array([(lo + hi) / 2]), np.array([lo]), np.array([hi]), 0.0, np.array([np.nan]))
+def _exact_ratio(a_lo: Fraction, b_hi: Fraction, a_hi: Fraction, b_lo: Fraction) -> Fraction | None:
+    """The leaf's value a/(a+b) when its exact rational lower and upper bounds coincide, else None."""
+    if a_lo + b_hi <= 0 or a_hi + b_lo <= 0:
+        return None
+    lo, hi = a_lo / (a_lo + b_hi), a_hi / (a_hi + b_lo)
+    return lo if lo == hi else None
+
+
+def _leaf(lo: float, hi: float, exact: Fraction | None = None) -> LeafValue:
+    """A leaf's bounds; no count (a probability here is not estimated from a number of anything). ``exact``: its
+    value as a fraction when the bounds have collapsed onto it — the evaluator then decides comparisons with it
+    exactly (``fairaudit.evaluate``: a ratio or difference exactly at its threshold is a tie, decided), which the
+    outward-rounded float arithmetic of the rules cannot."""
+    return LeafValue(np.array([(lo + hi) / 2]), np.array([lo]), np.array([hi]), 0.0, np.array([np.nan]),
+                     exact=[exact])
 
 
 # ------------------------------------------------------------------------------------------ spec events

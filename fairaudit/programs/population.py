@@ -84,7 +84,7 @@ class Example:
     text: str
 
 
-EXAMPLES = ("fig1_original.fr", "fig1_fixed.fr", "toy_t1.fr", "toy_t2.fr", "toy_t3.fr", "ex3_2.fr")
+EXAMPLES = ("fig1_original.fr", "fig1_fixed.fr", "toy_t1.fr", "toy_t2.fr", "toy_t3.fr", "ex3_2.fr", "toy_tie.fr")
 
 
 def examples() -> list[Example]:

@@ -556,8 +556,8 @@ def node_rows(result) -> list[dict]:
             text = f" {n['kind']} ".join(names[k] for k in kids)  # named parts: their names, not their texts
         const = n["kind"] == "const"
         values = shown(n["id"], nodes)  # a comparison: its compared term beside the threshold, not lhs − threshold
-        estimate = num(values.value)
-        if values.op is not None and not _missing(values.value):
+        estimate = values.fair or num(values.value)  # a Fair[...] term: its rates, never a midpoint
+        if values.op is not None and (values.fair or not _missing(values.value)):
             estimate += f" ({values.threshold_text.replace('-', '−')})"
         kind = KIND_LABELS.get(n["kind"], n["kind"])
         if n["kind"] == "cmp" and values.quantity != "value":

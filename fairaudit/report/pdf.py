@@ -352,7 +352,9 @@ def _nodes(pdf: ReportPDF, result):
     text += (", and its verdict (comparisons and and/or/not only; numbers have none). For a comparison against a "
              "threshold, the estimate and interval are those of the compared quantity, with the threshold beside "
              "the estimate: a < 0.1 holds when the whole interval is below 0.1 and is violated when it is above. A "
-             "comparison of two quantities a < b shows their difference a − b against 0.")
+             "comparison of two quantities a < b shows their difference a − b against 0. A Fair[…] node has no "
+             "estimate: its certified share (the lower bound), 1 − its unfair share (the upper bound) and the "
+             "undecided share between them are shown instead.")
     text += " " + content.as_sentence(f"Every interval: {result.guarantee.interval_meaning}")
     if show_n:
         text += f" n is {content.count_meaning(result).rstrip('.')}."

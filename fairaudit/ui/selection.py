@@ -54,17 +54,37 @@ class Panel:
     nodes: tuple[str, ...]
 
 
-def panels_for(selected: Sequence[str], kinds: Mapping[str, str], rates_available: Mapping[str, bool]) -> list[Panel]:
+def panels_for(selected: Sequence[str], kinds: Mapping[str, str], rates_available: Mapping[str, bool],
+               fair_of: Mapping[str, str] | None = None) -> list[Panel]:
     """Selected nodes -> plots: one convergence plot (two nodes stacked with a shared x), plus a rates plot for
-    every selected ``Fair[...]`` node whose trace carries certified / unfair / undecided rates."""
+    the ``Fair[...]`` node each selected node shows (``fair_of``: selected id -> that node's id, from
+    ``fair_nodes``: the node itself or the Fair term of a comparison; default: the selected Fair nodes) when its
+    trace carries certified / unfair / undecided rates (``rates_available``, by the Fair node's id)."""
     ids = [s for s in selected if s in kinds][:MAX_SELECTED]
     if not ids:
         return []
+    if fair_of is None:
+        fair_of = {i: i for i in ids if kinds[i] == "fair"}
     panels = [Panel("convergence", tuple(ids))]
     for i in ids:
-        if kinds[i] == "fair" and rates_available.get(i):
-            panels.append(Panel("rates", (i,)))
+        fair = fair_of.get(i)
+        if fair is not None and rates_available.get(fair) and Panel("rates", (fair,)) not in panels:
+            panels.append(Panel("rates", (fair,)))
     return panels
+
+
+def fair_nodes(selected: Sequence[str], nodes: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Selected id -> the ``Fair[...]`` node it shows (``fairaudit.explain.fair_term``: itself, or the compared
+    term of a comparison such as ``Fair[sex] >= 0.95``), for the selected nodes that show one. The Audit page draws
+    that node's rates and counterexamples — also under the default selection, which is a comparison."""
+    from fairaudit.explain import fair_term
+
+    out = {}
+    for i in selected:
+        term = fair_term(i, nodes)
+        if term is not None:
+            out[str(i)] = str(term["id"])
+    return out
 
 
 def default_selection(nodes: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -237,6 +237,11 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
         if not numeric:
             quantity = "verdict"
 
+    if plotted_id is not None and by_id.get(plotted_id, {}).get("kind") == "fair":
+        # a Fair[...] node has no value between its certified share and its upper bound: no midpoint line (a point
+        # only once the two meet); its rates are the rates plot's
+        with np.errstate(invalid="ignore"):
+            est = np.where(lo == hi, lo, np.nan)
     if plotted_id is not None:
         natural = natural_range(plotted_id, nodes)
     else:

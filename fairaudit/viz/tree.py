@@ -226,8 +226,8 @@ def _value_columns(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> dict[str
     """The tooltip's ``estimate`` and ``interval``: for a comparison, its compared term's value beside the
     threshold (never the evaluator's internal left − threshold), see ``fairaudit.viz.values``."""
     s = shown(node_id, nodes)
-    estimate = _format.num(s.value)
-    if s.op is not None and s.value is not None:
+    estimate = s.fair or _format.num(s.value)
+    if s.op is not None and (s.value is not None or s.fair):
         what = "left − right, " if s.quantity != "value" else ""
         estimate += f" ({what}threshold {s.threshold_text})"
     return {"estimate": estimate, "interval": _format.interval(s.lo, s.hi)}

@@ -38,6 +38,7 @@ class Shown:
     op: str | None = None
     threshold: float | None = None
     margin: Any = None
+    fair: str | None = None  # a Fair[...] term: its rates in words (``fairaudit.explain.fair_text``); value is None
 
     @property
     def threshold_text(self) -> str:
@@ -81,11 +82,23 @@ def shown(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> Shown:
     if parts is not None:
         term, op, c = parts
         tf = term.get("final") or {}
-        return Shown(tf.get("estimate"), tf.get("lo"), tf.get("hi"), "value", op, c, final.get("estimate"))
+        return Shown(None if _fair(term) else tf.get("estimate"), tf.get("lo"), tf.get("hi"), "value", op, c,
+                     final.get("estimate"), fair=_fair(term))
     if node.get("kind") == "cmp":
         return Shown(final.get("estimate"), final.get("lo"), final.get("hi"), "left − right", op_of(node), 0.0,
                      final.get("estimate"))
+    if _fair(node):
+        return Shown(None, final.get("lo"), final.get("hi"), fair=_fair(node))
     return Shown(final.get("estimate"), final.get("lo"), final.get("hi"))
+
+
+def _fair(node: Mapping[str, Any]) -> str | None:
+    """A ``Fair[...]`` node's rates in words, or None for any other node: it has no value between its bounds."""
+    if node.get("kind") != "fair":
+        return None
+    from fairaudit.explain import fair_text
+
+    return fair_text(node.get("final") or {})
 
 
 def _kind(guarantee: Any) -> str | None:

@@ -45,18 +45,20 @@ TRACE = [((1, 5), (0, 5), "undecided"), ((4, 5), (0, 5), "fair"), ((1, 3), (0, 5
 
 def test_running_example_trace_one_partition_at_a_time():
     """§B6.1 popped one at a time: the same 23 partitions in the same order, with the same results — except the
-    tie pair (x1, x3) = (1, 0), whose output o(x') = 0.2·2.5 − 0.5 is 0 in exact arithmetic (unfair) but +ε in
-    float64 (fair, as in the artifact: 83.33% / 16.66%). Here it lies within the proven rounding margin of 0, so it
-    is a rounding tie: left undecided rather than given the float's sign (24/30 certified, 5/30 unfair)."""
+    pair (x1, x3) = (1, 0), whose output o(x') = 0.2·2.5 − 0.5 is 0 with decimal weights (unfair) but, on the
+    float64 weights the network has (0.2 and 0.7 are not binary fractions), exactly 3/2⁵⁵ > 0: fair, as the
+    model's float prediction and the artifact say (83.33% / 16.66%). Its float output lies within the proven
+    rounding margin of 0, so it is decided in exact rational arithmetic: 25/30 certified, 5/30 unfair, none
+    undecided."""
     log = []
     fq = FairQuant(EXAMPLE_LAYERS, EXAMPLE_DOMAIN, 1, batch=1, log=log)
     rates = fq.run()
     got = [((int(lb[0]), int(ub[0])), (int(lb[2]), int(ub[2])), status) for lb, ub, _, status, _ in log]
-    expected = TRACE[:-1] + [((1, 1), (0, 0), "undecided")]
+    expected = TRACE[:-1] + [((1, 1), (0, 0), "fair")]
     assert got == expected
     assert fq.pops == 23 and fq.counts.total == 30
-    assert rates["certified"] == Fraction(24, 30) and rates["unfair"] == Fraction(5, 30)
-    assert rates["undecided"] == Fraction(1, 30) and fq.counts.ties == 1 and fq.stopped == "complete"
+    assert rates["certified"] == Fraction(25, 30) and rates["unfair"] == Fraction(5, 30)
+    assert rates["undecided"] == 0 and fq.counts.exact == 1 and fq.stopped == "complete"
     assert sorted((c.point[0], c.point[2]) for c in fq.counterexamples) == [(1, 1), (1, 2), (1, 3), (2, 4), (2, 5)]
     assert [s for *_, s in log[:3]] == [0, None, 0]  # the root and [1,3] split on x1 (index 0)
 
@@ -67,8 +69,8 @@ def test_running_example_from_the_file_in_batches():
     for batch in (1, 3, 1024):
         fq = FairQuant(net.layers, dom, "x1", batch=batch)
         r = fq.run()
-        assert (r["certified"], r["unfair"], r["undecided"]) == (Fraction(4, 5), Fraction(1, 6), Fraction(1, 30))
-        assert fq.pops == 23 and fq.counts.ties == 1
+        assert (r["certified"], r["unfair"], r["undecided"]) == (Fraction(5, 6), Fraction(1, 6), 0)
+        assert fq.pops == 23 and fq.counts.exact == 1
 
 
 # ------------------------------------------------------------------------------------------ §B6.2
@@ -322,13 +324,14 @@ CANCEL_DOMAIN = nnet_domain(["x0", "x1"], [10 ** 8, 0], [10 ** 8 + 7, 1])
 
 def test_cancellation_is_never_certified():
     """The relative margin alone certified this network 100 % fair (both float outputs negative); exactly none
-    of it is fair. With the proven rounding margin nothing is decided: every individual is a rounding tie."""
+    of it is fair. The float outputs lie within the proven rounding margin of 0, so every individual is decided in
+    exact arithmetic: an output of exactly 0 (protected value 0) is unfavourable, 1e-9 favourable — all unfair."""
     outs = [_exact_output(CANCEL_LAYERS, [10 ** 8 + i, p]) for i in range(8) for p in (0, 1)]
     assert all(o == 0 for o in outs[0::2]) and all(o > 0 for o in outs[1::2])  # the oracle: all unfair
     fq = FairQuant(CANCEL_LAYERS, CANCEL_DOMAIN, "x1")
     r = fq.run()
-    assert r["certified"] == 0 and r["unfair"] == 0 and r["undecided"] == 1 and fq.counts.ties == 8
-    assert not fq.counterexamples
+    assert r["certified"] == 0 and r["unfair"] == 1 and r["undecided"] == 0 and fq.counts.exact == 8
+    assert [c.decisions for c in fq.counterexamples] == [(0, 1)] * 8
 
 
 def test_rounding_margins_bound_the_float_error_and_the_bounds_hold():
@@ -356,3 +359,70 @@ def test_rounding_margins_bound_the_float_error_and_the_bounds_hold():
         for x in inside:
             e = _exact_output(layers, x)
             assert Fraction(float(low[0, 0])) - Fraction(sym_margin) <= e <= Fraction(float(high[0, 0])) + Fraction(sym_margin)
+
+
+# ------------------------------------------------------------------------------------------ exact ties
+def _enumerate_exactly(layers, domain: Domain, protected: int) -> tuple[int, int]:
+    """(fair, unfair) individuals of an integer grid, each output in exact rational arithmetic on the float
+    weights, decided as the models decide (favourable iff output > 0)."""
+    ranges = [range(int(f.lo), int(f.hi) + 1) for f in domain.features]
+    values = list(ranges[protected])
+    ranges[protected] = [values[0]]
+    fair = unfair = 0
+    for point in itertools.product(*ranges):
+        decisions = set()
+        for v in values:
+            x = list(point)
+            x[protected] = v
+            decisions.add(_exact_output(layers, x) > 0)
+        fair, unfair = (fair + 1, unfair) if len(decisions) == 1 else (fair, unfair + 1)
+    return fair, unfair
+
+
+def test_the_papers_example_network_is_decided_exactly():
+    """The paper's running example as shipped (``example.nnet``) was 1/30 undecided: one individual's float output
+    is within rounding of 0. Decided in exact arithmetic on its float64 weights, nothing is left undecided and the
+    rates are the exact enumeration's: 25/30 fair, 5/30 unfair (the notes' float64 answer, 83.33 % / 16.66 %; with
+    the file's decimal weights read as decimals that output would be exactly 0 and the answer 80 % / 20 %)."""
+    path = MODELS / "example.nnet" if (MODELS / "example.nnet").exists() else example_path()
+    net = read_nnet(path)
+    dom = nnet_domain(["x0", "x1", "x2"], net.mins, net.maxs)
+    fq = FairQuant(net.layers, dom, "x1")
+    r = fq.run()
+    assert r["undecided"] == 0 and fq.stopped == "complete"
+    fair, unfair = _enumerate_exactly(net.layers, dom, 1)
+    assert (fair, unfair) == (25, 5)
+    assert (r["certified"], r["unfair"]) == (Fraction(fair, 30), Fraction(unfair, 30))
+    tie = [1.0, 1.0, 0.0]  # (x1, x3) = (1, 0) with the protected attribute at 1: 0.2·2.5 − (0.7 − 0.2)
+    assert _exact_output(net.layers, tie) == Fraction(3, 2 ** 55)
+
+
+# o = ReLU(x0 + x1) − 2 over x0 ∈ {0..4}, protected x1 ∈ {0, 1}: the output is exactly 0 at (2, 0) and (1, 1)
+TIE_LAYERS = [(arr([1.0, 1.0]), np.zeros(1)), (arr([1.0]), np.array([-2.0]))]
+TIE_DOMAIN = nnet_domain(["x0", "x1"], [0, 0], [4, 1])
+
+
+@pytest.mark.parametrize("batch", [1, 1024])
+def test_an_output_exactly_zero_at_a_grid_point_is_decided(batch):
+    """Outputs (x1 = 0 / 1) per x0: −2/−1, −1/0, 0/1, 1/2, 2/3. An output of exactly 0 is unfavourable (the
+    models' rule: favourable iff > 0), so x0 = 1 is fair (both unfavourable) and x0 = 2 unfair: 4/5 fair, 1/5
+    unfair, nothing undecided — before, both ties were left undecided."""
+    assert _enumerate_exactly(TIE_LAYERS, TIE_DOMAIN, 1) == (4, 1)
+    fq = FairQuant(TIE_LAYERS, TIE_DOMAIN, "x1", batch=batch)
+    r = fq.run()
+    assert (r["certified"], r["unfair"], r["undecided"]) == (Fraction(4, 5), Fraction(1, 5), 0)
+    assert fq.counts.exact == 2
+    (cex,) = fq.counterexamples
+    assert cex.point == (2.0, 0.0) and cex.outputs == (0.0, 1.0) and cex.decisions == (0, 1)
+
+
+def test_exact_outputs_agree_with_the_float_pass_and_the_oracle():
+    from fairaudit.bounds.fairquant import exact_outputs, favourable
+
+    rng = np.random.default_rng(3)
+    layers = [(rng.normal(size=(5, 3)), rng.normal(size=5)), (rng.normal(size=(1, 5)), rng.normal(size=1))]
+    X = rng.integers(-5, 6, size=(20, 3)).astype(float)
+    exact = exact_outputs(layers, X)
+    assert exact == [_exact_output(layers, x) for x in X]
+    assert np.allclose([float(e) for e in exact], concrete_outputs(layers, X), atol=1e-12)
+    assert favourable(Fraction(1, 10 ** 30)) and not favourable(Fraction(0))

@@ -30,12 +30,12 @@ def fair_node(result):
 def test_api_nnet_over_its_domain():
     r = audit(None, "Fair[x1] >= 0.75", engine="fairquant", model=str(EXAMPLE))
     assert r.verdict == "true" and r.complete and r.guarantee.kind == "sound"
-    f = fair_node(r)  # 25/30 fair by the float64 prediction; one of them is an exact tie, left undecided
-    assert f["certified"] == pytest.approx(24 / 30) and f["unfair"] == pytest.approx(5 / 30)
-    assert f["undecided"] == pytest.approx(1 / 30) and f["lo"] <= 25 / 30 <= f["hi"]
+    f = fair_node(r)  # 25/30 fair: the individual whose output is within rounding of 0 is decided exactly
+    assert f["certified"] == pytest.approx(25 / 30) and f["unfair"] == pytest.approx(5 / 30)
+    assert f["undecided"] == 0 and f["lo"] <= 25 / 30 <= f["hi"]
     facts = r.info["fairquant"]["Fair[x1]"]
-    assert facts["partitions"] == 23 and facts["total"] == 30 and facts["certified_count"] == 24
-    assert facts["rounding_ties"] == 1
+    assert facts["partitions"] == 23 and facts["total"] == 30 and facts["certified_count"] == 25
+    assert facts["decided_exactly"] == 1
     model = models.load(EXAMPLE)
     found = r.counterexamples.get("Fair[x1]")
     assert found.total == 5 and len(found.examples) == 5 and found.attribute == "x1" and found.values == (0, 1)
@@ -75,8 +75,8 @@ def test_cli_nnet(tmp_path):
     data = json.loads(out.read_text())
     node = next(n for n in data["nodes"] if n["kind"] == "fair")
     final = node["final"]
-    assert final["certified"] == pytest.approx(24 / 30, abs=2e-6) and final["unfair"] == pytest.approx(1 / 6, abs=1e-6)
-    assert final["undecided"] == pytest.approx(1 / 30, abs=2e-6)
+    assert final["certified"] == pytest.approx(25 / 30, abs=2e-6) and final["unfair"] == pytest.approx(1 / 6, abs=1e-6)
+    assert final["undecided"] == 0
     (leaf,) = data["counterexamples"]["leaves"]
     assert leaf["leaf"] == "Fair[x1]" and leaf["total"] == 5 and len(leaf["examples"]) == 5
     assert "5 counterexamples" in done.stdout
@@ -143,3 +143,20 @@ def test_a_column_the_model_does_not_read_is_exactly_fair(mlp_case):
     r = audit(dataset, "Fair[sex] >= 0.999", engine="fairquant", model=model)
     assert r.verdict == "true" and fair_node(r)["certified"] == 1 and fair_node(r)["undecided"] == 0
     assert any("does not read this column" in w for w in r.warnings)
+
+
+def test_a_grid_decided_exactly_meets_its_threshold_exactly(tmp_path):
+    """o = ReLU(x0 + x1) − 2 over x0 ∈ {0..4}, x1 ∈ {0, 1}: two outputs are exactly 0 (decided exactly,
+    unfavourable), so Fair[x1] is exactly 4/5 — and ``Fair[x1] >= 0.8`` is an exact tie with its threshold, certified
+    (before, 2/5 stayed undecided and the comparison with it)."""
+    from fairaudit.engines.fairquant import _net_text
+
+    path = tmp_path / "tie.nnet"
+    path.write_text(_net_text([2, 1, 1], [0, 0], [4, 1], [([[1.0, 1.0]], [0.0]), ([[1.0]], [-2.0])]))
+    r = audit(None, "Fair[x1] >= 0.8", engine="fairquant", model=str(path))
+    f = fair_node(r)
+    assert f["certified"] == pytest.approx(0.8) and f["unfair"] == pytest.approx(0.2) and f["undecided"] == 0
+    assert r.verdict == "true"
+    assert audit(None, "Fair[x1] > 0.8", engine="fairquant", model=str(path)).verdict == "false"
+    found = r.counterexamples.get("Fair[x1]")
+    assert found.total == 1 and [c.decisions for c in found.examples] == [(0, 1)]

@@ -207,6 +207,37 @@ def test_ratio_interval_arithmetic_of_the_notes():
     assert hi < 0.9      # unfair at ε = 0.1
 
 
+TIE = ROOT / "fairaudit" / "programs" / "examples" / "toy_tie.fr"
+RATIO = "E[pred | sensitive] / E[pred | not sensitive]"
+DIFF = "E[pred | sensitive] - E[pred | not sensitive]"
+
+
+@pytest.mark.parametrize("spec, verdict", [
+    (f"{RATIO} >= 0.5", "true"), (f"{RATIO} <= 0.5", "true"), (f"{RATIO} > 0.5", "false"),
+    (f"{RATIO} < 0.5", "false"), (f"{RATIO} == 0.5", "true"), (f"{RATIO} != 0.5", "false"),
+    (f"{DIFF} >= -0.25", "true"), (f"{DIFF} < -0.25", "false"), (f"0.5 <= {RATIO}", "true"),
+    (f"{RATIO} >= 0.5000001", "false"), (f"{RATIO} >= 0.4999999", "true"),
+])
+def test_an_exact_rational_tie_is_decided(spec, verdict):
+    """toy_tie.fr: P[T | min] = 1/4 and P[T | ¬min] = 1/2 exactly (binary constants), so the ratio is exactly 0.5
+    and the difference exactly −0.25. The leaves' exact rational bounds collapse onto these values; the comparison
+    at the threshold is a tie, decided exactly — the outward-rounded float interval of the ratio straddled 0.5 and
+    left it unknown."""
+    r = audit(TIE, spec, time_budget=30)
+    assert r.verdict == verdict and r.complete
+    lo, hi = column(r, node_id(r, "E[pred | sensitive]"))
+    assert lo[-1] == hi[-1] == 0.25
+
+
+def test_a_collapsed_leaf_is_the_programs_binary_value_not_the_decimal_one():
+    """T3 with precision 0: P[T | min] = 1 − 2·fl(0.4) exactly (0.4 is not a binary fraction), a hair below 1/5 —
+    so it is not equal to 0.2 and not at least 0.2, though it prints as 0.2."""
+    verdicts = {op: audit(EX / "toy_t3.fr", f"{MIN} {op} 0.2", stop=False, precision=0.0, time_budget=30).verdict
+                for op in (">=", "==", "<")}
+    assert 1 - 2 * Fraction(0.4) < Fraction(1, 5)
+    assert verdicts == {">=": "false", "==": "false", "<": "true"}
+
+
 # ---------------------------------------------------------------------------------------------------- DT4
 def test_dt4_ind_is_fair_with_ratio_exactly_one():
     p_min, p_maj = dt4_truth(bn=False)
