@@ -163,7 +163,8 @@ class Trace:
 
 # how the display trace is thinned (``TraceBuilder(points=...)``)
 LOG_RATIO = 1.06  # the log grid keeps the first check of every 6 % growth of the step: ≤ 475 rows to 10¹² steps
-DISPLAY_CELLS = 6_000  # the default display trace holds about this many (check, node) cells, whatever the stream
+DISPLAY_CELLS = 5_000  # the default display trace holds about this many (check, node) cells, whatever the stream
+# (with full-precision floats its JSON stays under about 1 MB, verdict changes included)
 ROOT_CHANGES = 50  # the display trace keeps the root's first this many verdict changes (and its last) ...
 NODE_CHANGES = 50  # ... and the first this many changes of the other nodes together (and every node's first and last)
 _PIN, _LOG, _GRID, _TAIL = 1, 2, 4, 8  # why a row is kept: the stop / the first check, the log grid, the uniform

@@ -16,7 +16,8 @@ What is plotted for each node kind:
   joint e-process): under its interval plot, the e-value (log scale) against the dashed 1/β line it must reach — the
   comparison is decided when the e-value reaches it, even while its interval still straddles the threshold.
 
-A thin strip under every plot shows the node's verdict at each step. Infinite or huge bounds are clipped to a
+A thin strip under every plot shows the node's verdict at each step. Stacked panels of values share one y range;
+the steps before a term has a value (a leaf no step has counted for yet) are not drawn. Infinite or huge bounds are clipped to a
 display range (the natural range of the term where it is finite, e.g. [0, 1] for a probability, by the interval
 rules of ``fairaudit.bounds.rules``). A run of a single step (an engine that computes its values at once) is drawn
 as a point with its interval, not as a line. The x axis counts the result's own unit (``result.unit``, passed as
@@ -192,7 +193,7 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
                        keep_steps: Sequence[int] = (), domain: tuple[float, float] | None = None) -> Series:
     """The tidy data of one convergence panel (see the module docstring for what is plotted per kind).
     ``domain``: the y range to use (stacked panels share one, ``convergence_chart``) instead of the panel's own
-    ``display_range``. The steps before the plotted term's first value (a leaf before its first observation: no
+    ``display_range``. The steps before the plotted term's first value (a leaf before any step counted for it: no
     estimate, the interval [0, 1]) have no rows: nothing is drawn there, not a 0."""
     by_id, kids = _node_index(nodes)
     node_id = str(node_id)
@@ -248,7 +249,7 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
         natural = float(diff.lo), float(diff.hi)
     runs, decided = verdict_runs(steps, verdicts), first_decided_step(steps, verdicts)  # over every step
     valued = np.isfinite(est)
-    if numeric and valued.any() and not valued[0]:  # nothing observed yet at the first steps: nothing to draw
+    if numeric and valued.any() and not valued[0]:  # no value yet at the first steps: nothing to draw
         first = int(np.argmax(valued))
         own, steps, verdicts = own.iloc[first:].reset_index(drop=True), steps[first:], verdicts[first:]
         est, lo, hi = est[first:], lo[first:], hi[first:]
