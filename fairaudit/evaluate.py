@@ -212,7 +212,9 @@ def evaluate(spec: Spec, leaves: Mapping[str, LeafValue],
 # An engine that knows a leaf's value exactly (a count on a finite table: ``LeafValue.exact``) gets exact
 # arithmetic above it: a term whose leaves are all exact is computed with fractions and shown as the tightest
 # float interval around it, and a comparison between exact terms is decided exactly — a tie (``E[a] / E[a] >= 1``)
-# is true, not undecided by the outward rounding that floating-point interval arithmetic needs to stay sound.
+# is true, not undecided by the outward rounding that floating-point interval arithmetic needs to stay sound. The
+# exact values are kept on the nodes (``NodeValue.exact``: leaves, terms and a comparison's left − right), so the
+# result can carry them as fractions (``AuditResult.exact``).
 
 _EXACT_OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
 _EXACT_CMP = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,

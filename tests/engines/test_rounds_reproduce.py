@@ -172,3 +172,22 @@ def test_fairquant_cut_by_the_budget_is_reproduced_by_its_rounds():
             {**options, "rounds": n})))))
         assert cut.final_values("n1")["undecided"] > 0  # cut before the end
     assert len(reached) > 1
+
+
+# ------------------------------------------------------------------------------------------ justicia
+def test_justicia_cut_in_its_first_round_is_reproduced_by_rounds_zero():
+    """A tree's exact rates are one round: cut part way, none of it is shown (it would depend on the clock), and
+    rounds=0 gives the same bounds; rounds=1 gives the exact rates."""
+    from fairaudit.inputs import Inputs
+    from fairaudit.data import load
+
+    dataset = load("compas")
+    inputs = Inputs.build(dataset, model="tree", seed=0)
+    engine = get("justicia")
+    spec = parse('E[pred | sex == "Female"] - E[pred | sex == "Male"] < 0.2')
+    with _ticking():
+        cut = last(start(engine, spec, inputs, engine.resolve_options({"time_budget": 3})))
+    assert _check_reproduced(cut, lambda n: last(start(engine, spec, inputs, engine.resolve_options(
+        {"rounds": n})))) == 0
+    exact = last(start(engine, spec, inputs, engine.resolve_options({"rounds": 1})))
+    assert exact.complete and exact.guarantee.kind == "exact" and exact.info["rounds"] == 1
