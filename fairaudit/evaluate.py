@@ -68,6 +68,7 @@ class NodeValue:
     undecided: np.ndarray | None = None
     evalue: np.ndarray | None = None  # comparisons decided by node-level evidence: the test's e-value ...
     evalue_target: np.ndarray | None = None  # ... and the value 1/β it must reach to certify
+    exact: list | None = None  # per step, the value as an exact fraction where the leaves below are exact (None: not)
 
 
 @dataclass
@@ -211,7 +212,9 @@ def evaluate(spec: Spec, leaves: Mapping[str, LeafValue],
 # An engine that knows a leaf's value exactly (a count on a finite table: ``LeafValue.exact``) gets exact
 # arithmetic above it: a term whose leaves are all exact is computed with fractions and shown as the tightest
 # float interval around it, and a comparison between exact terms is decided exactly — a tie (``E[a] / E[a] >= 1``)
-# is true, not undecided by the outward rounding that floating-point interval arithmetic needs to stay sound.
+# is true, not undecided by the outward rounding that floating-point interval arithmetic needs to stay sound. The
+# exact values are kept on the nodes (``NodeValue.exact``: leaves, terms and a comparison's left − right), so the
+# result can carry them as fractions (``AuditResult.exact``).
 
 _EXACT_OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
 _EXACT_CMP = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
@@ -256,14 +259,17 @@ def _exact_pass(spec: Spec, leaves: Mapping[str, LeafValue], result: dict[str, N
                 lo[i], hi[i] = enclose(a - b)
                 estimate[i] = float(a - b)
             result[nid] = NodeValue(estimate, lo, hi, nv.delta, verdict=verdict, evalue=nv.evalue,
-                                    evalue_target=nv.evalue_target)
+                                    evalue_target=nv.evalue_target,
+                                    exact=[None if a is None or b is None else a - b for a, b in zip(*kids)])
         elif tn.kind in BOOL_RULES:
             nv = result[nid]
             verdict = BOOL_RULES[tn.kind].interval(*(result[c].verdict for c in tn.children))
             result[nid] = NodeValue(nv.estimate, nv.lo, nv.hi, nv.delta, verdict=verdict)
         if values is not None:
             exact[nid] = values
-            if tn.kind not in LEAF_KINDS and tn.kind != "const":
+            if tn.kind in LEAF_KINDS:
+                result[nid].exact = values
+            elif tn.kind != "const":
                 nv = result[nid]
                 estimate, lo, hi = (np.array(np.broadcast_to(a, (k,)), dtype=float, copy=True)
                                     for a in (nv.estimate, nv.lo, nv.hi))
@@ -271,7 +277,7 @@ def _exact_pass(spec: Spec, leaves: Mapping[str, LeafValue], result: dict[str, N
                     if v is not None:
                         lo[i], hi[i] = enclose(v)
                         estimate[i] = float(v)
-                result[nid] = NodeValue(estimate, lo, hi, nv.delta)
+                result[nid] = NodeValue(estimate, lo, hi, nv.delta, exact=values)
 
 
 def root_verdict(spec: Spec, leaves: Mapping[str, LeafValue]) -> np.ndarray:

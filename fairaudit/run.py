@@ -89,6 +89,7 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
     broken = False
     facts = dict(info or {})
     found_facts = {"findings": Findings(), "counterexamples": Counterexamples()}
+    exact: dict[str, str] = {}  # node id → its exact value at the last check (``LeafValue.exact`` and above)
     stop_at: tuple[int, int] | None = None  # (the stop step, the root's verdict there)
     progress = progress or Progress(f"Auditing with {engine.title or engine.name}", None, engine.unit, on_progress)
     state = {"complete": False, "timed_out": False}
@@ -115,12 +116,13 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
                           verdict_step=verdict_step, warnings=list(warnings) + said,
                           assumption_broken=bool(found or broken), rows=rows, provenance=dict(provenance or {}),
                           info=dict(facts), findings=found_facts["findings"],
-                          counterexamples=found_facts["counterexamples"], tree=spec, scope=scope,
+                          counterexamples=found_facts["counterexamples"], exact=dict(exact), tree=spec, scope=scope,
                           exploratory=exploratory)
         if rows_check is not None and len(trace):
             out.population = population_check(spec, modelled_leaves(out), rows_check)
         return out
 
+    finished = True
     try:
         for batch in batches:
             if batch.guarantee is not None:
@@ -138,7 +140,8 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
                     raise RuntimeError(f"engine {engine.name} gave no value for leaf {missing[0]!r}")
                 if (builder.size and steps[0] <= builder.last_step) or (np.diff(steps) <= 0).any():
                     raise RuntimeError(f"engine {engine.name} yielded steps out of order")
-                part = Trace.from_values(steps, node_ids, evaluate(spec, batch.leaves, batch.nodes))
+                values = evaluate(spec, batch.leaves, batch.nodes)
+                part = Trace.from_values(steps, node_ids, values)
                 decided = np.flatnonzero(part.verdict[:, 0] != UNKNOWN)
                 halt = False
                 pin = ()
@@ -148,6 +151,7 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
                     if stop:  # the run ends at the decision: keep the checks up to it
                         part = _head(part, int(decided[0]) + 1)
                         halt = True
+                exact = _exact_at(values, len(part) - 1)
                 builder.append(part, pin=pin)
                 if full_trace is not None:
                     full_trace.append(part)
@@ -163,17 +167,28 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
             if progress.cancelled and not finished:
                 yield result()
                 return
-            if ctx.expired() and not finished:
+            if ctx.timed_out() and not finished:
                 state["timed_out"] = True
                 yield result()
                 return
             yield result()
-        state["complete"] = True
+        # an engine that ends unfinished at the time budget (it dropped a round the deadline cut) was cut short
+        state["timed_out" if not finished and ctx.timed_out() else "complete"] = True
         yield result()
     finally:
         close = getattr(batches, "close", None)
         if close is not None:
             close()
+
+
+def _exact_at(values: dict, check: int) -> dict[str, str]:
+    """Each node's exact value at ``check`` of a batch as text ``"k/n"`` (the nodes that have one)."""
+    out = {}
+    for nid, value in values.items():
+        v = None if value.exact is None else value.exact[check]
+        if v is not None:
+            out[nid] = f"{v.numerator}/{v.denominator}"
+    return out
 
 
 def _head(part: Trace, k: int) -> Trace:

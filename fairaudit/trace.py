@@ -10,10 +10,11 @@ are written on those comparisons' rows and ``final`` only);
 ``verdict`` is ``"true" / "false" / "unknown"`` on boolean nodes and None on terms. ``step`` is the
 number of observations (monitor) or iterations (verifiers) processed at that check.
 
-JSON (``AuditResult.to_json``): the contract of DESIGN.md. Floats are written with ``digits``
-significant digits (default 6, ample for bounds whose statistical width is ≫ 1e-6), rounded outward
-for bounds (``lo``, ``certified`` and ``unfair`` down; ``hi``, ``undecided`` and ``delta`` up) so the
-written interval still contains the computed one and δ is never understated; NaN as ``null``
+JSON (``AuditResult.to_json``): the contract of DESIGN.md. Floats are written at full precision (the shortest
+text that reads back as the same float64, so the JSON holds exactly the values computed and a bound is never
+rounded); a node whose value the engine knows as an exact fraction (the dataset engine's counts on rows, justicia's
+exact rates, and the arithmetic above them: ``fairaudit.evaluate``, ``LeafValue.exact``) also carries it as text
+in its ``final``, ``"exact": "617/4361"`` (``AuditResult.exact``); NaN is written as ``null``
 and ±∞ (e.g. the interval of a division by an interval containing 0) as the strings ``"inf"`` /
 ``"-inf"``. Every check of the result's trace is written by default; ``trace_every=k`` keeps every k-th check plus
 the stop step and the last check. The driver builds that trace with ``TraceBuilder``: by default a bounded display
@@ -24,7 +25,6 @@ reads it back; ``from_json(to_json(r)).to_json() == r.to_json()``.
 """
 from __future__ import annotations
 
-import decimal
 import json
 import math
 from dataclasses import dataclass, field
@@ -163,7 +163,8 @@ class Trace:
 
 # how the display trace is thinned (``TraceBuilder(points=...)``)
 LOG_RATIO = 1.06  # the log grid keeps the first check of every 6 % growth of the step: ≤ 475 rows to 10¹² steps
-DISPLAY_CELLS = 6_000  # the default display trace holds about this many (check, node) cells, whatever the stream
+DISPLAY_CELLS = 5_000  # the default display trace holds about this many (check, node) cells, whatever the stream
+# (with full-precision floats its JSON stays under about 1 MB, verdict changes included)
 ROOT_CHANGES = 50  # the display trace keeps the root's first this many verdict changes (and its last) ...
 NODE_CHANGES = 50  # ... and the first this many changes of the other nodes together (and every node's first and last)
 _PIN, _LOG, _GRID, _TAIL = 1, 2, 4, 8  # why a row is kept: the stop / the first check, the log grid, the uniform
@@ -392,36 +393,17 @@ class TraceBuilder:
                      c["evalue_target"])
 
 
-def _num(x: float, digits: int):
+def _num(x):
+    """A float for JSON at full precision (``json`` writes the shortest text that reads back as the same float64):
+    None for NaN, ``"inf"`` / ``"-inf"`` for ±∞."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return None
     x = float(x)
+    if math.isnan(x):
+        return None
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    return float(f"{x:.{digits}g}")
-
-
-def _num_outward(x: float, digits: int, direction: int):
-    """``_num`` rounded towards ``direction`` (−1 down, +1 up) instead of to nearest, so a bound
-    written with ``digits`` significant digits is never tighter than the bound computed. A value
-    already written this way reads back to itself (the JSON round trip is stable)."""
-    out = _num(x, digits)
-    if not isinstance(out, float) or (out - float(x)) * direction >= 0:
-        return out
-    exact = decimal.Decimal(float(x))
-    step = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
-    rounded = exact.quantize(step, rounding=decimal.ROUND_FLOOR if direction < 0 else decimal.ROUND_CEILING)
-    return float(rounded)
-
-
-# how each column is rounded in JSON: lower bounds down, upper bounds and failure probabilities up
-_DIRECTION = {"lo": -1, "hi": 1, "delta": 1, "certified": -1, "unfair": -1, "undecided": 1, "evalue": -1,
-              "evalue_target": 1}
-
-
-def _round(name: str, x, digits: int):
-    direction = _DIRECTION.get(name)
-    return _num(x, digits) if direction is None else _num_outward(x, digits, direction)
+    return x
 
 
 def _unnum(x) -> float:
@@ -442,7 +424,8 @@ class AuditResult:
     ``verdict_step``, ``warnings``, ``assumption_broken``, ``rows`` (which rows were audited) and ``provenance``
     (what identifies the data and the model), ``findings`` (``fairaudit.findings.Findings``: per-group rates,
     group metrics, feature influences, the modelled graph; empty for most engines), ``counterexamples``
-    (``fairaudit.counterexamples.Counterexamples``: individuals a Fair[...] leaf's decision changes for).
+    (``fairaudit.counterexamples.Counterexamples``: individuals a Fair[...] leaf's decision changes for), ``exact``
+    (node id → the node's value at the last check as an exact fraction ``"k/n"``, where the engine has one).
     ``info`` holds engine facts that no front end needs to understand (δ allocation, solver calls, timings). All
     of it is written to JSON.
     """
@@ -467,6 +450,7 @@ class AuditResult:
     info: dict = field(default_factory=dict)
     findings: Findings = field(default_factory=Findings)
     counterexamples: Counterexamples = field(default_factory=Counterexamples)
+    exact: dict = field(default_factory=dict)  # node id → its value at the last check as an exact fraction, "k/n"
     tree: object = field(default=None, repr=False, compare=False)
     # what the verdict is about ("rows", "population", "modelled", "program", "domain": ``fairaudit.claim``); the
     # population check of a modelled-distribution engine (``fairaudit.claim.population_check``); why a verdict
@@ -519,6 +503,8 @@ class AuditResult:
             out.update({k: row[k] for k in FAIR_COLUMNS})
         if info.kind == "cmp" and self.has_evalue(node_id):
             out.update({k: row[k] for k in EVIDENCE_COLUMNS})
+        if node_id in self.exact:
+            out["exact"] = self.exact[node_id]
         return out
 
     def has_evalue(self, node_id: str) -> bool:
@@ -687,8 +673,11 @@ class AuditResult:
                     "far keeps its guarantee")
         if self.timed_out:
             budget = (self.options or {}).get("time_budget")
+            rounds = (self.info or {}).get("rounds")  # the refinement engines' last complete round (``ROUNDS``)
+            again = (f"; reached {count(rounds, 'rounds')}; rerun with --rounds {rounds} to reproduce these bounds"
+                     if isinstance(rounds, int) and not isinstance(rounds, bool) else "")
             return (f"the time budget{f' of {budget:g} s' if isinstance(budget, (int, float)) else ''} ran out "
-                    f"after {count(self.steps, self.unit)}; the verdict so far keeps its guarantee")
+                    f"after {count(self.steps, self.unit)}; the verdict so far keeps its guarantee{again}")
         return f"stopped on request after {count(self.steps, self.unit)}; the verdict so far keeps its guarantee"
 
     def undecided_reason(self) -> str:
@@ -710,7 +699,7 @@ class AuditResult:
                 "the intervals are still too wide to compare")
 
     # ------------------------------------------------------------------ JSON
-    def to_dict(self, *, trace_every: int = 1, digits: int = 6) -> dict:
+    def to_dict(self, *, trace_every: int = 1) -> dict:
         t = self.trace_table
         keep = np.arange(len(t))
         if trace_every > 1 and len(t):
@@ -727,27 +716,28 @@ class AuditResult:
             for j, nid in enumerate(t.node_ids):
                 row = {"step": step, "node": nid}
                 for name in FLOAT_COLUMNS:
-                    row[name] = _round(name, getattr(t, name)[c, j], digits)
+                    row[name] = _num(getattr(t, name)[c, j])
                 row["verdict"] = verdict_text(t.verdict[c, j])
                 if kinds[nid] in ("expect", "fair"):
-                    row["n"] = _num(t.n[c, j], digits + 6)
+                    row["n"] = _num(t.n[c, j])
                 if kinds[nid] == "fair":
                     for name in FAIR_COLUMNS:
-                        row[name] = _round(name, getattr(t, name)[c, j], digits)
+                        row[name] = _num(getattr(t, name)[c, j])
                 if tested[j]:
                     for name in EVIDENCE_COLUMNS:
-                        row[name] = _round(name, getattr(t, name)[c, j], digits)
+                        row[name] = _num(getattr(t, name)[c, j])
                 rows.append(row)
         nodes = []
         for node in self.nodes:
             node = dict(node)
-            node["final"] = {k: (_round(k, v, digits) if k != "verdict" else v) for k, v in node["final"].items()}
+            node["final"] = {k: (_num(v) if k not in ("verdict", "exact") else v) for k, v in node["final"].items()}
             nodes.append(node)
         claim = self.claim
         return {"spec": self.spec, "engine": self.engine, "options": _jsonable(self.options),
                 "verdict": claim.verdict, "status": claim.status, "summary": claim.summary,
                 "headline": claim.to_dict(), "scope": {"about": self.scope or claim.scope, "verdict": self.verdict},
-                "population": _jsonable(self.population), "exploratory": _jsonable(self.exploratory), "stop_step": self.stop_step, "steps": self.steps,
+                "population": _jsonable(self.population), "exploratory": _jsonable(self.exploratory),
+                "stop_step": self.stop_step, "steps": self.steps,
                 "verdict_step": self.verdict_step, "guarantee": self.guarantee.to_dict(), "unit": self.unit,
                 "complete": self.complete, "timed_out": self.timed_out, "warnings": list(self.warnings),
                 "assumption_broken": self.assumption_broken, "rows": _jsonable(self.rows),
@@ -755,8 +745,8 @@ class AuditResult:
                 "findings": _jsonable(self.findings.to_dict()),
                 "counterexamples": _jsonable(self.counterexamples.to_dict()), "info": _jsonable(self.info)}
 
-    def to_json(self, path=None, *, trace_every: int = 1, digits: int = 6) -> str:
-        text = json.dumps(self.to_dict(trace_every=trace_every, digits=digits), separators=(",", ":"))
+    def to_json(self, path=None, *, trace_every: int = 1) -> str:
+        text = json.dumps(self.to_dict(trace_every=trace_every), separators=(",", ":"))
         if path is not None:
             from fairaudit.outputs import write_atomically
 
@@ -817,7 +807,8 @@ class AuditResult:
                    info=info, findings=Findings.from_dict(data.get("findings")),
                    counterexamples=Counterexamples.from_dict(data.get("counterexamples")),
                    scope=scope.get("about"), population=data.get("population"),
-                   exploratory=data.get("exploratory"))
+                   exploratory=data.get("exploratory"),
+                   exact={n["id"]: n["final"]["exact"] for n in data["nodes"] if "exact" in (n.get("final") or {})})
 
 
 def _finite(x) -> bool:
@@ -838,7 +829,7 @@ def _jsonable(value):
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (np.floating, float)):
-        return _num(float(value), 12)
+        return _num(float(value))
     if isinstance(value, np.ndarray):
         return _jsonable(value.tolist())
     return value

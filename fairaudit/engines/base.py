@@ -29,8 +29,8 @@ from fairaudit.evaluate import LeafValue, NodeEvidence
 from fairaudit.guarantee import Guarantee
 from fairaudit.inputs import Inputs
 
-__all__ = ["Option", "Engine", "Context", "LeafBatch", "NodeEvidence", "Guarantee", "Inputs", "COMMON_OPTIONS", "LEAF_NAMES",
-           "INPUT_NAMES"]
+__all__ = ["Option", "Engine", "Context", "LeafBatch", "NodeEvidence", "Guarantee", "Inputs", "COMMON_OPTIONS", "ROUNDS",
+           "LEAF_NAMES", "INPUT_NAMES"]
 
 LEAF_NAMES = {"expect": "E[...]", "fair": "Fair[...]"}
 # what an engine may require, and how a front end asks for it
@@ -179,6 +179,14 @@ COMMON_OPTIONS = (
            step=5.0, metavar="SECONDS", aliases=("--timeout",)),
 )
 
+# the option of every refinement engine (fairsquare, fairquant, fvgm, justicia): a run is deterministic given its
+# number of rounds, and a run cut by the time budget records the rounds it reached (``info["rounds"]``, the bounds
+# of its last complete round), so that ``--rounds N`` reproduces its bounds exactly
+ROUNDS = Option("rounds", int, None, "stop after exactly this many refinement rounds (a round cut by the time budget "
+                "is dropped: a run cut short records the rounds it reached, and rounds=N reproduces its bounds "
+                "exactly)", min=0, label="Refinement rounds", advanced=True, metavar="N")
+
+
 
 @dataclass
 class LeafBatch:
@@ -218,6 +226,7 @@ class Context:
         self._clock = clock
         self.started = clock()
         self.deadline = None if time_budget is None else self.started + float(time_budget)
+        self.gave_up = False
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (None when there is none; never negative)."""
@@ -225,6 +234,15 @@ class Context:
 
     def expired(self) -> bool:
         return self.deadline is not None and self._clock() >= self.deadline
+
+    def give_up(self) -> None:
+        """The engine ends its refinement for the time budget before the deadline (its next round cannot finish in
+        time): the run is reported as cut by the time budget, like one whose deadline passed."""
+        self.gave_up = True
+
+    def timed_out(self) -> bool:
+        """Has the time budget ended the run (the deadline passed, or the engine gave up for it)?"""
+        return self.gave_up or self.expired()
 
     def note(self, message: str) -> None:
         """Say what the engine is preparing before its first batch (e.g. "re-predicting Fair[sex]"), so a slow

@@ -24,7 +24,7 @@ from typing import Iterator
 import numpy as np
 
 from fairaudit.counterexamples import DOMAIN, KEEP, Counterexample, Counterexamples, LeafCounterexamples
-from fairaudit.engines.base import COMMON_OPTIONS, Context, Engine, LeafBatch, Option
+from fairaudit.engines.base import COMMON_OPTIONS, ROUNDS, Context, Engine, LeafBatch, Option
 from fairaudit.evaluate import LeafValue, compile_spec, enclose
 from fairaudit.guarantee import Guarantee
 
@@ -84,6 +84,7 @@ class FairQuantEngine(Engine):
                advanced=True, step=1e-5),
         _common("time_budget", default=600.0, help="stop refining after this many seconds; the rates so far are "
                 "sound (certified and unfair only grow), the rest is undecided"),
+        ROUNDS,
     )
     evidence_hint = ("the bounds of a sound engine never contradict each other: this is a bug in fairaudit, "
                      "please report it")
@@ -149,17 +150,22 @@ class FairQuantEngine(Engine):
                                       tolerance=options["tolerance"], seed=int(options.get("seed") or 0) + i,
                                       keep=KEEP, order=options["refine_order"],
                                       corners=options["cex_corners"], probes=options["cex_probes"])
-        return self._batches(analyses, unread, inputs.model, domain, ctx)
+        return self._batches(analyses, unread, inputs.model, domain, ctx, options.get("rounds"))
 
-    def _batches(self, analyses: dict, unread: list, model, domain, ctx: Context) -> Iterator[LeafBatch]:
+    def _batches(self, analyses: dict, unread: list, model, domain, ctx: Context, limit=None) -> Iterator[LeafBatch]:
+        """One round: every analysis not done analyses one batch of partitions (a fixed number: what a round does
+        never depends on the clock); the deadline is asked between rounds, so a run cut by it reports its last
+        complete round (``info["rounds"]``) and ``rounds=N`` reproduces it."""
         verified: dict = {key: 0 for key in analyses}
         kept: dict = {key: [] for key in analyses}
         warnings: list[str] = []
+        rounds = 0
         while True:
             for a in analyses.values():
                 if not a.done:
                     a.step()
-            finished = all(a.done for a in analyses.values())
+            rounds += 1
+            finished = all(a.done for a in analyses.values()) or (limit is not None and rounds >= limit)
             for key, a in analyses.items():  # check new counterexamples with the model's own prediction
                 fresh = a.counterexamples[verified[key]:]
                 verified[key] = len(a.counterexamples)
@@ -173,7 +179,7 @@ class FairQuantEngine(Engine):
                         kept[key].append(row)
             pops = max(1, sum(a.pops for a in analyses.values()))
             info = {"fairquant": {key: {**a.summary(), "protected_values": _values(domain, a)}
-                                  for key, a in analyses.items()}}
+                                  for key, a in analyses.items()}, "rounds": rounds}
             found = Counterexamples(tuple(_leaf_counterexamples(key, a, domain, kept[key])
                                           for key, a in analyses.items()))
             leaves = {key: _leaf(a) for key, a in analyses.items()}

@@ -26,7 +26,7 @@ from typing import Iterator
 
 import numpy as np
 
-from fairaudit.engines.base import COMMON_OPTIONS, Context, Engine, LeafBatch, Option
+from fairaudit.engines.base import COMMON_OPTIONS, ROUNDS, Context, Engine, LeafBatch, Option
 from fairaudit.evaluate import LeafValue, compile_spec
 from fairaudit.guarantee import Guarantee
 
@@ -61,7 +61,8 @@ class FairSquare(Engine):
                 "(the bounds are sound, so refining further cannot change the verdict); false: refine until the "
                 "precision or the time budget"),
         _common("time_budget", default=120.0, help="stop refining after this many seconds; an undecided "
-                "specification is then 'unknown' with its current (sound) bounds"),
+                "specification is then 'unknown' with the (sound) bounds of its last complete round"),
+        ROUNDS,
     )
     evidence_hint = ("the bounds of a sound engine never contradict each other: this is a bug in fairaudit, "
                      "please report it")
@@ -106,20 +107,26 @@ class FairSquare(Engine):
         return self._rounds(state, options, ctx)
 
     def _rounds(self, state: "_State", options, ctx: Context) -> Iterator[LeafBatch]:
+        """Round 0 (the first paths' bounds), then refinement rounds. What a round does depends only on the rounds
+        before it, never on the clock: a round the deadline cuts (its work stopped part way) is dropped — the run
+        ends with the bounds of its last complete round, recorded as ``info["rounds"]``, so ``rounds=N`` reproduces
+        them exactly. Round 0 cut by the deadline is shown (sound, but not reproducible: no rounds recorded)."""
         precision = float(options["precision"])
+        limit = options.get("rounds")
         step = 0
+        whole = not state.cut()  # round 0 ran to its end
         while True:
             values, weights = state.leaf_bounds()
             widest = max((hi - lo for lo, hi, _ in values.values()), default=0.0)
             gaps = state.gaps(weights)
             settled = not len(gaps) or not gaps.max() > 0
-            done = settled or widest <= precision
+            done = settled or widest <= precision or step == limit
             cells = state.cells
             warnings = (state.empty_conditions() + state.undefined_reads()) if done or step == 0 else ()
             yield LeafBatch(np.array([step]), {k: _leaf(*bounds) for k, bounds in values.items()},
                             done=step, total=step if done else None, warnings=warnings,
-                            info={**state.info(), "cells": cells, "rounds": step})
-            if done or ctx.expired():
+                            info={**state.info(), "cells": cells, "rounds": step if whole else None})
+            if done or not whole or ctx.expired():
                 return
             for _ in range(STEPS_PER_ROUND):
                 if ctx.expired():
@@ -132,6 +139,8 @@ class FairSquare(Engine):
                     break             # the items were renumbered
                 state.refine(i, SPLITS_PER_STEP)
                 gaps[i] = state.gap(i) * weights[i]
+            if state.cut():  # the deadline stopped this round part way: its bounds would depend on the clock
+                return
             step += 1
 
     def methods(self, options) -> list[tuple[str, list[str]]]:
@@ -200,6 +209,11 @@ class _State:
             self.volumes[i] = _volume(v.path)
         else:
             v.refine(splits, self.expired)
+
+    def cut(self) -> bool:
+        """Was work stopped part way by the deadline (a volume not built, cells not split, paths or a solver call
+        cut short)? The clock has passed the deadline then, or a solver call was given less than its own timeout."""
+        return bool(self.expired is not None and self.expired()) or self.explorer.cut
 
     def is_open(self, i: int) -> bool:
         return self.pending[i] is not None

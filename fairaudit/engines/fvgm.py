@@ -30,7 +30,7 @@ from typing import Iterator
 
 import numpy as np
 
-from fairaudit.engines.base import Context, Engine, LeafBatch, Option
+from fairaudit.engines.base import ROUNDS, Context, Engine, LeafBatch, Option
 from fairaudit.evaluate import LeafValue, compile_spec
 from fairaudit.guarantee import Guarantee
 
@@ -56,6 +56,7 @@ class FVGM(Engine):
                label="Most parents", advanced=True),
         Option("precision", float, 1e-3, "stop refining once every probability's bounds are this close", min=0,
                exclusive=True, label="Precision", advanced=True),
+        ROUNDS,
     )
 
     # ------------------------------------------------------------------------------------------ checks
@@ -233,12 +234,14 @@ class FVGM(Engine):
         """Refinement rounds. The first grid is coarse (about 512 cells over the score's range); each next step
         is chosen from the widest interval so far (the gap shrinks about linearly with the step), between 1/32 and
         1/2 of the previous one; every interval is intersected with the previous round's (both are sound), so the
-        bounds are nested."""
+        bounds are nested. A round's grid depends only on the rounds before it; a round the deadline cuts is dropped
+        (the previous round's bounds stand, ``info["rounds"]``), so ``rounds=N`` reproduces a cut run's bounds."""
         from fairaudit.bounds.subset_sum import Stopped, TooLarge, group_rate_bounds, rate_bounds
 
         protected = list(protected)
         last = None
         precision = float(options["precision"])
+        limit = options.get("rounds")
         spread = sum(max(ws.values()) - min(ws.values()) for ws in weights.values() if ws) or 1.0
         step = _dyadic(Fraction(spread) / 512)
         # queries on protected attributes only are read from the groups' pass; the others get their own pass
@@ -289,10 +292,10 @@ class FVGM(Engine):
                 if g in groups_prev:
                     lo, hi = max(lo, groups_prev[g][0]), min(hi, groups_prev[g][1])
                 groups_prev[g] = (lo, hi, b.share)
-            done = widest <= precision
+            done = widest <= precision or (limit is not None and k >= limit)
             final = done or ctx.expired()
             influence, influence_note = (), ""
-            info = {"network": {v: list(p) for v, p in bn.parents.items() if p}, "grid": float(step)}
+            info = {"network": {v: list(p) for v, p in bn.parents.items() if p}, "grid": float(step), "rounds": k}
             if final and protected:
                 t0 = time.perf_counter()
                 influence, influence_note = _influences(bn, weights, tau, strict, protected, groups, step, ctx)

@@ -29,12 +29,13 @@ and least favoured group, found by branch and bound.
 """
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 from typing import Iterator
 
 import numpy as np
 
-from fairaudit.engines.base import Context, Engine, LeafBatch, Option
+from fairaudit.engines.base import ROUNDS, Context, Engine, LeafBatch, Option
 from fairaudit.evaluate import LeafValue, compile_spec, enclose
 from fairaudit.guarantee import Guarantee
 from fairaudit.limits import Deadline, OutOfTime
@@ -187,6 +188,7 @@ class Justicia(Engine):
         Option("multiplier", int, 0, "linear models only: round the weights to integers, the largest |weight| or "
                "|bias| becoming this multiplier (Justicia uses 30); the rates are then about the rounded model. "
                "0: exact weights", min=0, label="Weight rounding (linear)", advanced=True),
+        ROUNDS,
     )
     evidence_hint = "one exact step cannot contradict itself: this is a bug in fairaudit, please report it"
 
@@ -281,8 +283,21 @@ class Justicia(Engine):
         if learn and prot:
             search = self._learn(prot, correlation, jobs)
         exact_guarantee = None
-        for step, final in self._refine(jobs, ctx, precision):
-            batch = self._batch(spec, jobs["spec"], step, final, jobs.get("spec_label"), named_label)
+        limit = options.get("rounds")
+        if limit == 0:  # no round: every leaf anywhere in [0, 1] (what a run cut in its first round reports)
+            yield self._nothing_yet(spec, options, inputs, note="no refinement round was run (rounds 0): every "
+                                    "cell counts as anywhere in [0, 1]")
+            return
+        rounds = self._refine(jobs, ctx, precision, limit)
+        try:
+            first = next(rounds)
+        except OutOfTime:  # the first round was cut: nothing of it is shown (it would depend on the clock)
+            yield self._nothing_yet(spec, options, inputs)
+            return
+        for step, final in itertools.chain([first], rounds):
+            # a last round before the time budget ends the run is final (its findings are shown) but not finished
+            batch = self._batch(spec, jobs["spec"], step, final and not ctx.timed_out(), jobs.get("spec_label"),
+                                named_label)
             exact = all(len(j.exact) == len(j.bounds) for j in jobs.values())
             g = self.guarantee(options, inputs, exact=exact)
             if g != exact_guarantee:
@@ -331,13 +346,13 @@ class Justicia(Engine):
         positions = np.arange(len(dataset)) if inputs.positions is None else inputs.positions
         return dataset.frame.iloc[positions].reset_index(drop=True), positions
 
-    def _nothing_yet(self, spec, options, inputs) -> LeafBatch:
+    def _nothing_yet(self, spec, options, inputs, note=CUT_SHORT) -> LeafBatch:
         """The batch of a run whose time budget ran out before any rate was computed: every leaf in [0, 1]."""
         leaves = {key: LeafValue(np.array([0.5]), np.array([0.0]), np.array([1.0]), 0.0, np.array([np.nan]))
                   for key in compile_spec(spec).leaf_keys}
         g = self.guarantee(options, inputs)
         return LeafBatch(np.array([1]), leaves, done=0, guarantee=Guarantee("sound", scope=g.scope, assumes=g.assumes,
-                                                                            note=CUT_SHORT), info={"rounds": 0})
+                                                                            note=note), info={"rounds": 0})
 
     def _job(self, inputs, cell_cols, correlation, bins, multiplier, split=(), deadline=None) -> _Job:
         """The modelled population over the cells of ``cell_cols``; ``split``: columns whose values further divide
@@ -396,9 +411,12 @@ class Justicia(Engine):
         return _Job(cell_cols, form, dist, [v.name for v in variables if v.name in names], correlation)
 
     @staticmethod
-    def _refine(jobs, ctx, precision) -> Iterator[tuple[int, bool]]:
-        """Exact rates where they fit, then rounds of sound grid bounds (the grid halves each round) until every
-        cell's bounds are within ``precision``, the time is up or the grid is fine enough. Yields (round, final)."""
+    def _refine(jobs, ctx, precision, limit=None) -> Iterator[tuple[int, bool]]:
+        """Exact rates where they fit (round 1), then rounds of sound grid bounds (the grid halves each round) until
+        every cell's bounds are within ``precision``, ``limit`` rounds are done, the time is up or the grid is fine
+        enough. Yields (round, final). What a round computes never depends on the clock: a round the deadline cuts is
+        dropped (the first one raises ``OutOfTime``), one that would not end before it is not started
+        (``Context.give_up``), so ``rounds=N`` reproduces the bounds of a run cut after N rounds."""
         from fairaudit.bounds import justicia as J
 
         linear = []
@@ -407,11 +425,8 @@ class Justicia(Engine):
         for job in jobs.values():
             for a in job.bounds:
                 if isinstance(job.form, J.Paths):
-                    try:  # a deep tree's exact rate takes a second a cell: the cells left keep [0, 1]
-                        r = J.paths_rate(job.form, job.probs_of(a), deadline=deadline)
-                    except OutOfTime:
-                        yield 1, False  # not final: the driver ends the run at the time budget
-                        return
+                    # a deep tree's exact rate takes a second a cell: ``OutOfTime`` at the deadline
+                    r = J.paths_rate(job.form, job.probs_of(a), deadline=deadline)
                 elif fits:
                     try:
                         r = J.linear_rate(job.form, job.probs_of(a), job.names, max_work=EXACT_WORK)
@@ -436,7 +451,11 @@ class Justicia(Engine):
             started = time.perf_counter()
             for job, a in linear:
                 lo, hi = job.bounds[a]
-                if hi - lo <= precision or ctx.expired():
+                if ctx.expired():  # the round is cut: dropped (its bounds would depend on the clock)
+                    if rnd == 1:
+                        raise OutOfTime()
+                    return
+                if hi - lo <= precision:
                     continue
                 if a not in job.arrays:
                     job.arrays[a] = J.score_arrays(job.form, job.probs_of(a), job.names)
@@ -445,11 +464,12 @@ class Justicia(Engine):
             done = all(job.bounds[a][1] - job.bounds[a][0] <= precision for job, a in linear)
             left = ctx.remaining()
             # a round costs about four times the last one (the arrays and the kernels both double): do not start
-            # one that cannot end before the time budget
-            late = left is not None and 4 * (time.perf_counter() - started) > left
+            # one that cannot end before the time budget (the run is then cut by it, after this round)
+            if left is not None and 4 * (time.perf_counter() - started) > left:
+                ctx.give_up()
             # the next grid's score arrays would hold more than MAX_GRID points: stop refining (memory)
             huge = span / (step / 2) > MAX_GRID
-            final = done or late or huge or ctx.expired() or rnd == MAX_ROUNDS
+            final = done or huge or ctx.timed_out() or rnd == MAX_ROUNDS or (limit is not None and rnd >= limit)
             yield rnd, final
             if final:
                 return

@@ -183,6 +183,7 @@ class _Executor:
         self.atoms = atoms
         self.timeout_ms = solver_timeout_ms
         self.solver_calls = 0
+        self.cut = False  # a feasibility check was given less than ``timeout_ms`` (the deadline) and gave up
         self.pruned = 0
         self.solver = None
         self.told: list = []
@@ -312,7 +313,10 @@ class _Executor:
         timeout = self.timeout_ms if left is None else max(1, min(self.timeout_ms, int(1000 * left)))
         self.solver.set("timeout", timeout)
         self.solver_calls += 1
-        return self.solver.check() != z3.unsat
+        answer = self.solver.check()
+        if answer == z3.unknown and timeout < self.timeout_ms:
+            self.cut = True  # kept as feasible (sound), but only because the deadline was near
+        return answer != z3.unsat
 
     # -- statements: a worklist of partial paths, each with the statements left to run --------------------
     def advance(self, item: "Pending") -> tuple[Path | None, list["Pending"]]:
@@ -384,6 +388,11 @@ class Explorer:
     @property
     def undefined_reads(self) -> set[str]:
         return self.executor.undefined_reads
+
+    @property
+    def cut(self) -> bool:
+        """Did the deadline cut a solver call short (``_Executor.cut``)?"""
+        return self.executor.cut
 
     def expand(self, pending: Pending, limit: int | None = None, remaining=None) -> tuple[list[Path], list[Pending]]:
         """``(finished paths, open partial paths)`` reachable from ``pending``: depth first, until the two

@@ -16,7 +16,8 @@ What is plotted for each node kind:
   joint e-process): under its interval plot, the e-value (log scale) against the dashed 1/β line it must reach — the
   comparison is decided when the e-value reaches it, even while its interval still straddles the threshold.
 
-A thin strip under every plot shows the node's verdict at each step. Infinite or huge bounds are clipped to a
+A thin strip under every plot shows the node's verdict at each step. Stacked panels of values share one y range;
+the steps before a term has a value (a leaf no step has counted for yet) are not drawn. Infinite or huge bounds are clipped to a
 display range (the natural range of the term where it is finite, e.g. [0, 1] for a probability, by the interval
 rules of ``fairaudit.bounds.rules``). A run of a single step (an engine that computes its values at once) is drawn
 as a point with its interval, not as a line. The x axis counts the result's own unit (``result.unit``, passed as
@@ -189,8 +190,11 @@ def display_range(est: np.ndarray, lo: np.ndarray, hi: np.ndarray, natural: tupl
 
 def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mapping[str, Any]],
                        threshold: float | None = None, max_points: int = 400,
-                       keep_steps: Sequence[int] = ()) -> Series:
-    """The tidy data of one convergence panel (see the module docstring for what is plotted per kind)."""
+                       keep_steps: Sequence[int] = (), domain: tuple[float, float] | None = None) -> Series:
+    """The tidy data of one convergence panel (see the module docstring for what is plotted per kind).
+    ``domain``: the y range to use (stacked panels share one, ``convergence_chart``) instead of the panel's own
+    ``display_range``. The steps before the plotted term's first value (a leaf before any step counted for it: no
+    estimate, the interval [0, 1]) have no rows: nothing is drawn there, not a 0."""
     by_id, kids = _node_index(nodes)
     node_id = str(node_id)
     if node_id not in by_id:
@@ -248,9 +252,16 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
         diff = CMP.difference(_interval(*natural_range(kids[node_id][0], nodes)),
                               _interval(*natural_range(kids[node_id][1], nodes)))
         natural = float(diff.lo), float(diff.hi)
+    runs, decided = verdict_runs(steps, verdicts), first_decided_step(steps, verdicts)  # over every step
+    valued = np.isfinite(est)
+    if numeric and valued.any() and not valued[0]:  # no value yet at the first steps: nothing to draw
+        first = int(np.argmax(valued))
+        own, steps, verdicts = own.iloc[first:].reset_index(drop=True), steps[first:], verdicts[first:]
+        est, lo, hi = est[first:], lo[first:], hi[first:]
     with np.errstate(invalid="ignore"):
         # a single point is kept off the plot's edges
-        dom = display_range(est, lo, hi, natural, threshold, 0.04 if len(steps) > 1 else 0.15) if numeric else None
+        dom = (domain if domain is not None else display_range(est, lo, hi, natural, threshold,
+                                                               0.04 if len(steps) > 1 else 0.15)) if numeric else None
     lo_plot = np.clip(np.where(np.isnan(lo), est, lo), dom[0], dom[1]) if dom else lo
     hi_plot = np.clip(np.where(np.isnan(hi), est, hi), dom[0], dom[1]) if dom else hi
     clipped = (~np.isfinite(lo) | ~np.isfinite(hi)) if dom is None else (
@@ -268,8 +279,6 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
                         for e, i, a, b in zip(frame["estimate_s"], frame["interval_s"], frame["lo"], frame["hi"])]
     if dom is not None:
         frame["estimate_plot"] = np.clip(frame["estimate"], dom[0], dom[1])
-    runs = verdict_runs(steps, verdicts)
-    decided = first_decided_step(steps, verdicts)
     mask = thin_steps(steps, max_points, list(keep_steps) + ([decided] if decided is not None else []))
     evidence = evidence_frame(own)
     return Series(node=node_id, title=title, frame=frame[mask].reset_index(drop=True), quantity=quantity,
@@ -478,7 +487,8 @@ def convergence_chart(trace_frame: pd.DataFrame, node_ids: str | Sequence[str], 
                       stop_step: int | None = None, threshold: float | None = None, *, width: int = 820,
                       height: int = 260, max_points: int = 400, unit: str = DEFAULT_UNIT,
                       guarantee: Any = None) -> alt.VConcatChart:
-    """Estimate line and ``[lo, hi]`` band over steps for one node, or stacked panels (shared x) for several.
+    """Estimate line and ``[lo, hi]`` band over steps for one node, or stacked panels (shared x, and one y range
+    for the panels of values) for several.
 
     ``threshold`` overrides the threshold rule of a single-node chart (otherwise it is taken from a comparison
     against a constant). Each panel marks the step at which *its own node* was first decided (solid rule);
@@ -501,6 +511,11 @@ def convergence_chart(trace_frame: pd.DataFrame, node_ids: str | Sequence[str], 
         x_scale = alt.Scale(domain=[single - 0.5, single + 0.5], nice=False, zero=False)
     else:
         x_scale = alt.Scale(domain=[x_min, x_max + max(1.0, 0.01 * (x_max - x_min))], nice=False, zero=False)
+    numeric = [s for s in series if s.numeric and s.domain is not None]
+    if len(numeric) > 1:  # stacked plots share one y range (their values compare at a glance)
+        shared = (min(s.domain[0] for s in numeric), max(s.domain[1] for s in numeric))
+        series = [convergence_series(trace_frame, s.node, nodes, None, max_points, keep, domain=shared)
+                  if s.numeric and s.domain is not None else s for s in series]
     with_delta = shows_delta(guarantee, np.concatenate([s.frame["delta"].to_numpy() for s in series]))
     panels = [_panel(s, x_scale, width, height if len(ids) == 1 else int(height * 0.8), stop_step,
                      show_x_title=(i == len(series) - 1), unit=unit, with_delta=with_delta, single=single)

@@ -1,6 +1,6 @@
-"""Soundness of what the trace and its JSON form show: bounds written with 6 significant digits must
-still contain the computed interval (rounded outward), δ must not be understated, infinities and
-NaN survive the round trip, and the round trip is stable."""
+"""Soundness of what the trace and its JSON form show: bounds written to JSON must still contain the computed
+interval (they are written at full precision since issue 28; before, with 6 significant digits rounded outward), δ
+must not be understated, infinities and NaN survive the round trip, and the round trip is stable."""
 import json
 import math
 
