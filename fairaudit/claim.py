@@ -304,8 +304,9 @@ def _not_established(result, check: Mapping) -> str:
     from fairaudit.explain import comparison_parts, interval, number, verdict_word
 
     modelled = verdict_word(result.verdict)
-    head = (f"the modelled distribution gives {modelled}" + (" with certainty" if result.verdict in ("true", "false")
-                                                              else "") + ", not established for the population")
+    head = (f"{modelled} with certainty for the modelled distribution, not established for the population"
+            if result.verdict in ("true", "false") else
+            "undecided for the modelled distribution too, and not established for the population")
     worst = _deciding(result, check.get("nodes") or {})
     if worst is None:
         return head

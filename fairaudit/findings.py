@@ -97,9 +97,37 @@ class Findings:
         bottom = min(g.estimate for g in candidates)
         if top == bottom:
             return {}
-        out = {g.label: MOST for g in candidates if g.estimate == top}
-        out.update({g.label: LEAST for g in candidates if g.estimate == bottom})
+        most = [g for g in candidates if g.estimate == top]
+        least = [g for g in candidates if g.estimate == bottom]
+        if not self.marks_established(most, least):
+            return {}
+        out = {g.label: MOST for g in most}
+        out.update({g.label: LEAST for g in least})
         return out
+
+    @staticmethod
+    def marks_established(most, least) -> bool:
+        """Whether the rates' second (estimation) intervals, where the groups have them, separate the most from the
+        least favoured groups: a mark is a claim, and a group whose rate may lie anywhere in [0, 1] is not shown to
+        be the least favoured."""
+        have = [g for g in (*most, *least) if g.ci_lo is not None and g.ci_hi is not None]
+        if not have:
+            return True
+        low = max((g.ci_hi for g in least if g.ci_hi is not None), default=None)
+        high = min((g.ci_lo for g in most if g.ci_lo is not None), default=None)
+        return low is not None and high is not None and low < high
+
+    def unmarked_note(self) -> str | None:
+        """Why no group is marked when the rates alone would mark some (their estimation intervals overlap)."""
+        candidates = [g for g in self.groups if g.rows != 0]
+        if len(candidates) < 2 or self.marks():
+            return None
+        top = max(g.estimate for g in candidates)
+        bottom = min(g.estimate for g in candidates)
+        if top == bottom:
+            return None
+        return ("no group is marked most or least favoured: the estimation intervals of the highest and the lowest "
+                "rate overlap, so the audited rows cannot tell which group the model favours")
 
     def group_rows(self) -> list[dict]:
         """One dict per group, most favoured first: group, lo, hi, estimate, share, ci_lo, ci_hi, mark."""

@@ -93,6 +93,8 @@ def groups_caption(findings) -> str:
         parts.append(_sentence(findings.groups_about))
     if has_ci(findings) and findings.ci_about:
         parts.append(_sentence(f"Confidence interval: {findings.ci_about}"))
+    if findings.unmarked_note():
+        parts.append(_sentence(findings.unmarked_note()))
     if not findings.complete_groups:
         parts.append("Only some groups are listed (the most and least favoured the run found), not every group.")
     return " ".join(parts)
@@ -134,6 +136,9 @@ def summary_lines(findings, max_groups: int = 8) -> list[str]:
             if row[MARK]:
                 extra.append(row[MARK])
             lines.append((f"  {row[GROUP][:width]:<{width}}  {row[RATE]:<18}  " + "  ".join(extra)).rstrip())
+        unmarked = findings.unmarked_note()
+        if unmarked:
+            lines.append(f"note:      {unmarked}")
     for row in metric_table(findings):
         extra = f"  (CI {row[CI]})" if row.get(CI, "–") != "–" else ""
         lines.append(f"metric:    {row['metric']} {row['value']}{extra}")

@@ -469,7 +469,7 @@ def _replaced(root, node_id: str, new):
 
 def _marked(text: str, suggestion: Suggestion, value: float, result) -> str:
     """``text`` with the line saying which threshold was chosen from which data (``fairaudit.claim.chosen_mark``)
-    first, after any earlier such lines."""
+    after its leading header lines (``# key: value``: the file's own headers stay first)."""
     from fairaudit.claim import chosen_mark
 
     dataset = ((getattr(result, "provenance", None) or {}).get("dataset") or {}) if result is not None else {}
@@ -477,5 +477,11 @@ def _marked(text: str, suggestion: Suggestion, value: float, result) -> str:
     mark = chosen_mark(getattr(result, "rows_text", None) if result is not None else None,
                        dataset.get("content_hash"), suggestion.node_id, f"{suggestion.op} {old}",
                        f"{suggestion.op} {value:g}")
-    return mark + "\n" + text
+    from fairaudit.spec.files import _HEADER
+
+    lines = text.splitlines(keepends=True)
+    at = 0
+    while at < len(lines) and _HEADER.match(lines[at]):
+        at += 1
+    return "".join(lines[:at]) + mark + "\n" + "".join(lines[at:])
 

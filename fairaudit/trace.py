@@ -648,6 +648,8 @@ class AuditResult:
         info = self.node(worst["id"])
         name = f"{info.name} " if info.name else ""
         verdict = {"true": "certified", "false": "violated"}.get(worst["verdict"], "undecided")
+        if self.scope == "modelled":  # the engine's own verdict: about its model, not the population
+            verdict += " for the modelled distribution"
         line = f"{name}({worst['id']}) {worst['text']}: {verdict}"
         if len(info.children) == 2 and self.node(info.children[0]).kind == "fair":  # its rates, never a midpoint
             from fairaudit.explain import fair_text

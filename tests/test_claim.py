@@ -166,3 +166,19 @@ def test_rows_intervals_cover_each_leaf():
     found = rows_intervals(spec, inputs)
     assert set(found) == {'E[pred | sex == "Female"]', 'E[pred | sex == "Male"]'}
     assert all(0 <= lo <= hi <= 1 and n > 0 for lo, hi, n in found.values())
+
+
+def test_a_group_is_not_marked_least_favoured_on_an_interval_that_cannot_tell():
+    """The issue's example 1: a small group whose estimation interval is [0, 1] was still marked 'least
+    favoured'. A mark is a claim: it needs the estimation intervals to separate the extremes."""
+    from fairaudit.findings import Findings, GroupRate
+    from fairaudit.findings_view import summary_lines
+
+    r = audit("german", GAP.format(c=-0.02), engine="justicia", model="logreg")
+    groups = r.findings.groups
+    assert any(g.ci_lo == 0 and g.ci_hi == 1 for g in groups)
+    assert r.findings.marks() == {} and "no group is marked" in r.findings.unmarked_note()
+    assert any("no group is marked" in line for line in summary_lines(r.findings))
+    apart = Findings(groups=(GroupRate((("g", "a"),), 0.8, 0.8, 0.5, 0.7, 0.9, rows=400),
+                             GroupRate((("g", "b"),), 0.3, 0.3, 0.5, 0.2, 0.4, rows=400)))
+    assert apart.marks() == {"g = a": "most favoured", "g = b": "least favoured"}
