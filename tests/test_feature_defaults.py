@@ -35,9 +35,9 @@ def loans_csv(tmp_path_factory):
 # ------------------------------------------------------------------------------------------------ favourable value
 
 
-@pytest.mark.parametrize("values, positive", [(["no", "yes"], "yes"), (["No", "Yes"], "Yes"), (["false", "true"], "true"),
-                                              (["0", "1"], "1"), ([0, 1], 1), ([False, True], True), ([0.0, 1.0], 1.0),
-                                              ([np.int64(0), np.int64(1)], 1)])
+@pytest.mark.parametrize("values, positive", [
+    (["no", "yes"], "yes"), (["No", "Yes"], "Yes"), (["false", "true"], "true"), (["0", "1"], "1"), ([0, 1], 1),
+    ([False, True], True), ([0.0, 1.0], 1.0), ([np.int64(0), np.int64(1)], 1)])
 def test_a_binary_label_defaults_to_the_positive_word_as_the_cli_infers_it(values, positive):
     """The Data page offered the first value in sorted order ("no") where the command line infers "yes"; one
     library function now proposes the default, the same value the command line infers."""

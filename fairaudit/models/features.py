@@ -106,8 +106,8 @@ def default_features(dataset, include_protected: bool = False) -> list[str]:
 
 
 def left_out_text(dataset, features: Iterable[str], include_protected: bool = False) -> str:
-    """``"applicant_id (an identifier …), sex (a protected attribute …)"``: the columns the model does not read, with
-    why when it is a default (the label is not named); ``""`` when it reads every other column."""
+    """``"applicant_id (an identifier: …); sex (a protected attribute)"``: the columns the model does not read, with
+    why (``"not chosen"`` for a default feature left out); the label is not named; ``""`` when none."""
     features = set(features)
     reasons = left_out(dataset, include_protected)
     parts = [f"{name} ({reasons.get(name, 'not chosen')})" for name in dataset.schema.names
