@@ -141,14 +141,15 @@ def group_model_metrics(frame: pd.DataFrame, protected: Sequence[str], y_pred, y
     return out[METRIC_COLUMNS]
 
 
-def held_out_rows(dataset, seed: int = 0, test_size: float = 0.25) -> pd.DataFrame:
+def held_out_rows(dataset, seed: int = 0, test_size: float | None = None) -> pd.DataFrame:
     """The rows ``fairaudit.models.train(dataset, kind, seed=seed, test_size=test_size)`` held out for testing.
 
     Uses the split of ``train`` itself (``fairaudit.models.training.split_rows``) so per-group metrics are
     measured on rows the model has not seen.
     """
-    from fairaudit.models.training import split_rows
+    from fairaudit.models.training import HELD_OUT_SHARE, split_rows
 
+    test_size = HELD_OUT_SHARE if test_size is None else test_size
     y = dataset.labels
     if y is None:
         raise ValueError("the dataset has no label column")

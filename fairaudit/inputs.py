@@ -219,9 +219,12 @@ def audited_rows(dataset, model, rows: str | None) -> tuple[np.ndarray | None, d
                    or getattr(model, "kind", "") == "expression" else
                    "the model was not trained by fairaudit on this dataset, so which rows it trained on is unknown")
             raise FairauditError(f"cannot audit held-out rows only: {why}; use rows 'all' (--rows all)")
-        return held, {"policy": "held-out", "audited": int(len(held)), "total": total,
-                      "text": f"{len(held):,} held-out rows of {dataset.name} (the {len(held) / total:.0%} of "
-                              f"its {total:,} rows the model was not trained on)"}
+        params = getattr(model, "params", None) or {}
+        share, seed = float(params["test_size"]), int(params["seed"])
+        return held, {"policy": "held-out", "audited": int(len(held)), "total": total, "held_out_share": share,
+                      "split_seed": seed,
+                      "text": f"{len(held):,} held-out rows of {dataset.name} (held-out share {share * 100:g}% of "
+                              f"its {total:,} rows, split seed {seed}: the rows the model was not trained on)"}
     if held is not None:
         text = (f"all {total:,} rows of {dataset.name}, including the {total - len(held):,} the model was "
                 "trained on (label-based metrics such as TPR, FPR and accuracy are optimistic on them)")

@@ -3,6 +3,7 @@ import streamlit as st
 
 from fairaudit import data as fa_data
 from fairaudit import viz
+from fairaudit.data.roles import default_favourable, distinct_values
 from fairaudit.errors import FairauditError
 from fairaudit.group_metrics import SMALL_GROUP, group_base_rates
 from fairaudit.ui import flows, state, widgets
@@ -94,11 +95,13 @@ label = c1.selectbox("Label (true outcome)", label_options,
 label = None if label == "(none)" else label
 favourable = None
 if label is not None:
-    values = list(base.frame[label].dropna().unique())
-    values = sorted(values, key=str)
-    fav_default = values.index(cur.favourable) if cur.favourable in values else 0
-    favourable = c2.selectbox("Favourable value", values, index=fav_default, key=f"fav_{base.name}_{label}",
-                              format_func=str)
+    values = sorted(distinct_values(base.frame[label]), key=str)
+    # the earlier choice for this label, else the positive word (yes, true, 1): the command line's default too
+    fav_default = default_favourable(values, cur.favourable if cur.label == label else None)
+    favourable = c2.selectbox("Favourable value", values, index=values.index(fav_default) if values else 0,
+                              key=f"fav_{base.name}_{label}", format_func=str,
+                              help="The label value that counts as the favourable outcome (pred = 1). A yes/no, "
+                                   "true/false or 1/0 label starts at yes, true or 1.")
 protected = c3.multiselect("Protected attributes", [c for c in columns if c != label],
                            default=[p for p in cur.protected if p != label and p in columns],
                            key=f"protected_{base.name}")

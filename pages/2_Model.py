@@ -7,7 +7,8 @@ from fairaudit import models as fa_models
 from fairaudit import viz
 from fairaudit.errors import FairauditError
 from fairaudit.group_metrics import SMALL_GROUP, group_model_metrics, held_out_rows
-from fairaudit.models.training import KIND_HELP
+from fairaudit.models.features import default_features, left_out_text
+from fairaudit.models.training import HELD_OUT_SHARE, KIND_HELP
 from fairaudit.ui import flows, logic, state, widgets, workspace
 from fairaudit.ui.progress import progress_bar
 
@@ -38,15 +39,32 @@ if mode == "Train a model":
     c1, c2, c3 = st.columns([2, 1, 1])
     kind = c1.selectbox("Kind", list(fa_models.KINDS), format_func=lambda k: f"{k} — {KIND_HELP.get(k, '')}",
                         key="model_kind")
-    test_size = c2.slider("Held-out share", 0.1, 0.5, 0.25, 0.05, key="model_test_size")
+    test_size = c2.slider("Held-out share", 0.1, 0.5, HELD_OUT_SHARE, 0.05, key="model_test_size",
+                          help="The rows held out from training; the audit reads only those. The default is the "
+                               "same for the demo and the command line (fairaudit train --test-size).")
     seed = c3.number_input("Seed", 0, 10_000, 0, 1, key="model_seed")
+    features = None
     if dataset.schema.label is None:  # say why Train is greyed out, and what to do
         st.info("Training needs a label (the true outcome): choose one under Roles on the Data page — or take the "
                 "decisions from a column or expression (above).")
-    if st.button("Train", type="primary", key="model_train", disabled=dataset.schema.label is None):
+    else:
+        include = st.checkbox("Include the protected attributes", key="model_include_protected",
+                              disabled=not dataset.schema.protected,
+                              help="By default the model does not read them; tick to let it (e.g. to audit Fair[...] "
+                                   "of a model that sees the attribute).")
+        candidates = [c for c in dataset.schema.names if c != dataset.schema.label]
+        features = st.multiselect("Features the model reads", candidates,
+                                  default=default_features(dataset, include_protected=include),
+                                  key=f"model_features_{abs(hash(state.dataset_key(dataset)))}_{int(include)}")
+        skipped = left_out_text(dataset, features, include_protected=include)
+        if skipped:
+            st.caption(f"Not read: {skipped}.")
+        for message in flows.leak_warnings(dataset, features):
+            st.warning(message[:1].upper() + message[1:] + ".", icon=":material/warning:")
+    if st.button("Train", type="primary", key="model_train", disabled=dataset.schema.label is None or not features):
         try:
             with progress_bar(f"Training {kind}") as bar:
-                flows.train_model(dataset, kind, int(seed), float(test_size), on_progress=bar)
+                flows.train_model(dataset, kind, int(seed), float(test_size), features, on_progress=bar)
             st.success("Trained.")
         except FairauditError as err:
             st.error(str(err))
@@ -120,7 +138,8 @@ else:
         try:
             model = fa_models.from_expression(expr.strip(), dataset)
             state.set_model(model, {"source": "expression", "kind": "expression", "expression": expr.strip()})
-            st.success(f"Using {model.describe()}")
+            if not getattr(model, "warnings", None):  # otherwise the warnings are said under "Current model"
+                st.success(f"Using {model.describe()}")
         except FairauditError as err:
             st.error(str(err))
 
@@ -134,6 +153,11 @@ if model is None:
 
 st.subheader("Current model")
 st.write(info["describe"])
+if info.get("features"):
+    st.caption(f"Reads: {', '.join(info['features'])}.")
+for message in dict.fromkeys(getattr(model, "warnings", None) or []):  # e.g. an inverted decision
+    st.warning(message[:1].upper() + message[1:] + ("" if message.endswith(".") else "."),
+               icon=":material/warning:")
 if info.get("source") == "trained":
     with st.expander("Save this model in the workspace"):
         models_dir = workspace.folder("models")

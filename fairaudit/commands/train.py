@@ -1,10 +1,18 @@
 """`fairaudit train`: train a model on a dataset, save it, print its held-out accuracy per group.
 
     fairaudit train --data adult --kind logreg --out adult-logreg.skops [--seed 0]
-                    [--test-size 0.25] [--exclude sex,race] [--param max_depth=4 ...]
+                    [--test-size 0.25] [--features a,b | --exclude c,d] [--include-protected]
+                    [--param max_depth=4 ...]
 
-The rows are split (stratified, seeded) into a training part and a held-out part; the accuracy
-table is measured on the held-out part, overall and for each value of each protected column.
+The rows are split (stratified, seeded) into a training part and a held-out part (``HELD_OUT_SHARE``
+by default, as in the dashboard and its demo); the accuracy table is measured on the held-out part,
+overall and for each value of each protected column.
+
+The model reads the default features of ``fairaudit.models.features`` (as the dashboard's Model page):
+every column but the label, the protected attributes (unless --include-protected), the dataset's logged
+decisions and outcomes, and identifier-like columns. ``--features`` names the columns instead; ``--exclude``
+removes columns from either. The features used and those left out are printed, and a feature that predicts
+the label almost perfectly on its own is a warning on stderr.
 
 Model files cannot run code when loaded: scikit-learn kinds are saved in skops's secure format
 (default extension ``.skops``), mlp as a torch ``state_dict`` + JSON config (``.pt``). An ``--out``
@@ -26,7 +34,8 @@ from pathlib import Path
 from fairaudit import models
 from fairaudit.commands._data_args import add_data_arguments, dataset_from_args
 from fairaudit.errors import ModelError
-from fairaudit.models.training import KIND_HELP, KINDS, MAX_MLP_PARAMETERS, check_kind
+from fairaudit.models.features import default_features, leak_warnings, left_out_text
+from fairaudit.models.training import HELD_OUT_SHARE, KIND_HELP, KINDS, MAX_MLP_PARAMETERS, check_kind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,10 +51,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--force", action="store_true",
                        help="allow --out to replace an existing file that is not a model (never the data)")
     group.add_argument("--seed", type=int, default=0, help="seed of the split and the learner (default 0)")
-    group.add_argument("--test-size", type=float, default=0.25, metavar="FRACTION",
-                       help="fraction of rows held out to measure accuracy (default 0.25)")
+    group.add_argument("--test-size", type=float, default=HELD_OUT_SHARE, metavar="FRACTION",
+                       help="fraction of rows held out to measure accuracy; an audit of the saved model reads them "
+                            f"(default {HELD_OUT_SHARE}, as in the dashboard)")
+    group.add_argument("--features", metavar="COL[,COL...]", default=None,
+                       help="the columns the model reads (default: every column but the label, the protected "
+                            "attributes, logged decisions and identifier-like columns)")
     group.add_argument("--exclude", metavar="COL[,COL...]", default="",
-                       help="feature columns the model must not read (e.g. the protected ones)")
+                       help="columns the model must not read, removed from the default features or --features")
+    group.add_argument("--include-protected", action="store_true",
+                       help="let the default features include the protected attributes")
     group.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                        help="learner parameter, repeatable: max_depth=4 (tree), C=0.5 (logreg), "
                             f"hidden=[32,16] epochs=20 (mlp; at most {MAX_MLP_PARAMETERS:,} weights and biases); "
@@ -71,6 +86,11 @@ def name_note(path: Path, kind: str) -> str | None:
     pickle_name = path.suffix.lower() in (".joblib", ".pkl", ".pickle")
     return (f"note: {path.name} holds the {fmt} format whatever its name ({extension} is the usual extension)"
             f"{'; it is not a pickle' if pickle_name else ''}")
+
+
+def names_list(text: str) -> list[str]:
+    """``"a, b"`` -> ``["a", "b"]``."""
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def parse_params(items: list[str]) -> dict:
@@ -114,12 +134,15 @@ def run(args: argparse.Namespace) -> int:
     # fail before training, not after; never onto the data (or another kind of file without --force)
     check_output(out, "model", inputs=[args.data], force=getattr(args, "force", False), what="model")
     params = parse_params(args.param)
-    exclude = [name.strip() for name in args.exclude.split(",") if name.strip()]
+    exclude = names_list(args.exclude)
     dataset = dataset_from_args(args)
+    chosen = (names_list(args.features) if args.features is not None
+              else default_features(dataset, include_protected=args.include_protected))
+    features = [name for name in chosen if name not in exclude]
     line = terminal_line(sys.stderr)
     try:
         model = models.train(dataset, args.kind, seed=args.seed, test_size=args.test_size, exclude=exclude,
-                             on_progress=line, **params)
+                             features=chosen, on_progress=line, **params)
     finally:
         if line is not None:
             line.close()
@@ -127,10 +150,16 @@ def run(args: argparse.Namespace) -> int:
     m = model.metrics
     print(f"trained {model.describe()}")
     print(f"data {dataset.name}: {m['n_train']:,} rows for training, {m['n_test']:,} held out (seed {args.seed})")
+    print(f"features {', '.join(features)}")
+    skipped = left_out_text(dataset, features, include_protected=args.include_protected)
+    if skipped:
+        print(f"not read {skipped}")
     print(f"saved to {out}")
     note = name_note(out, args.kind)
     if note:
         print(note, file=sys.stderr)
+    for warning in leak_warnings(dataset, features):
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"sha256 {model.content_hash}")
     print()
     print("held-out accuracy")

@@ -92,6 +92,7 @@ def missing_labels(label: str, missing: int) -> DataError:
 
 def obvious_favourable(values: tuple[Any, Any]) -> Any:
     """The favourable one of two label values when it is obvious (see the module docstring), else ``None``."""
+    values = tuple(plain(v) for v in values)  # numpy scalars as plain values: np.int64(1) is 1
     if all(isinstance(v, bool) for v in values):
         return True
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values) and set(values) == {0, 1}:
@@ -102,6 +103,19 @@ def obvious_favourable(values: tuple[Any, Any]) -> Any:
             if set(lowered) == {good, bad}:
                 return lowered[good]
     return None
+
+
+def default_favourable(values, current: Any = None) -> Any:
+    """The favourable value a front end proposes (shown, editable) among a label's ``values``: ``current`` (the
+    user's earlier choice) when it is one of them, else the obvious one — yes, true, 1 (``obvious_favourable``, the
+    value the command line infers) — else the first. None when there are no values."""
+    values = [plain(v) for v in values]
+    if current is not None and plain(current) in values:
+        return plain(current)
+    obvious = obvious_favourable(tuple(values)) if len(values) == 2 else None
+    if obvious is not None:
+        return obvious
+    return values[0] if values else None
 
 
 def match_favourable(label: str, values: tuple[Any, Any], given: Any) -> Any:

@@ -1,8 +1,11 @@
 """Models: training presets, loading, and the structures the verification engines read.
 
-* ``train(dataset, kind, *, seed=0, test_size=0.25, exclude=(), on_progress=None, **params) -> Model`` with kind
-  ``logreg``, ``tree``, ``gbm`` (scikit-learn) or ``mlp`` (torch); ``on_progress`` receives a
-  ``fairaudit.progress.Progress`` as the fit goes (returning False raises ``TrainingCancelled``).
+* ``train(dataset, kind, *, seed=0, test_size=HELD_OUT_SHARE, exclude=(), features=None, on_progress=None,
+  **params) -> Model`` with kind ``logreg``, ``tree``, ``gbm`` (scikit-learn) or ``mlp`` (torch); ``on_progress``
+  receives a ``fairaudit.progress.Progress`` as the fit goes (returning False raises ``TrainingCancelled``).
+* ``default_features(dataset, include_protected=False)``, ``id_like``, ``leak_warnings``
+  (``fairaudit.models.features``): what the front ends train on unless the user chooses, and which feature gives
+  the label away.
 * ``load(path, *, trust_pickle=False, trusted_types=()) -> Model`` for files written by ``Model.save``
   (skops for scikit-learn kinds, torch state_dict + JSON for mlp), ``.nnet`` networks and a user's own
   scikit-learn classifier saved with skops. The format comes from the content; anything else may be a
@@ -22,10 +25,12 @@ from fairaudit.models.expression import ExpressionModel, from_expression
 from fairaudit.models.forms import DecisionNode, LinearForm, ReluNet, TreeForm
 from fairaudit.models.nnet import NNet, NNetModel, read_nnet, write_nnet
 from fairaudit.models.storage import UntrustedTypesError, load, load_bytes
-from fairaudit.models.training import KINDS, TrainingCancelled, held_out_metrics, held_out_positions, train
+from fairaudit.models.features import default_features, id_like, leak_warnings
+from fairaudit.models.training import (HELD_OUT_SHARE, KINDS, TrainingCancelled, held_out_metrics,
+                                       held_out_positions, train)
 
 __all__ = [
-    "Model", "train", "TrainingCancelled", "load", "load_bytes", "UntrustedTypesError", "from_expression", "KINDS",
+    "Model", "train", "TrainingCancelled", "HELD_OUT_SHARE", "default_features", "id_like", "leak_warnings", "load", "load_bytes", "UntrustedTypesError", "from_expression", "KINDS",
     "LinearForm", "TreeForm", "DecisionNode", "ReluNet", "Encoding",
     "NNet", "NNetModel", "read_nnet", "write_nnet", "ExpressionModel", "held_out_metrics", "held_out_positions",
 ]

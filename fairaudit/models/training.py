@@ -21,6 +21,7 @@ KIND_HELP = {
     "mlp": "torch ReLU network, 2 hidden layers of 16",
 }
 MAX_MLP_PARAMETERS = 2_000_000  # weights + biases of an mlp (16 MB in float64); checked before allocating
+HELD_OUT_SHARE = 0.25  # the share of rows held out (and audited) unless the user changes it: demo, Model page, CLI
 MAX_GROUP_VALUES = 20  # a protected column with more distinct values is split at its median instead
 
 
@@ -61,7 +62,7 @@ def training_labels(dataset) -> np.ndarray:
     return y
 
 
-def split_rows(y: np.ndarray, seed: int = 0, test_size: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
+def split_rows(y: np.ndarray, seed: int = 0, test_size: float = HELD_OUT_SHARE) -> tuple[np.ndarray, np.ndarray]:
     """``(training rows, held-out rows)``: positions of the split ``train`` uses (stratified on the 0/1
     labels ``y``, ``random_state=seed``). The one definition of the held-out rows (see
     ``fairaudit.group_metrics.held_out_rows``)."""
@@ -73,14 +74,16 @@ def split_rows(y: np.ndarray, seed: int = 0, test_size: float = 0.25) -> tuple[n
         raise ModelError(f"cannot split {len(y)} rows for training: {str(err).splitlines()[0]}") from None
 
 
-def train(dataset, kind: str, *, seed: int = 0, test_size: float = 0.25, exclude: Sequence[str] = (),
-          on_progress: OnProgress = None, **params) -> Model:
+def train(dataset, kind: str, *, seed: int = 0, test_size: float = HELD_OUT_SHARE, exclude: Sequence[str] = (),
+          features: Sequence[str] | None = None, on_progress: OnProgress = None, **params) -> Model:
     """Train a model of ``kind`` (logreg, tree, gbm, mlp) on ``dataset``.
 
     The rows are split (stratified on the label, seeded) into a training part and a held-out part of
-    ``test_size``; the model is fitted on the training part only and ``model.metrics`` holds its
-    accuracy on the held-out part, overall and per value of each protected column. The model reads
-    every feature column except those in ``exclude`` (use it for "fairness through unawareness").
+    ``test_size`` (default ``HELD_OUT_SHARE``); the model is fitted on the training part only and ``model.metrics``
+    holds its accuracy on the held-out part, overall and per value of each protected column. The model reads
+    ``features`` (default: every feature column of the schema) except those in ``exclude``; the front ends propose
+    ``fairaudit.models.features.default_features`` (no protected, identifier or logged-decision column). The list
+    is recorded in ``model.params["features"]``.
     ``params`` go to the learner (e.g. ``max_depth=4`` for tree, ``hidden=[32]`` for mlp).
     The same data, kind, seed and params give the same model.
 
@@ -93,12 +96,15 @@ def train(dataset, kind: str, *, seed: int = 0, test_size: float = 0.25, exclude
     seed, test_size = int(seed), float(test_size)
     if not 0 < test_size < 1:
         raise ModelError(f"test_size must be between 0 and 1, got {test_size}")
-    features = list(dataset.schema.feature_names)
-    for name in exclude:
-        if name not in dataset.schema:
-            close = difflib.get_close_matches(name, dataset.schema.names, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ModelError(f"cannot exclude '{name}': {dataset.name} has no such column{hint}")
+    features = list(dataset.schema.feature_names if features is None else dict.fromkeys(features))
+    for what, names in (("use", features), ("exclude", exclude)):
+        for name in names:
+            if name not in dataset.schema:
+                close = difflib.get_close_matches(name, dataset.schema.names, n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise ModelError(f"cannot {what} '{name}': {dataset.name} has no such column{hint}")
+    if dataset.schema.label in features:
+        raise ModelError(f"'{dataset.schema.label}' is the label: a model cannot read the outcome it predicts")
     features = [f for f in features if f not in exclude]
     if not features:
         raise ModelError("no feature columns left to train on")
@@ -112,7 +118,7 @@ def train(dataset, kind: str, *, seed: int = 0, test_size: float = 0.25, exclude
     train_rows = frame.iloc[train_idx]
     encoding = Encoding.fit(dataset, train_rows, features)
     X = encoding.transform(train_rows)
-    meta = {"seed": seed, "test_size": test_size, "exclude": list(exclude),
+    meta = {"seed": seed, "test_size": test_size, "exclude": list(exclude), "features": features,
             "trained_on": training_record(dataset)}
 
     progress = None if on_progress is None else Progress(f"Training {kind}", None, "steps", on_progress)

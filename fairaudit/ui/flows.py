@@ -12,6 +12,7 @@ import streamlit as st
 from fairaudit import limits
 from fairaudit import data as fa_data
 from fairaudit.errors import FairauditError
+from fairaudit.models.training import HELD_OUT_SHARE
 from fairaudit.spec.errors import SpecError
 from fairaudit.ui import history, logic, state
 from fairaudit.ui import options as ui_options
@@ -84,13 +85,32 @@ def load_model_bytes(data: bytes, filename: str):
     return fa_models.load_bytes(data, filename)
 
 
-def train_model(dataset, kind: str, seed: int, test_size: float, on_progress=None):
-    """Train (or take from the cache) a model of ``kind``; ``on_progress`` (a ``ProgressBar``) is told how far
-    the training is."""
-    model = state.trained_model(dataset, state.dataset_key(dataset), kind, int(seed), float(test_size),
+def train_model(dataset, kind: str, seed: int, test_size: float = HELD_OUT_SHARE, features=None, on_progress=None):
+    """Train (or take from the cache) a model of ``kind`` on ``features`` (None: the default features,
+    ``fairaudit.models.features.default_features``, as ``fairaudit train``); ``on_progress`` (a ``ProgressBar``) is
+    told how far the training is."""
+    from fairaudit.models.features import default_features
+
+    features = list(default_features(dataset) if features is None else features)
+    model = state.trained_model(dataset, state.dataset_key(dataset), kind, int(seed), float(test_size), features,
                                 on_progress=on_progress)
-    state.set_model(model, {"source": "trained", "kind": kind, "seed": int(seed), "test_size": float(test_size)})
+    state.set_model(model, {"source": "trained", "kind": kind, "seed": int(seed), "test_size": float(test_size),
+                            "features": features})
     return model
+
+
+def leak_warnings(dataset, features) -> list[str]:
+    """``fairaudit.models.features.leak_warnings`` for the chosen ``features``: each column is checked once per
+    dataset (and roles) in this session, not on every rerun of the Model page."""
+    from fairaudit.models.features import leak_warnings as leaks
+
+    key = state.dataset_key(dataset)
+    cached = st.session_state.get("model_leaks")
+    if cached is None or cached["key"] != key:
+        names = [c for c in dataset.schema.names if c != dataset.schema.label]
+        cached = {"key": key, "by_column": {name: leaks(dataset, [name]) for name in names}}
+        st.session_state["model_leaks"] = cached
+    return [w for name in features for w in cached["by_column"].get(name, [])]
 
 
 def demo_choice() -> dict:
@@ -109,9 +129,9 @@ def load_demo(log: Callable[[str], Any] = lambda _m: None, run: bool = True, on_
     log("Dataset: Adult (UCI census, 32,561 rows); protected: sex, race")
     dataset = state.builtin_dataset(logic.DEMO_DATASET)
     state.set_dataset(dataset)
-    log(f"Model: logistic regression, {logic.DEMO_HELD_OUT:.0%} of the rows held out (the audit reads those), "
-        "seed 0")
-    train_model(dataset, logic.DEMO_MODEL, 0, logic.DEMO_HELD_OUT, on_progress=on_progress)
+    log(f"Model: logistic regression on the default features (not sex or race), {HELD_OUT_SHARE * 100:g}% of the "
+        "rows held out (the audit reads those), seed 0")
+    train_model(dataset, logic.DEMO_MODEL, 0, HELD_OUT_SHARE, on_progress=on_progress)
     # the editors are seeded from SPEC_TEXT when their page opens (never by writing a widget key from here,
     # which Streamlit would resurrect over the analyst's later edits)
     state.put(state.SPEC_TEXT, logic.DEMO_SPEC)

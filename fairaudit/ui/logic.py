@@ -14,7 +14,6 @@ from fairaudit.explain import verdict_word
 
 DEMO_DATASET = "adult"
 DEMO_MODEL = "logreg"
-DEMO_HELD_OUT = 0.5  # the audit reads only the rows the model did not train on: half of Adult, 16,281 rows
 DEMO_SPEC = """\
 # Demographic parity on Adult: the favourable-decision rate of men and women, and of White and Black
 # applicants, may differ by less than the given margin.

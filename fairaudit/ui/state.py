@@ -76,16 +76,18 @@ def _model_cache() -> dict:
     return st.session_state[TRAINED]
 
 
-def trained_model(dataset, dataset_key: tuple, kind: str, seed: int, test_size: float, on_progress=None):
+def trained_model(dataset, dataset_key: tuple, kind: str, seed: int, test_size: float, features=None,
+                  on_progress=None):
     """``fairaudit.models.train`` once per (dataset identity, kind, seed, split) in this session; ``on_progress`` (a
     ``ProgressBar``) is told how far a training that is not cached yet is. Not ``st.cache_resource``: that is
     shared by every session (one user's upload would hand its model to another's), and it would record the bar
     drawn during the training and replay it, on a later page, into a bar that no longer exists."""
     cache = _model_cache()
-    key = (dataset_key, kind, int(seed), float(test_size))
+    key = (dataset_key, kind, int(seed), float(test_size), None if features is None else tuple(features))
     if key in cache:
         return cache[key]
-    model = fa_models.train(dataset, kind, seed=seed, test_size=test_size, on_progress=on_progress)
+    model = fa_models.train(dataset, kind, seed=seed, test_size=test_size, features=features,
+                            on_progress=on_progress)
     cache[key] = model
     while len(cache) > MODEL_CACHE_SIZE:
         cache.pop(next(iter(cache)))

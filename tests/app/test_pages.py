@@ -480,7 +480,7 @@ def test_a_run_with_the_exact_engine_says_so_and_shows_both():
     result = at.session_state["result"]
     assert result.engine == "dataset" and result.guarantee.kind == "exact"
     verdict = next(m.value for m in at.markdown if m.value.startswith("**Verdict:**"))
-    assert result.summary in verdict and "exactly on these 16,281 rows" in verdict
+    assert result.summary in verdict and "exactly on these 8,141 rows" in verdict
     assert "probability" not in verdict
     assert any("Each value is computed exactly" in c.value for c in at.caption)
     assert any("The value is computed exactly" in m.value for m in at.markdown)  # the node panel
@@ -498,7 +498,7 @@ def test_a_run_with_the_exact_engine_says_so_and_shows_both():
     assert columns[1].startswith(engines.get("monitor").title)
     assert columns[2].startswith(engines.get("dataset").title)
     assert "sex_parity" in list(table["part"])
-    assert any("exactly on these 16,281 rows" in m.value for m in at.markdown)
+    assert any("exactly on these 8,141 rows" in m.value for m in at.markdown)
 
 
 def test_header_errors_are_shown_and_stop_the_run():
