@@ -26,7 +26,8 @@ def _spec(spec):
 def audit(data, spec=None, engine: str | None = None, model=None, pred: str | None = None, where: str | None = None,
           rows: str | None = None, *, population=None, epsilon: float | None = None, on_step=None,
           on_progress=None, iterate: bool = False, trust_pickle: bool = False, trusted_types=(),
-          trace_points: int | None | str = "auto", full_trace=None, **options) -> AuditResult:
+          trace_points: int | None | str = "auto", full_trace=None, include_protected: bool = False,
+          **options) -> AuditResult:
     """Audit ``data`` (a ``Dataset`` or a built-in name / CSV path) against ``spec`` (text or ``Spec``).
 
     ``engine``: a name from ``fairaudit.engines.REGISTRY`` (default: the registry's first, the monitor);
@@ -36,7 +37,9 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     (``"decile_score <= 4"``, true = favourable). ``rows``: ``"held-out"`` (default when fairaudit trained the
     model on this dataset) or ``"all"``; ``where``: audit only the rows matching this condition. A model path is
     loaded safely (``fairaudit.models.load``): a pickle only with ``trust_pickle=True``, a skops file's extra
-    types only when named in ``trusted_types`` — both run or build code chosen by the file's author.
+    types only when named in ``trusted_types`` — both run or build code chosen by the file's author. A training
+    kind is trained on the default features (``fairaudit.models.features.default_features``: no label, identifier
+    or logged-decision column; the protected attributes only with ``include_protected=True``).
 
     Everything is validated first (``fairaudit.preflight``: the spec against the data, the decision, the row
     filter, the options), before a model is trained: an error raises ``FairauditError`` (``ValidationError``
@@ -108,7 +111,7 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     if "population" in chosen.requires:
         results = _audit_generated(chosen, resolved, data, spec, epsilon, model=model, pred=pred, where=where,
                                    rows=rows, on_step=on_step, on_progress=on_progress, trust_pickle=trust_pickle,
-                                   trusted_types=trusted_types)
+                                   trusted_types=trusted_types, include_protected=include_protected)
         return results if iterate else last(results)
     if epsilon is not None:
         raise FairauditError("epsilon is the ratio property of a population program: give population=...")
@@ -122,7 +125,8 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
         if rows not in ROWS:
             raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
     spec, inputs = _rows_inputs(chosen, resolved, data, spec, model=model, pred=pred, where=where, rows=rows,
-                                trust_pickle=trust_pickle, trusted_types=trusted_types)
+                                trust_pickle=trust_pickle, trusted_types=trusted_types,
+                                include_protected=include_protected)
     if on_step is not None and on_progress is None:
         on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
     results = start(chosen, spec, inputs, resolved, on_progress=on_progress, trace_points=trace_points,
@@ -130,7 +134,8 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     return results if iterate else last(results)
 
 
-def _rows_inputs(chosen, resolved, data, spec, *, model, pred, where, rows, trust_pickle, trusted_types):
+def _rows_inputs(chosen, resolved, data, spec, *, model, pred, where, rows, trust_pickle, trusted_types,
+                 include_protected=False):
     """The parsed spec and the ``Inputs`` of an audit of a dataset's rows, everything validated first."""
     from fairaudit.inputs import Inputs
     from fairaudit.preflight import Source, preflight
@@ -144,7 +149,10 @@ def _rows_inputs(chosen, resolved, data, spec, *, model, pred, where, rows, trus
         raise FairauditError(f"the {chosen.name} engine cannot audit this specification: " + "; ".join(reasons))
     inputs = Inputs.build(dataset, model=model, pred=pred, where=where, rows=rows, seed=resolved["seed"],
                           trust_pickle=trust_pickle, trusted_types=tuple(trusted_types),
-                          warnings=[str(w) for w in found])
+                          warnings=[str(w) for w in found], include_protected=include_protected)
+    from fairaudit.models.features import unread_warnings
+
+    inputs.warnings.extend(w for w in unread_warnings(spec, inputs.reprediction_model) if w not in inputs.warnings)
     return spec, inputs
 
 
@@ -166,7 +174,7 @@ CONFIRM_SHARE = 0.5
 def confirm(data, spec, node: str, which: str = "certify", engine: str | None = None, model=None,
             pred: str | None = None, where: str | None = None, rows: str | None = None, *,
             share: float = CONFIRM_SHARE, trust_pickle: bool = False, trusted_types=(), on_progress=None,
-            **options) -> AuditResult:
+            include_protected: bool = False, **options) -> AuditResult:
     """Choose a threshold from the data and certify it honestly: the audited rows are split at random (``seed``,
     recorded) into a part of ``share`` on which ``spec`` is audited and ``node``'s suggested ``which`` threshold
     ("certify" / "refute", ``fairaudit.suggest``) is chosen, and the rest, on which the specification with that
@@ -188,7 +196,8 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
                              "needs no fresh rows (apply the suggestion and audit it)")
     source = spec if isinstance(spec, str) else getattr(spec, "source", "") or ""
     parsed, inputs = _rows_inputs(chosen, resolved, data, source, model=model, pred=pred, where=where, rows=rows,
-                                  trust_pickle=trust_pickle, trusted_types=trusted_types)
+                                  trust_pickle=trust_pickle, trusted_types=trusted_types,
+                                  include_protected=include_protected)
     audited = np.arange(len(inputs.dataset)) if inputs.positions is None else np.asarray(inputs.positions)
     seed = int(resolved.get("seed") or 0)
     order = np.random.default_rng(seed).permutation(len(audited))
@@ -283,7 +292,7 @@ def check_generated(engine, spec=None, *, model=None, pred=None, where=None, row
 
 
 def _audit_generated(chosen, resolved, data, spec, epsilon, *, model, pred, where, rows, on_step, on_progress,
-                     trust_pickle, trusted_types):
+                     trust_pickle, trusted_types, include_protected=False):
     """The generator of partial results of an audit of ``model`` over a population program generated from
     ``data`` (for an engine that requires a population, given a dataset and a model instead): the spec, written
     over the dataset's columns, is read over the program's variables (``fairaudit.programs.translate``)."""
@@ -306,7 +315,8 @@ def _audit_generated(chosen, resolved, data, spec, epsilon, *, model, pred, wher
     found = ignored + preflight(dataset, spec, uses_model=True)  # the spec against the dataset's columns
     inputs = Inputs.build_generated(dataset, model=model, structure=resolved.get(GENERATED_OPTION) or "independent",
                                     seed=resolved["seed"], trust_pickle=trust_pickle,
-                                    trusted_types=tuple(trusted_types), warnings=[str(w) for w in found])
+                                    trusted_types=tuple(trusted_types), warnings=[str(w) for w in found],
+                                    include_protected=include_protected)
     over_program = translate_spec(spec, dataset, inputs.population, inputs.generated["variables"])
     if on_step is not None and on_progress is None:
         on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731

@@ -89,7 +89,8 @@ class Inputs:
 
     @classmethod
     def build_generated(cls, dataset, *, model, structure: str = "independent", protected: str | None = None,
-                        seed: int = 0, trust_pickle: bool = False, trusted_types=(), warnings=()) -> "Inputs":
+                        seed: int = 0, trust_pickle: bool = False, trusted_types=(), warnings=(),
+                        include_protected: bool = False) -> "Inputs":
         """Inputs for auditing ``model`` over a population program generated from ``dataset``
         (``fairaudit.programs.generate.population_program`` with ``structure`` independent or bn): the program in
         ``population`` (its text in ``generated["text"]``), the dataset and the model kept for the report, and
@@ -99,7 +100,8 @@ class Inputs:
         from fairaudit.programs.generate import population_program, population_variables
         from fairaudit.programs.parse import parse_program
 
-        model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types)
+        model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types,
+                                  include_protected=include_protected)
         text = population_program(dataset, protected=protected, model=model_obj, structure=structure)
         variables = population_variables(dataset, protected=protected, model=model_obj)
         name = f"generated from {dataset.name} ({structure})"
@@ -141,11 +143,12 @@ class Inputs:
     @classmethod
     def build(cls, dataset, *, model=None, pred: str | None = None, where: str | None = None,
               rows: str | None = None, seed: int = 0, trust_pickle: bool = False, trusted_types=(),
-              warnings=()) -> "Inputs":
+              warnings=(), include_protected: bool = False) -> "Inputs":
         if model is not None and pred is not None:
             raise FairauditError("give either a model or a decision expression (pred), not both")
         warnings = [str(w) for w in warnings]
-        model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types)
+        model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types,
+                                  include_protected=include_protected)
         if pred is not None:
             from fairaudit.models import from_expression
 
@@ -186,16 +189,22 @@ class Inputs:
                    warnings=warnings)
 
 
-def resolve_model(model, dataset, seed: int = 0, *, trust_pickle: bool = False, trusted_types=()):
+def resolve_model(model, dataset, seed: int = 0, *, trust_pickle: bool = False, trusted_types=(),
+                  include_protected: bool = False):
     """A ``Model``: passed through; a string: a saved-model path (loaded safely: ``fairaudit.models.load``
-    with the given trust), else a training kind."""
+    with the given trust), else a training kind, trained on the default features as everywhere a model is trained
+    here (``fairaudit.models.features.default_features``: no label, identifier or logged-decision column, and the
+    protected attributes only with ``include_protected``)."""
     if model is None or hasattr(model, "predict"):
         return model
     from fairaudit import models
 
     if os.path.exists(str(model)):
         return models.load(str(model), trust_pickle=trust_pickle, trusted_types=trusted_types)
-    return models.train(dataset, str(model), seed=seed)
+    from fairaudit.models.features import default_features
+
+    return models.train(dataset, str(model), seed=seed,
+                        features=default_features(dataset, include_protected=include_protected))
 
 
 def audited_rows(dataset, model, rows: str | None) -> tuple[np.ndarray | None, dict]:

@@ -59,7 +59,11 @@ def model_from_args(args: argparse.Namespace, dataset: Dataset | None, on_progre
     if spec in KINDS:
         if dataset is None:
             raise ModelError(f"--model {spec} trains on the data: give --data")
-        return models.train(dataset, spec, seed=getattr(args, "seed", 0) or 0, on_progress=on_progress)
+        from fairaudit.models.features import default_features
+
+        features = default_features(dataset, include_protected=bool(getattr(args, "include_protected", False)))
+        return models.train(dataset, spec, seed=getattr(args, "seed", 0) or 0, on_progress=on_progress,
+                            features=features)
     path = Path(spec)
     if not path.exists():
         if not path.suffix and len(path.parts) == 1:  # looks like a misspelt kind

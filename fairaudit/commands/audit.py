@@ -84,6 +84,9 @@ def add_arguments(parser: argparse.ArgumentParser, argv=None) -> None:
     add_model_arguments(parser, required=False,
                         seed_help="seed for training a --model KIND and for everything random in the run (default 0)")
     parser.add_argument("--where", metavar="EXPR", help='audit only the matching rows, e.g. \'workclass == "Federal-gov"\'')
+    parser.add_argument("--include-protected", action="store_true",
+                        help="with --model KIND: let the model trained here read the protected attributes (the "
+                             "default features leave them out, as the dashboard's Model page and fairaudit train do)")
     parser.add_argument("--rows", choices=list(ROWS), default=None,
                         help="which rows to audit: 'held-out' (default when --model KIND trains the model here: "
                              "the rows it was not trained on) or 'all'")

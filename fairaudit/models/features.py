@@ -176,3 +176,22 @@ def leak_sentence(name: str, share: float, rule: str, label: str, favourable: An
             f"its opposite) on {share:.1%} of the rows. It is probably the outcome in another form or a logged "
             f"decision; a model trained on it learns the label, not the task: leave it out unless it is known "
             f"before the decision")
+
+
+def unread_warnings(spec, model) -> list[str]:
+    """A warning for each ``Fair[column]`` of ``spec`` whose column ``model`` does not read: flipping it cannot change
+    a decision, so the rate is 1 by construction — an audit of nothing (train with the protected attributes to
+    audit a model that reads them)."""
+    names = set(getattr(model, "feature_names", None) or ())
+    if model is None or not names:
+        return []
+    out = []
+    for node in getattr(spec, "nodes", ()):
+        if node.kind == "fair" and node.node.column not in names and node.node.column not in (
+                getattr(getattr(model, "encoding", None), "names", None) or ()):
+            out.append(f"{node.text}: the model does not read {node.node.column!r}, so no decision can change when "
+                       f"only it changes and the rate is 1 by construction (a model trained here leaves the protected "
+                       f"attributes out unless asked: --include-protected, include_protected=True, or the Model "
+                       f"page's checkbox)")
+    return list(dict.fromkeys(out))
+
