@@ -148,3 +148,22 @@ def test_fairaudit_train_warns_on_a_feature_that_gives_the_label_away(tmp_path, 
                  "--out", str(tmp_path / "m.skops")]) == 0
     err = capsys.readouterr().err
     assert "warning: column 'outcome_flag' predicts the label almost perfectly" in err, err
+
+
+def test_every_route_that_trains_a_model_uses_the_same_default_features():
+    """The demo, the Model page, ``fairaudit train`` and ``fairaudit audit --model KIND`` / ``audit(model=KIND)``
+    train on one default; a Fair[...] on a column the model then does not read is said to be vacuous."""
+    from fairaudit import audit
+    from fairaudit.data import load
+    from fairaudit.inputs import Inputs
+    from fairaudit.models.features import default_features
+
+    adult = load("adult")
+    inputs = Inputs.build(adult, model="logreg")
+    assert inputs.model.params["features"] == default_features(adult)
+    assert Inputs.build(adult, model="logreg", include_protected=True).model.params["features"] == \
+        default_features(adult, include_protected=True)
+    r = audit(adult, "Fair[sex] >= 0.95", model="logreg", engine="dataset")
+    assert any("does not read 'sex'" in w and "1 by construction" in w for w in r.warnings)
+    r = audit(adult, "Fair[sex] >= 0.95", model="logreg", engine="dataset", include_protected=True)
+    assert not any("does not read" in w for w in r.warnings)

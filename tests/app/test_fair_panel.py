@@ -29,6 +29,8 @@ def test_a_fairquant_run_on_an_mlp_shows_the_breakdown_and_counterexamples_by_de
     _ok(at.switch_page("pages/2_Model.py").run())
     at.selectbox(key="model_kind").set_value("mlp")
     _ok(at.run())
+    at.checkbox(key="model_include_protected").check()  # Fair[race] audits a network that reads race
+    _ok(at.run())
     at.button(key="model_train").click()
     _ok(at.run())
     assert at.session_state["model"] is not None

@@ -104,8 +104,9 @@ def test_the_charts_render_offline():
 def test_the_marks_sit_beside_their_own_interval_not_over_the_axis():
     """A wide confidence interval (e.g. [0, 1]) must not push a label onto the group names: the label goes
     right of the rate's own interval, or left of it only when that interval ends near the right edge."""
-    groups = (GroupRate((("g", "top"),), 0.9, 0.9, None, 0.0, 1.0), GroupRate((("g", "low"),), 0.004, 0.004, None,
-                                                                             0.0, 1.0))
+    # wide intervals (the low group's reaches 0 and 0.5) that still separate the two groups, so both are marked
+    groups = (GroupRate((("g", "top"),), 0.9, 0.9, None, 0.6, 1.0), GroupRate((("g", "low"),), 0.004, 0.004, None,
+                                                                             0.0, 0.5))
     spec = _spec(viz.group_rates_chart(Findings(groups=groups)))
     texts = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
     placed = {row["group"]: (row["at"], layer["mark"]["align"]) for layer in texts
