@@ -28,7 +28,8 @@ GROUPS = {"german": ('sex == "Female"', 'sex == "Male"'), "compas": ('race == "A
                                                                       'race == "Caucasian"'),
           "adult": ('sex == "Female"', 'sex == "Male"')}
 THRESHOLDS = (-0.3, -0.2, -0.1, -0.05, 0.0, 0.05, 0.1, 0.2, 0.3)
-ENGINES = ("justicia", "fvgm", "fairsquare")
+ENGINES = ("justicia", "fvgm")  # fairsquare over a program generated with every default feature of german runs
+# to its 120 s budget undecided: pass a smaller model to include it
 
 
 def main(names) -> None:

@@ -161,6 +161,36 @@ def chosen_from(source: str | None) -> list[dict]:
     return out
 
 
+_CHANGE = re.compile(r"(n\d+) (?:\S+) (\S+) → (?:\S+) (\S+)")
+
+
+def chosen_thresholds(result) -> dict[str, tuple[str, str]]:
+    """``{comparison id: (threshold asked for, threshold chosen)}`` for the thresholds fairaudit chose from the data
+    in ``result``'s specification (its exploratory marks, or the confirmation's new text)."""
+    marks = list((getattr(result, "exploratory", None) or {}).get("marks") or [])
+    confirmation = (getattr(result, "info", None) or {}).get("confirmation") or {}
+    marks += [m["text"] for m in chosen_from(confirmation.get("spec_text"))]
+    out = {}
+    for mark in marks:
+        found = _CHANGE.search(mark)
+        if found:
+            out[found.group(1)] = (found.group(2), found.group(3))
+    return out
+
+
+def chosen_line(result) -> str | None:
+    """"n0: threshold 0.298 chosen from the data (the specification asked for 0.01)" — said with the specification
+    wherever it is printed; None when no threshold was chosen."""
+    found = chosen_thresholds(result)
+    if not found:
+        return None
+    confirmed = bool(((getattr(result, "info", None) or {}).get("confirmation")))
+    how = ("on part of the rows, and audited on the others" if confirmed else
+           "after looking at these data (exploratory)")
+    return "; ".join(f"{nid}: threshold {new} chosen {how} — the specification asked for {old}"
+                     for nid, (old, new) in found.items())
+
+
 def exploratory_state(source: str | None, provenance: Mapping | None, confirmed: Mapping | None = None,
                       scope: str | None = None) -> dict | None:
     """Whether a run of the specification ``source`` on the data of ``provenance`` is exploratory: its source
@@ -316,10 +346,19 @@ def _not_established(result, check: Mapping) -> str:
         term, op, c = parts
         span = nodes.get(str(term["id"]), {})
         return (f"{head}: the estimation interval of {_short(term['text'])} is {interval(span.get('lo'), span.get('hi'))}"
-                f" (the modelled bound widened by the rows' estimation error and the modelling gap), which contains "
-                f"the threshold {number(c)}")
+                f" ({_made_of(check)}), which contains the threshold {number(c)}")
     span = nodes.get(str(worst), {})
     return f"{head}: the estimation interval of left − right is {interval(span.get('lo'), span.get('hi'))}"
+
+
+def _made_of(check: Mapping) -> str:
+    """What a population interval is: the rows' own interval when every modelled bound lies inside it (the rows
+    decide nothing the model could add), else the modelled bound widened to it."""
+    leaves = (check.get("leaves") or {}).values()
+    if leaves and all(f["lo"] == f["rows"][0] and f["hi"] == f["rows"][1] for f in leaves):
+        return ("what the audited rows support: their exact binomial intervals, which contain the modelled bounds — "
+                "the estimation error and the modelling gap together")
+    return "the modelled bound widened to what the audited rows support: estimation error and modelling gap"
 
 
 def _deciding(result, nodes: Mapping[str, Mapping]) -> str | None:
@@ -428,8 +467,9 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
                 subject = f"{_capital(a)} receive a favourable decision more often than {b}"
             elif h_ < pivot:
                 subject = f"{_capital(a)} receive a favourable decision less often than {b}"
-            else:
-                subject = f"It is not established whether {a} or {b} receive a favourable decision more often"
+            else:  # which group is favoured is not established: name the measure instead
+                measure = (f"the ratio of the favourable rates of {a} and {b}" if ratio else
+                           f"the gap in favourable rates between {a} and {b}")
     elif term.get("kind") == "fair":
         measure = f"the share of individuals whose decision does not change with {term['text'][5:-1]}"
     elif _rate_group(term):
@@ -437,7 +477,11 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
     where = interval(lo, hi)
     size = (f"{measure} is {where}" if "[" not in where else
             f"{measure} is between {number(lo)} and {number(hi)}")
-    allowed = f"the {number(c)} you allowed" if op in ("<", "<=") else f"the {number(c)} you required"
+    chosen = chosen_thresholds(result).get(str(target))
+    if chosen is not None:  # fairaudit chose this threshold from the data (``suggest.apply``, ``confirm``)
+        allowed = f"the {number(c)} chosen from the data (the specification asked for {chosen[0]})"
+    else:
+        allowed = f"the {number(c)} you allowed" if op in ("<", "<=") else f"the {number(c)} you required"
     rel = {"<": "above", "<=": "above", ">": "below", ">=": "below"}.get(op)
     try:
         straddles = float(lo) <= float(c) <= float(hi) and float(lo) != float(hi)

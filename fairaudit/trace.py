@@ -547,10 +547,18 @@ class AuditResult:
 
     @property
     def shown_nodes(self) -> list[dict]:
-        """``nodes`` as the tree and a node's badge show them: on an exploratory result (a threshold chosen from
-        these data, ``fairaudit.claim``) every decided claim — comparison, and, or, not — reads "exploratory",
-        never certified or violated."""
+        """``nodes`` as the tree and a node's badge show them, with the headline's verdicts: on a modelled
+        distribution's result, each claim as the population check decides it (``fairaudit.claim``); on an
+        exploratory result (a threshold chosen from these data) every decided claim — comparison, and, or, not —
+        reads "exploratory", never certified or violated."""
         nodes = self.nodes
+        check = (self.population or {}).get("nodes") if self.scope == "modelled" else None
+        if check:  # a modelled distribution's result: the claims as the population check decides them (the headline's)
+            for node in nodes:
+                final = node.get("final") or {}
+                got = (check.get(node["id"]) or {}).get("verdict")
+                if node["kind"] in ("cmp", "and", "or", "not") and got is not None:
+                    node["final"] = {**final, "verdict": got}
         if not self.exploratory:
             return nodes
         for node in nodes:

@@ -435,6 +435,10 @@ def print_summary(result, from_file=()) -> None:
     if claim.second:
         print(f"modelled:  {claim.second}")
     print(f"about:     {claim.about}")
+    from fairaudit.claim import chosen_line
+
+    if chosen_line(result):
+        print(f"chosen:    {chosen_line(result)}")
     decided = f"{result.stop_step:,}" if result.stop_step is not None else "not decided"
     if result.verdict_step is not None and result.stop_step is not None and result.verdict_step != result.stop_step:
         decided += f" (first decision; the reported verdict holds from step {result.verdict_step:,})"

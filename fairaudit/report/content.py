@@ -513,7 +513,12 @@ def audit_context(result) -> list[tuple[str, str]]:
     out = []
     claim = getattr(result, "claim", None)
     if claim is not None:
+        from fairaudit.claim import chosen_line
+
         out.append(("The verdict is about", claim.about))
+        chosen = chosen_line(result)
+        if chosen:
+            out.append(("Threshold chosen from the data", chosen))
     rows = getattr(result, "rows_text", None)
     if rows:
         out.append(("Rows audited", str(rows)))

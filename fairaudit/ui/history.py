@@ -42,7 +42,9 @@ def record_result(history: list[dict], text: str, result, audited_on: str | None
     backed by its guarantee."""
     from fairaudit.explain import not_backed
 
-    return record_version(history, text, result.claim.key, result.verdict_step, audited_on=audited_on,
+    claim = result.claim  # the headline's verdict, and the step only when that verdict is decided
+    step = result.verdict_step if claim.verdict in ("true", "false") else None
+    return record_version(history, text, claim.key, step, audited_on=audited_on,
                           not_backed=not_backed(result))
 
 

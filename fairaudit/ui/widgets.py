@@ -46,8 +46,8 @@ def verdict_line(result, shown_ids=None) -> None:
     worst = result.worst_node() if claim.verdict not in ("true", "false") else None
     pointer = ""
     if worst is not None and shown_ids is not None:
-        pointer = (" — its panel is shown below" if worst["id"] in set(shown_ids)
-                   else " — click it in the tree to see why")
+        pointer = (" Its panel is shown below." if worst["id"] in set(shown_ids)
+                   else " Click it in the tree to see why.")
     st.markdown(f"**Verdict:** {verdict_badge(claim.status)} &nbsp; {claim.summary}{pointer}"
                 f"{not_backed_suffix(result)}", unsafe_allow_html=True)
     st.markdown(_sentence(result.sentence))
@@ -59,7 +59,11 @@ def verdict_line(result, shown_ids=None) -> None:
     lines = [f"Computed by *{engine_title(result.engine)}*."]
     if guarantee.note:
         lines.append(_sentence(guarantee.note))
-    lines.append(_sentence(guarantee.interval_meaning))
+    if claim.guarantee is not guarantee:  # the headline holds under its own guarantee (a population check)
+        lines.append(_sentence(f"The headline's intervals: {claim.guarantee.interval_meaning}"))
+        lines.append(_sentence(f"The engine's own intervals (for what it modelled): {guarantee.interval_meaning}"))
+    else:
+        lines.append(_sentence(guarantee.interval_meaning))
     st.caption(" ".join(lines))
     audit_context(result)
     with st.expander("How this was decided"):
@@ -84,7 +88,10 @@ def post_hoc_warning() -> None:
 
 def audit_context(result) -> None:
     """Which rows were audited, what the guarantee assumes, and each warning as a visible banner."""
+    from fairaudit.claim import chosen_line
+
     lines = [(label, text) for label, text in (("The verdict is about", result.claim.about),
+                                               ("Threshold chosen from the data", chosen_line(result)),
                                                ("Rows audited", result.rows_text),
                                                ("The guarantee assumes", result.assumption)) if text]
     if lines:
@@ -170,7 +177,20 @@ def node_panel(node_id: str, result) -> None:
     st.code(node.get("text", ""), language=None, wrap_lines=True)
     shown = {k: v for k, v in facts.items() if k != "verdict"}
     st.markdown(" &nbsp;·&nbsp; ".join(f"{k} **{v}**" for k, v in shown.items()))
-    st.markdown(explain_node(node_id, nodes, result.guarantee, result.unit, labels=short_labels(nodes)))
+    why = explain_node(node_id, nodes, result.guarantee, result.unit, labels=short_labels(nodes))
+    population = (result.population or {}).get("nodes", {}) if result.scope == "modelled" else {}
+    check = population.get(node_id)
+    if check is not None:  # the engine's numbers are about its model; the badge is the population's verdict
+        from fairaudit.explain import comparison_parts, interval, verdict_word
+
+        parts = comparison_parts(node_id, nodes)  # a comparison: its compared term's interval, not left − right
+        term = population.get(str(parts[0]["id"]), check) if parts is not None else check
+        span = interval(term.get("lo"), term.get("hi"))
+        said = f" ({verdict_word(check['verdict'])})" if check.get("verdict") else ""
+        st.markdown(f"**For the population:** {span}{said}, from what the audited rows support (see How this was "
+                    f"decided).  \n**For the modelled distribution alone:** {why}")
+    else:
+        st.markdown(why)
     suggestion_box(node_id, result)
 
 
