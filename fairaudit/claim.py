@@ -59,8 +59,7 @@ def rows_intervals(spec, inputs, delta: float = POPULATION_DELTA, rows_spec=None
     an equal share of ``delta``: ``{leaf key of spec: (lo, hi, n)}``; None when there are no rows or no decisions to
     count (a program or a network given by the user, not fitted to rows). ``rows_spec``: the same tree written over
     the dataset's columns, when ``spec`` reads a generated program's variables (same node ids)."""
-    from fairaudit.engines.dataset import allocate
-    from fairaudit.bounds.fixed_sample import clopper_pearson
+    from fairaudit.engines.dataset import DatasetEngine
     from fairaudit.engines.observations import observe_inputs
 
     dataset = getattr(inputs, "dataset", None)
@@ -71,15 +70,9 @@ def rows_intervals(spec, inputs, delta: float = POPULATION_DELTA, rows_spec=None
 
         inputs = Inputs.build(dataset, model=inputs.model)
     over_rows = rows_spec if rows_spec is not None else spec
-    obs = observe_inputs(over_rows, inputs)
-    deltas = allocate(list(obs.values), delta)
-    found = {}
-    for key, values in obs.values.items():
-        mask = obs.masks[key]
-        n = int(mask.sum())
-        s = int(np.count_nonzero(values & mask))
-        lo, hi = clopper_pearson(s, n, deltas[key])
-        found[key] = (float(lo), float(hi), n)
+    # the dataset engine's one-look intervals (Clopper–Pearson at an equal share of delta), computed by it
+    (batch,) = DatasetEngine._one_look(observe_inputs(over_rows, inputs), delta)
+    found = {key: (float(v.lo[0]), float(v.hi[0]), int(v.n[0])) for key, v in batch.leaves.items()}
     if rows_spec is None:
         return found
     from fairaudit.evaluate import leaf_key
@@ -201,8 +194,7 @@ def exploratory_state(source: str | None, provenance: Mapping | None, confirmed:
     marks = chosen_from(source)
     if not marks or confirmed or scope in ("program", "domain"):
         return None
-    dataset = (provenance or {}).get("dataset") or {}
-    here = str(dataset.get("content_hash") or "")[:16] or None
+    here = _data_key(provenance)
     same = [m for m in marks if m["data"] is None or here is None or m["data"] == here]
     if not same:
         return None  # chosen on other data: this run is the fresh look (a warning says so, ``other_data_note``)
@@ -211,12 +203,17 @@ def exploratory_state(source: str | None, provenance: Mapping | None, confirmed:
                    "hypothesis, not a certificate: confirm it on rows the choice did not see"}
 
 
+def _data_key(provenance: Mapping | None) -> str | None:
+    """The 16 hex digits a chosen-threshold mark names the data by (``chosen_mark``), of ``provenance``'s dataset."""
+    dataset = (provenance or {}).get("dataset") or {}
+    return str(dataset.get("content_hash") or "")[:16] or None
+
+
 def other_data_note(source: str | None, provenance: Mapping | None) -> str | None:
     """A warning for a chosen threshold audited on other data than it was chosen on (a certificate, if those rows
     are new), or None."""
     marks = chosen_from(source)
-    dataset = (provenance or {}).get("dataset") or {}
-    here = str(dataset.get("content_hash") or "")[:16] or None
+    here = _data_key(provenance)
     if not marks or here is None or any(m["data"] in (None, here) for m in marks):
         return None
     return ("the specification's threshold was chosen on other data (" + "; ".join(m["text"] for m in marks) +

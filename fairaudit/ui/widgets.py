@@ -207,6 +207,7 @@ def suggestion_box(node_id: str, result) -> None:
     st.markdown("\n".join(f"- {line}" for line in suggest.lines(found)))
     st.caption(suggest.POST_HOC)
     buttons = [(which, t) for which, t in (("certify", found.certify), ("refute", found.refute)) if t is not None]
+    confirmable = _confirmable(result)
     for column, (which, threshold) in zip(st.columns(max(1, len(buttons))), buttons):
         number = f"{threshold.value:g}"
         label = (f"Use {number} (exploratory)" if which == "certify" else f"Use {number} (exploratory, refutes)")
@@ -214,23 +215,23 @@ def suggestion_box(node_id: str, result) -> None:
                          help="Adds the specification with this threshold as a new version (a refinement of the "
                               "audited one); press Run to audit it. Its verdict on these data is exploratory: the "
                               "threshold was chosen after looking at them."):
-            try:
-                flows.apply_suggestion(result, node_id, which)
-            except Exception as err:  # noqa: BLE001 - a message, never a traceback
-                st.error(str(err))
-            else:
-                st.rerun()
-        if _confirmable(result):
-            if column.button("Confirm on fresh rows", key=f"confirm_{which}_{node_id}", icon=":material/verified:",
-                             help="Splits the audited rows at random: the threshold is chosen on one half and "
-                                  "audited on the other, so its verdict is a certificate, not exploratory (it is "
-                                  "usually less tight than the suggestion on all the rows)."):
-                try:
-                    flows.confirm_suggestion(result, node_id, which)
-                except Exception as err:  # noqa: BLE001 - a message, never a traceback
-                    st.error(str(err))
-                else:
-                    st.rerun()
+            _act(flows.apply_suggestion, result, node_id, which)
+        if confirmable and column.button(
+                "Confirm on fresh rows", key=f"confirm_{which}_{node_id}", icon=":material/verified:",
+                help="Splits the audited rows at random: the threshold is chosen on one half and audited on the "
+                     "other, so its verdict is a certificate, not exploratory (it is usually less tight than the "
+                     "suggestion on all the rows)."):
+            _act(flows.confirm_suggestion, result, node_id, which)
+
+
+def _act(action, *args) -> None:
+    """Run a button's ``action``: its error as one message (never a traceback), else a rerun to show its effect."""
+    try:
+        action(*args)
+    except Exception as err:  # noqa: BLE001 - a message, never a traceback
+        st.error(str(err))
+    else:
+        st.rerun()
 
 
 def _confirmable(result) -> bool:
