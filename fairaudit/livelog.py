@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.errors import DataError, FairauditError
+from fairaudit.sources.files import not_interrupted
 
 POLL_SECONDS = 0.2
 from fairaudit.engines import STREAMING as LIVE_ENGINE  # audits a log as it grows (``fairaudit.engines.live``)
@@ -184,6 +185,7 @@ class CsvTail:
         except DataError:
             raise
         except (OSError, pa.ArrowException) as err:
+            not_interrupted(err)
             if shape.bad is not None:  # its data row in the log, as the file at rest names it
                 bad = shape.bad
                 number = None if bad.number is None else self.rows + bad.number + 1
@@ -296,6 +298,7 @@ class ParquetDir:
             try:
                 table = pq.read_table(path)
             except (OSError, ValueError, pa.ArrowException) as err:  # not complete yet: retried, unless it stopped
+                not_interrupted(err)
                 size = path.stat().st_size
                 if self.waiting.get(name) == size:
                     raise FairauditError(f"{path} is not a readable Parquet file: {str(err).splitlines()[0]}") from None

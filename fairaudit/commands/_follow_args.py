@@ -204,15 +204,23 @@ def _end_text(why: dict, timing: dict) -> str:
 
 
 def _on_signals(stop: threading.Event) -> dict:
-    """SIGINT and SIGTERM end the watch (the final report is still printed and written)."""
+    """SIGINT and SIGTERM end the watch (the final report is still printed and written). Arrow's own handlers are
+    off meanwhile: they would cancel a CSV read under way with an error instead of letting the watch end."""
+    import pyarrow as pa
+
     previous = {}
     if threading.current_thread() is not threading.main_thread():
         return previous
     for sig in (signal.SIGINT, signal.SIGTERM):
         previous[sig] = signal.signal(sig, lambda *_: stop.set())
+    pa.enable_signal_handlers(False)
     return previous
 
 
 def _restore(previous: dict) -> None:
+    import pyarrow as pa
+
+    if previous:
+        pa.enable_signal_handlers(True)
     for sig, handler in previous.items():
         signal.signal(sig, handler)

@@ -96,6 +96,7 @@ from typing import Iterator
 import numpy as np
 
 from fairaudit.engines.base import Option
+from fairaudit.sources.files import not_interrupted
 from fairaudit.engines.stream import ChunkedObservations, _count_upto
 from fairaudit.errors import DataError, FairauditError
 from fairaudit.sources.files import READ_ROWS, FileLog
@@ -219,6 +220,7 @@ class RemoteLog(FileLog):
         try:
             yield from fragment.to_batches(columns=columns, batch_size=rows, use_threads=False)
         except (OSError, pa.ArrowException) as err:
+            not_interrupted(err)
             raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240]}") from None
 
 

@@ -137,6 +137,14 @@ def csv_options(sep: str, names=None, handler=None, block_size: int = 1 << 22, s
     return read, parse, convert
 
 
+def not_interrupted(err) -> None:
+    """Ctrl-C while Arrow reads cancels the read with ``ArrowCancelled``: that is an interrupt, never bad input."""
+    import pyarrow as pa
+
+    if isinstance(err, pa.ArrowCancelled):
+        raise KeyboardInterrupt from None
+
+
 def csv_error(where: str, err, shape: RowShape | None) -> DataError:
     """The one line for a CSV that pyarrow could not parse."""
     row = None if shape is None else shape.bad
@@ -258,6 +266,7 @@ class FileLog:
         try:
             return next(iter(ds.dataset(path, format="parquet").get_fragments()))
         except (OSError, pa.ArrowException) as err:
+            not_interrupted(err)
             raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240]}") from None
 
     def _raw_batches(self, path, columns=None, block=1 << 22, rows=READ_ROWS):
@@ -285,6 +294,7 @@ class FileLog:
         except DataError:
             raise
         except (OSError, pa.ArrowException) as err:
+            not_interrupted(err)
             if self.format == "csv":
                 raise csv_error(path, err, shape) from None
             raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240]}") from None
