@@ -1,4 +1,4 @@
-"""Benchmark: anytime box decomposition (``fairaudit.bounds.volume.decompose``) on angled half-planes.
+"""Benchmark: anytime box decomposition (``fairaudit.engines.fairsquare.volume.decompose``) on angled half-planes.
 
 For each event and target width: rounds (= boxes split), boxes proven inside / outside / still mixed, the final
 sound bounds, the closed-form value (``prob_linear``) they must contain, and wall seconds (fresh mass cache).
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from fairaudit.bounds import volume as V
+from fairaudit.engines.fairsquare import volume as V
 
 G = V.Gaussian(0, 1)
 CASES = [

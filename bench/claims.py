@@ -8,7 +8,7 @@ the engine's own run.
 
 Prints one table per dataset: engine, threshold, the engine's verdict (about its model), the headline's verdict
 (about the population), the population interval of the compared gap, and the seconds of the run and of the
-population check (``fairaudit.claim.rows_intervals``) measured in the same process.
+population check (``fairaudit.core.claim.rows_intervals``) measured in the same process.
 """
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ import sys
 import time
 
 from fairaudit import audit
-from fairaudit.claim import rows_intervals
+from fairaudit.core.claim import rows_intervals
 from fairaudit.data import load
-from fairaudit.explain import interval
-from fairaudit.inputs import Inputs
+from fairaudit.core.explain import interval
+from fairaudit.core.inputs import Inputs
 from fairaudit.models import train
 from fairaudit.models.features import default_features
 from fairaudit.spec import parse

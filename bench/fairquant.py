@@ -3,7 +3,7 @@
     python bench/fairquant.py [--models DIR] [--only NAME ...] [--time-limit S] [--batch N] [--json PATH]
 
 For each network (protected attribute as in the paper: adult 8 = sex, bank 0 = age, german 11 = age, compas 3 =
-race; ``example.nnet`` 1) the refinement of ``fairaudit.bounds.fairquant`` runs with the paper's parameters
+race; ``example.nnet`` 1) the refinement of ``fairaudit.engines.fairquant.analysis`` runs with the paper's parameters
 (maximum depth 20, counterexample search from depth 15 with 10 samples, the quasi-complete termination at 1e-5 of
 the domain) over the integer grid between the file's input bounds, comparing the protected attribute's lowest and
 highest value (the artifact's choice; for the bank networks the misaligned bounds make them 0 and 10, notes §B4.3).
@@ -71,7 +71,7 @@ def networks(root: Path, only) -> list[tuple[str, str, Path]]:
 
 def run_one(path: Path, protected: int, time_limit: float, batch: int, seed: int, order: str,
             paper_seconds: float | None, corners: bool = False, probes: str = "random") -> dict:
-    from fairaudit.bounds.fairquant import FairQuant, nnet_domain
+    from fairaudit.engines.fairquant.analysis import FairQuant, nnet_domain
     from fairaudit.models.nnet import read_nnet
 
     net = read_nnet(path)

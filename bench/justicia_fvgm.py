@@ -9,7 +9,7 @@ models only: "—" for a tree). Every run goes through ``fairaudit.api.audit(dat
 with the engine's default options (fvgm with a time budget); the model is trained once per (dataset, kind) and
 passed to both engines (training time excluded). The spec asks ``E[pred | group] >= 0`` for every compound group of
 the dataset's categorical protected attributes, so both engines report every group's rate; DI (lowest ÷ highest)
-and SP (highest − lowest) are computed from those intervals (``fairaudit.findings.disparities``), the equalized
+and SP (highest − lowest) are computed from those intervals (``fairaudit.core.findings.disparities``), the equalized
 odds gaps come from the engine's findings when it gives them. Paper columns: Justicia (AAAI 2021) Table 2 runtimes
 (protected attribute sex; Ricci: position) and Fig. 2 DI (Adult tree, race+sex, with correlation); FVGM (AAAI 2022)
 §5 group rates (Adult LR sex 0.45 M / 0.30 F; COMPAS LR sex 0.61 M / 0.46 F) — from the notes' tables
@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fairaudit import api, data  # noqa: E402
-from fairaudit.findings import GroupRate, disparities  # noqa: E402
+from fairaudit.core.findings import GroupRate, disparities  # noqa: E402
 
 DATASETS = ("adult", "compas", "german", "ricci")
 # (justicia paper seconds DT, LR), justicia paper DI, fvgm paper (DI, SP) for LR
@@ -102,7 +102,7 @@ def run_engine(ds, spec, engine, model, **options) -> dict:
 
 
 def table1(names, fvgm_budget: float) -> list[str]:
-    from fairaudit.inputs import Inputs
+    from fairaudit.core.inputs import Inputs
 
     lines = ["| dataset | model | engine | s | guarantee | DI | SP | TPR gap | FPR gap | most favoured | least favoured "
              "| paper s | paper DI | paper SP |", "|" + "---|" * 14]
@@ -143,7 +143,7 @@ def table1(names, fvgm_budget: float) -> list[str]:
 def table2() -> list[str]:
     import numpy as np
 
-    from fairaudit.inputs import Inputs
+    from fairaudit.core.inputs import Inputs
 
     base = data.load("adult")
     frame = base.frame.copy()
@@ -170,8 +170,8 @@ def table2() -> list[str]:
             rows = r.findings.group_rows()
             out[search] = (time.perf_counter() - t0, rows[0]["group"], rows[-1]["group"], r.info.get("nodes expanded"))
         # the algorithmic core alone, on the same modelled distribution: every group's rate vs two searches
-        from fairaudit.bounds import justicia as J
-        from fairaudit.engines.justicia import Justicia
+        from fairaudit.engines.justicia import rates as J
+        from fairaudit.engines.justicia.engine import Justicia
 
         inputs = Inputs.build(ds, model=model)
         job = Justicia()._job(inputs, list(prot), True, 0, 0)

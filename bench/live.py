@@ -1,7 +1,7 @@
 """Live-log latency: from a row's arrival in a growing CSV log to the verdict that counts it (issue 18).
 
 A writer thread appends generated decision rows to a CSV file at a given rate (a burst every 10 ms) and notes when
-each burst is on disk; the live audit (``fairaudit.livelog``: the CSV tail, the incremental monitor, the shared
+each burst is on disk; the live audit (``fairaudit.engines.monitor.livelog``: the CSV tail, the incremental monitor, the shared
 driver — what ``fairaudit audit --follow PATH --watch`` runs, without the printing) follows the file and notes when
 each partial result is ready and how many rows it covers. A row's latency is the time from its burst's write to
 the first result covering it. The specification stays undecided for most of the run, so every update does the
@@ -40,7 +40,7 @@ def rows(n: int, seed: int) -> list[str]:
 
 def measure(rate: int, seconds: float, poll: float, batch: int = 5, seed: int = 0) -> dict:
     from fairaudit import engines
-    from fairaudit.livelog import CsvTail, follow, live_audit, prepare
+    from fairaudit.engines.monitor.livelog import CsvTail, follow, live_audit, prepare
     from fairaudit.spec import parse
 
     total = int(rate * seconds)

@@ -1,4 +1,4 @@
-"""The halves order test on a live log (``fairaudit.engines.halves.SequentialHalves``): false alarms on exchangeable
+"""The halves order test on a live log (``fairaudit.engines.monitor.halves.SequentialHalves``): false alarms on exchangeable
 streams and the row at which drift is found, against the at-rest halves test that knows the length up front.
 
 Each stream is one leaf (a Bernoulli rate) of ``--rows`` rows with a check every 5 rows; the engine is fed each
@@ -18,7 +18,7 @@ import numpy as np
 
 from fairaudit.bounds.allocation import LeafStats
 from fairaudit.bounds.concentration import fixed_n_radius
-from fairaudit.engines.halves import SequentialHalves, epoch_rows, first_epoch
+from fairaudit.engines.monitor.halves import SequentialHalves, epoch_rows, first_epoch
 
 
 def epochs(m: int, rows: int, batch: int = 5) -> np.ndarray:

@@ -26,7 +26,7 @@ from fairaudit.api import audit
 from fairaudit.bounds.allocation import Allocator, LeafStats, equal_split
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.data.dataset import Dataset
-from fairaudit.evaluate import compile_spec, evaluate
+from fairaudit.core.evaluate import compile_spec, evaluate
 from fairaudit.spec import ast, parse
 
 SPEC = ('(E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.4) & '

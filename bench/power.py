@@ -4,7 +4,7 @@ boundary.
 Power: for each case, STREAMS i.i.d. streams are drawn with replacement from the case's rows (seeded); each method
 decides at the first check (every BATCH observations) where its rule gives TRUE or FALSE. The table shows the
 median and mean observations to a decision (undecided streams count as the stream length, and are counted).
-The directed methods use the engine's own rule (``fairaudit.engines.monitor.decisions``; "mixture directed" is the
+The directed methods use the engine's own rule (``fairaudit.engines.monitor.engine.decisions``; "mixture directed" is the
 default: with the joint e-process per comparison of two disjoint groups); the last column runs every stream THROUGH
 THE ENGINE (``run_monitor`` with its default options and ``stop=True``), so it measures the engine's default as a
 user gets it.
@@ -35,9 +35,9 @@ from fairaudit import data  # noqa: E402
 from fairaudit.bounds.allocation import LeafStats, equal_split, leaf_values  # noqa: E402
 from fairaudit.bounds.concentration import get_bound  # noqa: E402
 from fairaudit.bounds.rules import UNKNOWN  # noqa: E402
-from fairaudit.engines.monitor import check_points, decisions, run_monitor  # noqa: E402
-from fairaudit.engines.observations import observe  # noqa: E402
-from fairaudit.evaluate import compile_spec, root_verdict  # noqa: E402
+from fairaudit.engines.monitor.engine import check_points, decisions, run_monitor  # noqa: E402
+from fairaudit.core.observations import observe  # noqa: E402
+from fairaudit.core.evaluate import compile_spec, root_verdict  # noqa: E402
 from fairaudit.spec import parse  # noqa: E402
 
 STREAMS, BOUNDARY_STREAMS, SEED = 200, 2000, 17

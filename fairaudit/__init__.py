@@ -13,6 +13,10 @@ The library works without Streamlit. Entry points:
 """
 __version__ = "0.1.0"
 
+from fairaudit import _moved
+
+_moved.install()  # the import paths before 0.2 keep working for one release (CHANGELOG.md)
+
 __all__ = ["audit", "confirm", "AuditResult", "__version__"]
 
 
@@ -26,7 +30,7 @@ def __getattr__(name):  # lazy: ``import fairaudit`` stays cheap, ``fairaudit.au
 
         return confirm
     if name == "AuditResult":
-        from fairaudit.trace import AuditResult
+        from fairaudit.core.trace import AuditResult
 
         return AuditResult
     raise AttributeError(f"module 'fairaudit' has no attribute {name!r}")

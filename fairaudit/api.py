@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fairaudit.errors import FairauditError
-from fairaudit.trace import AuditResult
+from fairaudit.core.errors import FairauditError
+from fairaudit.core.trace import AuditResult
 
 
 def _dataset(data):
@@ -41,37 +41,37 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     kind is trained on the default features (``fairaudit.models.features.default_features``: no label, identifier
     or logged-decision column; the protected attributes only with ``include_protected=True``).
 
-    Everything is validated first (``fairaudit.preflight``: the spec against the data, the decision, the row
+    Everything is validated first (``fairaudit.core.preflight``: the spec against the data, the decision, the row
     filter, the options), before a model is trained: an error raises ``FairauditError`` (``ValidationError``
     for the spec, with every problem positioned); warnings are recorded in ``result.warnings``.
-    ``on_progress(Progress)`` (``fairaudit.progress``) reports progress and stops the run when it returns
+    ``on_progress(Progress)`` (``fairaudit.core.progress``) reports progress and stops the run when it returns
     ``False``; ``on_step(step, total)`` is the same with plain numbers. With ``iterate=True`` the call returns a
     generator of partial ``AuditResult``s instead (the last one is final; closing it stops the run), which is
     how the dashboard draws the run live.
 
     The result's trace is a bounded display subsample of the checks (every verdict change, the stop step, a log
     grid and ``trace_points`` evenly spaced checks; "auto" sizes it so that the JSON stays under about 1 MB; None
-    keeps every check: ``fairaudit.trace.TraceBuilder``). ``full_trace``: a path to write every check to
-    (Parquet, ``fairaudit.fulltrace``).
+    keeps every check: ``fairaudit.core.trace.TraceBuilder``). ``full_trace``: a path to write every check to
+    (Parquet, ``fairaudit.core.fulltrace``).
 
     An engine that requires a model and no dataset (``fairquant``) audits the model over its input domain
-    (``fairaudit.inputs.Inputs.build_domain``): a ``.nnet`` file's input bounds (``data`` None), else the column
+    (``fairaudit.core.inputs.Inputs.build_domain``): a ``.nnet`` file's input bounds (``data`` None), else the column
     ranges of ``data``; there are no rows (``pred`` and ``where`` are refused, ``rows`` is ignored).
 
-    ``population``: a population program (a ``.fr`` path or a parsed ``fairaudit.programs.Program``) to sample
+    ``population``: a population program (a ``.fr`` path or a parsed ``fairaudit.engines.fairsquare.programs.Program``) to sample
     individuals from instead of reading a dataset (``data`` None; the monitor engine). ``spec`` None then audits
     the program's group-fairness ratio P[target | min ∧ qual] / P[target | ¬min ∧ qual] > 1 − ``epsilon``
-    (default 0.15; ``fairaudit.programs.population.ratio_spec``); a spec may also read the program's variables,
+    (default 0.15; ``fairaudit.engines.fairsquare.programs.population.ratio_spec``); a spec may also read the program's variables,
     ``sensitive``, ``qualified`` and ``pred`` (the target).
 
     An engine that requires a population (``"population" in engine.requires``, e.g. ``fairsquare``) given ``data``
     and ``model`` instead audits the model over a population program generated from the dataset
-    (``fairaudit.programs.generate.population_program``; the engine's ``population_model`` option: ``independent``
+    (``fairaudit.engines.fairsquare.programs.generate.population_program``; the engine's ``population_model`` option: ``independent``
     or ``bn``); the spec is written over the dataset's columns and read over the program's variables
-    (``fairaudit.programs.translate``). A decision expression (``pred``) cannot be turned into a program.
+    (``fairaudit.engines.fairsquare.programs.translate``). A decision expression (``pred``) cannot be turned into a program.
     """
-    from fairaudit.inputs import Inputs
-    from fairaudit.run import last, start
+    from fairaudit.core.inputs import Inputs
+    from fairaudit.core.driver import last, start
 
     chosen, resolved = check_options(engine, **options)
     if population is not None or "population" in chosen.requires:
@@ -90,7 +90,7 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
         if pred is not None or where is not None or epsilon is not None:
             raise FairauditError(f"the {chosen.name} engine audits the model over its input domain, not rows: "
                                  "pred, where and epsilon do not apply")
-        from fairaudit.inputs import ROWS
+        from fairaudit.core.inputs import ROWS
 
         if rows is not None and rows not in ROWS:
             raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
@@ -120,7 +120,7 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     if model is not None and pred is not None:
         raise FairauditError("give either a model or a decision expression (pred), not both")
     if rows is not None:
-        from fairaudit.inputs import ROWS
+        from fairaudit.core.inputs import ROWS
 
         if rows not in ROWS:
             raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
@@ -137,8 +137,8 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
 def _rows_inputs(chosen, resolved, data, spec, *, model, pred, where, rows, trust_pickle, trusted_types,
                  include_protected=False):
     """The parsed spec and the ``Inputs`` of an audit of a dataset's rows, everything validated first."""
-    from fairaudit.inputs import Inputs
-    from fairaudit.preflight import Source, preflight
+    from fairaudit.core.inputs import Inputs
+    from fairaudit.core.preflight import Source, preflight
 
     ignored = _ignored_headers(spec)
     dataset, spec = _dataset(data), _spec(spec)
@@ -177,7 +177,7 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
             include_protected: bool = False, **options) -> AuditResult:
     """Choose a threshold from the data and certify it honestly: the audited rows are split at random (``seed``,
     recorded) into a part of ``share`` on which ``spec`` is audited and ``node``'s suggested ``which`` threshold
-    ("certify" / "refute", ``fairaudit.suggest``) is chosen, and the rest, on which the specification with that
+    ("certify" / "refute", ``fairaudit.core.suggest``) is chosen, and the rest, on which the specification with that
     threshold is audited. The result is that second audit: its verdict is not exploratory (the rows it certifies
     on did not choose the threshold), ``result.info["confirmation"]`` records the split, the chosen threshold and
     the new specification's text (``spec_text``, with its ``# threshold-chosen-from:`` line), and its rows say
@@ -185,8 +185,8 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
     suggests no such threshold."""
     import numpy as np
 
-    from fairaudit import suggest
-    from fairaudit.run import last, start
+    from fairaudit.core import suggest
+    from fairaudit.core.driver import last, start
 
     if not 0 < float(share) < 1:
         raise FairauditError(f"share must be in (0, 1): the part of the rows that chooses the threshold, got {share!r}")
@@ -234,9 +234,9 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
 def _audit_population(chosen, resolved, data, spec, population, epsilon, *, model, pred, where, rows, on_step,
                       on_progress):
     """The generator of partial results of an audit of individuals sampled from ``population``."""
-    from fairaudit.inputs import Inputs
-    from fairaudit.programs.population import DEFAULT_EPSILON, ratio_spec
-    from fairaudit.run import start
+    from fairaudit.core.inputs import Inputs
+    from fairaudit.engines.fairsquare.programs.population import DEFAULT_EPSILON, ratio_spec
+    from fairaudit.core.driver import start
 
     given = [name for name, value in (("data", data), ("model", model), ("pred", pred), ("where", where),
                                       ("rows", rows)) if value is not None]
@@ -268,7 +268,7 @@ def check_generated(engine, spec=None, *, model=None, pred=None, where=None, row
     no model) and what a program does not have (``label``, ``score``, ``Fair[...]``). ``FairauditError``, one line.
     Nothing for an engine that does not require a population."""
     from fairaudit import engines
-    from fairaudit.programs.translate import check_spec
+    from fairaudit.engines.fairsquare.programs.translate import check_spec
 
     chosen = engines.get(engine) if isinstance(engine, str) else engine
     if "population" not in chosen.requires:
@@ -295,11 +295,11 @@ def _audit_generated(chosen, resolved, data, spec, epsilon, *, model, pred, wher
                      trust_pickle, trusted_types, include_protected=False):
     """The generator of partial results of an audit of ``model`` over a population program generated from
     ``data`` (for an engine that requires a population, given a dataset and a model instead): the spec, written
-    over the dataset's columns, is read over the program's variables (``fairaudit.programs.translate``)."""
-    from fairaudit.inputs import Inputs
-    from fairaudit.preflight import preflight
-    from fairaudit.programs.translate import translate_spec
-    from fairaudit.run import start
+    over the dataset's columns, is read over the program's variables (``fairaudit.engines.fairsquare.programs.translate``)."""
+    from fairaudit.core.inputs import Inputs
+    from fairaudit.core.preflight import preflight
+    from fairaudit.engines.fairsquare.programs.translate import translate_spec
+    from fairaudit.core.driver import start
 
     if data is None:
         raise FairauditError(f"the {chosen.name} engine needs a population program: give one (population=..., "

@@ -1,9 +1,9 @@
 """Conformance checks for engines: ``check_engine(engine)``, in the spirit of scikit-learn's ``check_estimator``.
 
-An engine (``fairaudit.engines.base.Engine``) promises more than its signature says: its options refuse bad
+An engine (``fairaudit.core.engine.Engine``) promises more than its signature says: its options refuse bad
 values, its steps increase, its intervals are ordered and (for a sound or exact guarantee) nested and true, its
 ``Fair`` rates add up, it stops when asked and at its deadline, it is reproducible, and its result survives JSON.
-This module checks every such promise by running the engine **through the driver** (``fairaudit.run.start``, the
+This module checks every such promise by running the engine **through the driver** (``fairaudit.core.driver.start``, the
 way the CLI, the dashboard and ``fairaudit.audit`` run it) on small toy cases whose exact values an independent
 pandas computation gives (the *oracle*)::
 
@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from fairaudit.errors import FairauditError
+from fairaudit.core.errors import FairauditError
 
 __all__ = ["Case", "ConformanceError", "NotApplicable", "CHECKS", "check_engine", "engine_checks", "run_check",
            "toy_cases", "toy_dataset", "parametrize_with_checks"]
@@ -89,7 +89,7 @@ def _toy_decision(frame):
 
 def _toy_inputs(rows: int, where: str | None = None):
     from fairaudit import models
-    from fairaudit.inputs import Inputs
+    from fairaudit.core.inputs import Inputs
 
     dataset = toy_dataset(rows)
     # the rule as a model (not as `pred`), so that Fair[...] can re-predict with an attribute flipped
@@ -225,7 +225,7 @@ class _Run:
 def _run(engine, case: Case, *, cancel_at: int | None = None, take: int | None = None, **options) -> _Run:
     """``case`` run by ``engine`` through the driver with ``options`` over the case's. ``cancel_at``: the progress
     receiver returns False at that report (1-based); ``take``: read that many partial results, then close."""
-    from fairaudit.run import start
+    from fairaudit.core.driver import start
 
     watch = _Watch(engine)
     reports: list = []
@@ -312,7 +312,7 @@ def check_declarations(engine, cases=None) -> None:
     """The engine's declarations are well formed: name, title, summary, unit; leaf kinds and requirements from
     the contract's lists; options are ``Option``s with unique names, none shadowing an option of every run;
     ``methods()`` gives (heading, [paragraph, ...]) pairs; ``evidence_hint`` is a sentence or None."""
-    from fairaudit.engines.base import COMMON_OPTIONS, INPUT_NAMES, LEAF_NAMES, Option
+    from fairaudit.core.engine import COMMON_OPTIONS, INPUT_NAMES, LEAF_NAMES, Option
 
     for attr in ("name", "title", "summary", "unit"):
         value = getattr(engine, attr, None)
@@ -341,7 +341,7 @@ def check_declarations(engine, cases=None) -> None:
         base = common.get(option.name)
         if base is not None and (option.type is not base.type or option.aliases != base.aliases):
             _fail(None, f"option {option.name!r} redeclares an option of every run "
-                        "(fairaudit.engines.base.COMMON_OPTIONS) with another type or other flags")
+                        "(fairaudit.core.engine.COMMON_OPTIONS) with another type or other flags")
     methods = engine.methods(engine.resolve_options({}))
     if not isinstance(methods, list) or not all(
             isinstance(m, tuple) and len(m) == 2 and isinstance(m[0], str)
@@ -413,7 +413,7 @@ def check_options_validated(engine, cases=None) -> None:
 def check_refuses_missing_inputs(engine, cases=None) -> None:
     """``check(spec, None)`` answers about the spec alone; ``check(spec, Inputs())`` names every input the engine
     requires and is not given; a leaf kind the engine cannot bound is refused before any work."""
-    from fairaudit.inputs import Inputs
+    from fairaudit.core.inputs import Inputs
     from fairaudit.spec import parse
 
     runnable = _cases(engine, cases)
@@ -432,14 +432,14 @@ def check_refuses_missing_inputs(engine, cases=None) -> None:
 def check_guarantee(engine, cases=None) -> None:
     """The guarantee is a ``Guarantee`` of kind probabilistic / sound / exact (δ = 0 unless probabilistic), the
     result carries it, and a decided verdict's sentence states it in the guarantee's own phrase."""
-    from fairaudit.guarantee import KINDS, Guarantee
+    from fairaudit.core.guarantee import KINDS, Guarantee
 
     for case in _cases(engine, cases):
         promised = engine.guarantee(engine.resolve_options(dict(case.options)), case.inputs)
         r = _default_run(engine, case).result
         for what, g in (("guarantee()", promised), ("result.guarantee", r.guarantee)):
             if not isinstance(g, Guarantee) or g.kind not in KINDS:
-                _fail(case, f"{what} must be a fairaudit.guarantee.Guarantee of kind {'/'.join(KINDS)}, got {g!r}")
+                _fail(case, f"{what} must be a fairaudit.core.guarantee.Guarantee of kind {'/'.join(KINDS)}, got {g!r}")
             if g.kind != "probabilistic" and g.delta:
                 _fail(case, f"{what} is {g.kind} but has δ = {g.delta}")
         if r.engine != engine.name or r.unit != engine.unit:
@@ -626,7 +626,7 @@ def check_stop_step(engine, cases=None) -> None:
 
 
 def _stop_step(case, r) -> None:
-    from fairaudit.trace import verdict_text
+    from fairaudit.core.trace import verdict_text
 
     t = r.trace_table
     root = [verdict_text(v) for v in t.verdict[:, 0]]
@@ -781,7 +781,7 @@ def check_same_seed(engine, cases=None) -> None:
 
 def check_json_round_trip(engine, cases=None) -> None:
     """``AuditResult.from_json(r.to_json()).to_json() == r.to_json()``, and the sentences survive it."""
-    from fairaudit.trace import AuditResult
+    from fairaudit.core.trace import AuditResult
 
     for case in _cases(engine, cases):
         r = _default_run(engine, case).result

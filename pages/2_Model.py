@@ -5,8 +5,8 @@ import streamlit as st
 
 from fairaudit import models as fa_models
 from fairaudit import viz
-from fairaudit.errors import FairauditError
-from fairaudit.group_metrics import SMALL_GROUP, group_model_metrics, held_out_rows
+from fairaudit.core.errors import FairauditError
+from fairaudit.core.group_metrics import SMALL_GROUP, group_model_metrics, held_out_rows
 from fairaudit.models.features import default_features, left_out_text
 from fairaudit.models.training import HELD_OUT_SHARE, KIND_HELP
 from fairaudit.ui import flows, logic, state, widgets, workspace

@@ -2,9 +2,9 @@
 import streamlit as st
 
 from fairaudit import engines, viz
-from fairaudit.explain import NOT_BACKED, compare_rows, verdict_word
-from fairaudit.livelog import runs_live
-from fairaudit.programs.population import ratio_spec
+from fairaudit.core.explain import NOT_BACKED, compare_rows, verdict_word
+from fairaudit.engines.monitor.livelog import runs_live
+from fairaudit.engines.fairsquare.programs.population import ratio_spec
 from fairaudit.ui import audit_form, dask_run, flows, history, live, logic, selection, state, widgets
 from fairaudit.ui.counterexamples import counterexample_table
 from fairaudit.ui.findings import findings_section
@@ -282,7 +282,7 @@ with right:
                                                   unit=result.unit, guarantee=result.guarantee),
                             width="content")
             if any(result.node(i).kind == "cmp" and result.has_evalue(i) for i in panel.nodes):
-                from fairaudit.explain import JOINT_TEST_HELP
+                from fairaudit.core.explain import JOINT_TEST_HELP
 
                 st.caption(JOINT_TEST_HELP)
         else:

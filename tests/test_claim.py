@@ -1,4 +1,4 @@
-"""A verdict a signer can sign (``fairaudit.claim``): the headline claims no more than the evidence, says what it is
+"""A verdict a signer can sign (``fairaudit.core.claim``): the headline claims no more than the evidence, says what it is
 about, reads in plain words the same everywhere, and a threshold chosen from the data is exploratory until it is
 confirmed on rows that did not choose it."""
 from __future__ import annotations
@@ -9,9 +9,10 @@ import json
 import pypdf
 import pytest
 
-from fairaudit import audit, confirm, suggest
+from fairaudit import audit, confirm
+from fairaudit.core import suggest
 from fairaudit.cli import main
-from fairaudit.claim import chosen_from, exploratory_state, rows_intervals
+from fairaudit.core.claim import chosen_from, exploratory_state, rows_intervals
 from fairaudit.spec import parse
 
 GAP = 'E[pred | sex == "Female"] - E[pred | sex == "Male"] > {c}'
@@ -43,7 +44,7 @@ def test_certain_for_the_modelled_distribution_is_not_certain_for_the_population
 def test_a_population_headline_is_backed_by_the_rows(engine, c):
     """Whatever the threshold: every leaf's population interval contains both the modelled interval and the rows'
     exact binomial interval, and a decided headline is one the rows' intervals decide the same way."""
-    from fairaudit.claim import population_check
+    from fairaudit.core.claim import population_check
 
     spec = parse(GAP.format(c=c))
     r = audit("german", spec, engine=engine, model="logreg")
@@ -69,7 +70,7 @@ def test_a_user_written_program_is_what_the_user_named():
 
     import fairaudit
 
-    root = Path(fairaudit.__file__).parent / "programs" / "examples"
+    root = Path(fairaudit.__file__).parent / "engines" / "fairsquare" / "programs" / "examples"
     program = sorted(root.glob("*.fr"))[0]
     r = audit(None, None, engine="fairsquare", population=str(program))
     assert r.scope == "program" and r.population is None and r.claim.verdict == r.verdict
@@ -128,7 +129,7 @@ def test_a_threshold_chosen_from_the_data_is_exploratory_in_the_cli_json_and_pdf
     assert "EXPLORATORY" in first and "CERTIFIED" not in first
     # the tree and the node badges never show a decided claim in the certified colour
     from fairaudit import viz
-    from fairaudit.trace import AuditResult
+    from fairaudit.core.trace import AuditResult
 
     result = AuditResult.from_json(out_json.read_text())
     frame, _ = viz.tree_frame(result.shown_nodes)
@@ -159,7 +160,7 @@ def test_confirm_chooses_on_one_part_and_certifies_on_the_other():
 
 
 def test_rows_intervals_cover_each_leaf():
-    from fairaudit.inputs import Inputs
+    from fairaudit.core.inputs import Inputs
 
     spec = parse(GAP.format(c=0))
     inputs = Inputs.build(__import__("fairaudit.data", fromlist=["load"]).load("german"), model="logreg")
@@ -171,8 +172,8 @@ def test_rows_intervals_cover_each_leaf():
 def test_a_group_is_not_marked_least_favoured_on_an_interval_that_cannot_tell():
     """The issue's example 1: a small group whose estimation interval is [0, 1] was still marked 'least
     favoured'. A mark is a claim: it needs the estimation intervals to separate the extremes."""
-    from fairaudit.findings import Findings, GroupRate
-    from fairaudit.findings_view import summary_lines
+    from fairaudit.core.findings import Findings, GroupRate
+    from fairaudit.core.findings_view import summary_lines
 
     r = audit("german", GAP.format(c=-0.02), engine="justicia", model="logreg")
     groups = r.findings.groups

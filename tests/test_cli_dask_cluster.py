@@ -62,7 +62,7 @@ def test_ctrl_c_shuts_the_cluster_down(tmp_path):
 
 
 def test_scheduler_attaches_to_an_existing_cluster(log, tmp_path):
-    from fairaudit.engines.distributed import dask_client
+    from fairaudit.engines.monitor.distributed import dask_client
 
     with dask_client(workers=1, timeout=60) as client:
         out = cli("--data", log, "--pred", PRED, "--spec", SPEC, "--order", "given", "--scheduler",
@@ -82,7 +82,7 @@ def test_ctrl_c_while_the_workers_start_still_closes_the_cluster(monkeypatch):
 
     import distributed
 
-    from fairaudit.engines.distributed import dask_client
+    from fairaudit.engines.monitor.distributed import dask_client
 
     closed = []
 

@@ -1,4 +1,4 @@
-"""``fairaudit audit --follow --watch`` runs the halves order test as the log grows (``fairaudit.engines.halves``): a
+"""``fairaudit audit --follow --watch`` runs the halves order test as the log grows (``fairaudit.engines.monitor.halves``): a
 CSV log sorted by ``decile_score`` and appended to prints the halves warning while it arrives (before the watch
 ends), a shuffled log sent as JSON lines does not; either way the final intervals are the file at rest's in given
 order."""
@@ -51,7 +51,7 @@ def test_a_sorted_csv_log_prints_the_halves_warning_as_it_arrives(logs, tmp_path
     assert warned, out
     ended = next(i for i, line in enumerate(text) if line.startswith("ended:"))
     assert warned[0] < ended  # said while the log was arriving, not only in the final report
-    assert "rows 1–2,000 of the log" in text[warned[0]]  # the epoch 4,000 (module doc of fairaudit.engines.halves)
+    assert "rows 1–2,000 of the log" in text[warned[0]]  # the epoch 4,000 (module doc of fairaudit.engines.monitor.halves)
     live = json.loads((tmp_path / "live.json").read_text())
     assert any(GROWS in w for w in live["warnings"])
     assert live["steps"] == len(ordered)

@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from fairaudit import api, data, models
-from fairaudit.errors import FairauditError
-from fairaudit.livelog import JsonLines, prepare
+from fairaudit.core.errors import FairauditError
+from fairaudit.engines.monitor.livelog import JsonLines, prepare
 from fairaudit.spec import parse
 from tests.test_cli_follow import cli, finals, writer
 

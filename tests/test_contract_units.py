@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from fairaudit import engines
-from fairaudit.engines.base import COMMON_OPTIONS, Option
-from fairaudit.errors import FairauditError
-from fairaudit.guarantee import Guarantee, verdict_sentence
-from fairaudit.progress import Progress
-from fairaudit.trace import Trace, TraceBuilder
+from fairaudit.core.engine import COMMON_OPTIONS, Option
+from fairaudit.core.errors import FairauditError
+from fairaudit.core.guarantee import Guarantee, verdict_sentence
+from fairaudit.core.progress import Progress
+from fairaudit.core.trace import Trace, TraceBuilder
 
 DELTA = Option("delta", float, 0.05, "failure probability", min=0, max=1, exclusive=True, header=True)
 BATCH = Option("batch", int, 5, "check every", min=1)
@@ -130,12 +130,12 @@ def test_a_search_cut_by_the_time_budget_is_said():
     """The optimised split's search for a decision stopped by the time budget is a warning, not silence, even
     when the batch that ran out is the last one (the run is then complete)."""
     from fairaudit import data
-    from fairaudit.engines.base import Context
-    from fairaudit.engines.monitor import Monitor, monitor_batches
-    from fairaudit.engines.observations import observe_inputs
-    from fairaudit.guarantee import Guarantee
-    from fairaudit.inputs import Inputs
-    from fairaudit.run import drive, last
+    from fairaudit.core.engine import Context
+    from fairaudit.engines.monitor.engine import Monitor, monitor_batches
+    from fairaudit.core.observations import observe_inputs
+    from fairaudit.core.guarantee import Guarantee
+    from fairaudit.core.inputs import Inputs
+    from fairaudit.core.driver import drive, last
     from fairaudit.spec import parse
 
     ds = data.load("adult")

@@ -9,7 +9,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from fairaudit import audit, explain  # noqa: E402
+from fairaudit import audit
+from fairaudit.core import explain  # noqa: E402
 from fairaudit.ui import selection  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parent / "fixtures" / "example.nnet"
@@ -60,7 +61,7 @@ def test_every_other_place_shows_the_rates_not_a_midpoint(undecided):
 
 
 def test_the_cli_summary_prints_the_rates(undecided, capsys):
-    from fairaudit.commands.audit import print_summary
+    from fairaudit.cli.audit import print_summary
 
     print_summary(undecided)
     out = capsys.readouterr().out

@@ -10,7 +10,7 @@ import pytest
 from fairaudit import data, models
 from fairaudit.cli import main
 from fairaudit.data.roles import obvious_favourable
-from fairaudit.errors import ModelError
+from fairaudit.core.errors import ModelError
 
 
 def loans(n: int = 600, seed: int = 0, decision_agreement: float = 0.36) -> pd.DataFrame:
@@ -155,7 +155,7 @@ def test_every_route_that_trains_a_model_uses_the_same_default_features():
     train on one default; a Fair[...] on a column the model then does not read is said to be vacuous."""
     from fairaudit import audit
     from fairaudit.data import load
-    from fairaudit.inputs import Inputs
+    from fairaudit.core.inputs import Inputs
     from fairaudit.models.features import default_features
 
     adult = load("adult")

@@ -1,7 +1,7 @@
 """A probabilistic guarantee never reads stronger than it is: "probability ≥ 1" would say certainty."""
 import pytest
 
-from fairaudit.guarantee import Guarantee
+from fairaudit.core.guarantee import Guarantee
 
 
 @pytest.mark.parametrize("delta", [0.05, 0.1, 0.15000000000000002, 1e-3, 4e-7, 1e-9, 1e-15])

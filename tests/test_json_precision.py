@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 import fairaudit
-from fairaudit.trace import AuditResult
+from fairaudit.core.trace import AuditResult
 
 SPEC = 'E[pred | sex == "Female"] - E[pred | sex == "Male"] < 0.1'
 

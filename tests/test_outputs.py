@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from fairaudit.cli import main
-from fairaudit.outputs import file_kind
+from fairaudit.core.outputs import file_kind
 from tests.test_hardening import _run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -195,7 +195,7 @@ def test_spec_error_lines_are_capped(capsys, tmp_path):
 
 @pytest.mark.parametrize("samples", ["1", "3"])
 def test_a_few_samples_of_a_population_is_undecided_not_a_crash(capsys, samples):
-    program = ROOT / "fairaudit" / "programs" / "examples" / "toy_t1.fr"
+    program = ROOT / "fairaudit" / "engines" / "fairsquare" / "programs" / "examples" / "toy_t1.fr"
     code, out, err = _run(capsys, ["audit", "--population", str(program), "--samples", samples])
     assert code == 3 and err == "" and "verdict:   undecided" in out
 
@@ -234,7 +234,7 @@ def test_an_os_error_on_a_user_path_is_bad_input(capsys, monkeypatch):
 
 _TERMINATE = """
 import os, signal, sys
-from fairaudit import fulltrace
+from fairaudit.core import fulltrace
 from fairaudit.cli import main
 
 def append(self, part):  # SIGTERM while the full trace is being written
@@ -264,7 +264,7 @@ def test_a_run_that_never_starts_leaves_no_temporary_file(tmp_path):
 def _part(rows: int):
     import numpy as np
 
-    from fairaudit.trace import Trace
+    from fairaudit.core.trace import Trace
 
     z = np.zeros((rows, 1))
     return Trace(np.arange(1, rows + 1), ["n0"], z, z, z, z, z.astype(np.int8), z, z, z, z)
@@ -272,8 +272,8 @@ def _part(rows: int):
 
 def test_runs_writing_one_path_never_mix(tmp_path):
     """Passed before the fix too (each run has a temporary file of its own): kept as a guard."""
-    from fairaudit.fulltrace import FullTraceWriter, read_full_trace
-    from fairaudit.outputs import write_atomically
+    from fairaudit.core.fulltrace import FullTraceWriter, read_full_trace
+    from fairaudit.core.outputs import write_atomically
 
     path = tmp_path / "t.parquet"
     older = FullTraceWriter(path)

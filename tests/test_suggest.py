@@ -1,4 +1,4 @@
-"""Refinement suggestions (``fairaudit.suggest``): the thresholds certifiable / refutable now, checked by
+"""Refinement suggestions (``fairaudit.core.suggest``): the thresholds certifiable / refutable now, checked by
 re-evaluating the rewritten specification on the same leaf intervals; the projection against an independent
 inversion of the Hoeffding radius; the text; the safe rewrite of the source."""
 import math
@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from fairaudit import suggest
+from fairaudit.core import suggest
 from fairaudit.bounds.concentration import hoeffding_radius
-from fairaudit.errors import FairauditError
-from fairaudit.evaluate import LeafValue, evaluate
+from fairaudit.core.errors import FairauditError
+from fairaudit.core.evaluate import LeafValue, evaluate
 from fairaudit.spec import parse
-from fairaudit.trace import AuditResult, Trace, node_infos, verdict_text
+from fairaudit.core.trace import AuditResult, Trace, node_infos, verdict_text
 
 A, B = 'E[pred | sex == "Female"]', 'E[pred | sex == "Male"]'
 

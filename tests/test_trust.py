@@ -9,8 +9,8 @@ import pytest
 import fairaudit
 from fairaudit import data
 from fairaudit.cli import main
-from fairaudit.errors import FairauditError
-from fairaudit.preflight import ValidationError
+from fairaudit.core.errors import FairauditError
+from fairaudit.core.preflight import ValidationError
 
 ADULT_PRED = ["--data", "adult", "--pred", 'income == ">50K"']
 
@@ -193,7 +193,7 @@ def test_order_header(tmp_path, capsys):
 
 def test_order_warnings_are_rare_when_the_order_is_random():
     """The detectors fire with probability ≤ Δ under exchangeability (each is a level-Δ test)."""
-    from fairaudit.engines.monitor import Observations, run_monitor
+    from fairaudit.engines.monitor.engine import Observations, run_monitor
     from fairaudit.spec import parse
 
     spec = parse("E[a] - E[b | c] < 0.05")

@@ -1,6 +1,6 @@
 """δ allocation: how the total failure probability Δ is split over the distinct leaves of a spec.
 
-``directed`` (the default) lives in ``fairaudit.bounds.directed``: one certificate per verdict
+``directed`` (the default) lives in ``fairaudit.engines.monitor.directed``: one certificate per verdict
 direction, each at Δ, split by Berger's intersection–union principle — sound at Δ, no solver.
 
 ``equal`` (VeriFair, "AVOIR-VF")
@@ -53,18 +53,18 @@ import numpy as np
 
 from fairaudit.bounds.concentration import Bound, get_bound, hoeffding_radius, mixture_log_threshold
 from fairaudit.bounds.rules import BOOL_RULES, CMP, FALSE, TERM_RULES, TRUE, UNKNOWN
-from fairaudit.evaluate import LeafValue, compile_spec, leaf_key, term_intervals
+from fairaudit.core.evaluate import LeafValue, compile_spec, leaf_key, term_intervals
 from fairaudit.spec.ast import LEAF_KINDS, Spec
 
-SPLITS = ("directed", "directed-intervals", "equal", "optimized")  # directed: ``fairaudit.bounds.directed`` with
-# the joint tests of ``fairaudit.bounds.eprocess`` (the default); directed-intervals: the same on leaf intervals only
+SPLITS = ("directed", "directed-intervals", "equal", "optimized")  # directed: ``fairaudit.engines.monitor.directed`` with
+# the joint tests of ``fairaudit.engines.monitor.eprocess`` (the default); directed-intervals: the same on leaf intervals only
 MAX_ALTERNATIVES = 256
 _LN_1_1 = math.log(1.1)
 
 
 def sound_delta(split: str, total: float, n_leaves: int) -> float:
     """The failure probability that the decision of ``split`` provably stays within (module doc):
-    Δ for the equal split (a fixed allocation) and for the directed split (``fairaudit.bounds.directed``),
+    Δ for the equal split (a fixed allocation) and for the directed split (``fairaudit.engines.monitor.directed``),
     min(1, k·Δ) for the optimised split over k leaves."""
     if split == "optimized" and n_leaves > 1:
         return min(1.0, n_leaves * float(total))
@@ -131,7 +131,7 @@ class Allocator:
 
     def __init__(self, spec: Spec, total: float, bound="hoeffding", solver_time_limit: float = 5.0):
         if not 0 < total < 1:
-            from fairaudit.errors import FairauditError
+            from fairaudit.core.errors import FairauditError
 
             raise FairauditError(f"delta must be in (0, 1), got {total}")
         self.spec = spec

@@ -16,10 +16,10 @@ from typing import Any
 
 import pandas as pd
 
-from fairaudit._paths import bundled
+from fairaudit.core.paths import bundled
 from fairaudit.data.dataset import Column, Dataset, Schema
 from fairaudit.data.roles import listing, suggestion
-from fairaudit.errors import DataError
+from fairaudit.core.errors import DataError
 
 DATA_DIR = bundled("data")
 CATALOGUE = DATA_DIR / "datasets.json"

@@ -1,4 +1,4 @@
-"""A dataset known by its schema only (``FileDataset``, what ``fairaudit.preflight`` validates a file or a log against
+"""A dataset known by its schema only (``FileDataset``, what ``fairaudit.core.preflight`` validates a file or a log against
 when its rows are not held in memory: out of core, on Dask), and the bound on the values kept of a wide column."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def narrowed(values, literals) -> set:
 
 @dataclass
 class FileDataset:
-    """A file's schema and identity without its rows: what ``fairaudit.preflight`` validates against (``frame``
+    """A file's schema and identity without its rows: what ``fairaudit.core.preflight`` validates against (``frame``
     is None, so the checks that need every row are not made)."""
 
     name: str

@@ -23,7 +23,7 @@ from typing import IO, Any, Iterable
 from fairaudit.data.dataset import Dataset
 from fairaudit.data.gzipped import gunzip
 from fairaudit.data.roles import build_schema
-from fairaudit.errors import DataError
+from fairaudit.core.errors import DataError
 
 from fairaudit.data.dataset import MISSING_CATEGORY as MISSING  # noqa: F401 — the category of a missing value
 

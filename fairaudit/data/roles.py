@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from fairaudit.data.dataset import Column, Dataset, Schema
-from fairaudit.errors import DataError
+from fairaudit.core.errors import DataError
 
 # lower-cased (favourable, unfavourable) pairs of text labels whose favourable value is obvious
 _OBVIOUS_TEXT = [("yes", "no"), ("y", "n"), ("true", "false"), ("1", "0")]

@@ -8,10 +8,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from fairaudit.errors import ModelError
+from fairaudit.core.errors import ModelError
 from fairaudit.models.base import Model
 from fairaudit.models.encoding import Encoding
-from fairaudit.progress import OnProgress, Progress
+from fairaudit.core.progress import OnProgress, Progress
 
 KINDS = ("logreg", "tree", "gbm", "mlp")
 KIND_HELP = {
@@ -65,7 +65,7 @@ def training_labels(dataset) -> np.ndarray:
 def split_rows(y: np.ndarray, seed: int = 0, test_size: float = HELD_OUT_SHARE) -> tuple[np.ndarray, np.ndarray]:
     """``(training rows, held-out rows)``: positions of the split ``train`` uses (stratified on the 0/1
     labels ``y``, ``random_state=seed``). The one definition of the held-out rows (see
-    ``fairaudit.group_metrics.held_out_rows``)."""
+    ``fairaudit.core.group_metrics.held_out_rows``)."""
     from sklearn.model_selection import train_test_split  # imported here: keeps `import fairaudit.models` light
 
     try:
@@ -87,7 +87,7 @@ def train(dataset, kind: str, *, seed: int = 0, test_size: float = HELD_OUT_SHAR
     ``params`` go to the learner (e.g. ``max_depth=4`` for tree, ``hidden=[32]`` for mlp).
     The same data, kind, seed and params give the same model.
 
-    ``on_progress(Progress)`` (see :mod:`fairaudit.progress`), when given, is told how far the fit is: mlp per
+    ``on_progress(Progress)`` (see :mod:`fairaudit.core.progress`), when given, is told how far the fit is: mlp per
     batch in epochs, gbm per boosting iteration, logreg and tree in one step. Returning False from it stops
     training at the next report with :class:`TrainingCancelled`. The model is the same with or without it.
     """

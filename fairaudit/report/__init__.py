@@ -17,14 +17,14 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
-from fairaudit.errors import FairauditError
+from fairaudit.core.errors import FairauditError
 
 __all__ = ["build_pdf", "write_pdf", "check_output_path", "first_page_png", "load_result", "recorded_dataset"]
 
 
 def load_result(source):
     """An ``AuditResult`` from a result, JSON text, a dict or a path; ``FairauditError`` (one line) if unreadable."""
-    from fairaudit.trace import AuditResult
+    from fairaudit.core.trace import AuditResult
 
     if isinstance(source, AuditResult):
         return source
@@ -131,11 +131,11 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
     ``selected_nodes``: node ids that also get a convergence plot (every comparison gets one). ``generated_at``: a
     ``datetime`` (default now).
 
-    ``on_progress(Progress)`` (``fairaudit.progress``) is told how far the report is, one unit per figure
+    ``on_progress(Progress)`` (``fairaudit.core.progress``) is told how far the report is, one unit per figure
     rendered (the slow part) and one for the layout; returning False cancels the report (``FairauditError``).
     """
-    from fairaudit.findings import Findings
-    from fairaudit.progress import Progress
+    from fairaudit.core.findings import Findings
+    from fairaudit.core.progress import Progress
     from fairaudit.report import charts, content
     from fairaudit.report.groups import group_table
     from fairaudit.report.pdf import layout
@@ -226,13 +226,13 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
 
 def _generated_program(result, dataset, model) -> str | None:
     """The text of a population program generated from ``dataset`` and ``model`` as the audit generated it
-    (``fairaudit.programs.generate.population_program``, the structure the result's options record), or None
+    (``fairaudit.engines.fairsquare.programs.generate.population_program``, the structure the result's options record), or None
     when they are not at hand or it cannot be made (``content.population_facts`` then checks its sha256)."""
     if dataset is None or isinstance(dataset, dict) or model is None or isinstance(model, dict):
         return None
     try:
         from fairaudit.api import GENERATED_OPTION
-        from fairaudit.programs.generate import population_program
+        from fairaudit.engines.fairsquare.programs.generate import population_program
 
         structure = (result.options or {}).get(GENERATED_OPTION) or "independent"
         return population_program(dataset, model=model, structure=structure)
@@ -246,10 +246,10 @@ def _node_order(nid: str):
 
 
 def check_output_path(path, *, force: bool = False) -> Path:
-    """``path`` as a Path a report can be written to (``fairaudit.outputs.check_output``: a file in an existing
+    """``path`` as a Path a report can be written to (``fairaudit.core.outputs.check_output``: a file in an existing
     folder; an existing file only when it is a fairaudit report, or with ``force``); ``FairauditError`` otherwise
     (call it before a long audit)."""
-    from fairaudit.outputs import check_output
+    from fairaudit.core.outputs import check_output
 
     return check_output(path, "pdf", force=force, what="report")
 
@@ -257,7 +257,7 @@ def check_output_path(path, *, force: bool = False) -> Path:
 def write_pdf(result, path, *, force: bool = False, **kw) -> Path:
     """Build the report (``build_pdf(result, **kw)``) and write it to ``path``; ``FairauditError`` (one line) when
     the path cannot be written, or holds another kind of file (``force=True`` replaces it)."""
-    from fairaudit.outputs import write_atomically
+    from fairaudit.core.outputs import write_atomically
 
     path = check_output_path(path, force=force)
     return write_atomically(path, build_pdf(result, **kw), what="report")

@@ -2,7 +2,7 @@
 
 Everything here reads an ``AuditResult`` (and optionally the ``Dataset`` / ``Model`` objects) and returns
 strings, dicts and lists, so it can be tested without building a PDF. The report words nothing about an engine
-itself: the verdict sentence is ``AuditResult.headline`` / ``.sentence`` (``fairaudit.guarantee.verdict_sentence``),
+itself: the verdict sentence is ``AuditResult.headline`` / ``.sentence`` (``fairaudit.core.guarantee.verdict_sentence``),
 the guarantee's wording comes from ``result.guarantee`` (``Guarantee.phrase`` / ``interval_meaning`` / ``note`` /
 ``assumes``), and the parameter table from the engine's declarations (``fairaudit.engines.get(result.engine)``:
 ``Engine.title`` / ``summary``, ``Option.title`` / ``show`` / ``help``). A result whose engine is not installed
@@ -29,8 +29,8 @@ import re
 from importlib import metadata
 from typing import Any, Mapping
 
-from fairaudit.guarantee import format_interval
-from fairaudit.numbers import clean
+from fairaudit.core.guarantee import format_interval
+from fairaudit.core.numbers import clean
 from fairaudit.viz.values import shown
 from fairaudit.viz.palette import VERDICTS, normalise_verdict
 
@@ -58,7 +58,7 @@ KIND_LABELS = {
     "fair": "individual fairness",
 }
 
-#: the inputs of every audit (``fairaudit.inputs.Inputs.describe``), the first rows of the parameter table; the
+#: the inputs of every audit (``fairaudit.core.inputs.Inputs.describe``), the first rows of the parameter table; the
 #: dataset and the model have sections of their own, so only their names appear here
 INPUTS = ("data", "follow", "model", "population", "pred", "where", "rows")
 INPUT_TITLES = {"data": "Dataset", "follow": "Live log", "model": "Model", "population": "Population program",
@@ -86,7 +86,7 @@ def _typeset(text: str) -> str:
 
 
 def num(value: Any, digits: int = 4) -> str:
-    """A number for the report by the library's one rule (``fairaudit.guarantee.format_interval``: ``digits``
+    """A number for the report by the library's one rule (``fairaudit.core.guarantee.format_interval``: ``digits``
     significant digits, a subnormal is 0), typeset: ``—`` when missing, ``∞`` when infinite, a real minus sign.
     A whole number given as an int stays whole."""
     if value is None:
@@ -270,7 +270,7 @@ def engine_of(result):
     """The engine that produced ``result`` (``fairaudit.engines.get``), or None when it is not installed here
     (a result from another version, or from an engine this installation does not have)."""
     from fairaudit import engines
-    from fairaudit.errors import FairauditError
+    from fairaudit.core.errors import FairauditError
 
     try:
         return engines.get(str(result.engine))
@@ -349,8 +349,8 @@ def population_facts(result, population=None) -> dict:
     """``name sha256 text origin note`` of the audited population program (None when unknown).
 
     ``population``: the program as the audit had it, to print it: a path to its ``.fr`` file or its text (as
-    written, comments included: what the recorded sha256 identifies), a ``fairaudit.programs.population.Population``
-    or a parsed ``Program`` (printed by ``fairaudit.programs.printer.format_program``). A program whose sha256
+    written, comments included: what the recorded sha256 identifies), a ``fairaudit.engines.fairsquare.programs.population.Population``
+    or a parsed ``Program`` (printed by ``fairaudit.engines.fairsquare.programs.printer.format_program``). A program whose sha256
     differs from the recorded one is not printed (``note`` says why); without one, ``note`` says how to give it."""
     import hashlib
     from pathlib import Path
@@ -361,8 +361,8 @@ def population_facts(result, population=None) -> dict:
         out["name"] = (result.options or {}).get("population")
     text = sha = None
     if population is not None:
-        from fairaudit.programs import ir
-        from fairaudit.programs.printer import format_program
+        from fairaudit.engines.fairsquare.programs import ir
+        from fairaudit.engines.fairsquare.programs.printer import format_program
 
         if isinstance(population, ir.Program):
             text = format_program(population)
@@ -466,8 +466,8 @@ def headline(result) -> dict:
 
 def not_backed_line(result) -> str | None:
     """Said under the verdict when its own run found evidence against its guarantee
-    (``fairaudit.explain.not_backed``): the banner alone would read as a pass or a proof; None otherwise."""
-    from fairaudit.explain import not_backed, not_backed_sentence
+    (``fairaudit.core.explain.not_backed``): the banner alone would read as a pass or a proof; None otherwise."""
+    from fairaudit.core.explain import not_backed, not_backed_sentence
 
     return not_backed_sentence() if not_backed(result) else None
 
@@ -500,9 +500,9 @@ def worst_line(result) -> str | None:
 
 
 def suggestion_lines(result) -> list[str]:
-    """Refinement suggestions for every undecided comparison (``fairaudit.suggest``), ending with what was tested;
+    """Refinement suggestions for every undecided comparison (``fairaudit.core.suggest``), ending with what was tested;
     empty when nothing is undecided."""
-    from fairaudit.suggest import summary_lines
+    from fairaudit.core.suggest import summary_lines
 
     return summary_lines(result)
 
@@ -513,7 +513,7 @@ def audit_context(result) -> list[tuple[str, str]]:
     out = []
     claim = getattr(result, "claim", None)
     if claim is not None:
-        from fairaudit.claim import chosen_line
+        from fairaudit.core.claim import chosen_line
 
         out.append(("The verdict is about", claim.about))
         chosen = chosen_line(result)

@@ -1,6 +1,6 @@
 """Per-group base statistics of the audited dataset for the report (counts, shares, base rates with CIs).
 
-Reuses ``fairaudit.group_metrics.group_base_rates`` (the Data page's numbers), adding the model's selection rate
+Reuses ``fairaudit.core.group_metrics.group_base_rates`` (the Data page's numbers), adding the model's selection rate
 per group when the decisions are known.
 """
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fairaudit.group_metrics import SMALL_GROUP, group_base_rates, proportion_ci
+from fairaudit.core.group_metrics import SMALL_GROUP, group_base_rates, proportion_ci
 
 
 def group_table(dataset, model=None, level: float = 0.95) -> pd.DataFrame | None:
@@ -21,7 +21,7 @@ def group_table(dataset, model=None, level: float = 0.95) -> pd.DataFrame | None
     stats = group_base_rates(dataset.frame, protected, label=label, favourable=dataset.schema.favourable,
                              level=level)
     if model is not None:
-        from fairaudit.group_metrics import _groups
+        from fairaudit.core.group_metrics import _groups
 
         decisions = np.asarray(model.predict(dataset.frame)).astype(int).ravel()
         frame = dataset.frame.reset_index(drop=True)

@@ -3,7 +3,7 @@ and a glossary, as plain text blocks.
 
 Each block is ``(heading, [paragraph, ...])``; a paragraph starting with ``"= "`` is a displayed formula, one
 starting with ``"• "`` a bullet. Only the generic blocks are written here (three-valued verdicts, the glossary);
-the guarantee is worded by ``result.guarantee`` (``fairaudit.guarantee.Guarantee``) and the engine's method by
+the guarantee is worded by ``result.guarantee`` (``fairaudit.core.guarantee.Guarantee``) and the engine's method by
 the engine itself (``Engine.methods(options)``), so no engine is described in this file.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ def blocks(result) -> list[tuple[str, list[str]]]:
         "case the result is undecided. An undecided verdict is never reported as a pass or a fail.",
     ]))
     out.append(guarantee_block(result))
-    from fairaudit.claim import how_decided
+    from fairaudit.core.claim import how_decided
 
     out.append(("How this was decided", ["• " + as_sentence(line) for line in how_decided(result)]))
     findings = getattr(result, "findings", None)

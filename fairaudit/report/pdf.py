@@ -15,9 +15,9 @@ from pathlib import Path
 from fpdf import FPDF
 from fpdf.fonts import FontFace
 
-from fairaudit import numbers
-from fairaudit.outputs import REPORT_CREATOR as CREATOR  # how an existing file is known as a report (--pdf)
-from fairaudit.explain import JOINT_TEST_HELP
+from fairaudit.core import numbers
+from fairaudit.core.outputs import REPORT_CREATOR as CREATOR  # how an existing file is known as a report (--pdf)
+from fairaudit.core.explain import JOINT_TEST_HELP
 from fairaudit.report import charts, content, methods
 
 FONT_DIR = Path(__file__).with_name("fonts")
@@ -467,7 +467,7 @@ PDF_FEATURES = 6  # the individual's features shown (the JSON has them all)
 def _counterexamples(pdf: ReportPDF, counterexamples):
     """Each Fair[...] leaf's counterexamples (``result.counterexamples``): how many were found and where, and the
     first few as a table (the decisions at each compared value, then the individual's first features)."""
-    from fairaudit import counterexamples_view as cv
+    from fairaudit.core import counterexamples_view as cv
 
     if not counterexamples:
         return
@@ -516,7 +516,7 @@ def _findings(pdf: ReportPDF, findings, figures: dict):
     """What the run's engine found besides the specification (``result.findings``): every group's favourable rate
     with the most and least favoured marked, the group metrics, each feature's influence, the graph as its edges.
     Only what the findings carry."""
-    from fairaudit import findings_view as fv
+    from fairaudit.core import findings_view as fv
 
     if not findings:
         return

@@ -2,7 +2,7 @@
 
 A *source* gives a log's rows in the stream's order, in chunks: a CSV or Parquet file, a folder or glob of parts
 (``FileLog``, on ``pyarrow.dataset``/pyarrow's CSV reader), the same file held as bytes (an upload), a live log (a
-growing CSV, a folder of Parquet files, JSON lines: ``fairaudit.livelog``), or Dask partitions (one part each,
+growing CSV, a folder of Parquet files, JSON lines: ``fairaudit.engines.monitor.livelog``), or Dask partitions (one part each,
 read on the worker by ``FileLog.read_part``). Whatever the source:
 
 * the **schema** — each column's type — is fixed **once**, before any row is counted
@@ -11,7 +11,7 @@ read on the worker by ``FileLog.read_part``). Whatever the source:
   (``fairaudit.sources.conform.conform``) and made a pandas frame by one function (``to_frame``); a value that does
   not fit is an error naming its file and row, never coerced;
 * what the engines compute from a frame — the spec's values validated, events evaluated, observations encoded — is
-  one function each (``fairaudit.preflight``, ``fairaudit.spec.events``, ``fairaudit.engines.observations``).
+  one function each (``fairaudit.core.preflight``, ``fairaudit.spec.events``, ``fairaudit.core.observations``).
 
 The routes differ only in where the chunks come from and where the encoding runs (this process, a Dask worker).
 """

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairaudit.errors import DataError
+from fairaudit.core.errors import DataError
 from fairaudit.sources.schema import KIND_WORDS, LogSchema, kind_of_arrow, missing_text
 
 EXACT = 1 << 53  # integers beyond this are not all exact in a float64

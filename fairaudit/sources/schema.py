@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fairaudit.errors import DataError
+from fairaudit.core.errors import DataError
 
 KINDS = ("integer", "float", "boolean", "text")
 TYPE_ROWS = 10_000  # data rows of text (CSV) that fix the column types

@@ -17,7 +17,7 @@ Missing values: three-valued (Kleene) logic
     unknown otherwise. (In a text column a missing value is the category ``"?"``: a value like any other, compared
     as one.) ``evaluate_event3`` gives both arrays (true, known); ``evaluate_event`` the rows where the event is
     known to be true. How the engines use it (one rule): a row whose event or condition is unknown is left out of
-    that leaf (``fairaudit.engines.observations.observe``), a row filter that is unknown on a row leaves the row
+    that leaf (``fairaudit.core.observations.observe``), a row filter that is unknown on a row leaves the row
     out, and a decision expression that is unknown on some row is an error (``evaluate_decision``).
 
 ``pred`` and ``label`` are 0/1 arrays (1 = favourable) and ``score`` a float array, one entry per row.

@@ -9,8 +9,8 @@ A file may start with comment lines of the form ``# key: value``. Recognised key
 * ``where``: the rows the audit streams (the materialised view), an event such as
   ``# where: workclass == "Federal-gov"`` — what ``--where`` gives on the command line;
 * ``engine``: the engine the spec is meant for (``fairaudit.engines.REGISTRY``), e.g. ``# engine: dataset``;
-* any engine option declared with ``header=True`` (``fairaudit.engines.base.Option``), e.g. the monitor's
-  ``# delta: 0.15`` and ``# order: given``; ``fairaudit.preflight.header_options`` reads and checks them.
+* any engine option declared with ``header=True`` (``fairaudit.core.engine.Option``), e.g. the monitor's
+  ``# delta: 0.15`` and ``# order: given``; ``fairaudit.core.preflight.header_options`` reads and checks them.
 
 Command-line options win over headers. Other ``# key: value`` lines are kept in ``headers`` and otherwise ignored (they are comments).
 """
@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fairaudit import limits
+from fairaudit.core import limits
 from fairaudit.spec import ast
 from fairaudit.spec.errors import SpecError, clip
 from fairaudit.spec.parser import parse, parse_event

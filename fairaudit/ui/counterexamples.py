@@ -1,5 +1,5 @@
 """Under a selected ``Fair[...]`` node of the Audit page: the individuals whose decision changes when only the
-protected attribute changes (``result.counterexamples``, drawn by ``fairaudit.counterexamples_view``) — how many
+protected attribute changes (``result.counterexamples``, drawn by ``fairaudit.core.counterexamples_view``) — how many
 were found and where, and a table of the first ones. Drawn from the counterexamples alone, whichever engine found
 them."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fairaudit import counterexamples_view as cv
+from fairaudit.core import counterexamples_view as cv
 
 
 def counterexample_table(result, node_id: str, container=None) -> bool:

@@ -3,7 +3,7 @@
 The logs are ``workspace/logs/NAME.parquet`` or ``workspace/logs/NAME/`` (a folder of ``*.parquet`` files; its
 own regular files only: no links, no subfolders). A browser names a log by its bare name, never a path, and never
 a scheduler address: the cluster is always a ``LocalCluster`` started on this machine for the run
-(``fairaudit.engines.distributed``; ``--scheduler`` is command-line only). The session's decisions audit the log:
+(``fairaudit.engines.monitor.distributed``; ``--scheduler`` is command-line only). The session's decisions audit the log:
 its decision expression, or the model the session already holds in memory (shipped to the workers by Dask, never
 loaded from a file for this). The cluster's progress — partitions read out of the total — is the run's progress
 message, drawn by the page's one progress bar (``fairaudit.ui.progress``).
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from fairaudit.errors import FairauditError
+from fairaudit.core.errors import FairauditError
 from fairaudit.ui import workspace
 
 LOGS = "logs"
@@ -62,11 +62,11 @@ def log_files(name: str, env=None) -> list[str]:
 
 def dask_picker(engine) -> dict | None:
     """The checkbox "Run on a local Dask cluster" and the log to audit (for an engine that runs on Dask:
-    ``fairaudit.engines.distributed.runs_on_dask``); the run's ``choice["dask"]``
+    ``fairaudit.engines.monitor.distributed.runs_on_dask``); the run's ``choice["dask"]``
     (``{"log": name}``) or None."""
     from fairaudit.ui.audit_form import remembered_checkbox
 
-    from fairaudit.engines.distributed import runs_on_dask
+    from fairaudit.engines.monitor.distributed import runs_on_dask
 
     if not runs_on_dask(engine):
         return None
@@ -92,7 +92,7 @@ def dask_picker(engine) -> dict | None:
 def log_iterator(choice: dict, spec_text: str, decisions: dict, on_progress=None):
     """The partial results of the audit of the log of ``choice["dask"]`` (``decisions``: ``{"model": m}`` or
     ``{"pred": text}``), on a local cluster started for the run."""
-    from fairaudit.engines.distributed import audit_parquet
+    from fairaudit.engines.monitor.distributed import audit_parquet
 
     files = log_files(choice["dask"]["log"])
     where = (choice.get("where") or "").strip() or None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fairaudit import findings_view as fv
+from fairaudit.core import findings_view as fv
 from fairaudit import viz
 
 CHART_W = 460

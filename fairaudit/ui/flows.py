@@ -9,9 +9,9 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from fairaudit import limits
+from fairaudit.core import limits
 from fairaudit import data as fa_data
-from fairaudit.errors import FairauditError
+from fairaudit.core.errors import FairauditError
 from fairaudit.models.training import HELD_OUT_SHARE
 from fairaudit.spec.errors import SpecError
 from fairaudit.ui import history, logic, state
@@ -155,7 +155,7 @@ def _decisions() -> dict:
 def current_inputs(where: str = "", rows: str | None = None):
     """``(Inputs or None, error or None)``: what an audit would read now (the session's dataset and decisions,
     the row filter and rows policy), for the engines' ``check`` before Run. Built once per change of those."""
-    from fairaudit.inputs import Inputs
+    from fairaudit.core.inputs import Inputs
 
     dataset, model = state.get(state.DATASET), state.get(state.MODEL)
     if dataset is None:
@@ -212,7 +212,7 @@ def audit_iterator(choice: dict, on_progress=None, engine: str | None = None):
 def run_audit(choice: dict, on_progress=None, on_result: Callable[[Any], None] | None = None) -> Any:
     """Run the audit to its end (or its time budget); store every partial result in the session as it comes,
     so a Stop (which interrupts the script) keeps the evidence so far. ``on_progress`` receives the run's
-    ``fairaudit.progress.Progress`` (a ``ProgressBar``); ``on_result(partial)`` every partial result."""
+    ``fairaudit.core.progress.Progress`` (a ``ProgressBar``); ``on_result(partial)`` every partial result."""
     dataset = state.get(state.DATASET)
     spec_text = state.get(state.SPEC_TEXT)
     meta = {"engine": choice["engine"], "choice": dict(choice), "data": getattr(dataset, "name", None),
@@ -243,7 +243,7 @@ def run_audit(choice: dict, on_progress=None, on_result: Callable[[Any], None] |
 def run_beside(engine_name: str, on_progress=None) -> Any:
     """The current result's audit again with the engine ``engine_name`` (same data, decisions, rows and seed;
     its own options at their defaults), kept beside the result in the session (``state.ALSO``)."""
-    from fairaudit.run import last
+    from fairaudit.core.driver import last
 
     meta = state.get(state.RESULT_META) or {}
     choice = meta.get("choice")
@@ -311,7 +311,7 @@ def program_sha(text: str) -> str:
 def program_population(text: str, name: str = "program"):
     """The ``Population`` of ``.fr`` text (parsed, never run): ``SpecError`` with line:column when it does not
     parse. Parsed once per text and session."""
-    from fairaudit.programs.population import from_text
+    from fairaudit.engines.fairsquare.programs.population import from_text
 
     cached = st.session_state.get("audit_program_parsed")
     key = (program_sha(text), name)
@@ -356,15 +356,15 @@ def read_program_upload(upload) -> str:
 
 def population_inputs(population):
     """What an engine would read for ``population`` (for the engines' ``check`` before Run)."""
-    from fairaudit.inputs import Inputs
+    from fairaudit.core.inputs import Inputs
 
     return Inputs.build_population(population, samples=None)
 
 
 def generate_program(structure: str = "independent") -> str:
     """A population program of the session's dataset with the session's model as its decision
-    (``fairaudit.programs.generate.population_program``); ``FairauditError`` when it cannot be written."""
-    from fairaudit.programs.generate import population_program
+    (``fairaudit.engines.fairsquare.programs.generate.population_program``); ``FairauditError`` when it cannot be written."""
+    from fairaudit.engines.fairsquare.programs.generate import population_program
 
     dataset, model = state.get(state.DATASET), state.get(state.MODEL)
     if dataset is None:
@@ -410,7 +410,7 @@ def spec_headers(text: str) -> dict[str, str]:
 
 
 def check_spec(text: str, dataset=None) -> tuple[Any, list[tuple[str, str]]]:
-    """Parse ``text``, check its headers (``fairaudit.preflight.check_headers``: a misspelt header or a value its
+    """Parse ``text``, check its headers (``fairaudit.core.preflight.check_headers``: a misspelt header or a value its
     option refuses) and validate it against the dataset: ``(spec or None, [(severity, message), ...])``.
     Messages name line and column; the spec is None when there is an error (warnings keep it)."""
     from fairaudit.spec import parse, validate
@@ -482,9 +482,9 @@ def use_spec(text: str) -> None:
 
 def apply_suggestion(result, node_id: str, which: str) -> str:
     """Apply the suggested ``which`` ("certify" / "refute") threshold of an undecided comparison of ``result`` to
-    the specification it audited (``fairaudit.suggest.apply``: rewritten at the comparison's span and re-parsed,
+    the specification it audited (``fairaudit.core.suggest.apply``: rewritten at the comparison's span and re-parsed,
     never evaluated) and make it the current specification: a new version that refines the audited one."""
-    from fairaudit import suggest
+    from fairaudit.core import suggest
 
     audited = (state.get(state.RESULT_META) or {}).get("spec") or state.get(state.SPEC_TEXT)
     found = suggest.suggest_node(result, node_id)

@@ -6,7 +6,7 @@ import re
 import time
 from typing import Any, Mapping, Sequence
 
-from fairaudit.explain import NOT_BACKED, verdict_word
+from fairaudit.core.explain import NOT_BACKED, verdict_word
 
 
 def record_version(history: list[dict], text: str, verdict: str | None = None, stop_step: int | None = None,
@@ -17,7 +17,7 @@ def record_version(history: list[dict], text: str, verdict: str | None = None, s
     A version is ``{"version": k, "text", "verdict", "stop_step", "time", "audited_on", "not_backed"}``; a
     verdict is recorded when an audit of that text finishes, with the step it was reached at, what it was audited
     on (``"adult · logreg"``) and whether its run found evidence against its guarantee (``not_backed``:
-    ``fairaudit.explain.not_backed``). The same text audited on other data or decisions is a new row, so an
+    ``fairaudit.core.explain.not_backed``). The same text audited on other data or decisions is a new row, so an
     earlier audit is never overwritten.
     """
     text = text.strip()
@@ -40,7 +40,7 @@ def record_result(history: list[dict], text: str, result, audited_on: str | None
     """``record_version`` for the audit ``result`` of ``text``: its verdict, the step that verdict was reached at
     (``verdict_step``: a live log's verdict may change after its first decision, ``stop_step``) and whether it is
     backed by its guarantee."""
-    from fairaudit.explain import not_backed
+    from fairaudit.core.explain import not_backed
 
     claim = result.claim  # the headline's verdict, and the step only when that verdict is decided
     step = result.verdict_step if claim.verdict in ("true", "false") else None

@@ -4,7 +4,7 @@ as rows arrive, Stop.
 A log is a CSV file a service appends to, or a folder it adds Parquet files to, inside the workspace's ``logs/``
 folder (``fairaudit.ui.workspace``): it is chosen by its bare name, never by a path, and symbolic links (the log
 itself, or a file in a Parquet folder) are refused, so the dashboard reads nothing outside its workspace. The audit
-runs in a background thread (``fairaudit.livelog.LiveRun``: the same engine, drift checks and guarantee as
+runs in a background thread (``fairaudit.engines.monitor.livelog.LiveRun``: the same engine, drift checks and guarantee as
 ``fairaudit audit --follow --watch``); a fragment redraws it every ``REFRESH`` seconds. When it ends (Stop, or an
 error) its final result becomes the page's result, to explore node by node like any other.
 """
@@ -53,7 +53,7 @@ def start(spec_text: str, name: str, pred: str | None, options: dict, where: str
     """A ``LiveRun`` on the workspace log ``name`` (the spec's text as on the Specification page; the decisions from
     ``pred``, a condition over the log's columns, or ``model``, the session's model; ``options``: the live engine's,
     order and stop are set for a live log)."""
-    from fairaudit.livelog import LiveRun, live_engine
+    from fairaudit.engines.monitor.livelog import LiveRun, live_engine
     from fairaudit.spec.files import parse_file_text
 
     directory = workspace.folder("logs")
@@ -86,7 +86,7 @@ def _session_alive():
 def result_meta(run, spec_text: str | None = None) -> dict:
     """What the page records beside ``run``'s result (``state.RESULT_META``): the log and its decisions, the
     options, and the specification the run audits (the text it was attached with, not the editor's now)."""
-    from fairaudit.livelog import LIVE_ENGINE
+    from fairaudit.engines.monitor.livelog import LIVE_ENGINE
     from fairaudit.ui.flows import LIVE
 
     # the condition as typed, in code (markdown would print "<=" as "≤", an expression the log does not hold)
@@ -293,7 +293,7 @@ def draw(run) -> None:
         for warning in dict.fromkeys(str(w) for w in result.warnings):
             st.warning(warning, icon=":material/warning:")
         if result.counterexamples:  # Fair[...] leaves: how many individuals the flip test caught so far
-            from fairaudit import counterexamples_view as cv
+            from fairaudit.core import counterexamples_view as cv
 
             st.caption(" · ".join(f"**{found.leaf}**: {cv.found_text(found)}" for found in result.counterexamples.leaves)
                        + " — the table is under the node once the run is stopped")

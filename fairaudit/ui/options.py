@@ -3,7 +3,7 @@ Streamlit; ``tests/app/test_logic.py``).
 
 Nothing here knows an engine: the picker lists ``fairaudit.engines``' registry with each engine's reasons not to
 run (``Engine.check``), every widget comes from an ``Option`` (its type, bounds, choices, label and help), and a
-spec file's headers become widget values through ``fairaudit.preflight`` (``# engine:``, ``# where:`` and every
+spec file's headers become widget values through ``fairaudit.core.preflight`` (``# engine:``, ``# where:`` and every
 option declared ``header=True``). Widget keys name the engine, so each engine keeps its own values.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from fairaudit import engines
-from fairaudit.errors import FairauditError
+from fairaudit.core.errors import FairauditError
 
 ENGINE_KEY = "audit_engine"
 WHERE_KEY = "audit_where"
@@ -178,7 +178,7 @@ def header_values(text: str) -> dict[str, Any]:
     """The widget values a specification's headers ask for: ``# engine:`` (the picker), ``# where:`` (the row
     filter) and, for every engine, each of its options declared ``header=True`` (``preflight.header_options``).
     ``ValidationError`` listing every header error (a misspelt header, a value its option refuses)."""
-    from fairaudit.preflight import check_headers, header_engine, header_options
+    from fairaudit.core.preflight import check_headers, header_engine, header_options
 
     file = spec_file(text)
     check_headers(file)

@@ -74,10 +74,10 @@ def panels_for(selected: Sequence[str], kinds: Mapping[str, str], rates_availabl
 
 
 def fair_nodes(selected: Sequence[str], nodes: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Selected id -> the ``Fair[...]`` node it shows (``fairaudit.explain.fair_term``: itself, or the compared
+    """Selected id -> the ``Fair[...]`` node it shows (``fairaudit.core.explain.fair_term``: itself, or the compared
     term of a comparison such as ``Fair[sex] >= 0.95``), for the selected nodes that show one. The Audit page draws
     that node's rates and counterexamples — also under the default selection, which is a comparison."""
-    from fairaudit.explain import fair_term
+    from fairaudit.core.explain import fair_term
 
     out = {}
     for i in selected:

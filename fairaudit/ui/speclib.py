@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from fairaudit._paths import bundled
-from fairaudit.errors import FairauditError
+from fairaudit.core.paths import bundled
+from fairaudit.core.errors import FairauditError
 
 SPEC_DIR = bundled("specs")
 BUNDLED, WORKSPACE = "bundled", "workspace"

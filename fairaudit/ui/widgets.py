@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fairaudit.explain import verdict_word
+from fairaudit.core.explain import verdict_word
 from fairaudit.ui import state
 from fairaudit.viz.palette import VERDICTS, normalise_verdict
 
@@ -20,9 +20,9 @@ def verdict_badge(verdict: str | None) -> str:
 
 
 def not_backed_suffix(result) -> str:
-    """Markdown said right after a verdict its own run found evidence against (``fairaudit.explain.not_backed``):
+    """Markdown said right after a verdict its own run found evidence against (``fairaudit.core.explain.not_backed``):
     the badge alone would read as a pass or a proof; empty otherwise."""
-    from fairaudit.explain import NOT_BACKED, NOT_BACKED_WHY, not_backed
+    from fairaudit.core.explain import NOT_BACKED, NOT_BACKED_WHY, not_backed
 
     return f" — **{NOT_BACKED}**: {NOT_BACKED_WHY}" if not_backed(result) else ""
 
@@ -40,7 +40,7 @@ def verdict_line(result, shown_ids=None) -> None:
     the guarantee assumes, every warning as a banner, and the mathematics under "How this was decided".
     ``shown_ids``: the nodes whose panels are on this page (None: no panels here), so that an undecided verdict
     can point at its part."""
-    from fairaudit.claim import how_decided
+    from fairaudit.core.claim import how_decided
 
     claim = result.claim
     worst = result.worst_node() if claim.verdict not in ("true", "false") else None
@@ -88,7 +88,7 @@ def post_hoc_warning() -> None:
 
 def audit_context(result) -> None:
     """Which rows were audited, what the guarantee assumes, and each warning as a visible banner."""
-    from fairaudit.claim import chosen_line
+    from fairaudit.core.claim import chosen_line
 
     lines = [(label, text) for label, text in (("The verdict is about", result.claim.about),
                                                ("Threshold chosen from the data", chosen_line(result)),
@@ -161,9 +161,9 @@ def engine_title(name: str | None) -> str:
 
 
 def node_panel(node_id: str, result) -> None:
-    """The selected node: its name and full text, its numbers (``fairaudit.explain.node_facts``) and why its
+    """The selected node: its name and full text, its numbers (``fairaudit.core.explain.node_facts``) and why its
     verdict is what it is (``explain_node``), worded under the result's guarantee and unit."""
-    from fairaudit.explain import explain_node, node_facts
+    from fairaudit.core.explain import explain_node, node_facts
     from fairaudit.viz.tree import short_labels
 
     nodes = result.nodes
@@ -181,7 +181,7 @@ def node_panel(node_id: str, result) -> None:
     population = (result.population or {}).get("nodes", {}) if result.scope == "modelled" else {}
     check = population.get(node_id)
     if check is not None:  # the engine's numbers are about its model; the badge is the population's verdict
-        from fairaudit.explain import comparison_parts, interval, verdict_word
+        from fairaudit.core.explain import comparison_parts, interval, verdict_word
 
         parts = comparison_parts(node_id, nodes)  # a comparison: its compared term's interval, not left − right
         term = population.get(str(parts[0]["id"]), check) if parts is not None else check
@@ -196,8 +196,8 @@ def node_panel(node_id: str, result) -> None:
 
 def suggestion_box(node_id: str, result) -> None:
     """For an undecided comparison: the thresholds decidable now, the projection, what was tested
-    (``fairaudit.suggest``), and buttons that apply a suggested threshold as a new version of the specification."""
-    from fairaudit import suggest
+    (``fairaudit.core.suggest``), and buttons that apply a suggested threshold as a new version of the specification."""
+    from fairaudit.core import suggest
     from fairaudit.ui import flows
 
     found = suggest.suggest_node(result, node_id)
@@ -302,7 +302,7 @@ def page_setup(title: str) -> bool:
 def decision_offer(expression: str, key: str) -> None:
     """A spec file's ``# decision:`` header, offered visibly: what the file was written for, what the audit uses
     now, and one click to use the file's decisions."""
-    from fairaudit.errors import FairauditError
+    from fairaudit.core.errors import FairauditError
     from fairaudit.ui import flows
 
     info = state.get(state.MODEL_INFO)

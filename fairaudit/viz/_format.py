@@ -1,7 +1,7 @@
 """Small text helpers for chart labels and tooltips.
 
-Numbers follow the library's one rule: ``fairaudit.numbers.clean`` (a subnormal or ``-0.0`` is ``0``) and
-``fairaudit.guarantee.format_interval`` (``digits`` significant digits, a point interval as its value) — the same
+Numbers follow the library's one rule: ``fairaudit.core.numbers.clean`` (a subnormal or ``-0.0`` is ``0``) and
+``fairaudit.core.guarantee.format_interval`` (``digits`` significant digits, a point interval as its value) — the same
 way the verdict sentences of the CLI, the dashboard and the PDF print them. Only a missing value is the charts' own:
 ``–``.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from fairaudit.guarantee import format_interval
-from fairaudit.numbers import clean  # noqa: F401  (the one rule; re-exported for the formatters)
+from fairaudit.core.guarantee import format_interval
+from fairaudit.core.numbers import clean  # noqa: F401  (the one rule; re-exported for the formatters)
 
 DIGITS = 4  # significant digits, as in the library's sentences
 
@@ -36,7 +36,7 @@ def num(value: Any, digits: int = DIGITS) -> str:
 
 
 def interval(lo: Any, hi: Any, digits: int = DIGITS) -> str:
-    """``[lo, hi]`` by ``fairaudit.guarantee.format_interval``; ``–`` when both ends are missing."""
+    """``[lo, hi]`` by ``fairaudit.core.guarantee.format_interval``; ``–`` when both ends are missing."""
     a, b = _number(lo), _number(hi)
     if a is None and b is None:
         return "–"

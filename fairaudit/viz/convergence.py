@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.bounds.rules import CMP, TERM_RULES, Interval
-from fairaudit.numbers import count
+from fairaudit.core.numbers import count
 from fairaudit.viz import _format
 from fairaudit.viz.palette import RATES, VERDICTS, normalise_verdict, verdict_scale
 from fairaudit.viz.values import comparison_parts, const_value, shows_delta
@@ -298,7 +298,7 @@ def evidence_frame(own: pd.DataFrame) -> pd.DataFrame | None:
     e, target = _col(own, "evalue"), _col(own, "evalue_target")
     if not (np.isfinite(e) | np.isinf(e)).any():
         return None
-    from fairaudit.guarantee import evalue_number
+    from fairaudit.core.guarantee import evalue_number
 
     finite = np.where(np.isinf(e), 1e300, e)
     frame = pd.DataFrame({"step": own["step"].to_numpy(dtype=float), "evalue": e, "target": target,

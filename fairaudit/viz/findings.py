@@ -1,4 +1,4 @@
-"""Charts of an engine's findings (``fairaudit.findings.Findings``): the favourable rate of every compound group with
+"""Charts of an engine's findings (``fairaudit.core.findings.Findings``): the favourable rate of every compound group with
 the most and least favoured marked, and each feature's influence on a fairness metric.
 
 Drawn from the ``Findings`` alone (labels, intervals and the ``*_about`` sentences come from it), so they look the
@@ -9,7 +9,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from fairaudit.findings import LEAST, MOST
+from fairaudit.core.findings import LEAST, MOST
 from fairaudit.viz import _format
 from fairaudit.viz.palette import FAVOURED, FAVOURED_OTHER, NEUTRAL
 

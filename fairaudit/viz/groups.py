@@ -1,4 +1,4 @@
-"""Per-group bars for the Data page and per-group model metrics for the Model page (from ``fairaudit.group_metrics``)."""
+"""Per-group bars for the Data page and per-group model metrics for the Model page (from ``fairaudit.core.group_metrics``)."""
 from __future__ import annotations
 
 import altair as alt
@@ -23,7 +23,7 @@ def group_bars(stats: pd.DataFrame, *, width: int = 380, row_height: int = 26, l
     """One row of charts per protected attribute: group counts (small groups marked) and, when a label exists,
     the favourable base rate with its confidence interval and the overall rate as a dashed rule.
 
-    ``stats`` is ``fairaudit.group_metrics.group_base_rates(...)``.
+    ``stats`` is ``fairaudit.core.group_metrics.group_base_rates(...)``.
     """
     if stats.empty:
         raise ValueError("no groups to draw")
@@ -66,7 +66,7 @@ def group_bars(stats: pd.DataFrame, *, width: int = 380, row_height: int = 26, l
 def group_metrics_chart(metrics: pd.DataFrame, *, width: int = 210, row_height: int = 26,
                         level: float = 0.95) -> alt.VConcatChart:
     """Accuracy / selection rate / TPR / FPR per group, points with CI error bars; one column per metric, one row
-    per attribute. ``metrics`` is ``fairaudit.group_metrics.group_model_metrics(...)``."""
+    per attribute. ``metrics`` is ``fairaudit.core.group_metrics.group_model_metrics(...)``."""
     if metrics.empty:
         raise ValueError("no metrics to draw")
     df = metrics.copy()

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 TRUE, FALSE, UNKNOWN, TERM = "true", "false", "unknown", "term"
-EXPLORATORY = "exploratory"  # a verdict on a threshold chosen from the audited data (``fairaudit.claim``)
+EXPLORATORY = "exploratory"  # a verdict on a threshold chosen from the audited data (``fairaudit.core.claim``)
 
 #: verdict key -> (legend label, colour)
 VERDICTS: dict[str, tuple[str, str]] = {
@@ -22,7 +22,7 @@ RATES: dict[str, str] = {
     "undecided": "#BBBBBB",
 }
 
-#: a group's mark in an engine's findings -> colour (``fairaudit.findings.MOST`` / ``LEAST``); other groups grey
+#: a group's mark in an engine's findings -> colour (``fairaudit.core.findings.MOST`` / ``LEAST``); other groups grey
 FAVOURED: dict[str, str] = {
     "most favoured": "#0072B2",   # blue
     "least favoured": "#D55E00",  # vermillion

@@ -25,7 +25,7 @@ _ARITH_WORD = {"add": "sum", "sub": "difference", "mul": "product", "div": "rati
 def spec_nodes(spec) -> list[dict[str, Any]]:
     """The node list of a parsed ``Spec`` before any run (``AuditResult.nodes`` without ``final``): ``id``,
     ``parent``, ``kind``, ``text``, ``op``, ``value``, ``name``."""
-    from fairaudit.trace import node_infos
+    from fairaudit.core.trace import node_infos
 
     return [{"id": i.id, "parent": i.parent, "kind": i.kind, "text": i.text,
              **({"op": i.op} if i.op is not None else {}), **({"value": i.value} if i.value is not None else {}),
@@ -105,7 +105,7 @@ def _plain_event(event, values_only: bool = True) -> str:
 def expect_label(text: str) -> str:
     """Short label of an ``E[...]`` leaf: the group of its condition (``E[pred | sex == "Male"]`` -> ``Male``),
     from the leaf's parsed event (``fairaudit.spec``); a text that is not one ``E[...]`` stays as it is."""
-    from fairaudit.errors import FairauditError
+    from fairaudit.core.errors import FairauditError
     from fairaudit.spec import ast, parse
 
     try:  # a spec is a condition: the leaf (a term) is parsed as the left side of one

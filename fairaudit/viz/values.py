@@ -38,7 +38,7 @@ class Shown:
     op: str | None = None
     threshold: float | None = None
     margin: Any = None
-    fair: str | None = None  # a Fair[...] term: its rates in words (``fairaudit.explain.fair_text``); value is None
+    fair: str | None = None  # a Fair[...] term: its rates in words (``fairaudit.core.explain.fair_text``); value is None
 
     @property
     def threshold_text(self) -> str:
@@ -50,8 +50,8 @@ class Shown:
 
 def const_value(node: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]] | None = None) -> float | None:
     """The number of a constant side given as a dict (from ``AuditResult.nodes``): a ``const`` node's ``value``,
-    or a negated constant's (``-0.1``; given ``nodes``), or None (``fairaudit.explain.const_value``)."""
-    from fairaudit.explain import const_value as value
+    or a negated constant's (``-0.1``; given ``nodes``), or None (``fairaudit.core.explain.const_value``)."""
+    from fairaudit.core.explain import const_value as value
 
     return value(node, nodes)
 
@@ -68,8 +68,8 @@ def children(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> list[Mapping[s
 def comparison_parts(node_id: str, nodes: Sequence[Mapping[str, Any]]):
     """``(term node, op, threshold)`` of a comparison with a constant side, the op read with the term on the
     left (``0.8 <= x`` gives ``(x, ">=", 0.8)``); None for any other node (or one without ``op``):
-    ``fairaudit.explain.comparison_parts``, the one reading of a comparison for the text and the charts."""
-    from fairaudit.explain import comparison_parts as parts
+    ``fairaudit.core.explain.comparison_parts``, the one reading of a comparison for the text and the charts."""
+    from fairaudit.core.explain import comparison_parts as parts
 
     return parts(node_id, nodes)
 
@@ -96,7 +96,7 @@ def _fair(node: Mapping[str, Any]) -> str | None:
     """A ``Fair[...]`` node's rates in words, or None for any other node: it has no value between its bounds."""
     if node.get("kind") != "fair":
         return None
-    from fairaudit.explain import fair_text
+    from fairaudit.core.explain import fair_text
 
     return fair_text(node.get("final") or {})
 

@@ -135,7 +135,7 @@ def test_the_demo_and_the_cli_hold_out_the_same_share_and_decide_at_the_same_ste
     in the dashboard and at 1,795 on the command line. One share (``HELD_OUT_SHARE``) and one feature default now
     give the same model, the same held-out rows and the same stop step; the result says which share was held out."""
     from fairaudit.cli import main
-    from fairaudit.trace import AuditResult
+    from fairaudit.core.trace import AuditResult
     from fairaudit.ui import logic
 
     at = _app()

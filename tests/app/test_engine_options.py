@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from fairaudit import engines, explain
-from fairaudit.engines.base import Option
+from fairaudit import engines
+from fairaudit.core import explain
+from fairaudit.core.engine import Option
 from fairaudit.ui import options as ui_options
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,7 +112,7 @@ def test_headers_become_widget_values_generically():
 
 
 def test_header_errors_are_refused_all_at_once():
-    from fairaudit.preflight import ValidationError
+    from fairaudit.core.preflight import ValidationError
 
     with pytest.raises(ValidationError) as err:
         ui_options.header_values("# delt: 0.1\n# engine: nosuch\n# order: sideways\nE[pred] < 0.5\n")

@@ -1,5 +1,5 @@
 """The dashboard's live view shows the halves order test of a live log as it fires (``fairaudit.ui.live.draw``
-draws the warnings the live run raises, ``fairaudit.engines.halves``)."""
+draws the warnings the live run raises, ``fairaudit.engines.monitor.halves``)."""
 from __future__ import annotations
 
 import time

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from fairaudit import data
-from fairaudit.explain import NOT_BACKED
+from fairaudit.core.explain import NOT_BACKED
 from fairaudit.ui import live
 from tests.app.test_live_log import PRED, SPEC, _attached, _ok, _wait
 

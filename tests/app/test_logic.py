@@ -1,8 +1,8 @@
 """The dashboard's pure functions (selection, history, options, page logic) and the library's explanations."""
 import pytest
 
-from fairaudit import explain
-from fairaudit.guarantee import Guarantee
+from fairaudit.core import explain
+from fairaudit.core.guarantee import Guarantee
 from fairaudit.ui import history, logic, selection, speclib
 from fairaudit.ui import options as ui_options
 
@@ -274,7 +274,7 @@ def test_a_decision_header_is_offered():
 
 
 def test_run_errors_are_messages_never_tracebacks():
-    from fairaudit.errors import FairauditError
+    from fairaudit.core.errors import FairauditError
 
     class Located(FairauditError):
         def __init__(self):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from fairaudit import suggest
+from fairaudit.core import suggest
 from fairaudit.spec import parse
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -73,7 +73,7 @@ def test_a_row_filter_that_matches_nothing_is_said_in_the_dashboards_words():
     import pytest
 
     import fairaudit
-    from fairaudit.errors import FairauditError
+    from fairaudit.core.errors import FairauditError
 
     with pytest.raises(FairauditError, match=r"^no audited row matches the row filter 'age > 200'$"):
         fairaudit.audit("adult", "E[pred] < 0.5", pred="age > 40", where="age > 200")
@@ -82,9 +82,9 @@ def test_a_row_filter_that_matches_nothing_is_said_in_the_dashboards_words():
 def test_a_suggested_threshold_run_on_the_same_rows_carries_the_caveat_in_its_result():
     """Apply the suggestion, Run: the same rows certify the new threshold, and the result itself (so the Report,
     the PDF and the JSON too) says the threshold was chosen from these data."""
-    from fairaudit import suggest
+    from fairaudit.core import suggest
     from fairaudit.report import content
-    from fairaudit.trace import AuditResult
+    from fairaudit.core.trace import AuditResult
     from fairaudit.ui import history
 
     at = _demo()

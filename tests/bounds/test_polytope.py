@@ -1,4 +1,4 @@
-"""Sound path volumes (``fairaudit.bounds.polytope``) against independent oracles: mpmath at 200 bits, closed
+"""Sound path volumes (``fairaudit.engines.fairsquare.polytope``) against independent oracles: mpmath at 200 bits, closed
 forms (Examples 3.1/3.2, orthant probabilities of Gaussian vectors), exact enumeration, and Monte Carlo with its
 own confidence interval. Every refinement round is checked: lower never decreases, upper never increases, and the
 truth stays inside."""
@@ -12,9 +12,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from fairaudit.bounds import polytope as P
-from fairaudit.programs import ir
-from fairaudit.programs.paths import Affine, Constraint, Nonlinear
+from fairaudit.engines.fairsquare import polytope as P
+from fairaudit.engines.fairsquare.programs import ir
+from fairaudit.engines.fairsquare.programs.paths import Affine, Constraint, Nonlinear
 
 MP = mpmath.MPContext()
 MP.prec = 200

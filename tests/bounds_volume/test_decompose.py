@@ -4,7 +4,7 @@ import math
 
 from hypothesis import given, settings, strategies as st
 
-from fairaudit.bounds import volume as V
+from fairaudit.engines.fairsquare import volume as V
 
 G01 = V.Gaussian(0, 1)
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.stats import norm
 
-from fairaudit.bounds import volume as V
+from fairaudit.engines.fairsquare import volume as V
 
 HP = mpmath.MPContext()
 HP.prec = 300

@@ -1,4 +1,4 @@
-"""Rigour of the primitives of ``fairaudit.bounds.volume``: outward rounding against mpmath at 400 bits,
+"""Rigour of the primitives of ``fairaudit.engines.fairsquare.volume``: outward rounding against mpmath at 400 bits,
 the notes' catalogue items §A11 #1, #5, #6, #9 (exact answers), and exact step masses."""
 import math
 from fractions import Fraction
@@ -7,7 +7,7 @@ import mpmath
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fairaudit.bounds import volume as V
+from fairaudit.engines.fairsquare import volume as V
 
 HP = mpmath.MPContext()
 HP.prec = 400

@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from fairaudit import suggest
+from fairaudit.core import suggest
 from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

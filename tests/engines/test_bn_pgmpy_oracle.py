@@ -1,4 +1,4 @@
-"""The network's structure search (``fairaudit.models.bn.learn_structure``, written here because importing pgmpy
+"""The network's structure search (``fairaudit.engines.fvgm.network.learn_structure``, written here because importing pgmpy
 alone costs seconds) against pgmpy's own ``HillClimbSearch`` as the oracle: same score, same constraints (no edge
 into a protected column, at most k parents, no tabu list) → the same parents for every column."""
 import warnings
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairaudit.models.bn import learn_structure
+from fairaudit.engines.fvgm.network import learn_structure
 
 pgmpy = pytest.importorskip("pgmpy")
 

@@ -1,6 +1,6 @@
 """The display trace is strictly bounded even when verdicts keep flipping (issue 18): an adversarial stream whose
 comparison flips between certified, violated and undecided thousands of times, driven through the real driver
-(``fairaudit.run.drive``) by a stand-in engine. The thinned result keeps the first and last change of every node, the
+(``fairaudit.core.driver.drive``) by a stand-in engine. The thinned result keeps the first and last change of every node, the
 root's first ``ROOT_CHANGES`` changes and the others' first ``NODE_CHANGES``, counts the changes it leaves out
 (``info``, JSON, the CLI summary), and has the verdict, stop step, verdict step and final values of the run that
 keeps every check; its JSON stays under 1 MB for two million checks."""
@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
-from fairaudit.engines.base import Context, LeafBatch
-from fairaudit.engines.monitor import Monitor
-from fairaudit.evaluate import LeafValue, compile_spec
-from fairaudit.guarantee import Guarantee
-from fairaudit.run import drive, last
+from fairaudit.core.engine import Context, LeafBatch
+from fairaudit.engines.monitor.engine import Monitor
+from fairaudit.core.evaluate import LeafValue, compile_spec
+from fairaudit.core.guarantee import Guarantee
+from fairaudit.core.driver import drive, last
 from fairaudit.spec import parse
-from fairaudit.trace import LOG_RATIO, NODE_CHANGES, ROOT_CHANGES, AuditResult, display_points, thinning_note
+from fairaudit.core.trace import LOG_RATIO, NODE_CHANGES, ROOT_CHANGES, AuditResult, display_points, thinning_note
 
 SPEC = 'E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.1'
 BATCH = 4096
@@ -90,7 +90,7 @@ def test_counts_reach_the_json_and_the_cli_summary(pair, capsys):
     thin, _ = pair
     back = AuditResult.from_json(thin.to_json())
     assert back.info["verdict_changes_dropped"] == thin.info["verdict_changes_dropped"]
-    from fairaudit.commands.audit import print_summary
+    from fairaudit.cli.audit import print_summary
 
     print_summary(back)
     out = capsys.readouterr().out

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from fairaudit import engines
-from fairaudit.engines.base import Engine, LeafBatch, Option
-from fairaudit.engines.observations import observe_inputs
-from fairaudit.evaluate import LeafValue
-from fairaudit.guarantee import Guarantee
+from fairaudit.core.engine import Engine, LeafBatch, Option
+from fairaudit.core.observations import observe_inputs
+from fairaudit.core.evaluate import LeafValue
+from fairaudit.core.guarantee import Guarantee
 from fairaudit.testing import (CHECKS, ConformanceError, NotApplicable, check_engine, engine_checks,
                                parametrize_with_checks, run_check)
 

@@ -5,10 +5,10 @@ import pandas as pd
 import pytest
 
 from fairaudit import audit, models
-from fairaudit.counterexamples import DOMAIN, ROWS, Counterexample, Counterexamples, LeafCounterexamples
-from fairaudit.counterexamples_view import headline, summary_lines, table
+from fairaudit.core.counterexamples import DOMAIN, ROWS, Counterexample, Counterexamples, LeafCounterexamples
+from fairaudit.core.counterexamples_view import headline, summary_lines, table
 from fairaudit.testing import toy_dataset
-from fairaudit.trace import AuditResult
+from fairaudit.core.trace import AuditResult
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def test_no_model_call_beyond_the_flip_test(case):
             calls.append(("score", len(frame)))
             return model.score(frame)
 
-    from fairaudit.engines.observations import observe
+    from fairaudit.core.observations import observe
 
     frame = dataset.frame
     pred = model.predict(frame)

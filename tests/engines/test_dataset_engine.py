@@ -233,7 +233,7 @@ def test_exact_values_are_enclosed_by_the_tightest_floats():
     ratio of the two counts."""
     from fractions import Fraction
 
-    from fairaudit.evaluate import enclose
+    from fairaudit.core.evaluate import enclose
 
     lo, hi = enclose(Fraction(1, 3))
     assert lo < hi and Fraction(lo) < Fraction(1, 3) < Fraction(hi)

@@ -7,9 +7,10 @@ from scipy.stats import binom
 from statsmodels.stats.proportion import proportion_confint
 
 import fairaudit
-from fairaudit import data, engines, suggest
+from fairaudit import data, engines
+from fairaudit.core import suggest
 from fairaudit.bounds.fixed_sample import clopper_pearson
-from fairaudit.errors import FairauditError
+from fairaudit.core.errors import FairauditError
 
 SPEC = 'E[pred | race == "African-American"] - E[pred | race == "Caucasian"] <= 0.05'
 PRED = "decile_score <= 4"

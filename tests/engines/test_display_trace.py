@@ -1,4 +1,4 @@
-"""The bounded display trace (``fairaudit.trace.TraceBuilder(points=...)``) and the full trace in Parquet.
+"""The bounded display trace (``fairaudit.core.trace.TraceBuilder(points=...)``) and the full trace in Parquet.
 
 A thinned trace must keep, exactly, every fact a decision rests on: the first and last verdict change of every node
 and the root's first changes (each with the check before it), the stop step, the first and the last check; its rows are rows of the full trace; its size is
@@ -11,8 +11,8 @@ import pytest
 
 from fairaudit.api import audit
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
-from fairaudit.fulltrace import read_full_trace
-from fairaudit.trace import LOG_RATIO, NODE_CHANGES, ROOT_CHANGES, AuditResult, Trace, TraceBuilder
+from fairaudit.core.fulltrace import read_full_trace
+from fairaudit.core.trace import LOG_RATIO, NODE_CHANGES, ROOT_CHANGES, AuditResult, Trace, TraceBuilder
 
 SPEC = 'E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.4'
 

@@ -1,4 +1,4 @@
-"""The Dask route (``fairaudit.engines.distributed``) against its oracles, the in-process monitor and the out-of-core
+"""The Dask route (``fairaudit.engines.monitor.distributed``) against its oracles, the in-process monitor and the out-of-core
 route on the same rows.
 
 A two-worker ``LocalCluster`` audits a log split into 12 Parquet files (uneven sizes, one with several row groups,
@@ -7,7 +7,7 @@ concatenated into one CSV. Every column of every check of the trace, the verdict
 must be identical — in given order (counts at the checks, combined by prefix sums) and shuffled (codes permuted on
 the client), with a decision expression and a conditional leaf, with a row filter, with a model, and on a sorted
 log whose halves test fires. The same folder of Parquet parts, and a folder of CSV parts, give the out-of-core
-route's result (``fairaudit.outofcore.audit_file`` on the folder), and a part that does not fit the log's schema
+route's result (``fairaudit.engines.monitor.outofcore.audit_file`` on the folder), and a part that does not fit the log's schema
 (a renamed column, a column stored with another type, ``yes`` in a column of whole numbers, an infinite number) is
 refused with the out-of-core route's very message: both read the parts through ``fairaudit.sources``.
 """
@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 
 import fairaudit
-from fairaudit.engines import distributed
-from fairaudit.engines.distributed import audit_parquet, dask_client, log_parts
-from fairaudit.engines.observations import Observations
-from fairaudit.errors import FairauditError
+from fairaudit.engines.monitor import distributed
+from fairaudit.engines.monitor.distributed import audit_parquet, dask_client, log_parts
+from fairaudit.core.observations import Observations
+from fairaudit.core.errors import FairauditError
 from tests.engines.parquet_logs import frame, write_log
 
 pytestmark = pytest.mark.timeout(120)
@@ -71,7 +71,7 @@ def test_same_as_in_process(client, log, order):
 def test_many_partitions_a_window_of_checks(client, tmp_path, monkeypatch):
     """60 partitions, a check at every row (120,000 checks): the in-process result row for row, while the client
     never holds more than two monitor batches of checks plus one partition's — not the stream's."""
-    from fairaudit.engines.monitor import CHUNK_LIMIT
+    from fairaudit.engines.monitor.engine import CHUNK_LIMIT
 
     made = []
 
@@ -171,8 +171,8 @@ def test_a_shuffle_beyond_memory_is_the_out_of_core_routes(client, log, monkeypa
     counterexamples are the out-of-core route's too."""
     import tempfile
 
-    from fairaudit.engines import stream
-    from fairaudit.outofcore import audit_file
+    from fairaudit.engines.monitor import stream
+    from fairaudit.engines.monitor.outofcore import audit_file
 
     monkeypatch.setattr(stream, "MEMORY_SHUFFLE_BYTES", 4096)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
@@ -260,8 +260,8 @@ def test_partition_counts_are_the_whole_streams():
     """Partitions of any sizes (empty ones too), any batch: the counts ``PartitionCounts`` combines by prefix sums,
     asked for as the monitor asks (increasing windows of checks), equal those of the concatenated stream, and the
     halves' counts (``stream_halves``) those of its two halves."""
-    from fairaudit.engines.monitor import check_points
-    from fairaudit.engines.stream import CheckPoints
+    from fairaudit.engines.monitor.engine import check_points
+    from fairaudit.engines.monitor.stream import CheckPoints
 
     rng = np.random.default_rng(2)
     for sizes, batch in (([3, 0, 11, 1, 7, 20], 4), ([1], 1), ([0, 5, 0], 5), ([50, 2, 9, 0, 33], 7),
@@ -298,8 +298,8 @@ def test_the_client_holds_a_window_of_checks():
     (``CHUNK_LIMIT`` checks each) plus one partition's checks — whatever the stream's length."""
     import dataclasses
 
-    from fairaudit.engines.monitor import CHUNK_LIMIT, monitor_batches
-    from fairaudit.evaluate import compile_spec
+    from fairaudit.engines.monitor.engine import CHUNK_LIMIT, monitor_batches
+    from fairaudit.core.evaluate import compile_spec
     from fairaudit.spec import parse
 
     rng = np.random.default_rng(7)
@@ -384,7 +384,7 @@ def test_text_is_cleaned_as_in_process(client, tmp_path, order):
 def test_values_are_validated_as_in_process(client, log, spec, where, needle):
     """A value the log never takes is refused before the audit, as in process (the Dask route checked names only:
     ``race != "Caucasain"`` audited every row, ``race == "african-american"`` none — a wrong or undecided verdict)."""
-    from fairaudit.preflight import ValidationError
+    from fairaudit.core.preflight import ValidationError
 
     with pytest.raises(ValidationError, match=needle):
         in_process(log.parent / "log.csv", spec=spec, pred=PRED, where=where)
@@ -406,7 +406,7 @@ def test_a_missing_label_is_refused_as_in_process(client, tmp_path):
 def test_a_column_of_many_values_is_validated_on_its_literals(client, tmp_path, monkeypatch):
     """A text column with more values than the client keeps (an id): only the values the audit compares it with
     are kept — a value the log holds passes, one it never holds is refused — so validating costs bounded memory."""
-    from fairaudit.preflight import ValidationError
+    from fairaudit.core.preflight import ValidationError
 
     from fairaudit.data import cleaning
 
@@ -426,8 +426,8 @@ def test_an_infinite_number_is_refused_as_in_process(client, tmp_path):
     """Review finding: an ``inf`` in a numeric column was audited on Dask; in process it is refused — now by the one
     conform step, with the part and its data row, in the out-of-core route's words (was "…: column 'rating' holds an
     infinite value (inf) in data row N", worded by the Dask route itself)."""
-    from fairaudit.errors import DataError
-    from fairaudit.outofcore import audit_file
+    from fairaudit.core.errors import DataError
+    from fairaudit.engines.monitor.outofcore import audit_file
 
     df = frame(3000).assign(rating=np.linspace(0.0, 1.0, 3000))
     df.loc[2000, "rating"] = np.inf
@@ -470,7 +470,7 @@ def assert_same_as_out_of_core(a, b) -> None:
 def test_a_folder_of_parts_is_the_out_of_core_log(client, log, tmp_path, kind, order):
     """The same folder audited out of core and on Dask: the same parts, in the same order, read by the same
     ``FileLog`` — the same result, interval for interval; CSV parts are audited on Dask too (Parquet only before)."""
-    from fairaudit.outofcore import audit_file
+    from fairaudit.engines.monitor.outofcore import audit_file
 
     folder = log
     if kind == "csv":
@@ -488,7 +488,7 @@ def test_a_folder_of_parts_is_the_out_of_core_log(client, log, tmp_path, kind, o
 def test_a_csv_log_with_a_label_and_a_model(client, tmp_path):
     """CSV parts whose label is text (``yes``/``no``): the favourable value and the values validated from the log's
     schema, as out of core; a model shipped to the workers reads the frame ``to_frame`` makes, as out of core."""
-    from fairaudit.outofcore import audit_file
+    from fairaudit.engines.monitor.outofcore import audit_file
 
     df = frame(8_000).assign(outcome=lambda d: d.two_year_recid.map({0: "no", 1: "yes"}))
     folder = tmp_path / "labelled"
@@ -541,8 +541,8 @@ def test_parts_that_do_not_fit_are_refused_as_out_of_core(client, log, tmp_path)
     """A part with a renamed column, a Parquet part storing ``decision`` as the text "1"/"0" where the first part
     stores int64, a CSV part with ``yes`` in a column of whole numbers: each refused on Dask with the out-of-core
     route's very message (part and data row named), never coerced or counted."""
-    from fairaudit.errors import DataError
-    from fairaudit.outofcore import audit_file
+    from fairaudit.core.errors import DataError
+    from fairaudit.engines.monitor.outofcore import audit_file
 
     needles = {"renamed column": r"part-3\.parquet lacks column 'race' and has column 'ethnicity' that .*part-0\.parquet "
                                  r"does not have",
@@ -562,8 +562,8 @@ def test_parts_that_do_not_fit_are_refused_as_out_of_core(client, log, tmp_path)
 def test_the_first_bad_part_in_log_order_is_reported(client, tmp_path):
     """Two parts that do not fit: the first in log order is reported, as out of core meets it, whichever worker
     finished first."""
-    from fairaudit.errors import DataError
-    from fairaudit.outofcore import audit_file
+    from fairaudit.core.errors import DataError
+    from fairaudit.engines.monitor.outofcore import audit_file
 
     folder = tmp_path / "two"
     folder.mkdir()
@@ -588,7 +588,7 @@ def test_the_first_bad_part_in_log_order_is_reported(client, tmp_path):
 def test_only_an_empty_cell_is_missing(client, tmp_path):
     """The strings "NA" and "None" are values on every route (Namibia's code is NA); only an empty cell is missing
     ("?") — unless ``na_values`` says otherwise, on Dask as out of core."""
-    from fairaudit.outofcore import audit_file, log_of
+    from fairaudit.engines.monitor.outofcore import audit_file, log_of
 
     df = frame(6_000).astype({"race": object})
     df.loc[df.index % 5 == 0, "race"] = "NA"

@@ -1,4 +1,4 @@
-"""The driver (``fairaudit.run``) with a tiny scripted engine defined here and registered for the test only —
+"""The driver (``fairaudit.core.driver``) with a tiny scripted engine defined here and registered for the test only —
 which also shows that a new engine is one module plus one registry line: ``fairaudit.audit``, the CLI and its
 ``--help`` take it with no other edit."""
 from dataclasses import replace
@@ -9,9 +9,9 @@ import pytest
 import fairaudit
 from fairaudit import engines
 from fairaudit.cli import main
-from fairaudit.engines.base import Engine, LeafBatch, Option
-from fairaudit.evaluate import LeafValue
-from fairaudit.guarantee import Guarantee
+from fairaudit.core.engine import Engine, LeafBatch, Option
+from fairaudit.core.evaluate import LeafValue
+from fairaudit.core.guarantee import Guarantee
 from fairaudit.testing import toy_dataset
 
 SPEC = 'E[sex == "F"] > 0.4'

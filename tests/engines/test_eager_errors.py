@@ -4,7 +4,7 @@ import pytest
 
 import fairaudit
 from fairaudit import models
-from fairaudit.errors import FairauditError
+from fairaudit.core.errors import FairauditError
 from fairaudit.testing import DECISION, toy_dataset
 
 

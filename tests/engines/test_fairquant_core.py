@@ -1,4 +1,4 @@
-"""The fairquant refinement (``fairaudit.bounds.fairquant.FairQuant``): the notes' worked examples (§B6.1–§B6.3,
+"""The fairquant refinement (``fairaudit.engines.fairquant.analysis.FairQuant``): the notes' worked examples (§B6.1–§B6.3,
 §B6.5) with their exact answers, and soundness against an exhaustive enumeration of tiny integer grids."""
 import itertools
 from fractions import Fraction
@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fairaudit.bounds.fairquant import Domain, Feature, FairQuant, concrete_outputs, nnet_domain  # noqa: E402
+from fairaudit.engines.fairquant.analysis import Domain, Feature, FairQuant, concrete_outputs, nnet_domain  # noqa: E402
 from fairaudit.models.nnet import read_nnet  # noqa: E402
 
 MODELS = Path("/work/shared/benchmarks/fairquant/models")
@@ -338,7 +338,7 @@ def test_rounding_margins_bound_the_float_error_and_the_bounds_hold():
     """On random networks with inputs up to 1e6: every concrete float64 output is within the concrete margin of
     the exact rational output, and the exact outputs at random points of random boxes lie inside the computed
     bounds widened by the symbolic margin."""
-    from fairaudit.bounds.fairquant import Box, concrete_outputs, forward_bounds, input_magnitudes, rounding_margins
+    from fairaudit.engines.fairquant.analysis import Box, concrete_outputs, forward_bounds, input_magnitudes, rounding_margins
 
     rng = np.random.default_rng(11)
     for trial in range(6):
@@ -417,7 +417,7 @@ def test_an_output_exactly_zero_at_a_grid_point_is_decided(batch):
 
 
 def test_exact_outputs_agree_with_the_float_pass_and_the_oracle():
-    from fairaudit.bounds.fairquant import exact_outputs, favourable
+    from fairaudit.engines.fairquant.analysis import exact_outputs, favourable
 
     rng = np.random.default_rng(3)
     layers = [(rng.normal(size=(5, 3)), rng.normal(size=5)), (rng.normal(size=(1, 5)), rng.normal(size=1))]

@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("torch")
 
 from fairaudit import audit, models  # noqa: E402
-from fairaudit.counterexamples import DOMAIN  # noqa: E402
-from fairaudit.errors import FairauditError  # noqa: E402
-from fairaudit.trace import AuditResult  # noqa: E402
+from fairaudit.core.counterexamples import DOMAIN  # noqa: E402
+from fairaudit.core.errors import FairauditError  # noqa: E402
+from fairaudit.core.trace import AuditResult  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "example.nnet"
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,7 +149,7 @@ def test_a_grid_decided_exactly_meets_its_threshold_exactly(tmp_path):
     """o = ReLU(x0 + x1) − 2 over x0 ∈ {0..4}, x1 ∈ {0, 1}: two outputs are exactly 0 (decided exactly,
     unfavourable), so Fair[x1] is exactly 4/5 — and ``Fair[x1] >= 0.8`` is an exact tie with its threshold, certified
     (before, 2/5 stayed undecided and the comparison with it)."""
-    from fairaudit.engines.fairquant import _net_text
+    from fairaudit.engines.fairquant.engine import _net_text
 
     path = tmp_path / "tie.nnet"
     path.write_text(_net_text([2, 1, 1], [0, 0], [4, 1], [([[1.0, 1.0]], [0.0]), ([[1.0]], [-2.0])]))

@@ -5,7 +5,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fairaudit.bounds.fairquant import (ACTIVE, INACTIVE, UNSTABLE, Box, Symbolic, affine_rule,  # noqa: E402
+from fairaudit.engines.fairquant.analysis import (ACTIVE, INACTIVE, UNSTABLE, Box, Symbolic, affine_rule,  # noqa: E402
                                         backward_rule, concretize, forward_bounds, relu_rule)
 
 T = torch.tensor
@@ -147,7 +147,7 @@ def test_rules_are_batched():
 def test_the_fused_first_layers_equal_the_rules_one_by_one():
     """``first_layers`` (input, ReLU and second affine layer at once) gives the bounds and masks of
     ``input_rule`` → ``relu_rule`` → ``affine_rule``, on random networks, boxes and a one-hot group."""
-    from fairaudit.bounds.fairquant import forward_bounds_stepwise
+    from fairaudit.engines.fairquant.analysis import forward_bounds_stepwise
 
     rng = np.random.default_rng(7)
     for trial in range(30):

@@ -17,9 +17,9 @@ import pytest
 
 import fairaudit
 from fairaudit.cli import main
-from fairaudit.errors import FairauditError
-from fairaudit.programs.parse import parse_file, parse_program
-from fairaudit.programs.sample import sample
+from fairaudit.core.errors import FairauditError
+from fairaudit.engines.fairsquare.programs.parse import parse_file, parse_program
+from fairaudit.engines.fairsquare.programs.sample import sample
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench" / "fairsquare"
@@ -196,7 +196,7 @@ def test_toy_t3_reaches_the_exact_rational_answer():
 
 
 def test_ratio_interval_arithmetic_of_the_notes():
-    from fairaudit.bounds.volume import ratio_bounds
+    from fairaudit.engines.fairsquare.volume import ratio_bounds
 
     lo, hi = ratio_bounds((0.15, 0.17), (0.01, 0.02), (0.15, 0.16))
     F = Fraction
@@ -207,7 +207,7 @@ def test_ratio_interval_arithmetic_of_the_notes():
     assert hi < 0.9      # unfair at ε = 0.1
 
 
-TIE = ROOT / "fairaudit" / "programs" / "examples" / "toy_tie.fr"
+TIE = ROOT / "fairaudit" / "engines" / "fairsquare" / "programs" / "examples" / "toy_tie.fr"
 RATIO = "E[pred | sensitive] / E[pred | not sensitive]"
 DIFF = "E[pred | sensitive] - E[pred | not sensitive]"
 
@@ -407,8 +407,8 @@ def test_check_refuses_with_one_clear_reason(spec, reason):
 
 def test_check_accepts_program_variables():
     from fairaudit import engines
-    from fairaudit.inputs import Inputs
-    from fairaudit.programs.population import load
+    from fairaudit.core.inputs import Inputs
+    from fairaudit.engines.fairsquare.programs.population import load
     from fairaudit.spec import parse
 
     inputs = Inputs.build_population(load(BENCH / "ind_dt4.fr"), samples=None)

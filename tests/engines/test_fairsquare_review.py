@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import fairaudit
-from fairaudit.errors import FairauditError
-from fairaudit.programs.parse import parse_program
+from fairaudit.core.errors import FairauditError
+from fairaudit.engines.fairsquare.programs.parse import parse_program
 from fairaudit.spec.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]

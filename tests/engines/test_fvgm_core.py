@@ -1,5 +1,5 @@
-"""FVGM core (issue 15): exact stochastic subset sum over a Bayesian network (fairaudit.bounds.subset_sum) and
-network learning (fairaudit.models.bn). Oracles: the notes' worked examples A12 (exact fractions, including the
+"""FVGM core (issue 15): exact stochastic subset sum over a Bayesian network (fairaudit.engines.fvgm.subset_sum) and
+network learning (fairaudit.engines.fvgm.network). Oracles: the notes' worked examples A12 (exact fractions, including the
 0.55 vs 0.56 greedy trap), brute-force enumeration of the joint on random networks/classifiers, Monte Carlo sampling
 from the network, and per-group independent marginals."""
 from __future__ import annotations
@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairaudit.bounds.subset_sum import (equalized_odds, fairness_influence, group_metrics, group_rates,
+from fairaudit.engines.fvgm.subset_sum import (equalized_odds, fairness_influence, group_metrics, group_rates,
                                          positive_rate, weights_from_columns)
-from fairaudit.models.bn import DiscreteBN, fit_mle, learn_bn, learn_structure
+from fairaudit.engines.fvgm.network import DiscreteBN, fit_mle, learn_bn, learn_structure
 
 
 def B(p1):
@@ -344,7 +344,7 @@ def _form_and_frame(seed=11, n=1500):
 
 
 def test_bridge_exact_numeric_states_and_full_joint_equals_empirical_predictions():
-    from fairaudit.models.bn import discretise, linear_weights
+    from fairaudit.engines.fvgm.network import discretise, linear_weights
     form, frame = _form_and_frame()
     frame = frame.drop(columns="income").assign(income=30.0)      # a constant numeric column: one exact state
     cat, binnings = discretise(frame[["sex", "hours", "income", "edu"]], form.encoding, bins=5)
@@ -359,7 +359,7 @@ def test_bridge_exact_numeric_states_and_full_joint_equals_empirical_predictions
 
 
 def test_bridge_binned_numeric_is_one_variable():
-    from fairaudit.models.bn import discretise, linear_weights
+    from fairaudit.engines.fvgm.network import discretise, linear_weights
     form, frame = _form_and_frame()
     cat, binnings = discretise(frame, form.encoding, bins=4)
     b = binnings["income"]
@@ -381,7 +381,7 @@ def test_bridge_binned_numeric_is_one_variable():
 
 @pytest.mark.parametrize("seed", range(15))
 def test_rate_bounds_enclose_the_exact_rate_and_tighten(seed):
-    from fairaudit.bounds.subset_sum import rate_bounds
+    from fairaudit.engines.fvgm.subset_sum import rate_bounds
     rng = random.Random(2000 + seed)
     bn = random_bn(rng, 1, rng.randint(2, 5))
     w = random_weights(rng, bn, ints=False)
@@ -424,9 +424,9 @@ def test_set_valued_evidence(seed):
 def test_draft_engine_bounds_enclose_the_exact_rates():
     from types import SimpleNamespace
 
-    from fairaudit.engines.base import Context
-    from fairaudit.engines.fvgm import FVGM
-    from fairaudit.models.bn import discretise, learn_bn, linear_weights
+    from fairaudit.core.engine import Context
+    from fairaudit.engines.fvgm.engine import FVGM
+    from fairaudit.engines.fvgm.network import discretise, learn_bn, linear_weights
     from fairaudit.spec.parser import parse
 
     form, frame = _form_and_frame(n=800)
@@ -459,7 +459,7 @@ def test_draft_engine_bounds_enclose_the_exact_rates():
 
 
 def test_should_stop_aborts():
-    from fairaudit.bounds.subset_sum import Stopped
+    from fairaudit.engines.fvgm.subset_sum import Stopped
     bn = a12_3_bn()
     with pytest.raises(Stopped):
         positive_rate(bn, W_A12_3, 3, {"A": 2}, should_stop=lambda: True)

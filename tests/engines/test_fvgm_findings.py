@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairaudit.bounds.subset_sum import (_Masses, _elimination_order, fairness_influence, group_rate_bounds,
+from fairaudit.engines.fvgm.subset_sum import (_Masses, _elimination_order, fairness_influence, group_rate_bounds,
                                          influence_bounds, network_marginal, rate_bounds)
-from fairaudit.models.bn import DiscreteBN, fit_mle, learn_structure
+from fairaudit.engines.fvgm.network import DiscreteBN, fit_mle, learn_structure
 from tests.engines.test_fvgm_core import brute_rates, random_bn, random_weights
 
 
@@ -160,7 +160,7 @@ def audited():
 
 
 def test_findings_every_compound_group_metrics_graph(audited):
-    from fairaudit.findings import disparities
+    from fairaudit.core.findings import disparities
     ds, model, r = audited
     f = r.findings
     assert {g.group for g in f.groups} == {(("sex", s), ("race", c)) for s in ("F", "M") for c in ("a", "b")}
@@ -199,7 +199,7 @@ def test_modelling_gap_warning_when_the_network_ignores_a_dependence():
 
 
 def test_methods_appendix():
-    from fairaudit.engines.fvgm import FVGM
+    from fairaudit.engines.fvgm.engine import FVGM
     e = FVGM()
     m = e.methods(e.resolve_options({"bins": 7}))
     heads = [h for h, _ in m]
@@ -227,7 +227,7 @@ def test_fit_mle_unchanged_by_the_new_search():
 
 
 def test_too_dense_a_table_is_refused_clearly(monkeypatch):
-    import fairaudit.bounds.subset_sum as ss
+    import fairaudit.engines.fvgm.subset_sum as ss
     rng = random.Random(3)
     bn = random_bn(rng, 1, 4)
     w = random_weights(rng, bn, ints=False)
@@ -237,9 +237,9 @@ def test_too_dense_a_table_is_refused_clearly(monkeypatch):
 
 
 def test_engine_refuses_a_too_dense_first_grid(monkeypatch):
-    import fairaudit.bounds.subset_sum as ss
+    import fairaudit.engines.fvgm.subset_sum as ss
     from fairaudit import audit
-    from fairaudit.errors import FairauditError
+    from fairaudit.core.errors import FairauditError
     from fairaudit.models.training import train
     ds = _data(800, seed=4)
     monkeypatch.setattr(ss, "MAX_CELLS", 10)
@@ -249,9 +249,9 @@ def test_engine_refuses_a_too_dense_first_grid(monkeypatch):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_equalized_odds_metrics_contain_the_exact_gaps(seed):
-    from fairaudit.bounds.subset_sum import equalized_odds
-    from fairaudit.engines.base import Context
-    from fairaudit.engines.fvgm import _equalized_odds
+    from fairaudit.engines.fvgm.subset_sum import equalized_odds
+    from fairaudit.core.engine import Context
+    from fairaudit.engines.fvgm.engine import _equalized_odds
     rng = random.Random(7500 + seed)
     bn = random_bn(rng, 1, rng.randint(2, 4))
     y = bn.variables[-1]
@@ -286,8 +286,8 @@ def test_label_is_a_sink_and_barren_when_not_conditioned_on():
 def test_a_protected_column_the_model_does_not_read_is_still_a_group():
     from types import SimpleNamespace
 
-    from fairaudit.engines.base import Context
-    from fairaudit.engines.fvgm import FVGM
+    from fairaudit.core.engine import Context
+    from fairaudit.engines.fvgm.engine import FVGM
     from fairaudit.models.training import train
     from fairaudit.spec.parser import parse
     ds = _data(1500, seed=6)
@@ -307,7 +307,7 @@ def test_a_protected_column_the_model_does_not_read_is_still_a_group():
 
 
 def test_path_specific_effect_is_a12_6_and_contains_the_exact_value():
-    from fairaudit.bounds.subset_sum import group_metrics, group_rates, path_effect_bounds
+    from fairaudit.engines.fvgm.subset_sum import group_metrics, group_rates, path_effect_bounds
     from tests.engines.test_fvgm_core import W_A12_3, a12_3_bn
     bn = a12_3_bn()
     cut = bn.with_parent_fixed("X1", "A", 2)  # X1 reads A as 2 for everyone: notes A12.6
@@ -355,7 +355,7 @@ def test_distinct_numeric_values_keep_distinct_states():
     and close bin edges stay apart."""
     from types import SimpleNamespace
 
-    from fairaudit.models.bn import discretise
+    from fairaudit.engines.fvgm.network import discretise
 
     enc = SimpleNamespace(columns=[SimpleNamespace(name="inc", kind="numeric", fill=0.0)])
     frame = pd.DataFrame({"inc": [1000001.0, 1000002.0, 1000003.0, 1000001.0]})

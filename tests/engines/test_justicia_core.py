@@ -1,4 +1,4 @@
-"""The exact core of the justicia engine (fairaudit.bounds.justicia): notes §B10 worked examples, a brute-force and a
+"""The exact core of the justicia engine (fairaudit.engines.justicia.rates): notes §B10 worked examples, a brute-force and a
 Monte-Carlo oracle on random small problems, independent populations, and what the enumeration mode captures."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairaudit.bounds import justicia as J
+from fairaudit.engines.justicia import rates as J
 from fairaudit.models.encoding import EncodedColumn, Encoding
 from fairaudit.models.forms import DecisionNode, LinearForm, TreeForm
 
@@ -373,7 +373,7 @@ def test_estimate_with_label_and_unknown_values():
 
 def engine_leaves(spec_text, inputs, **options):
     from fairaudit.engines import get
-    from fairaudit.engines.base import Context
+    from fairaudit.core.engine import Context
     from fairaudit.spec import parse
 
     engine = get("justicia")
@@ -387,7 +387,7 @@ def test_engine_on_independent_population_equals_the_rows():
     """A dataset in which age and grp are exactly independent within each sex: the engine's exact leaves are the
     model's empirical rates on the rows (what the dataset engine reports)."""
     from fairaudit import data
-    from fairaudit.inputs import Inputs
+    from fairaudit.core.inputs import Inputs
 
     ages, grps = [(20, 3), (35, 1), (50, 2), (70, 2)], [("a", 2), ("b", 1)]
     rows = []
@@ -410,7 +410,7 @@ def test_engine_on_independent_population_equals_the_rows():
 
 
 def test_engine_leaves_match_product_oracle_eo_and_pooled():
-    from fairaudit.engines.justicia import _model_inputs, cell_oracle, product_oracle
+    from fairaudit.engines.justicia.engine import _model_inputs, cell_oracle, product_oracle
 
     inputs = _model_inputs("tree")
     # equalized odds leaves: cells are (sex, grp, label) — the protected attributes sex and grp, and the label
@@ -504,7 +504,7 @@ def test_quantised_linear_and_state_cap():
 
 
 def test_engine_bins_and_multiplier_options():
-    from fairaudit.engines.justicia import _binned, _model_inputs
+    from fairaudit.engines.justicia.engine import _binned, _model_inputs
 
     x = pd.Series([1.0, 2.0, 3.0, 4.0, 10.0, 10.0, 20.0, 30.0])
     b = _binned(x, 2)

@@ -1,4 +1,4 @@
-"""Justicia's group rates against FVGM's stochastic subset sum (fairaudit.bounds.subset_sum) where the two models
+"""Justicia's group rates against FVGM's stochastic subset sum (fairaudit.engines.fvgm.subset_sum) where the two models
 coincide — a Bayesian network in which the compound-group variable is the only parent of every feature — and both
 against brute-force enumeration; the sound grid bounds of the justicia engine; its cells, findings and learning
 mode."""
@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairaudit.bounds import justicia as J
-from fairaudit.bounds import subset_sum as S
-from fairaudit.models.bn import DiscreteBN
+from fairaudit.engines.justicia import rates as J
+from fairaudit.engines.fvgm import subset_sum as S
+from fairaudit.engines.fvgm.network import DiscreteBN
 
 
 def random_problem(rng: random.Random, rational: bool = True):
@@ -133,8 +133,8 @@ def test_grid_rate_threshold_convention():
 # ---- the engine: cells, sound mode, findings, learning mode ---------------------------------------------------------
 
 def run(spec_text, inputs, **options):
-    from fairaudit.engines.base import Context
-    from fairaudit.engines.justicia import Justicia
+    from fairaudit.core.engine import Context
+    from fairaudit.engines.justicia.engine import Justicia
     from fairaudit.spec import parse
 
     engine = Justicia()
@@ -145,7 +145,7 @@ def run(spec_text, inputs, **options):
 def test_cells_include_every_protected_attribute():
     """The spec conditions on grp only; the toy dataset's protected attributes are sex and grp: the cells are their
     6 combinations (the modelled distribution does not change with the spec's wording)."""
-    from fairaudit.engines.justicia import Justicia, _model_inputs, cell_oracle
+    from fairaudit.engines.justicia.engine import Justicia, _model_inputs, cell_oracle
 
     inputs = _model_inputs("tree")
     last = run('E[pred | grp == "a"] <= 1', inputs)[-1]
@@ -161,7 +161,7 @@ def test_cells_include_every_protected_attribute():
 def test_sound_mode_contains_the_exact_rates(monkeypatch):
     """With the exact DP forbidden, a logistic regression gets sound bounds that contain the exact leaves, within
     the precision, and a sound guarantee."""
-    import fairaudit.engines.justicia as E
+    import fairaudit.engines.justicia.engine as E
 
     inputs = E._model_inputs("logreg")
     spec = 'E[pred | sex == "F"] - E[pred | sex == "M"] < 0.05 and E[pred | label == 1 and grp == "b"] <= 1'
@@ -188,8 +188,8 @@ def test_sound_mode_contains_the_exact_rates(monkeypatch):
 
 
 def test_findings_groups_metrics_and_equalized_odds():
-    from fairaudit.engines.justicia import _model_inputs, cell_oracle
-    from fairaudit.findings import disparities
+    from fairaudit.engines.justicia.engine import _model_inputs, cell_oracle
+    from fairaudit.core.findings import disparities
 
     inputs = _model_inputs("logreg")
     last = run('E[pred | sex == "F"] <= 1', inputs)[-1]
@@ -220,7 +220,7 @@ def test_findings_groups_metrics_and_equalized_odds():
 @pytest.mark.parametrize("kind", ["tree", "logreg"])
 @pytest.mark.parametrize("correlation", [True, False])
 def test_learning_mode_finds_the_extremes(kind, correlation):
-    from fairaudit.engines.justicia import _model_inputs
+    from fairaudit.engines.justicia.engine import _model_inputs
 
     inputs = _model_inputs(kind)
     spec = 'E[pred | sex == "F"] <= 1'
@@ -240,8 +240,8 @@ def test_learning_mode_finds_the_extremes(kind, correlation):
 def test_numeric_protected_attribute_is_not_a_cell():
     """German-like: a numeric protected attribute is a feature, not a compound-group column."""
     from fairaudit import data
-    from fairaudit.engines.justicia import _protected
-    from fairaudit.inputs import Inputs
+    from fairaudit.engines.justicia.engine import _protected
+    from fairaudit.core.inputs import Inputs
     import pandas as pd
 
     rng = np.random.default_rng(1)
@@ -262,8 +262,8 @@ def test_tiny_dataset_engine_equals_subset_sum_on_the_coinciding_network():
     import pandas as pd
 
     from fairaudit import data
-    from fairaudit.engines.justicia import Justicia
-    from fairaudit.inputs import Inputs
+    from fairaudit.engines.justicia.engine import Justicia
+    from fairaudit.core.inputs import Inputs
 
     rng = np.random.default_rng(3)
     n = 400

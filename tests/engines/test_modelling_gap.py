@@ -1,8 +1,8 @@
-"""``fairaudit.findings.modelling_gap``: the modelled group rates beside the model's rates on the audited rows, with
+"""``fairaudit.core.findings.modelling_gap``: the modelled group rates beside the model's rates on the audited rows, with
 a warning when they differ beyond sampling error or when the most/least favoured groups are the other way round."""
 import pandas as pd
 
-from fairaudit.findings import GroupRate, modelling_gap, observed_rates
+from fairaudit.core.findings import GroupRate, modelling_gap, observed_rates
 
 
 def _g(v, lo, hi):
@@ -42,7 +42,7 @@ def test_observed_rates_group_the_rows_and_name_missing_values():
 
 
 def test_a_group_without_audited_rows_is_listed_but_never_marked():
-    from fairaudit.findings import Findings
+    from fairaudit.core.findings import Findings
 
     groups, notes, _ = modelling_gap([_g("F", 0.2, 0.2), _g("M", 0.5, 0.5), _g("X", 0.9, 0.9)],
                                      {(("sex", "F"),): (0.2, 100), (("sex", "M"),): (0.5, 100)}, "X", "Y")
@@ -53,7 +53,7 @@ def test_a_group_without_audited_rows_is_listed_but_never_marked():
 
 
 def test_disparate_impact_of_rates_that_may_all_be_zero_is_unknown_not_fair():
-    from fairaudit.findings import disparities
+    from fairaudit.core.findings import disparities
 
     di, sp = disparities([_g("F", 0.0, 0.0), _g("M", 0.0, 0.0)])
     assert (di.lo, di.hi) == (0.0, 1.0) and (sp.lo, sp.hi) == (0.0, 0.0)
@@ -69,7 +69,7 @@ def test_an_order_reversed_within_sampling_error_is_a_note_not_a_warning():
 
 
 def test_the_graph_leaves_out_lone_variables_but_names_them():
-    from fairaudit.findings import Findings
+    from fairaudit.core.findings import Findings
 
     dot = Findings(nodes=("a", "b", "c"), edges=(("a", "b"),)).dot()
     assert '"a" -> "b"' in dot and '  "c";' not in dot and "1 variable(s) with no edge: c" in dot

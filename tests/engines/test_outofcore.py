@@ -1,4 +1,4 @@
-"""``fairaudit.outofcore.audit_file`` (a CSV / Parquet log read in chunks) gives the in-memory run's verdict, stop
+"""``fairaudit.engines.monitor.outofcore.audit_file`` (a CSV / Parquet log read in chunks) gives the in-memory run's verdict, stop
 step, intervals and warnings, check for check: in file order, in a shuffle that fits in memory (the same
 permutation), with a row filter and a label, with the codes spilled to a file, and on a sorted file whose
 order evidence (the halves test) must fire the same way."""
@@ -7,7 +7,7 @@ import pytest
 
 from fairaudit import data
 from fairaudit.api import audit
-from fairaudit.outofcore import audit_file
+from fairaudit.engines.monitor.outofcore import audit_file
 from fairaudit.spec import parse
 
 SPEC = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05 and '
@@ -75,10 +75,10 @@ def test_sorted_file_order_evidence_is_the_same(files):
 
 def test_memory_does_not_keep_every_check(files):
     """The chunked observations keep a window of checks, not all of them."""
-    from fairaudit.engines.monitor import check_points
-    from fairaudit.engines.stream import CodeStore, encode
-    from fairaudit.engines.observations import observe
-    from fairaudit.evaluate import compile_spec
+    from fairaudit.engines.monitor.engine import check_points
+    from fairaudit.engines.monitor.stream import CodeStore, encode
+    from fairaudit.core.observations import observe
+    from fairaudit.core.evaluate import compile_spec
     from fairaudit.spec import parse
 
     spec = parse(SPEC)
@@ -99,7 +99,7 @@ def test_memory_does_not_keep_every_check(files):
 def test_distinct_combinations_give_every_rows_code(files, suffix, monkeypatch):
     """Evaluating the decision, the filter and the leaves once per distinct combination of the columns they read
     (``distinct_rows``) gives every row the code that evaluating every row gives."""
-    from fairaudit import outofcore
+    from fairaudit.engines.monitor import outofcore
     from fairaudit.spec import parse
 
     spec = parse(SPEC + ' and E[pred | juv_fel_count > 0 and sex != "Male"] > 0.05')
@@ -115,8 +115,8 @@ def test_distinct_combinations_give_every_rows_code(files, suffix, monkeypatch):
 
 @pytest.mark.parametrize("length,batch", [(0, 3), (1, 1), (10, 5), (11, 5), (12, 5), (7, 10), (1000, 7)])
 def test_check_points_without_the_array(length, batch):
-    from fairaudit.engines.monitor import check_points
-    from fairaudit.engines.stream import CheckPoints
+    from fairaudit.engines.monitor.engine import check_points
+    from fairaudit.engines.monitor.stream import CheckPoints
 
     want, got = check_points(length, batch), CheckPoints(length, batch)
     assert len(got) == len(want)
@@ -148,7 +148,7 @@ def test_messy_text_is_cleaned_as_in_memory(tmp_path):
 
 
 def test_a_column_typed_differently_later_is_one_line(tmp_path):
-    from fairaudit.errors import DataError
+    from fairaudit.core.errors import DataError
 
     path = tmp_path / "typed.csv"
     lines = ["race,points"] + [f"A,{i % 10}" for i in range(1_500_000)] + ["B,high"]  # past the first 4 MB
@@ -211,7 +211,7 @@ def test_a_csv_is_read_as_from_csv_reads_it(tmp_path, sep):
 def test_a_column_with_no_value_in_its_first_rows_is_text_on_every_route_unless_declared(tmp_path):
     """A number column empty in the rows that fix the types: text in memory and out of core alike ('rating > 4'
     refused the same way), and a declared type (--column-type rating=float) audits it the same way on both."""
-    from fairaudit.outofcore import log_of
+    from fairaudit.engines.monitor.outofcore import log_of
     from fairaudit.sources import TYPE_ROWS
 
     n = TYPE_ROWS + 20_000
@@ -221,7 +221,7 @@ def test_a_column_with_no_value_in_its_first_rows_is_text_on_every_route_unless_
         for i in range(n):
             f.write(f"{'AB'[i % 2]},{i % 10},{'' if i < n - 2000 else (i * 7) % 10}\n")
     spec = 'E[pred | race == "A"] > 0.1'
-    from fairaudit.errors import FairauditError
+    from fairaudit.core.errors import FairauditError
 
     with pytest.raises(FairauditError, match="rating"):
         audit(str(path), spec, pred="rating > 4", order="given", trace_points=None)
@@ -254,7 +254,7 @@ def test_true_false_with_missing_values_is_text_as_in_memory(tmp_path):
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_a_missing_label_is_refused_as_in_memory(tmp_path, suffix):
     """A row without a label: refused in memory; out of core it was the label "?", counted as unfavourable."""
-    from fairaudit.errors import DataError
+    from fairaudit.core.errors import DataError
 
     frame = data.load("compas").frame[["race", "priors_count", "two_year_recid"]].copy()
     frame["outcome"] = frame.pop("two_year_recid").map({0: "no", 1: "yes"}).astype(object)
@@ -270,7 +270,7 @@ def test_a_missing_label_is_refused_as_in_memory(tmp_path, suffix):
 
 def test_a_column_name_twice_is_refused_as_in_memory(tmp_path):
     """Two columns named 'a': refused in memory; out of core one of them was audited."""
-    from fairaudit.errors import DataError
+    from fairaudit.core.errors import DataError
 
     path = tmp_path / "twice.csv"
     path.write_text("a,b, a\n1,x,0\n0,y,1\n" * 50)
@@ -289,9 +289,9 @@ def test_a_column_of_many_values_is_validated_on_its_literals(tmp_path, monkeypa
     are kept — one the file holds passes, one it never holds is refused — so memory stays bounded; Fair[...] of it
     is refused by the pass over its values, not flipped between the literals."""
     from fairaudit.data import cleaning
-    from fairaudit.errors import FairauditError
-    from fairaudit.outofcore import file_dataset, used_columns, written_values
-    from fairaudit.preflight import ValidationError, option_source, preflight
+    from fairaudit.core.errors import FairauditError
+    from fairaudit.engines.monitor.outofcore import file_dataset, used_columns, written_values
+    from fairaudit.core.preflight import ValidationError, option_source, preflight
 
     monkeypatch.setattr(cleaning, "VALUES_CAP", 500)
     frame = data.load("compas").frame[["race", "sex", "priors_count"]].copy()
@@ -334,7 +334,7 @@ def test_an_infinite_number_is_refused_as_in_memory(tmp_path, suffix):
     """Review finding: an ``inf`` in a numeric column was audited out of core, while ``from_csv`` refuses it."""
     import pandas as pd
 
-    from fairaudit.errors import DataError
+    from fairaudit.core.errors import DataError
 
     x = np.arange(30000.0)  # several read blocks: the row is counted across them
     x[25000] = -np.inf
@@ -353,8 +353,8 @@ def test_a_parquet_part_storing_numbers_as_text_is_refused_unless_declared(tmp_p
     typed store's text is not parsed as a CSV's is (it was audited as numbers); a declared type converts it."""
     import pandas as pd
 
-    from fairaudit.errors import DataError
-    from fairaudit.outofcore import log_of
+    from fairaudit.core.errors import DataError
+    from fairaudit.engines.monitor.outofcore import log_of
 
     folder = tmp_path / "parts"
     folder.mkdir()

@@ -1,4 +1,4 @@
-"""``Fair[...]`` out of core (``fairaudit.outofcore``): each chunk's audited rows are re-predicted with the attribute
+"""``Fair[...]`` out of core (``fairaudit.engines.monitor.outofcore``): each chunk's audited rows are re-predicted with the attribute
 flipped over the values of the whole file, as in memory, so the verdict, stop step, every interval and the
 counterexamples (the first 100 in stream order, their count at every check, their features, decisions, scores and
 row numbers) equal the in-memory run's — in file order, in a shuffle held in memory (the in-memory permutation), in
@@ -11,7 +11,7 @@ import pytest
 
 from fairaudit import data, models
 from fairaudit.api import audit
-from fairaudit.outofcore import audit_file
+from fairaudit.engines.monitor.outofcore import audit_file
 
 SPEC = ('Fair[sex] > 0.5 and E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.05 and '
         'Fair[race] > 0.2')
@@ -90,7 +90,7 @@ def test_fair_numeric_column_sorted_values(setup, tmp_path):
 def test_external_shuffle_matches_the_same_permutation_in_memory(setup, monkeypatch):
     """Spilled to files, the shuffle is another uniform order; the oracle is the in-memory monitor run on the
     rows in that very order (the ids the shuffle carries), counterexamples included."""
-    from fairaudit.engines import stream
+    from fairaudit.engines.monitor import stream
 
     folder, path, model = setup
     captured = {}
@@ -120,7 +120,7 @@ def test_external_shuffle_matches_the_same_permutation_in_memory(setup, monkeypa
 
 
 def test_fair_needs_a_model(setup):
-    from fairaudit.errors import FairauditError
+    from fairaudit.core.errors import FairauditError
 
     folder, _, _ = setup
     with pytest.raises(FairauditError, match="needs a model"):

@@ -1,4 +1,4 @@
-"""The out-of-core shuffle of row codes (``fairaudit.engines.stream.shuffle_codes``) is a uniform random order:
+"""The out-of-core shuffle of row codes (``fairaudit.engines.monitor.stream.shuffle_codes``) is a uniform random order:
 in memory it is the in-memory monitor's own permutation; spilled to bucket files, every order of a small stream
 is equally likely (enumerated: all n! orders counted over many seeds, chi-square) and each row's position is
 uniform; the same seed gives the same order."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from fairaudit.engines.stream import CodeStore, decode, encode, shuffle_codes
+from fairaudit.engines.monitor.stream import CodeStore, decode, encode, shuffle_codes
 
 
 def store_of(n, folder=None):
@@ -70,7 +70,7 @@ def test_negative_control_a_biased_shuffle_is_caught():
 
 
 def test_codes_round_trip():
-    from fairaudit.engines.observations import Observations
+    from fairaudit.core.observations import Observations
 
     rng = np.random.default_rng(0)
     keys = [f"k{i}" for i in range(5)]

@@ -18,12 +18,12 @@ import pandas as pd
 import pytest
 
 import fairaudit
-import fairaudit.run as run_module
-from fairaudit.engines import fairquant as fq
-from fairaudit.engines import fairsquare as fs
+import fairaudit.core.driver as run_module
+from fairaudit.engines.fairquant import engine as fq
+from fairaudit.engines.fairsquare import engine as fs
 from fairaudit.engines import get
-from fairaudit.engines.base import Context
-from fairaudit.run import last, start
+from fairaudit.core.engine import Context
+from fairaudit.core.driver import last, start
 from fairaudit.spec import parse
 
 
@@ -85,7 +85,7 @@ FIG1 = "E[pred | sensitive] / E[pred | not sensitive] > 0.4841"
 
 
 def _fig1():
-    from fairaudit.programs.population import from_text
+    from fairaudit.engines.fairsquare.programs.population import from_text
 
     return from_text(fs._FIG1, "fig1.fr")
 
@@ -128,7 +128,7 @@ def test_the_rounds_option_stops_after_exactly_n_rounds():
 def fvgm_inputs():
     """Five numeric columns and a logistic regression: fvgm needs three rounds for precision 1e-9."""
     from fairaudit import data
-    from fairaudit.inputs import Inputs
+    from fairaudit.core.inputs import Inputs
     from fairaudit.models.training import train
 
     rng = np.random.default_rng(3)
@@ -178,7 +178,7 @@ def test_fairquant_cut_by_the_budget_is_reproduced_by_its_rounds():
 def test_justicia_cut_in_its_first_round_is_reproduced_by_rounds_zero():
     """A tree's exact rates are one round: cut part way, none of it is shown (it would depend on the clock), and
     rounds=0 gives the same bounds; rounds=1 gives the exact rates."""
-    from fairaudit.inputs import Inputs
+    from fairaudit.core.inputs import Inputs
     from fairaudit.data import load
 
     dataset = load("compas")

@@ -1,16 +1,16 @@
 """``RunningCounts`` (chunk by chunk) gives the same checks and statistics as the whole stream at once, row for
-row, on a real dataset; ``fairaudit.outofcore.read_frames`` reads CSV and Parquet in chunks to the same rows, and the
+row, on a real dataset; ``fairaudit.engines.monitor.outofcore.read_frames`` reads CSV and Parquet in chunks to the same rows, and the
 monitor over ``ChunkedObservations`` of those chunks equals the in-memory run."""
 import numpy as np
 import pandas as pd
 import pytest
 
 from fairaudit import data
-from fairaudit.engines.monitor import check_points
-from fairaudit.engines.observations import observe
-from fairaudit.engines.stream import ChunkedObservations, RunningCounts
-from fairaudit.outofcore import read_frames
-from fairaudit.evaluate import compile_spec
+from fairaudit.engines.monitor.engine import check_points
+from fairaudit.core.observations import observe
+from fairaudit.engines.monitor.stream import ChunkedObservations, RunningCounts
+from fairaudit.engines.monitor.outofcore import read_frames
+from fairaudit.core.evaluate import compile_spec
 from fairaudit.spec import parse
 
 SPEC = parse('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.2 and '
@@ -58,9 +58,9 @@ def test_monitor_on_a_file_read_in_chunks_equals_in_memory(tmp_path, suffix):
     intervals, verdicts and stop step as over the whole file's observations in memory (as ``fairaudit audit --order
     given`` builds them)."""
     from fairaudit.data import resolve
-    from fairaudit.engines.monitor import run_monitor
-    from fairaudit.engines.observations import observe_inputs
-    from fairaudit.inputs import Inputs
+    from fairaudit.engines.monitor.engine import run_monitor
+    from fairaudit.core.observations import observe_inputs
+    from fairaudit.core.inputs import Inputs
     from fairaudit.spec import evaluate_event, parse_event
 
     frame = data.load("compas").frame

@@ -3,7 +3,7 @@ rows kept do not depend on how the checks were cut into parts (the monitor's bat
 import numpy as np
 import pytest
 
-from fairaudit.trace import Trace, TraceBuilder
+from fairaudit.core.trace import Trace, TraceBuilder
 
 
 def trace(steps, verdict):

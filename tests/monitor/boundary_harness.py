@@ -9,7 +9,7 @@ import numpy as np
 
 from fairaudit.bounds.allocation import LeafStats
 from fairaudit.bounds.rules import FALSE, TRUE
-from fairaudit.engines.monitor import check_points
+from fairaudit.engines.monitor.engine import check_points
 
 
 def leaf_stats(rates: dict, shares: dict, streams: int, rows: int, batch: int, seed: int) -> dict[str, LeafStats]:

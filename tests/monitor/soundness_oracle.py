@@ -104,7 +104,7 @@ def random_spec(rng: np.random.Generator, means: dict):
 def simulate(spec, means: dict, length: int, rng: np.random.Generator):
     """Observations of an i.i.d. stream: g ~ Bern(0.4), h ~ Bern(0.25) independent, and each leaf
     value x_i ~ Bern(mean_i) independent of everything (so E[x_i | g] = mean_i)."""
-    from fairaudit.engines.monitor import Observations
+    from fairaudit.engines.monitor.engine import Observations
 
     g = rng.random(length) < 0.4
     h = rng.random(length) < 0.25

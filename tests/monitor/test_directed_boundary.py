@@ -6,9 +6,9 @@ harness can fail: the rule without the split of a TRUE ``or`` (what AVOIR-OB doe
 import numpy as np
 import pytest
 
-from fairaudit.bounds import directed
+from fairaudit.engines.monitor import directed
 from fairaudit.bounds.allocation import equal_split
-from fairaudit.evaluate import compile_spec, root_verdict
+from fairaudit.core.evaluate import compile_spec, root_verdict
 from fairaudit.bounds.allocation import leaf_values
 from fairaudit.bounds.concentration import get_bound
 from fairaudit.spec import parse

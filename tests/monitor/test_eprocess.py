@@ -1,11 +1,11 @@
-"""The joint e-process per comparison (``fairaudit.bounds.eprocess``): its infimum against a brute-force grid, which
+"""The joint e-process per comparison (``fairaudit.engines.monitor.eprocess``): its infimum against a brute-force grid, which
 comparisons qualify, and its validity at the boundary (1,000 seeded streams per case, wrong verdicts ≤ Δ)."""
 import numpy as np
 import pytest
 
-from fairaudit.bounds import directed
-from fairaudit.bounds.eprocess import disjoint, joint_form, log_evalue, log_mixture
-from fairaudit.evaluate import compile_spec
+from fairaudit.engines.monitor import directed
+from fairaudit.engines.monitor.eprocess import disjoint, joint_form, log_evalue, log_mixture
+from fairaudit.core.evaluate import compile_spec
 from fairaudit.spec import parse
 
 from boundary_harness import leaf_stats, wrong_rate
@@ -61,7 +61,7 @@ def test_joint_test_is_within_delta_at_the_boundary(case):
 def test_infimum_matches_a_fine_golden_section_search_on_random_counts():
     """The Newton line search against an independent 200-step golden-section search of the same convex objective
     (a bracket 0.618^200 wide): never above it by more than the rounding margin, and within 1e-6 below it."""
-    from fairaudit.bounds.eprocess import _nll
+    from fairaudit.engines.monitor.eprocess import _nll
 
     rng = np.random.default_rng(3)
     for _ in range(40):

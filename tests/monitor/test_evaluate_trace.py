@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
-from fairaudit.evaluate import LeafValue, evaluate
+from fairaudit.core.evaluate import LeafValue, evaluate
 from fairaudit.spec import ast as A
-from fairaudit.trace import AuditResult, Trace, node_infos
+from fairaudit.core.trace import AuditResult, Trace, node_infos
 from spec_helpers import C, X, make_spec
 
 

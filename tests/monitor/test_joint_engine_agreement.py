@@ -1,13 +1,13 @@
 """The monitor engine decides where its rule does: streams of ``test_joint_engine_boundary`` (off the boundary, so
 that they decide) run through ``run_monitor`` in chunks of 7 checks (the joint tests' running maxima carried over
-batches) stop at the check and with the verdict that ``fairaudit.engines.monitor.decisions`` gives on the whole
+batches) stop at the check and with the verdict that ``fairaudit.engines.monitor.engine.decisions`` gives on the whole
 stream at once; and a comparison decided by its joint test while its interval straddles the threshold says so."""
 import numpy as np
 import pytest
 
 from fairaudit.bounds.rules import TRUE, UNKNOWN
-from fairaudit.engines.monitor import check_points, decisions, run_monitor
-from fairaudit.engines.observations import Observations
+from fairaudit.engines.monitor.engine import check_points, decisions, run_monitor
+from fairaudit.core.observations import Observations
 from fairaudit.spec import parse
 
 from test_joint_engine_boundary import CASES, DELTA, simulate, stats_of

@@ -2,16 +2,16 @@
 groups) at the boundary: rows are simulated one by one (each falls in group a, group b or neither — disjoint, as
 the joint test needs — with an outcome drawn at its group's rate), the true rates put the specification exactly at
 its threshold, 1,000 seeded streams per case, and the fraction of streams EVER given a wrong verdict must be ≤ Δ.
-The verdicts come from ``fairaudit.engines.monitor.decisions`` — the engine's own rule, vectorised over streams;
+The verdicts come from ``fairaudit.engines.monitor.engine.decisions`` — the engine's own rule, vectorised over streams;
 ``test_joint_engine_agreement.py`` runs streams through the engine itself and checks it decides at the same check. A negative control shows the
 harness can fail: the joint tests of a TRUE 'or' each at the full Δ (no split) are wrong far more often than Δ."""
 import numpy as np
 import pytest
 
 from fairaudit.bounds.allocation import LeafStats
-from fairaudit.bounds.eprocess import JointTests
-from fairaudit.engines.monitor import check_points, decisions, joint_tests
-from fairaudit.evaluate import compile_spec
+from fairaudit.engines.monitor.eprocess import JointTests
+from fairaudit.engines.monitor.engine import check_points, decisions, joint_tests
+from fairaudit.core.evaluate import compile_spec
 from fairaudit.spec import parse
 
 from boundary_harness import wrong_rate

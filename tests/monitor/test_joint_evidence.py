@@ -5,15 +5,15 @@ import numpy as np
 import pytest
 
 from fairaudit.bounds.allocation import LeafStats
-from fairaudit.bounds.directed import comparison_levels
-from fairaudit.bounds.eprocess import JointTests
+from fairaudit.engines.monitor.directed import comparison_levels
+from fairaudit.engines.monitor.eprocess import JointTests
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
-from fairaudit.engines.monitor import run_monitor
-from fairaudit.engines.observations import Observations
-from fairaudit.evaluate import LeafValue, NodeEvidence, evaluate
-from fairaudit.guarantee import evidence_note, joint_test_text
+from fairaudit.engines.monitor.engine import run_monitor
+from fairaudit.core.observations import Observations
+from fairaudit.core.evaluate import LeafValue, NodeEvidence, evaluate
+from fairaudit.core.guarantee import evidence_note, joint_test_text
 from fairaudit.spec import parse
-from fairaudit.trace import AuditResult
+from fairaudit.core.trace import AuditResult
 
 A, B = 'E[y | g == "a"]', 'E[y | g == "b"]'
 
@@ -114,11 +114,11 @@ def test_the_evalue_travels_with_the_result(tmp_path):
 
 
 def test_full_trace_parquet_has_the_evalue(tmp_path):
-    from fairaudit.fulltrace import FullTraceWriter, read_full_trace
-    from fairaudit.run import drive, last
-    from fairaudit.engines.monitor import Monitor, monitor_batches
-    from fairaudit.engines.base import Context
-    from fairaudit.guarantee import Guarantee
+    from fairaudit.core.fulltrace import FullTraceWriter, read_full_trace
+    from fairaudit.core.driver import drive, last
+    from fairaudit.engines.monitor.engine import Monitor, monitor_batches
+    from fairaudit.core.engine import Context
+    from fairaudit.core.guarantee import Guarantee
 
     rng = np.random.default_rng(5)
     n = 300
@@ -144,12 +144,12 @@ def test_one_sentence_says_the_joint_test_decided():
     assert evidence_note({**straddle, "verdict": "unknown"}, "<") is None
     assert evidence_note({**straddle, "evalue": 3.0}, "<") is None
     r = _result()
-    from fairaudit.explain import explain_node
+    from fairaudit.core.explain import explain_node
 
     note = r.evidence_text("n0")
     text = explain_node("n0", r.nodes, r.guarantee, r.unit)
     if note is not None:  # plain words in the node's panel; the e-value under "How this was decided"
-        from fairaudit.claim import how_decided
+        from fairaudit.core.claim import how_decided
 
         assert "evidence taken together" in text and "e-value" not in text and "e-value" not in r.worst_summary()
         assert any(note in line for line in how_decided(r))

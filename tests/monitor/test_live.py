@@ -1,4 +1,4 @@
-"""The monitor on a live log (``fairaudit.engines.live``, ``fairaudit.livelog``): the same checks, decision and
+"""The monitor on a live log (``fairaudit.engines.monitor.live``, ``fairaudit.engines.monitor.livelog``): the same checks, decision and
 intervals as the file-at-rest run in given order (the oracle: ``monitor_batches`` on the whole stream in memory),
 however the rows are cut into arriving chunks; the log readers; drift evidence raised live."""
 import io
@@ -12,15 +12,15 @@ import pandas as pd
 import pytest
 
 from fairaudit import api, data, engines
-from fairaudit.engines.live import LIVE_ASSUMPTION
-from fairaudit.engines.observations import observe
-from fairaudit.engines.stream import RunningCounts
-from fairaudit.errors import FairauditError
-from fairaudit.evaluate import compile_spec
-from fairaudit.engines.observations import event_array
-from fairaudit.livelog import CsvTail, JsonLines, ParquetDir, follow, live_audit, log_dataset
+from fairaudit.engines.monitor.live import LIVE_ASSUMPTION
+from fairaudit.core.observations import observe
+from fairaudit.engines.monitor.stream import RunningCounts
+from fairaudit.core.errors import FairauditError
+from fairaudit.core.evaluate import compile_spec
+from fairaudit.core.observations import event_array
+from fairaudit.engines.monitor.livelog import CsvTail, JsonLines, ParquetDir, follow, live_audit, log_dataset
 from fairaudit.models import from_expression
-from fairaudit.run import last
+from fairaudit.core.driver import last
 from fairaudit.spec import parse, parse_event
 
 SPEC = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] >= -0.1 and '
@@ -243,7 +243,7 @@ def test_first_rows_accept_categories_that_have_not_arrived_yet():
     frame = pd.DataFrame({"race": ["Caucasian", "Caucasian"], "decile_score": [3, 7]})
     spec = parse('E[pred | race == "African-American"] >= 0.5')
     dataset = log_dataset(frame, "log", spec, [parse_event(PRED)])
-    from fairaudit.preflight import preflight
+    from fairaudit.core.preflight import preflight
 
     preflight(dataset, spec)  # no error for the category still to come
     assert "African-American" in dataset.schema.column("race").values
@@ -269,7 +269,7 @@ def test_a_column_keeps_its_first_type(tmp_path):
 
 
 def test_a_live_run_nobody_watches_stops(tmp_path):
-    from fairaudit.livelog import LiveRun
+    from fairaudit.engines.monitor.livelog import LiveRun
 
     path = tmp_path / "log.csv"
     path.write_text("y\n" + "1\n0\n" * 50)
@@ -299,7 +299,7 @@ def test_csv_tail_semicolons_and_flags(tmp_path):
 def test_a_live_run_keeps_going_while_its_session_is_connected(tmp_path):
     """The dashboard passes whether the browser session is still connected: a user on another page (no redraw of
     the live view) keeps the run going; once the session is gone for ``unwatched`` seconds it stops, and says why."""
-    from fairaudit.livelog import LiveRun
+    from fairaudit.engines.monitor.livelog import LiveRun
 
     path = tmp_path / "log.csv"
     path.write_text("y\n" + "1\n0\n" * 50)
@@ -399,7 +399,7 @@ def test_json_lines_a_text_column_stays_text_whatever_the_polls(json_pipe):
 def test_the_first_rows_are_not_counted_as_the_log(tmp_path):
     """The first rows of a live log are not the log: no "only 2 rows satisfy …" warning about them (it was given,
     and changed with how many rows the first poll happened to read); the at-rest audit counts every row."""
-    from fairaudit.livelog import prepare
+    from fairaudit.engines.monitor.livelog import prepare
 
     path = tmp_path / "log.csv"
     path.write_text("race,points\nA,3\nB,7\nA,9\n")
@@ -412,7 +412,7 @@ def test_the_first_rows_are_not_counted_as_the_log(tmp_path):
 
 def test_an_infinite_number_in_a_later_chunk_is_refused_with_its_row(tmp_path):
     """Review finding: an ``inf`` arriving after the log's first rows was audited; at rest it is refused."""
-    from fairaudit.errors import DataError
+    from fairaudit.core.errors import DataError
 
     path = tmp_path / "log.csv"
     path.write_bytes(b"a,b\n1.5,x\n2,y\n")

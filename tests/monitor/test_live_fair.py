@@ -1,4 +1,4 @@
-"""``Fair[...]`` on a live log (``fairaudit.livelog`` with a model, ``fairaudit.engines.live.FirstFlips``): however the
+"""``Fair[...]`` on a live log (``fairaudit.engines.monitor.livelog`` with a model, ``fairaudit.engines.monitor.live.FirstFlips``): however the
 rows are cut into arriving chunks, the verdict, every interval and the counterexamples (first 100 in arrival order,
 their count at every check, rows numbered in the log) equal the file at rest in given order; a value of the
 attribute that the first rows did not have is told once."""
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from fairaudit import api, data, engines, models
-from fairaudit.livelog import live_audit, log_dataset
-from fairaudit.engines.observations import fair_domains
-from fairaudit.run import last
+from fairaudit.engines.monitor.livelog import live_audit, log_dataset
+from fairaudit.core.observations import fair_domains
+from fairaudit.core.driver import last
 from fairaudit.spec import parse
 from tests.monitor.test_live import cut, same
 

@@ -1,4 +1,4 @@
-"""The halves order test on a live log (``fairaudit.engines.halves.SequentialHalves``): sound under exchangeability
+"""The halves order test on a live log (``fairaudit.engines.monitor.halves.SequentialHalves``): sound under exchangeability
 (Monte Carlo on i.i.d. and on shuffled finite streams: the false alarms are ≤ Δ, and every alarm is the one an
 independent re-computation of the rule predicts), it fires on drift at the epoch computed by hand, and it runs in
 ``live_batches`` (a drifting log warns while it arrives, a shuffled one does not; the verdicts and intervals stay
@@ -12,8 +12,8 @@ import pytest
 
 from fairaudit import api, data, engines
 from fairaudit.bounds.allocation import LeafStats
-from fairaudit.engines.halves import MIN_ROWS, SequentialHalves, epoch_level, epoch_rows, first_epoch
-from fairaudit.livelog import live_audit
+from fairaudit.engines.monitor.halves import MIN_ROWS, SequentialHalves, epoch_level, epoch_rows, first_epoch
+from fairaudit.engines.monitor.livelog import live_audit
 from fairaudit.models import from_expression
 from fairaudit.spec import parse
 

@@ -63,11 +63,11 @@ def test_reused_bound_answers_as_its_bound():
 
 @pytest.mark.parametrize("split", ["directed", "equal"])
 def test_batch_lengths_change_no_check(split):
-    from fairaudit.engines.base import Context
-    from fairaudit.engines.monitor import Monitor, monitor_batches
-    from fairaudit.guarantee import Guarantee
-    from fairaudit.run import drive, last
-    from fairaudit.engines.observations import observe
+    from fairaudit.core.engine import Context
+    from fairaudit.engines.monitor.engine import Monitor, monitor_batches
+    from fairaudit.core.guarantee import Guarantee
+    from fairaudit.core.driver import drive, last
+    from fairaudit.core.observations import observe
     from fairaudit import data
     from fairaudit.spec import parse
 

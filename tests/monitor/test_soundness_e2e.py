@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 from fairaudit.bounds.concentration import get_bound
-from fairaudit.engines.monitor import check_points, run_monitor
-from fairaudit.evaluate import compile_spec
+from fairaudit.engines.monitor.engine import check_points, run_monitor
+from fairaudit.core.evaluate import compile_spec
 from soundness_oracle import node_truths, random_spec, simulate
 
 N, BATCH, DELTA = 1200, 10, 0.1

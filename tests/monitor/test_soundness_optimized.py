@@ -19,7 +19,7 @@ import pytest
 
 from fairaudit.bounds.allocation import sound_delta
 from fairaudit.bounds.concentration import get_bound
-from fairaudit.engines.monitor import Observations, check_points, run_monitor
+from fairaudit.engines.monitor.engine import Observations, check_points, run_monitor
 from fairaudit.spec import parse
 
 N, BATCH, K, SEEDS = 1000, 10, 12, 1500

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from fairaudit.bounds import rules as R
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN, Interval
-from fairaudit.evaluate import LeafValue, evaluate
+from fairaudit.core.evaluate import LeafValue, evaluate
 from fairaudit.spec import ast as A
 from soundness_oracle import CMP_FN, EXACT, concrete
 from spec_helpers import C, X, make_spec

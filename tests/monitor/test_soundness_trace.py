@@ -8,9 +8,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairaudit.evaluate import LeafValue, evaluate
+from fairaudit.core.evaluate import LeafValue, evaluate
 from fairaudit.spec import ast as A
-from fairaudit.trace import AuditResult, Trace, node_infos
+from fairaudit.core.trace import AuditResult, Trace, node_infos
 from spec_helpers import C, X, make_spec
 
 

@@ -3,7 +3,7 @@ the evidence the monitor watches for (a warning naming a step the result does no
 ``assumption_broken`` that turns exit 0 into exit 3, would depend on where a chunk of checks happens to end)."""
 import numpy as np
 
-from fairaudit.engines.monitor import Observations, run_monitor
+from fairaudit.engines.monitor.engine import Observations, run_monitor
 from fairaudit.spec import parse
 
 

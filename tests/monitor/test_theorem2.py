@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from fairaudit.engines.monitor import Observations, run_monitor
+from fairaudit.engines.monitor.engine import Observations, run_monitor
 from fairaudit.spec import parse
 
 SPECS = [

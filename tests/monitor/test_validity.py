@@ -22,7 +22,7 @@ import pytest
 
 from fairaudit.bounds.allocation import LeafStats
 from fairaudit.bounds.concentration import get_bound
-from fairaudit.engines.monitor import Observations, check_points, run_monitor
+from fairaudit.engines.monitor.engine import Observations, check_points, run_monitor
 from fairaudit.spec import parse
 
 SPEC = parse("E[pred | g == 1] - E[pred | g == 0] < 0.1")

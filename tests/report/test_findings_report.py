@@ -14,8 +14,8 @@ import pytest
 pypdf = pytest.importorskip("pypdf")
 pytest.importorskip("vl_convert")
 
-from fairaudit import findings_view as fv  # noqa: E402
-from fairaudit.findings import Findings  # noqa: E402
+from fairaudit.core import findings_view as fv  # noqa: E402
+from fairaudit.core.findings import Findings  # noqa: E402
 from fairaudit.report import build_pdf  # noqa: E402
 from tests.viz.findings_sample import sample_findings  # noqa: E402
 
@@ -83,7 +83,7 @@ def test_report_from_a_saved_result_draws_the_findings(found, tmp_path):
 
 
 def test_the_cli_summary_lists_groups_marks_and_metrics(plain, found, capsys):
-    from fairaudit.commands.audit import print_summary
+    from fairaudit.cli.audit import print_summary
 
     print_summary(found)
     out = capsys.readouterr().out
@@ -99,7 +99,7 @@ def test_the_cli_summary_lists_groups_marks_and_metrics(plain, found, capsys):
 
 
 def test_many_groups_print_in_a_few_lines():
-    from fairaudit.findings import GroupRate
+    from fairaudit.core.findings import GroupRate
 
     many = Findings(groups=tuple(GroupRate((("g", str(i)),), i / 50, i / 50) for i in range(40)))
     lines = fv.summary_lines(many, max_groups=8)

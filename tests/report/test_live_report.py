@@ -1,4 +1,4 @@
-"""The report of a live log's audit (``fairaudit.livelog.live_audit``): its Dataset section says how many rows were
+"""The report of a live log's audit (``fairaudit.engines.monitor.livelog.live_audit``): its Dataset section says how many rows were
 read while the log was watched and why it has no content hash (a growing log), never "not recorded"; a verdict its
 own run found evidence against (COMPAS appended in ``decile_score`` order: drift) says under its banner that it is
 not backed by its guarantee, as the CLI's exit code 3 does."""
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from fairaudit import data, engines
-from fairaudit.explain import NOT_BACKED, not_backed
-from fairaudit.livelog import live_audit
+from fairaudit.core.explain import NOT_BACKED, not_backed
+from fairaudit.engines.monitor.livelog import live_audit
 from fairaudit.models import from_expression
 from fairaudit.report import build_pdf, content
-from fairaudit.run import last
+from fairaudit.core.driver import last
 from fairaudit.spec import parse
 
 pypdf = pytest.importorskip("pypdf")

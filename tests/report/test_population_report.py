@@ -112,8 +112,8 @@ def test_the_program_is_printed_only_when_its_sha256_is_the_recorded_one(sound_r
 
 
 def test_a_parsed_program_is_printed_by_the_printer(sound_result):
-    from fairaudit.programs.population import load
-    from fairaudit.programs.printer import format_program
+    from fairaudit.engines.fairsquare.programs.population import load
+    from fairaudit.engines.fairsquare.programs.printer import format_program
 
     pop = load(FIG1)
     facts = content.population_facts(sound_result, pop)
@@ -185,18 +185,19 @@ def test_population_pdf_may_not_replace_the_program(tmp_path):
 
 
 def test_no_front_end_file_words_a_monitor_concept():
-    """fairaudit/viz and fairaudit/commands, like fairaudit/report (test_report.py), take every engine-specific
+    """fairaudit/viz and fairaudit/cli, like fairaudit/report (test_report.py), take every engine-specific
     word from the engine's declarations; no file branches on an engine's name."""
     import re
 
     words = r"engine\s*[!=]=|monitor|observation|hoeffding|betting|\bbatch\b|δ split|optimi[sz]"
     forbidden = re.compile(rf"(?i:{words})|Δ")
-    files = [path for folder in ("viz", "commands", "report")
+    files = [path for folder in ("viz", "cli", "report")
              for path in sorted((ROOT / "fairaudit" / folder).glob("*.py"))]
     for path in files:
         text = path.read_text(encoding="utf-8")
         for number, line in enumerate(text.splitlines(), 1):
-            assert not forbidden.search(line), f"{path.name}:{number}: {line.strip()}"
+            words_only = re.sub(r"fairaudit(\.\w+)+", "", line)  # a module's path is not a word the reader sees
+            assert not forbidden.search(words_only), f"{path.name}:{number}: {line.strip()}"
         for name in engines.names():
             if name != "dataset":  # also the name of an input ("dataset" provenance, `fairaudit datasets`)
                 assert not re.search(rf"[\"']{re.escape(name)}[\"']", text), f"{path.name} names the engine {name!r}"

@@ -4,7 +4,7 @@ import io
 import pypdf
 
 import fairaudit
-from fairaudit import suggest
+from fairaudit.core import suggest
 from fairaudit.report import build_pdf
 
 

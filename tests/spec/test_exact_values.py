@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import fairaudit
 from fairaudit.data.dataset import Column, Schema
-from fairaudit.engines.observations import observe
-from fairaudit.errors import FairauditError
+from fairaudit.core.observations import observe
+from fairaudit.core.errors import FairauditError
 from fairaudit.spec import evaluate_event, parse, parse_event, to_text, validate
 
 BIG = 2 ** 60  # 1152921504606846976: 2**60 + 1 and 2**60 - 1 round to it as floats
@@ -167,7 +167,7 @@ def test_both_spellings_give_the_same_leaf():
 
 
 def test_a_leaf_counts_the_rows_it_leaves_out():
-    from fairaudit.engines.observations import Missing, add_missing, missing_warning
+    from fairaudit.core.observations import Missing, add_missing, missing_warning
 
     obs = observe(parse("E[pred | x > 0.5] > 0.5 and E[flag == 1 | x > 0.5 or flag == 1] < 0.9 and E[pred] > 0"),
                   NAN, pred=PRED)
@@ -228,7 +228,7 @@ def test_a_decision_that_a_missing_value_leaves_undecided_is_an_error(tmp_path):
 
 
 def test_a_decision_expression_model_refuses_rows_it_cannot_decide():
-    from fairaudit.errors import ModelError
+    from fairaudit.core.errors import ModelError
     from fairaudit.models.expression import ExpressionModel
 
     model = ExpressionModel("x > 0.5", parse_event("x > 0.5"), ["x"])
@@ -298,6 +298,6 @@ def test_a_condition_and_the_negation_of_its_negation_are_the_same_leaf(case):
     assert a.masks[plain].tolist() == [e is not None for e in expected]
     assert (a.values[plain] & a.masks[plain]).tolist() == [e is True for e in expected]
     assert a.masks[conditional].tolist() == [e is True for e in expected]
-    from fairaudit.engines.observations import Missing
+    from fairaudit.core.observations import Missing
 
     assert a.missing.get(plain, Missing()).rows == sum(e is None for e in expected)

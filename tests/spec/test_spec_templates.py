@@ -81,7 +81,7 @@ def _exact_verdict(text, frame, pred, label):
     """The verdict of ``text`` on the finite data itself (every leaf exact: lo = hi = its rate)."""
     import numpy as np
 
-    from fairaudit.evaluate import LeafValue, compile_spec, evaluate
+    from fairaudit.core.evaluate import LeafValue, compile_spec, evaluate
     from fairaudit.spec.events import evaluate_event
 
     spec = parse(text)

@@ -1,7 +1,7 @@
 """Hand-made ``Findings`` for the front ends' tests (no engine needed)."""
 from __future__ import annotations
 
-from fairaudit.findings import Findings, GroupRate, Influence, Metric, disparities
+from fairaudit.core.findings import Findings, GroupRate, Influence, Metric, disparities
 
 
 def sample_findings(ci: bool = True, influence: bool = True, edges: bool = True) -> Findings:

@@ -54,7 +54,7 @@ def _texts(tree):
     return {i: text(i) for i in by}
 
 
-#: the ``op`` a result's node carries (``fairaudit.trace.NodeInfo.op``)
+#: the ``op`` a result's node carries (``fairaudit.core.trace.NodeInfo.op``)
 OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "neg": "-", "and": "and", "or": "or", "not": "not"}
 
 

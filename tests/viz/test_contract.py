@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from fairaudit import viz
-from fairaudit.guarantee import Guarantee
-from fairaudit.trace import AuditResult
+from fairaudit.core.guarantee import Guarantee
+from fairaudit.core.trace import AuditResult
 from fairaudit.viz.convergence import convergence_series, natural_range
 from fairaudit.viz.tree import node_symbol, short_labels, spec_nodes
 from fairaudit.viz.values import comparison_parts, shown

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from fairaudit import viz
-from fairaudit.findings import LEAST, MOST, Findings, GroupRate, Influence
+from fairaudit.core.findings import LEAST, MOST, Findings, GroupRate, Influence
 from fairaudit.viz.findings import edge_rows, group_frame, influence_frame
 from fairaudit.viz.palette import FAVOURED
 from tests.viz.findings_sample import sample_findings

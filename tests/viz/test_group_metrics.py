@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from fairaudit.group_metrics import group_base_rates, group_model_metrics, proportion_ci
+from fairaudit.core.group_metrics import group_base_rates, group_model_metrics, proportion_ci
 
 
 def test_wilson_matches_scipy():

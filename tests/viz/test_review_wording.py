@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import fairaudit
-from fairaudit import explain
-from fairaudit.guarantee import _at_most
+from fairaudit.core import explain
+from fairaudit.core.guarantee import _at_most
 from fairaudit.viz.convergence import convergence_series
 from fairaudit.viz.tree import short_labels
 

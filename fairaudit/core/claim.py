@@ -1,0 +1,568 @@
+"""What a result may claim, and every headline sentence about it (one place: CLI, dashboard, PDF and JSON).
+
+An engine's verdict is about its **scope** (``SCOPES``): these rows, the population the rows were drawn from, a
+modelled distribution fitted to rows, a population program the user wrote, or a network's input domain. The
+**headline** is the strongest claim that all the evidence supports about what the user asked about:
+
+* For an engine whose bounds are certain for a distribution *fitted to the audited rows* (justicia: independent
+  features per group; fvgm: a Bayesian network; fairsquare over a program generated from the rows), certainty
+  about the fit is not certainty about the population. The headline composes the engine's bound with what the
+  rows themselves support: every leaf's interval is widened to cover the exact binomial (Clopper–Pearson) interval
+  of its count on the audited rows (``population_check``), which covers the estimation error of the fitted
+  distribution and the gap between it and the rows at once. The verdict evaluated on the widened leaves is the
+  headline: it holds with probability ≥ 1 − ``POPULATION_DELTA`` (a union bound over the distinct leaves), assuming
+  the audited rows are an i.i.d. sample of the population. When it does not decide, the headline is *undecided for
+  the population* and the engine's certain verdict stays visible as the second line (``Claim.second``).
+* A threshold the tool proposed after looking at the rows (``suggest.apply`` marks the specification with a
+  ``# threshold-chosen-from:`` header, ``chosen_from``) is a hypothesis: its verdict is **exploratory** — its own
+  badge, exit 3 — until it is confirmed on rows it was not chosen on (``fairaudit.confirm``).
+
+``Claim`` holds the headline verdict, its status word, what it is about and the sentences; ``claim(result)``
+builds it. ``summary_sentence`` is the one plain sentence a manager reads.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from fairaudit.core.guarantee import Guarantee, verdict_sentence
+
+#: what a verdict can be about
+SCOPES = {
+    "rows": "these rows",
+    "population": "the population the rows were drawn from",
+    "modelled": "a distribution modelled from the rows",
+    "program": "the population program",
+    "domain": "the network's input domain",
+}
+#: the failure probability of the population check of a modelled-distribution engine (split over its leaves)
+POPULATION_DELTA = 0.05
+#: status -> the word every front end shows (badge, CLI ``verdict:`` line, PDF banner)
+STATUS_WORDS = {"certified": "certified", "violated": "violated", "undecided": "undecided",
+                "exploratory": "exploratory"}
+#: the CLI's exit code for each status (a pipeline gate)
+EXIT_CODES = {"certified": 0, "violated": 1, "undecided": 3, "exploratory": 3}
+CHOSEN_HEADER = "threshold-chosen-from"
+ROWS_ASSUMPTION = ("the audited rows are an independent sample of the population (rows the model was not trained "
+                   "on), looked at once")
+
+
+# ------------------------------------------------------------------------------------------------ population check
+
+
+def rows_intervals(spec, inputs, delta: float = POPULATION_DELTA, rows_spec=None):
+    """Every distinct leaf's exact binomial interval on the audited rows of ``inputs`` (decisions by its model), at
+    an equal share of ``delta``: ``{leaf key of spec: (lo, hi, n)}``; None when there are no rows or no decisions to
+    count (a program or a network given by the user, not fitted to rows). ``rows_spec``: the same tree written over
+    the dataset's columns, when ``spec`` reads a generated program's variables (same node ids)."""
+    from fairaudit.engines.dataset.engine import DatasetEngine
+    from fairaudit.core.observations import observe_inputs
+
+    dataset = getattr(inputs, "dataset", None)
+    if dataset is None or getattr(inputs, "model", None) is None and getattr(inputs, "decisions", None) is None:
+        return None
+    if getattr(inputs, "decisions", None) is None:  # a generated population: the model's decisions on the rows
+        from fairaudit.core.inputs import Inputs
+
+        inputs = Inputs.build(dataset, model=inputs.model)
+    over_rows = rows_spec if rows_spec is not None else spec
+    # the dataset engine's one-look intervals (Clopper–Pearson at an equal share of delta), computed by it
+    (batch,) = DatasetEngine._one_look(observe_inputs(over_rows, inputs), delta)
+    found = {key: (float(v.lo[0]), float(v.hi[0]), int(v.n[0])) for key, v in batch.leaves.items()}
+    if rows_spec is None:
+        return found
+    from fairaudit.core.evaluate import leaf_key
+
+    by_id = {tn.id: leaf_key(tn) for tn in rows_spec.nodes if tn.kind in ("expect", "fair")}
+    return {leaf_key(tn): found[by_id[tn.id]] for tn in spec.nodes if tn.kind in ("expect", "fair")
+            and by_id.get(tn.id) in found}
+
+
+def population_check(spec, modelled: Mapping[str, tuple[float, float]], rows: Mapping[str, tuple],
+                     delta: float = POPULATION_DELTA) -> dict:
+    """The specification evaluated on the leaves' population intervals: each leaf's modelled ``(lo, hi)`` widened to
+    cover its rows interval (``rows_intervals``). Returns ``{"delta", "verdict", "nodes": {id: {lo, hi, verdict}},
+    "leaves": {key: {"model": [lo, hi], "rows": [lo, hi], "n", "lo", "hi"}}}``: the verdict holds with probability
+    ≥ 1 − delta when the rows are an i.i.d. sample of the population (the widened interval contains the rows'
+    interval, which contains the population value with that probability)."""
+    from fairaudit.bounds.rules import FALSE, TRUE
+    from fairaudit.core.evaluate import LeafValue, compile_spec, evaluate
+
+    cs = compile_spec(spec)
+    leaves, facts = {}, {}
+    for key in cs.leaf_keys:
+        m_lo, m_hi = modelled[key]
+        r_lo, r_hi, n = rows.get(key, (0.0, 1.0, 0))
+        lo, hi = min(m_lo, r_lo), max(m_hi, r_hi)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            lo, hi = 0.0, 1.0
+        leaves[key] = LeafValue(np.array([(lo + hi) / 2]), np.array([lo]), np.array([hi]), 0.0, np.array([float(n)]))
+        facts[key] = {"model": [float(m_lo), float(m_hi)], "rows": [float(r_lo), float(r_hi)], "n": int(n),
+                      "lo": float(lo), "hi": float(hi)}
+    values = evaluate(spec, leaves)
+    words = {TRUE: "true", FALSE: "false"}
+    nodes = {}
+    for tn in spec.nodes:
+        v = values[tn.id]
+        entry = {"lo": float(v.lo[0]), "hi": float(v.hi[0])}
+        if v.verdict is not None:
+            entry["verdict"] = words.get(int(v.verdict[0]), "unknown")
+        nodes[tn.id] = entry
+    return {"delta": float(delta), "verdict": nodes[spec.nodes[0].id].get("verdict", "unknown"), "nodes": nodes,
+            "leaves": facts}
+
+
+def modelled_leaves(result) -> dict[str, tuple[float, float]]:
+    """Each distinct leaf's last interval in ``result``'s trace, by leaf key (its text)."""
+    out = {}
+    for info in result.node_info:
+        if info.kind in ("expect", "fair") and info.text not in out:
+            f = result.final_values(info.id)
+            out[info.text] = (float(f["lo"]), float(f["hi"]))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ chosen thresholds
+
+
+def chosen_mark(rows_text: str | None, content_hash: str | None, node_id: str, old: str, new: str) -> str:
+    """The header line ``suggest.apply`` adds: which threshold was chosen, and on which data."""
+    data = f"data {content_hash[:16]}" if content_hash else "unidentified data"
+    return f"# {CHOSEN_HEADER}: {data}; {node_id} {old} → {new}" + (f" ({rows_text})" if rows_text else "")
+
+
+_DATA = re.compile(r"data ([0-9a-f]{16})")
+
+
+def chosen_from(source: str | None) -> list[dict]:
+    """The ``# threshold-chosen-from:`` marks of a specification's source: ``[{"text", "data"}]`` (``data``: the
+    first 16 hex digits of the content hash of the data the threshold was chosen on, or None)."""
+    out = []
+    for line in (source or "").splitlines():
+        stripped = line.strip()
+        if not stripped.startswith("#"):
+            continue
+        body = stripped.lstrip("#").strip()
+        if body.lower().startswith(CHOSEN_HEADER + ":"):
+            value = body.split(":", 1)[1].strip()
+            found = _DATA.search(value)
+            out.append({"text": value, "data": found.group(1) if found else None})
+    return out
+
+
+_CHANGE = re.compile(r"(n\d+) (?:\S+) (\S+) → (?:\S+) (\S+)")
+
+
+def chosen_thresholds(result) -> dict[str, tuple[str, str]]:
+    """``{comparison id: (threshold asked for, threshold chosen)}`` for the thresholds fairaudit chose from the data
+    in ``result``'s specification (its exploratory marks, or the confirmation's new text)."""
+    marks = list((getattr(result, "exploratory", None) or {}).get("marks") or [])
+    confirmation = (getattr(result, "info", None) or {}).get("confirmation") or {}
+    marks += [m["text"] for m in chosen_from(confirmation.get("spec_text"))]
+    out = {}
+    for mark in marks:
+        found = _CHANGE.search(mark)
+        if found:
+            out[found.group(1)] = (found.group(2), found.group(3))
+    return out
+
+
+def chosen_line(result) -> str | None:
+    """"n0: threshold 0.298 chosen from the data (the specification asked for 0.01)" — said with the specification
+    wherever it is printed; None when no threshold was chosen."""
+    found = chosen_thresholds(result)
+    if not found:
+        return None
+    confirmed = bool(((getattr(result, "info", None) or {}).get("confirmation")))
+    how = ("on part of the rows, and audited on the others" if confirmed else
+           "after looking at these data (exploratory)")
+    return "; ".join(f"{nid}: threshold {new} chosen {how} — the specification asked for {old}"
+                     for nid, (old, new) in found.items())
+
+
+def exploratory_state(source: str | None, provenance: Mapping | None, confirmed: Mapping | None = None,
+                      scope: str | None = None) -> dict | None:
+    """Whether a run of the specification ``source`` on the data of ``provenance`` is exploratory: its source
+    carries a chosen-threshold mark, the data it was chosen on is this data (or unknown), and the run is not a
+    confirmation on rows the choice did not see (``confirmed``: the split ``fairaudit.confirm`` records). Returns
+    ``{"marks": [...], "why": ...}`` or None (not exploratory). A verdict about a program or an input domain
+    (``scope``) reads no rows: a threshold chosen from its certain bounds is not a look at data."""
+    marks = chosen_from(source)
+    if not marks or confirmed or scope in ("program", "domain"):
+        return None
+    here = _data_key(provenance)
+    same = [m for m in marks if m["data"] is None or here is None or m["data"] == here]
+    if not same:
+        return None  # chosen on other data: this run is the fresh look (a warning says so, ``other_data_note``)
+    return {"marks": [m["text"] for m in marks],
+            "why": "the threshold was chosen by fairaudit after looking at these data, so this verdict is a "
+                   "hypothesis, not a certificate: confirm it on rows the choice did not see"}
+
+
+def _data_key(provenance: Mapping | None) -> str | None:
+    """The 16 hex digits a chosen-threshold mark names the data by (``chosen_mark``), of ``provenance``'s dataset."""
+    dataset = (provenance or {}).get("dataset") or {}
+    return str(dataset.get("content_hash") or "")[:16] or None
+
+
+def other_data_note(source: str | None, provenance: Mapping | None) -> str | None:
+    """A warning for a chosen threshold audited on other data than it was chosen on (a certificate, if those rows
+    are new), or None."""
+    marks = chosen_from(source)
+    here = _data_key(provenance)
+    if not marks or here is None or any(m["data"] in (None, here) for m in marks):
+        return None
+    return ("the specification's threshold was chosen on other data (" + "; ".join(m["text"] for m in marks) +
+            "): this verdict certifies it only if these rows are new, not a superset of those")
+
+
+# ------------------------------------------------------------------------------------------------ the claim
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The headline of a result: ``verdict`` (``true``/``false``/``unknown``: what it asserts about ``about``),
+    ``status`` (certified / violated / undecided / exploratory: the badge and the exit code), ``guarantee`` (what
+    the headline's verdict is worth), ``headline`` (the verdict and its guarantee in one line), ``summary`` (plain
+    words), ``second`` (the engine's own result on its narrower scope, when the headline is not it), ``why`` (why
+    the headline is weaker than the engine's verdict, or exploratory)."""
+
+    verdict: str
+    status: str
+    scope: str
+    about: str
+    guarantee: Guarantee
+    headline: str
+    summary: str
+    second: str | None = None
+    why: str | None = None
+
+    @property
+    def word(self) -> str:
+        return STATUS_WORDS[self.status]
+
+    @property
+    def key(self) -> str:
+        """The headline as a verdict key: "exploratory", else its verdict (``true``/``false``/``unknown``) — what a
+        badge, a sidebar line or the history show (``fairaudit.core.explain.verdict_word``)."""
+        return "exploratory" if self.status == "exploratory" else self.verdict
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+    def to_dict(self) -> dict:
+        return {"verdict": self.verdict, "status": self.status, "scope": self.scope, "about": self.about,
+                "headline": self.headline, "summary": self.summary, "second": self.second, "why": self.why,
+                "guarantee": self.guarantee.to_dict()}
+
+
+def _status(verdict: str) -> str:
+    return {"true": "certified", "false": "violated"}.get(verdict, "undecided")
+
+
+def population_guarantee(delta: float) -> Guarantee:
+    return Guarantee("probabilistic", float(delta), assumes=ROWS_ASSUMPTION, scope="one look at the audited rows")
+
+
+def claim(result) -> Claim:
+    """The headline ``Claim`` of an ``AuditResult`` (module doc)."""
+    scope = getattr(result, "scope", None) or _default_scope(result)
+    engine_line = verdict_sentence(result.verdict, result.guarantee, at=result.verdict_step, steps=result.steps,
+                                   unit=result.unit, reason=result.undecided_reason() if result.verdict not in
+                                   ("true", "false") else "", with_note=False)
+    verdict, guarantee, headline, second, why = result.verdict, result.guarantee, engine_line, None, None
+    check = getattr(result, "population", None)
+    if scope == "modelled":
+        about = "the population the rows were drawn from"
+        if check:
+            verdict = check.get("verdict", "unknown")
+            guarantee = population_guarantee(check.get("delta", POPULATION_DELTA))
+            second = f"For the modelled distribution alone: {engine_line}."
+            if verdict in ("true", "false"):
+                word = "certified true" if verdict == "true" else "violated"
+                headline = (f"{word} for the population {guarantee.phrase}: the modelled bound, widened to what "
+                            f"the audited rows support, decides it")
+            else:
+                headline = "undecided for the population: " + _not_established(result, check)
+                why = headline
+        else:  # no rows to compare with: the engine's claim, about the fitted distribution only
+            verdict = "unknown"
+            headline = ("undecided for the population: " + engine_line + " — about the modelled distribution only; "
+                        "no audited rows to check it against")
+            second = f"For the modelled distribution alone: {engine_line}."
+    else:
+        about = _about(result, scope)
+    status = _status(verdict)
+    exploratory = getattr(result, "exploratory", None)
+    if exploratory and verdict in ("true", "false"):
+        status = "exploratory"
+        why = exploratory.get("why")
+        headline = f"exploratory: {headline} — {why}"
+    summary = summary_sentence(result, verdict=verdict, intervals=(check or {}).get("nodes") if scope == "modelled"
+                               else None, guarantee=guarantee, status=status)
+    return Claim(verdict, status, scope, about, guarantee, headline, summary, second, why)
+
+
+def _default_scope(result) -> str:
+    g = result.guarantee
+    if g.kind == "exact":
+        return "rows"
+    if g.kind == "probabilistic":
+        return "population"
+    return "program"
+
+
+def _about(result, scope: str) -> str:
+    rows = getattr(result, "rows", None) or {}
+    if scope == "rows":
+        audited = rows.get("audited")
+        return f"these {audited:,} rows" if isinstance(audited, int) else "these rows"
+    return SCOPES.get(scope, scope)
+
+
+def _not_established(result, check: Mapping) -> str:
+    """"certain for the modelled distribution (violated), not established for the population: the estimation
+    interval of <term> is [a, b], which contains the threshold c"."""
+    from fairaudit.core.explain import comparison_parts, interval, number, verdict_word
+
+    modelled = verdict_word(result.verdict)
+    head = (f"{modelled} with certainty for the modelled distribution, not established for the population"
+            if result.verdict in ("true", "false") else
+            "undecided for the modelled distribution too, and not established for the population")
+    worst = _deciding(result, check.get("nodes") or {})
+    if worst is None:
+        return head
+    parts = comparison_parts(worst, result.nodes)
+    nodes = check.get("nodes") or {}
+    if parts is not None:
+        term, op, c = parts
+        span = nodes.get(str(term["id"]), {})
+        return (f"{head}: the estimation interval of {_short(term['text'])} is {interval(span.get('lo'), span.get('hi'))}"
+                f" ({_made_of(check)}), which contains the threshold {number(c)}")
+    span = nodes.get(str(worst), {})
+    return f"{head}: the estimation interval of left − right is {interval(span.get('lo'), span.get('hi'))}"
+
+
+def _made_of(check: Mapping) -> str:
+    """What a population interval is: the rows' own interval when every modelled bound lies inside it (the rows
+    decide nothing the model could add), else the modelled bound widened to it."""
+    leaves = (check.get("leaves") or {}).values()
+    if leaves and all(f["lo"] == f["rows"][0] and f["hi"] == f["rows"][1] for f in leaves):
+        return ("what the audited rows support: their exact binomial intervals, which contain the modelled bounds — "
+                "the estimation error and the modelling gap together")
+    return "the modelled bound widened to what the audited rows support: estimation error and modelling gap"
+
+
+def _deciding(result, nodes: Mapping[str, Mapping]) -> str | None:
+    """The comparison the population check leaves undecided (the first one, in id order), else the first one."""
+    cmps = [i.id for i in result.node_info if i.kind == "cmp"]
+    for nid in cmps:
+        if (nodes.get(nid) or {}).get("verdict", "unknown") == "unknown":
+            return nid
+    return cmps[0] if cmps else None
+
+
+def _short(text: str, limit: int = 70) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+# ------------------------------------------------------------------------------------------------ plain words
+
+_GROUP = re.compile(r"^E\[\s*pred\s*\|\s*(.+?)\s*\]$")
+_VALUE = re.compile(r'^`?([A-Za-z_][\w ]*?)`?\s*==\s*"?(.*?)"?$')
+
+
+def group_words(condition: str) -> str:
+    """A group as a sentence names it: ``sex == "Female"`` → "those with sex = Female"."""
+    found = _VALUE.match(condition.strip())
+    if found:
+        return f"those with {found.group(1)} = {found.group(2)}"
+    return f"those with {condition.strip()}"
+
+
+def _rate_group(node: Mapping) -> str | None:
+    if node.get("kind") != "expect":
+        return None
+    found = _GROUP.match(str(node.get("text", "")))
+    return group_words(found.group(1)) if found else None
+
+
+def _sure(guarantee: Guarantee, status: str) -> str:
+    if status == "exploratory":
+        return ("but the threshold was chosen after looking at these data: a hypothesis to confirm on fresh rows, "
+                "not a certificate")
+    if guarantee.kind == "probabilistic":
+        return f"this is wrong with probability at most {_percent(guarantee.delta)}"
+    if guarantee.kind == "sound":
+        return f"this holds with certainty {guarantee.scope or ''}".rstrip()
+    return f"computed exactly {guarantee.scope or ''}".rstrip()
+
+
+def _percent(p: float) -> str:
+    value = 100 * float(p)
+    text = f"{value:.3g}"
+    return f"{text} %"
+
+
+def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[str, Mapping] | None = None,
+                     guarantee: Guarantee | None = None, status: str | None = None) -> str:
+    """One sentence a manager can read: who is favoured, by how much (the interval), against what was allowed, and
+    how sure — e.g. "Those with sex = Female receive a favourable decision less often than those with sex = Male:
+    the gap is between 0.09 and 0.3, above the 0.1 you allowed; this is wrong with probability at most 5 %."
+    ``intervals``: node id → {lo, hi} to read instead of the trace's (the population check's)."""
+    from fairaudit.core.explain import _WORDS, children, comparison_parts, interval, number, part_name
+
+    verdict = verdict if verdict is not None else result.verdict
+    guarantee = guarantee or result.guarantee
+    status = status or _status(verdict)
+    nodes = result.nodes
+    by_id = {str(n["id"]): n for n in nodes}
+    target = _focus(result, verdict, intervals)
+    sure = _sure(guarantee, status)
+    if target is None:
+        word = {"true": "holds", "false": "is violated"}.get(verdict, "is not decided yet")
+        return _capital(f"the specification {word}; {sure}.") if verdict in ("true", "false") else \
+            _capital(f"the specification {word}.")
+
+    def span(node_id: str) -> tuple[float, float]:
+        got = (intervals or {}).get(str(node_id))
+        if got is not None:
+            return got.get("lo"), got.get("hi")
+        f = by_id[str(node_id)].get("final") or {}
+        return f.get("lo"), f.get("hi")
+
+    cmp_node = by_id[target]
+    name = f"{cmp_node['name']}: " if cmp_node.get("name") else ""
+    parts = comparison_parts(target, nodes)
+    if parts is None:
+        lo, hi = span(target)
+        what = f"{part_name(cmp_node)} (left − right lies in {interval(lo, hi)})"
+        word = {"true": "holds", "false": "is violated"}.get(verdict, "is not decided yet")
+        tail = f"; {sure}" if verdict in ("true", "false") else ""
+        return name + _capital(f"{what} {word}{tail}.")
+    term, op, c = parts
+    lo, hi = span(term["id"])
+    kids = children(term["id"], nodes)
+    subject, measure = None, f"{_short(term['text'], 60)}"
+    if term.get("kind") in ("sub", "div") and len(kids) == 2:
+        a, b = _rate_group(kids[0]), _rate_group(kids[1])
+        if a and b:
+            ratio = term["kind"] == "div"
+            measure = "the ratio of their favourable rates" if ratio else "the gap"
+            pivot = 1.0 if ratio else 0.0
+            try:
+                l_, h_ = float(lo), float(hi)
+            except (TypeError, ValueError):
+                l_ = h_ = float("nan")
+            if l_ > pivot:
+                subject = f"{_capital(a)} receive a favourable decision more often than {b}"
+            elif h_ < pivot:
+                subject = f"{_capital(a)} receive a favourable decision less often than {b}"
+            else:  # which group is favoured is not established: name the measure instead
+                measure = (f"the ratio of the favourable rates of {a} and {b}" if ratio else
+                           f"the gap in favourable rates between {a} and {b}")
+    elif term.get("kind") == "fair":
+        measure = f"the share of individuals whose decision does not change with {term['text'][5:-1]}"
+    elif _rate_group(term):
+        measure = f"the favourable rate of {_rate_group(term)}"
+    where = interval(lo, hi)
+    size = (f"{measure} is {where}" if "[" not in where else
+            f"{measure} is between {number(lo)} and {number(hi)}")
+    chosen = chosen_thresholds(result).get(str(target))
+    if chosen is not None:  # fairaudit chose this threshold from the data (``suggest.apply``, ``confirm``)
+        allowed = f"the {number(c)} chosen from the data (the specification asked for {chosen[0]})"
+    else:
+        allowed = f"the {number(c)} you allowed" if op in ("<", "<=") else f"the {number(c)} you required"
+    rel = {"<": "above", "<=": "above", ">": "below", ">=": "below"}.get(op)
+    try:
+        straddles = float(lo) <= float(c) <= float(hi) and float(lo) != float(hi)
+    except (TypeError, ValueError):
+        straddles = False
+    # a comparison decided by the engine's joint test while its interval still contains the threshold
+    joint = "the evidence taken together shows it is " if straddles and verdict in ("true", "false") else ""
+    if verdict == "false" and rel:
+        judged = f"{joint}{rel} {allowed}"
+    elif verdict == "true" and rel:
+        judged = joint + (f"{'below' if rel == 'above' else 'above'} {allowed}" if op in ("<", ">") else
+                          f"within {allowed}")
+    elif verdict == "true":
+        judged = f"{_WORDS.get(op, op)} {number(c)} as required"
+    elif verdict == "false":
+        judged = f"not {_WORDS.get(op, op)} {number(c)} as required"
+    else:
+        judged = f"so it is not yet known whether it is {_WORDS.get(op, op)} {number(c)}"
+    text = f"{subject + ': ' if subject else ''}{size}{' and ' if joint else ', '}{judged}"
+    if verdict in ("true", "false"):
+        text += f"; {sure}"
+    return name + _capital(text) + "."
+
+
+def _focus(result, verdict: str, intervals: Mapping[str, Mapping] | None) -> str | None:
+    """The comparison a summary talks about: the first that has the root's verdict (the one that decided it), else
+    the first comparison."""
+    cmps = [n for n in result.nodes if n.get("kind") == "cmp"]
+    if not cmps:
+        return None
+    for n in cmps:
+        got = (intervals or {}).get(str(n["id"]), {}).get("verdict") if intervals is not None else \
+            (n.get("final") or {}).get("verdict")
+        if got == verdict:
+            return str(n["id"])
+    return str(cmps[0]["id"])
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def exit_code(result) -> int:
+    """The CLI's exit code for ``result``: its claim's status (and 3 for a verdict its own run found evidence
+    against)."""
+    from fairaudit.core.explain import not_backed
+
+    c = claim(result)
+    if not_backed(result) and c.verdict in ("true", "false"):
+        return 3
+    return c.exit_code
+
+
+def how_decided(result) -> list[str]:
+    """"How this was decided": the mathematics behind the headline, one line each, for the page's expander, the
+    CLI's ``how:`` lines and the PDF's methods — comparisons a joint test decided while their interval still
+    contains the threshold, the population check of a modelled distribution, what an interval means."""
+    out = []
+    for info in result.node_info:
+        if info.kind == "cmp":
+            text = result.evidence_text(info.id)
+            if text:
+                name = f"{info.name} " if info.name else ""
+                out.append(f"{name}({info.id}) {info.text}: {text} — the joint test's e-value reached 1/β, the "
+                           f"inverse of the share β of the failure probability this comparison gets for that "
+                           f"direction (certifying and refuting get different shares, so the 1/β line can step "
+                           f"when the leading direction changes)")
+    check = getattr(result, "population", None)
+    if check:
+        leaves = check.get("leaves") or {}
+        delta = check.get("delta", POPULATION_DELTA)
+        for key, f in leaves.items():
+            from fairaudit.core.explain import interval
+
+            out.append(f"{key}: modelled {interval(*f['model'])}; on the {f['n']:,} audited rows that count for it, "
+                       f"the exact binomial interval at δ = {delta / max(1, len(leaves)):.3g} is "
+                       f"{interval(*f['rows'])}; for the population: {interval(f['lo'], f['hi'])}")
+        out.append(f"the population verdict is the specification evaluated on those intervals (union bound over "
+                   f"{len(leaves)} leaves: wrong with probability at most {delta:g}, if {ROWS_ASSUMPTION})")
+    g = result.guarantee
+    out.append(f"every interval of the engine's trace: {g.interval_meaning}")
+    leaves = {i.text for i in result.node_info if i.kind in ("expect", "fair")}
+    if g.kind == "probabilistic" and len(leaves) > 1 and not g.scope:  # a confidence sequence's shared budget
+        from fairaudit.core.explain import SHARED_BUDGET_HELP
+
+        out.append(SHARED_BUDGET_HELP)
+    return out

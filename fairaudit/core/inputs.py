@@ -1,0 +1,263 @@
+"""What an engine audits: the dataset, the model or decision expression, the audited rows — and their provenance.
+
+``Inputs.build`` resolves a model (a ``Model``, a saved-model path loaded safely, or a training kind), turns a
+decision expression into decisions, chooses the audited rows (held-out by default when fairaudit trained the
+model on this very dataset; restricted to ``where``) and records what identifies all of it (hashes) for the
+report. Engines read these fields; none computes them. The slots ``population``, ``network`` and ``domain``
+are for engines that audit a population program, a Bayesian network or an input domain instead of rows.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fairaudit.core.errors import FairauditError
+
+ROWS = ("held-out", "all")
+
+
+@dataclass
+class Inputs:
+    dataset: Any = None
+    model: Any = None  # a Model; for a decision expression, the expression's model (kind "expression")
+    pred: str | None = None  # the decision expression, when decisions come from one
+    where: str | None = None
+    positions: np.ndarray | None = None  # audited row positions (file order), None before rows are chosen
+    decisions: np.ndarray | None = None  # 0/1 per dataset row (true = favourable)
+    scores: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    rows: dict = field(default_factory=dict)  # the "rows" record: policy, audited, total, text
+    provenance: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    population: Any = None
+    network: Any = None
+    domain: Any = None
+    generated: dict | None = None  # a population generated from the dataset and the model: text, variables
+
+    def has(self, need: str) -> bool:
+        """Whether the input ``need`` (``fairaudit.core.engine.INPUT_NAMES``) is present."""
+        if need == "decisions":
+            return self.decisions is not None
+        if need == "model":
+            return self.model is not None and self.pred is None
+        return getattr(self, need, None) is not None
+
+    @property
+    def reprediction_model(self):
+        """The model ``Fair[...]`` re-predicts with (None for decisions from an expression)."""
+        return None if self.pred is not None else self.model
+
+    def audited(self, array):
+        """``array`` (one entry per dataset row) restricted to the audited rows, in file order."""
+        if array is None:
+            return None
+        return np.asarray(array) if self.positions is None else np.asarray(array)[self.positions]
+
+    def describe(self) -> dict:
+        """The inputs part of a result's ``options`` (what was audited, as the user named it)."""
+        if self.population is not None and self.dataset is not None:  # a population generated from data + model
+            return {"data": getattr(self.dataset, "name", None),
+                    "population": self.provenance.get("population", {}).get("name"),
+                    "model": self.model.describe() if self.model is not None else None, "pred": None,
+                    "where": None, "rows": self.rows.get("policy")}
+        if self.population is not None:
+            return {"data": None, "population": self.provenance.get("population", {}).get("name"),
+                    "model": None, "pred": None, "where": None, "rows": self.rows.get("policy")}
+        model = self.reprediction_model
+        return {"data": getattr(self.dataset, "name", None), "model": model.describe() if model is not None else None,
+                "pred": self.pred, "where": self.where, "rows": self.rows.get("policy")}
+
+    @classmethod
+    def build_population(cls, population, *, samples: int | None, warnings=()) -> "Inputs":
+        """Inputs for auditing a population program (a parsed ``Program``, a ``.fr`` path or a
+        ``fairaudit.engines.fairsquare.programs.population.Population``): ``population`` holds the parsed program; there is no
+        dataset, model or row policy. The provenance records the program's file name and the sha256 of its text."""
+        from fairaudit.engines.fairsquare.programs.population import load
+
+        pop = load(population)
+        if samples is None:  # an engine that reads the program itself, not individuals drawn from it
+            rows = {"policy": "program", "text": f"every individual of the population program {pop.name} (no sampling)"}
+        else:
+            rows = {"policy": "sampled", "audited": int(samples), "total": int(samples),
+                    "text": f"up to {int(samples):,} individuals sampled from {pop.name}"}
+        return cls(population=pop.program, rows=rows, provenance={"dataset": None, "model": None,
+                                                                  "population": pop.record()},
+                   warnings=[str(w) for w in warnings])
+
+    @classmethod
+    def build_generated(cls, dataset, *, model, structure: str = "independent", protected: str | None = None,
+                        seed: int = 0, trust_pickle: bool = False, trusted_types=(), warnings=(),
+                        include_protected: bool = False) -> "Inputs":
+        """Inputs for auditing ``model`` over a population program generated from ``dataset``
+        (``fairaudit.engines.fairsquare.programs.generate.population_program`` with ``structure`` independent or bn): the program in
+        ``population`` (its text in ``generated["text"]``), the dataset and the model kept for the report, and
+        a provenance saying all three. ``generated["variables"]`` maps each drawn column to its variable."""
+        import hashlib
+
+        from fairaudit.engines.fairsquare.programs.generate import population_program, population_variables
+        from fairaudit.engines.fairsquare.programs.parse import parse_program
+
+        model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types,
+                                  include_protected=include_protected)
+        text = population_program(dataset, protected=protected, model=model_obj, structure=structure)
+        variables = population_variables(dataset, protected=protected, model=model_obj)
+        name = f"generated from {dataset.name} ({structure})"
+        program = parse_program(text, filename=name)
+        facts = provenance(dataset, model_obj)
+        facts["population"] = {"name": name, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                               "generated": f"generated population ({structure})", "dataset": dataset.name}
+        rows = {"policy": "program",
+                "text": f"every individual of the population program {name} (each column drawn "
+                        f"{'independently' if structure == 'independent' else 'within its protected group'}), "
+                        f"decided by {model_obj.describe()} (no sampling)"}
+        return cls(dataset=dataset, model=model_obj, population=program, rows=rows, provenance=facts,
+                   warnings=[str(w) for w in warnings],
+                   generated={"text": text, "variables": variables, "structure": structure})
+
+    @classmethod
+    def build_domain(cls, model, dataset=None, *, trust_pickle: bool = False, trusted_types=(),
+                     warnings=()) -> "Inputs":
+        """Inputs for auditing ``model`` (a ReLU network) over its input domain instead of rows: ``domain`` holds
+        the box (``fairaudit.engines.fairquant.analysis.model_domain``: a ``.nnet`` file's input bounds, else ``dataset``'s
+        column ranges); the provenance names the model (and the dataset whose ranges make the domain)."""
+        import math
+
+        from fairaudit.engines.fairquant.analysis import model_domain
+
+        model_obj = resolve_model(model, dataset, trust_pickle=trust_pickle, trusted_types=trusted_types)
+        try:
+            domain = model_domain(model_obj, dataset)
+        except ValueError as err:
+            raise FairauditError(f"cannot audit the model over its input domain: {err}") from None
+        grid = math.prod(int(f.hi - f.lo) + 1 for f in domain.features if f.kind != "real")
+        real = [f.name for f in domain.features if f.kind == "real"]
+        source = "the network's input bounds" if dataset is None else f"the column ranges of {dataset.name}"
+        text = (f"every individual of the input domain ({source}: {grid:,} grid points"
+                + (f" × the intervals of {', '.join(real)}" if real else "") + "), not rows")
+        return cls(dataset=dataset, model=model_obj, domain=domain, rows={"policy": "domain", "text": text},
+                   provenance=provenance(dataset, model_obj), warnings=[str(w) for w in warnings])
+
+    @classmethod
+    def build(cls, dataset, *, model=None, pred: str | None = None, where: str | None = None,
+              rows: str | None = None, seed: int = 0, trust_pickle: bool = False, trusted_types=(),
+              warnings=(), include_protected: bool = False) -> "Inputs":
+        if model is not None and pred is not None:
+            raise FairauditError("give either a model or a decision expression (pred), not both")
+        warnings = [str(w) for w in warnings]
+        model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types,
+                                  include_protected=include_protected)
+        if pred is not None:
+            from fairaudit.models import from_expression
+
+            model_obj = from_expression(pred, dataset)
+            warnings += [w for w in model_obj.warnings if w not in warnings]
+        positions, record = audited_rows(dataset, model_obj if pred is None else None, rows)
+        labels = dataset.labels
+        decisions = scores = None
+        if model_obj is not None:
+            frame = dataset.frame
+            scores = np.asarray(model_obj.score(frame), dtype=float) if hasattr(model_obj, "score") else None
+            if scores is not None and not np.isfinite(scores).all():  # NaN scores would silently decide 0
+                bad = np.flatnonzero(~np.isfinite(scores))
+                raise FairauditError(f"the model's score is not a number for {len(bad):,} row(s) (first: row "
+                                     f"{bad[0] + 1:,}); check those rows for missing or extreme values, or drop them")
+            decisions = np.asarray(model_obj.predict(frame)).astype(np.int8)
+        if where:
+            from fairaudit.core.observations import event_array3, where_missing_warning
+            from fairaudit.spec import parse_event
+            from fairaudit.spec.events import missing_names
+
+            base = np.arange(len(dataset)) if positions is None else positions
+            event = parse_event(where)
+            mask, known = event_array3(event, dataset.frame, decisions, labels, scores)
+            unknown = np.zeros(len(dataset), dtype=bool)
+            unknown[base] = ~known[base]  # a row the filter is unknown on is left out, and the run is told
+            if unknown.any():
+                columns = missing_names(event, dataset.frame, unknown, pred=decisions, label=labels, score=scores)
+                warnings.append(where_missing_warning(where, int(unknown.sum()), columns))
+            positions = base[mask[base]]
+            record = {**record, "audited": int(len(positions)),
+                      "text": f"{len(positions):,} rows matching {where}, among {record['text']}"}
+            if not len(positions):
+                raise FairauditError(f"no audited row matches the row filter {where!r}")
+        facts = provenance(dataset, model_obj if pred is None else None)
+        return cls(dataset=dataset, model=model_obj, pred=pred, where=where, positions=positions,
+                   decisions=decisions, scores=scores, labels=labels, rows=record, provenance=facts,
+                   warnings=warnings)
+
+
+def resolve_model(model, dataset, seed: int = 0, *, trust_pickle: bool = False, trusted_types=(),
+                  include_protected: bool = False):
+    """A ``Model``: passed through; a string: a saved-model path (loaded safely: ``fairaudit.models.load``
+    with the given trust), else a training kind, trained on the default features as everywhere a model is trained
+    here (``fairaudit.models.features.default_features``: no label, identifier or logged-decision column, and the
+    protected attributes only with ``include_protected``)."""
+    if model is None or hasattr(model, "predict"):
+        return model
+    from fairaudit import models
+
+    if os.path.exists(str(model)):
+        return models.load(str(model), trust_pickle=trust_pickle, trusted_types=trusted_types)
+    from fairaudit.models.features import default_features
+
+    return models.train(dataset, str(model), seed=seed,
+                        features=default_features(dataset, include_protected=include_protected))
+
+
+def audited_rows(dataset, model, rows: str | None) -> tuple[np.ndarray | None, dict]:
+    """``(positions or None for all rows, the "rows" record of the result)`` for a rows policy.
+
+    ``rows=None`` means held-out when fairaudit trained ``model`` on this very dataset (the rows it did
+    not train on, ``fairaudit.models.held_out_positions``), else all. Label-based metrics measured on
+    training rows are optimistic, so ``"all"`` with such a model says how many training rows it includes.
+    """
+    from fairaudit.models import held_out_positions
+
+    if rows is not None and rows not in ROWS:
+        raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
+    held = held_out_positions(model, dataset) if model is not None else None
+    total = len(dataset)
+    if rows is None:
+        rows = "held-out" if held is not None else "all"
+    if rows == "held-out":
+        if held is None:
+            why = ("the decisions come from an expression, not a trained model" if model is None
+                   or getattr(model, "kind", "") == "expression" else
+                   "the model was not trained by fairaudit on this dataset, so which rows it trained on is unknown")
+            raise FairauditError(f"cannot audit held-out rows only: {why}; use rows 'all' (--rows all)")
+        params = getattr(model, "params", None) or {}
+        share, seed = float(params["test_size"]), int(params["seed"])
+        return held, {"policy": "held-out", "audited": int(len(held)), "total": total, "held_out_share": share,
+                      "split_seed": seed,
+                      "text": f"{len(held):,} held-out rows of {dataset.name} (held-out share {share * 100:g}% of "
+                              f"its {total:,} rows, split seed {seed}: the rows the model was not trained on)"}
+    if held is not None:
+        text = (f"all {total:,} rows of {dataset.name}, including the {total - len(held):,} the model was "
+                "trained on (label-based metrics such as TPR, FPR and accuracy are optimistic on them)")
+    elif model is not None and getattr(model, "kind", "") != "expression":
+        record = (getattr(model, "params", None) or {}).get("trained_on")
+        where = (f"on {record.get('dataset')}, not on exactly these rows" if isinstance(record, dict)
+                 else "outside fairaudit")
+        text = (f"all {total:,} rows of {dataset.name} (the model was trained {where}: if some of them trained "
+                "it, label-based metrics are optimistic on those)")
+    else:
+        text = f"all {total:,} rows of {dataset.name}"
+    return None, {"policy": "all", "audited": total, "total": total, "text": text}
+
+
+def provenance(dataset, model) -> dict:
+    """The facts that identify what was audited, recorded in the result for the report."""
+    facts: dict = {"dataset": None, "model": None}
+    if dataset is not None:
+        s = dataset.schema
+        facts["dataset"] = {"name": dataset.name, "rows": len(dataset), "content_hash": dataset.content_hash,
+                            "source": dataset.source, "label": s.label,
+                            "favourable": None if s.favourable is None else str(s.favourable),
+                            "protected": list(s.protected)}
+    if model is not None:
+        facts["model"] = {"kind": model.kind, "params": getattr(model, "params", {}),
+                          "content_hash": getattr(model, "content_hash", None), "description": model.describe()}
+    return facts

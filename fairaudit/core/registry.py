@@ -1,0 +1,77 @@
+"""The engine registry: name → module and class, loaded on first use (like ``fairaudit.cli.COMMANDS``).
+
+An engine module declares its engine without importing its solver (z3, torch, pgmpy are imported inside
+``run``), so listing the engines, their options and their headers is cheap. ``available()`` says which can
+run on this machine and why not. Adding an engine: one module implementing ``fairaudit.core.engine.Engine``
+and one line here; ``fairaudit.testing.check_engine`` checks it honours the contract.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from functools import lru_cache
+
+from fairaudit.core.errors import FairauditError
+
+# name -> "module:Class"; the first is the default engine
+REGISTRY = {
+    "monitor": "fairaudit.engines.monitor.engine:Monitor",
+    "dataset": "fairaudit.engines.dataset.engine:DatasetEngine",
+    "fairsquare": "fairaudit.engines.fairsquare.engine:FairSquare",
+    "justicia": "fairaudit.engines.justicia.engine:Justicia",
+    "fvgm": "fairaudit.engines.fvgm.engine:FVGM",
+    "fairquant": "fairaudit.engines.fairquant.engine:FairQuantEngine",
+}
+DEFAULT = next(iter(REGISTRY))
+# the engine that audits decision streams read in pieces: big files out of core, live logs, Dask partitions
+STREAMING = "monitor"
+
+
+@lru_cache(maxsize=None)
+def get(name: str):
+    """The engine called ``name`` (``FairauditError`` naming the engines there are)."""
+    if name not in REGISTRY:
+        raise FairauditError(f"unknown engine {name!r}; engines: {', '.join(REGISTRY)}")
+    module, cls = REGISTRY[name].split(":")
+    return getattr(importlib.import_module(module), cls)()
+
+
+def names() -> tuple[str, ...]:
+    return tuple(REGISTRY)
+
+
+def all_engines() -> list:
+    return [get(name) for name in REGISTRY]
+
+
+@dataclass(frozen=True)
+class Availability:
+    name: str
+    available: bool
+    reason: str | None = None  # why not, when it is not
+
+
+def available() -> list[Availability]:
+    """Each engine and whether it can run here: an engine whose solver package is missing says which."""
+    out = []
+    for name in REGISTRY:
+        try:
+            engine = get(name)
+        except ImportError as err:
+            out.append(Availability(name, False, f"cannot be loaded here: {err}"))
+            continue
+        missing = [pkg for pkg in getattr(engine, "packages", ()) if importlib.util.find_spec(pkg) is None]
+        out.append(Availability(name, not missing,
+                                f"needs the Python package(s) {', '.join(missing)}" if missing else None))
+    return out
+
+
+def header_names() -> tuple[str, ...]:
+    """Every option any engine lets a spec file set with ``# name: value``."""
+    seen: list[str] = []
+    for engine in all_engines():
+        for option in engine.header_options():
+            if option.name not in seen:
+                seen.append(option.name)
+    return tuple(seen)

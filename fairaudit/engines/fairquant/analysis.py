@@ -1,0 +1,888 @@
+"""FairQuant (ICSE 2025): certified / unfair / undecided rates of individual fairness for a ReLU network.
+
+Individual fairness: changing only the protected attribute never changes the decision. Over a box domain
+(the integer grid of a ``.nnet`` file's input bounds, or a dataset's column ranges), the domain is split into
+partitions; each partition is analysed for the *k copies* of the network (the protected attribute fixed at each
+of its k values) with symbolic interval analysis (ReluVal / Neurify linear relaxation of ReLU, the exact formulas
+of the artifact, notes §B2.3), and classified:
+
+* **fair** — every copy's output has the same sign on the whole partition (all > 0, or all < 0);
+* **unfair** — every copy's sign is fixed and the signs are not all equal (every individual of the partition has
+  a counterpart with another decision);
+* **undecided** — otherwise: split on the feature with the largest *smear* (interval gradient × width, the
+  artifact's formula: summed over the copies), by integer bisection (``[lb, ⌊m⌋]``, ``[⌊m⌋+1, ub]``) or at the
+  real midpoint; below ``sample_depth`` a few random individuals of the partition are tried first (``probes``:
+  or the artifact's deterministic probes ``⌊s·(lb+ub)/10⌋``; ``corners``: also the box corners where an output
+  bound is extreme), and a partition with a counterexample (an individual whose decision changes with the
+  attribute, checked by a concrete forward pass) is not split further; a partition at ``max_depth`` stays
+  undecided. ``order``: depth-first (LIFO, the artifact's) or breadth-first; run to the end, the counts do not
+  depend on the order or the batch size.
+
+A partition holding a single individual is decided by a concrete forward pass. Rates count individuals of the
+integer grid exactly (Python integers; a real feature counts its width, halved at each bisection, so every rate
+is an exact fraction): ``certified`` and ``unfair`` are sound lower bounds of the fair and unfair fractions (an
+unfair partition counts all its individuals; a counterexample partition only its witness, and only when the
+witness lies inside it, so none is counted twice); ``undecided`` is the rest, split into "counterexample found"
+and "depth or time limit". Many partitions are analysed at once as batched torch tensors (``[P·k, inputs,
+neurons]``).
+
+Arithmetic is float64, not rounded outward operation by operation; instead ``rounding_margins`` derives, once per
+network and domain, an a-priori bound on how far any computed output bound (and any concrete output) can be from
+its exact-arithmetic value, and a copy's output sign is only trusted when it clears that margin (and, as before,
+the relative margin ``MARGIN``). Decisions are the signs of the exact output, with the models' own decision rule
+``output > 0`` favourable (``NNetModel.predict``, ``MLPModel.predict``: an output of exactly 0 is unfavourable).
+A single individual whose float output lies within the margin of 0 is decided in exact rational arithmetic
+(``exact_outputs``: every float64 weight, bias and input as the fraction it is, ReLU exact), so every individual
+of a finite grid is decided once the refinement reaches it — an exact tie (output exactly 0) included.
+
+The layer rules (``affine_rule``, ``relu_rule``, ``backward_rule``, ``concretize``) are small separately tested
+functions, in the style of ``fairaudit.bounds.rules``.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+
+try:  # torch is a dependency of the engine, imported lazily by it; the module itself needs it
+    import torch
+except ImportError:  # pragma: no cover - the engine's availability check reports it
+    torch = None
+
+MARGIN = 1e-9  # relative margin a sign must also clear (kept besides the proven one: results never certify more)
+UNIT_ROUNDOFF = 2.0 ** -53  # float64
+TENSOR_BYTES = 64 * 2 ** 20  # the largest symbolic tensor of a batch (the batch shrinks for wide inputs)
+INACTIVE, UNSTABLE, ACTIVE = 0, 1, 2
+ORDERS = ("depth-first", "breadth-first")  # LIFO as in the artifact, or FIFO (shallowest partitions first)
+
+
+# ============================================================================================ the domain
+@dataclass(frozen=True)
+class Feature:
+    """One attribute of the domain. ``kind``: ``int`` (an integer grid ``lo..hi``), ``real`` (the interval
+    ``[lo, hi]``) or ``cat`` (a one-hot group: codes ``0..len(values)-1`` over the encoded columns ``start ..
+    start+len(values)-1``). ``start`` is the encoded column (of a numeric feature) or the first of the group."""
+
+    name: str
+    kind: str
+    lo: float
+    hi: float
+    start: int
+    values: tuple = ()
+
+    @property
+    def width(self) -> int:
+        return len(self.values) if self.kind == "cat" else 1
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The box the rates are about: one ``Feature`` per attribute, over ``n_inputs`` encoded network inputs."""
+
+    features: tuple[Feature, ...]
+    n_inputs: int
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.features]
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    @property
+    def lower(self) -> np.ndarray:
+        return np.array([f.lo for f in self.features], dtype=np.float64)
+
+    @property
+    def upper(self) -> np.ndarray:
+        return np.array([f.hi for f in self.features], dtype=np.float64)
+
+    @property
+    def has_real(self) -> bool:
+        return any(f.kind == "real" for f in self.features)
+
+    def values_of(self, j: int, which: str = "all") -> list[float]:
+        """The values the protected attribute ``j`` takes in the copies: every grid value / category
+        (``all``), or only the lowest and the highest (``extremes``, the FairQuant artifact's choice)."""
+        f = self.features[j]
+        if f.kind == "real":
+            raise ValueError(f"the protected attribute {f.name!r} is real-valued: it has no finite set of values")
+        grid = [float(v) for v in range(int(f.lo), int(f.hi) + 1)]
+        if which == "extremes" and len(grid) > 2:
+            return [grid[0], grid[-1]]
+        return grid
+
+    def encode(self, points: np.ndarray) -> np.ndarray:
+        """Encoded network inputs ``[N, n_inputs]`` of raw points ``[N, features]`` (codes for a group)."""
+        points = np.asarray(points, dtype=np.float64)
+        out = np.zeros((len(points), self.n_inputs))
+        for j, f in enumerate(self.features):
+            if f.kind == "cat":
+                codes = points[:, j].astype(np.int64)
+                out[np.arange(len(points)), f.start + codes] = 1.0
+            else:
+                out[:, f.start] = points[:, j]
+        return out
+
+    def decode(self, point: Sequence[float]) -> dict:
+        """A raw point as ``{name: value}`` (a category's value for a group; an int for an integer feature)."""
+        out = {}
+        for f, v in zip(self.features, point):
+            if f.kind == "cat":
+                out[f.name] = f.values[int(v)]
+            elif f.kind == "int":
+                out[f.name] = int(v)
+            else:
+                out[f.name] = float(v)
+        return out
+
+
+def nnet_domain(names: Sequence[str], lower, upper) -> Domain:
+    """The integer grid between a ``.nnet`` file's input bounds (the FairQuant evaluation's domain); an input whose
+    bounds are not both whole numbers is real-valued (its interval)."""
+    lower, upper = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+    feats = tuple(Feature(str(n), "int" if lo == round(lo) and hi == round(hi) else "real", float(lo), float(hi), i)
+                  for i, (n, lo, hi) in enumerate(zip(names, lower, upper)))
+    return Domain(feats, len(feats))
+
+
+# ============================================================================================ models
+def network_of(model):
+    """``(layers, encoding, lower, upper)`` of a model with a ReLU-network form, or ValueError saying why not."""
+    from fairaudit.core.errors import ModelError
+
+    try:
+        net = model.as_relu_net()
+    except (ModelError, NotImplementedError, AttributeError) as err:  # a model with no ReLU form
+        raise ValueError(str(err).split("\n")[0]) from None
+    if net.layers[-1][0].shape[0] != 1:
+        raise ValueError("the network has more than one output; fairquant needs a single logit (favourable iff > 0)")
+    return net
+
+
+def model_domain(model, dataset=None):
+    """The ``fairaudit.engines.fairquant.analysis.Domain`` a model is audited over: a ``.nnet`` network's own input bounds
+    (the integer grid between them), else the dataset's column ranges in the model's encoding. ValueError when
+    there is none."""
+    net = network_of(model)
+    if net.lower is not None and net.upper is not None:
+        return nnet_domain(net.encoding.raw_names, net.lower, net.upper)
+    if dataset is None:
+        raise ValueError("the model defines no input domain (only a .nnet file does): give the dataset it was "
+                         "trained on, whose column ranges are the domain")
+    frame = dataset.frame
+    feats, start = [], 0
+    for col in net.encoding.columns:
+        if col.kind == "categorical":
+            feats.append(Feature(col.name, "cat", 0.0, float(len(col.values) - 1), start, tuple(col.values)))
+            start += len(col.values)
+            continue
+        import pandas as pd
+
+        x = pd.to_numeric(frame[col.name], errors="coerce").to_numpy(dtype=float) if col.name in frame else []
+        x = np.asarray(x)[np.isfinite(x)] if len(x) else np.array([])
+        if not len(x):
+            raise ValueError(f"column {col.name!r} has no numeric value in the dataset: its range is unknown")
+        lo, hi = float(x.min()), float(x.max())
+        if np.all(x == np.round(x)):
+            feats.append(Feature(col.name, "int", lo, hi, start))
+        else:
+            feats.append(Feature(col.name, "real", lo, hi, start))
+        start += 1
+    return Domain(tuple(feats), start)
+
+
+# ============================================================================================ rounding
+def rounding_margins(layers, magnitudes) -> tuple[float, float]:
+    """``(symbolic, concrete)``: absolute bounds on the rounding error of the float64 computation of the output's
+    symbolic bounds (``forward_bounds``, concretized over any box of the domain) and of a concrete forward pass
+    (``concrete_outputs``), for inputs with ``|x_i| ≤ magnitudes[i]`` (1 for a one-hot input).
+
+    Derivation (u = 2⁻⁵³, γ = n·u/(1 − n·u) with n the longest dot product + 8; every float dot product, in any
+    summation order, is within γ·Σ|aᵢbᵢ| of the exact one). Let ``A_l`` bound the absolute-value magnitude
+    Σ|cᵢ|·|xᵢ| + |d| of layer l's symbolic bounds and ``e_l`` their pointwise error (``L̂ − e ≤ z ≤ Û + e``).
+    The ReLU rule keeps the lower bound within ``e`` (λ·L̂ ≤ λ(z + e) ≤ relu(z) + e for any λ ∈ [0, 1]) and the
+    upper within ``2e + 2γA`` (the chord / the inactive and active cases are decided on concretized bounds that
+    are themselves off by ``e + 2γA``), and at most doubles the magnitude (the chord's constant ``s·t`` is at
+    most ``up``). The affine rule maps ``e`` to ``|W|·e`` and adds ``γ·(4|W|A + |b|)``. Hence
+    ``M_l = 2|W_l|M_{l−1} + |b_l|``, ``E_l = 2|W_l|E_{l−1} + 4γ·M_l`` (``M_0`` = the magnitudes, ``E_0`` = 0),
+    and the output's concretized bounds are within ``E_L + 2γ·M_L``. A concrete pass (ReLU is 1-Lipschitz):
+    ``m_l = |W_l|m_{l−1} + |b_l|``, ``P_l = |W_l|P_{l−1} + γ·m_l``. Both are maxima over the domain, so one
+    pair of numbers serves every partition; each is doubled for slack."""
+    layers = [(np.abs(np.asarray(W, dtype=np.float64)), np.abs(np.asarray(b, dtype=np.float64))) for W, b in layers]
+    longest = max([len(magnitudes)] + [A.shape[1] for A, _ in layers]) + 8
+    gamma = longest * UNIT_ROUNDOFF / (1 - longest * UNIT_ROUNDOFF)
+    M = m = np.asarray(magnitudes, dtype=np.float64)
+    E = P = np.zeros_like(M)
+    for A, b in layers:
+        M = 2 * (A @ M) + b
+        E = 2 * (A @ E) + 4 * gamma * M
+        m = A @ m + b
+        P = A @ P + gamma * m
+    return float(2 * (E.max() + 2 * gamma * M.max())), float(2 * P.max())
+
+
+def input_magnitudes(domain: "Domain") -> np.ndarray:
+    """``max |x_i|`` of every encoded input over the domain (1 for the inputs of a one-hot group)."""
+    out = np.ones(domain.n_inputs)
+    for f in domain.features:
+        if f.kind != "cat":
+            out[f.start] = max(abs(f.lo), abs(f.hi))
+    return out
+
+
+# ============================================================================================ layer rules
+@dataclass
+class Symbolic:
+    """Linear lower/upper bounds of a layer's ``m`` neurons as functions of the ``n`` encoded inputs, for a batch
+    of ``B`` boxes: ``L(x) = x·lc + ld ≤ z(x) ≤ x·uc + ud = U(x)``; ``lc, uc: [B, n, m]``, ``ld, ud: [B, m]``."""
+
+    lc: "torch.Tensor"
+    ld: "torch.Tensor"
+    uc: "torch.Tensor"
+    ud: "torch.Tensor"
+
+
+@dataclass
+class Box:
+    """The encoded input box of ``B`` partitions: ``lo, hi: [B, n]`` for numeric inputs (0 on group columns) and,
+    per one-hot group, ``(start, size, allowed [B, size] bool)``: the codes the group may take."""
+
+    lo: "torch.Tensor"
+    hi: "torch.Tensor"
+    groups: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self.mid = (self.lo + self.hi) * 0.5
+        self.rad = (self.hi - self.lo) * 0.5
+
+
+def concretize(c, d, box: Box):
+    """``(min, max)`` over the box of ``x·c + d`` (``c: [B, n, m]``, ``d: [B, m]``): ``d + Σ c⁺·lo + c⁻·hi`` and
+    ``d + Σ c⁺·hi + c⁻·lo`` over numeric inputs, plus, per one-hot group, the smallest (largest) coefficient
+    among the codes the group may take (exactly one indicator is 1)."""
+    # c⁺·lo + c⁻·hi = c·mid − |c|·rad (mid, rad: the box's centre and radius): two products for both bounds
+    centre = torch.bmm(box.mid[:, None, :], c)[:, 0, :]
+    spread = torch.bmm(box.rad[:, None, :], c.abs())[:, 0, :]
+    low = d + centre - spread
+    high = d + centre + spread
+    for start, size, allowed in box.groups:
+        part = c[:, start:start + size, :]
+        mask = allowed[:, :, None]
+        low = low + torch.where(mask, part, torch.inf).amin(dim=1)
+        high = high + torch.where(mask, part, -torch.inf).amax(dim=1)
+    return low, high
+
+
+def affine_rule(sym: Symbolic, W, b) -> Symbolic:
+    """``z' = W z + b`` (``W: [m', m]``): ``L' = W⁺L + W⁻U + b``, ``U' = W⁺U + W⁻L + b``, computed as
+    ``C·W ∓ R·|W|`` with ``C = (L + U)/2``, ``R = (U − L)/2`` (the same bounds, two products instead of four)."""
+    Wt, At = W.T, W.abs().T
+    c = (sym.lc + sym.uc) * 0.5 @ Wt
+    r = (sym.uc - sym.lc) * 0.5 @ At
+    dc = (sym.ld + sym.ud) * 0.5 @ Wt + b
+    dr = (sym.ud - sym.ld) * 0.5 @ At
+    return Symbolic(c - r, dc - dr, c + r, dc + dr)
+
+
+def input_rule(W, b, batch: int) -> Symbolic:
+    """The first affine layer applied to the inputs themselves (``L = U = x``): ``L' = U' = x·Wᵀ + b``."""
+    c = W.T.expand(batch, *W.T.shape)
+    d = b.expand(batch, *b.shape)
+    return Symbolic(c, d, c, d)
+
+
+def relu_scales(low, lows_up, ups_low, up):
+    """The ReLU relaxation's numbers per neuron: ``(l_scale, u_scale, u_shift, mask)`` with ``L' = l_scale·L`` and
+    ``U' = u_scale·(U − u_shift)`` (see ``relu_rule``)."""
+    inactive = up <= 0
+    active = ~inactive & (low >= 0)
+    unstable = ~inactive & ~active
+    mask = torch.where(inactive, INACTIVE, torch.where(active, ACTIVE, UNSTABLE))
+    # upper bound: the chord over [upsLow, up] where upsLow < 0
+    chord = unstable & (ups_low < 0)
+    u_scale = torch.where(chord, up / torch.where(chord, up - ups_low, 1.0), 1.0)
+    u_shift = torch.where(chord, ups_low, 0.0)
+    # lower bound: λ·L with λ = lowsUp/(lowsUp − low), or 0 when lowsUp < 0
+    zero_l = unstable & (lows_up < 0)
+    lam = unstable & ~zero_l
+    l_scale = torch.where(lam, lows_up / torch.where(lam, lows_up - low, 1.0), 1.0)
+    l_scale = torch.where(zero_l | inactive, 0.0, l_scale)
+    u_scale = torch.where(inactive, 0.0, u_scale)
+    return l_scale, u_scale, u_shift, mask
+
+
+def _pre_activation(sym: Symbolic, box: Box):
+    low, lows_up = concretize(sym.lc, sym.ld, box)
+    if sym.uc is sym.lc:  # shared coefficients (after ``first_layers``): only the constants differ
+        shift = sym.ud - sym.ld
+        return low, lows_up, low + shift, lows_up + shift
+    ups_low, up = concretize(sym.uc, sym.ud, box)
+    return low, lows_up, ups_low, up
+
+
+def relu_rule(sym: Symbolic, box: Box) -> tuple[Symbolic, "torch.Tensor"]:
+    """ReLU on every neuron (the artifact's ``forward_prop_fair``, notes §B2.3), and the gradient mask
+    (0 inactive, 1 unstable, 2 active). With ``low = min L``, ``lowsUp = max L``, ``upsLow = min U``,
+    ``up = max U``: ``up ≤ 0`` gives 0; ``low ≥ 0`` keeps both bounds; otherwise ``U := up/(up − upsLow)·(U −
+    upsLow)`` when ``upsLow < 0`` (the chord) and ``L := 0`` when ``lowsUp < 0``, else ``L := lowsUp/(lowsUp −
+    low)·L``."""
+    l_scale, u_scale, u_shift, mask = relu_scales(*_pre_activation(sym, box))
+    out = Symbolic(sym.lc * l_scale[:, None, :], sym.ld * l_scale,
+                   sym.uc * u_scale[:, None, :], (sym.ud - u_shift) * u_scale)
+    return out, mask
+
+
+def relu_affine_shared(sym: Symbolic, box: Box, W, b) -> tuple[Symbolic, "torch.Tensor"]:
+    """``relu_rule`` then ``affine_rule`` when L and U share their coefficients ``c`` (``sym.lc is sym.uc``): the
+    scaled bounds ``c·diag(s_L)``, ``c·diag(s_U)`` never need to be formed — ``lc' = c·(diag((s_L+s_U)/2)·Wᵀ −
+    diag((s_U−s_L)/2)·|W|ᵀ)`` and ``uc'`` likewise are one batched product over ``[B, m, 2m']``."""
+    l_scale, u_scale, u_shift, mask = relu_scales(*_pre_activation(sym, box))
+    Wt, At = W.T, W.abs().T
+    B, n, k = sym.lc.shape
+    m = W.shape[0]
+    half_sum = (l_scale + u_scale) * 0.5
+    half_diff = (u_scale - l_scale) * 0.5
+    if n <= m:  # scale the coefficients, then plain products
+        centre = ((sym.lc * half_sum[:, None, :]).reshape(-1, k) @ Wt).reshape(B, n, m)
+        radius = ((sym.lc * half_diff[:, None, :]).reshape(-1, k) @ At).reshape(B, n, m)
+    else:  # scale the weights per box: one batched product over [B, k, 2m]
+        both = torch.matmul(sym.lc, torch.cat([half_sum[:, :, None] * Wt, half_diff[:, :, None] * At], dim=2))
+        centre, radius = both[:, :, :m], both[:, :, m:]
+    ld, ud = sym.ld * l_scale, (sym.ud - u_shift) * u_scale
+    dc = (ld + ud) * 0.5 @ Wt + b
+    dr = (ud - ld) * 0.5 @ At
+    return Symbolic(centre - radius, dc - dr, centre + radius, dc + dr), mask
+
+
+def first_layers(layers, box: Box) -> tuple[Symbolic | None, "torch.Tensor", "torch.Tensor", list]:
+    """The first affine layer, its ReLU and the second affine layer at once, exploiting ``L = U = x·W₁ᵀ + b₁``
+    (shared by every box): the ReLU rule then scales both bounds by the same ``s = up/(up − low)`` (``L = s·z``,
+    ``U = s·(z − low)`` on an unstable neuron), so the second layer's lower and upper bounds share their
+    coefficients ``c₀·diag(s)·W₂ᵀ`` and differ only in their constants. The same bounds as ``input_rule``,
+    ``relu_rule``, ``affine_rule`` one after the other, with a third of the work. Returns ``(symbolic after the
+    second layer or None for a network without hidden layer, low, high of the first layer, [mask])``."""
+    W1, b1 = layers[0]
+    c0 = W1.T
+    centre = box.mid @ c0 + b1
+    spread = box.rad @ c0.abs()
+    low, up = centre - spread, centre + spread
+    for start, size, allowed in box.groups:
+        part = c0[start:start + size, :][None, :, :]
+        mask = allowed[:, :, None]
+        low = low + torch.where(mask, part, torch.inf).amin(dim=1)
+        up = up + torch.where(mask, part, -torch.inf).amax(dim=1)
+    if len(layers) == 1:
+        return None, low, up, []
+    inactive = up <= 0
+    active = ~inactive & (low >= 0)
+    unstable = ~inactive & ~active
+    mask = torch.where(inactive, INACTIVE, torch.where(active, ACTIVE, UNSTABLE))
+    scale = torch.where(unstable, up / torch.where(unstable, up - low, 1.0), 1.0)
+    scale = torch.where(inactive, 0.0, scale)
+    shift = torch.where(unstable, low, 0.0) * scale  # s·low, what U subtracts
+    W2, b2 = layers[1]
+    n, m1 = c0.shape
+    if n <= W2.shape[0]:  # scale the (narrower) input coefficients, then one plain product
+        coef = ((c0[None, :, :] * scale[:, None, :]).reshape(-1, m1) @ W2.T).reshape(-1, n, W2.shape[0])
+    else:  # scale the weights per box
+        coef = torch.matmul(c0, scale[:, :, None] * W2.T)  # [B, n, m2], shared by L and U
+    common = (scale * b1) @ W2.T + b2
+    ld = common - shift @ W2.clamp(max=0).T
+    ud = common - shift @ W2.clamp(min=0).T
+    return Symbolic(coef, ld, coef, ud), low, up, [mask]
+
+
+def forward_bounds(layers, box: Box, symbolic: list | None = None) -> tuple["torch.Tensor", "torch.Tensor", list]:
+    """The output's concrete bounds ``[B, outputs]`` (low, high) over each box, and the hidden layers' masks
+    (``symbolic``, a list: the output's ``Symbolic`` bounds are appended to it)."""
+    sym, low, high, masks = first_layers(layers, box)
+    if sym is None:  # an affine network: the first layer is the output
+        if symbolic is not None:
+            c = layers[0][0].T.expand(box.lo.shape[0], *layers[0][0].T.shape)
+            d = layers[0][1].expand(box.lo.shape[0], *layers[0][1].shape)
+            symbolic.append(Symbolic(c, d, c, d))
+        return low, high, masks
+    for W, b in layers[2:]:
+        if sym.lc is sym.uc:
+            sym, mask = relu_affine_shared(sym, box, W, b)
+        else:
+            sym, mask = relu_rule(sym, box)
+            sym = affine_rule(sym, W, b)
+        masks.append(mask)
+    low, _ = concretize(sym.lc, sym.ld, box)
+    _, high = concretize(sym.uc, sym.ud, box)
+    if symbolic is not None:
+        symbolic.append(sym)
+    return low, high, masks
+
+
+def forward_bounds_stepwise(layers, box: Box) -> tuple["torch.Tensor", "torch.Tensor", list]:
+    """``forward_bounds`` rule by rule (``input_rule``, then ``relu_rule`` and ``affine_rule`` per layer): the
+    reference the fused ``first_layers`` is tested against."""
+    batch = box.lo.shape[0]
+    W, b = layers[0]
+    sym = input_rule(W, b, batch)
+    masks = []
+    for W, b in layers[1:]:
+        sym, mask = relu_rule(sym, box)
+        masks.append(mask)
+        sym = affine_rule(sym, W, b)
+    low, _ = concretize(sym.lc, sym.ld, box)
+    _, high = concretize(sym.uc, sym.ud, box)
+    return low, high, masks
+
+
+def backward_rule(layers, masks, batch: int | None = None) -> tuple["torch.Tensor", "torch.Tensor"]:
+    """Interval gradient of the (single) output with respect to the inputs (the artifact's ``backward_prop``):
+    ``[W_out, W_out]`` on the last hidden layer; at each hidden layer an inactive neuron gives ``[0, 0]``, an
+    unstable one ``[min(gl, 0), max(gu, 0)]``; then ``gu' = gu·W⁺ + gl·W⁻``, ``gl' = gl·W⁺ + gu·W⁻``."""
+    if batch is None:
+        batch = masks[0].shape[0] if masks else 1
+    W_out = layers[-1][0][0]
+    gl = W_out.expand(batch, -1).clone()
+    gu = gl.clone()
+    for k in range(len(layers) - 2, -1, -1):
+        mask = masks[k]
+        gl = torch.where(mask == INACTIVE, 0.0, torch.where(mask == UNSTABLE, gl.clamp(max=0), gl))
+        gu = torch.where(mask == INACTIVE, 0.0, torch.where(mask == UNSTABLE, gu.clamp(min=0), gu))
+        W = layers[k][0]
+        Wp, Wn = W.clamp(min=0), W.clamp(max=0)
+        gl, gu = gl @ Wp + gu @ Wn, gu @ Wp + gl @ Wn
+    if not masks:  # a purely affine network (e.g. a logistic regression)
+        gl = gu = W_out.expand(batch, -1)
+    return gl, gu
+
+
+def favourable(output) -> bool:
+    """The decision rule of every single-output network here (``NNetModel.predict``, ``MLPModel.predict``): an
+    output strictly above 0 is favourable, an output of exactly 0 is not."""
+    return output > 0
+
+
+def exact_outputs(layers_np, X: np.ndarray) -> list[Fraction]:
+    """The network's output on encoded inputs ``[N, n]`` in exact rational arithmetic: each float64 weight, bias
+    and input taken as the fraction it is (``Fraction(float)``, no rounding anywhere), ReLU as ``max(0, z)``. Slow
+    (Python fractions): for the few individuals whose float output is too close to 0 to trust its sign."""
+    h = np.array([[Fraction(float(v)) for v in row] for row in np.asarray(X, dtype=np.float64)], dtype=object)
+    zero = Fraction(0)
+    for k, (W, b) in enumerate(layers_np):
+        Wf = np.array([[Fraction(float(w)) for w in row] for row in np.asarray(W)], dtype=object)
+        bf = np.array([Fraction(float(c)) for c in np.asarray(b)], dtype=object)
+        h = h.dot(Wf.T) + bf
+        if k < len(layers_np) - 1:
+            h = np.array([[v if v > 0 else zero for v in row] for row in h], dtype=object).reshape(h.shape)
+    return [row[0] for row in h]
+
+
+def concrete_outputs(layers_np, X: np.ndarray) -> np.ndarray:
+    """The network's output ``[N]`` on encoded inputs (float64 numpy, the ``ReluNet.margin`` computation)."""
+    h = np.asarray(X, dtype=np.float64)
+    for k, (W, b) in enumerate(layers_np):
+        h = h @ W.T + b
+        if k < len(layers_np) - 1:
+            h = np.maximum(h, 0.0)
+    return h[:, 0]
+
+
+# ============================================================================================ the analysis
+def _output_value(o) -> float:
+    """An output as kept with a counterexample: the float, or for an exact one a float of the same decision (a
+    tiny positive exact output must not round to 0, which would read as unfavourable)."""
+    f = float(o)
+    if favourable(o) != favourable(f):
+        f = math.nextafter(0.0, 1.0) if favourable(o) else 0.0
+    return f
+
+
+@dataclass
+class Counterexample:
+    """An individual (raw point, with the protected attribute at ``values[0]``) whose decision changes with the
+    protected attribute: ``outputs[i]`` is the network's output with the attribute at ``values[i]``."""
+
+    point: tuple
+    values: tuple
+    outputs: tuple
+
+    @property
+    def decisions(self) -> tuple:
+        return tuple(int(favourable(o)) for o in self.outputs)
+
+
+@dataclass
+class Counts:
+    """Exact counts in units of ``total`` (the domain's individuals; ``2^H`` units per individual with real
+    features): certified, falsified (unfair partitions), counterexample partitions (count and their mass)."""
+
+    total: int
+    unit: int  # the mass of one individual (0 with real features: a point has no volume)
+    certified: int = 0
+    falsified: int = 0
+    cex_partitions: int = 0
+    cex_mass: int = 0
+    cex_witnesses: int = 0  # counterexample partitions whose witness lies inside them (each counts as unfair)
+    singles: int = 0  # partitions decided by a concrete forward pass
+    exact: int = 0  # of those, decided in exact arithmetic (a float output within the rounding margin of 0)
+    unfair_partitions: int = 0  # partitions decided unfair (single individuals and proven boxes)
+
+    @property
+    def unfair(self) -> int:
+        return self.falsified + self.cex_witnesses * self.unit
+
+    @property
+    def open(self) -> int:
+        """Mass neither decided nor in a counterexample partition (left by the depth or time limit, or not yet
+        analysed)."""
+        return self.total - self.certified - self.falsified - self.cex_mass
+
+    def rates(self) -> dict:
+        t = self.total
+        cex_und = self.cex_mass - self.cex_witnesses * self.unit
+        return {"certified": Fraction(self.certified, t), "unfair": Fraction(self.unfair, t),
+                "undecided": Fraction(t - self.certified - self.unfair, t),
+                "undecided_cex": Fraction(cex_und, t), "undecided_open": Fraction(self.open, t)}
+
+
+class FairQuant:
+    """The refinement of one protected attribute's rates over ``domain`` for the network ``layers``
+    (``[(W, b), ...]`` over the domain's encoded inputs, ``W: [out, in]``; hidden layers ReLU, one output,
+    favourable iff output > 0). ``step(limit)`` analyses up to ``batch`` partitions at once; ``done`` says
+    whether anything is left. Deterministic for a given ``seed``."""
+
+    def __init__(self, layers, domain: Domain, protected: str | int, *, values: str | Sequence[float] = "all",
+                 max_depth: int = 20, sample_depth: int = 15, samples: int = 10, batch: int = 1024,
+                 tolerance: float = 1e-5, seed: int = 0, keep: int = 100, log: list | None = None,
+                 order: str = "depth-first", corners: bool = False, probes: str = "random"):
+        if torch is None:
+            raise ImportError("torch")
+        if np.asarray(layers[-1][0]).shape[0] != 1:
+            raise ValueError("the network must have a single output (a logit: favourable iff > 0)")
+        self.domain = domain
+        self.j = protected if isinstance(protected, int) else domain.index(protected)
+        pa = domain.features[self.j]
+        self.values = list(values) if not isinstance(values, str) else domain.values_of(self.j, values)
+        if len(self.values) < 2:
+            raise ValueError(f"the protected attribute {pa.name!r} takes a single value in the domain")
+        self.k = len(self.values)
+        self.layers_np = [(np.asarray(W, dtype=np.float64), np.asarray(b, dtype=np.float64)) for W, b in layers]
+        self.layers = [(torch.from_numpy(W.copy()), torch.from_numpy(b.copy())) for W, b in self.layers_np]
+        self.max_depth, self.sample_depth, self.samples = int(max_depth), int(sample_depth), int(samples)
+        # a batch's symbolic tensors are [P·k, inputs, neurons] float64: at most TENSOR_BYTES each
+        widest = max(W.shape[0] for W, _ in self.layers_np)
+        per_partition = self.k * domain.n_inputs * widest * 8
+        self.batch = max(1, min(int(batch), TENSOR_BYTES // per_partition))
+        self.tolerance = float(tolerance)
+        # proven bounds on float64 rounding: an output bound / a concrete output is trusted beyond these
+        self.symbolic_margin, self.point_margin = rounding_margins(self.layers_np, input_magnitudes(domain))
+        self.symbolic_margin = max(self.symbolic_margin, self.point_margin)
+        self.rng = np.random.default_rng(seed)
+        self.keep = int(keep)
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+        self.corners = bool(corners)  # also try the corners where the output bounds are extreme (fewer partitions,
+        # found sooner, but a mixed partition stops being refined earlier, so fewer are certified)
+        if probes not in ("random", "artifact"):
+            raise ValueError(f"probes must be random or artifact, got {probes!r}")
+        # artifact: the FairQuant artifact's deterministic probes ⌊s·(lb+ub)/10⌋, s = 0..9 (C division), which
+        # may lie outside the partition — only to reproduce its Table II; random: uniform inside the partition
+        self.artifact_probes = probes == "artifact"
+        self.fifo = order == "breadth-first"  # the largest (shallowest) partitions first: a better anytime curve
+        self.log = log  # a list: every popped partition is appended as (lb, ub, depth, status, split feature)
+        feats = domain.features
+        self.kinds = np.array([f.kind for f in feats])
+        self.real = self.kinds == "real"
+        self.counted = np.array([j != self.j and f.kind != "real" for j, f in enumerate(feats)])
+        self.candidates = np.array([j != self.j and f.lo < f.hi for j, f in enumerate(feats)])
+        self.H = self.max_depth if self.real.any() else 0
+        grid = math.prod(int(f.hi - f.lo) + 1 for j, f in enumerate(feats) if self.counted[j])
+        self.counts = Counts(total=grid << self.H, unit=0 if self.real.any() else 1)
+        self.small = self.counts.total < 2 ** 62  # masses fit int64
+        lo, hi = domain.lower, domain.upper
+        # the stack of partitions (LIFO): bounds [N, F], depth, halvings of real features
+        self.lb = lo[None, :].copy()
+        self.ub = hi[None, :].copy()
+        self.depth = np.zeros(1, dtype=np.int64)
+        self.halvings = np.zeros(1, dtype=np.int64)
+        self.pops = 0
+        self.max_seen_depth = 0
+        self.stopped: str | None = None  # why the refinement ended: complete / tolerance
+        self.counterexamples: list[Counterexample] = []
+        self.splits = np.zeros(len(feats), dtype=np.int64)
+        self._groups = [(j, f) for j, f in enumerate(feats) if f.kind == "cat"]
+        self._numeric = [(j, f) for j, f in enumerate(feats) if f.kind != "cat"]
+
+    # ---------------------------------------------------------------------------------------- accounting
+    def mass(self, lb: np.ndarray, ub: np.ndarray, halvings: np.ndarray) -> int:
+        """Total exact mass of the partitions ``lb, ub`` (rows)."""
+        if not len(lb):
+            return 0
+        sizes = np.rint(ub[:, self.counted] - lb[:, self.counted]).astype(np.int64) + 1
+        shift = self.H - halvings
+        if self.small:
+            return int((np.prod(sizes, axis=1) << shift).sum())
+        return sum(math.prod(int(s) for s in row) << int(h) for row, h in zip(sizes, shift))
+
+    @property
+    def done(self) -> bool:
+        return self.stopped is not None
+
+    def rates(self) -> dict:
+        return self.counts.rates()
+
+    # ---------------------------------------------------------------------------------------- boxes
+    def _box(self, lb: np.ndarray, ub: np.ndarray) -> Box:
+        """The encoded box of every copy: rows ``[P·k]`` (partition-major), the attribute pinned per copy."""
+        P = len(lb)
+        lbk = np.repeat(lb, self.k, axis=0)
+        ubk = np.repeat(ub, self.k, axis=0)
+        vals = np.tile(np.asarray(self.values, dtype=np.float64), P)
+        lbk[:, self.j] = vals
+        ubk[:, self.j] = vals
+        lo = np.zeros((P * self.k, self.domain.n_inputs))
+        hi = np.zeros_like(lo)
+        for j, f in self._numeric:
+            lo[:, f.start] = lbk[:, j]
+            hi[:, f.start] = ubk[:, j]
+        groups = []
+        for j, f in self._groups:
+            codes = np.arange(f.width)[None, :]
+            allowed = (codes >= lbk[:, j:j + 1]) & (codes <= ubk[:, j:j + 1])
+            groups.append((f.start, f.width, torch.from_numpy(allowed)))
+        return Box(torch.from_numpy(lo), torch.from_numpy(hi), groups)
+
+    def _copies(self, points: np.ndarray) -> np.ndarray:
+        """Encoded inputs ``[N·k, n]`` of raw points ``[N, F]`` with the attribute at each value."""
+        rep = np.repeat(points, self.k, axis=0)
+        rep[:, self.j] = np.tile(np.asarray(self.values, dtype=np.float64), len(points))
+        return self.domain.encode(rep)
+
+    def _outputs(self, points: np.ndarray) -> np.ndarray:
+        """Concrete float64 outputs ``[N, k]`` of raw points ``[N, F]`` with the attribute at each value."""
+        return concrete_outputs(self.layers_np, self._copies(points)).reshape(len(points), self.k)
+
+    def _exact(self, points: np.ndarray) -> np.ndarray:
+        """Exact outputs ``[N, k]`` (fractions, ``exact_outputs``) of raw points with the attribute at each value."""
+        out = np.empty((len(points), self.k), dtype=object)
+        out.reshape(-1)[:] = exact_outputs(self.layers_np, self._copies(points))
+        return out
+
+    # ---------------------------------------------------------------------------------------- one batch
+    def step(self) -> int:
+        """Pop up to ``batch`` partitions, analyse them all at once, account for them, push the children of the
+        undecided ones. Returns the number popped."""
+        if self.done:
+            return 0
+        n = len(self.lb)
+        take = min(self.batch, n)
+        part = slice(0, take) if self.fifo else slice(n - take, n)
+        keep = slice(take, n) if self.fifo else slice(0, n - take)
+        lb, ub, depth, halv = self.lb[part], self.ub[part], self.depth[part], self.halvings[part]
+        self.lb, self.ub, self.depth, self.halvings = (self.lb[keep], self.ub[keep], self.depth[keep],
+                                                       self.halvings[keep])
+        self.pops += take
+        self.max_seen_depth = max(self.max_seen_depth, int(depth.max()))
+        c = self.counts
+
+        widths = ub - lb
+        single = ~(widths[:, self.candidates] > 0).any(axis=1)  # a real feature never shrinks to a point
+        fair = np.zeros(take, dtype=bool)
+        unfair = np.zeros(take, dtype=bool)
+        # single individuals: a concrete forward pass, exact where the float's sign cannot be trusted
+        if single.any():
+            points = lb[single]
+            out = self._outputs(points).astype(object)
+            close = ~((out > self.point_margin) | (out < -self.point_margin)).all(axis=1)
+            if close.any():
+                out[close] = self._exact(points[close])
+            decision = np.vectorize(favourable, otypes=[bool])(out)
+            flips = decision.any(axis=1) & ~decision.all(axis=1)
+            fair[single] = ~flips
+            unfair[single] = flips
+            c.singles += int(single.sum())
+            c.exact += int(close.sum())
+            self._keep(points[flips], out[flips])
+        rest = np.flatnonzero(~single)
+        split_feature = np.full(take, -1, dtype=np.int64)
+        hints: dict = {}  # undecided partition -> the corners where a copy's output bound is extreme
+        if len(rest):
+            box = self._box(lb[rest], ub[rest])
+            out_sym: list = []
+            with torch.no_grad():
+                low, high, masks = forward_bounds(self.layers, box, out_sym)
+            low, high = low[:, 0].numpy(), high[:, 0].numpy()
+            margin = np.maximum(MARGIN * (1.0 + np.maximum(np.abs(low), np.abs(high))), self.symbolic_margin)
+            pos = (low > margin).reshape(-1, self.k)
+            neg = (high < -margin).reshape(-1, self.k)
+            decided = (pos | neg).all(axis=1)
+            is_fair = pos.all(axis=1) | neg.all(axis=1)
+            fair[rest] = is_fair
+            unfair[rest] = decided & ~is_fair
+            und = ~decided
+            if und.any():
+                if self.corners:
+                    corners = self._corners(out_sym[0], lb[rest], ub[rest])
+                    for i, p in enumerate(rest):
+                        if und[i]:
+                            hints[p] = corners[i]
+                with torch.no_grad():
+                    gl, gu = backward_rule(self.layers, masks, batch=len(rest) * self.k)
+                split_feature[rest[und]] = self._choose(gl.numpy(), gu.numpy(), lb[rest], ub[rest])[und]
+        proven = unfair & ~single  # a symbolically unfair partition: its lowest corner is a counterexample
+        if proven.any() and len(self.counterexamples) < self.keep:
+            corner = lb[proven][: self.keep - len(self.counterexamples)]
+            self._keep(corner, self._outputs(corner))
+        c.certified += self.mass(lb[fair], ub[fair], halv[fair])
+        c.falsified += self.mass(lb[unfair], ub[unfair], halv[unfair])
+        c.unfair_partitions += int(unfair.sum())
+        undecided = np.flatnonzero(~fair & ~unfair)
+        # counterexample sampling below sample_depth (before the depth limit, as the artifact does)
+        sampled = undecided[depth[undecided] >= self.sample_depth] if self.samples > 0 else undecided[:0]
+        hit = np.zeros(take, dtype=bool)
+        if len(sampled):
+            extra = np.stack([hints[p] for p in sampled]) if hints and all(p in hints for p in sampled) else None
+            hit[sampled], inside = self._sample(lb[sampled], ub[sampled], extra)
+            c.cex_partitions += int(hit.sum())
+            c.cex_witnesses += int(inside.sum())
+            c.cex_mass += self.mass(lb[hit], ub[hit], halv[hit])
+        grow = undecided[~hit[undecided] & (depth[undecided] < self.max_depth)]
+        if self.log is not None:
+            status = np.where(fair, "fair", np.where(unfair, "unfair", np.where(hit, "counterexample", "undecided")))
+            splitting = np.zeros(take, dtype=bool)
+            splitting[grow] = True
+            for i in range(take - 1, -1, -1):  # the order a one-at-a-time LIFO would pop them
+                self.log.append((lb[i].copy(), ub[i].copy(), int(depth[i]), str(status[i]),
+                                 int(split_feature[i]) if splitting[i] else None))
+        if len(grow):
+            if (split_feature[grow] < 0).any():  # pragma: no cover - a bug: refining it would never end
+                raise AssertionError("an undecided partition has no split feature")
+            self._push(lb[grow], ub[grow], depth[grow], halv[grow], split_feature[grow])
+        if not len(self.lb):
+            self.stopped = "complete"
+        elif self.tolerance > 0 and c.open < self.tolerance * c.total:
+            self.stopped = "tolerance"  # the artifact's "quasi-complete termination"
+        return take
+
+    def _choose(self, gl: np.ndarray, gu: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
+        """Per partition, the split feature: the largest smear ``Σ_copies max(gu, −gl)·width`` (strict: ties keep
+        the lowest index) among the non-protected features of non-zero width; the widest when every smear is 0."""
+        P = len(lb)
+        g = np.maximum(gu, -gl).reshape(P, self.k, -1)  # [P, k, n_inputs]
+        widths = ub - lb
+        smear = np.zeros((P, len(self.domain.features)))
+        for j, f in enumerate(self.domain.features):
+            if not self.candidates[j]:
+                continue
+            if f.kind == "cat":
+                gj = g[:, :, f.start:f.start + f.width].max(axis=2).sum(axis=1)
+            else:
+                gj = g[:, :, f.start].sum(axis=1)
+            smear[:, j] = gj * widths[:, j]
+        open_ = (widths > 0) & self.candidates[None, :]
+        smear = np.where(open_, smear, -np.inf)
+        best = np.argmax(smear, axis=1)
+        fallback = ~(smear[np.arange(P), best] > 0)
+        if fallback.any():
+            scaled = np.where(open_, widths / np.maximum(self.domain.upper - self.domain.lower, 1e-300), -np.inf)
+            best[fallback] = np.argmax(scaled[fallback], axis=1)
+        return best
+
+    def _push(self, lb, ub, depth, halv, feature) -> None:
+        """Bisect each partition on its feature and push the lower then the upper half (the upper is popped
+        first, as in the artifact)."""
+        rows = np.arange(len(lb))
+        lo, hi = lb[rows, feature], ub[rows, feature]
+        real = self.real[feature]
+        mid = np.where(real, (lo + hi) / 2, np.floor((lo + hi) / 2))
+        low_ub, up_lb = ub.copy(), lb.copy()
+        low_ub[rows, feature] = mid
+        up_lb[rows, feature] = np.where(real, mid, mid + 1)
+        new_lb = np.empty((2 * len(lb), lb.shape[1]))
+        new_ub = np.empty_like(new_lb)
+        new_lb[0::2], new_ub[0::2] = lb, low_ub
+        new_lb[1::2], new_ub[1::2] = up_lb, ub
+        np.add.at(self.splits, feature, 1)
+        self.lb = np.concatenate([self.lb, new_lb])
+        self.ub = np.concatenate([self.ub, new_ub])
+        self.depth = np.concatenate([self.depth, np.repeat(depth + 1, 2)])
+        self.halvings = np.concatenate([self.halvings, np.repeat(halv + real.astype(np.int64), 2)])
+
+    def _corners(self, sym: Symbolic, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
+        """Per partition ``[P, 2k, F]``: for each copy, the corner of the box minimising its output's lower linear
+        bound and the corner maximising its upper one — where a flip is likeliest (a group takes its lowest code)."""
+        P = len(lb)
+        lc = sym.lc[:, :, 0].numpy().reshape(P, self.k, -1)
+        uc = sym.uc[:, :, 0].numpy().reshape(P, self.k, -1)
+        out = np.repeat(lb[:, None, :], 2 * self.k, axis=1)
+        for j, f in self._numeric:
+            low = np.where(lc[:, :, f.start] >= 0, lb[:, None, j], ub[:, None, j])
+            high = np.where(uc[:, :, f.start] >= 0, ub[:, None, j], lb[:, None, j])
+            out[:, :, j] = np.concatenate([low, high], axis=1)
+        return out
+
+    def _sample(self, lb: np.ndarray, ub: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
+        """Up to ``samples`` uniform individuals of each partition (after the ``extra`` candidates ``[P, C, F]``,
+        the corners where the bounds are extreme); True where one's decision changes with the protected attribute
+        (that individual is kept as a counterexample)."""
+        P, S = len(lb), self.samples
+        if self.artifact_probes:
+            total = (lb + ub)[:, None, :] * np.arange(S)[None, :, None]
+            pts = np.trunc(total / 10)  # C integer division truncates toward zero
+        else:
+            u = self.rng.random((P, S, lb.shape[1]))
+            span = np.where(self.real, ub - lb, ub - lb + 1)[:, None, :]
+            pts = lb[:, None, :] + u * span
+            pts = np.where(self.real, pts, np.minimum(np.floor(pts), ub[:, None, :]))
+        if extra is not None:
+            pts = np.concatenate([extra, pts], axis=1)
+            S = pts.shape[1]
+        flat = pts.reshape(P * S, -1)
+        out = self._outputs(flat).reshape(P, S, self.k)
+        flips = (out > self.point_margin).any(axis=2) & (out < -self.point_margin).any(axis=2)  # [P, S]
+        hit = flips.any(axis=1)
+        # a witness counts as an unfair individual only inside its partition (partitions are disjoint, so none is
+        # counted twice); an artifact probe may lie outside it and then only stops the refinement
+        within = ((pts >= lb[:, None, :]) & (pts <= ub[:, None, :]))[:, :, self.candidates].all(axis=2)
+        inside = (flips & within).any(axis=1)
+        first = np.argmax(flips & within, axis=1)
+        first = np.where(inside, first, np.argmax(flips, axis=1))
+        rows = np.flatnonzero(hit)
+        self._keep(pts[rows, first[rows]], out[rows, first[rows]])
+        return hit, inside
+
+    def _keep(self, points: np.ndarray, outputs: np.ndarray) -> None:
+        """Keep counterexamples (raw points, their outputs ``[N, k]``) up to ``keep``."""
+        for point, out in zip(points, outputs):
+            if len(self.counterexamples) >= self.keep:
+                return
+            point = np.array(point, dtype=np.float64)
+            point[self.j] = self.values[0]
+            self.counterexamples.append(Counterexample(tuple(float(v) for v in point), tuple(self.values),
+                                                       tuple(_output_value(o) for o in out)))
+
+    # ---------------------------------------------------------------------------------------- driving
+    def run(self, time_limit: float | None = None, on_step=None) -> dict:
+        """Refine until done or ``time_limit`` seconds; ``on_step(self)`` after every batch. The final rates."""
+        start = time.perf_counter()
+        while not self.done:
+            self.step()
+            if on_step is not None:
+                on_step(self)
+            if time_limit is not None and time.perf_counter() - start >= time_limit and not self.done:
+                break
+        return self.rates()
+
+    def summary(self) -> dict:
+        """The facts of the run so far (JSON-able): counts, rates, partitions, depth, counterexamples."""
+        c, r = self.counts, self.rates()
+        return {"partitions": self.pops, "max_depth_reached": self.max_seen_depth, "stack": int(len(self.lb)),
+                "total": c.total, "certified_count": c.certified, "unfair_count": c.unfair,
+                "cex_partitions": c.cex_partitions, "cex_witnesses_inside": c.cex_witnesses,
+                "single_individuals": c.singles, "decided_exactly": c.exact,
+                "rounding_margins": {"symbolic": self.symbolic_margin, "concrete": self.point_margin},
+                "undecided_counterexample": float(r["undecided_cex"]), "undecided_limit": float(r["undecided_open"]),
+                "stopped": self.stopped or "not finished",
+                "splits": {self.domain.features[j].name: int(s) for j, s in enumerate(self.splits) if s}}

@@ -1,0 +1,14 @@
+"""The ``fairsquare`` engine: sound bounds on every ``E[...]`` of a spec over a population program.
+
+The engine class is in ``engine.py``; the rest of this package is its own mathematics. Names of ``engine.py`` are
+read through this package lazily (``from fairaudit.engines.fairsquare import FairSquare``), so importing one of its modules does
+not load the others.
+"""
+from importlib import import_module
+from pathlib import Path
+
+
+def __getattr__(name):
+    if name.startswith("__") or (Path(__file__).parent / f"{name}.py").exists():  # a module of its own
+        raise AttributeError(name)
+    return getattr(import_module("fairaudit.engines.fairsquare.engine"), name)

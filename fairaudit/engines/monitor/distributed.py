@@ -1,0 +1,1084 @@
+"""The monitor beyond one machine: a decision log in parts (CSV or Parquet files), audited on a Dask cluster.
+
+``audit_parquet(source, spec, pred=..., client=...)`` gives the same result as the in-process monitor
+(``fairaudit.audit`` with the ``monitor`` engine) and the out-of-core route (``fairaudit.engines.monitor.outofcore.audit_file``) on
+the same rows — the same verdict, stop step and every interval of every check — while the rows are read and
+evaluated by the cluster's workers, never by the client.
+
+The rows: one ingestion pipeline (``fairaudit.sources``)
+    ``source`` is a CSV or Parquet file, a folder of parts (``*.csv``, ``*.csv.gz``, ``*.parquet``, ``*.pq``,
+    recursively), a glob, a list of them, or a ``FileLog``; the client makes it a ``FileLog`` (``dask_log``), which
+    lists the parts in natural name order (``part-2`` before ``part-10``) and fixes the **schema once**, here,
+    before any row is counted (the first Parquet part's stored types, or the first 10,000 rows of the first CSV
+    part; ``column_types`` declares a type, ``na_values`` more text read as missing). Each part is **one
+    partition** (``Part``), read on a worker by the log's own reader (``FileLog.read_part``): every batch conformed
+    to that schema (``fairaudit.sources.conform``: a value that does not fit — ``yes`` in a column of whole
+    numbers, an infinite number, a Parquet part storing ``decision`` as text where the first part stores integers
+    — is refused with its file and data row, never coerced; a renamed or missing column is refused) and made the
+    engines' frame (``to_frame``) — exactly as the in-process and out-of-core routes read the same files, with the
+    same messages. The partitions in ``log.parts`` order, each in row order, are the stream's **given order**.
+    A URL (``s3://...``) of Parquet files is a ``RemoteLog``: the same ``FileLog`` listed and read through fsspec
+    (the filesystem's package, e.g. s3fs; a CSV log in object storage is not read).
+
+    Before any work the spec, the decision and the row filter are validated as out of core: the columns' kinds from
+    the schema, the values of the text columns they read (and of the label) from one pass on the cluster
+    (``part_values`` per partition: ``fairaudit.sources.values``; merged on the client in partition order), so a
+    value the log never takes or a missing label is refused, positioned; the favourable label value is taken in the
+    label's type from the same ``FileDataset`` (``fairaudit.data.cleaning.known_dataset``). A partition that fails
+    is reported as out of core meets it, reading the parts in order: the first failing part's error.
+
+Each worker, per partition (``partition_codes``)
+    evaluates the decision (``pred``: a condition over the rows; or a model the client already loaded, shipped to
+    the workers by Dask — never one loaded from anywhere else), keeps the rows matching ``where``, evaluates every
+    distinct leaf of the spec (``fairaudit.core.observations.observe``) and packs each leaf's observations into
+    bits: one bit per row for its 0/1 value counted where its condition holds, and a second bit (the condition) for
+    a conditional leaf ``E[A | B]``. These **observation codes** stay on the worker.
+
+The client combines them, in partition order
+    ``order="given"``: every worker reduces its codes to the leaf counts (successes, n) within the partition at the
+    checks that fall in it (``partition_counts`` at ``partition_points``: every ``batch`` rows counted from the
+    stream's first row, and the stream's last row), and to its totals (``codes_summary``). The client fetches them
+    partition by partition as the monitor asks for its checks (``PartitionCounts``, a ``ChunkedObservations``: a
+    few partitions computed ahead, ``fetched_counts``) and adds the totals of the partitions before (prefix sums in
+    partition order) — ``RunningCounts``' convention (``fairaudit.engines.monitor.stream``), per partition instead of per
+    chunk. The monitor asks in increasing order, so the client forgets the checks below the lowest one it last asked
+    for: it holds a window of checks (two monitor batches, at most ``CHUNK_LIMIT`` checks each, plus one partition's),
+    never the counts at every check, whatever the log's length. The halves test of ``OrderEvidence`` takes the counts
+    up to the middle row from one small task (``stream_halves``).
+
+    ``order="shuffle"``: the stream is the rows in the seeded random order of the in-process path
+    (``fairaudit.engines.monitor.engine.stream_positions``: ``numpy.random.default_rng(seed).permutation``), a permutation
+    of the whole stream, which no partition can apply alone. The workers turn their codes into the out-of-core
+    route's row codes (``row_codes``: two bits per leaf, 1 byte a row for up to four leaves), the client appends
+    them in partition order and shuffles them with ``fairaudit.engines.monitor.stream.shuffle_codes`` — in memory (up to 1
+    GiB of codes) that is the in-process permutation — and decodes them chunk by chunk for the monitor. The client
+    holds those codes (about 2 bytes a row while shuffling, 1 after; with ``Fair[...]`` also the row ids shuffled
+    with them, ``shuffle_rows``, 4 bytes a row), not the rows; beyond 1 GiB of codes they go to a temporary file and
+    are shuffled by buckets (a uniform order: the out-of-core route's with the same limit and seed, not the in-process
+    one).
+
+Either way the counts go through ``fairaudit.engines.monitor.engine.monitor_batches`` and the shared driver
+(``fairaudit.core.driver.drive``), as in process, so verdicts, intervals, warnings and the guarantee sentence are the
+same.
+
+``Fair[column]`` (with a model)
+    The values the column is flipped to are those of the whole log, sorted, as in process
+    (``fairaudit.core.observations.fair_domains``: a text, boolean or dictionary column's values as the dataset
+    schema has them, a numeric column's distinct values): one pass on the cluster first (``_domains``), each
+    partition sending at most ``FAIR_MAX_VALUES + 1`` distinct values; a column with more is refused. Each worker
+    flips its rows and keeps its first ``KEEP`` counterexamples and their positions; the client numbers them in the
+    whole stream (given order: ``_fair_flips``). Shuffled, the first ``KEEP`` in the permuted order can lie anywhere:
+    their stream positions are read off the shuffled codes, their rows through the ids shuffled with them, and the
+    partitions that hold them are read again to make just those (``_fair_flips_shuffled``,
+    ``partition_counterexamples``). How many rows the flip changed among the rows checked is read off the leaf's
+    counts (``ChunkedObservations.counterexamples``): no position of every flipped row is kept. The counterexamples
+    are the in-process ones, row numbers (in the log, before ``where``) included.
+
+The cluster
+    ``dask_client(scheduler=None, workers=2, threads=1)`` starts a ``distributed.LocalCluster`` on this machine
+    (``processes=True``: one process per worker, so evaluation runs in parallel) or, with ``scheduler``, attaches
+    to an existing cluster (``tcp://host:8786``; unreachable within ``timeout`` seconds → ``FairauditError``); on
+    exit (also on an error or Ctrl-C) the client is closed and a cluster it started is shut down. ``DASK_OPTIONS``
+    declares the knobs once (the CLI's flags derive from them).
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import logging
+import os
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from fairaudit.core.engine import Option
+from fairaudit.sources.files import not_interrupted
+from fairaudit.engines.monitor.stream import ChunkedObservations, _count_upto
+from fairaudit.core.errors import DataError, FairauditError
+from fairaudit.sources.files import READ_ROWS, FileLog
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+DASK_OPTIONS = (
+    Option("dask_workers", int, 2, "with --dask: worker processes of the local Dask cluster", min=1,
+           label="Dask workers", metavar="N"),
+    Option("dask_threads", int, 1, "with --dask: threads per worker of the local Dask cluster", min=1,
+           label="Threads per worker", metavar="N"),
+    Option("dask_timeout", float, 10.0, "seconds to wait for the Dask scheduler (--scheduler) or the local cluster "
+           "to answer", min=0, exclusive=True, label="Dask timeout (s)", metavar="SECONDS"),
+)
+
+
+from fairaudit.engines import STREAMING as ENGINE  # the engine whose observations the workers evaluate
+
+
+def runs_on_dask(engine) -> bool:
+    """Whether ``engine`` (an ``Engine``) can audit a log on Dask (only the monitor: its leaves are counts of
+    observations that partitions can be reduced to)."""
+    return getattr(engine, "name", engine) == ENGINE
+
+
+# ---------------------------------------------------------------------------------------------------- the files
+def _is_url(text: str) -> bool:
+    return "://" in text and not text.startswith("file://")
+
+
+def _items(source) -> list[str]:
+    return [os.fspath(source)] if isinstance(source, (str, os.PathLike)) else [os.fspath(s) for s in source]
+
+
+def log_parts(source) -> list[str]:
+    """The parts of ``source`` — the Dask partitions, in their order: a local CSV or Parquet file, a folder of parts,
+    a glob or a list of them as ``fairaudit.sources.list_parts`` lists them (natural name order: ``part-2`` before
+    ``part-10``), the Parquet files under a URL through fsspec. ``FairauditError`` when there is none."""
+    from fairaudit.sources.files import list_parts, natural_key
+
+    items = _items(source)
+    if not items:
+        raise FairauditError("no log given: name a file, a folder of parts or a glob")
+    remote = [i for i in items if _is_url(i)]
+    if not remote:
+        return list_parts([i.removeprefix("file://") for i in items] if len(items) > 1 else
+                          items[0].removeprefix("file://"))
+    if len(remote) < len(items):
+        raise FairauditError("a log's parts are all in object storage or all on this machine, not both: "
+                             f"{remote[0]} and {next(i for i in items if not _is_url(i))}")
+    found: list[str] = []
+    for item in remote:
+        found += _remote_files(item)
+    found = sorted(dict.fromkeys(found), key=natural_key)
+    if not found:
+        raise FairauditError(f"no Parquet files (*.parquet, *.pq) found at {source}")
+    return found
+
+
+def _remote_files(url: str) -> list[str]:
+    """Parquet files under an fsspec URL (needs the filesystem's package, e.g. s3fs; tested on a local S3 server:
+    ``tests/test_dask_object_storage.py``). Any failure to reach or list the storage (no package, no credentials, no
+    such bucket, no network) is one line."""
+    try:
+        import fsspec
+
+        fs, _, paths = fsspec.get_fs_token_paths(url)
+        protocol = url.split("://", 1)[0]
+        out, absent = [], []
+        for path in paths:
+            if fs.isdir(path):
+                out += [p for p in fs.find(path) if Path(p).suffix.lower() in PARQUET_SUFFIXES]
+            elif any(c in path for c in "*?["):
+                out += [p for p in fs.glob(path) if Path(p).suffix.lower() in PARQUET_SUFFIXES]
+            elif fs.exists(path):
+                out.append(path)
+            else:
+                absent.append(path)
+    except ImportError as err:
+        raise FairauditError(f"cannot read {url}: {err}") from None
+    except Exception as err:  # noqa: BLE001 - the storage's own errors (botocore's credentials, HTTP, …): one line
+        said = " ".join(str(err).split())[:300] or type(err).__name__
+        raise FairauditError(f"cannot list {url}: {said} (check the URL, the credentials and the network)") from None
+    if absent:
+        raise FairauditError(f"nothing at {url}: no such file or folder (check the URL)")
+    return [p if "://" in p else f"{protocol}://{p}" for p in out]
+
+
+class RemoteLog(FileLog):
+    """A Parquet log in object storage (an fsspec URL such as ``s3://bucket/logs/``): a ``FileLog`` — the same
+    schema rule (the first part's stored types) and the same conform step on every part — whose parts are listed
+    (``_remote_files``) and read through fsspec (the filesystem's package, e.g. s3fs, on the client and on every
+    worker). Parquet only: a CSV log in object storage is not read."""
+
+    def __post_init__(self):
+        self.parts, self.format = log_parts(self.source), "parquet"
+        bad = next((p for p in self.parts if not p.lower().endswith(PARQUET_SUFFIXES)), None)
+        if bad is not None:
+            raise DataError(f"{bad} is not a Parquet file (*.parquet, *.pq): a log in object storage is read as "
+                            "Parquet")
+        self.schema = self._fix_schema()
+
+    def _fragment(self, path):
+        import pyarrow.dataset as ds
+
+        try:
+            import fsspec
+
+            fs, inner = fsspec.core.url_to_fs(path)
+            return next(iter(ds.dataset(inner, format="parquet", filesystem=fs).get_fragments()))
+        except ImportError as err:
+            raise DataError(f"cannot read {path}: {err}") from None
+        except Exception as err:  # noqa: BLE001 - the storage's own errors (credentials, HTTP, a damaged file)
+            raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240] or type(err).__name__}") \
+                from None
+
+    def _raw_batches(self, path, columns=None, block=1 << 22, rows=READ_ROWS):
+        import pyarrow as pa
+
+        fragment = self._fragment(path)
+        try:
+            yield from fragment.to_batches(columns=columns, batch_size=rows, use_threads=False)
+        except (OSError, pa.ArrowException) as err:
+            not_interrupted(err)
+            raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240]}") from None
+
+
+def dask_log(source, declared=None, na_values=()) -> FileLog:
+    """``source`` as the log the Dask route reads (a ``FileLog``, given one as it is; a ``RemoteLog`` for URLs):
+    its parts listed and its schema fixed here, on the client, before any row is counted."""
+    from fairaudit.engines.monitor.outofcore import log_of
+
+    if isinstance(source, FileLog):
+        return source
+    items = _items(source)
+    if any(_is_url(i) for i in items):
+        return RemoteLog(source, declared=declared, na_values=tuple(na_values or ()))
+    local = [i.removeprefix("file://") for i in items]
+    return log_of(local if len(local) > 1 or not isinstance(source, (str, os.PathLike)) else local[0], declared,
+                  na_values)
+
+
+# ---------------------------------------------------------------------------------------------------- the cluster
+@contextmanager
+def dask_client(scheduler: str | None = None, *, workers: int = 2, threads: int = 1,
+                timeout: float = 10.0) -> Iterator:
+    """A ``distributed.Client``: on a new ``LocalCluster`` of ``workers`` processes × ``threads`` threads, or
+    attached to the scheduler at ``scheduler``. Closed on exit (the local cluster shut down), whatever happens."""
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout=timeout)
+        except (OSError, TimeoutError, ValueError) as err:
+            reason = " ".join(str(err).split())[:160]
+            raise FairauditError(f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s ({reason})") \
+                from None
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    with _interrupts_held() as held, warnings.catch_warnings():  # a Ctrl-C while the workers start is raised once
+        # the cluster can be closed; the scheduler's HTTP server (no dashboard) takes another port if 8787 is taken,
+        # which is no news for the user
+        warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
+        cluster = LocalCluster(n_workers=int(workers), threads_per_worker=int(threads), processes=True,
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
+    try:
+        if held:  # inside the try: the cluster is closed below
+            raise KeyboardInterrupt
+        client = Client(cluster, timeout=timeout)
+        try:
+            yield client
+        finally:
+            client.close()
+    finally:
+        cluster.close()
+
+
+@contextmanager
+def _interrupts_held():
+    """Hold a SIGINT (Ctrl-C) back while the block runs; yields the list of those held (the caller raises once it
+    can clean up): a cluster half started cannot be closed cleanly (its workers are still starting), one fully
+    started can. Only in the main thread (elsewhere, e.g. in the dashboard's script thread, Python delivers no
+    SIGINT anyway)."""
+    import signal
+    import threading
+
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield caught
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# ---------------------------------------------------------------------------------------------------- on a worker
+@dataclass(frozen=True)
+class Task:
+    """What every partition is evaluated with (small; the model travels separately, as a Dask future)."""
+
+    spec: str
+    pred: str | None = None
+    where: str | None = None
+    label: str | None = None
+    favourable: object = None
+    uses_score: bool = False
+    domains: tuple = ()  # ((column, (value, ...)), ...): the values a Fair[column] flips to, those of the whole log
+
+
+@dataclass
+class PartitionCodes:
+    """One partition's observations: ``length`` rows (after ``where``); per leaf the packed bits (``numpy.packbits``)
+    of its value counted where its condition holds (``success``) and of the condition (``mask``; None: every row)."""
+
+    length: int
+    success: dict
+    mask: dict
+    before: int = 0  # the partition's rows before ``where``
+    flips: dict | None = None  # per Fair[...] leaf: the first ``KEEP`` flipped rows' positions (after ``where``)
+    first: dict | None = None  # per Fair[...] leaf: the first ``KEEP`` of them as ``Counterexample``s (rows: local)
+    missing: dict | None = None  # per leaf: the rows it leaves out for a missing value (``Missing``)
+    unknown: tuple = (0, ())  # the rows the row filter is neither true nor false on, and the columns missing there
+
+    def unpacked(self, key) -> tuple[np.ndarray, np.ndarray | None]:
+        v = np.unpackbits(self.success[key], count=self.length).astype(bool)
+        m = self.mask[key]
+        return v, (None if m is None else np.unpackbits(m, count=self.length).astype(bool))
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(spec_text: str):
+    from fairaudit.spec import parse
+
+    return parse(spec_text)
+
+
+@functools.lru_cache(maxsize=16)
+def _event(text: str):
+    from fairaudit.spec import parse_event
+
+    return parse_event(text)
+
+
+@dataclass
+class Part:
+    """One partition: one part (file) of the log, read on a worker by the log's own reader — ``FileLog.read_part``,
+    every batch conformed to the schema the client fixed (a value that does not fit is an ``UnfitValue`` naming the
+    file and its data row, a renamed or missing column a ``DataError``, both re-raised on the client) — and made the
+    frame the engines read (``fairaudit.sources.to_frame``; a missing label kept missing: the client refuses it
+    first). ``log``: the log with only this part listed (its schema, format and delimiter: the client's)."""
+
+    log: FileLog
+    columns: tuple
+    label: str | None = None
+
+    @property
+    def path(self) -> str:
+        return self.log.parts[0]
+
+    def tables(self, columns=None):
+        """The part's conformed Arrow tables, in row order (``columns``: the log's names; default the part's)."""
+        for batch in self.log.read_part(self.path, list(self.columns if columns is None else columns)):
+            yield batch.table
+
+    def frame(self, columns=None):
+        import pyarrow as pa
+
+        from fairaudit.sources import to_frame
+
+        wanted = list(self.columns if columns is None else columns)
+        tables = list(self.tables(wanted))
+        if not tables:  # a part without rows
+            arrow = {"integer": pa.int64(), "float": pa.float64(), "boolean": pa.bool_(), "text": pa.string()}
+            tables = [pa.table({c: pa.array([], arrow[self.log.schema.kind(c)]) for c in wanted})]
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+        return to_frame(table, self.log.schema, keep_missing=self.label or ())
+
+
+def log_partitions(log: FileLog, columns, label=None) -> list[Part]:
+    """The log's partitions in ``log.parts`` order (natural name order): the stream's given order, the order in
+    which the in-process and out-of-core routes read the same parts."""
+    out = []
+    for path in log.parts:
+        one = copy.copy(log)  # the schema fixed once, here; only the part's path differs
+        one.source, one.parts = path, [path]  # (not the whole list: a task carries its part only)
+        out.append(Part(one, tuple(columns), label))
+    return out
+
+
+def _frame(part):
+    return part.frame() if isinstance(part, Part) else part.reset_index(drop=True)
+
+
+def _decided(frame, task: Task, model):
+    """``(frame, pred, label, score, rows, unknown)``: the partition's decisions, label and score, restricted to
+    ``where`` (``rows``: the kept rows' positions in the partition; ``unknown``: the rows the filter is neither true
+    nor false on, left out, and the columns missing there), as out of core (``fairaudit.engines.monitor.outofcore.encode_file``)."""
+    from fairaudit.core.observations import event_array3
+    from fairaudit.models.expression import ExpressionModel
+    from fairaudit.spec import event_columns
+
+    rows = np.arange(len(frame))
+    pred = score = label = None
+    unknown = (0, ())
+    if task.pred is not None:
+        decision = _event(task.pred)
+        pred = np.asarray(ExpressionModel(task.pred, decision, event_columns(decision)).predict(frame)).astype(
+            np.int8)
+    elif model is not None:
+        pred = np.asarray(model.predict(frame)).astype(np.int8)
+        if task.uses_score:
+            score = np.asarray(model.score(frame), dtype=float)
+            if not np.isfinite(score).all():
+                raise FairauditError("the model's score is not a number for some rows of the log; check them for "
+                                     "missing or extreme values")
+    if task.label is not None:
+        label = (frame[task.label] == task.favourable).to_numpy(dtype=np.int8)
+    if task.where is not None:
+        where = _event(task.where)
+        keep, known = event_array3(where, frame, pred, label, score)
+        if not known.all():
+            from fairaudit.spec.events import missing_names
+
+            unknown = (int((~known).sum()), missing_names((where,), frame, ~known, pred=pred, label=label,
+                                                          score=score))
+        frame = frame[keep].reset_index(drop=True)
+        pred, label, score, rows = (None if a is None else a[keep] for a in (pred, label, score, rows))
+    return frame, pred, label, score, rows, unknown
+
+
+def partition_codes(part, task: Task, model=None) -> PartitionCodes:
+    """Evaluate ``task`` on one partition (a ``Part``, read here; or a pandas DataFrame already read): the decision,
+    the row filter, every leaf."""
+    from fairaudit.core.counterexamples import KEEP
+    from fairaudit.core.observations import observe
+
+    frame = _frame(part)
+    before = len(frame)
+    frame, pred, label, score, rows, unknown = _decided(frame, task, model)
+    obs = observe(_parsed(task.spec), frame, pred=pred, label=label, score=score, model=model,
+                  column_values=dict(task.domains), rows=rows)
+    success, mask = {}, {}
+    for key, v in obs.values.items():
+        m = obs.masks[key]
+        every = bool(m.all())
+        success[key] = np.packbits(v if every else v & m)
+        mask[key] = None if every else np.packbits(m)
+    flips = {k: f.positions[:KEEP].astype(np.int64) for k, f in obs.flips.items()} or None  # of ``first`` only
+    first = {k: f.first for k, f in obs.flips.items()} or None
+    return PartitionCodes(int(obs.length), success, mask, before, flips, first, obs.missing or None, unknown)
+
+
+def partition_counterexamples(part, task: Task, model, key: str, local) -> tuple:
+    """The ``Counterexample``s of the Fair[...] leaf ``key`` at the partition's rows ``local`` (positions after
+    ``where``, in the order wanted), as ``observe`` makes them (rows: positions in the partition)."""
+    from fairaudit.core.observations import flip_decisions, flips
+    from fairaudit.core.evaluate import compile_spec
+
+    frame, pred, _, _, rows, _ = _decided(_frame(part), task, model)
+    local = np.asarray(local, dtype=np.int64)
+    node = compile_spec(_parsed(task.spec)).leaf_node[key].node
+    domain = list(dict(task.domains)[node.column])
+    part = frame.iloc[local].reset_index(drop=True)
+    agree, decisions = flip_decisions(model, part, node.column, domain, pred[local])
+    return flips(key, model, part, node.column, domain, agree, decisions, rows[local]).first
+
+
+def codes_summary(codes: PartitionCodes) -> tuple[int, dict, dict, tuple]:
+    """``(rows, totals, missing, unknown)``: the partition's rows (after ``where``), per leaf its (successes, n)
+    over them, the rows each leaf leaves out for a missing value, and the rows the row filter is unknown on."""
+    totals = {}
+    for key in codes.success:
+        v, m = codes.unpacked(key)
+        totals[key] = (int(v.sum()), codes.length if m is None else int(m.sum()))
+    return codes.length, totals, codes.missing or {}, codes.unknown
+
+
+def local_points(length: int, first: int, batch: int, extra=()) -> np.ndarray:
+    """The positions in a partition of ``length`` rows at which counts are taken: every ``batch`` rows from
+    ``first`` (the partition's first check), and ``extra`` positions that fall in it."""
+    points = np.arange(first, length, batch, dtype=np.int64)
+    extra = np.asarray([p for p in extra if 0 <= p < length], dtype=np.int64)
+    return np.union1d(points, extra) if len(extra) else points
+
+
+def partition_points(offset: int, rows: int, length: int, batch: int) -> tuple[int, tuple]:
+    """``(first, extra)`` for the partition of ``rows`` rows that starts at stream position ``offset`` (the stream:
+    ``length`` rows): ``local_points(rows, first, batch, extra) + offset`` are the stream's checks
+    (``check_points(length, batch)``: every ``batch`` rows from the stream's first, and its last row) that fall in
+    the partition."""
+    return (-(offset + 1)) % batch, tuple(p - offset for p in (length - 1,) if offset <= p < offset + rows)
+
+
+def partition_counts(codes: PartitionCodes, first: int, batch: int, extra=()) -> dict:
+    """The leaf counts within the partition at ``local_points``: per leaf (successes, n) there — n None for an
+    unconditional leaf (it is the position + 1) —, the partition's totals (``"total"``: (successes, n)) and the
+    points asked for (``"points"``: ``(rows, first, batch, extra)``)."""
+    at = local_points(codes.length, first, batch, extra)
+    small = np.int32 if codes.length < 2 ** 31 - 1 else np.int64
+    out = {"at": {}, "total": {}, "points": (codes.length, int(first), int(batch), tuple(int(p) for p in extra))}
+    for key in codes.success:
+        v, m = codes.unpacked(key)
+        s = np.cumsum(v, dtype=np.int64)
+        n = None if m is None else np.cumsum(m, dtype=np.int64)
+        out["at"][key] = (s[at].astype(small), None if n is None else n[at].astype(small))
+        out["total"][key] = (int(s[-1]) if codes.length else 0,
+                             (int(n[-1]) if codes.length else 0) if n is not None else codes.length)
+    return out
+
+
+def row_codes(codes: PartitionCodes, keys) -> np.ndarray:
+    """The partition's rows as the out-of-core route's row codes (``fairaudit.engines.monitor.stream.encode``: two bits per
+    leaf, 1 byte a row for up to four leaves)."""
+    from fairaudit.core.observations import Observations
+    from fairaudit.engines.monitor.stream import encode
+
+    values, masks = {}, {}
+    for key in keys:
+        v, m = codes.unpacked(key)
+        values[key], masks[key] = v, (np.ones(codes.length, dtype=bool) if m is None else m)
+    return encode(Observations(values, masks, codes.length), keys)
+
+
+# ---------------------------------------------------------------------------------------------------- on the client
+class PartitionCounts(ChunkedObservations):
+    """The monitor's observations of a given-order Dask run: each leaf's counts at the checks, fetched partition by
+    partition as the monitor asks for them and added to the totals of the partitions before (prefix sums in
+    partition order). Only a window of checks is held — ``ChunkedObservations``' mechanism (``CheckPoints``,
+    ``_LazyStats``): the monitor asks for its checks in increasing order and the checks below the lowest one it
+    last asked for are forgotten — never the counts at every check.
+
+    ``parts`` yields, in partition order, ``(rows, counted)``: the partition's rows and its ``partition_counts`` at
+    ``partition_points`` (``counted`` may be None for an empty partition). ``halves``: per leaf ``(n1, s1, n2, s2)``
+    for the halves test (``stream_halves``). ``held``: the most checks held at once so far."""
+
+    def __init__(self, keys, length: int, batch: int, parts, halves: dict | None = None):
+        super().__init__(keys, (), length, halves=halves)
+        self.batch, self.parts, self.held = int(batch), iter(parts), 0
+
+    def stats(self, ends) -> dict:
+        if self.counts.rows:
+            raise RuntimeError("the counts of a Dask stream are fetched once, in order")
+        return super().stats(ends)
+
+    def fill(self, check: int) -> None:
+        """Fetch partitions until the counts at check ``check`` are known."""
+        while self.filled <= check:
+            part = next(self.parts, None)
+            if part is None:
+                raise FairauditError(f"the Dask partitions ended after {self.counts.rows:,} rows; {self.length:,} "
+                                     "were expected")
+            rows, counted = part
+            if not rows:
+                continue
+            start = self.counts.rows
+            stop = _count_upto(self.ends, start + rows - 1)
+            want = np.asarray(self.ends[self.filled:stop], dtype=np.int64) - start
+            first, extra = partition_points(start, rows, self.length, self.batch)
+            at = local_points(rows, first, self.batch, extra)
+            where = np.searchsorted(at, want)
+            if counted["points"] != (rows, first, self.batch, extra) or \
+                    (len(want) and (where.max() >= len(at) or (at[where] != want).any())):
+                raise RuntimeError("the Dask partitions did not report the counts at every check")
+            for k in self.keys:
+                s, n = counted["at"][k]
+                base_s, base_n = self.counts.successes[k], self.counts.n[k]
+                old_s, old_n = self.cum[k]
+                self.cum[k] = (np.concatenate([old_s, s[where].astype(np.int64) + base_s]),
+                               np.concatenate([old_n, (start + want + 1) if n is None
+                                               else n[where].astype(np.int64) + base_n]))
+                ts, tn = counted["total"][k]
+                self.counts.successes[k], self.counts.n[k] = base_s + int(ts), base_n + int(tn)
+            self.counts.rows += rows
+            self.filled = stop
+            self.held = max(self.held, self.filled - self.base)
+
+
+def stream_halves(totals, half: int, middle=None) -> dict:
+    """Per leaf ``(n1, s1, n2, s2)``: observations and successes in the stream's first ``half`` rows and in the rest
+    (the halves test of ``OrderEvidence``), from every partition's totals (``codes_summary``, in partition order)
+    and ``middle = (p, counted)``: partition ``p``'s ``partition_counts`` at the one position of the stream's row
+    ``half - 1`` (None when ``half`` is 0)."""
+    out = {}
+    for k in (totals[0] if totals else {}):
+        total_s, total_n = sum(t[k][0] for t in totals), sum(t[k][1] for t in totals)
+        if half == 0 or middle is None:
+            out[k] = (0, 0, total_n, total_s)
+            continue
+        p, counted = middle
+        s, n = counted["at"][k]
+        s1 = sum(t[k][0] for t in totals[:p]) + int(s[0])
+        n1 = half if n is None else sum(t[k][1] for t in totals[:p]) + int(n[0])
+        out[k] = (n1, s1, total_n - n1, total_s - s1)
+    return out
+
+
+LOOKAHEAD = 2  # partitions whose counts are computed ahead of the monitor, per worker thread
+
+
+def fetched_counts(client, codes, lengths, batch: int, ahead: int) -> Iterator[tuple[int, dict | None]]:
+    """``(rows, partition_counts)`` of each partition in partition order, for ``PartitionCounts``: computed on the
+    workers ``ahead`` partitions before the monitor reaches them (the counts stay on the workers until then) and
+    fetched one partition at a time; a partition's codes are released once its counts are fetched."""
+    length = int(sum(lengths))
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    pending: dict = {}
+
+    def submit(p: int):
+        first, extra = partition_points(int(offsets[p]), int(lengths[p]), length, batch)
+        return client.submit(partition_counts, codes[p], first, batch, extra, pure=False)
+
+    try:
+        for p in range(len(codes)):
+            for q in range(p, min(len(codes), p + max(1, ahead))):
+                if q not in pending and lengths[q]:
+                    pending[q] = submit(q)
+            if not lengths[p]:
+                yield 0, None
+                continue
+            future = pending.pop(p)
+            counted = future.result()
+            future.release()
+            codes[p].release()
+            yield int(lengths[p]), counted
+    finally:
+        for future in pending.values():
+            future.release()
+
+
+def _threads(client) -> int:
+    """The cluster's worker threads (at least 1)."""
+    try:
+        return max(1, int(sum(client.nthreads().values())))
+    except (OSError, TimeoutError, AttributeError, ValueError):  # a scheduler that does not say: assume one
+        return 1
+
+
+def _halves(client, codes, lengths, totals) -> dict:
+    """``stream_halves`` of the stream: the totals already known, plus the counts up to the stream's middle row in
+    the partition that holds it (one small task)."""
+    length = int(sum(lengths))
+    half = length // 2
+    if half == 0:
+        return stream_halves(totals, 0)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    p = int(np.searchsorted(offsets, half - 1, side="right") - 1)  # the (non-empty) partition of row half - 1
+    counted = client.submit(partition_counts, codes[p], int(lengths[p]), 1, (int(half - 1 - offsets[p]),),
+                            pure=False).result()
+    return stream_halves(totals, half, (p, counted))
+
+
+def _shuffled_in_memory(keys, length: int) -> bool:
+    """Whether the row codes of a stream of ``length`` rows are shuffled in memory (``shuffle_codes``: the in-process
+    permutation) rather than by buckets in a temporary file."""
+    from fairaudit.engines.monitor import stream
+
+    return length * stream.code_dtype(keys).itemsize <= stream.MEMORY_SHUFFLE_BYTES
+
+
+def _shuffled(client, codes, lengths, keys, seed: int, rows: bool = False):
+    """``(folder, observations, codes, ids)`` of the stream shuffled with ``seed``: every partition's row codes
+    (``row_codes``, made on the workers) appended in partition order to a ``CodeStore`` — in memory up to
+    ``MEMORY_SHUFFLE_BYTES`` (1 byte a row for up to four leaves), else in a file of the temporary ``folder`` — and
+    shuffled by ``shuffle_codes``, the out-of-core route's shuffle: in memory it is the in-process permutation
+    (``default_rng(seed).permutation``), so the stream is the in-process one row for row; beyond, a uniform bucket
+    shuffle (another order, the out-of-core route's with the same memory limit). With ``rows`` (``Fair[...]``: its
+    counterexamples are found again) the row ids are shuffled with the codes (``shuffle_rows``, the same order) and
+    returned as ``ids``, else None."""
+    import tempfile
+
+    from fairaudit.engines.monitor import stream
+
+    dtype = stream.code_dtype(keys)
+    folder = None
+    ids_spill = rows and int(sum(lengths)) * 4 > stream.MEMORY_SHUFFLE_BYTES  # ``shuffle_rows`` keeps its ids in files
+    if not _shuffled_in_memory(keys, int(sum(lengths))) or ids_spill:
+        folder = tempfile.TemporaryDirectory(prefix="fairaudit-dask-")
+    try:
+        store = stream.CodeStore(dtype, path=None if folder is None else stream._fresh(folder.name, "codes-"))
+        made = [client.submit(row_codes, c, keys, pure=False) for c in codes]
+        for future in made:
+            store.append(future.result())
+            future.release()
+        ids = None
+        if rows:
+            store, ids, _ = stream.shuffle_rows(store.close(), seed, memory_bytes=stream.MEMORY_SHUFFLE_BYTES,
+                                                folder=None if folder is None else folder.name)
+        else:
+            store, _ = stream.shuffle_codes(store.close(), seed, memory_bytes=stream.MEMORY_SHUFFLE_BYTES,
+                                            folder=None if folder is None else folder.name)
+        return (folder, ChunkedObservations(keys, (stream.decode(c, keys) for c in store.chunks(1 << 16)), store.rows),
+                store, ids)
+    except BaseException:
+        if folder is not None:
+            folder.cleanup()
+        raise
+
+
+def few_values(part: Part, column: str, cap: int) -> tuple:
+    """The sorted distinct values of one partition's column as the engines read it (``distinct_values`` of its
+    ``to_frame`` column), at most ``cap + 1`` of them (``cap + 1`` already says the column has too many)."""
+    from fairaudit.data.roles import distinct_values
+
+    return distinct_values(part.frame([column])[column])[:cap + 1]
+
+
+def _domains(client, parts, spec, fair_keys) -> tuple:
+    """``((column, values), ...)`` for the Fair[...] leaves: the distinct values of each column over the whole log,
+    sorted (``fairaudit.data.roles.distinct_values``) — a text, boolean or dictionary column's values as the dataset
+    schema has them, a numeric column's as ``fairaudit.core.observations.fair_domains`` gives them in process.
+    One pass on the cluster, each partition sending at most ``FAIR_MAX_VALUES + 1`` values; a column with more is
+    refused (``FairauditError``), as in process."""
+    import pandas as pd
+
+    from fairaudit.data.roles import distinct_values
+    from fairaudit.core.observations import FAIR_MAX_VALUES
+    from fairaudit.core.evaluate import compile_spec
+
+    leaves = {}
+    for k in fair_keys:
+        leaves.setdefault(compile_spec(spec).leaf_node[k].node.column, k)
+    out = []
+    for column, key in leaves.items():
+        found = _in_order([client.submit(few_values, p, column, FAIR_MAX_VALUES, pure=False) for p in parts])
+        values = distinct_values(pd.Series([v for part in found for v in part], dtype=object))
+        if len(values) > FAIR_MAX_VALUES:
+            raise FairauditError(f"{key}: column {column!r} has more than {FAIR_MAX_VALUES} values in the log; "
+                                 f"Fair[...] flips a column between its values (at most {FAIR_MAX_VALUES})")
+        out.append((column, values))
+    return tuple(out)
+
+
+def _in_order(futures) -> list:
+    """The results of one task per partition, in partition order: the first partition (in log order) that failed
+    raises its error — as the out-of-core route, reading the parts in order, meets it; the futures are released."""
+    try:
+        return [f.result() for f in futures]
+    finally:
+        for f in futures:
+            f.release()
+
+
+def codes_flips(codes: PartitionCodes) -> tuple:
+    return codes.before, codes.flips or {}, codes.first or {}
+
+
+def _fair_flips(client, spec, fair_keys, task, codes, lengths):
+    """The Fair[...] leaves' first ``KEEP`` counterexamples in a given-order stream, as a ``FirstFlips`` (stream
+    positions; rows numbered in the whole log, before ``where``): the partitions' own first ones, in partition
+    order."""
+    from fairaudit.core.observations import FirstFlips, Flips
+
+    facts = client.gather([client.submit(codes_flips, c, pure=False) for c in codes])
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    before = np.concatenate([[0], np.cumsum([f[0] for f in facts])]).astype(np.int64)
+    domains, columns = dict(task.domains), _fair_columns(spec, fair_keys)
+    firsts = FirstFlips()
+    for i, (_, positions, first) in enumerate(facts):
+        firsts.add({key: Flips(key, columns[key], tuple(domains[columns[key]]),
+                               positions.get(key, np.zeros(0, np.int64)),
+                               tuple(replace(c, row=int(before[i] + c.row)) for c in first.get(key, ())))
+                    for key in fair_keys}, int(offsets[i]))
+    return firsts
+
+
+def _fair_columns(spec, fair_keys) -> dict:
+    from fairaudit.core.evaluate import compile_spec
+
+    cs = compile_spec(spec)
+    return {key: cs.leaf_node[key].node.column for key in fair_keys}
+
+
+def _fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, shipped, store, ids):
+    """The Fair[...] leaves' first ``KEEP`` counterexamples in a shuffled stream as a ``FirstFlips`` (``store``: the
+    shuffled codes, ``ids``: each stream position's row in partition order,
+    ``fairaudit.engines.monitor.stream.shuffle_rows``): their stream positions read off the codes, their rows found through
+    ``ids`` and made by the partitions that hold them, read again (``partition_counterexamples``)."""
+    from fairaudit.core.counterexamples import KEEP
+    from fairaudit.core.observations import FirstFlips, Flips
+    from fairaudit.core.evaluate import compile_spec
+
+    facts = client.gather([client.submit(codes_flips, c, pure=False) for c in codes])
+    before = np.concatenate([[0], np.cumsum([f[0] for f in facts])]).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    at = store.first_flipped(compile_spec(spec).leaf_keys, list(fair_keys), KEEP)
+    domains, columns = dict(task.domains), _fair_columns(spec, fair_keys)
+    firsts = FirstFlips()
+    for key in fair_keys:
+        chosen = ids.take(at[key]).astype(np.int64)
+        part_of = np.searchsorted(offsets, chosen, side="right") - 1
+        wanted = {int(p): chosen[part_of == p] - offsets[p] for p in np.unique(part_of)}
+        made = _in_order([client.submit(partition_counterexamples, parts[p], task, shipped, key, local, pure=False)
+                          for p, local in wanted.items()])
+        by_row = {}
+        for p, examples in zip(wanted, made):
+            for local, c in zip(wanted[p], examples):
+                by_row[int(offsets[p] + local)] = replace(c, row=int(before[p] + c.row))
+        firsts.add({key: Flips(key, columns[key], tuple(domains[columns[key]]), at[key],
+                               tuple(by_row[int(g)] for g in chosen))})
+    return firsts
+
+
+# ---------------------------------------------------------------------------------------------------- the audit
+def _check_spec(spec, columns, pred, where, model, label) -> bool:
+    """Refuse, before any work, what the Dask route cannot audit; returns whether the score is needed."""
+    from fairaudit.core.preflight import Source, preflight
+    from fairaudit.spec import event_columns, parse_event, spec_columns
+
+    if pred is not None and model is not None:
+        raise FairauditError("give either a model or a decision expression (pred), not both")
+    preflight(None, spec, decision=Source(pred, "pred") if pred is not None else None,
+              where=Source(where, "where") if where else None, uses_model=model is not None)
+    named = spec_columns(spec, reserved=True)
+    for text in (pred, where):
+        if text:
+            named += event_columns(parse_event(text), reserved=True)
+    if "label" in named and label is None:
+        raise FairauditError("the specification uses 'label': name the label column (label=..., --label COL)")
+    wanted = [c for c in named if c not in ("pred", "score", "label")]
+    if label is not None:
+        wanted.append(label)
+    missing = [c for c in dict.fromkeys(wanted) if c not in columns]
+    if missing:
+        raise FairauditError(f"the log has no column {missing[0]!r} (its columns: "
+                             f"{', '.join(columns[:12])}{' ...' if len(columns) > 12 else ''})")
+    if model is not None:
+        absent = [c for c in getattr(model, "feature_names", ()) if c not in columns]
+        if absent:
+            raise FairauditError(f"the model reads column(s) {', '.join(absent[:5])} that the log does not have")
+    return "score" in named
+
+
+def part_values(part: Part, wanted, label=None, literals=frozenset()) -> tuple[dict, set, int, int]:
+    """``(values, wide, rows, unlabelled)`` of one partition's ``wanted`` columns (``fairaudit.sources.values``:
+    ``chunk_values`` over its conformed batches, merged): per column its distinct values as the engines see them (a
+    wide one narrowed to ``literals`` and a few others), the wide columns, the part's rows and its rows without a
+    label. With no column wanted the log's first column is read (every part's columns and rows are still checked, as
+    out of core)."""
+    from fairaudit.sources.values import distinct_pass
+
+    read = list(wanted) or list(part.log.schema.names[:1])
+    return distinct_pass(part.tables(read), part.log.schema, list(wanted), label, literals)
+
+
+def _check_values(client, log: FileLog, parts, spec, task, model, sources=None):
+    """The log's ``FileDataset`` and the spec, the decision and the row filter validated against it, as out of core
+    (``fairaudit.engines.monitor.outofcore.file_dataset``, ``fairaudit.core.preflight``): the kinds of the columns from the schema fixed
+    once (``log.schema.dataset_kinds``), and the values the text columns they read (and the label) take — one pass
+    on the cluster over those columns (``part_values`` per partition, ``merge`` here, in partition order). A value
+    the log never takes (``race == "Caucasain"``, which would match no row, or every row with ``!=``) is refused,
+    positioned, before any work; so is a missing label."""
+    from fairaudit.data.cleaning import known_dataset
+    from fairaudit.core.preflight import Source, preflight
+    from fairaudit.sources.values import merge
+    from fairaudit.spec import event_columns, spec_columns
+    from fairaudit.spec.events import literals as written
+
+    kinds = log.schema.dataset_kinds
+    named = spec_columns(spec)
+    for text in (task.pred, task.where):
+        if text:
+            named += event_columns(_event(text))
+    if task.label is not None:
+        named.append(task.label)
+    wanted = [c for c in dict.fromkeys(named) if kinds.get(c) == "categorical" or c == task.label]
+    literals = written(spec, *(_event(t) for t in (task.pred, task.where) if t))
+    known: dict = {c: set() for c in wanted}
+    wide: set = set()
+    rows = unlabelled = 0
+    for values, many, n, missing in _in_order([client.submit(part_values, p, wanted, task.label, literals,
+                                                             pure=False) for p in parts]):
+        rows += n
+        unlabelled += missing
+        merge(known, wide, values, many, literals, task.label)
+    if rows == 0:
+        raise DataError(f"{log.name} has no data rows")
+    if unlabelled:
+        from fairaudit.data.roles import missing_labels
+
+        raise missing_labels(task.label, unlabelled)
+    dataset = known_dataset(log.stem, log.name, kinds, known, label=task.label, favourable=task.favourable,
+                            wide=wide)
+    decision, where = sources or (None, None)
+    decision = decision or (Source(task.pred, "pred") if task.pred is not None else None)
+    where = where or (Source(task.where, "where") if task.where else None)
+    preflight(dataset, spec, decision=decision, where=where, uses_model=model is not None)
+    return dataset
+
+
+def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: str | None = None,
+                  label: str | None = None, favourable=None, client=None, scheduler: str | None = None,
+                  workers: int = 2, threads: int = 1, timeout: float = 10.0, iterate: bool = False,
+                  on_progress=None, trace_points: int | None | str = "auto", full_trace=None, column_types=None,
+                  na_values=(), sources=None, **options):
+    """Audit the log ``source`` against ``spec`` with the monitor, on a Dask cluster (module doc): a CSV or Parquet
+    file, a folder of parts, a glob, a list of them, an fsspec URL of Parquet files, or a ``FileLog`` (its schema
+    already fixed); one part is one partition. (The name is historical: CSV parts are read too.)
+
+    ``pred`` (a condition over the rows, true = favourable) or ``model`` (a ``Model`` already loaded in this
+    process) makes the decisions; ``where`` keeps the matching rows; ``label``/``favourable`` name the label column
+    and its favourable value when the spec reads ``label``. ``column_types`` (``{column: kind}`` or
+    ``["column=kind", ...]``) declares column types and ``na_values`` the text read as missing besides an empty
+    cell, as on every route (``fairaudit.sources.schema``); ``sources``: the ``(decision, where)``
+    ``fairaudit.core.preflight.Source``s errors are positioned in (the command line's ``--pred``, ``--where``). ``client``: a ``distributed.Client`` to use (kept open);
+    without one a cluster is started for the run (``dask_client(scheduler, workers=, threads=, timeout=)``) and
+    shut down after it. ``options``: the monitor's options (``delta``, ``batch``, ``order``, ``seed``, ``stop``, ...).
+    ``on_progress(Progress)`` is told the cluster's progress (message "Dask: i of P partitions") and then the
+    monitor's. Returns the ``AuditResult`` (``iterate=True``: the generator of partial results, the cluster work
+    done when it is first advanced)."""
+    from fairaudit.api import check_options
+    from fairaudit.spec import parse
+
+    engine, resolved = check_options(ENGINE, **options)
+    spec = spec if hasattr(spec, "nodes") else parse(str(spec))
+    log = dask_log(source, column_types, na_values)  # the schema, fixed once, here
+    uses_score = _check_spec(spec, list(log.schema.names), pred, where, model, label)
+    task = Task(spec.text, pred, where, label, favourable, uses_score)
+    results = _results(engine, spec, log, task, model, resolved, client=client, scheduler=scheduler,
+                       workers=workers, threads=threads, timeout=timeout, on_progress=on_progress,
+                       trace_points=trace_points, full_trace=full_trace, sources=sources)
+    if iterate:
+        return results
+    from fairaudit.core.driver import last
+
+    return last(results)
+
+
+def _results(engine, spec, log, task, model, options, *, client, scheduler, workers, threads, timeout,
+             on_progress, trace_points, full_trace, sources=None):
+    if client is not None:
+        yield from _on_cluster(engine, spec, log, task, model, options, client, on_progress, trace_points,
+                               full_trace, sources)
+        return
+    with dask_client(scheduler, workers=workers, threads=threads, timeout=timeout) as own:
+        yield from _on_cluster(engine, spec, log, task, model, options, own, on_progress, trace_points, full_trace,
+                               sources)
+
+
+def _needed_columns(columns, task: Task, model) -> list[str]:
+    """The columns the workers read, as out of core (``fairaudit.engines.monitor.outofcore.encode_file``): those of the spec's
+    leaves, the decision, the row filter, the label, and a model's features (every column for a model that does not
+    name its features)."""
+    from fairaudit.engines.monitor.outofcore import used_columns
+
+    features = list(getattr(model, "feature_names", None) or ()) if model is not None else []
+    if model is not None and not features:
+        return list(columns)
+    wanted = set(used_columns(_parsed(task.spec), task.pred, task.where, columns)
+                 + ([task.label] if task.label else []) + features)
+    return [c for c in columns if c in wanted] or list(columns[:1])
+
+
+def _log_name(log: FileLog) -> str:
+    """The log as results name it: its file, or its folder (glob) and how many parts it has."""
+    from fairaudit.core.numbers import count
+
+    if len(log.parts) == 1:
+        return log.parts[0]
+    where = (os.path.dirname(log.parts[0]) or ".") if isinstance(log.source, (list, tuple)) else str(log.source)
+    return f"{where} ({count(len(log.parts), ('Parquet' if log.format == 'parquet' else 'CSV') + ' files')})"
+
+
+def _earliest(futures, i: int, err, done) -> BaseException:
+    """The error to report when partition ``i`` failed with ``err``: that of the first partition in log order that
+    fails (``done``: those known to have succeeded) — the one the out-of-core route meets, reading the parts in
+    order."""
+    for j in range(i):
+        if j in done:
+            continue
+        try:
+            futures[j].result()
+        except FairauditError as earlier:
+            return earlier
+    return err
+
+
+def _on_cluster(engine, spec, log, task, model, options, client, on_progress, trace_points, full_trace,
+                sources=None):
+    """Evaluate the partitions on ``client``'s cluster, combine them, and drive the monitor (module doc)."""
+    from distributed import as_completed
+
+    from fairaudit.core.engine import Context
+    from fairaudit.engines.monitor.engine import monitor_batches, order_assumption
+    from fairaudit.core.evaluate import compile_spec
+    from fairaudit.core.guarantee import Guarantee
+    from fairaudit.core.numbers import count
+    from fairaudit.core.progress import Progress
+    from fairaudit.core.driver import _writing, drive
+
+    progress = Progress(f"Auditing with {engine.title} on Dask", None, engine.unit, on_progress)
+    ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"), progress=progress)
+    keys = compile_spec(spec).leaf_keys
+    parts = log_partitions(log, _needed_columns(list(log.schema.names), task, model), task.label)
+    dataset = _check_values(client, log, parts, spec, task, model, sources)
+    task = replace(task, favourable=dataset.schema.favourable)  # in the label's type, as out of core
+    total = len(parts)
+    fair_keys = [k for k in keys if compile_spec(spec).leaf_node[k].kind == "fair"]
+    if fair_keys:  # the values each Fair[...] column is flipped to: those of the whole log, sorted (as in process)
+        task = replace(task, domains=_domains(client, parts, spec, fair_keys))
+    shipped = client.scatter(model, broadcast=True) if model is not None else None
+    codes = [client.submit(partition_codes, part, task, shipped, pure=False) for part in parts]
+    summaries = [client.submit(codes_summary, c, pure=False) for c in codes]
+    index = {f.key: i for i, f in enumerate(summaries)}
+    lengths, totals = [0] * total, [{}] * total
+    missing, unknown = [{}] * total, [(0, ())] * total
+    done: set = set()
+    folder = None  # a temporary folder for the codes of a shuffled stream too big to shuffle in memory
+    feed = None  # the partitions' counts, fetched as the monitor advances (given order)
+    progress(0, total, message=f"Dask: 0 of {count(total, 'partitions')}")
+    try:
+        for future in as_completed(summaries):
+            i = index[future.key]
+            try:
+                lengths[i], totals[i], missing[i], unknown[i] = future.result()
+            except FairauditError as err:  # a value that does not fit, a part's columns: the first part's, in order
+                raise _earliest(summaries, i, err, done) from None
+            future.release()
+            done.add(i)
+            progress(len(done), total, message=f"Dask: {len(done):,} of {count(total, 'partitions')}")
+            if progress.cancelled:
+                raise FairauditError("stopped while the Dask cluster was reading the partitions")
+            if ctx.expired():  # no check has run yet: there is no partial result to give
+                raise FairauditError(f"the time budget ran out while the Dask cluster was reading the partitions "
+                                     f"({len(done):,} of {total:,} read)")
+        length = int(sum(lengths))
+        if length == 0:
+            raise FairauditError(f"no row of the log matches --where {task.where!r}" if task.where
+                                 else "the log has no rows: nothing to audit")
+        batch, order, seed = int(options["batch"]), options["order"], int(options["seed"])
+        if order == "given":  # counts at the checks, fetched as the monitor advances
+            found = _fair_flips(client, spec, fair_keys, task, codes, lengths) if fair_keys else None
+            feed = fetched_counts(client, codes, lengths, batch, LOOKAHEAD * _threads(client))
+            obs = PartitionCounts(keys, length, batch, feed, halves=_halves(client, codes, lengths, totals))
+        else:  # every row's code on the client (1 byte a row up to four leaves), shuffled as out of core
+            folder, obs, store, ids = _shuffled(client, codes, lengths, keys, seed, rows=bool(fair_keys))
+            found = (_fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, shipped, store, ids)
+                     if fair_keys else None)
+        obs.flips = found  # the Fair[...] leaves' first counterexamples (their count: from the leaves' counts)
+        from fairaudit.core.observations import add_missing, where_missing_warning
+
+        obs.missing = {}
+        for part_missing in missing:  # in partition order, as the other routes sum their chunks
+            add_missing(obs.missing, part_missing)
+        left_out = sum(u[0] for u in unknown)
+        notes = ([where_missing_warning(task.where, left_out, tuple(dict.fromkeys(c for u in unknown for c in u[1])))]
+                 if left_out else [])
+        assumes = order_assumption(order, seed)
+        batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch, split=options["split"],
+                                  bound=options["bound"], order=order, ctx=ctx, assumes=assumes,
+                                  stop=bool(options.get("stop")))
+        kind = "Parquet" if log.format == "parquet" else "CSV"
+        name = _log_name(log)
+        rows = {"policy": "all", "audited": length, "total": length,
+                "text": f"{'all ' if not task.where else ''}{length:,} rows of the {kind} log {name}"
+                        + (f" matching {task.where}" if task.where else "")
+                        + f", read in {count(total, 'partitions')} by a Dask cluster"}
+        described = {"data": name, "model": model.describe() if model is not None else None, "pred": task.pred,
+                     "where": task.where, "rows": "all", "dask_partitions": total}
+        provenance = {"dataset": {"name": name, "rows": length, "source": ", ".join(log.parts[:3]) +
+                                  (" ..." if len(log.parts) > 3 else ""), "parts": len(log.parts),
+                                  "format": log.format, "columns": log.schema.describe()},
+                      "model": None if model is None else {"kind": model.kind, "description": model.describe(),
+                                                           "content_hash": getattr(model, "content_hash", None)}}
+        writer = None
+        if full_trace is not None:
+            from fairaudit.core.fulltrace import FullTraceWriter
+
+            writer = FullTraceWriter(full_trace, spec.text)
+        results = drive(engine, spec, batches, options={**described, **engine.used_options(options, None)},
+                        guarantee=Guarantee("probabilistic", options["delta"], assumes=assumes), ctx=ctx,
+                        stop=bool(options.get("stop")), on_progress=on_progress, progress=progress, rows=rows,
+                        provenance=provenance, trace_points=trace_points, full_trace=writer, warnings=notes)
+        yield from (results if writer is None else _writing(results, writer))
+    finally:
+        if feed is not None:
+            feed.close()  # the counts computed ahead are released while the client is open
+        for f in codes + summaries:
+            f.release()
+        if folder is not None:
+            folder.cleanup()

@@ -1,0 +1,886 @@
+"""Live decision logs: read a log as it grows and audit it with the monitor as the rows arrive.
+
+Three kinds of log (``open_log``):
+
+* a CSV file that a deployed model appends lines to (``CsvTail``): the header is read once; each poll reads the
+  bytes appended since the last one and parses the complete records (a partial last line waits for the next poll;
+  when the watch ends by the idle timeout, a last line without its line end is read as the file at rest reads it,
+  or refused if it lacks fields); a file that shrinks (truncated) or is replaced by another file under its name
+  (rotated) is an error;
+* a directory of Parquet files (``ParquetDir``): each new ``*.parquet`` file is read once, in natural name order
+  (``part-2`` before ``part-10``, as a folder at rest is read; a writer should write a file under another name and
+  rename it when complete; a file that cannot be read yet is retried at the next poll); a new file whose name sorts
+  before one already read is an error (its rows would arrive out of order);
+* ``-``, JSON lines on standard input (``JsonLines``): one JSON object per line, read by a thread so that
+  the polls never block; the end of the input ends the log.
+
+Every log goes through the one ingestion pipeline of a file at rest (``fairaudit.sources``), so a complete log
+audited live gives the rows, the types, the values and the refusals that ``fairaudit audit --data`` gives:
+
+* the **schema** is fixed once, by the **first poll** that holds rows: a CSV log's first rows (up to
+  ``TYPE_ROWS``) parsed as text by pyarrow's CSV reader with the options every CSV is read with
+  (``fairaudit.sources.files.csv_options``) and typed by ``infer_text``; a Parquet folder's first file's stored types
+  (``from_arrow``); the first JSON records' types (``infer_values``). A declared type (``declared``) or
+  ``na_values`` apply as at rest;
+* **every poll** is parsed the same way and checked by ``fairaudit.sources.conform`` with its origin (the CSV log,
+  the Parquet file, the JSON lines) and its first row: a value that does not fit its column's type (``yes`` in a
+  column of whole numbers, ``"1"`` stored as text in a Parquet file whose first file stored numbers, ``inf``) is an
+  error naming the file and its data row — never a value coerced, counted as missing or as unfavourable; a Parquet
+  file or a JSON record with a column the log does not have (a renamed column) is refused too. The error ends the
+  live audit: the verdict so far is kept marked incomplete (``failed``), never as a final answer.
+
+``follow(source, ...)`` yields each poll's new rows until the log ends, ``stop`` is set (an interrupt, the
+dashboard's Stop) or nothing arrived for ``idle_timeout`` seconds; ``live_audit`` runs the monitor on them
+through the shared driver (``fairaudit.core.driver.drive``) and yields each partial ``AuditResult``.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import queue
+import sys
+import threading
+import time
+from collections import namedtuple
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pandas as pd
+
+from fairaudit.core.errors import DataError, FairauditError
+from fairaudit.sources.files import not_interrupted
+
+POLL_SECONDS = 0.2
+from fairaudit.engines import STREAMING as LIVE_ENGINE  # audits a log as it grows (``fairaudit.engines.monitor.live``)
+
+
+LIVE_OPTIONS = ("delta", "batch", "split", "bound", "order", "stop", "time_budget")  # the options a live run uses
+JSON_ORIGIN = "the JSON lines"
+_BOM = b"\xef\xbb\xbf"
+
+
+def live_engine():
+    """The engine a live log is audited with (its options are the ones a live run takes)."""
+    from fairaudit import engines
+
+    return engines.get(LIVE_ENGINE)
+
+
+def runs_live(engine) -> bool:
+    """Whether ``engine`` (an ``Engine`` or its name) is the one a live log runs on, so its chosen options apply."""
+    return getattr(engine, "name", engine) == LIVE_ENGINE
+
+
+_Row = namedtuple("_Row", "number actual_columns expected_columns text")
+
+
+class CsvTail:
+    """A CSV file read as it grows (module doc)."""
+
+    kind = "CSV log"
+
+    def __init__(self, path, declared=None, na_values=()):
+        self.path = Path(path)
+        self.origin = str(self.path)  # what messages name, as ``fairaudit audit --data`` names the file
+        try:
+            self.fh = open(self.path, "rb")
+        except OSError as err:
+            raise FairauditError(f"cannot open the log {self.path}: {err.strerror or err}") from None
+        self.ino = os.fstat(self.fh.fileno()).st_ino
+        self.pos = 0
+        self.header: bytes | None = None
+        self.names: list[str] | None = None  # the header's column names (stripped; an empty one "Unnamed: <i>")
+        self.sep = ","
+        self.buffer = b""
+        self.started = False  # the file's first bytes were read (a byte-order mark skipped)
+        self.declared, self.na_values = declared, tuple(na_values or ())
+        self.schema = None  # fixed by the first poll that holds rows
+        self.rows = 0  # data rows of the log read so far
+        self.ended = False  # a file never ends: the idle timeout or an interrupt ends the watch
+
+    @property
+    def columns(self) -> list[str] | None:
+        return None if self.names is None else list(self.names)
+
+    def poll(self) -> pd.DataFrame | None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise FairauditError(f"the log {self.path} was removed or rotated after {self.pos:,} bytes had been "
+                                 "read; restart the audit on the new file") from None
+        if st.st_ino != self.ino:
+            raise FairauditError(f"the log {self.path} was rotated (replaced by another file) after {self.pos:,} "
+                                 "bytes had been read; restart the audit on the new file")
+        if st.st_size < self.pos:
+            raise FairauditError(f"the log {self.path} was truncated (it has {st.st_size:,} bytes, {self.pos:,} had "
+                                 "been read); restart the audit on the new file")
+        data = self.fh.read(st.st_size - self.pos) if st.st_size > self.pos else b""
+        self.pos += len(data)
+        self.buffer += data
+        if self.header is None and not self._take_header():
+            return None
+        cut = record_end(self.buffer, self.sep)
+        if cut < 0:
+            return None
+        body, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
+        return self._rows(body)
+
+    def finish(self) -> pd.DataFrame | None:
+        """The log has ended (the idle timeout): its last record without a line end, read as the file at rest reads
+        it — a complete one is a row, one with fewer fields than the header (a line cut short) or a quoted value
+        never closed is refused, naming its data row."""
+        if self.header is None or not self.buffer.strip():
+            return None
+        rest, self.buffer = self.buffer, b""
+        spans = quoted_spans(rest, self.sep)
+        if spans and spans[-1][1] < 0:
+            raise DataError(f"cannot parse {self.origin}: a quoted value opened in data row {self.rows + 1:,} is never "
+                            "closed; close its quote")
+        return self._rows(rest)
+
+    def _take_header(self) -> bool:
+        """The header line, once it is complete (a byte-order mark and blank lines before it skipped, as at rest;
+        LF, CRLF or CR line ends)."""
+        from fairaudit.sources.files import delimiter
+
+        if not self.started:  # the file's first bytes: a byte-order mark, maybe
+            if len(self.buffer) < len(_BOM) and _BOM.startswith(self.buffer):
+                return False
+            if self.buffer.startswith(_BOM):
+                self.buffer = self.buffer[len(_BOM):]
+            self.started = True
+        while True:
+            ends = [i for i in (self.buffer.find(b"\n"), self.buffer.find(b"\r")) if i >= 0]
+            if not ends:
+                return False
+            cut = min(ends)
+            line = self.buffer[:cut]
+            self.buffer = self.buffer[cut + (2 if self.buffer[cut:cut + 2] == b"\r\n" else 1):]
+            text = line.decode("utf-8", errors="replace")
+            if not text.strip():
+                continue  # a blank line before the header
+            self.header = line
+            self.sep = delimiter(text)
+            self.names = header_names(text, self.sep)
+            return True
+
+    def _rows(self, body: bytes) -> pd.DataFrame | None:
+        """The rows of ``body`` (complete records): parsed as text as every CSV is parsed, the schema fixed by the
+        first rows, checked against it (``conform``) with their rows in the log."""
+        import pyarrow as pa
+        import pyarrow.csv as pc
+
+        from fairaudit.sources.conform import conform, to_frame
+        from fairaudit.sources.files import RowShape, csv_error, csv_options
+        from fairaudit.sources.schema import TYPE_ROWS, infer_text
+
+        if not body.strip(b" \t\r\n"):
+            return None
+        shape = RowShape()
+        read, parse, convert = csv_options(self.sep, self.names, shape, max(1 << 20, min(len(body) + 1, 1 << 26)))
+        try:
+            table = pc.read_csv(pa.py_buffer(body), read_options=read, parse_options=parse, convert_options=convert)
+        except DataError:
+            raise
+        except (OSError, pa.ArrowException) as err:
+            not_interrupted(err)
+            if shape.bad is not None:  # its data row in the log, as the file at rest names it
+                bad = shape.bad
+                number = None if bad.number is None else self.rows + bad.number + 1
+                shape.bad = _Row(number, bad.actual_columns, bad.expected_columns, bad.text)
+            raise csv_error(self.origin, err, shape) from None
+        if table.num_rows == 0:
+            return None
+        if self.schema is None:
+            self.schema = infer_text(table.slice(0, TYPE_ROWS), self.origin, declared=self.declared,
+                                     na_values=self.na_values)
+        conformed = conform(table, self.schema, origin=self.origin, first_row=self.rows, columns=self.schema.names,
+                            text=True)
+        self.rows += table.num_rows
+        return to_frame(conformed, self.schema)
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+def header_names(line: str, sep: str) -> list[str]:
+    """A CSV header line's column names as ``fairaudit.sources.FileLog`` reads them (the csv module, spaces after
+    a delimiter skipped, names stripped, an empty one ``Unnamed: <i>``)."""
+    import csv
+
+    raw = next(csv.reader([line.rstrip("\r\n")], delimiter=sep, skipinitialspace=True))
+    return [n.strip() or f"Unnamed: {i}" for i, n in enumerate(raw)]
+
+
+def quoted_spans(data: bytes, sep: str = ",") -> list[tuple[int, int]]:
+    """The quoted values of ``data`` (bytes that start at a record's start) as pyarrow's CSV reader reads them: a
+    quote opens a quoted value only at a value's very start (after a delimiter or a line end), ``""`` inside one is
+    a quote, the next lone quote closes it. ``(open, close)`` positions of each; ``close`` -1 for one still open."""
+    starts = (ord(sep), 10, 13)
+    spans = []
+    i = data.find(b'"')
+    while i >= 0:
+        if i > 0 and data[i - 1] not in starts:
+            i = data.find(b'"', i + 1)  # a quote inside an unquoted value: a character
+            continue
+        j = i + 1
+        while True:
+            k = data.find(b'"', j)
+            if k < 0:
+                spans.append((i, -1))
+                return spans
+            if data[k + 1:k + 2] == b'"':
+                j = k + 2
+                continue
+            break
+        spans.append((i, k))
+        i = data.find(b'"', k + 1)
+    return spans
+
+
+def record_end(data: bytes, sep: str = ",") -> int:
+    """The position of the last line end (LF or CR) in ``data`` (bytes that start at a record's start) that ends a
+    CSV record, -1 if none: a record whose quoted value (which may hold line ends) is still being written waits for
+    its end. Quotes are read as pyarrow's CSV reader reads every CSV (``quoted_spans``)."""
+    last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+    if last < 0 or b'"' not in data[:last]:
+        return last
+    spans = quoted_spans(data[:last + 1], sep)
+    for start, end in reversed(spans):
+        if last < 0:
+            break
+        if end >= 0 and end < last:
+            break  # the last line end is after every quoted value
+        if start < last:  # the line end is inside this quoted value: the record before it is the last complete
+            last = max(data.rfind(b"\n", 0, start), data.rfind(b"\r", 0, start))
+    return last
+
+
+class ParquetDir:
+    """A directory of Parquet files, each read once in natural name order (module doc)."""
+
+    kind = "Parquet directory"
+
+    def __init__(self, path, links: bool = True, declared=None, na_values=()):
+        self.path = Path(path)
+        self.links = links  # False: files that are symbolic links are not read (the dashboard's workspace)
+        self.done: list[str] = []
+        self.waiting: dict[str, int] = {}  # a file that could not be read yet: its size then
+        self.declared, self.na_values = declared, tuple(na_values or ())
+        self.schema = None  # the first file's stored types
+        self.ended = False
+
+    @property
+    def columns(self) -> list[str] | None:
+        return None if self.schema is None else list(self.schema.names)
+
+    def poll(self) -> pd.DataFrame | None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from fairaudit.sources.conform import check_columns as same_columns, conform, to_frame
+        from fairaudit.sources.files import natural_key
+        from fairaudit.sources.schema import from_arrow
+
+        names = sorted((p.name for p in self.path.iterdir()
+                        if p.suffix.lower() in (".parquet", ".pq") and not p.name.startswith((".", "_"))
+                        and p.is_file() and (self.links or not p.is_symlink())), key=natural_key)
+        done = set(self.done)
+        fresh = [n for n in names if n not in done]
+        tables = []
+        for name in fresh:
+            if self.done and natural_key(name) < natural_key(self.done[-1]):
+                raise FairauditError(f"{name} appeared in {self.path} after {self.done[-1]} was read: its rows would "
+                                     "arrive out of order (files are read once, in name order)")
+            path = self.path / name
+            try:
+                table = pq.read_table(path)
+            except (OSError, ValueError, pa.ArrowException) as err:  # not complete yet: retried, unless it stopped
+                not_interrupted(err)
+                size = path.stat().st_size
+                if self.waiting.get(name) == size:
+                    raise FairauditError(f"{path} is not a readable Parquet file: {str(err).splitlines()[0]}") from None
+                self.waiting[name] = size
+                break
+            self.waiting.pop(name, None)
+            self.done.append(name)
+            if self.schema is None:
+                self.schema = from_arrow(table.schema, str(path), declared=self.declared, na_values=self.na_values)
+            same_columns(table.column_names, self.schema, str(path), str(self.path / self.done[0]))
+            # (a typed store: a column stored with another type, "1"/"0" as text, is refused, never parsed)
+            tables.append(conform(table, self.schema, origin=str(path), first_row=0, columns=self.schema.names))
+        if not tables:
+            return None
+        return to_frame(pa.concat_tables(tables) if len(tables) > 1 else tables[0], self.schema)
+
+    def close(self) -> None:
+        pass
+
+
+class JsonLines:
+    """JSON lines on a text stream (standard input), read by a thread (module doc)."""
+
+    kind = "JSON lines"
+
+    def __init__(self, stream=None, declared=None, na_values=()):
+        self.stream = stream if stream is not None else sys.stdin
+        self.lines: queue.Queue = queue.Queue()
+        self.ended = False
+        self.number = 0  # lines read
+        self.rows = 0  # records read (data rows)
+        self.declared, self.na_values = declared, tuple(na_values or ())
+        self.schema = None  # fixed by the first records
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        for line in self.stream:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    @property
+    def columns(self) -> list[str] | None:
+        return None if self.schema is None else list(self.schema.names)
+
+    def poll(self) -> pd.DataFrame | None:
+        records, lines = [], []
+        while True:
+            try:
+                line = self.lines.get_nowait()
+            except queue.Empty:
+                break
+            if line is None:
+                self.ended = True
+                break
+            self.number += 1
+            if not line.strip():
+                continue
+            if not line.isascii():
+                try:
+                    line.encode("utf-8")  # bytes that are not UTF-8 reach here as lone surrogates
+                except UnicodeEncodeError as err:
+                    raise FairauditError(f"line {self.number:,} of the JSON lines is not UTF-8 text (column "
+                                         f"{err.start + 1})") from None
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise FairauditError(f"line {self.number:,} of the JSON lines is not JSON: {err.msg} (column "
+                                     f"{err.colno})") from None
+            if not isinstance(record, dict):
+                raise FairauditError(f"line {self.number:,} of the JSON lines is not an object ({{\"column\": value, "
+                                     "...}})")
+            nested = next((k for k, v in record.items() if isinstance(v, (dict, list))), None)
+            if nested is not None:
+                raise FairauditError(f"line {self.number:,} of the JSON lines: {nested!r} holds a JSON "
+                                     f"{'object' if isinstance(record[nested], dict) else 'array'}; a column holds "
+                                     "one value (text, a number, true/false or null)")
+            records.append(record)
+            lines.append(self.number)
+        if not records:
+            return None
+        return self._rows(records, lines)
+
+    def _rows(self, records: list[dict], lines: list[int]) -> pd.DataFrame:
+        """The records checked against the schema (fixed by the first ones: ``infer_values``) and made a frame."""
+        import pyarrow as pa
+
+        from fairaudit.sources.conform import conform, to_frame
+        from fairaudit.sources.schema import TYPE_ROWS, infer_values
+
+        if self.schema is None:  # the first ``TYPE_ROWS`` records, as a CSV's first rows
+            typing = records[:TYPE_ROWS]
+            keys = list(dict.fromkeys(k for r in typing for k in r))
+            self.schema = infer_values({k: [r.get(k) for r in typing] for k in keys}, JSON_ORIGIN,
+                                       declared=self.declared, na_values=self.na_values, rows=len(typing))
+        known = set(self.schema.raw or self.schema.names)
+        extra = next((k for r in records for k in r if k not in known), None)
+        if extra is not None:
+            at = next(i for i, r in enumerate(records) if extra in r)
+            raise DataError(f"{JSON_ORIGIN}, data row {self.rows + at + 1:,} (line {lines[at]:,}) has key "
+                            f"{extra!r}, which the first records did not have: every record of a log has the "
+                            "log's columns (a renamed key would be audited as missing)")
+        arrays = [_json_array([r.get(raw) for r in records], name, self.schema, self.rows)
+                  for name, raw in zip(self.schema.names, self.schema.raw or self.schema.names)]
+        table = pa.table(arrays, names=list(self.schema.names))
+        conformed = conform(table, self.schema, origin=JSON_ORIGIN, first_row=self.rows)
+        self.rows += len(records)
+        return to_frame(conformed, self.schema)
+
+    def close(self) -> None:
+        pass
+
+
+def _json_array(values: list, name: str, schema, first_row: int):
+    """One column of JSON values as an Arrow array; values of several JSON types (``1`` and ``"1"``) in it: the
+    first that does not fit the column's type is refused by ``conform``, with its data row."""
+    import pyarrow as pa
+
+    from fairaudit.sources.conform import conform_array
+
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+        pass
+    for i, value in enumerate(values):
+        try:
+            one = pa.array([value])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            raise DataError(f"{JSON_ORIGIN}, data row {first_row + i + 1:,}: column '{name}' holds {value!r}, which "
+                            "fairaudit cannot read as a number (too large)") from None
+        conform_array(one, name, schema, JSON_ORIGIN, first_row + i)
+    raise DataError(f"{JSON_ORIGIN}, data rows {first_row + 1:,}–{first_row + len(values):,}: column '{name}' holds "
+                    "values of several JSON types; write every value of a column with one JSON type")
+
+
+def failed(result, error):
+    """``result`` (the verdict so far of a live audit that ``error`` ended: a value that does not fit, a log
+    truncated, ...) marked incomplete: its ``stopped_reason`` says the log failed and that the verdict so far is
+    no final answer."""
+    if result is None:
+        return None
+    out = copy.copy(result)
+    out.complete = False
+    out.info = {**(result.info or {}), "failed": str(error)}
+    return out
+
+
+def open_log(path, stdin=None, links: bool = True, declared=None, na_values=()):
+    """The log at ``path``: ``-`` (JSON lines on standard input), a directory (Parquet files) or a CSV file.
+    ``links=False``: a log that is a symbolic link, or a link among a directory's files, is not read. ``declared``
+    (``{column: kind}`` or ``["column=kind", ...]``) and ``na_values``: as for a file at rest
+    (``fairaudit.sources.schema``)."""
+    if str(path) == "-":
+        return JsonLines(stdin, declared=declared, na_values=na_values)
+    p = Path(path)
+    if not links and p.is_symlink():
+        raise FairauditError(f"{p.name} is a link; only files inside the workspace are read")
+    if p.is_dir():
+        return ParquetDir(p, links=links, declared=declared, na_values=na_values)
+    if not p.exists():
+        raise FairauditError(f"no log at {p}: give a CSV file, a directory of Parquet files or - (JSON lines on "
+                             "standard input)")
+    if p.suffix.lower() in (".parquet", ".pq"):
+        raise FairauditError(f"{p} is one Parquet file: a Parquet log is a directory that new files are added to; "
+                             "follow the directory")
+    return CsvTail(p, declared=declared, na_values=na_values)
+
+
+IDLE = "idle"
+ENDED = "ended"
+STOPPED = "stopped"
+END_TEXT = {ENDED: "the log's input ended", STOPPED: "interrupted", IDLE: "no new row for {idle:g} s (the idle timeout)"}
+
+
+def follow(source, *, stop: threading.Event | None = None, poll: float = POLL_SECONDS,
+           idle_timeout: float | None = None, first: pd.DataFrame | None = None,
+           why: dict | None = None) -> Iterator[pd.DataFrame]:
+    """Each poll's new rows (a DataFrame; an empty poll yields nothing) until the log ends, ``stop`` is set or
+    nothing arrived for ``idle_timeout`` seconds (``why["end"]`` then says which: ``ENDED``, ``STOPPED``,
+    ``IDLE``). ``first``: rows read already (yielded first; when the log ended as they were read, nothing more
+    is read)."""
+    if first is not None and len(first):
+        yield first
+    if why is not None and why.get("end") is not None:
+        return
+    for frame in polls(source, stop=stop, poll=poll, idle_timeout=idle_timeout, why=why):
+        if frame is not None:
+            yield frame
+
+
+def first_rows(source, *, check=None, stop: threading.Event | None = None, poll: float = POLL_SECONDS,
+               idle_timeout: float | None = None, why: dict | None = None) -> pd.DataFrame | None:
+    """The log's first rows (to validate the audit against before any work), or None if the log ended, ``stop``
+    was set or the idle timeout passed before any row arrived. ``check(columns)`` is called as soon as the log's
+    columns are known (a CSV header arrives before its rows), so a wrong column is refused at once."""
+    checked = False
+    for frame in polls(source, stop=stop, poll=poll, idle_timeout=idle_timeout, why=why):
+        if not checked and source.columns is not None and check is not None:
+            check(list(source.columns))
+            checked = True
+        if frame is not None:
+            return frame
+    return None
+
+
+def polls(source, *, stop: threading.Event | None = None, poll: float = POLL_SECONDS,
+          idle_timeout: float | None = None, why: dict | None = None) -> Iterator[pd.DataFrame | None]:
+    """Every poll of ``source``: its new rows, or None when nothing complete arrived (see ``follow``)."""
+    stop = stop or threading.Event()
+    why = {} if why is None else why
+    quiet_since = time.monotonic()
+    while True:
+        if stop.is_set():
+            why["end"] = STOPPED
+            return
+        frame = source.poll()
+        if frame is not None and len(frame):
+            quiet_since = time.monotonic()
+            yield frame
+            continue  # read on at once while rows keep coming
+        yield None
+        end = ENDED if source.ended else (IDLE if idle_timeout is not None
+                                          and time.monotonic() - quiet_since >= idle_timeout else None)
+        if end is not None:
+            why["end"] = end
+            finish = getattr(source, "finish", None)  # the log ended: its last line, if it lacks a line end
+            last = finish() if finish is not None else None
+            if last is not None and len(last):
+                yield last
+            return
+        stop.wait(poll)
+
+
+def log_dataset(frame: pd.DataFrame, name: str, spec=None, events=(), schema=None):
+    """The first rows as a ``Dataset`` (no label, no protected attribute), to validate the audit against.
+    ``schema``: the log's ``fairaudit.sources.LogSchema`` (default: the types of ``frame``'s columns). A live log's
+    first rows need not hold every category yet: a text column also takes the string values that ``spec`` and the
+    ``events`` (parsed) compare it with (a value that never arrives simply matches no row); a true/false column
+    takes both. A value of another type than the column's — ``decision == 1`` on a column of text, ``group ==
+    "true"`` on one of true/false — is not a value of it, nor is text that the schema reads as missing
+    (``na_values``): the checks refuse them, as for the file at rest."""
+    from fairaudit.data.dataset import Dataset
+    from fairaudit.data.roles import build_schema, distinct_values
+
+    kinds = {c: (schema.kind(c) if schema is not None and c in schema else _frame_kind(frame[c]))
+             for c in frame.columns}
+    named = mentioned_values(spec, events)
+    missing = set(getattr(schema, "na_values", ()) or ())  # text read as missing: never a value
+    known = {}
+    for c, kind in kinds.items():
+        if kind == "boolean":
+            known[c] = (False, True)
+        elif kind == "text":
+            seen = distinct_values(frame[c])
+            known[c] = tuple(seen) + tuple(sorted(v for v in named.get(c, ()) if isinstance(v, str)
+                                                  and v not in set(seen) and v.strip() not in missing))
+    dataset_kinds = {c: "numeric" if k in ("integer", "float") else "categorical" for c, k in kinds.items()}
+    return Dataset(name, frame, build_schema(frame, dataset_kinds, known_values=known), source=name)
+
+
+def _frame_kind(series: pd.Series) -> str:
+    if pd.api.types.is_bool_dtype(series):
+        return "boolean"
+    if pd.api.types.is_integer_dtype(series):
+        return "integer"
+    if pd.api.types.is_numeric_dtype(series):
+        return "float"
+    return "text"
+
+
+def mentioned_values(spec, events=()) -> dict[str, set]:
+    """Per column, the literal values the leaves of ``spec`` and the ``events`` compare it with (``==``, ``in``)."""
+    from fairaudit.spec import ast
+
+    found: dict[str, set] = {}
+
+    def walk(ev) -> None:
+        if isinstance(ev, ast.Compare):
+            for a, b in ((ev.left, ev.right), (ev.right, ev.left)):
+                if isinstance(a, ast.Name) and not a.reserved and isinstance(b, ast.Value):
+                    found.setdefault(a.name, set()).add(b.value)
+        elif isinstance(ev, ast.In):
+            found.setdefault(ev.operand.name, set()).update(v.value for v in ev.values)
+        elif isinstance(ev, (ast.EvAnd, ast.EvOr)):
+            walk(ev.left)
+            walk(ev.right)
+        elif isinstance(ev, ast.EvNot):
+            walk(ev.operand)
+
+    for tn in (spec.leaves if spec is not None else ()):
+        for ev in (getattr(tn.node, "event", None), getattr(tn.node, "given", None)):
+            if ev is not None:
+                walk(ev)
+    for ev in events:
+        if ev is not None:
+            walk(ev)
+    return found
+
+
+def named_columns(spec, events) -> set[str]:
+    """The data columns ``spec`` and the ``events`` (decision, row filter; parsed) read."""
+    from fairaudit.spec.events import event_columns, spec_columns
+
+    names = set(spec_columns(spec))
+    for ev in events:
+        names |= set(event_columns(ev))
+    return names
+
+
+def check_columns(spec, events, columns, where: str) -> None:
+    """Refuse a log whose header lacks a column the audit reads (one line)."""
+    import difflib
+
+    missing = sorted(named_columns(spec, events) - set(columns))
+    if missing:
+        close = difflib.get_close_matches(missing[0], columns, n=2)
+        hint = (f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else
+                f" (its columns: {', '.join(columns[:12])}{' ...' if len(columns) > 12 else ''})")
+        raise FairauditError(f"{where} has no column {', '.join(repr(m) for m in missing)}{hint}")
+
+
+class Tally:
+    """The rows a live run leaves out for a missing value so far — per leaf (``Missing``) and those the row filter
+    cannot decide — summed over the polls as every route sums its chunks, and said as the routes at rest say them."""
+
+    def __init__(self, where_text: str | None = None):
+        self.missing: dict = {}
+        self.unknown, self.columns = 0, {}
+        self.where_text = where_text
+
+    def warnings(self) -> list[str]:
+        from fairaudit.core.observations import missing_warnings, where_missing_warning
+
+        said = missing_warnings(self.missing)
+        if self.unknown:
+            said.append(where_missing_warning(self.where_text, self.unknown, tuple(self.columns)))
+        return said
+
+
+def observations(spec, frames, *, decide, where=None, score=None, model=None, domains=None,
+                 tally: Tally | None = None) -> Iterator:
+    """Each frame's ``Observations`` (``decide(frame)``: the 0/1 decisions; ``score(frame)``: a model's
+    probabilities, for a spec that reads ``score``; ``where``: a parsed row filter). ``Fair[...]`` leaves re-predict
+    with ``model``, flipping each column over ``domains[column]`` (fixed when the watch starts: ``prepare``); their
+    counterexamples name rows by their position in the log (0-based, in arrival order, before ``where``), and each
+    value of the column outside those is told once, with its first row (``Observations.notes``)."""
+    from fairaudit.core.counterexamples_view import row_number
+    from fairaudit.core.observations import add_missing, event_array3, observe
+
+    fair = {tn.node.column: tn.text for tn in spec.leaves if tn.kind == "fair"}
+    told: set = set()
+    seen = 0
+    for frame in frames:
+        rows = np.arange(seen, seen + len(frame), dtype=np.int64)
+        seen += len(frame)
+        if where is not None:  # (a row the filter cannot decide for a missing value is left out, and counted)
+            keep, known = event_array3(where, frame, None, None, None)
+            if tally is not None and not known.all():
+                from fairaudit.spec.events import missing_names
+
+                tally.unknown += int((~known).sum())
+                tally.columns.update(dict.fromkeys(missing_names((where,), frame, ~known)))
+            frame, rows = frame[keep].reset_index(drop=True), rows[keep]
+        decided = np.asarray(decide(frame)).astype(np.int8)
+        scores = None if score is None else np.asarray(score(frame), dtype=float)
+        obs = observe(spec, frame, pred=decided, score=scores, model=model, column_values=domains, rows=rows)
+        if tally is not None:
+            add_missing(tally.missing, obs.missing)
+        notes = []
+        for column, key in fair.items():
+            if column not in frame.columns:
+                continue
+            held = frame[column]
+            outside = held.notna().to_numpy() & ~held.isin(list(domains.get(column, ()))).to_numpy()
+            new = {}  # each value not told yet → its first row here
+            for i in np.flatnonzero(outside):
+                value = held.iloc[i]
+                if (column, value) not in told and value not in new:
+                    new[value] = int(rows[i])
+            if new:
+                told.update((column, v) for v in new)
+                which = ", ".join(f"{v!r} (row {row_number(r)})" for v, r in new.items())
+                values = ", ".join(str(v) for v in domains.get(column, ()))
+                notes.append(f"{key}: the log has {column} = {which}, a value the log's first rows did not have; the "
+                             f"flip test compares only the values fixed when the watch started ({values}): restart "
+                             "the audit to include it")
+        if notes:
+            obs.notes = tuple(notes)
+        yield obs
+
+
+def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dict | None = None,
+               on_progress=None, trace_points="auto", warnings=(), score=None, model=None,
+               domains=None) -> Iterator:
+    """The monitor over ``frames`` (each poll's new rows, in arrival order) through the driver: each partial
+    ``AuditResult`` (``options``: the monitor's resolved options; ``order`` must be ``given``; ``model`` and
+    ``domains``: what ``Fair[...]`` re-predicts with, as ``prepare`` gives them)."""
+    from fairaudit.core.engine import Context
+    from fairaudit.engines.monitor.live import LIVE_ASSUMPTION, LiveMonitor, live_batches
+    from fairaudit.core.guarantee import Guarantee
+    from fairaudit.core.driver import drive
+
+    engine = LiveMonitor()
+    ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"))
+    from fairaudit.spec.printer import event_text
+
+    tally = Tally((describe or {}).get("where") or (event_text(where) if where is not None else None))
+    batches = live_batches(spec, observations(spec, frames, decide=decide, where=where, score=score, model=model,
+                                              domains=domains, tally=tally),
+                           delta=options["delta"],
+                           batch=options["batch"], split=options["split"], bound=options["bound"], ctx=ctx,
+                           stop=bool(options.get("stop")))
+    guarantee = Guarantee("probabilistic", options["delta"], assumes=LIVE_ASSUMPTION)
+    used = {k: options[k] for k in LIVE_OPTIONS if k in options}  # not the options a live run ignores (samples, …)
+    results = drive(engine, spec, batches, options={**(describe or {}), **used}, guarantee=guarantee, ctx=ctx,
+                    stop=bool(options.get("stop")), on_progress=on_progress, trace_points=trace_points,
+                    warnings=list(warnings))
+    return _with_rows(results, (describe or {}).get("dataset") or "the log", (describe or {}).get("where"), tally)
+
+
+def _with_rows(results, name: str, where: str | None = None, tally: Tally | None = None) -> Iterator:
+    """Each result with its rows record: how many rows of the log were audited (those matching ``where``), in
+    arrival order; and the rows left out for missing values so far (``tally``)."""
+    try:
+        for result in results:
+            if tally is not None:
+                said = tally.warnings()
+                if said:
+                    result.warnings = [*result.warnings, *said]
+            n = int((result.info or {}).get("stream_length", 0))
+            text = (f"the {n:,} rows matching {where} among the rows of the live log {name} read so far, in the "
+                    "order they arrived" if where else
+                    f"the first {n:,} rows of the live log {name}, in the order they arrived")
+            result.rows = {"policy": "live", "audited": n, "text": text}
+            yield result
+    finally:
+        results.close()
+
+
+def prepare(spec, source, *, pred: str | None = None, model=None, where: str | None = None, name: str, stop=None,
+            poll: float = POLL_SECONDS, idle_timeout: float | None = None, why: dict | None = None, spec_source=None,
+            decision=None, where_source=None):
+    """Validate a live audit on the log's columns and first rows, before any work: ``(first rows, the model that
+    decides, the parsed row filter or None, the warnings, the domains)``. The decisions come from ``pred`` (a
+    condition over the log's columns) or from ``model`` (a loaded ``Model``, which reads its feature columns from the
+    log). ``Fair[column]`` needs the model; the values it flips the column between (the domains, column → values)
+    are fixed by the first rows, as ``fairaudit.core.observations.fair_domains`` fixes them on a whole dataset
+    (a value that first arrives later is told as a warning, ``observations``). The spec,
+    the decision and the row filter are checked against the header as soon as it arrives, then against the first
+    rows (``fairaudit.core.preflight``; ``spec_source``/``decision``/``where_source`` position its messages).
+    ``FairauditError`` when they do not fit or no row arrives."""
+    from fairaudit.models import from_expression
+    from fairaudit.core.preflight import option_source, preflight
+    from fairaudit.spec import parse_event
+
+    if (pred is None) == (model is None):
+        raise FairauditError("a live log needs one decision: a condition over its columns (pred) or a model")
+    fair = [tn.text for tn in spec.leaves if tn.kind == "fair"]
+    if fair and model is None:
+        raise FairauditError(f"{fair[0]} re-predicts each row with the attribute flipped: it needs a model (--model "
+                             "PATH), not a decision expression")
+    if pred is not None:
+        decision = decision or option_source(pred, "the decision")
+    where_source = where_source or (option_source(where, "the row filter") if where else None)
+    preflight(None, spec, spec_source=spec_source, decision=decision, where=where_source, uses_model=model is not None)
+    events = ([parse_event(pred)] if pred is not None else []) + ([parse_event(where)] if where else [])
+    needs = list(getattr(model, "feature_names", ()) or ())
+
+    def check(columns) -> None:
+        check_columns(spec, events, columns, f"the log {name}")
+        missing = [c for c in needs if c not in columns]
+        if missing:
+            raise FairauditError(f"the model reads column(s) {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''} "
+                                 f"that the log {name} does not have")
+
+    why = {} if why is None else why
+    first = first_rows(source, check=check, stop=stop, poll=poll, idle_timeout=idle_timeout, why=why)
+    if first is None:
+        ended = END_TEXT[why.get("end", STOPPED)].format(idle=idle_timeout or 0)
+        raise FairauditError(f"no row arrived in the log {name} ({ended}): nothing to audit")
+    dataset = log_dataset(first, name, spec, events, schema=getattr(source, "schema", None))
+    found = preflight(dataset, spec, spec_source=spec_source, decision=decision, where=where_source,
+                      uses_model=model is not None, count_rows=False)  # rows keep coming: no count of the first
+    warnings = [str(w) for w in found]
+    domains = {}
+    if fair:
+        from fairaudit.core.observations import fair_domains
+
+        domains = fair_domains(spec, dataset.frame, dataset.schema)
+    if model is None:
+        model = from_expression(pred, dataset)
+        warnings += [w for w in model.warnings if w not in warnings]
+    return first, model, (parse_event(where) if where else None), warnings, domains
+
+
+class LiveRun:
+    """A live audit in a background thread (the dashboard attaches one to a log and draws ``latest`` as it
+    changes): ``latest`` (the last partial ``AuditResult``), ``error`` (one line), ``done``, ``why`` (how the watch
+    ended); ``stop()`` ends it (the final result then covers every row read). A run that an error ends (a value that
+    does not fit its column, a log truncated, ...) keeps its verdict so far in ``latest``, marked incomplete
+    (``failed``): the page shows it as evidence so far, not as the log's final answer."""
+
+    def __init__(self, spec, path, *, pred: str | None = None, model=None, options: dict, where: str | None = None,
+                 poll: float = POLL_SECONDS, idle_timeout: float | None = None, name: str | None = None,
+                 links: bool = True, unwatched: float | None = None, alive=None):
+        self.spec, self.path, self.pred, self.model, self.where = spec, path, pred, model, where
+        self.options = {**options, "order": "given"}
+        self.poll, self.idle_timeout = poll, idle_timeout
+        self.name = name or Path(str(path)).name
+        self.links = links
+        self.stopping = threading.Event()
+        self.latest = None
+        self.error: str | None = None
+        self.done = False
+        self.why: dict = {}
+        self.started = time.time()
+        self.unwatched = unwatched  # stop when nobody looked (``touch``) for this many seconds (a closed page)
+        self.alive = alive  # a callable: whether whoever started the run is still connected (then it is watched)
+        self.seen = time.monotonic()
+        self.thread = threading.Thread(target=self._run, name="fairaudit-live", daemon=True)
+        self.thread.start()
+        if unwatched is not None:
+            threading.Thread(target=self._watchdog, name="fairaudit-live-watchdog", daemon=True).start()
+
+    def touch(self) -> None:
+        """Someone is looking at the run (the page drew it)."""
+        self.seen = time.monotonic()
+
+    def _watchdog(self) -> None:
+        while not self.done and not self.stopping.wait(min(1.0, self.unwatched)):
+            if self.alive is not None and self._alive():
+                self.touch()
+            if time.monotonic() - self.seen > self.unwatched:
+                self.why["unwatched"] = True
+                self.stopping.set()
+
+    def _run(self) -> None:
+        source = None
+        try:
+            source = open_log(self.path, links=self.links)
+            first, decider, where, warnings, domains = prepare(self.spec, source, pred=self.pred, model=self.model,
+                                                      where=self.where, name=self.name, stop=self.stopping,
+                                                      poll=self.poll, idle_timeout=self.idle_timeout, why=self.why)
+            frames = follow(source, stop=self.stopping, poll=self.poll, idle_timeout=self.idle_timeout, first=first,
+                            why=self.why)
+            model = None if self.model is None else self.model.describe()
+            for result in live_audit(self.spec, frames, decide=decider.predict, where=where, options=self.options,
+                                     describe={"dataset": self.name, "follow": self.name, "pred": self.pred,
+                                               "model": model, "where": self.where}, warnings=warnings,
+                                     score=None if self.model is None else self.model.score, model=self.model,
+                                     domains=domains):
+                self.latest = result
+        except FairauditError as err:
+            self.error = str(err).replace(str(self.path), self.name)  # the log's name, not the server's path
+            self.latest = failed(self.latest, self.error)
+        except Exception as err:  # noqa: BLE001 - a bug: one line for the page, never a traceback
+            self.error = f"internal error: {type(err).__name__}: {' '.join(str(err).split())[:200]}"
+            self.latest = failed(self.latest, self.error)
+        finally:
+            if source is not None:
+                source.close()
+            self.done = True
+
+    @property
+    def rows(self) -> int:
+        return int(((self.latest.info or {}) if self.latest is not None else {}).get("stream_length", 0))
+
+    def _alive(self) -> bool:
+        try:
+            return bool(self.alive())
+        except Exception:  # noqa: BLE001 - cannot tell: count on the page's own touches
+            return False
+
+    def ended(self) -> str | None:
+        """How the watch ended, in words (None while it runs)."""
+        if not self.done or self.error:
+            return None
+        if self.why.get("unwatched"):
+            return f"stopped: the dashboard was closed (no page of it connected for {self.unwatched:g} s)"
+        return END_TEXT[self.why.get("end", STOPPED)].format(idle=self.idle_timeout or 0)
+
+    def stop(self, wait: float | None = 5.0) -> None:
+        self.stopping.set()
+        if wait:
+            self.thread.join(wait)
