@@ -1,6 +1,6 @@
 """Old import paths (before 0.2, CHANGELOG.md) kept working for one release: ``import fairaudit.run`` gives
 ``fairaudit.core.driver`` with a ``DeprecationWarning`` naming the new path. A package's submodules follow it
-(``fairaudit.programs.parse`` → ``fairaudit.engines.fairsquare.programs.parse``)."""
+(``fairaudit.programs.parse`` → ``fairaudit.programs.parse``)."""
 from __future__ import annotations
 
 import importlib
@@ -44,7 +44,7 @@ MOVED = {
     "fairaudit.outofcore": "fairaudit.engines.monitor.outofcore",
     "fairaudit.outputs": "fairaudit.core.outputs",
     "fairaudit.preflight": "fairaudit.core.preflight",
-    "fairaudit.programs": "fairaudit.engines.fairsquare.programs",
+    "fairaudit.programs": "fairaudit.programs",
     "fairaudit.progress": "fairaudit.core.progress",
     "fairaudit.run": "fairaudit.core.driver",
     "fairaudit.suggest": "fairaudit.core.suggest",

@@ -58,17 +58,17 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     (``fairaudit.core.inputs.Inputs.build_domain``): a ``.nnet`` file's input bounds (``data`` None), else the column
     ranges of ``data``; there are no rows (``pred`` and ``where`` are refused, ``rows`` is ignored).
 
-    ``population``: a population program (a ``.fr`` path or a parsed ``fairaudit.engines.fairsquare.programs.Program``) to sample
+    ``population``: a population program (a ``.fr`` path or a parsed ``fairaudit.programs.Program``) to sample
     individuals from instead of reading a dataset (``data`` None; the monitor engine). ``spec`` None then audits
     the program's group-fairness ratio P[target | min ∧ qual] / P[target | ¬min ∧ qual] > 1 − ``epsilon``
-    (default 0.15; ``fairaudit.engines.fairsquare.programs.population.ratio_spec``); a spec may also read the program's variables,
+    (default 0.15; ``fairaudit.programs.population.ratio_spec``); a spec may also read the program's variables,
     ``sensitive``, ``qualified`` and ``pred`` (the target).
 
     An engine that requires a population (``"population" in engine.requires``, e.g. ``fairsquare``) given ``data``
     and ``model`` instead audits the model over a population program generated from the dataset
-    (``fairaudit.engines.fairsquare.programs.generate.population_program``; the engine's ``population_model`` option: ``independent``
+    (``fairaudit.engines.fairsquare.generate.population_program``; the engine's ``population_model`` option: ``independent``
     or ``bn``); the spec is written over the dataset's columns and read over the program's variables
-    (``fairaudit.engines.fairsquare.programs.translate``). A decision expression (``pred``) cannot be turned into a program.
+    (``fairaudit.programs.translate``). A decision expression (``pred``) cannot be turned into a program.
     """
     from fairaudit.core.inputs import Inputs
     from fairaudit.core.driver import last, start
@@ -235,7 +235,7 @@ def _audit_population(chosen, resolved, data, spec, population, epsilon, *, mode
                       on_progress):
     """The generator of partial results of an audit of individuals sampled from ``population``."""
     from fairaudit.core.inputs import Inputs
-    from fairaudit.engines.fairsquare.programs.population import DEFAULT_EPSILON, ratio_spec
+    from fairaudit.programs.population import DEFAULT_EPSILON, ratio_spec
     from fairaudit.core.driver import start
 
     given = [name for name, value in (("data", data), ("model", model), ("pred", pred), ("where", where),
@@ -268,7 +268,7 @@ def check_generated(engine, spec=None, *, model=None, pred=None, where=None, row
     no model) and what a program does not have (``label``, ``score``, ``Fair[...]``). ``FairauditError``, one line.
     Nothing for an engine that does not require a population."""
     from fairaudit import engines
-    from fairaudit.engines.fairsquare.programs.translate import check_spec
+    from fairaudit.programs.translate import check_spec
 
     chosen = engines.get(engine) if isinstance(engine, str) else engine
     if "population" not in chosen.requires:
@@ -295,10 +295,10 @@ def _audit_generated(chosen, resolved, data, spec, epsilon, *, model, pred, wher
                      trust_pickle, trusted_types, include_protected=False):
     """The generator of partial results of an audit of ``model`` over a population program generated from
     ``data`` (for an engine that requires a population, given a dataset and a model instead): the spec, written
-    over the dataset's columns, is read over the program's variables (``fairaudit.engines.fairsquare.programs.translate``)."""
+    over the dataset's columns, is read over the program's variables (``fairaudit.programs.translate``)."""
     from fairaudit.core.inputs import Inputs
     from fairaudit.core.preflight import preflight
-    from fairaudit.engines.fairsquare.programs.translate import translate_spec
+    from fairaudit.programs.translate import translate_spec
     from fairaudit.core.driver import start
 
     if data is None:

@@ -4,7 +4,7 @@ import streamlit as st
 from fairaudit import engines, viz
 from fairaudit.core.explain import NOT_BACKED, compare_rows, verdict_word
 from fairaudit.engines.monitor.livelog import runs_live
-from fairaudit.engines.fairsquare.programs.population import ratio_spec
+from fairaudit.programs.population import ratio_spec
 from fairaudit.ui import audit_form, dask_run, flows, history, live, logic, selection, state, widgets
 from fairaudit.ui.counterexamples import counterexample_table
 from fairaudit.ui.findings import findings_section

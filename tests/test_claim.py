@@ -70,7 +70,7 @@ def test_a_user_written_program_is_what_the_user_named():
 
     import fairaudit
 
-    root = Path(fairaudit.__file__).parent / "engines" / "fairsquare" / "programs" / "examples"
+    root = Path(fairaudit.__file__).parent / "programs" / "examples"
     program = sorted(root.glob("*.fr"))[0]
     r = audit(None, None, engine="fairsquare", population=str(program))
     assert r.scope == "program" and r.population is None and r.claim.verdict == r.verdict

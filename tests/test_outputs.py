@@ -195,7 +195,7 @@ def test_spec_error_lines_are_capped(capsys, tmp_path):
 
 @pytest.mark.parametrize("samples", ["1", "3"])
 def test_a_few_samples_of_a_population_is_undecided_not_a_crash(capsys, samples):
-    program = ROOT / "fairaudit" / "engines" / "fairsquare" / "programs" / "examples" / "toy_t1.fr"
+    program = ROOT / "fairaudit" / "programs" / "examples" / "toy_t1.fr"
     code, out, err = _run(capsys, ["audit", "--population", str(program), "--samples", samples])
     assert code == 3 and err == "" and "verdict:   undecided" in out
 

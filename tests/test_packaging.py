@@ -39,7 +39,7 @@ def test_wheel_installs_with_data_and_specs(tmp_path):
     assert check.returncode == 0 and check.stdout.startswith("ok"), check.stderr
     probe = subprocess.run([str(python), "-c", "import fairaudit, fairaudit.data as d;"
                             "from fairaudit.ui import speclib;"
-                            "from fairaudit.engines.fairsquare.programs.population import examples, from_text;"
+                            "from fairaudit.programs.population import examples, from_text;"
                             "print(fairaudit.__file__); print(d.DATA_DIR); print(len(speclib.list_specs()));"
                             "print(len([from_text(e.text, e.name) for e in examples()]))"],
                            capture_output=True, text=True, env=env, cwd=tmp_path, check=True)
@@ -48,4 +48,4 @@ def test_wheel_installs_with_data_and_specs(tmp_path):
     assert data_dir.startswith(str(env_dir)), data_dir
     assert int(n_specs) == len(list((ROOT / "specs").glob("*.spec")))
     # the Audit page's example population programs ship in the wheel (package data), and parse
-    assert int(n_programs) == len(list((ROOT / "fairaudit" / "engines" / "fairsquare" / "programs" / "examples").glob("*.fr"))) > 0
+    assert int(n_programs) == len(list((ROOT / "fairaudit" / "programs" / "examples").glob("*.fr"))) > 0

@@ -364,7 +364,7 @@ def run_population(args: argparse.Namespace) -> int:
     from fairaudit.api import audit, check_options
     from fairaudit.cli._spec_args import spec_from_args
     from fairaudit.core.preflight import check_headers, header_engine
-    from fairaudit.engines.fairsquare.programs.population import DEFAULT_EPSILON, load, ratio_spec
+    from fairaudit.programs.population import DEFAULT_EPSILON, load, ratio_spec
     from fairaudit.spec.files import parse_file_text
 
     for flag, value in (("--data", args.data), ("--model", getattr(args, "model", None)),

@@ -73,9 +73,9 @@ class Inputs:
     @classmethod
     def build_population(cls, population, *, samples: int | None, warnings=()) -> "Inputs":
         """Inputs for auditing a population program (a parsed ``Program``, a ``.fr`` path or a
-        ``fairaudit.engines.fairsquare.programs.population.Population``): ``population`` holds the parsed program; there is no
+        ``fairaudit.programs.population.Population``): ``population`` holds the parsed program; there is no
         dataset, model or row policy. The provenance records the program's file name and the sha256 of its text."""
-        from fairaudit.engines.fairsquare.programs.population import load
+        from fairaudit.programs.population import load
 
         pop = load(population)
         if samples is None:  # an engine that reads the program itself, not individuals drawn from it
@@ -92,13 +92,13 @@ class Inputs:
                         seed: int = 0, trust_pickle: bool = False, trusted_types=(), warnings=(),
                         include_protected: bool = False) -> "Inputs":
         """Inputs for auditing ``model`` over a population program generated from ``dataset``
-        (``fairaudit.engines.fairsquare.programs.generate.population_program`` with ``structure`` independent or bn): the program in
+        (``fairaudit.engines.fairsquare.generate.population_program`` with ``structure`` independent or bn): the program in
         ``population`` (its text in ``generated["text"]``), the dataset and the model kept for the report, and
         a provenance saying all three. ``generated["variables"]`` maps each drawn column to its variable."""
         import hashlib
 
-        from fairaudit.engines.fairsquare.programs.generate import population_program, population_variables
-        from fairaudit.engines.fairsquare.programs.parse import parse_program
+        from fairaudit.engines.fairsquare.generate import population_program, population_variables
+        from fairaudit.programs.parse import parse_program
 
         model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types,
                                   include_protected=include_protected)

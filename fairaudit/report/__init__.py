@@ -226,13 +226,13 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
 
 def _generated_program(result, dataset, model) -> str | None:
     """The text of a population program generated from ``dataset`` and ``model`` as the audit generated it
-    (``fairaudit.engines.fairsquare.programs.generate.population_program``, the structure the result's options record), or None
+    (``fairaudit.engines.fairsquare.generate.population_program``, the structure the result's options record), or None
     when they are not at hand or it cannot be made (``content.population_facts`` then checks its sha256)."""
     if dataset is None or isinstance(dataset, dict) or model is None or isinstance(model, dict):
         return None
     try:
         from fairaudit.api import GENERATED_OPTION
-        from fairaudit.engines.fairsquare.programs.generate import population_program
+        from fairaudit.engines.fairsquare.generate import population_program
 
         structure = (result.options or {}).get(GENERATED_OPTION) or "independent"
         return population_program(dataset, model=model, structure=structure)

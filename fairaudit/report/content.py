@@ -349,8 +349,8 @@ def population_facts(result, population=None) -> dict:
     """``name sha256 text origin note`` of the audited population program (None when unknown).
 
     ``population``: the program as the audit had it, to print it: a path to its ``.fr`` file or its text (as
-    written, comments included: what the recorded sha256 identifies), a ``fairaudit.engines.fairsquare.programs.population.Population``
-    or a parsed ``Program`` (printed by ``fairaudit.engines.fairsquare.programs.printer.format_program``). A program whose sha256
+    written, comments included: what the recorded sha256 identifies), a ``fairaudit.programs.population.Population``
+    or a parsed ``Program`` (printed by ``fairaudit.programs.printer.format_program``). A program whose sha256
     differs from the recorded one is not printed (``note`` says why); without one, ``note`` says how to give it."""
     import hashlib
     from pathlib import Path
@@ -361,8 +361,8 @@ def population_facts(result, population=None) -> dict:
         out["name"] = (result.options or {}).get("population")
     text = sha = None
     if population is not None:
-        from fairaudit.engines.fairsquare.programs import ir
-        from fairaudit.engines.fairsquare.programs.printer import format_program
+        from fairaudit.programs import ir
+        from fairaudit.programs.printer import format_program
 
         if isinstance(population, ir.Program):
             text = format_program(population)

@@ -262,7 +262,7 @@ def _put_program(text: str, name: str) -> None:
 
 
 def _load_example() -> None:
-    from fairaudit.engines.fairsquare.programs.population import examples
+    from fairaudit.programs.population import examples
 
     by_name = {e.name: e for e in examples()}
     example = by_name.get(st.session_state.get(EXAMPLE_KEY))
@@ -318,7 +318,7 @@ def program_form(dataset=None, model=None) -> ProgramForm:
     """Pick a bundled example, upload a ``.fr`` file or generate one from the session's dataset and model, and edit
     it; the text is parsed on every change (a parse error shows its line:column and nothing runs). The text lives in
     this session only (``state.PROGRAM``)."""
-    from fairaudit.engines.fairsquare.programs.population import examples
+    from fairaudit.programs.population import examples
     from fairaudit.ui import flows, state
 
     bundled = examples()
@@ -379,7 +379,7 @@ def program_form(dataset=None, model=None) -> ProgramForm:
 def property_form() -> tuple[str, float | None]:
     """``(kind, epsilon)``: audit the program's group-fairness ratio with ε (``ratio``) or the session's
     specification (``spec``). Kept across pages."""
-    from fairaudit.engines.fairsquare.programs.population import DEFAULT_EPSILON, ratio_spec
+    from fairaudit.programs.population import DEFAULT_EPSILON, ratio_spec
 
     if seed(PROPERTY_KEY, "ratio") not in PROPERTIES:
         set_value(PROPERTY_KEY, "ratio")

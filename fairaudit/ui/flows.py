@@ -311,7 +311,7 @@ def program_sha(text: str) -> str:
 def program_population(text: str, name: str = "program"):
     """The ``Population`` of ``.fr`` text (parsed, never run): ``SpecError`` with line:column when it does not
     parse. Parsed once per text and session."""
-    from fairaudit.engines.fairsquare.programs.population import from_text
+    from fairaudit.programs.population import from_text
 
     cached = st.session_state.get("audit_program_parsed")
     key = (program_sha(text), name)
@@ -363,8 +363,8 @@ def population_inputs(population):
 
 def generate_program(structure: str = "independent") -> str:
     """A population program of the session's dataset with the session's model as its decision
-    (``fairaudit.engines.fairsquare.programs.generate.population_program``); ``FairauditError`` when it cannot be written."""
-    from fairaudit.engines.fairsquare.programs.generate import population_program
+    (``fairaudit.engines.fairsquare.generate.population_program``); ``FairauditError`` when it cannot be written."""
+    from fairaudit.engines.fairsquare.generate import population_program
 
     dataset, model = state.get(state.DATASET), state.get(state.MODEL)
     if dataset is None:

@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairaudit import engines
-from fairaudit.engines.fairsquare.programs.population import examples
+from fairaudit.programs.population import examples
 from fairaudit.ui.options import option_key
 
 ROOT = Path(__file__).resolve().parents[2]

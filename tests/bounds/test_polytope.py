@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from fairaudit.engines.fairsquare import polytope as P
-from fairaudit.engines.fairsquare.programs import ir
-from fairaudit.engines.fairsquare.programs.paths import Affine, Constraint, Nonlinear
+from fairaudit.programs import ir
+from fairaudit.engines.fairsquare.paths import Affine, Constraint, Nonlinear
 
 MP = mpmath.MPContext()
 MP.prec = 200

@@ -77,7 +77,7 @@ def test_fig1_converges_node_by_node(browser_ready):
         wait_idle(page)
         # an upload: its text goes into the editor; one too large is refused with a sentence
         dropzone = page.locator("[data-testid='stFileUploaderDropzoneInput']").first
-        mine = "# my program\n" + (ROOT / "fairaudit/engines/fairsquare/programs/examples/toy_t1.fr").read_text(encoding="utf-8")
+        mine = "# my program\n" + (ROOT / "fairaudit/programs/examples/toy_t1.fr").read_text(encoding="utf-8")
         dropzone.set_input_files(files=[{"name": "mine.fr", "mimeType": "text/plain", "buffer": mine.encode()}])
         page.get_by_text("mine.fr parses").first.wait_for()
         wait_idle(page)

@@ -18,8 +18,8 @@ import pytest
 import fairaudit
 from fairaudit.cli import main
 from fairaudit.core.errors import FairauditError
-from fairaudit.engines.fairsquare.programs.parse import parse_file, parse_program
-from fairaudit.engines.fairsquare.programs.sample import sample
+from fairaudit.programs.parse import parse_file, parse_program
+from fairaudit.programs.sample import sample
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench" / "fairsquare"
@@ -207,7 +207,7 @@ def test_ratio_interval_arithmetic_of_the_notes():
     assert hi < 0.9      # unfair at ε = 0.1
 
 
-TIE = ROOT / "fairaudit" / "engines" / "fairsquare" / "programs" / "examples" / "toy_tie.fr"
+TIE = ROOT / "fairaudit" / "programs" / "examples" / "toy_tie.fr"
 RATIO = "E[pred | sensitive] / E[pred | not sensitive]"
 DIFF = "E[pred | sensitive] - E[pred | not sensitive]"
 
@@ -408,7 +408,7 @@ def test_check_refuses_with_one_clear_reason(spec, reason):
 def test_check_accepts_program_variables():
     from fairaudit import engines
     from fairaudit.core.inputs import Inputs
-    from fairaudit.engines.fairsquare.programs.population import load
+    from fairaudit.programs.population import load
     from fairaudit.spec import parse
 
     inputs = Inputs.build_population(load(BENCH / "ind_dt4.fr"), samples=None)

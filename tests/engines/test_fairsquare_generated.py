@@ -1,6 +1,6 @@
 """The fairsquare engine over a population program generated from a dataset and a model (``--data --model``).
 
-The cross-check: the generated program is sampled (``fairaudit.engines.fairsquare.programs.sample.sample``), the sampled variables
+The cross-check: the generated program is sampled (``fairaudit.programs.sample.sample``), the sampled variables
 are decoded back to the dataset's values (codes -> categories, integer pieces -> their value), and the analyst's
 own spec is evaluated on them with the dataset's semantics (``evaluate_event``) — independently of the spec
 translation the engine uses. Every leaf's sound bounds must meet the Monte-Carlo estimate's interval, and the
@@ -19,8 +19,8 @@ from fairaudit.cli import main
 from fairaudit.core.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue, evaluate, leaf_key
 from fairaudit.core.inputs import Inputs
-from fairaudit.engines.fairsquare.programs.sample import sample
-from fairaudit.engines.fairsquare.programs.translate import columns, decode, translate_spec
+from fairaudit.programs.sample import sample
+from fairaudit.programs.translate import columns, decode, translate_spec
 from fairaudit.spec import ast, parse
 from fairaudit.spec.events import evaluate_event
 from fairaudit.spec.printer import event_text

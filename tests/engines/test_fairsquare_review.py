@@ -10,7 +10,7 @@ import pytest
 
 import fairaudit
 from fairaudit.core.errors import FairauditError
-from fairaudit.engines.fairsquare.programs.parse import parse_program
+from fairaudit.programs.parse import parse_program
 from fairaudit.spec.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]

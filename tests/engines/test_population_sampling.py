@@ -12,8 +12,8 @@ from fairaudit import engines
 from fairaudit.cli import main
 from fairaudit.core.errors import FairauditError
 from fairaudit.core.inputs import Inputs
-from fairaudit.engines.fairsquare.programs import parse_file
-from fairaudit.engines.fairsquare.programs.population import PopulationObservations, ratio_spec
+from fairaudit.programs import parse_file
+from fairaudit.programs.population import PopulationObservations, ratio_spec
 from fairaudit.spec import parse
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "fairsquare"

@@ -85,7 +85,7 @@ FIG1 = "E[pred | sensitive] / E[pred | not sensitive] > 0.4841"
 
 
 def _fig1():
-    from fairaudit.engines.fairsquare.programs.population import from_text
+    from fairaudit.programs.population import from_text
 
     return from_text(fs._FIG1, "fig1.fr")
 

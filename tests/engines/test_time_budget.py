@@ -50,7 +50,7 @@ def drawing_program(draws: int = 2000, branches: int = 50) -> str:
 
 
 def _population(text: str, name: str):
-    from fairaudit.engines.fairsquare.programs.population import from_text
+    from fairaudit.programs.population import from_text
 
     return from_text(text, name)
 
@@ -104,7 +104,7 @@ def test_fairsquare_bounds_stay_sound_whenever_the_budget_runs_out(budget):
 
 def test_an_unbuilt_volume_is_built_when_it_is_refined():
     inputs = fs._population_inputs(fs._T3, "t3.fr")
-    from fairaudit.engines.fairsquare.programs.paths import Explorer
+    from fairaudit.engines.fairsquare.paths import Explorer
 
     state = fs._State(Explorer(inputs.population, {}), {}, expired=lambda: True)
     state.expand(None)
@@ -129,7 +129,7 @@ def test_the_monitor_sampling_a_program_stops_within_a_few_seconds_of_its_budget
 
 
 def test_sampling_asks_the_deadline_between_statements():
-    from fairaudit.engines.fairsquare.programs.sample import sample
+    from fairaudit.programs.sample import sample
 
     program = _population(drawing_program(draws=200, branches=4), "d.fr").program
     asked = []
@@ -196,7 +196,7 @@ def test_the_monitor_yields_the_individuals_drawn_before_the_budget_ran_out():
     """Out of time in the middle of a batch: the checks already drawn are yielded, then an empty batch (at which
     the driver sees the budget spent), and nothing after it."""
     from fairaudit.engines.monitor.engine import monitor_batches
-    from fairaudit.engines.fairsquare.programs.population import PopulationObservations
+    from fairaudit.programs.population import PopulationObservations
 
     program = _population(drawing_program(draws=20, branches=4), "d.fr").program
     spec = parse("E[pred | sensitive] / E[pred | not sensitive] > 1")

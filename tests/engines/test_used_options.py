@@ -8,7 +8,7 @@ import fairaudit
 from fairaudit import data
 from fairaudit.report.content import option_rows
 
-EXAMPLES = Path(fairaudit.__file__).parent / "engines" / "fairsquare" / "programs" / "examples"
+EXAMPLES = Path(fairaudit.__file__).parent / "programs" / "examples"
 
 
 def _titles(result) -> str:

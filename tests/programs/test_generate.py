@@ -8,9 +8,9 @@ import pytest
 
 from fairaudit.data import builtin
 from fairaudit.models import train
-from fairaudit.engines.fairsquare.programs import parse_program, sample
-from fairaudit.engines.fairsquare.programs import generate
-from fairaudit.engines.fairsquare.programs.generate import (decision_program, encode_rows, evaluate_decision, identifiers,
+from fairaudit.programs import parse_program, sample
+from fairaudit.engines.fairsquare import generate
+from fairaudit.engines.fairsquare.generate import (decision_program, encode_rows, evaluate_decision, identifiers,
                                          population_program)
 
 

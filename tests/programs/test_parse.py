@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from fairaudit.engines.fairsquare.programs import ir, parse_file, parse_program
+from fairaudit.programs import ir, parse_file, parse_program
 from fairaudit.spec.errors import SpecError
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "fairsquare"
@@ -178,7 +178,7 @@ def test_huge_expression_is_a_spec_error_not_a_crash():
 
 
 def test_round_trip_every_bench_file():
-    from fairaudit.engines.fairsquare.programs.printer import format_program
+    from fairaudit.programs.printer import format_program
     for path in sorted(BENCH.glob("**/*.fr")):
         program = parse_file(path)
         text = format_program(program)
@@ -187,7 +187,7 @@ def test_round_trip_every_bench_file():
 
 
 def test_round_trip_keeps_tree_shape():
-    from fairaudit.engines.fairsquare.programs.printer import format_program
+    from fairaudit.programs.printer import format_program
     body = ("    y = (x - (1 - x)) / 2 - -x * (x + 1)\n    z = -(x + 1) * -3\n"
             "    qualified(not (y > 0 or (z < 1 and y < 2)) and 0 <= x < 5)\n")
     program = parse_program(OK.replace("    y = 2 * x - 1\n", body))
@@ -196,7 +196,7 @@ def test_round_trip_keeps_tree_shape():
 
 def test_mutated_programs_parse_or_raise_spec_error():
     """Any one-character edit of a real program either parses (and then samples) or is a SpecError, never a crash."""
-    from fairaudit.engines.fairsquare.programs import sample
+    from fairaudit.programs import sample
     from hypothesis import given, settings, strategies as st
 
     text = (BENCH / "bn2_dt16a.fr").read_text()

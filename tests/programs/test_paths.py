@@ -1,4 +1,4 @@
-"""Symbolic paths of a ``.fr`` program (``fairaudit.engines.fairsquare.programs.paths.enumerate_paths``), checked against independent
+"""Symbolic paths of a ``.fr`` program (``fairaudit.engines.fairsquare.paths.enumerate_paths``), checked against independent
 oracles: exact masses recomputed here (Fractions for steps, mpmath for Gaussians), closed forms, and the sampler."""
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from fairaudit.core.errors import FairauditError
-from fairaudit.engines.fairsquare.programs import ir
-from fairaudit.engines.fairsquare.programs.parse import parse_file, parse_program
-from fairaudit.engines.fairsquare.programs.paths import Affine, Nonlinear, enumerate_paths
-from fairaudit.engines.fairsquare.programs.sample import sample
+from fairaudit.programs import ir
+from fairaudit.programs.parse import parse_file, parse_program
+from fairaudit.engines.fairsquare.paths import Affine, Nonlinear, enumerate_paths
+from fairaudit.programs.sample import sample
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "bench" / "fairsquare" / "examples"
 MP = mpmath.MPContext()
@@ -371,7 +371,7 @@ def _count_program(n=6):
 
 @pytest.mark.parametrize("limit", [1, 2, 5, 17, 64])
 def test_explorer_finished_and_open_parts_partition_the_space(limit):
-    from fairaudit.engines.fairsquare.programs.paths import Explorer
+    from fairaudit.engines.fairsquare.paths import Explorer
 
     program = _count_program()
     ex = Explorer(program)
@@ -394,7 +394,7 @@ def test_explorer_finished_and_open_parts_partition_the_space(limit):
 
 
 def test_explorer_with_no_time_left_still_partitions():
-    from fairaudit.engines.fairsquare.programs.paths import Explorer
+    from fairaudit.engines.fairsquare.paths import Explorer
 
     program = _count_program()
     ex = Explorer(program)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from fairaudit.engines.fairsquare.programs import estimate, parse_file, parse_program, sample
+from fairaudit.programs import estimate, parse_file, parse_program, sample
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "fairsquare"
 N = 200_000

@@ -112,8 +112,8 @@ def test_the_program_is_printed_only_when_its_sha256_is_the_recorded_one(sound_r
 
 
 def test_a_parsed_program_is_printed_by_the_printer(sound_result):
-    from fairaudit.engines.fairsquare.programs.population import load
-    from fairaudit.engines.fairsquare.programs.printer import format_program
+    from fairaudit.programs.population import load
+    from fairaudit.programs.printer import format_program
 
     pop = load(FIG1)
     facts = content.population_facts(sound_result, pop)

@@ -2,7 +2,7 @@
 
 After FairSquare (Albarghouthi et al., OOPSLA 2017), without its global quantifier elimination:
 
-1. **Paths** (``fairaudit.engines.fairsquare.programs.paths``): the program (population, then decision) is executed symbolically;
+1. **Paths** (``fairaudit.engines.fairsquare.paths``): the program (population, then decision) is executed symbolically;
    every path is a set of constraints over independent draws, tagged with the truth of the program's
    annotations (``sensitive``, ``qualified``, ``target`` = the spec's ``pred``) and of every comparison the
    spec makes on the program's variables. Infeasible paths are dropped with z3.
@@ -94,7 +94,7 @@ class FairSquare(Engine):
 
     # ------------------------------------------------------------------------------------------ run
     def run(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
-        from fairaudit.engines.fairsquare.programs.paths import Explorer
+        from fairaudit.engines.fairsquare.paths import Explorer
 
         atoms = _Atoms(inputs.population)
         cs = compile_spec(spec)
@@ -387,7 +387,7 @@ class _Atoms:
         return name
 
     def _operand(self, side):
-        from fairaudit.engines.fairsquare.programs import ir
+        from fairaudit.programs import ir
         from fairaudit.spec import ast
 
         if isinstance(side, ast.Value):
@@ -398,7 +398,7 @@ class _Atoms:
 
     def compile(self, event):
         """A function ``tags -> bool`` for ``event``."""
-        from fairaudit.engines.fairsquare.programs import ir
+        from fairaudit.programs import ir
         from fairaudit.spec import ast
 
         if isinstance(event, ast.Name):
@@ -487,8 +487,8 @@ def F():
 
 def _population_inputs(text: str, name: str):
     from fairaudit.core.inputs import Inputs
-    from fairaudit.engines.fairsquare.programs.parse import parse_program
-    from fairaudit.engines.fairsquare.programs.population import Population
+    from fairaudit.programs.parse import parse_program
+    from fairaudit.programs.population import Population
 
     import hashlib
 

@@ -38,8 +38,8 @@ import numpy as np
 from scipy import special
 
 from fairaudit.engines.fairsquare import volume
-from fairaudit.engines.fairsquare.programs import ir
-from fairaudit.engines.fairsquare.programs.paths import Affine, Constraint, literal, step_mass, support
+from fairaudit.programs import ir
+from fairaudit.engines.fairsquare.paths import Affine, Constraint, literal, step_mass, support
 
 INF = math.inf
 _SQRT2 = math.sqrt(2.0)
@@ -614,7 +614,7 @@ def _fallback_split(lo, hi):
 # A path: factors
 # ---------------------------------------------------------------------------------------------------------
 class PathVolume:
-    """Anytime bounds on the probability of one path (``fairaudit.engines.fairsquare.programs.paths.Path``): ``bounds`` (exact
+    """Anytime bounds on the probability of one path (``fairaudit.engines.fairsquare.paths.Path``): ``bounds`` (exact
     rationals, lower never decreasing, upper never increasing) and ``refine(splits)``."""
 
     def __init__(self, dists: Sequence, box: dict, constraints: Sequence[Constraint]):

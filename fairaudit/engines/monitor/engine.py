@@ -592,7 +592,7 @@ class Monitor(Engine):
     def _run_population(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
         """The stream is individuals drawn from the program (seeded by the run's seed), ``CHUNK`` at a time as
         the checks need them; i.i.d. draws are exchangeable, as the guarantee assumes."""
-        from fairaudit.engines.fairsquare.programs.population import PopulationObservations
+        from fairaudit.programs.population import PopulationObservations
 
         obs = PopulationObservations(spec, inputs.population, options["samples"], seed=options["seed"])
         obs.draw(min(16, obs.length))  # an unknown column raises at the start, not at the first batch

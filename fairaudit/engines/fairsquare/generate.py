@@ -1,7 +1,7 @@
 """Generate ``.fr`` programs from data and models: readable text the analyst can edit.
 
 * ``decision_program(model)``: the model's decision as the ``F()`` function (IR statements, printed by
-  :func:`fairaudit.engines.fairsquare.programs.printer.format_program`): a linear model is one inequality over its inputs, a
+  :func:`fairaudit.programs.printer.format_program`): a linear model is one inequality over its inputs, a
   decision tree nested ``if``/``else``, a ReLU network straight-line code (``max(0, ·)`` written as
   ``if h < 0: h = 0``, since the language has no ``max``).
 * ``population_program(dataset, protected=...)``: an independent per-column population model (``popModel()``)
@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.core.errors import FairauditError
-from fairaudit.engines.fairsquare.programs import ir
-from fairaudit.engines.fairsquare.programs.printer import format_program
-from fairaudit.engines.fairsquare.programs.sample import _Run
+from fairaudit.programs import ir
+from fairaudit.programs.printer import format_program
+from fairaudit.programs.sample import _Run
 
 RESERVED = {"popModel", "F", "gaussian", "step", "sensitiveAttribute", "qualified", "fairnessTarget",
             "True", "False", "None"}

@@ -1,4 +1,4 @@
-"""Read a FairSquare ``.fr`` file into the IR of ``fairaudit.engines.fairsquare.programs.ir``.
+"""Read a FairSquare ``.fr`` file into the IR of ``fairaudit.programs.ir``.
 
 The text is parsed with Python's ``ast`` module (never evaluated) and then walked with a whitelist: two functions
 ``def popModel():`` and ``def F():``; inside them assignments, ``x = gaussian(mean, variance)``,
@@ -14,7 +14,7 @@ import ast
 import math
 from pathlib import Path
 
-from fairaudit.engines.fairsquare.programs import ir
+from fairaudit.programs import ir
 from fairaudit.spec.errors import SpecError, clip
 
 FUNCTIONS = ("popModel", "F")

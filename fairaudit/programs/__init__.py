@@ -5,9 +5,9 @@ module, then a whitelist); ``sample.sample(program, n, seed)`` draws ``n`` indiv
 returns, per individual, the sensitive condition, the qualification and the decision target;
 ``printer.format_program(program)`` writes the IR back as ``.fr`` text.
 """
-from fairaudit.engines.fairsquare.programs.ir import Program
-from fairaudit.engines.fairsquare.programs.parse import parse_program, parse_file
-from fairaudit.engines.fairsquare.programs.printer import format_program
-from fairaudit.engines.fairsquare.programs.sample import Sample, sample, estimate
+from fairaudit.programs.ir import Program
+from fairaudit.programs.parse import parse_program, parse_file
+from fairaudit.programs.printer import format_program
+from fairaudit.programs.sample import Sample, sample, estimate
 
 __all__ = ["Program", "parse_program", "parse_file", "format_program", "Sample", "sample", "estimate"]

@@ -1,6 +1,6 @@
 """A specification written over a dataset's columns, read over the population program generated from it.
 
-``fairaudit.engines.fairsquare.programs.generate.population_program`` draws every column the model reads (and the protected
+``fairaudit.engines.fairsquare.generate.population_program`` draws every column the model reads (and the protected
 attribute) as a real-valued variable. The analyst's spec is about the dataset (``E[pred | sex == "Female"]``,
 ``E[pred | age > 40]``); :func:`translate_spec` rewrites every event of every ``E[...]`` over the program's
 variables, with the dataset's meaning:
@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.core.errors import FairauditError
-from fairaudit.engines.fairsquare.programs import ir
+from fairaudit.programs import ir
 from fairaudit.spec import ast
 from fairaudit.spec.validate import _same_value
 
@@ -75,7 +75,7 @@ def _integer_values(dists) -> tuple | None:
 
 def columns(dataset, program: ir.Program, variables: dict[str, str]) -> dict[str, Column]:
     """``{column: Column}`` for the dataset columns the program draws (``variables``: column -> variable,
-    ``fairaudit.engines.fairsquare.programs.generate.population_variables``)."""
+    ``fairaudit.engines.fairsquare.generate.population_variables``)."""
     out = {}
     for col, var in variables.items():
         spec = dataset.schema.column(col)

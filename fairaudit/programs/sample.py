@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairaudit.engines.fairsquare.programs import ir
+from fairaudit.programs import ir
 
 _ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}
 _CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "==": np.equal,

@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import Iterator, Union
 
 from fairaudit.core.errors import FairauditError
-from fairaudit.engines.fairsquare.programs import ir
+from fairaudit.programs import ir
 
 INF = math.inf
 MAX_PATHS = 100_000

@@ -6,7 +6,7 @@ spaces and uses the fewest parentheses that keep the tree's shape.
 """
 from __future__ import annotations
 
-from fairaudit.engines.fairsquare.programs import ir
+from fairaudit.programs import ir
 
 IND = "    "
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2}

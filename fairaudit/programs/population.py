@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.core.errors import FairauditError
-from fairaudit.engines.fairsquare.programs import ir
+from fairaudit.programs import ir
 
 CHUNK = 50_000
 DEFAULT_EPSILON = 0.15
@@ -51,16 +51,16 @@ def load(population) -> Population:
     if isinstance(population, Population):
         return population
     if isinstance(population, ir.Program):
-        from fairaudit.engines.fairsquare.programs.printer import format_program
+        from fairaudit.programs.printer import format_program
 
         text = format_program(population)
         return Population(population, "program", hashlib.sha256(text.encode("utf-8")).hexdigest())
-    from fairaudit.engines.fairsquare.programs.parse import parse_program
+    from fairaudit.programs.parse import parse_program
 
     path = Path(str(population))
     if not path.is_file():
         raise FairauditError(f"no population program at {str(population)!r} (a .fr file)")
-    from fairaudit.engines.fairsquare.programs.parse import read_text
+    from fairaudit.programs.parse import read_text
 
     text = read_text(path)
     return Population(parse_program(text, filename=path.name), path.name,
@@ -70,14 +70,14 @@ def load(population) -> Population:
 def from_text(text: str, name: str = "program") -> Population:
     """A ``Population`` of ``.fr`` text (e.g. typed or uploaded on the dashboard): parsed, never run (parse errors
     raise ``SpecError`` with line:column)."""
-    from fairaudit.engines.fairsquare.programs.parse import parse_program
+    from fairaudit.programs.parse import parse_program
 
     return Population(parse_program(text, filename=name), name, hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
 @dataclass(frozen=True)
 class Example:
-    """A small ``.fr`` program shipped with fairaudit (``fairaudit/engines/fairsquare/programs/examples/``): its file name, what it is
+    """A small ``.fr`` program shipped with fairaudit (``fairaudit/programs/examples/``): its file name, what it is
     (the file's first comment line) and its text."""
     name: str
     about: str
@@ -91,7 +91,7 @@ def examples() -> list[Example]:
     """The bundled example programs (FairSquare's Fig. 1 and the toys with exact answers), in ``EXAMPLES`` order."""
     from importlib.resources import files
 
-    folder = files("fairaudit.engines.fairsquare.programs") / "examples"
+    folder = files("fairaudit.programs") / "examples"
     out = []
     for name in EXAMPLES:
         text = (folder / name).read_text(encoding="utf-8")
@@ -172,7 +172,7 @@ class PopulationObservations:
     def draw(self, size: int):
         """The next ``size`` individuals' observations: ``{key: (values, mask)}``."""
         from fairaudit.core.observations import observe
-        from fairaudit.engines.fairsquare.programs.sample import sample
+        from fairaudit.programs.sample import sample
 
         s = sample(self.program, size, rng=self.rng, keep_values=True, deadline=self.deadline)
         frame, pred = frame_of(s, self.names)
