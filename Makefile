@@ -1,14 +1,15 @@
 # Two commands: `make app` and `make test`. Both create .venv on first use and
-# reinstall only when requirements.txt or pyproject.toml change.
+# reinstall only when requirements.txt or pyproject.toml change. `make docs` builds the documentation site.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
 PORT   ?= 8501
-# the dashboard has no login: it listens on this machine only unless ADDRESS says otherwise (README, Security)
+# the dashboard has no login: it listens on this machine only unless ADDRESS says otherwise (docs/security.md)
 ADDRESS ?= 127.0.0.1
 
-.PHONY: app test install bench clean
+.PHONY: app test install bench docs clean
 
 install: $(STAMP)
 
@@ -26,8 +27,17 @@ app: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; if [ $$rc -eq 5 ]; then rc=0; fi; exit $$rc
 
+# the documentation site (mkdocs.yml, docs/) into site/; --strict: a warning (a broken link, a docstring that
+# does not parse) fails the build. Its own stamp: the docs tools are installed on top of the app's install.
+$(DOCS_STAMP): $(STAMP) requirements-docs.txt
+	$(PY) -m pip install --quiet -r requirements-docs.txt
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
 bench: $(STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info site
