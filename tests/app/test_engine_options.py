@@ -21,8 +21,9 @@ MONITOR_WORDS = [r"monitor", r"AVOIR", r"(?-i:Δ)", r"δ split", r"hoeffding", r
 
 @pytest.mark.parametrize("path", FRONT, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_dashboard_file_names_an_engine_or_words_a_monitor_concept(path):
-    """Comments count too: a file that needs the words gets them from the engine."""
-    text = path.read_text(encoding="utf-8")
+    """Comments count too: a file that needs the words gets them from the engine (a module's import path is not a
+    word the reader sees)."""
+    text = re.sub(r"fairaudit(\.\w+)+", "", path.read_text(encoding="utf-8"))
     for name in engines.names():  # an engine named in code ("monitor", 'dataset', ...) is a branch on it
         assert not re.search(rf"[\"']{re.escape(name)}[\"']", text), f"{path.name} names the engine {name!r}"
     for word in MONITOR_WORDS:
