@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 
 __all__ = ["Case", "ConformanceError", "NotApplicable", "CHECKS", "check_engine", "engine_checks", "run_check",
            "toy_cases", "toy_dataset", "parametrize_with_checks"]

@@ -4,7 +4,7 @@ them, and two results of the same specification side by side.
 Everything here reads the ``nodes`` of the audit-result contract (``AuditResult.nodes``: ``id``, ``parent``,
 ``kind``, ``text``, ``name``, ``op``, ``value``, ``final``) and the result's ``Guarantee``; it never parses node
 text (a comparison's operator is its ``op``, a constant's number its ``value``) and never words a guarantee itself:
-how an interval holds is ``Guarantee.phrase``. Numbers follow the one rule of ``fairaudit.core.numbers`` /
+how an interval holds is ``Guarantee.phrase``. Numbers follow the one rule of ``fairaudit.base.numbers`` /
 ``fairaudit.core.guarantee.format_interval``. No Streamlit: the dashboard draws these sentences, any front end may.
 """
 from __future__ import annotations

@@ -45,8 +45,8 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 import numpy as np
 
-from fairaudit.core.errors import FairauditError
-from fairaudit.core.numbers import clean
+from fairaudit.base.errors import FairauditError
+from fairaudit.base.numbers import clean
 
 DIGITS = 3  # significant digits of a suggested threshold
 MAX_FACTOR = 1e4  # the projection looks up to this many times the current observations

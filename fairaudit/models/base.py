@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 from fairaudit.models.forms import LinearForm, ReluNet, TreeForm
 
 FORMAT = "fairaudit-model"  # marker stored in every saved model file
@@ -104,24 +104,24 @@ class Standardiser:
 
 def output_path(path) -> Path:
     """``path`` as a Path a model can be written to (ModelError otherwise), for ``save``: a file in an existing
-    folder, never a directory or a device (``fairaudit.core.outputs.check_output``; what an existing file holds is the
+    folder, never a directory or a device (``fairaudit.base.files.check_path``; what an existing file holds is the
     caller's to check: ``fairaudit train --out`` does before training)."""
-    from fairaudit.core.errors import FairauditError
-    from fairaudit.core.outputs import check_output
+    from fairaudit.base.errors import FairauditError
+    from fairaudit.base.files import check_path
 
     if not isinstance(path, (str, os.PathLike)):
         raise ModelError("save() takes a file path")
     try:
-        return check_output(path, "model", force=True, what="model")
+        return check_path(path, what="model")
     except FairauditError as err:
         raise ModelError(str(err)) from None
 
 
 def write_atomic(path, data: bytes) -> None:
     """Write ``data`` to ``path`` (checked with :func:`output_path`) through a temporary file and a rename
-    (:func:`fairaudit.core.outputs.write_atomically`), so a failed write never leaves half a model file."""
-    from fairaudit.core.errors import FairauditError
-    from fairaudit.core.outputs import write_atomically
+    (:func:`fairaudit.base.files.write_atomically`), so a failed write never leaves half a model file."""
+    from fairaudit.base.errors import FairauditError
+    from fairaudit.base.files import write_atomically
 
     target = output_path(path)
     try:

@@ -8,10 +8,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 from fairaudit.models.base import Model
 from fairaudit.models.encoding import Encoding
-from fairaudit.core.progress import OnProgress, Progress
+from fairaudit.base.progress import OnProgress, Progress
 
 KINDS = ("logreg", "tree", "gbm", "mlp")
 KIND_HELP = {
@@ -87,7 +87,7 @@ def train(dataset, kind: str, *, seed: int = 0, test_size: float = HELD_OUT_SHAR
     ``params`` go to the learner (e.g. ``max_depth=4`` for tree, ``hidden=[32]`` for mlp).
     The same data, kind, seed and params give the same model.
 
-    ``on_progress(Progress)`` (see :mod:`fairaudit.core.progress`), when given, is told how far the fit is: mlp per
+    ``on_progress(Progress)`` (see :mod:`fairaudit.base.progress`), when given, is told how far the fit is: mlp per
     batch in epochs, gbm per boosting iteration, logreg and tree in one step. Returning False from it stops
     training at the next report with :class:`TrainingCancelled`. The model is the same with or without it.
     """

@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from fairaudit import engines
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.ui import options as uo
 
 STORE = "audit_values"  # widget key -> value, kept across pages

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.ui import workspace
 
 LOGS = "logs"

@@ -9,9 +9,9 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from fairaudit.core import limits
+from fairaudit.base import limits
 from fairaudit import data as fa_data
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.models.training import HELD_OUT_SHARE
 from fairaudit.spec.errors import SpecError
 from fairaudit.ui import history, logic, state
@@ -212,7 +212,7 @@ def audit_iterator(choice: dict, on_progress=None, engine: str | None = None):
 def run_audit(choice: dict, on_progress=None, on_result: Callable[[Any], None] | None = None) -> Any:
     """Run the audit to its end (or its time budget); store every partial result in the session as it comes,
     so a Stop (which interrupts the script) keeps the evidence so far. ``on_progress`` receives the run's
-    ``fairaudit.core.progress.Progress`` (a ``ProgressBar``); ``on_result(partial)`` every partial result."""
+    ``fairaudit.base.progress.Progress`` (a ``ProgressBar``); ``on_result(partial)`` every partial result."""
     dataset = state.get(state.DATASET)
     spec_text = state.get(state.SPEC_TEXT)
     meta = {"engine": choice["engine"], "choice": dict(choice), "data": getattr(dataset, "name", None),

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from fairaudit import engines
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 
 ENGINE_KEY = "audit_engine"
 WHERE_KEY = "audit_where"

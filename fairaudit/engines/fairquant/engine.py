@@ -284,7 +284,7 @@ def _counterexample(model, domain, analysis, cex) -> Counterexample | None:
     the model's decision and score — once the model's own prediction confirms the decisions differ."""
     import pandas as pd
 
-    from fairaudit.core.errors import ModelError
+    from fairaudit.base.errors import ModelError
 
     j = analysis.j
     rows = []

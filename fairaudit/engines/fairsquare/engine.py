@@ -288,7 +288,7 @@ class _Unbuilt:
 
 def _volume(path):
     from fairaudit.engines.fairsquare.polytope import PathVolume
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     try:
         return PathVolume(path.dists, path.box, path.constraints)

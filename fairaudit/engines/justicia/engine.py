@@ -38,7 +38,7 @@ import numpy as np
 from fairaudit.core.engine import ROUNDS, Context, Engine, LeafBatch, Option
 from fairaudit.core.evaluate import LeafValue, compile_spec, enclose
 from fairaudit.core.guarantee import Guarantee
-from fairaudit.core.limits import Deadline, OutOfTime
+from fairaudit.base.limits import Deadline, OutOfTime
 
 _LABEL = "\x00label"  # the label's column in the cell frame (not a name a dataset can have)
 
