@@ -397,10 +397,10 @@ def node_facts(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | None 
 
 def engine_title(result) -> str:
     """The title of the engine that computed ``result`` (its name when the engine is not installed here)."""
-    from fairaudit import engines
+    from fairaudit.core import registry
 
     try:
-        return engines.get(result.engine).title or result.engine
+        return registry.get(result.engine).title or result.engine
     except Exception:  # noqa: BLE001 - a result of an engine this installation does not have
         return str(result.engine)
 

@@ -12,7 +12,6 @@ Rules (shared by built-in datasets and CSV files):
 """
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 

@@ -24,6 +24,7 @@ import pandas as pd
 
 from fairaudit.base.errors import ModelError
 from fairaudit.models.forms import LinearForm, ReluNet, TreeForm
+from fairaudit.base.progress import Progress
 
 FORMAT = "fairaudit-model"  # marker stored in every saved model file
 FORMAT_VERSION = 1
@@ -100,6 +101,25 @@ class Standardiser:
     @classmethod
     def from_dict(cls, data: dict) -> "Standardiser":
         return cls(np.array(data["mean"]), np.array(data["scale"]))
+
+
+# ---------------------------------------------------------------------- what every trainer shares (``training``)
+MAX_MLP_PARAMETERS = 2_000_000  # weights + biases of an mlp (16 MB in float64); checked before allocating
+
+
+class TrainingCancelled(ModelError):
+    """The receiver of training progress asked to stop (``on_progress`` returned False); no model was made."""
+
+
+def report(progress: Progress | None, done: float, total: float | None = None, unit: str | None = None) -> None:
+    """Tell ``progress`` (None: nobody listens) how far training is; TrainingCancelled once its receiver asked
+    to stop. Reporting never changes what is trained."""
+    if progress is None:
+        return
+    if unit is not None:
+        progress.unit = unit
+    if not progress(done, total):
+        raise TrainingCancelled("training cancelled")
 
 
 def output_path(path) -> Path:

@@ -24,7 +24,7 @@ from fairaudit.models.base import (FORMAT, FORMAT_VERSION, Model, Standardiser, 
                                   write_atomic)
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import ReluNet
-from fairaudit.models.training import MAX_MLP_PARAMETERS, report
+from fairaudit.models.base import MAX_MLP_PARAMETERS, report
 
 DEFAULTS = {"hidden": [16, 16], "epochs": 8, "batch_size": 256, "lr": 0.01, "weight_decay": 0.0}
 MAX_PARAMETERS = MAX_MLP_PARAMETERS  # weights + biases of one network

@@ -17,7 +17,7 @@ from fairaudit.models.base import (FORMAT, FORMAT_VERSION, Model, Standardiser, 
                                   write_atomic)
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import DecisionNode, LinearForm, ReluNet, TreeForm
-from fairaudit.models.training import report
+from fairaudit.models.base import report
 
 try:  # the loss HistGradientBoostingClassifier uses for two classes (private module: used only to report progress)
     from sklearn._loss.loss import HalfBinomialLoss

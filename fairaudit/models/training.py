@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.base.errors import ModelError
-from fairaudit.models.base import Model
+from fairaudit.models.base import MAX_MLP_PARAMETERS, Model, TrainingCancelled, report  # noqa: F401 — shared by the trainers
 from fairaudit.models.encoding import Encoding
 from fairaudit.base.progress import OnProgress, Progress
 
@@ -20,24 +20,8 @@ KIND_HELP = {
     "gbm": "histogram gradient boosting, 100 trees",
     "mlp": "torch ReLU network, 2 hidden layers of 16",
 }
-MAX_MLP_PARAMETERS = 2_000_000  # weights + biases of an mlp (16 MB in float64); checked before allocating
 HELD_OUT_SHARE = 0.25  # the share of rows held out (and audited) unless the user changes it: demo, Model page, CLI
 MAX_GROUP_VALUES = 20  # a protected column with more distinct values is split at its median instead
-
-
-class TrainingCancelled(ModelError):
-    """The receiver of training progress asked to stop (``on_progress`` returned False); no model was made."""
-
-
-def report(progress: Progress | None, done: float, total: float | None = None, unit: str | None = None) -> None:
-    """Tell ``progress`` (None: nobody listens) how far training is; TrainingCancelled once its receiver asked
-    to stop. Reporting never changes what is trained."""
-    if progress is None:
-        return
-    if unit is not None:
-        progress.unit = unit
-    if not progress(done, total):
-        raise TrainingCancelled("training cancelled")
 
 
 def check_kind(kind: str) -> str:

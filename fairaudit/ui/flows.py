@@ -16,6 +16,7 @@ from fairaudit.models.training import HELD_OUT_SHARE
 from fairaudit.spec.errors import SpecError
 from fairaudit.ui import history, logic, state
 from fairaudit.ui import options as ui_options
+from fairaudit.ui.options import CARET_WIDTH, _located, caret_lines, header_problems  # noqa: F401 — messages
 
 
 UPLOADED = state.UPLOADED  # this session's parsed upload (session state, never a cross-session cache)
@@ -438,36 +439,6 @@ def check_spec(text: str, dataset=None) -> tuple[Any, list[tuple[str, str]]]:
         if severity != "warning":
             spec = None
     return spec, out
-
-
-def header_problems(text: str) -> list[str]:
-    """Every error in a specification's headers (misspelt, misplaced, a value its option refuses), each with
-    its line and column; empty when they are fine."""
-    try:
-        ui_options.header_values(text)
-    except FairauditError as err:
-        return [_located(e) for e in getattr(err, "errors", [err])]
-    return []
-
-
-def _located(err, pretty: bool = False) -> str:
-    line, column = getattr(err, "line", None), getattr(err, "column", None)
-    where = f"line {line}, column {column}: " if line else ""
-    text = f"{where}{getattr(err, 'message', str(err))}"
-    if pretty:  # the source line and the caret under it (the message is said above)
-        caret = caret_lines(getattr(err, "excerpt", ""), column, getattr(err, "length", 1))
-        text += f"\n\n```\n{caret}\n```" if caret else ""
-    return text
-
-
-CARET_WIDTH = 60  # characters of the source line shown around the token (a message box does not scroll far)
-
-
-def caret_lines(line: str, column: int | None, length: int = 1, width: int = CARET_WIDTH) -> str:
-    """``fairaudit.spec.errors.caret_lines`` at the dashboard's width."""
-    from fairaudit.spec.errors import caret_lines as lines
-
-    return lines(line, column, length, width)
 
 
 def use_spec(text: str) -> None:

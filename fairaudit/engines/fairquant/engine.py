@@ -360,7 +360,7 @@ def conformance_cases():
     """The notes' exact examples (the running example: 25/30 fair on its float64 weights; the linear network: 60% fair) and a
     random 4-8-6-1 network on a 4·2·8·8 grid refined a few partitions at a time (the long case), each against the
     fair fraction enumerated with the model's own prediction."""
-    from fairaudit.testing import Case
+    from fairaudit.core.cases import Case
 
     long_net = _long_net()
     return (

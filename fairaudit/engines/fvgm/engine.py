@@ -590,7 +590,7 @@ def _oracle(inputs, group: str) -> float:
 
 
 def conformance_cases():
-    from fairaudit.testing import Case
+    from fairaudit.core.cases import Case
 
     def case(name, spec, rows, long=False):
         holder = {}
