@@ -1,4 +1,4 @@
-# Two commands: `make app` and `make test`. Both create .venv on first use and
+# Two commands: `make app` and `make test` (and `make lint`, the architecture). Both create .venv on first use and
 # reinstall only when requirements.txt or pyproject.toml change.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   ?= .venv
@@ -8,7 +8,7 @@ PORT   ?= 8501
 # the dashboard has no login: it listens on this machine only unless ADDRESS says otherwise (README, Security)
 ADDRESS ?= 127.0.0.1
 
-.PHONY: app test install bench clean
+.PHONY: app test lint install bench clean
 
 install: $(STAMP)
 
@@ -25,6 +25,10 @@ app: $(STAMP)
 # pytest exits 5 when it collects no test; that is not a failure of the code.
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; if [ $$rc -eq 5 ]; then rc=0; fi; exit $$rc
+
+# the architecture (.importlinter): front ends on top, fairaudit.base at the bottom, engines independent, no cycles
+lint: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
 
 bench: $(STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
