@@ -1,5 +1,5 @@
-# Two commands: `make app` and `make test`. Both create .venv on first use and
-# reinstall only when requirements.txt or pyproject.toml change. `make docs` builds the documentation site.
+# Two commands: `make app` and `make test`. Both create .venv on first use and reinstall only when
+# requirements.txt or pyproject.toml change. `make lint` checks the architecture, `make docs` builds the docs site.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -9,7 +9,7 @@ PORT   ?= 8501
 # the dashboard has no login: it listens on this machine only unless ADDRESS says otherwise (docs/security.md)
 ADDRESS ?= 127.0.0.1
 
-.PHONY: app test install bench docs clean
+.PHONY: app test lint install bench docs clean
 
 install: $(STAMP)
 
@@ -35,6 +35,10 @@ $(DOCS_STAMP): $(STAMP) requirements-docs.txt
 
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
+# the architecture (.importlinter): front ends on top, fairaudit.base at the bottom, engines independent, no cycles
+lint: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
 
 bench: $(STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

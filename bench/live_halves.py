@@ -16,7 +16,7 @@ import argparse
 
 import numpy as np
 
-from fairaudit.bounds.allocation import LeafStats
+from fairaudit.core.allocation import LeafStats
 from fairaudit.bounds.concentration import fixed_n_radius
 from fairaudit.engines.monitor.halves import SequentialHalves, epoch_rows, first_epoch
 

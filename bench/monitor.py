@@ -23,7 +23,7 @@ import pandas as pd
 
 from fairaudit import data, models
 from fairaudit.api import audit
-from fairaudit.bounds.allocation import Allocator, LeafStats, equal_split
+from fairaudit.core.allocation import Allocator, LeafStats, equal_split
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.data.dataset import Dataset
 from fairaudit.core.evaluate import compile_spec, evaluate
@@ -134,7 +134,7 @@ def solve_every_check_cost(dataset, model, spec, samples: int = 25) -> float:
 
 
 def _leaves(alloc, stats, deltas):
-    from fairaudit.bounds.allocation import leaf_values
+    from fairaudit.core.allocation import leaf_values
     return leaf_values(stats, deltas, alloc.bound)
 
 

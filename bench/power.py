@@ -32,7 +32,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).res
 from boundary_harness import leaf_stats, wrong_rate  # noqa: E402
 
 from fairaudit import data  # noqa: E402
-from fairaudit.bounds.allocation import LeafStats, equal_split, leaf_values  # noqa: E402
+from fairaudit.core.allocation import LeafStats, equal_split, leaf_values  # noqa: E402
 from fairaudit.bounds.concentration import get_bound  # noqa: E402
 from fairaudit.bounds.rules import UNKNOWN  # noqa: E402
 from fairaudit.engines.monitor.engine import check_points, decisions, run_monitor  # noqa: E402

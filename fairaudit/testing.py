@@ -29,13 +29,14 @@ from __future__ import annotations
 import inspect
 import math
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
+from fairaudit.core.cases import DECISION, Case, toy_dataset  # noqa: F401 — what an engine's conformance_cases use
 
 __all__ = ["Case", "ConformanceError", "NotApplicable", "CHECKS", "check_engine", "engine_checks", "run_check",
            "toy_cases", "toy_dataset", "parametrize_with_checks"]
@@ -62,26 +63,6 @@ class ConformanceError(AssertionError):
 
 
 # ---------------------------------------------------------------------------------------------- toy cases
-DECISION = 'age >= 40 or sex == "M"'  # the toy model: true = favourable
-
-
-@lru_cache(maxsize=8)
-def toy_dataset(rows: int = 2000, seed: int = 0):
-    """A seeded synthetic ``Dataset``: ``sex`` (F/M), ``grp`` (a/b/c), ``age`` (18–79) and a yes/no ``outcome``
-    (the label, "yes" favourable); built from a pandas frame with ``fairaudit.data.from_csv``."""
-    import pandas as pd
-
-    from fairaudit import data
-
-    rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({"sex": rng.choice(["F", "M"], rows), "grp": rng.choice(["a", "b", "c"], rows, p=[.5, .3, .2]),
-                          "age": rng.integers(18, 80, rows)})
-    # an outcome that depends on age, so label-based leaves are not all ½
-    frame["outcome"] = np.where(rng.random(rows) < 0.3 + 0.4 * (frame["age"] >= 50), "yes", "no")
-    return data.from_csv(frame.to_csv(index=False).encode("utf-8"), label="outcome", protected=["sex", "grp"],
-                         favourable="yes", name=f"toy{rows}.csv")
-
-
 def _toy_decision(frame):
     """The toy model's decision, computed with pandas (the oracle's own copy of the rule)."""
     return ((frame["age"] >= 40) | (frame["sex"] == "M")).astype(int)
@@ -94,44 +75,6 @@ def _toy_inputs(rows: int, where: str | None = None):
     dataset = toy_dataset(rows)
     # the rule as a model (not as `pred`), so that Fair[...] can re-predict with an attribute flipped
     return Inputs.build(dataset, model=models.from_expression(DECISION, dataset), where=where)
-
-
-@dataclass(eq=False)
-class Case:
-    """A toy audit: ``spec`` on ``make_inputs()`` (built once), with ``options`` (options of every run only, so
-    that any engine can take them), and the ``oracle``: each leaf's exact value on the audited rows, keyed by the
-    leaf's text (None: no audited row satisfies its condition, so it has no value). ``long``: enough steps for
-    the cancel and deadline checks to stop a run in the middle."""
-
-    name: str
-    spec: str
-    make_inputs: Callable[[], Any]
-    oracle: Mapping[str, float | None] = field(default_factory=dict)
-    options: Mapping[str, Any] = field(default_factory=dict)
-    long: bool = False
-
-    def __post_init__(self):
-        self._inputs = None
-        self._spec = None
-
-    @property
-    def parsed(self):
-        if self._spec is None:
-            from fairaudit.spec import parse
-
-            self._spec = parse(self.spec)
-            keys = {tn.text for tn in self._spec.leaves}
-            unknown = sorted(set(self.oracle) - keys)
-            if unknown:
-                raise ValueError(f"case {self.name}: the oracle names {unknown[0]!r}, which is not a leaf of the "
-                                 f"spec (leaves: {', '.join(sorted(keys))})")
-        return self._spec
-
-    @property
-    def inputs(self):
-        if self._inputs is None:
-            self._inputs = self.make_inputs()
-        return self._inputs
 
 
 def _rate(frame, event, given=None) -> float | None:

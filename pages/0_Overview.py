@@ -1,7 +1,7 @@
 """Overview: the current audit at a glance, "Load demo audit", and what to do next."""
 import streamlit as st
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.ui import flows, state, widgets
 from fairaudit.ui import options as ui_options
 from fairaudit.ui.progress import progress_bar

@@ -4,7 +4,7 @@ import streamlit as st
 from fairaudit import data as fa_data
 from fairaudit import viz
 from fairaudit.data.roles import default_favourable, distinct_values
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.group_metrics import SMALL_GROUP, group_base_rates
 from fairaudit.ui import flows, state, widgets
 from fairaudit.ui import logic

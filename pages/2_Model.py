@@ -5,7 +5,7 @@ import streamlit as st
 
 from fairaudit import models as fa_models
 from fairaudit import viz
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.group_metrics import SMALL_GROUP, group_model_metrics, held_out_rows
 from fairaudit.models.features import default_features, left_out_text
 from fairaudit.models.training import HELD_OUT_SHARE, KIND_HELP

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from fairaudit import viz
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.spec.templates import TEMPLATES
 from fairaudit.ui import flows, history, logic, speclib, state, widgets, workspace
 

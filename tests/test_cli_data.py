@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from fairaudit.cli._data_args import add_data_arguments, dataset_from_args, protected_names
-from fairaudit.core.errors import DataError
+from fairaudit.base.errors import DataError
 
 ROWS = {"adult": "32,561", "adult_test": "16,281", "compas": "6,172", "german": "1,000", "ricci": "118",
         "bank": "4,119"}

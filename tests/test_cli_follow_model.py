@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from fairaudit import api, data, models
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.engines.monitor.livelog import JsonLines, prepare
 from fairaudit.spec import parse
 from tests.test_cli_follow import cli, finals, writer

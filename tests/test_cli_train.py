@@ -11,7 +11,7 @@ import pytest
 
 from fairaudit import models
 from fairaudit.cli._model_args import add_model_arguments, model_from_args
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 from tests.test_models import synthetic
 
 
@@ -231,8 +231,8 @@ def test_progress_line_is_throttled_and_cut_to_the_terminal_width(monkeypatch):
     import os
     import shutil
 
-    from fairaudit.core.progress import TerminalLine as ProgressLine
-    from fairaudit.core.progress import Progress
+    from fairaudit.base.progress import TerminalLine as ProgressLine
+    from fairaudit.base.progress import Progress
 
     monkeypatch.setattr(shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((60, 24)))
     terminal = Terminal()

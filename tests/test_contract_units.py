@@ -7,9 +7,9 @@ import pytest
 
 from fairaudit import engines
 from fairaudit.core.engine import COMMON_OPTIONS, Option
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.guarantee import Guarantee, verdict_sentence
-from fairaudit.core.progress import Progress
+from fairaudit.base.progress import Progress
 from fairaudit.core.trace import Trace, TraceBuilder
 
 DELTA = Option("delta", float, 0.05, "failure probability", min=0, max=1, exclusive=True, header=True)

@@ -90,7 +90,7 @@ def test_cli_reads_the_bucket(bucket, tmp_path):
 def test_unreachable_storage_is_one_line(monkeypatch):
     """No credentials (or no network): one line naming the URL, never a traceback."""
     from fairaudit.engines.monitor.distributed import log_parts
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)

@@ -10,7 +10,7 @@ import pytest
 from fairaudit import data, models
 from fairaudit.cli import main
 from fairaudit.data.roles import obvious_favourable
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 
 
 def loans(n: int = 600, seed: int = 0, decision_agreement: float = 0.36) -> pd.DataFrame:

@@ -120,7 +120,7 @@ def test_another_kind_of_file_needs_force(capsys, small_csv, tmp_path):
 def test_a_failed_write_leaves_the_old_file(tmp_path, monkeypatch):
     import os
 
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
     from fairaudit.core.outputs import write_atomically
 
     target = tmp_path / "r.json"
@@ -208,7 +208,7 @@ def test_an_infinite_number_in_a_csv_is_refused(capsys, tmp_path):
 def test_a_model_whose_scores_are_not_numbers_is_refused(small_csv):
     import fairaudit
     from fairaudit import data
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     class NanModel:
         kind, params, feature_names, metrics = "custom", {}, ["x"], {}

@@ -1,7 +1,7 @@
 """Issue 27 (part 4): compressed inputs are bounded by their unpacked size before anything is unpacked.
 
 A skops or torch file is a zip archive; a ``.csv.gz`` a gzip stream. Each is refused with one sentence when its
-member count or unpacked size passes ``fairaudit.core.limits`` (declared first, then counted while inflating in blocks),
+member count or unpacked size passes ``fairaudit.base.limits`` (declared first, then counted while inflating in blocks),
 from the Python API, the dashboard's upload route and the CLI (exit 2). The bombs are built by ``tests.bombs`` in
 milliseconds; most tests lower the limit, and one of each kind is real size (1 GiB unpacked).
 """
@@ -19,10 +19,10 @@ import pandas as pd
 import pytest
 
 from fairaudit import models
-from fairaudit.core import limits
+from fairaudit.base import limits
 from fairaudit.data import from_csv
 from fairaudit.data.gzipped import gunzip
-from fairaudit.core.errors import DataError, ModelError
+from fairaudit.base.errors import DataError, ModelError
 from fairaudit.models import archives
 from tests.bombs import deflate_zeros, gzip_zeros, skops_bomb, zip_archive
 

@@ -1,6 +1,6 @@
 """Issue 27 (part 4): a ``.nnet`` header is judged before its body is parsed.
 
-The header's layer count, layer sizes and total of weights and biases are bounded (``fairaudit.core.limits``) and must
+The header's layer count, layer sizes and total of weights and biases are bounded (``fairaudit.base.limits``) and must
 fit the file's length; a file that breaks one is refused at the header's line in one sentence, without reading the
 body (a 36 MB file claiming 3,000,000 layers took 66 s and 3.3 GB before its refusal).
 """
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from fairaudit import models
-from fairaudit.core import limits
-from fairaudit.core.errors import ModelError
+from fairaudit.base import limits
+from fairaudit.base.errors import ModelError
 from fairaudit.models import nnet
 from fairaudit.models.nnet import NNet, format_nnet, parse_nnet
 

@@ -21,7 +21,7 @@ import pytest
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from fairaudit import models
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 from fairaudit.models.base import FORMAT
 from fairaudit.models.skops_files import FAIRAUDIT_TYPES
 from tests.test_models import synthetic

@@ -11,7 +11,7 @@ import pytest
 
 from fairaudit import models
 from fairaudit.data.dataset import Column, Dataset, Schema
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 
 SYNTHETIC_SCHEMA = Schema(
     columns=(Column("age", "numeric"), Column("sex", "categorical", ("F", "M")),

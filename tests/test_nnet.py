@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from fairaudit import models
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 from fairaudit.models.nnet import NNet, NNetModel, format_nnet, parse_nnet, read_nnet, write_nnet
 
 EXAMPLE = Path(__file__).parent / "fixtures" / "example.nnet"
@@ -177,7 +177,7 @@ def test_non_finite_values_are_refused_with_the_line(tmp_path, line, new, bad):
     (14, "2,3,1,-3,", "must be positive integers"),
     (14, "-2,3,1,3,", "must be positive integers"),
     (15, "3,0,1,", "must be positive integers"),
-    # the header is judged before the body is read (fairaudit.core.limits): sizes the file cannot hold, beyond the limits
+    # the header is judged before the body is read (fairaudit.base.limits): sizes the file cannot hold, beyond the limits
     (15, "3,100000,1,", "line 15: the header declares 500,023 numbers in all, but the file's 362 characters can "
                         "hold at most 181"),
     (15, "3,100000000000000,1,", "line 15: the header declares a layer of 1e+14 neurons, over the limit of 100,000"),

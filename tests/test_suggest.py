@@ -9,7 +9,7 @@ from scipy.optimize import brentq
 
 from fairaudit.core import suggest
 from fairaudit.bounds.concentration import hoeffding_radius
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue, evaluate
 from fairaudit.spec import parse
 from fairaudit.core.trace import AuditResult, Trace, node_infos, verdict_text

@@ -1,4 +1,4 @@
-"""Training reports progress through fairaudit.core.progress (issue 13): per gbm boosting iteration, per mlp batch, one
+"""Training reports progress through fairaudit.base.progress (issue 13): per gbm boosting iteration, per mlp batch, one
 step for logreg/tree; the model is the same with or without a receiver; a receiver returning False cancels."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from fairaudit import models
-from fairaudit.core.errors import FairauditError, ModelError
-from fairaudit.core.progress import Progress
+from fairaudit.base.errors import FairauditError, ModelError
+from fairaudit.base.progress import Progress
 from tests.test_models import synthetic
 
 SMALL = {"gbm": {"max_iter": 20}, "mlp": {"epochs": 3, "batch_size": 64}, "logreg": {}, "tree": {}}

@@ -9,7 +9,7 @@ import pytest
 import fairaudit
 from fairaudit import data
 from fairaudit.cli import main
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.preflight import ValidationError
 
 ADULT_PRED = ["--data", "adult", "--pred", 'income == ">50K"']

@@ -1,5 +1,5 @@
-"""Concentration bounds (``concentration``), inference rules (``rules``), δ allocation (``allocation``); rigorous
-weighted volumes for the FairSquare engine in ``volume`` (imported on demand: ``from fairaudit.bounds import volume``)."""
+"""What several engines share: concentration bounds (``concentration``), inference rules (``rules``) and the
+fixed-sample interval (``fixed_sample``). The δ allocation over a spec's leaves is ``fairaudit.core.allocation``."""
 from fairaudit.bounds.concentration import (BOUNDS, BettingBound, Bound, HoeffdingBound, MixtureBound,
                                             betting_interval, get_bound, hoeffding_delta, hoeffding_radius,
                                             mixture_interval)

@@ -294,6 +294,6 @@ def get_bound(name: str | Bound) -> Bound:
     try:
         return BOUNDS[BOUND_ALIASES.get(name, name)]
     except KeyError:
-        from fairaudit.core.errors import FairauditError
+        from fairaudit.base.errors import FairauditError
 
         raise FairauditError(f"unknown bound {name!r}; choose one of: {', '.join(BOUNDS)}") from None

@@ -9,7 +9,7 @@ Each rule does two things for its operator:
   values contains the node's true value: the rules are *sound* for any intervals, not only for
   Bernoulli means (verifier engines pass exact intervals with δ = 0).
 * ``symbolic(...)`` / ``needs(...)`` — the same rule written over Pyomo expressions for the
-  δ-allocation problem (``fairaudit.bounds.allocation``): a node's interval as expressions of the
+  δ-allocation problem (``fairaudit.core.allocation``): a node's interval as expressions of the
   leaves' δ's, plus the constraints under which the rule applies (AVOIR Fig. 5's "constr." rules).
 
 Correspondence with AVOIR's Figure 5 (``X : (E, ε, δ)`` means ``|Ê − E| ≤ ε`` with prob. ≥ 1 − δ):

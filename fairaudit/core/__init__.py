@@ -5,6 +5,7 @@ The engine contract (``engine``) and the registry (``registry``); what an engine
 turns an engine's leaf intervals into every node's interval and verdict (``evaluate``) and an ``AuditResult``
 (``trace``, ``fulltrace``); what a verdict is worth and may claim (``guarantee``, ``claim``), in plain words
 (``explain``), with what else was found (``findings``, ``counterexamples`` and their ``*_view``) and what to try
-next (``suggest``); and the small shared rules (``errors``, ``numbers``, ``limits``, ``progress``, ``outputs``,
-``paths``, ``group_metrics``).
+next (``suggest``); the allocation of the error budget δ over the leaves (``allocation``); and the small shared
+rules (``outputs``, ``group_metrics``). The leaf utilities below every layer (errors, limits, numbers, progress,
+paths) are ``fairaudit.base``.
 """

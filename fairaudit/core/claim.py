@@ -59,7 +59,8 @@ def rows_intervals(spec, inputs, delta: float = POPULATION_DELTA, rows_spec=None
     an equal share of ``delta``: ``{leaf key of spec: (lo, hi, n)}``; None when there are no rows or no decisions to
     count (a program or a network given by the user, not fitted to rows). ``rows_spec``: the same tree written over
     the dataset's columns, when ``spec`` reads a generated program's variables (same node ids)."""
-    from fairaudit.engines.dataset.engine import DatasetEngine
+    from fairaudit.bounds.fixed_sample import clopper_pearson
+    from fairaudit.core.allocation import equal_split
     from fairaudit.core.observations import observe_inputs
 
     dataset = getattr(inputs, "dataset", None)
@@ -70,9 +71,15 @@ def rows_intervals(spec, inputs, delta: float = POPULATION_DELTA, rows_spec=None
 
         inputs = Inputs.build(dataset, model=inputs.model)
     over_rows = rows_spec if rows_spec is not None else spec
-    # the dataset engine's one-look intervals (Clopper–Pearson at an equal share of delta), computed by it
-    (batch,) = DatasetEngine._one_look(observe_inputs(over_rows, inputs), delta)
-    found = {key: (float(v.lo[0]), float(v.hi[0]), int(v.n[0])) for key, v in batch.leaves.items()}
+    # the one-look intervals of the dataset engine's ``interval: one-look``: Clopper–Pearson at an equal share of delta
+    obs = observe_inputs(over_rows, inputs)
+    deltas = equal_split(list(obs.values), delta)
+    found = {}
+    for key, values in obs.values.items():
+        mask = obs.masks[key]
+        n = int(mask.sum())
+        lo, hi = clopper_pearson(int(np.count_nonzero(values & mask)), n, deltas[key])
+        found[key] = (float(lo), float(hi), n)
     if rows_spec is None:
         return found
     from fairaudit.core.evaluate import leaf_key

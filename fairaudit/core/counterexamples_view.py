@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from fairaudit.core.numbers import clean, count
+from fairaudit.base.numbers import clean, count
 
 ROW = "row"
 FAVOURABLE, UNFAVOURABLE = "favourable", "unfavourable"

@@ -19,7 +19,7 @@ from fairaudit.core.engine import Context, Engine, LeafBatch
 from fairaudit.core.evaluate import compile_spec, evaluate
 from fairaudit.core.guarantee import Guarantee
 from fairaudit.core.inputs import Inputs
-from fairaudit.core.progress import Progress
+from fairaudit.base.progress import Progress
 from fairaudit.core.counterexamples import Counterexamples
 from fairaudit.core.findings import Findings
 from fairaudit.core.trace import AuditResult, Trace, TraceBuilder, display_points, node_infos, verdict_text
@@ -205,7 +205,7 @@ def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=No
     every check to (Parquet, ``fairaudit.core.fulltrace``)."""
     reasons = engine.check(spec, inputs)
     if reasons:
-        from fairaudit.core.errors import FairauditError
+        from fairaudit.base.errors import FairauditError
 
         raise FairauditError(f"the {engine.name} engine cannot audit this: " + "; ".join(reasons))
     progress = Progress(f"Auditing with {engine.title or engine.name}", None, engine.unit, on_progress)

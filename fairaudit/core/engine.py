@@ -24,7 +24,7 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue, NodeEvidence
 from fairaudit.core.guarantee import Guarantee
 from fairaudit.core.inputs import Inputs
@@ -221,7 +221,7 @@ class Context:
 
     def __init__(self, seed: int = 0, time_budget: float | None = None, clock=time.perf_counter, progress=None):
         self.seed = seed
-        self.progress = progress  # the run's ``fairaudit.core.progress.Progress`` (None: nobody is told)
+        self.progress = progress  # the run's ``fairaudit.base.progress.Progress`` (None: nobody is told)
         self.time_budget = time_budget
         self._clock = clock
         self.started = clock()

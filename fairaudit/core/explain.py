@@ -4,7 +4,7 @@ them, and two results of the same specification side by side.
 Everything here reads the ``nodes`` of the audit-result contract (``AuditResult.nodes``: ``id``, ``parent``,
 ``kind``, ``text``, ``name``, ``op``, ``value``, ``final``) and the result's ``Guarantee``; it never parses node
 text (a comparison's operator is its ``op``, a constant's number its ``value``) and never words a guarantee itself:
-how an interval holds is ``Guarantee.phrase``. Numbers follow the one rule of ``fairaudit.core.numbers`` /
+how an interval holds is ``Guarantee.phrase``. Numbers follow the one rule of ``fairaudit.base.numbers`` /
 ``fairaudit.core.guarantee.format_interval``. No Streamlit: the dashboard draws these sentences, any front end may.
 """
 from __future__ import annotations
@@ -397,10 +397,10 @@ def node_facts(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | None 
 
 def engine_title(result) -> str:
     """The title of the engine that computed ``result`` (its name when the engine is not installed here)."""
-    from fairaudit import engines
+    from fairaudit.core import registry
 
     try:
-        return engines.get(result.engine).title or result.engine
+        return registry.get(result.engine).title or result.engine
     except Exception:  # noqa: BLE001 - a result of an engine this installation does not have
         return str(result.engine)
 

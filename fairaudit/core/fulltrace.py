@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.trace import Trace
 
 MARK = b"fairaudit.core.trace"  # schema metadata key that says a Parquet file is a fairaudit full trace
@@ -26,17 +26,17 @@ class FullTraceWriter:
     def __init__(self, path, spec_text: str = ""):
         import pyarrow.parquet  # noqa: F401  (fails early when pyarrow is missing)
 
-        from fairaudit.core.outputs import check_output
+        from fairaudit.base.files import check_path
 
         # a path that cannot be a file fails here, before the run (the CLI has checked the rest, --force included)
-        self.path = check_output(path, "trace", force=True, what="full trace")
+        self.path = check_path(path, what="full trace")
         self.tmp: Path | None = None
         self.spec_text = spec_text
         self.rows = 0
         self._writer = None
 
     def _temporary(self) -> Path:
-        from fairaudit.core.outputs import temporary_beside
+        from fairaudit.base.files import temporary_beside
 
         if self.tmp is None:
             try:
@@ -46,7 +46,7 @@ class FullTraceWriter:
         return self.tmp
 
     def _error(self, err: OSError) -> FairauditError:
-        from fairaudit.core.errors import path_error
+        from fairaudit.base.errors import path_error
 
         return path_error(err, "write the full trace to", self.path)  # the target, not the temporary file
 
@@ -65,7 +65,7 @@ class FullTraceWriter:
 
     def close(self) -> Path:
         """Finish the file and move it to its name (an empty run writes an empty table)."""
-        from fairaudit.core.outputs import publish
+        from fairaudit.base.files import publish
 
         try:
             if self._writer is None:

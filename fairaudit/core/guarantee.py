@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from fairaudit.core.numbers import count
+from fairaudit.base.numbers import count
 
 KINDS = ("probabilistic", "sound", "exact")
 
@@ -122,8 +122,8 @@ def verdict_sentence(verdict: str, guarantee: Guarantee, *, at: int | None, step
 
 
 def format_interval(lo: float, hi: float, digits: int = 4) -> str:
-    """``[lo, hi]`` with the one number rule (``fairaudit.core.numbers``); a point interval is shown as its value."""
-    from fairaudit.core.numbers import clean
+    """``[lo, hi]`` with the one number rule (``fairaudit.base.numbers``); a point interval is shown as its value."""
+    from fairaudit.base.numbers import clean
 
     def fmt(x) -> str:
         return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{clean(x):.{digits}g}"

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.core.counterexamples import KEEP, ROWS, Counterexample, Counterexamples, LeafCounterexamples
-from fairaudit.core.errors import FairauditError, ModelError
+from fairaudit.base.errors import FairauditError, ModelError
 from fairaudit.core.evaluate import compile_spec
 
 FAIR_MAX_VALUES = 20
@@ -165,7 +165,7 @@ class Observations:
 
     def stats(self, ends: np.ndarray) -> dict:
         """Per leaf ``LeafStats`` (successes, n) over the first ``ends[i] + 1`` rows, for each ``i``."""
-        from fairaudit.bounds.allocation import LeafStats
+        from fairaudit.core.allocation import LeafStats
 
         out = {}
         for key, v in self.values.items():

@@ -14,7 +14,7 @@ working, so that a bad output path costs nothing and can never destroy what the 
   a pickle, someone else's PDF — needs ``force=True`` (``--force``).
 
 An ``OSError`` met on the way (a name too long for the file system, a folder that cannot be read) is one line
-(:func:`fairaudit.core.errors.path_error`), never a crash.
+(:func:`fairaudit.base.errors.path_error`), never a crash.
 
 ``write_atomically(path, data)`` writes to a temporary file of its own in the same folder (a unique name per
 call, so two runs writing the same path never write into one file) and renames it over the target, so an
@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import stat
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Iterable
 
-from fairaudit.core.errors import FairauditError, path_error
+from fairaudit.base.errors import FairauditError, path_error
+from fairaudit.base.files import TEMP_SUFFIX, check_path, publish, temporary_beside, write_atomically  # noqa: F401
 
 KINDS = ("pdf", "result", "model", "trace")
 _NAMES = {"pdf": "a PDF report made by fairaudit", "result": "an audit result (JSON)",
@@ -124,7 +123,7 @@ def _is_result(text: str) -> bool:
 
 def _is_nnet(text: str, name: str) -> bool:
     """A ``.nnet`` network that parses; first, cheaply, a header line of four whole numbers (a CSV is not parsed)."""
-    from fairaudit.core.errors import ModelError
+    from fairaudit.base.errors import ModelError
     from fairaudit.models.nnet import parse_nnet
 
     lines = (line.strip() for line in io.StringIO(text))
@@ -221,87 +220,13 @@ def check_output(path, kind: str, *, inputs: Iterable = (), force: bool = False,
     The one decision of whether an existing file may be replaced."""
     if kind not in KINDS:
         raise ValueError(f"unknown output kind {kind!r}")
-    text = os.fspath(path)
-    if text in ("", "."):
-        raise FairauditError(f"cannot write the {what}: empty path")
-    if text.endswith(("/", os.sep)):
-        raise FairauditError(f"cannot write the {what} to {text}: the path ends with '/', which names a folder; "
-                             "name a file")
-    path = Path(text)
+    path = check_path(path, inputs=inputs, what=what)
     try:
-        return _check(path, kind, inputs, force, what)
+        if not force and path.exists():
+            found = file_kind(path)
+            if found not in (kind, "empty"):
+                raise FairauditError(f"refusing to overwrite {path}: it holds {_NAMES.get(found, found)}, not "
+                                     f"{_NAMES[kind]}; choose another path, or add --force to replace it")
     except OSError as err:
         raise path_error(err, f"write the {what} to") from None
-
-
-def _check(path: Path, kind: str, inputs: Iterable, force: bool, what: str) -> Path:
-    if path.is_dir():
-        raise FairauditError(f"cannot write the {what} to {path}: it is a directory")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise FairauditError(f"cannot write the {what} to {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise FairauditError(f"cannot write the {what} to {path}: folder {folder} is not writable")
-    exists = path.exists()
-    if exists and not path.is_file():
-        raise FairauditError(f"cannot write the {what} to {path}: it is not a regular file (a device, a pipe or a "
-                             "socket); name a file")
-    for source in inputs:
-        if source is None or not isinstance(source, (str, os.PathLike)):
-            continue
-        try:
-            same = exists and Path(source).exists() and os.path.samefile(path, source)
-        except OSError:
-            same = False
-        if same:
-            raise FairauditError(f"refusing to write the {what} to {path}: it is an input of this run "
-                                 "(choose another path)")
-    if exists and not force:
-        found = file_kind(path)
-        if found not in (kind, "empty"):
-            raise FairauditError(f"refusing to overwrite {path}: it holds {_NAMES.get(found, found)}, not "
-                                 f"{_NAMES[kind]}; choose another path, or add --force to replace it")
     return path
-
-
-def _mode_for(target: Path) -> int:
-    try:
-        return target.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-TEMP_SUFFIX = ".tmp"
-
-
-def temporary_beside(target: Path) -> Path:
-    """A new, empty temporary file in ``target``'s folder, with a name of its own (``.NAME.RANDOM.tmp``, the name
-    cut so that the whole stays within the file system's limit): where ``target`` is written before the rename."""
-    folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=TEMP_SUFFIX, dir=folder)
-    os.close(fd)
-    return Path(tmp)
-
-
-def publish(tmp: Path, target: Path) -> None:
-    """Move the finished ``tmp`` over ``target`` with ``target``'s mode (else the umask's: mkstemp makes 0600)."""
-    os.chmod(tmp, _mode_for(target))
-    os.replace(tmp, target)
-
-
-def write_atomically(path, data: bytes, what: str = "output") -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename (module doc)."""
-    target = Path(path)
-    try:
-        tmp = temporary_beside(target)
-        try:
-            tmp.write_bytes(data)
-            publish(tmp, target)
-        except BaseException:  # an error or an interrupt (Ctrl-C, SIGTERM through the CLI): no temporary file stays
-            tmp.unlink(missing_ok=True)
-            raise
-    except OSError as err:  # said of the target, not of the temporary file
-        raise path_error(err, f"write the {what} to", path) from None
-    return target

@@ -12,7 +12,7 @@ import importlib.util
 from dataclasses import dataclass
 from functools import lru_cache
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 
 # name -> "module:Class"; the first is the default engine
 REGISTRY = {

@@ -45,8 +45,8 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 import numpy as np
 
-from fairaudit.core.errors import FairauditError
-from fairaudit.core.numbers import clean
+from fairaudit.base.errors import FairauditError
+from fairaudit.base.numbers import clean
 
 DIGITS = 3  # significant digits of a suggested threshold
 MAX_FACTOR = 1e4  # the projection looks up to this many times the current observations
@@ -256,10 +256,10 @@ def _with_thresholds(s: Suggestion, left_text: str, right_text: str) -> Suggesti
 # ------------------------------------------------------------------------------------------------ projection
 def _leaf_bound(result):
     """The engine's leaf bound for this result's options, or None (not row-based, or not installed here)."""
-    from fairaudit import engines
+    from fairaudit.core import registry
 
     try:
-        engine = engines.get(result.engine)
+        engine = registry.get(result.engine)
     except (FairauditError, ImportError):
         return None
     return engine.leaf_bound(result.options or {})

@@ -37,7 +37,7 @@ from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
 from fairaudit.core.counterexamples import Counterexamples
 from fairaudit.core.findings import Findings
 from fairaudit.core.guarantee import Guarantee, format_interval, verdict_sentence
-from fairaudit.core.numbers import count
+from fairaudit.base.numbers import count
 
 NO_VERDICT = -2  # term nodes
 _VERDICT_CODES = {"true": TRUE, "false": FALSE, "unknown": UNKNOWN, None: NO_VERDICT}
@@ -758,7 +758,7 @@ class AuditResult:
     def to_json(self, path=None, *, trace_every: int = 1) -> str:
         text = json.dumps(self.to_dict(trace_every=trace_every), separators=(",", ":"))
         if path is not None:
-            from fairaudit.core.outputs import write_atomically
+            from fairaudit.base.files import write_atomically
 
             write_atomically(path, text.encode("utf-8"), what="audit result")
         return text
@@ -826,7 +826,7 @@ def _finite(x) -> bool:
 
 
 def _fmt(x) -> str:
-    from fairaudit.core.numbers import clean
+    from fairaudit.base.numbers import clean
 
     return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{clean(x):.4g}"
 
@@ -865,7 +865,7 @@ def _with_ops(infos: list[NodeInfo], spec_text) -> list[NodeInfo]:
         return infos
     from dataclasses import replace
 
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
     from fairaudit.spec import parse
 
     try:

@@ -3,7 +3,7 @@
 ``resolve(name_or_path, ...)`` is the convention of the command line and the pages: a built-in name or a CSV
 path (or an uploaded file object), optionally with another label, protected set or favourable value.
 
-Every problem with the data raises ``fairaudit.core.errors.DataError`` with a one-line message.
+Every problem with the data raises ``fairaudit.base.errors.DataError`` with a one-line message.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from fairaudit.data.builtin import DATA_DIR, DatasetInfo, info, load, names, sch
 from fairaudit.data.csvfile import MISSING, from_csv, from_log
 from fairaudit.data.dataset import Column, Dataset, Schema
 from fairaudit.data.roles import listing, suggestion, with_roles
-from fairaudit.core.errors import DataError
+from fairaudit.base.errors import DataError
 
 __all__ = ["Column", "DATA_DIR", "DataError", "Dataset", "DatasetInfo", "MISSING", "Schema", "from_csv", "from_log", "info", "load",
            "names", "resolve", "schema", "with_roles"]

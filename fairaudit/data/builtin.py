@@ -16,10 +16,10 @@ from typing import Any
 
 import pandas as pd
 
-from fairaudit.core.paths import bundled
+from fairaudit.base.paths import bundled
 from fairaudit.data.dataset import Column, Dataset, Schema
 from fairaudit.data.roles import listing, suggestion
-from fairaudit.core.errors import DataError
+from fairaudit.base.errors import DataError
 
 DATA_DIR = bundled("data")
 CATALOGUE = DATA_DIR / "datasets.json"

@@ -1,5 +1,6 @@
 """A dataset known by its schema only (``FileDataset``, what ``fairaudit.core.preflight`` validates a file or a log against
-when its rows are not held in memory: out of core, on Dask), and the bound on the values kept of a wide column."""
+when its rows are not held in memory: out of core, on Dask); the bound on the values kept of a wide column is
+``fairaudit.sources.values``'s."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,17 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fairaudit.data.dataset import MISSING_CATEGORY as MISSING  # the category that stands for a missing value
-
-VALUES_CAP = 10_000  # a column's values held to validate against; beyond (an id), only the values the audit names
-EXAMPLES = 100  # and this many others
-
-
-def narrowed(values, literals) -> set:
-    """The values kept of a column of more than ``VALUES_CAP`` values: those of ``literals`` (the values the audit
-    compares columns with) it holds, and ``EXAMPLES`` others — so that a value it never takes is still refused."""
-    kept = {v for v in values if v in literals}
-    kept.update(sorted((v for v in values if v not in kept), key=str)[:EXAMPLES])
-    return kept
+from fairaudit.sources.values import EXAMPLES, VALUES_CAP, narrowed  # noqa: F401 — the values kept of a wide column
 
 
 @dataclass

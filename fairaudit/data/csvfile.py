@@ -23,7 +23,8 @@ from typing import IO, Any, Iterable
 from fairaudit.data.dataset import Dataset
 from fairaudit.data.gzipped import gunzip
 from fairaudit.data.roles import build_schema
-from fairaudit.core.errors import DataError
+from fairaudit.base.errors import DataError
+from fairaudit.sources.schema import twice  # noqa: F401 — a column name that appears twice
 
 from fairaudit.data.dataset import MISSING_CATEGORY as MISSING  # noqa: F401 — the category of a missing value
 
@@ -136,16 +137,6 @@ def _check_bytes(data: bytes, display: str) -> bytes:
     if _NON_BLANK.search(body) is None:
         raise DataError(f"{display} is empty: a CSV needs a header row and at least one data row")
     return data
-
-
-
-
-
-def twice(display: str, col: str, first: int, second: int) -> DataError:
-    """A column name that appears twice (0-based positions)."""
-    return DataError(f"{display}: column name '{col}' appears twice (columns {first + 1} and {second + 1}); column "
-                     "names must be unique")
-
 
 
 

@@ -13,6 +13,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from fairaudit.sources.schema import MISSING_CATEGORY  # how a missing categorical value is stored
+
 ColumnKind = Literal["numeric", "categorical"]
 
 
@@ -60,7 +62,6 @@ class Schema:
         return any(c.name == name for c in self.columns)
 
 
-MISSING_CATEGORY = "?"  # how a missing categorical value is stored (fairaudit.data.csvfile.MISSING)
 
 
 @dataclass

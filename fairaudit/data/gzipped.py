@@ -4,7 +4,7 @@
 1 GiB (and ran past 120 s and 2.3 GB through the CSV reader). :func:`gunzip` inflates block by block
 (``zlib.decompressobj`` with ``max_length``, so no call produces more than one block however compressible the
 input) and stops at the first block that takes the total past the limit
-(:func:`fairaudit.core.limits.unpacked_bytes`), with one sentence saying so. A file whose trailer already declares
+(:func:`fairaudit.base.limits.unpacked_bytes`), with one sentence saying so. A file whose trailer already declares
 more (the gzip trailer's size field, of its last member, when deflate could produce that much from the file) is
 refused before anything is inflated; a trailer that lies is caught by the count. Several gzip members one after
 the other (``cat a.gz b.gz``) are read as ``gzip.decompress`` reads them; zlib checks every member's CRC and
@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 import zlib
 
-from fairaudit.core import limits
-from fairaudit.core.errors import DataError
+from fairaudit.base import limits
+from fairaudit.base.errors import DataError
 
 BLOCK = 1 << 20  # bytes produced (at most) and fed per call
 MAX_RATIO = 1032  # deflate's largest expansion (a 258-byte match per 2 bits, roughly)

@@ -12,34 +12,17 @@ Rules (shared by built-in datasets and CSV files):
 """
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
 
 from fairaudit.data.dataset import Column, Dataset, Schema
-from fairaudit.core.errors import DataError
+from fairaudit.base.errors import DataError
+from fairaudit.base.text import listing, suggestion  # noqa: F401 — fairaudit.data.suggestion, .listing
 
 # lower-cased (favourable, unfavourable) pairs of text labels whose favourable value is obvious
 _OBVIOUS_TEXT = [("yes", "no"), ("y", "n"), ("true", "false"), ("1", "0")]
-
-
-def suggestion(name: str, choices: Iterable[str]) -> str:
-    """``"; did you mean 'x'?"`` for the closest choices (case-insensitive matches first), or ``""``."""
-    choices = list(choices)
-    same_case = [c for c in choices if c.lower() == name.lower()]
-    close = same_case + [c for c in difflib.get_close_matches(name, choices, n=3, cutoff=0.6) if c not in same_case]
-    if not close:
-        return ""
-    return "; did you mean " + " or ".join(f"'{c}'" for c in close[:3]) + "?"
-
-
-def listing(items: Iterable[Any], limit: int = 12) -> str:
-    """``a, b, c`` — at most ``limit`` items, then ``… (N more)``."""
-    items = [str(i) for i in items]
-    text = ", ".join(items[:limit])
-    return text + (f", … ({len(items) - limit} more)" if len(items) > limit else "")
 
 
 def unknown_column(name: str, columns: Iterable[str], role: str) -> DataError:

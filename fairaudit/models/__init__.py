@@ -2,7 +2,7 @@
 
 * ``train(dataset, kind, *, seed=0, test_size=HELD_OUT_SHARE, exclude=(), features=None, on_progress=None,
   **params) -> Model`` with kind ``logreg``, ``tree``, ``gbm`` (scikit-learn) or ``mlp`` (torch); ``on_progress``
-  receives a ``fairaudit.core.progress.Progress`` as the fit goes (returning False raises ``TrainingCancelled``).
+  receives a ``fairaudit.base.progress.Progress`` as the fit goes (returning False raises ``TrainingCancelled``).
 * ``default_features(dataset, include_protected=False)``, ``id_like``, ``leak_warnings``
   (``fairaudit.models.features``): what the front ends train on unless the user chooses, and which feature gives
   the label away.

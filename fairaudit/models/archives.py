@@ -5,11 +5,11 @@ A zip archive says, in its *central directory* (at its end), which members it ho
 unpacked. A compression bomb declares (or hides) far more bytes than it occupies: a 256 KB skops file whose one
 array inflates to 950 MB. :func:`check_zip` refuses, in this order and before skops or torch sees the bytes:
 
-1. more than :data:`fairaudit.core.limits.ARCHIVE_MEMBERS` members — counted as the central directory's entry
+1. more than :data:`fairaudit.base.limits.ARCHIVE_MEMBERS` members — counted as the central directory's entry
    signatures in the raw bytes (an upper bound on what ``zipfile`` would parse, found without parsing it) and as
    the count the directory's end record declares;
 2. declared unpacked sizes (``ZipInfo.file_size``) that add up to more than the unpacked limit
-   (:func:`fairaudit.core.limits.unpacked_bytes`);
+   (:func:`fairaudit.base.limits.unpacked_bytes`);
 3. members whose bytes, inflated block by block and counted, pass that limit anyway (a header that lies about
    its size) or do not match their checksum: the reading stops at the first block past the limit.
 
@@ -22,8 +22,8 @@ import struct
 import zipfile
 import zlib
 
-from fairaudit.core import limits
-from fairaudit.core.errors import ModelError, first_line
+from fairaudit.base import limits
+from fairaudit.base.errors import ModelError, first_line
 
 _ENTRY = b"PK\x01\x02"           # a central directory entry
 _END = b"PK\x05\x06"             # the end of central directory record
@@ -62,7 +62,7 @@ def check_members(data: bytes, name: str, max_members: int | None = None) -> Non
 
 def check_zip(data: bytes, name: str, *, max_bytes: int | None = None, max_members: int | None = None) -> None:
     """Refuse (``ModelError``, one sentence) the zip archive ``data`` when unpacking it would exceed the member
-    count or the unpacked-size limit (``max_bytes``: default :func:`fairaudit.core.limits.unpacked_bytes`), judged from
+    count or the unpacked-size limit (``max_bytes``: default :func:`fairaudit.base.limits.unpacked_bytes`), judged from
     its directory first and then from its inflated bytes, counted block by block (see the module doc)."""
     limit = limits.unpacked_bytes() if max_bytes is None else int(max_bytes)
     check_members(data, name, max_members)

@@ -22,8 +22,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 from fairaudit.models.forms import LinearForm, ReluNet, TreeForm
+from fairaudit.base.progress import Progress
 
 FORMAT = "fairaudit-model"  # marker stored in every saved model file
 FORMAT_VERSION = 1
@@ -102,26 +103,45 @@ class Standardiser:
         return cls(np.array(data["mean"]), np.array(data["scale"]))
 
 
+# ---------------------------------------------------------------------- what every trainer shares (``training``)
+MAX_MLP_PARAMETERS = 2_000_000  # weights + biases of an mlp (16 MB in float64); checked before allocating
+
+
+class TrainingCancelled(ModelError):
+    """The receiver of training progress asked to stop (``on_progress`` returned False); no model was made."""
+
+
+def report(progress: Progress | None, done: float, total: float | None = None, unit: str | None = None) -> None:
+    """Tell ``progress`` (None: nobody listens) how far training is; TrainingCancelled once its receiver asked
+    to stop. Reporting never changes what is trained."""
+    if progress is None:
+        return
+    if unit is not None:
+        progress.unit = unit
+    if not progress(done, total):
+        raise TrainingCancelled("training cancelled")
+
+
 def output_path(path) -> Path:
     """``path`` as a Path a model can be written to (ModelError otherwise), for ``save``: a file in an existing
-    folder, never a directory or a device (``fairaudit.core.outputs.check_output``; what an existing file holds is the
+    folder, never a directory or a device (``fairaudit.base.files.check_path``; what an existing file holds is the
     caller's to check: ``fairaudit train --out`` does before training)."""
-    from fairaudit.core.errors import FairauditError
-    from fairaudit.core.outputs import check_output
+    from fairaudit.base.errors import FairauditError
+    from fairaudit.base.files import check_path
 
     if not isinstance(path, (str, os.PathLike)):
         raise ModelError("save() takes a file path")
     try:
-        return check_output(path, "model", force=True, what="model")
+        return check_path(path, what="model")
     except FairauditError as err:
         raise ModelError(str(err)) from None
 
 
 def write_atomic(path, data: bytes) -> None:
     """Write ``data`` to ``path`` (checked with :func:`output_path`) through a temporary file and a rename
-    (:func:`fairaudit.core.outputs.write_atomically`), so a failed write never leaves half a model file."""
-    from fairaudit.core.errors import FairauditError
-    from fairaudit.core.outputs import write_atomically
+    (:func:`fairaudit.base.files.write_atomically`), so a failed write never leaves half a model file."""
+    from fairaudit.base.errors import FairauditError
+    from fairaudit.base.files import write_atomically
 
     target = output_path(path)
     try:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 
 
 def _plain(value: Any) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fairaudit.core.errors import FairauditError, ModelError
+from fairaudit.base.errors import FairauditError, ModelError
 from fairaudit.models.base import Model, sha256
 from fairaudit.models.training import held_out_metrics
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 from fairaudit.models.base import Model, sha256, write_atomic
 from fairaudit.models.encoding import check_columns
 

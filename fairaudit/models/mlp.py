@@ -19,12 +19,12 @@ import pandas as pd
 import torch
 from torch import nn
 
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 from fairaudit.models.base import (FORMAT, FORMAT_VERSION, Model, Standardiser, canonical_json, sha256,
                                   write_atomic)
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import ReluNet
-from fairaudit.models.training import MAX_MLP_PARAMETERS, report
+from fairaudit.models.base import MAX_MLP_PARAMETERS, report
 
 DEFAULTS = {"hidden": [16, 16], "epochs": 8, "batch_size": 256, "lr": 0.01, "weight_decay": 0.0}
 MAX_PARAMETERS = MAX_MLP_PARAMETERS  # weights + biases of one network
@@ -84,7 +84,7 @@ def mlp_params(params: dict) -> dict:
 def fit_mlp(encoding: Encoding, X: np.ndarray, y: np.ndarray, seed: int, params: dict, progress=None):
     """Train the network on encoded rows; returns (net, standardiser, effective params).
 
-    ``progress`` (a :class:`fairaudit.core.progress.Progress` or None) is told the epochs done after every batch
+    ``progress`` (a :class:`fairaudit.base.progress.Progress` or None) is told the epochs done after every batch
     (fractions of an epoch); TrainingCancelled when its receiver asks to stop."""
     params = mlp_params(params)
     scaler = Standardiser.fit(X, encoding.numeric_mask)

@@ -16,8 +16,8 @@ with ``//`` are comments::
 Every value must be a finite number (``nan``, ``inf`` and overflowing literals such as ``1e400`` are
 refused), every size a positive integer and every input maximum at least its minimum; each line must
 hold exactly the count of numbers the header implies. The header is checked before the body is parsed: at most
-:data:`fairaudit.core.limits.NNET_LAYERS` layers of at most :data:`~fairaudit.core.limits.NNET_LAYER_SIZE` neurons and
-:data:`~fairaudit.core.limits.NNET_PARAMETERS` weights and biases in all, and no more numbers than the file's length
+:data:`fairaudit.base.limits.NNET_LAYERS` layers of at most :data:`~fairaudit.base.limits.NNET_LAYER_SIZE` neurons and
+:data:`~fairaudit.base.limits.NNET_PARAMETERS` weights and biases in all, and no more numbers than the file's length
 can hold (a digit and a separator each); the lines are read one at a time after that, so nothing is allocated
 beyond what the header allows. Any problem is a one-line ``ModelError`` naming the file and line.
 
@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairaudit.core import limits
-from fairaudit.core.errors import ModelError
+from fairaudit.base import limits
+from fairaudit.base.errors import ModelError
 from fairaudit.models.base import Model, sha256, write_atomic
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import ReluNet
@@ -126,7 +126,7 @@ class _Lines:
         raise ModelError(f"malformed .nnet file {self.name}, line {line}: {message}")
 
     def refuse(self, line: int, message: str):
-        """A header beyond a limit of :mod:`fairaudit.core.limits` (the file may be well formed)."""
+        """A header beyond a limit of :mod:`fairaudit.base.limits` (the file may be well formed)."""
         raise ModelError(f".nnet file {self.name}, line {line}: {message}; nothing after the header was read")
 
     def take(self, count: int, what: str) -> np.ndarray:
@@ -167,7 +167,7 @@ def _count(x: int) -> str:
 
 
 def _check_header(lines: _Lines, num_layers: int, sizes: list[int] | None, header: list[int]) -> None:
-    """Refuse a header that declares more than :mod:`fairaudit.core.limits` allows, or more numbers than the text can
+    """Refuse a header that declares more than :mod:`fairaudit.base.limits` allows, or more numbers than the text can
     hold, before any of the body is parsed."""
     if num_layers > limits.NNET_LAYERS:
         lines.refuse(lines.line, f"the header declares {_count(num_layers)} layers, over the limit of "

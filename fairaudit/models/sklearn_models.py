@@ -12,12 +12,12 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 from fairaudit.models.base import (FORMAT, FORMAT_VERSION, Model, Standardiser, canonical_json, sha256,
                                   write_atomic)
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import DecisionNode, LinearForm, ReluNet, TreeForm
-from fairaudit.models.training import report
+from fairaudit.models.base import report
 
 try:  # the loss HistGradientBoostingClassifier uses for two classes (private module: used only to report progress)
     from sklearn._loss.loss import HalfBinomialLoss
@@ -36,7 +36,7 @@ def fit_sklearn(kind: str, encoding: Encoding, X: np.ndarray, y: np.ndarray, see
                 progress=None):
     """Fit the estimator of ``kind`` on encoded rows ``X``; returns (estimator, standardiser or None, params).
 
-    ``progress`` (a :class:`fairaudit.core.progress.Progress` or None) is told each boosting iteration of gbm, one
+    ``progress`` (a :class:`fairaudit.base.progress.Progress` or None) is told each boosting iteration of gbm, one
     step for the others; TrainingCancelled when its receiver asks to stop."""
     cls, defaults, standardise = ESTIMATORS[kind]
     merged = {**defaults, **params}

@@ -16,7 +16,7 @@ import io
 import zipfile
 from typing import Iterable
 
-from fairaudit.core.errors import ModelError, first_line
+from fairaudit.base.errors import ModelError, first_line
 
 FAIRAUDIT_TYPES = (
     "sklearn.tree._tree.Tree",
@@ -78,7 +78,7 @@ def load_bytes(data: bytes, name: str, trusted_types: Iterable[str] = ()):
 
 def open_zip(data: bytes, name: str = "the model file") -> zipfile.ZipFile | None:
     """``data`` as an open zip archive, or None when it is not one; ``ModelError`` when it holds more members than
-    :data:`fairaudit.core.limits.ARCHIVE_MEMBERS` (counted before ``zipfile`` reads its directory)."""
+    :data:`fairaudit.base.limits.ARCHIVE_MEMBERS` (counted before ``zipfile`` reads its directory)."""
     from fairaudit.models.archives import check_members
 
     check_members(data, name)

@@ -15,7 +15,7 @@ file's *content* (never from its name alone):
 * **.nnet** text (name ending in ``.nnet``, or text starting with ``//``): parsed as numbers, never evaluated.
 
 **Sizes.** Before skops or torch unpacks a zip archive, :func:`fairaudit.models.archives.check_zip` bounds its
-member count and unpacked size (``fairaudit.core.limits``: a compression bomb is refused in one sentence); a ``.nnet``
+member count and unpacked size (``fairaudit.base.limits``: a compression bomb is refused in one sentence); a ``.nnet``
 header is bounded before its body is parsed (:mod:`fairaudit.models.nnet`).
 
 **What is not trusted.** Anything else may be a pickle (joblib files, written by fairaudit before
@@ -31,7 +31,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from fairaudit.core.errors import ModelError, first_line
+from fairaudit.base.errors import ModelError, first_line
 from fairaudit.models import skops_files
 from fairaudit.models.archives import check_zip
 from fairaudit.models.base import FORMAT, Model

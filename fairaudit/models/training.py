@@ -8,10 +8,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from fairaudit.core.errors import ModelError
-from fairaudit.models.base import Model
+from fairaudit.base.errors import ModelError
+from fairaudit.models.base import MAX_MLP_PARAMETERS, Model, TrainingCancelled, report  # noqa: F401 — shared by the trainers
 from fairaudit.models.encoding import Encoding
-from fairaudit.core.progress import OnProgress, Progress
+from fairaudit.base.progress import OnProgress, Progress
 
 KINDS = ("logreg", "tree", "gbm", "mlp")
 KIND_HELP = {
@@ -20,24 +20,8 @@ KIND_HELP = {
     "gbm": "histogram gradient boosting, 100 trees",
     "mlp": "torch ReLU network, 2 hidden layers of 16",
 }
-MAX_MLP_PARAMETERS = 2_000_000  # weights + biases of an mlp (16 MB in float64); checked before allocating
 HELD_OUT_SHARE = 0.25  # the share of rows held out (and audited) unless the user changes it: demo, Model page, CLI
 MAX_GROUP_VALUES = 20  # a protected column with more distinct values is split at its median instead
-
-
-class TrainingCancelled(ModelError):
-    """The receiver of training progress asked to stop (``on_progress`` returned False); no model was made."""
-
-
-def report(progress: Progress | None, done: float, total: float | None = None, unit: str | None = None) -> None:
-    """Tell ``progress`` (None: nobody listens) how far training is; TrainingCancelled once its receiver asked
-    to stop. Reporting never changes what is trained."""
-    if progress is None:
-        return
-    if unit is not None:
-        progress.unit = unit
-    if not progress(done, total):
-        raise TrainingCancelled("training cancelled")
 
 
 def check_kind(kind: str) -> str:
@@ -87,7 +71,7 @@ def train(dataset, kind: str, *, seed: int = 0, test_size: float = HELD_OUT_SHAR
     ``params`` go to the learner (e.g. ``max_depth=4`` for tree, ``hidden=[32]`` for mlp).
     The same data, kind, seed and params give the same model.
 
-    ``on_progress(Progress)`` (see :mod:`fairaudit.core.progress`), when given, is told how far the fit is: mlp per
+    ``on_progress(Progress)`` (see :mod:`fairaudit.base.progress`), when given, is told how far the fit is: mlp per
     batch in epochs, gbm per boosting iteration, logreg and tree in one step. Returning False from it stops
     training at the next report with :class:`TrainingCancelled`. The model is the same with or without it.
     """

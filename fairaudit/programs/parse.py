@@ -318,7 +318,7 @@ def parse_file(path: str | Path) -> ir.Program:
 
 def read_text(path: Path) -> str:
     """A program file's text (UTF-8); anything else is one clear error naming the file."""
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     try:
         return path.read_text(encoding="utf-8")

@@ -62,7 +62,7 @@ class _Run:
     def __init__(self, n: int, rng: np.random.Generator, deadline=None):
         self.n = n
         self.rng = rng
-        self.deadline = deadline  # a fairaudit.core.limits.Deadline, asked before every statement (None: no limit)
+        self.deadline = deadline  # a fairaudit.base.limits.Deadline, asked before every statement (None: no limit)
         self.env: dict[str, np.ndarray] = {}
         self.events: dict[str, np.ndarray] = {}
 
@@ -124,7 +124,7 @@ class _Run:
 def sample(program: ir.Program, n: int, seed: int | None = 0, *, keep_values: bool = False,
            rng: np.random.Generator | None = None, deadline=None) -> Sample:
     """Draw ``n`` individuals from ``program`` with ``np.random.default_rng(seed)`` (or the given ``rng``).
-    ``deadline`` (a ``fairaudit.core.limits.Deadline``) is asked between statements and raises ``OutOfTime`` once the
+    ``deadline`` (a ``fairaudit.base.limits.Deadline``) is asked between statements and raises ``OutOfTime`` once the
     run's time budget is spent: one chunk of a long program's individuals can take seconds."""
     if n < 0:
         raise ValueError("n must be non-negative")

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 
 __all__ = ["build_pdf", "write_pdf", "check_output_path", "first_page_png", "load_result", "recorded_dataset"]
 
@@ -131,11 +131,11 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
     ``selected_nodes``: node ids that also get a convergence plot (every comparison gets one). ``generated_at``: a
     ``datetime`` (default now).
 
-    ``on_progress(Progress)`` (``fairaudit.core.progress``) is told how far the report is, one unit per figure
+    ``on_progress(Progress)`` (``fairaudit.base.progress``) is told how far the report is, one unit per figure
     rendered (the slow part) and one for the layout; returning False cancels the report (``FairauditError``).
     """
     from fairaudit.core.findings import Findings
-    from fairaudit.core.progress import Progress
+    from fairaudit.base.progress import Progress
     from fairaudit.report import charts, content
     from fairaudit.report.groups import group_table
     from fairaudit.report.pdf import layout

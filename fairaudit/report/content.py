@@ -30,7 +30,7 @@ from importlib import metadata
 from typing import Any, Mapping
 
 from fairaudit.core.guarantee import format_interval
-from fairaudit.core.numbers import clean
+from fairaudit.base.numbers import clean
 from fairaudit.viz.values import shown
 from fairaudit.viz.palette import VERDICTS, normalise_verdict
 
@@ -270,7 +270,7 @@ def engine_of(result):
     """The engine that produced ``result`` (``fairaudit.engines.get``), or None when it is not installed here
     (a result from another version, or from an engine this installation does not have)."""
     from fairaudit import engines
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     try:
         return engines.get(str(result.engine))

@@ -15,7 +15,7 @@ from pathlib import Path
 from fpdf import FPDF
 from fpdf.fonts import FontFace
 
-from fairaudit.core import numbers
+from fairaudit.base import numbers
 from fairaudit.core.outputs import REPORT_CREATOR as CREATOR  # how an existing file is known as a report (--pdf)
 from fairaudit.core.explain import JOINT_TEST_HELP
 from fairaudit.report import charts, content, methods

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairaudit.core.errors import DataError
-from fairaudit.sources.schema import KIND_WORDS, LogSchema, kind_of_arrow, missing_text
+from fairaudit.base.errors import DataError
+from fairaudit.sources.schema import MISSING_CATEGORY, KIND_WORDS, LogSchema, kind_of_arrow, missing_text
 
 EXACT = 1 << 53  # integers beyond this are not all exact in a float64
 
@@ -243,8 +243,6 @@ def to_frame(table, schema: LogSchema, keep_missing=()):
         _STR[pa.string()] = pd.StringDtype("pyarrow", na_value=np.nan)
     import pyarrow as pa
     import pyarrow.compute as pac
-
-    from fairaudit.data.dataset import MISSING_CATEGORY
 
     keep = {keep_missing} if isinstance(keep_missing, str) else set(keep_missing or ())
     out = {}

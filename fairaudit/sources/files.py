@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fairaudit.core.errors import DataError
+from fairaudit.base.errors import DataError
 from fairaudit.sources.schema import TYPE_ROWS, LogSchema, from_arrow, infer_text
 
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt")

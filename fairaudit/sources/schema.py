@@ -31,7 +31,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fairaudit.core.errors import DataError
+from fairaudit.base.errors import DataError
+
+MISSING_CATEGORY = "?"  # how a missing text value is stored (``fairaudit.data.MISSING``)
 
 KINDS = ("integer", "float", "boolean", "text")
 TYPE_ROWS = 10_000  # data rows of text (CSV) that fix the column types
@@ -101,9 +103,13 @@ def parse_declared(items) -> dict[str, str]:
     return out
 
 
-def _unique_names(raw, where: str) -> tuple[str, ...]:
-    from fairaudit.data.csvfile import twice
+def twice(display: str, col: str, first: int, second: int) -> DataError:
+    """A column name that appears twice (0-based positions)."""
+    return DataError(f"{display}: column name '{col}' appears twice (columns {first + 1} and {second + 1}); column "
+                     "names must be unique")
 
+
+def _unique_names(raw, where: str) -> tuple[str, ...]:
     names = [str(n).strip() or f"Unnamed: {i}" for i, n in enumerate(raw)]
     seen: dict[str, int] = {}
     for i, n in enumerate(names):
@@ -116,7 +122,7 @@ def _unique_names(raw, where: str) -> tuple[str, ...]:
 def _declared(names, kinds, declared: dict, where: str) -> tuple[tuple[str, ...], frozenset]:
     unknown = [c for c in declared if c not in names]
     if unknown:
-        from fairaudit.data.roles import suggestion
+        from fairaudit.base.text import suggestion
 
         raise DataError(f"--column-type names column '{unknown[0]}', which {where} does not have"
                         f"{suggestion(unknown[0], names)}")

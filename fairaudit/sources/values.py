@@ -1,12 +1,21 @@
 """The values a log's text columns take, from one pass over its conformed chunks — what the spec's values are
 validated against on every route (in memory the frame is at hand; out of core, on Dask and for a folder they come
 from this pass). A column of more than ``VALUES_CAP`` values (an id) keeps only the values the audit names and a
-few others (``fairaudit.data.cleaning.narrowed``), so that memory stays bounded and a value it never takes is still
-refused."""
+few others (``narrowed``), so that memory stays bounded and a value it never takes is still refused."""
 from __future__ import annotations
 
-from fairaudit.data import cleaning
-from fairaudit.data.cleaning import MISSING, narrowed
+from fairaudit.sources.schema import MISSING_CATEGORY as MISSING
+
+VALUES_CAP = 10_000  # a column's values held to validate against; beyond (an id), only the values the audit names
+EXAMPLES = 100  # and this many others
+
+
+def narrowed(values, literals) -> set:
+    """The values kept of a column of more than ``VALUES_CAP`` values: those of ``literals`` (the values the audit
+    compares columns with) it holds, and ``EXAMPLES`` others — so that a value it never takes is still refused."""
+    kept = {v for v in values if v in literals}
+    kept.update(sorted((v for v in values if v not in kept), key=str)[:EXAMPLES])
+    return kept
 
 
 def chunk_values(table, schema, wanted, label=None, literals=frozenset(), cap: int | None = None) -> tuple[dict, set, int]:
@@ -15,7 +24,7 @@ def chunk_values(table, schema, wanted, label=None, literals=frozenset(), cap: i
     the ``literals`` they hold and a few others), and the chunk's rows whose label is missing."""
     import pyarrow.compute as pac
 
-    cap = cleaning.VALUES_CAP if cap is None else cap
+    cap = VALUES_CAP if cap is None else cap
     values, many, unlabelled = {}, set(), 0
     for c in wanted:
         arr = table.column(c)
@@ -50,6 +59,6 @@ def merge(known: dict, wide: set, part: dict, many=(), literals=frozenset(), lab
     """Add one chunk's values to ``known`` (in place), narrowing a column past ``VALUES_CAP``."""
     for c, values in part.items():
         known[c] |= values
-        if c in wide or c in many or (c != label and len(known[c]) > cleaning.VALUES_CAP):
+        if c in wide or c in many or (c != label and len(known[c]) > VALUES_CAP):
             wide.add(c)
             known[c] = narrowed(known[c], literals)

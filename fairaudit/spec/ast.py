@@ -11,7 +11,8 @@ Nodes are frozen dataclasses compared structurally; source positions are kept in
 not take part in equality, so ``parse(print(t)) == t``.
 
 ``Spec`` flattens the tree into ``TreeNode`` records with stable ids: ``n0`` is the root, then ids
-are given in depth-first pre-order (left child before right child).
+are given in depth-first pre-order (left child before right child); ``fairaudit.spec.build_spec(root)`` (``tree``)
+builds it for a tree made in code.
 """
 from __future__ import annotations
 
@@ -276,13 +277,6 @@ class Spec:
     root: Node
     nodes: tuple[TreeNode, ...]
     source: str = field(default="", compare=False)
-
-    @classmethod
-    def from_root(cls, root: Node, source: str = "") -> "Spec":
-        """The ``Spec`` of a tree built in code (ids, parents and canonical texts filled in)."""
-        from fairaudit.spec.tree import build_spec
-
-        return build_spec(root, source)
 
     def node(self, node_id: str) -> TreeNode:
         for tn in self.nodes:

@@ -9,7 +9,7 @@ file); ``err.pretty()`` adds the source line and a caret under the offending tok
 """
 from __future__ import annotations
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 
 
 ECHO_LIMIT = 60  # at most this many characters of a user's token are repeated in a message

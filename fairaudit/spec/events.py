@@ -36,7 +36,7 @@ import pandas as pd
 
 from fairaudit.spec import ast
 from fairaudit.spec.errors import SpecError
-from fairaudit.spec.printer import event_text
+from fairaudit.spec.printer import event_text, format_number
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
         "!=": operator.ne}
@@ -318,6 +318,23 @@ def _member(row: _Row, event: ast.In) -> tuple[np.ndarray, np.ndarray | None]:
     return (~mask if event.negated else mask), operand.known
 
 
+def non_binary_message(name: str, values) -> str | None:
+    """Why a numeric column cannot stand alone as an event (a condition or a 0/1 column), or None.
+
+    A bare name means "is 1": for a column holding other numbers that would silently read as "!= 0"
+    (``E[age]`` = 1.0, a decision ``age`` favourable for everyone), so it is refused with a hint."""
+    import pandas as pd
+
+    series = pd.to_numeric(pd.Series(values), errors="coerce").dropna()
+    if series.isin([0, 1]).all():
+        return None
+    lo, hi = float(series.min()), float(series.max())
+    example = format_number(float(series.median()))
+    return (f"'{name}' holds numbers ({format_number(lo)} to {format_number(hi)}), not a yes/no value: "
+            f"write a condition such as {name} >= {example} (an event is a condition or a 0/1 column; "
+            "E[...] is a probability, not the mean of a column)")
+
+
 def _evaluate(row: _Row, event: ast.Event) -> tuple[np.ndarray, np.ndarray | None]:
     """``(true, known)``: where the event holds, and where it is known (None: everywhere); ``true`` may be set
     where ``known`` is not — ``_evaluate3`` clears it."""
@@ -328,8 +345,6 @@ def _evaluate(row: _Row, event: ast.Event) -> tuple[np.ndarray, np.ndarray | Non
             raise _error(event, "'score' is a probability, not a condition: write one such as score > 0.5")
         values = row.values(event)
         if not event.reserved and not pd.api.types.is_bool_dtype(values.dtype):
-            from fairaudit.spec.validate import non_binary_message
-
             message = non_binary_message(event.name, values)
             if message:
                 raise _error(event, message)

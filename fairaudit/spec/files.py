@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fairaudit.core import limits
+from fairaudit.base import limits
 from fairaudit.spec import ast
 from fairaudit.spec.errors import SpecError, clip
 from fairaudit.spec.parser import parse, parse_event

@@ -15,7 +15,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 from lark.visitors import Transformer_NonRecursive, v_args
 
-from fairaudit.core import limits
+from fairaudit.base import limits
 from fairaudit.spec import ast
 from fairaudit.spec.errors import SpecError, clip, position
 from fairaudit.spec.printer import to_text
@@ -380,7 +380,7 @@ def _check_depth(text: str, tokens: list[Token]) -> None:
 
 
 def _check_length(text: str, what: str) -> None:
-    """Refuse a text longer than :data:`fairaudit.core.limits.SPEC_CHARS` before anything reads it."""
+    """Refuse a text longer than :data:`fairaudit.base.limits.SPEC_CHARS` before anything reads it."""
     if len(text) > limits.SPEC_CHARS:
         line, column = position(text, limits.SPEC_CHARS)
         raise _limit_error(text, line, column, f"this {what} is {len(text):,} characters long, over the limit of "
@@ -389,7 +389,7 @@ def _check_length(text: str, what: str) -> None:
 
 
 def _check_sets(text: str, tokens: list[Token], what: str) -> None:
-    """Refuse more than :data:`fairaudit.core.limits.SPEC_SET_MEMBERS` set members (``col in {a, b, ...}``) in all, at
+    """Refuse more than :data:`fairaudit.base.limits.SPEC_SET_MEMBERS` set members (``col in {a, b, ...}``) in all, at
     the first member past the limit, before the parser builds a node for each. The grammar has no range syntax:
     every member is written out, so the members counted are the values between the braces."""
     inside, members = False, 0

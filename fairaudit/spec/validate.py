@@ -20,7 +20,7 @@ import numpy as np
 
 from fairaudit.spec import ast
 from fairaudit.spec.errors import SpecError, clip
-from fairaudit.spec.events import evaluate_event
+from fairaudit.spec.events import evaluate_event, non_binary_message  # noqa: F401 — its home was here
 from fairaudit.spec.parser import parse
 from fairaudit.spec.printer import event_text, format_number, quote_string, to_text
 
@@ -275,23 +275,6 @@ def reserved_hint(word: str, schema) -> str:
         return (f" (unquoted, '{word}' means the {'decision' if word == 'pred' else word}; the data's column "
                 f"named {word} is written `{word}` in back-quotes)")
     return ""
-
-
-def non_binary_message(name: str, values) -> str | None:
-    """Why a numeric column cannot stand alone as an event (a condition or a 0/1 column), or None.
-
-    A bare name means "is 1": for a column holding other numbers that would silently read as "!= 0"
-    (``E[age]`` = 1.0, a decision ``age`` favourable for everyone), so it is refused with a hint."""
-    import pandas as pd
-
-    series = pd.to_numeric(pd.Series(values), errors="coerce").dropna()
-    if series.isin([0, 1]).all():
-        return None
-    lo, hi = float(series.min()), float(series.max())
-    example = format_number(float(series.median()))
-    return (f"'{name}' holds numbers ({format_number(lo)} to {format_number(hi)}), not a yes/no value: "
-            f"write a condition such as {name} >= {example} (an event is a condition or a 0/1 column; "
-            "E[...] is a probability, not the mean of a column)")
 
 
 def interval(node: ast.Node) -> tuple[float, float]:

@@ -1,7 +1,7 @@
 """The Audit page's engine and options block, drawn from the engines' declarations (``fairaudit.ui.options``).
 
 Streamlit forgets a widget's value when its page is left, so every value drawn here is also kept in the session
-(``STORE``) and given back to the widget when the page is opened again; a spec file's headers set these values
+(``fairaudit.ui.state.STORE``) and given back to the widget when the page is opened again; a spec file's headers set these values
 once per change of the headers (``sync_headers``).
 """
 from __future__ import annotations
@@ -12,48 +12,25 @@ from typing import Any
 import streamlit as st
 
 from fairaudit import engines
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.ui import options as uo
+from fairaudit.ui.state import STORE, _store, keep, remembered_checkbox, seed, set_value  # noqa: F401 — kept values
 
-STORE = "audit_values"  # widget key -> value, kept across pages
 SYNCED = "audit_headers_synced"
 FROM_HEADERS = "audit_from_headers"
 PER_ROW = 4
-
-
-def _store() -> dict:
-    return st.session_state.setdefault(STORE, {})
-
-
-def seed(key: str, default: Any) -> Any:
-    """Give widget ``key`` its kept value (or ``default``) before it is drawn; the value it will show."""
-    if key not in st.session_state:
-        st.session_state[key] = _store().get(key, default)
-    return st.session_state[key]
-
-
-def keep(key: str, value: Any) -> None:
-    _store()[key] = value
-
-
-def set_value(key: str, value: Any) -> None:
-    """Set a widget's value from outside the widget (before it is drawn in this run)."""
-    st.session_state[key] = value
-    keep(key, value)
 
 
 def sync_headers(spec_text: str) -> tuple[dict, list[str]]:
     """``(values the headers set, header errors)``: apply a specification's headers (``# engine:``, ``# where:``,
     every engine's header options) to the widgets, once per change of the headers, undoing a header's value
     when the header goes (unless the analyst changed it). Nothing is applied while a header has an error."""
-    from fairaudit.ui.flows import header_problems
-
     if not spec_text.strip():
         return {}, []
     try:
         wanted = uo.header_values(spec_text)
     except FairauditError:
-        return {}, header_problems(spec_text)
+        return {}, uo.header_problems(spec_text)
     marker = tuple(sorted((k, repr(v)) for k, v in wanted.items()))
     if st.session_state.get(SYNCED) != marker:
         previous = st.session_state.get(FROM_HEADERS) or {}
@@ -151,14 +128,6 @@ def option_widget(engine, option, container=None) -> Any:
         out = box.text_input(label, key=key, help=help_text)
     keep(key, out)
     return out
-
-
-def remembered_checkbox(label: str, key: str, **kwargs) -> bool:
-    """A checkbox whose value is kept across pages (like the option widgets)."""
-    seed(key, False)
-    value = st.checkbox(label, key=key, **kwargs)
-    keep(key, value)
-    return value
 
 
 def _grid(engine, options, container=None) -> None:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.ui import workspace
+from fairaudit.ui.state import remembered_checkbox
 
 LOGS = "logs"
 CHECKBOX_KEY = "audit_dask"
@@ -64,8 +65,6 @@ def dask_picker(engine) -> dict | None:
     """The checkbox "Run on a local Dask cluster" and the log to audit (for an engine that runs on Dask:
     ``fairaudit.engines.monitor.distributed.runs_on_dask``); the run's ``choice["dask"]``
     (``{"log": name}``) or None."""
-    from fairaudit.ui.audit_form import remembered_checkbox
-
     from fairaudit.engines.monitor.distributed import runs_on_dask
 
     if not runs_on_dask(engine):

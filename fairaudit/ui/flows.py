@@ -9,13 +9,14 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from fairaudit.core import limits
+from fairaudit.base import limits
 from fairaudit import data as fa_data
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.models.training import HELD_OUT_SHARE
 from fairaudit.spec.errors import SpecError
 from fairaudit.ui import history, logic, state
 from fairaudit.ui import options as ui_options
+from fairaudit.ui.options import CARET_WIDTH, _located, caret_lines, header_problems  # noqa: F401 — messages
 
 
 UPLOADED = state.UPLOADED  # this session's parsed upload (session state, never a cross-session cache)
@@ -212,7 +213,7 @@ def audit_iterator(choice: dict, on_progress=None, engine: str | None = None):
 def run_audit(choice: dict, on_progress=None, on_result: Callable[[Any], None] | None = None) -> Any:
     """Run the audit to its end (or its time budget); store every partial result in the session as it comes,
     so a Stop (which interrupts the script) keeps the evidence so far. ``on_progress`` receives the run's
-    ``fairaudit.core.progress.Progress`` (a ``ProgressBar``); ``on_result(partial)`` every partial result."""
+    ``fairaudit.base.progress.Progress`` (a ``ProgressBar``); ``on_result(partial)`` every partial result."""
     dataset = state.get(state.DATASET)
     spec_text = state.get(state.SPEC_TEXT)
     meta = {"engine": choice["engine"], "choice": dict(choice), "data": getattr(dataset, "name", None),
@@ -438,36 +439,6 @@ def check_spec(text: str, dataset=None) -> tuple[Any, list[tuple[str, str]]]:
         if severity != "warning":
             spec = None
     return spec, out
-
-
-def header_problems(text: str) -> list[str]:
-    """Every error in a specification's headers (misspelt, misplaced, a value its option refuses), each with
-    its line and column; empty when they are fine."""
-    try:
-        ui_options.header_values(text)
-    except FairauditError as err:
-        return [_located(e) for e in getattr(err, "errors", [err])]
-    return []
-
-
-def _located(err, pretty: bool = False) -> str:
-    line, column = getattr(err, "line", None), getattr(err, "column", None)
-    where = f"line {line}, column {column}: " if line else ""
-    text = f"{where}{getattr(err, 'message', str(err))}"
-    if pretty:  # the source line and the caret under it (the message is said above)
-        caret = caret_lines(getattr(err, "excerpt", ""), column, getattr(err, "length", 1))
-        text += f"\n\n```\n{caret}\n```" if caret else ""
-    return text
-
-
-CARET_WIDTH = 60  # characters of the source line shown around the token (a message box does not scroll far)
-
-
-def caret_lines(line: str, column: int | None, length: int = 1, width: int = CARET_WIDTH) -> str:
-    """``fairaudit.spec.errors.caret_lines`` at the dashboard's width."""
-    from fairaudit.spec.errors import caret_lines as lines
-
-    return lines(line, column, length, width)
 
 
 def use_spec(text: str) -> None:

@@ -9,7 +9,7 @@ import math
 import time
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
-from fairaudit.core import limits
+from fairaudit.base import limits
 from fairaudit.core.explain import verdict_word
 
 DEMO_DATASET = "adult"
@@ -160,7 +160,7 @@ def error_text(err: BaseException) -> tuple[str, str | None]:
     """``(message, caret block or None)`` for an exception raised by a run. A ``FairauditError`` (a spec error
     has ``line``, ``column``, ``message`` and ``pretty()``) is the user's to fix and is shown as such; anything
     else is one line "internal error: ..." (never a traceback)."""
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     if isinstance(err, FairauditError):
         message = str(getattr(err, "message", None) or err).strip().splitlines()[0] if str(
@@ -182,7 +182,7 @@ def error_text(err: BaseException) -> tuple[str, str | None]:
 # --------------------------------------------------------------------------------------------------
 # uploads: size limits (Streamlit's own limit only shows a red icon, so the dashboard checks first)
 
-UPLOAD_LIMITS_MB = limits.UPLOAD_MB  # defaults (fairaudit.core.limits); FAIRAUDIT_MAX_DATA_MB / FAIRAUDIT_MAX_MODEL_MB
+UPLOAD_LIMITS_MB = limits.UPLOAD_MB  # defaults (fairaudit.base.limits); FAIRAUDIT_MAX_DATA_MB / FAIRAUDIT_MAX_MODEL_MB
 UPLOAD_ENV = limits.UPLOAD_ENV
 MB = limits.MB
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from fairaudit import engines
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 
 ENGINE_KEY = "audit_engine"
 WHERE_KEY = "audit_where"
@@ -234,3 +234,34 @@ def header_note(wanted: Mapping[str, Any], engine) -> str | None:
     if not names:
         return None
     return "Taken from the specification's headers: " + ", ".join(names) + "."
+
+
+# ---------------------------------------------------------------- header errors, as the dashboard shows them
+def header_problems(text: str) -> list[str]:
+    """Every error in a specification's headers (misspelt, misplaced, a value its option refuses), each with
+    its line and column; empty when they are fine."""
+    try:
+        header_values(text)
+    except FairauditError as err:
+        return [_located(e) for e in getattr(err, "errors", [err])]
+    return []
+
+
+def _located(err, pretty: bool = False) -> str:
+    line, column = getattr(err, "line", None), getattr(err, "column", None)
+    where = f"line {line}, column {column}: " if line else ""
+    text = f"{where}{getattr(err, 'message', str(err))}"
+    if pretty:  # the source line and the caret under it (the message is said above)
+        caret = caret_lines(getattr(err, "excerpt", ""), column, getattr(err, "length", 1))
+        text += f"\n\n```\n{caret}\n```" if caret else ""
+    return text
+
+
+CARET_WIDTH = 60  # characters of the source line shown around the token (a message box does not scroll far)
+
+
+def caret_lines(line: str, column: int | None, length: int = 1, width: int = CARET_WIDTH) -> str:
+    """``fairaudit.spec.errors.caret_lines`` at the dashboard's width."""
+    from fairaudit.spec.errors import caret_lines as lines
+
+    return lines(line, column, length, width)

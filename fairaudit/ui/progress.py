@@ -1,5 +1,5 @@
 """The one progress bar of the dashboard: every long operation (an audit run, training a model, building the
-PDF) reports through ``fairaudit.core.progress.Progress`` and is drawn here — a bar, what is happening, and an
+PDF) reports through ``fairaudit.base.progress.Progress`` and is drawn here — a bar, what is happening, and an
 estimate of the time left."""
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from fairaudit.core.progress import Progress
+from fairaudit.base.progress import Progress
 
 
 class ProgressBar:
-    """``on_progress`` for ``fairaudit.core.progress``: draws into a placeholder at most every ``every`` seconds (and
+    """``on_progress`` for ``fairaudit.base.progress``: draws into a placeholder at most every ``every`` seconds (and
     always at 100 %). Use as ``with progress_bar("Training gbm") as bar: train(..., on_progress=bar)``.
     ``note`` (set by the caller at any time) is added after the operation's own text, e.g. the verdict so far."""
 

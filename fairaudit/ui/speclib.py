@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from fairaudit.core.paths import bundled
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.paths import bundled
+from fairaudit.base.errors import FairauditError
 
 SPEC_DIR = bundled("specs")
 BUNDLED, WORKSPACE = "bundled", "workspace"

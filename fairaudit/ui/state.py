@@ -130,3 +130,36 @@ def _forget_result() -> None:
     st.session_state[RESULT] = None
     st.session_state[RESULT_META] = None
     st.session_state[ALSO] = None
+
+
+# ---------------------------------------------------------------- widget values kept across pages
+STORE = "audit_values"  # widget key -> value, kept across pages (Streamlit forgets a widget's value off its page)
+
+
+def _store() -> dict:
+    return st.session_state.setdefault(STORE, {})
+
+
+def seed(key: str, default: Any) -> Any:
+    """Give widget ``key`` its kept value (or ``default``) before it is drawn; the value it will show."""
+    if key not in st.session_state:
+        st.session_state[key] = _store().get(key, default)
+    return st.session_state[key]
+
+
+def keep(key: str, value: Any) -> None:
+    _store()[key] = value
+
+
+def set_value(key: str, value: Any) -> None:
+    """Set a widget's value from outside the widget (before it is drawn in this run)."""
+    st.session_state[key] = value
+    keep(key, value)
+
+
+def remembered_checkbox(label: str, key: str, **kwargs) -> bool:
+    """A checkbox whose value is kept across pages (like the option widgets)."""
+    seed(key, False)
+    value = st.checkbox(label, key=key, **kwargs)
+    keep(key, value)
+    return value

@@ -302,7 +302,7 @@ def page_setup(title: str) -> bool:
 def decision_offer(expression: str, key: str) -> None:
     """A spec file's ``# decision:`` header, offered visibly: what the file was written for, what the audit uses
     now, and one click to use the file's decisions."""
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
     from fairaudit.ui import flows
 
     info = state.get(state.MODEL_INFO)

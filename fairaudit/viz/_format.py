@@ -1,6 +1,6 @@
 """Small text helpers for chart labels and tooltips.
 
-Numbers follow the library's one rule: ``fairaudit.core.numbers.clean`` (a subnormal or ``-0.0`` is ``0``) and
+Numbers follow the library's one rule: ``fairaudit.base.numbers.clean`` (a subnormal or ``-0.0`` is ``0``) and
 ``fairaudit.core.guarantee.format_interval`` (``digits`` significant digits, a point interval as its value) — the same
 way the verdict sentences of the CLI, the dashboard and the PDF print them. Only a missing value is the charts' own:
 ``–``.
@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from fairaudit.core.guarantee import format_interval
-from fairaudit.core.numbers import clean  # noqa: F401  (the one rule; re-exported for the formatters)
+from fairaudit.base.numbers import clean  # noqa: F401  (the one rule; re-exported for the formatters)
 
 DIGITS = 4  # significant digits, as in the library's sentences
 

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from fairaudit.bounds.rules import CMP, TERM_RULES, Interval
-from fairaudit.core.numbers import count
+from fairaudit.base.numbers import count
 from fairaudit.viz import _format
 from fairaudit.viz.palette import RATES, VERDICTS, normalise_verdict, verdict_scale
 from fairaudit.viz.values import comparison_parts, const_value, shows_delta

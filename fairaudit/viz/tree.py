@@ -105,7 +105,7 @@ def _plain_event(event, values_only: bool = True) -> str:
 def expect_label(text: str) -> str:
     """Short label of an ``E[...]`` leaf: the group of its condition (``E[pred | sex == "Male"]`` -> ``Male``),
     from the leaf's parsed event (``fairaudit.spec``); a text that is not one ``E[...]`` stays as it is."""
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
     from fairaudit.spec import ast, parse
 
     try:  # a spec is a condition: the leaf (a term) is parsed as the left side of one

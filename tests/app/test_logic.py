@@ -274,7 +274,7 @@ def test_a_decision_header_is_offered():
 
 
 def test_run_errors_are_messages_never_tracebacks():
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     class Located(FairauditError):
         def __init__(self):

@@ -107,7 +107,7 @@ def test_model_page_after_demo(demo, monkeypatch):
     assert not [w for w in demo.text_input if re.search(r"path|file|folder|director", w.label, re.I)]
 
     def refuse(data, filename, *, trusted_types=()):
-        from fairaudit.core.errors import ModelError
+        from fairaudit.base.errors import ModelError
         raise ModelError(f"{filename} is not a model file fairaudit can read safely")
 
     monkeypatch.setattr("fairaudit.models.load_bytes", refuse, raising=False)

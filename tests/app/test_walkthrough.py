@@ -73,7 +73,7 @@ def test_a_row_filter_that_matches_nothing_is_said_in_the_dashboards_words():
     import pytest
 
     import fairaudit
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     with pytest.raises(FairauditError, match=r"^no audited row matches the row filter 'age > 200'$"):
         fairaudit.audit("adult", "E[pred] < 0.5", pred="age > 40", where="age > 200")

@@ -105,7 +105,7 @@ def test_issue_flow(browser_ready):
         wait_idle(page)
 
         # 3b. a slower run (the optimised split calls the solver) is drawn live: the progress bar advances, with
-        # a percentage and the time left (fairaudit.core.progress), whatever the engine
+        # a percentage and the time left (fairaudit.base.progress), whatever the engine
         split_title = engines.get("monitor").option("split").title
         page.get_by_text("Engine and options").first.click()
         page.get_by_text("Advanced", exact=True).first.click()

@@ -10,7 +10,7 @@ import fairaudit
 from fairaudit import data, engines
 from fairaudit.core import suggest
 from fairaudit.bounds.fixed_sample import clopper_pearson
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 
 SPEC = 'E[pred | race == "African-American"] - E[pred | race == "Caucasian"] <= 0.05'
 PRED = "decile_score <= 4"

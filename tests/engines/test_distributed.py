@@ -21,7 +21,7 @@ import fairaudit
 from fairaudit.engines.monitor import distributed
 from fairaudit.engines.monitor.distributed import audit_parquet, dask_client, log_parts
 from fairaudit.core.observations import Observations
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from tests.engines.parquet_logs import frame, write_log
 
 pytestmark = pytest.mark.timeout(120)
@@ -408,9 +408,9 @@ def test_a_column_of_many_values_is_validated_on_its_literals(client, tmp_path, 
     are kept — a value the log holds passes, one it never holds is refused — so validating costs bounded memory."""
     from fairaudit.core.preflight import ValidationError
 
-    from fairaudit.data import cleaning
+    from fairaudit.sources import values
 
-    monkeypatch.setattr(cleaning, "VALUES_CAP", 500)
+    monkeypatch.setattr(values, "VALUES_CAP", 500)
     df = frame(6_000)
     df["person"] = [f"p{i}" for i in range(len(df))]
     write_log(df, tmp_path / "ids", parts=4)
@@ -426,7 +426,7 @@ def test_an_infinite_number_is_refused_as_in_process(client, tmp_path):
     """Review finding: an ``inf`` in a numeric column was audited on Dask; in process it is refused — now by the one
     conform step, with the part and its data row, in the out-of-core route's words (was "…: column 'rating' holds an
     infinite value (inf) in data row N", worded by the Dask route itself)."""
-    from fairaudit.core.errors import DataError
+    from fairaudit.base.errors import DataError
     from fairaudit.engines.monitor.outofcore import audit_file
 
     df = frame(3000).assign(rating=np.linspace(0.0, 1.0, 3000))
@@ -541,7 +541,7 @@ def test_parts_that_do_not_fit_are_refused_as_out_of_core(client, log, tmp_path)
     """A part with a renamed column, a Parquet part storing ``decision`` as the text "1"/"0" where the first part
     stores int64, a CSV part with ``yes`` in a column of whole numbers: each refused on Dask with the out-of-core
     route's very message (part and data row named), never coerced or counted."""
-    from fairaudit.core.errors import DataError
+    from fairaudit.base.errors import DataError
     from fairaudit.engines.monitor.outofcore import audit_file
 
     needles = {"renamed column": r"part-3\.parquet lacks column 'race' and has column 'ethnicity' that .*part-0\.parquet "
@@ -562,7 +562,7 @@ def test_parts_that_do_not_fit_are_refused_as_out_of_core(client, log, tmp_path)
 def test_the_first_bad_part_in_log_order_is_reported(client, tmp_path):
     """Two parts that do not fit: the first in log order is reported, as out of core meets it, whichever worker
     finished first."""
-    from fairaudit.core.errors import DataError
+    from fairaudit.base.errors import DataError
     from fairaudit.engines.monitor.outofcore import audit_file
 
     folder = tmp_path / "two"

@@ -4,7 +4,7 @@ import pytest
 
 import fairaudit
 from fairaudit import models
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.testing import DECISION, toy_dataset
 
 

@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 
 from fairaudit import audit, models  # noqa: E402
 from fairaudit.core.counterexamples import DOMAIN  # noqa: E402
-from fairaudit.core.errors import FairauditError  # noqa: E402
+from fairaudit.base.errors import FairauditError  # noqa: E402
 from fairaudit.core.trace import AuditResult  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "example.nnet"

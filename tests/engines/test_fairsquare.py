@@ -17,7 +17,7 @@ import pytest
 
 import fairaudit
 from fairaudit.cli import main
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.programs.parse import parse_file, parse_program
 from fairaudit.programs.sample import sample
 

@@ -16,7 +16,7 @@ import pytest
 import fairaudit
 from fairaudit import data, models
 from fairaudit.cli import main
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue, evaluate, leaf_key
 from fairaudit.core.inputs import Inputs
 from fairaudit.programs.sample import sample

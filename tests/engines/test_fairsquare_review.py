@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import fairaudit
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.programs.parse import parse_program
 from fairaudit.spec.errors import SpecError
 

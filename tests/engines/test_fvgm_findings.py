@@ -239,7 +239,7 @@ def test_too_dense_a_table_is_refused_clearly(monkeypatch):
 def test_engine_refuses_a_too_dense_first_grid(monkeypatch):
     import fairaudit.engines.fvgm.subset_sum as ss
     from fairaudit import audit
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
     from fairaudit.models.training import train
     ds = _data(800, seed=4)
     monkeypatch.setattr(ss, "MAX_CELLS", 10)

@@ -148,7 +148,7 @@ def test_messy_text_is_cleaned_as_in_memory(tmp_path):
 
 
 def test_a_column_typed_differently_later_is_one_line(tmp_path):
-    from fairaudit.core.errors import DataError
+    from fairaudit.base.errors import DataError
 
     path = tmp_path / "typed.csv"
     lines = ["race,points"] + [f"A,{i % 10}" for i in range(1_500_000)] + ["B,high"]  # past the first 4 MB
@@ -221,7 +221,7 @@ def test_a_column_with_no_value_in_its_first_rows_is_text_on_every_route_unless_
         for i in range(n):
             f.write(f"{'AB'[i % 2]},{i % 10},{'' if i < n - 2000 else (i * 7) % 10}\n")
     spec = 'E[pred | race == "A"] > 0.1'
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     with pytest.raises(FairauditError, match="rating"):
         audit(str(path), spec, pred="rating > 4", order="given", trace_points=None)
@@ -254,7 +254,7 @@ def test_true_false_with_missing_values_is_text_as_in_memory(tmp_path):
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_a_missing_label_is_refused_as_in_memory(tmp_path, suffix):
     """A row without a label: refused in memory; out of core it was the label "?", counted as unfavourable."""
-    from fairaudit.core.errors import DataError
+    from fairaudit.base.errors import DataError
 
     frame = data.load("compas").frame[["race", "priors_count", "two_year_recid"]].copy()
     frame["outcome"] = frame.pop("two_year_recid").map({0: "no", 1: "yes"}).astype(object)
@@ -270,7 +270,7 @@ def test_a_missing_label_is_refused_as_in_memory(tmp_path, suffix):
 
 def test_a_column_name_twice_is_refused_as_in_memory(tmp_path):
     """Two columns named 'a': refused in memory; out of core one of them was audited."""
-    from fairaudit.core.errors import DataError
+    from fairaudit.base.errors import DataError
 
     path = tmp_path / "twice.csv"
     path.write_text("a,b, a\n1,x,0\n0,y,1\n" * 50)
@@ -288,12 +288,12 @@ def test_a_column_of_many_values_is_validated_on_its_literals(tmp_path, monkeypa
     """A text column with more values than the schema keeps (an id): only the values the audit compares it with
     are kept — one the file holds passes, one it never holds is refused — so memory stays bounded; Fair[...] of it
     is refused by the pass over its values, not flipped between the literals."""
-    from fairaudit.data import cleaning
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.sources import values
+    from fairaudit.base.errors import FairauditError
     from fairaudit.engines.monitor.outofcore import file_dataset, used_columns, written_values
     from fairaudit.core.preflight import ValidationError, option_source, preflight
 
-    monkeypatch.setattr(cleaning, "VALUES_CAP", 500)
+    monkeypatch.setattr(values, "VALUES_CAP", 500)
     frame = data.load("compas").frame[["race", "sex", "priors_count"]].copy()
     frame["person"] = [f"p{i}" for i in range(len(frame))]
     path = tmp_path / "ids.csv"
@@ -305,7 +305,7 @@ def test_a_column_of_many_values_is_validated_on_its_literals(tmp_path, monkeypa
     dataset = file_dataset(path, used_columns(parse(SPEC), PRED, where, list(frame.columns)),
                            literals=written_values(parse(SPEC), PRED, where))
     kept = dataset.schema.column("person").values
-    assert dataset.wide == {"person"} and "p17" in kept and len(kept) == 1 + cleaning.EXAMPLES
+    assert dataset.wide == {"person"} and "p17" in kept and len(kept) == 1 + values.EXAMPLES
     typo = 'person != "q17"'
     dataset = file_dataset(path, used_columns(parse(SPEC), PRED, typo, list(frame.columns)),
                            literals=written_values(parse(SPEC), PRED, typo))
@@ -334,7 +334,7 @@ def test_an_infinite_number_is_refused_as_in_memory(tmp_path, suffix):
     """Review finding: an ``inf`` in a numeric column was audited out of core, while ``from_csv`` refuses it."""
     import pandas as pd
 
-    from fairaudit.core.errors import DataError
+    from fairaudit.base.errors import DataError
 
     x = np.arange(30000.0)  # several read blocks: the row is counted across them
     x[25000] = -np.inf
@@ -353,7 +353,7 @@ def test_a_parquet_part_storing_numbers_as_text_is_refused_unless_declared(tmp_p
     typed store's text is not parsed as a CSV's is (it was audited as numbers); a declared type converts it."""
     import pandas as pd
 
-    from fairaudit.core.errors import DataError
+    from fairaudit.base.errors import DataError
     from fairaudit.engines.monitor.outofcore import log_of
 
     folder = tmp_path / "parts"

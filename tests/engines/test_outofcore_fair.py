@@ -120,7 +120,7 @@ def test_external_shuffle_matches_the_same_permutation_in_memory(setup, monkeypa
 
 
 def test_fair_needs_a_model(setup):
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     folder, _, _ = setup
     with pytest.raises(FairauditError, match="needs a model"):

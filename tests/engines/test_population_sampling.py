@@ -10,10 +10,11 @@ import pytest
 import fairaudit
 from fairaudit import engines
 from fairaudit.cli import main
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.inputs import Inputs
 from fairaudit.programs import parse_file
-from fairaudit.programs.population import PopulationObservations, ratio_spec
+from fairaudit.engines.monitor.population import PopulationObservations
+from fairaudit.programs.population import ratio_spec
 from fairaudit.spec import parse
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "fairsquare"

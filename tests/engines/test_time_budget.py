@@ -17,7 +17,7 @@ import fairaudit
 from fairaudit.engines.fairsquare import engine as fs
 from fairaudit.core.engine import Context
 from fairaudit.core.evaluate import compile_spec
-from fairaudit.core.limits import Deadline, OutOfTime
+from fairaudit.base.limits import Deadline, OutOfTime
 from fairaudit.spec import parse
 
 RATIO = "E[pred | sensitive] / E[pred | not sensitive] > 0.8"
@@ -196,7 +196,7 @@ def test_the_monitor_yields_the_individuals_drawn_before_the_budget_ran_out():
     """Out of time in the middle of a batch: the checks already drawn are yielded, then an empty batch (at which
     the driver sees the budget spent), and nothing after it."""
     from fairaudit.engines.monitor.engine import monitor_batches
-    from fairaudit.programs.population import PopulationObservations
+    from fairaudit.engines.monitor.population import PopulationObservations
 
     program = _population(drawing_program(draws=20, branches=4), "d.fr").program
     spec = parse("E[pred | sensitive] / E[pred | not sensitive] > 1")

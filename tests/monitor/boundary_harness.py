@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairaudit.bounds.allocation import LeafStats
+from fairaudit.core.allocation import LeafStats
 from fairaudit.bounds.rules import FALSE, TRUE
 from fairaudit.engines.monitor.engine import check_points
 

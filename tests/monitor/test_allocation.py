@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from fairaudit.bounds.allocation import Allocator, LeafStats, equal_split
+from fairaudit.core.allocation import Allocator, LeafStats, equal_split
 from fairaudit.bounds.rules import FALSE, TRUE
 from fairaudit.spec import ast as A
 from spec_helpers import C, X, make_spec

@@ -123,7 +123,7 @@ def test_defaults_decide_adult_at_the_same_level(adult):
 
 
 def test_fair_leaf_needs_a_model(adult):
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
     with pytest.raises(FairauditError, match="needs a model"):
         audit(adult, "Fair[sex] > 0.9", pred="age > 30")
 

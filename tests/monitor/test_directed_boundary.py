@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from fairaudit.engines.monitor import directed
-from fairaudit.bounds.allocation import equal_split
+from fairaudit.core.allocation import equal_split
 from fairaudit.core.evaluate import compile_spec, root_verdict
-from fairaudit.bounds.allocation import leaf_values
+from fairaudit.core.allocation import leaf_values
 from fairaudit.bounds.concentration import get_bound
 from fairaudit.spec import parse
 

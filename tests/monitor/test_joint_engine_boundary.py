@@ -8,7 +8,7 @@ harness can fail: the joint tests of a TRUE 'or' each at the full Δ (no split) 
 import numpy as np
 import pytest
 
-from fairaudit.bounds.allocation import LeafStats
+from fairaudit.core.allocation import LeafStats
 from fairaudit.engines.monitor.eprocess import JointTests
 from fairaudit.engines.monitor.engine import check_points, decisions, joint_tests
 from fairaudit.core.evaluate import compile_spec

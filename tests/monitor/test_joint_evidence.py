@@ -4,8 +4,8 @@ the trace, the JSON, ``to_frame``, the full-trace Parquet, the sentence and the 
 import numpy as np
 import pytest
 
-from fairaudit.bounds.allocation import LeafStats
-from fairaudit.engines.monitor.directed import comparison_levels
+from fairaudit.core.allocation import LeafStats
+from fairaudit.engines.monitor.split import comparison_levels
 from fairaudit.engines.monitor.eprocess import JointTests
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
 from fairaudit.engines.monitor.engine import run_monitor

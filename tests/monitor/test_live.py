@@ -15,7 +15,7 @@ from fairaudit import api, data, engines
 from fairaudit.engines.monitor.live import LIVE_ASSUMPTION
 from fairaudit.core.observations import observe
 from fairaudit.engines.monitor.stream import RunningCounts
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import compile_spec
 from fairaudit.core.observations import event_array
 from fairaudit.engines.monitor.livelog import CsvTail, JsonLines, ParquetDir, follow, live_audit, log_dataset
@@ -412,7 +412,7 @@ def test_the_first_rows_are_not_counted_as_the_log(tmp_path):
 
 def test_an_infinite_number_in_a_later_chunk_is_refused_with_its_row(tmp_path):
     """Review finding: an ``inf`` arriving after the log's first rows was audited; at rest it is refused."""
-    from fairaudit.core.errors import DataError
+    from fairaudit.base.errors import DataError
 
     path = tmp_path / "log.csv"
     path.write_bytes(b"a,b\n1.5,x\n2,y\n")

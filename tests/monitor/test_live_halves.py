@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from fairaudit import api, data, engines
-from fairaudit.bounds.allocation import LeafStats
+from fairaudit.core.allocation import LeafStats
 from fairaudit.engines.monitor.halves import MIN_ROWS, SequentialHalves, epoch_level, epoch_rows, first_epoch
 from fairaudit.engines.monitor.livelog import live_audit
 from fairaudit.models import from_expression

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from fairaudit import data, engines
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.engines.monitor.livelog import CsvTail, JsonLines, LiveRun, ParquetDir, follow, log_dataset, prepare
 from fairaudit.core.preflight import option_source, preflight
 from fairaudit.sources import FileLog, UnfitValue

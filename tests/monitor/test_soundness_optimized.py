@@ -17,7 +17,7 @@ Here (k = 12, N = 1,000, a check every 10, 1,500 seeds, Δ = 0.2): optimised ≈
 import numpy as np
 import pytest
 
-from fairaudit.bounds.allocation import sound_delta
+from fairaudit.core.allocation import sound_delta
 from fairaudit.bounds.concentration import get_bound
 from fairaudit.engines.monitor.engine import Observations, check_points, run_monitor
 from fairaudit.spec import parse

@@ -20,7 +20,7 @@ betting 2 % on the same streams.
 import numpy as np
 import pytest
 
-from fairaudit.bounds.allocation import LeafStats
+from fairaudit.core.allocation import LeafStats
 from fairaudit.bounds.concentration import get_bound
 from fairaudit.engines.monitor.engine import Observations, check_points, run_monitor
 from fairaudit.spec import parse

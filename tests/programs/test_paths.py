@@ -10,7 +10,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.programs import ir
 from fairaudit.programs.parse import parse_file, parse_program
 from fairaudit.engines.fairsquare.paths import Affine, Nonlinear, enumerate_paths

@@ -204,7 +204,7 @@ def test_first_page_banner_colour(adult_audit, adult_pdf):
 
 
 def test_write_pdf_and_bad_path(adult_audit, tmp_path):
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     result = adult_audit[0]
     out = write_pdf(result, tmp_path / "r.pdf", load_dataset=False)
@@ -334,7 +334,7 @@ def test_node_table_names_the_parts_of_a_named_conjunction():
 
 def test_a_subnormal_bound_prints_as_zero_everywhere():
     """An outward-rounded bound of 0 is a subnormal (-4.9e-324): the report and the tooltips print 0 (one rule,
-    ``fairaudit.core.numbers.clean``)."""
+    ``fairaudit.base.numbers.clean``)."""
     from fairaudit.viz import _format
 
     tiny = -5e-324
@@ -502,7 +502,7 @@ def test_partial_result_says_why_it_stopped(adult_audit):
 
 
 def test_build_pdf_reports_progress_and_can_be_cancelled():
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     result = _synthetic_verifier()
     seen = []

@@ -9,7 +9,7 @@ import pytest
 
 from fairaudit import data
 from fairaudit.cli import main
-from fairaudit.core.errors import DataError
+from fairaudit.base.errors import DataError
 from fairaudit.sources import FileLog, TYPE_ROWS
 
 SPEC = 'E[pred | group == "A"] - E[pred | group == "B"] < 0.1'

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import fairaudit
 from fairaudit.data.dataset import Column, Schema
 from fairaudit.core.observations import observe
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.spec import evaluate_event, parse, parse_event, to_text, validate
 
 BIG = 2 ** 60  # 1152921504606846976: 2**60 + 1 and 2**60 - 1 round to it as floats
@@ -228,7 +228,7 @@ def test_a_decision_that_a_missing_value_leaves_undecided_is_an_error(tmp_path):
 
 
 def test_a_decision_expression_model_refuses_rows_it_cannot_decide():
-    from fairaudit.core.errors import ModelError
+    from fairaudit.base.errors import ModelError
     from fairaudit.models.expression import ExpressionModel
 
     model = ExpressionModel("x > 0.5", parse_event("x > 0.5"), ["x"])

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from fairaudit.core import limits
+from fairaudit.base import limits
 from fairaudit.spec import parse, parse_event
 from fairaudit.spec.errors import SpecError
 from fairaudit.spec.files import load_spec_file

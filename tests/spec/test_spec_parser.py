@@ -3,7 +3,7 @@ import pytest
 
 from fairaudit.spec import SpecError, parse, parse_event, to_text
 from fairaudit.spec import ast
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 
 AVOIR_ADULT = '(E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.5) & (E[pred | race == "White"] - E[pred | race != "White"] < 0.5)'
 

@@ -2,7 +2,7 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fairaudit.spec import ast, parse, parse_event, to_text
+from fairaudit.spec import ast, build_spec, parse, parse_event, to_text
 from fairaudit.spec.printer import format_number
 
 identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True)
@@ -58,7 +58,7 @@ def test_event_round_trip(event):
 @SETTINGS
 @given(specs)
 def test_ids_are_preorder_with_consistent_parents(tree):
-    spec = ast.Spec.from_root(tree)
+    spec = build_spec(tree)
     assert [tn.id for tn in spec] == [f"n{i}" for i in range(len(spec))]
     for tn in spec:
         if tn.parent is None:

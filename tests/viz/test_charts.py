@@ -191,7 +191,7 @@ def test_group_charts():
 
 
 def test_format_helpers():
-    # the library's one rule (fairaudit.core.numbers.clean + fairaudit.core.guarantee.format_interval); "–" when missing
+    # the library's one rule (fairaudit.base.numbers.clean + fairaudit.core.guarantee.format_interval); "–" when missing
     assert _format.num(math.inf) == "inf" and _format.num(None) == "–" and _format.num(math.nan) == "–"
     assert _format.num(-5e-324) == "0" and _format.num(0.30337) == "0.3034" and _format.num(0.5) == "0.5"
     assert _format.interval(0.1, -math.inf) == "[0.1, -inf]" and _format.interval(None, None) == "–"

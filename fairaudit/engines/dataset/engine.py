@@ -23,7 +23,7 @@ from typing import Iterator
 
 import numpy as np
 
-from fairaudit.bounds.allocation import equal_split
+from fairaudit.core.allocation import equal_split
 from fairaudit.bounds.fixed_sample import clopper_pearson
 from fairaudit.core.engine import Context, Engine, LeafBatch, Option
 from fairaudit.core.observations import decision_reasons, observe_inputs

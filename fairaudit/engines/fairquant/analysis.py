@@ -153,7 +153,7 @@ def nnet_domain(names: Sequence[str], lower, upper) -> Domain:
 # ============================================================================================ models
 def network_of(model):
     """``(layers, encoding, lower, upper)`` of a model with a ReLU-network form, or ValueError saying why not."""
-    from fairaudit.core.errors import ModelError
+    from fairaudit.base.errors import ModelError
 
     try:
         net = model.as_relu_net()

@@ -284,7 +284,7 @@ def _counterexample(model, domain, analysis, cex) -> Counterexample | None:
     the model's decision and score — once the model's own prediction confirms the decisions differ."""
     import pandas as pd
 
-    from fairaudit.core.errors import ModelError
+    from fairaudit.base.errors import ModelError
 
     j = analysis.j
     rows = []
@@ -360,7 +360,7 @@ def conformance_cases():
     """The notes' exact examples (the running example: 25/30 fair on its float64 weights; the linear network: 60% fair) and a
     random 4-8-6-1 network on a 4·2·8·8 grid refined a few partitions at a time (the long case), each against the
     fair fraction enumerated with the model's own prediction."""
-    from fairaudit.testing import Case
+    from fairaudit.core.cases import Case
 
     long_net = _long_net()
     return (

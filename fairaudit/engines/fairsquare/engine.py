@@ -288,7 +288,7 @@ class _Unbuilt:
 
 def _volume(path):
     from fairaudit.engines.fairsquare.polytope import PathVolume
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
 
     try:
         return PathVolume(path.dists, path.box, path.constraints)
@@ -502,7 +502,7 @@ def conformance_cases():
     1-D quadrature), refined without stopping at the decision for the cancel and deadline checks."""
     from statistics import NormalDist
 
-    from fairaudit.testing import Case
+    from fairaudit.core.cases import Case
 
     t1 = 1 - NormalDist().cdf(1.0)
     return (

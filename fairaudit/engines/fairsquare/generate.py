@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.programs import ir
 from fairaudit.programs.printer import format_program
 from fairaudit.programs.sample import _Run

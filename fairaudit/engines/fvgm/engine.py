@@ -213,7 +213,7 @@ class FVGM(Engine):
         try:
             queries = {key: _query(cs.leaf_node[key].node, bn) for key in cs.leaf_keys}
         except ValueError as why:
-            from fairaudit.core.errors import FairauditError
+            from fairaudit.base.errors import FairauditError
 
             raise FairauditError(f"fvgm: {why}") from None
         observed = _observed_rates(inputs, frame, cat, protected)
@@ -265,7 +265,7 @@ class FVGM(Engine):
                 return
             except TooLarge as err:
                 if k == 1:
-                    from fairaudit.core.errors import FairauditError
+                    from fairaudit.base.errors import FairauditError
                     raise FairauditError(f"fvgm: {err}; try fewer bins or a smaller max_parents") from None
                 # a finer grid does not fit: the previous round's bounds stand
                 yield LeafBatch(np.array([k]), last.leaves, done=k, total=k, warnings=(
@@ -590,7 +590,7 @@ def _oracle(inputs, group: str) -> float:
 
 
 def conformance_cases():
-    from fairaudit.testing import Case
+    from fairaudit.core.cases import Case
 
     def case(name, spec, rows, long=False):
         holder = {}

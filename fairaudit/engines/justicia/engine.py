@@ -38,7 +38,7 @@ import numpy as np
 from fairaudit.core.engine import ROUNDS, Context, Engine, LeafBatch, Option
 from fairaudit.core.evaluate import LeafValue, compile_spec, enclose
 from fairaudit.core.guarantee import Guarantee
-from fairaudit.core.limits import Deadline, OutOfTime
+from fairaudit.base.limits import Deadline, OutOfTime
 
 _LABEL = "\x00label"  # the label's column in the cell frame (not a name a dataset can have)
 
@@ -802,7 +802,7 @@ def _mixture(inputs, col: str) -> float:
 
 def _model_inputs(kind: str, rows: int = 2000, where: str | None = None):
     from fairaudit.core.inputs import Inputs
-    from fairaudit.testing import toy_dataset
+    from fairaudit.core.cases import toy_dataset
 
     return Inputs.build(toy_dataset(rows), model=kind, where=where)
 
@@ -811,7 +811,7 @@ def conformance_cases():
     """The toy dataset of ``fairaudit.testing`` with a fitted tree and a fitted logistic regression; the oracle is
     :func:`cell_oracle` (a brute force over the whole feature space of every cell, with the model's own
     predictions)."""
-    from fairaudit.testing import Case
+    from fairaudit.core.cases import Case
 
     cases = []
     for kind in ("tree", "logreg"):

@@ -248,7 +248,7 @@ def tree_paths(form, variables: Sequence[Variable], deadline=None) -> Paths:
     A node sends a row left iff ``x[feature] <= threshold``; on a categorical indicator ``col=v`` that is
     "``col`` ≠ v" for a threshold in [0, 1). A leaf is favourable iff its probability of class 1 is > 0.5 (the
     ``TreeForm`` convention; for a raw sklearn tree: the argmax class is 1). ``deadline`` (a
-    ``fairaudit.core.limits.Deadline``) is asked at every node: a deep tree over many-valued features takes seconds."""
+    ``fairaudit.base.limits.Deadline``) is asked at every node: a deep tree over many-valued features takes seconds."""
     if isinstance(form, tuple):  # (sklearn estimator, encoding)
         estimator, encoding = form
         t = estimator.tree_

@@ -34,7 +34,7 @@ The decision (``stop_step``)
     intervals only. Otherwise the root is decided when an allocation
     of δ's with Σδᵢ ≤ Δ decides it:
     ``split="equal"`` uses Δ/k per distinct leaf (VeriFair, AVOIR-VF); ``split="optimized"`` asks
-    ``fairaudit.bounds.allocation`` (AVOIR-OB; the solver runs only at checks that its exact screens
+    ``fairaudit.core.allocation`` (AVOIR-OB; the solver runs only at checks that its exact screens
     cannot settle; see "The guarantee of each split" below). ``stop_step`` is the number of
     observations at the first deciding check. From then on the deciding allocation is frozen (AVOIR Appendix C) and every leaf interval is the
     running intersection of its intervals since the decision (an intersection of a confidence
@@ -66,7 +66,7 @@ The guarantee of each split
     union-bound argument does not cover a data-chosen allocation and the claim is false in general
     (``tests/monitor/test_soundness_optimized.py``: a 12-leaf ``or`` at Δ = 0.2 is wrongly certified
     in about a third of the runs). What holds is k·Δ for k distinct leaves (every δᵢ ≤ Δ, see
-    ``fairaudit.bounds.allocation.sound_delta``); the batches carry it as a weaker ``Guarantee``
+    ``fairaudit.core.allocation.sound_delta``); the batches carry it as a weaker ``Guarantee``
     (with a note saying why), which the result states. After an optimised decision each leaf's δ column
     shows Δ (the level its interval provably holds at), not the data-chosen δᵢ it was computed with.
 """
@@ -79,17 +79,17 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from fairaudit.bounds.allocation import Allocation, Allocator, SPLITS, equal_split, sound_delta
+from fairaudit.core.allocation import Allocation, Allocator, SPLITS, equal_split, sound_delta
 from fairaudit.bounds.concentration import BOUND_ALIASES, BOUNDS, DEFAULT_BOUND, ReusedBound, get_bound
 from fairaudit.engines.monitor.directed import directed_verdict, display_deltas, witness_deltas
 from fairaudit.engines.monitor.eprocess import JointTests
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.core.engine import Context, Engine, LeafBatch, Option
 from fairaudit.core.observations import Observations, decision_reasons, observe_inputs
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue
 from fairaudit.core.guarantee import Guarantee
-from fairaudit.core.limits import OutOfTime
+from fairaudit.base.limits import OutOfTime
 
 CHUNK_CHECKS = 256  # checks in the first batch (at most)
 CHUNK_LIMIT = 8192  # the batches double up to this many checks (numpy's cost per call is then negligible)
@@ -592,7 +592,7 @@ class Monitor(Engine):
     def _run_population(self, spec, inputs, options, ctx: Context) -> Iterator[LeafBatch]:
         """The stream is individuals drawn from the program (seeded by the run's seed), ``CHUNK`` at a time as
         the checks need them; i.i.d. draws are exchangeable, as the guarantee assumes."""
-        from fairaudit.programs.population import PopulationObservations
+        from fairaudit.engines.monitor.population import PopulationObservations
 
         obs = PopulationObservations(spec, inputs.population, options["samples"], seed=options["seed"])
         obs.draw(min(16, obs.length))  # an unknown column raises at the start, not at the first batch

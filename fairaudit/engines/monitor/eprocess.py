@@ -46,6 +46,7 @@ from scipy.special import betaln
 
 from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
 from fairaudit.core.evaluate import CompiledSpec, NodeEvidence, compile_spec, leaf_key
+from fairaudit.engines.monitor.split import comparison_levels
 from fairaudit.spec import ast
 
 _EPS = 1e-12
@@ -267,8 +268,6 @@ class JointTests:
     axes (independent streams, as in the validity harness); the checks are the last axis."""
 
     def __init__(self, spec, delta: float):
-        from fairaudit.engines.monitor.directed import comparison_levels
-
         self.spec = spec
         self.forms = joint_forms(spec)
         self.levels = {key: b for key, b in comparison_levels(spec, delta, set(self.forms)).items()

@@ -33,7 +33,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from fairaudit.bounds.allocation import Allocator, equal_split
+from fairaudit.core.allocation import Allocator, equal_split
 from fairaudit.bounds.concentration import DEFAULT_BOUND, ReusedBound
 from fairaudit.engines.monitor.directed import display_deltas
 from fairaudit.core.engine import Context, LeafBatch
@@ -43,7 +43,7 @@ from fairaudit.engines.monitor.engine import (DEFAULT_SPLIT, SOLVER_TIME_LIMIT, 
                                        record_decision)
 from fairaudit.core.observations import FirstFlips
 from fairaudit.engines.monitor.stream import RunningCounts
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.guarantee import Guarantee
 
 LIVE_ASSUMPTION = ("the rows were audited in the order they arrived in the live log, as is (a live log cannot be "
@@ -81,7 +81,7 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     ``LeafBatch`` per chunk (empty ``steps`` when no check falls in it, so that the caller still learns how many
     rows were read, ``info["stream_length"]``), and, when ``chunks`` ends, one for the last row's check. With
     ``stop`` the batch holding the decision ends at it and the generator returns."""
-    from fairaudit.bounds.allocation import SPLITS
+    from fairaudit.core.allocation import SPLITS
 
     if split not in SPLITS:
         raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")

@@ -22,7 +22,7 @@ from typing import Iterator
 
 import numpy as np
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 
 class RunningCounts:
     """Per leaf running (successes, n); ``consume`` one chunk of observations, get the stats at its checks."""
@@ -39,7 +39,7 @@ class RunningCounts:
     def consume(self, obs, final: bool = False) -> tuple[np.ndarray, dict]:
         """``(steps, stats)`` for the checks that fall in this chunk (``obs``: its ``Observations``); ``final``:
         the stream ends with this chunk, so its last row is a check too."""
-        from fairaudit.bounds.allocation import LeafStats
+        from fairaudit.core.allocation import LeafStats
 
         start, length = self.rows, int(obs.length)
         first = (-(start + 1)) % self.batch  # 0-based position in the chunk of its first check
@@ -61,7 +61,7 @@ class RunningCounts:
         """``(steps, stats)`` of the stream's last check when the stream ends now: its last row, unless that row
         was a check already (then nothing); what ``consume(..., final=True)`` adds, for a stream whose end is
         only known after its last chunk (a live log)."""
-        from fairaudit.bounds.allocation import LeafStats
+        from fairaudit.core.allocation import LeafStats
 
         if not self.rows or self.rows % self.batch == 0:
             return np.zeros(0, dtype=np.int64), {k: LeafStats(np.zeros(0), np.zeros(0)) for k in self.keys}
@@ -149,7 +149,7 @@ class _LazyStats:
         self.owner, self.key = owner, key
 
     def at(self, index):
-        from fairaudit.bounds.allocation import LeafStats
+        from fairaudit.core.allocation import LeafStats
 
         low, high = _span(index, len(self.owner.ends))
         if high >= low:

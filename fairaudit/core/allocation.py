@@ -131,7 +131,7 @@ class Allocator:
 
     def __init__(self, spec: Spec, total: float, bound="hoeffding", solver_time_limit: float = 5.0):
         if not 0 < total < 1:
-            from fairaudit.core.errors import FairauditError
+            from fairaudit.base.errors import FairauditError
 
             raise FairauditError(f"delta must be in (0, 1), got {total}")
         self.spec = spec
