@@ -50,7 +50,8 @@ MOVED = {
     "fairaudit.outofcore": "fairaudit.engines.monitor.outofcore",
     "fairaudit.outputs": "fairaudit.core.outputs",
     "fairaudit.preflight": "fairaudit.core.preflight",
-    "fairaudit.programs": "fairaudit.programs",
+    "fairaudit.programs.generate": "fairaudit.engines.fairsquare.generate",
+    "fairaudit.programs.paths": "fairaudit.engines.fairsquare.paths",
     "fairaudit.progress": "fairaudit.base.progress",
     "fairaudit.run": "fairaudit.core.driver",
     "fairaudit.suggest": "fairaudit.core.suggest",
@@ -82,7 +83,7 @@ class _Alias(importlib.abc.Loader):
 class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         new = new_name(fullname) if fullname.startswith("fairaudit.") else None
-        return None if new is None else importlib.util.spec_from_loader(fullname, _Alias(new))
+        return None if new in (None, fullname) else importlib.util.spec_from_loader(fullname, _Alias(new))
 
 
 def install() -> None:
