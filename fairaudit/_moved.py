@@ -1,6 +1,6 @@
 """Old import paths (before 0.2, CHANGELOG.md) kept working for one release: ``import fairaudit.run`` gives
 ``fairaudit.core.driver`` with a ``DeprecationWarning`` naming the new path. A package's submodules follow it
-(``fairaudit.programs.parse`` → ``fairaudit.programs.parse``)."""
+(``fairaudit.commands.audit`` → ``fairaudit.cli.audit``)."""
 from __future__ import annotations
 
 import importlib
