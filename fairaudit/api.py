@@ -1,26 +1,21 @@
-"""``audit()``: one call from (data, spec, decisions) to an ``AuditResult`` (re-exported as ``fairaudit.audit``)."""
+"""``audit()``: one call from (data, spec, decisions) to an ``AuditResult`` (re-exported as ``fairaudit.audit``).
+
+Every kind of input takes the same road: ``fairaudit.resolve.resolve`` (what was given, checked against what the
+engine requires or accepts), ``Plan.preflight`` (``fairaudit.core.preflight``, once), ``Plan.inputs`` (the engine's
+``Inputs``), then the driver (``fairaudit.core.driver.start``), once.
+"""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from fairaudit.core.errors import FairauditError
+from fairaudit.core.preflight import check_options
 from fairaudit.core.trace import AuditResult
+from fairaudit.resolve import GENERATED_OPTION, check_generated, resolve
 
-
-def _dataset(data):
-    if hasattr(data, "frame") and hasattr(data, "schema"):
-        return data
-    from fairaudit import data as data_module
-
-    return data_module.resolve(data) if hasattr(data_module, "resolve") else data_module.load(data)
-
-
-def _spec(spec):
-    if hasattr(spec, "nodes") and hasattr(spec, "root"):
-        return spec
-    from fairaudit.spec import parse
-
-    return parse(str(spec))
+# ``check_options``, ``check_generated`` and ``GENERATED_OPTION`` are imported from here by the command line, the
+# report and older code; they live below (``fairaudit.core.preflight``, ``fairaudit.resolve``)
+__all__ = ["audit", "confirm", "confirmable", "check_options", "check_generated", "GENERATED_OPTION", "CONFIRM_SHARE"]
 
 
 def audit(data, spec=None, engine: str | None = None, model=None, pred: str | None = None, where: str | None = None,
@@ -55,7 +50,7 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     (Parquet, ``fairaudit.core.fulltrace``).
 
     An engine that requires a model and no dataset (``fairquant``) audits the model over its input domain
-    (``fairaudit.core.inputs.Inputs.build_domain``): a ``.nnet`` file's input bounds (``data`` None), else the column
+    (the engine's ``derive_inputs``): a ``.nnet`` file's input bounds (``data`` None), else the column
     ranges of ``data``; there are no rows (``pred`` and ``where`` are refused, ``rows`` is ignored).
 
     ``population``: a population program (a ``.fr`` path or a parsed ``fairaudit.programs.Program``) to sample
@@ -66,102 +61,30 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
 
     An engine that requires a population (``"population" in engine.requires``, e.g. ``fairsquare``) given ``data``
     and ``model`` instead audits the model over a population program generated from the dataset
-    (``fairaudit.engines.fairsquare.generate.population_program``; the engine's ``population_model`` option: ``independent``
-    or ``bn``); the spec is written over the dataset's columns and read over the program's variables
+    (the engine's ``derive_inputs``: ``fairaudit.engines.fairsquare.generate``; its ``population_model`` option:
+    ``independent`` or ``bn``); the spec is written over the dataset's columns and read over the program's variables
     (``fairaudit.programs.translate``). A decision expression (``pred``) cannot be turned into a program.
     """
-    from fairaudit.core.inputs import Inputs
     from fairaudit.core.driver import last, start
 
-    chosen, resolved = check_options(engine, **options)
-    if population is not None or "population" in chosen.requires:
-        if full_trace is not None:
-            raise FairauditError("full_trace is written for an audit of a dataset's rows or a model's domain, not "
-                                 "of a population program")
-    if population is not None:
-        results = _audit_population(chosen, resolved, data, spec, population, epsilon,
-                                    model=model, pred=pred, where=where, rows=rows, on_step=on_step,
-                                    on_progress=on_progress)
-        return results if iterate else last(results)
-    if model is not None and "model" in chosen.requires and "dataset" not in chosen.requires:
-        # a model audited over its input domain (a .nnet file's bounds, or the dataset's column ranges), not rows
-        # no rows: a rows policy has nothing to choose from (ignored); a row filter or a decision expression would
-        # be silently dropped, so they are refused
-        if pred is not None or where is not None or epsilon is not None:
-            raise FairauditError(f"the {chosen.name} engine audits the model over its input domain, not rows: "
-                                 "pred, where and epsilon do not apply")
-        from fairaudit.core.inputs import ROWS
-
-        if rows is not None and rows not in ROWS:
-            raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
-        if spec is None:
-            raise FairauditError("no specification: give spec=...")
-        ignored = _ignored_headers(spec)
-        spec = _spec(spec)
-        reasons = chosen.check(spec, None)
-        if reasons:
-            raise FairauditError(f"the {chosen.name} engine cannot audit this specification: " + "; ".join(reasons))
-        inputs = Inputs.build_domain(model, _dataset(data) if data is not None else None, trust_pickle=trust_pickle,
-                                     trusted_types=tuple(trusted_types), warnings=ignored)
-        if on_step is not None and on_progress is None:
-            on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
-        results = start(chosen, spec, inputs, resolved, on_progress=on_progress, trace_points=trace_points,
-                        full_trace=full_trace)
-        return results if iterate else last(results)
-    if "population" in chosen.requires:
-        results = _audit_generated(chosen, resolved, data, spec, epsilon, model=model, pred=pred, where=where,
-                                   rows=rows, on_step=on_step, on_progress=on_progress, trust_pickle=trust_pickle,
-                                   trusted_types=trusted_types, include_protected=include_protected)
-        return results if iterate else last(results)
-    if epsilon is not None:
-        raise FairauditError("epsilon is the ratio property of a population program: give population=...")
-    if spec is None:
-        raise FairauditError("no specification: give spec=...")
-    if model is not None and pred is not None:
-        raise FairauditError("give either a model or a decision expression (pred), not both")
-    if rows is not None:
-        from fairaudit.core.inputs import ROWS
-
-        if rows not in ROWS:
-            raise FairauditError(f"unknown rows policy {rows!r}; choose one of: {', '.join(ROWS)}")
-    spec, inputs = _rows_inputs(chosen, resolved, data, spec, model=model, pred=pred, where=where, rows=rows,
-                                trust_pickle=trust_pickle, trusted_types=trusted_types,
-                                include_protected=include_protected)
+    plan = resolve(engine, data, spec, model=model, pred=pred, where=where, rows=rows, population=population,
+                   epsilon=epsilon, full_trace=full_trace, trust_pickle=trust_pickle, trusted_types=trusted_types,
+                   include_protected=include_protected, **options)
+    found = plan.preflight()  # everything validated before a model is trained or a program generated
+    inputs = plan.inputs(found)
     if on_step is not None and on_progress is None:
         on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
-    results = start(chosen, spec, inputs, resolved, on_progress=on_progress, trace_points=trace_points,
-                    full_trace=full_trace)
+    results = start(plan.engine, plan.audited_spec(inputs), inputs, plan.options,
+                    **plan.run_args(on_progress=on_progress, trace_points=trace_points, full_trace=full_trace))
     return results if iterate else last(results)
-
-
-def _rows_inputs(chosen, resolved, data, spec, *, model, pred, where, rows, trust_pickle, trusted_types,
-                 include_protected=False):
-    """The parsed spec and the ``Inputs`` of an audit of a dataset's rows, everything validated first."""
-    from fairaudit.core.inputs import Inputs
-    from fairaudit.core.preflight import Source, preflight
-
-    ignored = _ignored_headers(spec)
-    dataset, spec = _dataset(data), _spec(spec)
-    found = ignored + preflight(dataset, spec, decision=Source(pred, "pred") if pred is not None else None,
-                                where=Source(where, "where") if where else None, uses_model=model is not None)
-    reasons = chosen.check(spec, None)
-    if reasons:
-        raise FairauditError(f"the {chosen.name} engine cannot audit this specification: " + "; ".join(reasons))
-    inputs = Inputs.build(dataset, model=model, pred=pred, where=where, rows=rows, seed=resolved["seed"],
-                          trust_pickle=trust_pickle, trusted_types=tuple(trusted_types),
-                          warnings=[str(w) for w in found], include_protected=include_protected)
-    from fairaudit.models.features import unread_warnings
-
-    inputs.warnings.extend(w for w in unread_warnings(spec, inputs.reprediction_model) if w not in inputs.warnings)
-    return spec, inputs
 
 
 def confirmable(engine) -> bool:
     """Whether ``confirm`` can run ``engine`` (a name or an engine): it must read a dataset's rows."""
-    from fairaudit import engines
+    from fairaudit.core import registry
 
     try:
-        chosen = engines.get(engine) if isinstance(engine, str) else engine
+        chosen = registry.get(engine) if isinstance(engine, str) else engine
     except Exception:  # noqa: BLE001 - an engine this installation lacks
         return False
     return "dataset" in chosen.requires
@@ -195,9 +118,10 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
         raise FairauditError(f"the {chosen.name} engine reads no rows: a threshold chosen from its certain bounds "
                              "needs no fresh rows (apply the suggestion and audit it)")
     source = spec if isinstance(spec, str) else getattr(spec, "source", "") or ""
-    parsed, inputs = _rows_inputs(chosen, resolved, data, source, model=model, pred=pred, where=where, rows=rows,
-                                  trust_pickle=trust_pickle, trusted_types=trusted_types,
-                                  include_protected=include_protected)
+    plan = resolve(chosen.name, data, source, model=model, pred=pred, where=where, rows=rows,
+                   trust_pickle=trust_pickle, trusted_types=trusted_types, include_protected=include_protected,
+                   **options)
+    parsed, inputs = plan.spec, plan.inputs(plan.preflight())
     audited = np.arange(len(inputs.dataset)) if inputs.positions is None else np.asarray(inputs.positions)
     seed = int(resolved.get("seed") or 0)
     order = np.random.default_rng(seed).permutation(len(audited))
@@ -229,126 +153,3 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
     certifying = part(second, f"the other {len(second):,} of the {base} (not used to choose the threshold: "
                               f"{len(first):,} rows chose it, split at random with seed {seed})")
     return last(start(chosen, parse(text), certifying, resolved, on_progress=on_progress, confirmed=split))
-
-
-def _audit_population(chosen, resolved, data, spec, population, epsilon, *, model, pred, where, rows, on_step,
-                      on_progress):
-    """The generator of partial results of an audit of individuals sampled from ``population``."""
-    from fairaudit.core.inputs import Inputs
-    from fairaudit.programs.population import DEFAULT_EPSILON, ratio_spec
-    from fairaudit.core.driver import start
-
-    given = [name for name, value in (("data", data), ("model", model), ("pred", pred), ("where", where),
-                                      ("rows", rows)) if value is not None]
-    if given:
-        raise FairauditError(f"a population program is audited on the individuals it samples: {given[0]} does not "
-                             "apply (the decision is the program's fairnessTarget)")
-    if spec is not None and epsilon is not None:
-        raise FairauditError("give either a specification or epsilon (the ratio property's ε), not both")
-    ignored = _ignored_headers(spec)
-    spec = _spec(ratio_spec(DEFAULT_EPSILON if epsilon is None else epsilon) if spec is None else spec)
-    sampled = any(o.name == "samples" for o in chosen.all_options())
-    inputs = Inputs.build_population(population, samples=(resolved.get("samples") or 1_000_000) if sampled else None,
-                                     warnings=ignored)
-    reasons = chosen.check(spec, inputs)
-    if reasons:
-        raise FairauditError(f"the {chosen.name} engine cannot audit this: " + "; ".join(reasons))
-    if on_step is not None and on_progress is None:
-        on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
-    return start(chosen, spec, inputs, resolved, on_progress=on_progress)
-
-
-#: the option (of an engine that requires a population) choosing how a population is generated from a dataset
-GENERATED_OPTION = "population_model"
-
-
-def check_generated(engine, spec=None, *, model=None, pred=None, where=None, rows=None) -> None:
-    """For an engine that requires a population, audited on a dataset and a model instead (the population is
-    generated from them): refuse, before any work, what cannot be turned into a program (a decision expression,
-    no model) and what a program does not have (``label``, ``score``, ``Fair[...]``). ``FairauditError``, one line.
-    Nothing for an engine that does not require a population."""
-    from fairaudit import engines
-    from fairaudit.programs.translate import check_spec
-
-    chosen = engines.get(engine) if isinstance(engine, str) else engine
-    if "population" not in chosen.requires:
-        return
-    if pred is not None:
-        raise FairauditError(f"the {chosen.name} engine audits a decision program, and a decision expression "
-                             "(pred) cannot be turned into one: give a model (a training kind or a saved model) or "
-                             "a population program")
-    if model is None:
-        raise FairauditError(f"the {chosen.name} engine needs a population program: give one (population=..., "
-                             "--population FILE.fr), or a model (--model KIND|PATH) to generate it from the dataset")
-    for name, value in (("where", where), ("rows", rows)):
-        if value is not None:
-            raise FairauditError(f"{name} does not apply to a population generated from the dataset: the audit "
-                                 "covers every individual of the generated program")
-    if spec is not None:
-        reasons = chosen.check(spec, None)
-        if reasons:
-            raise FairauditError(f"the {chosen.name} engine cannot audit this specification: " + "; ".join(reasons))
-        check_spec(spec)
-
-
-def _audit_generated(chosen, resolved, data, spec, epsilon, *, model, pred, where, rows, on_step, on_progress,
-                     trust_pickle, trusted_types, include_protected=False):
-    """The generator of partial results of an audit of ``model`` over a population program generated from
-    ``data`` (for an engine that requires a population, given a dataset and a model instead): the spec, written
-    over the dataset's columns, is read over the program's variables (``fairaudit.programs.translate``)."""
-    from fairaudit.core.inputs import Inputs
-    from fairaudit.core.preflight import preflight
-    from fairaudit.programs.translate import translate_spec
-    from fairaudit.core.driver import start
-
-    if data is None:
-        raise FairauditError(f"the {chosen.name} engine needs a population program: give one (population=..., "
-                             "--population FILE.fr), or a dataset and a model to generate it from")
-    if epsilon is not None:
-        raise FairauditError("epsilon is the ratio property of a population program file: give population=..., or "
-                             "a specification")
-    if spec is None:
-        raise FairauditError("no specification: give spec=...")
-    ignored = _ignored_headers(spec)
-    dataset, spec = _dataset(data), _spec(spec)
-    check_generated(chosen, spec, model=model, pred=pred, where=where, rows=rows)
-    found = ignored + preflight(dataset, spec, uses_model=True)  # the spec against the dataset's columns
-    inputs = Inputs.build_generated(dataset, model=model, structure=resolved.get(GENERATED_OPTION) or "independent",
-                                    seed=resolved["seed"], trust_pickle=trust_pickle,
-                                    trusted_types=tuple(trusted_types), warnings=[str(w) for w in found],
-                                    include_protected=include_protected)
-    over_program = translate_spec(spec, dataset, inputs.population, inputs.generated["variables"])
-    if on_step is not None and on_progress is None:
-        on_progress = (lambda p: on_step(int(p.done), int(p.total or 0)))  # noqa: E731
-    return start(chosen, over_program, inputs, resolved, on_progress=on_progress, rows_spec=spec)
-
-
-def _ignored_headers(spec) -> list[str]:
-    """A spec text's headers (``# where:``, ``# decision:``, an engine option's ``# delta:`` ...) are applied by the
-    command line, not by this function (its keyword arguments are the options): say so rather than audit
-    silently without them. A ``# dataset:`` header is not read here either, but one that names a file outside its
-    folder is refused as everywhere (``SpecError``, ``SpecFile.dataset_ref``)."""
-    if not isinstance(spec, str):
-        return []
-    from fairaudit.engines import header_names
-    from fairaudit.spec.files import SpecFile, read_headers
-
-    headers = read_headers(spec)
-    if "dataset" in headers:
-        SpecFile(text=spec, spec=None, headers=headers).dataset_ref()
-    applied = ("where", "decision", "engine") + header_names()
-    named = [key for key in headers if key in applied]
-    if not named:
-        return []
-    keywords = ", ".join(f"{'pred' if k == 'decision' else k}=..." for k in named)
-    return [f"the specification's {', '.join('# ' + k + ':' for k in named)} header(s) are not applied by "
-            f"fairaudit.audit(); pass {keywords} (the command line applies them)"]
-
-
-def check_options(engine: str | None = None, **options):
-    """``(engine, every option's value)``: the engine from the registry and ``options`` validated by its
-    declarations (``FairauditError``, one line naming the option and what it takes, before any work)."""
-    from fairaudit import engines
-
-    chosen = engines.get(engine or engines.DEFAULT)
-    return chosen, chosen.resolve_options({k: v for k, v in options.items()})

@@ -9,7 +9,7 @@
 
 The knobs are declared once in ``fairaudit.engines.monitor.distributed.DASK_OPTIONS``; the route itself is
 ``fairaudit.engines.monitor.distributed.audit_parquet``. The result is printed and written (--json, --pdf, --full-trace)
-like any other audit's (``fairaudit.cli.audit.finish``). The log is read by the pipeline every route shares
+like any other audit's (``fairaudit.cli._common.finish``). The log is read by the pipeline every route shares
 (``fairaudit.sources``: ``--column-type``, ``--na-values``); its schema is fixed before a cluster starts, and a value
 that does not fit, a renamed column or a part of another type is refused with the out-of-core route's message
 (exit 2).
@@ -59,12 +59,14 @@ def dask_settings(args: argparse.Namespace) -> dict:
     return {"workers": values["dask_workers"], "threads": values["dask_threads"], "timeout": values["dask_timeout"]}
 
 
-def run_dask(args: argparse.Namespace, engine, spec_file, options: dict, from_file: list) -> int:
-    """The Dask route of ``fairaudit audit`` (module doc); everything is checked before a cluster starts."""
-    from fairaudit.cli.audit import check_outputs, finish, trace_args
+def run_dask(args: argparse.Namespace, request) -> int:
+    """The Dask route of ``fairaudit audit`` (module doc; ``request``: ``fairaudit.cli._common.Request``); everything
+    is checked before a cluster starts."""
+    from fairaudit.cli._common import check_outputs, finish, trace_args
     from fairaudit.engines.monitor.distributed import audit_parquet, dask_log
     from fairaudit.core.progress import terminal_line
 
+    engine, spec_file, options, from_file = request.engine, request.spec_file, request.options, request.from_file
     if args.dask and args.scheduler:
         raise FairauditError("give --dask (a local cluster) or --scheduler ADDRESS (an existing one), not both")
     from fairaudit.engines.monitor.distributed import ENGINE, runs_on_dask

@@ -73,13 +73,13 @@ def follow_options(args: argparse.Namespace) -> dict:
     return out
 
 
-def run_follow(args: argparse.Namespace) -> int:
-    from fairaudit import engines
-    from fairaudit.api import check_options
+def run_follow(args: argparse.Namespace, request=None) -> int:
+    """The live-log route of ``fairaudit audit`` (module doc); it reads its own spec file (``request`` is None)."""
+    from fairaudit.cli._common import check_outputs, engine_options, finish, other_engines_headers, trace_args
     from fairaudit.cli._spec_args import spec_from_args
-    from fairaudit.cli.audit import check_outputs, engine_options, finish, other_engines_headers, trace_args
+    from fairaudit.core import registry as engines
+    from fairaudit.core.preflight import check_headers, check_options, file_source, header_engine, option_source
     from fairaudit.engines.monitor.livelog import follow, live_audit, open_log, prepare
-    from fairaudit.core.preflight import check_headers, file_source, header_engine, option_source
 
     if getattr(args, "follow", None) is None:
         raise FairauditError("--watch, --poll and --idle-timeout watch a live log: give --follow PATH")

@@ -1,7 +1,7 @@
 """``fairaudit audit``'s out-of-core route: the ``--out-of-core`` flag and the run of a big CSV / Parquet decision log
 read in chunks (``fairaudit.engines.monitor.outofcore``), memory bounded whatever the file's length.
 
-When it applies (``route``): ``--out-of-core on`` always (or a one-line error saying why it cannot), ``off``
+When it applies (``out_of_core``, asked by ``fairaudit.cli.audit.route``): ``--out-of-core on`` always (or a one-line error saying why it cannot), ``off``
 never, ``auto`` (the default) for a Parquet file, a folder or glob of parts, and a CSV file of at least
 ``AUTO_BYTES`` — when the run is
 one the out-of-core reader can do: the streaming engine (``engines.STREAMING``), decisions from an expression (``--pred`` or a ``#
@@ -61,7 +61,7 @@ def _load(args):
                                               trust_type=args.trust_type), None)
 
 
-def route(args, engine, spec_file) -> bool:
+def out_of_core(args, engine, spec_file) -> bool:
     """Whether this ``fairaudit audit`` run goes out of core (module doc); a one-line ``FairauditError`` when
     ``--out-of-core on`` asks for what cannot be done."""
     from pathlib import Path
@@ -87,17 +87,18 @@ def route(args, engine, spec_file) -> bool:
     return mode == "on" or several or is_parquet(path) or size(path) >= AUTO_BYTES
 
 
-def run_out_of_core(args, engine, spec_file, options: dict, from_file: list, where_header, finish) -> int:
-    """The out-of-core audit of ``args.data`` (``route`` said yes): validated first (``fairaudit.core.preflight`` against
-    the file's schema), then ``fairaudit.engines.monitor.outofcore.audit_file``; ``finish`` prints, writes and exits as every
-    route does."""
+def run_out_of_core(args, request) -> int:
+    """The out-of-core audit of ``args.data`` (``out_of_core`` said yes; ``request``:
+    ``fairaudit.cli._common.Request``): validated first (``fairaudit.core.preflight`` against the file's schema), then
+    ``fairaudit.engines.monitor.outofcore.audit_file``; ``finish`` prints, writes and exits as every route does."""
+    from fairaudit.cli._common import decision_sources, finish, other_engines_headers, trace_args
     from fairaudit.cli._data_args import protected_names
-    from fairaudit.cli.audit import decision_sources, other_engines_headers, trace_args
     from fairaudit.engines.monitor.outofcore import audit_file, file_dataset, log_of, used_columns, written_values
     from fairaudit.core.preflight import file_source, preflight
     from fairaudit.core.progress import terminal_line
 
-    decision, where = decision_sources(args, spec_file, where_header)
+    engine, spec_file, options, from_file = request.engine, request.spec_file, request.options, request.from_file
+    decision, where = decision_sources(args, spec_file, request.where_header)
     log = log_of(args.data, getattr(args, "column_type", None), getattr(args, "na_values", None))
     columns = list(log.schema.names)
     try:

@@ -11,43 +11,38 @@ given on the command line.
 Everything is validated before any work (``fairaudit.core.preflight``, the same check as ``fairaudit check
 --data``): the spec against the data, the decision, the row filter, the options and the output paths;
 a problem exits 2 with every error positioned and a caret. An internal error (a bug) exits 4.
+
+The route is chosen in one place (``route``) and each route is one entry point ``(args, request) -> exit code``
+(``ROUTES``): a dataset in memory (``run_memory``), a big file out of core (``fairaudit.cli._stream_args``), a live
+log (``--follow``: ``fairaudit.cli._follow_args``), a log on Dask (``--dask`` / ``--scheduler``:
+``fairaudit.cli._dask_args``), a population program (``--population``) or a model's input domain (``--model`` without
+``--data``, for an engine that needs no dataset). What they share (the options, the output checks, ``finish``) is
+``fairaudit.cli._common``, below all of them.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from pathlib import Path
 
 from fairaudit import engines
+from fairaudit.cli._common import (EXIT, EXIT_EXPLORATORY, EXIT_HELP, EXIT_UNBACKED, Request,  # noqa: F401
+                                   check_outputs, decision_sources, engine_options, finish, other_engines_headers,
+                                   print_summary, trace_args, write_report)
 from fairaudit.core.engine import COMMON_OPTIONS
 from fairaudit.core.errors import FairauditError
 from fairaudit.core.inputs import ROWS
-from fairaudit.core.numbers import count
-from fairaudit.core.outputs import check_output, write_atomically
 from fairaudit.core.progress import terminal_line
 
-EXIT = {"true": 0, "false": 1, "unknown": 3}
-EXIT_EXPLORATORY = 3  # a verdict on a threshold chosen from the audited data: a hypothesis, not a pass
-EXIT_UNBACKED = 3  # a decided verdict whose guarantee the run itself found evidence against: not a pass
-EXIT_HELP = ("exit codes: 0 = certified true, 1 = decided violated, 3 = undecided, exploratory (a threshold chosen "
-             "from these data) or a verdict the run found evidence against (not a pass), 2 = bad input, "
-             "4 = internal error")
-
-
-def decision_sources(args, spec_file, where_header):
-    """``(decision, where)``: the sources ``preflight`` positions its errors in. A spec file's ``# decision:`` header
-    supplies ``--pred`` (``args.pred`` is set) when neither ``--pred`` nor ``--model`` is given."""
-    from fairaudit.core.preflight import option_source
-
-    if getattr(args, "model", None) is None and args.pred is None and spec_file.decision is not None:
-        if spec_file.uses_model:
-            raise FairauditError("the spec file says '# decision: model': give --model KIND|PATH")
-        args.pred = spec_file.decision
-        decision = option_source(args.pred, "--pred", spec_file.headers["decision"], spec_file)
-    else:
-        decision = option_source(args.pred, "--pred") if args.pred is not None else None
-    where = option_source(args.where, "--where", where_header, spec_file) if args.where else None
-    return decision, where
+# the routes of ``fairaudit audit``: name -> "module:entry point", each called as ``entry(args, request)``
+ROUTES = {
+    "follow": "fairaudit.cli._follow_args:run_follow",  # a live log, as its rows arrive
+    "population": "fairaudit.cli.audit:run_population",  # individuals of a population program
+    "dask": "fairaudit.cli._dask_args:run_dask",  # a log in parts on a Dask cluster
+    "domain": "fairaudit.cli.audit:run_domain",  # a model over its input domain, no rows
+    "out-of-core": "fairaudit.cli._stream_args:run_out_of_core",  # a big file read in chunks
+    "memory": "fairaudit.cli.audit:run_memory",  # a dataset in memory
+}
 
 
 def _engine_in(argv) -> str:
@@ -149,57 +144,51 @@ def add_engine_options(parser: argparse.ArgumentParser, shown: str) -> None:
                 where.add_argument(*flags, metavar=metavar, **kwargs)
 
 
-def engine_options(args: argparse.Namespace, engine, spec_file) -> tuple[dict, list[str]]:
-    """``(options given, what came from the spec file)``: the flags given for ``engine``'s options, parsed by
-    their declarations; then its header options from the spec file. A flag of another engine's option is
-    refused (it would be silently ignored)."""
-    from fairaudit.core.preflight import header_options
-
-    own = {o.name: o for o in engine.all_options()}
-    given, from_file = {}, []
-    for key, value in vars(args).items():
-        if not key.startswith("opt_") or value is None:
-            continue
-        name = key[4:]
-        if name not in own:
-            owners = [e.name for e in engines.all_engines() if name in {o.name for o in e.options}]
-            raise FairauditError(f"--{name.replace('_', '-')} is an option of the {' / '.join(owners)} engine, "
-                                 f"not of {engine.name}; see `fairaudit audit --engine {engine.name} --help`")
-        given[name] = own[name].parse(value)
-    if "seed" in own and getattr(args, "seed", None) is not None:
-        given["seed"] = own["seed"].validate(args.seed)
-    for name, value in header_options(spec_file, engine).items():
-        if name not in given:
-            given[name] = value
-            from_file.append(f"{own[name].flag} {own[name].show(value)}")
-    return given, from_file
-
-
-def other_engines_headers(spec_file, engine) -> list[str]:
-    """The spec file's headers that set another engine's option: not an error (a spec may be written for one
-    engine and audited with another), but said, so that nobody believes they were applied."""
-    own = {o.name for o in engine.all_options()}
-    out = []
-    for other in engines.all_engines():
-        for option in other.header_options():
-            if option.name in spec_file.headers and option.name not in own and option.name not in out:
-                out.append(option.name)
-    return [f"the spec file's '# {name}:' header is an option of another engine, not of {engine.name}: not applied"
-            for name in out]
-
-
 def run(args: argparse.Namespace) -> int:
-    from fairaudit.api import audit, check_generated, check_options
-    from fairaudit.cli._data_args import dataset_from_args
-    from fairaudit.cli._model_args import model_from_args
-    from fairaudit.cli._spec_args import spec_from_args
-    from fairaudit.cli._follow_args import run_follow, wants_follow
-    from fairaudit.core.preflight import check_headers, file_source, header_engine, preflight
+    """``fairaudit audit``: the route chosen (``route``), then its entry point."""
+    name, request = route(args)
+    module, entry = ROUTES[name].split(":")
+    return getattr(importlib.import_module(module), entry)(args, request)
+
+
+def route(args: argparse.Namespace) -> tuple[str, Request | None]:
+    """``(the route's name in ROUTES, the Request it is given)``: the only place that decides how ``fairaudit audit``
+    reads its rows. A live log and a population program parse their own spec file (``request`` None); every other
+    route gets the spec file, the engine and its options checked here, and an in-memory, out-of-core or domain run
+    its output paths checked too (before the out-of-core test, which may load the model file)."""
+    from fairaudit.cli._dask_args import wants_dask
+    from fairaudit.cli._follow_args import wants_follow
+    from fairaudit.cli._stream_args import out_of_core
 
     if wants_follow(args):  # a live log (fairaudit.cli._follow_args)
-        return run_follow(args)
+        return "follow", None
     if getattr(args, "population", None) is not None:
-        return run_population(args)
+        return "population", None
+    request = prepare(args)
+    if wants_dask(args):
+        return "dask", request
+    if args.data is None and request.spec_file.dataset is None and getattr(args, "model", None) is not None \
+            and "dataset" not in request.engine.requires:
+        return "domain", request
+    if args.data is None:
+        if request.spec_file.dataset is None:
+            raise FairauditError("no dataset: give --data NAME|CSV (or a '# dataset:' header in the spec file)")
+        args.data = request.spec_file.dataset_ref()  # a built-in name, or a file beside the spec (never anywhere)
+    # output paths are checked before any work: never an input (the data as resolved, the spec file, the model
+    # file), never another kind of file without --force
+    check_outputs(args, [request.spec_file.path, args.data, getattr(args, "model", None)])
+    if out_of_core(args, request.engine, request.spec_file):  # a big CSV / Parquet log, read in chunks
+        return "out-of-core", request
+    return "memory", request
+
+
+def prepare(args: argparse.Namespace) -> Request:
+    """The spec file (its headers checked), the engine (``--engine``, else its ``# engine:`` header, else the
+    default), its options (flags over headers, validated) and the row filter of a ``# where:`` header: what every
+    route over a spec file starts from. ``FairauditError`` / ``SpecError`` before any work."""
+    from fairaudit.cli._spec_args import spec_from_args
+    from fairaudit.core.preflight import check_headers, check_options, header_engine
+
     if getattr(args, "epsilon", None) is not None:
         raise FairauditError("--epsilon is the ratio property of a population program: give --population FILE.fr")
     if args.spec is None:
@@ -221,28 +210,21 @@ def run(args: argparse.Namespace) -> int:
     reasons = engine.check(spec_file.spec, None)
     if reasons:
         raise FairauditError(f"the {engine.name} engine cannot audit this specification: " + "; ".join(reasons))
-    from fairaudit.cli._dask_args import run_dask, wants_dask
+    return Request(spec_file, engine, options, from_file, where_header)
 
-    if wants_dask(args):
-        return run_dask(args, engine, spec_file, options, from_file)
-    if args.data is None and spec_file.dataset is None and getattr(args, "model", None) is not None \
-            and "dataset" not in engine.requires:
-        return run_domain(args, engine, spec_file, options, from_file)
-    if args.data is None:
-        if spec_file.dataset is None:
-            raise FairauditError("no dataset: give --data NAME|CSV (or a '# dataset:' header in the spec file)")
-        args.data = spec_file.dataset_ref()  # a built-in name, or a file beside the spec (never anywhere)
-    # output paths are checked before any work: never an input (the data as resolved, the spec file, the model
-    # file), never another kind of file without --force
-    inputs = [spec_file.path, args.data, getattr(args, "model", None)]
-    check_outputs(args, inputs)
-    from fairaudit.cli._stream_args import route, run_out_of_core
 
-    if route(args, engine, spec_file):  # a big CSV / Parquet log, read in chunks (fairaudit.engines.monitor.outofcore)
-        return run_out_of_core(args, engine, spec_file, options, from_file, where_header, finish)
+def run_memory(args: argparse.Namespace, request: Request) -> int:
+    """A dataset read whole into memory (``--data NAME|CSV``): validated (``fairaudit.core.preflight``, positioned in
+    the spec file and the flags) before a model is trained, then ``fairaudit.audit`` (or ``fairaudit.confirm``)."""
+    from fairaudit.api import audit, check_generated
+    from fairaudit.cli._data_args import dataset_from_args
+    from fairaudit.cli._model_args import model_from_args
+    from fairaudit.core.preflight import file_source, preflight
+
+    spec_file, engine, options = request.spec_file, request.engine, request.options
     dataset = dataset_from_args(args)
     uses_model = getattr(args, "model", None) is not None
-    decision, where = decision_sources(args, spec_file, where_header)
+    decision, where = decision_sources(args, spec_file, request.where_header)
     check_generated(engine, spec_file.spec, model=getattr(args, "model", None), pred=args.pred, where=args.where,
                     rows=args.rows)
     # everything is validated before a model is trained (a typo costs no time)
@@ -259,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if line is not None:
             line.close()
-    return finish(args, result, from_file, notes=other_engines_headers(spec_file, engine), dataset=dataset,
+    return finish(args, result, request.from_file, notes=other_engines_headers(spec_file, engine), dataset=dataset,
                   model=model)
 
 
@@ -283,39 +265,13 @@ def confirmed_audit(args: argparse.Namespace, dataset, spec_file, engine, model,
     return result
 
 
-def finish(args: argparse.Namespace, result, from_file, notes=(), **report) -> int:
-    """Every route's end: the summary (and ``notes``), --json and --pdf (``report``: what ``build_pdf`` is given
-    besides the result), and the exit code."""
-    print_summary(result, from_file)
-    for note in notes:
-        print(f"note:      {note}")
-    if getattr(args, "full_trace", None):
-        print(f"wrote {args.full_trace}")
-    if args.json:
-        write_atomically(args.json, result.to_json(trace_every=max(1, args.trace_every)).encode("utf-8"),
-                         what="audit result")
-        print(f"wrote {args.json}")
-    if args.pdf:
-        write_report(args.pdf, result, **report)
-    claim = result.claim
-    if result.assumption_broken and claim.verdict in ("true", "false"):
-        # a gate must not pass on a verdict its own data contradicts: exit 3, "not a pass", and say why
-        from fairaudit.core.explain import NOT_BACKED
-
-        print(f"exit:      3 — the verdict is {NOT_BACKED} (see the warnings)")
-        return EXIT_UNBACKED
-    if claim.status == "exploratory":  # a threshold chosen from these data: a hypothesis, not a pass
-        print("exit:      3 — exploratory: the threshold was chosen from these data; confirm it on fresh rows "
-              "(fairaudit audit ... --confirm NODE)")
-        return EXIT_EXPLORATORY
-    return claim.exit_code
-
-
-def run_domain(args: argparse.Namespace, engine, spec_file, options: dict, from_file: list) -> int:
+def run_domain(args: argparse.Namespace, request: Request) -> int:
     """``fairaudit audit --model FILE`` without --data, for an engine that does not require a dataset: the model
     is audited over its input domain (a .nnet file's input bounds)."""
     from fairaudit.api import audit
     from fairaudit.cli._model_args import model_from_args
+
+    spec_file, engine, options, from_file = request.spec_file, request.engine, request.options, request.from_file
 
     for flag, value in (("--pred", args.pred), ("--where", args.where), ("--rows", args.rows)):
         if value is not None:
@@ -332,38 +288,12 @@ def run_domain(args: argparse.Namespace, engine, spec_file, options: dict, from_
     return finish(args, result, from_file, model=model)
 
 
-def trace_args(args: argparse.Namespace) -> dict:
-    """``api.audit``'s ``trace_points`` and ``full_trace`` from ``--trace-points`` / ``--full-trace``."""
-    points = getattr(args, "trace_points", None)
-    if points is not None and points < 0:
-        raise FairauditError(f"--trace-points must be 0 (every check) or a positive number, got {points}")
-    out = {"trace_points": "auto" if points is None else (points or None)}
-    if getattr(args, "full_trace", None):
-        out["full_trace"] = args.full_trace
-    return out
-
-
-def check_outputs(args: argparse.Namespace, inputs: list) -> None:
-    """``--json`` / ``--pdf`` / ``--full-trace`` checked before any work: never one of ``inputs``, never another kind
-    of file without --force, never the same file twice."""
-    if args.json:
-        check_output(args.json, "result", inputs=inputs, force=args.force, what="audit result")
-    if args.pdf:
-        check_output(args.pdf, "pdf", inputs=inputs, force=args.force, what="report")
-    full = getattr(args, "full_trace", None)
-    if full:
-        check_output(full, "trace", inputs=inputs, force=args.force, what="full trace")
-    outs = [Path(p).resolve() for p in (args.json, args.pdf, full) if p]
-    if len(set(outs)) < len(outs):
-        raise FairauditError("--json, --pdf and --full-trace must name different files; give distinct paths")
-
-
-def run_population(args: argparse.Namespace) -> int:
+def run_population(args: argparse.Namespace, request: Request | None = None) -> int:
     """``fairaudit audit --population FILE.fr``: the chosen engine on the individuals of a population program (the
     JSON result and the PDF report name the program and its sha256; the report prints its text)."""
-    from fairaudit.api import audit, check_options
+    from fairaudit.api import GENERATED_OPTION, audit
     from fairaudit.cli._spec_args import spec_from_args
-    from fairaudit.core.preflight import check_headers, header_engine
+    from fairaudit.core.preflight import check_headers, check_options, header_engine
     from fairaudit.programs.population import DEFAULT_EPSILON, load, ratio_spec
     from fairaudit.spec.files import parse_file_text
 
@@ -392,8 +322,6 @@ def run_population(args: argparse.Namespace) -> int:
     engine = engines.get(engine_name)
     given, header_flags = engine_options(args, engine, spec_file)
     from_file += header_flags
-    from fairaudit.api import GENERATED_OPTION
-
     if given.get(GENERATED_OPTION) is not None:
         flag = engine.option(GENERATED_OPTION).flag
         raise FairauditError(f"{flag} says how a population is generated from --data and --model; with --population "
@@ -412,78 +340,3 @@ def run_population(args: argparse.Namespace) -> int:
     return finish(args, result, from_file, population=args.population)
 
 
-def write_report(path, result, **kw) -> None:
-    """Build the PDF report of ``result`` (``fairaudit.report.build_pdf(result, **kw)``, its progress on a terminal)
-    and write it to ``path``."""
-    from fairaudit.report import build_pdf
-
-    line = terminal_line(sys.stderr)
-    try:
-        pdf = build_pdf(result, on_progress=line, **kw)
-    finally:
-        if line is not None:
-            line.close()
-    write_atomically(path, pdf, what="report")
-    print(f"wrote {path}")
-
-
-def print_summary(result, from_file=()) -> None:
-    """The verdict, its guarantee, what was audited and every warning, one labelled line each."""
-    claim = result.claim
-    print(f"verdict:   {claim.word}")
-    print(f"summary:   {claim.summary}")
-    print(f"guarantee: {result.sentence}")
-    if claim.second:
-        print(f"modelled:  {claim.second}")
-    print(f"about:     {claim.about}")
-    from fairaudit.core.claim import chosen_line
-
-    if chosen_line(result):
-        print(f"chosen:    {chosen_line(result)}")
-    decided = f"{result.stop_step:,}" if result.stop_step is not None else "not decided"
-    if result.verdict_step is not None and result.stop_step is not None and result.verdict_step != result.stop_step:
-        decided += f" (first decision; the reported verdict holds from step {result.verdict_step:,})"
-    print(f"stop step: {decided} (of {count(result.steps, result.unit)})")
-    if not result.complete:
-        print(f"stopped:   {result.stopped_reason}")
-    if result.rows_text:
-        print(f"rows:      {result.rows_text}")
-    if result.assumption:
-        print(f"assumes:   {result.assumption}")
-    worst = result.worst_summary()
-    if worst is not None:
-        print(f"worst:     {worst}")
-    from fairaudit.core.explain import fair_text
-
-    for info in result.node_info:  # every Fair[...] node: its certified / upper bound / undecided shares
-        if info.kind == "fair":
-            print(f"fair:      {info.text} ({info.id}): {fair_text(result.final_values(info.id))}")
-    from fairaudit.core.suggest import summary_lines as suggestion_lines
-
-    for i, line in enumerate(suggestion_lines(result)):  # every undecided comparison: thresholds decidable now
-        print(f"{'suggest:' if i == 0 else '':10} {line}")
-    if from_file:
-        print(f"options:   {' '.join(from_file)} (from the spec file's headers)")
-    findings = getattr(result, "findings", None)
-    if findings:  # what the engine found besides the specification: groups with their marks, metrics, ...
-        from fairaudit.core.findings_view import summary_lines
-
-        for line in summary_lines(findings):
-            print(line)
-    counterexamples = getattr(result, "counterexamples", None)
-    if counterexamples:  # individuals a Fair[...] leaf's decision changes for: how many, and the first
-        from fairaudit.core.counterexamples_view import summary_lines as counterexample_lines
-
-        for line in counterexample_lines(counterexamples):
-            print(line)
-    from fairaudit.core.trace import thinning_note
-
-    thinned = thinning_note(result.info)  # a display trace that leaves out verdict changes says so
-    if thinned:
-        print(f"trace:     {thinned}")
-    for warning in result.warnings:
-        print(f"warning:   {warning}")
-    from fairaudit.core.claim import how_decided
-
-    for i, line in enumerate(how_decided(result)):  # the mathematics, on its own lines after everything else
-        print(f"{'how:' if i == 0 else '':10} {line}")

@@ -325,6 +325,16 @@ class Engine:
                         reasons.append(f"it needs {INPUT_NAMES.get(need, need)}")
         return reasons
 
+    def derive_inputs(self, dataset, model, options: Mapping[str, Any], *, seed: int = 0, trust_pickle: bool = False,
+                      trusted_types=(), warnings=(), include_protected: bool = False) -> Inputs:
+        """The inputs this engine derives itself from a dataset and a model when it requires something else (a
+        population program generated from them, a model's input domain; ``dataset`` may be None where the model
+        alone suffices). ``model``: a ``Model``, a saved-model path or a training kind
+        (``fairaudit.core.inputs.resolve_model`` with the given trust). The resolver (``fairaudit.resolve``) calls
+        it after everything is validated. The default derives nothing (an engine that reads what it is given)."""
+        raise FairauditError(f"the {self.name} engine derives no inputs from a dataset and a model: give it "
+                             + " and ".join(INPUT_NAMES.get(need, need) for need in self.requires))
+
     def guarantee(self, options: Mapping[str, Any], inputs: Inputs) -> Guarantee:
         """The guarantee of a run with ``options`` on ``inputs`` (a batch may weaken it later)."""
         raise NotImplementedError

@@ -5,6 +5,11 @@ decision expression into decisions, chooses the audited rows (held-out by defaul
 model on this very dataset; restricted to ``where``) and records what identifies all of it (hashes) for the
 report. Engines read these fields; none computes them. The slots ``population``, ``network`` and ``domain``
 are for engines that audit a population program, a Bayesian network or an input domain instead of rows.
+
+This module holds the data structure and what every engine shares (rows, a model, a population program read from
+a file); what only one engine knows how to derive (a population program generated from a dataset, a network's
+input domain) is that engine's ``Engine.derive_inputs``, which hands its pieces to ``from_generated`` /
+``over_domain``. Which constructor a run needs is decided once, by ``fairaudit.resolve``.
 """
 from __future__ import annotations
 
@@ -88,57 +93,42 @@ class Inputs:
                    warnings=[str(w) for w in warnings])
 
     @classmethod
-    def build_generated(cls, dataset, *, model, structure: str = "independent", protected: str | None = None,
-                        seed: int = 0, trust_pickle: bool = False, trusted_types=(), warnings=(),
-                        include_protected: bool = False) -> "Inputs":
-        """Inputs for auditing ``model`` over a population program generated from ``dataset``
-        (``fairaudit.engines.fairsquare.generate.population_program`` with ``structure`` independent or bn): the program in
-        ``population`` (its text in ``generated["text"]``), the dataset and the model kept for the report, and
-        a provenance saying all three. ``generated["variables"]`` maps each drawn column to its variable."""
+    def from_generated(cls, dataset, model, program, text: str, variables: dict, *, structure: str = "independent",
+                       name: str | None = None, warnings=()) -> "Inputs":
+        """Inputs for auditing ``model`` (a ``Model``) over ``program``, a population program generated from
+        ``dataset`` (its text ``text``; ``variables`` maps each drawn column to its variable) by the engine that
+        requires a population (``Engine.derive_inputs``: fairsquare's generator): the program in ``population``
+        (its text in ``generated["text"]``), the dataset and the model kept for the report, and a provenance saying
+        all three."""
         import hashlib
 
-        from fairaudit.engines.fairsquare.generate import population_program, population_variables
-        from fairaudit.programs.parse import parse_program
-
-        model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types,
-                                  include_protected=include_protected)
-        text = population_program(dataset, protected=protected, model=model_obj, structure=structure)
-        variables = population_variables(dataset, protected=protected, model=model_obj)
-        name = f"generated from {dataset.name} ({structure})"
-        program = parse_program(text, filename=name)
-        facts = provenance(dataset, model_obj)
+        name = name or f"generated from {dataset.name} ({structure})"
+        facts = provenance(dataset, model)
         facts["population"] = {"name": name, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
                                "generated": f"generated population ({structure})", "dataset": dataset.name}
         rows = {"policy": "program",
                 "text": f"every individual of the population program {name} (each column drawn "
                         f"{'independently' if structure == 'independent' else 'within its protected group'}), "
-                        f"decided by {model_obj.describe()} (no sampling)"}
-        return cls(dataset=dataset, model=model_obj, population=program, rows=rows, provenance=facts,
+                        f"decided by {model.describe()} (no sampling)"}
+        return cls(dataset=dataset, model=model, population=program, rows=rows, provenance=facts,
                    warnings=[str(w) for w in warnings],
                    generated={"text": text, "variables": variables, "structure": structure})
 
     @classmethod
-    def build_domain(cls, model, dataset=None, *, trust_pickle: bool = False, trusted_types=(),
-                     warnings=()) -> "Inputs":
-        """Inputs for auditing ``model`` (a ReLU network) over its input domain instead of rows: ``domain`` holds
-        the box (``fairaudit.engines.fairquant.analysis.model_domain``: a ``.nnet`` file's input bounds, else ``dataset``'s
-        column ranges); the provenance names the model (and the dataset whose ranges make the domain)."""
+    def over_domain(cls, model, domain, dataset=None, *, warnings=()) -> "Inputs":
+        """Inputs for auditing ``model`` (a ReLU network, a ``Model``) over its input domain ``domain`` instead of
+        rows (the box the engine that requires a model computed: ``Engine.derive_inputs``, fairquant's
+        ``model_domain``: a ``.nnet`` file's input bounds, else ``dataset``'s column ranges); the provenance names
+        the model (and the dataset whose ranges make the domain)."""
         import math
 
-        from fairaudit.engines.fairquant.analysis import model_domain
-
-        model_obj = resolve_model(model, dataset, trust_pickle=trust_pickle, trusted_types=trusted_types)
-        try:
-            domain = model_domain(model_obj, dataset)
-        except ValueError as err:
-            raise FairauditError(f"cannot audit the model over its input domain: {err}") from None
         grid = math.prod(int(f.hi - f.lo) + 1 for f in domain.features if f.kind != "real")
         real = [f.name for f in domain.features if f.kind == "real"]
         source = "the network's input bounds" if dataset is None else f"the column ranges of {dataset.name}"
         text = (f"every individual of the input domain ({source}: {grid:,} grid points"
                 + (f" × the intervals of {', '.join(real)}" if real else "") + "), not rows")
-        return cls(dataset=dataset, model=model_obj, domain=domain, rows={"policy": "domain", "text": text},
-                   provenance=provenance(dataset, model_obj), warnings=[str(w) for w in warnings])
+        return cls(dataset=dataset, model=model, domain=domain, rows={"policy": "domain", "text": text},
+                   provenance=provenance(dataset, model), warnings=[str(w) for w in warnings])
 
     @classmethod
     def build(cls, dataset, *, model=None, pred: str | None = None, where: str | None = None,

@@ -67,7 +67,7 @@ def file_source(spec_file) -> Source:
 
 def known_headers() -> tuple[str, ...]:
     """Every header a spec file may carry: the base ones and every engine option declared ``header=True``."""
-    from fairaudit.engines import header_names
+    from fairaudit.core.registry import header_names
     from fairaudit.spec.files import BASE_HEADERS
 
     return BASE_HEADERS + tuple(h for h in header_names() if h not in BASE_HEADERS)
@@ -77,7 +77,7 @@ def check_headers(spec_file) -> None:
     """Raise ``ValidationError`` for misspelt, misplaced or repeated headers (``SpecFile.header_errors``), a
     ``# dataset:`` header that names a file outside the spec file's folder (``SpecFile.dataset_ref``), and for a
     header value that its engine option refuses (every engine's header options are checked)."""
-    from fairaudit import engines
+    from fairaudit.core import registry
 
     errors = spec_file.header_errors(known_headers())
     # '# engine:' names an engine; '# dataset:' a built-in dataset or a file in the spec file's folder
@@ -86,7 +86,7 @@ def check_headers(spec_file) -> None:
             check()
         except SpecError as err:
             errors.append(err)
-    for engine in engines.all_engines():
+    for engine in registry.all_engines():
         for option in engine.header_options():
             if option.name in spec_file.headers:
                 try:
@@ -100,14 +100,14 @@ def check_headers(spec_file) -> None:
 
 def header_engine(spec_file) -> str | None:
     """The ``# engine:`` header's engine name (a ``SpecError`` at the header when there is no such engine)."""
-    from fairaudit import engines
+    from fairaudit.core import registry
 
     header = spec_file.headers.get("engine")
     if header is None:
         return None
     value = header.value.strip().lower()
-    if value not in engines.names():
-        raise spec_file.header_error("engine", f"'# engine:' must be one of {', '.join(engines.names())}; "
+    if value not in registry.names():
+        raise spec_file.header_error("engine", f"'# engine:' must be one of {', '.join(registry.names())}; "
                                                f"got {header.value[:40]!r}")
     return value
 
@@ -126,6 +126,17 @@ def header_options(spec_file, engine) -> dict:
     option's declaration (a ``SpecError`` at the header's value otherwise). Headers of other engines' options
     are not this engine's business and are left out."""
     return {o.name: _header_value(spec_file, o) for o in engine.header_options() if o.name in spec_file.headers}
+
+
+def check_options(engine: str | None = None, **options):
+    """``(engine, every option's value)``: the engine from the registry (``fairaudit.core.registry``; None: the
+    default engine) and ``options`` validated by its declarations (``FairauditError``, one line naming the option
+    and what it takes, before any work). Every route checks its options here (``fairaudit.api``, the command line,
+    the monitor's out-of-core and Dask routes)."""
+    from fairaudit.core import registry
+
+    chosen = registry.get(engine or registry.DEFAULT)
+    return chosen, chosen.resolve_options({k: v for k, v in options.items()})
 
 
 def option_source(text: str, name: str, header=None, spec_file=None) -> Source:

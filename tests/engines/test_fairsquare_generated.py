@@ -18,7 +18,7 @@ from fairaudit import data, models
 from fairaudit.cli import main
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue, evaluate, leaf_key
-from fairaudit.core.inputs import Inputs
+from fairaudit.engines.fairsquare.generate import generated_inputs
 from fairaudit.programs.sample import sample
 from fairaudit.programs.translate import columns, decode, translate_spec
 from fairaudit.spec import ast, parse
@@ -56,7 +56,7 @@ def german():
 def _monte_carlo(ds, model, structure, spec_text, sha256):
     """Each leaf's (estimate, half-width) from individuals sampled from the same generated program, the spec
     evaluated on them as dataset rows."""
-    inputs = Inputs.build_generated(ds, model=model, structure=structure)
+    inputs = generated_inputs(ds, model=model, structure=structure)
     assert inputs.provenance["population"]["sha256"] == sha256  # the very program the engine audited
     s = sample(inputs.population, MC_SAMPLES, seed=7, keep_values=True)
     frame = decode(s.values, columns(ds, inputs.population, inputs.generated["variables"]))
@@ -128,7 +128,7 @@ def test_training_kind_and_population_model_default(toy):
 
 # ------------------------------------------------------------------------------------------ the translation
 def _translated(ds, model, text):
-    inputs = Inputs.build_generated(ds, model=model)
+    inputs = generated_inputs(ds, model=model)
     spec = translate_spec(parse(text), ds, inputs.population, inputs.generated["variables"])
     return {tn.text: event_text(tn.node.given if tn.node.given is not None else tn.node.event)
             for tn in spec.leaves}
@@ -155,7 +155,7 @@ def test_translation_codes_and_integers(toy, german):
 
 def test_translation_refusals(toy, german):
     ds, fitted = toy
-    inputs = Inputs.build_generated(ds, model=fitted["tree"])
+    inputs = generated_inputs(ds, model=fitted["tree"])
     variables = inputs.generated["variables"]
     for text, message in [('E[pred | nosuch == 1] > 0', "unknown column 'nosuch'"),
                           ('E[pred | sex == "X"] > 0', "'sex' never takes the value 'X'"),

@@ -25,6 +25,7 @@ import numpy as np
 
 from fairaudit.core.counterexamples import DOMAIN, KEEP, Counterexample, Counterexamples, LeafCounterexamples
 from fairaudit.core.engine import COMMON_OPTIONS, ROUNDS, Context, Engine, LeafBatch, Option
+from fairaudit.core.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue, compile_spec, enclose
 from fairaudit.core.guarantee import Guarantee
 
@@ -36,11 +37,20 @@ def _common(name: str, **changes) -> Option:
     return dataclasses.replace(base, **changes)
 
 
-def domain_inputs(model, dataset=None, warnings=()):
-    """``Inputs`` for auditing ``model`` over its input domain (``fairaudit.core.inputs.Inputs.build_domain``)."""
-    from fairaudit.core.inputs import Inputs
+def domain_inputs(model, dataset=None, warnings=(), *, trust_pickle: bool = False, trusted_types=()):
+    """``Inputs`` for auditing ``model`` (a ``Model`` or a saved-model path: ``fairaudit.core.inputs.resolve_model``)
+    over its input domain instead of rows: the box of ``fairaudit.engines.fairquant.analysis.model_domain`` (a
+    ``.nnet`` file's input bounds, else ``dataset``'s column ranges), held by
+    ``fairaudit.core.inputs.Inputs.over_domain``."""
+    from fairaudit.core.inputs import Inputs, resolve_model
+    from fairaudit.engines.fairquant.analysis import model_domain
 
-    return Inputs.build_domain(model, dataset, warnings=warnings)
+    model_obj = resolve_model(model, dataset, trust_pickle=trust_pickle, trusted_types=trusted_types)
+    try:
+        domain = model_domain(model_obj, dataset)
+    except ValueError as err:
+        raise FairauditError(f"cannot audit the model over its input domain: {err}") from None
+    return Inputs.over_domain(model_obj, domain, dataset, warnings=warnings)
 
 
 class FairQuantEngine(Engine):
@@ -90,6 +100,12 @@ class FairQuantEngine(Engine):
                      "please report it")
 
     # ------------------------------------------------------------------------------------------ checks
+    def derive_inputs(self, dataset, model, options, *, trust_pickle: bool = False, trusted_types=(), warnings=(),
+                      **_):
+        """Given a model (and perhaps a dataset) instead of rows: the model's input domain (``domain_inputs``; a
+        training kind is trained as it always was here, with seed 0 on the default features)."""
+        return domain_inputs(model, dataset, warnings, trust_pickle=trust_pickle, trusted_types=trusted_types)
+
     def check(self, spec, inputs) -> list[str]:
         reasons = super().check(spec, inputs)
         if spec is None or inputs is None or inputs.model is None or reasons:

@@ -81,6 +81,14 @@ class FairSquare(Engine):
                     reasons += [r for r in _event_reasons(event, names) if r not in reasons]
         return reasons
 
+    def derive_inputs(self, dataset, model, options, **how):
+        """Given a dataset and a model instead of a population program: the program generated from them
+        (``fairaudit.engines.fairsquare.generate.generated_inputs``; the ``population_model`` option says how)."""
+        from fairaudit.engines.fairsquare.generate import generated_inputs
+
+        return generated_inputs(dataset, model=model, structure=options.get("population_model") or "independent",
+                                **how)
+
     def scope(self, options, inputs) -> str:
         # a program generated from the rows is a modelled distribution; a program the user wrote is what they named
         return "modelled" if getattr(inputs, "generated", None) else "program"

@@ -385,6 +385,26 @@ def population_program(dataset, *, protected: str | None = None, group=None, mod
     return _with_comments(notes, format_program(_program(pop, dec)))
 
 
+def generated_inputs(dataset, *, model, structure: str = "independent", protected: str | None = None,
+                     seed: int = 0, trust_pickle: bool = False, trusted_types=(), warnings=(),
+                     include_protected: bool = False):
+    """``Inputs`` for auditing ``model`` (a ``Model``, a saved-model path or a training kind:
+    ``fairaudit.core.inputs.resolve_model``) over a population program generated from ``dataset``
+    (:func:`population_program` with ``structure`` independent or bn; ``fairaudit.core.inputs.Inputs.from_generated``
+    holds it): what ``FairSquare.derive_inputs`` gives the resolver."""
+    from fairaudit.core.inputs import Inputs, resolve_model
+    from fairaudit.programs.parse import parse_program
+
+    model_obj = resolve_model(model, dataset, seed, trust_pickle=trust_pickle, trusted_types=trusted_types,
+                              include_protected=include_protected)
+    text = population_program(dataset, protected=protected, model=model_obj, structure=structure)
+    variables = population_variables(dataset, protected=protected, model=model_obj)
+    name = f"generated from {dataset.name} ({structure})"
+    program = parse_program(text, filename=name)
+    return Inputs.from_generated(dataset, model_obj, program, text, variables, structure=structure, name=name,
+                                 warnings=warnings)
+
+
 # ---------------------------------------------------------------------------------------------- evaluation
 
 

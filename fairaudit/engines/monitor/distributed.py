@@ -911,7 +911,7 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
     ``on_progress(Progress)`` is told the cluster's progress (message "Dask: i of P partitions") and then the
     monitor's. Returns the ``AuditResult`` (``iterate=True``: the generator of partial results, the cluster work
     done when it is first advanced)."""
-    from fairaudit.api import check_options
+    from fairaudit.core.preflight import check_options
     from fairaudit.spec import parse
 
     engine, resolved = check_options(ENGINE, **options)

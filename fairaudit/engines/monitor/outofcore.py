@@ -465,7 +465,7 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     (``delta``, ``batch``, ``split``, ``bound``, ``order``, ``seed``, ``stop``, ``time_budget``). ``model``: a loaded
     ``Model`` scored chunk by chunk instead of ``pred`` (every row audited: which rows trained it is known only in
     memory)."""
-    from fairaudit.api import check_options
+    from fairaudit.core.preflight import check_options
     from fairaudit.core.engine import Context
     from fairaudit.engines.monitor.engine import monitor_batches, order_assumption
     from fairaudit.core.observations import FirstFlips
