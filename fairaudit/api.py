@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.preflight import check_options
 from fairaudit.core.trace import AuditResult
 from fairaudit.resolve import GENERATED_OPTION, check_generated, resolve
@@ -39,7 +39,7 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     Everything is validated first (``fairaudit.core.preflight``: the spec against the data, the decision, the row
     filter, the options), before a model is trained: an error raises ``FairauditError`` (``ValidationError``
     for the spec, with every problem positioned); warnings are recorded in ``result.warnings``.
-    ``on_progress(Progress)`` (``fairaudit.core.progress``) reports progress and stops the run when it returns
+    ``on_progress(Progress)`` (``fairaudit.base.progress``) reports progress and stops the run when it returns
     ``False``; ``on_step(step, total)`` is the same with plain numbers. With ``iterate=True`` the call returns a
     generator of partial ``AuditResult``s instead (the last one is final; closing it stops the run), which is
     how the dashboard draws the run live.

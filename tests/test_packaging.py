@@ -3,6 +3,7 @@ script starts in a clean interpreter and finds the bundled datasets and example 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -17,8 +18,16 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.slow
 def test_wheel_installs_with_data_and_specs(tmp_path):
     wheels = tmp_path / "wheels"
+    # built from a copy of the package's files: building in the checkout leaves build/lib behind, and a later
+    # build would ship the modules a move left there
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "fairaudit", "data", "specs"):
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
+        copy(ROOT / name, source / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
+                                            if (ROOT / name).is_dir() else {}))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(wheels), str(ROOT)], check=True, cwd=tmp_path, capture_output=True)
+                    "-w", str(wheels), str(source)], check=True, cwd=tmp_path, capture_output=True)
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fairaudit.core import registry
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.resolve import KINDS, kind_of, resolve
 from fairaudit.testing import toy_dataset
 

@@ -3,7 +3,7 @@
 Each sub-command lives in ``fairaudit/cli/<name>.py`` and provides ``add_arguments(parser)``
 and ``run(args) -> int``. Bad input raises ``FairauditError``: printed here as one line on stderr
 (a ``SpecError`` adds its source line and a caret), exit code 2, never a traceback. So does an ``OSError``
-on a file the command was given (a name too long, a folder it may not write: ``fairaudit.core.errors.path_error``).
+on a file the command was given (a name too long, a folder it may not write: ``fairaudit.base.errors.path_error``).
 Any other exception is a bug: one line, exit code 4 (``FAIRAUDIT_DEBUG=1`` re-raises it for the traceback).
 
 Ctrl-C and SIGTERM stop a command the same way: an exception raised where it is, so that every cleanup runs (no
@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 
-from fairaudit.core.errors import FairauditError, path_error
+from fairaudit.base.errors import FairauditError, path_error
 from fairaudit.spec.errors import SpecError
 
 # name -> (module, one-line help). Modules are imported only when their command runs.

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fairaudit.core import registry as engines
-from fairaudit.core.errors import FairauditError
-from fairaudit.core.numbers import count
+from fairaudit.base.errors import FairauditError
+from fairaudit.base.numbers import count
 from fairaudit.core.outputs import check_output, write_atomically
-from fairaudit.core.progress import terminal_line
+from fairaudit.base.progress import terminal_line
 
 EXIT = {"true": 0, "false": 1, "unknown": 3}
 EXIT_EXPLORATORY = 3  # a verdict on a threshold chosen from the audited data: a hypothesis, not a pass
@@ -28,7 +28,7 @@ EXIT_HELP = ("exit codes: 0 = certified true, 1 = decided violated, 3 = undecide
 
 @dataclass
 class Request:
-    """What ``fairaudit audit`` resolved before it chose a route over a spec file (``fairaudit.cli.audit.request``):
+    """What ``fairaudit audit`` resolved before it chose a route over a spec file (``fairaudit.cli.audit.route``):
     the spec file, the engine, its options (validated), the options that came from the spec file's headers
     (``from_file``, for the summary) and the ``# where:`` header the row filter came from (None: the flag)."""
 

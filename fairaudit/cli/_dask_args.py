@@ -21,7 +21,7 @@ import logging
 import sys
 
 from fairaudit.engines.monitor.distributed import DASK_OPTIONS
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 
 
 def add_dask_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,7 +64,7 @@ def run_dask(args: argparse.Namespace, request) -> int:
     is checked before a cluster starts."""
     from fairaudit.cli._common import check_outputs, finish, trace_args
     from fairaudit.engines.monitor.distributed import audit_parquet, dask_log
-    from fairaudit.core.progress import terminal_line
+    from fairaudit.base.progress import terminal_line
 
     engine, spec_file, options, from_file = request.engine, request.spec_file, request.options, request.from_file
     if args.dask and args.scheduler:

@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 from fairaudit.core.engine import Option
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.engines.monitor.livelog import POLL_SECONDS
 
 POLL = Option("poll", float, POLL_SECONDS, "with --follow: look at the log for new rows every this many seconds",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from fairaudit import models
 from fairaudit.data.dataset import Dataset
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 from fairaudit.models.training import KINDS, check_kind
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 
 MODES = ("auto", "on", "off")
 
@@ -95,7 +95,7 @@ def run_out_of_core(args, request) -> int:
     from fairaudit.cli._data_args import protected_names
     from fairaudit.engines.monitor.outofcore import audit_file, file_dataset, log_of, used_columns, written_values
     from fairaudit.core.preflight import file_source, preflight
-    from fairaudit.core.progress import terminal_line
+    from fairaudit.base.progress import terminal_line
 
     engine, spec_file, options, from_file = request.engine, request.spec_file, request.options, request.from_file
     decision, where = decision_sources(args, spec_file, request.where_header)

@@ -30,9 +30,9 @@ from fairaudit.cli._common import (EXIT, EXIT_EXPLORATORY, EXIT_HELP, EXIT_UNBAC
                                    check_outputs, decision_sources, engine_options, finish, other_engines_headers,
                                    print_summary, trace_args, write_report)
 from fairaudit.core.engine import COMMON_OPTIONS
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.inputs import ROWS
-from fairaudit.core.progress import terminal_line
+from fairaudit.base.progress import terminal_line
 
 # the routes of ``fairaudit audit``: name -> "module:entry point", each called as ``entry(args, request)``
 ROUTES = {

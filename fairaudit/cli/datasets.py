@@ -10,7 +10,7 @@ import argparse
 from fairaudit import data
 from fairaudit.cli._data_args import protected_names
 from fairaudit.data.roles import listing
-from fairaudit.core.errors import DataError
+from fairaudit.base.errors import DataError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

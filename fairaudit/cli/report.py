@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairaudit.core.errors import FairauditError
+    from fairaudit.base.errors import FairauditError
     from fairaudit.core.outputs import check_output, write_atomically
     from fairaudit.report import build_pdf, load_result
     from fairaudit.report.content import generated_from_data, is_population, population_facts

@@ -22,7 +22,7 @@ safety gain (loading detects the format from the content, so the name cannot mak
 `--model PATH` in other commands loads these files.
 
 On a terminal, stderr shows one updating line while the model trains (``Training gbm: 40% — about 12 s left``,
-from ``fairaudit.core.progress``); nothing when stderr is not a terminal (pipes, logs, tests).
+from ``fairaudit.base.progress``); nothing when stderr is not a terminal (pipes, logs, tests).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from fairaudit import models
 from fairaudit.cli._data_args import add_data_arguments, dataset_from_args
-from fairaudit.core.errors import ModelError
+from fairaudit.base.errors import ModelError
 from fairaudit.models.features import default_features, leak_warnings, left_out_text
 from fairaudit.models.training import HELD_OUT_SHARE, KIND_HELP, KINDS, MAX_MLP_PARAMETERS, check_kind
 
@@ -127,7 +127,7 @@ def table_lines(metrics: dict) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from fairaudit.core.outputs import check_output
-    from fairaudit.core.progress import terminal_line
+    from fairaudit.base.progress import terminal_line
 
     check_kind(args.kind)
     out = out_path(args.out, args.kind)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 
 ROWS = ("held-out", "all")
 

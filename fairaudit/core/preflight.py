@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.spec import ast
 from fairaudit.spec.errors import SpecError
 from fairaudit.spec.validate import Diagnostic, reserved_hint, structure, validate, validate_event

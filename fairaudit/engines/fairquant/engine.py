@@ -25,7 +25,7 @@ import numpy as np
 
 from fairaudit.core.counterexamples import DOMAIN, KEEP, Counterexample, Counterexamples, LeafCounterexamples
 from fairaudit.core.engine import COMMON_OPTIONS, ROUNDS, Context, Engine, LeafBatch, Option
-from fairaudit.core.errors import FairauditError
+from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue, compile_spec, enclose
 from fairaudit.core.guarantee import Guarantee
 

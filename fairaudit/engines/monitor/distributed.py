@@ -98,7 +98,7 @@ import numpy as np
 from fairaudit.core.engine import Option
 from fairaudit.sources.files import not_interrupted
 from fairaudit.engines.monitor.stream import ChunkedObservations, _count_upto
-from fairaudit.core.errors import DataError, FairauditError
+from fairaudit.base.errors import DataError, FairauditError
 from fairaudit.sources.files import READ_ROWS, FileLog
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -956,7 +956,7 @@ def _needed_columns(columns, task: Task, model) -> list[str]:
 
 def _log_name(log: FileLog) -> str:
     """The log as results name it: its file, or its folder (glob) and how many parts it has."""
-    from fairaudit.core.numbers import count
+    from fairaudit.base.numbers import count
 
     if len(log.parts) == 1:
         return log.parts[0]
@@ -987,8 +987,8 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
     from fairaudit.engines.monitor.engine import monitor_batches, order_assumption
     from fairaudit.core.evaluate import compile_spec
     from fairaudit.core.guarantee import Guarantee
-    from fairaudit.core.numbers import count
-    from fairaudit.core.progress import Progress
+    from fairaudit.base.numbers import count
+    from fairaudit.base.progress import Progress
     from fairaudit.core.driver import _writing, drive
 
     progress = Progress(f"Auditing with {engine.title} on Dask", None, engine.unit, on_progress)

@@ -49,7 +49,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from fairaudit.core.errors import DataError, FairauditError
+from fairaudit.base.errors import DataError, FairauditError
 from fairaudit.sources.files import not_interrupted
 
 POLL_SECONDS = 0.2

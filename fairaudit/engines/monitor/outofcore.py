@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fairaudit.core.errors import DataError, FairauditError
+from fairaudit.base.errors import DataError, FairauditError
 
 if TYPE_CHECKING:
     from fairaudit.data.cleaning import FileDataset
@@ -472,7 +472,7 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     from fairaudit.engines.monitor.stream import shuffle_codes, shuffle_rows
     from fairaudit.core.evaluate import compile_spec
     from fairaudit.core.inputs import Inputs
-    from fairaudit.core.progress import Progress
+    from fairaudit.base.progress import Progress
     from fairaudit.core.driver import drive, last
     from fairaudit.spec import parse
 
