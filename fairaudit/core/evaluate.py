@@ -31,6 +31,7 @@ threshold of a comparison the test has decided; its ``evalue`` and ``evalue_targ
 from __future__ import annotations
 
 import operator
+import threading
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -122,8 +123,31 @@ class CompiledSpec:
 
 
 @lru_cache(maxsize=64)
-def compile_spec(spec: Spec) -> CompiledSpec:
+def _compile_equal(spec: Spec) -> CompiledSpec:
     return CompiledSpec(spec)
+
+
+_BY_ID: dict[int, tuple[Spec, CompiledSpec]] = {}  # id(spec) → (that spec, kept alive so that the id stays
+_BY_ID_SIZE = 64                                    # its own while the entry is there; its compiled form)
+_BY_ID_LOCK = threading.Lock()
+
+
+def compile_spec(spec: Spec) -> CompiledSpec:
+    """The ``CompiledSpec`` of ``spec``, computed once per spec.
+
+    Looked up by identity first: a ``Spec`` is a frozen tree whose hash walks every node, and the engines ask for
+    the compiled form at every chunk of checks and every node of a certificate (hashing it on every call was half
+    of a monitor run, issue 30). An equal spec that is another object gets the same compiled form, through the
+    equality-keyed cache behind (hashed once, on its first lookup). The map keeps the latest ``_BY_ID_SIZE``."""
+    hit = _BY_ID.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    cs = _compile_equal(spec)
+    with _BY_ID_LOCK:
+        while len(_BY_ID) >= _BY_ID_SIZE:
+            _BY_ID.pop(next(iter(_BY_ID)))
+        _BY_ID[id(spec)] = (spec, cs)
+    return cs
 
 
 def _shape(leaves: Mapping[str, LeafValue]):

@@ -184,13 +184,17 @@ class Observations:
                             missing=dict(self.missing) if len(order) == self.length else {})
 
 
-def event_array3(event, frame, pred, label, score) -> tuple[np.ndarray, np.ndarray]:
+def event_array3(event, frame, pred, label, score, *, evaluator=None) -> tuple[np.ndarray, np.ndarray]:
     """An event (``fairaudit.spec`` AST) on every row of ``frame``: ``(true, known)`` bool arrays
-    (``fairaudit.spec.events.evaluate_event3``: a row on which a missing value decides it is unknown)."""
-    from fairaudit.spec.events import evaluate_event3
+    (``fairaudit.spec.events.evaluate_event3``: a row on which a missing value decides it is unknown).
+    ``evaluator``: a ``fairaudit.spec.events.EventEvaluator`` over these very rows, shared by several events (each
+    column is then converted once)."""
+    from fairaudit.spec.events import EventEvaluator
 
     try:
-        return evaluate_event3(event, frame, pred=pred, label=label, score=score)
+        if evaluator is None:
+            evaluator = EventEvaluator(frame, pred=pred, label=label, score=score)
+        return evaluator.event3(event)
     except FairauditError:
         raise
     except KeyError as err:
@@ -273,15 +277,20 @@ def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, mod
     cs = compile_spec(spec)
     values, masks, found, missing = {}, {}, {}, {}
     everyone = np.ones(len(frame), dtype=bool)
+    evaluator = None  # one EventEvaluator for every leaf's events (each column converted once)
     for key in cs.leaf_keys:
         node = cs.leaf_node[key].node
         if node.kind == "expect":
+            if evaluator is None:
+                from fairaudit.spec.events import EventEvaluator
+
+                evaluator = EventEvaluator(frame, pred=pred, label=label, score=score)
             # a row counts where the event is known and the condition known to be true (module doc)
-            values[key], known = event_array3(node.event, frame, pred, label, score)
+            values[key], known = event_array3(node.event, frame, pred, label, score, evaluator=evaluator)
             if node.given is None:
                 masks[key], left_out = known, ~known
             else:
-                given, given_known = event_array3(node.given, frame, pred, label, score)
+                given, given_known = event_array3(node.given, frame, pred, label, score, evaluator=evaluator)
                 masks[key], left_out = given & known, ~given_known | (given & ~known)
             if weights is not None:
                 left_out = left_out & (np.asarray(weights) > 0)

@@ -296,6 +296,10 @@ def _compare_values(row: _Row, event: ast.Compare, left, right) -> np.ndarray:
     text category included, is a value like any other here)."""
     if event.op == "!=":
         return ~_compare_values(row, ast.Compare("==", event.left, event.right, span=event.span), left, right)
+    if event.op == "==":
+        equal = _equal_text(left, right)
+        if equal is not None:
+            return equal
     try:
         result = _OPS[event.op](pd.Series(left) if np.ndim(left) else left,
                                 pd.Series(right) if np.ndim(right) else right)
@@ -303,6 +307,24 @@ def _compare_values(row: _Row, event: ast.Compare, left, right) -> np.ndarray:
         raise _error(event, f"cannot compare in '{event_text(event)}': "
                             "'<', '<=', '>' and '>=' need numbers on both sides") from None
     return pd.Series(result).to_numpy(dtype=bool, na_value=False)
+
+
+def _equal_text(left, right) -> np.ndarray | None:
+    """``==`` of a column of Python objects (a text column) with a text literal, element by element in numpy — what
+    pandas computes for it (an element equals the text only when it is that text; a missing value never does)
+    without building a Series per comparison — or None where this shortcut does not apply (other types, or an
+    element such as ``pd.NA`` whose comparison is not a plain bool): the caller then asks pandas."""
+    if isinstance(right, str) and isinstance(left, np.ndarray) and left.dtype == object:
+        array, text = left, right
+    elif isinstance(left, str) and isinstance(right, np.ndarray) and right.dtype == object:
+        array, text = right, left
+    else:
+        return None
+    try:
+        out = array == text
+    except (TypeError, ValueError):
+        return None
+    return out if isinstance(out, np.ndarray) and out.dtype == bool and out.shape == array.shape else None
 
 
 def _member(row: _Row, event: ast.In) -> tuple[np.ndarray, np.ndarray | None]:
@@ -382,6 +404,25 @@ def _evaluate3(row: _Row, event: ast.Event) -> tuple[np.ndarray, np.ndarray | No
     return true & known, np.asarray(known, dtype=bool)
 
 
+class EventEvaluator:
+    """Several events over the same rows (``frame`` and its ``pred``/``label``/``score``): each column is read and
+    converted once, for all of them, not once per event (``evaluate_event3`` / ``evaluate_event`` on one event)."""
+
+    def __init__(self, frame: pd.DataFrame, *, pred=None, label=None, score=None):
+        self._row = _Row(frame, pred, label, score)
+
+    def event3(self, event: ast.Event) -> tuple[np.ndarray, np.ndarray]:
+        """``evaluate_event3`` of ``event`` on these rows (new arrays, the caller's to keep)."""
+        row = self._row
+        true, known = _evaluate3(row, event)
+        true = np.array(true, dtype=bool)  # an owned array (a comparison of two literals broadcasts)
+        return true, (np.ones(row.n, dtype=bool) if known is None else np.array(known, dtype=bool))
+
+    def event(self, event: ast.Event) -> np.ndarray:
+        """``evaluate_event`` of ``event`` on these rows."""
+        return self.event3(event)[0]
+
+
 def evaluate_event3(event: ast.Event, frame: pd.DataFrame, *, pred=None, label=None,
                     score=None) -> tuple[np.ndarray, np.ndarray]:
     """``(true, known)``, two boolean arrays with one entry per row of ``frame``: ``known`` where the event is
@@ -389,10 +430,7 @@ def evaluate_event3(event: ast.Event, frame: pd.DataFrame, *, pred=None, label=N
     decides it (module doc: Kleene logic); ``false = known & ~true``.
 
     Raises ``SpecError`` as ``evaluate_event`` does."""
-    row = _Row(frame, pred, label, score)
-    true, known = _evaluate3(row, event)
-    true = np.array(true, dtype=bool)  # an owned array (a comparison of two literals broadcasts)
-    return true, (np.ones(row.n, dtype=bool) if known is None else np.array(known, dtype=bool))
+    return EventEvaluator(frame, pred=pred, label=label, score=score).event3(event)
 
 
 def evaluate_event(event: ast.Event, frame: pd.DataFrame, *, pred=None, label=None, score=None) -> np.ndarray:

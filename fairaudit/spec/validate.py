@@ -20,7 +20,7 @@ import numpy as np
 
 from fairaudit.spec import ast
 from fairaudit.spec.errors import SpecError, clip
-from fairaudit.spec.events import evaluate_event, non_binary_message  # noqa: F401 — its home was here
+from fairaudit.spec.events import EventEvaluator, evaluate_event, non_binary_message  # noqa: F401 — its home was here
 from fairaudit.spec.parser import parse
 from fairaudit.spec.printer import event_text, format_number, quote_string, to_text
 
@@ -100,6 +100,8 @@ class _Checker:
         self.pred = pred
         self.score = score
         self.found: list[Diagnostic] = []
+        self._evaluator = None  # one EventEvaluator over ``frame`` for every condition counted (``rows``)
+        self._counts: dict[str, int | None] = {}  # condition text → rows satisfying it (None: not countable)
 
     def error(self, item, message: str) -> None:
         self.found.append(_at("error", item, message))
@@ -229,12 +231,17 @@ class _Checker:
         """Warn when the condition of ``E[... | condition]`` selects no row (or very few)."""
         if self.frame is None or expect.given is None or not self.count_rows:
             return
-        try:
-            mask = evaluate_event(expect.given, self.frame, pred=self.pred, label=self.label, score=self.score)
-        except SpecError:
-            return  # needs pred/score (not known before the audit) or has errors reported elsewhere
-        count = int(mask.sum())
         condition = event_text(expect.given)
+        if condition not in self._counts:  # a condition is counted once, however many E[...] repeat it
+            try:
+                if self._evaluator is None:
+                    self._evaluator = EventEvaluator(self.frame, pred=self.pred, label=self.label, score=self.score)
+                self._counts[condition] = int(self._evaluator.event(expect.given).sum())
+            except SpecError:
+                self._counts[condition] = None
+        count = self._counts[condition]
+        if count is None:
+            return  # needs pred/score (not known before the audit) or has errors reported elsewhere
         if count == 0:
             self.warning(expect, f"no row of the dataset satisfies the condition '{condition}'; "
                                  "this E[...] can never be estimated")

@@ -100,8 +100,8 @@ class _Intervals:
     def at(self, delta: float) -> dict:
         if delta not in self.cache:
             values = {}
-            for key, st in self.stats.items():
-                lo, hi = self.bound.interval(st.successes, st.n, delta)
+            answers = self.bound.intervals([(st.successes, st.n, delta) for st in self.stats.values()])
+            for (key, st), (lo, hi) in zip(self.stats.items(), answers):  # every leaf at once
                 values[key] = LeafValue(st.estimate, lo, hi, delta, st.n)
             self.cache[delta] = term_intervals(self.spec, values)
         return self.cache[delta]

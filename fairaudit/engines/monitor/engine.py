@@ -303,11 +303,9 @@ class OrderEvidence:
         out = []
         if not len(steps):
             return out
-        for k in self.keys:
-            if k in self.empty_at:
-                continue
-            s = stats[k]
-            lo, hi = self.bound.interval(s.successes, s.n, self.equal[k])
+        keys = [k for k in self.keys if k not in self.empty_at]
+        answers = self.bound.intervals([(stats[k].successes, stats[k].n, self.equal[k]) for k in keys])
+        for k, (lo, hi) in zip(keys, answers):  # every leaf's interval at once
             run_lo = np.maximum.accumulate(np.concatenate([[self.run_lo[k]], lo]))[1:]
             run_hi = np.minimum.accumulate(np.concatenate([[self.run_hi[k]], hi]))[1:]
             empty = np.flatnonzero(run_lo > run_hi)
@@ -440,13 +438,15 @@ def _leaves(keys, stats, a, b, equal, st: _State, allocator, label_delta: float 
     sl = slice(a, b)
     checks = np.arange(a, b)
     after = np.zeros(b - a, dtype=bool) if st.stop is None else checks >= st.stop
-    leaves = {}
+    leaves, asked = {}, []
     for k in keys:
         s = stats[k].at(sl)
         d = np.full(b - a, equal[k])
         if st.frozen is not None:
             d = np.where(after, st.frozen[k], d)
-        lo, hi = allocator.bound.interval(s.successes, s.n, d)
+        asked.append((k, s, d))
+    answers = allocator.bound.intervals([(s.successes, s.n, d) for _, s, d in asked])  # every leaf at once
+    for (k, s, d), (lo, hi) in zip(asked, answers):
         if after.any():
             lo, hi = _intersect(k, lo, hi, after, st)
         if label_delta is not None:

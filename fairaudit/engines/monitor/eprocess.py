@@ -147,6 +147,103 @@ def log_evalue(sa, na, sb, nb, ca: float, cb: float, k: float, sigma: int) -> np
     return out - 1e-12 * (np.abs(const) + np.abs(out - const))
 
 
+def log_evalues(tests) -> list[np.ndarray]:
+    """``[log_evalue(*test) for test in tests]``, bit for bit, computed together (``test``: ``(sa, na, sb, nb, ca,
+    cb, k, sigma)``): every test's checks in one set of arrays, so that a chunk of checks costs a few dozen numpy
+    calls instead of a few dozen per test (issue 30). Each test's Newton search stops at the iteration its own
+    stops at in ``log_evalue`` (its convergence is tested on its own elements), and every step is the same
+    elementwise arithmetic on the same operands (the per-test constants are the same Python floats), so the values
+    are identical — ``tests/monitor/test_eprocess.py`` checks it."""
+    if not tests:
+        return []
+    shapes, parts = [], []
+    for sa, na, sb, nb, *_ in tests:
+        arrays = np.broadcast_arrays(*(np.asarray(x, float) for x in (sa, na, sb, nb)))
+        shapes.append(arrays[0].shape)
+        parts.append([a.ravel() for a in arrays])
+    sizes = np.array([p[0].size for p in parts])
+    sa, na, sb, nb = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    CA, CB, K, SG = (np.repeat(np.array([t[i] for t in tests], dtype=float), sizes) for i in (4, 5, 6, 7))
+    fa, fb = na - sa, nb - sb
+    const = betaln(0.5 + sa, 0.5 + fa) + betaln(0.5 + sb, 0.5 + fb) - 2 * betaln(0.5, 0.5)
+    pa = np.where(na > 0, sa / np.maximum(na, 1), 0.5)
+    pb = np.where(nb > 0, sb / np.maximum(nb, 1), 0.5)
+    at_mle = const + _nll(sa, fa, pa) + _nll(sb, fb, pb)
+    inside = SG * (CA * pa + CB * pb + K) >= 0
+    # per test, as ``log_evalue`` computes them (Python floats): the line's ends in the square and the factors
+    lo_, hi_, r_, r2_, ar_, ca2_, cb2_ = ([] for _ in range(7))
+    for _, _, _, _, ca, cb, k, _ in tests:
+        ends = sorted([(-k) / cb, (-ca - k) / cb])
+        lo_.append(max(0.0, ends[0]))
+        hi_.append(min(1.0, ends[1]))
+        r_.append(-cb / ca)
+        r2_.append((cb / ca) ** 2)
+        ar_.append(abs(cb / ca))
+        ca2_.append(ca ** 2)
+        cb2_.append(cb ** 2)
+    misses = np.array(lo_) > np.array(hi_)  # the line misses the square: H is the whole square or empty
+    group = np.repeat(np.arange(len(tests)), sizes)
+    out = np.array(at_mle, dtype=float, copy=True)
+    need = ~inside & ~misses[group]
+    if need.any():
+        sel = np.flatnonzero(need)
+        gid = group[sel]
+        sa_, fa_, sb_, fb_, c_ = (x[sel] for x in (sa, fa, sb, fb, const))
+        ca, cb, k = CA[sel], CB[sel], K[sel]
+        LO, HI, R, R2, AR, CA2, CB2 = (np.asarray(v, float)[gid] for v in (lo_, hi_, r_, r2_, ar_, ca2_, cb2_))
+
+        def g(mb, i=slice(None)):
+            return _nll(sa_[i], fa_[i], -(cb[i] * mb + k[i]) / ca[i]) + _nll(sb_[i], fb_[i], mb)
+
+        def dg(mb, i=slice(None)):
+            return R[i] * _slope(sa_[i], sa_[i] + fa_[i], -(cb[i] * mb + k[i]) / ca[i]) + \
+                _slope(sb_[i], sb_[i] + fb_[i], mb)
+
+        def d2g(mb, i):
+            ma = np.clip(-(cb[i] * mb + k[i]) / ca[i], _EPS, 1 - _EPS)
+            m = np.clip(mb, _EPS, 1 - _EPS)
+            return R2[i] * (sa_[i] / ma ** 2 + fa_[i] / (1 - ma) ** 2) + sb_[i] / m ** 2 + fb_[i] / (1 - m) ** 2
+
+        a, b = LO.copy(), HI.copy()
+        da, db = dg(a), dg(b)
+        b = np.where(da >= 0, a, b)
+        a = np.where(db <= 0, b, a)
+        pa_, pb_ = pa[sel], pb[sel]
+        wa = (sa_ + fa_) / np.clip(pa_ * (1 - pa_), 1e-6, None)
+        wb = (sb_ + fb_) / np.clip(pb_ * (1 - pb_), 1e-6, None)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = (ca * pa_ + cb * pb_ + k) / (CA2 / np.maximum(wa, 1e-12) + CB2 / np.maximum(wb, 1e-12))
+            x = pb_ - lam * cb / np.maximum(wb, 1e-12)
+        x = np.where((x > a) & (x < b) & np.isfinite(x), x, 0.5 * (a + b))
+        act = np.arange(len(sel))  # the elements of the tests still searching
+        for _ in range(40):
+            xa, aa, ba = x[act], a[act], b[act]
+            d = dg(xa, act)
+            aa = np.where(d <= 0, xa, aa)
+            ba = np.where(d >= 0, xa, ba)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                step = xa - d / d2g(xa, act)
+            ok = (step > aa) & (step < ba) & np.isfinite(step)
+            xa = np.where(ok, step, 0.5 * (aa + ba))
+            x[act], a[act], b[act] = xa, aa, ba
+            ma_ = np.clip(-(cb[act] * xa + k[act]) / ca[act], _EPS, 1 - _EPS)
+            mb_ = np.clip(xa, _EPS, 1 - _EPS)
+            size = AR[act] * (sa_[act] / ma_ + fa_[act] / (1 - ma_)) + sb_[act] / mb_ + fb_[act] / (1 - mb_)
+            far = ~(np.abs(d) * (ba - aa) <= 1e-9 + 1e-13 * size * (ba - aa))
+            going = np.bincount(gid[act][far], minlength=len(tests)) > 0  # a test converges as a whole
+            act = act[going[gid[act]]]
+            if not len(act):
+                break
+        w = b - a
+        ga, gb = g(a), g(b)
+        on_line = np.maximum(ga - np.abs(dg(a)) * w, gb - np.abs(dg(b)) * w) - 1e-9
+        on_line = np.minimum(on_line, np.minimum(ga, gb))
+        out[sel] = c_ + on_line
+    final = out - 1e-12 * (np.abs(const) + np.abs(out - const))
+    final = np.where(misses[group] & ~inside, np.inf, final)
+    return [v.reshape(shape) for v, shape in zip(np.split(final, np.cumsum(sizes)[:-1]), shapes)]
+
+
 # ---------------------------------------------------------------------------------------------- which comparisons
 
 
@@ -284,11 +381,13 @@ class JointTests:
         """``{(comparison id, want): running max of log E}`` at the checks of ``stats`` (leaf key → ``LeafStats``
         over the chunk), starting from the committed state."""
         out = {}
-        for (cid, want), _ in self.levels.items():
+        cs = compile_spec(self.spec)
+        tests = []
+        for cid, want in self.levels:
             ka, kb, ca, cb, k = self.forms[cid]
             a, b = stats[ka], stats[kb]
-            op = compile_spec(self.spec).nodes[cid].node.op
-            e = log_evalue(a.successes, a.n, b.successes, b.n, ca, cb, k, null_sign(op, want))
+            tests.append((a.successes, a.n, b.successes, b.n, ca, cb, k, null_sign(cs.nodes[cid].node.op, want)))
+        for (cid, want), e in zip(self.levels, log_evalues(tests)):  # every test of the chunk at once
             e = np.maximum.accumulate(e, axis=-1) if np.ndim(e) else e
             out[(cid, want)] = np.maximum(e, np.expand_dims(self.carry[(cid, want)], -1)
                                           if np.ndim(self.carry[(cid, want)]) else self.carry[(cid, want)])
