@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 from lark import Lark, Token, Tree
+from lark.lexer import BasicLexer, LexerThread
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 from lark.visitors import Transformer_NonRecursive, v_args
 
@@ -30,29 +31,20 @@ _MAX_INT_DIGITS = len(str(_LARGEST_FLOAT))
 
 _lock = threading.Lock()
 _parser: Lark | None = None
-
-
-_plain_lexer = None
+_basic_lexer: BasicLexer | None = None  # context-free, over the parser's terminals: the tokens for the checks and errors
 
 
 def _lark() -> Lark:
-    global _parser, _plain_lexer
+    """The parser, built once per process on the first parse (building it takes ~0.03 s: never at import)."""
+    global _parser, _basic_lexer
     with _lock:
         if _parser is None:
             _parser = Lark(GRAMMAR_PATH.read_text(encoding="utf-8"), parser="lalr", lexer="contextual",
                            start=["start", "event_start"], propagate_positions=True, maybe_placeholders=False)
+            # what Lark.lex builds on every call (it needs lexer="basic" to keep one): the same terminals, kept
+            # here instead of a second Lark over the same grammar
+            _basic_lexer = BasicLexer(_parser.lexer_conf)
         return _parser
-
-
-def _lexer() -> Lark:
-    """A context-free lexer over the same terminals, for error messages only (``Lark.lex`` needs
-    lexer="basic"); built on the first error, not on the first parse."""
-    global _plain_lexer
-    grammar = _lark().source_grammar  # outside the lock: _lark takes it too (not re-entrant)
-    with _lock:
-        if _plain_lexer is None:
-            _plain_lexer = Lark(grammar, parser="lalr", lexer="basic", start=["start", "event_start"])
-        return _plain_lexer
 
 
 # --------------------------------------------------------------------------------------------
@@ -336,10 +328,10 @@ def _describe_token(token: Token) -> str:
 
 def _tokens(text: str) -> list[Token]:
     """The tokens of ``text`` up to the first character that is no token."""
-    lexer = _lexer()
     out: list[Token] = []
+    _lark()
     try:
-        for token in lexer.lex(text):
+        for token in LexerThread.from_text(_basic_lexer, text).lex(None):
             out.append(token)
     except LarkError:
         pass
