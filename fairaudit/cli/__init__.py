@@ -20,7 +20,6 @@ import sys
 import threading
 
 from fairaudit.base.errors import FairauditError, path_error
-from fairaudit.spec.errors import SpecError
 
 # name -> (module, one-line help). Modules are imported only when their command runs.
 COMMANDS = {
@@ -140,6 +139,8 @@ def _run(argv: list[str] | None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:
         args._parser.error(_unknown(extra, args._parser))
+    from fairaudit.spec.errors import SpecError  # here, not at import: fairaudit.spec imports pandas (start-up)
+
     try:
         return int(args._run(args) or 0)
     except SpecError as err:  # positioned: the message, then the source line and a caret under the token
