@@ -13,12 +13,13 @@ outward by ``_ATOL`` (scipy's beta quantiles are accurate to ~1e-15 relative; th
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import beta
 
 _ATOL = 1e-12
 
 
 def clopper_pearson(successes, n, delta) -> tuple[np.ndarray, np.ndarray]:
+    from scipy.stats import beta  # here, not at import: scipy.stats takes ~0.4 s to import (the CLI's start-up)
+
     s, n, delta = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (successes, n, delta)))
     ok = (n >= 1) & (delta > 0)
     q = np.where(ok, np.minimum(delta, 1.0) / 2.0, 0.5)

@@ -20,7 +20,6 @@ import sys
 import threading
 
 from fairaudit.base.errors import FairauditError, path_error
-from fairaudit.spec.errors import SpecError
 
 # name -> (module, one-line help). Modules are imported only when their command runs.
 COMMANDS = {
@@ -66,15 +65,32 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                             "4 internal error (a bug), 130 interrupted (Ctrl-C).")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
+    argv = sys.argv[1:] if argv is None else argv
+    chosen = _chosen(argv)
     for name, (module, help_text) in _available_commands().items():
         cmd = sub.add_parser(name, help=help_text, description=help_text)
+        if name != chosen:
+            continue  # its module (and what it imports) only when it is the command that runs: start-up time
         mod = importlib.import_module(module)
         if "argv" in inspect.signature(mod.add_arguments).parameters:
-            mod.add_arguments(cmd, argv=sys.argv[1:] if argv is None else argv)
+            mod.add_arguments(cmd, argv=argv)
         else:
             mod.add_arguments(cmd)
         cmd.set_defaults(_run=mod.run, _parser=cmd)
     return parser
+
+
+def _chosen(argv: list[str]) -> str | None:
+    """The command ``argv`` runs (its first word, the top-level parser having no option but ``--help``); ``None``
+    when it names none (``fairaudit --help``, a mistyped command), and then no command's module is needed either:
+    argparse stops at the top level."""
+    for word in argv:
+        if word == "--":
+            continue
+        if word.startswith("-"):
+            return None
+        return word if word in COMMANDS else None
+    return None
 
 
 def _unknown(extra: list[str], parser: argparse.ArgumentParser) -> str:
@@ -123,6 +139,8 @@ def _run(argv: list[str] | None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:
         args._parser.error(_unknown(extra, args._parser))
+    from fairaudit.spec.errors import SpecError  # here, not at import: fairaudit.spec imports pandas (start-up)
+
     try:
         return int(args._run(args) or 0)
     except SpecError as err:  # positioned: the message, then the source line and a caret under the token

@@ -13,7 +13,6 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 #: groups with fewer rows than this get ``small=True`` (the pages show a warning)
 SMALL_GROUP = 30
@@ -27,6 +26,8 @@ METRIC_COLUMNS = ["attribute", "group", "metric", "value", "lo", "hi", "k", "n",
 def proportion_ci(k: np.ndarray | int, n: np.ndarray | int, level: float = 0.95,
                   method: str = "wilson") -> tuple[np.ndarray, np.ndarray]:
     """Two-sided confidence interval for a binomial proportion ``k / n`` (vectorised). ``n == 0`` gives ``[0, 1]``."""
+    from scipy import stats  # here, not at import: scipy.stats takes ~0.4 s to import
+
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
     if not 0 < level < 1:

@@ -7,9 +7,9 @@
     evaluate_event(parse_event("decile_score <= 4"), frame)   # boolean mask, one per row
 
 Errors are ``SpecError`` (``str`` = ``"LINE:COL: message"``, ``.pretty()`` adds a caret excerpt).
-The grammar is ``grammar.lark``; the AST is ``fairaudit.spec.ast``; metric templates are
-``fairaudit.spec.templates``; ``.spec`` files with ``# dataset:``/``# decision:`` headers are read by
-``fairaudit.spec.files``.
+The grammar is ``grammar.lark`` (its LALR tables built ahead of time: ``fairaudit.spec.grammar_tables``); the AST
+is ``fairaudit.spec.ast``; metric templates are ``fairaudit.spec.templates``; ``.spec`` files with
+``# dataset:``/``# decision:`` headers are read by ``fairaudit.spec.files``.
 """
 from fairaudit.spec.ast import Span, Spec, TreeNode
 from fairaudit.spec.errors import SpecError

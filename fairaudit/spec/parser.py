@@ -1,17 +1,21 @@
 """Parsing specification text into the AST of ``fairaudit.spec.ast``.
 
-The grammar lives in ``grammar.lark`` (LALR(1), positions propagated); ``_ToAst`` has one method per
-grammar alias. Nothing is ever ``eval``-ed. Every problem becomes a ``SpecError`` with the line and
+The grammar lives in ``grammar.lark`` (LALR(1), positions propagated; the parser is loaded from its tables built
+ahead of time, ``grammar_tables``, when they are current: ``tools/build_grammar_tables.py``); ``_ToAst`` has one
+method per grammar alias. Nothing is ever ``eval``-ed. Every problem becomes a ``SpecError`` with the line and
 column of the offending token and a message meant for a person (see ``_explain_token``).
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import sys
 import threading
 from pathlib import Path
 
+import lark
 from lark import Lark, Token, Tree
+from lark.lexer import BasicLexer, LexerThread
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 from lark.visitors import Transformer_NonRecursive, v_args
 
@@ -30,29 +34,41 @@ _MAX_INT_DIGITS = len(str(_LARGEST_FLOAT))
 
 _lock = threading.Lock()
 _parser: Lark | None = None
+_basic_lexer: BasicLexer | None = None  # context-free, over the parser's terminals: tokens for the checks and errors
 
 
-_plain_lexer = None
+LARK_OPTIONS = dict(parser="lalr", lexer="contextual", start=["start", "event_start"], propagate_positions=True,
+                    maybe_placeholders=False)
+
+
+def grammar_sha256(text: str | None = None) -> str:
+    """What the parser is built from: the grammar's text and :data:`LARK_OPTIONS` (``grammar_tables`` records it)."""
+    text = GRAMMAR_PATH.read_text(encoding="utf-8") if text is None else text
+    return hashlib.sha256(f"{text}\n{sorted(LARK_OPTIONS.items())!r}".encode("utf-8")).hexdigest()
+
+
+def _prebuilt(text: str) -> Lark | None:
+    """The parser loaded from ``grammar_tables`` (built ahead of time by tools/build_grammar_tables.py), or None
+    when they were built from another grammar or options or by another lark version: then it is built here."""
+    from fairaudit.spec import grammar_tables as tables
+
+    if tables.GRAMMAR_SHA256 != grammar_sha256(text) or tables.LARK != lark.__version__:
+        return None
+    return Lark._load_from_dict(tables.DATA, tables.MEMO)  # what Lark.load does, from literals instead of a pickle
 
 
 def _lark() -> Lark:
-    global _parser, _plain_lexer
+    """The parser, made once per process at the first parse (never at import): loaded from the tables built ahead
+    of time (~2 ms) when they are current, else built from the grammar (~30 ms)."""
+    global _parser, _basic_lexer
     with _lock:
         if _parser is None:
-            _parser = Lark(GRAMMAR_PATH.read_text(encoding="utf-8"), parser="lalr", lexer="contextual",
-                           start=["start", "event_start"], propagate_positions=True, maybe_placeholders=False)
+            text = GRAMMAR_PATH.read_text(encoding="utf-8")
+            _parser = _prebuilt(text) or Lark(text, **LARK_OPTIONS)
+            # what Lark.lex builds on every call (it needs lexer="basic" to keep one): the same terminals, kept
+            # here instead of a second Lark over the same grammar
+            _basic_lexer = BasicLexer(_parser.lexer_conf)
         return _parser
-
-
-def _lexer() -> Lark:
-    """A context-free lexer over the same terminals, for error messages only (``Lark.lex`` needs
-    lexer="basic"); built on the first error, not on the first parse."""
-    global _plain_lexer
-    grammar = _lark().source_grammar  # outside the lock: _lark takes it too (not re-entrant)
-    with _lock:
-        if _plain_lexer is None:
-            _plain_lexer = Lark(grammar, parser="lalr", lexer="basic", start=["start", "event_start"])
-        return _plain_lexer
 
 
 # --------------------------------------------------------------------------------------------
@@ -336,10 +352,10 @@ def _describe_token(token: Token) -> str:
 
 def _tokens(text: str) -> list[Token]:
     """The tokens of ``text`` up to the first character that is no token."""
-    lexer = _lexer()
     out: list[Token] = []
+    _lark()
     try:
-        for token in lexer.lex(text):
+        for token in LexerThread.from_text(_basic_lexer, text).lex(None):
             out.append(token)
     except LarkError:
         pass

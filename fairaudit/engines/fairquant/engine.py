@@ -337,11 +337,16 @@ def _net_text(sizes, mins, maxs, layers) -> str:
                             np.array(maxs, float), np.zeros(n + 1), np.ones(n + 1)))
 
 
-# the notes' §B6.1 running example (exactly on its float64 weights: 25 of 30 individuals fair) and §B6.2's linear
-# network (600 of 1000)
-_EXAMPLE = _net_text([3, 2, 1], [1, 0, 0], [5, 1, 5], [([[2.0, 0.5, 1.2], [-0.2, 0.7, 0.4]], [0, 0]),
-                                                        ([[0.2, -1.0]], [0])])
-_LINEAR = _net_text([3, 1, 1], [0, 0, 0], [99, 1, 9], [([[1.0, -40.0, 0.0]], [100.0]), ([[1.0]], [-130.5])])
+def _example() -> str:
+    """The notes' §B6.1 running example (exactly on its float64 weights: 25 of 30 individuals fair). Built when the
+    cases are, not at import: it imports fairaudit.models (every command imports the engine modules)."""
+    return _net_text([3, 2, 1], [1, 0, 0], [5, 1, 5], [([[2.0, 0.5, 1.2], [-0.2, 0.7, 0.4]], [0, 0]),
+                                                      ([[0.2, -1.0]], [0])])
+
+
+def _linear() -> str:
+    """The notes' §B6.2 linear network (600 of 1000 individuals fair)."""
+    return _net_text([3, 1, 1], [0, 0, 0], [99, 1, 9], [([[1.0, -40.0, 0.0]], [100.0]), ([[1.0]], [-130.5])])
 
 
 def _long_net() -> str:
@@ -378,11 +383,11 @@ def conformance_cases():
     fair fraction enumerated with the model's own prediction."""
     from fairaudit.core.cases import Case
 
-    long_net = _long_net()
+    example, linear, long_net = _example(), _linear(), _long_net()
     return (
-        Case("example_b61", "Fair[x1] >= 0.8", lambda: _toy_nnet(_EXAMPLE, "example.nnet"),
-             {"Fair[x1]": _truth(_EXAMPLE, 1)}),
-        Case("linear_b62", "Fair[x1] >= 0.65", lambda: _toy_nnet(_LINEAR, "linear.nnet"),
+        Case("example_b61", "Fair[x1] >= 0.8", lambda: _toy_nnet(example, "example.nnet"),
+             {"Fair[x1]": _truth(example, 1)}),
+        Case("linear_b62", "Fair[x1] >= 0.65", lambda: _toy_nnet(linear, "linear.nnet"),
              {"Fair[x1]": 0.6}),
         Case("random_long", "Fair[x1] >= 0.5", lambda: _toy_nnet(long_net, "random.nnet"),
              {"Fair[x1]": _truth(long_net, 1)}, options={"batch_partitions": 2}, long=True),

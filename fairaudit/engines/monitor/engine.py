@@ -82,7 +82,6 @@ import numpy as np
 from fairaudit.core.allocation import Allocation, Allocator, SPLITS, equal_split, sound_delta
 from fairaudit.bounds.concentration import BOUND_ALIASES, BOUNDS, DEFAULT_BOUND, ReusedBound, get_bound
 from fairaudit.engines.monitor.directed import directed_verdict, display_deltas, witness_deltas
-from fairaudit.engines.monitor.eprocess import JointTests
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.core.engine import Context, Engine, LeafBatch, Option
 from fairaudit.core.observations import Observations, decision_reasons, observe_inputs
@@ -250,6 +249,8 @@ def joint_tests(spec, delta: float, split: str, bound) -> JointTests | None:
     name = BOUND_ALIASES.get(bound, bound) if isinstance(bound, str) else getattr(bound, "name", None)
     if split != "directed" or name != "mixture":
         return None
+    from fairaudit.engines.monitor.eprocess import JointTests  # here: it imports scipy.special (start-up time)
+
     tests = JointTests(spec, delta)
     return tests if tests.forms else None
 
