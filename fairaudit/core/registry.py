@@ -75,3 +75,17 @@ def header_names() -> tuple[str, ...]:
             if option.name not in seen:
                 seen.append(option.name)
     return tuple(seen)
+
+
+def engine_names(package: str, folder):
+    """The module ``__getattr__`` of an engine package (``package``: its name, ``folder``: its directory): the names of
+    its ``engine.py``, read on first use, so that importing one of the package's modules does not load the others
+    (``from fairaudit.engines.monitor import Monitor``). A name that is a module of the package is not forwarded."""
+    from pathlib import Path
+
+    def __getattr__(name):
+        if name.startswith("__") or (Path(folder) / f"{name}.py").exists():
+            raise AttributeError(name)
+        return getattr(importlib.import_module(f"{package}.engine"), name)
+
+    return __getattr__

@@ -1,14 +1,11 @@
-"""The ``fvgm`` engine (issue 15): bounds on ``E[pred | group]``
+"""The ``fvgm`` engine: bounds on ``E[pred | group]`` over a Bayesian network of the features.
 
 The engine class is in ``engine.py``; the rest of this package is its own mathematics. Names of ``engine.py`` are
 read through this package lazily (``from fairaudit.engines.fvgm import FVGM``), so importing one of its modules does
 not load the others.
 """
-from importlib import import_module
 from pathlib import Path
 
+from fairaudit.core.registry import engine_names
 
-def __getattr__(name):
-    if name.startswith("__") or (Path(__file__).parent / f"{name}.py").exists():  # a module of its own
-        raise AttributeError(name)
-    return getattr(import_module("fairaudit.engines.fvgm.engine"), name)
+__getattr__ = engine_names(__name__, Path(__file__).parent)

@@ -4,11 +4,8 @@ The engine class is in ``engine.py``; the rest of this package is its own mathem
 read through this package lazily (``from fairaudit.engines.monitor import Monitor``), so importing one of its modules does
 not load the others.
 """
-from importlib import import_module
 from pathlib import Path
 
+from fairaudit.core.registry import engine_names
 
-def __getattr__(name):
-    if name.startswith("__") or (Path(__file__).parent / f"{name}.py").exists():  # a module of its own
-        raise AttributeError(name)
-    return getattr(import_module("fairaudit.engines.monitor.engine"), name)
+__getattr__ = engine_names(__name__, Path(__file__).parent)
