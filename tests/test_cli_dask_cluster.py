@@ -12,7 +12,8 @@ import pytest
 
 from tests.engines.parquet_logs import PRED, ROOT, SPEC, cli, frame, write_log
 
-pytestmark = pytest.mark.timeout(150)
+# Ctrl-C to a process that runs a cluster of worker processes: alone, after the tests that run side by side
+pytestmark = [pytest.mark.timeout(150), pytest.mark.serial]
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,8 @@ import pytest
 from tests.e2e.server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
+# a port chosen free, then bound by another process: alone, after the tests that run side by side
+pytestmark = pytest.mark.serial
 
 
 def _make_vars(tmp_path: Path) -> list[str]:

@@ -53,9 +53,10 @@ def scheduler():
 
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
-def test_dask_reads_every_log_as_in_memory(scheduler, tmp_path_factory, capsys):
+@pytest.mark.parametrize("chunk", range(5))  # (chunks: make test's workers share the logs)
+def test_dask_reads_every_log_as_in_memory(chunk, scheduler, tmp_path_factory, capsys):
     """The same generated logs on a Dask cluster (``--scheduler``): the in-memory run's result or refusal."""
-    for seed in range(DASK_LOGS):
+    for seed in range(chunk, DASK_LOGS, 5):
         log = make_log(seed)
         tmp = tmp_path_factory.mktemp(f"dask{seed}")
         path = write_log(log, tmp)
