@@ -23,15 +23,15 @@ $(STAMP): requirements.txt pyproject.toml
 app: $(STAMP)
 	$(PY) -m streamlit run app.py --server.address $(ADDRESS) --server.port $(PORT) --browser.gatherUsageStats false
 
-# The whole suite: the tests that may run side by side on $(TEST_WORKERS) workers (pytest-xdist; the tests of one
-# xdist_group, the browser tests, one at a time on one worker), then those marked `serial` (Ctrl-C to a process, a
-# live writer racing the follower, a port) alone; both parts run, the first failure's exit code is make's.
+# The whole suite: the tests that may run side by side on $(TEST_WORKERS) workers (pytest-xdist), then those marked
+# `serial` (a real browser, Ctrl-C to a process, a live writer racing the follower, a port) one at a time; both parts
+# run, the first failure's exit code is make's.
 # With PYTEST_ARGS (`make test PYTEST_ARGS=tests/test_data.py`): those, in one process.
 # pytest exits 5 when it collects no test; that is not a failure of the code.
 TEST_WORKERS ?= 2
 test: $(STAMP)
 ifeq ($(strip $(PYTEST_ARGS)),)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not serial"; rc=$$?; if [ $$rc -eq 5 ]; then rc=0; fi; \
+	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not serial"; rc=$$?; if [ $$rc -eq 5 ]; then rc=0; fi; \
 	$(PY) -m pytest -q -m serial; rc2=$$?; if [ $$rc2 -eq 5 ]; then rc2=0; fi; \
 	if [ $$rc -ne 0 ]; then exit $$rc; fi; exit $$rc2
 else
