@@ -68,23 +68,34 @@ def available() -> list[Availability]:
     return out
 
 
-def _declarations(name: str):
-    """The engine's package's ``options.py``: its ``TITLE`` and ``OPTIONS``, without the engine."""
+def _declarations(name: str) -> tuple[str, tuple]:
+    """``(title, options)`` of the engine called ``name``: from its package's ``options.py`` (``TITLE``,
+    ``OPTIONS``) without importing the engine; an engine that has no such module (one module plus one registry
+    line) from the engine itself."""
     if name not in REGISTRY:
         raise FairauditError(f"unknown engine {name!r}; engines: {', '.join(REGISTRY)}")
-    package = REGISTRY[name].split(":")[0].rsplit(".", 1)[0]
-    return importlib.import_module(f"{package}.options")
+    module = REGISTRY[name].split(":")[0]
+    declared = f"{module.rsplit('.', 1)[0]}.options" if "." in module else None
+    try:
+        found = declared is not None and importlib.util.find_spec(declared) is not None
+    except (ImportError, ValueError):  # the engine's module is not in a package
+        found = False
+    if found:
+        options = importlib.import_module(declared)
+        return options.TITLE, tuple(options.OPTIONS)
+    engine = get(name)
+    return engine.title, tuple(engine.options)
 
 
 def declared_title(name: str) -> str:
-    """The title of the engine called ``name`` (its ``title``), without importing the engine."""
-    return _declarations(name).TITLE
+    """The title of the engine called ``name`` (its ``title``), without importing the engine (``_declarations``)."""
+    return _declarations(name)[0]
 
 
 def declared_options(name: str) -> tuple:
     """The options the engine called ``name`` declares (its ``options``, not the common ones), without importing
-    the engine (``FairauditError`` naming the engines there are)."""
-    return _declarations(name).OPTIONS
+    the engine (``_declarations``; ``FairauditError`` naming the engines there are)."""
+    return _declarations(name)[1]
 
 
 def header_options(name: str) -> tuple:
