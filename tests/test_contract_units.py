@@ -169,3 +169,29 @@ def test_a_slow_preparation_is_said_before_the_first_batch():
     messages = []
     fairaudit.audit("german", "Fair[sex] > 0.5", model="logreg", on_progress=lambda p: messages.append(p.message))
     assert any(m and "re-predicting" in m and "Fair[sex]" in m for m in messages)
+
+
+def test_the_declared_options_are_the_engines_own():
+    """Issue 30: each engine's title and options are read from its package's options.py without importing the
+    engine (fairaudit check's headers, fairaudit audit --help); they are the very ones the engine has."""
+    from fairaudit.core import registry
+
+    for name in registry.names():
+        engine = registry.get(name)
+        assert registry.declared_title(name) == engine.title
+        assert registry.declared_options(name) == tuple(engine.options)
+        assert registry.header_options(name) == engine.header_options()
+
+
+def test_check_and_audit_help_import_no_engine():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom fairaudit.cli import main\n"
+            "for argv in (['check', 'specs/demographic_parity.spec'], ['audit', '--help']):\n"
+            "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+            "print(sorted(m for m in sys.modules if m.endswith('.engine') and m.startswith('fairaudit.engines')))\n")
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

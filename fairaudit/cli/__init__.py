@@ -8,6 +8,10 @@ Any other exception is a bug: one line, exit code 4 (``FAIRAUDIT_DEBUG=1`` re-ra
 
 Ctrl-C and SIGTERM stop a command the same way: an exception raised where it is, so that every cleanup runs (no
 temporary file stays behind), then one line and exit code 130 (143 for SIGTERM).
+
+``main(argv)`` returns the exit code (tests and callers in Python use it); ``console()`` is the process's entry point
+(the ``fairaudit`` script, ``python -m fairaudit``): ``main``, then ``exit_now`` — the process ends with that code as
+soon as the command is done and its output is out, without the interpreter's teardown.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import os
 import signal
 import sys
 import threading
+from typing import NoReturn
 
 from fairaudit.base.errors import FairauditError, path_error
 
@@ -125,6 +130,47 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
+def console(argv: list[str] | None = None) -> NoReturn:
+    """The ``fairaudit`` process: ``main(argv)``, then ``exit_now`` with its exit code (argparse's too: ``--help``,
+    a usage error). Only for the command's own process: a Python caller uses ``main``."""
+    try:
+        code = main(argv)
+    except SystemExit as done:  # argparse: --help (0), a usage error (2)
+        code = done.code
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):  # what sys.exit("text") does: the text on stderr, exit code 1
+        print(code, file=sys.stderr)
+        code = 1
+    exit_now(code)
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the command's process with exit code ``code`` once its work is done: wait for its threads, run the
+    ``atexit`` handlers, flush stdout and stderr, then ``os._exit`` — skipping the interpreter's teardown, where
+    pyarrow's thread pools may abort the process ("terminate called without an active exception", SIGABRT, exit
+    code 134 instead of the command's: apache/arrow#34314) after the command succeeded. Every file a command writes
+    is closed before it returns (written whole, then renamed into place: ``fairaudit.base.files``). A stdout that
+    cannot be flushed ends the process with exit code 120, as Python does (a closed pipe, as after ``| head``, is
+    not an error)."""
+    import atexit
+
+    for thread in threading.enumerate():  # as the interpreter does before exiting: non-daemon threads finish
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()  # what the interpreter runs at exit (dask clusters, logging, temporary folders)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except BrokenPipeError:
+            pass
+        except (OSError, ValueError):  # ValueError: already closed (``_run`` closes stderr after a broken pipe)
+            if stream is sys.stdout and code == 0:
+                code = 120
+    os._exit(code)
+
+
 def interrupted(err: BaseException | None = None) -> int:
     """Ctrl-C (or SIGTERM): one line on stderr, exit code 130 (143) — what a shell reports for such a command."""
     if isinstance(err, Terminated):
@@ -174,4 +220,4 @@ def _internal_error(args, err: Exception) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console()

@@ -7,7 +7,7 @@
     --scheduler ADDRESS    attach to an existing Dask cluster instead (e.g. tcp://10.0.0.5:8786); command line
                            only: the dashboard never lets a browser point the server at an address
 
-The knobs are declared once in ``fairaudit.engines.monitor.distributed.DASK_OPTIONS``; the route itself is
+The knobs are declared once in ``fairaudit.engines.monitor.options.DASK_OPTIONS``; the route itself is
 ``fairaudit.engines.monitor.distributed.audit_parquet``. The result is printed and written (--json, --pdf, --full-trace)
 like any other audit's (``fairaudit.cli._common.finish``). The log is read by the pipeline every route shares
 (``fairaudit.sources``: ``--column-type``, ``--na-values``); its schema is fixed before a cluster starts, and a value
@@ -20,7 +20,7 @@ import argparse
 import logging
 import sys
 
-from fairaudit.engines.monitor.distributed import DASK_OPTIONS
+from fairaudit.engines.monitor.options import DASK_OPTIONS
 from fairaudit.base.errors import FairauditError
 
 

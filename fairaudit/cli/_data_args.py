@@ -52,8 +52,9 @@ def protected_names(text: str | None) -> list[str] | None:
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
-def dataset_from_args(args: argparse.Namespace) -> Dataset | None:
-    """The dataset named by the parsed options (``None`` when --data is optional and absent).
+def dataset_from_args(args: argparse.Namespace, columns=None) -> Dataset | None:
+    """The dataset named by the parsed options (``None`` when --data is optional and absent); ``columns``: the
+    caller reads only these columns (``fairaudit.data.resolve``: a built-in dataset is then read in part).
 
     Raises ``DataError`` (one line) for an unknown name, a bad file, an unknown column or a non-binary label.
     """
@@ -61,7 +62,7 @@ def dataset_from_args(args: argparse.Namespace) -> Dataset | None:
         return None
     dataset = data.resolve(args.data, label=args.label, protected=protected_names(args.protected),
                            favourable=args.favourable, column_types=getattr(args, "column_type", None),
-                           na_values=getattr(args, "na_values", ()))
+                           na_values=getattr(args, "na_values", ()), columns=columns)
     if getattr(args, "missing", "keep") == "drop":
         dataset = dataset.without_missing_protected()
         if not len(dataset):

@@ -26,7 +26,7 @@ import signal
 import threading
 from pathlib import Path
 
-from fairaudit.core.engine import Option
+from fairaudit.core.options import Option
 from fairaudit.base.errors import FairauditError
 from fairaudit.engines.monitor.livelog import POLL_SECONDS
 

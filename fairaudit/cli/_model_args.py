@@ -12,6 +12,9 @@
                         outcome, e.g. "decile_score <= 4" (COMPAS: low risk is favourable)
                         (for auditing logged decisions); mutually exclusive with --model
     --seed S            seed of the training split and of the learner (default 0)
+    --no-cache          train a --model KIND now; otherwise the same training (same data, kind, seed,
+                        settings and library versions) is read back from the model cache
+                        (``fairaudit.models.cache``: $FAIRAUDIT_CACHE_DIR, else ~/.cache/fairaudit)
 """
 from __future__ import annotations
 
@@ -45,6 +48,11 @@ def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True,
                             "such a file lists them): trust only types you know are harmless")
     if "--seed" not in parser._option_string_actions:
         group.add_argument("--seed", type=int, default=0, help=seed_help)
+    group.add_argument("--no-cache", action="store_true", dest="no_cache",
+                       help="train a --model KIND now even if the same training ran before: a model trained on the "
+                            "same data with the same kind, seed and settings is otherwise read back from the cache "
+                            "($FAIRAUDIT_CACHE_DIR, else $XDG_CACHE_HOME/fairaudit or ~/.cache/fairaudit; "
+                            "FAIRAUDIT_CACHE=off turns it off), the very model a new fit gives")
 
 
 def model_from_args(args: argparse.Namespace, dataset: Dataset | None, on_progress=None) -> models.Model:
@@ -62,8 +70,10 @@ def model_from_args(args: argparse.Namespace, dataset: Dataset | None, on_progre
         from fairaudit.models.features import default_features
 
         features = default_features(dataset, include_protected=bool(getattr(args, "include_protected", False)))
-        return models.train(dataset, spec, seed=getattr(args, "seed", 0) or 0, on_progress=on_progress,
-                            features=features)
+        from fairaudit.models.cache import cached_train
+
+        return cached_train(dataset, spec, use_cache=not getattr(args, "no_cache", False),
+                            seed=getattr(args, "seed", 0) or 0, on_progress=on_progress, features=features)
     path = Path(spec)
     if not path.exists():
         if not path.suffix and len(path.parts) == 1:  # looks like a misspelt kind

@@ -29,7 +29,7 @@ from fairaudit import engines
 from fairaudit.cli._common import (EXIT, EXIT_EXPLORATORY, EXIT_HELP, EXIT_UNBACKED, Request,  # noqa: F401
                                    check_outputs, decision_sources, engine_options, finish, other_engines_headers,
                                    print_summary, trace_args, write_report)
-from fairaudit.core.engine import COMMON_OPTIONS
+from fairaudit.core.options import COMMON_OPTIONS, with_common
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.inputs import ROWS
 from fairaudit.base.progress import terminal_line
@@ -118,17 +118,19 @@ def add_engine_options(parser: argparse.ArgumentParser, shown: str) -> None:
     """A flag for every option of every engine (read as text, checked later by the chosen engine's declaration);
     the help lists the options of the engine ``shown`` and those of every run."""
     taken = {flag for action in parser._actions for flag in action.option_strings}
-    shown_engine = engines.get(shown) if shown in engines.names() else engines.get(engines.DEFAULT)
-    group = parser.add_argument_group(f"options of the {shown_engine.name} engine ({shown_engine.title})",
-                                      None if shown_engine.options else "this engine has no options of its own")
+    shown = shown if shown in engines.names() else engines.DEFAULT
+    # from the engines' declarations (``declared_options``): no engine is imported for the help
+    group = parser.add_argument_group(f"options of the {shown} engine ({engines.declared_title(shown)})",
+                                      None if engines.declared_options(shown) else
+                                      "this engine has no options of its own")
     common = parser.add_argument_group("options of every run")
     seen = set()
-    for engine in [shown_engine] + [e for e in engines.all_engines() if e is not shown_engine]:
-        for option in engine.all_options():
+    for name in [shown] + [n for n in engines.names() if n != shown]:
+        for option in with_common(engines.declared_options(name)):
             if option.flag in taken or option.name in seen:
                 continue
             seen.add(option.name)
-            visible = engine is shown_engine
+            visible = name == shown
             help_text = option.help + (f" (default {option.show(option.default)})" if option.default is not None
                                        else "") + (f"; a spec file's '# {option.name}:' header sets it"
                                                    if option.header else "")

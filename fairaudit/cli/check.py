@@ -24,10 +24,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ignore a file's '# dataset:' header (check the syntax only unless --data is given)")
 
 
-def _dataset(args: argparse.Namespace, spec_file):
+def _dataset(args: argparse.Namespace, spec_file, decision: str | None):
+    """The dataset to validate against; of a built-in one only the columns the checks read (start-up time)."""
+    from fairaudit.core.preflight import columns_read
+
     if args.data is None and spec_file.dataset and not args.no_header_data:
         args.data = spec_file.dataset_ref()
-    return dataset_from_args(args)
+    return dataset_from_args(args, columns=columns_read(spec_file.spec, decision, spec_file.where))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,9 +39,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         spec_file = spec_from_args(args)
         check_headers(spec_file)  # before the header's dataset is read
-        dataset = _dataset(args, spec_file)
         decision = where = None
-        if spec_file.decision is not None and not spec_file.uses_model:
+        uses_decision = spec_file.decision is not None and not spec_file.uses_model
+        dataset = _dataset(args, spec_file, spec_file.decision if uses_decision else None)
+        if uses_decision:
             decision = option_source(spec_file.decision, "--pred", spec_file.headers["decision"], spec_file)
         if spec_file.where is not None:
             where = option_source(spec_file.where, "--where", spec_file.headers["where"], spec_file)

@@ -56,8 +56,6 @@ from fairaudit.bounds.rules import BOOL_RULES, CMP, FALSE, TERM_RULES, TRUE, UNK
 from fairaudit.core.evaluate import LeafValue, compile_spec, leaf_key, term_intervals
 from fairaudit.spec.ast import LEAF_KINDS, Spec
 
-SPLITS = ("directed", "directed-intervals", "equal", "optimized")  # directed: ``fairaudit.engines.monitor.directed`` with
-# the joint tests of ``fairaudit.engines.monitor.eprocess`` (the default); directed-intervals: the same on leaf intervals only
 MAX_ALTERNATIVES = 256
 _LN_1_1 = math.log(1.1)
 

@@ -86,8 +86,8 @@ def check_headers(spec_file) -> None:
             check()
         except SpecError as err:
             errors.append(err)
-    for engine in registry.all_engines():
-        for option in engine.header_options():
+    for name in registry.names():  # the declarations only: the engines themselves are not imported
+        for option in registry.header_options(name):
             if option.name in spec_file.headers:
                 try:
                     _header_value(spec_file, option)
@@ -223,6 +223,30 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
     if errors:
         raise ValidationError(errors)
     return [err for err, kind in zip(found, kinds) if kind == "warning"]
+
+
+def columns_read(spec: ast.Spec, *events) -> set[str] | None:
+    """The names ``preflight`` may read as columns of the rows (with the dataset's label and protected columns,
+    which a dataset always reads): every name in ``spec`` and in ``events`` (the decision and the row filter,
+    as text or parsed), ``Fair[...]``'s columns. None when an event does not parse: then every column (its
+    error is preflight's to report, as it does)."""
+    from fairaudit.spec.parser import parse_event
+
+    names = set()
+    for tn in spec.leaves:
+        if tn.kind == "fair":
+            names.add(tn.node.column)
+        for event in _events(tn):
+            names.update(n.name for n in ast.event_names(event))
+    for event in events:
+        if event is None:
+            continue
+        try:
+            parsed = parse_event(event) if isinstance(event, str) else event
+        except SpecError:
+            return None
+        names.update(n.name for n in ast.event_names(parsed))
+    return names
 
 
 def _events(tn):

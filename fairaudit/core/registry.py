@@ -1,7 +1,8 @@
 """The engine registry: name → module and class, loaded on first use (like ``fairaudit.cli.COMMANDS``).
 
 An engine module declares its engine without importing its solver (z3, torch, pgmpy are imported inside
-``run``), so listing the engines, their options and their headers is cheap. ``available()`` says which can
+``run``), and its options in its package's ``options.py`` (``declared_options``), so listing the engines, their
+options and their headers is cheap (the options without importing the engine at all). ``available()`` says which can
 run on this machine and why not. Adding an engine: one module implementing ``fairaudit.core.engine.Engine``
 and one line here; ``fairaudit.testing.check_engine`` checks it honours the contract.
 """
@@ -67,11 +68,46 @@ def available() -> list[Availability]:
     return out
 
 
+def _declarations(name: str) -> tuple[str, tuple]:
+    """``(title, options)`` of the engine called ``name``: from its package's ``options.py`` (``TITLE``,
+    ``OPTIONS``) without importing the engine; an engine that has no such module (one module plus one registry
+    line) from the engine itself."""
+    if name not in REGISTRY:
+        raise FairauditError(f"unknown engine {name!r}; engines: {', '.join(REGISTRY)}")
+    module = REGISTRY[name].split(":")[0]
+    declared = f"{module.rsplit('.', 1)[0]}.options" if "." in module else None
+    try:
+        found = declared is not None and importlib.util.find_spec(declared) is not None
+    except (ImportError, ValueError):  # the engine's module is not in a package
+        found = False
+    if found:
+        options = importlib.import_module(declared)
+        return options.TITLE, tuple(options.OPTIONS)
+    engine = get(name)
+    return engine.title, tuple(engine.options)
+
+
+def declared_title(name: str) -> str:
+    """The title of the engine called ``name`` (its ``title``), without importing the engine (``_declarations``)."""
+    return _declarations(name)[0]
+
+
+def declared_options(name: str) -> tuple:
+    """The options the engine called ``name`` declares (its ``options``, not the common ones), without importing
+    the engine (``_declarations``; ``FairauditError`` naming the engines there are)."""
+    return _declarations(name)[1]
+
+
+def header_options(name: str) -> tuple:
+    """The options of the engine called ``name`` that a spec file may set with ``# name: value``."""
+    return tuple(o for o in declared_options(name) if o.header)
+
+
 def header_names() -> tuple[str, ...]:
     """Every option any engine lets a spec file set with ``# name: value``."""
     seen: list[str] = []
-    for engine in all_engines():
-        for option in engine.header_options():
+    for name in REGISTRY:
+        for option in header_options(name):
             if option.name not in seen:
                 seen.append(option.name)
     return tuple(seen)

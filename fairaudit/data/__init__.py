@@ -23,17 +23,21 @@ __all__ = ["Column", "DATA_DIR", "DataError", "Dataset", "DatasetInfo", "MISSING
 
 def resolve(name_or_path: str | os.PathLike | IO, label: str | None = None,
             protected: str | Iterable[str] | None = None, favourable: Any = None, *, column_types=None,
-            na_values=()) -> Dataset:
+            na_values=(), columns=None) -> Dataset:
     """A built-in dataset by name, or a CSV file by path (or file object).
 
     For a built-in dataset, ``label`` / ``protected`` / ``favourable`` replace the declared ones when given
     (``protected=[]`` means none); for a CSV file they are passed to ``from_csv``, with ``column_types`` and
-    ``na_values`` (a built-in dataset's types are its own: declaring them is refused).
+    ``na_values`` (a built-in dataset's types are its own: declaring them is refused). ``columns``: a caller that
+    reads only these columns (``load``'s argument) — honoured for a built-in dataset whose roles are kept, ignored
+    otherwise (a CSV file's types and a new role's checks need every column).
     """
     if isinstance(name_or_path, str) and name_or_path in names():
         if column_types or na_values:
             raise DataError(f"--column-type and --na-values apply to a CSV or Parquet file; '{name_or_path}' is a "
                             "built-in dataset with its own types")
+        if label is None and protected is None and favourable is None:
+            return load(name_or_path, columns)
         return with_roles(load(name_or_path), label, protected, favourable)
     if isinstance(name_or_path, (str, os.PathLike)):
         path = Path(name_or_path)

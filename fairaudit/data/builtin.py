@@ -74,8 +74,8 @@ def schema(name: str) -> Schema:
 
 
 @functools.cache
-def _frame(name: str) -> pd.DataFrame:
-    """The rows, read once per process; callers get copies."""
+def _frame(name: str, columns: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The rows (only ``columns``, in file order, when given), read once per process; callers get copies."""
     e = _entry(name)
     path = DATA_DIR / e["file"]
     try:
@@ -85,14 +85,23 @@ def _frame(name: str) -> pd.DataFrame:
     if hashlib.sha256(data).hexdigest() != e["sha256"]:
         raise DataError(f"the bundled file {path} does not match datasets.json; rebuild it with "
                         "tools/build_datasets.py")
-    dtypes = {c["name"]: c["dtype"] for c in e["columns"]}
-    frame = pd.read_csv(path, compression="gzip", dtype=dtypes, na_filter=False)
+    dtypes = {c["name"]: c["dtype"] for c in e["columns"] if columns is None or c["name"] in columns}
+    frame = pd.read_csv(path, compression="gzip", dtype=dtypes, na_filter=False,
+                        usecols=None if columns is None else list(dtypes))
     if list(frame.columns) != list(dtypes) or len(frame) != e["rows"]:
         raise DataError(f"the bundled file {path} does not match its schema in datasets.json")
     return frame
 
 
-def load(name: str) -> Dataset:
-    """A built-in dataset. Rows are read once per process; each call returns its own copy of the frame."""
+def load(name: str, columns=None) -> Dataset:
+    """A built-in dataset. Rows are read once per process; each call returns its own copy of the frame.
+
+    ``columns``: read only these of its columns, and always its label and protected ones (names it does not have
+    are left out) — for a caller that reads no other column (``fairaudit check`` validating a spec): the schema is
+    still the whole dataset's, but ``frame`` has only those columns, in file order."""
     e = _entry(name)
-    return Dataset(name, _frame(name).copy(), schema(name), source="built-in", description=e["description"])
+    declared = schema(name)
+    if columns is not None:
+        wanted = set(columns) | {declared.label} | set(declared.protected)
+        columns = tuple(c.name for c in declared.columns if c.name in wanted)
+    return Dataset(name, _frame(name, columns).copy(), declared, source="built-in", description=e["description"])

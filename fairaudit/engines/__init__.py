@@ -3,11 +3,12 @@
 own mathematics; what several engines share lives in ``fairaudit.bounds`` and ``fairaudit.core``.
 
 The registry (name → engine, loaded on first use) is ``fairaudit.core.registry``, re-exported here. Adding an engine
-is one package with a class implementing ``fairaudit.core.engine.Engine`` and one line in that registry;
+is one package with a class implementing ``fairaudit.core.engine.Engine``, its options in the package's
+``options.py`` (``OPTIONS``, read without importing the engine) and one line in that registry;
 ``fairaudit.testing.check_engine`` checks it honours the contract.
 """
-from fairaudit.core.registry import (DEFAULT, REGISTRY, STREAMING, Availability, all_engines, available, get,
-                                     header_names, names)
+from fairaudit.core.registry import (DEFAULT, REGISTRY, STREAMING, Availability, all_engines, available,
+                                     declared_options, declared_title, get, header_names, header_options, names)
 
-__all__ = ["DEFAULT", "REGISTRY", "STREAMING", "Availability", "all_engines", "available", "get", "header_names",
-           "names"]
+__all__ = ["DEFAULT", "REGISTRY", "STREAMING", "Availability", "all_engines", "available", "declared_options",
+           "declared_title", "get", "header_names", "header_options", "names"]

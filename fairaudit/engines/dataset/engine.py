@@ -25,13 +25,13 @@ import numpy as np
 
 from fairaudit.core.allocation import equal_split
 from fairaudit.bounds.fixed_sample import clopper_pearson
-from fairaudit.core.engine import Context, Engine, LeafBatch, Option
+from fairaudit.core.engine import Context, Engine, LeafBatch
+from fairaudit.engines.dataset.options import OPTIONS, TITLE
 from fairaudit.core.observations import decision_reasons, observe_inputs
 from fairaudit.core.evaluate import LeafValue, enclose
 from fairaudit.core.guarantee import Guarantee
 
 
-INTERVALS = ("none", "one-look")
 ONE_LOOK = "one look, not for monitoring"
 ONE_LOOK_ASSUMES = ("the audited rows are an i.i.d. sample of the population, and they are looked at once, at a "
                     "number of rows fixed in advance")
@@ -55,20 +55,13 @@ def scope(rows: int | None) -> str:
 
 class DatasetEngine(Engine):
     name = "dataset"
-    title = "Exact on the dataset"
+    title = TITLE
     summary = ("the exact value of every E[...] and Fair[...] on the audited rows (what Fairlearn's MetricFrame "
                "reports): no error probability, but a statement about these rows only, not the population")
     unit = "rows"
     leaf_kinds = frozenset({"expect", "fair"})
     requires = ("dataset",)
-    options = (
-        Option("interval", str, "none", "none: the exact values on these rows (no population claim); one-look: "
-               "exact binomial (Clopper–Pearson) intervals for the population at Δ, valid for one look at these "
-               "rows, not for monitoring", choices=INTERVALS, header=True, label="Intervals"),
-        Option("delta", float, 0.05, "with interval=one-look: the total failure probability Δ, split equally over "
-               "the distinct probabilities (ignored otherwise)", min=0, max=1, exclusive=True, header=True,
-               label="Δ (failure probability, one look)", step=0.01),
-    )
+    options = OPTIONS
     evidence_hint = "one step cannot contradict itself: this is a bug in fairaudit, please report it"
 
     def check(self, spec, inputs) -> list[str]:

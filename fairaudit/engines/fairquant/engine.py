@@ -17,24 +17,20 @@ prediction of both individuals) are kept, a bounded sample with the total count,
 """
 from __future__ import annotations
 
-import dataclasses
 from fractions import Fraction
 from typing import Iterator
 
 import numpy as np
 
 from fairaudit.core.counterexamples import DOMAIN, KEEP, Counterexample, Counterexamples, LeafCounterexamples
-from fairaudit.core.engine import COMMON_OPTIONS, ROUNDS, Context, Engine, LeafBatch, Option
+from fairaudit.core.engine import Context, Engine, LeafBatch
+from fairaudit.engines.fairquant.options import OPTIONS, TITLE
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue, compile_spec, enclose
 from fairaudit.core.guarantee import Guarantee
 
 MAX_VALUES = 20        # protected values (copies of the network) at most
 
-
-def _common(name: str, **changes) -> Option:
-    base = next(o for o in COMMON_OPTIONS if o.name == name)
-    return dataclasses.replace(base, **changes)
 
 
 def domain_inputs(model, dataset=None, warnings=(), *, trust_pickle: bool = False, trusted_types=()):
@@ -55,7 +51,7 @@ def domain_inputs(model, dataset=None, warnings=(), *, trust_pickle: bool = Fals
 
 class FairQuantEngine(Engine):
     name = "fairquant"
-    title = "FairQuant (individual fairness of a ReLU network over its input domain)"
+    title = TITLE
     summary = ("the fraction of all individuals of a ReLU network's input domain proven fair, proven unfair and "
                "undecided when only the protected attribute changes (symbolic intervals, refined partition by "
                "partition), with counterexamples")
@@ -64,38 +60,7 @@ class FairQuantEngine(Engine):
     requires = ("model",)
     packages = ("torch",)
     count_meaning = "the number of partitions of the input domain analysed for it"
-    options = (
-        Option("max_depth", int, 20, "a partition this many bisections deep is not split further (it stays "
-               "undecided); deeper resolves more of the domain but takes longer", min=0, max=62, header=True,
-               label="Maximum refinement depth"),
-        Option("sample_depth", int, 15, "from this depth on, an undecided partition is first searched for a "
-               "counterexample (random individuals of it); one found stops its refinement", min=0, max=62,
-               header=True, label="Counterexample search depth", advanced=True),
-        Option("cex_samples", int, 10, "random individuals tried per partition in the counterexample search", min=0,
-               max=10_000, label="Samples per partition", advanced=True),
-        Option("refine_order", str, "depth-first", "which partitions are refined first: depth-first (the last "
-               "split first, as FairQuant) or breadth-first (the largest first: the certified rate grows sooner)",
-               choices=("depth-first", "breadth-first"), label="Refinement order", advanced=True),
-        Option("cex_corners", bool, False, "in the counterexample search also try the corners of the partition "
-               "where an output bound is extreme: counterexamples are found sooner and the run is shorter, but a "
-               "partition with one stops being refined, so fewer individuals are certified",
-               label="Try the corners for counterexamples", advanced=True),
-        Option("cex_probes", str, "random", "where the counterexample search looks: random individuals of the "
-               "partition, or the FairQuant artifact's probes ⌊s·(lb+ub)/10⌋ (s = 0..9), which may lie outside it "
-               "and stop its refinement sooner (a witness outside it is not counted as unfair)",
-               choices=("random", "artifact"), label="Counterexample probes", advanced=True),
-        Option("protected_values", str, "all", "which values of the protected attribute are compared: all of "
-               "them, or only its lowest and highest (the FairQuant artifact's choice)", choices=("all", "extremes"),
-               header=True, label="Protected values compared", advanced=True),
-        Option("batch_partitions", int, 1024, "partitions analysed at once (a tensor batch) between two reports", min=1,
-               max=1_000_000, label="Partitions per batch", advanced=True),
-        Option("tolerance", float, 1e-5, "stop once less than this fraction of the domain is left to refine "
-               "(FairQuant's quasi-complete termination)", min=0, max=1, label="Undecided tolerance",
-               advanced=True, step=1e-5),
-        _common("time_budget", default=600.0, help="stop refining after this many seconds; the rates so far are "
-                "sound (certified and unfair only grow), the rest is undecided"),
-        ROUNDS,
-    )
+    options = OPTIONS
     evidence_hint = ("the bounds of a sound engine never contradict each other: this is a bug in fairaudit, "
                      "please report it")
 

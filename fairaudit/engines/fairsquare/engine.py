@@ -20,13 +20,13 @@ current, still sound, bounds.
 """
 from __future__ import annotations
 
-import dataclasses
 from fractions import Fraction
 from typing import Iterator
 
 import numpy as np
 
-from fairaudit.core.engine import COMMON_OPTIONS, ROUNDS, Context, Engine, LeafBatch, Option
+from fairaudit.core.engine import Context, Engine, LeafBatch
+from fairaudit.engines.fairsquare.options import OPTIONS, TITLE
 from fairaudit.core.evaluate import LeafValue, compile_spec
 from fairaudit.core.guarantee import Guarantee
 
@@ -36,34 +36,16 @@ STEPS_PER_ROUND = 4
 EXPAND_PATHS = 512            # paths enumerated (finished or left open) per expansion of an open part
 
 
-def _common(name: str, **changes) -> Option:
-    base = next(o for o in COMMON_OPTIONS if o.name == name)
-    return dataclasses.replace(base, **changes)
-
 
 class FairSquare(Engine):
     name = "fairsquare"
-    title = "FairSquare (sound bounds over a population program)"
+    title = TITLE
     summary = ("lower and upper bounds that hold with certainty on every E[...] over a population program "
                "(.fr): program paths, closed forms and exact box decomposition, refined until decided")
     unit = "refinement rounds"
     leaf_kinds = frozenset({"expect"})
     requires = ("population",)
-    options = (
-        Option("precision", float, 1e-6, "stop refining once every probability's bounds are this close (the run "
-               "also stops at the decision, at the time budget, or when nothing is left to refine)", min=0,
-               label="Precision", step=1e-4, advanced=True),
-        Option("population_model", str, "independent", "with a dataset and a model instead of a population "
-               "program: how the population is generated from the dataset (independent: every column drawn on its "
-               "own; bn: the protected attribute first, every other column drawn within its group)",
-               choices=("independent", "bn"), header=True, label="Generated population", advanced=True),
-        _common("stop", default=True, help="stop at the first round at which the whole specification is decided "
-                "(the bounds are sound, so refining further cannot change the verdict); false: refine until the "
-                "precision or the time budget"),
-        _common("time_budget", default=120.0, help="stop refining after this many seconds; an undecided "
-                "specification is then 'unknown' with the (sound) bounds of its last complete round"),
-        ROUNDS,
-    )
+    options = OPTIONS
     evidence_hint = ("the bounds of a sound engine never contradict each other: this is a bug in fairaudit, "
                      "please report it")
 

@@ -30,7 +30,8 @@ from typing import Iterator
 
 import numpy as np
 
-from fairaudit.core.engine import ROUNDS, Context, Engine, LeafBatch, Option
+from fairaudit.core.engine import Context, Engine, LeafBatch
+from fairaudit.engines.fvgm.options import OPTIONS, TITLE
 from fairaudit.core.evaluate import LeafValue, compile_spec
 from fairaudit.core.guarantee import Guarantee
 
@@ -41,23 +42,13 @@ REFINE = 4
 
 class FVGM(Engine):
     name = "fvgm"
-    title = "FVGM (a linear model over a Bayesian network of the data)"
+    title = TITLE
     summary = ("bounds that hold with certainty on E[pred | group] for a linear model, under a Bayesian network "
                "learnt from the audited rows (numeric columns binned)")
     unit = "refinement rounds"
     leaf_kinds = frozenset({"expect"})
     requires = ("dataset", "model")
-    options = (
-        Option("bins", int, 5, "equal-width bins per numeric column (a column with fewer values keeps them)",
-               min=1, max=50, label="Bins per numeric column", header=True),
-        Option("structure_score", str, "bic", "the score of the hill-climbing structure search",
-               choices=("bic", "k2"), label="Structure score", advanced=True),
-        Option("max_parents", int, 3, "the most parents a variable of the network may have", min=0, max=10,
-               label="Most parents", advanced=True),
-        Option("precision", float, 1e-3, "stop refining once every probability's bounds are this close", min=0,
-               exclusive=True, label="Precision", advanced=True),
-        ROUNDS,
-    )
+    options = OPTIONS
 
     # ------------------------------------------------------------------------------------------ checks
     def check(self, spec, inputs) -> list[str]:

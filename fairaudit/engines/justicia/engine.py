@@ -35,7 +35,8 @@ from typing import Iterator
 
 import numpy as np
 
-from fairaudit.core.engine import ROUNDS, Context, Engine, LeafBatch, Option
+from fairaudit.core.engine import Context, Engine, LeafBatch
+from fairaudit.engines.justicia.options import OPTIONS, TITLE
 from fairaudit.core.evaluate import LeafValue, compile_spec, enclose
 from fairaudit.core.guarantee import Guarantee
 from fairaudit.base.limits import Deadline, OutOfTime
@@ -163,33 +164,14 @@ class _Job:
 
 class Justicia(Engine):
     name = "justicia"
-    title = "Justicia (group rates over a modelled feature distribution)"
+    title = TITLE
     summary = ("the probability of the favourable decision in every compound group of the protected attributes for a "
                "decision tree (exact) or a linear model (exact, or sound bounds refined until they are close), with "
                "the features independent within each group (Justicia's enumeration)")
     unit = "rounds"
     leaf_kinds = frozenset({"expect"})
     requires = ("dataset", "model")
-    options = (
-        Option("correlation", bool, True, "draw each feature from its distribution within the group (true: the "
-               "dependence between the groups and the features is kept) or from its distribution over all audited "
-               "rows (false: Justicia's plain and learning encodings, under which a model that does not read the "
-               "group columns is always fair)", header=True, label="Group-conditional features"),
-        Option("precision", float, 5e-3, "linear models whose exact score distribution is too large: refine the "
-               "sound bounds (weights rounded down and up to a grid that halves every round) until every group's "
-               "bounds are this close", min=0.0, max=1.0, header=True, label="Precision (linear)"),
-        Option("search", str, "enumerate", "enumerate: the rate of every compound group; learn: only the most and "
-               "least favoured compound group, found by branch and bound (Justicia's learning mode)",
-               choices=("enumerate", "learn"), header=True, label="Group search"),
-        Option("bins", int, 0, "linear models only: each numeric feature is discretised into at most this many "
-               "equal-frequency bins, each value replaced by its bin's mean (Justicia's discretisation: a different "
-               "modelled distribution); 0: keep every observed value",
-               min=0, label="Bins per numeric feature (linear)", advanced=True),
-        Option("multiplier", int, 0, "linear models only: round the weights to integers, the largest |weight| or "
-               "|bias| becoming this multiplier (Justicia uses 30); the rates are then about the rounded model. "
-               "0: exact weights", min=0, label="Weight rounding (linear)", advanced=True),
-        ROUNDS,
-    )
+    options = OPTIONS
     evidence_hint = "one exact step cannot contradict itself: this is a bug in fairaudit, please report it"
 
     def check(self, spec, inputs) -> list[str]:

@@ -78,8 +78,8 @@ The cluster
     ``dask_client(scheduler=None, workers=2, threads=1)`` starts a ``distributed.LocalCluster`` on this machine
     (``processes=True``: one process per worker, so evaluation runs in parallel) or, with ``scheduler``, attaches
     to an existing cluster (``tcp://host:8786``; unreachable within ``timeout`` seconds → ``FairauditError``); on
-    exit (also on an error or Ctrl-C) the client is closed and a cluster it started is shut down. ``DASK_OPTIONS``
-    declares the knobs once (the CLI's flags derive from them).
+    exit (also on an error or Ctrl-C) the client is closed and a cluster it started is shut down. Its options,
+    ``fairaudit.engines.monitor.options.DASK_OPTIONS``, declare the knobs once (the CLI's flags derive from them).
 """
 from __future__ import annotations
 
@@ -95,7 +95,6 @@ from typing import Iterator
 
 import numpy as np
 
-from fairaudit.core.engine import Option
 from fairaudit.sources.files import not_interrupted
 from fairaudit.engines.monitor.stream import ChunkedObservations, _count_upto
 from fairaudit.base.errors import DataError, FairauditError
@@ -103,14 +102,6 @@ from fairaudit.sources.files import READ_ROWS, FileLog
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
-DASK_OPTIONS = (
-    Option("dask_workers", int, 2, "with --dask: worker processes of the local Dask cluster", min=1,
-           label="Dask workers", metavar="N"),
-    Option("dask_threads", int, 1, "with --dask: threads per worker of the local Dask cluster", min=1,
-           label="Threads per worker", metavar="N"),
-    Option("dask_timeout", float, 10.0, "seconds to wait for the Dask scheduler (--scheduler) or the local cluster "
-           "to answer", min=0, exclusive=True, label="Dask timeout (s)", metavar="SECONDS"),
-)
 
 
 from fairaudit.engines import STREAMING as ENGINE  # the engine whose observations the workers evaluate

@@ -79,11 +79,12 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from fairaudit.core.allocation import Allocation, Allocator, SPLITS, equal_split, sound_delta
-from fairaudit.bounds.concentration import BOUND_ALIASES, BOUNDS, DEFAULT_BOUND, ReusedBound, get_bound
+from fairaudit.core.allocation import Allocation, Allocator, equal_split, sound_delta
+from fairaudit.bounds.concentration import BOUND_ALIASES, DEFAULT_BOUND, ReusedBound, get_bound
 from fairaudit.engines.monitor.directed import directed_verdict, display_deltas, witness_deltas
 from fairaudit.bounds.rules import TRUE, UNKNOWN
-from fairaudit.core.engine import Context, Engine, LeafBatch, Option
+from fairaudit.core.engine import Context, Engine, LeafBatch
+from fairaudit.engines.monitor.options import DEFAULT_SPLIT, OPTIONS, ORDERS, SPLITS, TITLE
 from fairaudit.core.observations import Observations, decision_reasons, observe_inputs
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue
@@ -94,8 +95,6 @@ CHUNK_CHECKS = 256  # checks in the first batch (at most)
 CHUNK_LIMIT = 8192  # the batches double up to this many checks (numpy's cost per call is then negligible)
 YIELD_SECONDS = 0.5  # a batch is yielded at least this often while the scan searches for a decision
 SOLVER_TIME_LIMIT = 1.0  # seconds per solver call; a call that runs out just does not decide that check
-ORDERS = ("shuffle", "given")
-DEFAULT_SPLIT = "directed"
 
 
 def check_points(length: int, batch: int) -> np.ndarray:
@@ -519,7 +518,7 @@ MIXTURE = [
 
 class Monitor(Engine):
     name = "monitor"
-    title = "Online monitor (AVOIR)"
+    title = TITLE
     summary = ("streams the decisions one row at a time and bounds every E[...] with anytime-valid confidence "
                "sequences; decides as soon as the evidence allows, with probability ≥ 1 − Δ")
     unit = "observations"
@@ -527,30 +526,7 @@ class Monitor(Engine):
     requires = ("dataset",)
     accepts = ("population",)  # or individuals sampled from a population program (``--population FILE.fr``)
     evidence_hint = ORDER_HINT
-    options = (
-        Option("delta", float, 0.05, "total failure probability Δ: the verdict is wrong with probability at most "
-               "Δ (smaller: wider intervals, later decisions)", min=0, max=1, exclusive=True, header=True,
-               label="Δ (failure probability)", step=0.01),
-        Option("batch", int, 5, "check the bounds and the verdict every this many observations", min=1,
-               label="Check every … observations"),
-        Option("split", str, DEFAULT_SPLIT, "how Δ is shared among the estimated probabilities: directed (one "
-               "certificate per verdict direction, each conjunct of a TRUE 'and' at the full Δ, and with the "
-               "mixture bound a joint e-process test for every comparison of two disjoint groups; the verdict holds "
-               "with probability ≥ 1 − Δ), directed-intervals (the same on the intervals only), equal (Δ/k each, "
-               "VeriFair/AVOIR-VF; 1 − Δ) or optimized (AVOIR-OB, exploratory: chosen from the data, only "
-               "guarantees 1 − k·Δ for k probabilities)", choices=SPLITS,
-               label="Δ split", advanced=True),
-        Option("bound", str, DEFAULT_BOUND, "the confidence sequence behind every E[...] interval: mixture (the "
-               "Krichevsky–Trofimov beta-binomial mixture; adapts to the rate) or hoeffding (as in AVOIR and "
-               "VeriFair, to reproduce them); betting is the deprecated name of mixture",
-               choices=tuple(BOUNDS) + tuple(BOUND_ALIASES), label="Bound", advanced=True),
-        Option("order", str, "shuffle", "row order: shuffle (seeded; the random order the guarantee assumes) "
-               "or given (file order, for a log whose arrival order is the point; the guarantee then assumes "
-               "that order is random)", choices=ORDERS, header=True, label="Row order"),
-        Option("samples", int, 1_000_000, "with a population program: the most individuals drawn from it (the "
-               "stream's length)", min=1, label="Individuals sampled (population)", advanced=True,
-               population_only=True),
-    )
+    options = OPTIONS
 
     def check(self, spec, inputs) -> list[str]:
         reasons = super().check(spec, inputs)

@@ -81,7 +81,7 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     ``LeafBatch`` per chunk (empty ``steps`` when no check falls in it, so that the caller still learns how many
     rows were read, ``info["stream_length"]``), and, when ``chunks`` ends, one for the last row's check. With
     ``stop`` the batch holding the decision ends at it and the generator returns."""
-    from fairaudit.core.allocation import SPLITS
+    from fairaudit.engines.monitor.options import SPLITS
 
     if split not in SPLITS:
         raise FairauditError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
