@@ -103,6 +103,17 @@ def click_node(page, node_id: str, name: str) -> float:
                  page.locator(".st-key-node_panel").get_by_text(name).first)
 
 
+def screenshots(page, folder: Path) -> None:
+    """Each page, untimed, in a window tall enough for its charts; the Report page with its PDF preview open."""
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    for title in PAGES:
+        open_page(page, title)
+        if title == "Report":
+            page.get_by_text("Preview: page 1 of the PDF").first.click()
+            settle(page, _now(page), page.locator("[data-testid='stImageContainer'] img").first)
+        page.screenshot(path=str(folder / f"dash_{title.lower()}.png"))
+
+
 def run(repeat: int, shots: Path | None) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {}
 
@@ -131,8 +142,6 @@ def run(repeat: int, shots: Path | None) -> dict[str, list[float]]:
                 else:
                     note("page switch", open_page(page, title))
                     note(f"page switch: {title}", times["page switch"][-1])
-                if shots is not None and r == 0:
-                    page.screenshot(path=str(shots / f"dash_{title.lower()}.png"), full_page=True)
             open_page(page, "Audit")
             for node_id, name in (("n6", "race_parity"), ("n1", "sex_parity"), ("n3", "A term, not a claim")):
                 note("node click", click_node(page, node_id, name))
@@ -140,6 +149,8 @@ def run(repeat: int, shots: Path | None) -> dict[str, list[float]]:
             note("page switch", open_page(page, "Audit"))
             note("page switch: Audit", times["page switch"][-1])
             open_page(page, "Overview")
+        if shots is not None:
+            screenshots(page, shots)
         if errors:
             print("browser errors:", errors)
     return times
