@@ -29,10 +29,9 @@ stamp = dt.datetime.fromtimestamp(meta.get("started", 0) or dt.datetime.now().ti
 selected = selection.rebase_selection(state.get(state.SELECTED) or [], state.get(state.SELECTION_TREE), result.nodes)
 key = (meta.get("started"), result.steps, result.verdict, tuple(selected), bool((result.info or {}).get("snapshot")))
 # the session's dataset and model only if the run read them (not a population program or a log)
-pdf_inputs = {"dataset": state.get(state.DATASET) if flows.on_session_rows(meta) else None,
-              "model": state.get(state.MODEL) if flows.used_session_model(meta) else None,
-              "selected_nodes": selected,
-              "population": flows.audited_program() if meta.get("source") == flows.POPULATION else None}
+pdf_inputs = dict(dataset=state.get(state.DATASET) if flows.on_session_rows(meta) else None,
+                  model=state.get(state.MODEL) if flows.used_session_model(meta) else None, selected_nodes=selected,
+                  population=flows.audited_program() if meta.get("source") == flows.POPULATION else None)
 built = st.session_state.setdefault("report_pdf", {})  # {"last": (key, PDF bytes)}: shared by download and preview
 
 
