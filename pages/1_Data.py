@@ -166,8 +166,9 @@ else:
         st.warning(warning)
     st.caption("Bars: rows per group and the share with the favourable label, with a 95% Wilson interval; "
                "the dashed line is the overall rate." if dataset.schema.label else "Rows per group.")
+    # keyed by the dataset's content (its rows in order and roles): this page makes a new Dataset on every rerun
     charts.show(st, ("group_bars", state.dataset_key(dataset), inter, 320), lambda: viz.group_bars(stats, width=320),
-                owners=(dataset,), width="content")
+                width="content")
     with st.expander("Table"):
         st.dataframe(stats, width="stretch", hide_index=True)
 widgets.discarded_note()
