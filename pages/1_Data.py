@@ -6,7 +6,7 @@ from fairaudit import viz
 from fairaudit.data.roles import default_favourable, distinct_values
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.group_metrics import SMALL_GROUP, group_base_rates
-from fairaudit.ui import flows, state, widgets
+from fairaudit.ui import charts, flows, state, widgets
 from fairaudit.ui import logic
 from fairaudit.ui.logic import small_group_warning
 
@@ -166,7 +166,9 @@ else:
         st.warning(warning)
     st.caption("Bars: rows per group and the share with the favourable label, with a 95% Wilson interval; "
                "the dashed line is the overall rate." if dataset.schema.label else "Rows per group.")
-    st.altair_chart(viz.group_bars(stats, width=320), width="content")
+    # keyed by the dataset's content (its rows in order and roles): this page makes a new Dataset on every rerun
+    charts.show(st, ("group_bars", state.dataset_key(dataset), inter, 320), lambda: viz.group_bars(stats, width=320),
+                width="content")
     with st.expander("Table"):
         st.dataframe(stats, width="stretch", hide_index=True)
 widgets.discarded_note()

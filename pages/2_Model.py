@@ -9,7 +9,7 @@ from fairaudit.base.errors import FairauditError
 from fairaudit.core.group_metrics import SMALL_GROUP, group_model_metrics, held_out_rows
 from fairaudit.models.features import default_features, left_out_text
 from fairaudit.models.training import HELD_OUT_SHARE, KIND_HELP
-from fairaudit.ui import flows, logic, state, widgets, workspace
+from fairaudit.ui import charts, flows, logic, state, widgets, workspace
 from fairaudit.ui.progress import progress_bar
 
 entered = widgets.page_setup("Model")
@@ -197,7 +197,8 @@ else:
                "rows that get the favourable decision; FPR (false-positive rate) = the same share among truly "
                "unfavourable rows. "
                f"Groups with fewer than {SMALL_GROUP} rows in the denominator are marked.")
-    st.altair_chart(viz.group_metrics_chart(metrics, width=175), width="content")
+    charts.show(st, ("group_metrics", 175), lambda: viz.group_metrics_chart(metrics, width=175),
+                owners=(dataset, model), width="content")
     with st.expander("Table"):
         st.dataframe(metrics, width="stretch", hide_index=True)
 widgets.sidebar_status()

@@ -4,7 +4,7 @@ import streamlit as st
 from fairaudit import viz
 from fairaudit.base.errors import FairauditError
 from fairaudit.spec.templates import TEMPLATES
-from fairaudit.ui import flows, history, logic, speclib, state, widgets, workspace
+from fairaudit.ui import charts, flows, history, logic, speclib, state, widgets, workspace
 
 entered = widgets.page_setup("Specification")
 st.title("Specification")
@@ -121,13 +121,18 @@ with edit_col:
         st.session_state["audit_autorun"] = True
         st.switch_page("pages/4_Audit.py")
     if spec is not None:
-        nodes, guarantee = viz.spec_nodes(spec), None
         result, meta = state.get(state.RESULT), state.get(state.RESULT_META) or {}
-        if result is not None and (meta.get("spec") or "").strip() == text.strip():
-            nodes, guarantee = result.nodes, result.guarantee  # this very text was audited: its verdicts' colours
+        audited = result is not None and (meta.get("spec") or "").strip() == text.strip()
+        if audited:  # this very text was audited: its verdicts' colours
             st.caption("Coloured by the verdicts of the last audit of this text (Audit page for the details).")
-        st.altair_chart(viz.tree_chart(nodes, width=540, height=min(420, viz.tree.default_height(nodes)),
-                                       guarantee=guarantee), width="content")
+
+        def spec_tree():
+            nodes, guarantee = (result.nodes, result.guarantee) if audited else (viz.spec_nodes(spec), None)
+            return viz.tree_chart(nodes, width=540, height=min(420, viz.tree.default_height(nodes)),
+                                  guarantee=guarantee)
+
+        charts.show(st, ("spec_tree", text, audited), spec_tree, owners=(result,) if audited else (),
+                    width="content")
 
     with st.expander("Save to the library", expanded="spec_saved" in st.session_state):
         st.caption(f"Saved in the workspace folder (`{workspace.display(speclib.workspace_dir())}/`); the bundled "

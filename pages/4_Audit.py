@@ -5,7 +5,7 @@ from fairaudit import engines, viz
 from fairaudit.core.explain import NOT_BACKED, compare_rows, verdict_word
 from fairaudit.engines.monitor.livelog import runs_live
 from fairaudit.programs.population import ratio_spec
-from fairaudit.ui import audit_form, dask_run, flows, history, live, logic, selection, state, widgets
+from fairaudit.ui import audit_form, charts, dask_run, flows, history, live, logic, selection, state, widgets
 from fairaudit.ui.counterexamples import counterexample_table
 from fairaudit.ui.findings import findings_section
 from fairaudit.ui import options as ui_options
@@ -224,9 +224,10 @@ with left:
     # no initial ``value`` in the spec: the spec stays the same across reruns, so the browser keeps the
     # selection it shows, and the chart's event is the one source of truth; a new tree is a new widget (its
     # key names the tree), so a click on the old tree is never replayed on the new one
-    event = tree_box.altair_chart(viz.tree_chart(result.shown_nodes, width=TREE_W, guarantee=result.guarantee),
-                                  on_select="rerun", selection_mode=[viz.SELECTION],
-                                  key=f"audit_tree_{selection.tree_key(signature)}", width="content")
+    event = charts.show(tree_box, ("tree", TREE_W), lambda: viz.tree_chart(result.shown_nodes, width=TREE_W,
+                                                                            guarantee=result.guarantee),
+                        owners=(result,), on_select="rerun", selection_mode=[viz.SELECTION],
+                        key=f"audit_tree_{selection.tree_key(signature)}", width="content")
     # back from another page the chart is a fresh widget with no click yet: the selection made before is kept
     clicked = [] if entered else state.get(state.LAST_EVENT)
     selected, last = selection.next_selection(state.get(state.SELECTED), clicked,
@@ -277,20 +278,23 @@ with right:
             widgets.node_panel(i, result)
     for panel in panels:
         if panel.kind == "convergence":
-            st.altair_chart(viz.convergence_chart(frame, list(panel.nodes), nodes, stop_step=result.stop_step,
-                                                  width=PLOT_W, height=200 if len(panel.nodes) == 1 else 150,
-                                                  unit=result.unit, guarantee=result.guarantee),
-                            width="content")
+            height = 200 if len(panel.nodes) == 1 else 150
+            charts.show(st, ("convergence", tuple(panel.nodes), PLOT_W, height),
+                        lambda: viz.convergence_chart(frame, list(panel.nodes), nodes,
+                                                      stop_step=result.stop_step, width=PLOT_W, height=height,
+                                                      unit=result.unit, guarantee=result.guarantee),
+                        owners=(result,), width="content")
             if any(result.node(i).kind == "cmp" and result.has_evalue(i) for i in panel.nodes):
                 from fairaudit.core.explain import JOINT_TEST_HELP
 
                 st.caption(JOINT_TEST_HELP)
         else:
             node_text = next((n["text"] for n in nodes if n["id"] == panel.nodes[0]), panel.nodes[0])
-            st.altair_chart(viz.rates_chart(frame, panel.nodes[0], width=PLOT_W, height=160,
-                                            stop_step=result.stop_step, title=f"{node_text}: individuals",
-                                            unit=result.unit),
-                            width="content")
+            charts.show(st, ("rates", panel.nodes[0], PLOT_W),
+                        lambda: viz.rates_chart(frame, panel.nodes[0], width=PLOT_W, height=160,
+                                                stop_step=result.stop_step, title=f"{node_text}: individuals",
+                                                unit=result.unit),
+                        owners=(result,), width="content")
             st.caption("Certified: at least this share of individuals keep their decision when only the attribute "
                        "changes (the lower bound); unfair: at least this share change it (1 − the upper bound); "
                        "undecided: the rest, the interval's width. "

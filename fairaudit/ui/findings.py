@@ -9,6 +9,7 @@ import streamlit as st
 
 from fairaudit.core import findings_view as fv
 from fairaudit import viz
+from fairaudit.ui import charts
 
 CHART_W = 460
 
@@ -27,7 +28,8 @@ def findings_section(result, container=None) -> bool:
         text = fv.groups_caption(findings)
         if text:
             box.caption(text)
-        box.altair_chart(viz.group_rates_chart(findings, width=CHART_W), width="content")
+        charts.show(box, ("group_rates", CHART_W), lambda: viz.group_rates_chart(findings, width=CHART_W),
+                    owners=(findings,), width="content")
     if findings.metrics:
         box.markdown("**Group metrics**")
         box.dataframe(pd.DataFrame(fv.metric_table(findings)), width="stretch", hide_index=True,
@@ -38,7 +40,8 @@ def findings_section(result, container=None) -> bool:
                                      "about": st.column_config.TextColumn(width="large")})
     if findings.influence:
         box.markdown("**Influence of each feature**")
-        box.altair_chart(viz.influence_chart(findings, width=CHART_W), width="content")
+        charts.show(box, ("influence", CHART_W), lambda: viz.influence_chart(findings, width=CHART_W),
+                    owners=(findings,), width="content")
         if findings.influence_about:
             box.caption(fv.caption(findings.influence_about))
     if findings.edges:

@@ -410,21 +410,39 @@ def spec_headers(text: str) -> dict[str, str]:
     return {k: h.value for k, h in read_headers(text).items()}
 
 
-def check_spec(text: str, dataset=None) -> tuple[Any, list[tuple[str, str]]]:
+SPEC_CHECKS = "spec_checks"  # session key: {(text, id(dataset)): (dataset, (spec, problems))}, oldest first
+SPEC_CHECKS_SIZE = 16
+
+
+def check_spec(text: str, dataset=None) -> tuple[Any, tuple[tuple[str, str], ...]]:
     """Parse ``text``, check its headers (``fairaudit.core.preflight.check_headers``: a misspelt header or a value its
-    option refuses) and validate it against the dataset: ``(spec or None, [(severity, message), ...])``.
-    Messages name line and column; the spec is None when there is an error (warnings keep it)."""
+    option refuses) and validate it against the dataset: ``(spec or None, ((severity, message), ...))``.
+    Messages name line and column; the spec is None when there is an error (warnings keep it). Checked once per
+    text and dataset (the same object: a new dataset or new roles are a new one) in this session: a page checks
+    the same texts on every rerun."""
+    cache = st.session_state.setdefault(SPEC_CHECKS, {})
+    key = (text, id(dataset))
+    entry = cache.pop(key, None)
+    if entry is None or entry[0] is not dataset:
+        entry = (dataset, _check_spec(text, dataset))
+    cache[key] = entry  # (re)inserted: the most recently used is kept longest
+    while len(cache) > SPEC_CHECKS_SIZE:
+        cache.pop(next(iter(cache)))
+    return entry[1]
+
+
+def _check_spec(text: str, dataset) -> tuple[Any, tuple[tuple[str, str], ...]]:
     from fairaudit.spec import parse, validate
 
     try:
         spec = parse(text)
     except FairauditError as err:
-        return None, [("error", _located(err, pretty=True))]
+        return None, (("error", _located(err, pretty=True)),)
     out = [("error", message) for message in header_problems(text)]
     if out:
         spec = None
     if dataset is None:
-        return spec, out
+        return spec, tuple(out)
     try:
         problems = validate(spec or parse(text), dataset.schema, dataset.frame) or []
     except FairauditError as err:
@@ -438,7 +456,7 @@ def check_spec(text: str, dataset=None) -> tuple[Any, list[tuple[str, str]]]:
         out.append((severity, _located(problem, pretty=severity != "warning")))
         if severity != "warning":
             spec = None
-    return spec, out
+    return spec, tuple(out)
 
 
 def use_spec(text: str) -> None:

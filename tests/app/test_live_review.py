@@ -32,7 +32,10 @@ def test_the_report_page_reports_the_live_audit_being_watched(workspace_folder):
     shown = " ".join(m.value for m in at.markdown)
     assert "the first 1,500 rows of the live log decisions.csv" in shown, shown
     assert "Decisions:** decision `decile_score <= 4`" in shown  # in code: not typeset as "≤"
-    assert at.session_state["report_pdf"][:4] == b"%PDF"
+    assert "last" not in at.session_state["report_pdf"]  # the PDF is built only when asked (issue 30)
+    at.session_state["report_preview"] = True  # the preview opened: the PDF of the live audit so far
+    _ok(at.run())
+    assert at.session_state["report_pdf"]["last"][1][:4] == b"%PDF"
     said = " ".join(c.value for c in at.caption)
     assert "snapshot after 1,500 observations while the log is still watched" in said and "stopped on" not in said
     assert not run.done and "snapshot" not in run.latest.info  # reporting it neither stopped nor marked the run
