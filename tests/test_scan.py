@@ -282,3 +282,18 @@ def test_family_wise_validity_fast_and_it_catches_an_uncorrected_split():
 
     assert wrong_rate("scan anytime") <= delta
     assert wrong_rate("uncorrected anytime") > delta
+
+
+def test_cli_follow_scans_a_log_and_ends_with_the_table(tmp_path):
+    log = tmp_path / "log.csv"
+    frame = example_frame().sample(frac=1.0, random_state=2)
+    frame.to_csv(log, index=False)
+    code, out, err = _cli(["scan", "--follow", str(log), "--pred", "sel == 1", "--protected", "sex", "race",
+                           "--mode", "exact", "--idle-timeout", "0.3", "--poll", "0.05", "--burn-in", "10",
+                           "--json", str(tmp_path / "f.json")])
+    assert code == 1, err
+    assert out.startswith("rows 105: ") and "guarantee: Exact for these 105 rows" in out
+    got = {c["id"]: c["rate"]["exact"] for c in json.loads((tmp_path / "f.json").read_text())["cells"]}
+    assert got["sex=F"] == "4/15" and got["race=B"] == "17/50"
+    code, _, err = _cli(["scan", "--follow", str(log), "--data", "adult", "--pred", "sel == 1"])
+    assert code == 2 and "one of them" in err
