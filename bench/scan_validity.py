@@ -23,8 +23,12 @@ from the population, looked at on a geometric grid of ``LOOKS`` prefixes (every 
    the same "first look" is peeking (not valid); their valid use is one look at a number of rows fixed in advance,
    reported as the smallest grid size where ≥ 80 % of the seeds certify at that single look.
 
-Run: ``nice -n 10 .venv/bin/python bench/scan_validity.py`` (≈ 7 min on 2 shared cores: 200 seeded populations
-for validity, 50 per power row); ``--seeds N`` / ``--power-seeds N`` to change them, ``--quick`` for 50 and 10.
+Run: ``nice -n 10 .venv/bin/python bench/scan_validity.py`` (≈ 11 min on 2 shared cores: 200 seeded populations
+for validity, 50 per power row, then the scale table); ``--seeds N`` / ``--power-seeds N`` to change them,
+``--quick`` for 50 and 10, ``--scale`` for the scale table alone (3. below).
+
+3. **Scale** (``--scale``): a whole scan of 1,000,000 rows at depth 3 beside pandas ``groupby`` over every table,
+   measured in the same run.
 """
 from __future__ import annotations
 
@@ -189,6 +193,42 @@ def _fixed_n(rs, points, seeds) -> str:
     return "—"
 
 
+def scale(n: int = 1_000_000) -> None:
+    """Time of a whole scan (depth 3, 4 attributes) over ``n`` rows, beside the same counts by pandas ``groupby`` per
+    table (the reference, measured in the same run)."""
+    import itertools
+
+    import pandas as pd
+
+    import fairaudit
+    from fairaudit.data.dataset import Column, Dataset, Schema
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.choice(list("pq"), n), "b": rng.choice(list("uvwxy"), n),
+                          "c": rng.choice(list("ijkl"), n), "age": rng.integers(18, 80, n),
+                          "sel": rng.integers(0, 2, n)})
+    schema = Schema(tuple(Column(c, "categorical", tuple(sorted(frame[c].unique()))) for c in "abc")
+                    + (Column("age", "numeric"), Column("sel", "numeric")), protected=("a", "b", "c"))
+    data = Dataset("synthetic", frame, schema, source="memory")
+    fairaudit.scan(data, pred="sel == 1", looks=0)  # warm: imports
+    print(f"\n3. Scale: {n:,} rows, attributes a (2), b (5), c (4) and age (4 quantile bins), depth 3")
+    print("| what | seconds | ÷ pandas groupby |")
+    print("|---|---|---|")
+    t0 = time.perf_counter()
+    binned = frame.assign(age=pd.qcut(frame["age"], 4))
+    for k in (1, 2, 3):
+        for combo in itertools.combinations(["a", "b", "c", "age"], k):
+            binned.groupby(list(combo), observed=True)["sel"].agg(["sum", "count"])
+    ref = time.perf_counter() - t0
+    print(f"| pandas groupby, every table (reference) | {ref:.2f} | 1.00 |")
+    for mode, looks in (("exact", 0), ("anytime", 0), ("anytime", LOOKS)):
+        t0 = time.perf_counter()
+        r = fairaudit.scan(data, pred="sel == 1", depth=3, bins={"age": 4}, mode=mode, looks=looks)
+        dt = time.perf_counter() - t0
+        print(f"| scan, {mode}, {looks} looks ({len(r.tables)} tables, {len(r.cells)} cells) | {dt:.2f} | "
+              f"{dt / ref:.1f} |")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=200, help="seeded populations of the validity table (200)")
@@ -197,13 +237,18 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="50 and 10 seeds")
     parser.add_argument("--null", action="store_true", help="only the validity table")
     parser.add_argument("--power", action="store_true", help="only the power table")
+    parser.add_argument("--scale", action="store_true", help="only the scale table (1,000,000 rows)")
     args = parser.parse_args(argv)
     seeds, power_seeds = (50, 10) if args.quick else (args.seeds, args.power_seeds)
     t0 = time.perf_counter()
-    if not args.power:
-        validity(seeds)
-    if not args.null:
-        power(power_seeds)
+    if args.scale:
+        scale()
+    else:
+        if not args.power:
+            validity(seeds)
+        if not args.null:
+            power(power_seeds)
+        scale()
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
 
 
