@@ -199,7 +199,7 @@ class Scanner:
             allocation={"scheme": o.allocation, "tables": len(tables), "per_table": self.allocation.table_delta,
                         "spent": self.allocation.spent(), "reserve": self.allocation.reserve,
                         "metrics": dict(self.allocation.shares)},
-            warnings=list(meta.get("warnings") or []) + notes, history=history)
+            warnings=list(meta.get("warnings") or []) + notes, history=history, event=meta.get("event", "pred"))
 
 
 def _rank_key(cell: Cell, k: int):
@@ -269,6 +269,7 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
     from fairaudit import data as data_module
     from fairaudit.core.inputs import Inputs
     from fairaudit.engines.monitor.engine import ORDERS, order_assumption, stream_positions
+    from fairaudit.spec.printer import format_number
 
     opts = settings(depth, delta, mode, bound, threshold, min_share, rate, allocation)
     if order not in ORDERS:
@@ -294,7 +295,8 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
         if inputs.scores is None:
             raise FairauditError("the scoring rate needs a model with a score")
         scores = np.asarray(inputs.scores, dtype=float)[positions]
-        decisions = (scores > np.median(scores)).astype(np.int8)
+        median = float(np.median(scores))
+        decisions = (scores > median).astype(np.int8)
     else:
         decisions = np.asarray(inputs.decisions, dtype=np.int8)[positions]
     labels = None
@@ -309,6 +311,7 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
             "decision": (f"pred: {pred}" if pred is not None else f"model: {described.get('model')}")
             + (" (scoring rate: above the median score)" if rate == "scoring" else ""),
             "order": order, "seed": int(seed), "label": label, "bins": how,
+            "event": "pred" if rate == "selection" else f"score > {format_number(median)}",
             "order_sentence": order_assumption(order, int(seed)) if opts.mode == "anytime" else None,
             "warnings": list(inputs.warnings) + _bin_warnings(how)}
     history = _history(scanner, codes, decisions, labels, looks) if opts.mode != "one-look" and looks else None
