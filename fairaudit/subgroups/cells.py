@@ -174,10 +174,11 @@ class TableCounts:
                            self.unknown + other.unknown)
 
 
-def count(codes: np.ndarray, table: tuple[int, ...], decisions: np.ndarray, labels: np.ndarray | None = None
-          ) -> TableCounts:
+def count(codes: np.ndarray, table: tuple[int, ...], decisions: np.ndarray, labels: np.ndarray | None = None,
+          with_rows: bool = False):
     """The counts of one table over rows with attribute ``codes``: a mixed-radix code per row, then one
-    ``bincount`` per field (linear in the rows); the cells are those that occur, in code order."""
+    ``bincount`` per field (linear in the rows); the cells are those that occur, in code order. ``with_rows``:
+    ``(counts, each row's cell position or −1 for an unknown row)``."""
     sub = codes[:, list(table)]
     known = (sub >= 0).all(axis=1)
     unknown = int((~known).sum())
@@ -205,7 +206,12 @@ def count(codes: np.ndarray, table: tuple[int, ...], decisions: np.ndarray, labe
         out[:, 3] = np.bincount(which, weights=y * d, minlength=k).astype(np.int64)
         out[:, 4] = out[:, 0] - out[:, 2]
         out[:, 5] = out[:, 1] - out[:, 3]
-    return TableCounts(keys.astype(np.int64).reshape(k, len(table)), out, unknown)
+    counts = TableCounts(keys.astype(np.int64).reshape(k, len(table)), out, unknown)
+    if not with_rows:
+        return counts
+    rows = np.full(len(codes), -1, dtype=np.int64)
+    rows[known] = which
+    return counts, rows
 
 
 def cell_index(codes: np.ndarray, table: tuple[int, ...], keys: np.ndarray) -> np.ndarray:

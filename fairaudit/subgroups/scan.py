@@ -95,10 +95,16 @@ class Scanner:
         self.allocation = alloc_mod.Allocation(opts.delta, len(self.tables), alloc_mod.metric_shares(has_label),
                                                reserve=reserve)
         self.allocated = False
+        self.rows_cells: list | None = None  # each row's cell per table, kept when every row came in one add
 
     def add(self, codes: np.ndarray, decisions: np.ndarray, labels: np.ndarray | None = None) -> None:
+        first = self.total == 0
+        kept = []
         for i, table in enumerate(self.tables):
-            self.counts[i] = self.counts[i].add(cells_mod.count(codes, table, decisions, labels))
+            counts, where = cells_mod.count(codes, table, decisions, labels, with_rows=True)
+            self.counts[i] = counts if first else self.counts[i].add(counts)
+            kept.append(where)
+        self.rows_cells = kept if first else None
         self.total += len(codes)
 
     def allocate(self) -> None:
@@ -339,7 +345,7 @@ def _history(scanner: Scanner, codes, decisions, labels, looks: int) -> dict:
     ``bincount`` over (look, cell)."""
     points = look_points(len(codes), looks)
     n_looks = len(points)
-    rows = np.arange(1, len(codes) + 1)
+    look_of = np.repeat(np.arange(n_looks), np.diff(np.concatenate([[0], points])))  # the first look counting a row
     d = np.asarray(decisions, dtype=np.float64)
     min_share = scanner.opts.min_share
     series = {}
@@ -348,10 +354,9 @@ def _history(scanner: Scanner, codes, decisions, labels, looks: int) -> dict:
         k = len(keys)
         if not k:
             continue
-        where = cells_mod.cell_index(codes, table, keys)
+        where = scanner.rows_cells[i] if scanner.rows_cells is not None else cells_mod.cell_index(codes, table, keys)
         ok = where >= 0
-        first = np.searchsorted(points, rows[ok], side="left")  # the first look that counts the row
-        slot = first * k + where[ok]
+        slot = look_of[ok] * k + where[ok]
         n = np.cumsum(np.bincount(slot, minlength=n_looks * k).reshape(n_looks, k), axis=0)
         s = np.cumsum(np.bincount(slot, weights=d[ok], minlength=n_looks * k).reshape(n_looks, k), axis=0)
         delta = np.broadcast_to(scanner.allocation.deltas(i, keys, "rate")[None, :], n.shape)
