@@ -376,7 +376,8 @@ class ScanStream:
 
     The δ split is fixed at the first ``result()`` (from the row counts then: ask for it after a burn-in of a few
     thousand rows), and ``NEW_CELL_RESERVE`` of every table's share is kept for cells first seen later; quantile
-    ``bins`` are cut on the first chunk (give edges for bins that do not depend on it). ``result()`` at every look
+    ``bins`` are cut on the first chunk (give edges for bins that do not depend on it; a later value outside the
+    edges is of unknown category). ``result()`` at every look
     holds at once with probability ≥ 1 − Δ (``anytime`` mode; ``exact`` describes the rows so far)."""
 
     def __init__(self, protected, *, depth: int = 2, bins: dict | None = None, label: str | None = None,
@@ -398,6 +399,10 @@ class ScanStream:
             raise FairauditError(f"{len(decisions):,} decisions for {len(frame):,} rows")
         if (labels is None) != (self.label is None):
             raise FairauditError("give labels with every chunk when the stream has a label column, else none")
+        if self.scanner is not None:
+            missing = [a.name for a in self.scanner.attributes if a.name not in frame.columns]
+            if missing:
+                raise FairauditError(f"the chunk has no column {missing[0]!r} (every chunk needs the scanned columns)")
         if self.scanner is None:
             from fairaudit.engines.monitor.engine import order_assumption
 
