@@ -240,6 +240,7 @@ def test_cli_exit_codes_0_and_3(tmp_path):
     (["--delta", "1.5"], "delta"),
     (["--threshold", "0"], "threshold"),
     (["--json", "LOCAL_CSV"], "input"),
+    (["--where", "pred == 1"], "reads the decision"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, extra, words):
     local = tmp_path / "d.csv"

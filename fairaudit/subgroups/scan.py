@@ -283,6 +283,8 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
         raise FairauditError(f"unknown order {order!r}; choose one of: {', '.join(ORDERS)}")
     if pred is None and model is None:
         raise FairauditError("give the decision: pred (a condition over the rows, true = selected) or a model")
+    if where:
+        _check_where(where)
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         dataset = data_module.resolve(data, label=label)
     else:
@@ -323,6 +325,18 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
             "warnings": list(inputs.warnings) + _bin_warnings(how)}
     history = _history(scanner, codes, decisions, labels, looks) if opts.mode != "one-look" and looks else None
     return scanner.build(meta, history)
+
+
+def _check_where(where: str) -> None:
+    """A row filter may not read the decision: keeping rows by what was decided for them would bias every rate."""
+    from fairaudit.spec import parse_event
+    from fairaudit.spec.ast import event_names
+
+    for name in event_names(parse_event(where)):
+        if not getattr(name, "column", False) and name.name in ("pred", "score"):
+            raise FairauditError(f"the row filter {where!r} reads the decision ({name.name}): the scan's rates are "
+                                 "about the rows a filter keeps, so it may read the rows' columns, not what was "
+                                 "decided for them")
 
 
 def _bin_warnings(how: dict) -> list[str]:
