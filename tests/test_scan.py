@@ -310,3 +310,33 @@ def test_the_history_ends_at_the_final_values_and_starts_wide():
             assert (h["ratio_lo"][-1], h["ratio_hi"][-1]) == (c.impact_ratio.lo, c.impact_ratio.hi)
         widths = np.subtract(h["rate_hi"], h["rate_lo"])
         assert widths[0] >= widths[-1]
+
+
+def test_regulatory_tables_have_exactly_their_columns():
+    from fairaudit.subgroups import regulatory
+
+    r = fairaudit.scan(example_dataset(), ["sex", "race"], pred="sel == 1", looks=0, min_share=0.1)
+    for name in ("ll144", "eeoc"):
+        text = regulatory.to_csv(r, name)
+        lines = text.splitlines()
+        preamble = [line for line in lines if line.startswith("#")]
+        assert lines[0].startswith("# fairaudit scan: ") and len(preamble) == len(regulatory.preamble(r, name))
+        assert any("guarantee: With probability" in line for line in preamble)
+        table = pd.read_csv(io.StringIO(text), skiprows=len(preamble), keep_default_na=False)
+        assert list(table.columns) == [c for c, _ in regulatory.TEMPLATES[name]["columns"]]
+    ll = pd.read_csv(io.StringIO(regulatory.to_csv(r, "ll144")), skiprows=len(regulatory.preamble(r, "ll144")),
+                     keep_default_na=False)
+    unknown = ll[ll["category"] == "Unknown"]
+    assert list(unknown["applicants"]) == [0, 5, 5]
+    small = ll[(ll["category_type"] == "sex × race") & (ll["category"] == "F × A")].iloc[0]
+    assert small["excluded_under_min_share"] == "yes" and small["impact_ratio"] == ""  # 10/105 < 10 %
+    eeoc = pd.read_csv(io.StringIO(regulatory.to_csv(r, "eeoc")), skiprows=len(regulatory.preamble(r, "eeoc")),
+                       keep_default_na=False)
+    assert set(eeoc["significant"]) <= {"yes", "no", "not established", "excluded"}
+    assert set(eeoc.loc[eeoc["group_type"] == "sex", "highest_group"]) == {"M"}
+
+
+def test_scan_is_exported_lazily_from_the_package():
+    import fairaudit.api
+
+    assert "scan" in fairaudit.__all__ and fairaudit.scan is fairaudit.api.scan
