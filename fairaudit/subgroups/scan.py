@@ -228,6 +228,8 @@ def _now() -> str:
 def make_attributes(frame: pd.DataFrame, protected, bins: dict | None) -> tuple[list, dict]:
     """``(attributes, how each binned one was cut: "quantile" / "edges")``: the protected columns as they are, then
     the binned numeric ones; an unknown column, a repeated one or a non-numeric binned one is an error."""
+    if isinstance(protected, str):  # "sex" or "sex, race"
+        protected = [name.strip() for name in protected.split(",") if name.strip()]
     names = list(protected or [])
     bins = dict(bins or {})
     if not names and not bins:
