@@ -404,7 +404,7 @@ class ScanStream:
             raise FairauditError("a growing log is looked at again and again: use the anytime mode (or exact, about "
                                  "the rows so far), not one-look")
         self.opts = settings(depth, delta, mode, bound, threshold, min_share, rate, allocation)
-        self.protected, self.bins, self.label = list(protected or []), dict(bins or {}), label
+        self.protected, self.bins, self.label = protected, dict(bins or {}), label
         self.meta = {"data": data, "source": data, "decision": decision, "order": "given", "seed": None,
                      "label": label, "warnings": []}
         self.scanner: Scanner | None = None
