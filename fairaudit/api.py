@@ -15,7 +15,7 @@ from fairaudit.resolve import GENERATED_OPTION, check_generated, resolve
 
 # ``check_options``, ``check_generated`` and ``GENERATED_OPTION`` are imported from here by the command line, the
 # report and older code; they live below (``fairaudit.core.preflight``, ``fairaudit.resolve``)
-__all__ = ["audit", "confirm", "confirmable", "check_options", "check_generated", "GENERATED_OPTION", "CONFIRM_SHARE"]
+__all__ = ["audit", "scan", "confirm", "confirmable", "check_options", "check_generated", "GENERATED_OPTION", "CONFIRM_SHARE"]
 
 
 def audit(data, spec=None, engine: str | None = None, model=None, pred: str | None = None, where: str | None = None,
@@ -77,6 +77,16 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     results = start(plan.engine, plan.audited_spec(inputs), inputs, plan.options,
                     **plan.run_args(on_progress=on_progress, trace_points=trace_points, full_trace=full_trace))
     return results if iterate else last(results)
+
+
+def scan(data, protected=None, **options):
+    """Every cell of every intersection of the ``protected`` attributes up to ``depth``: its selection rate and its
+    impact ratio to its table's most-selected cell, with intervals that all hold at once with probability
+    ≥ 1 − ``delta`` (re-exported as ``fairaudit.scan``; the options and the mathematics:
+    ``fairaudit.subgroups.scan.scan``, ``docs/methods/scan.md``). Returns a ``fairaudit.subgroups.ScanResult``."""
+    from fairaudit.subgroups.scan import scan as run_scan
+
+    return run_scan(data, protected, **options)
 
 
 def confirmable(engine) -> bool:

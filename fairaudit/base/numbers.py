@@ -28,3 +28,25 @@ def count(n: int, unit: str) -> str:
     """``n`` with its unit, singular for one: "1 refinement round", "960 observations", "0 rows"."""
     word = unit[:-1] if int(n) == 1 and unit.endswith("s") else unit
     return f"{int(n):,} {word}"
+
+
+def json_number(x):
+    """A float for JSON at full precision (``json`` writes the shortest text that reads back as the same float64):
+    None for NaN, ``"inf"`` / ``"-inf"`` for ±∞ (the audit result's and the scan's JSON)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    x = float(x)
+    if math.isnan(x):
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def json_unnumber(x) -> float:
+    """The inverse of ``json_number``: None → NaN, ``"inf"`` / ``"-inf"`` → ±∞."""
+    if x is None:
+        return math.nan
+    if isinstance(x, str):
+        return math.inf if x == "inf" else -math.inf if x == "-inf" else float(x)
+    return float(x)

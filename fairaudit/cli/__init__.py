@@ -33,6 +33,8 @@ COMMANDS = {
     "check": ("fairaudit.cli.check", "check a specification (and validate it against a dataset)"),
     "parse": ("fairaudit.cli.parse", "print the syntax tree of a specification"),
     "audit": ("fairaudit.cli.audit", "audit a model or logged decisions against a specification"),
+    "scan": ("fairaudit.cli.scan", "every intersection of the protected attributes: rates and impact ratios with "
+                                   "intervals that hold at once"),
     "report": ("fairaudit.cli.report", "rebuild the PDF report from a saved audit result"),
 }
 

@@ -32,8 +32,11 @@ from typing import Iterable
 from fairaudit.base.errors import FairauditError, path_error
 from fairaudit.base.files import TEMP_SUFFIX, check_path, publish, temporary_beside, write_atomically  # noqa: F401
 
-KINDS = ("pdf", "result", "model", "trace")
+KINDS = ("pdf", "result", "model", "trace", "scan", "scan-table")
+SCAN_FORMAT = "fairaudit-scan/"  # a scan result's JSON "format" starts with this
+SCAN_TABLE_MARK = "# fairaudit scan"  # the first line of a regulatory table (CSV) written by fairaudit scan
 _NAMES = {"pdf": "a PDF report made by fairaudit", "result": "an audit result (JSON)",
+          "scan": "a scan result (JSON)", "scan-table": "a scan table (CSV) made by fairaudit scan",
           "model": "a model file (skops, torch state_dict or .nnet)", "trace": "a full trace (Parquet)",
           "data": "a data file (CSV/Parquet)", "archive": "a zip archive (such as an xlsx, a docx or a zip)",
           "pickle": "a pickle (e.g. a .joblib file)", "pdf-other": "a PDF that fairaudit did not make",
@@ -54,6 +57,8 @@ def file_kind(path) -> str:
       a JSON config and a ``state_dict`` of tensors, and names no other global), or a ``.nnet`` network that
       parses; ``archive`` any other zip (xlsx, docx, ...); ``pickle`` a file starting with the pickle opcode;
     * ``trace``: a Parquet full trace written by fairaudit (``data`` any other Parquet);
+    * ``scan``: JSON that decodes to an object whose ``format`` is a scan result's; ``scan-table``: text whose first
+      line is the mark of a regulatory table written by ``fairaudit scan --csv``;
     * ``empty`` or ``other``.
     """
     path = Path(path)
@@ -83,6 +88,10 @@ def file_kind(path) -> str:
         return "other"
     if _is_result(text):
         return "result"
+    if _is_scan(text):
+        return "scan"
+    if text.startswith(SCAN_TABLE_MARK):
+        return "scan-table"
     if _is_nnet(text, path.name):
         return "model"
     return "other"
@@ -119,6 +128,16 @@ def _is_result(text: str) -> bool:
     except (ValueError, RecursionError):
         return False
     return isinstance(data, dict) and all(key in data for key in _RESULT_FIELDS)
+
+
+def _is_scan(text: str) -> bool:
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and str(data.get("format", "")).startswith(SCAN_FORMAT)
 
 
 def _is_nnet(text: str, name: str) -> bool:

@@ -51,6 +51,7 @@ from fairaudit.base.numbers import clean
 DIGITS = 3  # significant digits of a suggested threshold
 MAX_FACTOR = 1e4  # the projection looks up to this many times the current observations
 _GRID = np.geomspace(1.0, MAX_FACTOR, 601)[1:]  # scale factors tried (≈ 1.5 % apart)
+FACTORS = _GRID  # public: the subgroup scan's projection tries the same factors
 
 POST_HOC = ("A threshold chosen after looking at these intervals is a new hypothesis: this audit tested the "
             "specification as written, and a suggested threshold only restates what the current interval already "

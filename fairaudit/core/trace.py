@@ -37,7 +37,7 @@ from fairaudit.bounds.rules import FALSE, TRUE, UNKNOWN
 from fairaudit.core.counterexamples import Counterexamples
 from fairaudit.core.findings import Findings
 from fairaudit.core.guarantee import Guarantee, format_interval, verdict_sentence
-from fairaudit.base.numbers import count
+from fairaudit.base.numbers import count, json_number
 
 NO_VERDICT = -2  # term nodes
 _VERDICT_CODES = {"true": TRUE, "false": FALSE, "unknown": UNKNOWN, None: NO_VERDICT}
@@ -393,17 +393,7 @@ class TraceBuilder:
                      c["evalue_target"])
 
 
-def _num(x):
-    """A float for JSON at full precision (``json`` writes the shortest text that reads back as the same float64):
-    None for NaN, ``"inf"`` / ``"-inf"`` for ±∞."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return None
-    x = float(x)
-    if math.isnan(x):
-        return None
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
+_num = json_number  # the JSON number rule (fairaudit.base.numbers)
 
 
 def _unnum(x) -> float:

@@ -1,0 +1,288 @@
+"""``fairaudit scan``: every intersection of the protected attributes at once — each cell's rate and impact ratio
+with intervals that all hold together (``fairaudit.subgroups``; the mathematics: ``docs/methods/scan.md``).
+
+Prints the cells ranked by the upper end of their impact ratio's interval (rows, share, rate [lo, hi], impact ratio
+[lo, hi], flag), the guarantee in one sentence, and the cells certified below and above the threshold; writes the
+JSON (``--json``) and a regulatory table (``--csv OUT --template ll144|eeoc``). Exit code: 1 some cell certified
+below the threshold, 3 none but some undecided, 0 every cell (not excluded) certified above, 2 bad input.
+
+``--follow PATH`` (instead of ``--data``) scans a live decision log as its rows arrive (a CSV being appended to, a
+folder of Parquet files, ``-`` for JSON lines; read by the monitor's live-log reader,
+``fairaudit.engines.monitor.livelog``) with ``fairaudit.subgroups.scan.ScanStream``: the first look (which fixes the
+δ split) after ``--burn-in`` rows, then a line whenever a cell's flag changes; the scan ends when the log ends, the
+idle timeout passes or on Ctrl-C, and prints the final table.
+"""
+from __future__ import annotations
+
+import argparse
+
+from fairaudit.base.errors import FairauditError
+
+EXIT_HELP = ("exit codes: 0 = every cell (not excluded) certified above the threshold, 1 = some cell certified "
+             "below, 3 = none below but some undecided, 2 = bad input, 4 = internal error")
+MODES = ("anytime", "one-look", "exact")  # fairaudit.subgroups.intervals.MODES (not imported: start-up time)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from fairaudit.cli._model_args import add_model_arguments
+
+    parser.epilog = EXIT_HELP
+    group = parser.add_argument_group("data")
+    group.add_argument("--data", metavar="NAME|CSV",
+                       help="built-in dataset name (see `fairaudit datasets`) or a CSV / Parquet file")
+    group.add_argument("--follow", metavar="PATH",
+                       help="instead of --data: scan a live decision log as rows arrive (a CSV being appended to, a "
+                            "folder of Parquet files, or - for JSON lines on standard input); --pred decides")
+    group.add_argument("--burn-in", type=int, default=1000, dest="burn_in", metavar="ROWS",
+                       help="with --follow: the first look (it fixes the split of Δ) after this many rows "
+                            "(default 1000)")
+    group.add_argument("--idle-timeout", type=float, default=None, dest="idle_timeout", metavar="SECONDS",
+                       help="with --follow: end when no new row arrived for this long (default: wait until the log "
+                            "ends or Ctrl-C)")
+    group.add_argument("--poll", type=float, default=None, metavar="SECONDS",
+                       help="with --follow: look at the log every this many seconds")
+    group.add_argument("--protected", metavar="COL", nargs="+",
+                       help="the attributes to scan (space- or comma-separated; default: the dataset's protected "
+                            "attributes)")
+    group.add_argument("--bins", metavar="COL=Q|COL=E1,E2,...", action="append", default=[],
+                       help="also scan a numeric column cut into Q quantile bins (age=4) or at the given edges "
+                            "(age=18,25,40,65); repeatable")
+    group.add_argument("--label", metavar="COL", help="a binary outcome column: adds each cell's TPR and FPR")
+    group.add_argument("--favourable", metavar="VALUE", help="the label's favourable value (when not obvious)")
+    group.add_argument("--where", metavar="EXPR", help="scan only the rows matching this condition")
+    group.add_argument("--rows", choices=["held-out", "all"],
+                       help="with a --model KIND trained here: the held-out rows (default) or all")
+    add_model_arguments(parser, required=True, seed_help="seed of the row order and of training a --model KIND "
+                                                          "(default 0)")
+    scan = parser.add_argument_group("scan")
+    scan.add_argument("--depth", type=int, default=2, help="intersections of up to this many attributes (default 2)")
+    scan.add_argument("--delta", type=float, default=0.05,
+                      help="Δ: every interval holds at once with probability ≥ 1 − Δ (default 0.05)")
+    scan.add_argument("--mode", choices=MODES, default="anytime",
+                      help="anytime (default: valid at every look of a growing log), one-look (fixed-sample "
+                           "intervals for these rows at one look) or exact (the rows' own rates: no claim beyond them)")
+    scan.add_argument("--threshold", type=float, default=0.8, help="the impact-ratio threshold (default 0.8: 4/5)")
+    scan.add_argument("--min-share", type=float, default=0.02, dest="min_share",
+                      help="cells under this share of the rows get a rate but no impact ratio (default 0.02: LL144)")
+    scan.add_argument("--rate", choices=["selection", "scoring"], default="selection",
+                      help="selection (the decision) or scoring (the model's score above the median of all rows)")
+    scan.add_argument("--bound", choices=["mixture", "hoeffding"], default="mixture",
+                      help="the confidence sequence of the anytime mode (the monitor's; default mixture)")
+    scan.add_argument("--order", choices=["shuffle", "given"], default="shuffle",
+                      help="row order of the looks, as the monitor: shuffle (seeded, default) or given")
+    scan.add_argument("--allocation", choices=["decisive", "equal"], default="decisive",
+                      help="how Δ is shared among the cells: decisive (default: less to cells that cannot decide) "
+                           "or equal")
+    out = parser.add_argument_group("output")
+    out.add_argument("--json", metavar="OUT", help="write the scan result as JSON")
+    out.add_argument("--csv", metavar="OUT", help="write a regulatory table as CSV (see --template)")
+    out.add_argument("--template", choices=["ll144", "eeoc"], default="ll144",
+                     help="the table --csv writes: ll144 (NYC Local Law 144 bias audit, default) or eeoc")
+    out.add_argument("--force", action="store_true", help="replace an existing output file of another kind")
+
+
+def attribute_names(values) -> list[str] | None:
+    """``["sex", "race"]`` from ``--protected sex race`` or ``--protected sex,race``."""
+    if values is None:
+        return None
+    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    if not names:
+        raise FairauditError("--protected: give at least one column")
+    return names
+
+
+def parse_bins(values) -> dict:
+    """``{"age": 4}`` from ``age=4``; ``{"age": [18.0, 25.0, 65.0]}`` from ``age=18,25,65``."""
+    out = {}
+    for value in values or []:
+        name, sep, rest = value.partition("=")
+        name, rest = name.strip(), rest.strip()
+        if not sep or not name or not rest:
+            raise FairauditError(f"--bins {value!r}: write COL=Q (quantile bins) or COL=E1,E2,... (edges)")
+        if name in out:
+            raise FairauditError(f"--bins: {name} is given twice")
+        parts = [p.strip() for p in rest.split(",")]
+        try:
+            if len(parts) == 1:
+                out[name] = int(parts[0])
+            else:
+                out[name] = [float(p) for p in parts]
+        except ValueError:
+            raise FairauditError(f"--bins {value!r}: Q must be a whole number, edges numbers (COL=4 or "
+                                 "COL=18,25,65)") from None
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from fairaudit import data
+    from fairaudit.cli._model_args import model_from_args
+    from fairaudit.core.outputs import check_output, write_atomically
+    from fairaudit.subgroups import regulatory
+    from fairaudit.subgroups.scan import LOOKS, scan, settings
+
+    protected = attribute_names(args.protected)
+    bins = parse_bins(args.bins)
+    settings(args.depth, args.delta, args.mode, args.bound, args.threshold, args.min_share, args.rate,
+             args.allocation)  # a bad option: one line, before any work
+    if (args.data is None) == (args.follow is None):
+        raise FairauditError("give --data (rows at rest) or --follow PATH (a live log), one of them")
+    inputs = [p for p in (args.data, args.follow, args.model) if p and p != "-"]
+    if args.json:
+        check_output(args.json, "scan", inputs=inputs, force=args.force, what="scan result")
+    if args.csv:
+        check_output(args.csv, "scan-table", inputs=inputs, force=args.force, what="scan table")
+    if args.json and args.csv and _same(args.json, args.csv):
+        raise FairauditError("--json and --csv must name different files")
+    if args.follow is not None:
+        return run_follow(args, protected, bins)
+    dataset = data.resolve(args.data, label=args.label, favourable=args.favourable)
+    model = None
+    if args.model is not None:
+        model = model_from_args(args, dataset)
+    result = scan(dataset, protected, depth=args.depth, bins=bins, pred=args.pred, model=model, label=args.label,
+                  where=args.where, rows=args.rows, delta=args.delta, mode=args.mode, threshold=args.threshold,
+                  min_share=args.min_share, bound=args.bound, order=args.order, seed=args.seed, rate=args.rate,
+                  allocation=args.allocation, looks=LOOKS if args.json else 0)  # the looks only go into the JSON
+    print_result(result)
+    if args.json:
+        write_atomically(args.json, result.to_json().encode("utf-8"), what="scan result")
+        print(f"wrote {args.json}")
+    if args.csv:
+        write_atomically(args.csv, regulatory.to_csv(result, args.template).encode("utf-8"), what="scan table")
+        print(f"wrote {args.csv}")
+    return result.exit_code
+
+
+def run_follow(args: argparse.Namespace, protected, bins) -> int:
+    """``--follow PATH``: the scan of a live log, a line per change of the flags, the final table at the end."""
+    import sys
+    import threading
+
+    from fairaudit.engines.monitor import livelog
+    from fairaudit.subgroups import regulatory
+    from fairaudit.subgroups.scan import ScanStream
+    from fairaudit.core.outputs import write_atomically
+
+    for flag, value in (("--model", args.model), ("--label", args.label), ("--where", args.where),
+                        ("--rows", args.rows), ("--favourable", args.favourable)):
+        if value is not None:
+            raise FairauditError(f"--follow and {flag} cannot be combined: a live log is scanned with --pred")
+    if args.mode == "one-look":
+        raise FairauditError("--follow looks again and again: use --mode anytime (or exact), not one-look")
+    if not protected and not bins:
+        raise FairauditError("--follow: name the attributes to scan with --protected")
+    if args.burn_in < 1:
+        raise FairauditError(f"--burn-in must be at least 1 row, got {args.burn_in}")
+    from fairaudit.models import from_expression
+
+    source = livelog.open_log(args.follow, stdin=sys.stdin)
+    name = "standard input" if args.follow == "-" else str(args.follow)
+    stop = threading.Event()
+    why: dict = {}
+    poll = livelog.POLL_SECONDS if args.poll is None else float(args.poll)
+    first = livelog.first_rows(source, stop=stop, poll=poll, idle_timeout=args.idle_timeout, why=why)
+    if first is None:
+        raise FairauditError(f"no row arrived in the log {name}: nothing to scan")
+    columns = list(protected or []) + list(bins)
+    for column in columns:
+        if column not in first.columns:
+            raise FairauditError(f"unknown column {column!r} in the log {name}; columns: "
+                                 f"{', '.join(map(str, first.columns[:12]))}")
+    from fairaudit.spec import parse_event
+
+    model = from_expression(args.pred, livelog.log_dataset(first, name, events=[parse_event(args.pred)],
+                                                           schema=getattr(source, "schema", None)))
+    stream = ScanStream(protected, depth=args.depth, bins=bins, delta=args.delta, mode=args.mode,
+                        threshold=args.threshold, min_share=args.min_share, bound=args.bound, rate="selection",
+                        allocation=args.allocation, data=name, decision=f"pred: {args.pred}")
+    shown, result = None, None
+    try:
+        for frame in livelog.follow(source, stop=stop, poll=poll, idle_timeout=args.idle_timeout, first=first,
+                                    why=why):
+            stream.update(frame[columns], model.predict(frame))
+            if stream.rows >= args.burn_in:
+                result = stream.result()
+                flags = {c.id: c.flag for c in result.cells}
+                if flags != shown:
+                    below = [c.id for c in result.certified_below()]
+                    print(f"rows {stream.rows:,}: {len(below)} certified below ({', '.join(below[:4]) or 'none'}"
+                          f"{' ...' if len(below) > 4 else ''}), {len(result.undecided())} undecided, "
+                          f"{len(result.certified_above())} certified above", flush=True)
+                    shown = flags
+    except KeyboardInterrupt:
+        stop.set()
+    finally:
+        source.close()
+    if not stream.rows:
+        raise FairauditError(f"no row arrived in the log {name}: nothing to scan")
+    result = stream.result()
+    print_result(result)
+    if args.json:
+        write_atomically(args.json, result.to_json().encode("utf-8"), what="scan result")
+        print(f"wrote {args.json}")
+    if args.csv:
+        write_atomically(args.csv, regulatory.to_csv(result, args.template).encode("utf-8"), what="scan table")
+        print(f"wrote {args.csv}")
+    return result.exit_code
+
+
+def _same(a, b) -> bool:
+    from pathlib import Path
+
+    return Path(a).resolve() == Path(b).resolve()
+
+
+def _interval(e, digits: int = 3) -> str:
+    import math
+
+    if e is None:
+        return "—"
+    if math.isnan(e.estimate):
+        return "undefined"
+    hi = "∞" if math.isinf(e.hi) else f"{e.hi:.{digits}f}"
+    if e.lo == e.hi:  # exact mode
+        return f"{e.estimate:.{digits}f}"
+    return f"{e.estimate:.{digits}f} [{e.lo:.{digits}f}, {hi}]"
+
+
+def print_result(result) -> None:
+    """The ranked table, the guarantee, what it assumes and the certified lists."""
+    word = "scoring rate" if result.rate_kind == "scoring" else "rate"
+    label = result.label is not None
+    head = ["#", "cell", "rows", "share", word, "impact ratio", "flag"] + (["TPR", "FPR"] if label else [])
+    lines = []
+    for c in result.cells:
+        flag = c.flag.replace("_", " ")
+        if c.flag == "undecided" and c.more_rows:
+            flag += f" (~{c.more_rows:,} more rows)" if c.more_rows > 0 else " (beyond the projection)"
+        if c.is_reference:
+            flag += " · reference"
+        row = [str(c.rank), c.name if len(c.table) > 1 else f"{c.table[0]}={c.name}", f"{c.rows:,}",
+               f"{100 * c.share:.1f}%", _interval(c.rate), _interval(c.impact_ratio), flag]
+        if label:
+            row += [_interval(c.tpr), _interval(c.fpr)]
+        lines.append(row)
+    widths = [max(len(h), *(len(r[i]) for r in lines)) if lines else len(h) for i, h in enumerate(head)]
+    print(f"scan:      {', '.join(result.attributes)} · depth {result.depth} · {result.rows:,} rows · mode "
+          f"{result.mode} · Δ = {result.delta:g} · threshold {result.threshold:g}")
+    print("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
+    for row in lines:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+    print(f"guarantee: {result.guarantee}")
+    print(f"assumes:   {result.assumption}")
+    for table in result.tables:
+        if table.unknown:
+            print(f"unknown:   {table.name}: {table.unknown:,} rows of unknown category (not in the table)")
+    below, above = result.certified_below(), result.certified_above()
+    print(f"below:     {', '.join(c.id for c in below) or 'none'}")
+    print(f"above:     {', '.join(c.id for c in above) or 'none'}")
+    undecided = result.undecided()
+    if undecided:
+        print(f"undecided: {', '.join(c.id for c in undecided)} (rows to decide: a projection that assumes the "
+              "rates stay where they are)")
+    excluded = result.excluded()
+    if excluded:
+        print(f"excluded:  {', '.join(c.id for c in excluded)} (under {100 * result.min_share:g}% of the rows: "
+              "rate only)")
+    for warning in result.warnings:
+        print(f"warning:   {warning}")

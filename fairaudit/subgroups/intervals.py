@@ -1,0 +1,142 @@
+"""A table's intervals: each cell's rate, its impact ratio to the table's most-selected cell, its flag, and how many
+more rows would decide it (the proof: ``docs/methods/scan.md``).
+
+Rates (``rate_intervals``), by mode:
+
+``anytime``   the monitor's confidence sequence (``fairaudit.bounds.concentration``: the KT mixture by default, or
+              adaptive Hoeffding) at the cell's δ_c — valid at every look of a growing log at once;
+``one-look``  the Clopper–Pearson interval (``fairaudit.bounds.fixed_sample``) at δ_c — for one look at these rows;
+``exact``     the rows' own rate (lo = hi = estimate): a statement about these rows, not a population.
+
+Ratios (``ratio_intervals``): on the event that every rate interval of the table holds, the best rate
+``max_j p_j`` (over the reference cells: those not under the minimum share) lies in ``[max_j l_j, max_j u_j]``, so
+``p_c / max_j p_j ∈ [l_c / max_j u_j, min(1, u_c / max_j l_j)]`` — no extra δ.
+
+Flags (``flags``): ``excluded`` (under the minimum share: a rate, no ratio), ``certified_below`` (the ratio's upper
+end < threshold), ``certified_above`` (its lower end ≥ threshold), else ``undecided``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fairaudit.base.errors import FairauditError
+
+MODES = ("anytime", "one-look", "exact")
+FLAGS = ("certified_below", "undecided", "certified_above", "excluded")
+
+
+def interval_function(mode: str, bound: str = "mixture"):
+    """``(successes, n, delta) -> (lo, hi)`` for ``mode`` (vectorised)."""
+    if mode == "anytime":
+        from fairaudit.bounds.concentration import get_bound
+
+        chosen = get_bound(bound)
+        return chosen.interval
+    if mode == "one-look":
+        from fairaudit.bounds.fixed_sample import clopper_pearson
+
+        return clopper_pearson
+    if mode == "exact":
+        def exact(successes, n, delta):
+            s, nn = np.broadcast_arrays(np.asarray(successes, dtype=float), np.asarray(n, dtype=float))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                p = np.where(nn > 0, s / np.where(nn > 0, nn, 1.0), np.nan)
+            return p, p.copy()
+        return exact
+    raise FairauditError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
+
+
+def estimates(successes, n) -> np.ndarray:
+    s, nn = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(nn > 0, s / np.where(nn > 0, nn, 1.0), np.nan)
+
+
+def rate_intervals(successes, n, delta, interval) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(estimate, lo, hi)`` per cell (NaN estimate, [0, 1] for a cell without rows)."""
+    est = estimates(successes, n)
+    lo, hi = interval(np.asarray(successes, dtype=float), np.asarray(n, dtype=float), np.asarray(delta, dtype=float))
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    empty = np.asarray(n) <= 0
+    return est, np.where(empty, 0.0, lo), np.where(empty, 1.0, hi)
+
+
+def ratio_intervals(est, lo, hi, reference) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``(estimate, lo, hi, index of the most-selected reference cell)`` of every cell's ratio to the table's best
+    rate among the ``reference`` cells (a boolean mask). A reference cell's upper end is at most 1; a lower end of the
+    best rate of 0 leaves the upper end at 1 (∞ for a cell outside the reference); an estimated best rate of 0 leaves
+    the estimate undefined (NaN). Without a reference cell every ratio is undefined and the index is −1."""
+    est, lo, hi = (np.asarray(a, dtype=float) for a in (est, lo, hi))
+    reference = np.asarray(reference, dtype=bool)
+    k = len(est)
+    if not reference.any():
+        return np.full(k, np.nan), np.zeros(k), np.full(k, np.inf), -1
+    ref_est = np.where(reference, np.nan_to_num(est, nan=-1.0), -np.inf)
+    best = int(np.argmax(ref_est))
+    top_est, top_lo, top_hi = est[best], float(np.max(lo[reference])), float(np.max(hi[reference]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_est = np.where(top_est > 0, est / top_est, np.nan)
+        r_lo = np.where(top_hi > 0, lo / top_hi, 0.0)
+        r_hi = np.where(top_lo > 0, hi / top_lo, np.inf)
+    r_hi = np.where(reference, np.minimum(r_hi, 1.0), r_hi)  # a reference cell's rate is at most the best
+    r_lo = np.minimum(r_lo, r_hi)
+    return r_est, r_lo, r_hi, best
+
+
+def ratio_intervals_by_row(est, lo, hi, reference) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``ratio_intervals`` for every row of 2-d arrays at once (a row per look, a column per cell): the ratios of the
+    reference cells of each row (NaN for the others, and for every cell of a row without reference cells)."""
+    est, lo, hi = (np.asarray(a, dtype=float) for a in (est, lo, hi))
+    ref = np.asarray(reference, dtype=bool)
+    rows = np.arange(est.shape[0])
+    best = np.argmax(np.where(ref, np.nan_to_num(est, nan=-1.0), -np.inf), axis=1)
+    any_ref = ref.any(axis=1)
+    top_est = np.where(any_ref, est[rows, best], np.nan)[:, None]
+    top_lo = np.where(any_ref, np.max(np.where(ref, lo, -np.inf), axis=1), np.nan)[:, None]
+    top_hi = np.where(any_ref, np.max(np.where(ref, hi, -np.inf), axis=1), np.nan)[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_est = np.where(top_est > 0, est / top_est, np.nan)
+        r_lo = np.where(top_hi > 0, lo / top_hi, 0.0)
+        r_hi = np.minimum(np.where(top_lo > 0, hi / top_lo, np.inf), 1.0)
+    r_lo = np.minimum(r_lo, r_hi)
+    out = [np.where(ref, x, np.nan) for x in (r_est, r_lo, r_hi)]
+    return out[0], out[1], out[2]
+
+
+def flags(r_lo, r_hi, reference, threshold: float) -> np.ndarray:
+    """The flag of every cell (see the module doc)."""
+    r_lo, r_hi = np.asarray(r_lo, dtype=float), np.asarray(r_hi, dtype=float)
+    out = np.where(r_hi < threshold, "certified_below", np.where(r_lo >= threshold, "certified_above", "undecided"))
+    out = np.where(np.isnan(r_hi) | np.isnan(r_lo), "undecided", out)
+    return np.where(np.asarray(reference, dtype=bool), out, "excluded").astype(object)
+
+
+def more_rows(successes, n, deltas, reference, threshold: float, interval, total: int, undecided,
+              factors=None) -> np.ndarray:
+    """For each cell: how many more rows (of the whole scan, every cell growing in proportion) would decide its flag
+    if every rate stayed at its estimate and every δ as it is — the smallest scale factor f on the suggestion
+    machinery's grid (``fairaudit.core.suggest.FACTORS``, up to ``MAX_FACTOR``) at which the ratio interval is
+    decided, as ``total · (f − 1)`` rows. −1 where no factor on the grid decides it; 0 for cells not ``undecided``.
+    A projection that assumes the estimates stay where they are, not a guarantee."""
+    from fairaudit.core.suggest import FACTORS
+
+    factors = FACTORS if factors is None else np.asarray(factors, dtype=float)
+    s, nn, d = (np.asarray(a, dtype=float) for a in (successes, n, deltas))
+    undecided = np.asarray(undecided, dtype=bool)
+    out = np.zeros(len(s), dtype=np.int64)
+    if not undecided.any() or not np.asarray(reference).any():
+        return out
+    grid_n = nn[:, None] * factors[None, :]  # cells × factors
+    grid_s = s[:, None] * factors[None, :]
+    lo, hi = interval(grid_s, grid_n, np.broadcast_to(d[:, None], grid_n.shape))
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    ref = np.asarray(reference, dtype=bool)
+    top_lo, top_hi = lo[ref].max(axis=0), hi[ref].max(axis=0)  # per factor
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_lo = np.where(top_hi > 0, lo / top_hi, 0.0)
+        r_hi = np.where(top_lo > 0, hi / top_lo, np.inf)
+    decided = (r_hi < threshold) | (r_lo >= threshold)
+    for i in np.flatnonzero(undecided):
+        hit = np.flatnonzero(decided[i])
+        out[i] = -1 if not len(hit) else max(1, int(np.ceil(total * factors[hit[0]])) - int(total))
+    return out
