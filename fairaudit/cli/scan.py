@@ -3,7 +3,8 @@ with intervals that all hold together (``fairaudit.subgroups``; the mathematics:
 
 Prints the cells ranked by the upper end of their impact ratio's interval (rows, share, rate [lo, hi], impact ratio
 [lo, hi], flag), the guarantee in one sentence, and the cells certified below and above the threshold; writes the
-JSON (``--json``) and a regulatory table (``--csv OUT --template ll144|eeoc``). Exit code: 1 some cell certified
+JSON (``--json``), a regulatory table (``--csv OUT --template ll144|eeoc``) and its PDF report (``--pdf OUT``,
+``fairaudit.report.scan``). Exit code: 1 some cell certified
 below the threshold, 3 none but some undecided, 0 every cell (not excluded) certified above, 2 bad input.
 """
 from __future__ import annotations
@@ -59,8 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out = parser.add_argument_group("output")
     out.add_argument("--json", metavar="OUT", help="write the scan result as JSON")
     out.add_argument("--csv", metavar="OUT", help="write a regulatory table as CSV (see --template)")
+    out.add_argument("--pdf", metavar="OUT", help="write the regulatory report as PDF (see --template)")
     out.add_argument("--template", choices=["ll144", "eeoc"], default="ll144",
-                     help="the table --csv writes: ll144 (NYC Local Law 144 bias audit, default) or eeoc")
+                     help="the format of --csv and --pdf: ll144 (NYC Local Law 144 bias audit, default) or eeoc")
     out.add_argument("--force", action="store_true", help="replace an existing output file of another kind")
 
 
@@ -112,8 +114,11 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.json, "scan", inputs=inputs, force=args.force, what="scan result")
     if args.csv:
         check_output(args.csv, "scan-table", inputs=inputs, force=args.force, what="scan table")
-    if args.json and args.csv and _same(args.json, args.csv):
-        raise FairauditError("--json and --csv must name different files")
+    if args.pdf:
+        check_output(args.pdf, "pdf", inputs=inputs, force=args.force, what="report")
+    outputs = [p for p in (args.json, args.csv, args.pdf) if p]
+    if any(_same(a, b) for i, a in enumerate(outputs) for b in outputs[i + 1:]):
+        raise FairauditError("--json, --csv and --pdf must name different files")
     dataset = data.resolve(args.data, label=args.label, favourable=args.favourable)
     model = None
     if args.model is not None:
@@ -129,6 +134,11 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         write_atomically(args.csv, regulatory.to_csv(result, args.template).encode("utf-8"), what="scan table")
         print(f"wrote {args.csv}")
+    if args.pdf:
+        from fairaudit.report.scan import build_scan_pdf
+
+        write_atomically(args.pdf, build_scan_pdf(result, args.template), what="report")
+        print(f"wrote {args.pdf}")
     return result.exit_code
 
 
