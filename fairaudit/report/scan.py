@@ -24,14 +24,13 @@ from fairaudit.core.outputs import REPORT_CREATOR
 from fairaudit.report.pdf import GREY, INK, SANS, ReportPDF, rgb
 from fairaudit.subgroups import regulatory
 from fairaudit.subgroups.result import ScanResult
+from fairaudit.viz.palette import SCAN_FLAGS
 
 __all__ = ["build_scan_pdf", "write_scan_pdf", "load_scan", "FLAG_WORDS", "FLAG_COLOURS"]
 
-#: a cell's flag -> what the table says, and its colour (Okabe–Ito, as the dashboard's heatmap)
-FLAG_WORDS = {"certified_below": "certified below", "certified_above": "certified above",
-              "undecided": "undecided", "excluded": "excluded (< min. share)"}
-FLAG_COLOURS = {"certified_below": "#D55E00", "certified_above": "#0072B2", "undecided": "#E69F00",
-                "excluded": "#888888"}
+#: a cell's flag -> what the table says, and its colour (as the dashboard's heatmap: ``viz.palette.SCAN_FLAGS``)
+FLAG_WORDS = {flag: word for flag, (word, _) in SCAN_FLAGS.items()}
+FLAG_COLOURS = {flag: colour for flag, (_, colour) in SCAN_FLAGS.items()}
 
 
 def load_scan(source) -> ScanResult:
