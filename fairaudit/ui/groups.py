@@ -237,7 +237,7 @@ def _cell_panel(result, cell) -> None:
                        "reference of the ratios)" if cell.is_reference else
                        "This cell has no impact ratio (under the minimum share): no specification to add.")
             return
-        st.code(line, language=None)
+        st.code(line, language=None, wrap_lines=True)
         if st.button("Add to specification", key="groups_add_spec", icon=":material/playlist_add:",
                      help="Appends this line to the specification the Audit page audits (a new version)."):
             text = append_spec(state.get(state.SPEC_TEXT), line)

@@ -74,24 +74,24 @@ def scan_heatmap(result, *, cell_size: int = 62, selected: str | None = None) ->
     tip = [alt.Tooltip("name:N", title="cell"), alt.Tooltip("rows:Q", title="rows", format=","),
            alt.Tooltip("share:Q", title="share", format=".1%"), alt.Tooltip("rate_text:N", title="rate [interval]"),
            alt.Tooltip("ratio_text:N", title="impact ratio [interval]"), alt.Tooltip("flag_label:N", title="flag")]
-    x = alt.X("across:N", title=None, sort=None, axis=alt.Axis(labelAngle=-30, labelLimit=160, orient="top"))
+    x = alt.X("across:N", title=None, sort=None,
+              axis=alt.Axis(labelAngle=-40, labelLimit=150, labelOverlap=False, orient="top"))
     y = alt.Y("down:N", title=None, sort=None, axis=alt.Axis(labelLimit=160))
     base = alt.Chart().encode(x=x, y=y)
-    rect = base.mark_rect(stroke="#FFFFFF", strokeWidth=2).encode(
+    # the chosen cell: full colour and a black outline (on the cell's own mark, so nothing covers its neighbours)
+    rect = base.mark_rect().encode(
         color=colour, tooltip=tip,
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.55)) if selected else alt.value(0.95),
-        strokeOpacity=alt.value(1)).add_params(pick)
-    ring = base.mark_rect(fill=None, stroke="#000000", strokeWidth=3).encode(tooltip=tip).transform_filter(pick) \
-        if selected else None
+        stroke=alt.condition(pick, alt.value("#000000"), alt.value("#FFFFFF")) if selected else alt.value("#FFFFFF"),
+        strokeWidth=alt.condition(pick, alt.value(3), alt.value(2)) if selected else alt.value(2)).add_params(pick)
     text = base.mark_text(fontSize=12, fontWeight="bold").encode(
         text="label:N", tooltip=tip,
         color=alt.condition(alt.datum.flag == "excluded", alt.value("#333333"), alt.value("#FFFFFF")))
-    layers = [rect, text] + ([ring] if ring is not None else [])
-    return (alt.layer(*layers, data=df)
+    return (alt.layer(rect, text, data=df)
             .properties(width=alt.Step(cell_size), height=alt.Step(cell_size * 0.6))
             .facet(row=alt.Row("table:N", title=None, sort=list(dict.fromkeys(df["table"])),
-                               header=alt.Header(labelAngle=0, labelAlign="left", labelFontWeight="bold",
-                                                 labelOrient="top", labelFontSize=13)), spacing=18)
+                               header=alt.Header(labelAngle=0, labelAlign="left", labelAnchor="start",
+                                                 labelFontWeight="bold", labelOrient="top", labelFontSize=13)), spacing=18)
             .resolve_scale(x="independent", y="independent"))
 
 
