@@ -1,5 +1,5 @@
 """Fuzzing the whole command line (issue 12): random and mutated specs, CSVs, options, result files and model
-files through `fairaudit audit / check / parse / train / report`. Every run must end with a verdict's exit code
+files through `fairaudit audit / check / parse / train / report / scan`. Every run must end with a verdict's exit code
 (0, 1, 3) or a refusal (2, with a message), never a traceback and never exit 4 (an internal error is a bug).
 
 The cases are drawn from a seeded generator, so a failure names a reproducible case (its index and argv).
@@ -136,7 +136,7 @@ def _options(rng) -> list[str]:
 
 
 def _case(rng: random.Random, d: Path) -> list[str]:
-    command = rng.choices(["audit", "check", "parse", "train", "report"], weights=[10, 4, 2, 1, 1])[0]
+    command = rng.choices(["audit", "check", "parse", "train", "report", "scan"], weights=[10, 4, 2, 1, 1, 3])[0]
     if command == "audit":
         argv = ["audit", *_data_args(rng, d), "--spec", _spec(rng)]
         r = rng.random()
@@ -167,9 +167,43 @@ def _case(rng: random.Random, d: Path) -> list[str]:
         if rng.random() < 0.3:
             argv += ["--param", rng.choice(["max_depth=2", "hidden=[4]", "epochs=1", "C=-1", "=", "x"])]
         return argv
+    if command == "scan":
+        return _scan_case(rng, d)
     return ["report", str(d / rng.choice(["result.json", "result0.json", "result1.json", "result2.json",
                                           "result3.json", "good.csv", "nothing.json"])),
             "--pdf", rng.choice([str(d / "result.json"), str(d / "good.csv"), str(d)])]
+
+
+SCAN_OPTIONS = {
+    "--depth": ["1", "2", "0", "-1", "9", "x"],
+    "--delta": ["0.05", "0.2", "0", "1", "nan", "abc"],
+    "--mode": ["exact", "one-look", "sometimes"],
+    "--threshold": ["0.8", "0.5", "0", "1.5", "nan"],
+    "--min-share": ["0.02", "0", "1", "-1"],
+    "--bins": ["num=3", "num=0,2,4,8", "num=1", "num=4,2", "sex=2", "nope=2", "num", "num=a,b"],
+    "--rate": ["selection", "scoring", "best"],
+    "--label": ["label", "flag", "nope"],
+    "--template": ["ll144", "eeoc", "osha"],
+}
+
+
+def _scan_case(rng: random.Random, d: Path) -> list[str]:
+    """``fairaudit scan`` over the fuzz CSVs: protected sets, bins, modes and outputs, valid and not."""
+    argv = ["scan", *_data_args(rng, d)]
+    argv = [a for a in argv if a not in ("--label", "label")] if rng.random() < 0.5 else argv
+    if rng.random() < 0.6:
+        argv += ["--protected", *rng.choice([["sex"], ["sex", "grp"], ["sex,grp"], ["nope"], ["sex", "sex"]])]
+    event = rng.choice(EVENTS)
+    argv += ["--pred", event if rng.random() < 0.7 else _mutate(rng, event)] if rng.random() < 0.9 else \
+        ["--model", rng.choice(["logreg", str(d / "garbage.model")])]
+    for flag, values in SCAN_OPTIONS.items():
+        if rng.random() < 0.2:
+            argv += [flag, rng.choice(values[:2] if rng.random() < 0.7 else values)]
+    if rng.random() < 0.2:
+        argv += ["--json", rng.choice([str(d / "scan.json"), str(d / "good.csv"), str(d / "result.json")])]
+    if rng.random() < 0.2:
+        argv += ["--csv", rng.choice([str(d / "scan.csv"), str(d / "good.csv"), str(d)])]
+    return argv
 
 
 def _run(argv) -> tuple[int, str]:

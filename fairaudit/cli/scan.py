@@ -6,6 +6,12 @@ Prints the cells ranked by the upper end of their impact ratio's interval (rows,
 JSON (``--json``), a regulatory table (``--csv OUT --template ll144|eeoc``) and its PDF report (``--pdf OUT``,
 ``fairaudit.report.scan``). Exit code: 1 some cell certified
 below the threshold, 3 none but some undecided, 0 every cell (not excluded) certified above, 2 bad input.
+
+``--follow PATH`` (instead of ``--data``) scans a live decision log as its rows arrive (a CSV being appended to, a
+folder of Parquet files, ``-`` for JSON lines; read by the monitor's live-log reader,
+``fairaudit.engines.monitor.livelog``) with ``fairaudit.subgroups.scan.ScanStream``: the first look (which fixes the
+δ split) after ``--burn-in`` rows, then a line whenever a cell's flag changes; the scan ends when the log ends, the
+idle timeout passes or on Ctrl-C, and prints the final table.
 """
 from __future__ import annotations
 
@@ -23,8 +29,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.epilog = EXIT_HELP
     group = parser.add_argument_group("data")
-    group.add_argument("--data", metavar="NAME|CSV", required=True,
+    group.add_argument("--data", metavar="NAME|CSV",
                        help="built-in dataset name (see `fairaudit datasets`) or a CSV / Parquet file")
+    group.add_argument("--follow", metavar="PATH",
+                       help="instead of --data: scan a live decision log as rows arrive (a CSV being appended to, a "
+                            "folder of Parquet files, or - for JSON lines on standard input); --pred decides")
+    group.add_argument("--burn-in", type=int, default=1000, dest="burn_in", metavar="ROWS",
+                       help="with --follow: the first look (it fixes the split of Δ) after this many rows "
+                            "(default 1000)")
+    group.add_argument("--idle-timeout", type=float, default=None, dest="idle_timeout", metavar="SECONDS",
+                       help="with --follow: end when no new row arrived for this long (default: wait until the log "
+                            "ends or Ctrl-C)")
+    group.add_argument("--poll", type=float, default=None, metavar="SECONDS",
+                       help="with --follow: look at the log every this many seconds")
     group.add_argument("--protected", metavar="COL", nargs="+",
                        help="the attributes to scan (space- or comma-separated; default: the dataset's protected "
                             "attributes)")
@@ -101,15 +118,16 @@ def parse_bins(values) -> dict:
 def run(args: argparse.Namespace) -> int:
     from fairaudit import data
     from fairaudit.cli._model_args import model_from_args
-    from fairaudit.core.outputs import check_output, write_atomically
-    from fairaudit.subgroups import regulatory
+    from fairaudit.core.outputs import check_output
     from fairaudit.subgroups.scan import scan, settings
 
     protected = attribute_names(args.protected)
     bins = parse_bins(args.bins)
     settings(args.depth, args.delta, args.mode, args.bound, args.threshold, args.min_share, args.rate,
              args.allocation)  # a bad option: one line, before any work
-    inputs = [args.data] + ([args.model] if args.model else [])
+    if (args.data is None) == (args.follow is None):
+        raise FairauditError("give --data (rows at rest) or --follow PATH (a live log), one of them")
+    inputs = [p for p in (args.data, args.follow, args.model) if p and p != "-"]
     if args.json:
         check_output(args.json, "scan", inputs=inputs, force=args.force, what="scan result")
     if args.csv:
@@ -119,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
     outputs = [p for p in (args.json, args.csv, args.pdf) if p]
     if any(_same(a, b) for i, a in enumerate(outputs) for b in outputs[i + 1:]):
         raise FairauditError("--json, --csv and --pdf must name different files")
+    if args.follow is not None:
+        return run_follow(args, protected, bins)
     dataset = data.resolve(args.data, label=args.label, favourable=args.favourable)
     model = None
     if args.model is not None:
@@ -128,6 +148,81 @@ def run(args: argparse.Namespace) -> int:
                   min_share=args.min_share, bound=args.bound, order=args.order, seed=args.seed, rate=args.rate,
                   allocation=args.allocation)
     print_result(result)
+    write_outputs(args, result)
+    return result.exit_code
+
+
+def run_follow(args: argparse.Namespace, protected, bins) -> int:
+    """``--follow PATH``: the scan of a live log, a line per change of the flags, the final table at the end."""
+    import sys
+    import threading
+
+    from fairaudit.engines.monitor import livelog
+    from fairaudit.subgroups.scan import ScanStream
+
+    for flag, value in (("--model", args.model), ("--label", args.label), ("--where", args.where),
+                        ("--rows", args.rows), ("--favourable", args.favourable)):
+        if value is not None:
+            raise FairauditError(f"--follow and {flag} cannot be combined: a live log is scanned with --pred")
+    if args.mode == "one-look":
+        raise FairauditError("--follow looks again and again: use --mode anytime (or exact), not one-look")
+    if not protected and not bins:
+        raise FairauditError("--follow: name the attributes to scan with --protected")
+    if args.burn_in < 1:
+        raise FairauditError(f"--burn-in must be at least 1 row, got {args.burn_in}")
+    from fairaudit.models import from_expression
+
+    source = livelog.open_log(args.follow, stdin=sys.stdin)
+    name = "standard input" if args.follow == "-" else str(args.follow)
+    stop = threading.Event()
+    why: dict = {}
+    poll = livelog.POLL_SECONDS if args.poll is None else float(args.poll)
+    first = livelog.first_rows(source, stop=stop, poll=poll, idle_timeout=args.idle_timeout, why=why)
+    if first is None:
+        raise FairauditError(f"no row arrived in the log {name}: nothing to scan")
+    columns = list(protected or []) + list(bins)
+    for column in columns:
+        if column not in first.columns:
+            raise FairauditError(f"unknown column {column!r} in the log {name}; columns: "
+                                 f"{', '.join(map(str, first.columns[:12]))}")
+    from fairaudit.spec import parse_event
+
+    model = from_expression(args.pred, livelog.log_dataset(first, name, events=[parse_event(args.pred)],
+                                                           schema=getattr(source, "schema", None)))
+    stream = ScanStream(protected, depth=args.depth, bins=bins, delta=args.delta, mode=args.mode,
+                        threshold=args.threshold, min_share=args.min_share, bound=args.bound, rate="selection",
+                        allocation=args.allocation, data=name, decision=f"pred: {args.pred}")
+    shown, result = None, None
+    try:
+        for frame in livelog.follow(source, stop=stop, poll=poll, idle_timeout=args.idle_timeout, first=first,
+                                    why=why):
+            stream.update(frame[columns], model.predict(frame))
+            if stream.rows >= args.burn_in:
+                result = stream.result()
+                flags = {c.id: c.flag for c in result.cells}
+                if flags != shown:
+                    below = [c.id for c in result.certified_below()]
+                    print(f"rows {stream.rows:,}: {len(below)} certified below ({', '.join(below[:4]) or 'none'}"
+                          f"{' ...' if len(below) > 4 else ''}), {len(result.undecided())} undecided, "
+                          f"{len(result.certified_above())} certified above", flush=True)
+                    shown = flags
+    except KeyboardInterrupt:
+        stop.set()
+    finally:
+        source.close()
+    if not stream.rows:
+        raise FairauditError(f"no row arrived in the log {name}: nothing to scan")
+    result = stream.result()
+    print_result(result)
+    write_outputs(args, result)
+    return result.exit_code
+
+
+def write_outputs(args: argparse.Namespace, result) -> None:
+    """The outputs asked for (checked before the scan started): the JSON, the regulatory CSV, its PDF."""
+    from fairaudit.core.outputs import write_atomically
+    from fairaudit.subgroups import regulatory
+
     if args.json:
         write_atomically(args.json, result.to_json().encode("utf-8"), what="scan result")
         print(f"wrote {args.json}")
@@ -139,7 +234,6 @@ def run(args: argparse.Namespace) -> int:
 
         write_atomically(args.pdf, build_scan_pdf(result, args.template), what="report")
         print(f"wrote {args.pdf}")
-    return result.exit_code
 
 
 def _same(a, b) -> bool:

@@ -63,8 +63,9 @@ def rate_intervals(successes, n, delta, interval) -> tuple[np.ndarray, np.ndarra
 
 def ratio_intervals(est, lo, hi, reference) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """``(estimate, lo, hi, index of the most-selected reference cell)`` of every cell's ratio to the table's best
-    rate among the ``reference`` cells (a boolean mask). Without a reference cell, or when the best rate is 0 for
-    sure, the ratio is undefined (NaN, and the interval [0, 1]... for cells of the reference, [0, inf) otherwise)."""
+    rate among the ``reference`` cells (a boolean mask). A reference cell's upper end is at most 1; a lower end of the
+    best rate of 0 leaves the upper end at 1 (∞ for a cell outside the reference); an estimated best rate of 0 leaves
+    the estimate undefined (NaN). Without a reference cell every ratio is undefined and the index is −1."""
     est, lo, hi = (np.asarray(a, dtype=float) for a in (est, lo, hi))
     reference = np.asarray(reference, dtype=bool)
     k = len(est)

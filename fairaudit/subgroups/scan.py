@@ -137,9 +137,12 @@ class Scanner:
         if not self.allocated:
             self.allocate()
         o = self.opts
-        tables, all_cells = [], []
+        tables, all_cells, notes = [], [], []
         for i, table in enumerate(self.tables):
             v = self.table_values(i)
+            if len(v["n"]) and not v["reference"].any():
+                notes.append(f"table {' × '.join(self.attributes[a].name for a in table)}: every cell is under the "
+                             f"minimum share ({100 * o.min_share:g}% of the rows): no impact ratio")
             undecided = v["flags"] == "undecided"
             more = (iv.more_rows(v["s"], v["n"], v["delta"], v["reference"], o.threshold, self.interval, self.total,
                                  undecided) if o.mode != "exact" else np.zeros(len(v["n"]), dtype=np.int64))
@@ -196,7 +199,7 @@ class Scanner:
             allocation={"scheme": o.allocation, "tables": len(tables), "per_table": self.allocation.table_delta,
                         "spent": self.allocation.spent(), "reserve": self.allocation.reserve,
                         "metrics": dict(self.allocation.shares)},
-            warnings=list(meta.get("warnings") or []), history=history)
+            warnings=list(meta.get("warnings") or []) + notes, history=history)
 
 
 def _rank_key(cell: Cell, k: int):

@@ -14,8 +14,9 @@ def guarantee(mode: str, delta: float, cells: int, tables: int, rows: int, rate_
     """The one sentence: what holds, for how many intervals at once, with what probability."""
     what = f"{'scoring' if rate_kind == 'scoring' else 'selection'}-rate and impact-ratio intervals"
     family = f"all {count(cells, 'cells')} of the {count(tables, 'tables')}"
-    tail = (" (treating the quantile bin edges, computed from these rows, as fixed: give the edges for an exact "
-            "statement)" if quantile_bins else "")
+    fixed = [what for what, used in (("the quantile bin edges", quantile_bins),
+                                     ("the median score", rate_kind == "scoring")) if used]
+    tail = (f" (treating {' and '.join(fixed)}, computed from these rows, as fixed)" if fixed else "")
     if mode == "exact":
         return (f"Exact for these {rows:,} rows: every rate and impact ratio in the {count(tables, 'tables')} is that "
                 "of the rows themselves (no interval, and no claim about any other rows or a population).")
