@@ -74,8 +74,10 @@ def facts(result: ScanResult, template: str) -> list[tuple[str, str]]:
             ("decision", result.decision or "—"),
             ("rate", rate),
             ("categories", ", ".join(result.attributes) + f" and their intersections up to depth {result.depth}"),
-            ("mode", f"{result.mode} (Δ = {result.delta:g}; threshold {result.threshold:g}; minimum share "
-                     f"{100 * result.min_share:g}%)"),
+            ("mode", f"{result.mode} (every interval at once with probability at least {1 - result.delta:g}; "
+                     f"threshold {result.threshold:g}; minimum share {100 * result.min_share:g}%)"
+             if result.mode != "exact" else f"exact (threshold {result.threshold:g}; minimum share "
+                                            f"{100 * result.min_share:g}%)"),
             ("rule", regulatory.template(template)["rule"])]
     return rows
 
