@@ -297,3 +297,15 @@ def test_cli_follow_scans_a_log_and_ends_with_the_table(tmp_path):
     assert got["sex=F"] == "4/15" and got["race=B"] == "17/50"
     code, _, err = _cli(["scan", "--follow", str(log), "--data", "adult", "--pred", "sel == 1"])
     assert code == 2 and "one of them" in err
+
+
+def test_the_history_ends_at_the_final_values_and_starts_wide():
+    r = fairaudit.scan("adult", ["sex", "race"], pred='income == ">50K"', bins={"age": 3}, depth=2)
+    assert r.history["rows"][-1] == r.rows and len(r.history["rows"]) > 10
+    for c in r.cells:
+        h = r.history["cells"][c.id]
+        assert (h["rate"][-1], h["rate_lo"][-1], h["rate_hi"][-1]) == (c.rate.estimate, c.rate.lo, c.rate.hi)
+        if c.impact_ratio is not None:
+            assert (h["ratio_lo"][-1], h["ratio_hi"][-1]) == (c.impact_ratio.lo, c.impact_ratio.hi)
+        widths = np.subtract(h["rate_hi"], h["rate_lo"])
+        assert widths[0] >= widths[-1]

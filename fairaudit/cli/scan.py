@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit import data
     from fairaudit.cli._model_args import model_from_args
     from fairaudit.core.outputs import check_output
-    from fairaudit.subgroups.scan import scan, settings
+    from fairaudit.subgroups.scan import LOOKS, scan, settings
 
     protected = attribute_names(args.protected)
     bins = parse_bins(args.bins)
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     result = scan(dataset, protected, depth=args.depth, bins=bins, pred=args.pred, model=model, label=args.label,
                   where=args.where, rows=args.rows, delta=args.delta, mode=args.mode, threshold=args.threshold,
                   min_share=args.min_share, bound=args.bound, order=args.order, seed=args.seed, rate=args.rate,
-                  allocation=args.allocation)
+                  allocation=args.allocation, looks=LOOKS if args.json else 0)  # the looks only go into the JSON
     print_result(result)
     write_outputs(args, result)
     return result.exit_code

@@ -206,3 +206,22 @@ def count(codes: np.ndarray, table: tuple[int, ...], decisions: np.ndarray, labe
         out[:, 4] = out[:, 0] - out[:, 2]
         out[:, 5] = out[:, 1] - out[:, 3]
     return TableCounts(keys.astype(np.int64).reshape(k, len(table)), out, unknown)
+
+
+def cell_index(codes: np.ndarray, table: tuple[int, ...], keys: np.ndarray) -> np.ndarray:
+    """Each row's position among the cells ``keys`` of ``table`` (−1: a row of unknown category, or of a cell not
+    among ``keys``) — one mixed-radix code per row and a binary search, linear in the rows but for the search."""
+    sub = codes[:, list(table)]
+    out = np.full(len(sub), -1, dtype=np.int64)
+    known = (sub >= 0).all(axis=1)
+    if not len(keys) or not known.any():
+        return out
+    sizes = np.maximum(keys.max(axis=0), sub[known].max(axis=0)) + 1
+    flat = np.ravel_multi_index(tuple(sub[known].T), tuple(int(s) for s in sizes))
+    key_flat = np.ravel_multi_index(tuple(keys.T), tuple(int(s) for s in sizes))
+    order = np.argsort(key_flat)
+    pos = np.searchsorted(key_flat[order], flat)
+    pos = np.minimum(pos, len(order) - 1)
+    hit = key_flat[order][pos] == flat
+    out[np.flatnonzero(known)[hit]] = order[pos[hit]]
+    return out

@@ -83,6 +83,26 @@ def ratio_intervals(est, lo, hi, reference) -> tuple[np.ndarray, np.ndarray, np.
     return r_est, r_lo, r_hi, best
 
 
+def ratio_intervals_by_row(est, lo, hi, reference) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``ratio_intervals`` for every row of 2-d arrays at once (a row per look, a column per cell): the ratios of the
+    reference cells of each row (NaN for the others, and for every cell of a row without reference cells)."""
+    est, lo, hi = (np.asarray(a, dtype=float) for a in (est, lo, hi))
+    ref = np.asarray(reference, dtype=bool)
+    rows = np.arange(est.shape[0])
+    best = np.argmax(np.where(ref, np.nan_to_num(est, nan=-1.0), -np.inf), axis=1)
+    any_ref = ref.any(axis=1)
+    top_est = np.where(any_ref, est[rows, best], np.nan)[:, None]
+    top_lo = np.where(any_ref, np.max(np.where(ref, lo, -np.inf), axis=1), np.nan)[:, None]
+    top_hi = np.where(any_ref, np.max(np.where(ref, hi, -np.inf), axis=1), np.nan)[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_est = np.where(top_est > 0, est / top_est, np.nan)
+        r_lo = np.where(top_hi > 0, lo / top_hi, 0.0)
+        r_hi = np.minimum(np.where(top_lo > 0, hi / top_lo, np.inf), 1.0)
+    r_lo = np.minimum(r_lo, r_hi)
+    out = [np.where(ref, x, np.nan) for x in (r_est, r_lo, r_hi)]
+    return out[0], out[1], out[2]
+
+
 def flags(r_lo, r_hi, reference, threshold: float) -> np.ndarray:
     """The flag of every cell (see the module doc)."""
     r_lo, r_hi = np.asarray(r_lo, dtype=float), np.asarray(r_hi, dtype=float)

@@ -10,10 +10,12 @@ CSV templates read it; none recomputes a number):
     ``order`` / ``seed``, ``bins`` (edges of binned attributes), ``tables`` (``Table``), ``cells`` (every cell of
     every table, ranked by the upper end of the impact ratio's interval, excluded cells last), ``guarantee`` (one
     sentence a signer can read), ``assumption``, ``scope`` ("population" or "rows"), ``allocation`` (the δ split),
-    ``warnings``, ``history`` (the intervals at looks over the stream: the convergence plot; may be None).
+    ``warnings``, ``history`` (the intervals at looks over the stream: the convergence plot; may be None),
+    ``event`` (the decision in the specification language: ``pred``, or ``score > MEDIAN`` for the scoring rate).
     Methods: ``certified_below()``, ``certified_above()``, ``undecided()``, ``excluded()``, ``exit_code``,
     ``reference`` (the most-selected cell of the deepest first table), ``cell(id)``, ``spec_for(cell)`` (the
-    one-click specification), ``to_dict()`` / ``to_json()`` / ``ScanResult.from_json()``.
+    one-click specification), ``frame()`` (every cell as a DataFrame row), ``to_dict()`` / ``to_json()`` /
+    ``ScanResult.from_json()``.
 ``Table``
     ``attributes``, ``rows`` (of known category), ``unknown`` (rows with a missing category), ``reference`` (the
     id of the most-selected reference cell, or None), ``cells`` (in category order).
@@ -158,6 +160,7 @@ class ScanResult:
     allocation: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     history: dict | None = None
+    event: str = "pred"  # the decision as an event of the specification language (scoring: "score > MEDIAN")
 
     # ------------------------------------------------------------------------------------------------ reading
     def _flagged(self, flag: str) -> list[Cell]:
@@ -208,7 +211,26 @@ class ScanResult:
             return None
         ref = self.cell(cell.reference)
         value = self.threshold if threshold is None else threshold
-        return f"E[pred | {cell.condition}] / E[pred | {ref.condition}] >= {format_number(float(value))}"
+        return f"E[{self.event} | {cell.condition}] / E[{self.event} | {ref.condition}] >= {format_number(float(value))}"
+
+    def frame(self):
+        """Every cell as one row of a pandas DataFrame, in rank order (the dashboard's sortable table and heatmap):
+        rank, id, table, depth, one column per attribute (its category, None outside the cell's table), rows, share,
+        selected, rate / rate_lo / rate_hi, ratio / ratio_lo / ratio_hi (NaN when excluded), flag, more_rows,
+        is_reference, reference, condition."""
+        import pandas as pd
+
+        nan = float("nan")
+        rows = []
+        for c in self.cells:
+            r = c.impact_ratio
+            rows.append({"rank": c.rank, "id": c.id, "table": " × ".join(c.table), "depth": c.depth,
+                         **{a: c.groups.get(a) for a in self.attributes}, "rows": c.rows, "share": c.share,
+                         "selected": c.selected, "rate": c.rate.estimate, "rate_lo": c.rate.lo,
+                         "rate_hi": c.rate.hi, "ratio": r.estimate if r else nan, "ratio_lo": r.lo if r else nan,
+                         "ratio_hi": r.hi if r else nan, "flag": c.flag, "more_rows": c.more_rows,
+                         "is_reference": c.is_reference, "reference": c.reference, "condition": c.condition})
+        return pd.DataFrame(rows)
 
     # ------------------------------------------------------------------------------------------------ JSON
     def to_dict(self) -> dict:
@@ -220,7 +242,7 @@ class ScanResult:
                          "rate": self.rate_kind, "label": self.label, "rows": int(self.rows), "data": self.data,
                          "source": self.source, "decision": self.decision, "date": self.date, "order": self.order,
                          "seed": self.seed, "bins": {k: list(v) for k, v in self.bins.items()},
-                         "allocation": self.allocation},
+                         "allocation": self.allocation, "event": self.event},
                 "guarantee": self.guarantee, "assumption": self.assumption, "scope": self.scope,
                 "reference": None if ref is None else ref.to_dict(),
                 "tables": [t.to_dict() for t in self.tables],
@@ -250,7 +272,7 @@ class ScanResult:
                    int(s["rows"]), tables, cells, d["guarantee"], d["assumption"], d["scope"], s.get("data"),
                    s.get("source"), s.get("decision"), s.get("date"), s.get("order"), s.get("seed"),
                    {k: tuple(v) for k, v in (s.get("bins") or {}).items()}, dict(s.get("allocation") or {}),
-                   list(d.get("warnings") or []), _history_back(d.get("history")))
+                   list(d.get("warnings") or []), _history_back(d.get("history")), s.get("event", "pred"))
 
 
 def _history_json(history: dict | None):

@@ -112,8 +112,9 @@ class Scanner:
     def cell_id(self, table, key) -> str:
         return "|".join(f"{self.attributes[a].name}={self.attributes[a].label(int(c))}" for a, c in zip(table, key))
 
-    def table_values(self, i: int, counts=None, total=None) -> dict:
-        """Every number of table ``i`` (its rates, ratios, flags, δ), from ``counts`` (default: the counts so far)."""
+    def table_values(self, i: int, counts=None, total=None, metrics: bool = True) -> dict:
+        """Every number of table ``i`` (its rates, ratios, flags, δ), from ``counts`` (default: the counts so far);
+        ``metrics=False`` leaves out TPR and FPR."""
         tc = self.counts[i] if counts is None else counts
         total = self.total if total is None else total
         o, c = self.opts, tc.counts
@@ -126,7 +127,7 @@ class Scanner:
         out = {"keys": tc.keys, "n": n, "s": s, "delta": d, "est": est, "lo": lo, "hi": hi, "share": share,
                "reference": reference, "r_est": r_est, "r_lo": r_lo, "r_hi": r_hi, "best": best,
                "flags": iv.flags(r_lo, r_hi, reference, o.threshold), "unknown": tc.unknown}
-        if self.has_label:
+        if self.has_label and metrics:
             for metric, (nn, ss) in (("tpr", (c[:, 2], c[:, 3])), ("fpr", (c[:, 4], c[:, 5]))):
                 out[metric] = iv.rate_intervals(ss, nn, self.allocation.deltas(i, tc.keys, metric), self.interval)
         return out
@@ -199,7 +200,7 @@ class Scanner:
             allocation={"scheme": o.allocation, "tables": len(tables), "per_table": self.allocation.table_delta,
                         "spent": self.allocation.spent(), "reserve": self.allocation.reserve,
                         "metrics": dict(self.allocation.shares)},
-            warnings=list(meta.get("warnings") or []) + notes, history=history)
+            warnings=list(meta.get("warnings") or []) + notes, history=history, event=meta.get("event", "pred"))
 
 
 def _rank_key(cell: Cell, k: int):
@@ -269,6 +270,7 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
     from fairaudit import data as data_module
     from fairaudit.core.inputs import Inputs
     from fairaudit.engines.monitor.engine import ORDERS, order_assumption, stream_positions
+    from fairaudit.spec.printer import format_number
 
     opts = settings(depth, delta, mode, bound, threshold, min_share, rate, allocation)
     if order not in ORDERS:
@@ -294,7 +296,8 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
         if inputs.scores is None:
             raise FairauditError("the scoring rate needs a model with a score")
         scores = np.asarray(inputs.scores, dtype=float)[positions]
-        decisions = (scores > np.median(scores)).astype(np.int8)
+        median = float(np.median(scores))
+        decisions = (scores > median).astype(np.int8)
     else:
         decisions = np.asarray(inputs.decisions, dtype=np.int8)[positions]
     labels = None
@@ -309,6 +312,7 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
             "decision": (f"pred: {pred}" if pred is not None else f"model: {described.get('model')}")
             + (" (scoring rate: above the median score)" if rate == "scoring" else ""),
             "order": order, "seed": int(seed), "label": label, "bins": how,
+            "event": "pred" if rate == "selection" else f"score > {format_number(median)}",
             "order_sentence": order_assumption(order, int(seed)) if opts.mode == "anytime" else None,
             "warnings": list(inputs.warnings) + _bin_warnings(how)}
     history = _history(scanner, codes, decisions, labels, looks) if opts.mode != "one-look" and looks else None
@@ -330,37 +334,34 @@ def look_points(total: int, looks: int = LOOKS, first: int = FIRST_LOOK) -> np.n
 
 def _history(scanner: Scanner, codes, decisions, labels, looks: int) -> dict:
     """Every cell's rate and ratio intervals at each look over the stream (prefixes of the ordered rows), with the
-    δ fixed from the final counts (valid at every look: the allocation depends on the group labels only)."""
+    δ fixed from the final counts (valid at every look: the allocation depends on the group labels only). One
+    confidence-sequence call per table for all looks at once: the prefix counts are cumulative sums of one
+    ``bincount`` over (look, cell)."""
     points = look_points(len(codes), looks)
-    final_ids = {}
+    n_looks = len(points)
+    rows = np.arange(1, len(codes) + 1)
+    d = np.asarray(decisions, dtype=np.float64)
+    min_share = scanner.opts.min_share
+    series = {}
     for i, table in enumerate(scanner.tables):
-        for key in scanner.counts[i].keys.tolist():
-            final_ids[(i, tuple(key))] = scanner.cell_id(table, key)
-    series = {cid: {k: [] for k in ("rate", "rate_lo", "rate_hi", "ratio", "ratio_lo", "ratio_hi")}
-              for cid in final_ids.values()}
-    width = len(cells_mod.FIELDS)
-    running = [cells_mod.TableCounts(np.zeros((0, len(t)), np.int64), np.zeros((0, width), np.int64))
-               for t in scanner.tables]
-    start = 0
-    for t in points:
-        part = slice(start, int(t))
-        for i, table in enumerate(scanner.tables):
-            running[i] = running[i].add(cells_mod.count(codes[part], table, decisions[part],
-                                                        None if labels is None else labels[part]))
-            v = scanner.table_values(i, running[i], int(t))
-            present = {tuple(k): j for j, k in enumerate(v["keys"].tolist())}
-            for key in scanner.counts[i].keys.tolist():
-                out = series[final_ids[(i, tuple(key))]]
-                j = present.get(tuple(key))
-                if j is None:
-                    values = (np.nan, 0.0, 1.0, np.nan, np.nan, np.nan)
-                else:
-                    ref = bool(v["reference"][j])
-                    values = (v["est"][j], v["lo"][j], v["hi"][j], v["r_est"][j] if ref else np.nan,
-                              v["r_lo"][j] if ref else np.nan, v["r_hi"][j] if ref else np.nan)
-                for name, x in zip(("rate", "rate_lo", "rate_hi", "ratio", "ratio_lo", "ratio_hi"), values):
-                    out[name].append(float(x))
-        start = int(t)
+        keys = scanner.counts[i].keys
+        k = len(keys)
+        if not k:
+            continue
+        where = cells_mod.cell_index(codes, table, keys)
+        ok = where >= 0
+        first = np.searchsorted(points, rows[ok], side="left")  # the first look that counts the row
+        slot = first * k + where[ok]
+        n = np.cumsum(np.bincount(slot, minlength=n_looks * k).reshape(n_looks, k), axis=0)
+        s = np.cumsum(np.bincount(slot, weights=d[ok], minlength=n_looks * k).reshape(n_looks, k), axis=0)
+        delta = np.broadcast_to(scanner.allocation.deltas(i, keys, "rate")[None, :], n.shape)
+        est, lo, hi = iv.rate_intervals(s, n, delta, scanner.interval)
+        reference = (n > 0) & (n / points[:, None].astype(float) >= min_share)
+        r_est, r_lo, r_hi = iv.ratio_intervals_by_row(est, lo, hi, reference)
+        for j, key in enumerate(keys.tolist()):
+            series[scanner.cell_id(table, key)] = {
+                "rate": est[:, j].tolist(), "rate_lo": lo[:, j].tolist(), "rate_hi": hi[:, j].tolist(),
+                "ratio": r_est[:, j].tolist(), "ratio_lo": r_lo[:, j].tolist(), "ratio_hi": r_hi[:, j].tolist()}
     return {"rows": [int(t) for t in points], "cells": series}
 
 
