@@ -1,7 +1,7 @@
 """The dashboard's "Groups" page (issue 31): every intersection of the protected attributes at once.
 
-``page()`` draws it: the scan's choices (protected attributes, optional binned numeric ones, depth, Δ, mode), a run
-on the session's dataset and decisions (those the Audit page uses: ``state.DATASET`` / ``state.MODEL``), the
+``page()`` draws it: the scan's choices (protected attributes, optional binned numeric ones, depth, the failure
+probability, mode), a run on the session's dataset and decisions (those the Audit page uses: ``state.DATASET`` / ``state.MODEL``), the
 guarantee and what "undecided" means in plain sentences, the heatmap of impact ratios by intersection
 (``fairaudit.viz.scan``: a click selects a cell; a select box beside it selects the same cell), the selected cell's
 convergence plot and its one-click specification (``ScanResult.spec_for``, appended to the specification the Audit
@@ -132,7 +132,8 @@ def page() -> None:
         mode = c5.selectbox("Mode", list(MODES), format_func=MODES.get, key="groups_mode")
         state.keep("groups_mode", mode)
         state.seed("groups_delta", 0.05)
-        delta = c6.selectbox("Δ", DELTAS, key="groups_delta", help="every interval holds at once with probability at least 1 − Δ",
+        delta = c6.selectbox("Failure probability", DELTAS, key="groups_delta",
+                             help="every interval holds at once with probability at least 1 minus this",
                              disabled=mode == "exact")
         state.keep("groups_delta", delta)
         bins = {name: int(n_bins) for name in binned}
