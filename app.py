@@ -13,5 +13,6 @@ PAGES = [
     st.Page("pages/3_Specification.py", title="Specification", icon=":material/edit_note:"),
     st.Page("pages/4_Audit.py", title="Audit", icon=":material/account_tree:"),
     st.Page("pages/5_Report.py", title="Report", icon=":material/picture_as_pdf:"),
+    st.Page("pages/6_Groups.py", title="Groups", icon=":material/grid_view:"),
 ]
 st.navigation(PAGES).run()

@@ -3,7 +3,8 @@ with intervals that all hold together (``fairaudit.subgroups``; the mathematics:
 
 Prints the cells ranked by the upper end of their impact ratio's interval (rows, share, rate [lo, hi], impact ratio
 [lo, hi], flag), the guarantee in one sentence, and the cells certified below and above the threshold; writes the
-JSON (``--json``) and a regulatory table (``--csv OUT --template ll144|eeoc``). Exit code: 1 some cell certified
+JSON (``--json``), a regulatory table (``--csv OUT --template ll144|eeoc``) and its PDF report (``--pdf OUT``,
+``fairaudit.report.scan``). Exit code: 1 some cell certified
 below the threshold, 3 none but some undecided, 0 every cell (not excluded) certified above, 2 bad input.
 
 ``--follow PATH`` (instead of ``--data``) scans a live decision log as its rows arrive (a CSV being appended to, a
@@ -76,8 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out = parser.add_argument_group("output")
     out.add_argument("--json", metavar="OUT", help="write the scan result as JSON")
     out.add_argument("--csv", metavar="OUT", help="write a regulatory table as CSV (see --template)")
+    out.add_argument("--pdf", metavar="OUT", help="write the regulatory report as PDF (see --template)")
     out.add_argument("--template", choices=["ll144", "eeoc"], default="ll144",
-                     help="the table --csv writes: ll144 (NYC Local Law 144 bias audit, default) or eeoc")
+                     help="the format of --csv and --pdf: ll144 (NYC Local Law 144 bias audit, default) or eeoc")
     out.add_argument("--force", action="store_true", help="replace an existing output file of another kind")
 
 
@@ -116,8 +118,7 @@ def parse_bins(values) -> dict:
 def run(args: argparse.Namespace) -> int:
     from fairaudit import data
     from fairaudit.cli._model_args import model_from_args
-    from fairaudit.core.outputs import check_output, write_atomically
-    from fairaudit.subgroups import regulatory
+    from fairaudit.core.outputs import check_output
     from fairaudit.subgroups.scan import LOOKS, scan, settings
 
     protected = attribute_names(args.protected)
@@ -131,8 +132,11 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.json, "scan", inputs=inputs, force=args.force, what="scan result")
     if args.csv:
         check_output(args.csv, "scan-table", inputs=inputs, force=args.force, what="scan table")
-    if args.json and args.csv and _same(args.json, args.csv):
-        raise FairauditError("--json and --csv must name different files")
+    if args.pdf:
+        check_output(args.pdf, "pdf", inputs=inputs, force=args.force, what="report")
+    outputs = [p for p in (args.json, args.csv, args.pdf) if p]
+    if any(_same(a, b) for i, a in enumerate(outputs) for b in outputs[i + 1:]):
+        raise FairauditError("--json, --csv and --pdf must name different files")
     if args.follow is not None:
         return run_follow(args, protected, bins)
     dataset = data.resolve(args.data, label=args.label, favourable=args.favourable)
@@ -144,12 +148,7 @@ def run(args: argparse.Namespace) -> int:
                   min_share=args.min_share, bound=args.bound, order=args.order, seed=args.seed, rate=args.rate,
                   allocation=args.allocation, looks=LOOKS if args.json else 0)  # the looks only go into the JSON
     print_result(result)
-    if args.json:
-        write_atomically(args.json, result.to_json().encode("utf-8"), what="scan result")
-        print(f"wrote {args.json}")
-    if args.csv:
-        write_atomically(args.csv, regulatory.to_csv(result, args.template).encode("utf-8"), what="scan table")
-        print(f"wrote {args.csv}")
+    write_outputs(args, result)
     return result.exit_code
 
 
@@ -159,9 +158,7 @@ def run_follow(args: argparse.Namespace, protected, bins) -> int:
     import threading
 
     from fairaudit.engines.monitor import livelog
-    from fairaudit.subgroups import regulatory
     from fairaudit.subgroups.scan import ScanStream
-    from fairaudit.core.outputs import write_atomically
 
     for flag, value in (("--model", args.model), ("--label", args.label), ("--where", args.where),
                         ("--rows", args.rows), ("--favourable", args.favourable)):
@@ -217,13 +214,26 @@ def run_follow(args: argparse.Namespace, protected, bins) -> int:
         raise FairauditError(f"no row arrived in the log {name}: nothing to scan")
     result = stream.result()
     print_result(result)
+    write_outputs(args, result)
+    return result.exit_code
+
+
+def write_outputs(args: argparse.Namespace, result) -> None:
+    """The outputs asked for (checked before the scan started): the JSON, the regulatory CSV, its PDF."""
+    from fairaudit.core.outputs import write_atomically
+    from fairaudit.subgroups import regulatory
+
     if args.json:
         write_atomically(args.json, result.to_json().encode("utf-8"), what="scan result")
         print(f"wrote {args.json}")
     if args.csv:
         write_atomically(args.csv, regulatory.to_csv(result, args.template).encode("utf-8"), what="scan table")
         print(f"wrote {args.csv}")
-    return result.exit_code
+    if args.pdf:
+        from fairaudit.report.scan import build_scan_pdf
+
+        write_atomically(args.pdf, build_scan_pdf(result, args.template), what="report")
+        print(f"wrote {args.pdf}")
 
 
 def _same(a, b) -> bool:

@@ -64,3 +64,11 @@ def verdict_scale(keys: tuple[str, ...] = (TRUE, FALSE, UNKNOWN, TERM)):
     import altair as alt
 
     return alt.Scale(domain=[VERDICTS[k][0] for k in keys], range=[VERDICTS[k][1] for k in keys])
+
+#: a scan cell's flag (``fairaudit.subgroups``) -> (what a reader sees, colour): the Groups heatmap and the scan PDF
+SCAN_FLAGS: dict[str, tuple[str, str]] = {
+    "certified_below": ("certified below", "#D55E00"),  # vermillion, as a violation
+    "undecided": ("undecided", "#E69F00"),              # orange
+    "certified_above": ("certified above", "#0072B2"),  # blue, as certified
+    "excluded": ("excluded (< min. share)", "#AAAAAA"),  # grey: rate only, no ratio
+}
