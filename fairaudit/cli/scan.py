@@ -8,9 +8,9 @@ JSON (``--json``), a regulatory table (``--csv OUT --template ll144|eeoc``) and 
 below the threshold, 3 none but some undecided, 0 every cell (not excluded) certified above, 2 bad input.
 
 ``--follow PATH`` (instead of ``--data``) scans a live decision log as its rows arrive (a CSV being appended to, a
-folder of Parquet files, ``-`` for JSON lines; read by the monitor's live-log reader,
-``fairaudit.engines.monitor.livelog``) with ``fairaudit.subgroups.scan.ScanStream``: the first look (which fixes the
-δ split) after ``--burn-in`` rows, then a line whenever a cell's flag changes; the scan ends when the log ends, the
+folder of Parquet files, ``-`` for JSON lines; read by the live-log reader ``fairaudit.engines.monitor.livelog``)
+with ``fairaudit.subgroups.scan.ScanStream``: the first look (which fixes how the failure probability is shared
+among the cells) after ``--burn-in`` rows, then a line whenever a cell's flag changes; the scan ends when the log ends, the
 idle timeout passes or on Ctrl-C, and prints the final table.
 """
 from __future__ import annotations
@@ -21,11 +21,11 @@ from fairaudit.base.errors import FairauditError
 
 EXIT_HELP = ("exit codes: 0 = every cell (not excluded) certified above the threshold, 1 = some cell certified "
              "below, 3 = none below but some undecided, 2 = bad input, 4 = internal error")
-MODES = ("anytime", "one-look", "exact")  # fairaudit.subgroups.intervals.MODES (not imported: start-up time)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fairaudit.cli._model_args import add_model_arguments
+    from fairaudit.subgroups.options import ALLOCATIONS, BOUNDS, HELP, MODES
 
     parser.epilog = EXIT_HELP
     group = parser.add_argument_group("data")
@@ -35,8 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="instead of --data: scan a live decision log as rows arrive (a CSV being appended to, a "
                             "folder of Parquet files, or - for JSON lines on standard input); --pred decides")
     group.add_argument("--burn-in", type=int, default=1000, dest="burn_in", metavar="ROWS",
-                       help="with --follow: the first look (it fixes the split of Δ) after this many rows "
-                            "(default 1000)")
+                       help=HELP["burn_in"])
     group.add_argument("--idle-timeout", type=float, default=None, dest="idle_timeout", metavar="SECONDS",
                        help="with --follow: end when no new row arrived for this long (default: wait until the log "
                             "ends or Ctrl-C)")
@@ -58,22 +57,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scan = parser.add_argument_group("scan")
     scan.add_argument("--depth", type=int, default=2, help="intersections of up to this many attributes (default 2)")
     scan.add_argument("--delta", type=float, default=0.05,
-                      help="Δ: every interval holds at once with probability ≥ 1 − Δ (default 0.05)")
-    scan.add_argument("--mode", choices=MODES, default="anytime",
-                      help="anytime (default: valid at every look of a growing log), one-look (fixed-sample "
-                           "intervals for these rows at one look) or exact (the rows' own rates: no claim beyond them)")
+                      help=HELP["delta"])
+    scan.add_argument("--mode", choices=MODES, default=MODES[0], help=HELP["mode"])
     scan.add_argument("--threshold", type=float, default=0.8, help="the impact-ratio threshold (default 0.8: 4/5)")
     scan.add_argument("--min-share", type=float, default=0.02, dest="min_share",
                       help="cells under this share of the rows get a rate but no impact ratio (default 0.02: LL144)")
     scan.add_argument("--rate", choices=["selection", "scoring"], default="selection",
                       help="selection (the decision) or scoring (the model's score above the median of all rows)")
-    scan.add_argument("--bound", choices=["mixture", "hoeffding"], default="mixture",
-                      help="the confidence sequence of the anytime mode (the monitor's; default mixture)")
-    scan.add_argument("--order", choices=["shuffle", "given"], default="shuffle",
-                      help="row order of the looks, as the monitor: shuffle (seeded, default) or given")
-    scan.add_argument("--allocation", choices=["decisive", "equal"], default="decisive",
-                      help="how Δ is shared among the cells: decisive (default: less to cells that cannot decide) "
-                           "or equal")
+    scan.add_argument("--bound", choices=BOUNDS, default=BOUNDS[0], help=HELP["bound"])
+    scan.add_argument("--order", choices=["shuffle", "given"], default="shuffle", help=HELP["order"])
+    scan.add_argument("--allocation", choices=ALLOCATIONS, default=ALLOCATIONS[0], help=HELP["allocation"])
     out = parser.add_argument_group("output")
     out.add_argument("--json", metavar="OUT", help="write the scan result as JSON")
     out.add_argument("--csv", metavar="OUT", help="write a regulatory table as CSV (see --template)")
@@ -274,7 +267,7 @@ def print_result(result) -> None:
         lines.append(row)
     widths = [max(len(h), *(len(r[i]) for r in lines)) if lines else len(h) for i, h in enumerate(head)]
     print(f"scan:      {', '.join(result.attributes)} · depth {result.depth} · {result.rows:,} rows · mode "
-          f"{result.mode} · Δ = {result.delta:g} · threshold {result.threshold:g}")
+          f"{result.mode} · failure probability {result.delta:g} · threshold {result.threshold:g}")
     print("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
     for row in lines:
         print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())

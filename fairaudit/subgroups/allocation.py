@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fairaudit.base.errors import FairauditError
+from fairaudit.subgroups.options import ALLOCATIONS
 
 HOPELESS_WEIGHT = 0.1  # a cell that cannot decide its flag gets this weight (a decisive one gets 1)
 METRIC_SHARES = {"rate": 0.5, "tpr": 0.25, "fpr": 0.25}  # the table's share per metric when a label is given
 NEW_CELL_RESERVE = 0.05  # a growing log: the share of every table's Δ kept for cells first seen after the first look
-SCHEMES = ("decisive", "equal")  # decisive: weights as above; equal: every cell of a table the same δ
+SCHEMES = ALLOCATIONS  # decisive: weights as above; equal: every cell of a table the same δ
 
 
 def metric_shares(has_label: bool) -> dict[str, float]:

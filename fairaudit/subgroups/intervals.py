@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from fairaudit.base.errors import FairauditError
+from fairaudit.subgroups.options import MODES
 
-MODES = ("anytime", "one-look", "exact")
 FLAGS = ("certified_below", "undecided", "certified_above", "excluded")
 
 
