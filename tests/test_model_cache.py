@@ -18,6 +18,7 @@ from fairaudit.models.features import default_features
 def cache_dir(tmp_path, monkeypatch):
     folder = tmp_path / "cache"
     monkeypatch.setenv(cache.ENV_DIR, str(folder))
+    monkeypatch.setattr(cache, "MIN_FIT_SECONDS", 0.0)  # every fit is stored (these tests are about the entries)
     monkeypatch.delenv(cache.ENV_SWITCH, raising=False)
     return folder
 
@@ -156,3 +157,15 @@ def test_the_cache_folder(monkeypatch, tmp_path):
     assert cache.cache_dir() == tmp_path / "xdg" / "fairaudit"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # not absolute: ignored, as the XDG spec says
     assert cache.cache_dir() == Path.home() / ".cache" / "fairaudit"
+
+
+def test_a_quick_fit_is_not_stored(tmp_path, german, monkeypatch):
+    """A fit quicker than reading an entry back would be is not stored (module doc): nothing is written."""
+    folder = tmp_path / "quick"
+    monkeypatch.setenv(cache.ENV_DIR, str(folder))
+    monkeypatch.setattr(cache, "MIN_FIT_SECONDS", 3600.0)
+    cache.cached_train(german, "logreg", **_args(german))
+    assert not _entries(folder)
+    monkeypatch.setattr(cache, "MIN_FIT_SECONDS", 0.0)  # the same fit, stored once worth it
+    cache.cached_train(german, "logreg", **_args(german))
+    assert len(_entries(folder)) == 1

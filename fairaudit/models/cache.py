@@ -10,7 +10,9 @@ the features and the learner's parameters, and the versions of fairaudit, Python
 
 **Where.** ``$FAIRAUDIT_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/fairaudit``, else ``~/.cache/fairaudit``;
 the models are in its ``models/`` folder, one file per key. ``--no-cache`` (the CLI) or ``FAIRAUDIT_CACHE=off``
-turns the cache off: every call trains, nothing is read or written.
+turns the cache off: every call trains, nothing is read or written. Only fits that took at least
+``MIN_FIT_SECONDS`` of CPU time are stored: reading a model file back costs about as much as a quick fit (its reader
+imports scikit-learn whole), so caching those would make both the first and the later calls slower.
 
 **Safe.** An entry is a model file in fairaudit's own safe format (``Model.save``: skops for scikit-learn kinds,
 a torch ``state_dict`` + JSON for mlp; never a pickle) and is read as any model file is (``fairaudit.models.load``:
@@ -27,6 +29,7 @@ import json
 import os
 import platform
 import sys
+import time
 from importlib import metadata
 from pathlib import Path
 
@@ -37,6 +40,9 @@ ENV_DIR = "FAIRAUDIT_CACHE_DIR"
 ENV_SWITCH = "FAIRAUDIT_CACHE"  # "off" (or 0, no, false) turns the cache off
 MAX_BYTES = 256 * 2**20  # the models folder is kept under this size (least recently used entries go first)
 SUFFIX = ".model"
+# a fit that took less CPU time than this is not stored: reading an entry back imports its reader (skops imports
+# all of scikit-learn, ~3 CPU s on 2 shared cores: issue 30's measurement), so a quicker fit gains nothing from it
+MIN_FIT_SECONDS = 5.0
 # the libraries a fit depends on: a new version of any may fit other numbers, so it is another key
 LIBRARIES = ("fairaudit", "numpy", "scipy", "scikit-learn", "torch", "skops")
 
@@ -97,8 +103,10 @@ def cached_train(dataset, kind: str, *, use_cache: bool = True, **train_args) ->
     model = _read(path, dataset, kind, train_args)
     if model is not None:
         return model
+    started = time.process_time()
     model = train(dataset, kind, on_progress=on_progress, **train_args)
-    _write(path, model)
+    if time.process_time() - started >= MIN_FIT_SECONDS:
+        _write(path, model)
     return model
 
 
