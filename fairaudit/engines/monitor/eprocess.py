@@ -291,6 +291,7 @@ def joint_forms(spec) -> dict[str, tuple]:
 
 
 _LOG_CAP = 700.0  # e-values shown as exp(log e), capped below float overflow
+_SATURATED = _LOG_CAP  # a direction whose running log E reaches this is not computed again (≥ _LOG_CAP: ``chunk``)
 
 
 class JointTests:
@@ -316,8 +317,8 @@ class JointTests:
         """``{(comparison id, want): running max of log E}`` at the checks of ``stats`` (leaf key → ``LeafStats``
         over the chunk), starting from the committed state.
 
-        A test whose running maximum has reached ``_LOG_CAP`` (a single stream) is *saturated*: it is not computed
-        again, its running maximum is carried as it is (a lower bound of the exact one, itself ≥ ``_LOG_CAP``). Nothing
+        A test whose running maximum has reached ``_SATURATED`` (≥ ``_LOG_CAP``; a single stream) is *saturated*: it
+        is not computed again, its running maximum is carried as it is (a lower bound of the exact one, ≥ the cap). Nothing
         shown or decided depends on how far above the cap it is: (1) its certificate needs only "≥ 1/β" (1/β <
         e^``_LOG_CAP``), reached at a check already in ``first``; (2) the e-value shown is capped at e^``_LOG_CAP``;
         (3) ``evidence`` compares the two directions' distances to their targets only where neither certificate is
@@ -333,7 +334,7 @@ class JointTests:
             ka, kb, ca, cb, k = self.forms[cid]
             a, b = stats[ka], stats[kb]
             carry = self.carry[(cid, want)]
-            if np.ndim(carry) == 0 and carry >= _LOG_CAP and np.log(1.0 / self.levels[(cid, want)]) < _LOG_CAP:
+            if np.ndim(carry) == 0 and carry >= _SATURATED and np.log(1.0 / self.levels[(cid, want)]) < _LOG_CAP:
                 out[(cid, want)] = np.full(np.shape(a.n), float(carry))  # saturated (above)
                 continue
             searched.append((cid, want))
