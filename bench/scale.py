@@ -70,7 +70,9 @@ for b in f.iter_batches(batch_size=1 << 18, columns=["race", "decile_score"], us
         at += len(s[checks]) + len(n[checks])
         s_tot[j], n_tot[j] = s[-1], n[-1]
     rows += len(codes)
-print(f"verdict: -\nstop step: -\nrows {rows}, successes {s_tot.tolist()} of {n_tot.tolist()}")
+print("verdict: -")
+print("stop step: -")
+print(f"rows {rows}, successes {s_tot.tolist()} of {n_tot.tolist()}")
 """
 
 CONFIGS = [
