@@ -12,7 +12,8 @@ own process:
 (cluster start and shutdown included). Peak memory is sampled (every 0.1 s, psutil) over the whole process tree and
 given for the client alone (the top process: the CLI, the monitor, the scheduler and the nannies) and for the
 worker processes summed; CPU seconds (user + system over the tree) say what the run costs when the shared machine's
-load makes wall time vary. For reference, up to 2 M rows the in-process CLI runs on the same rows (a CSV, as in
+load makes wall time vary. Each size also runs the out-of-core route on the same rows (one Parquet file, the same
+order), and each Dask row gives its wall time against it (issue 30's target: within 2×). For reference, up to 2 M rows the in-process CLI runs on the same rows (a CSV, as in
 ``bench/scale.py``): the verdict and stop step must be the same. Prints the load average (the machine is shared)
 and one table row per configuration and size.
 
@@ -73,6 +74,7 @@ def measured(cmd) -> tuple[float, float, float, float, float, str]:
 
 
 PART_ROWS = 250_000
+DASK_TARGET = 2.0  # issue 30: Dask (2 local workers) within 2× of out of core on the same 10 M rows (wall seconds)
 
 
 def main(sizes, orders=("given",), part_rows: float = PART_ROWS) -> None:
@@ -86,7 +88,9 @@ def main(sizes, orders=("given",), part_rows: float = PART_ROWS) -> None:
             subprocess.run([py, "-c", SPLIT, str(log(n, "parquet")), parts_dir, str(part_rows)], check=True)
             parts = len(list(Path(parts_dir).glob("*.parquet")))
             for order in orders:
-                runs = [(f"Dask LocalCluster, 2 workers ({parts:,} Parquet file{'s' if parts > 1 else ''}, {order} "
+                runs = [(f"out of core (the same rows, one Parquet file, {order} order)", str(log(n, "parquet")),
+                         ["--out-of-core", "on"]),
+                        (f"Dask LocalCluster, 2 workers ({parts:,} Parquet file{'s' if parts > 1 else ''}, {order} "
                          "order)", parts_dir, ["--dask", "--dask-workers", "2"])]
                 if in_process:
                     runs.append((f"in process (CSV, --json, {order} order)", str(log(n, "csv")), []))
@@ -99,12 +103,16 @@ def main(sizes, orders=("given",), part_rows: float = PART_ROWS) -> None:
                     rows.append((name, n, seconds, cpu, tree, top, rest, result["verdict"], result["stop_step"]))
     load = (load, os.getloadavg())
     print(f"load average (1 min) {load[0][0]:.1f} at the start, {load[1][0]:.1f} at the end; {os.cpu_count()} cores")
+    ref = {(n, name.rsplit(", ", 1)[1]): seconds for name, n, seconds, *_ in rows if name.startswith("out of core")}
     print("| configuration | rows | seconds | rows/s | CPU seconds | peak RSS (MB) | client peak (MB) | workers peak "
-          "(MB) | verdict | stop step |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          f"(MB) | × out of core (target ≤ {DASK_TARGET:g}) | verdict | stop step |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, n, seconds, cpu, tree, top, rest, verdict, stop in rows:
+        base = ref.get((n, name.rsplit(", ", 1)[1]))
+        ratio = "–" if base is None or name.startswith("out of core") else \
+            f"{seconds / base:.2f} ({'met' if seconds <= DASK_TARGET * base else 'NOT met'})"
         print(f"| {name} | {int(n):,} | {seconds:.1f} | {n / seconds:,.0f} | {cpu:.1f} | {tree:,.0f} | {top:,.0f} | "
-              f"{rest:,.0f} | {verdict} | {stop if stop is None else f'{stop:,}'} |")
+              f"{rest:,.0f} | {ratio} | {verdict} | {stop if stop is None else f'{stop:,}'} |")
 
 
 if __name__ == "__main__":

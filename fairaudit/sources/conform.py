@@ -66,11 +66,14 @@ def check_columns(names, schema: LogSchema, origin: str, reference: str = "the l
                         "column would be audited as missing)")
 
 
-def conform(table, schema: LogSchema, *, origin: str, first_row: int = 0, columns=None, text: bool = False):
+def conform(table, schema: LogSchema, *, origin: str, first_row: int = 0, columns=None, text: bool = False,
+            encoded: bool = False):
     """``table`` (an Arrow table or record batch; columns named as stored or stripped) in the schema's types
     (module doc). ``columns``: the schema's columns to give (default: those ``table`` has). ``text``: the cells
     are text to be read in the column's type (a CSV); otherwise they are stored typed (Parquet, JSON, a frame)
-    and a column stored with another type than the schema's is refused — its text is never parsed as numbers."""
+    and a column stored with another type than the schema's is refused — its text is never parsed as numbers.
+    ``encoded``: a text column stored dictionary-encoded stays so (its dictionary conformed, a missing value a
+    null index), for a reader that counts values without the text of every row (``decoded`` gives the text)."""
     import pyarrow as pa
 
     stripped = {str(n).strip(): i for i, n in enumerate(table.column_names)}
@@ -82,17 +85,20 @@ def conform(table, schema: LogSchema, *, origin: str, first_row: int = 0, column
         arr = table.column(stripped[name])
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
-        arrays.append(conform_array(arr, name, schema, origin, first_row, text))
+        arrays.append(conform_array(arr, name, schema, origin, first_row, text, encoded))
     return pa.table(arrays, names=wanted) if wanted else pa.table({"__rows__": pa.nulls(table.num_rows)}).drop(
         ["__rows__"])
 
 
-def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int, text: bool = False):
-    """One column (module doc)."""
+def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int, text: bool = False,
+                  encoded: bool = False):
+    """One column (module doc; ``encoded``: ``conform``'s)."""
     import pyarrow as pa
 
     kind = schema.kind(name)
     if pa.types.is_dictionary(arr.type):
+        if kind == "text" and _is_text(arr.type.value_type):
+            return _text_dictionary(arr, name, schema, origin, first_row, text, encoded)
         arr = arr.cast(arr.type.value_type)
     if pa.types.is_null(arr.type):
         if kind == "boolean" and len(arr):
@@ -105,6 +111,40 @@ def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int
     if stored == "text" and kind == "text":  # text, or a date or time as its text
         return _from_text(arr.cast(pa.string()), name, kind, schema, origin, first_row)
     return _from_typed(arr, stored, name, kind, schema, origin, first_row)
+
+
+def _is_text(arrow_type) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+
+
+def _text_dictionary(arr, name: str, schema: LogSchema, origin: str, first_row: int, text: bool, encoded: bool):
+    """A dictionary-encoded text column (Parquet's categorical columns) read as text: the dictionary's few values
+    conformed, then spread to the rows (``take``; with ``encoded``, kept as a dictionary whose missing values are
+    null indices). Conforming text is a function of each cell alone and never refuses one, so this is the
+    cell-by-cell answer, computed once per distinct value instead of once per row."""
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    values = conform_array(arr.dictionary.cast(pa.string()), name, schema, origin, first_row, text)
+    if not encoded:
+        return values.take(arr.indices)
+    indices = arr.indices
+    if values.null_count:  # a value that conforms to missing: its rows' indices become null
+        present = values.is_valid().take(indices).fill_null(False)
+        indices = pac.if_else(present, indices, pa.scalar(None, indices.type))
+    return pa.DictionaryArray.from_arrays(indices, values.fill_null(""))
+
+
+def decoded(table):
+    """``table`` with its dictionary-encoded columns (``conform(..., encoded=True)``) as plain text."""
+    import pyarrow as pa
+
+    if not any(pa.types.is_dictionary(f.type) for f in table.schema):
+        return table
+    return pa.table([c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns],
+                    names=table.column_names)
 
 
 def _arrow_type(kind: str):

@@ -308,8 +308,9 @@ class FileLog:
         check_columns(names, self.schema, path, self.first or self.parts[0])
         return names
 
-    def read_part(self, path, columns=None, rows: int = READ_ROWS, offset: int = 0):
-        """The conformed ``Batch``es of one part (``columns``: the log's names to read; default all)."""
+    def read_part(self, path, columns=None, rows: int = READ_ROWS, offset: int = 0, encoded: bool = False):
+        """The conformed ``Batch``es of one part (``columns``: the log's names to read; default all; ``encoded``:
+        dictionary-encoded text stays so, ``fairaudit.sources.conform.conform``)."""
         from fairaudit.sources.conform import conform
 
         names = self.part_columns(path)
@@ -321,7 +322,7 @@ class FileLog:
         for raw in self._raw_batches(path, [stored[c] for c in every], rows=rows):
             last = raw
             table = conform(raw, self.schema, origin=path, first_row=first, columns=every,
-                            text=self.format == "csv")
+                            text=self.format == "csv", encoded=encoded)
             yield Batch(table.select(wanted), path, first, offset + first)
             first += raw.num_rows
         if self.format == "csv" and last is not None and last.num_rows:
@@ -353,12 +354,12 @@ class FileLog:
             raise DataError(f"cannot parse {path}: a quoted value opened in data row {rows:,} is never closed; "
                             "close its quote")
 
-    def batches(self, columns=None, rows: int = READ_ROWS):
-        """Every conformed ``Batch`` of the log, part after part, in order."""
+    def batches(self, columns=None, rows: int = READ_ROWS, encoded: bool = False):
+        """Every conformed ``Batch`` of the log, part after part, in order (``encoded``: ``read_part``'s)."""
         offset = 0
         for path in self.parts:
             n = 0
-            for batch in self.read_part(path, columns, rows, offset):
+            for batch in self.read_part(path, columns, rows, offset, encoded=encoded):
                 n = batch.first_row + batch.table.num_rows
                 yield batch
             offset += n

@@ -352,9 +352,11 @@ class Part:
     def path(self) -> str:
         return self.log.parts[0]
 
-    def tables(self, columns=None):
-        """The part's conformed Arrow tables, in row order (``columns``: the log's names; default the part's)."""
-        for batch in self.log.read_part(self.path, list(self.columns if columns is None else columns)):
+    def tables(self, columns=None, encoded: bool = False):
+        """The part's conformed Arrow tables, in row order (``columns``: the log's names; default the part's;
+        ``encoded``: dictionary-encoded text stays so, ``fairaudit.sources.conform.conform``)."""
+        for batch in self.log.read_part(self.path, list(self.columns if columns is None else columns),
+                                        encoded=encoded):
             yield batch.table
 
     def frame(self, columns=None):
@@ -428,11 +430,15 @@ def partition_codes(part, task: Task, model=None) -> PartitionCodes:
     the row filter, every leaf."""
     from fairaudit.core.counterexamples import KEEP
     from fairaudit.core.observations import observe
+    from fairaudit.engines.monitor.outofcore import fair_keys
 
+    spec = _parsed(task.spec)
+    if isinstance(part, Part) and model is None and not fair_keys(spec):
+        return _encoded_codes(part, task, spec)
     frame = _frame(part)
     before = len(frame)
     frame, pred, label, score, rows, unknown = _decided(frame, task, model)
-    obs = observe(_parsed(task.spec), frame, pred=pred, label=label, score=score, model=model,
+    obs = observe(spec, frame, pred=pred, label=label, score=score, model=model,
                   column_values=dict(task.domains), rows=rows)
     success, mask = {}, {}
     for key, v in obs.values.items():
@@ -443,6 +449,38 @@ def partition_codes(part, task: Task, model=None) -> PartitionCodes:
     flips = {k: f.positions[:KEEP].astype(np.int64) for k, f in obs.flips.items()} or None  # of ``first`` only
     first = {k: f.first for k, f in obs.flips.items()} or None
     return PartitionCodes(int(obs.length), success, mask, before, flips, first, obs.missing or None, unknown)
+
+
+def _encoded_codes(part: Part, task: Task, spec) -> PartitionCodes:
+    """``partition_codes`` of a part read from its file with a decision expression (no model, no ``Fair[...]``): its
+    chunks encoded as out of core (``fairaudit.engines.monitor.outofcore.ChunkEncoder``: the text kept
+    dictionary-encoded, every expression evaluated once per distinct combination of the columns read, not once per
+    row), then packed into the partition's bits — the same bits as evaluating every row of the frame."""
+    from fairaudit.core.evaluate import compile_spec
+    from fairaudit.engines.monitor.outofcore import ChunkEncoder
+    from fairaudit.engines.monitor.stream import decode
+    from fairaudit.models.expression import ExpressionModel
+    from fairaudit.spec import event_columns
+
+    keys = compile_spec(spec).leaf_keys
+    decider = None
+    if task.pred is not None:
+        decision = _event(task.pred)
+        decider = ExpressionModel(task.pred, decision, event_columns(decision))
+    encoder = ChunkEncoder(spec, keys, part.columns, part.log.schema, decider,
+                           where_event=None if task.where is None else _event(task.where), label=task.label,
+                           favourable=task.favourable)
+    chunks = [encoder.codes(table) for table in part.tables(encoded=True)]
+    codes = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.uint8)
+    obs = decode(codes, keys)
+    success, mask = {}, {}
+    for key in keys:
+        v, m = obs.values[key], obs.masks[key]  # (values already restricted to their masks)
+        every = bool(m.all())
+        success[key] = np.packbits(v)
+        mask[key] = None if every else np.packbits(m)
+    return PartitionCodes(len(codes), success, mask, encoder.total, None, None, encoder.missing or None,
+                          (encoder.unknown, tuple(encoder.unknown_columns)))
 
 
 def partition_counterexamples(part, task: Task, model, key: str, local) -> tuple:
@@ -834,7 +872,7 @@ def part_values(part: Part, wanted, label=None, literals=frozenset()) -> tuple[d
     from fairaudit.sources.values import distinct_pass
 
     read = list(wanted) or list(part.log.schema.names[:1])
-    return distinct_pass(part.tables(read), part.log.schema, list(wanted), label, literals)
+    return distinct_pass(part.tables(read, encoded=True), part.log.schema, list(wanted), label, literals)
 
 
 def _check_values(client, log: FileLog, parts, spec, task, model, sources=None):

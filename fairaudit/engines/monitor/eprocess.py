@@ -291,6 +291,7 @@ def joint_forms(spec) -> dict[str, tuple]:
 
 
 _LOG_CAP = 700.0  # e-values shown as exp(log e), capped below float overflow
+_SATURATED = _LOG_CAP  # a direction whose running log E reaches this is not computed again (≥ _LOG_CAP: ``chunk``)
 
 
 class JointTests:
@@ -314,19 +315,35 @@ class JointTests:
 
     def chunk(self, stats) -> dict[tuple[str, bool], np.ndarray]:
         """``{(comparison id, want): running max of log E}`` at the checks of ``stats`` (leaf key → ``LeafStats``
-        over the chunk), starting from the committed state."""
+        over the chunk), starting from the committed state.
+
+        A test whose running maximum has reached ``_SATURATED`` (≥ ``_LOG_CAP``; a single stream) is *saturated*: it
+        is not computed again, its running maximum is carried as it is (a lower bound of the exact one, ≥ the cap). Nothing
+        shown or decided depends on how far above the cap it is: (1) its certificate needs only "≥ 1/β" (1/β <
+        e^``_LOG_CAP``), reached at a check already in ``first``; (2) the e-value shown is capped at e^``_LOG_CAP``;
+        (3) ``evidence`` compares the two directions' distances to their targets only where neither certificate is
+        shown, and with a saturated direction one always is: its own, or the other's when that one reached its
+        target too — at a different check, since at any check one of the two closed half-planes holds the
+        maximum-likelihood point, where E ≤ 1 < 1/β (module doc) — which ``certified`` resolves by the first
+        checks alone. So the results are those of the test computed at every check; on a long stream whose verdict
+        is clear (log E grows linearly with the rows) the line search stops after a few thousand rows."""
         out = {}
         cs = compile_spec(self.spec)
-        tests = []
+        tests, searched = [], []
         for cid, want in self.levels:
             ka, kb, ca, cb, k = self.forms[cid]
             a, b = stats[ka], stats[kb]
+            carry = self.carry[(cid, want)]
+            if np.ndim(carry) == 0 and carry >= _SATURATED and np.log(1.0 / self.levels[(cid, want)]) < _LOG_CAP:
+                out[(cid, want)] = np.full(np.shape(a.n), float(carry))  # saturated (above)
+                continue
+            searched.append((cid, want))
             tests.append((a.successes, a.n, b.successes, b.n, ca, cb, k, null_sign(cs.nodes[cid].node.op, want)))
-        for (cid, want), e in zip(self.levels, log_evalues(tests)):  # every test of the chunk at once
+        for (cid, want), e in zip(searched, log_evalues(tests)):  # every test of the chunk at once
             e = np.maximum.accumulate(e, axis=-1) if np.ndim(e) else e
             out[(cid, want)] = np.maximum(e, np.expand_dims(self.carry[(cid, want)], -1)
                                           if np.ndim(self.carry[(cid, want)]) else self.carry[(cid, want)])
-        return out
+        return {key: out[key] for key in self.levels}
 
     def commit(self, cum: dict, upto: int) -> None:
         """Carry the running maxima at check ``upto − 1`` of this chunk into the next one."""

@@ -164,7 +164,8 @@ def file_dataset(path, used: list[str], *, label: str | None = None, protected=N
     kinds = log.schema.dataset_kinds
     wanted = [c for c in dict.fromkeys(list(used) + ([label] if label else [])) if c in kinds
               and (kinds[c] == "categorical" or c == label)]
-    known, wide, rows, unlabelled = distinct_pass((b.table for b in log.batches(wanted or log.schema.names[:1])),
+    known, wide, rows, unlabelled = distinct_pass((b.table for b in log.batches(wanted or log.schema.names[:1],
+                                                                                encoded=True)),
                                                   log.schema, wanted, label, literals)
     if rows == 0:
         raise DataError(f"{log.name} has no data rows")
@@ -274,9 +275,7 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     are observed on the audited rows of each chunk as in memory (``observe``); ``first_flips`` (a
     ``fairaudit.core.observations.FirstFlips``) takes in each chunk's flipped rows, numbered among the audited
     rows (their ``row`` the file's row number) — the counterexamples of a run in file order."""
-    from fairaudit.core.observations import add_missing, event_array3, observe
-    from fairaudit.engines.monitor.stream import CodeStore, code_dtype, encode
-    from fairaudit.spec.events import missing_names
+    from fairaudit.engines.monitor.stream import CodeStore, code_dtype
     from fairaudit.core.evaluate import compile_spec
     from fairaudit.models.expression import ExpressionModel
     from fairaudit.spec import event_columns, parse_event
@@ -303,46 +302,11 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
         raise FairauditError(f"{next(iter(fair))} needs a model to re-predict with (use --model, not --pred)")
     store = CodeStore(dtype)
     spill = None
-    total = agree = 0
-    missing: dict = {}  # leaf key -> Missing: the audited rows each leaf leaves out for a missing value
-    unknown, unknown_columns = 0, {}  # the rows the row filter is neither true nor false on, and why
-    columns = columns or [present[0]]
-    from fairaudit.sources import to_frame
-
-    for batch in log.batches(columns, rows=rows):
-        table = batch.table
-        n = table.num_rows
-        found = None if fair else distinct_rows(table, columns, limit=max(1, n // 4))
-        if found is not None:  # evaluate on the distinct combinations, spread to the rows (exact)
-            first, inverse = found
-            frame = to_frame(table.take(first), log.schema, label)
-        else:
-            frame, inverse = to_frame(table, log.schema, label), None
-        decided, scores, labels = _chunk_inputs(frame, decider, model, label, favourable)
-        weight = None if inverse is None else np.bincount(inverse, minlength=len(frame))
-        keep = None
-        if where_event is not None:  # a row the filter is unknown on (a missing value) is left out, and counted
-            keep, known = event_array3(where_event, frame, decided, labels, scores)
-            if not known.all():
-                unknown += int((~known).sum() if weight is None else weight[~known].sum())
-                unknown_columns.update(dict.fromkeys(missing_names((where_event,), frame, ~known, pred=decided,
-                                                                   label=labels, score=scores)))
-        if labels is not None and decided is not None:
-            same = decided == labels
-            agree += int(same.sum() if weight is None else weight[same].sum())
-        if fair:  # the audited rows only, as in memory: the flips' positions are theirs
-            codes = _encode_fair(spec, keys, frame, keep, decided, labels, scores, model, domains, total,
-                                 store.rows, first_flips, missing)
-        else:
-            weights = weight if keep is None else (keep.astype(np.int64) if weight is None else weight * keep)
-            obs = observe(spec, frame, pred=decided, label=labels, score=scores, weights=weights)
-            add_missing(missing, obs.missing)
-            codes = encode(obs, keys)
-            if inverse is not None:
-                codes = codes[inverse]
-                keep = None if keep is None else keep[inverse]
-            if keep is not None:
-                codes = codes[keep]
+    encoder = ChunkEncoder(spec, keys, columns or [present[0]], log.schema, decider, model=model,
+                           where_event=where_event, label=label, favourable=favourable, domains=domains,
+                           first_flips=first_flips)
+    for batch in log.batches(encoder.columns, rows=rows, encoded=not fair):  # (text as dictionaries: distinct_rows)
+        codes = encoder.codes(batch.table)
         if spill is None and (store.rows + len(codes)) * dtype.itemsize > memory_bytes:
             from fairaudit.engines.monitor.stream import _fresh
 
@@ -351,13 +315,78 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
                 spill.append(part)
             store = spill
         store.append(codes)
-        total += n
         if on_rows is not None:
-            on_rows(total)
+            on_rows(encoder.total)
     store = store.close()
-    store.missing = missing  # (read by audit_file: the warnings)
-    store.where_unknown = (unknown, tuple(unknown_columns))
+    store.missing = encoder.missing  # (read by audit_file: the warnings)
+    store.where_unknown = (encoder.unknown, tuple(encoder.unknown_columns))
+    total, agree = encoder.total, encoder.agree
     return store, total, (agree / total if total and label is not None and pred is not None else None)
+
+
+class ChunkEncoder:
+    """Each conformed chunk of a log as its audited rows' codes (``codes``), in stream order, with what the run
+    reports of them summed over the chunks: ``total`` rows read, ``agree`` rows whose decision equals the label,
+    ``unknown`` rows the row filter is neither true nor false on (and the columns missing there), ``missing`` per
+    leaf. One chunk's code is the same whoever reads it: out of core (``encode_file``) and a Dask worker
+    (``fairaudit.engines.monitor.distributed.partition_codes``). Without ``Fair[...]`` leaves the decision, the
+    filter and the leaves are evaluated on the chunk's distinct combinations of the columns read (``distinct_rows``)
+    and spread to the rows: exact, since each is a function of a row's columns; a chunk read with its text
+    dictionary-encoded (``conform(..., encoded=True)``) gives those combinations without comparing text."""
+
+    def __init__(self, spec, keys, columns, schema, decider, *, model=None, where_event=None, label=None,
+                 favourable=None, domains=None, first_flips=None):
+        self.spec, self.keys, self.columns, self.schema = spec, list(keys), list(columns), schema
+        self.decider, self.model, self.where_event = decider, model, where_event
+        self.label, self.favourable, self.domains, self.first_flips = label, favourable, domains, first_flips
+        self.fair = bool(fair_keys(spec))
+        self.total = self.agree = self.unknown = self.audited = 0
+        self.unknown_columns: dict = {}
+        self.missing: dict = {}  # leaf key -> Missing: the audited rows each leaf leaves out for a missing value
+
+    def codes(self, table) -> np.ndarray:
+        """The codes of one chunk's audited rows (``table``: conformed, the columns ``columns``)."""
+        from fairaudit.core.observations import add_missing, event_array3, observe
+        from fairaudit.engines.monitor.stream import encode
+        from fairaudit.sources import to_frame
+        from fairaudit.sources.conform import decoded
+        from fairaudit.spec.events import missing_names
+
+        n = table.num_rows
+        found = None if self.fair else distinct_rows(table, self.columns, limit=max(1, n // 4))
+        if found is not None:  # evaluate on the distinct combinations, spread to the rows (exact)
+            first, inverse = found
+            frame = to_frame(decoded(table.take(first)), self.schema, self.label)
+        else:
+            frame, inverse = to_frame(decoded(table), self.schema, self.label), None
+        decided, scores, labels = _chunk_inputs(frame, self.decider, self.model, self.label, self.favourable)
+        weight = None if inverse is None else np.bincount(inverse, minlength=len(frame))
+        keep = None
+        if self.where_event is not None:  # a row the filter is unknown on (a missing value) is left out, and counted
+            keep, known = event_array3(self.where_event, frame, decided, labels, scores)
+            if not known.all():
+                self.unknown += int((~known).sum() if weight is None else weight[~known].sum())
+                self.unknown_columns.update(dict.fromkeys(missing_names((self.where_event,), frame, ~known,
+                                                                        pred=decided, label=labels, score=scores)))
+        if labels is not None and decided is not None:
+            same = decided == labels
+            self.agree += int(same.sum() if weight is None else weight[same].sum())
+        if self.fair:  # the audited rows only, as in memory: the flips' positions are theirs
+            codes = _encode_fair(self.spec, self.keys, frame, keep, decided, labels, scores, self.model,
+                                 self.domains, self.total, self.audited, self.first_flips, self.missing)
+        else:
+            weights = weight if keep is None else (keep.astype(np.int64) if weight is None else weight * keep)
+            obs = observe(self.spec, frame, pred=decided, label=labels, score=scores, weights=weights)
+            add_missing(self.missing, obs.missing)
+            codes = encode(obs, self.keys)
+            if inverse is not None:
+                codes = codes[inverse]
+                keep = None if keep is None else keep[inverse]
+            if keep is not None:
+                codes = codes[keep]
+        self.total += n
+        self.audited += len(codes)
+        return codes
 
 
 def _chunk_inputs(frame, decider, model, label, favourable):
