@@ -163,6 +163,8 @@ class _TextOperand:
         if not all(type(u) is str for u in self._uniques):
             return None
         hits = [code for code, u in enumerate(self._uniques) if u == text]
+        if len(hits) == 1:  # distinct texts: at most one equals ``text``
+            return self._codes == hits[0]
         return np.isin(self._codes, hits) if hits else np.zeros(len(self._codes), dtype=bool)
 
 
