@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import threading
 from typing import Sequence
 
 import numpy as np
@@ -144,16 +145,20 @@ def held_out_positions(model, dataset) -> np.ndarray | None:
         return None
     key = (dataset.rows_hash, dataset.schema.label, repr(dataset.schema.favourable), int(params["seed"]),
            float(params["test_size"]))  # what the split depends on: the labels (the rows), the seed, the share
-    if key not in _HELD_OUT:
-        if len(_HELD_OUT) >= HELD_OUT_CACHE:
-            del _HELD_OUT[next(iter(_HELD_OUT))]
+    held = _HELD_OUT.get(key)
+    if held is None:
         _, test_idx = split_rows(dataset.labels, key[3], key[4])
-        _HELD_OUT[key] = np.sort(test_idx)
-    return _HELD_OUT[key].copy()
+        held = np.sort(test_idx)
+        with _HELD_OUT_LOCK:  # the dashboard audits from several threads
+            while len(_HELD_OUT) >= HELD_OUT_CACHE:
+                _HELD_OUT.pop(next(iter(_HELD_OUT)))
+            _HELD_OUT[key] = held
+    return held.copy()
 
 
 HELD_OUT_CACHE = 8  # splits remembered (an audit asks for the same one at every call: the split is not free)
 _HELD_OUT: dict = {}
+_HELD_OUT_LOCK = threading.Lock()
 
 
 def held_out_metrics(model: Model, rows: pd.DataFrame, y: np.ndarray, protected: Sequence[str],
