@@ -149,12 +149,14 @@ class Inputs:
         decisions = scores = None
         if model_obj is not None:
             frame = dataset.frame
-            scores = np.asarray(model_obj.score(frame), dtype=float) if hasattr(model_obj, "score") else None
-            if scores is not None and not np.isfinite(scores).all():  # NaN scores would silently decide 0
-                bad = np.flatnonzero(~np.isfinite(scores))
-                raise FairauditError(f"the model's score is not a number for {len(bad):,} row(s) (first: row "
-                                     f"{bad[0] + 1:,}); check those rows for missing or extreme values, or drop them")
-            decisions = np.asarray(model_obj.predict(frame)).astype(np.int8)
+            if hasattr(model_obj, "score_and_predict"):  # one pass over the rows for both (one encoding)
+                scores, decisions = model_obj.score_and_predict(frame)
+                scores = check_scores(np.asarray(scores, dtype=float))
+            else:
+                scores = check_scores(np.asarray(model_obj.score(frame), dtype=float)) \
+                    if hasattr(model_obj, "score") else None
+                decisions = model_obj.predict(frame)
+            decisions = np.asarray(decisions).astype(np.int8)
         if where:
             from fairaudit.core.observations import event_array3, where_missing_warning
             from fairaudit.spec import parse_event
@@ -177,6 +179,15 @@ class Inputs:
         return cls(dataset=dataset, model=model_obj, pred=pred, where=where, positions=positions,
                    decisions=decisions, scores=scores, labels=labels, rows=record, provenance=facts,
                    warnings=warnings)
+
+
+def check_scores(scores: np.ndarray) -> np.ndarray:
+    """``scores``, or ``FairauditError`` where one is not a finite number (NaN scores would silently decide 0)."""
+    if not np.isfinite(scores).all():
+        bad = np.flatnonzero(~np.isfinite(scores))
+        raise FairauditError(f"the model's score is not a number for {len(bad):,} row(s) (first: row "
+                             f"{bad[0] + 1:,}); check those rows for missing or extreme values, or drop them")
+    return scores
 
 
 def resolve_model(model, dataset, seed: int = 0, *, trust_pickle: bool = False, trusted_types=(),

@@ -99,18 +99,15 @@ class Trace:
         steps = np.asarray(steps, dtype=np.int64)
         k = len(steps)
 
-        def col(attr, default=np.nan):
-            out = np.full((k, len(node_ids)), default, dtype=float)
+        def col(attr, default=np.nan, dtype=float):  # filled a node (a row) at a time, then turned to (step, node)
+            out = np.full((len(node_ids), k), default, dtype=dtype)
             for j, nid in enumerate(node_ids):
                 v = getattr(values[nid], attr)
                 if v is not None:
-                    out[:, j] = np.broadcast_to(v, (k,))
-            return out
+                    out[j] = v  # a value per step, or one for all (broadcast)
+            return np.ascontiguousarray(out.T)
 
-        verdict = np.full((k, len(node_ids)), NO_VERDICT, dtype=np.int8)
-        for j, nid in enumerate(node_ids):
-            if values[nid].verdict is not None:
-                verdict[:, j] = np.broadcast_to(values[nid].verdict, (k,))
+        verdict = col("verdict", NO_VERDICT, np.int8)
         return cls(steps, list(node_ids), col("estimate"), col("lo"), col("hi"), col("delta"), verdict,
                    col("n"), col("certified"), col("unfair"), col("undecided"), col("evalue"), col("evalue_target"))
 

@@ -112,8 +112,7 @@ class Dataset:
         """Rows whose value of some protected attribute is missing (NaN, or the category ``"?"``)."""
         mask = np.zeros(len(self.frame), dtype=bool)
         for name in self.schema.protected:
-            series = self.frame[name]
-            mask |= series.isna().to_numpy() | (series.astype(str) == MISSING_CATEGORY).to_numpy()
+            mask |= _missing_and_groups(self.frame[name])[0]
         return mask
 
     def protected_warnings(self, how_to_drop: str = "drop them with --missing drop (dashboard: Data page) or keep "
@@ -123,9 +122,8 @@ class Dataset:
         sentence ends with ``how_to_drop``)."""
         out = []
         for name in self.schema.protected:
-            series = self.frame[name]
-            missing = int(series.isna().sum() + (series.astype(str) == MISSING_CATEGORY).sum())
-            groups = series[~(series.isna() | (series.astype(str) == MISSING_CATEGORY))].unique()
+            missing_rows, groups = _missing_and_groups(self.frame[name])
+            missing = int(missing_rows.sum())
             if len(groups) <= 1:
                 only = f" ({str(groups[0])[:40]!r})" if len(groups) else ""
                 out.append(f"protected attribute '{name}' has a single group{only} in {self.name}: there is no "
@@ -149,3 +147,11 @@ class Dataset:
         """Rows where ``mask`` is true, order kept, same schema."""
         return Dataset(name or self.name, self.frame[np.asarray(mask, dtype=bool)].reset_index(drop=True),
                        self.schema, self.source, self.description)
+
+
+def _missing_and_groups(series: pd.Series) -> tuple[np.ndarray, list]:
+    """Whether each row of ``series`` is missing (NaN, or the category ``"?"``), and its other values in order of
+    first appearance — from its distinct values, each looked at once."""
+    codes, uniques = pd.factorize(series)  # a NaN: code -1
+    placeholder = np.array([str(u) == MISSING_CATEGORY for u in uniques] + [True], dtype=bool)  # [-1]: NaN
+    return placeholder[codes], [u for u, missing in zip(uniques, placeholder) if not missing]

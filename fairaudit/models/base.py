@@ -44,6 +44,11 @@ class Model(ABC):
         """The decision for each row: 1 = favourable, 0 = not (score > 0.5)."""
         return (self.score(frame) > 0.5).astype(np.int8)
 
+    def score_and_predict(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """``(score(frame), predict(frame))`` — what an audit reads of every row; a model that can give both from
+        one pass over the rows (one encoding, one margin) overrides this, with the very same values."""
+        return self.score(frame), self.predict(frame)
+
     @property
     @abstractmethod
     def content_hash(self) -> str:

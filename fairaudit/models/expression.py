@@ -49,6 +49,10 @@ class ExpressionModel(Model):
     def score(self, frame: pd.DataFrame) -> np.ndarray:
         return self.predict(frame).astype(np.float64)
 
+    def score_and_predict(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        decisions = self.predict(frame)
+        return decisions.astype(np.float64), decisions
+
     @property
     def content_hash(self) -> str:
         return sha256(self.expression.encode("utf-8"))

@@ -138,6 +138,10 @@ class MLPModel(Model):
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         return (self.logit(frame) > 0).astype(np.int8)
 
+    def score_and_predict(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        logit = self.logit(frame)
+        return 1.0 / (1.0 + np.exp(-logit)), (logit > 0).astype(np.int8)
+
     def _config(self) -> dict:
         return {"kind": self.kind, "params": self.params, "encoding": self.encoding.to_dict(),
                 "scaler": self.scaler.to_dict()}

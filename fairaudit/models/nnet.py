@@ -291,6 +291,10 @@ class NNetModel(Model):
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         return (self.output(frame) > 0).astype(np.int8)
 
+    def score_and_predict(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        output = self.output(frame)
+        return 1.0 / (1.0 + np.exp(-output)), (output > 0).astype(np.int8)
+
     @property
     def content_hash(self) -> str:
         return sha256(format_nnet(self.net).encode("utf-8"))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import threading
 from typing import Sequence
 
 import numpy as np
@@ -142,8 +143,22 @@ def held_out_positions(model, dataset) -> np.ndarray | None:
             or record.get("favourable") != str(dataset.schema.favourable)
             or record.get("content_hash") != dataset.content_hash):
         return None
-    _, test_idx = split_rows(dataset.labels, int(params["seed"]), float(params["test_size"]))
-    return np.sort(test_idx)
+    key = (dataset.rows_hash, dataset.schema.label, repr(dataset.schema.favourable), int(params["seed"]),
+           float(params["test_size"]))  # what the split depends on: the labels (the rows), the seed, the share
+    held = _HELD_OUT.get(key)
+    if held is None:
+        _, test_idx = split_rows(dataset.labels, key[3], key[4])
+        held = np.sort(test_idx)
+        with _HELD_OUT_LOCK:  # the dashboard audits from several threads
+            while len(_HELD_OUT) >= HELD_OUT_CACHE:
+                _HELD_OUT.pop(next(iter(_HELD_OUT)))
+            _HELD_OUT[key] = held
+    return held.copy()
+
+
+HELD_OUT_CACHE = 8  # splits remembered (an audit asks for the same one at every call: the split is not free)
+_HELD_OUT: dict = {}
+_HELD_OUT_LOCK = threading.Lock()
 
 
 def held_out_metrics(model: Model, rows: pd.DataFrame, y: np.ndarray, protected: Sequence[str],
@@ -165,12 +180,12 @@ def held_out_metrics(model: Model, rows: pd.DataFrame, y: np.ndarray, protected:
 
 def _group_masks(values: pd.Series):
     """(group name, row mask) pairs for one protected column."""
-    distinct = values.dropna().unique()
+    codes, distinct = pd.factorize(values)  # each distinct value once (a missing value: code -1, in no group)
     if len(distinct) > MAX_GROUP_VALUES and pd.api.types.is_numeric_dtype(values):
         cut = float(np.median(values.dropna()))
         cut_text = f"{cut:g}"
         yield f"< {cut_text}", (values < cut).to_numpy()
         yield f">= {cut_text}", (values >= cut).to_numpy()
         return
-    for value in sorted(distinct, key=str):
-        yield str(value), (values == value).to_numpy()
+    for code in sorted(range(len(distinct)), key=lambda c: str(distinct[c])):
+        yield str(distinct[code]), codes == code

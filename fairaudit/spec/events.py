@@ -114,7 +114,7 @@ def _column_operand(data) -> _Operand:
     dtype = series.dtype
     if not (pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype)) \
             or pd.api.types.is_complex_dtype(dtype):
-        return _Operand(series.to_numpy(), None, False)
+        return _TextOperand(series)
     if isinstance(dtype, np.dtype):  # numpy's own: only a float can be missing (NaN)
         values = series.to_numpy()
         if dtype.kind == "b":
@@ -134,6 +134,38 @@ def _column_operand(data) -> _Operand:
             values = series.to_numpy(dtype=np.float64, na_value=np.nan)
             missing = missing | np.isnan(values)
     return _Operand(values, ~missing if missing.any() else None, True)
+
+
+class _TextOperand:
+    """A column of text (any column that is neither numbers nor booleans) as an operand, all known: its values (a
+    numpy array of Python objects) are read only when a comparison needs them row by row; ``==`` with a text is
+    decided from the column's distinct values, each compared once (``equal``)."""
+
+    __slots__ = ("_series", "_values", "_codes", "_uniques")
+    known = None
+    numeric = False
+
+    def __init__(self, series: pd.Series):
+        self._series, self._values, self._codes, self._uniques = series, None, None, None
+
+    @property
+    def values(self) -> np.ndarray:
+        if self._values is None:
+            self._values = self._series.to_numpy()
+        return self._values
+
+    def equal(self, text: str) -> np.ndarray | None:
+        """``column == text`` on every row (a missing value never equals a text), or None when a distinct value of
+        the column is not a ``str`` (the caller then compares row by row)."""
+        if self._codes is None:
+            self._codes, uniques = pd.factorize(self._series)  # a missing value: code -1
+            self._uniques = list(uniques)
+        if not all(type(u) is str for u in self._uniques):
+            return None
+        hits = [code for code, u in enumerate(self._uniques) if u == text]
+        if len(hits) == 1:  # distinct texts: at most one equals ``text``
+            return self._codes == hits[0]
+        return np.isin(self._codes, hits) if hits else np.zeros(len(self._codes), dtype=bool)
 
 
 def _literal_operand(value) -> _Operand:
@@ -281,6 +313,12 @@ def _truthy(operand: _Operand) -> np.ndarray:
 def _compare(row: _Row, event: ast.Compare) -> tuple[np.ndarray, np.ndarray | None]:
     left, right = row.operand(event.left), row.operand(event.right)
     known = _known_and(left.known, right.known)
+    if event.op in ("==", "!="):  # a text column against a text: from the column's distinct values
+        column, text = (left, right) if isinstance(left, _TextOperand) else (right, left)
+        equal = column.equal(text.values) if isinstance(column, _TextOperand) and isinstance(text.values, str) \
+            else None
+        if equal is not None:
+            return (equal if event.op == "==" else ~equal), None
     if not isinstance(left.values, np.ndarray) and not isinstance(right.values, np.ndarray):
         try:  # two literals
             return np.full(row.n, bool(_OPS[event.op](left.values, right.values))), None
