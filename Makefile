@@ -23,9 +23,9 @@ $(STAMP): requirements.txt pyproject.toml
 app: $(STAMP)
 	$(PY) -m streamlit run app.py --server.address $(ADDRESS) --server.port $(PORT) --browser.gatherUsageStats false
 
-# The whole suite: the tests that may run side by side on $(TEST_WORKERS) workers (pytest-xdist; the browser tests
-# take turns, one browser at a time: tests/e2e/conftest.py), then those marked `serial` (Ctrl-C to a process, a live
-# writer racing the follower, a port) one at a time; both parts run, the first failure's exit code is make's.
+# The whole suite: the tests that may run side by side on $(TEST_WORKERS) workers (pytest-xdist), then those marked
+# `serial` (a real browser, Ctrl-C to a process, a live writer racing the follower, a port) one at a time; both parts
+# run, the first failure's exit code is make's.
 # With PYTEST_ARGS (`make test PYTEST_ARGS=tests/test_data.py`): those, in one process.
 # pytest exits 5 when it collects no test; that is not a failure of the code.
 TEST_WORKERS ?= 2

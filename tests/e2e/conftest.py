@@ -29,22 +29,3 @@ def browser_ready():
         pytest.skip("chromium is not installed")
     pytest.importorskip("playwright.sync_api") if not os.environ.get("CI") else __import__("playwright.sync_api")
     SHOTS.mkdir(exist_ok=True)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_browser_at_a_time(tmp_path_factory):
-    """Under pytest-xdist (`make test`), the browser test modules take turns: each holds a lock file shared by the
-    workers while it runs (a Streamlit server and a chromium each), so the other worker runs the rest of the suite
-    beside one browser, never two. (xdist's own `--dist loadgroup` does not group tests with this pytest.)"""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        yield
-        return
-    import fcntl
-
-    lock = tmp_path_factory.getbasetemp().parent / "browser.lock"  # the workers' temp folders share this parent
-    with open(lock, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)

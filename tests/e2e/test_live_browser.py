@@ -14,7 +14,7 @@ from fairaudit import data
 from fairaudit.ui.logic import DEMO_SPEC
 from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 LONG = 180_000
 PRED = "hours_per_week >= 45"  # on Adult's first 8,000 rows in file order the demo spec is violated
 
