@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 
 CHART = "[data-testid='stVegaLiteChart']"
 LONG = 180_000
