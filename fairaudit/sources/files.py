@@ -4,12 +4,12 @@
 recursively for ``*.csv``, ``*.csv.gz``, ``*.parquet``, ``*.pq``), fixes the schema once
 (``fairaudit.sources.schema``: a Parquet part's stored types, or the first ``TYPE_ROWS`` data rows of a CSV), and
 reads the parts in that order, each one in batches, every batch checked against the schema by
-``fairaudit.sources.conform`` — every column, whichever the audit reads (a Parquet column the audit does not read
-is left undecoded only where its stored type proves that no value of it can be refused: ``FileLog.checked``). Every part must have the log's columns and one format; a CSV part is parsed as every
-CSV is parsed (``csv_options``): the first file's delimiter (``,`` ``;`` tab ``|``, the one its header line holds
-most of), quoted values over several lines, LF, CRLF or CR line ends, a byte-order mark, blank lines skipped, every
-cell read as text and typed by the schema — so the in-memory, out-of-core, Dask and live routes read the same
-values from the same bytes.
+``fairaudit.sources.conform`` — every column, whichever the audit reads (a Parquet column the audit does not read is
+left undecoded only where its stored type proves that no value of it can be refused: ``FileLog.checked``). Every
+part must have the log's columns and one format; a CSV part is parsed as every CSV is parsed (``csv_options``): the
+first file's delimiter (``,`` ``;`` tab ``|``, the one its header line holds most of), quoted values over several
+lines, LF, CRLF or CR line ends, a byte-order mark, blank lines skipped, every cell read as text and typed by the
+schema — so the in-memory, out-of-core, Dask and live routes read the same values from the same bytes.
 
 A part's batches come from pyarrow's CSV reader (every cell text) or its Parquet reader, batch by batch without
 read-ahead (``pyarrow.dataset``'s scanner reads ahead: the peak memory of a 10 M-row audit went from 327 to 579 MB,
