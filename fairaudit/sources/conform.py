@@ -113,6 +113,31 @@ def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int
     return _from_typed(arr, stored, name, kind, schema, origin, first_row)
 
 
+def fits_unread(arrow_type, kind: str, nullable: bool = True) -> bool:
+    """Whether ``conform_array`` can refuse no value of a column stored typed (Parquet) as ``arrow_type`` and read
+    as ``kind`` — proven by the stored type alone, so a reader that does not need the column's values may leave it
+    undecoded and tell the user what it would have told them (``FileLog.read_part``). True only for text stored as
+    text (trimmed, a missing value a null: never refused), integers stored as integers of at most 63 bits (a
+    ``uint64`` may not fit), numbers stored as integers of at most 32 bits (exact in a float), true/false stored as
+    such in a column that cannot hold a missing value (``nullable`` false: Parquet's ``required``), and a column of
+    nulls read as anything but true/false. Anything else (floats: an infinite value is refused; a type that differs
+    from the schema's; text where a number is declared) needs its values, and is read."""
+    import pyarrow as pa
+
+    t = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
+    if pa.types.is_null(t):
+        return kind != "boolean"
+    if kind == "text":
+        return _is_text(t)
+    if kind == "integer":
+        return pa.types.is_integer(t) and not pa.types.is_uint64(t)
+    if kind == "float":
+        return pa.types.is_integer(t) and t.bit_width <= 32
+    if kind == "boolean":
+        return pa.types.is_boolean(t) and not nullable
+    return False
+
+
 def _is_text(arrow_type) -> bool:
     import pyarrow as pa
 

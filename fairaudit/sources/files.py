@@ -4,11 +4,12 @@
 recursively for ``*.csv``, ``*.csv.gz``, ``*.parquet``, ``*.pq``), fixes the schema once
 (``fairaudit.sources.schema``: a Parquet part's stored types, or the first ``TYPE_ROWS`` data rows of a CSV), and
 reads the parts in that order, each one in batches, every batch checked against the schema by
-``fairaudit.sources.conform``. Every part must have the log's columns and one format; a CSV part is parsed as every
-CSV is parsed (``csv_options``): the first file's delimiter (``,`` ``;`` tab ``|``, the one its header line holds
-most of), quoted values over several lines, LF, CRLF or CR line ends, a byte-order mark, blank lines skipped, every
-cell read as text and typed by the schema — so the in-memory, out-of-core, Dask and live routes read the same
-values from the same bytes.
+``fairaudit.sources.conform`` — every column, whichever the audit reads (a Parquet column the audit does not read is
+left undecoded only where its stored type proves that no value of it can be refused: ``FileLog.checked``). Every
+part must have the log's columns and one format; a CSV part is parsed as every CSV is parsed (``csv_options``): the
+first file's delimiter (``,`` ``;`` tab ``|``, the one its header line holds most of), quoted values over several
+lines, LF, CRLF or CR line ends, a byte-order mark, blank lines skipped, every cell read as text and typed by the
+schema — so the in-memory, out-of-core, Dask and live routes read the same values from the same bytes.
 
 A part's batches come from pyarrow's CSV reader (every cell text) or its Parquet reader, batch by batch without
 read-ahead (``pyarrow.dataset``'s scanner reads ahead: the peak memory of a 10 M-row audit went from 327 to 579 MB,
@@ -301,24 +302,52 @@ class FileLog:
 
     def part_columns(self, path) -> list[str]:
         """A part's column names (stored), checked against the log's."""
+        return self._part_schema(path)[0]
+
+    def _part_schema(self, path) -> tuple[list[str], object]:
+        """A part's column names (stored), checked against the log's, and its Arrow schema (Parquet; None for a
+        CSV, whose cells are all text)."""
         from fairaudit.sources.conform import check_columns
 
-        names = (list(self._fragment(path).physical_schema.names) if self.format == "parquet"
-                 else self.stored_names(path))
+        arrow = self._fragment(path).physical_schema if self.format == "parquet" else None
+        names = list(arrow.names) if arrow is not None else self.stored_names(path)
         check_columns(names, self.schema, path, self.first or self.parts[0])
-        return names
+        return names, arrow
+
+    def checked(self, path, columns) -> list[str]:
+        """The log's columns that reading ``columns`` of the part ``path`` decodes (``_checked``)."""
+        return self._checked(*self._part_schema(path), columns)
+
+    def _checked(self, names, arrow, columns) -> list[str]:
+        """The log's columns that reading ``columns`` of a part (``names``, ``arrow``: ``_part_schema``'s) decodes
+        (in the log's order): every column is checked, whichever the audit reads, so that a row fits or not
+        whatever is read of it; a column that is not read is left undecoded only where the part's stored type
+        proves that none of its values can be refused (``fairaudit.sources.conform.fits_unread``; Parquet only: a
+        CSV's cells are all text, typed here). What the user is told about a file is so the same whatever the
+        audit reads: the same error at the same row, or none (a refused value stops the audit: no row is dropped)."""
+        from fairaudit.sources.conform import fits_unread
+
+        every = list(self.schema.names)
+        if arrow is None or columns is None:
+            return every
+        wanted = set(columns)
+        field = {n.strip(): arrow.field(i) for i, n in enumerate(names)}
+        out = [c for c in every if c in wanted
+               or not fits_unread(field[c].type, self.schema.kind(c), field[c].nullable)]
+        return out or every[:1]  # (a batch of no column has no rows)
 
     def read_part(self, path, columns=None, rows: int = READ_ROWS, offset: int = 0, encoded: bool = False):
         """The conformed ``Batch``es of one part (``columns``: the log's names to read; default all; ``encoded``:
-        dictionary-encoded text stays so, ``fairaudit.sources.conform.conform``)."""
+        dictionary-encoded text stays so, ``fairaudit.sources.conform.conform``). Every column is checked
+        (``checked``: those whose stored type cannot prove it are decoded too)."""
         from fairaudit.sources.conform import conform
 
-        names = self.part_columns(path)
+        names, arrow = self._part_schema(path)
         stored = {n.strip(): n for n in names}
         wanted = list(columns) if columns is not None else list(self.schema.names)
         first = 0
         last = None
-        every = list(self.schema.names)  # every column is checked, whichever the audit reads: a row fits or not
+        every = self._checked(names, arrow, wanted)
         for raw in self._raw_batches(path, [stored[c] for c in every], rows=rows):
             last = raw
             table = conform(raw, self.schema, origin=path, first_row=first, columns=every,
