@@ -117,6 +117,10 @@ class CompiledSpec:
             else:
                 below[nid] = frozenset().union(*(below[c] for c in tn.children)) if tn.children else frozenset()
         self.leaves_below = below
+        # the same leaves in id order (``leaf_keys``): what a float sum over them iterates. A frozenset of strings
+        # iterates in an order string hashing decides (PYTHONHASHSEED), and a sum of three or more δ's in another
+        # order can differ in the last bit: the same rows must give the same δ in every run
+        self.leaves_below_ordered = {nid: tuple(k for k in keys if k in leaves) for nid, leaves in below.items()}
 
     def is_boolean(self, node_id: str) -> bool:
         return self.nodes[node_id].kind in ("and", "or", "not", "cmp")
@@ -200,9 +204,8 @@ def evaluate(spec: Spec, leaves: Mapping[str, LeafValue],
     nan = np.full(shape, np.nan)
     result: dict[str, NodeValue] = {}
     for tn in spec.nodes:
-        below = cs.leaves_below[tn.id]
         delta = np.zeros(shape)
-        for k in below:
+        for k in cs.leaves_below_ordered[tn.id]:  # id order, not the frozenset's hash order (CompiledSpec)
             delta = delta + deltas[k]
         delta = np.minimum(delta, 1.0)  # a union bound above 1 says nothing more than 1
         value = raw[tn.id]
