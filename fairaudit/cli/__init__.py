@@ -35,6 +35,8 @@ COMMANDS = {
     "audit": ("fairaudit.cli.audit", "audit a model or logged decisions against a specification"),
     "scan": ("fairaudit.cli.scan", "every intersection of the protected attributes: rates and impact ratios with "
                                    "intervals that hold at once"),
+    "compare": ("fairaudit.cli.compare", "two or more models (or logged decisions) on the same rows: each one's "
+                                         "values and paired intervals on their differences"),
     "report": ("fairaudit.cli.report", "rebuild the PDF report from a saved audit result"),
 }
 

@@ -32,11 +32,12 @@ from typing import Iterable
 from fairaudit.base.errors import FairauditError, path_error
 from fairaudit.base.files import TEMP_SUFFIX, check_path, publish, temporary_beside, write_atomically  # noqa: F401
 
-KINDS = ("pdf", "result", "model", "trace", "scan", "scan-table")
+KINDS = ("pdf", "result", "model", "trace", "scan", "scan-table", "comparison")
 SCAN_FORMAT = "fairaudit-scan/"  # a scan result's JSON "format" starts with this
+COMPARISON_FORMAT = "fairaudit-comparison/"  # a comparison result's JSON "format" starts with this
 SCAN_TABLE_MARK = "# fairaudit scan"  # the first line of a regulatory table (CSV) written by fairaudit scan
 _NAMES = {"pdf": "a PDF report made by fairaudit", "result": "an audit result (JSON)",
-          "scan": "a scan result (JSON)", "scan-table": "a scan table (CSV) made by fairaudit scan",
+          "scan": "a scan result (JSON)", "comparison": "a comparison result (JSON)", "scan-table": "a scan table (CSV) made by fairaudit scan",
           "model": "a model file (skops, torch state_dict or .nnet)", "trace": "a full trace (Parquet)",
           "data": "a data file (CSV/Parquet)", "archive": "a zip archive (such as an xlsx, a docx or a zip)",
           "pickle": "a pickle (e.g. a .joblib file)", "pdf-other": "a PDF that fairaudit did not make",
@@ -57,7 +58,7 @@ def file_kind(path) -> str:
       a JSON config and a ``state_dict`` of tensors, and names no other global), or a ``.nnet`` network that
       parses; ``archive`` any other zip (xlsx, docx, ...); ``pickle`` a file starting with the pickle opcode;
     * ``trace``: a Parquet full trace written by fairaudit (``data`` any other Parquet);
-    * ``scan``: JSON that decodes to an object whose ``format`` is a scan result's; ``scan-table``: text whose first
+    * ``scan`` / ``comparison``: JSON that decodes to an object whose ``format`` is a scan result's / a comparison's; ``scan-table``: text whose first
       line is the mark of a regulatory table written by ``fairaudit scan --csv``;
     * ``empty`` or ``other``.
     """
@@ -88,8 +89,11 @@ def file_kind(path) -> str:
         return "other"
     if _is_result(text):
         return "result"
-    if _is_scan(text):
+    fmt = _json_format(text)
+    if fmt.startswith(SCAN_FORMAT):
         return "scan"
+    if fmt.startswith(COMPARISON_FORMAT):
+        return "comparison"
     if text.startswith(SCAN_TABLE_MARK):
         return "scan-table"
     if _is_nnet(text, path.name):
@@ -120,24 +124,26 @@ def _is_report(path: Path, size: int) -> bool:
 _RESULT_FIELDS = ("spec", "engine", "verdict", "guarantee", "nodes", "trace")
 
 
+def _json_object(text: str) -> dict | None:
+    """``text`` decoded, when it is a JSON object (else None)."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def _is_result(text: str) -> bool:
-    if not text.lstrip().startswith("{"):
-        return False
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(data, dict) and all(key in data for key in _RESULT_FIELDS)
+    data = _json_object(text)
+    return data is not None and all(key in data for key in _RESULT_FIELDS)
 
 
-def _is_scan(text: str) -> bool:
-    if not text.lstrip().startswith("{"):
-        return False
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(data, dict) and str(data.get("format", "")).startswith(SCAN_FORMAT)
+def _json_format(text: str) -> str:
+    """A JSON object's ``format`` field ("" when there is none)."""
+    data = _json_object(text)
+    return str(data.get("format", "")) if data is not None else ""
 
 
 def _is_nnet(text: str, name: str) -> bool:

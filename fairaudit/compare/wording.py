@@ -1,0 +1,101 @@
+"""The comparison's sentences, in one place: what each difference says, the headline, and what they are worth."""
+from __future__ import annotations
+
+from fairaudit.core.explain import interval, number
+
+BETTER_WHEN_HIGHER = (">", ">=")
+BETTER_WHEN_LOWER = ("<", "<=")
+
+
+def _short(text: str, limit: int = 70) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def holds_phrase(result) -> str:
+    """How a decided difference holds, for the scope it is about."""
+    if result.scope == "rows":
+        return f"exactly, on these {result.rows.get('audited') or 0:,} rows (not the population they were drawn from)"
+    if result.engine == "monitor":
+        return (f"with probability ≥ {1 - result.delta:g}, about the population the rows were drawn from, assuming "
+                "they arrive in random order")
+    if result.delta > 0:
+        return f"with probability ≥ {1 - result.delta:g}, about {_scope(result)}"
+    return f"with certainty (sound bounds), about {_scope(result)}"
+
+
+SCOPES = {
+    "population": "the population the rows were drawn from",
+    "rows": "these rows exactly (not the population they were drawn from)",
+    "domain": "the models' input domain",
+    "modelled": "a distribution modelled from the rows",
+    "program": "the population program",
+}
+
+
+def _scope(result) -> str:
+    return SCOPES.get(result.scope, result.scope)
+
+
+def _op(result, node_id: str) -> str | None:
+    for tn in result.tree.nodes:
+        if tn.id == node_id and tn.kind == "cmp":
+            return tn.node.op
+    return None
+
+
+def difference_sentence(result, d) -> str:
+    """One plain sentence for one difference (``a − b`` of a node, or of a comparison's margin ``left − right``)."""
+    what = _short(d.text)
+    span = interval(d.lo, d.hi)
+    if d.verdict == "equal":
+        if d.pairing == "same":
+            return f"{what}: the same for {d.a} and {d.b} (it does not read the decision)."
+        return f"{what}: exactly the same for {d.a} and {d.b} on these rows."
+    if d.verdict == "undecided":
+        return (f"{what}: not established which of {d.a} and {d.b} is lower — the difference {d.a} − {d.b} is "
+                f"in {span} (estimate {number(d.estimate)}), which still contains 0.")
+    lower, higher = (d.a, d.b) if d.verdict == "a_lower" else (d.b, d.a)
+    gap = interval(-d.hi, -d.lo) if d.verdict == "a_lower" else interval(d.lo, d.hi)
+    when = f" (decided after {d.decided_at:,} rows)" if d.decided_at else ""
+    op = _op(result, d.node) if d.kind == "cmp" else None
+    if op in BETTER_WHEN_HIGHER or op in BETTER_WHEN_LOWER:
+        better = higher if op in BETTER_WHEN_HIGHER else lower
+        worse = lower if better == higher else higher
+        return (f"{better} is further on the passing side of {what} than {worse}: its margin (left − right) is "
+                f"{'higher' if better == higher else 'lower'} by {gap}, {holds_phrase(result)}{when}.")
+    return (f"{lower}'s {what} is lower than {higher}'s by {gap}, {holds_phrase(result)}{when}.")
+
+
+def headline(result) -> str:
+    """The strongest claim the comparison supports, in one sentence: the first decided comparison of the spec
+    between the first two models, else what is not established."""
+    first = [d for d in result.questions() if d.a == result.names[0] and d.b == result.names[1]]
+    cmps = [d for d in first if d.kind == "cmp" and d.pairing != "same"]
+    decided = [d for d in cmps if d.verdict in ("a_lower", "b_lower")]
+    pair = f"{result.names[0]} and {result.names[1]}"
+    if decided:
+        more = (f" ({len(decided)} of {len(cmps)} comparisons of the specification decided between {pair})"
+                if len(cmps) > 1 else "")
+        return "Certified: " + difference_sentence(result, decided[0]).rstrip(".") + more + "."
+    if result.exact and cmps and all(d.verdict == "equal" for d in cmps):
+        return f"{pair} give exactly the same values on the specification's comparisons, on these rows."
+    read = f"after {result.rows_read:,} rows" if result.rows_read and result.engine == "monitor" else "on this evidence"
+    return (f"Not established {read}: no comparison of the specification is shown to differ between {pair} "
+            f"(every difference interval still contains 0).")
+
+
+def guarantee_sentence(result) -> str:
+    """What every interval and difference verdict of the result is worth, and what it assumes."""
+    if result.scope == "rows":
+        return (f"Exact values of every model on the same {result.rows.get('audited') or 0:,} rows; the differences "
+                "are exact too. They describe these rows only, not the population they were drawn from.")
+    if result.engine == "monitor":
+        order = (f"the rows were shuffled (seed {result.seed}) before they were read" if result.order == "shuffle"
+                 else "the rows were read in the order given, which the guarantee assumes is random")
+        return (f"Every model's interval and every difference interval holds at once, at every look, with probability "
+                f"≥ {1 - result.delta:g} (Δ = {result.delta:g}, shared by a union bound), about the population the "
+                f"rows were drawn from. It assumes the rows are independent draws in random order ({order}). "
+                "Differences are paired: the same individuals went through every model.")
+    kind = f"probability ≥ {1 - result.delta:g}" if result.delta > 0 else "certainty (sound bounds)"
+    return (f"Each model's bounds come from the {result.engine} engine ({kind}, about {_scope(result)}); a "
+            "difference is the subtraction of two models' bounds (not paired).")
