@@ -183,7 +183,8 @@ def _counts(values, mask, ends):
 def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engine: str = DEFAULTS["engine"],
             delta: float = DEFAULTS["delta"], seed: int = DEFAULTS["seed"], stop: str = DEFAULTS["stop"],
             order: str = DEFAULTS["order"], where: str | None = None, rows: str | None = None,
-            trust_pickle: bool = False, trusted_types=(), include_protected: bool = False, options=None):
+            trust_pickle: bool = False, trusted_types=(), include_protected: bool = False, options=None,
+            paired: bool = True):
     """Compare models (``models``: Models, saved-model paths or training kinds) and/or logged decisions (``preds``:
     decision expressions such as ``"dec_b == 1"``) on ``data`` against ``spec``; ``sides`` lists them in order as
     ``("model", m)`` / ``("pred", text)`` pairs instead (a mix in the order given). Returns a ``CompareResult``.
@@ -191,7 +192,9 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
     ``engine``: ``monitor`` (default; paired, anytime-valid, about the population), ``dataset`` (exact, these rows),
     or a verifier engine (its sound bounds, subtracted). ``delta``: every interval shown holds at once with probability
     ≥ 1 − Δ (monitor). ``stop``: ``all`` rows or stop when every difference is ``decided``. ``order``: ``shuffle``
-    (seeded) or ``given``. ``where``/``rows``: as in ``fairaudit.audit`` (the same for every model)."""
+    (seeded) or ``given``. ``where``/``rows``: as in ``fairaudit.audit`` (the same for every model). ``paired=False``
+    treats every leaf as unpaired (each model's own intervals, subtracted; all of Δ to them): what two separate
+    monitors would conclude, for measuring what pairing gains (``bench/compare_power.py``)."""
     from fairaudit.compare.result import CompareResult
 
     listed = _sides_list(models, preds, sides)
@@ -214,10 +217,10 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
     if engine == "dataset":
         return _compare_exact(spec, dataset, resolved, positions, rows_text)
     return _compare_monitor(spec, dataset, sides_, positions, rows_text, delta=float(delta), seed=int(seed),
-                            stop=stop, order=order)
+                            stop=stop, order=order, paired=paired)
 
 
-def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed, stop, order):
+def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed, stop, order, paired=True):
     from fairaudit.compare.result import CompareResult, NodeSeries
     from fairaudit.core.observations import observe_inputs
 
@@ -231,7 +234,9 @@ def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed,
         warnings += [w for w in obs.missing_warnings() if w not in warnings]
     roles = leaf_roles(cs)
     for key, role in roles.items():  # a pairable leaf whose rows differ between models (missing values) is not paired
-        if role == "paired" and any(not np.array_equal(o.masks[key], observations[0].masks[key])
+        if role == "paired" and not paired:
+            roles[key] = "unpaired"
+        elif role == "paired" and any(not np.array_equal(o.masks[key], observations[0].masks[key])
                                     for o in observations[1:]):
             roles[key] = "unpaired"
     ends = look_ends(len(stream))

@@ -186,7 +186,9 @@ def test_cli_refuses_bad_input_in_one_line(tmp_path):
     # a model that reads other columns than the data has
     from fairaudit import models
 
-    compas = fairaudit.data.resolve("compas")
+    from fairaudit.data import resolve as load_data
+
+    compas = load_data("compas")
     path = tmp_path / "compas.skops"
     models.train(compas, "logreg", seed=0).save(path)
     p = _cli("--data", str(csv), "--spec", 'E[pred | g == "a"] >= 0.2', "--pred", "da == 1", "--model", str(path))
