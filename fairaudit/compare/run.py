@@ -205,10 +205,15 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
         raise FairauditError(f"unknown stop {stop!r}; choose one of: {', '.join(STOPS)}")
     if order not in ORDERS:
         raise FairauditError(f"unknown order {order!r}; choose one of: {', '.join(ORDERS)}")
+    if options and engine in ENGINES:
+        raise FairauditError(f"engine options ({', '.join(options)}) apply to a verifier engine's runs, not to the "
+                             f"{engine} engine's comparison")
     if engine not in ENGINES:
         return _compare_bounds(data, spec, listed, names, engine=engine, delta=delta, seed=seed, where=where,
                                rows=rows, trust_pickle=trust_pickle, trusted_types=trusted_types,
                                include_protected=include_protected, options=options)
+    if data is None:
+        raise FairauditError(f"the {engine} engine compares the models on rows: give the data (--data NAME|CSV)")
     spec, dataset, resolved = resolve_sides("monitor", data, spec, listed, names, where=where, rows=rows, seed=seed,
                                             trust_pickle=trust_pickle, trusted_types=trusted_types,
                                             include_protected=include_protected)
@@ -361,11 +366,15 @@ def _from_results(spec, sides, results, *, engine, scope, rows, dataset):
     model_series = {side.name: {nid: NodeSeries.final(res.final_values(nid)) for nid in cs.nodes}
                     for side, res in zip(sides, results)}
     roles = leaf_roles(cs)
+    node_roles = _node_roles(cs, roles)
     diff_series = {}
     for i, j in combinations(range(len(sides)), 2):
         out = {}
         for nid, tn in cs.nodes.items():
             if tn.kind in ("and", "or", "not"):
+                continue
+            if node_roles[nid] == "same":  # no leaf below reads the decision: the same value for every model
+                out[nid] = Interval.exact(0.0, (1,))
                 continue
             a, b = results[i].final_values(nid), results[j].final_values(nid)
             ea, eb = results[i].exact.get(nid), results[j].exact.get(nid)
@@ -390,5 +399,5 @@ def _from_results(spec, sides, results, *, engine, scope, rows, dataset):
             float(r.guarantee.delta or 0.0) for r in results if r.guarantee is not None)),
         seed=rows.get("seed"), order=rows.get("order"), stop="all", sides=sides, looks=np.array([rows.get("audited")
                                                                                               or 1]),
-        stop_index=0, model_series=model_series, diff_series=diff_series, node_roles=_node_roles(cs, roles),
+        stop_index=0, model_series=model_series, diff_series=diff_series, node_roles=node_roles,
         rows=rows, warnings=warnings, levels={}, dataset=dataset, exact=exact, results=results)

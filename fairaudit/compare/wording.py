@@ -76,7 +76,9 @@ def headline(result) -> str:
     if decided:
         more = (f" ({len(decided)} of {len(cmps)} comparisons of the specification decided between {pair})"
                 if len(cmps) > 1 else "")
-        return "Certified: " + difference_sentence(result, decided[0]).rstrip(".") + more + "."
+        prefix = ("On these rows: " if result.scope == "rows" else "Certified: " if result.engine == "monitor"
+                  else "Certified (sound bounds): " if result.delta == 0 else "Certified: ")
+        return prefix + difference_sentence(result, decided[0]).rstrip(".") + more + "."
     if result.exact and cmps and all(d.verdict == "equal" for d in cmps):
         return f"{pair} give exactly the same values on the specification's comparisons, on these rows."
     read = f"after {result.rows_read:,} rows" if result.rows_read and result.engine == "monitor" else "on this evidence"
