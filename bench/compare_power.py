@@ -27,7 +27,7 @@ import pandas as pd
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
-from fairaudit.compare import compare  # noqa: E402
+from fairaudit.comparison import compare  # noqa: E402
 from fairaudit.data import resolve as load_data  # noqa: E402
 from fairaudit.data.dataset import Column, Dataset, Schema  # noqa: E402
 from fairaudit import models  # noqa: E402

@@ -10,7 +10,7 @@ The library works without Streamlit. Entry points:
 * ``fairaudit.scan(data, protected, depth=2, pred=..., ...)`` -> ``ScanResult``: every intersection of the protected
   attributes, each cell's rate and impact ratio with intervals that hold at once (``fairaudit.subgroups``)
 * ``fairaudit.compare(data, spec, models=[...], preds=[...], ...)`` -> ``CompareResult``: two or more models on the
-  same rows, each one's values and paired anytime-valid intervals on their differences (``fairaudit.compare``)
+  same rows, each one's values and paired anytime-valid intervals on their differences (``fairaudit.comparison``)
 * ``fairaudit.confirm(data, spec, node, ...)`` -> ``AuditResult``: a threshold chosen on part of the rows, certified
   on the rest
 * ``fairaudit.report.build_pdf(result)`` -> PDF bytes

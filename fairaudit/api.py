@@ -92,9 +92,9 @@ def scan(data, protected=None, **options):
 def compare(data, spec, models=None, preds=None, **options):
     """Two or more models (``models``) and/or logged decisions (``preds``) on the same rows, in the same order: each
     one's value of every node of ``spec`` and, for every pair, an interval on the difference with a verdict
-    (re-exported as ``fairaudit.compare``; the options and the mathematics: ``fairaudit.compare.run.compare``,
-    ``docs/methods/compare.md``). Returns a ``fairaudit.compare.CompareResult``."""
-    from fairaudit.compare.run import compare as run_compare
+    (re-exported as ``fairaudit.compare``; the options and the mathematics: ``fairaudit.comparison.run.compare``,
+    ``docs/methods/compare.md``). Returns a ``fairaudit.comparison.CompareResult``."""
+    from fairaudit.comparison.run import compare as run_compare
 
     return run_compare(data, spec, models, preds, **options)
 

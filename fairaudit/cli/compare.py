@@ -1,6 +1,6 @@
 """``fairaudit compare``: two or more models (or logged decision columns) on the same rows, in the same order; each
 model's value of every node of the specification, and for every pair an interval on the difference with a verdict
-(``fairaudit.compare``; the mathematics: ``docs/methods/compare.md``).
+(``fairaudit.comparison``; the mathematics: ``docs/methods/compare.md``).
 
     fairaudit compare --data adult --spec @specs/demographic_parity.spec --model logreg --model tree
     fairaudit compare --data log.csv --spec @dp.spec --pred 'dec_a == 1' --pred 'dec_b == 1' --name old --name new
@@ -30,7 +30,7 @@ class _Side(argparse.Action):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fairaudit.cli._data_args import add_data_arguments
-    from fairaudit.compare.options import DEFAULTS, ENGINES, HELP, ORDERS, STOPS
+    from fairaudit.comparison.options import DEFAULTS, ENGINES, HELP, ORDERS, STOPS
 
     parser.epilog = EXIT_HELP
     parser.set_defaults(sides=[])
@@ -70,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from fairaudit.cli._data_args import dataset_from_args
     from fairaudit.cli._spec_args import spec_from_args
-    from fairaudit.compare import compare
+    from fairaudit.comparison import compare
     from fairaudit.core.outputs import check_output
     from fairaudit.core.preflight import Source, file_source, preflight
 

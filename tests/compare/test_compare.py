@@ -15,8 +15,8 @@ import pytest
 import fairaudit
 from fairaudit.base.errors import FairauditError
 from fairaudit.bounds.rules import Interval
-from fairaudit.compare import compare
-from fairaudit.compare.difference import differences
+from fairaudit.comparison import compare
+from fairaudit.comparison.difference import differences
 from fairaudit.core.evaluate import compile_spec, term_intervals, LeafValue
 from fairaudit.spec import parse
 
@@ -197,3 +197,12 @@ def test_cli_refuses_bad_input_in_one_line(tmp_path):
     p = _cli("--data", str(csv), "--spec", 'E[pred | g == "a"] >= 0.2', "--pred", "da == 1", "--pred", "db == 1",
              "--json", str(csv))
     assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+def test_the_api_entry_stays_callable():
+    """``fairaudit.compare`` is the function, also after its package was imported (it is ``fairaudit.comparison``)."""
+    import fairaudit.comparison  # noqa: F401
+
+    log = two_model_log(200, 0, rates=EQUAL)
+    for _ in range(2):
+        assert fairaudit.compare(log, 'E[pred] >= 0.1', preds=["da == 1", "db == 1"]).names == ["A", "B"]

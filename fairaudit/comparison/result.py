@@ -15,8 +15,8 @@ import numpy as np
 
 from fairaudit.base.numbers import json_number
 from fairaudit.bounds.rules import FALSE, TRUE
-from fairaudit.compare.difference import verdicts
-from fairaudit.compare.wording import SCOPES
+from fairaudit.comparison.difference import verdicts
+from fairaudit.comparison.wording import SCOPES
 
 VERSION = 1
 FORMAT = f"fairaudit-comparison/{VERSION}"  # fairaudit.core.outputs.COMPARISON_FORMAT + the version
@@ -182,18 +182,18 @@ class CompareResult:
     @property
     def guarantee(self) -> str:
         """What every interval and difference verdict is worth, in one sentence."""
-        from fairaudit.compare.wording import guarantee_sentence
+        from fairaudit.comparison.wording import guarantee_sentence
 
         return guarantee_sentence(self)
 
     def sentence(self, d: Difference) -> str:
-        from fairaudit.compare.wording import difference_sentence
+        from fairaudit.comparison.wording import difference_sentence
 
         return difference_sentence(self, d)
 
     @property
     def headline(self) -> str:
-        from fairaudit.compare.wording import headline
+        from fairaudit.comparison.wording import headline
 
         return headline(self)
 

@@ -5,7 +5,7 @@ The monitor's comparison (the default) reads the audited rows once, shuffled wit
 row counts. Per look it has, for every model, the monitor's KT-mixture interval of every leaf (``fairaudit.bounds.
 concentration``) and, for every pair of models, the paired interval of every leaf's difference (``fairaudit.bounds.
 paired``); node intervals follow by interval arithmetic (``fairaudit.core.evaluate``) and node differences by
-``fairaudit.compare.difference``. Each interval is a confidence sequence, intersected over the looks.
+``fairaudit.comparison.difference``. Each interval is a confidence sequence, intersected over the looks.
 
 How Δ is spent (a union bound over estimators, each valid at every look): half to the models' leaf intervals
 (``Δ/2`` shared equally by each model's leaves that read the decision and, once for all models, the leaves that do
@@ -28,8 +28,8 @@ from fairaudit.base.errors import FairauditError
 from fairaudit.bounds.concentration import mixture_interval
 from fairaudit.bounds.paired import difference_interval, running
 from fairaudit.bounds.rules import Interval
-from fairaudit.compare.difference import differences, verdicts
-from fairaudit.compare.options import DEFAULTS, ENGINES, ORDERS, STOPS
+from fairaudit.comparison.difference import differences, verdicts
+from fairaudit.comparison.options import DEFAULTS, ENGINES, ORDERS, STOPS
 from fairaudit.core.evaluate import LeafValue, compile_spec, evaluate, leaf_key, term_intervals
 
 FIRST_LOOKS = 64      # every row up to here is a look, then a geometric grid
@@ -195,7 +195,7 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
     (seeded) or ``given``. ``where``/``rows``: as in ``fairaudit.audit`` (the same for every model). ``paired=False``
     treats every leaf as unpaired (each model's own intervals, subtracted; all of Δ to them): what two separate
     monitors would conclude, for measuring what pairing gains (``bench/compare_power.py``)."""
-    from fairaudit.compare.result import CompareResult
+    from fairaudit.comparison.result import CompareResult
 
     listed = _sides_list(models, preds, sides)
     names = _check_names(names, len(listed))
@@ -226,7 +226,7 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
 
 
 def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed, stop, order, paired=True):
-    from fairaudit.compare.result import CompareResult, NodeSeries
+    from fairaudit.comparison.result import CompareResult, NodeSeries
     from fairaudit.core.observations import observe_inputs
 
     cs = compile_spec(spec)
@@ -322,7 +322,7 @@ def _node_roles(cs, roles) -> dict[str, str]:
 
 def _compare_exact(spec, dataset, resolved, positions, rows_text):
     """The dataset engine on the common rows for every model: exact values, exact differences (scope: these rows)."""
-    from fairaudit.compare.result import CompareResult, NodeSeries
+    from fairaudit.comparison.result import CompareResult, NodeSeries
     from fairaudit.core.driver import last, start
     from fairaudit.resolve import resolve
 
@@ -360,7 +360,7 @@ def _compare_bounds(data, spec, listed, names, *, engine, delta, seed, where, ro
 
 
 def _from_results(spec, sides, results, *, engine, scope, rows, dataset):
-    from fairaudit.compare.result import CompareResult, NodeSeries
+    from fairaudit.comparison.result import CompareResult, NodeSeries
 
     cs = compile_spec(spec)
     model_series = {side.name: {nid: NodeSeries.final(res.final_values(nid)) for nid in cs.nodes}
