@@ -75,30 +75,36 @@ def protected_of(dataset, spec_text: str) -> list[str]:
     return named or protected
 
 
-def audit_at(dataset, spec_text: str, cache: CachedScores, threshold: float, where: str | None,
-             rows: str | None) -> Moved:
-    """The specification audited exactly on the audited rows with the decisions at ``threshold`` (from ``cache``),
-    and those decisions' summary on the same rows. Kept in the session per threshold."""
+def audit_at_threshold(dataset, spec_text: str, cache: CachedScores, threshold: float, where: str | None = None,
+                       rows: str | None = None) -> Moved:
+    """The specification audited exactly (the dataset engine) on the audited rows with the decisions at
+    ``threshold`` from ``cache`` (nothing predicted again), and those decisions' summary on the same rows
+    (``decision_summary`` over the specification's protected attributes). No session: ``bench/threshold_slider.py``
+    times it."""
     from fairaudit.api import audit
     from fairaudit.core.group_metrics import decision_summary
     from fairaudit.core.inputs import Inputs
 
-    key = (model_key(dataset, cache.model), spec_text, where, rows, round(float(threshold), 6))
-    kept = st.session_state.setdefault(RESULTS, {})
-    if key in kept:
-        return kept[key]
     model = cache.at(threshold)
     result = audit(dataset, spec_text, engine="dataset", model=model, where=where, rows=rows)
     inputs = Inputs.build(dataset, model=model, where=where, rows=rows)  # the same rows; decisions from the cache
-    protected = protected_of(dataset, spec_text)
-    summary = decision_summary(dataset.frame.iloc[inputs.positions] if inputs.positions is not None
-                               else dataset.frame, protected, inputs.audited(inputs.decisions),
+    frame = dataset.frame if inputs.positions is None else dataset.frame.iloc[inputs.positions]
+    summary = decision_summary(frame, protected_of(dataset, spec_text), inputs.audited(inputs.decisions),
                                inputs.audited(inputs.labels))
-    moved = Moved(float(threshold), result, summary)
-    kept[key] = moved
-    while len(kept) > RESULTS_KEPT:
-        kept.pop(next(iter(kept)))
-    return moved
+    return Moved(float(threshold), result, summary)
+
+
+def audit_at(dataset, spec_text: str, cache: CachedScores, threshold: float, where: str | None,
+             rows: str | None) -> Moved:
+    """``audit_at_threshold``, kept in the session per (model, dataset, spec, rows, threshold): a drag back to a
+    threshold already seen answers without auditing again."""
+    key = (model_key(dataset, cache.model), spec_text, where, rows, round(float(threshold), 6))
+    kept = st.session_state.setdefault(RESULTS, {})
+    if key not in kept:
+        kept[key] = audit_at_threshold(dataset, spec_text, cache, threshold, where, rows)
+        while len(kept) > RESULTS_KEPT:
+            kept.pop(next(iter(kept)))
+    return kept[key]
 
 
 def comparison_table(moved: Moved, original: Moved | None) -> pd.DataFrame:
