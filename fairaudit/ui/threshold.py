@@ -25,12 +25,16 @@ SLIDER_KEY = "threshold_slider"
 COMPARE_KEY = "threshold_compare"
 RESULTS_KEPT = 64                # audits at a threshold kept per session (a drag revisits the same values)
 STEP = 0.01
+TABLE_ROW_PX = 35                # st.dataframe's row height: the table is drawn whole, without a scroll bar
 PLAIN_VERDICTS = {"true": "holds", "false": "violated", "unknown": "undecided"}
 MOVED_WORDS = {"true": "**holds**", "false": "is **violated**", "unknown": "is **undecided**"}
 
 EXPLORATORY_NOTE = ("Exploratory: a threshold chosen by looking at these rows is a hypothesis about them, not a "
                     "certified result. Certifying it needs rows it was not chosen on (fresh or held-back rows), "
                     "which the repair feature will do; the verdict here is exact for these rows only.")
+INTRO = ("What if the model decided at another threshold? Move the slider: the specification is audited again, "
+         "exactly, on the same audited rows (the dataset engine), from the model's scores computed once — nothing is "
+         "predicted again, and the audit above is not changed.")
 NO_SCORES_NOTE = ("No threshold slider: the decisions come from an expression over the rows, which has no score "
                   "to move a threshold on (a trained or uploaded model has one).")
 
@@ -139,6 +143,7 @@ def threshold_section(dataset, model, spec_text: str, where: str | None, rows: s
     except Exception as err:  # noqa: BLE001 - a model that cannot score these rows: one sentence, no slider
         st.caption(f"No threshold slider: the model's scores could not be computed ({logic.error_text(err)[0]}).")
         return
+    st.caption(INTRO)
     state.seed(SLIDER_KEY, OWN_THRESHOLD)
     threshold = st.slider("Decision threshold: favourable when the model's score is above", 0.0, 1.0, step=STEP,
                           key=SLIDER_KEY, format="%.2f",
@@ -171,8 +176,9 @@ def threshold_section(dataset, model, spec_text: str, where: str | None, rows: s
         verdict_box.caption(EXPLORATORY_NOTE)
     if compare and threshold == OWN_THRESHOLD:
         st.caption("The slider is at the model's own threshold: move it to compare the two.")
-    st.dataframe(comparison_table(moved, original), width="stretch", hide_index=True)
+    table = comparison_table(moved, original)
+    st.dataframe(table, width="stretch", hide_index=True, height=TABLE_ROW_PX * (len(table) + 1) + 3)
     rows_text = moved.result.rows_text
-    st.caption("Exact values on " + (rows_text or "the audited rows") + "; selection rate = share of favourable "
-               "decisions in the group, TPR = share of favourable decisions among the group's rows whose label is "
-               "favourable. The audit above (Run) is not changed by the slider.")
+    st.caption("Exact values on " + (rows_text or "the audited rows") + ". Selection rate: the share of favourable "
+               "decisions in the group; TPR: the share of favourable decisions among the group's rows whose label "
+               "is favourable.")
