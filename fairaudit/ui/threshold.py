@@ -111,6 +111,12 @@ def audit_at(dataset, spec_text: str, cache: CachedScores, threshold: float, whe
     return kept[key]
 
 
+def column_name(threshold: float) -> str:
+    """The table's column of the slider's threshold."""
+    own = " (the model's own)" if threshold == OWN_THRESHOLD else ""
+    return f"slider threshold {threshold:.2f}{own}"
+
+
 def comparison_table(moved: Moved, original: Moved | None) -> pd.DataFrame:
     """One row per measure: the verdict, then ``decision_summary``'s measures, at the slider's threshold (and at the
     model's own, first, when ``original`` is given)."""
@@ -123,7 +129,7 @@ def comparison_table(moved: Moved, original: Moved | None) -> pd.DataFrame:
     table = {"measure": ["verdict of the specification"] + list(moved.summary["measure"])}
     if original is not None:
         table[f"original threshold {original.threshold:.2f}"] = column(original)
-    table[f"slider threshold {moved.threshold:.2f}"] = column(moved)
+    table[column_name(moved.threshold)] = column(moved)
     return pd.DataFrame(table)
 
 
@@ -162,16 +168,14 @@ def threshold_section(dataset, model, spec_text: str, where: str | None, rows: s
     except Exception as err:  # noqa: BLE001 - shown as one sentence, never a traceback
         verdict_box.error(f"The audit at threshold {threshold:.2f} could not run: {logic.error_text(err)[0]}")
         return
-    if threshold == OWN_THRESHOLD:
-        verdict_box.markdown(f"At the model's own threshold **{threshold:.2f}**: "
-                             f"{widgets.verdict_badge(moved.result.claim.status)} &nbsp; {moved.result.headline}",
-                             unsafe_allow_html=True)
-    else:  # a threshold chosen here: the exploratory badge, never the certified colour
-        audited = int(moved.summary["n"].iloc[0])
-        verdict_box.markdown(f"At threshold **{threshold:.2f}**: {widgets.verdict_badge(EXPLORATORY)} &nbsp; the "
-                             f"specification {MOVED_WORDS.get(moved.result.claim.key, 'is undecided')} exactly on "
-                             f"these {audited:,} rows (not the population they were drawn from)",
-                             unsafe_allow_html=True)
+    from fairaudit.engines.dataset.engine import scope
+
+    own = threshold == OWN_THRESHOLD  # else a threshold chosen here: the exploratory badge, never the certified colour
+    where_at = f"At the model's own threshold **{threshold:.2f}**" if own else f"At threshold **{threshold:.2f}**"
+    badge = widgets.verdict_badge(moved.result.claim.status if own else EXPLORATORY)
+    verdict_box.markdown(f"{where_at}: {badge} &nbsp; the specification "
+                         f"{MOVED_WORDS.get(moved.result.claim.key, 'is **undecided**')} exactly "
+                         f"{scope(int(moved.summary['n'].iloc[0]))}", unsafe_allow_html=True)
     if threshold != OWN_THRESHOLD:
         verdict_box.caption(EXPLORATORY_NOTE)
     if compare and threshold == OWN_THRESHOLD:

@@ -118,7 +118,7 @@ def test_compare_with_the_original_shows_both_thresholds(demo_audit):
             < _cell(table, "favourable decisions (share)", "original threshold 0.50"))
     # back at the model's own threshold there is nothing to compare: one column, and a line saying why
     _ok(at.slider(key=threshold.SLIDER_KEY).set_value(threshold.OWN_THRESHOLD).run())
-    assert list(_table(at).columns) == ["measure", "slider threshold 0.50"]
+    assert list(_table(at).columns) == ["measure", "slider threshold 0.50 (the model's own)"]
     assert any("move it to compare" in c.value for c in at.caption)
 
 
