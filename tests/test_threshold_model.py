@@ -104,3 +104,38 @@ def test_an_audit_at_a_threshold_is_the_audit_of_the_decision_score_above_it(adu
     by_cache = fairaudit.audit(adult, SPEC, engine="dataset", model=cache.at(threshold))
     by_expression = fairaudit.audit(scored, SPEC, engine="dataset", pred=f"model_score > {threshold!r}", rows="all")
     assert estimates(by_cache) == estimates(by_expression)
+
+
+def test_decision_summary_counts_each_measure_exactly():
+    import pandas as pd
+
+    from fairaudit.core.group_metrics import SUMMARY_COLUMNS, decision_summary
+
+    frame = pd.DataFrame({"sex": ["F", "F", "F", "M", "M"]})
+    pred = [1, 0, 0, 1, 1]
+    label = [1, 1, 0, 0, 1]
+    table = decision_summary(frame, ["sex"], pred, label)
+    assert list(table.columns) == SUMMARY_COLUMNS
+    got = {m: (k, n) for m, k, n in zip(table["measure"], table["k"], table["n"])}
+    assert got == {"favourable decisions (share)": (3, 5), "accuracy": (3, 5),
+                   "selection rate · sex = F": (1, 3), "selection rate · sex = M": (2, 2),
+                   "TPR · sex = F": (1, 2), "TPR · sex = M": (1, 1)}
+    assert table.loc[table["measure"] == "accuracy", "value"].item() == 0.6
+    unlabelled = decision_summary(frame, ["sex"], pred)
+    assert list(unlabelled["measure"]) == ["favourable decisions (share)", "selection rate · sex = F",
+                                           "selection rate · sex = M"]
+
+
+def test_fair_flips_the_attribute_and_decides_the_new_rows_at_the_same_threshold(adult):
+    """``Fair[sex]`` re-predicts rows that are not the cached ones (sex flipped): the wrapped model scores them and
+    the threshold decides them, as it decides the cached rows."""
+    model = models.train(adult, "logreg", seed=0, features=default_features(adult, include_protected=True))
+    threshold = 0.3
+    result = fairaudit.audit(adult, "Fair[sex] > 0.5", engine="dataset",
+                             model=CachedScores(model, adult.frame).at(threshold))
+    rows = adult.frame.iloc[models.held_out_positions(model, adult)]
+    flipped = rows.assign(sex=rows["sex"].map({"Male": "Female", "Female": "Male"}))
+    kept = (model.score(rows) > threshold) == (model.score(flipped) > threshold)
+    fair = next(n for n in result.nodes if n["kind"] == "fair")
+    assert fair["final"]["estimate"] == pytest.approx(kept.mean(), abs=1e-12)
+    assert kept.mean() < 1  # sex is a feature: flipping it changes some decisions at this threshold
