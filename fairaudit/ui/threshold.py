@@ -20,7 +20,7 @@ from fairaudit.ui import state
 from fairaudit.viz.palette import EXPLORATORY
 
 SCORES = "threshold_scores"      # {"key": model + dataset identity, "cache": CachedScores}
-RESULTS = "threshold_results"    # {(model + dataset, spec, where, rows, threshold): Moved}: audits already done
+RESULTS = "threshold_results"    # {(model + dataset, spec, where, rows, threshold): ThresholdAudit}: audits already done
 SLIDER_KEY = "threshold_slider"
 COMPARE_KEY = "threshold_compare"
 RESULTS_KEPT = 64                # audits at a threshold kept per session (a drag revisits the same values)
@@ -39,7 +39,7 @@ NO_SCORES_NOTE = ("No threshold slider: the decisions come from an expression ov
                   "to move a threshold on (a trained or uploaded model has one).")
 
 
-class Moved:
+class ThresholdAudit:
     """The specification audited at one threshold (``result``: an ``AuditResult`` of the dataset engine) and what its
     decisions do on the audited rows (``summary``: ``decision_summary``)."""
 
@@ -80,7 +80,7 @@ def protected_of(dataset, spec_text: str) -> list[str]:
 
 
 def audit_at_threshold(dataset, spec_text: str, cache: CachedScores, threshold: float, where: str | None = None,
-                       rows: str | None = None) -> Moved:
+                       rows: str | None = None) -> ThresholdAudit:
     """The specification audited exactly (the dataset engine) on the audited rows with the decisions at
     ``threshold`` from ``cache`` (nothing predicted again), and those decisions' summary on the same rows
     (``decision_summary`` over the specification's protected attributes). No session: ``bench/threshold_slider.py``
@@ -95,11 +95,11 @@ def audit_at_threshold(dataset, spec_text: str, cache: CachedScores, threshold: 
     frame = dataset.frame if inputs.positions is None else dataset.frame.iloc[inputs.positions]
     summary = decision_summary(frame, protected_of(dataset, spec_text), inputs.audited(inputs.decisions),
                                inputs.audited(inputs.labels))
-    return Moved(float(threshold), result, summary)
+    return ThresholdAudit(float(threshold), result, summary)
 
 
 def audit_at(dataset, spec_text: str, cache: CachedScores, threshold: float, where: str | None,
-             rows: str | None) -> Moved:
+             rows: str | None) -> ThresholdAudit:
     """``audit_at_threshold``, kept in the session per (model, dataset, spec, rows, threshold): a drag back to a
     threshold already seen answers without auditing again."""
     key = (model_key(dataset, cache.model), spec_text, where, rows, round(float(threshold), 6))
@@ -117,10 +117,10 @@ def column_name(threshold: float) -> str:
     return f"slider threshold {threshold:.2f}{own}"
 
 
-def comparison_table(moved: Moved, original: Moved | None) -> pd.DataFrame:
+def comparison_table(moved: ThresholdAudit, original: ThresholdAudit | None) -> pd.DataFrame:
     """One row per measure: the verdict, then ``decision_summary``'s measures, at the slider's threshold (and at the
     model's own, first, when ``original`` is given)."""
-    def column(m: Moved) -> list[Any]:
+    def column(m: ThresholdAudit) -> list[Any]:
         verdict = PLAIN_VERDICTS.get(m.result.claim.key, "undecided")
         return ([verdict if m.threshold == OWN_THRESHOLD else f"{verdict} (exploratory)"]
                 + [f"{v:.3f}  ({k:,}/{n:,})" if n else "no rows"
