@@ -20,7 +20,7 @@ from fairaudit.ui import state
 from fairaudit.viz.palette import EXPLORATORY
 
 SCORES = "threshold_scores"      # {"key": model + dataset identity, "cache": CachedScores}
-RESULTS = "threshold_results"    # {(model + dataset, spec, where, rows, threshold): ThresholdAudit}: audits already done
+RESULTS = "threshold_results"    # {(model + dataset, spec, where, rows, threshold): ThresholdAudit}: done
 SLIDER_KEY = "threshold_slider"
 COMPARE_KEY = "threshold_compare"
 RESULTS_KEPT = 64                # audits at a threshold kept per session (a drag revisits the same values)
