@@ -5,7 +5,7 @@ from fairaudit import engines, viz
 from fairaudit.core.explain import NOT_BACKED, compare_rows, verdict_word
 from fairaudit.engines.monitor.livelog import runs_live
 from fairaudit.programs.population import ratio_spec
-from fairaudit.ui import audit_form, charts, dask_run, flows, history, live, logic, selection, state, widgets
+from fairaudit.ui import audit_form, charts, dask_run, flows, history, live, logic, selection, state, threshold, widgets
 from fairaudit.ui.counterexamples import counterexample_table
 from fairaudit.ui.findings import findings_section
 from fairaudit.ui import options as ui_options
@@ -302,6 +302,11 @@ with right:
     for i in fair_shown:
         if not viz.has_rates(frame, i):
             st.caption(f"{i}: this engine reports no certified / unfair / undecided rates for Fair nodes.")
+
+# ------------------------------------------------------------------------------------------------ threshold
+# a scored model's decision threshold: re-audited at once from its cached scores (fairaudit.ui.threshold)
+if not population_mode and not dask_choice and not spec_errors:
+    threshold.threshold_section(dataset, model, spec_text, where_now or None, rows_now, inputs)
 
 # ------------------------------------------------------------------------------------------------ counterexamples
 for i in fair_shown:  # full width: a row is an individual with every feature

@@ -156,3 +156,27 @@ def held_out_rows(dataset, seed: int = 0, test_size: float | None = None) -> pd.
         raise ValueError("the dataset has no label column")
     _, test_idx = split_rows(y, seed, test_size)
     return dataset.frame.iloc[np.sort(test_idx)].reset_index(drop=True)
+
+
+SUMMARY_COLUMNS = ["measure", "value", "k", "n"]
+
+
+def decision_summary(frame: pd.DataFrame, protected: Sequence[str], y_pred, y_true=None) -> pd.DataFrame:
+    """What a set of decisions does on these rows, one tidy row per measure (``SUMMARY_COLUMNS``): the share of
+    favourable decisions, the accuracy (with ``y_true``), then per group of each ``protected`` attribute its
+    selection rate and (with ``y_true``) its TPR, each ``k / n`` exactly (no interval: these rows only). The
+    decision-threshold slider shows it at two thresholds side by side."""
+    p = np.asarray(y_pred).astype(int).ravel()
+    t = None if y_true is None else np.asarray(y_true).astype(int).ravel()
+    rows = [{"measure": "favourable decisions (share)", "k": int(p.sum()), "n": len(p)}]
+    if t is not None:
+        rows.append({"measure": "accuracy", "k": int((p == t).sum()), "n": len(p)})
+    per_group = group_model_metrics(frame, protected, p, t) if len(protected) else None
+    if per_group is not None:
+        for metric in ("selection rate", "TPR"):
+            for part in per_group[per_group["metric"] == metric].itertuples():
+                rows.append({"measure": f"{metric} · {part.attribute} = {part.group}", "k": int(part.k),
+                             "n": int(part.n)})
+    out = pd.DataFrame(rows, columns=["measure", "k", "n"])
+    out["value"] = np.where(out["n"] > 0, out["k"] / out["n"].where(out["n"] > 0, 1), np.nan)
+    return out[SUMMARY_COLUMNS]
