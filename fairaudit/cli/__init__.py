@@ -35,6 +35,8 @@ COMMANDS = {
     "audit": ("fairaudit.cli.audit", "audit a model or logged decisions against a specification"),
     "scan": ("fairaudit.cli.scan", "every intersection of the protected attributes: rates and impact ratios with "
                                    "intervals that hold at once"),
+    "repair": ("fairaudit.cli.repair", "what would make it pass: decision thresholds on the model's score, chosen on "
+                                       "part of the rows and certified on the rest"),
     "report": ("fairaudit.cli.report", "rebuild the PDF report from a saved audit result"),
 }
 
