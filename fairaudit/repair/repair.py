@@ -46,7 +46,7 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     ``thresholds``: ``group``, ``global`` or ``both`` (a single threshold is preferred when it does as well).
     ``split``: the share of the audited rows that chooses; ``delta``: the certificate's failure probability;
     ``margin``: how far inside the specification the chosen thresholds must be on the search rows, a number or
-    ``"auto"`` (sized from the certification part: ``docs/methods/repair.md``). ``FairauditError`` (one line) on bad
+    ``"auto"`` (sized for each set of thresholds from the certification part: ``fairaudit.repair.margin``). ``FairauditError`` (one line) on bad
     input, before any work."""
     from fairaudit.resolve import resolve
 
@@ -96,9 +96,11 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     decisions = np.asarray(inputs.decisions)[first]
     groups = group_labels(frame, group_by)
     own, exact = own_threshold(scores, decisions)
-    search = Search(parsed, frame, scores, labels, groups)
-    need = required_margins(search, decisions, margin, len(second), delta)
-    search.need = need
+    from fairaudit.repair.margin import requirement
+
+    search = Search(parsed, frame, scores, labels, groups,
+                    requirement=requirement(margin, search_rows=len(first), certification_rows=len(second),
+                                            delta=delta, leaves=len({t.text for t in parsed.leaves})))
     original_values = search.decided(decisions)
     notes = []
     if not exact:
@@ -146,13 +148,15 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     sizes = {"per_group": {g: int(len(c)) for g, c in (grouped.candidates.items() if grouped else ())},
              "global": int(len(glob.candidates[ALL_ROWS])) if glob is not None else 0,
              "tried": int(sum(len(f.idx) for f in (grouped, glob) if f is not None))}
-    method = grouped.method if grouped is not None and kind == "group" else "exhaustive"
+    method = "; ".join(f"{k}: {f.method}" for f, k in ((grouped, "group thresholds"), (glob, "global threshold"))
+                       if f is not None)
     return RepairResult(
         spec=parsed.text, group_by=list(group_by), objective=objective, thresholds=chosen_thresholds,
         global_threshold=(glob.thresholds(glob.best)[ALL_ROWS] if glob is not None else None),
         original_threshold=own, kind=kind, chosen=chosen_point, original=original_point, curve=curve,
         search=search_rows, certification=cert_rows, certificate=certificate, model=wrapper, delta=float(delta),
-        required_margin=need, method=method, feasible=found.feasible, candidates=sizes, notes=notes)
+        required_margin={nid: float(v[found.best]) for nid, v in found.values.need.items()},
+        margin_rule=search.requirement.describe(), method=method, feasible=found.feasible, candidates=sizes, notes=notes)
 
 
 # ------------------------------------------------------------------------------------------------ checks
@@ -274,44 +278,3 @@ def _point(found: Found, row: int, kind: str, default) -> Point:
         default, chosen = chosen[ALL_ROWS], {}
     return Point(float(values.margin[row]), None if values.accuracy is None else float(values.accuracy[row]),
                  float(values.favourable[row]), chosen, float(default), kind)
-
-
-def required_margins(search: Search, decisions: np.ndarray, margin, cert_rows: int, delta: float) -> dict:
-    """The margin each comparison must reach on the search rows: ``margin`` when it is a number; ``"auto"``: the
-    half-width of the interval the monitor would give the comparison on the certification rows (each leaf's
-    anytime-valid mixture interval at its share δ / k of ``delta``, on the rows it would count there, propagated by
-    interval arithmetic), plus the half-width of one standard error of it on the search rows (the chosen thresholds
-    are the search rows' best, so their margin there is optimistic). Computed at the original decisions."""
-    if margin != "auto":
-        return {nid: float(margin) for nid in search.cmps}
-    from fairaudit.bounds.concentration import mixture_interval
-    from fairaudit.core.evaluate import LeafValue, term_intervals
-
-    d = np.asarray(decisions).astype(bool)
-    totals = np.where(d[:, None], search.per_row[1], search.per_row[0]).sum(axis=0)
-    k = max(len(search.keys), 1)
-    scale = cert_rows / max(search.rows, 1)
-    cert, noise = {}, {}
-    for i, key in enumerate(search.keys):
-        num, den = float(totals[2 * i]), float(totals[2 * i + 1])
-        p = num / den if den else 0.5
-        n = den * scale
-        lo, hi = mixture_interval(np.array([p * n]), np.array([n]), np.array([delta / k]))
-        cert[key] = LeafValue(np.array([p]), np.asarray(lo, float).reshape(1), np.asarray(hi, float).reshape(1))
-        se = math.sqrt(p * (1 - p) / den) if den else 0.5
-        noise[key] = LeafValue(np.array([p]), np.array([p - se]), np.array([p + se]))
-    out = {}
-    a, b = term_intervals(search.spec, cert), term_intervals(search.spec, noise)
-    for nid in search.cmps:
-        out[nid] = _half_width(search, nid, a) + _half_width(search, nid, b)
-    return out
-
-
-def _half_width(search: Search, nid: str, intervals: dict) -> float:
-    """The larger distance from ``l − r``'s estimate to an end of its interval (``intervals``: term intervals)."""
-    left, right = (intervals[c] for c in search.compiled.nodes[nid].children)
-    est = float(np.asarray(left.estimate).ravel()[0] - np.asarray(right.estimate).ravel()[0])
-    lo = float(np.asarray(left.lo).ravel()[0] - np.asarray(right.hi).ravel()[0])
-    hi = float(np.asarray(left.hi).ravel()[0] - np.asarray(right.lo).ravel()[0])
-    width = max(est - lo, hi - est)
-    return width if math.isfinite(width) else 1.0

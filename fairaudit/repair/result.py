@@ -53,8 +53,8 @@ class Rows:
 
 @dataclass
 class RepairResult:
-    """A threshold repair and its certificate (module doc). ``required_margin`` is the margin the chosen point had
-    to reach on the search rows (per comparison: ``margins``), ``method`` how the search ran ("exhaustive" /
+    """A threshold repair and its certificate (module doc). ``required_margin`` is the margin each comparison had
+    to reach at the chosen point on the search rows (node id → margin; ``margin_rule`` says how it was set), ``method`` how the search ran ("exhaustive" /
     "coordinate ascent"), ``notes`` what the user should know (rows of no group, no feasible point ...)."""
 
     spec: str
@@ -73,6 +73,7 @@ class RepairResult:
     model: Any  # the repaired model (``fairaudit.models.thresholds.ThresholdModel``)
     delta: float
     required_margin: dict
+    margin_rule: str
     method: str
     feasible: bool
     candidates: dict = field(default_factory=dict)
@@ -128,6 +129,7 @@ class RepairResult:
             "curve": [p.to_dict() for p in self.curve], "search": self.search.to_dict(),
             "certification": self.certification.to_dict(), "method": self.method, "feasible": self.feasible,
             "required_margin": {k: _number(v) for k, v in self.required_margin.items()},
+            "margin_rule": self.margin_rule,
             "candidates": dict(self.candidates), "delta": self.delta, "verdict": self.verdict,
             "headline": self.headline, "notes": list(self.notes), "model": self.model.describe(),
             "certificate": json.loads(cert.to_json()),

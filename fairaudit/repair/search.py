@@ -14,7 +14,9 @@ search). A combination of one threshold per group adds its groups' counts, and t
 **The margin** of the specification (its robustness): a comparison ``l op r`` has margin ``l − r`` for ``>``/``≥``,
 ``r − l`` for ``<``/``≤``, ``−|l − r|`` for ``==`` and ``|l − r|`` for ``!=`` (how far inside its satisfied side);
 ``and`` takes the least of its parts, ``or`` the greatest, ``not`` the negation. A set of thresholds is *feasible*
-when each comparison's margin (read through the ``and``/``or``/``not`` above it) reaches the margin required of it.
+when each comparison's margin (read through the ``and``/``or``/``not`` above it) reaches the margin required of it
+(``fairaudit.repair.margin``: a fixed number, or sized for each set of thresholds from its own rates so that the
+monitor can certify it on the certification rows).
 
 **Which combinations.** Every combination of the groups' candidates when there are at most ``EXHAUSTIVE_LIMIT``;
 otherwise coordinate ascent: from the best single threshold, each group's threshold in turn is set to its best
@@ -28,6 +30,7 @@ import numpy as np
 
 from fairaudit.core.evaluate import LeafValue, compile_spec, evaluate
 from fairaudit.core.observations import observe
+from fairaudit.repair.margin import Fixed
 
 EXHAUSTIVE_LIMIT = 200_000  # combinations tried one by one at most; beyond, coordinate ascent
 ASCENT_ROUNDS = 50  # coordinate ascent stops after this many rounds over the groups (it stops sooner when stable)
@@ -61,13 +64,14 @@ class Evaluated:
     accuracy: np.ndarray | None
     favourable: np.ndarray
     nodes: dict
+    need: dict | None = None  # node id → the margin required of each comparison (``fairaudit.repair.margin``)
 
 
 class Search:
     """The counts of the search rows (module doc): ``spec`` over ``frame`` (the search rows), their ``scores`` and
     ``labels`` (None: no labels), split into cells by ``groups`` (each row's group name, None: no group)."""
 
-    def __init__(self, spec, frame, scores, labels, groups, *, need: dict | None = None):
+    def __init__(self, spec, frame, scores, labels, groups, *, requirement=None):
         self.spec = spec
         self.compiled = compile_spec(spec)
         self.keys = list(self.compiled.leaf_keys)
@@ -96,7 +100,7 @@ class Search:
             self.cells[name] = self._cell(name, where, scores, columns)
         self.everyone = self._cell("all", np.arange(len(frame)), scores, columns)
         self.cmps = [nid for nid in self.compiled.postorder if self.compiled.nodes[nid].kind == "cmp"]
-        self.need = {nid: 0.0 for nid in self.cmps} if need is None else dict(need)
+        self.requirement = Fixed(0.0) if requirement is None else requirement  # ``fairaudit.repair.margin``
 
     @staticmethod
     def _cell(name, where, scores, columns) -> Cell:
@@ -116,26 +120,25 @@ class Search:
         out = [self._values(totals[i:i + CHUNK]) for i in range(0, max(len(totals), 1), CHUNK)]
         if len(out) == 1:
             return out[0]
-        cat = (lambda xs: None if xs[0] is None else np.concatenate(xs))  # noqa: E731
-        return Evaluated(cat([o.margin for o in out]), cat([o.slack for o in out]), cat([o.accuracy for o in out]),
-                         cat([o.favourable for o in out]),
-                         {nid: np.concatenate([o.nodes[nid] for o in out]) for nid in out[0].nodes})
+        return _concat(out)
 
     def _values(self, totals: np.ndarray) -> Evaluated:
         totals = np.asarray(totals, dtype=float)
-        leaves = {}
+        leaves, rates, counts = {}, {}, {}
         with np.errstate(invalid="ignore", divide="ignore"):
             for i, key in enumerate(self.keys):
                 num, den = totals[:, 2 * i], totals[:, 2 * i + 1]
                 value = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-                leaves[key] = LeafValue(value, value, value)
+                leaves[key], rates[key], counts[key] = LeafValue(value, value, value), value, den
         nodes = evaluate(self.spec, leaves) if self.keys else {}
         estimates = {nid: np.asarray(v.estimate, dtype=float) for nid, v in nodes.items()}
+        need = {nid: np.broadcast_to(np.asarray(v, dtype=float), (len(totals),))
+                for nid, v in self.requirement.need(self, rates, counts).items()}
         margin = self.robustness(estimates, {nid: 0.0 for nid in self.cmps})
-        slack = self.robustness(estimates, self.need)
+        slack = self.robustness(estimates, need)
         rows = max(self.rows, 1)
         accuracy = totals[:, -2] / rows if self.has_labels else None
-        return Evaluated(margin, slack, accuracy, totals[:, -1] / rows, estimates)
+        return Evaluated(margin, slack, accuracy, totals[:, -1] / rows, estimates, need)
 
     def robustness(self, estimates: dict, need: dict) -> np.ndarray:
         """The specification's margin from every comparison's ``l − r`` (``estimates``), each comparison's margin
@@ -221,9 +224,11 @@ class Search:
 
 def _concat(parts: list) -> Evaluated:
     cat = (lambda xs: None if xs[0] is None else np.concatenate(xs))  # noqa: E731
+    need = None if parts[0].need is None else {nid: np.concatenate([p.need[nid] for p in parts])
+                                               for nid in parts[0].need}
     return Evaluated(cat([p.margin for p in parts]), cat([p.slack for p in parts]), cat([p.accuracy for p in parts]),
                      cat([p.favourable for p in parts]),
-                     {nid: np.concatenate([p.nodes[nid] for p in parts]) for nid in parts[0].nodes})
+                     {nid: np.concatenate([p.nodes[nid] for p in parts]) for nid in parts[0].nodes}, need)
 
 
 def objective_values(values: Evaluated, objective: str) -> np.ndarray:
