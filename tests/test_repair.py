@@ -171,12 +171,11 @@ def test_adult_demographic_parity_repair_is_certified(adult_repair):
 # ------------------------------------------------------------------------------------------------ the saved model
 def test_save_load_audit_round_trip_and_tampered_base(tmp_path):
     from fairaudit import models
-    from fairaudit.repair.model import save
 
     ds = tiny(800, seed=5)
     trained = models.train(ds, "logreg")
     result = fairaudit.repair(ds, PARITY, trained, margin=0.0)
-    paths = save(result.model, tmp_path / "repaired.json")
+    paths = result.save_model(tmp_path / "repaired.json")
     assert [p.name for p in paths] == ["repaired.json", "repaired-base.skops"]
     loaded = models.load(tmp_path / "repaired.json")
     assert loaded.kind == "thresholds" and "threshold repair of" in loaded.describe()
@@ -216,6 +215,15 @@ def test_cli_repair_save_and_audit(tmp_path, capsys):
     code = main(["audit", "--data", data, "--label", "y", "--favourable", "1", "--model", str(tmp_path / "r.json"),
                  "--spec", PARITY])
     assert code in (0, 1, 3)
+    capsys.readouterr()
+    code = main(["repair", "--data", data, "--label", "y", "--favourable", "1", "--model", str(tmp_path / "m.skops"),
+                 "--spec", PARITY, "--margin", "0", "--json", "-"])
+    assert json.loads(capsys.readouterr().out)["format"].startswith("fairaudit-repair/")  # stdout: the JSON only
+    # a changed base model: the saved repair is refused in one line
+    (tmp_path / "m.skops").write_bytes((tmp_path / "m.skops").read_bytes() + b"\0")
+    err = _one_line_exit_2(capsys, ["audit", "--data", data, "--label", "y", "--favourable", "1",
+                                    "--model", str(tmp_path / "r.json"), "--spec", PARITY])
+    assert "has changed" in err
     # an output never overwrites an input
     code = main(["repair", "--data", data, "--label", "y", "--favourable", "1", "--model", str(tmp_path / "m.skops"),
                  "--spec", PARITY, "--save", str(tmp_path / "m.skops")])

@@ -58,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
     from pathlib import Path
 
     from fairaudit.cli._data_args import dataset_from_args
@@ -77,6 +78,11 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.json, "repair", inputs=inputs, force=args.force, what="repair result")
     if args.save:
         check_output(args.save, "model", inputs=inputs, force=args.force, what="repaired model")
+        if args.model in KINDS:  # a model trained here is saved beside the repair: that path too, before any work
+            from fairaudit.repair.model import base_target
+
+            check_output(base_target(args.save, args.model), "model", inputs=inputs, force=args.force,
+                         what="base model")
     if args.json and args.save and args.json != "-" and Path(args.json).resolve() == Path(args.save).resolve():
         raise FairauditError("--json and --save must name different files")
     dataset = dataset_from_args(args)
@@ -91,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         from fairaudit.repair.model import save
 
         for path in save(result.model, args.save, inputs=inputs, force=args.force):
-            print(f"wrote {path}")
+            print(f"wrote {path}", file=sys.stderr if args.json == "-" else sys.stdout)  # stdout: the JSON
     if args.json == "-":
         print(result.to_json())
         return result.exit_code

@@ -28,7 +28,7 @@ def check_save(model: ThresholdModel, path, *, inputs=(), force: bool = False) -
     target = check_output(path, "model", inputs=inputs, force=force, what="repaired model")
     out = [target]
     if model.base_path is None:
-        base = _base_target(model, target)
+        base = base_target(target, getattr(model.base, "kind", ""))
         if base.resolve() == target.resolve():
             raise FairauditError(f"the repaired model and its base model would both be written to {target}")
         out.append(check_output(base, "model", inputs=inputs, force=force, what="base model"))
@@ -48,6 +48,7 @@ def save(model: ThresholdModel, path, *, inputs=(), force: bool = False) -> list
     return written
 
 
-def _base_target(model: ThresholdModel, target: Path) -> Path:
-    suffix = "pt" if getattr(model.base, "kind", "") == "mlp" else "skops"
-    return target.with_name(f"{target.stem}-base.{suffix}")
+def base_target(path, kind: str) -> Path:
+    """Where the base model (of training ``kind``) of a repair saved to ``path`` goes when it has no file yet."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}-base.{'pt' if kind == 'mlp' else 'skops'}")

@@ -138,9 +138,12 @@ class RepairResult:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
 
-    def save_model(self, path) -> None:
-        """Save the repaired model (JSON over the base model's file: ``fairaudit.models.thresholds``)."""
-        self.model.save(path)
+    def save_model(self, path, *, force: bool = False) -> list:
+        """Save the repaired model (JSON over the base model's file: ``fairaudit.models.thresholds``; a base model
+        with no file is saved beside it first: ``fairaudit.repair.model.save``); the paths written."""
+        from fairaudit.repair.model import save
+
+        return save(self.model, path, force=force)
 
 
 def _number(x):
