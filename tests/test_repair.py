@@ -269,6 +269,18 @@ def test_api_refuses_a_model_without_scores():
         fairaudit.repair(ds, PARITY, ColumnScore(), group_by="nope", rows="all")
     with pytest.raises(FairauditError, match="Fair"):
         fairaudit.repair(ds, "Fair[sex] > 0.9", ColumnScore(), rows="all")
+    with pytest.raises(FairauditError, match="distinct values: at most"):
+        fairaudit.repair(ds, PARITY, ColumnScore(), group_by="x", rows="all")
+    with pytest.raises(FairauditError, match="compares no protected"):
+        fairaudit.repair(ds, "E[pred] > 0.3", ColumnScore(), thresholds="group", rows="all")
+
+
+def test_a_spec_over_no_group_gets_one_global_threshold():
+    ds = tiny(600, seed=2)
+    result = fairaudit.repair(ds, "E[pred] > 0.55", ColumnScore(), rows="all", margin=0.02)
+    assert result.kind == "global" and result.thresholds == {} and result.group_by == []
+    assert result.chosen.margin >= 0.02 and result.original.margin < 0.02
+    assert any("one global threshold" in note for note in result.notes)
 
 
 def test_group_labels_treat_missing_values_as_no_group():

@@ -127,7 +127,7 @@ def print_result(result) -> None:
             ("margin", _num(result.original.margin), _num(result.chosen.margin))]
     width = [max(len(r[i]) for r in rows) for i in range(3)]
     print(f"spec:      {result.spec}")
-    print(f"groups:    {', '.join(result.group_by)}; objective: {result.objective}")
+    print(f"groups:    {', '.join(result.group_by) or 'none (one global threshold)'}; objective: {result.objective}")
     print(f"search:    {result.method}; required margin {result.margin_rule}: "
           f"{', '.join(f'{v:.3f}' for v in result.required_margin.values())} (per comparison, at the chosen point)")
     print("on the search rows:")

@@ -173,7 +173,7 @@ def from_payload(payload: dict, path, load_base) -> ThresholdModel:
         group_by = [str(c) for c in payload["group_by"]]
         groups = payload["groups"]
         default = float(payload["default"])
-        if not isinstance(groups, list) or len(groups) > MAX_GROUPS or not group_by:
+        if not isinstance(groups, list) or len(groups) > MAX_GROUPS:
             raise ValueError("groups")
         thresholds = {}
         for entry in groups:

@@ -29,7 +29,8 @@ MODES = ("both", "group", "global")
 DEFAULT_SPLIT = 0.5
 DEFAULT_DELTA = 0.05
 ENGINE = "monitor"
-ALL_ROWS = "(all rows)"  # the name of the one cell of a global threshold
+ALL_ROWS = "(all rows)"
+MAX_GROUPS = 64  # groups with a threshold of their own, at most  # the name of the one cell of a global threshold
 
 
 def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, objective: str = "accuracy",
@@ -68,7 +69,12 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
                    include_protected=include_protected, delta=delta, seed=seed)
     dataset, parsed = plan.dataset, plan.spec
     check_spec(parsed)
-    group_by = check_group_by(group_by, parsed, dataset)
+    group_by = check_group_by(group_by, parsed, dataset, thresholds)
+    early_notes = []
+    if not group_by and thresholds == "both":
+        thresholds = "global"
+        early_notes.append("the specification compares no protected or categorical column: one global threshold "
+                           "was searched (name the groups with group_by to search one per group)")
     if objective == "accuracy" and dataset.labels is None:
         raise FairauditError(f"the accuracy objective needs labels, and {dataset.name} has no label column: use "
                              "objective favourable (--objective favourable), or name the label")
@@ -102,7 +108,7 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
                     requirement=requirement(margin, search_rows=len(first), certification_rows=len(second),
                                             delta=delta, leaves=len({t.text for t in parsed.leaves})))
     original_values = search.decided(decisions)
-    notes = []
+    notes = list(early_notes)
     if not exact:
         notes.append("the model's decisions are not a threshold of its score on these rows: the original point is "
                      "its own decisions, the repaired model decides every row by a threshold")
@@ -205,24 +211,31 @@ def default_group_by(spec, dataset) -> list[str]:
     return [n for n in names if dataset.schema.column(n).kind == "categorical" and n != dataset.schema.label]
 
 
-def check_group_by(group_by, spec, dataset) -> list[str]:
-    """The group columns, each a column of the dataset (``FairauditError`` otherwise)."""
+def check_group_by(group_by, spec, dataset, thresholds: str = "both") -> list[str]:
+    """The group columns, each a column of the dataset, with at most ``MAX_GROUPS`` groups (``FairauditError``
+    otherwise); none (``[]``) only for a global threshold."""
     if group_by is None:
         found = default_group_by(spec, dataset)
-        if not found:
+        if not found and thresholds == "group":
             raise FairauditError("the specification compares no protected or categorical column: name the groups "
                                  "that get their own threshold (group_by=..., --group-by COL)")
-        return found
-    names = [group_by] if isinstance(group_by, str) else list(group_by)
-    names = [n.strip() for name in names for n in str(name).split(",") if n.strip()]
-    if not names:
-        raise FairauditError("group_by names no column")
+        names = found
+    else:
+        names = [group_by] if isinstance(group_by, str) else list(group_by)
+        names = [n.strip() for name in names for n in str(name).split(",") if n.strip()]
+        if not names:
+            raise FairauditError("group_by names no column")
     for name in names:
         if name not in dataset.schema:
             raise FairauditError(f"unknown group column {name!r}: {dataset.name} has "
                                  f"{', '.join(dataset.schema.names[:12])}")
         if name == dataset.schema.label:
             raise FairauditError(f"the group column {name!r} is the label: thresholds cannot depend on the outcome")
+    if names:
+        count = len(dataset.frame[names].drop_duplicates())
+        if count > MAX_GROUPS:
+            raise FairauditError(f"{' × '.join(names)} has {count:,} distinct values: at most {MAX_GROUPS} groups get "
+                                 "their own threshold (group by a categorical column, or bin a numeric one first)")
     return names
 
 

@@ -24,6 +24,7 @@ candidate with the others held, until no group changes.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -188,7 +189,7 @@ class Search:
                 fixed += cell.counts([default])[0]
         tables = [self.cells[g].counts(candidates[g]) for g in names]
         sizes = [len(candidates[g]) for g in names]
-        total = int(np.prod(sizes)) if sizes else 1
+        total = math.prod(sizes)  # a Python integer: no overflow
         if total <= EXHAUSTIVE_LIMIT:
             idx = np.indices(sizes).reshape(len(sizes), -1).T if sizes else np.zeros((1, 0), dtype=int)
             totals = fixed + sum((tables[k][idx[:, k]] for k in range(len(names))), np.zeros((len(idx), self.width)))
