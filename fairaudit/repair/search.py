@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from fairaudit.core.evaluate import LeafValue, compile_spec, evaluate
 from fairaudit.core.observations import observe
@@ -93,12 +94,12 @@ class Search:
             columns.append(np.stack(per_row, axis=1) if len(frame) else np.zeros((0, len(per_row)), np.int64))
         self.width = columns[0].shape[1]
         self.per_row = columns  # (rows, m) per decision 0 / 1, in the search rows' order
-        groups = np.asarray(groups, dtype=object)
+        codes, uniques = pd.factorize(pd.Series(groups, dtype=object), use_na_sentinel=True)  # None: code -1
         self.cells: dict = {}
-        names = sorted({g for g in groups if g is not None}) + ([None] if any(g is None for g in groups) else [])
-        for name in names:
-            where = np.flatnonzero(np.array([g == name if name is not None else g is None for g in groups]))
-            self.cells[name] = self._cell(name, where, scores, columns)
+        for code, name in sorted(enumerate(uniques), key=lambda item: str(item[1])):
+            self.cells[name] = self._cell(name, np.flatnonzero(codes == code), scores, columns)
+        if (codes < 0).any():  # the rows of no group
+            self.cells[None] = self._cell(None, np.flatnonzero(codes < 0), scores, columns)
         self.everyone = self._cell("all", np.arange(len(frame)), scores, columns)
         self.cmps = [nid for nid in self.compiled.postorder if self.compiled.nodes[nid].kind == "cmp"]
         self.requirement = Fixed(0.0) if requirement is None else requirement  # ``fairaudit.repair.margin``
