@@ -188,6 +188,21 @@ def test_save_load_audit_round_trip_and_tampered_base(tmp_path):
     from fairaudit.core.outputs import file_kind
 
     assert file_kind(tmp_path / "repaired.json") == "model"
+    # a base model file in another folder is copied beside the repair, byte for byte
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "m.skops").write_bytes((tmp_path / "repaired-base.skops").read_bytes())
+    copied = fairaudit.repair(ds, PARITY, str(tmp_path / "elsewhere" / "m.skops"), margin=0.0)
+    (tmp_path / "out").mkdir()
+    paths = copied.save_model(tmp_path / "out" / "r.json")
+    assert [p.name for p in paths] == ["r.json", "r-base.skops"]
+    assert paths[1].read_bytes() == (tmp_path / "elsewhere" / "m.skops").read_bytes()
+    assert np.array_equal(models.load(paths[0]).predict(ds.frame), copied.model.predict(ds.frame))
+    # a saved repair names a base file in its own folder or below, nowhere else
+    payload = json.loads(paths[0].read_text())
+    payload["base"]["path"] = "../elsewhere/m.skops"
+    (tmp_path / "out" / "climbs.json").write_text(json.dumps(payload))
+    with pytest.raises(ModelError, match="leads outside its folder"):
+        models.load(tmp_path / "out" / "climbs.json")
     base = tmp_path / "repaired-base.skops"
     base.write_bytes(base.read_bytes() + b"\0")
     with pytest.raises(ModelError, match="has changed since the thresholds were chosen"):

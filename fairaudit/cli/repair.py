@@ -52,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out = parser.add_argument_group("output")
     out.add_argument("--save", metavar="FILE",
                      help="write the repaired model (JSON naming the base model's file; a model trained here is "
-                          "saved beside it as FILE-base.skops); audit it with --model FILE")
+                          "saved beside it as FILE-base.skops, a model file from another folder copied there); "
+                          "audit it with --model FILE")
     out.add_argument("--json", metavar="OUT|-", help="write the repair result as JSON (- for standard output)")
     out.add_argument("--force", action="store_true", help="replace an existing output file of another kind")
 
@@ -78,11 +79,12 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.json, "repair", inputs=inputs, force=args.force, what="repair result")
     if args.save:
         check_output(args.save, "model", inputs=inputs, force=args.force, what="repaired model")
-        if args.model in KINDS:  # a model trained here is saved beside the repair: that path too, before any work
-            from fairaudit.repair.model import base_target
+        from fairaudit.repair.model import base_destination
 
-            check_output(base_target(args.save, args.model), "model", inputs=inputs, force=args.force,
-                         what="base model")
+        # a model trained here, or a file outside the repair's folder, is written beside it: that path too, now
+        base = base_destination(args.save, None if args.model in KINDS else args.model, args.model)
+        if base is not None:
+            check_output(base, "model", inputs=inputs, force=args.force, what="base model")
     if args.json and args.save and args.json != "-" and Path(args.json).resolve() == Path(args.save).resolve():
         raise FairauditError("--json and --save must name different files")
     dataset = dataset_from_args(args)

@@ -47,8 +47,8 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     ``thresholds``: ``group``, ``global`` or ``both`` (a single threshold is preferred when it does as well).
     ``split``: the share of the audited rows that chooses; ``delta``: the certificate's failure probability;
     ``margin``: how far inside the specification the chosen thresholds must be on the search rows, a number or
-    ``"auto"`` (sized for each set of thresholds from the certification part: ``fairaudit.repair.margin``). ``FairauditError`` (one line) on bad
-    input, before any work."""
+    ``"auto"`` (sized for each set of thresholds from the certification part: ``fairaudit.repair.margin``).
+    ``FairauditError`` (one line) on bad input, before any work."""
     from fairaudit.resolve import resolve
 
     objective, thresholds = str(objective), str(thresholds)
@@ -57,7 +57,8 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     if thresholds not in MODES:
         raise FairauditError(f"unknown thresholds {thresholds!r}; choose one of: {', '.join(MODES)}")
     if not 0 < float(split) < 1:
-        raise FairauditError(f"split must be in (0, 1): the share of the rows that chooses the thresholds, got {split!r}")
+        raise FairauditError(f"split must be in (0, 1): the share of the rows that chooses the thresholds, got "
+                             f"{split!r}")
     margin = check_margin(margin)
     if pred is not None:
         raise FairauditError("a decision expression (pred) has no scores: a threshold repair needs a model with "
@@ -162,7 +163,8 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
         original_threshold=own, kind=kind, chosen=chosen_point, original=original_point, curve=curve,
         search=search_rows, certification=cert_rows, certificate=certificate, model=wrapper, delta=float(delta),
         required_margin={nid: float(v[found.best]) for nid, v in found.values.need.items()},
-        margin_rule=search.requirement.describe(), method=method, feasible=found.feasible, candidates=sizes, notes=notes)
+        margin_rule=search.requirement.describe(), method=method, feasible=found.feasible, candidates=sizes,
+        notes=notes)
 
 
 # ------------------------------------------------------------------------------------------------ checks

@@ -11,10 +11,10 @@ search). A combination of one threshold per group adds its groups' counts, and t
 Σ numerator / Σ denominator — the dataset engine's value for those decisions. The values of many combinations go to
 ``fairaudit.core.evaluate.evaluate`` at once (it is vectorised over a leading axis).
 
-**The margin** of the specification (its robustness): a comparison ``l op r`` has margin ``l − r`` for ``>``/``≥``,
-``r − l`` for ``<``/``≤``, ``−|l − r|`` for ``==`` and ``|l − r|`` for ``!=`` (how far inside its satisfied side);
-``and`` takes the least of its parts, ``or`` the greatest, ``not`` the negation. A set of thresholds is *feasible*
-when each comparison's margin (read through the ``and``/``or``/``not`` above it) reaches the margin required of it
+**The margin** of the specification (its robustness): a comparison ``l op r`` has margin ``l − r`` for
+``>``/``≥``, ``r − l`` for ``<``/``≤``, ``−|l − r|`` for ``==`` and ``|l − r|`` for ``!=`` (how far inside its
+satisfied side); ``and`` takes the least of its parts, ``or`` the greatest, ``not`` the negation. A set of
+thresholds is *feasible* when each comparison's margin (read through the ``and``/``or``/``not`` above it) reaches the margin required of it
 (``fairaudit.repair.margin``: a fixed number, or sized for each set of thresholds from its own rates so that the
 monitor can certify it on the certification rows).
 
