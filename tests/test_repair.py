@@ -15,8 +15,8 @@ from fairaudit.base.errors import FairauditError, ModelError
 from fairaudit.cli import main
 from fairaudit.data import from_csv
 from fairaudit.models.base import Model
-from fairaudit.repair.margin import Fixed
-from fairaudit.repair.search import Search, pick
+from fairaudit.repairs.margin import Fixed
+from fairaudit.repairs.search import Search, pick
 from fairaudit.spec import parse
 
 PARITY = 'E[pred | sex == "F"] - E[pred | sex == "M"] < 0.1 and E[pred | sex == "M"] - E[pred | sex == "F"] < 0.1'
@@ -110,7 +110,7 @@ def test_the_search_picks_the_best_feasible_point_brute_force():
 
 
 def test_pick_prefers_feasible_then_objective_then_slack():
-    from fairaudit.repair.search import Evaluated
+    from fairaudit.repairs.search import Evaluated
 
     values = Evaluated(np.array([0.3, 0.1, 0.2, -0.1]), np.array([0.2, 0.0, 0.1, -0.2]),
                        np.array([0.6, 0.8, 0.8, 0.9]), np.array([0.5] * 4), {})

@@ -20,7 +20,7 @@ EXIT_HELP = ("exit codes: 0 = the repair is certified on the certification rows,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fairaudit.cli._data_args import add_data_arguments
     from fairaudit.cli._model_args import add_model_arguments
-    from fairaudit.repair.repair import DEFAULT_DELTA, DEFAULT_SPLIT, MODES, OBJECTIVES
+    from fairaudit.repairs.repair import DEFAULT_DELTA, DEFAULT_SPLIT, MODES, OBJECTIVES
 
     parser.epilog = EXIT_HELP
     add_data_arguments(parser)
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit.cli._spec_args import spec_from_args
     from fairaudit.core.outputs import check_output, write_atomically
     from fairaudit.models.training import KINDS
-    from fairaudit.repair.repair import check_margin, repair
+    from fairaudit.repairs.repair import check_margin, repair
 
     if args.pred is not None:
         raise FairauditError("--pred gives decisions without scores: a threshold repair needs a model with scores "
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.json, "repair", inputs=inputs, force=args.force, what="repair result")
     if args.save:
         check_output(args.save, "model", inputs=inputs, force=args.force, what="repaired model")
-        from fairaudit.repair.model import base_destination
+        from fairaudit.repairs.model import base_destination
 
         # a model trained here, or a file outside the repair's folder, is written beside it: that path too, now
         base = base_destination(args.save, None if args.model in KINDS else args.model, args.model)
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
                     thresholds=args.thresholds, split=args.split, seed=args.seed, delta=args.delta, rows=args.rows,
                     margin=margin, trust_pickle=args.trust_pickle, trusted_types=tuple(args.trust_type or ()))
     if args.save:
-        from fairaudit.repair.model import save
+        from fairaudit.repairs.model import save
 
         for path in save(result.model, args.save, inputs=inputs, force=args.force):
             print(f"wrote {path}", file=sys.stderr if args.json == "-" else sys.stdout)  # stdout: the JSON

@@ -7,10 +7,10 @@ rows and certified by the monitor on the other (re-exported as ``fairaudit.repai
 2. The audited rows (held-out rows of a model fairaudit trained: ``fairaudit.core.inputs.audited_rows``) are split at
    random (``seed``) into the search part (``split`` of them) and the certification part
    (``fairaudit.core.inputs.split_audited``, the splitter ``fairaudit.confirm`` uses).
-3. On the search part only: candidate thresholds per group (``fairaudit.repair.candidates``), the search
-   (``fairaudit.repair.search``) for the thresholds with the best objective among those whose margin reaches the
+3. On the search part only: candidate thresholds per group (``fairaudit.repairs.candidates``), the search
+   (``fairaudit.repairs.search``) for the thresholds with the best objective among those whose margin reaches the
    required one, a single global threshold likewise, and the curve.
-4. On the certification part only: the repaired model (``fairaudit.repair.model``) audited by the monitor at
+4. On the certification part only: the repaired model (``fairaudit.repairs.model``) audited by the monitor at
    ``delta`` — the normal audit road (``fairaudit.resolve``, the driver) — whose verdict is the certificate.
 """
 from __future__ import annotations
@@ -20,9 +20,9 @@ import math
 import numpy as np
 
 from fairaudit.base.errors import FairauditError
-from fairaudit.repair.candidates import candidates, own_threshold
-from fairaudit.repair.result import Point, RepairResult, Rows
-from fairaudit.repair.search import Found, Search, objective_values, pick
+from fairaudit.repairs.candidates import candidates, own_threshold
+from fairaudit.repairs.result import Point, RepairResult, Rows
+from fairaudit.repairs.search import Found, Search, objective_values, pick
 
 OBJECTIVES = ("accuracy", "favourable")
 MODES = ("both", "group", "global")
@@ -47,7 +47,7 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     ``thresholds``: ``group``, ``global`` or ``both`` (a single threshold is preferred when it does as well).
     ``split``: the share of the audited rows that chooses; ``delta``: the certificate's failure probability;
     ``margin``: how far inside the specification the chosen thresholds must be on the search rows, a number or
-    ``"auto"`` (sized for each set of thresholds from the certification part: ``fairaudit.repair.margin``).
+    ``"auto"`` (sized for each set of thresholds from the certification part: ``fairaudit.repairs.margin``).
     ``FairauditError`` (one line) on bad input, before any work."""
     from fairaudit.resolve import resolve
 
@@ -103,7 +103,7 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     decisions = np.asarray(inputs.decisions)[first]
     groups = group_labels(frame, group_by)
     own, exact = own_threshold(scores, decisions)
-    from fairaudit.repair.margin import requirement
+    from fairaudit.repairs.margin import requirement
 
     search = Search(parsed, frame, scores, labels, groups,
                     requirement=requirement(margin, search_rows=len(first), certification_rows=len(second),
@@ -135,7 +135,7 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
 
     # ---------------------------------------------------------------- the certificate, on the other rows only
     from fairaudit.core.driver import last, start
-    from fairaudit.repair.model import repaired_model
+    from fairaudit.repairs.model import repaired_model
 
     wrapper = repaired_model(base, group_by, chosen_thresholds, default, base_path=base_path)
     plan2 = resolve(ENGINE, dataset, parsed, model=wrapper, rows=rows, delta=delta, seed=seed)

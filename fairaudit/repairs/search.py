@@ -15,7 +15,7 @@ search). A combination of one threshold per group adds its groups' counts, and t
 ``>``/``≥``, ``r − l`` for ``<``/``≤``, ``−|l − r|`` for ``==`` and ``|l − r|`` for ``!=`` (how far inside its
 satisfied side); ``and`` takes the least of its parts, ``or`` the greatest, ``not`` the negation. A set of
 thresholds is *feasible* when each comparison's margin (read through the ``and``/``or``/``not`` above it) reaches
-the margin required of it (``fairaudit.repair.margin``: a fixed number, or sized for each set of thresholds from its
+the margin required of it (``fairaudit.repairs.margin``: a fixed number, or sized for each set of thresholds from its
 own rates so that the monitor can certify it on the certification rows).
 
 **Which combinations.** Every combination of the groups' candidates when there are at most ``EXHAUSTIVE_LIMIT``;
@@ -32,7 +32,7 @@ import pandas as pd
 
 from fairaudit.core.evaluate import LeafValue, compile_spec, evaluate
 from fairaudit.core.observations import observe
-from fairaudit.repair.margin import Fixed
+from fairaudit.repairs.margin import Fixed
 
 EXHAUSTIVE_LIMIT = 200_000  # combinations tried one by one at most; beyond, coordinate ascent
 ASCENT_ROUNDS = 50  # coordinate ascent stops after this many rounds over the groups (it stops sooner when stable)
@@ -66,7 +66,7 @@ class Evaluated:
     accuracy: np.ndarray | None
     favourable: np.ndarray
     nodes: dict
-    need: dict | None = None  # node id → the margin required of each comparison (``fairaudit.repair.margin``)
+    need: dict | None = None  # node id → the margin required of each comparison (``fairaudit.repairs.margin``)
 
 
 class Search:
@@ -102,7 +102,7 @@ class Search:
             self.cells[None] = self._cell(None, np.flatnonzero(codes < 0), scores, columns)
         self.everyone = self._cell("all", np.arange(len(frame)), scores, columns)
         self.cmps = [nid for nid in self.compiled.postorder if self.compiled.nodes[nid].kind == "cmp"]
-        self.requirement = Fixed(0.0) if requirement is None else requirement  # ``fairaudit.repair.margin``
+        self.requirement = Fixed(0.0) if requirement is None else requirement  # ``fairaudit.repairs.margin``
 
     @staticmethod
     def _cell(name, where, scores, columns) -> Cell:

@@ -141,8 +141,8 @@ class RepairResult:
 
     def save_model(self, path, *, force: bool = False) -> list:
         """Save the repaired model (JSON over the base model's file: ``fairaudit.models.thresholds``; a base model
-        with no file is saved beside it first: ``fairaudit.repair.model.save``); the paths written."""
-        from fairaudit.repair.model import save
+        with no file is saved beside it first: ``fairaudit.repairs.model.save``); the paths written."""
+        from fairaudit.repairs.model import save
 
         return save(self.model, path, force=force)
 
