@@ -45,6 +45,9 @@ SUFFIX = ".model"
 MIN_FIT_SECONDS = 5.0
 # the libraries a fit depends on: a new version of any may fit other numbers, so it is another key
 LIBRARIES = ("fairaudit", "numpy", "scipy", "scikit-learn", "torch", "skops")
+# fairaudit's own fitting defaults (``fairaudit.models.sklearn_models``): raised when they change, so that a model
+# fitted under the former ones is not read back for a training that would now fit another one
+FIT_DEFAULTS_VERSION = 2
 
 
 def enabled() -> bool:
@@ -76,7 +79,7 @@ def _request(dataset, kind: str, train_args: dict) -> dict:
     """What the fitted model depends on, as plain JSON (the key's content)."""
     return {"dataset": dataset.content_hash, "rows": len(dataset), "label": dataset.schema.label,
             "favourable": str(dataset.schema.favourable), "kind": kind, "train": train_args,
-            "python": sys.version, "machine": platform.machine(),
+            "python": sys.version, "machine": platform.machine(), "fit_defaults": FIT_DEFAULTS_VERSION,
             "versions": {name: _version(name) for name in LIBRARIES}}
 
 
