@@ -305,3 +305,27 @@ def test_group_labels_treat_missing_values_as_no_group():
     assert list(group_labels(frame, ["a"])) == ["x", None, "y", None]
     assert list(group_labels(frame, ["a", "b"])) == ["x, 1.0", None, None, None]
     assert list(row_thresholds(group_labels(frame, ["a"]), {"x": 0.2}, 0.5)) == [0.2, 0.5, 0.5, 0.5]
+
+
+def test_a_saved_repair_is_audited_on_the_rows_that_did_not_choose_it(tmp_path):
+    """The thresholds were chosen on the search rows: auditing or comparing the repaired model on the same data leaves
+    those rows out by default (its "held-out" rows are the certification part), even after a save and a load."""
+    import fairaudit
+    from fairaudit import models
+    from fairaudit.data import resolve as load_data
+
+    data = load_data("compas")
+    spec = 'E[pred | sex == "Female"] - E[pred | sex == "Male"] < 0.15 and E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.15'
+    result = fairaudit.repair(data, spec, "logreg", group_by="sex")
+    cert = fairaudit.audit(data, spec, model=result.model, engine="dataset")
+    assert cert.rows["audited"] == result.certification.count
+    assert "chose the repair's thresholds" in cert.rows["text"]
+    path = tmp_path / "r.json"
+    result.save_model(path)
+    loaded = models.load(path)
+    again = fairaudit.audit(data, spec, model=loaded, engine="dataset")
+    assert again.rows["audited"] == result.certification.count
+    assert again.verdict == cert.verdict
+    # the certificate's rows are exactly these rows: the same exact values as the repair's certification part
+    everything = fairaudit.audit(data, spec, model=loaded, engine="dataset", rows="all")
+    assert everything.rows["audited"] == len(data)

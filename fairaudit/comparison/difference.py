@@ -12,6 +12,13 @@ rows, so they cannot be paired). Above the leaves, exact identities carry it up:
 * ``Δ(x / y) = (y_b·Δx − x_b·Δy) / (y_a·y_b)``;
 * a comparison ``l op r``: the difference of its margins, ``Δ(l − r) = Δl − Δr``.
 
+Boolean nodes get the difference of their **slack** (how far the specification is from failing there; its robustness):
+a comparison's slack is ``l − r`` for ``>``/``≥`` and ``r − l`` for ``<``/``≤`` (negative: it fails by that much), an
+``and``'s the least of its children's, an ``or``'s the greatest, a ``not``'s the negation (none for ``==``/``!=``). As
+``min`` is monotone and 1-Lipschitz in the largest coordinate, ``min(a) − min(b)`` lies between the least and the
+greatest of the children's differences ``aᵢ − bᵢ`` (so does ``max``); that interval is intersected with the
+subtraction of the two models' slack intervals.
+
 Each right-hand side is evaluated by the sound interval rules (``fairaudit.bounds.rules``, outward rounding), and the
 result is intersected with ``[x_a] − [x_b]``, which also holds. So, on the event that every leaf interval (each
 model's and each paired one) holds, every node's difference interval holds: the union bound over the leaves is the
@@ -84,6 +91,64 @@ def differences(cs, side_a: dict, side_b: dict, leaf_differences: dict) -> dict[
         if cs.nodes[nid].kind == "cmp":
             l, r = cs.nodes[nid].children
             out[nid] = Interval(out[l].estimate - out[r].estimate, iv.lo, iv.hi)
+    return out
+
+
+SLACK_SIGN = {">": 1, ">=": 1, "<": -1, "<=": -1}  # slack = sign · (left − right); none for == and !=
+
+
+def slacks(cs, margins: dict) -> dict:
+    """``node id → Interval`` (or None) of one model's slack at every comparison and boolean node, from its
+    comparisons' margins (``margins``: comparison node id → ``Interval`` of ``left − right``)."""
+    out: dict = {}
+    for nid in cs.postorder:
+        tn = cs.nodes[nid]
+        if tn.kind == "cmp":
+            sign = SLACK_SIGN.get(tn.node.op)
+            out[nid] = None if sign is None else (margins[nid] if sign > 0 else NEG.interval(margins[nid]))
+        elif tn.kind in ("and", "or"):
+            kids = [out[c] for c in tn.children]
+            if any(k is None for k in kids):
+                out[nid] = None
+                continue
+            pick = np.minimum if tn.kind == "and" else np.maximum
+            est, lo, hi = kids[0].estimate, kids[0].lo, kids[0].hi
+            for k in kids[1:]:
+                est, lo, hi = pick(est, k.estimate), pick(lo, k.lo), pick(hi, k.hi)
+            out[nid] = Interval(est, lo, hi)
+        elif tn.kind == "not":
+            kid = out[tn.children[0]]
+            out[nid] = None if kid is None else NEG.interval(kid)
+    return out
+
+
+def slack_differences(cs, slack_a: dict, slack_b: dict, diffs: dict) -> dict:
+    """``node id → Interval`` of ``slack_a − slack_b`` at every boolean node whose slack is defined (module doc);
+    ``diffs``: the term and comparison differences (``differences``)."""
+    out: dict = {}
+    for nid in cs.postorder:
+        tn = cs.nodes[nid]
+        if tn.kind not in ("cmp", "and", "or", "not") or slack_a.get(nid) is None or slack_b.get(nid) is None:
+            continue
+        naive = SUB.interval(slack_a[nid], slack_b[nid])
+        if tn.kind == "cmp":
+            continue  # a comparison's own difference is of its margin (``differences``); its slack's is ± that
+        kids = []
+        for c in tn.children:
+            ck = cs.nodes[c]
+            if ck.kind == "cmp":
+                kids.append(diffs[c] if SLACK_SIGN[ck.node.op] > 0 else NEG.interval(diffs[c]))
+            else:
+                kids.append(out[c])
+        if tn.kind == "not":
+            d = NEG.interval(kids[0])
+        else:
+            lo = np.minimum.reduce([k.lo for k in kids])
+            hi = np.maximum.reduce([k.hi for k in kids])
+            d = _intersect(Interval(naive.estimate, lo, hi), naive)
+        with np.errstate(invalid="ignore"):
+            estimate = np.asarray(slack_a[nid].estimate, float) - np.asarray(slack_b[nid].estimate, float)
+        out[nid] = Interval(estimate, d.lo, d.hi)
     return out
 
 

@@ -39,29 +39,35 @@ class NodeSeries:
     hi: np.ndarray
     verdict: np.ndarray | None = None
     rates: dict | None = None  # a Fair[...] node: "certified", "unfair", "undecided" arrays (shares of individuals)
+    slack: object = None  # a boolean node: its slack (``fairaudit.comparison.difference.slacks``) as an Interval
 
     @classmethod
-    def of(cls, nv) -> "NodeSeries":
+    def of(cls, nv, slack=None) -> "NodeSeries":
         rates = None
         if nv.certified is not None:
             rates = {k: np.broadcast_to(np.asarray(getattr(nv, k), float), np.shape(nv.lo))
                      for k in ("certified", "unfair", "undecided")}
         return cls(np.asarray(nv.estimate, float), np.asarray(nv.lo, float), np.asarray(nv.hi, float),
-                   None if nv.verdict is None else np.asarray(nv.verdict, np.int8), rates)
+                   None if nv.verdict is None else np.asarray(nv.verdict, np.int8), rates, slack)
 
     @classmethod
-    def final(cls, values: dict) -> "NodeSeries":
+    def final(cls, values: dict, slack=None) -> "NodeSeries":
         verdict = values.get("verdict")
         code = None if verdict is None else {"true": TRUE, "false": FALSE}.get(verdict, -1)
         rates = ({k: np.array([float(values[k])]) for k in ("certified", "unfair", "undecided")}
                  if all(values.get(k) is not None for k in ("certified", "unfair", "undecided")) else None)
         return cls(np.array([float(values.get("estimate", np.nan))]), np.array([float(values.get("lo", np.nan))]),
                    np.array([float(values.get("hi", np.nan))]), None if code is None else np.array([code], np.int8),
-                   rates)
+                   rates, slack)
 
     def upto(self, k: int) -> "NodeSeries":
+        from fairaudit.bounds.rules import Interval
+
+        slack = None if self.slack is None else Interval(*(np.broadcast_to(getattr(self.slack, a), self.lo.shape)[:k]
+                                                           for a in ("estimate", "lo", "hi")))
         return NodeSeries(self.estimate[:k], self.lo[:k], self.hi[:k], None if self.verdict is None else
-                          self.verdict[:k], None if self.rates is None else {n: a[:k] for n, a in self.rates.items()})
+                          self.verdict[:k], None if self.rates is None else {n: a[:k] for n, a in self.rates.items()},
+                          slack)
 
     def at(self, i: int) -> dict:
         out = {"estimate": json_number(float(self.estimate[i])), "lo": json_number(float(self.lo[i])),
@@ -70,6 +76,8 @@ class NodeSeries:
             out["verdict"] = _verdict_name(self.verdict[i])
         if self.rates is not None:
             out.update({k: json_number(float(a[i])) for k, a in self.rates.items()})
+        if self.slack is not None:
+            out["slack"] = {k: json_number(float(np.asarray(getattr(self.slack, k))[i])) for k in ("estimate", "lo", "hi")}
         return out
 
 

@@ -28,7 +28,7 @@ from fairaudit.base.errors import FairauditError
 from fairaudit.bounds.concentration import mixture_interval
 from fairaudit.bounds.paired import difference_interval, running
 from fairaudit.bounds.rules import Interval
-from fairaudit.comparison.difference import differences, verdicts
+from fairaudit.comparison.difference import SUB, differences, slack_differences, slacks, verdicts
 from fairaudit.comparison.options import DEFAULTS, ENGINES, ORDERS, STOPS
 from fairaudit.core.evaluate import LeafValue, compile_spec, evaluate, leaf_key, term_intervals
 
@@ -265,6 +265,8 @@ def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed,
         leaves_by_side.append(leaves)
     terms = [term_intervals(spec, leaves) for leaves in leaves_by_side]
     values = [evaluate(spec, leaves) for leaves in leaves_by_side]
+    side_slacks = [slacks(cs, {nid: SUB.interval(*(t[c] for c in cs.nodes[nid].children))
+                               for nid in cs.nodes if cs.nodes[nid].kind == "cmp"}) for t in terms]
 
     diff_series = {}
     for i, j in pairs:
@@ -286,7 +288,9 @@ def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed,
                 with np.errstate(invalid="ignore", divide="ignore"):
                     est = np.where(n > 0, (n10 - n01) / np.where(n > 0, n, 1), np.nan)
                 leaf_diffs[key] = Interval(est, lo, hi)
-        diff_series[(sides[i].name, sides[j].name)] = differences(cs, terms[i], terms[j], leaf_diffs)
+        series = differences(cs, terms[i], terms[j], leaf_diffs)
+        series.update(slack_differences(cs, side_slacks[i], side_slacks[j], series))
+        diff_series[(sides[i].name, sides[j].name)] = series
 
     node_roles = _node_roles(cs, roles)
     stop_index = len(looks) - 1
@@ -299,8 +303,8 @@ def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed,
         hit = np.flatnonzero(decided)
         if len(hit):
             stop_index = int(hit[0])
-    model_series = {side.name: {nid: NodeSeries.of(values[k][nid]) for nid in cs.nodes} for k, side in
-                    enumerate(sides)}
+    model_series = {side.name: {nid: NodeSeries.of(values[k][nid], side_slacks[k].get(nid)) for nid in cs.nodes}
+                    for k, side in enumerate(sides)}
     return CompareResult.build(
         spec=spec, engine="monitor", scope="population", delta=delta, seed=seed, order=order, stop=stop,
         sides=sides, looks=looks, stop_index=stop_index, model_series=model_series, diff_series=diff_series,
@@ -363,8 +367,16 @@ def _from_results(spec, sides, results, *, engine, scope, rows, dataset):
     from fairaudit.comparison.result import CompareResult, NodeSeries
 
     cs = compile_spec(spec)
-    model_series = {side.name: {nid: NodeSeries.final(res.final_values(nid)) for nid in cs.nodes}
-                    for side, res in zip(sides, results)}
+    side_slacks = []
+    for res in results:
+        margins = {}
+        for nid, tn in cs.nodes.items():
+            if tn.kind == "cmp":
+                v = res.final_values(nid)
+                margins[nid] = Interval(*(np.array([float(v[k])]) for k in ("estimate", "lo", "hi")))
+        side_slacks.append(slacks(cs, margins))
+    model_series = {side.name: {nid: NodeSeries.final(res.final_values(nid), side_slacks[k].get(nid)) for nid in cs.nodes}
+                    for k, (side, res) in enumerate(zip(sides, results))}
     roles = leaf_roles(cs)
     node_roles = _node_roles(cs, roles)
     diff_series = {}
@@ -389,6 +401,7 @@ def _from_results(spec, sides, results, *, engine, scope, rows, dataset):
                 hi = np.nextafter(float(a["hi"]) - float(b["lo"]), np.inf)
                 out[nid] = Interval(np.array([float(a["estimate"]) - float(b["estimate"])]), np.array([lo]),
                                     np.array([hi]))
+        out.update(slack_differences(cs, side_slacks[i], side_slacks[j], out))
         diff_series[(sides[i].name, sides[j].name)] = out
     warnings = []
     for res in results:

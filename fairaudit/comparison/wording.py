@@ -65,6 +65,10 @@ def difference_sentence(result, d) -> str:
     lo, hi = (-d.hi, -d.lo) if d.verdict == "a_lower" else (d.lo, d.hi)
     gap = number(lo) if interval(lo, hi) == number(lo) else f"{number(lo)} to {number(hi)}"
     when = f" (decided after {d.decided_at:,} rows)" if d.decided_at else ""
+    if d.kind in ("and", "or", "not"):
+        better, worse = higher, lower
+        return (f"{better} is further from failing {what} than {worse}: its slack (how far it is from failing; "
+                f"negative: by how much it fails) is higher by {gap}, {holds_phrase(result)}{when}.")
     op = _op(result, d.node) if d.kind == "cmp" else None
     if op in BETTER_WHEN_HIGHER or op in BETTER_WHEN_LOWER:
         better = higher if op in BETTER_WHEN_HIGHER else lower
@@ -74,24 +78,39 @@ def difference_sentence(result, d) -> str:
     return (f"{lower}'s {what} is lower than {higher}'s by {gap}, {holds_phrase(result)}{when}.")
 
 
+def _model_verdicts(result) -> str:
+    """Each model's verdict on the whole specification: "old violates it, new satisfies it"."""
+    words = {"true": "satisfies it", "false": "violates it"}
+    parts = [f"{name} {words.get(result.verdict_of(name), 'is undecided on it')}" for name in result.names]
+    return ", ".join(parts)
+
+
 def headline(result) -> str:
-    """The strongest claim the comparison supports, in one sentence: the first decided comparison of the spec
-    between the first two models, else what is not established."""
-    first = [d for d in result.questions() if d.a == result.names[0] and d.b == result.names[1]]
+    """The strongest claim the comparison supports, in one sentence: which of the first two models is further from
+    failing the specification as a whole (its slack), else the first decided comparison of its parts, else what is
+    not established; with each model's own verdict."""
+    a, b = result.names[0], result.names[1]
+    first = [d for d in result.questions() if d.a == a and d.b == b]
+    root = result.tree.nodes[0].id
+    whole = next((d for d in first if d.node == root), None)
+    verdicts = _model_verdicts(result)
+    lead = ("On these rows: " if result.scope == "rows" else "Certified: " if result.engine == "monitor"
+            else "Certified (sound bounds): " if result.delta == 0 else "Certified: ")
+    if whole is not None and whole.verdict in ("a_lower", "b_lower"):
+        return f"{lead}{difference_sentence(result, whole).rstrip('.')} ({verdicts})."
     cmps = [d for d in first if d.kind == "cmp" and d.pairing != "same"]
     decided = [d for d in cmps if d.verdict in ("a_lower", "b_lower")]
-    pair = f"{result.names[0]} and {result.names[1]}"
-    if decided:
-        more = (f" ({len(decided)} of {len(cmps)} comparisons of the specification decided between {pair})"
-                if len(cmps) > 1 else "")
-        prefix = ("On these rows: " if result.scope == "rows" else "Certified: " if result.engine == "monitor"
-                  else "Certified (sound bounds): " if result.delta == 0 else "Certified: ")
-        return prefix + difference_sentence(result, decided[0]).rstrip(".") + more + "."
+    pair = f"{a} and {b}"
     if result.exact and cmps and all(d.verdict == "equal" for d in cmps):
-        return f"{pair} give exactly the same values on the specification's comparisons, on these rows."
+        return f"{pair} give exactly the same values on the specification's comparisons, on these rows ({verdicts})."
     read = f"after {result.rows_read:,} rows" if result.rows_read and result.engine == "monitor" else "on this evidence"
+    if decided:
+        part = difference_sentence(result, decided[0]).rstrip(".")
+        more = f" ({len(decided)} of {len(cmps)} comparisons decided)" if len(cmps) > 1 else ""
+        return (f"Not established {read} which of {pair} is further from failing the specification as a whole; of "
+                f"its parts: {part}{more} ({verdicts}).")
     return (f"Not established {read}: no comparison of the specification is shown to differ between {pair} "
-            f"(every difference interval still contains 0).")
+            f"(every difference interval still contains 0; {verdicts}).")
 
 
 def guarantee_sentence(result) -> str:

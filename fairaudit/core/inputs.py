@@ -188,12 +188,13 @@ def split_audited(inputs: Inputs, share: float, seed: int) -> tuple[np.ndarray, 
     would be empty."""
     if not 0 < float(share) < 1:
         raise FairauditError(f"share must be in (0, 1): the part of the rows that chooses the threshold, got {share!r}")
+    from fairaudit.models.training import split_positions
+
     audited = np.arange(len(inputs.dataset)) if inputs.positions is None else np.asarray(inputs.positions)
-    order = np.random.default_rng(int(seed)).permutation(len(audited))
-    k = int(round(len(audited) * float(share)))
-    if k < 1 or k >= len(audited):
+    first, second = split_positions(audited, share, seed)
+    if not len(first) or not len(second):
         raise FairauditError(f"{len(audited):,} audited rows cannot be split into two non-empty parts at {share:g}")
-    return np.sort(audited[order[:k]]), np.sort(audited[order[k:]])
+    return first, second
 
 
 def part(inputs: Inputs, positions: np.ndarray, text: str) -> Inputs:
@@ -252,6 +253,15 @@ def audited_rows(dataset, model, rows: str | None) -> tuple[np.ndarray | None, d
                    "the model was not trained by fairaudit on this dataset, so which rows it trained on is unknown")
             raise FairauditError(f"cannot audit held-out rows only: {why}; use rows 'all' (--rows all)")
         params = getattr(model, "params", None) or {}
+        chosen = params.get("chosen_on")
+        from fairaudit.models.training import chosen_on_matches
+
+        if chosen_on_matches(chosen, dataset):
+            trained = "trained the model nor " if chosen.get("base_rows") != "all" else ""
+            return held, {"policy": "held-out", "audited": int(len(held)), "total": total,
+                          "chosen_share": float(chosen["share"]), "split_seed": int(chosen["seed"]),
+                          "text": f"{len(held):,} rows of {dataset.name} that neither {trained}chose the repair's "
+                                  f"thresholds (the certification part of its split, seed {int(chosen['seed'])})"}
         share, seed = float(params["test_size"]), int(params["seed"])
         return held, {"policy": "held-out", "audited": int(len(held)), "total": total, "held_out_share": share,
                       "split_seed": seed,

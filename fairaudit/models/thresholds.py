@@ -78,7 +78,7 @@ class ThresholdModel(Model):
     kind = KIND
 
     def __init__(self, base: Model, group_by, thresholds: dict, default: float, *, base_path=None,
-                 base_sha256: str | None = None, note: str = ""):
+                 base_sha256: str | None = None, note: str = "", chosen_on: dict | None = None):
         if not hasattr(base, "score"):
             raise ModelError(f"a threshold repair needs a model with scores; {base.describe()} has none")
         self.base = base
@@ -91,9 +91,14 @@ class ThresholdModel(Model):
         self.feature_names = list(base.feature_names) + [c for c in self.group_by if c not in base.feature_names]
         self.metrics = {}
         # the base model's params (its training record: which rows it did not train on) plus the thresholds
+        # the rows its thresholds were chosen on (``fairaudit.models.training.held_out_positions`` leaves them out of
+        # an audit of the same dataset): the dataset's content hash and size, the split's share and seed, and
+        # whether the split was of all rows ("all") or of the base model's held-out rows ("held-out")
+        self.chosen_on = dict(chosen_on) if chosen_on else None
         self.params = {**(getattr(base, "params", None) or {}),
                        "thresholds": {"group_by": self.group_by, "groups": self.thresholds, "default": self.default,
-                                      "base": base.content_hash}}
+                                      "base": base.content_hash},
+                       **({"chosen_on": self.chosen_on} if self.chosen_on else {})}
 
     def score(self, frame: pd.DataFrame) -> np.ndarray:
         return np.asarray(self.base.score(frame), dtype=np.float64)
@@ -137,7 +142,8 @@ class ThresholdModel(Model):
         return {"format": FORMAT, "version": FORMAT_VERSION, "kind": KIND,
                 "base": {"path": Path(relative).as_posix(), "sha256": self.base_sha256,
                          "model": self.base.describe()},
-                "group_by": self.group_by, "groups": groups, "default": self.default, "note": self.note}
+                "group_by": self.group_by, "groups": groups, "default": self.default, "note": self.note,
+                **({"chosen_on": self.chosen_on} if self.chosen_on else {})}
 
     def save(self, path) -> None:
         text = json.dumps(self.payload(path), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
@@ -210,5 +216,15 @@ def from_payload(payload: dict, path, load_base) -> ThresholdModel:
     base_model = load_base(base_file)
     if isinstance(base_model, ThresholdModel):
         raise ModelError(f"{name}: its base model {relative} is itself a threshold repair; repair the original model")
+    chosen = payload.get("chosen_on")
+    if chosen is not None:
+        try:
+            chosen = {"content_hash": str(chosen["content_hash"]), "rows": int(chosen["rows"]),
+                      "share": float(chosen["share"]), "seed": int(chosen["seed"]),
+                      "base_rows": str(chosen.get("base_rows", "held-out"))}
+        except (KeyError, TypeError, ValueError) as err:
+            raise ModelError(f"{name} is a damaged threshold repair file (chosen_on: {err})") from None
+        if not 0 < chosen["share"] < 1:
+            raise ModelError(f"{name} is a damaged threshold repair file (chosen_on: share)")
     return ThresholdModel(base_model, group_by, thresholds, default, base_path=str(base_file), base_sha256=found,
-                          note=str(payload.get("note") or ""))
+                          note=str(payload.get("note") or ""), chosen_on=chosen)

@@ -59,6 +59,22 @@ def split_rows(y: np.ndarray, seed: int = 0, test_size: float = HELD_OUT_SHARE) 
         raise ModelError(f"cannot split {len(y)} rows for training: {str(err).splitlines()[0]}") from None
 
 
+def split_positions(positions: np.ndarray, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``positions`` split at random (``seed``) into two sorted parts, the first with ``round(share × len)`` of them:
+    the one definition of the split a threshold chosen on part of the rows and certified on the rest reads
+    (``fairaudit.core.inputs.split_audited``; a repaired model's ``chosen_on`` record, ``held_out_positions``)."""
+    positions = np.asarray(positions)
+    order = np.random.default_rng(int(seed)).permutation(len(positions))
+    k = int(round(len(positions) * float(share)))
+    return np.sort(positions[order[:k]]), np.sort(positions[order[k:]])
+
+
+def chosen_on_matches(record, dataset) -> bool:
+    """Whether a repaired model's ``chosen_on`` record names ``dataset`` (its thresholds were chosen on its rows)."""
+    return (isinstance(record, dict) and record.get("content_hash") == dataset.content_hash
+            and record.get("rows") == len(dataset) and "share" in record and "seed" in record)
+
+
 def train(dataset, kind: str, *, seed: int = 0, test_size: float = HELD_OUT_SHARE, exclude: Sequence[str] = (),
           features: Sequence[str] | None = None, on_progress: OnProgress = None, **params) -> Model:
     """Train a model of ``kind`` (logreg, tree, gbm, mlp) on ``dataset``.
@@ -131,11 +147,23 @@ def training_record(dataset) -> dict:
             "label": dataset.schema.label, "favourable": str(dataset.schema.favourable)}
 
 
-def held_out_positions(model, dataset) -> np.ndarray | None:
+def held_out_positions(model, dataset, _params: bool = False) -> np.ndarray | None:
     """Sorted positions of the rows of ``dataset`` that ``model`` was **not** trained on, or None when
     fairaudit did not train ``model`` on this very dataset (other rows, another label) and so cannot
-    tell which rows it saw."""
-    params = getattr(model, "params", None) or {}
+    tell which rows it saw. A threshold repair whose thresholds were chosen on rows of ``dataset`` (its ``chosen_on``
+    record): the rows that chose neither (``split_positions``)."""
+    params = (model if _params else getattr(model, "params", None)) or {}
+    chosen = params.get("chosen_on")
+    if chosen is not None and chosen_on_matches(chosen, dataset):
+        # a threshold repair of a model, chosen on part of these rows: the rows that neither trained the model nor
+        # chose its thresholds (the certification part of the split the repair made)
+        if chosen.get("base_rows") == "all":  # the split was of all the rows
+            base = np.arange(len(dataset))
+        else:  # of the base model's held-out rows
+            base = held_out_positions({**params, "chosen_on": None}, dataset, _params=True)
+            if base is None:
+                return None
+        return split_positions(base, float(chosen["share"]), int(chosen["seed"]))[1]
     record = params.get("trained_on")
     if not isinstance(record, dict) or "seed" not in params or "test_size" not in params:
         return None

@@ -16,11 +16,14 @@ from fairaudit.base.errors import FairauditError
 from fairaudit.models.thresholds import ThresholdModel, file_sha256, inside
 
 
-def repaired_model(base, group_by, thresholds: dict, default: float, *, base_path=None) -> ThresholdModel:
-    """The wrapper over ``base`` (``base_path``: the file it was loaded from, if any, with its current hash)."""
+def repaired_model(base, group_by, thresholds: dict, default: float, *, base_path=None,
+                   chosen_on: dict | None = None) -> ThresholdModel:
+    """The wrapper over ``base`` (``base_path``: the file it was loaded from, if any, with its current hash;
+    ``chosen_on``: the rows its thresholds were chosen on, ``ThresholdModel``)."""
     sha = file_sha256(base_path) if base_path is not None else None
     return ThresholdModel(base, group_by, thresholds, default, base_path=base_path, base_sha256=sha,
-                          note="chosen by fairaudit repair on search rows; certified on other rows")
+                          note="chosen by fairaudit repair on search rows; certified on other rows",
+                          chosen_on=chosen_on)
 
 
 def check_save(model: ThresholdModel, path, *, inputs=(), force: bool = False) -> list[Path]:

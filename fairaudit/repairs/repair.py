@@ -161,7 +161,10 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
         spec=parsed.text, group_by=list(group_by), objective=objective, thresholds=chosen_thresholds,
         global_threshold=(glob.thresholds(glob.best)[ALL_ROWS] if glob is not None else None),
         original_threshold=own, kind=kind, chosen=chosen_point, original=original_point, curve=curve,
-        search=search_rows, certification=cert_rows, certificate=certificate, model=wrapper, delta=float(delta),
+        search=search_rows, certification=cert_rows, certificate=certificate, delta=float(delta),
+        model=repaired_model(base, group_by, chosen_thresholds, default, base_path=base_path, chosen_on={
+            "content_hash": dataset.content_hash, "rows": len(dataset), "share": float(split), "seed": int(seed),
+            "base_rows": "all" if inputs.positions is None else "held-out"}),
         required_margin={nid: float(v[found.best]) for nid, v in found.values.need.items()},
         margin_rule=search.requirement.describe(), method=method, feasible=found.feasible, candidates=sizes,
         notes=notes)
