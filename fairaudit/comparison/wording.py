@@ -52,7 +52,8 @@ def _margin(result, node_id: str) -> str:
 
 def difference_sentence(result, d) -> str:
     """One plain sentence for one difference (``a − b`` of a node, or of a comparison's margin ``left − right``)."""
-    what = _short(d.text)
+    what = "the specification" if d.node == result.tree.nodes[0].id and d.kind in ("and", "or", "not") \
+        else _short(d.text)
     span = interval(d.lo, d.hi)
     if d.verdict == "equal":
         if d.pairing == "same":
