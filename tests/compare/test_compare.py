@@ -206,3 +206,41 @@ def test_the_api_entry_stays_callable():
     log = two_model_log(200, 0, rates=EQUAL)
     for _ in range(2):
         assert fairaudit.compare(log, 'E[pred] >= 0.1', preds=["da == 1", "db == 1"]).names == ["A", "B"]
+
+
+def test_slack_difference_of_and_or_not_is_sound_on_random_boxes():
+    """The slack of ``and``/``or``/``not`` (least / greatest / negated child slack): random true leaf values in random
+    intervals → the slack difference interval contains the true one."""
+    from fairaudit.comparison.difference import SUB, slack_differences, slacks
+
+    spec = parse('(E[pred | g == "a"] >= 0.3 and E[pred | g == "b"] < 0.6) or not E[pred] > 0.5')
+    cs = compile_spec(spec)
+    rng = np.random.default_rng(1)
+    k = 4000
+    ta = {key: rng.uniform(0.05, 0.95, k) for key in cs.leaf_keys}
+    tb = {key: np.clip(ta[key] - rng.uniform(-0.3, 0.3, k), 0, 1) for key in cs.leaf_keys}
+
+    def boxes(t):
+        return {key: LeafValue(v, np.clip(v - rng.uniform(0, 0.1, k), 0, 1), np.clip(v + rng.uniform(0, 0.1, k), 0, 1))
+                for key, v in t.items()}
+
+    def exact(t):
+        return {key: LeafValue(v, v, v) for key, v in t.items()}
+
+    def margins(terms):
+        return {nid: SUB.interval(*(terms[c] for c in cs.nodes[nid].children)) for nid in cs.nodes
+                if cs.nodes[nid].kind == "cmp"}
+
+    la, lb = term_intervals(spec, boxes(ta)), term_intervals(spec, boxes(tb))
+    ld = {}
+    for key in cs.leaf_keys:
+        d = ta[key] - tb[key]
+        ld[key] = Interval(d, d - rng.uniform(0, 0.05, k), d + rng.uniform(0, 0.05, k))
+    diffs = differences(cs, la, lb, ld)
+    got = slack_differences(cs, slacks(cs, margins(la)), slacks(cs, margins(lb)), diffs)
+    true_a = slacks(cs, margins(term_intervals(spec, exact(ta))))
+    true_b = slacks(cs, margins(term_intervals(spec, exact(tb))))
+    assert set(got) == {tn.id for tn in spec.nodes if tn.kind in ("and", "or", "not")}
+    for nid, iv in got.items():
+        true = true_a[nid].estimate - true_b[nid].estimate
+        assert ((iv.lo <= true + 1e-12) & (true <= iv.hi + 1e-12)).all(), cs.nodes[nid].text
