@@ -245,9 +245,12 @@ def _run(dataset, spec_text, sides, names, engine, delta, stop, seed, seed_train
 # ------------------------------------------------------------------------------------------------ the result
 def show(result, key_prefix: str = "compare") -> None:
     """A comparison's result: headline, guarantee, models, node table, plots, sentences and its PDF."""
+    import html
+
     import streamlit as st
 
     from fairaudit.report.compare import model_rows, sentences
+    from fairaudit.ui import charts
     from fairaudit.viz.compare import (chart_nodes, difference_convergence, final_values_chart, models_convergence,
                                        node_label, node_table)
     from fairaudit.viz.palette import model_colours
@@ -261,13 +264,18 @@ def show(result, key_prefix: str = "compare") -> None:
         st.warning(warning, icon=":material/warning:")
     colours = model_colours(result.names)
     st.markdown("  \n".join(
-        f"<span style='color:{colours[name]}; font-weight:700'>■ {name}</span> — {what}"
-        + (f" <span style='color:#777'>(sha256 {digest[:12]})</span>" if digest != "—" else "")
+        f"<span style='color:{colours[name]}; font-weight:700'>■ {name}</span> — {html.escape(what)}"
+        + (f" <span style='color:#777'>(sha256 {digest[:12]})</span>" if digest != "—" and digest[:12] not in what
+           else "")
         for name, what, digest in model_rows(result)), unsafe_allow_html=True)
 
     st.subheader("Every node, per model")
     table = node_table(result)
-    st.dataframe(table.drop(columns=["kind"]), hide_index=True, width="stretch")
+    verdicts = [c for c in table.columns if " vs " in c]  # the verdicts first: what a reader looks for
+    order = ["id", "node"] + verdicts + [c for c in table.columns if c not in verdicts + ["id", "node", "kind"]]
+    st.dataframe(table[order], hide_index=True, width="stretch",
+                 column_config={"id": st.column_config.TextColumn(width="small"),
+                                "node": st.column_config.TextColumn(width="large")})
     st.caption("Each model's value is its estimate and interval (a comparison l op r: its margin l − r and its "
                "verdict). A difference is the first model's value minus the second's: \"A lower\" means the whole "
                "interval is below 0, \"undecided\" that it still contains 0.")
@@ -287,12 +295,14 @@ def show(result, key_prefix: str = "compare") -> None:
                         disabled=len(pairs) == 1)
     side_by_side = c3.toggle("Side by side", key=f"{key_prefix}_columns",
                              help="One panel per model (shared axes) instead of one panel for all")
-    st.altair_chart(models_convergence(result, node, width=760, height=260,
-                                       layout="columns" if side_by_side else "overlay"), width="content")
-    chart = difference_convergence(result, node, *pair, width=760, height=200)
-    if chart is not None:
-        st.altair_chart(chart, width="content")
-    st.altair_chart(final_values_chart(result, width=560), width="content")
+    layout = "columns" if side_by_side else "overlay"
+    charts.show(st, ("compare_models", node, layout), lambda: models_convergence(
+        result, node, width=760, height=260, layout=layout), owners=(result,), width="content")
+    if node in result.diff_series[pair]:
+        charts.show(st, ("compare_difference", node, pair), lambda: difference_convergence(
+            result, node, *pair, width=760, height=200), owners=(result,), width="content")
+    charts.show(st, ("compare_final",), lambda: final_values_chart(result, width=560), owners=(result,),
+                width="content")
 
     st.subheader("What the comparison says")
     for text in sentences(result):

@@ -167,6 +167,11 @@ def _y_title(result, node_id: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ charts
+#: the declared width and height are the plot's own: Streamlit's default "fit" autosize would squeeze the title, the
+#: legend on top and the axes into the height and leave the plotted area almost none (as ``rates_chart``)
+PAD = alt.AutoSizeParams(type="pad", contains="padding")
+
+
 def models_convergence(result, node_id: str, *, width: int = 620, height: int = 240,
                        layout: str = "overlay") -> alt.Chart:
     """``node_id``'s estimate and interval for every model over the rows read, one colour per model; a comparison's
@@ -213,8 +218,8 @@ def models_convergence(result, node_id: str, *, width: int = 620, height: int = 
     if layout == "columns" and not single and len(result.names) > 1:
         w = max(160, int(width / len(result.names)) - 12)
         panels = [panel(frame[frame["model"] == name], w).properties(title=name) for name in result.names]
-        return alt.hconcat(*panels, spacing=10).properties(title=title).resolve_scale(y="shared")
-    return panel(frame, width).properties(title=title)
+        return alt.hconcat(*panels, spacing=10).properties(title=title, autosize=PAD).resolve_scale(y="shared")
+    return panel(frame, width).properties(title=title, autosize=PAD)
 
 
 def difference_convergence(result, node_id: str, a: str | None = None, b: str | None = None, *, width: int = 620,
@@ -254,7 +259,7 @@ def difference_convergence(result, node_id: str, a: str | None = None, b: str | 
     verdict = difference_word(d.verdict, a, b)
     what = "margin" if d.kind == "cmp" else "value"
     return alt.layer(*layers).properties(
-        width=width, height=height,
+        width=width, height=height, autosize=PAD,
         title=alt.TitleParams(f"{a} − {b} of the {what} of {node_label(result, node_id, 70)}",
                               subtitle=f"final: {interval(d.lo, d.hi)} — {verdict}"
                                        + (f" (decided after {d.decided_at:,} rows)" if d.decided_at else "")))
@@ -293,5 +298,5 @@ def final_values_chart(result, *, width: int = 560, row_height: int = 26) -> alt
     points = alt.Chart(frame).mark_point(filled=True, size=40, color="#222222").encode(
         y=y, yOffset=offset, x="estimate:Q", tooltip=tip)
     zero = alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(strokeDash=[6, 4], color="#444444").encode(x="zero:Q")
-    return alt.layer(rules, points, zero).properties(width=width, height=row_height * len(order),
+    return alt.layer(rules, points, zero).properties(width=width, height=row_height * len(order), autosize=PAD,
                                                      title="Every node's final interval, per model")
