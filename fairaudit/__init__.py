@@ -11,6 +11,9 @@ The library works without Streamlit. Entry points:
   attributes, each cell's rate and impact ratio with intervals that hold at once (``fairaudit.subgroups``)
 * ``fairaudit.confirm(data, spec, node, ...)`` -> ``AuditResult``: a threshold chosen on part of the rows, certified
   on the rest
+* ``fairaudit.repair(data, spec, model, group_by=..., objective=...)`` -> ``RepairResult``: decision thresholds on the
+  model's score that make the spec hold, chosen on part of the rows and certified by the monitor on the rest
+  (``fairaudit.repair``, ``docs/methods/repair.md``)
 * ``fairaudit.report.build_pdf(result)`` -> PDF bytes
 """
 __version__ = "0.1.0"
@@ -19,7 +22,7 @@ from fairaudit import _moved
 
 _moved.install()  # the import paths before 0.2 keep working for one release (CHANGELOG.md)
 
-__all__ = ["audit", "confirm", "scan", "AuditResult", "__version__"]
+__all__ = ["audit", "confirm", "repair", "scan", "AuditResult", "__version__"]
 
 
 def __getattr__(name):  # lazy: ``import fairaudit`` stays cheap, ``fairaudit.audit`` loads the engine
@@ -35,6 +38,10 @@ def __getattr__(name):  # lazy: ``import fairaudit`` stays cheap, ``fairaudit.au
         from fairaudit.api import confirm
 
         return confirm
+    if name == "repair":  # the package, callable as its ``repair()`` (``fairaudit.repair``'s doc)
+        import importlib
+
+        return importlib.import_module("fairaudit.repair")
     if name == "AuditResult":
         from fairaudit.core.trace import AuditResult
 

@@ -6,8 +6,6 @@ engine requires or accepts), ``Plan.preflight`` (``fairaudit.core.preflight``, o
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.preflight import check_options
 from fairaudit.core.trace import AuditResult
@@ -15,7 +13,7 @@ from fairaudit.resolve import GENERATED_OPTION, check_generated, resolve
 
 # ``check_options``, ``check_generated`` and ``GENERATED_OPTION`` are imported from here by the command line, the
 # report and older code; they live below (``fairaudit.core.preflight``, ``fairaudit.resolve``)
-__all__ = ["audit", "scan", "confirm", "confirmable", "check_options", "check_generated", "GENERATED_OPTION", "CONFIRM_SHARE"]
+__all__ = ["audit", "scan", "repair", "confirm", "confirmable", "check_options", "check_generated", "GENERATED_OPTION", "CONFIRM_SHARE"]
 
 
 def audit(data, spec=None, engine: str | None = None, model=None, pred: str | None = None, where: str | None = None,
@@ -89,6 +87,16 @@ def scan(data, protected=None, **options):
     return run_scan(data, protected, **options)
 
 
+def repair(data, spec, model=None, **options):
+    """Decision thresholds on ``model``'s score that make ``spec`` hold with the least loss of accuracy (or of
+    favourable decisions), chosen on one part of the audited rows and certified by the monitor on the other
+    (re-exported as ``fairaudit.repair``; the options and the method: ``fairaudit.repair.repair.repair``,
+    ``docs/methods/repair.md``). Returns a ``fairaudit.repair.RepairResult``."""
+    from fairaudit.repair.repair import repair as run_repair
+
+    return run_repair(data, spec, model, **options)
+
+
 def confirmable(engine) -> bool:
     """Whether ``confirm`` can run ``engine`` (a name or an engine): it must read a dataset's rows."""
     from fairaudit.core import registry
@@ -116,10 +124,9 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
     the new specification's text (``spec_text``, with its ``# threshold-chosen-from:`` line), and its rows say
     which rows it read. ``FairauditError`` when the first part leaves the comparison decided (nothing to choose) or
     suggests no such threshold."""
-    import numpy as np
-
     from fairaudit.core import suggest
     from fairaudit.core.driver import last, start
+    from fairaudit.core.inputs import part as inputs_part, split_audited
 
     if not 0 < float(share) < 1:
         raise FairauditError(f"share must be in (0, 1): the part of the rows that chooses the threshold, got {share!r}")
@@ -132,20 +139,14 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
                    trust_pickle=trust_pickle, trusted_types=trusted_types, include_protected=include_protected,
                    **options)
     parsed, inputs = plan.spec, plan.inputs(plan.preflight())
-    audited = np.arange(len(inputs.dataset)) if inputs.positions is None else np.asarray(inputs.positions)
     seed = int(resolved.get("seed") or 0)
-    order = np.random.default_rng(seed).permutation(len(audited))
-    k = int(round(len(audited) * float(share)))
-    if k < 1 or k >= len(audited):
-        raise FairauditError(f"{len(audited):,} audited rows cannot be split into two non-empty parts at {share:g}")
-    first, second = np.sort(audited[order[:k]]), np.sort(audited[order[k:]])
-    base = inputs.rows.get("text") or f"{len(audited):,} audited rows"
+    first, second = split_audited(inputs, share, seed)
+    base = inputs.rows.get("text") or f"{len(first) + len(second):,} audited rows"
     split = {"seed": seed, "share": float(share), "chosen_on": int(len(first)), "certified_on": int(len(second)),
              "node": str(node), "which": which}
 
     def part(positions, text):
-        return replace(inputs, positions=positions, rows={**inputs.rows, "audited": int(len(positions)),
-                                                          "text": text})
+        return inputs_part(inputs, positions, text)
 
     choosing = last(start(chosen, parsed, part(first, f"{len(first):,} of the {base}, chosen at random (seed {seed}) "
                                                       f"to choose the threshold"), resolved))

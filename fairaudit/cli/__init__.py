@@ -37,6 +37,8 @@ COMMANDS = {
                                    "intervals that hold at once"),
     "compare": ("fairaudit.cli.compare", "two or more models (or logged decisions) on the same rows: each one's "
                                          "values and paired intervals on their differences"),
+    "repair": ("fairaudit.cli.repair", "what would make it pass: decision thresholds on the model's score, chosen on "
+                                       "part of the rows and certified on the rest"),
     "report": ("fairaudit.cli.report", "rebuild the PDF report from a saved audit result"),
 }
 

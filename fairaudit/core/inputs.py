@@ -181,6 +181,28 @@ class Inputs:
                    warnings=warnings)
 
 
+def split_audited(inputs: Inputs, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The audited rows of ``inputs`` split at random (``seed``) into two parts: ``(first, second)``, sorted dataset
+    positions, the first with ``round(share × rows)`` of them. What a threshold chosen on part of the rows and
+    certified on the rest reads (``fairaudit.confirm``, ``fairaudit.repair``); ``FairauditError`` when either part
+    would be empty."""
+    if not 0 < float(share) < 1:
+        raise FairauditError(f"share must be in (0, 1): the part of the rows that chooses the threshold, got {share!r}")
+    audited = np.arange(len(inputs.dataset)) if inputs.positions is None else np.asarray(inputs.positions)
+    order = np.random.default_rng(int(seed)).permutation(len(audited))
+    k = int(round(len(audited) * float(share)))
+    if k < 1 or k >= len(audited):
+        raise FairauditError(f"{len(audited):,} audited rows cannot be split into two non-empty parts at {share:g}")
+    return np.sort(audited[order[:k]]), np.sort(audited[order[k:]])
+
+
+def part(inputs: Inputs, positions: np.ndarray, text: str) -> Inputs:
+    """``inputs`` restricted to the dataset rows ``positions`` (a part of its audited rows), described by ``text``."""
+    from dataclasses import replace
+
+    return replace(inputs, positions=positions, rows={**inputs.rows, "audited": int(len(positions)), "text": text})
+
+
 def check_scores(scores: np.ndarray) -> np.ndarray:
     """``scores``, or ``FairauditError`` where one is not a finite number (NaN scores would silently decide 0)."""
     if not np.isfinite(scores).all():

@@ -32,12 +32,14 @@ from typing import Iterable
 from fairaudit.base.errors import FairauditError, path_error
 from fairaudit.base.files import TEMP_SUFFIX, check_path, publish, temporary_beside, write_atomically  # noqa: F401
 
-KINDS = ("pdf", "result", "model", "trace", "scan", "scan-table", "comparison")
+KINDS = ("pdf", "result", "model", "trace", "scan", "scan-table", "comparison", "repair")
 SCAN_FORMAT = "fairaudit-scan/"  # a scan result's JSON "format" starts with this
 COMPARISON_FORMAT = "fairaudit-comparison/"  # a comparison result's JSON "format" starts with this
+REPAIR_FORMAT = "fairaudit-repair/"  # a repair result's JSON "format" starts with this (``fairaudit.repair``)
 SCAN_TABLE_MARK = "# fairaudit scan"  # the first line of a regulatory table (CSV) written by fairaudit scan
 _NAMES = {"pdf": "a PDF report made by fairaudit", "result": "an audit result (JSON)",
-          "scan": "a scan result (JSON)", "comparison": "a comparison result (JSON)", "scan-table": "a scan table (CSV) made by fairaudit scan",
+          "scan": "a scan result (JSON)", "comparison": "a comparison result (JSON)",
+          "repair": "a repair result (JSON)", "scan-table": "a scan table (CSV) made by fairaudit scan",
           "model": "a model file (skops, torch state_dict or .nnet)", "trace": "a full trace (Parquet)",
           "data": "a data file (CSV/Parquet)", "archive": "a zip archive (such as an xlsx, a docx or a zip)",
           "pickle": "a pickle (e.g. a .joblib file)", "pdf-other": "a PDF that fairaudit did not make",
@@ -56,9 +58,10 @@ def file_kind(path) -> str:
       the schema a skops object tree), a torch file as ``Model.save`` writes it (one folder with ``data.pkl``
       and ``version``; the pickle, read opcode by opcode and never run, is a dict with fairaudit's format marker,
       a JSON config and a ``state_dict`` of tensors, and names no other global), or a ``.nnet`` network that
-      parses; ``archive`` any other zip (xlsx, docx, ...); ``pickle`` a file starting with the pickle opcode;
+      parses, or a threshold repair (JSON, ``fairaudit.models.thresholds``); ``archive`` any other zip (xlsx, docx, ...); ``pickle`` a file starting with the pickle opcode;
     * ``trace``: a Parquet full trace written by fairaudit (``data`` any other Parquet);
-    * ``scan`` / ``comparison``: JSON that decodes to an object whose ``format`` is a scan result's / a comparison's; ``scan-table``: text whose first
+    * ``scan`` / ``comparison`` / ``repair``: JSON that decodes to an object whose ``format`` is a scan result's / a
+      comparison's / a repair result's; ``scan-table``: text whose first
       line is the mark of a regulatory table written by ``fairaudit scan --csv``;
     * ``empty`` or ``other``.
     """
@@ -94,9 +97,11 @@ def file_kind(path) -> str:
         return "scan"
     if fmt.startswith(COMPARISON_FORMAT):
         return "comparison"
+    if fmt.startswith(REPAIR_FORMAT):
+        return "repair"
     if text.startswith(SCAN_TABLE_MARK):
         return "scan-table"
-    if _is_nnet(text, path.name):
+    if _is_nnet(text, path.name) or _is_threshold_model(text):
         return "model"
     return "other"
 
@@ -144,6 +149,13 @@ def _json_format(text: str) -> str:
     """A JSON object's ``format`` field ("" when there is none)."""
     data = _json_object(text)
     return str(data.get("format", "")) if data is not None else ""
+
+
+def _is_threshold_model(text: str) -> bool:
+    """A threshold repair saved by ``fairaudit repair --save`` (``fairaudit.models.thresholds``)."""
+    from fairaudit.models.thresholds import read_payload
+
+    return read_payload(text.encode("utf-8")) is not None
 
 
 def _is_nnet(text: str, name: str) -> bool:

@@ -13,6 +13,10 @@ file's *content* (never from its name alone):
 * **torch** (a zip archive with ``data.pkl`` in a sub-folder): ``mlp`` models, a ``state_dict`` plus a JSON
   config, loaded with ``torch.load(weights_only=True)`` (tensors and plain containers only).
 * **.nnet** text (name ending in ``.nnet``, or text starting with ``//``): parsed as numbers, never evaluated.
+* **a threshold repair** (JSON with ``kind: "thresholds"``, written by ``fairaudit repair --save``): decoded as
+  JSON, never evaluated; its base model file is loaded from beside it by this same ``load`` (the same trust) and
+  refused when its sha256 differs from the recorded one (:mod:`fairaudit.models.thresholds`). Only ``load`` reads
+  one: an upload cannot bring the base model file it names.
 
 **Sizes.** Before skops or torch unpacks a zip archive, :func:`fairaudit.models.archives.check_zip` bounds its
 member count and unpacked size (``fairaudit.base.limits``: a compression bomb is refused in one sentence); a ``.nnet``
@@ -60,6 +64,12 @@ def load(path: str | os.PathLike, *, trust_pickle: bool = False, trusted_types: 
         data = path.read_bytes()
     except OSError as err:
         raise ModelError(f"cannot read model file {path}: {err.strerror or err}") from None
+    from fairaudit.models import thresholds
+
+    repair = thresholds.read_payload(data)
+    if repair is not None:
+        return thresholds.from_payload(repair, path, lambda base: load(base, trust_pickle=trust_pickle,
+                                                                       trusted_types=trusted_types))
     kind = detect_format(data, path.name)
     if kind == "unknown":
         if not trust_pickle:
@@ -82,6 +92,11 @@ def load_bytes(data: bytes, filename: str) -> Model:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ModelError(f"load_bytes() takes the file's bytes, got {type(data).__name__}")
     data, name = bytes(data), Path(str(filename)).name or "upload"
+    from fairaudit.models.thresholds import read_payload
+
+    if read_payload(data) is not None:
+        raise ModelError(f"{name} is a threshold repair, which names its base model file on disk: load it by its "
+                         "path (fairaudit audit --model FILE), not as an upload")
     kind = detect_format(data, name)
     if kind == "unknown":
         raise ModelError(f"{name} is not a model file in a safe format ({SAFE_FORMATS}); it may be a pickle, "

@@ -1,0 +1,145 @@
+"""``fairaudit repair``: what would make it pass — decision thresholds on the model's score, chosen on part of the
+audited rows and certified by the monitor on the rest (``fairaudit.repair``; the method: ``docs/methods/repair.md``).
+
+Prints the original model beside the repair (thresholds, accuracy, favourable share, margin on the search rows),
+which rows chose and which certified, the verdict and the headline; writes the result as JSON (``--json``, ``-`` for
+standard output) and the repaired model (``--save``: JSON over the base model's file). Exit code as ``fairaudit
+audit``'s: 0 certified, 1 violated, 3 undecided, 2 bad input (a model without scores, an unknown group column, a
+specification that does not read ``pred`` ...), 4 internal error.
+"""
+from __future__ import annotations
+
+import argparse
+
+from fairaudit.base.errors import FairauditError
+
+EXIT_HELP = ("exit codes: 0 = the repair is certified on the certification rows, 1 = violated there, 3 = undecided, "
+             "2 = bad input, 4 = internal error")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from fairaudit.cli._data_args import add_data_arguments
+    from fairaudit.cli._model_args import add_model_arguments
+    from fairaudit.repair.repair import DEFAULT_DELTA, DEFAULT_SPLIT, MODES, OBJECTIVES
+
+    parser.epilog = EXIT_HELP
+    add_data_arguments(parser)
+    parser.add_argument("--spec", metavar="TEXT|@FILE", required=True,
+                        help="the specification the repair must satisfy, or @path to a file; it must read pred")
+    parser.add_argument("--rows", choices=["held-out", "all"],
+                        help="with a --model KIND trained here: the held-out rows (default) or all")
+    add_model_arguments(parser, required=True, seed_help="seed of the search/certification split, of the "
+                                                          "monitor's row order and of training a --model KIND "
+                                                          "(default 0)")
+    group = parser.add_argument_group("repair")
+    group.add_argument("--group-by", metavar="COL[,COL...]", dest="group_by",
+                       help="the column(s) whose groups get their own threshold (default: the protected, else "
+                            "categorical, columns the specification's conditions compare)")
+    group.add_argument("--objective", choices=OBJECTIVES, default=OBJECTIVES[0],
+                       help="what to keep: accuracy (needs labels; default) or favourable (the share of favourable "
+                            "decisions)")
+    group.add_argument("--thresholds", choices=MODES, default=MODES[0],
+                       help="group (one per group), global (one for every row) or both (default: the global one is "
+                            "chosen when it does as well, since it treats every group alike)")
+    group.add_argument("--split", type=float, default=DEFAULT_SPLIT,
+                       help=f"the share of the audited rows that chooses the thresholds; the rest certifies them "
+                            f"(default {DEFAULT_SPLIT:g})")
+    group.add_argument("--margin", default="auto", metavar="X|auto",
+                       help="how far inside the specification the thresholds must be on the search rows (default "
+                            "auto: sized from the certification rows so that the monitor can certify it)")
+    group.add_argument("--delta", type=float, default=DEFAULT_DELTA,
+                       help=f"the certificate's failure probability Δ (default {DEFAULT_DELTA:g})")
+    out = parser.add_argument_group("output")
+    out.add_argument("--save", metavar="FILE",
+                     help="write the repaired model (JSON naming the base model's file; a model trained here is "
+                          "saved beside it as FILE-base.skops); audit it with --model FILE")
+    out.add_argument("--json", metavar="OUT|-", help="write the repair result as JSON (- for standard output)")
+    out.add_argument("--force", action="store_true", help="replace an existing output file of another kind")
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+    from pathlib import Path
+
+    from fairaudit.cli._data_args import dataset_from_args
+    from fairaudit.cli._model_args import model_from_args
+    from fairaudit.cli._spec_args import spec_from_args
+    from fairaudit.core.outputs import check_output, write_atomically
+    from fairaudit.models.training import KINDS
+    from fairaudit.repair.repair import check_margin, repair
+
+    if args.pred is not None:
+        raise FairauditError("--pred gives decisions without scores: a threshold repair needs a model with scores "
+                             "(--model KIND|PATH)")
+    margin = check_margin(args.margin)
+    spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
+    inputs = [p for p in (args.data, spec_file.path, args.model) if p]
+    if args.json and args.json != "-":
+        check_output(args.json, "repair", inputs=inputs, force=args.force, what="repair result")
+    if args.save:
+        check_output(args.save, "model", inputs=inputs, force=args.force, what="repaired model")
+        if args.model in KINDS:  # a model trained here is saved beside the repair: that path too, before any work
+            from fairaudit.repair.model import base_target
+
+            check_output(base_target(args.save, args.model), "model", inputs=inputs, force=args.force,
+                         what="base model")
+    if args.json and args.save and args.json != "-" and Path(args.json).resolve() == Path(args.save).resolve():
+        raise FairauditError("--json and --save must name different files")
+    dataset = dataset_from_args(args)
+    # a model file is passed by its path (the saved repair names it); a kind is trained (or read from the cache)
+    model = args.model if args.model not in KINDS else model_from_args(args, dataset)
+    if args.model not in KINDS:
+        model_from_args(args, dataset)  # the file's checks against the data's columns (one line each)
+    result = repair(dataset, spec_file.text, model, group_by=args.group_by, objective=args.objective,
+                    thresholds=args.thresholds, split=args.split, seed=args.seed, delta=args.delta, rows=args.rows,
+                    margin=margin, trust_pickle=args.trust_pickle, trusted_types=tuple(args.trust_type or ()))
+    if args.save:
+        from fairaudit.repair.model import save
+
+        for path in save(result.model, args.save, inputs=inputs, force=args.force):
+            print(f"wrote {path}", file=sys.stderr if args.json == "-" else sys.stdout)  # stdout: the JSON
+    if args.json == "-":
+        print(result.to_json())
+        return result.exit_code
+    print_result(result)
+    if args.json:
+        write_atomically(args.json, result.to_json().encode("utf-8"), what="repair result")
+        print(f"wrote {args.json}")
+    return result.exit_code
+
+
+def _num(x, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def _thresholds(point) -> str:
+    if not point.thresholds:
+        return f"≥ {point.default:.3g} (every row)"
+    return "; ".join(f"{g} ≥ {t:.3g}" for g, t in sorted(point.thresholds.items()))
+
+
+def print_result(result) -> None:
+    """Original against repaired on the search rows, the rows, the verdict and the headline."""
+    rows = [("", "original", f"repaired ({result.kind})"),
+            ("thresholds", _thresholds(result.original), _thresholds(result.chosen)),
+            ("accuracy", _num(result.original.accuracy), _num(result.chosen.accuracy)),
+            ("favourable share", _num(result.original.favourable), _num(result.chosen.favourable)),
+            ("margin", _num(result.original.margin), _num(result.chosen.margin))]
+    width = [max(len(r[i]) for r in rows) for i in range(3)]
+    print(f"spec:      {result.spec}")
+    print(f"groups:    {', '.join(result.group_by)}; objective: {result.objective}")
+    print(f"search:    {result.method}; required margin {result.margin_rule}: "
+          f"{', '.join(f'{v:.3f}' for v in result.required_margin.values())} (per comparison, at the chosen point)")
+    print("on the search rows:")
+    for r in rows:
+        print("  " + "  ".join(cell.ljust(width[i]) for i, cell in enumerate(r)).rstrip())
+    if result.accuracy_loss is not None:
+        loss = result.accuracy_loss * 100
+        print(f"accuracy:  {loss:.1f} points lost on the search rows" if loss >= 0 else
+              f"accuracy:  {-loss:.1f} points gained on the search rows")
+    print(f"chose on:  {result.search.text}")
+    print(f"certified: {result.certification.text}")
+    for note in result.notes:
+        print(f"note:      {note}")
+    print(f"verdict:   {result.verdict} — {result.certificate.headline}")
+    print(result.headline)
