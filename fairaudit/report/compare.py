@@ -219,6 +219,10 @@ def build_compare_pdf(result, *, generated_at=None) -> bytes:
              f"{moment.strftime('%Y-%m-%d %H:%M')} UTC", size=9.5, colour=GREY)
     pdf.ln(3)
     decided = any(d.verdict in ("a_lower", "b_lower") for d in result.differences if d.kind == "cmp")
+    from fairaudit.viz.compare import spec_verdicts
+
+    pdf.para("The specification, per model: " + spec_verdicts(result), size=10, style="B", h=5)
+    pdf.ln(1)
     _box(pdf, "Headline", result.headline, DECIDED_FILL if decided else UNDECIDED_FILL, size=10.5, bold_text=True)
     pdf.ln(1)
     _box(pdf, "Guarantee", result.guarantee, GUARANTEE_FILL, size=9)

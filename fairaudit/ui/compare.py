@@ -252,10 +252,11 @@ def show(result, key_prefix: str = "compare") -> None:
     from fairaudit.report.compare import model_rows, sentences
     from fairaudit.ui import charts
     from fairaudit.viz.compare import (chart_nodes, difference_convergence, final_values_chart, models_convergence,
-                                       node_label, node_table)
+                                       node_label, node_table, spec_verdicts)
     from fairaudit.viz.palette import model_colours
 
     decided = any(d.verdict in ("a_lower", "b_lower") for d in result.differences if d.kind == "cmp")
+    st.markdown(f"**The specification, per model** — {spec_verdicts(result)}")
     (st.success if decided else st.warning)(f"**{result.headline}**", icon=":material/compare_arrows:")
     st.info(f"**Guarantee.** {result.guarantee}", icon=":material/verified:")
     read = f" · read {result.rows_read:,}" if result.engine == "monitor" and result.rows_read else ""

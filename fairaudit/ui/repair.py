@@ -197,7 +197,7 @@ def show(result, key: tuple, dataset, model) -> None:
     from fairaudit.viz.repair import repair_curve
 
     box = {"certified": st.success, "violated": st.error}.get(result.verdict, st.warning)
-    box(f"**{VERDICT_WORDS[result.verdict]}.** {result.headline}", icon=":material/verified:")
+    box(result.headline, icon=":material/verified:")
     st.markdown(f"- **Chose the thresholds:** {result.search.text}.\n"
                 f"- **Certified them:** {result.certification.text}.")
     cert = result.certificate
@@ -208,12 +208,13 @@ def show(result, key: tuple, dataset, model) -> None:
     for note in result.notes:
         st.warning(note[:1].upper() + note[1:] + ".", icon=":material/info:")
 
-    left, right = st.columns([3, 4])
+    left, right = st.columns([2, 3])
     with left:
-        st.subheader("Thresholds on the score")
+        st.markdown("**Thresholds on the score**")
         st.dataframe(pd.DataFrame(threshold_rows(result)), hide_index=True, width="stretch",
                      column_config={"original": st.column_config.NumberColumn(format="%.3f"),
                                     "repaired": st.column_config.NumberColumn(format="%.3f")})
+    with right:
         st.markdown("**On the search rows**")
         st.dataframe(pd.DataFrame(point_rows(result)), hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.4f")
@@ -221,9 +222,8 @@ def show(result, key: tuple, dataset, model) -> None:
         if result.accuracy_loss is not None:
             st.caption(f"Accuracy given up on the search rows: {result.accuracy_loss:.4f}. The margin is how far "
                        "inside the specification the decisions are (negative: it is violated there).")
-    with right:
-        charts.show(st, ("repair_curve", key), lambda: repair_curve(result, width=520, height=300),
-                    owners=(result,), width="content")
+    charts.show(st, ("repair_curve", key), lambda: repair_curve(result, width=720, height=320),
+                owners=(result,), width="content")
 
     c1, c2 = st.columns(2)
     with c1:

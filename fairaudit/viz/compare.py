@@ -68,6 +68,13 @@ def value_text(series, kind: str) -> str:
     return f"{text} · {VERDICT_NAMES[verdict]}" if verdict else text
 
 
+def spec_verdicts(result) -> str:
+    """Each model's verdict of the whole specification, in one line: "A: certified true · B: undecided"."""
+    root = result.tree.nodes[0].id
+    return " · ".join(f"{name}: {VERDICT_NAMES.get(_verdict(result.model_series[name][root])) or 'no verdict'}"
+                      for name in result.names)
+
+
 def node_table(result) -> pd.DataFrame:
     """One row per node (constants left out), in the tree's order: ``id``, ``node`` (its text, indented by depth),
     ``kind``, then one column per model (its value, see :func:`value_text`), then per pair ``a − b`` (the difference

@@ -1,6 +1,8 @@
 """The "Compare" page in a real browser (issue 32): open the Data page (Adult), train a logistic regression on the
 Model page, write a specification, open Compare, compare the model with a decision tree trained there on the same
-split, read the headline, the guarantee and both names, choose another node, and download the comparison's PDF.
+split, read the headline, the guarantee and both names, choose another node, download the comparison's PDF; then
+repair the model on the Repair page (thresholds chosen on half the rows, certified on the other half), read the
+certificate and compare the repaired model with the original.
 
 Drives Debian's chromium with Python Playwright (see ``test_browser.py``); screenshots go to
 ``tests/e2e/screenshots/compare_*.png``.
@@ -27,7 +29,7 @@ def _choose(page, label: str, typed: str) -> None:
 
 
 def test_compare_two_models_and_download_the_pdf(browser_ready):
-    with serve() as url, browser_page(1400, 2600) as page:
+    with serve() as url, browser_page(1400, 3000) as page:
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         try:
@@ -80,6 +82,23 @@ def test_compare_two_models_and_download_the_pdf(browser_ready):
                 wait_idle(page)
             page.get_by_text("Guarantee.").first.wait_for()
             assert "current: logreg" in main.inner_text()
+
+            # what would make it pass: thresholds chosen on half the rows, certified on the other half
+            goto(page, "Repair")
+            wait_idle(page)
+            page.get_by_role("button", name="Repair", exact=True).click()
+            page.get_by_text("Certified them:").first.wait_for(timeout=LONG)
+            wait_idle(page)
+            text = main.inner_text()
+            assert "Certified with probability" in text and "the thresholds were chosen on" in text
+            page.wait_for_timeout(1000)
+            page.screenshot(path=str(SHOTS / "compare_4_repair.png"), full_page=True)
+            page.get_by_role("button", name="Compare with the original").click()
+            page.get_by_text("The original and the repaired model").first.wait_for(timeout=LONG)
+            wait_idle(page)
+            assert "not used to choose the thresholds" in main.inner_text()  # compared on the certification rows
+            page.wait_for_timeout(1000)
+            page.screenshot(path=str(SHOTS / "compare_5_repair_compared.png"), full_page=True)
             assert not errors, errors
         except Exception:
             page.screenshot(path=str(SHOTS / "compare_failure.png"), full_page=True)

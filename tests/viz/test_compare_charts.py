@@ -8,7 +8,7 @@ import pytest
 
 from fairaudit.compare import compare
 from fairaudit.viz.compare import (difference_convergence, difference_word, final_values_chart, models_convergence,
-                                   node_table)
+                                   node_table, spec_verdicts)
 from fairaudit.viz.palette import model_colours
 
 SPEC = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.1 and '
@@ -67,6 +67,8 @@ def test_node_table_has_every_model_and_the_verdicts(result):
     assert "const" not in set(table["kind"]) and table["id"].iloc[0] == "n0"
     words = set(table["strict vs lenient"]) - {""}
     assert words <= {"strict lower", "lenient lower", "undecided", "equal"}
+    assert spec_verdicts(result) == " · ".join(f"{name}: {table.set_index('id').loc['n0', name]}"
+                                               for name in result.names)  # the whole specification, per model
     d = result.difference("n3")
     assert table.set_index("id").loc["n3", "strict vs lenient"] == difference_word(d.verdict, d.a, d.b)
 
