@@ -135,8 +135,8 @@ def page() -> None:
             use_current = False
         else:
             state.seed("compare_use_current", True)
-            use_current = state.remembered_checkbox(f"The current model: {info.get('describe') if info else current[1]}",
-                                                    "compare_use_current")
+            described = info.get("describe") if info else current[1]
+            use_current = state.remembered_checkbox(f"The current model: {described}", "compare_use_current")
         if use_current and current is not None:
             sides.append(current)
         c1, c2 = st.columns(2)

@@ -55,7 +55,8 @@ def _depths(result) -> dict[str, int]:
 def with_interval(estimate, lo, hi) -> str:
     """``0.0802 [0.0602, 0.105]``; the number alone when the interval is that point (an exact value)."""
     span = interval(lo, hi)
-    return span if span == number(estimate) or span == "–" and number(estimate) == "–" else f"{number(estimate)} {span}"
+    shown = number(estimate)
+    return span if span == shown else f"{shown} {span}"
 
 
 def value_text(series, kind: str) -> str:
