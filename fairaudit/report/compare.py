@@ -18,42 +18,18 @@ import datetime as _dt
 
 from fpdf.fonts import FontFace
 
+from fairaudit.compare.wording import facts
 from fairaudit.core.outputs import REPORT_CREATOR
 from fairaudit.report import charts
 from fairaudit.report.pdf import GREY, INK, MONO, SANS, ReportPDF, rgb
 from fairaudit.viz.palette import VERDICTS, model_colours
 
-__all__ = ["build_compare_pdf", "facts", "model_rows", "sentences"]
+__all__ = ["build_compare_pdf", "comparison_section", "facts", "model_rows", "sentences"]
 
 TITLE = "Model comparison"
 DECIDED_FILL = (222, 235, 247)   # the headline box when a difference is certified
 UNDECIDED_FILL = (253, 240, 214)  # ... when nothing is established yet
 GUARANTEE_FILL = (228, 233, 240)
-ENGINE_WORDS = {"monitor": "monitor (anytime-valid, paired: about the population the rows were drawn from)",
-                "dataset": "dataset (exact values on these rows)"}
-
-
-def facts(result) -> list[tuple[str, str]]:
-    """What was compared and how, as (key, value) rows."""
-    rows = [("data", result.data or "—"),
-            ("rows", result.rows.get("text") or "—")]
-    if result.engine == "monitor":
-        rows.append(("rows read", f"{result.rows_read:,}" + (" (stopped when every difference was decided)"
-                                                             if result.stop == "decided" else "")))
-        rows.append(("row order", "shuffled with seed " + str(result.seed) if result.order == "shuffle"
-                     else "as given (the guarantee assumes it is random)"))
-    rows.append(("engine", ENGINE_WORDS.get(result.engine, f"{result.engine} (each model's own bounds, subtracted)")))
-    if result.delta:
-        rows.append(("failure probability", f"Δ = {result.delta:g}: every interval and difference shown holds at once "
-                                            f"with probability ≥ {1 - result.delta:g}"))
-    levels = result.levels or {}
-    if levels.get("paired_estimators"):
-        rows.append(("how Δ is spent", f"{levels['model_estimators']} model leaf interval(s) at δ = "
-                                       f"{levels['model_leaf']:.3g} each, {levels['paired_estimators']} paired "
-                                       f"difference(s) at δ = {levels['paired_leaf']:.3g} each (a union bound)"))
-    return rows
-
-
 def model_rows(result) -> list[tuple[str, str, str]]:
     """Per model: its name, what it is (description or decision expression) and its content hash ("—" for logged
     decisions)."""
@@ -200,6 +176,51 @@ def _charts(pdf: ReportPDF, result) -> None:
             pdf.image_block(fig, max_height=70)
 
 
+def _body(pdf: ReportPDF, result, *, spec: bool) -> None:
+    """Everything after the title: verdicts, headline, guarantee, what was compared, models, (``spec``: the
+    specification), the node table, the sentences and the charts."""
+    from fairaudit.viz.compare import spec_verdicts
+
+    decided = any(d.verdict in ("a_lower", "b_lower") for d in result.differences if d.kind == "cmp")
+    pdf.para("The specification, per model: " + spec_verdicts(result), size=10, style="B", h=5)
+    pdf.ln(1)
+    _box(pdf, "Headline", result.headline, DECIDED_FILL if decided else UNDECIDED_FILL, size=10.5, bold_text=True)
+    pdf.ln(1)
+    _box(pdf, "Guarantee", result.guarantee, GUARANTEE_FILL, size=9)
+    for warning in result.warnings:
+        pdf.para("Warning: " + warning, size=9, style="B", h=4.4)
+    pdf.ln(1)
+    pdf.heading("What was compared", size=12, space=1)
+    pdf.kv_table(facts(result), widths=(34, 146), size=8.3)
+    pdf.heading("Models", size=12, space=1)
+    _models(pdf, result)
+    if spec:
+        pdf.heading("Specification", size=12, space=1)
+        pdf.set_fill_color(246, 246, 246)
+        pdf.set_font(MONO, "", 8.5)
+        pdf.multi_cell(0, 4.2, result.spec.strip(), new_x="LMARGIN", new_y="NEXT", fill=True, padding=2, align="L")
+        pdf.set_fill_color(255, 255, 255)
+    pdf.heading("Every node, per model", size=12, space=3)
+    _node_table(pdf, result)
+    pdf.heading("What the comparison says", size=12, space=3)
+    for text in sentences(result):
+        pdf.ensure(pdf.para_height("• " + text, size=9, h=4.4))  # a sentence is never split over two pages
+        pdf.para("• " + text, size=9, h=4.4)
+        pdf.ln(0.6)
+    _charts(pdf, result)
+
+
+def comparison_section(pdf: ReportPDF, result) -> None:
+    """The comparison as a section of another report (the audit PDF of the same specification): a new page, its
+    heading, then what ``build_compare_pdf`` shows after its title (the specification is the report's own)."""
+    pdf.add_page()
+    pdf.heading(f"Comparison with other models: {', '.join(result.names)}", space=0)
+    pdf.para("The same specification, asked of several models on the same rows in the same order "
+             "(fairaudit compare; the Compare page).", size=9, colour=GREY)
+    pdf.ln(2)
+    _body(pdf, result, spec=False)
+
+
 def build_compare_pdf(result, *, generated_at=None) -> bytes:
     """The comparison's report as PDF bytes (``result``: a ``fairaudit.compare.CompareResult``)."""
     moment = generated_at or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
@@ -218,33 +239,5 @@ def build_compare_pdf(result, *, generated_at=None) -> bytes:
     pdf.para(f"{len(result.names)} models on the same rows, in the same order · generated "
              f"{moment.strftime('%Y-%m-%d %H:%M')} UTC", size=9.5, colour=GREY)
     pdf.ln(3)
-    decided = any(d.verdict in ("a_lower", "b_lower") for d in result.differences if d.kind == "cmp")
-    from fairaudit.viz.compare import spec_verdicts
-
-    pdf.para("The specification, per model: " + spec_verdicts(result), size=10, style="B", h=5)
-    pdf.ln(1)
-    _box(pdf, "Headline", result.headline, DECIDED_FILL if decided else UNDECIDED_FILL, size=10.5, bold_text=True)
-    pdf.ln(1)
-    _box(pdf, "Guarantee", result.guarantee, GUARANTEE_FILL, size=9)
-    for warning in result.warnings:
-        pdf.para("Warning: " + warning, size=9, style="B", h=4.4)
-    pdf.ln(1)
-    pdf.heading("What was compared", size=12, space=1)
-    pdf.kv_table(facts(result), widths=(34, 146), size=8.3)
-    pdf.heading("Models", size=12, space=1)
-    _models(pdf, result)
-    pdf.heading("Specification", size=12, space=1)
-    pdf.set_fill_color(246, 246, 246)
-    pdf.set_font(MONO, "", 8.5)
-    pdf.multi_cell(0, 4.2, result.spec.strip(), new_x="LMARGIN", new_y="NEXT", fill=True, padding=2, align="L")
-    pdf.set_fill_color(255, 255, 255)
-
-    pdf.heading("Every node, per model", size=12, space=3)
-    _node_table(pdf, result)
-    pdf.heading("What the comparison says", size=12, space=3)
-    for text in sentences(result):
-        pdf.ensure(pdf.para_height("• " + text, size=9, h=4.4))  # a sentence is never split over two pages
-        pdf.para("• " + text, size=9, h=4.4)
-        pdf.ln(0.6)
-    _charts(pdf, result)
+    _body(pdf, result, spec=True)
     return bytes(pdf.output())

@@ -60,7 +60,23 @@ def compare_key(dataset_key: Any, sides: list[tuple], spec_text: str, engine: st
     return (dataset_key, tuple(sides), spec_text, engine, float(delta), stop, int(seed))
 
 
+def same_question(comparison, result) -> bool:
+    """Whether ``comparison`` asks the specification ``result`` audited, of the same data (so it can be a section of
+    that result's report)."""
+    same_spec = " ".join(comparison.spec.split()) == " ".join(str(result.spec).split())
+    data = (getattr(result, "provenance", None) or {}).get("dataset", {}).get("name")
+    return same_spec and (data is None or comparison.data is None or data == comparison.data)
+
+
 # ------------------------------------------------------------------------------------------------ the page
+def shown_comparison(result):
+    """The comparison the Compare page shows now, when it asks what ``result`` audited; else None."""
+    import streamlit as st
+
+    comparison = st.session_state.get(RESULTS, {}).get(st.session_state.get(CURRENT))
+    return comparison if comparison is not None and same_question(comparison, result) else None
+
+
 def _current_side(model, info: dict | None) -> tuple[tuple, str, Any] | None:
     """``(identity, label, ("model", m) | ("pred", text))`` of the session's current decisions, or None."""
     if model is None:

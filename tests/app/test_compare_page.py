@@ -72,3 +72,27 @@ def test_compare_page_without_data_then_two_models():
     _ok(at.switch_page("pages/7_Compare.py").run())  # back: the comparison is kept, not run again
     assert len(at.session_state[compare.RESULTS]) == 1
     assert any(result.headline in s.value for s in list(at.success) + list(at.warning))
+
+
+def test_report_page_offers_the_comparison_of_the_same_specification():
+    import fairaudit
+    from fairaudit.compare import compare as run_compare
+
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    ds = data.load("compas")
+    at.session_state["current_dataset"] = ds
+    at.session_state["dataset_key"] = ("compas", len(ds.frame), ds.rows_hash)
+    at.session_state["spec_text"] = SPEC
+    comparison = run_compare(ds, SPEC, preds=["decile_score <= 4", "decile_score <= 6"])
+    at.session_state[compare.RESULTS] = {"k": comparison}
+    at.session_state[compare.CURRENT] = "k"
+    at.session_state["result"] = fairaudit.audit(ds, SPEC, pred="decile_score <= 4")
+    at.session_state["result_meta"] = {"started": 1.0, "spec": SPEC}
+    _ok(at.switch_page("pages/5_Report.py").run())
+    assert at.checkbox(key="report_add_comparison").label.startswith("Add the comparison of A, B")
+    assert compare.same_question(comparison, at.session_state["result"])
+    other = fairaudit.audit(ds, 'E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.1', pred="decile_score <= 4")
+    assert not compare.same_question(comparison, other)
+    at.session_state["result"] = other
+    _ok(at.run())
+    assert not [c for c in at.checkbox if c.key == "report_add_comparison"]

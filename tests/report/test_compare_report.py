@@ -61,3 +61,19 @@ def test_decided_sentences_are_the_results(two_models):
     assert decided
     said = sentences(two_models)
     assert all(two_models.sentence(d) in said for d in decided)
+
+
+def test_audit_pdf_with_a_comparison_section(two_models):
+    import fairaudit
+    from fairaudit.base.errors import FairauditError
+    from fairaudit.report import build_pdf
+
+    audit = fairaudit.audit("compas", SPEC, pred="decile_score <= 4")
+    text = _text(build_pdf(audit, comparison=two_models))
+    assert "Comparison with other models: strict, lenient" in text
+    assert two_models.headline in text
+    assert "Comparison with other models" not in _text(build_pdf(audit))
+    other = fairaudit.audit("compas", 'E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.1',
+                            pred="decile_score <= 4")
+    with pytest.raises(FairauditError, match="another specification"):
+        build_pdf(other, comparison=two_models)
