@@ -235,7 +235,7 @@ def page() -> None:
 
 def _run(dataset, spec_text, sides, names, engine, delta, stop, seed, seed_train, test_size, features):
     from fairaudit.compare import compare
-    from fairaudit.ui import flows, state, workspace
+    from fairaudit.ui import state
 
     given = []
     for _, _, (kind, value) in sides:
@@ -243,19 +243,42 @@ def _run(dataset, spec_text, sides, names, engine, delta, stop, seed, seed_train
             given.append(("model", state.trained_model(dataset, state.dataset_key(dataset), value, seed_train,
                                                        test_size, features)))
         elif kind == "file":
-            from fairaudit.ui.logic import MB
-
-            limit_mb, _ = flows.upload_limits("model")
-            try:
-                data = workspace.read_bytes(workspace.folder("models"), value, limit_mb * MB)
-            except (workspace.WorkspaceError, OSError) as err:
-                from fairaudit.base.errors import FairauditError
-
-                raise FairauditError(str(err)) from None
-            given.append(("model", flows.load_model_bytes(data, value)))
+            given.append(("model", workspace_model(value)))
         else:
             given.append((kind, value))
     return compare(dataset, spec_text, sides=given, names=names, engine=engine, delta=delta, seed=seed, stop=stop)
+
+
+def workspace_model(name: str):
+    """The model saved as ``name`` in the workspace's models folder, read through the safe loaders only: a model file
+    (skops, torch state_dict, .nnet), or a threshold repair (JSON) whose base model file lies beside it in the same
+    folder (named by a bare file name: a repair naming a file elsewhere is refused)."""
+    from fairaudit.base.errors import FairauditError
+    from fairaudit.models.thresholds import from_payload, read_payload
+    from fairaudit.ui import flows, workspace
+    from fairaudit.ui.logic import MB
+
+    models_dir = workspace.folder("models")
+    limit_mb, _ = flows.upload_limits("model")
+
+    def read(file_name: str) -> bytes:
+        try:
+            return workspace.read_bytes(models_dir, file_name, limit_mb * MB)
+        except (workspace.WorkspaceError, OSError) as err:
+            raise FairauditError(str(err)) from None
+
+    data = read(name)
+    payload = read_payload(data)
+    if payload is None:
+        return flows.load_model_bytes(data, name)
+    base = str((payload.get("base") or {}).get("path") or "")
+    try:
+        workspace.path_in(models_dir, base)  # a bare name in this folder, or refused
+    except workspace.WorkspaceError:
+        raise FairauditError(f"{name} is a threshold repair whose base model {base!r} is not a file beside it in "
+                             f"{workspace.display(models_dir)}/: the dashboard reads only its workspace") from None
+    return from_payload(payload, workspace.path_in(models_dir, name),
+                        lambda path: flows.load_model_bytes(read(path.name), path.name))
 
 
 # ------------------------------------------------------------------------------------------------ the result

@@ -1,14 +1,19 @@
 """The "Repair" page (issue 32): it says what to do first without a model with scores; it repairs the current model,
 shows the certificate's headline and which rows chose and which certified, compares the repaired model with the
-original on the certification rows only, and saves the repaired model (JSON over its base) in the workspace."""
+original on the certification rows only, and saves the repaired model (JSON over its base) in the workspace, where
+the Compare page reads it back (never a base model outside the workspace)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairaudit import data, models
+from fairaudit.base.errors import FairauditError
+from fairaudit.ui import compare as compare_page
 from fairaudit.ui import repair
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,3 +73,14 @@ def test_repair_page(workspace_folder):
     at.button(key="repair_save").click()  # again: the file exists, and is not overwritten without the tick
     _ok(at.run())
     assert any("Not saved" in e.value for e in at.error)
+
+    # the saved repair is a model the Compare page can read back from the workspace (its base beside it) ...
+    loaded = compare_page.workspace_model("fairer.json")
+    assert loaded.describe() == result.model.describe()
+    assert np.array_equal(loaded.predict(ds.frame.head(200)), result.model.predict(ds.frame.head(200)))
+    # ... but not one whose base model lies outside the workspace
+    payload = json.loads((workspace_folder / "models" / "fairer.json").read_text())
+    payload["base"]["path"] = "../elsewhere.skops"
+    (workspace_folder / "models" / "outside.json").write_text(json.dumps(payload))
+    with pytest.raises(FairauditError, match="not a file beside it"):
+        compare_page.workspace_model("outside.json")
