@@ -142,6 +142,8 @@ def page() -> None:
         st.stop()
     info = state.get(state.MODEL_INFO)
     current = _current_side(model, info)
+    with st.expander("The specification every model is asked (edit it on the Specification page)"):
+        st.code(spec_text, language=None, wrap_lines=True)
 
     with st.container(border=True):
         st.markdown("**What to compare** (two or more)")
