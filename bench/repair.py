@@ -131,7 +131,8 @@ def main() -> None:
 
 def markdown(table: pd.DataFrame) -> str:
     lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
-    lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in table.itertuples(index=False)]
+    lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
+              for row in table.itertuples(index=False)]
     return "\n".join(lines)
 
 

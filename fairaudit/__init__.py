@@ -13,7 +13,7 @@ The library works without Streamlit. Entry points:
   on the rest
 * ``fairaudit.repair(data, spec, model, group_by=..., objective=...)`` -> ``RepairResult``: decision thresholds on the
   model's score that make the spec hold, chosen on part of the rows and certified by the monitor on the rest
-  (``fairaudit.repair``, ``docs/methods/repair.md``)
+  (``fairaudit.repairs``, ``docs/methods/repair.md``)
 * ``fairaudit.report.build_pdf(result)`` -> PDF bytes
 """
 __version__ = "0.1.0"
@@ -38,10 +38,10 @@ def __getattr__(name):  # lazy: ``import fairaudit`` stays cheap, ``fairaudit.au
         from fairaudit.api import confirm
 
         return confirm
-    if name == "repair":  # the package, callable as its ``repair()`` (``fairaudit.repair``'s doc)
-        import importlib
+    if name == "repair":
+        from fairaudit.api import repair
 
-        return importlib.import_module("fairaudit.repair")
+        return repair
     if name == "AuditResult":
         from fairaudit.core.trace import AuditResult
 

@@ -90,9 +90,9 @@ def scan(data, protected=None, **options):
 def repair(data, spec, model=None, **options):
     """Decision thresholds on ``model``'s score that make ``spec`` hold with the least loss of accuracy (or of
     favourable decisions), chosen on one part of the audited rows and certified by the monitor on the other
-    (re-exported as ``fairaudit.repair``; the options and the method: ``fairaudit.repair.repair.repair``,
-    ``docs/methods/repair.md``). Returns a ``fairaudit.repair.RepairResult``."""
-    from fairaudit.repair.repair import repair as run_repair
+    (re-exported as ``fairaudit.repair``; the options and the method: ``fairaudit.repairs.repair.repair``,
+    ``docs/methods/repair.md``). Returns a ``fairaudit.repairs.RepairResult``."""
+    from fairaudit.repairs.repair import repair as run_repair
 
     return run_repair(data, spec, model, **options)
 

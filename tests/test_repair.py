@@ -15,8 +15,8 @@ from fairaudit.base.errors import FairauditError, ModelError
 from fairaudit.cli import main
 from fairaudit.data import from_csv
 from fairaudit.models.base import Model
-from fairaudit.repair.margin import Fixed
-from fairaudit.repair.search import Search, pick
+from fairaudit.repairs.margin import Fixed
+from fairaudit.repairs.search import Search, pick
 from fairaudit.spec import parse
 
 PARITY = 'E[pred | sex == "F"] - E[pred | sex == "M"] < 0.1 and E[pred | sex == "M"] - E[pred | sex == "F"] < 0.1'
@@ -110,7 +110,7 @@ def test_the_search_picks_the_best_feasible_point_brute_force():
 
 
 def test_pick_prefers_feasible_then_objective_then_slack():
-    from fairaudit.repair.search import Evaluated
+    from fairaudit.repairs.search import Evaluated
 
     values = Evaluated(np.array([0.3, 0.1, 0.2, -0.1]), np.array([0.2, 0.0, 0.1, -0.2]),
                        np.array([0.6, 0.8, 0.8, 0.9]), np.array([0.5] * 4), {})
@@ -188,6 +188,21 @@ def test_save_load_audit_round_trip_and_tampered_base(tmp_path):
     from fairaudit.core.outputs import file_kind
 
     assert file_kind(tmp_path / "repaired.json") == "model"
+    # a base model file in another folder is copied beside the repair, byte for byte
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "m.skops").write_bytes((tmp_path / "repaired-base.skops").read_bytes())
+    copied = fairaudit.repair(ds, PARITY, str(tmp_path / "elsewhere" / "m.skops"), margin=0.0)
+    (tmp_path / "out").mkdir()
+    paths = copied.save_model(tmp_path / "out" / "r.json")
+    assert [p.name for p in paths] == ["r.json", "r-base.skops"]
+    assert paths[1].read_bytes() == (tmp_path / "elsewhere" / "m.skops").read_bytes()
+    assert np.array_equal(models.load(paths[0]).predict(ds.frame), copied.model.predict(ds.frame))
+    # a saved repair names a base file in its own folder or below, nowhere else
+    payload = json.loads(paths[0].read_text())
+    payload["base"]["path"] = "../elsewhere/m.skops"
+    (tmp_path / "out" / "climbs.json").write_text(json.dumps(payload))
+    with pytest.raises(ModelError, match="leads outside its folder"):
+        models.load(tmp_path / "out" / "climbs.json")
     base = tmp_path / "repaired-base.skops"
     base.write_bytes(base.read_bytes() + b"\0")
     with pytest.raises(ModelError, match="has changed since the thresholds were chosen"):
@@ -269,6 +284,18 @@ def test_api_refuses_a_model_without_scores():
         fairaudit.repair(ds, PARITY, ColumnScore(), group_by="nope", rows="all")
     with pytest.raises(FairauditError, match="Fair"):
         fairaudit.repair(ds, "Fair[sex] > 0.9", ColumnScore(), rows="all")
+    with pytest.raises(FairauditError, match="distinct values: at most"):
+        fairaudit.repair(ds, PARITY, ColumnScore(), group_by="x", rows="all")
+    with pytest.raises(FairauditError, match="compares no protected"):
+        fairaudit.repair(ds, "E[pred] > 0.3", ColumnScore(), thresholds="group", rows="all")
+
+
+def test_a_spec_over_no_group_gets_one_global_threshold():
+    ds = tiny(600, seed=2)
+    result = fairaudit.repair(ds, "E[pred] > 0.55", ColumnScore(), rows="all", margin=0.02)
+    assert result.kind == "global" and result.thresholds == {} and result.group_by == []
+    assert result.chosen.margin >= 0.02 and result.original.margin < 0.02
+    assert any("one global threshold" in note for note in result.notes)
 
 
 def test_group_labels_treat_missing_values_as_no_group():

@@ -20,7 +20,7 @@ EXIT_HELP = ("exit codes: 0 = the repair is certified on the certification rows,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fairaudit.cli._data_args import add_data_arguments
     from fairaudit.cli._model_args import add_model_arguments
-    from fairaudit.repair.repair import DEFAULT_DELTA, DEFAULT_SPLIT, MODES, OBJECTIVES
+    from fairaudit.repairs.repair import DEFAULT_DELTA, DEFAULT_SPLIT, MODES, OBJECTIVES
 
     parser.epilog = EXIT_HELP
     add_data_arguments(parser)
@@ -52,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out = parser.add_argument_group("output")
     out.add_argument("--save", metavar="FILE",
                      help="write the repaired model (JSON naming the base model's file; a model trained here is "
-                          "saved beside it as FILE-base.skops); audit it with --model FILE")
+                          "saved beside it as FILE-base.skops, a model file from another folder copied there); "
+                          "audit it with --model FILE")
     out.add_argument("--json", metavar="OUT|-", help="write the repair result as JSON (- for standard output)")
     out.add_argument("--force", action="store_true", help="replace an existing output file of another kind")
 
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit.cli._spec_args import spec_from_args
     from fairaudit.core.outputs import check_output, write_atomically
     from fairaudit.models.training import KINDS
-    from fairaudit.repair.repair import check_margin, repair
+    from fairaudit.repairs.repair import check_margin, repair
 
     if args.pred is not None:
         raise FairauditError("--pred gives decisions without scores: a threshold repair needs a model with scores "
@@ -78,11 +79,12 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.json, "repair", inputs=inputs, force=args.force, what="repair result")
     if args.save:
         check_output(args.save, "model", inputs=inputs, force=args.force, what="repaired model")
-        if args.model in KINDS:  # a model trained here is saved beside the repair: that path too, before any work
-            from fairaudit.repair.model import base_target
+        from fairaudit.repairs.model import base_destination
 
-            check_output(base_target(args.save, args.model), "model", inputs=inputs, force=args.force,
-                         what="base model")
+        # a model trained here, or a file outside the repair's folder, is written beside it: that path too, now
+        base = base_destination(args.save, None if args.model in KINDS else args.model, args.model)
+        if base is not None:
+            check_output(base, "model", inputs=inputs, force=args.force, what="base model")
     if args.json and args.save and args.json != "-" and Path(args.json).resolve() == Path(args.save).resolve():
         raise FairauditError("--json and --save must name different files")
     dataset = dataset_from_args(args)
@@ -94,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
                     thresholds=args.thresholds, split=args.split, seed=args.seed, delta=args.delta, rows=args.rows,
                     margin=margin, trust_pickle=args.trust_pickle, trusted_types=tuple(args.trust_type or ()))
     if args.save:
-        from fairaudit.repair.model import save
+        from fairaudit.repairs.model import save
 
         for path in save(result.model, args.save, inputs=inputs, force=args.force):
             print(f"wrote {path}", file=sys.stderr if args.json == "-" else sys.stdout)  # stdout: the JSON
@@ -127,7 +129,7 @@ def print_result(result) -> None:
             ("margin", _num(result.original.margin), _num(result.chosen.margin))]
     width = [max(len(r[i]) for r in rows) for i in range(3)]
     print(f"spec:      {result.spec}")
-    print(f"groups:    {', '.join(result.group_by)}; objective: {result.objective}")
+    print(f"groups:    {', '.join(result.group_by) or 'none (one global threshold)'}; objective: {result.objective}")
     print(f"search:    {result.method}; required margin {result.margin_rule}: "
           f"{', '.join(f'{v:.3f}' for v in result.required_margin.values())} (per comparison, at the chosen point)")
     print("on the search rows:")

@@ -58,11 +58,12 @@ def file_kind(path) -> str:
       the schema a skops object tree), a torch file as ``Model.save`` writes it (one folder with ``data.pkl``
       and ``version``; the pickle, read opcode by opcode and never run, is a dict with fairaudit's format marker,
       a JSON config and a ``state_dict`` of tensors, and names no other global), or a ``.nnet`` network that
-      parses, or a threshold repair (JSON, ``fairaudit.models.thresholds``); ``archive`` any other zip (xlsx, docx, ...); ``pickle`` a file starting with the pickle opcode;
+      parses, or a threshold repair (JSON, ``fairaudit.models.thresholds``); ``archive`` any other zip (xlsx,
+      docx, ...); ``pickle`` a file starting with the pickle opcode;
     * ``trace``: a Parquet full trace written by fairaudit (``data`` any other Parquet);
     * ``scan`` / ``comparison`` / ``repair``: JSON that decodes to an object whose ``format`` is a scan result's / a
-      comparison's / a repair result's; ``scan-table``: text whose first
-      line is the mark of a regulatory table written by ``fairaudit scan --csv``;
+      comparison's / a repair result's; ``scan-table``: text whose first line is the mark of a regulatory table
+      written by ``fairaudit scan --csv``;
     * ``empty`` or ``other``.
     """
     path = Path(path)

@@ -6,10 +6,12 @@ a row whose group value is missing (NaN, or the category ``"?"``) or was not giv
 ``default`` threshold. ``fairaudit repair`` (``fairaudit.repair``) makes one; it is audited or compared like any model.
 
 **The file** is JSON (nothing in it can run code): ``format`` (fairaudit's model marker), ``kind: "thresholds"``,
-the base model's file as a path relative to the JSON file and the sha256 of its bytes, ``group_by``, one
-``{"values": [...], "threshold": t}`` per group (the values as text, one per ``group_by`` column) and the ``default``
-threshold. Loading it (``fairaudit.models.load``) reads the base model file from beside it, with the same trust, and
-refuses it when its hash differs from the recorded one (the thresholds were chosen for that very model).
+the base model's file as a path relative to the JSON file (in its folder or below: a path that leads elsewhere is
+refused, so a file from someone else cannot make the loader read arbitrary files) and the sha256 of its bytes,
+``group_by``, one ``{"values": [...], "threshold": t}`` per group (the values as text, one per ``group_by`` column)
+and the ``default`` threshold. Loading it (``fairaudit.models.load``) reads the base model file from beside it, with
+the same trust, and refuses it when its hash differs from the recorded one (the thresholds were chosen for that very
+model).
 """
 from __future__ import annotations
 
@@ -142,6 +144,15 @@ class ThresholdModel(Model):
         write_atomic(path, text.encode("utf-8"))
 
 
+def inside(path, folder) -> bool:
+    """Whether ``path`` (links resolved) lies in ``folder`` or below."""
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(folder))
+    except ValueError:
+        return False
+    return True
+
+
 def file_sha256(path) -> str:
     """The sha256 (hex) of a file's bytes."""
     digest = hashlib.sha256()
@@ -173,7 +184,7 @@ def from_payload(payload: dict, path, load_base) -> ThresholdModel:
         group_by = [str(c) for c in payload["group_by"]]
         groups = payload["groups"]
         default = float(payload["default"])
-        if not isinstance(groups, list) or len(groups) > MAX_GROUPS or not group_by:
+        if not isinstance(groups, list) or len(groups) > MAX_GROUPS:
             raise ValueError("groups")
         thresholds = {}
         for entry in groups:
@@ -185,7 +196,11 @@ def from_payload(payload: dict, path, load_base) -> ThresholdModel:
         raise ModelError(f"{name} is a damaged threshold repair file ({err})") from None
     if not all(math.isfinite(t) for t in [default, *thresholds.values()]):
         raise ModelError(f"{name} is a damaged threshold repair file (a threshold is not a finite number)")
-    base_file = Path(os.path.abspath(path)).parent / relative
+    folder = Path(os.path.abspath(path)).parent
+    base_file = folder / relative
+    if Path(relative).is_absolute() or not inside(base_file, folder):
+        raise ModelError(f"{name}: its base model path {relative} leads outside its folder; a threshold repair names a "
+                         "base model file in its own folder or below")
     if not base_file.is_file():
         raise ModelError(f"{name}: its base model file {relative} is not beside it ({base_file})")
     found = file_sha256(base_file)

@@ -7,10 +7,10 @@ rows and certified by the monitor on the other (re-exported as ``fairaudit.repai
 2. The audited rows (held-out rows of a model fairaudit trained: ``fairaudit.core.inputs.audited_rows``) are split at
    random (``seed``) into the search part (``split`` of them) and the certification part
    (``fairaudit.core.inputs.split_audited``, the splitter ``fairaudit.confirm`` uses).
-3. On the search part only: candidate thresholds per group (``fairaudit.repair.candidates``), the search
-   (``fairaudit.repair.search``) for the thresholds with the best objective among those whose margin reaches the
+3. On the search part only: candidate thresholds per group (``fairaudit.repairs.candidates``), the search
+   (``fairaudit.repairs.search``) for the thresholds with the best objective among those whose margin reaches the
    required one, a single global threshold likewise, and the curve.
-4. On the certification part only: the repaired model (``fairaudit.repair.model``) audited by the monitor at
+4. On the certification part only: the repaired model (``fairaudit.repairs.model``) audited by the monitor at
    ``delta`` — the normal audit road (``fairaudit.resolve``, the driver) — whose verdict is the certificate.
 """
 from __future__ import annotations
@@ -20,16 +20,17 @@ import math
 import numpy as np
 
 from fairaudit.base.errors import FairauditError
-from fairaudit.repair.candidates import candidates, own_threshold
-from fairaudit.repair.result import Point, RepairResult, Rows
-from fairaudit.repair.search import Found, Search, objective_values, pick
+from fairaudit.repairs.candidates import candidates, own_threshold
+from fairaudit.repairs.result import Point, RepairResult, Rows
+from fairaudit.repairs.search import Found, Search, objective_values, pick
 
 OBJECTIVES = ("accuracy", "favourable")
 MODES = ("both", "group", "global")
 DEFAULT_SPLIT = 0.5
 DEFAULT_DELTA = 0.05
 ENGINE = "monitor"
-ALL_ROWS = "(all rows)"  # the name of the one cell of a global threshold
+ALL_ROWS = "(all rows)"
+MAX_GROUPS = 64  # groups with a threshold of their own, at most  # the name of the one cell of a global threshold
 
 
 def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, objective: str = "accuracy",
@@ -46,8 +47,8 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     ``thresholds``: ``group``, ``global`` or ``both`` (a single threshold is preferred when it does as well).
     ``split``: the share of the audited rows that chooses; ``delta``: the certificate's failure probability;
     ``margin``: how far inside the specification the chosen thresholds must be on the search rows, a number or
-    ``"auto"`` (sized for each set of thresholds from the certification part: ``fairaudit.repair.margin``). ``FairauditError`` (one line) on bad
-    input, before any work."""
+    ``"auto"`` (sized for each set of thresholds from the certification part: ``fairaudit.repairs.margin``).
+    ``FairauditError`` (one line) on bad input, before any work."""
     from fairaudit.resolve import resolve
 
     objective, thresholds = str(objective), str(thresholds)
@@ -56,7 +57,8 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     if thresholds not in MODES:
         raise FairauditError(f"unknown thresholds {thresholds!r}; choose one of: {', '.join(MODES)}")
     if not 0 < float(split) < 1:
-        raise FairauditError(f"split must be in (0, 1): the share of the rows that chooses the thresholds, got {split!r}")
+        raise FairauditError(f"split must be in (0, 1): the share of the rows that chooses the thresholds, got "
+                             f"{split!r}")
     margin = check_margin(margin)
     if pred is not None:
         raise FairauditError("a decision expression (pred) has no scores: a threshold repair needs a model with "
@@ -68,7 +70,12 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
                    include_protected=include_protected, delta=delta, seed=seed)
     dataset, parsed = plan.dataset, plan.spec
     check_spec(parsed)
-    group_by = check_group_by(group_by, parsed, dataset)
+    group_by = check_group_by(group_by, parsed, dataset, thresholds)
+    early_notes = []
+    if not group_by and thresholds == "both":
+        thresholds = "global"
+        early_notes.append("the specification compares no protected or categorical column: one global threshold "
+                           "was searched (name the groups with group_by to search one per group)")
     if objective == "accuracy" and dataset.labels is None:
         raise FairauditError(f"the accuracy objective needs labels, and {dataset.name} has no label column: use "
                              "objective favourable (--objective favourable), or name the label")
@@ -96,13 +103,13 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     decisions = np.asarray(inputs.decisions)[first]
     groups = group_labels(frame, group_by)
     own, exact = own_threshold(scores, decisions)
-    from fairaudit.repair.margin import requirement
+    from fairaudit.repairs.margin import requirement
 
     search = Search(parsed, frame, scores, labels, groups,
                     requirement=requirement(margin, search_rows=len(first), certification_rows=len(second),
                                             delta=delta, leaves=len({t.text for t in parsed.leaves})))
     original_values = search.decided(decisions)
-    notes = []
+    notes = list(early_notes)
     if not exact:
         notes.append("the model's decisions are not a threshold of its score on these rows: the original point is "
                      "its own decisions, the repaired model decides every row by a threshold")
@@ -128,7 +135,7 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
 
     # ---------------------------------------------------------------- the certificate, on the other rows only
     from fairaudit.core.driver import last, start
-    from fairaudit.repair.model import repaired_model
+    from fairaudit.repairs.model import repaired_model
 
     wrapper = repaired_model(base, group_by, chosen_thresholds, default, base_path=base_path)
     plan2 = resolve(ENGINE, dataset, parsed, model=wrapper, rows=rows, delta=delta, seed=seed)
@@ -156,7 +163,8 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
         original_threshold=own, kind=kind, chosen=chosen_point, original=original_point, curve=curve,
         search=search_rows, certification=cert_rows, certificate=certificate, model=wrapper, delta=float(delta),
         required_margin={nid: float(v[found.best]) for nid, v in found.values.need.items()},
-        margin_rule=search.requirement.describe(), method=method, feasible=found.feasible, candidates=sizes, notes=notes)
+        margin_rule=search.requirement.describe(), method=method, feasible=found.feasible, candidates=sizes,
+        notes=notes)
 
 
 # ------------------------------------------------------------------------------------------------ checks
@@ -205,24 +213,31 @@ def default_group_by(spec, dataset) -> list[str]:
     return [n for n in names if dataset.schema.column(n).kind == "categorical" and n != dataset.schema.label]
 
 
-def check_group_by(group_by, spec, dataset) -> list[str]:
-    """The group columns, each a column of the dataset (``FairauditError`` otherwise)."""
+def check_group_by(group_by, spec, dataset, thresholds: str = "both") -> list[str]:
+    """The group columns, each a column of the dataset, with at most ``MAX_GROUPS`` groups (``FairauditError``
+    otherwise); none (``[]``) only for a global threshold."""
     if group_by is None:
         found = default_group_by(spec, dataset)
-        if not found:
+        if not found and thresholds == "group":
             raise FairauditError("the specification compares no protected or categorical column: name the groups "
                                  "that get their own threshold (group_by=..., --group-by COL)")
-        return found
-    names = [group_by] if isinstance(group_by, str) else list(group_by)
-    names = [n.strip() for name in names for n in str(name).split(",") if n.strip()]
-    if not names:
-        raise FairauditError("group_by names no column")
+        names = found
+    else:
+        names = [group_by] if isinstance(group_by, str) else list(group_by)
+        names = [n.strip() for name in names for n in str(name).split(",") if n.strip()]
+        if not names:
+            raise FairauditError("group_by names no column")
     for name in names:
         if name not in dataset.schema:
             raise FairauditError(f"unknown group column {name!r}: {dataset.name} has "
                                  f"{', '.join(dataset.schema.names[:12])}")
         if name == dataset.schema.label:
             raise FairauditError(f"the group column {name!r} is the label: thresholds cannot depend on the outcome")
+    if names:
+        count = len(dataset.frame[names].drop_duplicates())
+        if count > MAX_GROUPS:
+            raise FairauditError(f"{' × '.join(names)} has {count:,} distinct values: at most {MAX_GROUPS} groups get "
+                                 "their own threshold (group by a categorical column, or bin a numeric one first)")
     return names
 
 

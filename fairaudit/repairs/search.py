@@ -11,12 +11,12 @@ search). A combination of one threshold per group adds its groups' counts, and t
 Σ numerator / Σ denominator — the dataset engine's value for those decisions. The values of many combinations go to
 ``fairaudit.core.evaluate.evaluate`` at once (it is vectorised over a leading axis).
 
-**The margin** of the specification (its robustness): a comparison ``l op r`` has margin ``l − r`` for ``>``/``≥``,
-``r − l`` for ``<``/``≤``, ``−|l − r|`` for ``==`` and ``|l − r|`` for ``!=`` (how far inside its satisfied side);
-``and`` takes the least of its parts, ``or`` the greatest, ``not`` the negation. A set of thresholds is *feasible*
-when each comparison's margin (read through the ``and``/``or``/``not`` above it) reaches the margin required of it
-(``fairaudit.repair.margin``: a fixed number, or sized for each set of thresholds from its own rates so that the
-monitor can certify it on the certification rows).
+**The margin** of the specification (its robustness): a comparison ``l op r`` has margin ``l − r`` for
+``>``/``≥``, ``r − l`` for ``<``/``≤``, ``−|l − r|`` for ``==`` and ``|l − r|`` for ``!=`` (how far inside its
+satisfied side); ``and`` takes the least of its parts, ``or`` the greatest, ``not`` the negation. A set of
+thresholds is *feasible* when each comparison's margin (read through the ``and``/``or``/``not`` above it) reaches
+the margin required of it (``fairaudit.repairs.margin``: a fixed number, or sized for each set of thresholds from its
+own rates so that the monitor can certify it on the certification rows).
 
 **Which combinations.** Every combination of the groups' candidates when there are at most ``EXHAUSTIVE_LIMIT``;
 otherwise coordinate ascent: from the best single threshold, each group's threshold in turn is set to its best
@@ -24,13 +24,15 @@ candidate with the others held, until no group changes.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from fairaudit.core.evaluate import LeafValue, compile_spec, evaluate
 from fairaudit.core.observations import observe
-from fairaudit.repair.margin import Fixed
+from fairaudit.repairs.margin import Fixed
 
 EXHAUSTIVE_LIMIT = 200_000  # combinations tried one by one at most; beyond, coordinate ascent
 ASCENT_ROUNDS = 50  # coordinate ascent stops after this many rounds over the groups (it stops sooner when stable)
@@ -64,7 +66,7 @@ class Evaluated:
     accuracy: np.ndarray | None
     favourable: np.ndarray
     nodes: dict
-    need: dict | None = None  # node id → the margin required of each comparison (``fairaudit.repair.margin``)
+    need: dict | None = None  # node id → the margin required of each comparison (``fairaudit.repairs.margin``)
 
 
 class Search:
@@ -92,15 +94,15 @@ class Search:
             columns.append(np.stack(per_row, axis=1) if len(frame) else np.zeros((0, len(per_row)), np.int64))
         self.width = columns[0].shape[1]
         self.per_row = columns  # (rows, m) per decision 0 / 1, in the search rows' order
-        groups = np.asarray(groups, dtype=object)
+        codes, uniques = pd.factorize(pd.Series(groups, dtype=object), use_na_sentinel=True)  # None: code -1
         self.cells: dict = {}
-        names = sorted({g for g in groups if g is not None}) + ([None] if any(g is None for g in groups) else [])
-        for name in names:
-            where = np.flatnonzero(np.array([g == name if name is not None else g is None for g in groups]))
-            self.cells[name] = self._cell(name, where, scores, columns)
+        for code, name in sorted(enumerate(uniques), key=lambda item: str(item[1])):
+            self.cells[name] = self._cell(name, np.flatnonzero(codes == code), scores, columns)
+        if (codes < 0).any():  # the rows of no group
+            self.cells[None] = self._cell(None, np.flatnonzero(codes < 0), scores, columns)
         self.everyone = self._cell("all", np.arange(len(frame)), scores, columns)
         self.cmps = [nid for nid in self.compiled.postorder if self.compiled.nodes[nid].kind == "cmp"]
-        self.requirement = Fixed(0.0) if requirement is None else requirement  # ``fairaudit.repair.margin``
+        self.requirement = Fixed(0.0) if requirement is None else requirement  # ``fairaudit.repairs.margin``
 
     @staticmethod
     def _cell(name, where, scores, columns) -> Cell:
@@ -188,7 +190,7 @@ class Search:
                 fixed += cell.counts([default])[0]
         tables = [self.cells[g].counts(candidates[g]) for g in names]
         sizes = [len(candidates[g]) for g in names]
-        total = int(np.prod(sizes)) if sizes else 1
+        total = math.prod(sizes)  # a Python integer: no overflow
         if total <= EXHAUSTIVE_LIMIT:
             idx = np.indices(sizes).reshape(len(sizes), -1).T if sizes else np.zeros((1, 0), dtype=int)
             totals = fixed + sum((tables[k][idx[:, k]] for k in range(len(names))), np.zeros((len(idx), self.width)))

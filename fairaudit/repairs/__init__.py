@@ -10,25 +10,11 @@ least loss of accuracy or of favourable decisions, then certified by the monitor
 * ``result``: ``RepairResult``, its JSON;
 * ``repair``: ``repair()``, which puts them together.
 
-``fairaudit.repair`` is this package, and calling it is calling ``repair()``: ``fairaudit.repair(data, spec, model)``
-(the package and the function share the name the issue gave both, so the package is callable).
+The package is ``fairaudit.repairs``; ``fairaudit.repair(...)`` is the function (``fairaudit.api.repair``).
 """
 from __future__ import annotations
 
-import sys
-import types
-
-from fairaudit.repair.repair import MODES, OBJECTIVES, repair
-from fairaudit.repair.result import Point, RepairResult, Rows
+from fairaudit.repairs.repair import MODES, OBJECTIVES, repair
+from fairaudit.repairs.result import Point, RepairResult, Rows
 
 __all__ = ["repair", "RepairResult", "Point", "Rows", "OBJECTIVES", "MODES"]
-
-
-class _CallablePackage(types.ModuleType):
-    """This package, callable as ``repair()`` (module doc)."""
-
-    def __call__(self, *args, **kwargs) -> RepairResult:
-        return repair(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallablePackage

@@ -54,8 +54,9 @@ class Rows:
 @dataclass
 class RepairResult:
     """A threshold repair and its certificate (module doc). ``required_margin`` is the margin each comparison had
-    to reach at the chosen point on the search rows (node id → margin; ``margin_rule`` says how it was set), ``method`` how the search ran ("exhaustive" /
-    "coordinate ascent"), ``notes`` what the user should know (rows of no group, no feasible point ...)."""
+    to reach at the chosen point on the search rows (node id → margin; ``margin_rule`` says how it was set),
+    ``method`` how each search ran (exhaustive / coordinate ascent), ``feasible`` whether the chosen point reached the
+    required margin, ``notes`` what the user should know (rows of no group, no feasible point ...)."""
 
     spec: str
     group_by: list
@@ -140,8 +141,8 @@ class RepairResult:
 
     def save_model(self, path, *, force: bool = False) -> list:
         """Save the repaired model (JSON over the base model's file: ``fairaudit.models.thresholds``; a base model
-        with no file is saved beside it first: ``fairaudit.repair.model.save``); the paths written."""
-        from fairaudit.repair.model import save
+        with no file is saved beside it first: ``fairaudit.repairs.model.save``); the paths written."""
+        from fairaudit.repairs.model import save
 
         return save(self.model, path, force=force)
 
