@@ -9,6 +9,8 @@ The library works without Streamlit. Entry points:
   (engines: ``fairaudit.engines.names()``; an engine's options: ``fairaudit.engines.get(name).options``)
 * ``fairaudit.scan(data, protected, depth=2, pred=..., ...)`` -> ``ScanResult``: every intersection of the protected
   attributes, each cell's rate and impact ratio with intervals that hold at once (``fairaudit.subgroups``)
+* ``fairaudit.compare(data, spec, models=[...], preds=[...], ...)`` -> ``CompareResult``: two or more models on the
+  same rows, each one's values and paired anytime-valid intervals on their differences (``fairaudit.comparison``)
 * ``fairaudit.confirm(data, spec, node, ...)`` -> ``AuditResult``: a threshold chosen on part of the rows, certified
   on the rest
 * ``fairaudit.repair(data, spec, model, group_by=..., objective=...)`` -> ``RepairResult``: decision thresholds on the
@@ -22,7 +24,7 @@ from fairaudit import _moved
 
 _moved.install()  # the import paths before 0.2 keep working for one release (CHANGELOG.md)
 
-__all__ = ["audit", "confirm", "repair", "scan", "AuditResult", "__version__"]
+__all__ = ["audit", "compare", "confirm", "repair", "scan", "AuditResult", "__version__"]
 
 
 def __getattr__(name):  # lazy: ``import fairaudit`` stays cheap, ``fairaudit.audit`` loads the engine
@@ -34,6 +36,10 @@ def __getattr__(name):  # lazy: ``import fairaudit`` stays cheap, ``fairaudit.au
         from fairaudit.api import scan
 
         return scan
+    if name == "compare":
+        from fairaudit.api import compare
+
+        return compare
     if name == "confirm":
         from fairaudit.api import confirm
 

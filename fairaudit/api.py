@@ -13,7 +13,8 @@ from fairaudit.resolve import GENERATED_OPTION, check_generated, resolve
 
 # ``check_options``, ``check_generated`` and ``GENERATED_OPTION`` are imported from here by the command line, the
 # report and older code; they live below (``fairaudit.core.preflight``, ``fairaudit.resolve``)
-__all__ = ["audit", "scan", "repair", "confirm", "confirmable", "check_options", "check_generated", "GENERATED_OPTION", "CONFIRM_SHARE"]
+__all__ = ["audit", "scan", "compare", "repair", "confirm", "confirmable", "check_options", "check_generated",
+           "GENERATED_OPTION", "CONFIRM_SHARE"]
 
 
 def audit(data, spec=None, engine: str | None = None, model=None, pred: str | None = None, where: str | None = None,
@@ -85,6 +86,16 @@ def scan(data, protected=None, **options):
     from fairaudit.subgroups.scan import scan as run_scan
 
     return run_scan(data, protected, **options)
+
+
+def compare(data, spec, models=None, preds=None, **options):
+    """Two or more models (``models``) and/or logged decisions (``preds``) on the same rows, in the same order: each
+    one's value of every node of ``spec`` and, for every pair, an interval on the difference with a verdict
+    (re-exported as ``fairaudit.compare``; the options and the mathematics: ``fairaudit.comparison.run.compare``,
+    ``docs/methods/compare.md``). Returns a ``fairaudit.comparison.CompareResult``."""
+    from fairaudit.comparison.run import compare as run_compare
+
+    return run_compare(data, spec, models, preds, **options)
 
 
 def repair(data, spec, model=None, **options):

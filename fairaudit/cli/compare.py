@@ -1,6 +1,6 @@
 """``fairaudit compare``: two or more models (or logged decision columns) on the same rows, in the same order; each
 model's value of every node of the specification, and for every pair an interval on the difference with a verdict
-(``fairaudit.compare``; the mathematics: ``docs/methods/compare.md``).
+(``fairaudit.comparison``; the mathematics: ``docs/methods/compare.md``).
 
     fairaudit compare --data adult --spec @specs/demographic_parity.spec --model logreg --model tree
     fairaudit compare --data log.csv --spec @dp.spec --pred 'dec_a == 1' --pred 'dec_b == 1' --name old --name new
@@ -30,11 +30,11 @@ class _Side(argparse.Action):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fairaudit.cli._data_args import add_data_arguments
-    from fairaudit.compare.options import DEFAULTS, ENGINES, HELP, ORDERS, STOPS
+    from fairaudit.comparison.options import DEFAULTS, ENGINES, HELP, ORDERS, STOPS
 
     parser.epilog = EXIT_HELP
     parser.set_defaults(sides=[])
-    add_data_arguments(parser)
+    add_data_arguments(parser, required=False)  # a verifier engine's .nnet networks carry their own domain
     group = parser.add_argument_group("specification")
     group.add_argument("--spec", metavar="TEXT|@FILE", required=True, help="the specification, or @path to a file")
     group.add_argument("--where", metavar="EXPR", help="compare on the rows matching this condition only")
@@ -59,6 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--seed", type=int, default=DEFAULTS["seed"], help=HELP["seed"])
     run.add_argument("--stop", choices=STOPS, default=DEFAULTS["stop"], help=HELP["stop"])
     run.add_argument("--order", choices=ORDERS, default=DEFAULTS["order"], help=HELP["order"])
+    run.add_argument("--time-budget", type=float, default=None, dest="time_budget", metavar="SECONDS",
+                     help="a verifier engine: seconds each model's run may take (its bounds so far are then used)")
     out = parser.add_argument_group("output")
     out.add_argument("--json", metavar="OUT", help="write the comparison as JSON ('-': standard output)")
     out.add_argument("--pdf", metavar="OUT", help="write the comparison's PDF report")
@@ -68,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from fairaudit.cli._data_args import dataset_from_args
     from fairaudit.cli._spec_args import spec_from_args
-    from fairaudit.compare import compare
+    from fairaudit.comparison import compare
     from fairaudit.core.outputs import check_output
     from fairaudit.core.preflight import Source, file_source, preflight
 
@@ -82,16 +84,17 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.pdf, "pdf", inputs=inputs, force=args.force, what="report")
     if args.json and args.pdf and args.json == args.pdf:
         raise FairauditError("--json and --pdf must name different files")
-    dataset = dataset_from_args(args)
+    dataset = dataset_from_args(args) if args.data is not None else None
     # the specification, every decision expression and the row filter, positioned, before any model is trained
-    for kind, value in args.sides:
+    for kind, value in (args.sides if dataset is not None else []):
         preflight(dataset, spec_file.spec, spec_source=file_source(spec_file),
                   decision=Source(value, "--pred") if kind == "pred" else None,
                   where=Source(args.where, "--where") if args.where else None, uses_model=kind == "model")
     result = compare(dataset, spec_file.spec, sides=args.sides, names=args.name, engine=args.engine,
                      delta=args.delta, seed=args.seed, stop=args.stop, order=args.order, where=args.where,
                      rows=args.rows, trust_pickle=args.trust_pickle, trusted_types=args.trust_type,
-                     include_protected=args.include_protected)
+                     include_protected=args.include_protected,
+                     options={"time_budget": args.time_budget} if args.time_budget is not None else None)
     if args.json == "-":
         print(result.to_json())
     else:
@@ -120,7 +123,7 @@ def write_outputs(args: argparse.Namespace, result) -> None:
 
 def print_result(result) -> None:
     """Each model's value of every node, the differences of the first pair ... and the sentences."""
-    from fairaudit.core.explain import interval, number
+    from fairaudit.core.explain import interval, is_point, number
 
     named = [f"{m['name']} = " + (m["model"] or f"pred: {m['pred']}") for m in result.models]
     print(f"compare:   {'; '.join(named)}")
@@ -136,8 +139,9 @@ def print_result(result) -> None:
         for name in result.names:
             s = result.model_series[name][tn.id]
             v = None if s.verdict is None else {1: "true", 0: "false"}.get(int(s.verdict[-1]), "unknown")
-            row.append(v if tn.kind in ("and", "or", "not") else
-                       f"{number(s.estimate[-1])} {interval(s.lo[-1], s.hi[-1])}" + (f" {v}" if v else ""))
+            value = (interval(s.lo[-1], s.hi[-1]) if is_point(s.lo[-1], s.hi[-1])
+                     else f"{number(s.estimate[-1])} {interval(s.lo[-1], s.hi[-1])}")
+            row.append(v if tn.kind in ("and", "or", "not") else value + (f" {v}" if v else ""))
         for a, b in result.diff_series:
             d = by.get((tn.id, a, b))
             row.append("" if d is None else f"{interval(d.lo, d.hi)} {d.verdict.replace('_', ' ')}")

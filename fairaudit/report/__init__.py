@@ -132,7 +132,7 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
     ``selected_nodes``: node ids that also get a convergence plot (every comparison gets one). ``generated_at``: a
     ``datetime`` (default now).
 
-    ``comparison``: a ``fairaudit.compare.CompareResult`` of the same specification, added as a section of its own
+    ``comparison``: a ``fairaudit.comparison.CompareResult`` of the same specification, added as a section of its own
     (``fairaudit.report.compare.comparison_section``); ``FairauditError`` when it asks another specification.
 
     ``on_progress(Progress)`` (``fairaudit.base.progress``) is told how far the report is, one unit per figure

@@ -1,6 +1,6 @@
 """A comparison of models as a PDF (``fairaudit compare --pdf``, the dashboard's Compare page).
 
-    pdf = build_compare_pdf(result)       # bytes; result: a fairaudit.compare.CompareResult
+    pdf = build_compare_pdf(result)       # bytes; result: a fairaudit.comparison.CompareResult
 
 Page 1: the title, the headline (the strongest claim the comparison supports) in a box coloured by whether it is
 decided, the guarantee (what every interval and difference verdict is worth and what it assumes) in a shaded box,
@@ -9,7 +9,7 @@ description and content hash, or its decision expression) and the specification.
 model's value and interval, each pair's difference and its verdict), the sentences of the spec's comparisons and of
 every decided difference, the warnings, and the charts of ``fairaudit.viz.compare``: every node's final interval per
 model, and for each comparison of the specification the models' intervals over the rows read and the difference
-against 0. The numbers and sentences are the ``CompareResult``'s (``fairaudit.compare.wording``); the layout helpers
+against 0. The numbers and sentences are the ``CompareResult``'s (``fairaudit.comparison.wording``); the layout helpers
 ``fairaudit.report.pdf.ReportPDF``'s.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import datetime as _dt
 
 from fpdf.fonts import FontFace
 
-from fairaudit.compare.wording import facts
+from fairaudit.comparison.wording import facts
 from fairaudit.core.outputs import REPORT_CREATOR
 from fairaudit.report import charts
 from fairaudit.report.pdf import GREY, INK, MONO, SANS, ReportPDF, rgb
@@ -222,7 +222,7 @@ def comparison_section(pdf: ReportPDF, result) -> None:
 
 
 def build_compare_pdf(result, *, generated_at=None) -> bytes:
-    """The comparison's report as PDF bytes (``result``: a ``fairaudit.compare.CompareResult``)."""
+    """The comparison's report as PDF bytes (``result``: a ``fairaudit.comparison.CompareResult``)."""
     moment = generated_at or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
     names = ", ".join(result.names)
     title = f"{TITLE}: {names}"

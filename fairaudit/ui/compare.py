@@ -1,5 +1,5 @@
 """The dashboard's "Compare" page (issue 32): the current model beside other models or logged decisions, on the same
-rows in the same order, against the current specification (``fairaudit.compare``).
+rows in the same order, against the current specification (``fairaudit.compare``: ``fairaudit.comparison``).
 
 ``page()`` draws it: what to compare — the current model (Model page), model kinds trained now on the same split, saved
 model files of the workspace, decision expressions (one per line) — the comparison's choices (engine, failure
@@ -118,7 +118,7 @@ def page() -> None:
     import streamlit as st
 
     from fairaudit.base.errors import FairauditError
-    from fairaudit.compare.options import DEFAULTS, HELP, STOPS
+    from fairaudit.comparison.options import DEFAULTS, HELP, STOPS
     from fairaudit.models import KINDS
     from fairaudit.models.training import KIND_HELP
     from fairaudit.ui import state, widgets, workspace
@@ -236,7 +236,7 @@ def page() -> None:
 
 
 def _run(dataset, spec_text, sides, names, engine, delta, stop, seed, seed_train, test_size, features):
-    from fairaudit.compare import compare
+    from fairaudit.comparison import compare
     from fairaudit.ui import state
 
     given = []

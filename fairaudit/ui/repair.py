@@ -1,11 +1,11 @@
 """The dashboard's "Repair" page (issue 32): what would make the specification pass — decision thresholds on the
-current model's score, chosen on one part of the audited rows and certified on the other (``fairaudit.repair``).
+current model's score, chosen on one part of the audited rows and certified on the other (``fairaudit.repair``: ``fairaudit.repairs``).
 
 ``page()`` draws it: the repair's choices (the groups that get their own threshold, the objective, group / global
 thresholds, the share of rows that chooses, the failure probability, the seed), a run on the session's dataset, model
 and specification, then the certificate's verdict and headline, which rows chose and which certified, the chosen
 thresholds beside the original, the fairness–accuracy curve (``fairaudit.viz.repair``), "Compare with the original"
-(``fairaudit.compare`` of the original and the repaired model on the certification rows only, drawn by
+(``fairaudit.comparison`` of the original and the repaired model on the certification rows only, drawn by
 ``fairaudit.ui.compare.show``) and "Save repaired model" (the JSON wrapper over the base model, in the workspace).
 
 Pure helpers (no Streamlit, unit-tested): ``repair_key`` (every input of a repair) and ``certification_rows`` (the
@@ -169,7 +169,7 @@ def page() -> None:
 def _spec_and_groups(dataset, spec_text: str):
     """``(spec, default group columns, None)`` or ``(None, [], why)``: the checks the repair makes before work."""
     from fairaudit.base.errors import FairauditError
-    from fairaudit.repair.repair import check_spec, default_group_by
+    from fairaudit.repairs.repair import check_spec, default_group_by
     from fairaudit.resolve import parse_spec
 
     try:
@@ -181,7 +181,7 @@ def _spec_and_groups(dataset, spec_text: str):
 
 
 def _run(dataset, spec_text, model, group_by, objective, thresholds, split, delta, seed):
-    from fairaudit.repair import repair
+    from fairaudit.repairs import repair
 
     return repair(dataset, spec_text, model, group_by=list(group_by), objective=objective, thresholds=thresholds,
                   split=split, delta=delta, seed=seed)
@@ -249,7 +249,7 @@ def show(result, key: tuple, dataset, model) -> None:
 
 
 def _compare(dataset, model, result):
-    from fairaudit.compare import compare
+    from fairaudit.comparison import compare
     from fairaudit.viz.repair import ORIGINAL, REPAIRED
 
     among = certification_rows(dataset, model, result)
@@ -274,10 +274,10 @@ def _save(result) -> None:
             stem = (name or "").strip()
             stem = stem if stem.endswith(".json") else stem + ".json"
             path = workspace.path_in(models_dir, stem)
-            from fairaudit.repair.model import base_target
+            from fairaudit.repairs.model import base_destination
 
-            targets = [path] + ([base_target(path, getattr(result.model.base, "kind", ""))]
-                                if result.model.base_path is None else [])
+            base = base_destination(path, result.model.base_path, getattr(result.model.base, "kind", ""))
+            targets = [path] + ([base] if base is not None else [])
             existing = [p.name for p in targets if p.exists()]
             if existing and not overwrite:
                 raise workspace.WorkspaceError(f"{', '.join(existing)} exists already; tick 'overwrite' to replace it")

@@ -1,4 +1,4 @@
-"""A comparison's charts and table (``fairaudit.compare.CompareResult``): one colour per model, the same in every
+"""A comparison's charts and table (``fairaudit.comparison.CompareResult``): one colour per model, the same in every
 chart (``fairaudit.viz.palette.model_colours``), on the dashboard and in the PDF.
 
 * :func:`node_table` — one row per node of the specification: each model's value with its interval (and its verdict

@@ -1,4 +1,4 @@
-"""A threshold repair's chart (``fairaudit.repair.RepairResult``): the fairness–accuracy curve.
+"""A threshold repair's chart (``fairaudit.repairs.RepairResult``): the fairness–accuracy curve.
 
 * :func:`curve_frame` — one row per point of the repair's curve (the thresholds tried that no other beats on both
   the specification's margin and the objective), the chosen and the original point named

@@ -76,7 +76,7 @@ def test_compare_page_without_data_then_two_models():
 
 def test_report_page_offers_the_comparison_of_the_same_specification():
     import fairaudit
-    from fairaudit.compare import compare as run_compare
+    from fairaudit.comparison import compare as run_compare
 
     at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
     ds = data.load("compas")

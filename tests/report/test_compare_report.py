@@ -9,7 +9,7 @@ import re
 import pytest
 from pypdf import PdfReader
 
-from fairaudit.compare import compare
+from fairaudit.comparison import compare
 from fairaudit.core.outputs import file_kind
 from fairaudit.report.compare import build_compare_pdf, sentences
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from fairaudit.compare import compare
+from fairaudit.comparison import compare
 from fairaudit.viz.compare import (difference_convergence, difference_word, final_values_chart, models_convergence,
                                    node_table, spec_verdicts)
 from fairaudit.viz.palette import model_colours

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-import fairaudit.repair as fa_repair
+import fairaudit.repairs as fa_repair
 from fairaudit import data, models
 from fairaudit.viz.palette import model_colours
 from fairaudit.viz.repair import ORIGINAL, REPAIRED, curve_frame, repair_curve

@@ -15,8 +15,8 @@ import numpy as np
 
 from fairaudit.base.numbers import json_number
 from fairaudit.bounds.rules import FALSE, TRUE
-from fairaudit.compare.difference import verdicts
-from fairaudit.compare.wording import SCOPES
+from fairaudit.comparison.difference import verdicts
+from fairaudit.comparison.wording import SCOPES
 
 VERSION = 1
 FORMAT = f"fairaudit-comparison/{VERSION}"  # fairaudit.core.outputs.COMPARISON_FORMAT + the version
@@ -38,24 +38,38 @@ class NodeSeries:
     lo: np.ndarray
     hi: np.ndarray
     verdict: np.ndarray | None = None
+    rates: dict | None = None  # a Fair[...] node: "certified", "unfair", "undecided" arrays (shares of individuals)
 
     @classmethod
     def of(cls, nv) -> "NodeSeries":
+        rates = None
+        if nv.certified is not None:
+            rates = {k: np.broadcast_to(np.asarray(getattr(nv, k), float), np.shape(nv.lo))
+                     for k in ("certified", "unfair", "undecided")}
         return cls(np.asarray(nv.estimate, float), np.asarray(nv.lo, float), np.asarray(nv.hi, float),
-                   None if nv.verdict is None else np.asarray(nv.verdict, np.int8))
+                   None if nv.verdict is None else np.asarray(nv.verdict, np.int8), rates)
 
     @classmethod
     def final(cls, values: dict) -> "NodeSeries":
         verdict = values.get("verdict")
         code = None if verdict is None else {"true": TRUE, "false": FALSE}.get(verdict, -1)
+        rates = ({k: np.array([float(values[k])]) for k in ("certified", "unfair", "undecided")}
+                 if all(values.get(k) is not None for k in ("certified", "unfair", "undecided")) else None)
         return cls(np.array([float(values.get("estimate", np.nan))]), np.array([float(values.get("lo", np.nan))]),
-                   np.array([float(values.get("hi", np.nan))]), None if code is None else np.array([code], np.int8))
+                   np.array([float(values.get("hi", np.nan))]), None if code is None else np.array([code], np.int8),
+                   rates)
+
+    def upto(self, k: int) -> "NodeSeries":
+        return NodeSeries(self.estimate[:k], self.lo[:k], self.hi[:k], None if self.verdict is None else
+                          self.verdict[:k], None if self.rates is None else {n: a[:k] for n, a in self.rates.items()})
 
     def at(self, i: int) -> dict:
         out = {"estimate": json_number(float(self.estimate[i])), "lo": json_number(float(self.lo[i])),
                "hi": json_number(float(self.hi[i]))}
         if self.verdict is not None:
             out["verdict"] = _verdict_name(self.verdict[i])
+        if self.rates is not None:
+            out.update({k: json_number(float(a[i])) for k, a in self.rates.items()})
         return out
 
 
@@ -115,9 +129,7 @@ class CompareResult:
         cs = compile_spec(spec)
         k = stop_index + 1
         looks = np.asarray(looks)[:k]
-        model_series = {name: {nid: NodeSeries(s.estimate[:k], s.lo[:k], s.hi[:k],
-                                               None if s.verdict is None else s.verdict[:k])
-                               for nid, s in series.items()} for name, series in model_series.items()}
+        model_series = {name: {nid: s.upto(k) for nid, s in series.items()} for name, series in model_series.items()}
         diffs = []
         for (a, b), series in diff_series.items():
             for nid in cs.postorder[::-1]:  # pre-order: the root's comparisons first
@@ -170,18 +182,18 @@ class CompareResult:
     @property
     def guarantee(self) -> str:
         """What every interval and difference verdict is worth, in one sentence."""
-        from fairaudit.compare.wording import guarantee_sentence
+        from fairaudit.comparison.wording import guarantee_sentence
 
         return guarantee_sentence(self)
 
     def sentence(self, d: Difference) -> str:
-        from fairaudit.compare.wording import difference_sentence
+        from fairaudit.comparison.wording import difference_sentence
 
         return difference_sentence(self, d)
 
     @property
     def headline(self) -> str:
-        from fairaudit.compare.wording import headline
+        from fairaudit.comparison.wording import headline
 
         return headline(self)
 

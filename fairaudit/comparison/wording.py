@@ -7,7 +7,7 @@ BETTER_WHEN_HIGHER = (">", ">=")
 BETTER_WHEN_LOWER = ("<", "<=")
 
 
-def _short(text: str, limit: int = 70) -> str:
+def _short(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
@@ -43,6 +43,13 @@ def _op(result, node_id: str) -> str | None:
     return None
 
 
+def _margin(result, node_id: str) -> str:
+    """What a comparison's margin is, in words: its left side when the right side is a constant."""
+    nodes = {tn.id: tn for tn in result.tree.nodes}
+    left, right = (nodes[c] for c in nodes[node_id].children)
+    return f"value of {_short(left.text, 60)}" if right.kind == "const" else "margin (left side − right side)"
+
+
 def difference_sentence(result, d) -> str:
     """One plain sentence for one difference (``a − b`` of a node, or of a comparison's margin ``left − right``)."""
     what = _short(d.text)
@@ -55,13 +62,14 @@ def difference_sentence(result, d) -> str:
         return (f"{what}: not established which of {d.a} and {d.b} is lower — the difference {d.a} − {d.b} is "
                 f"in {span} (estimate {number(d.estimate)}), which still contains 0.")
     lower, higher = (d.a, d.b) if d.verdict == "a_lower" else (d.b, d.a)
-    gap = interval(-d.hi, -d.lo) if d.verdict == "a_lower" else interval(d.lo, d.hi)
+    lo, hi = (-d.hi, -d.lo) if d.verdict == "a_lower" else (d.lo, d.hi)
+    gap = number(lo) if interval(lo, hi) == number(lo) else f"{number(lo)} to {number(hi)}"
     when = f" (decided after {d.decided_at:,} rows)" if d.decided_at else ""
     op = _op(result, d.node) if d.kind == "cmp" else None
     if op in BETTER_WHEN_HIGHER or op in BETTER_WHEN_LOWER:
         better = higher if op in BETTER_WHEN_HIGHER else lower
         worse = lower if better == higher else higher
-        return (f"{better} is further on the passing side of {what} than {worse}: its margin (left − right) is "
+        return (f"{better} is further on the passing side of {what} than {worse}: its {_margin(result, d.node)} is "
                 f"{'higher' if better == higher else 'lower'} by {gap}, {holds_phrase(result)}{when}.")
     return (f"{lower}'s {what} is lower than {higher}'s by {gap}, {holds_phrase(result)}{when}.")
 
@@ -76,7 +84,9 @@ def headline(result) -> str:
     if decided:
         more = (f" ({len(decided)} of {len(cmps)} comparisons of the specification decided between {pair})"
                 if len(cmps) > 1 else "")
-        return "Certified: " + difference_sentence(result, decided[0]).rstrip(".") + more + "."
+        prefix = ("On these rows: " if result.scope == "rows" else "Certified: " if result.engine == "monitor"
+                  else "Certified (sound bounds): " if result.delta == 0 else "Certified: ")
+        return prefix + difference_sentence(result, decided[0]).rstrip(".") + more + "."
     if result.exact and cmps and all(d.verdict == "equal" for d in cmps):
         return f"{pair} give exactly the same values on the specification's comparisons, on these rows."
     read = f"after {result.rows_read:,} rows" if result.rows_read and result.engine == "monitor" else "on this evidence"

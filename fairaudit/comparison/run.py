@@ -5,7 +5,7 @@ The monitor's comparison (the default) reads the audited rows once, shuffled wit
 row counts. Per look it has, for every model, the monitor's KT-mixture interval of every leaf (``fairaudit.bounds.
 concentration``) and, for every pair of models, the paired interval of every leaf's difference (``fairaudit.bounds.
 paired``); node intervals follow by interval arithmetic (``fairaudit.core.evaluate``) and node differences by
-``fairaudit.compare.difference``. Each interval is a confidence sequence, intersected over the looks.
+``fairaudit.comparison.difference``. Each interval is a confidence sequence, intersected over the looks.
 
 How Δ is spent (a union bound over estimators, each valid at every look): half to the models' leaf intervals
 (``Δ/2`` shared equally by each model's leaves that read the decision and, once for all models, the leaves that do
@@ -28,8 +28,8 @@ from fairaudit.base.errors import FairauditError
 from fairaudit.bounds.concentration import mixture_interval
 from fairaudit.bounds.paired import difference_interval, running
 from fairaudit.bounds.rules import Interval
-from fairaudit.compare.difference import differences, verdicts
-from fairaudit.compare.options import DEFAULTS, ENGINES, ORDERS, STOPS
+from fairaudit.comparison.difference import differences, verdicts
+from fairaudit.comparison.options import DEFAULTS, ENGINES, ORDERS, STOPS
 from fairaudit.core.evaluate import LeafValue, compile_spec, evaluate, leaf_key, term_intervals
 
 FIRST_LOOKS = 64      # every row up to here is a look, then a geometric grid
@@ -184,7 +184,7 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
             delta: float = DEFAULTS["delta"], seed: int = DEFAULTS["seed"], stop: str = DEFAULTS["stop"],
             order: str = DEFAULTS["order"], where: str | None = None, rows: str | None = None,
             trust_pickle: bool = False, trusted_types=(), include_protected: bool = False, options=None,
-            among=None, among_text: str | None = None):
+            paired: bool = True, among=None, among_text: str | None = None):
     """Compare models (``models``: Models, saved-model paths or training kinds) and/or logged decisions (``preds``:
     decision expressions such as ``"dec_b == 1"``) on ``data`` against ``spec``; ``sides`` lists them in order as
     ``("model", m)`` / ``("pred", text)`` pairs instead (a mix in the order given). Returns a ``CompareResult``.
@@ -192,8 +192,10 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
     ``engine``: ``monitor`` (default; paired, anytime-valid, about the population), ``dataset`` (exact, these rows),
     or a verifier engine (its sound bounds, subtracted). ``delta``: every interval shown holds at once with probability
     ≥ 1 − Δ (monitor). ``stop``: ``all`` rows or stop when every difference is ``decided``. ``order``: ``shuffle``
-    (seeded) or ``given``. ``where``/``rows``: as in ``fairaudit.audit`` (the same for every model)."""
-    from fairaudit.compare.result import CompareResult
+    (seeded) or ``given``. ``where``/``rows``: as in ``fairaudit.audit`` (the same for every model). ``paired=False``
+    treats every leaf as unpaired (each model's own intervals, subtracted; all of Δ to them): what two separate
+    monitors would conclude, for measuring what pairing gains (``bench/compare_power.py``)."""
+    from fairaudit.comparison.result import CompareResult
 
     listed = _sides_list(models, preds, sides)
     names = _check_names(names, len(listed))
@@ -203,10 +205,15 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
         raise FairauditError(f"unknown stop {stop!r}; choose one of: {', '.join(STOPS)}")
     if order not in ORDERS:
         raise FairauditError(f"unknown order {order!r}; choose one of: {', '.join(ORDERS)}")
+    if options and engine in ENGINES:
+        raise FairauditError(f"engine options ({', '.join(options)}) apply to a verifier engine's runs, not to the "
+                             f"{engine} engine's comparison")
     if engine not in ENGINES:
         return _compare_bounds(data, spec, listed, names, engine=engine, delta=delta, seed=seed, where=where,
                                rows=rows, trust_pickle=trust_pickle, trusted_types=trusted_types,
                                include_protected=include_protected, options=options)
+    if data is None:
+        raise FairauditError(f"the {engine} engine compares the models on rows: give the data (--data NAME|CSV)")
     spec, dataset, resolved = resolve_sides("monitor", data, spec, listed, names, where=where, rows=rows, seed=seed,
                                             trust_pickle=trust_pickle, trusted_types=trusted_types,
                                             include_protected=include_protected)
@@ -220,11 +227,11 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
     if engine == "dataset":
         return _compare_exact(spec, dataset, resolved, positions, rows_text)
     return _compare_monitor(spec, dataset, sides_, positions, rows_text, delta=float(delta), seed=int(seed),
-                            stop=stop, order=order)
+                            stop=stop, order=order, paired=paired)
 
 
-def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed, stop, order):
-    from fairaudit.compare.result import CompareResult, NodeSeries
+def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed, stop, order, paired=True):
+    from fairaudit.comparison.result import CompareResult, NodeSeries
     from fairaudit.core.observations import observe_inputs
 
     cs = compile_spec(spec)
@@ -237,7 +244,9 @@ def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed,
         warnings += [w for w in obs.missing_warnings() if w not in warnings]
     roles = leaf_roles(cs)
     for key, role in roles.items():  # a pairable leaf whose rows differ between models (missing values) is not paired
-        if role == "paired" and any(not np.array_equal(o.masks[key], observations[0].masks[key])
+        if role == "paired" and not paired:
+            roles[key] = "unpaired"
+        elif role == "paired" and any(not np.array_equal(o.masks[key], observations[0].masks[key])
                                     for o in observations[1:]):
             roles[key] = "unpaired"
     ends = look_ends(len(stream))
@@ -318,7 +327,7 @@ def _node_roles(cs, roles) -> dict[str, str]:
 
 def _compare_exact(spec, dataset, resolved, positions, rows_text):
     """The dataset engine on the common rows for every model: exact values, exact differences (scope: these rows)."""
-    from fairaudit.compare.result import CompareResult, NodeSeries
+    from fairaudit.comparison.result import CompareResult, NodeSeries
     from fairaudit.core.driver import last, start
     from fairaudit.resolve import resolve
 
@@ -356,17 +365,21 @@ def _compare_bounds(data, spec, listed, names, *, engine, delta, seed, where, ro
 
 
 def _from_results(spec, sides, results, *, engine, scope, rows, dataset):
-    from fairaudit.compare.result import CompareResult, NodeSeries
+    from fairaudit.comparison.result import CompareResult, NodeSeries
 
     cs = compile_spec(spec)
     model_series = {side.name: {nid: NodeSeries.final(res.final_values(nid)) for nid in cs.nodes}
                     for side, res in zip(sides, results)}
     roles = leaf_roles(cs)
+    node_roles = _node_roles(cs, roles)
     diff_series = {}
     for i, j in combinations(range(len(sides)), 2):
         out = {}
         for nid, tn in cs.nodes.items():
             if tn.kind in ("and", "or", "not"):
+                continue
+            if node_roles[nid] == "same":  # no leaf below reads the decision: the same value for every model
+                out[nid] = Interval.exact(0.0, (1,))
                 continue
             a, b = results[i].final_values(nid), results[j].final_values(nid)
             ea, eb = results[i].exact.get(nid), results[j].exact.get(nid)
@@ -391,5 +404,5 @@ def _from_results(spec, sides, results, *, engine, scope, rows, dataset):
             float(r.guarantee.delta or 0.0) for r in results if r.guarantee is not None)),
         seed=rows.get("seed"), order=rows.get("order"), stop="all", sides=sides, looks=np.array([rows.get("audited")
                                                                                               or 1]),
-        stop_index=0, model_series=model_series, diff_series=diff_series, node_roles=_node_roles(cs, roles),
+        stop_index=0, model_series=model_series, diff_series=diff_series, node_roles=node_roles,
         rows=rows, warnings=warnings, levels={}, dataset=dataset, exact=exact, results=results)

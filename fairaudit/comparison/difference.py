@@ -15,7 +15,7 @@ rows, so they cannot be paired). Above the leaves, exact identities carry it up:
 Each right-hand side is evaluated by the sound interval rules (``fairaudit.bounds.rules``, outward rounding), and the
 result is intersected with ``[x_a] − [x_b]``, which also holds. So, on the event that every leaf interval (each
 model's and each paired one) holds, every node's difference interval holds: the union bound over the leaves is the
-only probability spent (``fairaudit.compare.run``). Boolean nodes have no difference (each model's verdict is shown).
+only probability spent (``fairaudit.comparison.run``). Boolean nodes have no difference (each model's verdict is shown).
 """
 from __future__ import annotations
 
