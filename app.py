@@ -14,5 +14,7 @@ PAGES = [
     st.Page("pages/4_Audit.py", title="Audit", icon=":material/account_tree:"),
     st.Page("pages/5_Report.py", title="Report", icon=":material/picture_as_pdf:"),
     st.Page("pages/6_Groups.py", title="Groups", icon=":material/grid_view:"),
+    st.Page("pages/7_Compare.py", title="Compare", icon=":material/compare_arrows:"),
+    st.Page("pages/8_Repair.py", title="Repair", icon=":material/build:"),
 ]
 st.navigation(PAGES).run()

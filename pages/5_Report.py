@@ -4,7 +4,7 @@ import datetime as dt
 import streamlit as st
 
 from fairaudit.report import build_pdf, content, first_page_png
-from fairaudit.ui import flows, live, selection, state, widgets
+from fairaudit.ui import compare, flows, live, selection, state, widgets
 from fairaudit.ui.progress import progress_bar
 
 widgets.page_setup("Report")
@@ -32,6 +32,13 @@ key = (meta.get("started"), result.steps, result.verdict, tuple(selected), bool(
 pdf_inputs = dict(dataset=state.get(state.DATASET) if flows.on_session_rows(meta) else None,
                   model=state.get(state.MODEL) if flows.used_session_model(meta) else None, selected_nodes=selected,
                   population=flows.audited_program() if meta.get("source") == flows.POPULATION else None)
+comparison = compare.shown_comparison(result)
+if comparison is not None and state.remembered_checkbox(
+        f"Add the comparison of {', '.join(comparison.names)} (Compare page) to the PDF", "report_add_comparison",
+        help="The Compare page's comparison asks this specification of the same data: it becomes a section of "
+             "the report."):
+    pdf_inputs["comparison"] = comparison
+    key = key + (id(comparison),)
 built = st.session_state.setdefault("report_pdf", {})  # {"last": (key, PDF bytes)}: shared by download and preview
 
 

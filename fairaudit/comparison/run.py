@@ -184,7 +184,7 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
             delta: float = DEFAULTS["delta"], seed: int = DEFAULTS["seed"], stop: str = DEFAULTS["stop"],
             order: str = DEFAULTS["order"], where: str | None = None, rows: str | None = None,
             trust_pickle: bool = False, trusted_types=(), include_protected: bool = False, options=None,
-            paired: bool = True):
+            paired: bool = True, among=None, among_text: str | None = None):
     """Compare models (``models``: Models, saved-model paths or training kinds) and/or logged decisions (``preds``:
     decision expressions such as ``"dec_b == 1"``) on ``data`` against ``spec``; ``sides`` lists them in order as
     ``("model", m)`` / ``("pred", text)`` pairs instead (a mix in the order given). Returns a ``CompareResult``.
@@ -219,6 +219,11 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
                                             include_protected=include_protected)
     sides_ = [side for _, side in resolved]
     positions, rows_text = common_rows(sides_, len(dataset))
+    if among is not None:
+        positions = np.intersect1d(positions, np.asarray(among, dtype=np.int64))
+        if not len(positions):
+            raise FairauditError("none of the rows asked for (among) is audited by every compared model")
+        rows_text = among_text or f"{len(positions):,} of the {rows_text}"
     if engine == "dataset":
         return _compare_exact(spec, dataset, resolved, positions, rows_text)
     return _compare_monitor(spec, dataset, sides_, positions, rows_text, delta=float(delta), seed=int(seed),

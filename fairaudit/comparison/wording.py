@@ -129,3 +129,28 @@ def guarantee_sentence(result) -> str:
     kind = f"probability ≥ {1 - result.delta:g}" if result.delta > 0 else "certainty (sound bounds)"
     return (f"Each model's bounds come from the {result.engine} engine ({kind}, about {_scope(result)}); a "
             "difference is the subtraction of two models' bounds (not paired).")
+
+
+ENGINE_WORDS = {"monitor": "monitor (anytime-valid, paired: about the population the rows were drawn from)",
+                "dataset": "dataset (exact values on these rows)"}
+
+
+def facts(result) -> list[tuple[str, str]]:
+    """What was compared and how, as (key, value) rows."""
+    rows = [("data", result.data or "—"),
+            ("rows", result.rows.get("text") or "—")]
+    if result.engine == "monitor":
+        rows.append(("rows read", f"{result.rows_read:,}" + (" (stopped when every difference was decided)"
+                                                             if result.stop == "decided" else "")))
+        rows.append(("row order", "shuffled with seed " + str(result.seed) if result.order == "shuffle"
+                     else "as given (the guarantee assumes it is random)"))
+    rows.append(("engine", ENGINE_WORDS.get(result.engine, f"{result.engine} (each model's own bounds, subtracted)")))
+    if result.delta:
+        rows.append(("failure probability", f"Δ = {result.delta:g}: every interval and difference shown holds at once "
+                                            f"with probability ≥ {1 - result.delta:g}"))
+    levels = result.levels or {}
+    if levels.get("paired_estimators"):
+        rows.append(("how Δ is spent", f"{levels['model_estimators']} model leaf interval(s) at δ = "
+                                       f"{levels['model_leaf']:.3g} each, {levels['paired_estimators']} paired "
+                                       f"difference(s) at δ = {levels['paired_leaf']:.3g} each (a union bound)"))
+    return rows

@@ -119,7 +119,8 @@ def recorded_dataset(result):
 
 
 def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str] = (), title: str | None = None,
-              generated_at=None, load_dataset: bool = True, on_progress=None, population=None) -> bytes:
+              generated_at=None, load_dataset: bool = True, on_progress=None, population=None,
+              comparison=None) -> bytes:
     """The audit report as PDF bytes.
 
     ``dataset`` / ``model``: the ``Dataset`` / ``Model`` objects of the audit (or dicts of their facts, see
@@ -130,6 +131,9 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
     parsed ``Program``, see ``content.population_facts``) prints the program when its sha256 is the recorded one.
     ``selected_nodes``: node ids that also get a convergence plot (every comparison gets one). ``generated_at``: a
     ``datetime`` (default now).
+
+    ``comparison``: a ``fairaudit.comparison.CompareResult`` of the same specification, added as a section of its own
+    (``fairaudit.report.compare.comparison_section``); ``FairauditError`` when it asks another specification.
 
     ``on_progress(Progress)`` (``fairaudit.base.progress``) is told how far the report is, one unit per figure
     rendered (the slow part) and one for the layout; returning False cancels the report (``FairauditError``).
@@ -146,6 +150,9 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
     if unknown:
         raise FairauditError(f"unknown node id(s) {', '.join(map(str, unknown))}; "
                              f"the specification has {', '.join(sorted(known, key=_node_order))}")
+    if comparison is not None and " ".join(comparison.spec.split()) != " ".join(result.spec.split()):
+        raise FairauditError("the comparison asks another specification than the audit: it cannot be a section of "
+                             "this report")
     moment = content.timestamp(generated_at)
     note = None
     if content.generated_from_data(result) and population is None:
@@ -184,7 +191,8 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
     tasks = (["the specification tree"] + [f"the convergence of {nid}" for nid in chart_ids]
              + [f"the rates of {nid}" for nid in rate_ids] + (["the group statistics"] if stats is not None else [])
              + (["the groups the run found"] if findings.groups else [])
-             + (["the influence of each feature"] if findings.influence else []) + ["the pages"])
+             + (["the influence of each feature"] if findings.influence else [])
+             + (["the comparison of models"] if comparison is not None else []) + ["the pages"])
     progress = Progress("Building the PDF report", len(tasks), "parts", on_progress)
     queue = iter(tasks[1:] + [None])
 
@@ -217,9 +225,16 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
     if findings.influence:
         found["influence"] = charts.findings_influence_figure(findings)
         done()
+    sections = []
+    if comparison is not None:
+        from fairaudit.report.compare import comparison_section
+
+        sections.append(lambda pdf: comparison_section(pdf, comparison))
     pdf = layout(result, title=title, moment=moment, data_facts=data_facts, model_facts_=model_facts, tree=tree,
                  convergence=convergence, rates=rates, stats=stats, group_fig=group_fig, group_note=note,
-                 program=program, findings_figures=found)
+                 program=program, findings_figures=found, sections=sections)
+    if comparison is not None:
+        done()
     done()
     return pdf
 

@@ -654,9 +654,10 @@ def _methods(pdf: ReportPDF, result, spec_sha: str, moment):
 
 
 def layout(result, *, title, moment, data_facts, model_facts_, tree, convergence, rates, stats, group_fig,
-           group_note, program=None, findings_figures=None) -> bytes:
+           group_note, program=None, findings_figures=None, sections=()) -> bytes:
     """The PDF bytes. ``program``: ``content.population_facts`` of an audit of a population program (its own
-    section instead of the dataset and the model, and no per-group statistics: there are no rows)."""
+    section instead of the dataset and the model, and no per-group statistics: there are no rows). ``sections``:
+    callables that each add a section (``section(pdf)``) after the findings, e.g. a comparison of models."""
     spec_sha = content.spec_hash(result)
     footer = f"fairaudit · spec sha256 {spec_sha[:16]} · generated {moment.strftime('%Y-%m-%d %H:%M')}"
     pdf = ReportPDF(footer, title)
@@ -674,6 +675,8 @@ def layout(result, *, title, moment, data_facts, model_facts_, tree, convergence
     _rates(pdf, result, rates)
     _counterexamples(pdf, getattr(result, "counterexamples", None))
     _findings(pdf, getattr(result, "findings", None), findings_figures or {})
+    for section in sections:
+        section(pdf)
     if program is None or content.generated_from_data(result):
         _groups(pdf, stats, group_fig, group_note, data_facts)
     _methods(pdf, result, spec_sha, moment)

@@ -72,3 +72,15 @@ SCAN_FLAGS: dict[str, tuple[str, str]] = {
     "certified_above": ("certified above", "#0072B2"),  # blue, as certified
     "excluded": ("excluded (< min. share)", "#AAAAAA"),  # grey: rate only, no ratio
 }
+
+#: one colour per compared model, in the order the models are named (A, B, C …): the same model has the same colour
+#: in every chart of a comparison (``fairaudit.viz.compare``), on the dashboard and in the PDF. Okabe–Ito colours
+#: chosen so that no model wears the "violated" vermillion or the "undecided" orange of the verdicts.
+MODELS: tuple[str, ...] = ("#0072B2", "#009E73", "#CC79A7", "#000000", "#56B4E9", "#8C6D31", "#7F7F7F", "#F0E442")
+#: a difference that is not decided (its interval still contains 0)
+DIFFERENCE_UNDECIDED = "#999999"
+
+
+def model_colours(names) -> dict[str, str]:
+    """``{name: colour}`` for the compared models in the order given (colours repeat past ``len(MODELS)``)."""
+    return {name: MODELS[i % len(MODELS)] for i, name in enumerate(names)}

@@ -1,0 +1,89 @@
+"""A threshold repair's chart (``fairaudit.repairs.RepairResult``): the fairness–accuracy curve.
+
+* :func:`curve_frame` — one row per point of the repair's curve (the thresholds tried that no other beats on both
+  the specification's margin and the objective), the chosen and the original point named
+* :func:`repair_curve` — the curve: the specification's margin on the search rows (right of 0: it holds there)
+  against the objective (accuracy, or the share of favourable decisions); the original point and the chosen one
+  marked in the colours the comparison gives them (``palette.model_colours(["original", "repaired"])``)
+"""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from fairaudit.viz.palette import model_colours
+
+ORIGINAL, REPAIRED = "original", "repaired"  # the names a comparison of the two gives them (their colours)
+OBJECTIVE_TITLES = {"accuracy": "accuracy (search rows)", "favourable": "share of favourable decisions (search rows)"}
+PAD = alt.AutoSizeParams(type="pad", contains="padding")
+
+
+def _thresholds_text(point) -> str:
+    if point.thresholds:
+        return "; ".join(f"{g} ≥ {t:.3g}" for g, t in sorted(point.thresholds.items()))
+    return f"every row ≥ {point.default:.3g}"
+
+
+def curve_frame(result) -> pd.DataFrame:
+    """``margin``, ``objective`` (the value of ``result.objective``), ``accuracy``, ``favourable``, ``kind``
+    (group / global / original), ``role`` (chosen / original / tried) and ``thresholds`` (as text), per point."""
+    rows = []
+    for p in result.curve:
+        role = ("original" if p.kind == "original" else
+                "chosen" if p == result.chosen else "tried")
+        value = p.accuracy if result.objective == "accuracy" else p.favourable
+        rows.append({"margin": float(p.margin), "objective": None if value is None else float(value),
+                     "accuracy": p.accuracy, "favourable": float(p.favourable), "kind": p.kind, "role": role,
+                     "thresholds": _thresholds_text(p)})
+    if not any(r["role"] == "chosen" for r in rows):  # the chosen point is always shown
+        p = result.chosen
+        value = p.accuracy if result.objective == "accuracy" else p.favourable
+        rows.append({"margin": float(p.margin), "objective": None if value is None else float(value),
+                     "accuracy": p.accuracy, "favourable": float(p.favourable), "kind": p.kind, "role": "chosen",
+                     "thresholds": _thresholds_text(p)})
+    return pd.DataFrame(rows)
+
+
+def repair_curve(result, *, width: int = 620, height: int = 300) -> alt.LayerChart:
+    """The curve of the specification's margin against the objective on the search rows; the chosen point (the
+    repaired model) and the original one marked; the dashed line at margin 0 (right of it the specification holds
+    on the search rows)."""
+    frame = curve_frame(result).dropna(subset=["objective"])
+    colours = model_colours([ORIGINAL, REPAIRED])
+    title_y = OBJECTIVE_TITLES.get(result.objective, result.objective)
+    x = alt.X("margin:Q", title="margin of the specification (search rows; > 0: it holds there)",
+              scale=alt.Scale(zero=False, nice=True))
+    y = alt.Y("objective:Q", title=title_y, scale=alt.Scale(zero=False, nice=True))
+    tip = [alt.Tooltip("role:N", title="point"), alt.Tooltip("kind:N", title="thresholds"),
+           alt.Tooltip("thresholds:N", title="values"), alt.Tooltip("margin:Q", format=".4f"),
+           alt.Tooltip("accuracy:Q", format=".4f"), alt.Tooltip("favourable:Q", format=".4f")]
+    kinds = ["group", "global"]
+    tried = frame[frame["role"] != "original"].sort_values("margin")
+    line = alt.Chart(tried).mark_line(color="#999999", strokeWidth=1).encode(x=x, y=y, detail="kind:N")
+    dots = alt.Chart(tried).mark_point(filled=True, size=36, opacity=0.75).encode(
+        x=x, y=y, tooltip=tip,
+        shape=alt.Shape("kind:N", title="thresholds", scale=alt.Scale(domain=kinds, range=["circle", "diamond"]),
+                        legend=alt.Legend(orient="top")),
+        color=alt.value("#777777"))
+    marked = frame[frame["role"].isin(["chosen", "original"])].assign(
+        label=lambda f: f["role"].map({"chosen": f"{REPAIRED} (chosen)", "original": ORIGINAL}))
+    ring = alt.Chart(marked).mark_point(filled=False, size=260, strokeWidth=3).encode(
+        x=x, y=y, tooltip=tip,
+        color=alt.Color("label:N", title="marked", legend=alt.Legend(orient="top"),
+                        scale=alt.Scale(domain=[ORIGINAL, f"{REPAIRED} (chosen)"],
+                                        range=[colours[ORIGINAL], colours[REPAIRED]])))
+    text = alt.Chart(marked).mark_text(align="left", dx=12, dy=-10, fontWeight="bold").encode(
+        x=x, y=y, text="label:N", color=alt.Color("label:N", legend=None, scale=alt.Scale(
+            domain=[ORIGINAL, f"{REPAIRED} (chosen)"], range=[colours[ORIGINAL], colours[REPAIRED]])))
+    zero = alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(strokeDash=[6, 4], color="#444444").encode(x="zero:Q")
+    layers = [zero]
+    if result.required_margin:  # how far inside the chosen point had to be (sized for the certification rows)
+        need = max(float(v) for v in result.required_margin.values())
+        layers.append(alt.Chart(pd.DataFrame({"need": [need], "what": [
+            f"margin the chosen thresholds needed on the search rows: {need:.3g}"]})).mark_rule(
+            strokeDash=[2, 3], color=colours[REPAIRED]).encode(x="need:Q", tooltip=alt.Tooltip("what:N", title="")))
+    return alt.layer(*layers, line, dots, ring, text).resolve_scale(color="independent").properties(
+        width=width, height=height, autosize=PAD,
+        title=alt.TitleParams("Fairness against " + ("accuracy" if result.objective == "accuracy" else
+                                                     "favourable decisions"),
+                              subtitle="each point: thresholds tried on the search rows; none is beaten on both axes"))
