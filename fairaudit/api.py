@@ -96,6 +96,8 @@ def compare(data, spec, models=None, preds=None, **options):
     from fairaudit.comparison.run import compare as run_compare
 
     return run_compare(data, spec, models, preds, **options)
+
+
 def repair(data, spec, model=None, **options):
     """Decision thresholds on ``model``'s score that make ``spec`` hold with the least loss of accuracy (or of
     favourable decisions), chosen on one part of the audited rows and certified by the monitor on the other
