@@ -127,8 +127,7 @@ def print_result(result) -> None:
 
     named = [f"{m['name']} = " + (m["model"] or f"pred: {m['pred']}") for m in result.models]
     print(f"compare:   {'; '.join(named)}")
-    print(f"rows:      {result.rows.get('text')}" + (f" · read {result.rows_read:,}" if result.engine == "monitor"
-                                                    else ""))
+    print(f"rows:      {result.rows.get('text')}" + (f" · read {result.rows_read:,}" if result.sequential else ""))
     head = ["node", "text"] + result.names + [f"{d_a} − {d_b}" for d_a, d_b in result.diff_series]
     lines = []
     by = {(d.node, d.a, d.b): d for d in result.differences}

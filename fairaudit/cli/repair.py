@@ -1,5 +1,5 @@
 """``fairaudit repair``: what would make it pass — decision thresholds on the model's score, chosen on part of the
-audited rows and certified by the monitor on the rest (``fairaudit.repair``; the method: ``docs/methods/repair.md``).
+audited rows and certified on the rest (``fairaudit.repair``; the method: ``docs/methods/repair.md``).
 
 Prints the original model beside the repair (thresholds, accuracy, favourable share, margin on the search rows),
 which rows chose and which certified, the verdict and the headline; writes the result as JSON (``--json``, ``-`` for
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", choices=["held-out", "all"],
                         help="with a --model KIND trained here: the held-out rows (default) or all")
     add_model_arguments(parser, required=True, seed_help="seed of the search/certification split, of the "
-                                                          "monitor's row order and of training a --model KIND "
+                                                          "certificate's row order and of training a --model KIND "
                                                           "(default 0)")
     group = parser.add_argument_group("repair")
     group.add_argument("--group-by", metavar="COL[,COL...]", dest="group_by",
@@ -46,9 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f"(default {DEFAULT_SPLIT:g})")
     group.add_argument("--margin", default="auto", metavar="X|auto",
                        help="how far inside the specification the thresholds must be on the search rows (default "
-                            "auto: sized from the certification rows so that the monitor can certify it)")
+                            "auto: sized from the certification rows so that the certificate can be given)")
     group.add_argument("--delta", type=float, default=DEFAULT_DELTA,
-                       help=f"the certificate's failure probability Δ (default {DEFAULT_DELTA:g})")
+                       help=f"the certificate's failure probability (default {DEFAULT_DELTA:g})")
     out = parser.add_argument_group("output")
     out.add_argument("--save", metavar="FILE",
                      help="write the repaired model (JSON naming the base model's file; a model trained here is "

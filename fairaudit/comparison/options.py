@@ -6,6 +6,16 @@ STOPS = ("all", "decided")
 ORDERS = ("shuffle", "given")
 VERDICTS = ("a_lower", "b_lower", "undecided", "equal")  # "equal": exact engines only, a difference of exactly 0
 
+ENGINE_TITLES = {"monitor": "monitor — the population, anytime-valid", "dataset": "dataset — these rows exactly"}
+STOP_TITLES = {"all": "read every audited row", "decided": "when every difference is decided"}
+SEQUENTIAL = ("monitor",)  # engines that read the rows look after look (the others: one look, exact or sound)
+
+
+def is_sequential(engine: str) -> bool:
+    """Whether ``engine``'s comparison reads the rows look after look (Δ and stop apply to it)."""
+    return engine in SEQUENTIAL
+
+
 DEFAULTS = {"delta": 0.05, "seed": 0, "stop": "all", "order": "shuffle", "engine": "monitor"}
 
 HELP = {

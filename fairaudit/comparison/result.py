@@ -172,6 +172,13 @@ class CompareResult:
 
     # ------------------------------------------------------------------ views
     @property
+    def sequential(self) -> bool:
+        """Whether the comparison read the rows look after look (then ``rows_read`` is how many it read)."""
+        from fairaudit.comparison.options import is_sequential
+
+        return is_sequential(self.engine)
+
+    @property
     def rows_read(self) -> int | None:
         return int(self.looks[-1]) if len(self.looks) else None
 

@@ -25,6 +25,7 @@ REGISTRY = {
     "fairquant": "fairaudit.engines.fairquant.engine:FairQuantEngine",
 }
 DEFAULT = next(iter(REGISTRY))
+EXACT = "dataset"  # the engine that gives the given rows' own values exactly (the threshold slider's)
 # the engine that audits decision streams read in pieces: big files out of core, live logs, Dask partitions
 STREAMING = "monitor"
 

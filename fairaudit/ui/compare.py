@@ -64,7 +64,7 @@ def same_question(comparison, result) -> bool:
     """Whether ``comparison`` asks the specification ``result`` audited, of the same data (so it can be a section of
     that result's report)."""
     same_spec = " ".join(comparison.spec.split()) == " ".join(str(result.spec).split())
-    data = (getattr(result, "provenance", None) or {}).get("dataset", {}).get("name")
+    data = (getattr(result, "options", None) or {}).get("data")
     return same_spec and (data is None or comparison.data is None or data == comparison.data)
 
 
@@ -118,7 +118,7 @@ def page() -> None:
     import streamlit as st
 
     from fairaudit.base.errors import FairauditError
-    from fairaudit.comparison.options import DEFAULTS, HELP, STOPS
+    from fairaudit.comparison.options import DEFAULTS, ENGINE_TITLES, HELP, STOP_TITLES, STOPS, is_sequential
     from fairaudit.models import KINDS
     from fairaudit.models.training import KIND_HELP
     from fairaudit.ui import state, widgets, workspace
@@ -186,19 +186,16 @@ def page() -> None:
             sides.append((("pred", text), text, ("pred", text)))
         c3, c4, c5, c6 = st.columns([2, 1, 2, 1])
         state.seed("compare_engine", DEFAULTS["engine"])
-        engine = c3.selectbox("Engine", ["monitor", "dataset"], key="compare_engine", help=HELP["engine"],
-                              format_func={"monitor": "monitor — the population, anytime-valid",
-                                           "dataset": "dataset — these rows exactly"}.get)
+        engine = c3.selectbox("Engine", list(ENGINE_TITLES), key="compare_engine", help=HELP["engine"],
+                              format_func=ENGINE_TITLES.get)
         state.keep("compare_engine", engine)
         state.seed("compare_delta", DEFAULTS["delta"])
-        delta = c4.selectbox("Failure probability Δ", DELTAS, key="compare_delta", help=HELP["delta"],
-                             disabled=engine == "dataset")
+        delta = c4.selectbox("Failure probability", DELTAS, key="compare_delta", help=HELP["delta"],
+                             disabled=not is_sequential(engine))
         state.keep("compare_delta", delta)
         state.seed("compare_stop", DEFAULTS["stop"])
         stop = c5.selectbox("Stop", list(STOPS), key="compare_stop", help=HELP["stop"],
-                            format_func={"all": "read every audited row",
-                                         "decided": "when every difference is decided"}.get,
-                            disabled=engine == "dataset")
+                            format_func=STOP_TITLES.get, disabled=not is_sequential(engine))
         state.keep("compare_stop", stop)
         state.seed("compare_seed", DEFAULTS["seed"])
         seed = c6.number_input("Seed", 0, 10_000, key="compare_seed", help=HELP["seed"])
@@ -300,7 +297,7 @@ def show(result, key_prefix: str = "compare") -> None:
     st.markdown(f"**The specification, per model** — {spec_verdicts(result)}")
     (st.success if decided else st.warning)(f"**{result.headline}**", icon=":material/compare_arrows:")
     st.info(f"**Guarantee.** {result.guarantee}", icon=":material/verified:")
-    read = f" · read {result.rows_read:,}" if result.engine == "monitor" and result.rows_read else ""
+    read = f" · read {result.rows_read:,}" if result.sequential and result.rows_read else ""
     st.caption(f"Rows: {result.rows.get('text')}{read}.")
     for warning in result.warnings:
         st.warning(warning, icon=":material/warning:")

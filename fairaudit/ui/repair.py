@@ -202,7 +202,7 @@ def show(result, key: tuple, dataset, model) -> None:
                 f"- **Certified them:** {result.certification.text}.")
     cert = result.certificate
     decided = f"decided after {cert.stop_step:,} of them" if cert.stop_step else "not decided on them"
-    st.caption(f"The certificate is the monitor's audit of the repaired model on the {result.certification.count:,} "
+    st.caption(f"The certificate is the audit of the repaired model on the {result.certification.count:,} "
                f"certification rows ({decided}); its verdict holds {cert.guarantee.phrase} "
                f"({cert.guarantee.assumes or 'assuming the rows arrive in random order'}).")
     for note in result.notes:

@@ -87,10 +87,11 @@ def audit_at_threshold(dataset, spec_text: str, cache: CachedScores, threshold: 
     times it."""
     from fairaudit.api import audit
     from fairaudit.core.group_metrics import decision_summary
+    from fairaudit.core.registry import EXACT
     from fairaudit.core.inputs import Inputs
 
     model = cache.at(threshold)
-    result = audit(dataset, spec_text, engine="dataset", model=model, where=where, rows=rows)
+    result = audit(dataset, spec_text, engine=EXACT, model=model, where=where, rows=rows)
     inputs = Inputs.build(dataset, model=model, where=where, rows=rows)  # the same rows; decisions from the cache
     frame = dataset.frame if inputs.positions is None else dataset.frame.iloc[inputs.positions]
     summary = decision_summary(frame, protected_of(dataset, spec_text), inputs.audited(inputs.decisions),

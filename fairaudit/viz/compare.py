@@ -233,7 +233,8 @@ def models_convergence(result, node_id: str, *, width: int = 620, height: int = 
 def difference_convergence(result, node_id: str, a: str | None = None, b: str | None = None, *, width: int = 620,
                            height: int = 200) -> alt.LayerChart | None:
     """``a − b`` of ``node_id`` (default: the first two models) and its interval over the rows read, with the 0 line
-    and, once decided, the row at which it was decided; None for a node without a difference (a boolean node)."""
+    and, once decided, the row at which it was decided (a boolean node: the difference of its slack,
+    ``fairaudit.comparison.difference``); None for a node without a difference (a slack over ``==``/``!=``)."""
     a, b = a or result.names[0], b or result.names[1]
     if node_id not in result.diff_series.get((a, b), {}):
         return None
@@ -244,7 +245,8 @@ def difference_convergence(result, node_id: str, a: str | None = None, b: str | 
     single = frame["rows"].nunique() == 1
     domain = _domain(frame, [0.0])
     frame = _clip(frame, domain)
-    y = alt.Y("lo_plot:Q", title=f"{a} − {b}", scale=alt.Scale(domain=list(domain), nice=False, zero=False))
+    what = "slack: " if d.kind in ("and", "or", "not") else ""
+    y = alt.Y("lo_plot:Q", title=f"{what}{a} − {b}", scale=alt.Scale(domain=list(domain), nice=False, zero=False))
     tip = [alt.Tooltip("rows:Q", format=","), alt.Tooltip("estimate:Q", format=".4g"), alt.Tooltip("interval:N")]
     if single:
         x = alt.X("pair:N", title=None, axis=alt.Axis(labelAngle=0))

@@ -58,7 +58,8 @@ def test_difference_band_wears_the_lower_models_colour(result):
     text = difference_convergence(result, d.node).to_json()
     assert model_colours(result.names)[lower] in text
     assert difference_word(d.verdict, d.a, d.b) in text
-    assert difference_convergence(result, "n0") is None  # a boolean node has no difference
+    root = difference_convergence(result, "n0")  # a boolean node: the difference of its slack
+    assert root is not None and "slack" in root.to_json()
 
 
 def test_node_table_has_every_model_and_the_verdicts(result):
