@@ -70,8 +70,9 @@ def test_workspace_uploads_and_limits(browser_ready, tmp_path, workspace_folder,
         _goto(page, "Model")
         page.get_by_text("Load a model file").click()
         page.get_by_text("Pickle and joblib files are refused", exact=False).wait_for()
-        boxes = page.locator("input[type='text']")  # no path to type (a workspace file *name* is fine)
-        labels = [boxes.nth(i).get_attribute("aria-label") or "" for i in range(boxes.count())]
+        wait_idle(page)  # the page has finished drawing: the boxes counted are the boxes read
+        labels = page.locator("input[type='text']").evaluate_all(  # no path to type (a workspace file *name* is fine)
+            "els => els.map(e => e.getAttribute('aria-label') || '')")
         assert not [label for label in labels if re.search(r"path|file|folder|director", label, re.I)], labels
         page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(evil))
         page.get_by_text("evil.skops cannot be loaded", exact=False).wait_for(timeout=LONG)
