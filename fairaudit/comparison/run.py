@@ -30,7 +30,7 @@ from fairaudit.bounds.paired import difference_interval, running
 from fairaudit.bounds.rules import Interval
 from fairaudit.comparison.difference import SUB, differences, slack_differences, slacks, verdicts
 from fairaudit.comparison.options import DEFAULTS, ENGINES, ORDERS, STOPS
-from fairaudit.core.evaluate import LeafValue, compile_spec, evaluate, leaf_key, term_intervals
+from fairaudit.core.evaluate import LeafValue, compile_spec, evaluate, term_intervals
 
 FIRST_LOOKS = 64      # every row up to here is a look, then a geometric grid
 LOOK_GROWTH = 1.02    # ... 2 % more rows per look (the decision row is known to within 2 %)
@@ -195,8 +195,6 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
     (seeded) or ``given``. ``where``/``rows``: as in ``fairaudit.audit`` (the same for every model). ``paired=False``
     treats every leaf as unpaired (each model's own intervals, subtracted; all of Δ to them): what two separate
     monitors would conclude, for measuring what pairing gains (``bench/compare_power.py``)."""
-    from fairaudit.comparison.result import CompareResult
-
     listed = _sides_list(models, preds, sides)
     names = _check_names(names, len(listed))
     if not (isinstance(delta, (int, float)) and 0 < float(delta) < 1):
@@ -331,7 +329,6 @@ def _node_roles(cs, roles) -> dict[str, str]:
 
 def _compare_exact(spec, dataset, resolved, positions, rows_text):
     """The dataset engine on the common rows for every model: exact values, exact differences (scope: these rows)."""
-    from fairaudit.comparison.result import CompareResult, NodeSeries
     from fairaudit.core.driver import last, start
     from fairaudit.resolve import resolve
 

@@ -104,14 +104,9 @@ def _training_choice(dataset, info: dict | None) -> tuple[int, float, list[str]]
 
 def cached(key: tuple, run) -> Any:
     """The comparison of ``key`` from this session's cache, or ``run()`` once and kept (the last ``CACHE_SIZE``)."""
-    import streamlit as st
+    from fairaudit.ui.state import session_cached
 
-    cache = st.session_state.setdefault(RESULTS, {})
-    if key not in cache:
-        cache[key] = run()
-        while len(cache) > CACHE_SIZE:
-            cache.pop(next(iter(cache)))
-    return cache[key]
+    return session_cached(RESULTS, key, run, CACHE_SIZE)
 
 
 def page() -> None:

@@ -77,16 +77,9 @@ def _run_scan(dataset, protected, bins, depth, delta, mode, rate):
 
 def cached_scan(key: tuple, run) -> Any:
     """The scan of ``key`` from this session's cache, or ``run()`` once and kept (the last ``CACHE_SIZE``)."""
-    import streamlit as st
+    from fairaudit.ui.state import session_cached
 
-    cache = st.session_state.setdefault(SCANS, {})
-    if key in cache:
-        return cache[key]
-    result = run()
-    cache[key] = result
-    while len(cache) > CACHE_SIZE:
-        cache.pop(next(iter(cache)))
-    return result
+    return session_cached(SCANS, key, run, CACHE_SIZE)
 
 
 def page() -> None:

@@ -72,14 +72,10 @@ def _model_key() -> Any:
 
 
 def cached(store: str, key: tuple, run) -> Any:
-    import streamlit as st
+    """``store``'s result for ``key`` from this session's cache, or ``run()`` once and kept (the last ``CACHE_SIZE``)."""
+    from fairaudit.ui.state import session_cached
 
-    cache = st.session_state.setdefault(store, {})
-    if key not in cache:
-        cache[key] = run()
-        while len(cache) > CACHE_SIZE:
-            cache.pop(next(iter(cache)))
-    return cache[key]
+    return session_cached(store, key, run, CACHE_SIZE)
 
 
 def page() -> None:

@@ -69,6 +69,17 @@ def dataset_with_roles(name: str, label: str | None, protected: tuple[str, ...],
 MODEL_CACHE_SIZE = 16  # trained models kept per session
 
 
+def session_cached(store: str, key, run, size: int):
+    """``run()``'s result for ``key`` from this session's cache ``store`` (``st.session_state``), computed once; the
+    last ``size`` keys are kept (the oldest goes first). What a page's run button keeps across page switches."""
+    cache = st.session_state.setdefault(store, {})
+    if key not in cache:
+        cache[key] = run()
+        while len(cache) > size:
+            cache.pop(next(iter(cache)))
+    return cache[key]
+
+
 def _model_cache() -> dict:
     """This session's trained models (``st.session_state``: never shared with another browser session)."""
     if st.session_state.get(TRAINED) is None:
