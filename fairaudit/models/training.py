@@ -49,14 +49,12 @@ def training_labels(dataset) -> np.ndarray:
 
 def split_rows(y: np.ndarray, seed: int = 0, test_size: float = HELD_OUT_SHARE) -> tuple[np.ndarray, np.ndarray]:
     """``(training rows, held-out rows)``: positions of the split ``train`` uses (stratified on the 0/1
-    labels ``y``, ``random_state=seed``). The one definition of the held-out rows (see
+    labels ``y``, ``random_state=seed``: the rows scikit-learn's ``train_test_split`` picks, drawn without
+    importing it, see :mod:`fairaudit.models.stratified_split`). The one definition of the held-out rows (see
     ``fairaudit.core.group_metrics.held_out_rows``)."""
-    from sklearn.model_selection import train_test_split  # imported here: keeps `import fairaudit.models` light
+    from fairaudit.models.stratified_split import stratified_split
 
-    try:
-        return train_test_split(np.arange(len(y)), test_size=float(test_size), random_state=int(seed), stratify=y)
-    except ValueError as err:
-        raise ModelError(f"cannot split {len(y)} rows for training: {str(err).splitlines()[0]}") from None
+    return stratified_split(y, float(test_size), int(seed))
 
 
 def split_positions(positions: np.ndarray, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
