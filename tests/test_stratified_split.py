@@ -64,8 +64,8 @@ def test_every_row_lands_once_and_each_class_keeps_its_proportion():
 
 @pytest.mark.parametrize("y, share, says", [
     (np.array([0, 0, 0, 1]), 0.25, "occur only once"),
-    (np.array([0, 0, 1, 1]), 0.25, "fewer than the 2 label values"),
-    (np.array([0, 0, 1, 1, 1]), 0.9, "fewer than the 2 label values"),
+    (np.array([0, 0, 1, 1]), 0.75, "training part would have 1 row"),
+    (np.array([0, 0, 1, 1, 1]), 0.2, "held-out part would have 1 row"),
     (np.array([0, 0, 1, 1]), 0.99, "keep any row to train on"),
 ])
 def test_a_split_that_cannot_be_made_is_a_model_error_and_scikit_learn_refuses_it_too(y, share, says):
