@@ -46,8 +46,9 @@ MIN_FIT_SECONDS = 5.0
 # the libraries a fit depends on: a new version of any may fit other numbers, so it is another key
 LIBRARIES = ("fairaudit", "numpy", "scipy", "scikit-learn", "torch", "skops")
 # fairaudit's own fitting defaults (``fairaudit.models.sklearn_models``): raised when they change, so that a model
-# fitted under the former ones is not read back for a training that would now fit another one
-FIT_DEFAULTS_VERSION = 2
+# fitted under the former ones is not read back for a training that would now fit another one (3: the default
+# logreg is fairaudit's own Newton fit, ``fairaudit.models.logistic``)
+FIT_DEFAULTS_VERSION = 3
 
 
 def enabled() -> bool:

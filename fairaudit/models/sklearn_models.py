@@ -1,6 +1,11 @@
 """scikit-learn models: ``logreg`` (LogisticRegression), ``tree`` (DecisionTreeClassifier) and ``gbm``
 (HistGradientBoostingClassifier), each with its encoding inside so it predicts from raw rows.
 
+A logreg fit with the default parameters on at most ``NEWTON_MAX_FEATURES`` encoded columns is fairaudit's own
+Newton's method (:mod:`fairaudit.models.logistic`: the same objective, solved to a tighter tolerance, the same
+decisions) and imports no scikit-learn; it is saved as the scikit-learn ``LogisticRegression`` with its numbers.
+scikit-learn is imported only where an estimator of it is built, fitted or saved.
+
 Saved in skops's secure format (``skops.io``; see :mod:`fairaudit.models.storage` for what loading trusts).
 Files written by older versions with joblib are pickles and load only with ``trust_pickle=True``.
 """
@@ -8,9 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.ensemble import HistGradientBoostingClassifier
-from sklearn.linear_model import LogisticRegression
-from sklearn.tree import DecisionTreeClassifier
+import importlib
 
 from fairaudit.base.errors import ModelError
 from fairaudit.models.base import (FORMAT, FORMAT_VERSION, Model, Standardiser, canonical_json, sha256,
@@ -18,18 +21,20 @@ from fairaudit.models.base import (FORMAT, FORMAT_VERSION, Model, Standardiser, 
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.forms import DecisionNode, LinearForm, ReluNet, TreeForm
 from fairaudit.models.base import report
+from fairaudit.models.logistic import NewtonLogisticRegression
 
-try:  # the loss HistGradientBoostingClassifier uses for two classes (private module: used only to report progress)
-    from sklearn._loss.loss import HalfBinomialLoss
-except ImportError:  # pragma: no cover - a future scikit-learn moved it: gbm then reports in one step
-    HalfBinomialLoss = None
-
-# kind -> (estimator class, default parameters, standardise numeric inputs?)
+# kind -> (scikit-learn module, estimator class name, default parameters, standardise numeric inputs?)
 ESTIMATORS = {
-    "logreg": (LogisticRegression, {"C": 1.0, "max_iter": 1000}, True),
-    "tree": (DecisionTreeClassifier, {"max_depth": 6, "min_samples_leaf": 5}, False),
-    "gbm": (HistGradientBoostingClassifier, {"max_iter": 100, "learning_rate": 0.1}, False),
+    "logreg": ("sklearn.linear_model", "LogisticRegression", {"C": 1.0, "max_iter": 1000}, True),
+    "tree": ("sklearn.tree", "DecisionTreeClassifier", {"max_depth": 6, "min_samples_leaf": 5}, False),
+    "gbm": ("sklearn.ensemble", "HistGradientBoostingClassifier", {"max_iter": 100, "learning_rate": 0.1}, False),
 }
+
+
+def estimator_class(kind: str) -> type:
+    """The scikit-learn class of ``kind``'s estimator (importing scikit-learn)."""
+    module, name, _, _ = ESTIMATORS[kind]
+    return getattr(importlib.import_module(module), name)
 
 
 # Newton's method with a Cholesky solve of the p × p Hessian converges in a few passes over the rows where L-BFGS
@@ -43,16 +48,31 @@ def logreg_solver(features: int) -> str:
     return "newton-cholesky" if features <= NEWTON_MAX_FEATURES else "lbfgs"
 
 
+def uses_own_logreg(kind: str, params: dict, features: int) -> bool:
+    """Whether a fit of ``kind`` with the user's ``params`` on ``features`` encoded columns is fairaudit's own
+    Newton logreg (module doc): logreg, no parameter but the defaults' own values, a narrow encoding."""
+    defaults = ESTIMATORS[kind][2]
+    return (kind == "logreg" and features <= NEWTON_MAX_FEATURES
+            and all(name in defaults and defaults[name] == value for name, value in params.items()))
+
+
 def fit_sklearn(kind: str, encoding: Encoding, X: np.ndarray, y: np.ndarray, seed: int, params: dict,
                 progress=None):
     """Fit the estimator of ``kind`` on encoded rows ``X``; returns (estimator, standardiser or None, params).
 
     ``progress`` (a :class:`fairaudit.base.progress.Progress` or None) is told each boosting iteration of gbm, one
     step for the others; TrainingCancelled when its receiver asks to stop."""
-    cls, defaults, standardise = ESTIMATORS[kind]
+    _, _, defaults, standardise = ESTIMATORS[kind]
     merged = {**defaults, **params}
     if kind == "logreg" and "solver" not in params:
         merged["solver"] = logreg_solver(X.shape[1])
+    if uses_own_logreg(kind, params, X.shape[1]):
+        merged.setdefault("random_state", seed)  # recorded as scikit-learn's LogisticRegression records it
+        scaler = Standardiser.fit(X, encoding.numeric_mask)
+        estimator = NewtonLogisticRegression(**merged)
+        _fit(estimator, scaler(X), y, progress)
+        return estimator, scaler, merged
+    cls = estimator_class(kind)
     if "random_state" in cls().get_params():
         merged.setdefault("random_state", seed)
     try:
@@ -80,25 +100,33 @@ def _fit(estimator, X: np.ndarray, y: np.ndarray, progress) -> None:
         report(progress, 1, 1)
 
 
-class _ReportingBinomialLoss(HalfBinomialLoss or object):
-    """The log loss of a HistGradientBoostingClassifier (inherited, so the same numbers) that tells ``progress``
-    each time the booster asks for gradients: once at the start of every boosting iteration."""
+def _reporting_binomial_loss(progress, total: int):
+    """The log loss of a HistGradientBoostingClassifier (a subclass of scikit-learn's, so the same numbers) that
+    tells ``progress`` each time the booster asks for gradients: once at the start of every boosting iteration;
+    None when this scikit-learn lacks the (private) class."""
+    try:  # the loss HistGradientBoostingClassifier uses for two classes (private module: used only to report)
+        from sklearn._loss.loss import HalfBinomialLoss
+    except ImportError:  # pragma: no cover - a future scikit-learn moved it: gbm then reports in one step
+        return None
 
-    def __init__(self, progress, total: int):
-        super().__init__()
-        self.progress, self.total, self.iterations = progress, total, 0
+    class ReportingBinomialLoss(HalfBinomialLoss):
+        def __init__(self):
+            super().__init__()
+            self.iterations = 0
 
-    def _tell(self):
-        report(self.progress, self.iterations, self.total, "boosting iterations")
-        self.iterations += 1
+        def _tell(self):
+            report(progress, self.iterations, total, "boosting iterations")
+            self.iterations += 1
 
-    def gradient_hessian(self, *args, **kwargs):
-        self._tell()
-        return super().gradient_hessian(*args, **kwargs)
+        def gradient_hessian(self, *args, **kwargs):
+            self._tell()
+            return super().gradient_hessian(*args, **kwargs)
 
-    def gradient(self, *args, **kwargs):
-        self._tell()
-        return super().gradient(*args, **kwargs)
+        def gradient(self, *args, **kwargs):
+            self._tell()
+            return super().gradient(*args, **kwargs)
+
+    return ReportingBinomialLoss()
 
 
 def _fit_boosting(estimator, X: np.ndarray, y: np.ndarray, progress) -> bool:
@@ -112,13 +140,14 @@ def _fit_boosting(estimator, X: np.ndarray, y: np.ndarray, progress) -> bool:
     identical to a fit without progress (tests/test_training_progress.py checks it byte for byte, early stopping
     included). Growing ``max_iter`` under ``warm_start`` would also give the same model, but each extra ``fit``
     re-bins the data and re-predicts every tree (about +70 % time for 5 steps on adult)."""
-    accepted = getattr(HistGradientBoostingClassifier, "_parameter_constraints", {}).get("loss", ())
-    if (HalfBinomialLoss is None or not isinstance(estimator, HistGradientBoostingClassifier)
-            or not any(isinstance(c, type) and issubclass(HalfBinomialLoss, c) for c in accepted)
+    if type(estimator).__name__ != "HistGradientBoostingClassifier":
+        return False
+    accepted = getattr(type(estimator), "_parameter_constraints", {}).get("loss", ())
+    loss = _reporting_binomial_loss(progress, int(estimator.max_iter))
+    if (loss is None or not any(isinstance(c, type) and isinstance(loss, c) for c in accepted)
             or estimator.loss != "log_loss" or len(np.unique(y)) != 2):
         return False
-    total = int(estimator.max_iter)
-    estimator.set_params(loss=_ReportingBinomialLoss(progress, total))
+    estimator.set_params(loss=loss)
     try:
         estimator.fit(X, y)
     finally:
@@ -189,21 +218,25 @@ class SklearnModel(Model):
         return self._hash
 
     def describe(self) -> str:
-        return super().describe().replace(f"{self.kind} model", f"{self.kind} ({type(self.estimator).__name__})", 1)
+        name = ESTIMATORS[self.kind][1]  # fairaudit's own logreg fit is a LogisticRegression too (module doc)
+        return super().describe().replace(f"{self.kind} model", f"{self.kind} ({name})", 1)
 
     def save(self, path) -> None:
         """Write the model to ``path`` as one skops file (whatever the name; ``.skops`` is the usual one)."""
         from fairaudit.models.skops_files import dump_bytes
 
+        estimator = self.estimator
+        if isinstance(estimator, NewtonLogisticRegression):  # saved as scikit-learn's, with the same numbers
+            estimator = estimator.to_sklearn()
         payload = {"format": FORMAT, "version": FORMAT_VERSION, **self._config(),
-                   "metrics": self.metrics, "estimator": self.estimator}
+                   "metrics": self.metrics, "estimator": estimator}
         write_atomic(path, dump_bytes(payload))
 
     @classmethod
     def from_payload(cls, payload: dict) -> "SklearnModel":
         """The model in a saved payload (a dict); ValueError if its estimator does not match its kind."""
         kind, estimator = payload["kind"], payload["estimator"]
-        if kind not in ESTIMATORS or type(estimator) is not ESTIMATORS[kind][0]:
+        if kind not in ESTIMATORS or type(estimator) is not estimator_class(kind):
             raise ValueError(f"kind {kind!r} with a {type(estimator).__name__}")
         scaler = Standardiser.from_dict(payload["scaler"]) if payload["scaler"] else None
         return cls(payload["kind"], payload["estimator"], Encoding.from_dict(payload["encoding"]), scaler,
