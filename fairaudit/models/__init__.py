@@ -3,6 +3,9 @@
 * ``train(dataset, kind, *, seed=0, test_size=HELD_OUT_SHARE, exclude=(), features=None, on_progress=None,
   **params) -> Model`` with kind ``logreg``, ``tree``, ``gbm`` (scikit-learn) or ``mlp`` (torch); ``on_progress``
   receives a ``fairaudit.base.progress.Progress`` as the fit goes (returning False raises ``TrainingCancelled``).
+  The held-out split (``split_rows``, ``fairaudit.models.stratified_split``) and the default logreg fit
+  (``fairaudit.models.logistic``: scikit-learn's LogisticRegression objective by Newton's method, the same
+  decisions) are numpy alone: training the default logreg imports no scikit-learn.
 * ``default_features(dataset, include_protected=False)``, ``id_like``, ``leak_warnings``
   (``fairaudit.models.features``): what the front ends train on unless the user chooses, and which feature gives
   the label away.
