@@ -1,7 +1,9 @@
 """fairaudit's own default logreg fit (``fairaudit.models.logistic``): the optimum of scikit-learn's objective, the
 same decisions as scikit-learn's fit, saved as scikit-learn's estimator, and no scikit-learn import on its path."""
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +13,8 @@ from fairaudit import models
 from fairaudit.models.logistic import NewtonLogisticRegression, newton_fit
 from fairaudit.models.sklearn_models import NEWTON_MAX_FEATURES, uses_own_logreg
 from tests.test_models import synthetic
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _rows(seed: int, n: int = 600, p: int = 8, shift: float = 0.0):
@@ -83,3 +87,14 @@ def test_training_the_default_logreg_imports_no_scikit_learn():
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn' or m.startswith('scipy.stats')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_cli_audit_of_adult_with_the_default_logreg_imports_neither_scikit_learn_nor_scipy_stats(tmp_path):
+    code = ("import sys; from fairaudit.cli import main; "
+            f"code = main(['audit', '--data', 'adult', '--model', 'logreg', '--spec', "
+            f"'@specs/demographic_parity.spec', '--json', {str(tmp_path / 'o.json')!r}]); "
+            "print('IMPORTED', sorted({m for m in sys.modules if m.split('.')[0] == 'sklearn' "
+            "or m.startswith('scipy.stats')}), code)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "FAIRAUDIT_CACHE": "off"}, cwd=ROOT)
+    assert out.stdout.strip().splitlines()[-1] == "IMPORTED [] 1"  # 1: the verdict is "violated"
