@@ -13,8 +13,9 @@ first. ``--no-bytecode`` runs them as they are in this environment instead (with
 some containers, every module of the package is compiled from source on every call: ~0.1 s more).
 
 The Adult audit trains a logistic regression on every call: the model cache (``fairaudit.models.cache``) stores
-only fits slower than reading a model file back (``MIN_FIT_SECONDS``), and this one (~2 CPU s) is not — reading
-it back through skops would cost more (~3 CPU s of imports). Every run uses a cache folder of its own under the
+only fits slower than reading a model file back (``MIN_FIT_SECONDS``), and this one (~0.2 CPU s: fairaudit's own
+Newton fit, ``fairaudit.models.logistic``, with no scikit-learn import) is not — reading it back through skops would
+cost more (~3 CPU s of imports). Every run uses a cache folder of its own under the
 temporary folder (``FAIRAUDIT_CACHE_DIR``), empty, never the user's.
 
 Run: ``.venv/bin/python bench/latency.py`` (a few minutes; ``--repeat 9`` for a steadier table, ``--skip-audit``
