@@ -43,7 +43,8 @@ def newton_fit(X: np.ndarray, y: np.ndarray, C: float = 1.0) -> tuple[np.ndarray
 
     The matrix products run on one BLAS thread: the numbers then do not depend on how many cores the machine has
     (a threaded sum adds in another order), and on a loaded machine two OpenBLAS threads spinning for each other
-    made this fit ~10× slower (0.3 s against 4–7 s on Adult with the test suite running beside it)."""
+    made this fit 20–50× slower (measured on Adult with a test run beside it: 0.13–0.25 s on one thread, 4.7–7.2 s
+    on two)."""
     with _one_blas_thread():
         return _newton(X, y, C)
 
