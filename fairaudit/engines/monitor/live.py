@@ -74,7 +74,7 @@ class _Shifted:
         return self.stats.at(slice(index.start - self.offset, index.stop - self.offset))
 
 
-def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5, split: str = DEFAULT_SPLIT,
+def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5, thin_after: int = 0, split: str = DEFAULT_SPLIT,
                  bound: str = DEFAULT_BOUND, ctx: Context | None = None, assumes: str | None = LIVE_ASSUMPTION,
                  solver_time_limit: float = SOLVER_TIME_LIMIT, stop: bool = False) -> Iterator[LeafBatch]:
     """The monitor over ``chunks`` (an iterable of each chunk's ``Observations``, in arrival order): one
@@ -89,7 +89,7 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     allocator = Allocator(spec, delta, bound, solver_time_limit=solver_time_limit)
     allocator.bound = ReusedBound(allocator.bound)  # as ``monitor_batches``: the same interval is computed once
     keys = allocator.cs.leaf_keys
-    counts = RunningCounts(keys, batch)
+    counts = RunningCounts(keys, batch, thin_after)
     equal = equal_split(keys, delta)
     joint = joint_tests(spec, delta, split, bound)  # the comparisons' joint e-processes, carried across chunks
     tested = joint.ids if joint is not None else set()
