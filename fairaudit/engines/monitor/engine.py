@@ -85,6 +85,7 @@ from fairaudit.engines.monitor.directed import directed_verdict, display_deltas,
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.core.engine import Context, Engine, LeafBatch
 from fairaudit.engines.monitor.options import DEFAULT_SPLIT, OPTIONS, ORDERS, SPLITS, TITLE
+from fairaudit.engines.monitor.stream import CheckPoints, schedule_resolution, schedule_steps
 from fairaudit.core.observations import Observations, decision_reasons, observe_inputs
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue
@@ -101,8 +102,6 @@ def check_points(length: int, batch: int, thin_after: int = 0) -> np.ndarray:
     """0-based index of the last observation of each check: the schedule's steps
     (``fairaudit.engines.monitor.stream.schedule_steps``: every ``batch`` rows up to ``thin_after``, then
     geometrically), and the last row."""
-    from fairaudit.engines.monitor.stream import schedule_steps
-
     idx = schedule_steps(0, length, batch, thin_after) - 1
     if length and (not len(idx) or idx[-1] != length - 1):
         idx = np.append(idx, length - 1)
@@ -141,8 +140,6 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     allocator.bound = ReusedBound(allocator.bound)  # the same interval asked twice is computed once
     keys = allocator.cs.leaf_keys
     if getattr(obs, "lazy_checks", False):  # a stream read in chunks: the checks without an array of them all
-        from fairaudit.engines.monitor.stream import CheckPoints
-
         idx = CheckPoints(obs.length, batch, thin_after=thin_after)
     else:
         idx = check_points(obs.length, batch, thin_after)
@@ -159,9 +156,11 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     evidence = OrderEvidence(keys, allocator.bound, equal, delta)
     halves = evidence.halves(obs) if order == "given" else []
     base = Guarantee("probabilistic", delta, assumes=assumes)
+    resolution = schedule_resolution(batch, thin_after, int(obs.length))  # None: every check ``batch`` apart
 
     def facts(upto: int) -> dict:
         return {"stream_length": int(obs.length), "leaf_keys": list(keys),
+                **({"check_resolution": resolution} if resolution else {}),
                 "allocation": dict(st.frozen) if st.frozen else None,
                 "decision_deltas": dict(st.decision.deltas) if st.decision else None,
                 "decision_delta": st.decision.total if st.decision else None,

@@ -42,7 +42,7 @@ from fairaudit.engines.monitor.engine import (DEFAULT_SPLIT, SOLVER_TIME_LIMIT, 
                                        _scan, _State, decided_guarantee, joint_tests,
                                        record_decision)
 from fairaudit.core.observations import FirstFlips
-from fairaudit.engines.monitor.stream import RunningCounts
+from fairaudit.engines.monitor.stream import RunningCounts, schedule_resolution
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.guarantee import Guarantee
 
@@ -104,7 +104,9 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     flips = FirstFlips()
 
     def facts() -> dict:
+        resolution = schedule_resolution(batch, thin_after, int(counts.rows))  # None: every check ``batch`` apart
         return {"stream_length": int(counts.rows), "live": True, "leaf_keys": list(keys),
+                **({"check_resolution": resolution} if resolution else {}),
                 "allocation": dict(st.frozen) if st.frozen else None,
                 "decision_deltas": dict(st.decision.deltas) if st.decision else None,
                 "decision_delta": st.decision.total if st.decision else None,

@@ -70,7 +70,7 @@ def schedule_resolution(batch: int, thin_after: int, length: int | None) -> str 
     if t0 is None or (length is not None and length <= t0):
         return None
     return (f"checks every {batch:,} observations up to {t0:,}, then every {100 / GROWTH_DENOMINATOR:g} % of the "
-            "stream (the stop step is found to that resolution)")
+            "stream (the stop step is the first of these checks at which the verdict is decided)")
 
 
 class RunningCounts:
