@@ -120,3 +120,29 @@ def test_resolution_sentence_only_past_thin_after():
     assert schedule_resolution(5, 1_000_000, 1_000_000) is None
     text = schedule_resolution(5, 1_000_000, 1_000_001)
     assert "every 5 observations up to 1,000,000" in text and "0.01 %" in text
+
+
+def test_dask_partition_counts_on_the_thinned_schedule():
+    """``PartitionCounts`` (the Dask route's client side) over the workers' ``partition_counts`` at the thinned
+    ``partition_points``: the counts of the whole stream at every check of the schedule."""
+    from fairaudit.engines.monitor import distributed
+
+    rng = np.random.default_rng(5)
+    sizes, batch, thin_after = [7000, 0, 13_001, 1, 9_998, 15_000], 1, 2000
+    length = sum(sizes)
+    v, m = rng.random(length) < 0.4, rng.random(length) < 0.7
+    parts, offset = [], 0
+    for n in sizes:
+        vv, mm = v[offset:offset + n], m[offset:offset + n]
+        c = distributed.PartitionCodes(n, {"a": np.packbits(vv & mm)}, {"a": np.packbits(mm)})
+        first, extra = partition_points(offset, n, length, batch, thin_after)
+        parts.append((n, distributed.partition_counts(c, first, batch, extra) if n else None))
+        offset += n
+    counted = distributed.PartitionCounts(["a"], length, batch, parts, thin_after=thin_after)
+    ends = CheckPoints(length, batch, thin_after=thin_after)
+    whole = Observations({"a": v}, {"a": m}, length).stats(check_points(length, batch, thin_after))
+    lazy = counted.stats(ends)
+    for a in range(0, len(ends), 997):
+        got = lazy["a"].at(slice(a, a + 997))
+        np.testing.assert_array_equal(got.successes, whole["a"].successes[a:a + 997])
+        np.testing.assert_array_equal(got.n, whole["a"].n[a:a + 997])
