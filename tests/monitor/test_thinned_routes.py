@@ -91,3 +91,23 @@ def test_the_thinned_stop_is_a_thinned_check_at_or_after_the_dense_one(log, spli
     mine = b.steps < dense.stop_step
     for f in ("lo", "hi", "estimate", "verdict"):
         assert np.array_equal(getattr(a, f)[common], getattr(b, f)[mine], equal_nan=True), f
+
+
+def test_live_halves_epochs_are_tested_past_thin_after(log):
+    """The live halves test's epochs need not be thinned checks: their counts are taken anyway, so a drifting live
+    log warns at the same epoch, with the same message, thinned or not."""
+    folder, frame = log
+    drifted = frame.copy()
+    drifted.loc[ROWS // 2:, "decile"] = np.minimum(drifted.loc[ROWS // 2:, "decile"] + 3, 10)
+    decide = from_expression(PRED, data.from_csv(str(folder / "log.csv"))).predict
+    rng = np.random.default_rng(4)
+    cuts = np.sort(rng.choice(np.arange(1, ROWS), 25, replace=False))
+    frames = [drifted.iloc[a:b] for a, b in zip(np.r_[0, cuts], np.r_[cuts, ROWS])]
+    got = {}
+    for thin_after in (0, THIN):
+        opts = engines.get("monitor").resolve_options({"order": "given", "thin_after": thin_after, "batch": BATCH})
+        got[thin_after] = last(live_audit(parse(SPEC), iter(frames), decide=decide, options=opts,
+                                          trace_points=None))
+    halves = {t: [w for w in r.warnings if "halves" in w] for t, r in got.items()}  # (other evidence: at checks)
+    assert halves[0] and halves[THIN] == halves[0]
+    assert len(np.unique(got[THIN].trace_table.steps)) < len(np.unique(got[0].trace_table.steps))

@@ -89,7 +89,8 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     allocator = Allocator(spec, delta, bound, solver_time_limit=solver_time_limit)
     allocator.bound = ReusedBound(allocator.bound)  # as ``monitor_batches``: the same interval is computed once
     keys = allocator.cs.leaf_keys
-    counts = RunningCounts(keys, batch, thin_after)
+    halves = SequentialHalves(keys, delta, batch)  # the halves test at doubling row counts (its own steps' counts)
+    counts = RunningCounts(keys, batch, thin_after, extra=halves.epochs_between)
     equal = equal_split(keys, delta)
     joint = joint_tests(spec, delta, split, bound)  # the comparisons' joint e-processes, carried across chunks
     tested = joint.ids if joint is not None else set()
@@ -97,7 +98,6 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     best = {k: delta for k in keys}
     st = _State()
     evidence = OrderEvidence(keys, allocator.bound, equal, delta)
-    halves = SequentialHalves(keys, delta, batch)  # the halves test at doubling row counts
     base = Guarantee("probabilistic", delta, assumes=assumes)
     label_delta = delta if split == "optimized" else None
     checks = 0  # the run's number of the next check
@@ -114,10 +114,12 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
                 "solver_calls": allocator.stats.calls, "solver_seconds": round(allocator.stats.seconds, 4),
                 "search_timed_out": st.timed_out}
 
-    def batches(steps: np.ndarray, stats: dict, notes=()) -> Iterator[tuple[LeafBatch, bool]]:
+    def batches(steps: np.ndarray, stats: dict, notes=(), epochs=None) -> Iterator[tuple[LeafBatch, bool]]:
         """The LeafBatch(es) of one chunk's checks; the flag: the run ends after it (``stop`` at the decision);
-        ``notes``: the chunk's own warnings (``Observations.notes``), given with its first batch."""
+        ``notes``: the chunk's own warnings (``Observations.notes``), given with its first batch; ``epochs``: the
+        halves test's epochs in the chunk and the statistics there (``RunningCounts.extra_seen``)."""
         nonlocal checks
+        epoch_steps, epoch_stats = epochs if epochs is not None else (np.zeros(0, dtype=np.int64), {})
         a, m = checks, len(steps)
         b, halt = a + m, False
         cum = joint.chunk(stats) if joint is not None and m else None
@@ -140,7 +142,12 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
             shifted = {k: _Shifted(stats[k], a) for k in keys}
             leaves = _leaves(keys, shifted, lo, hi, shown, st, allocator, label_delta=label_delta)
             here = {k: stats[k].at(local) for k in keys}
-            said = evidence.observe(steps[local], here) + halves.observe(steps[local], here)
+            last_part = not halt and hi == a + m
+            upto = len(epoch_steps) if last_part else int(np.searchsorted(epoch_steps, steps[hi - 1] if hi > lo else 0,
+                                                                          side="right"))
+            said = evidence.observe(steps[local], here) + halves.observe(
+                epoch_steps[:upto], {k: epoch_stats[k].at(slice(0, upto)) for k in epoch_stats})
+            epoch_steps, epoch_stats = epoch_steps[upto:], {k: v.at(slice(upto, None)) for k, v in epoch_stats.items()}
             if hi > lo:
                 done = int(steps[local][-1])
                 successes = {k: int(here[k].successes[-1]) for k in flips.keys}
@@ -156,7 +163,7 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     for obs in chunks:
         flips.add(getattr(obs, "flips", None) or {}, counts.rows)
         steps, stats = counts.consume(obs)
-        for item, halt in batches(steps, stats, getattr(obs, "notes", ())):
+        for item, halt in batches(steps, stats, getattr(obs, "notes", ()), epochs=counts.extra_seen):
             yield item
             if halt:
                 return

@@ -76,11 +76,14 @@ def schedule_resolution(batch: int, thin_after: int, length: int | None) -> str 
 class RunningCounts:
     """Per leaf running (successes, n); ``consume`` one chunk of observations, get the stats at its checks."""
 
-    def __init__(self, keys, batch: int, thin_after: int = 0):
+    def __init__(self, keys, batch: int, thin_after: int = 0, extra=None):
         if batch < 1:
             raise FairauditError(f"batch must be a positive integer, got {batch}")
         self.keys, self.batch, self.thin_after = list(keys), int(batch), int(thin_after)
         self.last_check = 0  # the step of the last check so far
+        # ``extra(lo, hi)``: more steps in ``(lo, hi]`` whose stats ``consume`` keeps in ``extra_seen`` (not checks:
+        # the live halves test's epochs, which the thinned schedule need not contain)
+        self.extra, self.extra_seen = extra, (np.zeros(0, dtype=np.int64), {})
         self.rows = 0
         self.successes = {k: 0 for k in self.keys}
         self.n = {k: 0 for k in self.keys}
@@ -95,14 +98,20 @@ class RunningCounts:
         local = schedule_steps(start, start + length, self.batch, self.thin_after) - start - 1  # 0-based in the chunk
         if final and length and (not len(local) or local[-1] != length - 1):
             local = np.append(local, length - 1)
-        stats = {}
+        stats, seen = {}, {}
+        extra = (None if self.extra is None
+                 else np.asarray(self.extra(start, start + length), dtype=np.int64).reshape(-1))
         for k in self.keys:
             v, m = obs.values[k], obs.masks[k]
             s = np.cumsum(v.astype(np.int64) & m.astype(np.int64)) + self.successes[k]
             n = np.cumsum(m.astype(np.int64)) + self.n[k]
             stats[k] = LeafStats(s[local].astype(float), n[local].astype(float))
+            if extra is not None:
+                seen[k] = LeafStats(s[extra - start - 1].astype(float), n[extra - start - 1].astype(float))
             if length:
                 self.successes[k], self.n[k] = int(s[-1]), int(n[-1])
+        if extra is not None:
+            self.extra_seen = (extra, seen)
         self.rows += length
         if len(local):
             self.last_check = start + int(local[-1]) + 1
