@@ -143,11 +143,12 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
             leaves = _leaves(keys, shifted, lo, hi, shown, st, allocator, label_delta=label_delta)
             here = {k: stats[k].at(local) for k in keys}
             last_part = not halt and hi == a + m
-            upto = len(epoch_steps) if last_part else int(np.searchsorted(epoch_steps, steps[hi - 1] if hi > lo else 0,
-                                                                          side="right"))
+            part_end = steps[hi - a - 1] if hi > lo else 0  # the halves' epochs up to this part's last check
+            upto = len(epoch_steps) if last_part else int(np.searchsorted(epoch_steps, part_end, side="right"))
             said = evidence.observe(steps[local], here) + halves.observe(
                 epoch_steps[:upto], {k: epoch_stats[k].at(slice(0, upto)) for k in epoch_stats})
-            epoch_steps, epoch_stats = epoch_steps[upto:], {k: v.at(slice(upto, None)) for k, v in epoch_stats.items()}
+            epoch_steps = epoch_steps[upto:]
+            epoch_stats = {k: v.at(slice(upto, None)) for k, v in epoch_stats.items()}
             if hi > lo:
                 done = int(steps[local][-1])
                 successes = {k: int(here[k].successes[-1]) for k in flips.keys}
