@@ -17,6 +17,7 @@ an audit of a file on these.
 """
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -27,6 +28,7 @@ from fairaudit.base.errors import FairauditError
 # ---------------------------------------------------------------------------------------------- the check schedule
 GROWTH_DENOMINATOR = 10_000  # after ``thin_after`` observations the checks are 1/10,000 (0.01 %) of the stream apart
 _THINNED: dict = {}  # (batch, t0) -> list of thinned check steps, extended as far as asked (a pure function's cache)
+_THINNED_LOCK = threading.Lock()  # the dashboard's sessions and the driver's threads extend it one at a time
 
 
 def thinning_start(batch: int, thin_after: int) -> int | None:
@@ -38,12 +40,13 @@ def thinning_start(batch: int, thin_after: int) -> int | None:
 def _thinned_upto(batch: int, t0: int, hi: int) -> np.ndarray:
     """The thinned check steps after ``t0`` that are ≤ ``hi``: from step t the next is the smallest multiple of
     ``batch`` that is ≥ t·(1 + 1/GROWTH_DENOMINATOR) and > t."""
-    steps = _THINNED.setdefault((batch, t0), [])
-    t = steps[-1] if steps else t0
-    while t < hi:
-        t = batch * max(t // batch + 1, -(-(t * (GROWTH_DENOMINATOR + 1)) // (GROWTH_DENOMINATOR * batch)))
-        steps.append(t)
-    arr = np.asarray(steps, dtype=np.int64)
+    with _THINNED_LOCK:
+        steps = _THINNED.setdefault((batch, t0), [])
+        t = steps[-1] if steps else t0
+        while t < hi:
+            t = batch * max(t // batch + 1, -(-(t * (GROWTH_DENOMINATOR + 1)) // (GROWTH_DENOMINATOR * batch)))
+            steps.append(t)
+        arr = np.asarray(steps, dtype=np.int64)
     return arr[:int(np.searchsorted(arr, hi, side="right"))]
 
 
