@@ -4,7 +4,7 @@ Generates synthetic COMPAS-like logs (``sex, race, age, decile_score, two_year_r
 Parquet (and CSV for the configurations that read it), written in pieces of 1 M rows so that generating 100 M rows
 needs little memory, and cached in ``$TMPDIR/fairaudit-scale-bench`` (delete it to regenerate). Each configuration
 audits ``E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.2`` with ``--pred 'decile_score >
-4'`` (Δ = 0.05, a check every 5 rows; the monitor runs to the end of the stream, it does not stop at the decision) in
+4'`` (Δ = 0.05, a check every 5 rows up to 1 M rows, then 0.01 % of the stream apart; the monitor runs to the end of the stream, it does not stop at the decision) in
 its own process under ``/usr/bin/time`` and the table gives the wall time, rows/s, the CPU time (user + system:
 the machine is shared, so wall time depends on the load, which is printed with ``uptime``), the peak RSS, the
 verdict and the stop step.

@@ -565,6 +565,9 @@ def how_decided(result) -> list[str]:
                        f"{interval(*f['rows'])}; for the population: {interval(f['lo'], f['hi'])}")
         out.append(f"the population verdict is the specification evaluated on those intervals (union bound over "
                    f"{len(leaves)} leaves: wrong with probability at most {delta:g}, if {ROWS_ASSUMPTION})")
+    resolution = (getattr(result, "info", None) or {}).get("check_resolution")  # a monitor whose checks thinned out
+    if resolution:
+        out.append(resolution)
     g = result.guarantee
     out.append(f"every interval of the engine's trace: {g.interval_meaning}")
     leaves = {i.text for i in result.node_info if i.kind in ("expect", "fair")}

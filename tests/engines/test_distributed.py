@@ -68,6 +68,17 @@ def test_same_as_in_process(client, log, order):
     assert "12 partitions" in b.rows_text
 
 
+@pytest.mark.parametrize("order", ["given", "shuffle"])
+def test_thinned_checks_same_as_in_process(client, log, order):
+    """Past ``thin_after`` (batch 1: the gaps grow past 1 row after 10,000 rows) the Dask partitions report the
+    counts at the thinned checks: the in-process trace, check for check."""
+    kw = dict(pred=PRED, order=order, seed=4, batch=1, thin_after=2000)
+    a = in_process(log.parent / "log.csv", **kw)
+    b = audit_parquet(log, SPEC, client=client, trace_points=None, **kw)
+    assert len(np.unique(a.trace_table.steps)) < 0.9 * a.steps  # it did thin
+    assert_same(a, b)
+
+
 def test_many_partitions_a_window_of_checks(client, tmp_path, monkeypatch):
     """60 partitions, a check at every row (120,000 checks): the in-process result row for row, while the client
     never holds more than two monitor batches of checks plus one partition's — not the stream's."""

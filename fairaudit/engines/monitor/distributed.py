@@ -510,27 +510,42 @@ def codes_summary(codes: PartitionCodes) -> tuple[int, dict, dict, tuple]:
 
 def local_points(length: int, first: int, batch: int, extra=()) -> np.ndarray:
     """The positions in a partition of ``length`` rows at which counts are taken: every ``batch`` rows from
-    ``first`` (the partition's first check), and ``extra`` positions that fall in it."""
-    points = np.arange(first, length, batch, dtype=np.int64)
+    ``first`` (the partition's first check) up to ``length`` (``length`` may be a ``(rows, regular_end)`` pair:
+    the regular checks stop before ``regular_end``, where the schedule thins out), and ``extra`` positions that
+    fall in it."""
+    length, regular_end = length if isinstance(length, tuple) else (length, length)
+    points = np.arange(first, min(length, regular_end), batch, dtype=np.int64)
     extra = np.asarray([p for p in extra if 0 <= p < length], dtype=np.int64)
     return np.union1d(points, extra) if len(extra) else points
 
 
-def partition_points(offset: int, rows: int, length: int, batch: int) -> tuple[int, tuple]:
+def partition_points(offset: int, rows: int, length: int, batch: int, thin_after: int = 0) -> tuple[int, tuple]:
     """``(first, extra)`` for the partition of ``rows`` rows that starts at stream position ``offset`` (the stream:
     ``length`` rows): ``local_points(rows, first, batch, extra) + offset`` are the stream's checks
-    (``check_points(length, batch)``: every ``batch`` rows from the stream's first, and its last row) that fall in
-    the partition."""
-    return (-(offset + 1)) % batch, tuple(p - offset for p in (length - 1,) if offset <= p < offset + rows)
+    (``check_points(length, batch, thin_after)``: the schedule of ``schedule_steps`` from the stream's first row,
+    and its last row) that fall in the partition; past ``thin_after`` the first is the pair ``(first, regular_end)``
+    and the thinned checks are in ``extra``."""
+    from fairaudit.engines.monitor.stream import schedule_steps, thinning_start
+
+    last = tuple(p - offset for p in (length - 1,) if offset <= p < offset + rows)
+    t0 = thinning_start(batch, thin_after)
+    first = (-(offset + 1)) % batch
+    if t0 is None or offset + rows <= t0:
+        return first, last
+    thinned = schedule_steps(max(offset, t0), offset + rows, batch, thin_after) - 1 - offset
+    extra = tuple(sorted(set(int(p) for p in thinned) | set(last)))
+    return (first, max(0, t0 - offset)), extra
 
 
 def partition_counts(codes: PartitionCodes, first: int, batch: int, extra=()) -> dict:
     """The leaf counts within the partition at ``local_points``: per leaf (successes, n) there — n None for an
     unconditional leaf (it is the position + 1) —, the partition's totals (``"total"``: (successes, n)) and the
     points asked for (``"points"``: ``(rows, first, batch, extra)``)."""
-    at = local_points(codes.length, first, batch, extra)
+    regular_first, regular_end = first if isinstance(first, tuple) else (first, codes.length)
+    at = local_points((codes.length, regular_end), regular_first, batch, extra)
     small = np.int32 if codes.length < 2 ** 31 - 1 else np.int64
-    out = {"at": {}, "total": {}, "points": (codes.length, int(first), int(batch), tuple(int(p) for p in extra))}
+    out = {"at": {}, "total": {}, "points": (codes.length, first if isinstance(first, tuple) else int(first),
+                                             int(batch), tuple(int(p) for p in extra))}
     for key in codes.success:
         v, m = codes.unpacked(key)
         s = np.cumsum(v, dtype=np.int64)
@@ -566,9 +581,10 @@ class PartitionCounts(ChunkedObservations):
     ``partition_points`` (``counted`` may be None for an empty partition). ``halves``: per leaf ``(n1, s1, n2, s2)``
     for the halves test (``stream_halves``). ``held``: the most checks held at once so far."""
 
-    def __init__(self, keys, length: int, batch: int, parts, halves: dict | None = None):
+    def __init__(self, keys, length: int, batch: int, parts, halves: dict | None = None, thin_after: int = 0):
         super().__init__(keys, (), length, halves=halves)
         self.batch, self.parts, self.held = int(batch), iter(parts), 0
+        self.thin_after = int(thin_after)
 
     def stats(self, ends) -> dict:
         if self.counts.rows:
@@ -588,8 +604,9 @@ class PartitionCounts(ChunkedObservations):
             start = self.counts.rows
             stop = _count_upto(self.ends, start + rows - 1)
             want = np.asarray(self.ends[self.filled:stop], dtype=np.int64) - start
-            first, extra = partition_points(start, rows, self.length, self.batch)
-            at = local_points(rows, first, self.batch, extra)
+            first, extra = partition_points(start, rows, self.length, self.batch, self.thin_after)
+            regular_first, regular_end = first if isinstance(first, tuple) else (first, rows)
+            at = local_points((rows, regular_end), regular_first, self.batch, extra)
             where = np.searchsorted(at, want)
             if counted["points"] != (rows, first, self.batch, extra) or \
                     (len(want) and (where.max() >= len(at) or (at[where] != want).any())):
@@ -630,7 +647,7 @@ def stream_halves(totals, half: int, middle=None) -> dict:
 LOOKAHEAD = 2  # partitions whose counts are computed ahead of the monitor, per worker thread
 
 
-def fetched_counts(client, codes, lengths, batch: int, ahead: int) -> Iterator[tuple[int, dict | None]]:
+def fetched_counts(client, codes, lengths, batch: int, ahead: int, thin_after: int = 0) -> Iterator[tuple[int, dict | None]]:
     """``(rows, partition_counts)`` of each partition in partition order, for ``PartitionCounts``: computed on the
     workers ``ahead`` partitions before the monitor reaches them (the counts stay on the workers until then) and
     fetched one partition at a time; a partition's codes are released once its counts are fetched."""
@@ -639,7 +656,7 @@ def fetched_counts(client, codes, lengths, batch: int, ahead: int) -> Iterator[t
     pending: dict = {}
 
     def submit(p: int):
-        first, extra = partition_points(int(offsets[p]), int(lengths[p]), length, batch)
+        first, extra = partition_points(int(offsets[p]), int(lengths[p]), length, batch, thin_after)
         return client.submit(partition_counts, codes[p], first, batch, extra, pure=False)
 
     try:
@@ -1062,8 +1079,10 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
         batch, order, seed = int(options["batch"]), options["order"], int(options["seed"])
         if order == "given":  # counts at the checks, fetched as the monitor advances
             found = _fair_flips(client, spec, fair_keys, task, codes, lengths) if fair_keys else None
-            feed = fetched_counts(client, codes, lengths, batch, LOOKAHEAD * _threads(client))
-            obs = PartitionCounts(keys, length, batch, feed, halves=_halves(client, codes, lengths, totals))
+            thin_after = int(options["thin_after"])
+            feed = fetched_counts(client, codes, lengths, batch, LOOKAHEAD * _threads(client), thin_after)
+            obs = PartitionCounts(keys, length, batch, feed, halves=_halves(client, codes, lengths, totals),
+                                  thin_after=thin_after)
         else:  # every row's code on the client (1 byte a row up to four leaves), shuffled as out of core
             folder, obs, store, ids = _shuffled(client, codes, lengths, keys, seed, rows=bool(fair_keys))
             found = (_fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, shipped, store, ids)
@@ -1078,7 +1097,8 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
         notes = ([where_missing_warning(task.where, left_out, tuple(dict.fromkeys(c for u in unknown for c in u[1])))]
                  if left_out else [])
         assumes = order_assumption(order, seed)
-        batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch, split=options["split"],
+        batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch,
+                                  thin_after=int(options["thin_after"]), split=options["split"],
                                   bound=options["bound"], order=order, ctx=ctx, assumes=assumes,
                                   stop=bool(options.get("stop")))
         kind = "Parquet" if log.format == "parquet" else "CSV"

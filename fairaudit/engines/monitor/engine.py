@@ -85,6 +85,7 @@ from fairaudit.engines.monitor.directed import directed_verdict, display_deltas,
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.core.engine import Context, Engine, LeafBatch
 from fairaudit.engines.monitor.options import DEFAULT_SPLIT, OPTIONS, ORDERS, SPLITS, TITLE
+from fairaudit.engines.monitor.stream import CheckPoints, schedule_resolution, schedule_steps
 from fairaudit.core.observations import Observations, decision_reasons, observe_inputs
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue
@@ -97,11 +98,11 @@ YIELD_SECONDS = 0.5  # a batch is yielded at least this often while the scan sea
 SOLVER_TIME_LIMIT = 1.0  # seconds per solver call; a call that runs out just does not decide that check
 
 
-def check_points(length: int, batch: int) -> np.ndarray:
-    """0-based index of the last observation of each check: every ``batch`` rows, and the last row."""
-    if batch < 1:
-        raise FairauditError(f"batch must be a positive integer, got {batch}")
-    idx = np.arange(batch - 1, length, batch)
+def check_points(length: int, batch: int, thin_after: int = 0) -> np.ndarray:
+    """0-based index of the last observation of each check: the schedule's steps
+    (``fairaudit.engines.monitor.stream.schedule_steps``: every ``batch`` rows up to ``thin_after``, then
+    geometrically), and the last row."""
+    idx = schedule_steps(0, length, batch, thin_after) - 1
     if length and (not len(idx) or idx[-1] != length - 1):
         idx = np.append(idx, length - 1)
     return idx.astype(np.int64)
@@ -117,7 +118,8 @@ class _State:
     timed_out: bool = False
 
 
-def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, split: str = DEFAULT_SPLIT,
+def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int = 5, thin_after: int = 0,
+                    split: str = DEFAULT_SPLIT,
                     bound: str = DEFAULT_BOUND, order: str = "shuffle", ctx: Context | None = None,
                     assumes: str | None = None, chunk: int = CHUNK_CHECKS, chunk_limit: int = CHUNK_LIMIT,
                     yield_every: float = YIELD_SECONDS,
@@ -138,11 +140,9 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     allocator.bound = ReusedBound(allocator.bound)  # the same interval asked twice is computed once
     keys = allocator.cs.leaf_keys
     if getattr(obs, "lazy_checks", False):  # a stream read in chunks: the checks without an array of them all
-        from fairaudit.engines.monitor.stream import CheckPoints
-
-        idx = CheckPoints(obs.length, batch)
+        idx = CheckPoints(obs.length, batch, thin_after=thin_after)
     else:
-        idx = check_points(obs.length, batch)
+        idx = check_points(obs.length, batch, thin_after)
     steps = idx + 1
     stats = obs.stats(idx)
     equal = equal_split(keys, delta)
@@ -156,9 +156,11 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     evidence = OrderEvidence(keys, allocator.bound, equal, delta)
     halves = evidence.halves(obs) if order == "given" else []
     base = Guarantee("probabilistic", delta, assumes=assumes)
+    resolution = schedule_resolution(batch, thin_after, int(obs.length))  # None: every check ``batch`` apart
 
     def facts(upto: int) -> dict:
         return {"stream_length": int(obs.length), "leaf_keys": list(keys),
+                **({"check_resolution": resolution} if resolution else {}),
                 "allocation": dict(st.frozen) if st.frozen else None,
                 "decision_deltas": dict(st.decision.deltas) if st.decision else None,
                 "decision_delta": st.decision.total if st.decision else None,
@@ -562,6 +564,7 @@ class Monitor(Engine):
         if obs.length == 0:
             raise FairauditError("the stream is empty: no row to audit")
         return monitor_batches(spec, obs, delta=options["delta"], batch=options["batch"],
+                                   thin_after=options["thin_after"],
                                    split=options["split"], bound=options["bound"], order=options["order"],
                                    ctx=ctx, assumes=order_assumption(options["order"], options["seed"]),
                                    stop=bool(options.get("stop")))
@@ -575,7 +578,8 @@ class Monitor(Engine):
         obs.draw(min(16, obs.length))  # an unknown column raises at the start, not at the first batch
         obs = PopulationObservations(spec, inputs.population, options["samples"], seed=options["seed"],
                                      expired=ctx.expired)
-        return monitor_batches(spec, obs, delta=options["delta"], batch=options["batch"], split=options["split"],
+        return monitor_batches(spec, obs, delta=options["delta"], batch=options["batch"],
+                               thin_after=options["thin_after"], split=options["split"],
                                bound=options["bound"], order="shuffle", ctx=ctx,
                                assumes=population_assumption(inputs, options), stop=bool(options.get("stop")))
 
@@ -686,7 +690,8 @@ def run_monitor(spec, obs: Observations, *, on_step: Callable[[int, int], object
                                       {o.name for o in engine.all_options()}}, **kwargs,
                                    "stop": stop, "time_budget": time_budget})
     ctx = Context(seed=opts["seed"], time_budget=time_budget)
-    batches = monitor_batches(spec, obs, delta=opts["delta"], batch=opts["batch"], split=opts["split"],
+    batches = monitor_batches(spec, obs, delta=opts["delta"], batch=opts["batch"], thin_after=opts["thin_after"],
+                              split=opts["split"],
                               bound=bound if bound is not None and not isinstance(bound, str) else opts["bound"],
                               order=opts["order"],
                               ctx=ctx, stop=stop, **extra)

@@ -110,6 +110,16 @@ class SequentialHalves:
         self.kept: dict[int, dict[str, tuple[int, int]]] = {}  # epoch rows → (n, successes) per leaf
         self.fired: dict[str, int] = {}  # leaf → the epoch (rows) at which it was reported
 
+    def epochs_between(self, lo: int, hi: int) -> list[int]:
+        """The epochs (row counts) in ``(lo, hi]`` that are still to come: the steps whose statistics ``observe``
+        needs (the checks need not include them once the schedule thins out)."""
+        out, index = [], self.index
+        while (end := epoch_rows(self.t0, self.m, index)) <= hi:
+            if end > lo:
+                out.append(end)
+            index += 1
+        return out
+
     def observe(self, steps, stats) -> list[str]:
         """Take in the checks at ``steps`` (rows so far, increasing) with each leaf's statistics there (``stats``:
         leaf key → ``LeafStats``); the warnings of the epochs among them."""
@@ -119,7 +129,7 @@ class SequentialHalves:
             return out
         while (end := epoch_rows(self.t0, self.m, self.index)) <= int(steps[-1]):
             at = int(np.searchsorted(steps, end))
-            if at < len(steps) and int(steps[at]) == end:  # always, the epochs being checks
+            if at < len(steps) and int(steps[at]) == end:  # always, given the epochs' statistics
                 now = {k: (int(stats[k].n[at]), int(stats[k].successes[at])) for k in self.keys}
                 if end // 2 in self.kept and self.index >= self.m:
                     out += self._test(end, self.kept[end // 2], now, self.index // self.m)

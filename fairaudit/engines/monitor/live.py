@@ -42,7 +42,7 @@ from fairaudit.engines.monitor.engine import (DEFAULT_SPLIT, SOLVER_TIME_LIMIT, 
                                        _scan, _State, decided_guarantee, joint_tests,
                                        record_decision)
 from fairaudit.core.observations import FirstFlips
-from fairaudit.engines.monitor.stream import RunningCounts
+from fairaudit.engines.monitor.stream import RunningCounts, schedule_resolution
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.guarantee import Guarantee
 
@@ -74,7 +74,7 @@ class _Shifted:
         return self.stats.at(slice(index.start - self.offset, index.stop - self.offset))
 
 
-def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5, split: str = DEFAULT_SPLIT,
+def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5, thin_after: int = 0, split: str = DEFAULT_SPLIT,
                  bound: str = DEFAULT_BOUND, ctx: Context | None = None, assumes: str | None = LIVE_ASSUMPTION,
                  solver_time_limit: float = SOLVER_TIME_LIMIT, stop: bool = False) -> Iterator[LeafBatch]:
     """The monitor over ``chunks`` (an iterable of each chunk's ``Observations``, in arrival order): one
@@ -89,7 +89,8 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     allocator = Allocator(spec, delta, bound, solver_time_limit=solver_time_limit)
     allocator.bound = ReusedBound(allocator.bound)  # as ``monitor_batches``: the same interval is computed once
     keys = allocator.cs.leaf_keys
-    counts = RunningCounts(keys, batch)
+    halves = SequentialHalves(keys, delta, batch)  # the halves test at doubling row counts (its own steps' counts)
+    counts = RunningCounts(keys, batch, thin_after, extra=halves.epochs_between)
     equal = equal_split(keys, delta)
     joint = joint_tests(spec, delta, split, bound)  # the comparisons' joint e-processes, carried across chunks
     tested = joint.ids if joint is not None else set()
@@ -97,14 +98,15 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     best = {k: delta for k in keys}
     st = _State()
     evidence = OrderEvidence(keys, allocator.bound, equal, delta)
-    halves = SequentialHalves(keys, delta, batch)  # the halves test at doubling row counts
     base = Guarantee("probabilistic", delta, assumes=assumes)
     label_delta = delta if split == "optimized" else None
     checks = 0  # the run's number of the next check
     flips = FirstFlips()
 
     def facts() -> dict:
+        resolution = schedule_resolution(batch, thin_after, int(counts.rows))  # None: every check ``batch`` apart
         return {"stream_length": int(counts.rows), "live": True, "leaf_keys": list(keys),
+                **({"check_resolution": resolution} if resolution else {}),
                 "allocation": dict(st.frozen) if st.frozen else None,
                 "decision_deltas": dict(st.decision.deltas) if st.decision else None,
                 "decision_delta": st.decision.total if st.decision else None,
@@ -112,10 +114,12 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
                 "solver_calls": allocator.stats.calls, "solver_seconds": round(allocator.stats.seconds, 4),
                 "search_timed_out": st.timed_out}
 
-    def batches(steps: np.ndarray, stats: dict, notes=()) -> Iterator[tuple[LeafBatch, bool]]:
+    def batches(steps: np.ndarray, stats: dict, notes=(), epochs=None) -> Iterator[tuple[LeafBatch, bool]]:
         """The LeafBatch(es) of one chunk's checks; the flag: the run ends after it (``stop`` at the decision);
-        ``notes``: the chunk's own warnings (``Observations.notes``), given with its first batch."""
+        ``notes``: the chunk's own warnings (``Observations.notes``), given with its first batch; ``epochs``: the
+        halves test's epochs in the chunk and the statistics there (``RunningCounts.extra_seen``)."""
         nonlocal checks
+        epoch_steps, epoch_stats = epochs if epochs is not None else (np.zeros(0, dtype=np.int64), {})
         a, m = checks, len(steps)
         b, halt = a + m, False
         cum = joint.chunk(stats) if joint is not None and m else None
@@ -138,7 +142,13 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
             shifted = {k: _Shifted(stats[k], a) for k in keys}
             leaves = _leaves(keys, shifted, lo, hi, shown, st, allocator, label_delta=label_delta)
             here = {k: stats[k].at(local) for k in keys}
-            said = evidence.observe(steps[local], here) + halves.observe(steps[local], here)
+            last_part = not halt and hi == a + m
+            part_end = steps[hi - a - 1] if hi > lo else 0  # the halves' epochs up to this part's last check
+            upto = len(epoch_steps) if last_part else int(np.searchsorted(epoch_steps, part_end, side="right"))
+            said = evidence.observe(steps[local], here) + halves.observe(
+                epoch_steps[:upto], {k: epoch_stats[k].at(slice(0, upto)) for k in epoch_stats})
+            epoch_steps = epoch_steps[upto:]
+            epoch_stats = {k: v.at(slice(upto, None)) for k, v in epoch_stats.items()}
             if hi > lo:
                 done = int(steps[local][-1])
                 successes = {k: int(here[k].successes[-1]) for k in flips.keys}
@@ -154,7 +164,7 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     for obs in chunks:
         flips.add(getattr(obs, "flips", None) or {}, counts.rows)
         steps, stats = counts.consume(obs)
-        for item, halt in batches(steps, stats, getattr(obs, "notes", ())):
+        for item, halt in batches(steps, stats, getattr(obs, "notes", ()), epochs=counts.extra_seen):
             yield item
             if halt:
                 return

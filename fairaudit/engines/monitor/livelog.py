@@ -56,7 +56,7 @@ POLL_SECONDS = 0.2
 from fairaudit.engines import STREAMING as LIVE_ENGINE  # audits a log as it grows (``fairaudit.engines.monitor.live``)
 
 
-LIVE_OPTIONS = ("delta", "batch", "split", "bound", "order", "stop", "time_budget")  # the options a live run uses
+LIVE_OPTIONS = ("delta", "batch", "thin_after", "split", "bound", "order", "stop", "time_budget")  # the options a live run uses
 JSON_ORIGIN = "the JSON lines"
 _BOM = b"\xef\xbb\xbf"
 
@@ -709,7 +709,8 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
     batches = live_batches(spec, observations(spec, frames, decide=decide, where=where, score=score, model=model,
                                               domains=domains, tally=tally),
                            delta=options["delta"],
-                           batch=options["batch"], split=options["split"], bound=options["bound"], ctx=ctx,
+                           batch=options["batch"], thin_after=options["thin_after"],
+                           split=options["split"], bound=options["bound"], ctx=ctx,
                            stop=bool(options.get("stop")))
     guarantee = Guarantee("probabilistic", options["delta"], assumes=LIVE_ASSUMPTION)
     used = {k: options[k] for k in LIVE_OPTIONS if k in options}  # not the options a live run ignores (samples, …)

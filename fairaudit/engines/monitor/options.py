@@ -21,6 +21,10 @@ OPTIONS = (
            label="Δ (failure probability)", step=0.01),
     Option("batch", int, 5, "check the bounds and the verdict every this many observations", min=1,
            label="Check every … observations"),
+    Option("thin_after", int, 1_000_000, "after this many observations the checks thin out geometrically (the "
+           "next one at least 1/10,000 of the stream after the last; anytime validity holds at any looks fixed in "
+           "advance), so a long stream is read near its reading speed; 0: never thin", min=0,
+           label="Thin the checks after … observations", advanced=True),
     Option("split", str, DEFAULT_SPLIT, "how Δ is shared among the estimated probabilities: directed (one "
            "certificate per verdict direction, each conjunct of a TRUE 'and' at the full Δ, and with the "
            "mixture bound a joint e-process test for every comparison of two disjoint groups; the verdict holds "

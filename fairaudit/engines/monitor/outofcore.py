@@ -544,7 +544,8 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     ctx = Context(seed=int(opts.get("seed") or 0), time_budget=opts.get("time_budget"), progress=progress)
     inputs = Inputs(pred=pred, where=where, model=model)
     guarantee = engine.guarantee(opts, inputs)
-    batches = monitor_batches(spec, obs, delta=opts["delta"], batch=opts["batch"], split=opts["split"],
+    batches = monitor_batches(spec, obs, delta=opts["delta"], batch=opts["batch"],
+                              thin_after=opts["thin_after"], split=opts["split"],
                               bound=opts["bound"], order=opts["order"], ctx=ctx,
                               assumes=order_assumption(opts["order"], opts["seed"]), stop=bool(opts.get("stop")))
     every = _rows_text(dataset, model, total)

@@ -17,6 +17,7 @@ an audit of a file on these.
 """
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -24,13 +25,68 @@ import numpy as np
 
 from fairaudit.base.errors import FairauditError
 
+# ---------------------------------------------------------------------------------------------- the check schedule
+GROWTH_DENOMINATOR = 10_000  # after ``thin_after`` observations the checks are 1/10,000 (0.01 %) of the stream apart
+_THINNED: dict = {}  # (batch, t0) -> list of thinned check steps, extended as far as asked (a pure function's cache)
+_THINNED_LOCK = threading.Lock()  # the dashboard's sessions and the driver's threads extend it one at a time
+
+
+def thinning_start(batch: int, thin_after: int) -> int | None:
+    """The last regular check step (a multiple of ``batch`` ≤ ``thin_after``) after which the checks thin out;
+    None when they never do (``thin_after`` 0)."""
+    return None if not thin_after else (int(thin_after) // int(batch)) * int(batch)
+
+
+def _thinned_upto(batch: int, t0: int, hi: int) -> np.ndarray:
+    """The thinned check steps after ``t0`` that are ≤ ``hi``: from step t the next is the smallest multiple of
+    ``batch`` that is ≥ t·(1 + 1/GROWTH_DENOMINATOR) and > t."""
+    with _THINNED_LOCK:
+        steps = _THINNED.setdefault((batch, t0), [])
+        t = steps[-1] if steps else t0
+        while t < hi:
+            t = batch * max(t // batch + 1, -(-(t * (GROWTH_DENOMINATOR + 1)) // (GROWTH_DENOMINATOR * batch)))
+            steps.append(t)
+        arr = np.asarray(steps, dtype=np.int64)
+    return arr[:int(np.searchsorted(arr, hi, side="right"))]
+
+
+def schedule_steps(lo: int, hi: int, batch: int, thin_after: int = 0) -> np.ndarray:
+    """The check steps (observations seen at the check) in ``(lo, hi]``, the stream's last row aside: every
+    ``batch`` observations up to ``thin_after``, then geometrically (``_thinned_upto``). A pure function of the
+    step, ``batch`` and ``thin_after``: every route computes its checks with it."""
+    if batch < 1:
+        raise FairauditError(f"batch must be a positive integer, got {batch}")
+    lo, hi, batch = int(lo), int(hi), int(batch)
+    t0 = thinning_start(batch, thin_after)
+    cut = hi if t0 is None else min(hi, t0)
+    regular = np.arange((lo // batch + 1) * batch, cut + 1, batch, dtype=np.int64)
+    if t0 is None or hi <= t0:
+        return regular
+    thinned = _thinned_upto(batch, t0, hi)
+    return np.concatenate([regular, thinned[int(np.searchsorted(thinned, lo, side="right")):]])
+
+
+def schedule_resolution(batch: int, thin_after: int, length: int | None) -> str | None:
+    """The one sentence that says at what resolution the checks (so the stop step) fall, when a stream of
+    ``length`` rows (None: not known) goes past ``thin_after``; None when every check is ``batch`` apart."""
+    t0 = thinning_start(batch, thin_after)
+    if t0 is None or (length is not None and length <= t0):
+        return None
+    return (f"checks every {batch:,} observations up to {t0:,}, then every {100 / GROWTH_DENOMINATOR:g} % of the "
+            "stream (the stop step is the first of these checks at which the verdict is decided)")
+
+
 class RunningCounts:
     """Per leaf running (successes, n); ``consume`` one chunk of observations, get the stats at its checks."""
 
-    def __init__(self, keys, batch: int):
+    def __init__(self, keys, batch: int, thin_after: int = 0, extra=None):
         if batch < 1:
             raise FairauditError(f"batch must be a positive integer, got {batch}")
-        self.keys, self.batch = list(keys), int(batch)
+        self.keys, self.batch, self.thin_after = list(keys), int(batch), int(thin_after)
+        self.last_check = 0  # the step of the last check so far
+        # ``extra(lo, hi)``: more steps in ``(lo, hi]`` whose stats ``consume`` keeps in ``extra_seen`` (not checks:
+        # the live halves test's epochs, which the thinned schedule need not contain)
+        self.extra, self.extra_seen = extra, (np.zeros(0, dtype=np.int64), {})
         self.rows = 0
         self.successes = {k: 0 for k in self.keys}
         self.n = {k: 0 for k in self.keys}
@@ -42,19 +98,26 @@ class RunningCounts:
         from fairaudit.core.allocation import LeafStats
 
         start, length = self.rows, int(obs.length)
-        first = (-(start + 1)) % self.batch  # 0-based position in the chunk of its first check
-        local = np.arange(first, length, self.batch, dtype=np.int64)
+        local = schedule_steps(start, start + length, self.batch, self.thin_after) - start - 1  # 0-based in the chunk
         if final and length and (not len(local) or local[-1] != length - 1):
             local = np.append(local, length - 1)
-        stats = {}
+        stats, seen = {}, {}
+        extra = (None if self.extra is None
+                 else np.asarray(self.extra(start, start + length), dtype=np.int64).reshape(-1))
         for k in self.keys:
             v, m = obs.values[k], obs.masks[k]
             s = np.cumsum(v.astype(np.int64) & m.astype(np.int64)) + self.successes[k]
             n = np.cumsum(m.astype(np.int64)) + self.n[k]
             stats[k] = LeafStats(s[local].astype(float), n[local].astype(float))
+            if extra is not None:
+                seen[k] = LeafStats(s[extra - start - 1].astype(float), n[extra - start - 1].astype(float))
             if length:
                 self.successes[k], self.n[k] = int(s[-1]), int(n[-1])
+        if extra is not None:
+            self.extra_seen = (extra, seen)
         self.rows += length
+        if len(local):
+            self.last_check = start + int(local[-1]) + 1
         return start + local + 1, stats
 
     def finish(self) -> tuple[np.ndarray, dict]:
@@ -63,30 +126,41 @@ class RunningCounts:
         only known after its last chunk (a live log)."""
         from fairaudit.core.allocation import LeafStats
 
-        if not self.rows or self.rows % self.batch == 0:
+        if not self.rows or self.rows == self.last_check:
             return np.zeros(0, dtype=np.int64), {k: LeafStats(np.zeros(0), np.zeros(0)) for k in self.keys}
+        self.last_check = self.rows
         return (np.array([self.rows], dtype=np.int64),
                 {k: LeafStats(np.array([float(self.successes[k])]), np.array([float(self.n[k])])) for k in self.keys})
 
 
 class CheckPoints:
-    """``fairaudit.engines.monitor.engine.check_points(length, batch) + offset`` without building the array: the checks of
-    a stream of any length in O(1) memory (20 M checks would be 160 MB per array). Supports ``len``, indexing by an
-    int, a slice or an array (numpy values), ``+ k`` and ``count_upto``."""
+    """``fairaudit.engines.monitor.engine.check_points(length, batch, thin_after) + offset`` without building the
+    array of the regular checks: the checks of a stream of any length in small memory (20 M checks would be 160 MB
+    per array; the thinned checks after ``thin_after`` grow only with the logarithm of the length and are held).
+    Supports ``len``, indexing by an int, a slice or an array (numpy values), ``+ k`` and ``count_upto``."""
 
-    def __init__(self, length: int, batch: int, offset: int = 0):
+    def __init__(self, length: int, batch: int, offset: int = 0, thin_after: int = 0):
         if batch < 1:
             raise FairauditError(f"batch must be a positive integer, got {batch}")
         self.length, self.batch, self.offset = int(length), int(batch), int(offset)
-        self.regular = self.length // self.batch
-        self.size = self.regular + (1 if self.length % self.batch else 0)
+        self.thin_after = int(thin_after)
+        t0 = thinning_start(self.batch, self.thin_after)
+        self.regular = (self.length if t0 is None else min(self.length, t0)) // self.batch
+        self.tail = (np.zeros(0, dtype=np.int64) if t0 is None or self.length <= t0
+                     else _thinned_upto(self.batch, t0, self.length))  # thinned steps ≤ length
+        last = self.tail[-1] if len(self.tail) else self.regular * self.batch
+        self.size = self.regular + len(self.tail) + (1 if self.length and last != self.length else 0)
 
     def __len__(self) -> int:
         return self.size
 
     def _values(self, i: np.ndarray) -> np.ndarray:
         i = np.asarray(i, dtype=np.int64)
-        return np.where(i < self.regular, (i + 1) * self.batch - 1, self.length - 1) + self.offset
+        if not len(self.tail):
+            return np.where(i < self.regular, (i + 1) * self.batch - 1, self.length - 1) + self.offset
+        j = np.clip(i - self.regular, 0, len(self.tail) - 1)
+        thinned = np.where(i - self.regular < len(self.tail), self.tail[j] - 1, self.length - 1)
+        return np.where(i < self.regular, (i + 1) * self.batch - 1, thinned) + self.offset
 
     def __getitem__(self, key):
         if isinstance(key, slice):
@@ -101,7 +175,7 @@ class CheckPoints:
         return self._values(key)
 
     def __add__(self, k: int) -> "CheckPoints":
-        return CheckPoints(self.length, self.batch, self.offset + int(k))
+        return CheckPoints(self.length, self.batch, self.offset + int(k), self.thin_after)
 
     def count_upto(self, x: int) -> int:
         """How many checks are ≤ ``x`` (``np.searchsorted(checks, x, side="right")``)."""
@@ -109,7 +183,8 @@ class CheckPoints:
         if y < 0:
             return 0
         count = min((y + 1) // self.batch, self.regular)
-        if self.size > self.regular and y >= self.length - 1:
+        count += int(np.searchsorted(self.tail, min(y + 1, self.length), side="right"))
+        if self.size > self.regular + len(self.tail) and y >= self.length - 1:
             count += 1
         return count
 
