@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOT_GRACE_MS, SHOTS, browser_page, goto, serve, wait_idle
 from tests.test_feature_defaults import loans
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
@@ -15,7 +15,7 @@ LONG = 180_000
 
 
 def _shot(page, name: str) -> None:
-    wait_idle(page)
+    wait_idle(page, grace_ms=SHOT_GRACE_MS)
     page.screenshot(path=str(SHOTS / f"defaults_{name}.png"), full_page=True)
 
 

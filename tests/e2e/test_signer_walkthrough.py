@@ -19,7 +19,7 @@ import pytest
 
 from fairaudit import engines
 from fairaudit.data import load
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOT_GRACE_MS, SHOTS, browser_page, goto, serve, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 
@@ -33,7 +33,7 @@ MODELLED = ("justicia", "fvgm")
 
 
 def _shot(page, name: str) -> None:
-    wait_idle(page)
+    wait_idle(page, grace_ms=SHOT_GRACE_MS)
     page.screenshot(path=str(SHOTS / f"signer_{name}.png"), full_page=True)
 
 
