@@ -97,7 +97,8 @@ new MutationObserver((records) => {
 """
 _SCRIPT_STATE = "(document.querySelector('[data-testid=\"stApp\"]') || {getAttribute: () => 'initial'})" \
     ".getAttribute('data-test-script-state')"
-_RUN_STARTED_OR_DONE = f"() => window.__faRunsDone > window.__faRunsSeen || ['running', 'rerunRequested'].includes({_SCRIPT_STATE})"
+_RUN_STARTED_OR_DONE = ("() => window.__faRunsDone > window.__faRunsSeen"
+                        f" || ['running', 'rerunRequested'].includes({_SCRIPT_STATE})")
 _IDLE = f"() => ['notRunning', 'compilationError'].includes({_SCRIPT_STATE})"
 # how long an action may take to reach the server and start a script run (an action that starts none costs this)
 RUN_START_GRACE_MS = 1_500
