@@ -12,6 +12,7 @@ import pytest
 from fairaudit import models
 from fairaudit.cli._model_args import add_model_arguments, model_from_args
 from fairaudit.base.errors import ModelError
+from tests.console import run_main
 from tests.test_models import synthetic
 
 
@@ -22,16 +23,10 @@ def fairaudit(*args: str) -> subprocess.CompletedProcess:
 
 
 def refused(capsys, *args: str) -> tuple[int, str]:
-    """``(exit code, stderr)`` of ``fairaudit ARGS`` run in this process (``main``, as ``console`` runs it; argparse's
-    usage errors too): a refusal needs no process of its own, and no second import of torch."""
-    from fairaudit.cli import main
-
-    capsys.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as done:  # argparse: a usage error
-        code = done.code
-    return code, capsys.readouterr().err
+    """``(exit code, stderr)`` of ``fairaudit ARGS`` in this process: a refusal needs no process of its own, and no
+    second import of torch."""
+    done = run_main(capsys, *args)
+    return done.returncode, done.stderr
 
 
 @pytest.fixture(scope="module")

@@ -4,13 +4,13 @@ for each command)."""
 import json
 import subprocess
 import sys
-from collections import namedtuple
 from pathlib import Path
 
 import pytest
 
+from tests.console import run_main
+
 ROOT = Path(__file__).resolve().parents[2]
-Done = namedtuple("Done", "returncode stdout stderr")
 
 
 def process(*args):
@@ -20,22 +20,12 @@ def process(*args):
 
 
 @pytest.fixture
-def run(capsys, monkeypatch):
-    """``fairaudit ARGS`` through ``main`` in this process, from the repository root: ``Done(returncode, stdout,
-    stderr)`` (argparse's usage errors too)."""
-    from fairaudit.cli import main
-
-    monkeypatch.chdir(ROOT)
-
+def run(capsys):
+    """``fairaudit ARGS`` through ``main`` in this process, from the repository root (``tests.console``)."""
     def run(*args):
-        capsys.readouterr()
-        try:
-            code = main(list(args))
-        except SystemExit as done:  # argparse: a usage error
-            code = done.code
-        out, err = capsys.readouterr()
-        assert "Traceback" not in err + out
-        return Done(code, out, err)
+        out = run_main(capsys, *args, cwd=ROOT)
+        assert "Traceback" not in out.stderr + out.stdout
+        return out
     return run
 
 
