@@ -162,7 +162,8 @@ def test_cli_mixed_sides_and_exit_codes(tmp_path, capsys):
     frame.to_csv(csv, index=False)
     out = tmp_path / "c.json"
     p = _cli(capsys, "--data", str(csv), "--spec", 'E[pred | g == "b"] - E[pred | g == "a"] < 0.1',
-             "--pred", "db == 1", "--pred", "da == 1", "--name", "new", "--name", "old", "--order", "given", "--json", str(out))
+             "--pred", "db == 1", "--pred", "da == 1", "--name", "new", "--name", "old", "--order", "given",
+             "--json", str(out))
     assert p.returncode == 0, p.stderr
     data = json.loads(out.read_text())
     assert [m["pred"] for m in data["models"]] == ["db == 1", "da == 1"]
