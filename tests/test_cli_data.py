@@ -2,23 +2,24 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 
 import pytest
 
 from fairaudit.cli._data_args import add_data_arguments, dataset_from_args, protected_names
 from fairaudit.base.errors import DataError
+from tests.console import run_main
 
 ROWS = {"adult": "32,561", "adult_test": "16,281", "compas": "6,172", "german": "1,000", "ricci": "118",
         "bank": "4,119"}
 
 
-def fairaudit(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fairaudit", *args], capture_output=True, text=True, timeout=120)
+@pytest.fixture
+def fairaudit(capsys):
+    """``fairaudit ARGS`` through ``main`` in this process (``tests.console``)."""
+    return lambda *args: run_main(capsys, *args)
 
 
-def test_datasets_lists_every_dataset():
+def test_datasets_lists_every_dataset(fairaudit):
     out = fairaudit("datasets")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -34,7 +35,7 @@ def test_datasets_lists_every_dataset():
     assert len({line.index(line.split()[2]) for line in lines}) == 1
 
 
-def test_datasets_shows_columns_of_one_dataset(tmp_path):
+def test_datasets_shows_columns_of_one_dataset(tmp_path, fairaudit):
     out = fairaudit("datasets", "compas")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("compas: 6,172 rows, 19 columns (built-in)")
@@ -86,7 +87,7 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("case", list(EXPECTED))
-def test_bad_input_exits_2_with_one_line(tmp_path, case):
+def test_bad_input_exits_2_with_one_line(tmp_path, case, fairaudit):
     out = fairaudit(*_bad_inputs(tmp_path)[case])
     assert out.returncode == 2
     assert out.stdout == ""

@@ -4,14 +4,14 @@ ends), a shuffled log sent as JSON lines does not; either way the final interval
 order."""
 import json
 import subprocess
-import sys
 import threading
 import time
 
 import pytest
 
 from fairaudit import data
-from tests.test_cli_follow import ENV, PRED, ROOT, SPEC, cli, finals, writer
+from tests.console import run_main
+from tests.test_cli_follow import PRED, ROOT, SPEC, cli, finals, writer
 
 GROWS = "tested as the log grows"
 
@@ -27,15 +27,15 @@ def logs(tmp_path_factory):
     return folder, ordered, shuffled
 
 
-def rest_finals(path, tmp_path):
+def rest_finals(path, tmp_path, capsys):
+    """The final intervals of ``fairaudit audit --data PATH --order given``, run in this process."""
     out = tmp_path / f"rest-{path.stem}.json"
-    subprocess.run([sys.executable, "-m", "fairaudit", "audit", "--data", str(path), "--spec", SPEC, "--pred", PRED,
-                    "--order", "given", "--json", str(out)], capture_output=True, text=True, env=ENV, cwd=ROOT,
-                   timeout=120)
+    run_main(capsys, "audit", "--data", str(path), "--spec", SPEC, "--pred", PRED, "--order", "given", "--json",
+             str(out), cwd=ROOT)
     return finals(json.loads(out.read_text()))
 
 
-def test_a_sorted_csv_log_prints_the_halves_warning_as_it_arrives(logs, tmp_path):
+def test_a_sorted_csv_log_prints_the_halves_warning_as_it_arrives(logs, tmp_path, capsys):
     folder, ordered, _ = logs
     log = tmp_path / "log.csv"
     log.write_bytes(b"")
@@ -55,10 +55,10 @@ def test_a_sorted_csv_log_prints_the_halves_warning_as_it_arrives(logs, tmp_path
     live = json.loads((tmp_path / "live.json").read_text())
     assert any(GROWS in w for w in live["warnings"])
     assert live["steps"] == len(ordered)
-    assert finals(live) == rest_finals(folder / "ordered.csv", tmp_path)
+    assert finals(live) == rest_finals(folder / "ordered.csv", tmp_path, capsys)
 
 
-def test_a_shuffled_log_on_stdin_does_not(logs, tmp_path):
+def test_a_shuffled_log_on_stdin_does_not(logs, tmp_path, capsys):
     folder, _, shuffled = logs
     lines = shuffled.to_json(orient="records", lines=True)
     proc = cli("--follow", "-", "--watch", "--spec", SPEC, "--pred", PRED, "--poll", "0.05",
@@ -78,4 +78,4 @@ def test_a_shuffled_log_on_stdin_does_not(logs, tmp_path):
     live = json.loads((tmp_path / "live.json").read_text())
     assert not any(GROWS in w for w in live["warnings"])
     assert live["steps"] == len(shuffled)
-    assert finals(live) == rest_finals(folder / "shuffled.csv", tmp_path)
+    assert finals(live) == rest_finals(folder / "shuffled.csv", tmp_path, capsys)

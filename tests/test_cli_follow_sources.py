@@ -3,18 +3,19 @@ same refusals with the same one line, a value that does not fit a later row ends
 row named, the verdict so far not given as an answer), and a complete log followed to its end gives the verdict,
 stop step and intervals of ``--data`` in given order."""
 import json
-import subprocess
-import sys
 
 import pytest
 
 from fairaudit import data
-from tests.test_cli_follow import ENV, PRED, ROOT, SPEC, cli, finals
+from tests.console import run_main
+from tests.test_cli_follow import PRED, ROOT, SPEC, cli, finals
 
 
-def run(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "fairaudit", "audit", *args], capture_output=True, text=True,
-                          env=ENV, cwd=ROOT, timeout=timeout)
+@pytest.fixture
+def run(capsys):
+    """``fairaudit audit ARGS`` through ``main`` in this process, from the repository root: for a log complete
+    before it is read (the log being appended to is followed by a process of its own, ``cli``)."""
+    return lambda *args: run_main(capsys, "audit", *args, cwd=ROOT)
 
 
 def test_a_value_that_does_not_fit_a_later_row_ends_the_watch(tmp_path):
@@ -46,7 +47,7 @@ def test_a_value_that_does_not_fit_a_later_row_ends_the_watch(tmp_path):
     ("decision,group\nyes,A\n0,B\n1,A\n", 'E[pred | group == "A"] >= 0.1'),  # decision is text: == 1 is refused
     ("decision,group\n1,True\n0,False\n1,True\n", 'E[pred | group == "true"] >= 0.1'),  # group is true/false
 ])
-def test_a_value_of_another_type_is_refused_live_as_at_rest(tmp_path, text, spec):
+def test_a_value_of_another_type_is_refused_live_as_at_rest(tmp_path, text, spec, run):
     """The first rows type the log's columns as the file at rest types them, and a literal of another type than
     its column is refused with the one line ``--data`` gives (they were accepted live, and audited as matching no
     row)."""
@@ -59,7 +60,7 @@ def test_a_value_of_another_type_is_refused_live_as_at_rest(tmp_path, text, spec
     assert live.stderr == rest.stderr and "never takes the value" in live.stderr
 
 
-def test_a_complete_log_followed_to_its_end_is_the_file_at_rest(tmp_path):
+def test_a_complete_log_followed_to_its_end_is_the_file_at_rest(tmp_path, run):
     """A complete CSV log (its last line without a line end) followed until the idle timeout: the verdict, stop
     step, steps, final intervals and the checks at the stop step of ``--data`` with ``--order given``."""
     log = tmp_path / "log.csv"

@@ -12,11 +12,21 @@ import pytest
 from fairaudit import models
 from fairaudit.cli._model_args import add_model_arguments, model_from_args
 from fairaudit.base.errors import ModelError
+from tests.console import run_main
 from tests.test_models import synthetic
 
 
 def fairaudit(*args: str) -> subprocess.CompletedProcess:
+    """The ``fairaudit`` process: for what only a process shows (a hash read in another process, stderr that is not
+    a terminal, the exit code the interpreter ends with)."""
     return subprocess.run([sys.executable, "-m", "fairaudit", *args], capture_output=True, text=True, timeout=120)
+
+
+def refused(capsys, *args: str) -> tuple[int, str]:
+    """``(exit code, stderr)`` of ``fairaudit ARGS`` in this process: a refusal needs no process of its own, and no
+    second import of torch."""
+    done = run_main(capsys, *args)
+    return done.returncode, done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -60,28 +70,28 @@ def test_train_logreg_on_adult(tmp_path):
     (["--kind", "tree", "--param", "depth=3"], "unknown parameter 'depth' for kind tree"),
     (["--kind", "tree", "--exclude", "sexx"], "did you mean 'sex'?"),
 ])
-def test_bad_input_exits_2_with_one_line(tmp_path, credit_csv, extra, message):
-    done = fairaudit("train", "--data", str(credit_csv), "--label", "outcome", "--favourable", "good",
-                     "--out", str(tmp_path / "m"), *extra)
-    assert done.returncode == 2
-    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+def test_bad_input_exits_2_with_one_line(tmp_path, credit_csv, extra, message, capsys):
+    code, err = refused(capsys, "train", "--data", str(credit_csv), "--label", "outcome", "--favourable", "good",
+                        "--out", str(tmp_path / "m"), *extra)
+    assert code == 2
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     if message:
-        assert message in done.stderr
+        assert message in err
 
 
-def test_train_without_a_label_exits_2(tmp_path):
+def test_train_without_a_label_exits_2(tmp_path, capsys):
     csv = tmp_path / "nolabel.csv"
     pd.DataFrame({"a": [1, 2, 3, 4], "b": ["x", "y", "x", "y"]}).to_csv(csv, index=False)
-    done = fairaudit("train", "--data", str(csv), "--kind", "logreg", "--out", str(tmp_path / "m"))
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().endswith("cannot train without a label column")
+    code, err = refused(capsys, "train", "--data", str(csv), "--kind", "logreg", "--out", str(tmp_path / "m"))
+    assert code == 2 and "Traceback" not in err
+    assert err.strip().endswith("cannot train without a label column")
 
 
-def test_unwritable_out_path_fails_before_training(tmp_path, credit_csv):
-    done = fairaudit("train", "--data", str(credit_csv), "--label", "outcome", "--favourable", "good",
-                     "--kind", "logreg", "--out", str(tmp_path / "missing-dir" / "m.joblib"))
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "does not exist" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+def test_unwritable_out_path_fails_before_training(tmp_path, credit_csv, capsys):
+    code, err = refused(capsys, "train", "--data", str(credit_csv), "--label", "outcome", "--favourable", "good",
+                        "--kind", "logreg", "--out", str(tmp_path / "missing-dir" / "m.joblib"))
+    assert code == 2 and "Traceback" not in err
+    assert "does not exist" in err and len(err.strip().splitlines()) == 1
 
 
 # ---- --model / --pred ------------------------------------------------------------------------
@@ -157,7 +167,8 @@ def test_train_out_defaults_to_a_safe_extension(tmp_path, credit_csv):
     assert f"saved to {tmp_path / 'm.skops'}" in done.stdout
     done = fairaudit("train", *common, "--kind", "mlp", "--out", str(tmp_path / "n"))
     assert done.returncode == 0 and (tmp_path / "n.pt").is_file() and done.stderr == "", done.stderr
-    assert "--out PATH" in fairaudit("train", "--help").stdout and ".skops" in fairaudit("train", "--help").stdout
+    usage = fairaudit("train", "--help").stdout
+    assert "--out PATH" in usage and ".skops" in usage
 
 
 def test_train_out_joblib_still_writes_skops_with_a_note(tmp_path, credit_csv):
@@ -175,11 +186,11 @@ def test_train_out_joblib_still_writes_skops_with_a_note(tmp_path, credit_csv):
 
 @pytest.mark.parametrize("param", ["hidden=[100000,100000]", "hidden=[1500,1500]", "hidden=1e400", "epochs=1e400",
                                    "lr=Infinity"])
-def test_train_oversized_or_overflowing_mlp_is_exit_2_one_line(tmp_path, credit_csv, param):
-    done = fairaudit("train", "--data", str(credit_csv), "--label", "outcome", "--favourable", "good",
-                     "--kind", "mlp", "--param", param, "--out", str(tmp_path / "m.pt"))
-    assert done.returncode == 2, done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+def test_train_oversized_or_overflowing_mlp_is_exit_2_one_line(tmp_path, credit_csv, param, capsys):
+    code, err = refused(capsys, "train", "--data", str(credit_csv), "--label", "outcome", "--favourable", "good",
+                        "--kind", "mlp", "--param", param, "--out", str(tmp_path / "m.pt"))
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "m.pt").exists()
 
 

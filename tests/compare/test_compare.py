@@ -4,8 +4,6 @@ with one line (exit 2)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from fairaudit.core.evaluate import compile_spec, term_intervals, LeafValue
 from fairaudit.spec import parse
 
 from compare_logs import two_model_log
+from tests.console import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ('E[pred | g == "a"] / E[pred | g == "b"] >= 0.8 and E[pred | g == "a"] - E[pred | g == "b"] < 0.1 '
@@ -151,26 +150,27 @@ def test_bad_input_raises_one_line():
         compare(log, 'E[pred] >= 0.1', preds=["da == 1", "db == 1"], delta=1.5)
 
 
-def _cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "fairaudit", "compare", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
+def _cli(capsys, *args, cwd=ROOT):
+    """``fairaudit compare ARGS`` through ``main`` in this process, from the repository root (``tests.console``)."""
+    return run_main(capsys, "compare", *args, cwd=cwd)
 
 
-def test_cli_mixed_sides_and_exit_codes(tmp_path):
+def test_cli_mixed_sides_and_exit_codes(tmp_path, capsys):
     frame = two_model_log(3000, 9, rates={("A", "a"): 0.2, ("A", "b"): 0.5, ("B", "a"): 0.4, ("B", "b"): 0.45},
                           agree=0.8).frame
     csv = tmp_path / "log.csv"
     frame.to_csv(csv, index=False)
     out = tmp_path / "c.json"
-    p = _cli("--data", str(csv), "--spec", 'E[pred | g == "b"] - E[pred | g == "a"] < 0.1', "--pred", "db == 1",
-             "--pred", "da == 1", "--name", "new", "--name", "old", "--order", "given", "--json", str(out))
+    p = _cli(capsys, "--data", str(csv), "--spec", 'E[pred | g == "b"] - E[pred | g == "a"] < 0.1',
+             "--pred", "db == 1", "--pred", "da == 1", "--name", "new", "--name", "old", "--order", "given",
+             "--json", str(out))
     assert p.returncode == 0, p.stderr
     data = json.loads(out.read_text())
     assert [m["pred"] for m in data["models"]] == ["db == 1", "da == 1"]
     assert data["differences"][0]["verdict"] == "a_lower"  # new (a) has the lower gap
 
 
-def test_cli_refuses_bad_input_in_one_line(tmp_path):
+def test_cli_refuses_bad_input_in_one_line(tmp_path, capsys):
     frame = two_model_log(300, 9, rates=EQUAL).frame
     csv = tmp_path / "log.csv"
     frame.to_csv(csv, index=False)
@@ -180,7 +180,7 @@ def test_cli_refuses_bad_input_in_one_line(tmp_path):
         ("--pred", "da == 1", "--pred", "db == 1", "--name", "x"),  # names do not match
     ]
     for extra in cases:
-        p = _cli("--data", str(csv), "--spec", 'E[pred | g == "a"] >= 0.2', *extra)
+        p = _cli(capsys, "--data", str(csv), "--spec", 'E[pred | g == "a"] >= 0.2', *extra)
         assert p.returncode == 2, (extra, p.stdout, p.stderr)
         assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) <= 3, p.stderr
     # a model that reads other columns than the data has
@@ -191,11 +191,12 @@ def test_cli_refuses_bad_input_in_one_line(tmp_path):
     compas = load_data("compas")
     path = tmp_path / "compas.skops"
     models.train(compas, "logreg", seed=0).save(path)
-    p = _cli("--data", str(csv), "--spec", 'E[pred | g == "a"] >= 0.2', "--pred", "da == 1", "--model", str(path))
+    p = _cli(capsys, "--data", str(csv), "--spec", 'E[pred | g == "a"] >= 0.2', "--pred", "da == 1",
+             "--model", str(path))
     assert p.returncode == 2 and "model B reads column" in p.stderr and "Traceback" not in p.stderr, p.stderr
     # a model without scores cannot be refused here (compare needs no scores), but an output onto an input is
-    p = _cli("--data", str(csv), "--spec", 'E[pred | g == "a"] >= 0.2', "--pred", "da == 1", "--pred", "db == 1",
-             "--json", str(csv))
+    p = _cli(capsys, "--data", str(csv), "--spec", 'E[pred | g == "a"] >= 0.2', "--pred", "da == 1",
+             "--pred", "db == 1", "--json", str(csv))
     assert p.returncode == 2 and "Traceback" not in p.stderr
 
 

@@ -73,17 +73,54 @@ def browser_page(width: int = 1400, height: int = 900):
         try:
             page = b.new_page(viewport={"width": width, "height": height})
             page.set_default_timeout(60_000)
+            page.add_init_script(_COUNT_SCRIPT_RUNS)
             yield page
         finally:
             b.close()
 
 
-def wait_idle(page, timeout: float = 120_000) -> None:
-    """Wait until Streamlit has finished the current script run (no 'running' status widget)."""
-    page.wait_for_timeout(400)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
-    page.wait_for_timeout(600)
+# Streamlit marks its root element with the state of the script run (data-test-script-state: "running" while the
+# script runs, "notRunning" once it has finished). This script, run in every document the page loads, counts the
+# runs that have finished (the attribute leaving "running"); ``wait_idle`` compares that count with the one it saw
+# last, so it waits for the run that the action before it started instead of sleeping a fixed time.
+_COUNT_SCRIPT_RUNS = """
+window.__faRunsDone = 0;
+window.__faRunsSeen = 0;
+new MutationObserver((records) => {
+  for (const r of records) {
+    if (r.oldValue === 'running' && r.target.getAttribute('data-test-script-state') !== 'running') {
+      window.__faRunsDone += 1;
+    }
+  }
+}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
+                      attributeFilter: ['data-test-script-state']});
+"""
+_SCRIPT_STATE = "(document.querySelector('[data-testid=\"stApp\"]') || {getAttribute: () => 'initial'})" \
+    ".getAttribute('data-test-script-state')"
+_RUN_STARTED_OR_DONE = ("() => window.__faRunsDone > window.__faRunsSeen"
+                        f" || ['running', 'rerunRequested'].includes({_SCRIPT_STATE})")
+_IDLE = f"() => ['notRunning', 'compilationError'].includes({_SCRIPT_STATE})"
+# how long an action may take to reach the server and start a script run (an action that starts none costs this)
+RUN_START_GRACE_MS = 1_500
+# before a screenshot: the page has already shown what the test waited for; only a run still starting is waited for
+SHOT_GRACE_MS = 400
+# after the run: the browser draws what the run sent (Vega charts draw asynchronously)
+SETTLE_MS = 200
+
+
+def wait_idle(page, timeout: float = 120_000, grace_ms: float = RUN_START_GRACE_MS) -> None:
+    """Wait until Streamlit has finished the script run that the last action started (or, if the action started
+    none within ``grace_ms``, until no run is going on). Before a screenshot that follows no action, a short
+    ``grace_ms`` keeps the wait short."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(_RUN_STARTED_OR_DONE, timeout=grace_ms, polling=50)
+    except PlaywrightTimeout:
+        pass  # the action started no run: wait only for none to be going on
+    page.wait_for_function(_IDLE, timeout=timeout, polling=50)
+    page.evaluate("() => { window.__faRunsSeen = window.__faRunsDone; }")
+    page.wait_for_timeout(SETTLE_MS)
 
 
 def goto(page, title: str) -> None:

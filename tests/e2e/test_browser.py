@@ -16,7 +16,7 @@ import time
 import pytest
 
 from fairaudit import engines
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOTS, browser_page, goto, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 
@@ -55,11 +55,11 @@ def _progress_texts(page, timeout_s: float = 180) -> list[str]:
     raise TimeoutError(f"the run did not end; progress seen: {seen}")
 
 
-def test_issue_flow(browser_ready):
-    with serve() as url, browser_page(1400, 900) as page:
+def test_issue_flow(browser_ready, app_url):
+    with browser_page(1400, 900) as page:
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(url)
+        page.goto(app_url)
         nav = page.locator("[data-testid='stSidebarNav']")
         nav.get_by_role("link", name="Overview", exact=True).wait_for()
         page.get_by_role("button", name="Load demo audit").wait_for()  # the navigation has run
@@ -162,11 +162,11 @@ def test_issue_flow(browser_ready):
         assert not errors, errors
 
 
-def test_eighty_percent_rule_template(browser_ready):
+def test_eighty_percent_rule_template(browser_ready, app_url):
     """Issue 11: the 80 % rule template is two-sided, so on Adult (women's rate ≈ 0.3 of men's) it is violated
     whichever group the picker lists first — it used to render one ratio and certify it."""
-    with serve() as url, browser_page(1400, 900) as page:
-        page.goto(url)
+    with browser_page(1400, 900) as page:
+        page.goto(app_url)
         page.get_by_role("button", name="Load demo audit").click()
         page.get_by_text("violated with probability").first.wait_for(timeout=LONG)
         wait_idle(page)

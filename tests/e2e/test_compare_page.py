@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOTS, browser_page, goto, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 
@@ -28,12 +28,12 @@ def _choose(page, label: str, typed: str) -> None:
     wait_idle(page)
 
 
-def test_compare_two_models_and_download_the_pdf(browser_ready):
-    with serve() as url, browser_page(1400, 3000) as page:
+def test_compare_two_models_and_download_the_pdf(browser_ready, app_url):
+    with browser_page(1400, 3000) as page:
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         try:
-            page.goto(url)
+            page.goto(app_url)
             page.get_by_role("button", name="Load demo audit").wait_for()
             goto(page, "Compare")  # nothing loaded yet: it says what to do first
             page.get_by_text("choose a dataset first").first.wait_for()

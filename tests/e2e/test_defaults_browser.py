@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOT_GRACE_MS, SHOTS, browser_page, goto, wait_idle
 from tests.test_feature_defaults import loans
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
@@ -15,7 +15,7 @@ LONG = 180_000
 
 
 def _shot(page, name: str) -> None:
-    wait_idle(page)
+    wait_idle(page, grace_ms=SHOT_GRACE_MS)
     page.screenshot(path=str(SHOTS / f"defaults_{name}.png"), full_page=True)
 
 
@@ -27,14 +27,14 @@ def _pick(page, label: str, option: str) -> None:
     wait_idle(page)
 
 
-def test_yes_is_favourable_features_leave_out_id_and_decision_and_an_inverted_decision_is_warned(browser_ready,
+def test_yes_is_favourable_features_leave_out_id_and_decision_and_an_inverted_decision_is_warned(browser_ready, app_url,
                                                                                                  tmp_path):
     path = tmp_path / "loans.csv"
     loans(decision_agreement=0.67).to_csv(path, index=False)
-    with serve() as url, browser_page(1400, 1000) as page:
+    with browser_page(1400, 1000) as page:
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(url)
+        page.goto(app_url)
         page.get_by_role("button", name="Load demo audit").wait_for()
         goto(page, "Data")
         wait_idle(page)

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from fairaudit import engines
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOTS, browser_page, goto, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 
@@ -42,12 +42,12 @@ def _table(page):
     return page.locator("[class*='st-key-counterexamples_']").first
 
 
-def test_fairquant_rates_and_counterexamples(browser_ready):
+def test_fairquant_rates_and_counterexamples(browser_ready, app_url):
     fairquant = engines.get("fairquant")
-    with serve() as url, browser_page(1400, 1600) as page:
+    with browser_page(1400, 1600) as page:
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(url)
+        page.goto(app_url)
         page.get_by_role("button", name="Load demo audit").wait_for()
 
         # 1. a bundled dataset and a torch MLP trained on it in the app

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOTS, browser_page, goto, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 
@@ -37,12 +37,12 @@ def _editor(page):
     return editor
 
 
-def test_groups_heatmap_click_adds_a_spec(browser_ready):
-    with serve() as url, browser_page(1400, 1800) as page:
+def test_groups_heatmap_click_adds_a_spec(browser_ready, app_url):
+    with browser_page(1400, 1800) as page:
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         try:
-            page.goto(url)
+            page.goto(app_url)
             page.get_by_role("button", name="Load demo audit").click()
             page.get_by_text("violated with probability").first.wait_for(timeout=LONG)
             wait_idle(page)

@@ -12,7 +12,7 @@ import pytest
 import fairaudit
 from fairaudit import data
 from fairaudit.ui.logic import DEMO_SPEC
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOTS, browser_page, goto, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 LONG = 180_000
@@ -91,7 +91,7 @@ def _toolbars_clear(page) -> None:
         assert charts.nth(i).evaluate(TOOLBAR_CLEAR) == "clear", i
 
 
-def test_attach_a_live_log_and_stop(browser_ready, workspace_folder, tmp_path):
+def test_attach_a_live_log_and_stop(browser_ready, app_url, workspace_folder, tmp_path):
     lines = data.load("adult").frame.iloc[:8000].to_csv(index=False).splitlines(keepends=True)
     logs = workspace_folder / "logs"
     logs.mkdir(exist_ok=True)
@@ -110,8 +110,8 @@ def test_attach_a_live_log_and_stop(browser_ready, workspace_folder, tmp_path):
                 fh.flush()
                 time.sleep(0.1)
 
-    with serve() as url, browser_page(1400, 1000) as page:
-        page.goto(url)
+    with browser_page(1400, 1000) as page:
+        page.goto(app_url)
         page.get_by_role("button", name="Load demo audit").click()
         page.get_by_text("violated with probability").first.wait_for(timeout=LONG)
         wait_idle(page, LONG)
@@ -155,7 +155,7 @@ def test_attach_a_live_log_and_stop(browser_ready, workspace_folder, tmp_path):
         assert f"after {at_rest.stop_step:,} observations" in body  # the page's result: decided where the file is
 
 
-def test_the_chart_toolbar_leaves_the_last_warning_readable(browser_ready, workspace_folder):
+def test_the_chart_toolbar_leaves_the_last_warning_readable(browser_ready, app_url, workspace_folder):
     """COMPAS sorted by decile_score, decided by decile_score <= 4: the rows drift, and the live view ends its
     warnings with the order one, right above the charts; hovering a chart shows its toolbar, which used to cover
     the bottom of that warning."""
@@ -165,8 +165,8 @@ def test_the_chart_toolbar_leaves_the_last_warning_readable(browser_ready, works
     (logs / "a_sorted.csv").write_text(frame.to_csv(index=False))  # first in the list: chosen by default
     spec = ('E[pred | race == "African-American"] - E[pred | race == "Caucasian"] >= -0.1 and '
             'E[pred | sex == "Female"] >= 0.3')
-    with serve() as url, browser_page(1400, 1000) as page:
-        page.goto(url)
+    with browser_page(1400, 1000) as page:
+        page.goto(app_url)
         page.get_by_role("heading", name="fairaudit", exact=True).first.wait_for()
         wait_idle(page)
         goto(page, "Specification")

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from fairaudit import engines
-from tests.e2e.server import ROOT, SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import ROOT, SHOTS, browser_page, goto, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 
@@ -59,12 +59,12 @@ def _intervals(page) -> dict[int, tuple[float, float]]:
     return out
 
 
-def test_fig1_converges_node_by_node(browser_ready):
+def test_fig1_converges_node_by_node(browser_ready, app_url):
     fairsquare = engines.get("fairsquare")
-    with serve() as url, browser_page(1400, 1800) as page:
+    with browser_page(1400, 1800) as page:
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(url)
+        page.goto(app_url)
         page.get_by_role("button", name="Load demo audit").wait_for()
         goto(page, "Audit")
         wait_idle(page)

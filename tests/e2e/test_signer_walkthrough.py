@@ -19,7 +19,7 @@ import pytest
 
 from fairaudit import engines
 from fairaudit.data import load
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOT_GRACE_MS, SHOTS, browser_page, goto, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 
@@ -33,7 +33,7 @@ MODELLED = ("justicia", "fvgm")
 
 
 def _shot(page, name: str) -> None:
-    wait_idle(page)
+    wait_idle(page, grace_ms=SHOT_GRACE_MS)
     page.screenshot(path=str(SHOTS / f"signer_{name}.png"), full_page=True)
 
 
@@ -144,14 +144,14 @@ def _click_node(page, node_id: str) -> None:
     wait_idle(page)
 
 
-def test_a_signer_walks_upload_model_four_engines_refinement_and_report(browser_ready, tmp_path):
+def test_a_signer_walks_upload_model_four_engines_refinement_and_report(browser_ready, app_url, tmp_path):
     csv = tmp_path / "german.csv"
     load("german").frame.to_csv(csv, index=False)
-    with serve() as url, browser_page(1400, 2400) as page:
+    with browser_page(1400, 2400) as page:
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         try:
-            page.goto(url)
+            page.goto(app_url)
             page.get_by_role("button", name="Load demo audit").wait_for(timeout=LONG)
 
             # 1. the data: an uploaded CSV, its label and one protected attribute

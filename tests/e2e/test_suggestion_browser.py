@@ -16,7 +16,7 @@ import re
 import pytest
 
 from fairaudit.core import suggest
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOTS, browser_page, goto, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 
@@ -58,12 +58,12 @@ def _wait_history(page, pattern: str) -> str:
     return _history(page)
 
 
-def test_suggested_threshold_applied_in_the_browser(browser_ready):
-    with serve() as url, browser_page(1400, 1800) as page:
+def test_suggested_threshold_applied_in_the_browser(browser_ready, app_url):
+    with browser_page(1400, 1800) as page:
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         try:
-            page.goto(url)
+            page.goto(app_url)
             page.get_by_role("button", name="Load demo audit").click()
             page.get_by_text("violated with probability").first.wait_for(timeout=LONG)
             wait_idle(page)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOTS, browser_page, goto, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 
@@ -23,9 +23,9 @@ def _shot(page, anchor, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"threshold_{name}.png"))
 
 
-def test_the_slider_reaudits_and_compares_with_the_original(browser_ready):
-    with serve() as url, browser_page(1400, 1000) as page:
-        page.goto(url)
+def test_the_slider_reaudits_and_compares_with_the_original(browser_ready, app_url):
+    with browser_page(1400, 1000) as page:
+        page.goto(app_url)
         page.get_by_role("button", name="Load demo audit").click()
         page.get_by_text("violated with probability").first.wait_for(timeout=LONG)
         goto(page, "Audit")

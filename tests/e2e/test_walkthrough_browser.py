@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOTS, browser_page, goto, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 
 LONG = 180_000
 
 
-def test_an_unquoted_value_is_told_to_be_quoted(browser_ready):
-    with serve() as url, browser_page(1400, 1200) as page:
+def test_an_unquoted_value_is_told_to_be_quoted(browser_ready, app_url):
+    with browser_page(1400, 1200) as page:
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(url)
+        page.goto(app_url)
         page.get_by_role("button", name="Load demo audit").wait_for()
         goto(page, "Data")  # the default dataset (adult) is loaded by opening the page
         wait_idle(page)

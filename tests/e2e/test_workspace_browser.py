@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.e2e.server import SHOTS, browser_page, goto, serve, wait_idle
+from tests.e2e.server import SHOT_GRACE_MS, SHOTS, browser_page, goto, serve, wait_idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial, pytest.mark.slow]
 LONG = 180_000
@@ -20,7 +20,7 @@ def _goto(page, title: str) -> None:
 
 
 def _shot(page, name: str) -> None:
-    wait_idle(page)
+    wait_idle(page, grace_ms=SHOT_GRACE_MS)
     page.screenshot(path=str(SHOTS / f"ws_{name}.png"), full_page=True)
 
 

@@ -3,8 +3,6 @@ MLP trained in the app over its dataset's column ranges (a one-hot protected att
 the counterexamples and the refusals."""
 import itertools
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +15,7 @@ from fairaudit import audit, models  # noqa: E402
 from fairaudit.core.counterexamples import DOMAIN  # noqa: E402
 from fairaudit.base.errors import FairauditError  # noqa: E402
 from fairaudit.core.trace import AuditResult  # noqa: E402
+from tests.console import run_main  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "example.nnet"
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,11 +65,10 @@ def test_refusals():
         audit(None, "Fair[x1] >= 0.8", engine="fairquant", model=str(EXAMPLE), where="x0 > 1")
 
 
-def test_cli_nnet(tmp_path):
+def test_cli_nnet(tmp_path, capsys):
     out = tmp_path / "r.json"
-    done = subprocess.run([sys.executable, "-m", "fairaudit", "audit", "--engine", "fairquant", "--model",
-                           str(EXAMPLE), "--spec", "Fair[x1] >= 0.75", "--timeout", "120", "--json", str(out)],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    done = run_main(capsys, "audit", "--engine", "fairquant", "--model", str(EXAMPLE), "--spec", "Fair[x1] >= 0.75",
+                    "--timeout", "120", "--json", str(out), cwd=ROOT)
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())
     node = next(n for n in data["nodes"] if n["kind"] == "fair")

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from fairaudit.cli import main
 from fairaudit.base.errors import FairauditError
 from fairaudit.programs.parse import parse_file, parse_program
 from fairaudit.programs.sample import sample
+from tests.console import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench" / "fairsquare"
@@ -480,12 +479,11 @@ def test_cli_time_budget_reaches_the_engine(tmp_path):
     ("def popModel():\n    x = gaussian(0, 1)\n    sensitiveAttribute(x > 0)\n\ndef F():\n"
      "    fairnessTarget(z > 0)\n", ":6:"),
 ])
-def test_cli_malformed_program_exit_2_positioned_without_traceback(text, where, tmp_path):
+def test_cli_malformed_program_exit_2_positioned_without_traceback(text, where, tmp_path, capsys):
     bad = tmp_path / "bad.fr"
     bad.write_text(text)
-    proc = subprocess.run([sys.executable, "-m", "fairaudit", "audit", "--engine", "fairsquare", "--population",
-                           str(bad), "--json", str(tmp_path / "o.json")], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    proc = run_main(capsys, "audit", "--engine", "fairsquare", "--population", str(bad), "--json",
+                    str(tmp_path / "o.json"), cwd=ROOT)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     import re

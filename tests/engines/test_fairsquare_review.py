@@ -2,8 +2,6 @@
 the reviewed commit (eef5955). Each test names the expected behaviour; see the review report for severities."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,14 +10,16 @@ import fairaudit
 from fairaudit.base.errors import FairauditError
 from fairaudit.programs.parse import parse_program
 from fairaudit.spec.errors import SpecError
+from tests.console import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _cli(args, cwd=ROOT):
-    proc = subprocess.run([sys.executable, "-m", "fairaudit", "audit", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
-    return proc.returncode, proc.stdout + proc.stderr
+def _cli(capsys, args, cwd=ROOT):
+    """``(exit code, stdout + stderr)`` of ``fairaudit audit ARGS`` through ``main`` in this process, from the
+    repository root (``tests.console``)."""
+    done = run_main(capsys, "audit", *args, cwd=cwd)
+    return done.returncode, done.stdout + done.stderr
 
 
 def _leaf(result, text):
@@ -63,11 +63,11 @@ def test_huge_integer_literal_is_a_positioned_error():
     assert "3:" in str(err.value)
 
 
-def test_non_utf8_population_file_is_a_clear_error_exit_2(tmp_path):
+def test_non_utf8_population_file_is_a_clear_error_exit_2(tmp_path, capsys):
     bad = tmp_path / "latin1.fr"
     bad.write_bytes(b"def popModel():\n    x = gaussian(0, 1)  # \xe9\n    sensitiveAttribute(x > 0)\n"
                     b"def F():\n    fairnessTarget(x > 0)\n")
-    code, out = _cli(["--engine", "fairsquare", "--population", str(bad), "--timeout", "2"])
+    code, out = _cli(capsys, ["--engine", "fairsquare", "--population", str(bad), "--timeout", "2"])
     assert code == 2, out
     assert "internal error" not in out and "latin1.fr" in out
 
@@ -178,17 +178,17 @@ def test_spec_reading_a_variable_assigned_on_some_paths_only_is_not_silent():
 T1 = ROOT / "bench" / "fairsquare" / "examples" / "toy_t1.fr"
 
 
-def test_population_model_flag_with_a_population_program_is_not_silently_ignored():
+def test_population_model_flag_with_a_population_program_is_not_silently_ignored(capsys):
     # --population-model only shapes a population generated from --data/--model; with --population it has no
     # effect, and nothing says so (the analyst believes a BN population was audited)
-    code, out = _cli(["--engine", "fairsquare", "--population", str(T1), "--population-model", "bn",
+    code, out = _cli(capsys, ["--engine", "fairsquare", "--population", str(T1), "--population-model", "bn",
                       "--timeout", "5"])
     assert code == 2 or "population-model" in out or "population_model" in out, out
 
 
-def test_population_with_model_error_does_not_say_sampled_for_the_sound_engine():
+def test_population_with_model_error_does_not_say_sampled_for_the_sound_engine(capsys):
     # commands/audit.py words a monitor-only concept for every engine: fairsquare samples nothing
-    code, out = _cli(["--engine", "fairsquare", "--population", str(T1), "--model", "logreg"])
+    code, out = _cli(capsys, ["--engine", "fairsquare", "--population", str(T1), "--model", "logreg"])
     assert code == 2
     assert "sampled" not in out, out
 

@@ -10,8 +10,14 @@ the spec is false, so any TRUE claim is wrong). 1,000 seeds per case and bound.
 
 Vectorised: a run can only claim a wrong verdict if some leaf interval misses its true mean at some
 check with δ = Δ for that leaf (every allocation uses δᵢ ≤ Δ, i.e. wider intervals, and verdicts are
-monotone). That screen is computed for all seeds at once; the monitor itself (both splits, the real
-code path) runs only on the screened seeds, so the counts are exact.
+monotone), and misses it on the side that moves the difference's interval [lo₁ − hi₀, hi₁ − lo₀] past
+the threshold: a wrong TRUE (the difference claimed below 0.1 while it is ≥ 0.1) needs hi₁ below the
+mean of the ``g == 1`` leaf or lo₀ above the ``g == 0`` one; a wrong FALSE the other two sides. That screen
+is computed for all seeds at once; the monitor itself (both splits, the real code path) runs only on the
+screened seeds, so the counts are exact. (The one-sided screen halves the seeds the monitor runs on; on
+every case and bound, and for the fixed-n negative control below, the monitor run on every seed of the
+two-sided screen made its wrong claims only on seeds of the one-sided one — the betting bound's one
+wrong claim at the threshold among them.)
 
 Negative control (the check can fail): a fixed-n Hoeffding interval re-used at every check is wrong in
 15 % of 300 runs at Δ = 0.1 on a one-leaf spec exactly at its threshold; adaptive Hoeffding 0 %,
@@ -38,14 +44,17 @@ def _simulate(d, seeds):
     return g, pred
 
 
-def _screen(g, pred, d, bound):
+def _screen(g, pred, d, bound, wrong):
+    """The seeds whose interval of a leaf (δ = Δ) lies on the side of its mean that a ``wrong`` claim needs, at
+    some check: below it for the ``g == 1`` leaf and above it for the other when ``wrong`` is TRUE, the reverse
+    for FALSE."""
     idx = check_points(N, BATCH)
     miss = np.zeros(len(g), dtype=bool)
-    for mask, p in ((g, 0.3 + d), (~g, 0.3)):
+    for mask, p, below in ((g, 0.3 + d, wrong == "true"), (~g, 0.3, wrong != "true")):
         s = np.cumsum(pred & mask, axis=1)[:, idx]
         n = np.cumsum(mask, axis=1)[:, idx]
         lo, hi = get_bound(bound).interval(s, n, DELTA)
-        miss |= np.any((lo > p) | (hi < p), axis=1)
+        miss |= np.any(hi < p, axis=1) if below else np.any(lo > p, axis=1)
     return np.flatnonzero(miss)
 
 
@@ -55,7 +64,7 @@ def _screen(g, pred, d, bound):
 def test_wrong_claims_at_most_delta(case, bound):
     d, wrong = CASES[case]
     g, pred = _simulate(d, SEEDS)
-    screened = _screen(g, pred, d, bound)
+    screened = _screen(g, pred, d, bound, wrong)
     errors = {"equal": 0, "optimized": 0}
     for i in screened:
         obs = Observations({KEYS[0]: pred[i], KEYS[1]: pred[i]}, {KEYS[0]: g[i], KEYS[1]: ~g[i]}, N)

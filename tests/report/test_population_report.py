@@ -8,8 +8,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ pytest.importorskip("z3")
 
 from fairaudit import engines  # noqa: E402
 from fairaudit.report import build_pdf, content  # noqa: E402
+from tests.console import run_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FIG1 = ROOT / "bench" / "fairsquare" / "examples" / "fig1_original.fr"
@@ -36,9 +35,9 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "fairaudit", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
+def _cli(capsys, *args, cwd=ROOT):
+    """``fairaudit ARGS`` through ``main`` in this process, from the repository root (``tests.console``)."""
+    return run_main(capsys, *args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -134,11 +133,11 @@ def test_a_long_program_is_cut_with_a_note():
     assert content.program_listing("a\nb\n") == ("a\nb", None)
 
 
-def test_cli_audit_population_pdf_and_json_round_trip(tmp_path):
+def test_cli_audit_population_pdf_and_json_round_trip(tmp_path, capsys):
     """`fairaudit audit --engine E --population F --json J --pdf P`, then `fairaudit report J --pdf Q
     --population F`: both PDFs say what was audited; the report refuses a dataset for a population result."""
     out, res = tmp_path / "audit.pdf", tmp_path / "audit.json"
-    proc = _cli("audit", "--engine", "fairsquare", "--population", FIG1, "--json", res, "--pdf", out)
+    proc = _cli(capsys, "audit", "--engine", "fairsquare", "--population", FIG1, "--json", res, "--pdf", out)
     assert proc.returncode == 1, proc.stderr  # Fig. 1 is unfair
     assert f"wrote {out}" in proc.stdout and out.read_bytes()[:5] == b"%PDF-"
     result = json.loads(res.read_text())
@@ -146,7 +145,7 @@ def test_cli_audit_population_pdf_and_json_round_trip(tmp_path):
     assert FIG1.name in direct and SHA[:16] in direct.replace(" ", "") and "fairnessTarget(" in direct
 
     again = tmp_path / "again.pdf"
-    proc = _cli("report", res, "--pdf", again, "--population", FIG1)
+    proc = _cli(capsys, "report", res, "--pdf", again, "--population", FIG1)
     assert proc.returncode == 0, proc.stderr
     assert "verdict violated" in proc.stdout
     flat = _flat(_text(again.read_bytes()))
@@ -159,28 +158,28 @@ def test_cli_audit_population_pdf_and_json_round_trip(tmp_path):
         assert _flat(heading) in flat
 
     bare = tmp_path / "bare.pdf"
-    proc = _cli("report", res, "--pdf", bare)  # without the program: its name and hash, and how to print it
+    proc = _cli(capsys, "report", res, "--pdf", bare)  # without the program: its name and hash, and how to print it
     assert proc.returncode == 0, proc.stderr
     assert "--population FILE.fr" in _flat(_text(bare.read_bytes()))
 
-    proc = _cli("report", res, "--pdf", tmp_path / "y.pdf", "--population", FIXED)  # another program: refused
+    proc = _cli(capsys, "report", res, "--pdf", tmp_path / "y.pdf", "--population", FIXED)  # another program: refused
     assert proc.returncode == 2 and "not the one audited" in proc.stderr and not (tmp_path / "y.pdf").exists()
-    proc = _cli("report", res, "--pdf", tmp_path / "x.pdf", "--data", "adult")
+    proc = _cli(capsys, "report", res, "--pdf", tmp_path / "x.pdf", "--data", "adult")
     assert proc.returncode == 2 and "population program" in proc.stderr
 
 
-def test_cli_sampled_audit_of_a_program_writes_a_pdf(tmp_path):
+def test_cli_sampled_audit_of_a_program_writes_a_pdf(tmp_path, capsys):
     out = tmp_path / "sampled.pdf"
-    proc = _cli("audit", "--engine", "monitor", "--population", FIG1, "--samples", "30000", "--pdf", out)
+    proc = _cli(capsys, "audit", "--engine", "monitor", "--population", FIG1, "--samples", "30000", "--pdf", out)
     assert proc.returncode in (1, 3), proc.stderr
     flat = _flat(_text(out.read_bytes()))
     assert FIG1.name in flat and SHA[:16] in flat.replace(" ", "") and "fairnessTarget(" in flat
 
 
-def test_population_pdf_may_not_replace_the_program(tmp_path):
+def test_population_pdf_may_not_replace_the_program(tmp_path, capsys):
     copy = tmp_path / "p.fr"
     copy.write_text(FIG1.read_text())
-    proc = _cli("audit", "--engine", "fairsquare", "--population", copy, "--pdf", copy)
+    proc = _cli(capsys, "audit", "--engine", "fairsquare", "--population", copy, "--pdf", copy)
     assert proc.returncode == 2 and copy.read_text() == FIG1.read_text()
 
 

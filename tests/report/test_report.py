@@ -10,8 +10,6 @@ import math
 import os
 import shutil
 import struct
-import subprocess
-import sys
 import zlib
 
 import numpy as np
@@ -25,6 +23,7 @@ from fairaudit.report import build_pdf, first_page_png, load_result, write_pdf  
 from fairaudit.core.guarantee import Guarantee  # noqa: E402
 from fairaudit.report import content  # noqa: E402
 from fairaudit.core.trace import AuditResult, NodeInfo, Trace  # noqa: E402
+from tests.console import run_main  # noqa: E402
 
 SPEC = ('E[pred | sex == "Female"] / E[pred | sex == "Male"] > 0.6 and '
         'E[pred | race == "White"] - E[pred | race == "Black"] < 0.2')
@@ -227,42 +226,42 @@ def test_report_from_json_alone(adult_audit, tmp_path):
     assert "Groups in the data" in text and "Female" in text and "base rate" in text
 
 
-def _cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "fairaudit", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+def _cli(capsys, *args, cwd=None):
+    """``fairaudit ARGS`` through ``main`` in this process (``tests.console``)."""
+    return run_main(capsys, *args, cwd=cwd)
 
 
 @pytest.mark.slow
-def test_cli_round_trip(adult_audit, tmp_path):
+def test_cli_round_trip(adult_audit, tmp_path, capsys):
     result = adult_audit[0]
     src = tmp_path / "audit.json"
     result.to_json(src, trace_every=5)
     out = tmp_path / "audit.pdf"
-    proc = _cli("report", str(src), "--pdf", str(out), "--no-data", "--node", "n2")
+    proc = _cli(capsys, "report", str(src), "--pdf", str(out), "--no-data", "--node", "n2")
     assert proc.returncode == 0, proc.stderr
     assert "wrote" in proc.stdout and out.exists()
     text = _flat(_text(out.read_bytes()))
     assert _flat(result.spec) in text
     assert _flat(content.headline(result)["sentence"]) in text
     # default output path: RESULT with .pdf
-    proc = _cli("report", str(src), "--no-data")
+    proc = _cli(capsys, "report", str(src), "--no-data")
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "audit.pdf").exists()
 
 
 @pytest.mark.parametrize("body", ['{"spec": 1', "[1, 2]", '{"spec": "x"}', ""])
-def test_cli_bad_json_exit_2(tmp_path, body):
+def test_cli_bad_json_exit_2(tmp_path, body, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(body)
-    proc = _cli("report", str(bad), "--pdf", str(tmp_path / "x.pdf"))
+    proc = _cli(capsys, "report", str(bad), "--pdf", str(tmp_path / "x.pdf"))
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("fairaudit report: error:"), proc.stderr
     assert not (tmp_path / "x.pdf").exists()
 
 
-def test_cli_missing_file_exit_2(tmp_path):
-    proc = _cli("report", str(tmp_path / "nope.json"))
+def test_cli_missing_file_exit_2(tmp_path, capsys):
+    proc = _cli(capsys, "report", str(tmp_path / "nope.json"))
     assert proc.returncode == 2 and "no such audit result file" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
@@ -556,7 +555,7 @@ def _old_format() -> dict:
     }
 
 
-def test_a_result_file_of_the_old_format_still_makes_a_report(tmp_path):
+def test_a_result_file_of_the_old_format_still_makes_a_report(tmp_path, capsys):
     old = _old_format()
     result = load_result(old)
     assert result.unit == "observations" and result.rows_text == "all 30 rows of toy"
@@ -566,7 +565,7 @@ def test_a_result_file_of_the_old_format_still_makes_a_report(tmp_path):
     assert "shuffled (seed 0)" in text and "ab" * 32 in text.replace(" ", "")
     src = tmp_path / "old.json"
     src.write_text(json.dumps(old))
-    proc = _cli("report", str(src), "--pdf", str(tmp_path / "old.pdf"))
+    proc = _cli(capsys, "report", str(src), "--pdf", str(tmp_path / "old.pdf"))
     assert proc.returncode == 0, proc.stderr
     assert "verdict certified" in proc.stdout and (tmp_path / "old.pdf").read_bytes()[:5] == b"%PDF-"
 

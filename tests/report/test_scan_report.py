@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ pypdf = pytest.importorskip("pypdf")
 from fairaudit.core.outputs import file_kind  # noqa: E402
 from fairaudit.report.scan import build_scan_pdf, with_interval  # noqa: E402
 from fairaudit.subgroups.scan import scan  # noqa: E402
+from tests.console import run_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PRED = 'income == ">50K"'
@@ -67,12 +66,12 @@ def test_the_pdf_is_known_as_a_report_and_reads_from_json(result, tmp_path):
     assert file_kind(path) == "pdf"
 
 
-def test_cli_pdf_never_overwrites_an_input(tmp_path):
+def test_cli_pdf_never_overwrites_an_input(tmp_path, capsys):
     data = tmp_path / "d.csv"
     data.write_text("sex,y\n" + "a,1\nb,0\n" * 30)
-    run = lambda *extra: subprocess.run(  # noqa: E731
-        [sys.executable, "-m", "fairaudit", "scan", "--data", str(data), "--pred", "y == 1", "--protected", "sex",
-         "--mode", "exact", *extra], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = lambda *extra: run_main(  # noqa: E731
+        capsys, "scan", "--data", str(data), "--pred", "y == 1", "--protected", "sex", "--mode", "exact", *extra,
+        cwd=ROOT)
     bad = run("--pdf", str(data))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     out = tmp_path / "r.pdf"

@@ -5,7 +5,11 @@ a log of several CSV parts, its first part is the log); a Parquet log is a folde
 
 The one difference by design: a live log's first rows need not hold every category yet, so a string the spec
 compares a text column with is admitted live where the file at rest, holding every row, refuses it ("never takes
-the value"); those logs are compared only where the file at rest audits them."""
+the value"); those logs are compared only where the file at rest audits them.
+
+The log is complete before the watch starts, so the idle timeout only says when the watch ends (an empty poll comes
+only once every row has been read: ``polls`` reads on at once while rows keep coming); 0.05 s instead of 0.2 s
+takes this file from about 90 s to about 40 s and changes no verdict it compares."""
 from __future__ import annotations
 
 import os
@@ -22,7 +26,7 @@ def live_args(log: dict, path) -> list[str]:
     args = common_args(log, path)
     follow = path if path.is_dir() or log["format"] == "csv" else path.parent  # a Parquet log is a folder
     i = args.index("--data")
-    args[i:i + 2] = ["--follow", str(follow), "--watch", "--idle-timeout", "0.2", "--poll", "0.01"]
+    args[i:i + 2] = ["--follow", str(follow), "--watch", "--idle-timeout", "0.05", "--poll", "0.01"]
     i = args.index("--order")
     del args[i:i + 2]  # (a live log is audited in arrival order: given)
     return args

@@ -1,4 +1,6 @@
-"""`fairaudit check` and `fairaudit parse` as a user runs them."""
+"""`fairaudit check` and `fairaudit parse` as a user runs them: the first test as a process of its own, the rest
+through ``main`` in this process (the console script's exit code, stdout and stderr, without starting Python again
+for each command)."""
 import json
 import subprocess
 import sys
@@ -6,21 +8,33 @@ from pathlib import Path
 
 import pytest
 
+from tests.console import run_main
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(*args):
+def process(*args):
     out = subprocess.run([sys.executable, "-m", "fairaudit", *args], capture_output=True, text=True, cwd=ROOT)
     assert "Traceback" not in out.stderr + out.stdout
     return out
 
 
+@pytest.fixture
+def run(capsys):
+    """``fairaudit ARGS`` through ``main`` in this process, from the repository root (``tests.console``)."""
+    def run(*args):
+        out = run_main(capsys, *args, cwd=ROOT)
+        assert "Traceback" not in out.stderr + out.stdout
+        return out
+    return run
+
+
 def test_check_ok():
-    out = run("check", 'E[pred | sex == "Female"] / E[pred | sex == "Male"] >= 0.8')
+    out = process("check", 'E[pred | sex == "Female"] / E[pred | sex == "Male"] >= 0.8')
     assert out.returncode == 0 and out.stdout.startswith("ok")
 
 
-def test_check_syntax_error_is_one_line_plus_caret():
+def test_check_syntax_error_is_one_line_plus_caret(run):
     out = run("check", 'E[pred | sex == "Male"')
     assert out.returncode == 2
     lines = out.stderr.splitlines()
@@ -29,7 +43,7 @@ def test_check_syntax_error_is_one_line_plus_caret():
     assert len(lines) == 3
 
 
-def test_check_file_errors_name_the_file(tmp_path):
+def test_check_file_errors_name_the_file(tmp_path, run):
     path = tmp_path / "bad.spec"
     path.write_text("# dataset: adult\n\nE[pred | sex == 'Male'] - E[pred] <\n")
     out = run("check", f"@{path}")
@@ -37,7 +51,7 @@ def test_check_file_errors_name_the_file(tmp_path):
     assert out.stderr.splitlines()[0].startswith(f"{path}:3:36: unexpected end")
 
 
-def test_check_against_data():
+def test_check_against_data(run):
     pytest.importorskip("fairaudit.data")
     out = run("check", 'E[pred | sex == "Femal"] > 0.5', "--data", "adult")
     assert out.returncode == 2
@@ -48,7 +62,7 @@ def test_check_against_data():
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_check_file_uses_its_dataset_header_and_decision(tmp_path):
+def test_check_file_uses_its_dataset_header_and_decision(tmp_path, run):
     pytest.importorskip("fairaudit.data")
     out = run("check", "@specs/avoir_compas_fpr.spec")
     assert out.returncode == 0 and "validated against compas" in out.stdout
@@ -59,7 +73,7 @@ def test_check_file_uses_its_dataset_header_and_decision(tmp_path):
     assert out.stderr.splitlines()[0] == f"{path}:2:13: in the decision: unknown column 'incme'; did you mean 'income'?"
 
 
-def test_parse_json():
+def test_parse_json(run):
     out = run("parse", "--json", "a: E[pred | sex == \"F\"] - E[pred] < 0.1\nb: Fair[sex] > 0.9")
     assert out.returncode == 0
     nodes = json.loads(out.stdout)["nodes"]
@@ -70,7 +84,7 @@ def test_parse_json():
     assert nodes[1]["name"] == "a" and nodes[3]["text"] == 'E[pred | sex == "F"]'
 
 
-def test_parse_tree_and_errors():
+def test_parse_tree_and_errors(run):
     out = run("parse", "E[pred] > 0.5")
     assert out.returncode == 0
     assert out.stdout.splitlines() == ["n0 cmp: E[pred] > 0.5", "  n1 expect: E[pred]", "  n2 const: 0.5"]
@@ -82,7 +96,7 @@ HEADERED = ('# dataset: adult\n# decision: income == ">50K"\n# where: {where}\n#
             'E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.55\n')
 
 
-def test_check_reports_a_bad_where_or_delta_header_at_its_position(tmp_path):
+def test_check_reports_a_bad_where_or_delta_header_at_its_position(tmp_path, run):
     path = tmp_path / "h.spec"
     path.write_text(HEADERED.format(where='workclas == "Federal-gov"', delta="0.15"))
     out = run("check", f"@{path}")
@@ -97,7 +111,7 @@ def test_check_reports_a_bad_where_or_delta_header_at_its_position(tmp_path):
     assert run("check", f"@{path}").returncode == 0
 
 
-def test_audit_takes_where_and_delta_from_the_headers_and_options_win(tmp_path):
+def test_audit_takes_where_and_delta_from_the_headers_and_options_win(tmp_path, run):
     path = tmp_path / "h.spec"
     path.write_text(HEADERED.format(where='workclass == "Federal-gov"', delta="0.15"))
     out = run("audit", "--spec", f"@{path}", "--json", str(tmp_path / "a.json"))

@@ -7,8 +7,6 @@ one line (a caret under the member, the long line cut around it), exit 2 in the 
 """
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 
 import pytest
@@ -17,6 +15,7 @@ from fairaudit.base import limits
 from fairaudit.spec import parse, parse_event
 from fairaudit.spec.errors import SpecError
 from fairaudit.spec.files import load_spec_file
+from tests.console import run_main
 
 
 def _members(n: int, start: int = 0) -> str:
@@ -71,20 +70,18 @@ def test_text_length_is_refused_before_reading_with_its_position(monkeypatch, tm
         load_spec_file(big)
 
 
-def test_cli_check_refuses_in_one_line_exit_2(tmp_path):
+def test_cli_check_refuses_in_one_line_exit_2(tmp_path, capsys):
     path = tmp_path / "many.spec"
     path.write_text(f"E[pred | age in {{{_members(12_000)}}}] > 0.1\n")
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "fairaudit", "check", f"@{path}", "--data", "adult"],
-                          capture_output=True, text=True, timeout=120)
+    done = run_main(capsys, "check", f"@{path}", "--data", "adult")
     assert done.returncode == 2, done.stderr
     first = done.stderr.splitlines()[0]
     assert first.startswith(f"{path}:1:") and "more than 10,000 set members" in first
     assert len(done.stderr) < 600 and "Traceback" not in done.stderr
     huge = tmp_path / "huge.spec"
     huge.write_text(f"E[pred | age in {{{_members(200_000)}}}] > 0.1\n")
-    done = subprocess.run([sys.executable, "-m", "fairaudit", "check", f"@{huge}"], capture_output=True, text=True,
-                          timeout=120)
+    done = run_main(capsys, "check", f"@{huge}")
     assert done.returncode == 2 and "over the limit of 100,000 characters" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert time.perf_counter() - started < 30  # (was 8 s and 560 MB for the second alone)
