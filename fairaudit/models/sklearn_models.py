@@ -11,9 +11,10 @@ Files written by older versions with joblib are pickles and load only with ``tru
 """
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pandas as pd
-import importlib
 
 from fairaudit.base.errors import ModelError
 from fairaudit.models.base import (FORMAT, FORMAT_VERSION, Model, Standardiser, canonical_json, sha256,

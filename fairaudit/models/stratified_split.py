@@ -4,7 +4,7 @@ It draws exactly the positions ``sklearn.model_selection.train_test_split(np.ara
 random_state=seed, stratify=y)`` returns (scikit-learn's StratifiedShuffleSplit, the version pinned in
 requirements.txt), from the same random numbers in the same order, so that a model trained before and after this
 module holds out the same rows; importing scikit-learn for it cost about a second of every CLI audit (issue 30).
-``tests/models/test_stratified_split.py`` compares the two on hundreds of cases and fails the day a scikit-learn
+``tests/test_stratified_split.py`` compares the two on hundreds of cases and fails the day a scikit-learn
 release changes its split.
 
 The recipe, one ``np.random.RandomState(seed)`` throughout:

@@ -256,9 +256,9 @@ def _partitions(v, m, sizes, batch, keys=("a", "b")):
         vv, mm = v[offset:offset + n], m[offset:offset + n]
         c = distributed.PartitionCodes(n, {a: np.packbits(vv & mm), b: np.packbits(vv)},
                                        {a: np.packbits(mm), b: None})
-        first, extra = distributed.partition_points(offset, n, length, batch)
+        regular, extra = distributed.partition_points(offset, n, length, batch)
         codes.append(c)
-        parts.append((n, distributed.partition_counts(c, first, batch, extra) if n else None))
+        parts.append((n, distributed.partition_counts(c, regular, batch, extra) if n else None))
         offset += n
     return codes, parts
 
@@ -294,7 +294,7 @@ def test_partition_counts_are_the_whole_streams():
         if half:
             p = int(np.searchsorted(np.cumsum([0] + sizes), half - 1, side="right") - 1)
             offset = sum(sizes[:p])
-            middle = (p, distributed.partition_counts(codes[p], sizes[p], 1, (half - 1 - offset,)))
+            middle = (p, distributed.partition_counts(codes[p], (0, 0), 1, (half - 1 - offset,)))
         for k, (vv, mm) in {"a": (v & m, m), "b": (v, np.ones(length, bool))}.items():
             assert distributed.stream_halves(totals, half, middle)[k] == (
                 int(mm[:half].sum()), int(vv[:half].sum()), int(mm[half:].sum()), int(vv[half:].sum()))

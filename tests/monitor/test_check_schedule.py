@@ -109,9 +109,8 @@ def test_dask_partition_points_cover_the_schedule(batch, thin_after):
     bounds = [0, *cuts.tolist(), n]
     got = []
     for a, b in zip(bounds[:-1], bounds[1:]):
-        first, extra = partition_points(a, b - a, n, batch, thin_after)
-        regular_first, regular_end = first if isinstance(first, tuple) else (first, b - a)
-        got += (local_points((b - a, regular_end), regular_first, batch, extra) + a + 1).tolist()
+        regular, extra = partition_points(a, b - a, n, batch, thin_after)
+        got += (local_points(b - a, regular, batch, extra) + a + 1).tolist()
     assert np.array_equal(got, reference_steps(n, batch, thin_after))
 
 
@@ -135,8 +134,8 @@ def test_dask_partition_counts_on_the_thinned_schedule():
     for n in sizes:
         vv, mm = v[offset:offset + n], m[offset:offset + n]
         c = distributed.PartitionCodes(n, {"a": np.packbits(vv & mm)}, {"a": np.packbits(mm)})
-        first, extra = partition_points(offset, n, length, batch, thin_after)
-        parts.append((n, distributed.partition_counts(c, first, batch, extra) if n else None))
+        regular, extra = partition_points(offset, n, length, batch, thin_after)
+        parts.append((n, distributed.partition_counts(c, regular, batch, extra) if n else None))
         offset += n
     counted = distributed.PartitionCounts(["a"], length, batch, parts, thin_after=thin_after)
     ends = CheckPoints(length, batch, thin_after=thin_after)

@@ -508,44 +508,44 @@ def codes_summary(codes: PartitionCodes) -> tuple[int, dict, dict, tuple]:
     return codes.length, totals, codes.missing or {}, codes.unknown
 
 
-def local_points(length: int, first: int, batch: int, extra=()) -> np.ndarray:
+def local_points(length: int, regular: tuple[int, int], batch: int, extra=()) -> np.ndarray:
     """The positions in a partition of ``length`` rows at which counts are taken: every ``batch`` rows from
-    ``first`` (the partition's first check) up to ``length`` (``length`` may be a ``(rows, regular_end)`` pair:
-    the regular checks stop before ``regular_end``, where the schedule thins out), and ``extra`` positions that
-    fall in it."""
-    length, regular_end = length if isinstance(length, tuple) else (length, length)
-    points = np.arange(first, min(length, regular_end), batch, dtype=np.int64)
+    ``regular = (first, end)`` (the partition's first check, and where its regular checks stop: ``length``, or
+    sooner where the schedule thins out), and ``extra`` positions that fall in it."""
+    first, end = regular
+    points = np.arange(first, min(length, end), batch, dtype=np.int64)
     extra = np.asarray([p for p in extra if 0 <= p < length], dtype=np.int64)
     return np.union1d(points, extra) if len(extra) else points
 
 
-def partition_points(offset: int, rows: int, length: int, batch: int, thin_after: int = 0) -> tuple[int, tuple]:
-    """``(first, extra)`` for the partition of ``rows`` rows that starts at stream position ``offset`` (the stream:
-    ``length`` rows): ``local_points(rows, first, batch, extra) + offset`` are the stream's checks
+def partition_points(offset: int, rows: int, length: int, batch: int,
+                     thin_after: int = 0) -> tuple[tuple[int, int], tuple]:
+    """``(regular, extra)`` for the partition of ``rows`` rows that starts at stream position ``offset`` (the
+    stream: ``length`` rows): ``local_points(rows, regular, batch, extra) + offset`` are the stream's checks
     (``check_points(length, batch, thin_after)``: the schedule of ``schedule_steps`` from the stream's first row,
-    and its last row) that fall in the partition; past ``thin_after`` the first is the pair ``(first, regular_end)``
-    and the thinned checks are in ``extra``."""
+    and its last row) that fall in the partition. ``regular = (first, end)``: every ``batch`` rows from ``first``
+    up to ``end`` (the partition's end, or where the schedule thins out); the thinned checks and the stream's last
+    row are in ``extra``."""
     from fairaudit.engines.monitor.stream import schedule_steps, thinning_start
 
     last = tuple(p - offset for p in (length - 1,) if offset <= p < offset + rows)
     t0 = thinning_start(batch, thin_after)
     first = (-(offset + 1)) % batch
     if t0 is None or offset + rows <= t0:
-        return first, last
+        return (first, rows), last
     thinned = schedule_steps(max(offset, t0), offset + rows, batch, thin_after) - 1 - offset
     extra = tuple(sorted(set(int(p) for p in thinned) | set(last)))
     return (first, max(0, t0 - offset)), extra
 
 
-def partition_counts(codes: PartitionCodes, first: int, batch: int, extra=()) -> dict:
+def partition_counts(codes: PartitionCodes, regular: tuple[int, int], batch: int, extra=()) -> dict:
     """The leaf counts within the partition at ``local_points``: per leaf (successes, n) there — n None for an
     unconditional leaf (it is the position + 1) —, the partition's totals (``"total"``: (successes, n)) and the
-    points asked for (``"points"``: ``(rows, first, batch, extra)``)."""
-    regular_first, regular_end = first if isinstance(first, tuple) else (first, codes.length)
-    at = local_points((codes.length, regular_end), regular_first, batch, extra)
+    points asked for (``"points"``: ``(rows, regular, batch, extra)``)."""
+    at = local_points(codes.length, regular, batch, extra)
     small = np.int32 if codes.length < 2 ** 31 - 1 else np.int64
-    out = {"at": {}, "total": {}, "points": (codes.length, first if isinstance(first, tuple) else int(first),
-                                             int(batch), tuple(int(p) for p in extra))}
+    out = {"at": {}, "total": {}, "points": (codes.length, tuple(int(p) for p in regular), int(batch),
+                                             tuple(int(p) for p in extra))}
     for key in codes.success:
         v, m = codes.unpacked(key)
         s = np.cumsum(v, dtype=np.int64)
@@ -604,11 +604,10 @@ class PartitionCounts(ChunkedObservations):
             start = self.counts.rows
             stop = _count_upto(self.ends, start + rows - 1)
             want = np.asarray(self.ends[self.filled:stop], dtype=np.int64) - start
-            first, extra = partition_points(start, rows, self.length, self.batch, self.thin_after)
-            regular_first, regular_end = first if isinstance(first, tuple) else (first, rows)
-            at = local_points((rows, regular_end), regular_first, self.batch, extra)
+            regular, extra = partition_points(start, rows, self.length, self.batch, self.thin_after)
+            at = local_points(rows, regular, self.batch, extra)
             where = np.searchsorted(at, want)
-            if counted["points"] != (rows, first, self.batch, extra) or \
+            if counted["points"] != (rows, regular, self.batch, extra) or \
                     (len(want) and (where.max() >= len(at) or (at[where] != want).any())):
                 raise RuntimeError("the Dask partitions did not report the counts at every check")
             for k in self.keys:
@@ -656,8 +655,8 @@ def fetched_counts(client, codes, lengths, batch: int, ahead: int, thin_after: i
     pending: dict = {}
 
     def submit(p: int):
-        first, extra = partition_points(int(offsets[p]), int(lengths[p]), length, batch, thin_after)
-        return client.submit(partition_counts, codes[p], first, batch, extra, pure=False)
+        regular, extra = partition_points(int(offsets[p]), int(lengths[p]), length, batch, thin_after)
+        return client.submit(partition_counts, codes[p], regular, batch, extra, pure=False)
 
     try:
         for p in range(len(codes)):
@@ -694,7 +693,7 @@ def _halves(client, codes, lengths, totals) -> dict:
         return stream_halves(totals, 0)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     p = int(np.searchsorted(offsets, half - 1, side="right") - 1)  # the (non-empty) partition of row half - 1
-    counted = client.submit(partition_counts, codes[p], int(lengths[p]), 1, (int(half - 1 - offsets[p]),),
+    counted = client.submit(partition_counts, codes[p], (0, 0), 1, (int(half - 1 - offsets[p]),),
                             pure=False).result()
     return stream_halves(totals, half, (p, counted))
 
