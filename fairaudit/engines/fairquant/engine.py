@@ -65,11 +65,13 @@ class FairQuantEngine(Engine):
     packages = ("torch",)
     count_meaning = "the number of partitions of the input domain analysed for it"
     options = (
-        Option("max_depth", int, 20, "a partition this many bisections deep is not split further (it stays "
-               "undecided); deeper resolves more of the domain but takes longer", min=0, max=62, header=True,
+        Option("max_depth", int, 0, "a partition this many bisections deep is not split further (it stays "
+               "undecided); 0: as deep as the grid needs to reach single individuals, each decided exactly (20 "
+               "when an input is real-valued); FairQuant's is 20", min=0, max=62, header=True,
                label="Maximum refinement depth"),
         Option("sample_depth", int, 15, "from this depth on, an undecided partition is first searched for a "
-               "counterexample (random individuals of it); one found stops its refinement", min=0, max=62,
+               "counterexample (random individuals of it); one found stops its refinement unless counterexample "
+               "partitions are refined", min=0, max=62,
                header=True, label="Counterexample search depth", advanced=True),
         Option("cex_samples", int, 10, "random individuals tried per partition in the counterexample search", min=0,
                max=10_000, label="Samples per partition", advanced=True),
@@ -87,8 +89,19 @@ class FairQuantEngine(Engine):
         Option("protected_values", str, "all", "which values of the protected attribute are compared: all of "
                "them, or only its lowest and highest (the FairQuant artifact's choice)", choices=("all", "extremes"),
                header=True, label="Protected values compared", advanced=True),
-        Option("batch_partitions", int, 1024, "partitions analysed at once (a tensor batch) between two reports", min=1,
-               max=1_000_000, label="Partitions per batch", advanced=True),
+        Option("bounds", str, "linear", "the bounds a partition is decided by: FairQuant's symbolic intervals "
+               "alone, or then, on the partitions they leave undecided, linear bounds back-substituted through the "
+               "network (CROWN-style; never decide less) and the exact check that the protected attribute cannot "
+               "reach the output", choices=("intervals", "linear"), label="Bounds", advanced=True),
+        Option("refine_counterexamples", bool, True, "keep refining a partition where a counterexample was found "
+               "(it proves one individual unfair, not the partition) instead of stopping there, as FairQuant does",
+               label="Refine counterexample partitions", advanced=True),
+        Option("device", str, "auto", "where the tensors are computed: a CUDA GPU when torch sees one (auto), the "
+               "CPU, or the GPU (cuda); the rates are the same for the same partitions", choices=("auto", "cpu",
+               "cuda"), label="Device", advanced=True),
+        Option("batch_partitions", int, 0, "partitions analysed at once (a tensor batch) between two reports; 0: "
+               "by device (1024 on the CPU, 65536 on a GPU)", min=0, max=1_000_000, label="Partitions per batch",
+               advanced=True),
         Option("tolerance", float, 1e-5, "stop once less than this fraction of the domain is left to refine "
                "(FairQuant's quasi-complete termination)", min=0, max=1, label="Undecided tolerance",
                advanced=True, step=1e-5),
@@ -154,27 +167,39 @@ class FairQuantEngine(Engine):
         domain = inputs.domain if inputs.domain is not None else model_domain(inputs.model, inputs.dataset)
         net = network_of(inputs.model)
         cs = compile_spec(spec)
-        analyses, unread = {}, []
+        analyses, unread, notes = {}, [], []
+        device = options["device"]
+        if device == "cuda" and not _cuda_available():
+            device = "cpu"
+            notes.append("device cuda was asked for, but torch sees no CUDA GPU here: computed on the CPU (the "
+                         "same rates)")
         for i, key in enumerate(cs.leaf_keys):
             column = cs.leaf_node[key].node.column
             if column not in domain.names:  # not an input of the model (``check`` allowed it: a dataset column)
                 unread.append(key)
                 continue
-            analyses[key] = FairQuant(net.layers, domain, column, values=options["protected_values"],
-                                      max_depth=options["max_depth"], sample_depth=options["sample_depth"],
-                                      samples=options["cex_samples"], batch=options["batch_partitions"],
-                                      tolerance=options["tolerance"], seed=int(options.get("seed") or 0) + i,
-                                      keep=KEEP, order=options["refine_order"],
-                                      corners=options["cex_corners"], probes=options["cex_probes"])
-        return self._batches(analyses, unread, inputs.model, domain, ctx, options.get("rounds"))
+            try:
+                analyses[key] = FairQuant(net.layers, domain, column, values=options["protected_values"],
+                                          max_depth=options["max_depth"] or None,
+                                          sample_depth=options["sample_depth"], samples=options["cex_samples"],
+                                          batch=options["batch_partitions"] or None, tolerance=options["tolerance"],
+                                          seed=int(options.get("seed") or 0) + i, keep=KEEP,
+                                          order=options["refine_order"], corners=options["cex_corners"],
+                                          probes=options["cex_probes"], bounds=options["bounds"],
+                                          refine_counterexamples=options["refine_counterexamples"],
+                                          device=device)
+            except ValueError as err:
+                raise FairauditError(f"fairquant: {err}") from None
+        return self._batches(analyses, unread, inputs.model, domain, ctx, options.get("rounds"), notes)
 
-    def _batches(self, analyses: dict, unread: list, model, domain, ctx: Context, limit=None) -> Iterator[LeafBatch]:
+    def _batches(self, analyses: dict, unread: list, model, domain, ctx: Context, limit=None,
+                 notes=()) -> Iterator[LeafBatch]:
         """One round: every analysis not done analyses one batch of partitions (a fixed number: what a round does
         never depends on the clock); the deadline is asked between rounds, so a run cut by it reports its last
         complete round (``info["rounds"]``) and ``rounds=N`` reproduces it."""
         verified: dict = {key: 0 for key in analyses}
         kept: dict = {key: [] for key in analyses}
-        warnings: list[str] = []
+        warnings: list[str] = list(notes)
         rounds = 0
         while True:
             for a in analyses.values():
@@ -242,6 +267,12 @@ class FairQuantEngine(Engine):
             "exactly 0 is unfavourable, as the model decides: favourable iff output > 0), so every individual of "
             "an integer grid is decided once the refinement reaches it.",
         ])]
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def _leaf(a) -> LeafValue:
