@@ -15,7 +15,7 @@ valid for every neuron, so the caller may keep the best bound of several (a chea
 
 The k copies of a partition (the protected attribute at each of its values) are rows of the same batch over the
 same box: the difference of two copies' outputs is bounded by the difference of their linear functions,
-concretized once (``difference_bounds``), in which every shared input cancels. Pure torch, any device.
+concretized once (``difference_forms``), in which every shared input cancels. Pure torch, any device.
 """
 from __future__ import annotations
 
@@ -55,11 +55,17 @@ def back_substitute(layers, pre: list, lower: bool, alpha: str = "adaptive"):
     return lam, const
 
 
-def difference_forms(lower: tuple, upper: tuple, k: int, i: int = 0, j: int = -1):
+def difference_forms(lower: tuple, upper: tuple, k: int, lo, hi, i: int = 0, j: int = -1):
     """The linear bounds of ``out_i − out_j`` (copies ``i`` and ``j`` of each partition; rows partition-major,
-    ``k`` copies each) from every copy's lower and upper linear functions: ``L_i − U_j ≤ out_i − out_j ≤ U_i −
-    L_j``, as ``((coef [P, n], const [P]) lower, (coef, const) upper)``."""
+    ``k`` copies each, over the boxes ``lo, hi [rows, n]``) from every copy's lower and upper linear functions:
+    ``L_i − U_j ≤ out_i − out_j ≤ U_i − L_j``, as ``((coef [P, n], const [P]) lower, (coef, const) upper)``. An
+    input a copy pins (``lo == hi`` on its row: the protected attribute's value) is folded into its constant
+    first, so the two functions are of the same, shared inputs."""
     (lc, ld), (uc, ud) = lower, upper
+    pinned = lo == hi
+    ld = ld + (lc * lo * pinned).sum(dim=1)
+    ud = ud + (uc * lo * pinned).sum(dim=1)
+    lc, uc = lc * ~pinned, uc * ~pinned
     P = lc.shape[0] // k
     lc, uc = lc.reshape(P, k, -1), uc.reshape(P, k, -1)
     ld, ud = ld.reshape(P, k), ud.reshape(P, k)
