@@ -60,7 +60,7 @@ def test_linear_refinement_is_exact_on_random_networks_with_ties(seed):
     log = []
     fq = FairQuant(layers, dom, 1, max_depth=None, sample_depth=1, samples=2, seed=seed, batch=1 + seed % 4,
                    log=log, bounds="linear", refine_counterexamples=True,
-                   order=("depth-first", "breadth-first")[seed % 2])
+                   order=("depth-first", "breadth-first")[seed % 2], first_depth=(None, 2, 3)[seed % 3])
 
     def bracket(a):
         r = a.rates()

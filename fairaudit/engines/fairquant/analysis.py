@@ -642,7 +642,8 @@ class FairQuant:
                  max_depth: int | None = 20, sample_depth: int = 15, samples: int = 10, batch: int | None = 1024,
                  tolerance: float = 1e-5, seed: int = 0, keep: int = 100, log: list | None = None,
                  order: str = "depth-first", corners: bool = False, probes: str = "random",
-                 bounds: str = "intervals", refine_counterexamples: bool = False, device: str = "cpu"):
+                 bounds: str = "intervals", refine_counterexamples: bool = False, device: str = "cpu",
+                 first_depth: int | None = None):
         if torch is None:
             raise ImportError("torch")
         if np.asarray(layers[-1][0]).shape[0] != 1:
@@ -667,6 +668,11 @@ class FairQuant:
         if max_depth is None:  # as deep as single individuals need (20 with real-valued inputs)
             max_depth = grid_depth(domain, self.j)
         self.max_depth, self.sample_depth, self.samples = int(max_depth), int(sample_depth), int(samples)
+        # two rounds (with ``first_depth``): FairQuant's refinement as the paper runs it (a counterexample stops a
+        # partition, depth ≤ first_depth), then what it left, breadth-first, down to ``max_depth``
+        self.first_round = first_depth is not None and self.refine_cex
+        self.first_depth = min(int(first_depth), self.max_depth) if self.first_round else None
+        self.deferred: list = []
         # a batch's symbolic tensors are [P·k, inputs, neurons] float64: at most TENSOR_BYTES each
         widest = max(W.shape[0] for W, _ in self.layers_np)
         per_partition = self.k * domain.n_inputs * widest * 8
@@ -826,17 +832,22 @@ class FairQuant:
         # counterexample sampling below sample_depth (before the depth limit, as the artifact does)
         sampled = undecided[depth[undecided] >= self.sample_depth] if self.samples > 0 else undecided[:0]
         hit = np.zeros(take, dtype=bool)  # a counterexample was found: the refinement stops here
+        defer = np.zeros(take, dtype=bool)  # kept for the second round (``first_depth``)
         if len(sampled):
             extra = np.stack([hints[p] for p in sampled]) if hints and all(p in hints for p in sampled) else None
             found, inside = self._sample(lb[sampled], ub[sampled], extra)
             if self.refine_cex:  # only the depth limit stops it; its witness counts once the partition stops
                 stop = depth[sampled] >= self.max_depth
+                defer[sampled] = found & ~stop & self.first_round
                 found, inside = found & stop, inside & stop
             hit[sampled] = found
             c.cex_partitions += int(hit.sum())
             c.cex_witnesses += int(inside.sum())
             c.cex_mass += self.mass(lb[hit], ub[hit], halv[hit])
-        grow = undecided[~hit[undecided] & (depth[undecided] < self.max_depth)]
+        limit = self.first_depth if self.first_round else self.max_depth
+        if self.first_round:  # left by the first round's depth limit: refined in the second
+            defer[undecided] |= (depth[undecided] >= limit) & (depth[undecided] < self.max_depth)
+        grow = undecided[~hit[undecided] & ~defer[undecided] & (depth[undecided] < limit)]
         if self.log is not None:
             status = np.where(fair, "fair", np.where(unfair, "unfair", np.where(hit, "counterexample", "undecided")))
             splitting = np.zeros(take, dtype=bool)
@@ -848,6 +859,18 @@ class FairQuant:
             if (split_feature[grow] < 0).any():  # pragma: no cover - a bug: refining it would never end
                 raise AssertionError("an undecided partition has no split feature")
             self._push(lb[grow], ub[grow], depth[grow], halv[grow], split_feature[grow])
+        if defer.any():
+            self.deferred.append((lb[defer], ub[defer], depth[defer], halv[defer]))
+        if not len(self.lb) and self.first_round:  # the second round: what the first left, largest first
+            self.first_round = False
+            self.fifo = True
+            if self.deferred:
+                parts = list(zip(*self.deferred))
+                self.lb, self.ub, self.depth, self.halvings = (np.concatenate(x) for x in parts)
+                order = np.argsort(self.depth, kind="stable")
+                self.lb, self.ub, self.depth, self.halvings = (self.lb[order], self.ub[order], self.depth[order],
+                                                               self.halvings[order])
+            self.deferred = []
         if not len(self.lb):
             self.stopped = "complete"
         elif self.tolerance > 0 and c.open < self.tolerance * c.total:

@@ -30,6 +30,7 @@ from fairaudit.core.evaluate import LeafValue, compile_spec, enclose
 from fairaudit.core.guarantee import Guarantee
 
 MAX_VALUES = 20        # protected values (copies of the network) at most
+FIRST_DEPTH = 20       # refining counterexample partitions: the first round's depth limit (FairQuant's), then the rest
 
 
 def _common(name: str, **changes) -> Option:
@@ -94,7 +95,8 @@ class FairQuantEngine(Engine):
                "network (CROWN-style; never decide less) and the exact check that the protected attribute cannot "
                "reach the output", choices=("intervals", "linear"), label="Bounds", advanced=True),
         Option("refine_counterexamples", bool, True, "keep refining a partition where a counterexample was found "
-               "(it proves one individual unfair, not the partition) instead of stopping there, as FairQuant does",
+               "(it proves one individual unfair, not the partition) instead of stopping there, as FairQuant does: "
+               f"a first round as FairQuant's (depth ≤ {FIRST_DEPTH}), then what it left, the largest first",
                label="Refine counterexample partitions", advanced=True),
         Option("device", str, "auto", "where the tensors are computed: a CUDA GPU when torch sees one (auto), the "
                "CPU, or the GPU (cuda); the rates are the same for the same partitions", choices=("auto", "cpu",
@@ -187,7 +189,7 @@ class FairQuantEngine(Engine):
                                           order=options["refine_order"], corners=options["cex_corners"],
                                           probes=options["cex_probes"], bounds=options["bounds"],
                                           refine_counterexamples=options["refine_counterexamples"],
-                                          device=device)
+                                          first_depth=FIRST_DEPTH, device=device)
             except ValueError as err:
                 raise FairauditError(f"fairquant: {err}") from None
         return self._batches(analyses, unread, inputs.model, domain, ctx, options.get("rounds"), notes)
