@@ -37,6 +37,13 @@ of a finite grid is decided once the refinement reaches it — an exact tie (out
 
 The layer rules (``affine_rule``, ``relu_rule``, ``backward_rule``, ``concretize``) are small separately tested
 functions, in the style of ``fairaudit.bounds.rules``.
+
+Issue 33 (``bounds="linear"``, ``refine_counterexamples``, ``device``): the partitions the intervals leave
+undecided are bounded again by back-substitution (``linear.back_substitute``, its rounding bound
+``linear_margin``) and checked for a protected attribute that cannot reach the output (``_same_output``, exact); a
+counterexample partition is set aside, not dropped, and refined in a second round (``first_depth``) down to single
+individuals (``max_depth=None``: ``grid_depth``); tensors live on ``device``. ``docs/methods/fairquant.md`` has
+the derivations.
 """
 from __future__ import annotations
 

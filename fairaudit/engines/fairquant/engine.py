@@ -249,15 +249,34 @@ class FairQuantEngine(Engine):
             "partition is certified when every copy's output has the same sign on all of it, unfair when every "
             "copy's sign is fixed and they differ, otherwise it is bisected on the feature with the largest "
             "interval gradient × width. A partition of one individual is decided by running the network on it.",
+        ] + ([
+            "Where the symbolic intervals leave a partition undecided, it is bounded again by linear bounds "
+            "back-substituted through the network (CROWN-style: each unstable ReLU relaxed by its chord above and a "
+            "tangent below, the affine layers folded in down to one linear function of the inputs, concretized "
+            "over the partition), which never decides less, and it is certified fair outright when the protected "
+            "attribute cannot reach the output (every path from it passes through a neuron inactive in every copy "
+            "on the whole partition); such partitions are then split on the input with the largest "
+            "|coefficient| × width."] if options.get("bounds", "linear") == "linear" else []) + ([
+            "A partition where a counterexample was found is not dropped: the refinement runs in two rounds, "
+            "FairQuant's first (at most 20 bisections deep, a counterexample partition set aside), then everything "
+            "the first round left, the largest first, down to single individuals, each decided exactly; a "
+            "counterexample counts as one unfair individual only when its partition stops."]
+            if options.get("refine_counterexamples", True) else []) + [
             "From depth "
             f"{options.get('sample_depth')} an undecided partition is first searched for a counterexample "
             + (f"({options.get('cex_samples')} random individuals of it"
                if options.get("cex_probes", "random") == "random" else
                "(the FairQuant artifact's probes ⌊s·(lb+ub)/10⌋, which may lie outside it")
             + (", and the corners where an output bound is extreme" if options.get("cex_corners") else "")
-            + "); one found stops that partition's refinement and, when it lies inside the partition, counts as "
+            + "); one found stops that partition's refinement"
+            + (" (in the first round)" if options.get("refine_counterexamples", True) else "")
+            + " and, when it lies inside the partition, counts as "
             "one unfair individual (the counterexamples shown are confirmed by the model's own prediction of both "
-            f"individuals). A partition {options.get('max_depth')} bisections deep is not split further; the "
+            "individuals). "
+            + (f"A partition {options.get('max_depth')} bisections deep is not split further; the "
+               if options.get("max_depth") else "Partitions are split down to single individuals (20 bisections "
+               "deep at most when an input is real-valued); the ")
+            + 
             f"refinement order is {options.get('refine_order', 'depth-first')}.",
             "Certified and unfair are counted exactly (whole numbers of individuals) and are sound lower bounds, "
             "so the interval [certified, 1 − unfair] contains the true fair fraction at every step; the "
