@@ -55,7 +55,7 @@ from typing import Sequence
 
 import numpy as np
 
-from fairaudit.engines.fairquant.linear import ALPHAS, back_substitute
+from fairaudit.engines.fairquant.linear import back_substitute
 
 try:  # torch is a dependency of the engine, imported lazily by it; the module itself needs it
     import torch
@@ -68,6 +68,9 @@ TENSOR_BYTES = {"cpu": 64 * 2 ** 20, "cuda": 1024 * 2 ** 20}  # the largest symb
 # shrinks for wide inputs), per device
 BATCH = {"cpu": 1024, "cuda": 65536}  # partitions analysed at once when the caller does not say
 DEVICES = ("auto", "cpu", "cuda")
+# the lower ReLU slopes the linear pass tries (the best bound kept): the chord's slope as well decided no more
+# partitions on AC-4 (40,000 partitions: 12.14 % certified with both, 12.14 % adaptive alone, 7.08 % chord alone)
+SLOPES = ("adaptive",)
 BOUNDS = ("intervals", "linear")  # the first pass alone (the paper's), or then back-substitution on what it leaves
 INACTIVE, UNSTABLE, ACTIVE = 0, 1, 2
 ORDERS = ("depth-first", "breadth-first")  # LIFO as in the artifact, or FIFO (shallowest partitions first)
@@ -960,11 +963,11 @@ class FairQuant:
         return (low > margin).reshape(-1, self.k), (high < -margin).reshape(-1, self.k)
 
     def _linear_pass(self, box: Box, pre: list):
-        """Back-substituted bounds ``(low, high)`` of every row of ``box`` (the best of ``linear.ALPHAS``) and a
+        """Back-substituted bounds ``(low, high)`` of every row of ``box`` (the best of ``SLOPES``) and a
         split score per input ``[rows, n]``: ``|lower coefficient| + |upper coefficient|`` of the adaptive forms."""
         best_low = best_high = None
         score = None
-        for alpha in ALPHAS:
+        for alpha in SLOPES:
             lc, ld = back_substitute(self.layers, pre, lower=True, alpha=alpha)
             uc, ud = back_substitute(self.layers, pre, lower=False, alpha=alpha)
             low, _ = concretize(lc[:, :, None], ld[:, None], box)
