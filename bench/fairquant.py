@@ -1,6 +1,7 @@
 """FairQuant benchmark: every ``.nnet`` of the paper's evaluation, beside the paper's Table II.
 
     python bench/fairquant.py [--models DIR] [--only NAME ...] [--time-limit S] [--batch N] [--json PATH]
+                              [--method paper|decided] [--device auto|cpu|cuda]
 
 For each network (protected attribute as in the paper: adult 8 = sex, bank 0 = age, german 11 = age, compas 3 =
 race; ``example.nnet`` 1) the refinement of ``fairaudit.engines.fairquant.analysis`` runs with the paper's parameters
@@ -14,6 +15,14 @@ reached within the paper's time (the rates are anytime-sound), beside the paper'
 OpenBLAS, 2 CPUs); rates are rounded down to 2 decimals, as the artifact prints them. Targets: compas-1..4 exact;
 elsewhere certified % ≥ the paper's in no more time. Runs single-threaded (``OMP_NUM_THREADS=1``,
 ``torch.set_num_threads(1)``) unless ``--threads``.
+
+``--method decided`` (issue 33) runs the engine's defaults instead of the paper's parameters: the symbolic
+intervals, then back-substituted linear bounds on what they leave undecided (and the exact check that the
+protected attribute cannot reach the output), counterexample partitions refined instead of stopped: a first round as the paper's (depth-first, depth ≤ 20, a
+counterexample stops a partition), then what it left, breadth-first (the largest first), with no depth limit short
+of single individuals (each decided exactly); the table's
+last column then says whether undecided ≤ 20 % was reached. ``--device cuda`` computes the tensors on the GPU
+(batches of 65,536 partitions unless ``--batch``); the rates are the same as on the CPU for the same partitions.
 
 Differences from the artifact, by design: counterexamples are sampled uniformly inside the partition with a
 seeded RNG (the artifact probes ⌊s·(lb+ub)/10⌋, points that may lie outside it), so the undecided mass differs on
@@ -69,16 +78,25 @@ def networks(root: Path, only) -> list[tuple[str, str, Path]]:
     return sorted(out, key=lambda t: (order.get(t[0], 9), len(t[1]), t[1]))
 
 
-def run_one(path: Path, protected: int, time_limit: float, batch: int, seed: int, order: str,
-            paper_seconds: float | None, corners: bool = False, probes: str = "random") -> dict:
+# the engine's refinement as issue 33 decided it, beside the paper's parameters
+DECIDED = {"bounds": "linear", "refine_counterexamples": True, "max_depth": None, "first_depth": 20,
+           "order": "depth-first"}
+UNDECIDED_TARGET = 20.0  # % undecided within 240 s on the CPU (issue 33)
+
+
+def run_one(path: Path, protected: int, time_limit: float, batch: int | None, seed: int, order: str,
+            paper_seconds: float | None, corners: bool = False, probes: str = "random", method: str = "paper",
+            device: str = "cpu", max_partitions: int | None = None) -> dict:
     from fairaudit.engines.fairquant.analysis import FairQuant, nnet_domain
     from fairaudit.models.nnet import read_nnet
 
     net = read_nnet(path)
     domain = nnet_domain([f"x{i}" for i in range(net.input_size)], net.mins, net.maxs)
-    fq = FairQuant(net.layers, domain, protected, values="extremes", max_depth=20, sample_depth=15, samples=10,
-                   batch=batch, tolerance=1e-5, seed=seed, order=order,
-                   corners=corners, probes=probes)
+    params = {"max_depth": 20, "order": order}
+    if method == "decided":
+        params = dict(DECIDED)
+    fq = FairQuant(net.layers, domain, protected, values="extremes", sample_depth=15, samples=10,
+                   batch=batch, tolerance=1e-5, seed=seed, corners=corners, probes=probes, device=device, **params)
     start = time.perf_counter()
     at_paper = [0.0]  # the certified % reached within the paper's time (the anytime target)
 
@@ -86,7 +104,13 @@ def run_one(path: Path, protected: int, time_limit: float, batch: int, seed: int
         if paper_seconds is not None and time.perf_counter() - start <= paper_seconds:
             at_paper[0] = float(a.counts.certified) / a.counts.total * 100
 
-    rates = fq.run(time_limit=time_limit, on_step=on_step)
+    if max_partitions:  # a budget in partitions, not seconds: the same work on every device
+        while not fq.done and fq.pops < max_partitions and time.perf_counter() - start < time_limit:
+            fq.step()
+            on_step(fq)
+        rates = fq.rates()
+    else:
+        rates = fq.run(time_limit=time_limit, on_step=on_step)
     seconds = time.perf_counter() - start
     s = fq.summary()
     return {"certified": float(rates["certified"]) * 100, "unfair": float(rates["unfair"]) * 100,
@@ -95,7 +119,8 @@ def run_one(path: Path, protected: int, time_limit: float, batch: int, seed: int
             "cex": fq.counts.falsified + fq.counts.cex_partitions,  # the paper's #Cex (num_adv + fals_volume)
             "cex_partitions": fq.counts.cex_partitions, "seconds": seconds,
             "stopped": s["stopped"], "certified_count": fq.counts.certified, "unfair_count": fq.counts.unfair,
-            "total": fq.counts.total, "values": [float(v) for v in fq.values], "cer_at_paper_time": at_paper[0]}
+            "total": fq.counts.total, "values": [float(v) for v in fq.values], "cer_at_paper_time": at_paper[0],
+            "method": method, "device": str(fq.device), "batch": fq.batch}
 
 
 def down(x: float) -> float:
@@ -104,6 +129,10 @@ def down(x: float) -> float:
 
 
 def verdict(name: str, r: dict) -> str:
+    if r.get("method") == "decided" and name not in EXACT:
+        base = verdict(name, {**r, "method": "paper"})
+        und = "und≤20%" if r["undecided"] <= UNDECIDED_TARGET else "und>20%"
+        return f"{base}, {und}" if base else und
     if name in EXACT:
         return "exact" if (r["certified_count"], r["unfair_count"]) == EXACT[name] else "NOT exact"
     if name not in PAPER:
@@ -147,12 +176,48 @@ def markdown(artifact: list[dict], random: list[dict]) -> str:
     return "\n".join(out)
 
 
+def compare(a: list[dict], b: list[dict]) -> str:
+    """Two runs side by side (cer / fal / und, partitions, seconds, device) and whether the counts agree."""
+    rows = {r["model"]: [r, None] for r in a}
+    for r in b:
+        rows.setdefault(r["model"], [None, None])[1] = r
+
+    def cells(r):
+        if r is None:
+            return ["", ""]
+        return [f"{down(r['certified']):.2f} / {down(r['unfair']):.2f} / {down(r['undecided']):.2f}",
+                f"{r['partitions']:,}, {r['seconds']:.2f} s ({r.get('device', '?')}, batch {r.get('batch', '?')})"]
+
+    out = ["| model | paper cer / fal / und, s | A: cer / fal / und | A: partitions, s | B: cer / fal / und | "
+           "B: partitions, s | same counts |", "|---|---|---|---|---|---|---|"]
+    for name, (ra, rb) in rows.items():
+        p = PAPER.get(name)
+        same = ""
+        if ra and rb:
+            key = ("partitions", "certified_count", "unfair_count")
+            same = "yes" if all(ra[k] == rb[k] for k in key) else "no"
+        paper = f"{p[1]:.2f} / {p[2]:.2f} / {p[3]:.2f}, {p[4]:g}" if p else ""
+        out.append("| " + " | ".join([name, paper, *cells(ra), *cells(rb), same]) + " |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", type=Path, default=MODELS)
     parser.add_argument("--only", nargs="*", default=None, help="model names (e.g. GC-3 compas-1)")
     parser.add_argument("--time-limit", type=float, default=1800.0, help="seconds per model (paper: 1800)")
-    parser.add_argument("--batch", type=int, default=4096, help="partitions analysed at once")
+    parser.add_argument("--batch", type=int, default=None,
+                        help="partitions analysed at once (4096 on the CPU, 65536 on a GPU)")
+    parser.add_argument("--method", choices=("paper", "decided"), default="paper",
+                        help="the paper's parameters (intervals, depth 20, a counterexample stops a partition) or "
+                             "the engine's decided refinement (issue 33)")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    parser.add_argument("--max-partitions", type=int, default=None,
+                        help="stop each network after this many partitions (batches are whole): the same work on "
+                             "every device, so the rates must be identical")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("A.json", "B.json"),
+                        help="print a markdown table of two earlier runs' --json side by side (e.g. GPU and CPU) "
+                             "and whether their rates are identical, and exit")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--order", choices=("depth-first", "breadth-first"), default="depth-first",
                         help="which partitions first: the artifact's LIFO, or the shallowest (largest) first")
@@ -172,16 +237,26 @@ def main(argv=None) -> int:
     if args.markdown:
         print(markdown(*(json.loads(p.read_text()) for p in args.markdown)))
         return 0
+    if args.compare:
+        print(compare(*(json.loads(p.read_text()) for p in args.compare)))
+        return 0
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import torch
 
     torch.set_num_threads(args.threads)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("bench/fairquant.py: --device cuda, but torch sees no CUDA GPU here", file=sys.stderr)
+        return 2
+    if args.batch is None:
+        args.batch = 65536 if args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available()) \
+            else 4096
     rows = []
     head = (f"{'model':<9} {'PA':>2} {'cer%':>7} {'fal%':>6} {'und%':>6} {'(cex':>6} {'limit)':>6} "
             f"{'parts':>8} {'#cex':>6} {'secs':>7} {'cer@pt':>7} | {'paper cer':>9} {'fal':>5} {'und':>6} {'#cex':>6} "
             f"{'secs':>7} | target")
     print(f"# torch threads {torch.get_num_threads()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
-          f"batch {args.batch}, {args.order}{', corners' if args.corners else ''}"
+          f"batch {args.batch}, {args.order if args.method == 'paper' else 'decided (issue 33)'}, "
+          f"device {args.device}{', corners' if args.corners else ''}"
           f"{', artifact probes' if args.artifact else ''}, time limit {args.time_limit:g}s, "
           f"seed {args.seed}")
     print(head)
@@ -190,7 +265,8 @@ def main(argv=None) -> int:
         pa = PROTECTED.get(group, PROTECTED.get(name))
         p = PAPER.get(name)
         r = run_one(path, pa, args.time_limit, args.batch, args.seed, args.order, p[4] if p else None,
-                    args.corners, "artifact" if args.artifact else "random")
+                    args.corners, "artifact" if args.artifact else "random", args.method, args.device,
+                    args.max_partitions)
         paper = (f"{p[1]:>9.2f} {p[2]:>5.2f} {p[3]:>6.2f} {p[0]:>6} {p[4]:>7.2f}" if p else f"{'':>9} {'':>5} "
                  f"{'':>6} {'':>6} {'':>7}")
         print(f"{name:<9} {pa:>2} {down(r['certified']):>7.2f} {down(r['unfair']):>6.2f} {down(r['undecided']):>6.2f} "

@@ -24,7 +24,7 @@ import numpy as np
 
 from fairaudit.core.counterexamples import DOMAIN, KEEP, Counterexample, Counterexamples, LeafCounterexamples
 from fairaudit.core.engine import Context, Engine, LeafBatch
-from fairaudit.engines.fairquant.options import OPTIONS, TITLE
+from fairaudit.engines.fairquant.options import FIRST_DEPTH, OPTIONS, TITLE
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue, compile_spec, enclose
 from fairaudit.core.guarantee import Guarantee
@@ -119,27 +119,39 @@ class FairQuantEngine(Engine):
         domain = inputs.domain if inputs.domain is not None else model_domain(inputs.model, inputs.dataset)
         net = network_of(inputs.model)
         cs = compile_spec(spec)
-        analyses, unread = {}, []
+        analyses, unread, notes = {}, [], []
+        device = options["device"]
+        if device == "cuda" and not _cuda_available():
+            device = "cpu"
+            notes.append("device cuda was asked for, but torch sees no CUDA GPU here: computed on the CPU (the "
+                         "same rates)")
         for i, key in enumerate(cs.leaf_keys):
             column = cs.leaf_node[key].node.column
             if column not in domain.names:  # not an input of the model (``check`` allowed it: a dataset column)
                 unread.append(key)
                 continue
-            analyses[key] = FairQuant(net.layers, domain, column, values=options["protected_values"],
-                                      max_depth=options["max_depth"], sample_depth=options["sample_depth"],
-                                      samples=options["cex_samples"], batch=options["batch_partitions"],
-                                      tolerance=options["tolerance"], seed=int(options.get("seed") or 0) + i,
-                                      keep=KEEP, order=options["refine_order"],
-                                      corners=options["cex_corners"], probes=options["cex_probes"])
-        return self._batches(analyses, unread, inputs.model, domain, ctx, options.get("rounds"))
+            try:
+                analyses[key] = FairQuant(net.layers, domain, column, values=options["protected_values"],
+                                          max_depth=options["max_depth"] or None,
+                                          sample_depth=options["sample_depth"], samples=options["cex_samples"],
+                                          batch=options["batch_partitions"] or None, tolerance=options["tolerance"],
+                                          seed=int(options.get("seed") or 0) + i, keep=KEEP,
+                                          order=options["refine_order"], corners=options["cex_corners"],
+                                          probes=options["cex_probes"], bounds=options["bounds"],
+                                          refine_counterexamples=options["refine_counterexamples"],
+                                          first_depth=FIRST_DEPTH, device=device)
+            except ValueError as err:
+                raise FairauditError(f"fairquant: {err}") from None
+        return self._batches(analyses, unread, inputs.model, domain, ctx, options.get("rounds"), notes)
 
-    def _batches(self, analyses: dict, unread: list, model, domain, ctx: Context, limit=None) -> Iterator[LeafBatch]:
+    def _batches(self, analyses: dict, unread: list, model, domain, ctx: Context, limit=None,
+                 notes=()) -> Iterator[LeafBatch]:
         """One round: every analysis not done analyses one batch of partitions (a fixed number: what a round does
         never depends on the clock); the deadline is asked between rounds, so a run cut by it reports its last
         complete round (``info["rounds"]``) and ``rounds=N`` reproduces it."""
         verified: dict = {key: 0 for key in analyses}
         kept: dict = {key: [] for key in analyses}
-        warnings: list[str] = []
+        warnings: list[str] = list(notes)
         rounds = 0
         while True:
             for a in analyses.values():
@@ -187,15 +199,34 @@ class FairQuantEngine(Engine):
             "partition is certified when every copy's output has the same sign on all of it, unfair when every "
             "copy's sign is fixed and they differ, otherwise it is bisected on the feature with the largest "
             "interval gradient × width. A partition of one individual is decided by running the network on it.",
+        ] + ([
+            "Where the symbolic intervals leave a partition undecided, it is bounded again by linear bounds "
+            "back-substituted through the network (CROWN-style: each unstable ReLU relaxed by its chord above and a "
+            "tangent below, the affine layers folded in down to one linear function of the inputs, concretized "
+            "over the partition), which never decides less, and it is certified fair outright when the protected "
+            "attribute cannot reach the output (every path from it passes through a neuron inactive in every copy "
+            "on the whole partition); such partitions are then split on the input with the largest "
+            "|coefficient| × width."] if options.get("bounds", "linear") == "linear" else []) + ([
+            "A partition where a counterexample was found is not dropped: the refinement runs in two rounds, "
+            "FairQuant's first (at most 20 bisections deep, a counterexample partition set aside), then everything "
+            "the first round left, the largest first, down to single individuals, each decided exactly; a "
+            "counterexample counts as one unfair individual only when its partition stops."]
+            if options.get("refine_counterexamples", True) else []) + [
             "From depth "
             f"{options.get('sample_depth')} an undecided partition is first searched for a counterexample "
             + (f"({options.get('cex_samples')} random individuals of it"
                if options.get("cex_probes", "random") == "random" else
                "(the FairQuant artifact's probes ⌊s·(lb+ub)/10⌋, which may lie outside it")
             + (", and the corners where an output bound is extreme" if options.get("cex_corners") else "")
-            + "); one found stops that partition's refinement and, when it lies inside the partition, counts as "
+            + "); one found stops that partition's refinement"
+            + (" (in the first round)" if options.get("refine_counterexamples", True) else "")
+            + " and, when it lies inside the partition, counts as "
             "one unfair individual (the counterexamples shown are confirmed by the model's own prediction of both "
-            f"individuals). A partition {options.get('max_depth')} bisections deep is not split further; the "
+            "individuals). "
+            + (f"A partition {options.get('max_depth')} bisections deep is not split further; the "
+               if options.get("max_depth") else "Partitions are split down to single individuals (20 bisections "
+               "deep at most when an input is real-valued); the ")
+            + 
             f"refinement order is {options.get('refine_order', 'depth-first')}.",
             "Certified and unfair are counted exactly (whole numbers of individuals) and are sound lower bounds, "
             "so the interval [certified, 1 − unfair] contains the true fair fraction at every step; the "
@@ -207,6 +238,12 @@ class FairQuantEngine(Engine):
             "exactly 0 is unfavourable, as the model decides: favourable iff output > 0), so every individual of "
             "an integer grid is decided once the refinement reaches it.",
         ])]
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def _leaf(a) -> LeafValue:

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from fairaudit.core.options import ROUNDS, Option, common_option
 
+FIRST_DEPTH = 20  # refining counterexample partitions: the first round's depth limit (FairQuant's), then the rest
 TITLE = "FairQuant (individual fairness of a ReLU network over its input domain)"
 
 OPTIONS = (
-    Option("max_depth", int, 20, "a partition this many bisections deep is not split further (it stays "
-           "undecided); deeper resolves more of the domain but takes longer", min=0, max=62, header=True,
+    Option("max_depth", int, 0, "a partition this many bisections deep is not split further (it stays "
+           "undecided); 0: as deep as the grid needs to reach single individuals, each decided exactly (20 "
+           "when an input is real-valued); FairQuant's is 20", min=0, max=62, header=True,
            label="Maximum refinement depth"),
     Option("sample_depth", int, 15, "from this depth on, an undecided partition is first searched for a "
-           "counterexample (random individuals of it); one found stops its refinement", min=0, max=62,
+           "counterexample (random individuals of it); one found stops its refinement unless counterexample "
+           "partitions are refined", min=0, max=62,
            header=True, label="Counterexample search depth", advanced=True),
     Option("cex_samples", int, 10, "random individuals tried per partition in the counterexample search", min=0,
            max=10_000, label="Samples per partition", advanced=True),
@@ -30,8 +33,20 @@ OPTIONS = (
     Option("protected_values", str, "all", "which values of the protected attribute are compared: all of "
            "them, or only its lowest and highest (the FairQuant artifact's choice)", choices=("all", "extremes"),
            header=True, label="Protected values compared", advanced=True),
-    Option("batch_partitions", int, 1024, "partitions analysed at once (a tensor batch) between two reports", min=1,
-           max=1_000_000, label="Partitions per batch", advanced=True),
+    Option("bounds", str, "linear", "the bounds a partition is decided by: FairQuant's symbolic intervals "
+           "alone, or then, on the partitions they leave undecided, linear bounds back-substituted through the "
+           "network (CROWN-style; never decide less) and the exact check that the protected attribute cannot "
+           "reach the output", choices=("intervals", "linear"), label="Bounds", advanced=True),
+    Option("refine_counterexamples", bool, True, "keep refining a partition where a counterexample was found "
+           "(it proves one individual unfair, not the partition) instead of stopping there, as FairQuant does: "
+           f"a first round as FairQuant's (depth ≤ {FIRST_DEPTH}), then what it left, the largest first",
+           label="Refine counterexample partitions", advanced=True),
+    Option("device", str, "auto", "where the tensors are computed: a CUDA GPU when torch sees one (auto), the "
+           "CPU, or the GPU (cuda); the rates are the same for the same partitions", choices=("auto", "cpu",
+           "cuda"), label="Device", advanced=True),
+    Option("batch_partitions", int, 0, "partitions analysed at once (a tensor batch) between two reports; 0: "
+           "by device (1024 on the CPU, 65536 on a GPU)", min=0, max=1_000_000, label="Partitions per batch",
+           advanced=True),
     Option("tolerance", float, 1e-5, "stop once less than this fraction of the domain is left to refine "
            "(FairQuant's quasi-complete termination)", min=0, max=1, label="Undecided tolerance",
            advanced=True, step=1e-5),
