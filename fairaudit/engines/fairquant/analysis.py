@@ -55,6 +55,7 @@ from typing import Sequence
 
 import numpy as np
 
+from fairaudit.engines.fairquant.counting import count_positive, minimum
 from fairaudit.engines.fairquant.linear import back_substitute
 
 try:  # torch is a dependency of the engine, imported lazily by it; the module itself needs it
@@ -623,6 +624,18 @@ class Counts:
     singles: int = 0  # partitions decided by a concrete forward pass
     exact: int = 0  # of those, decided in exact arithmetic (a float output within the rounding margin of 0)
     unfair_partitions: int = 0  # partitions decided unfair (single individuals and proven boxes)
+    # individuals of undecided partitions proven fair one by one (``counting``): on the partitions still to be
+    # refined (``credited``, replaced by what their children prove when they are split) and on those no longer
+    # refined (``credit_kept``; ``credit_cex`` of it in counterexample partitions)
+    credited: int = 0
+    credit_kept: int = 0
+    credit_cex: int = 0
+    best: int = 0  # the most individuals proven fair at any step so far (each a sound lower bound)
+
+    @property
+    def fair_proven(self) -> int:
+        """Individuals proven fair: whole certified partitions, the counted ones, or the most at any step."""
+        return max(self.best, self.certified + self.credited + self.credit_kept)
 
     @property
     def unfair(self) -> int:
@@ -636,10 +649,12 @@ class Counts:
 
     def rates(self) -> dict:
         t = self.total
-        cex_und = self.cex_mass - self.cex_witnesses * self.unit
-        return {"certified": Fraction(self.certified, t), "unfair": Fraction(self.unfair, t),
-                "undecided": Fraction(t - self.certified - self.unfair, t),
-                "undecided_cex": Fraction(cex_und, t), "undecided_open": Fraction(self.open, t)}
+        fair = self.fair_proven
+        undecided = t - fair - self.unfair
+        cex_und = min(self.cex_mass - self.cex_witnesses * self.unit - self.credit_cex, undecided)
+        return {"certified": Fraction(fair, t), "unfair": Fraction(self.unfair, t),
+                "undecided": Fraction(undecided, t),
+                "undecided_cex": Fraction(cex_und, t), "undecided_open": Fraction(undecided - cex_und, t)}
 
 
 class FairQuant:
@@ -653,7 +668,7 @@ class FairQuant:
                  tolerance: float = 1e-5, seed: int = 0, keep: int = 100, log: list | None = None,
                  order: str = "depth-first", corners: bool = False, probes: str = "random",
                  bounds: str = "intervals", refine_counterexamples: bool = False, device: str = "cpu",
-                 first_depth: int | None = None):
+                 first_depth: int | None = None, count_inside: bool = False):
         if torch is None:
             raise ImportError("torch")
         if np.asarray(layers[-1][0]).shape[0] != 1:
@@ -683,6 +698,10 @@ class FairQuant:
         self.first_round = first_depth is not None and self.refine_cex
         self.first_depth = min(int(first_depth), self.max_depth) if self.first_round else None
         self.deferred: list = []
+        # individuals of undecided partitions counted one by one (``counting``): only over a grid, with the
+        # linear pass's functions
+        self.count_inside = bool(count_inside) and self.linear and not domain.has_real
+        self._forms = None
         # a batch's symbolic tensors are [P·k, inputs, neurons] float64: at most TENSOR_BYTES each
         widest = max(W.shape[0] for W, _ in self.layers_np)
         per_partition = self.k * domain.n_inputs * widest * 8
@@ -717,9 +736,11 @@ class FairQuant:
         grid = math.prod(int(f.hi - f.lo) + 1 for j, f in enumerate(feats) if self.counted[j])
         self.counts = Counts(total=grid << self.H, unit=0 if self.real.any() else 1)
         self.small = self.counts.total < 2 ** 62  # masses fit int64
+        self.count_inside = self.count_inside and self.small
         lo, hi = domain.lower, domain.upper
         # the stack of partitions (LIFO): bounds [N, F], depth, halvings of real features
         self.lb = lo[None, :].copy()
+        self.credit = np.zeros(1, dtype=np.int64)  # individuals already proven fair in each pending partition
         self.ub = hi[None, :].copy()
         self.depth = np.zeros(1, dtype=np.int64)
         self.halvings = np.zeros(1, dtype=np.int64)
@@ -797,11 +818,14 @@ class FairQuant:
         part = slice(0, take) if self.fifo else slice(n - take, n)
         keep = slice(take, n) if self.fifo else slice(0, n - take)
         lb, ub, depth, halv = self.lb[part], self.ub[part], self.depth[part], self.halvings[part]
+        credit = self.credit[part]
         self.lb, self.ub, self.depth, self.halvings = (self.lb[keep], self.ub[keep], self.depth[keep],
                                                        self.halvings[keep])
+        self.credit = self.credit[keep]
         self.pops += take
         self.max_seen_depth = max(self.max_seen_depth, int(depth.max()))
         c = self.counts
+        c.credited -= int(credit.sum())  # what these partitions prove is counted afresh below
 
         widths = ub - lb
         single = ~(widths[:, self.candidates] > 0).any(axis=1)  # a real feature never shrinks to a point
@@ -824,8 +848,11 @@ class FairQuant:
         rest = np.flatnonzero(~single)
         split_feature = np.full(take, -1, dtype=np.int64)
         hints: dict = {}  # undecided partition -> the corners where a copy's output bound is extreme
+        forms = None  # per undecided partition, the linear functions its children's individuals are counted by
         if len(rest):
             fair[rest], unfair[rest], split_feature[rest], corners = self.classify(lb[rest], ub[rest])
+            if self._forms is not None:
+                forms = (rest[self._forms[0]],) + self._forms[1:]
             if corners is not None:
                 und = ~fair[rest] & ~unfair[rest]
                 for i, p in enumerate(rest):
@@ -854,10 +881,16 @@ class FairQuant:
             c.cex_partitions += int(hit.sum())
             c.cex_witnesses += int(inside.sum())
             c.cex_mass += self.mass(lb[hit], ub[hit], halv[hit])
+            c.credit_cex += int(credit[hit].sum())
         limit = self.first_depth if self.first_round else self.max_depth
         if self.first_round:  # left by the first round's depth limit: refined in the second
             defer[undecided] |= (depth[undecided] >= limit) & (depth[undecided] < self.max_depth)
         grow = undecided[~hit[undecided] & ~defer[undecided] & (depth[undecided] < limit)]
+        dropped = np.zeros(take, dtype=bool)  # undecided and no longer refined: what they proved stays counted
+        dropped[undecided] = True
+        dropped[grow] = False
+        dropped &= ~defer
+        c.credit_kept += int(credit[dropped].sum())
         if self.log is not None:
             status = np.where(fair, "fair", np.where(unfair, "unfair", np.where(hit, "counterexample", "undecided")))
             splitting = np.zeros(take, dtype=bool)
@@ -868,19 +901,22 @@ class FairQuant:
         if len(grow):
             if (split_feature[grow] < 0).any():  # pragma: no cover - a bug: refining it would never end
                 raise AssertionError("an undecided partition has no split feature")
-            self._push(lb[grow], ub[grow], depth[grow], halv[grow], split_feature[grow])
+            self._push(lb[grow], ub[grow], depth[grow], halv[grow], split_feature[grow],
+                       self._forms_of(forms, grow, credit))
         if defer.any():
-            self.deferred.append((lb[defer], ub[defer], depth[defer], halv[defer]))
+            self.deferred.append((lb[defer], ub[defer], depth[defer], halv[defer], credit[defer]))
+            c.credited += int(credit[defer].sum())
         if not len(self.lb) and self.first_round:  # the second round: what the first left, largest first
             self.first_round = False
             self.fifo = True
             if self.deferred:
                 parts = list(zip(*self.deferred))
-                self.lb, self.ub, self.depth, self.halvings = (np.concatenate(x) for x in parts)
+                self.lb, self.ub, self.depth, self.halvings, self.credit = (np.concatenate(x) for x in parts)
                 order = np.argsort(self.depth, kind="stable")
-                self.lb, self.ub, self.depth, self.halvings = (self.lb[order], self.ub[order], self.depth[order],
-                                                               self.halvings[order])
+                self.lb, self.ub, self.depth, self.halvings, self.credit = (
+                    self.lb[order], self.ub[order], self.depth[order], self.halvings[order], self.credit[order])
             self.deferred = []
+        c.best = c.fair_proven
         if not len(self.lb):
             self.stopped = "complete"
         elif self.tolerance > 0 and c.open < self.tolerance * c.total:
@@ -895,6 +931,7 @@ class FairQuant:
         an undecided partition (−1 for a decided one): the largest score |coefficient|·width of the last pass's
         linear bounds. ``corners`` (``[P, 2k, F]``, with ``corners=True``): where a copy's bound is extreme."""
         P, k = len(lb), self.k
+        self._forms = None
         box = self._box(lb, ub)
         out_sym: list = []
         pre: list = []
@@ -913,7 +950,7 @@ class FairQuant:
             sub = box.rows(index)
             sub_pre = [(l[index], u[index]) for l, u in pre]
             with torch.no_grad():
-                low2, high2, score = self._linear_pass(sub, sub_pre)
+                low2, high2, score, lin = self._linear_pass(sub, sub_pre)
             pos2, neg2 = self._signs(low2, high2, self.linear_margin)
             pos[und] |= pos2
             neg[und] |= neg2
@@ -922,6 +959,10 @@ class FairQuant:
             und2 = ~(pos[und] | neg[und]).all(axis=1) & ~same[und]
             chosen = self._choose(-score, score, lb[und], ub[und])
             split[np.flatnonzero(und)[und2]] = chosen[und2]
+            if self.count_inside and und2.any():
+                keep = np.repeat(und2, k)
+                self._forms = (np.flatnonzero(und)[und2],) + self._counting_forms(
+                    lb[und][und2], ub[und][und2], *(x[keep] for x in lin), low2[keep], high2[keep])
         elif und.any():
             with torch.no_grad():
                 gl, gu = backward_rule(self.layers, masks, batch=P * k)
@@ -976,7 +1017,57 @@ class FairQuant:
             best_high = high if best_high is None else torch.minimum(best_high, high)
             if score is None:
                 score = lc.abs() + uc.abs()
-        return best_low[:, 0].cpu().numpy(), best_high[:, 0].cpu().numpy(), score.cpu().numpy()
+                forms = tuple(x.cpu().numpy() for x in (lc, ld, uc, ud))
+        return best_low[:, 0].cpu().numpy(), best_high[:, 0].cpu().numpy(), score.cpu().numpy(), forms
+
+    def _counting_forms(self, lb, ub, lc, ld, uc, ud, low, high) -> tuple:
+        """Per partition (``lb, ub [Q, F]``; the copies' back-substituted functions ``lc, ld, uc, ud`` and their
+        bounds ``low, high`` over it, rows ``[Q·k]``), two linear functions of the raw features, ``(coef [Q, F],
+        const [Q], {group feature: values [Q, width]})``, each positive only where every copy is provably
+        favourable (the first) or provably unfavourable (the second): ``L_c − m_c > 0`` for every ``c`` (``m_c``
+        the margin a sign must clear, as in ``_signs``), by way of ``min_c (L_c − m_c) ≥ (L_b − m_b) + min(0,
+        min over the box of min_c ((L_c − m_c) − (L_b − m_b)))``, with the base copy ``b`` whose shift is smallest;
+        likewise ``−U_c − m_c``. Each function is valid on every sub-box of the partition."""
+        Q, k, F = len(lb), self.k, len(self.domain.features)
+        pa = self.domain.features[self.j]
+        margin = np.maximum(MARGIN * (1.0 + np.maximum(np.abs(low), np.abs(high))), self.linear_margin)
+        lo, hi = lb.copy(), ub.copy()
+        lo[:, self.j] = hi[:, self.j] = 0.0
+        magnitude_x = np.maximum(np.abs(lo), np.abs(hi))
+        sides = []
+        for coef, const in ((lc, ld - margin), (-uc, -ud - margin)):
+            coef = coef.reshape(Q, k, -1).copy()
+            const = const.reshape(Q, k).copy()
+            for c, v in enumerate(self.values):  # the protected attribute's value of each copy, into the constant
+                if pa.kind == "cat":
+                    const[:, c] += coef[:, c, pa.start + int(v)]
+                else:
+                    const[:, c] += coef[:, c, pa.start] * v
+            raw = np.zeros((Q, k, F))
+            groups = {}
+            for j, f in self._numeric:
+                if j != self.j:
+                    raw[:, :, j] = coef[:, :, f.start]
+            for j, f in self._groups:
+                if j != self.j:
+                    groups[j] = coef[:, :, f.start:f.start + f.width]
+            best, base = np.full(Q, -np.inf), np.zeros(Q, dtype=np.int64)
+            for b in range(k):
+                shift = np.zeros(Q)
+                for c in range(k):
+                    if c != b:
+                        d = minimum(lo, hi, raw[:, c] - raw[:, b], const[:, c] - const[:, b],
+                                    {j: g[:, c] - g[:, b] for j, g in groups.items()})
+                        shift = np.minimum(shift, d)
+                better = shift > best
+                best[better], base[better] = shift[better], b
+            rows = np.arange(Q)
+            out_coef, out_const = raw[rows, base], const[rows, base]
+            magnitude = (np.abs(const).max(axis=1) + (np.abs(raw).max(axis=1) * magnitude_x).sum(axis=1)
+                         + sum(np.abs(g).max(axis=(1, 2)) for g in groups.values()))
+            shift = best - 1e-12 * (1.0 + 2.0 * magnitude)  # the float rounding of the shift
+            sides.append((out_coef, out_const + shift, {j: g[rows, base] for j, g in groups.items()}))
+        return tuple(sides)
 
     def _choose(self, gl: np.ndarray, gu: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
         """Per partition, the split feature: the largest smear ``Σ_copies max(gu, −gl)·width`` (strict: ties keep
@@ -1002,9 +1093,45 @@ class FairQuant:
             best[fallback] = np.argmax(scaled[fallback], axis=1)
         return best
 
-    def _push(self, lb, ub, depth, halv, feature) -> None:
+    def _forms_of(self, forms, grow: np.ndarray, credit: np.ndarray):
+        """The counting functions (``_counting_forms``) of the partitions ``grow`` (indices of the batch), or None
+        when none has them."""
+        if forms is None or not len(grow):
+            return None
+        index, sides = forms[0], forms[1:]
+        where = np.searchsorted(index, grow)
+        where = np.minimum(where, len(index) - 1)
+        has = index[where] == grow
+        if not has.any():
+            return None
+        picked = []
+        for coef, const, groups in sides:
+            coef = np.where(has[:, None], coef[where], 0.0)
+            const = np.where(has, const[where], -np.inf)  # no function: nothing is counted
+            picked.append((coef, const, {j: v[where] for j, v in groups.items()}))
+        return picked
+
+    def _count_children(self, new_lb: np.ndarray, new_ub: np.ndarray, sides) -> np.ndarray:
+        """``[2G]`` int64: the individuals of each child proven fair by its parent's counting functions (the two
+        sides — every copy favourable, every copy unfavourable — are disjoint, so their counts add up)."""
+        lo, hi = new_lb.copy(), new_ub.copy()
+        lo[:, self.j] = hi[:, self.j] = 0.0  # the protected attribute is folded into the functions' constants
+        parent = np.repeat(np.arange(len(new_lb) // 2), 2)
+        total = np.zeros(len(new_lb), dtype=np.int64)
+        for coef, const, groups in sides:
+            ok = np.isfinite(const[parent])
+            if not ok.any():
+                continue
+            rows = np.flatnonzero(ok)
+            got = count_positive(lo[rows], hi[rows], coef[parent[rows]], const[parent[rows]],
+                                 {j: v[parent[rows]] for j, v in groups.items()})
+            total[rows] += got
+        return total
+
+    def _push(self, lb, ub, depth, halv, feature, forms=None) -> None:
         """Bisect each partition on its feature and push the lower then the upper half (the upper is popped
-        first, as in the artifact)."""
+        first, as in the artifact). ``forms``: the partitions' counting functions, by which the children's
+        individuals proven fair are counted (``count_inside``)."""
         rows = np.arange(len(lb))
         lo, hi = lb[rows, feature], ub[rows, feature]
         real = self.real[feature]
@@ -1021,6 +1148,11 @@ class FairQuant:
         self.ub = np.concatenate([self.ub, new_ub])
         self.depth = np.concatenate([self.depth, np.repeat(depth + 1, 2)])
         self.halvings = np.concatenate([self.halvings, np.repeat(halv + real.astype(np.int64), 2)])
+        credit = np.zeros(len(new_lb), dtype=np.int64)
+        if forms is not None:
+            credit = self._count_children(new_lb, new_ub, forms)
+            self.counts.credited += int(credit.sum())
+        self.credit = np.concatenate([self.credit, credit])
 
     def _corners(self, sym: Symbolic, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
         """Per partition ``[P, 2k, F]``: for each copy, the corner of the box minimising its output's lower linear
@@ -1091,7 +1223,8 @@ class FairQuant:
         """The facts of the run so far (JSON-able): counts, rates, partitions, depth, counterexamples."""
         c, r = self.counts, self.rates()
         return {"partitions": self.pops, "max_depth_reached": self.max_seen_depth, "stack": int(len(self.lb)),
-                "total": c.total, "certified_count": c.certified, "unfair_count": c.unfair,
+                "total": c.total, "certified_count": c.fair_proven, "unfair_count": c.unfair,
+                "certified_whole_partitions": c.certified, "certified_counted_inside": c.fair_proven - c.certified,
                 "cex_partitions": c.cex_partitions, "cex_witnesses_inside": c.cex_witnesses,
                 "single_individuals": c.singles, "decided_exactly": c.exact,
                 "rounding_margins": {"symbolic": self.symbolic_margin, "concrete": self.point_margin},

@@ -139,7 +139,8 @@ class FairQuantEngine(Engine):
                                           order=options["refine_order"], corners=options["cex_corners"],
                                           probes=options["cex_probes"], bounds=options["bounds"],
                                           refine_counterexamples=options["refine_counterexamples"],
-                                          first_depth=FIRST_DEPTH, device=device)
+                                          first_depth=FIRST_DEPTH, device=device,
+                                          count_inside=options["count_inside"])
             except ValueError as err:
                 raise FairauditError(f"fairquant: {err}") from None
         return self._batches(analyses, unread, inputs.model, domain, ctx, options.get("rounds"), notes)
@@ -211,7 +212,15 @@ class FairQuantEngine(Engine):
             "FairQuant's first (at most 20 bisections deep, a counterexample partition set aside), then everything "
             "the first round left, the largest first, down to single individuals, each decided exactly; a "
             "counterexample counts as one unfair individual only when its partition stops."]
-            if options.get("refine_counterexamples", True) else []) + [
+            if options.get("refine_counterexamples", True) else []) + ([
+            "Inside a partition still undecided, the individuals its linear bounds prove fair one by one (every "
+            "copy's lower bound above 0 at that individual, or every upper bound below 0) are counted: the two "
+            "copies' bounds are reduced to one linear function per side (a base copy's, lowered by the largest "
+            "amount another copy's can fall below it on the partition), and the grid points where that function "
+            "is positive are counted with each feature's term rounded down onto a grid of 255 steps, so no "
+            "individual is counted that the bounds do not prove fair; those counts are replaced by the children's "
+            "when the partition is split, and the certified rate shown is the most proven at any step."]
+            if options.get("count_inside", True) and options.get("bounds", "linear") == "linear" else []) + [
             "From depth "
             f"{options.get('sample_depth')} an undecided partition is first searched for a counterexample "
             + (f"({options.get('cex_samples')} random individuals of it"

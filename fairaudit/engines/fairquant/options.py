@@ -41,6 +41,11 @@ OPTIONS = (
            "(it proves one individual unfair, not the partition) instead of stopping there, as FairQuant does: "
            f"a first round as FairQuant's (depth ≤ {FIRST_DEPTH}), then what it left, the largest first",
            label="Refine counterexample partitions", advanced=True),
+    Option("count_inside", bool, True, "also count, inside a partition the bounds leave undecided, the "
+           "individuals its linear bounds prove fair one by one (every copy's bound on the same side of 0 at that "
+           "individual), so a partition the decision boundary crosses is partly certified instead of not at all "
+           "(needs the linear bounds and a grid: no real-valued input)", label="Count fair individuals inside "
+           "undecided partitions", advanced=True),
     Option("device", str, "auto", "where the tensors are computed: a CUDA GPU when torch sees one (auto), the "
            "CPU, or the GPU (cuda); the rates are the same for the same partitions", choices=("auto", "cpu",
            "cuda"), label="Device", advanced=True),
