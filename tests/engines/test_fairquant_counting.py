@@ -46,6 +46,28 @@ def test_count_positive_never_exceeds_the_enumeration(seed):
     assert found >= 0.8 * total  # and it finds most of them (a count of 0 everywhere would be sound too)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_the_two_halves_are_counted_like_two_boxes(seed):
+    rng = np.random.default_rng(40 + seed)
+    P, F = 8, 3
+    lo = rng.integers(0, 3, (P, F)).astype(float)
+    hi = lo + rng.integers(1, 9, (P, F))
+    coef, const = rng.normal(size=(P, F)), rng.normal(size=P) * 2
+    groups = {2: rng.normal(size=(P, 12))} if seed % 2 else {}
+    feature = rng.integers(0, F, P)
+    mid = np.floor((lo[np.arange(P), feature] + hi[np.arange(P), feature]) / 2)
+    got = count_positive(lo, hi, coef, const, groups, split=(feature, mid))
+    found = total = 0
+    for p in range(P):
+        for c, (a, b) in enumerate([(lo[p, feature[p]], mid[p]), (mid[p] + 1, hi[p, feature[p]])]):
+            l, h = lo[p].copy(), hi[p].copy()
+            l[feature[p]], h[feature[p]] = a, b
+            truth, _ = brute(l, h, coef[p], const[p], {j: v[p] for j, v in groups.items()})
+            assert 0 <= got[p, c] <= truth
+            found, total = found + got[p, c], total + truth
+    assert found >= 0.8 * total
+
+
 def test_ties_on_the_boundary_are_not_counted():
     # x + y − 4 > 0 on [0, 4]²: the 15 points with x + y = 4 … 0 are out, exactly 10 are in
     got = count_positive(np.zeros((1, 2)), np.full((1, 2), 4.0), np.ones((1, 2)), np.array([-4.0]))
@@ -89,7 +111,7 @@ def test_counted_individuals_are_fair_in_every_pending_partition(seed):
     lookup = {tuple(np.delete(p, 1)): bool(f) for p, f in zip(pts, fair_at)}
     fq = FairQuant(layers, dom, 1, max_depth=None, sample_depth=2, samples=2, seed=seed, batch=1 + seed % 3,
                    bounds="linear", refine_counterexamples=True, first_depth=(None, 3)[seed % 2],
-                   count_inside=True)
+                   count_inside=True, tighten=seed % 4 == 1, order=("depth-first", "breadth-first")[seed % 3 > 0])
     credited = []
 
     def check(a):

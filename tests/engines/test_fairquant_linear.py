@@ -243,3 +243,34 @@ def test_the_same_rates_on_the_cpu_and_the_gpu():
             fq.step()
         runs.append((fq.pops, fq.counts.certified, fq.counts.unfair, fq.counts.cex_mass))
     assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_tightened_hidden_bounds_hold_and_are_never_looser(seed):
+    """The hidden layers' bounds after ``_tighten`` contain every pre-activation at random points of the box and lie
+    inside the first pass's bounds."""
+    rng = np.random.default_rng(900 + seed)
+    n = 4
+    dom = nnet_domain([f"x{i}" for i in range(n)], [0] * n, [int(v) for v in rng.integers(3, 30, n)])
+    hidden = [[6, 5], [5, 4, 3], [8, 6, 4, 3]][seed % 3]
+    layers = tie_net(rng, n, hidden)
+    fq = FairQuant(layers, dom, 1, bounds="linear", max_depth=None, tighten=True)
+    lb = rng.integers(0, 3, (16, n)).astype(float)
+    ub = np.minimum(lb + rng.integers(0, 20, (16, n)), dom.upper)
+    box = fq._box(lb, ub)
+    pre: list = []
+    with torch.no_grad():
+        forward_bounds(fq.layers, box, None, pre)
+        tight = fq._tighten(box, pre)
+    for (l0, u0), (l1, u1) in zip(pre, tight):
+        assert (l1 >= l0).all() and (u1 <= u0).all()
+    rows = fq._box(lb, ub)
+    for r in range(rows.lo.shape[0]):
+        lo, hi = rows.lo[r].numpy(), rows.hi[r].numpy()
+        X = np.floor(lo + rng.random((200, len(lo))) * (hi - lo + 1))
+        X = np.minimum(X, hi)
+        h = X
+        for i, (W, b) in enumerate(layers[:-1]):
+            z = h @ W.T + b
+            assert (z >= tight[i][0][r].numpy() - 1e-9).all() and (z <= tight[i][1][r].numpy() + 1e-9).all()
+            h = np.maximum(z, 0)

@@ -56,7 +56,7 @@ from typing import Sequence
 import numpy as np
 
 from fairaudit.engines.fairquant.counting import count_positive, minimum
-from fairaudit.engines.fairquant.linear import back_substitute
+from fairaudit.engines.fairquant.linear import back_substitute, layer_bounds
 
 try:  # torch is a dependency of the engine, imported lazily by it; the module itself needs it
     import torch
@@ -289,6 +289,21 @@ def linear_margin(layers, magnitudes) -> float:
     G0 = G @ layers[0][0]
     arithmetic = (L + 2) * gamma * (float(G0 @ np.asarray(magnitudes, dtype=np.float64)) + const)
     return float(2 * (relax + arithmetic))
+
+
+def layer_margins(layers, magnitudes) -> list[float]:
+    """Per hidden layer ``i ≥ 1`` (index ``i``; 0 for the first), an absolute bound on the rounding error of its
+    back-substituted pre-activation bounds (``linear.layer_bounds`` on the first pass's bounds, or on bounds
+    already tightened this way and widened by these margins, concretized over any box of the domain): each neuron
+    is the output of the network cut after layer ``i``, so ``linear_margin``'s derivation applies to it; the
+    largest over the layer's neurons."""
+    layers = [(np.asarray(W, dtype=np.float64), np.asarray(b, dtype=np.float64)) for W, b in layers]
+    out = [0.0]
+    for i in range(1, len(layers) - 1):
+        W, b = layers[i]
+        out.append(max(linear_margin(layers[:i] + [(W[n:n + 1], b[n:n + 1])], magnitudes)
+                       for n in range(W.shape[0])))
+    return out
 
 
 def input_magnitudes(domain: "Domain") -> np.ndarray:
@@ -668,7 +683,7 @@ class FairQuant:
                  tolerance: float = 1e-5, seed: int = 0, keep: int = 100, log: list | None = None,
                  order: str = "depth-first", corners: bool = False, probes: str = "random",
                  bounds: str = "intervals", refine_counterexamples: bool = False, device: str = "cpu",
-                 first_depth: int | None = None, count_inside: bool = False):
+                 first_depth: int | None = None, count_inside: bool = False, tighten: bool = False):
         if torch is None:
             raise ImportError("torch")
         if np.asarray(layers[-1][0]).shape[0] != 1:
@@ -702,6 +717,7 @@ class FairQuant:
         # linear pass's functions
         self.count_inside = bool(count_inside) and self.linear and not domain.has_real
         self._forms = None
+        self._since_sort = 0  # partitions popped since the queue was last ordered (``_sort_queue``)
         # a batch's symbolic tensors are [P·k, inputs, neurons] float64: at most TENSOR_BYTES each
         widest = max(W.shape[0] for W, _ in self.layers_np)
         per_partition = self.k * domain.n_inputs * widest * 8
@@ -713,6 +729,9 @@ class FairQuant:
         self.symbolic_margin = max(self.symbolic_margin, self.point_margin)
         self.linear_margin = max(linear_margin(self.layers_np, input_magnitudes(domain)), self.point_margin)
         self.pre_margins = pre_activation_margins(self.layers_np, input_magnitudes(domain))
+        # deeper networks: the hidden layers' bounds are tightened by back-substitution before the output's
+        self.tighten = bool(tighten) and self.linear and len(self.layers_np) > 2
+        self.layer_margins = layer_margins(self.layers_np, input_magnitudes(domain)) if self.tighten else []
         self.reaches = self._attribute_inputs(pa)  # first-layer neurons the protected attribute's value feeds
         self.rng = np.random.default_rng(seed)
         self.keep = int(keep)
@@ -814,7 +833,10 @@ class FairQuant:
         if self.done:
             return 0
         n = len(self.lb)
+        if self.fifo and self.count_inside and self._since_sort >= n // 4 and n > self.batch:
+            self._sort_queue()
         take = min(self.batch, n)
+        self._since_sort += take
         part = slice(0, take) if self.fifo else slice(n - take, n)
         keep = slice(take, n) if self.fifo else slice(0, n - take)
         lb, ub, depth, halv = self.lb[part], self.ub[part], self.depth[part], self.halvings[part]
@@ -949,6 +971,8 @@ class FairQuant:
             index = torch.from_numpy(rows).to(self.device)
             sub = box.rows(index)
             sub_pre = [(l[index], u[index]) for l, u in pre]
+            if self.tighten:
+                sub_pre = self._tighten(sub, sub_pre)
             with torch.no_grad():
                 low2, high2, score, lin = self._linear_pass(sub, sub_pre)
             pos2, neg2 = self._signs(low2, high2, self.linear_margin)
@@ -972,6 +996,19 @@ class FairQuant:
         if self.linear and pre and und.any():
             is_fair |= same
         return is_fair, decided & ~is_fair, split, corners
+
+    def _tighten(self, box: Box, pre: list) -> list:
+        """The hidden layers' pre-activation bounds, layer by layer from the second: the tighter of the first
+        pass's and the back-substituted ones (``linear.layer_bounds`` on the bounds tightened so far, concretized
+        over the box and widened by their proven rounding bound ``layer_margins``)."""
+        out = list(pre[:1])
+        for i in range(1, len(pre)):
+            (lc, ld), (uc, ud) = layer_bounds(self.layers, out, i)
+            low, _ = concretize(lc.transpose(1, 2), ld, box)
+            _, up = concretize(uc.transpose(1, 2), ud, box)
+            m = self.layer_margins[i]
+            out.append((torch.maximum(pre[i][0], low - m), torch.minimum(pre[i][1], up + m)))
+        return out
 
     def _attribute_inputs(self, pa: Feature) -> np.ndarray:
         """``[m_1]`` bool: the first-layer neurons whose pre-activation differs between the copies (a weight of the
@@ -1093,6 +1130,16 @@ class FairQuant:
             best[fallback] = np.argmax(scaled[fallback], axis=1)
         return best
 
+    def _sort_queue(self) -> None:
+        """Breadth-first with counting: order the queue by the individuals not yet proven fair in each partition,
+        most first (each time a quarter of it has been popped), so the time goes where the most is undecided."""
+        sizes = np.rint(self.ub[:, self.counted] - self.lb[:, self.counted]).astype(np.int64) + 1
+        left = np.prod(sizes, axis=1) - self.credit
+        order = np.argsort(-left, kind="stable")
+        self.lb, self.ub, self.depth, self.halvings, self.credit = (
+            self.lb[order], self.ub[order], self.depth[order], self.halvings[order], self.credit[order])
+        self._since_sort = 0
+
     def _forms_of(self, forms, grow: np.ndarray, credit: np.ndarray):
         """The counting functions (``_counting_forms``) of the partitions ``grow`` (indices of the batch), or None
         when none has them."""
@@ -1111,22 +1158,20 @@ class FairQuant:
             picked.append((coef, const, {j: v[where] for j, v in groups.items()}))
         return picked
 
-    def _count_children(self, new_lb: np.ndarray, new_ub: np.ndarray, sides) -> np.ndarray:
-        """``[2G]`` int64: the individuals of each child proven fair by its parent's counting functions (the two
-        sides — every copy favourable, every copy unfavourable — are disjoint, so their counts add up)."""
-        lo, hi = new_lb.copy(), new_ub.copy()
+    def _count_children(self, lb, ub, feature, mid, sides) -> np.ndarray:
+        """``[2G]`` int64, in ``_push``'s order (each partition's lower half, then its upper half): the individuals of
+        each half proven fair by its parent's counting functions (the two sides — every copy favourable, every
+        copy unfavourable — are disjoint, so their counts add up)."""
+        lo, hi = lb.copy(), ub.copy()
         lo[:, self.j] = hi[:, self.j] = 0.0  # the protected attribute is folded into the functions' constants
-        parent = np.repeat(np.arange(len(new_lb) // 2), 2)
-        total = np.zeros(len(new_lb), dtype=np.int64)
+        total = np.zeros((len(lb), 2), dtype=np.int64)
         for coef, const, groups in sides:
-            ok = np.isfinite(const[parent])
-            if not ok.any():
-                continue
-            rows = np.flatnonzero(ok)
-            got = count_positive(lo[rows], hi[rows], coef[parent[rows]], const[parent[rows]],
-                                 {j: v[parent[rows]] for j, v in groups.items()})
-            total[rows] += got
-        return total
+            rows = np.flatnonzero(np.isfinite(const))
+            if len(rows):
+                total[rows] += count_positive(lo[rows], hi[rows], coef[rows], const[rows],
+                                              {j: v[rows] for j, v in groups.items()},
+                                              split=(feature[rows], mid[rows]))
+        return total.reshape(-1)
 
     def _push(self, lb, ub, depth, halv, feature, forms=None) -> None:
         """Bisect each partition on its feature and push the lower then the upper half (the upper is popped
@@ -1150,7 +1195,7 @@ class FairQuant:
         self.halvings = np.concatenate([self.halvings, np.repeat(halv + real.astype(np.int64), 2)])
         credit = np.zeros(len(new_lb), dtype=np.int64)
         if forms is not None:
-            credit = self._count_children(new_lb, new_ub, forms)
+            credit = self._count_children(lb, ub, feature, mid, forms)
             self.counts.credited += int(credit.sum())
         self.credit = np.concatenate([self.credit, credit])
 

@@ -33,99 +33,141 @@ RELATIVE_SLACK = 1e-12  # the threshold is widened by this times the magnitude o
 
 
 def count_positive(lo: np.ndarray, hi: np.ndarray, coef: np.ndarray, const: np.ndarray,
-                   groups: dict | None = None, bins: int = BINS) -> np.ndarray:
+                   groups: dict | None = None, bins: int = BINS, split=None) -> np.ndarray:
     """``[P]`` int64: a lower bound on the number of grid points ``x`` (integers ``lo ≤ x ≤ hi``, per feature) with
     ``coef·x + const > 0``, per box. ``lo, hi: [P, F]`` (whole numbers; a feature with ``lo == hi`` is fixed),
     ``coef: [P, F]``, ``const: [P]``. ``groups``: ``{feature: values [P, width]}`` for categorical features, whose
-    term is ``values[p, code]`` for the codes ``lo..hi`` (their ``coef`` column is ignored)."""
+    term is ``values[p, code]`` for the codes ``lo..hi`` (their ``coef`` column is ignored).
+
+    ``split = (feature [P], mid [P])``: count in the two halves of each box instead, ``x[feature] ≤ mid`` and
+    ``> mid`` (``[P, 2]``); the other features' distribution is computed once for both."""
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
     coef = np.asarray(coef, dtype=np.float64)
     const = np.asarray(const, dtype=np.float64)
-    groups = groups or {}
+    groups = {j: np.asarray(v, dtype=np.float64) for j, v in (groups or {}).items()}
     P, F = lo.shape
+    halves = 1 if split is None else 2
     sizes = np.rint(hi - lo).astype(np.int64) + 1
-    total = np.prod(sizes, axis=1)
-    out = np.zeros(P, dtype=np.int64)
+    if split is None:
+        feature, child_lo, child_hi = np.full(P, -1), lo[:, :1], hi[:, :1]
+        child_sizes = np.prod(sizes, axis=1)[:, None]
+    else:
+        feature = np.asarray(split[0], dtype=np.int64)
+        mid = np.asarray(split[1], dtype=np.float64)
+        rows = np.arange(P)
+        child_lo = np.stack([lo[rows, feature], mid + 1], axis=1)  # [P, 2]: each half's range of the feature
+        child_hi = np.stack([mid, hi[rows, feature]], axis=1)
+        rest = np.prod(sizes, axis=1) // sizes[rows, feature]
+        child_sizes = rest[:, None] * (np.rint(child_hi - child_lo).astype(np.int64) + 1)
+    out = np.zeros((P, halves), dtype=np.int64)
     if P == 0:
-        return out
-    # each term's smallest value and its range above it
+        return out if split is not None else out[:, 0]
+    # each term's smallest value on the (whole) box and its range above it
     low_term = np.minimum(coef * lo, coef * hi)
     span = np.abs(coef) * (hi - lo)
     magnitude = np.abs(const) + np.maximum(np.abs(coef * lo), np.abs(coef * hi)).sum(axis=1)
-    cat_values = {}
     for j, values in groups.items():
-        values = np.asarray(values, dtype=np.float64)
         codes = np.arange(values.shape[1])[None, :]
         allowed = (codes >= lo[:, j:j + 1]) & (codes <= hi[:, j:j + 1])
         vmin = np.where(allowed, values, np.inf).min(axis=1)
         vmax = np.where(allowed, values, -np.inf).max(axis=1)
+        magnitude += np.maximum(np.abs(vmin), np.abs(vmax)) - np.maximum(np.abs(coef[:, j] * lo[:, j]),
+                                                                          np.abs(coef[:, j] * hi[:, j]))
         low_term[:, j] = vmin
         span[:, j] = vmax - vmin
-        magnitude = magnitude - np.maximum(np.abs(coef[:, j] * lo[:, j]), np.abs(coef[:, j] * hi[:, j]))
-        magnitude = magnitude + np.maximum(np.abs(vmin), np.abs(vmax))
-        cat_values[j] = (values, allowed, vmin)
     base = const + low_term.sum(axis=1)  # the smallest value of coef·x + const on the box
-    slack = RELATIVE_SLACK * (magnitude + 1.0)
-    need = slack - base  # a point is counted when the rounded sum of the spans' parts exceeds this
+    need = RELATIVE_SLACK * (magnitude + 1.0) - base  # counted: the rounded sum of the terms' parts exceeds this
     reach = span.sum(axis=1)
     everything = need < 0  # positive on the whole box (beyond the slack)
-    out[everything] = total[everything]
+    out[everything] = child_sizes[everything]
     todo = np.flatnonzero(~everything & (reach > need))  # boxes where part of it may be positive
-    if not len(todo):
-        return out
-    delta = reach[todo] / bins  # bin width per box
+    if len(todo):
+        out[todo] = _tails(lo[todo], hi[todo], coef[todo], {j: v[todo] for j, v in groups.items()},
+                           low_term[todo], need[todo], reach[todo], feature[todo], child_lo[todo],
+                           child_hi[todo], child_sizes[todo], bins)
+    return out if split is not None else out[:, 0]
+
+
+def _histogram(first, last, step, box_lo, box_hi, low, delta, N, values=None):
+    """``[R, N]``: the share of a feature's values ``first..last`` (per row) in each bin of the rounded term: the
+    term above ``low`` (the feature's smallest term on the whole box ``box_lo..box_hi``) divided by ``delta``,
+    rounded down (a hair lower, so never into a higher bin than its exact one). A numeric feature: the term is
+    ``step·x``; a group: ``values[row, code]``."""
+    R = len(first)
+    count = np.rint(last - first).astype(np.int64) + 1
+    if values is not None:
+        codes = np.arange(values.shape[1])[None, :]
+        b = np.floor((values - low[:, None]) / delta[:, None] * (1 - RELATIVE_SLACK))
+        allowed = (codes >= first[:, None]) & (codes <= last[:, None])
+        b = np.where(allowed, np.clip(b, 0, N - 1), N).astype(np.int64)
+    else:
+        # the term of x is |step|·i above ``low``, with i = x − box_lo for a positive step and box_hi − x for a
+        # negative one: i runs over i0 .. i0 + count − 1
+        i0 = np.where(step >= 0, first - box_lo, box_hi - last)
+        scale = np.abs(step) / delta
+        if int(count.max()) > 4 * N:  # a long range: bin q holds the i from ⌈q/scale⌉ (a hair larger) on
+            with np.errstate(divide="ignore", invalid="ignore"):
+                edge = np.ceil(np.arange(N)[None, :] / scale[:, None] * (1 + RELATIVE_SLACK))
+            edge[:, 0] = -np.inf
+            edge = np.where(np.isnan(edge), np.inf, edge)
+            top = (i0 + count)[:, None].astype(np.float64)
+            lo_edge = np.clip(edge, i0[:, None], top)
+            hi_edge = np.concatenate([lo_edge[:, 1:], top], axis=1)
+            return (hi_edge - lo_edge) / count[:, None]
+        k = np.arange(int(count.max()), dtype=np.float64)[None, :]
+        b = np.floor(scale[:, None] * (i0[:, None] + k) * (1 - RELATIVE_SLACK))
+        b = np.where(k < count[:, None], np.clip(b, 0, N - 1), N).astype(np.int64)
+    flat = (np.arange(R)[:, None] * (N + 1) + b).reshape(-1)
+    hist = np.bincount(flat, minlength=R * (N + 1)).reshape(R, N + 1)[:, :N]
+    return hist / count[:, None]
+
+
+def _tails(lo, hi, coef, groups, low_term, need, reach, feature, child_lo, child_hi, child_sizes, bins):
+    """``[R, halves]``: the counts of ``count_positive`` for the boxes where part of the box may be positive."""
+    R, F = lo.shape
     N = bins + 1
-    q = np.arange(N, dtype=np.float64)
-    spectrum = None
+    delta = reach / bins  # bin width per box
+    common = None
+    halves = child_lo.shape[1]
+    split = (feature >= 0).any()
+    # each half's factor of its split feature (every row has one split feature: set once, never multiplied)
+    child = [np.ones((R, N + 1), dtype=complex) if split else None for _ in range(halves)]
     for j in range(F):
-        if j in cat_values:
-            values, allowed, vmin = cat_values[j]
-            v = values[todo] - vmin[todo][:, None]
-            b = np.floor(v / delta[:, None] * (1 - RELATIVE_SLACK))  # rounded down: never a higher bin
-            b = np.clip(np.where(allowed[todo], b, -1), -1, bins).astype(np.int64)
-            hist = np.zeros((len(todo), N + 1))
-            np.add.at(hist, (np.repeat(np.arange(len(todo)), b.shape[1]), (b + 1).reshape(-1)), 1.0)
-            hist = hist[:, 1:] / sizes[todo, j][:, None]
-        else:
-            s = sizes[todo, j]
-            if (s == 1).all():
-                continue
-            step = np.abs(coef[todo, j])
-            # the points x = lo + i (or hi − i for a negative coefficient), i = 0..s−1, have the term step·i above
-            # the smallest; it is put in bin ⌊step·i/δ⌋, taken a hair smaller (never a higher bin than its exact
-            # one)
-            if int(s.max()) > 4 * N:  # a long range: bin q holds the i from ⌈q·δ/step⌉ (a hair larger) on
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    ratio = np.where(step > 0, delta / step, np.inf)
-                first = np.ceil(np.arange(N)[None, :] * ratio[:, None] * (1 + RELATIVE_SLACK))
-                first[:, 0] = 0.0
-                first = np.minimum(first, s[:, None].astype(np.float64))
-                nxt = np.concatenate([first[:, 1:], s[:, None].astype(np.float64)], axis=1)
-                spectrum = _times(spectrum, np.fft.rfft((nxt - first) / s[:, None], n=2 * N))
-                continue
-            i = np.arange(int(s.max()), dtype=np.float64)[None, :]
-            b = np.floor(step[:, None] / delta[:, None] * i * (1 - RELATIVE_SLACK))
-            b = np.where(i < s[:, None], np.clip(b, 0, bins), N)  # N: past the last point of a shorter row
-            flat = (np.arange(len(todo))[:, None] * (N + 1) + b.astype(np.int64)).reshape(-1)
-            hist = np.bincount(flat, minlength=len(todo) * (N + 1)).reshape(len(todo), N + 1)[:, :N]
-            hist = hist / s[:, None]
-        spectrum = _times(spectrum, np.fft.rfft(hist, n=2 * N))
-    if spectrum is None:  # every feature fixed: the box is one point, decided by ``need`` alone
-        return out
-    pdf = np.fft.irfft(spectrum, n=2 * N)[:, :N + bins]
+        values = groups.get(j)
+        here = feature == j
+        if values is None and not here.any() and (np.abs(coef[:, j]) * (hi[:, j] - lo[:, j]) < delta).all():
+            continue  # every value of this feature in bin 0: nothing to convolve
+        hist = _histogram(lo[:, j], hi[:, j], coef[:, j], lo[:, j], hi[:, j], low_term[:, j], delta, N, values)
+        factor = np.fft.rfft(hist, n=2 * N)
+        if here.any():
+            factor[here] = 1.0  # the split feature: each half's own histogram below
+            for c in range(halves):
+                h = _histogram(child_lo[here, c], child_hi[here, c], coef[here, j], lo[here, j], hi[here, j],
+                               low_term[here, j], delta[here], N, None if values is None else values[here])
+                child[c][here] = np.fft.rfft(h, n=2 * N)
+        common = _times(common, factor)
+    out = np.zeros((R, halves), dtype=np.int64)
     # counted: rounded sum·δ > need, i.e. bin index > need/δ
-    cut = np.floor(need[todo] / delta * (1 + RELATIVE_SLACK) + RELATIVE_SLACK) + 1
-    cut = np.clip(cut, 0, pdf.shape[1]).astype(np.int64)
-    tails = np.cumsum(pdf[:, ::-1], axis=1)[:, ::-1]
-    tails = np.concatenate([tails, np.zeros((len(todo), 1))], axis=1)
-    p = tails[np.arange(len(todo)), cut] - FFT_ALLOWANCE
-    counted = np.floor(np.clip(p, 0.0, 1.0) * total[todo].astype(np.float64) * (1 - RELATIVE_SLACK))
-    out[todo] = np.minimum(counted.astype(np.int64), total[todo])
+    cut = np.floor(need / delta * (1 + RELATIVE_SLACK) + RELATIVE_SLACK) + 1
+    cut = np.clip(cut, 0, 2 * N - 1).astype(np.int64)
+    for c in range(halves):
+        spectrum = _times(common, child[c])
+        if spectrum is None:  # every feature fixed: one point, decided by ``need`` alone
+            continue
+        pdf = np.fft.irfft(spectrum, n=2 * N)
+        tails = np.cumsum(pdf[:, ::-1], axis=1)[:, ::-1]
+        tails = np.concatenate([tails, np.zeros((R, 1))], axis=1)
+        p = tails[np.arange(R), cut] - FFT_ALLOWANCE
+        counted = np.floor(np.clip(p, 0.0, 1.0) * child_sizes[:, c].astype(np.float64) * (1 - RELATIVE_SLACK))
+        out[:, c] = np.minimum(counted.astype(np.int64), child_sizes[:, c])
     return out
 
 
 def _times(spectrum, part):
+    """The product of two spectra, either of which may be None (no factor yet)."""
+    if part is None:
+        return spectrum
     return part if spectrum is None else spectrum * part
 
 

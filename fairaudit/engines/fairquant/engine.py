@@ -140,7 +140,8 @@ class FairQuantEngine(Engine):
                                           probes=options["cex_probes"], bounds=options["bounds"],
                                           refine_counterexamples=options["refine_counterexamples"],
                                           first_depth=FIRST_DEPTH, device=device,
-                                          count_inside=options["count_inside"])
+                                          count_inside=options["count_inside"],
+                                          tighten=options["hidden_bounds"] == "linear")
             except ValueError as err:
                 raise FairauditError(f"fairquant: {err}") from None
         return self._batches(analyses, unread, inputs.model, domain, ctx, options.get("rounds"), notes)

@@ -70,3 +70,51 @@ def difference_forms(lower: tuple, upper: tuple, k: int, lo, hi, i: int = 0, j: 
     lc, uc = lc.reshape(P, k, -1), uc.reshape(P, k, -1)
     ld, ud = ld.reshape(P, k), ud.reshape(P, k)
     return (lc[:, i] - uc[:, j], ld[:, i] - ud[:, j]), (uc[:, i] - lc[:, j], ud[:, i] - ld[:, j])
+
+
+def layer_bounds(layers, pre: list, i: int):
+    """Linear bounds of hidden layer ``i``'s pre-activations (``i ≥ 1``) as functions of the inputs, back-substituted
+    through layers ``i − 1 … 0`` with the pre-activation bounds ``pre[0..i−1]`` (each unstable ReLU relaxed as in
+    ``back_substitute``): ``((lower coef [B, m_i, n], const [B, m_i]), (upper coef, const))``. The caller
+    concretizes them over the boxes and keeps the tighter of these and the first pass's bounds.
+
+    The first step back (through layer ``i − 1``'s ReLU) splits ``W_i`` by sign, which is the same for every box:
+    ``W_i⁺·diag(a)·W_{i−1} + W_i⁻·diag(s)·W_{i−1}`` is two products of the shared ``W_i^±`` with batched
+    ``[B, m_{i−1}, ·]`` matrices, never a ``[B, m_i, m_{i−1}]`` one; further steps are general."""
+    import torch
+
+    W_i, b_i = layers[i]
+    Wp, Wn = W_i.clamp(min=0), W_i.clamp(max=0)
+    out = []
+    low, up = pre[i - 1]
+    inactive = up <= 0
+    active = ~inactive & (low >= 0)
+    unstable = ~inactive & ~active
+    chord = torch.where(unstable, up / torch.where(unstable, up - low, 1.0), 0.0)
+    upper_slope = torch.where(active, 1.0, chord)  # relu(z) ≤ s·z + t
+    upper_shift = torch.where(unstable, -chord * low, 0.0)
+    lower_slope = torch.where(active, 1.0, torch.where(unstable, (up > -low).to(up.dtype), 0.0))  # relu(z) ≥ a·z
+    W, b = layers[i - 1]
+    for lower in (True, False):
+        pos, neg = (lower_slope, upper_slope) if lower else (upper_slope, lower_slope)
+        # the coefficient of z_{i-1}: W⁺·pos + W⁻·neg (per box); of the inputs below: that times W_{i-1}
+        first = torch.matmul(Wp, pos[:, :, None] * W) + torch.matmul(Wn, neg[:, :, None] * W)  # [B, m_i, ·]
+        const = b_i + (pos * b) @ Wp.T + (neg * b) @ Wn.T + upper_shift @ (Wn if lower else Wp).T
+        lam = first
+        for l in range(i - 2, -1, -1):
+            lo_l, up_l = (t[:, None, :] for t in pre[l])
+            inactive = up_l <= 0
+            active = ~inactive & (lo_l >= 0)
+            unstable = ~inactive & ~active
+            chord_l = torch.where(unstable, up_l / torch.where(unstable, up_l - lo_l, 1.0), 0.0)
+            tangent = (up_l > -lo_l).to(up_l.dtype)
+            use_lower = lam >= 0 if lower else lam <= 0
+            slope = torch.where(active, 1.0, torch.where(unstable, torch.where(use_lower, tangent, chord_l), 0.0))
+            intercept = torch.where(unstable & ~use_lower, -chord_l * lo_l, 0.0)
+            const = const + (lam * intercept).sum(dim=2)
+            lam = lam * slope
+            W_l, b_l = layers[l]
+            const = const + lam @ b_l
+            lam = lam @ W_l
+        out.append((lam, const))
+    return out[0], out[1]

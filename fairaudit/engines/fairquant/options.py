@@ -46,6 +46,11 @@ OPTIONS = (
            "individual), so a partition the decision boundary crosses is partly certified instead of not at all "
            "(needs the linear bounds and a grid: no real-valued input)", label="Count fair individuals inside "
            "undecided partitions", advanced=True),
+    Option("hidden_bounds", str, "intervals", "with the linear bounds, the bounds of the hidden layers they "
+           "start from: the symbolic intervals' (fast), or tightened layer by layer by back-substitution (each "
+           "partition is decided more often, at 3–6× the cost per partition on networks of 2–5 hidden layers: on "
+           "a CPU it paid on some networks and not on others)", choices=("intervals", "linear"),
+           label="Hidden-layer bounds", advanced=True),
     Option("device", str, "auto", "where the tensors are computed: a CUDA GPU when torch sees one (auto), the "
            "CPU, or the GPU (cuda); the rates are the same for the same partitions", choices=("auto", "cpu",
            "cuda"), label="Device", advanced=True),
