@@ -1,7 +1,7 @@
 """FairQuant benchmark: every ``.nnet`` of the paper's evaluation, beside the paper's Table II.
 
     python bench/fairquant.py [--models DIR] [--only NAME ...] [--time-limit S] [--batch N] [--json PATH]
-                              [--method paper|decided] [--device auto|cpu|cuda]
+                              [--method paper|decided|linear] [--device auto|cpu|cuda]
 
 For each network (protected attribute as in the paper: adult 8 = sex, bank 0 = age, german 11 = age, compas 3 =
 race; ``example.nnet`` 1) the refinement of ``fairaudit.engines.fairquant.analysis`` runs with the paper's parameters
@@ -19,9 +19,10 @@ elsewhere certified % ≥ the paper's in no more time. Runs single-threaded (``O
 ``--method decided`` (issue 33) runs the engine's defaults instead of the paper's parameters: the symbolic
 intervals, then back-substituted linear bounds on what they leave undecided (and the exact check that the
 protected attribute cannot reach the output), counterexample partitions refined instead of stopped: a first round as the paper's (depth-first, depth ≤ 20, a
-counterexample stops a partition), then what it left, breadth-first (the largest first), with no depth limit short
-of single individuals (each decided exactly); the table's
-last column then says whether undecided ≤ 20 % was reached. ``--device cuda`` computes the tensors on the GPU
+counterexample stops a partition), then what it left, breadth-first (the most left undecided first), with no depth
+limit short of single individuals (each decided exactly), and the individuals the linear bounds prove fair inside
+a partition still undecided counted one by one (``counting``); ``--method linear`` is the same without that
+counting. The table's last column then says whether undecided ≤ 20 % was reached. ``--device cuda`` computes the tensors on the GPU
 (batches of 65,536 partitions unless ``--batch``); the rates are the same as on the CPU for the same partitions.
 
 Differences from the artifact, by design: counterexamples are sampled uniformly inside the partition with a
