@@ -16,6 +16,9 @@ import math
 import pandas as pd
 
 INFO_KEY = "undecided_where"
+#: under the rates-over-time chart: its grey band is how the undecided share shrank
+SHRINK = ("The grey band on top is the undecided share: it shrinks as the audit goes on, and what is left of it at "
+          "the right edge is what the audit could not settle.")
 TOP_FEATURES = 3        # features shown by default: the most unevenly spread
 UNDECIDED = "undecided individuals"
 DOMAIN = "all individuals"
@@ -81,24 +84,39 @@ def frame(record: dict, top: int = TOP_FEATURES) -> pd.DataFrame:
 
 
 def top_sentence(feat: dict, total: float) -> str:
-    """``"61.2% of them have x9 in 16–19, a range that holds 20.0% of all individuals"``."""
+    """``"x9 in 16–19 holds 61.2% of them but 20.0% of all individuals"``."""
     b = feat["bins"][int(feat["top_bin"])]
     share = float(b["undecided"]) / total if total > 0 else 0.0
     what = f"{feat['name']} = {range_label(feat, b)}" if "value" in b else \
         f"{feat['name']} in {range_label(feat, b)}"
-    return f"{share_text(share)} of them have {what}, which holds {share_text(b['domain'])} of all individuals"
+    return f"{what} holds {share_text(share)} of them but {share_text(b['domain'])} of all individuals"
+
+
+def split_text(record: dict) -> str:
+    """``"2.1% where an individual whose decision changes was already found, 88.2% not reached in the time or
+    depth allowed"`` (the bins of any feature sum to both)."""
+    bins = record["features"][0]["bins"] if record.get("features") else []
+    cex = sum(float(b["counterexample"]) for b in bins)
+    limit = sum(float(b["limit"]) for b in bins)
+    found, left = "where an individual whose decision changes was already found", \
+        "not reached in the time or depth allowed"
+    if cex > 0 and limit > 0:
+        return f"{share_text(cex)} {found}, {share_text(limit)} {left}"
+    if cex > 0:
+        return f"all {found}"
+    return "the time or depth allowed ran out before they were reached" if limit > 0 else ""
 
 
 def caption(record: dict, top: int = TOP_FEATURES) -> str:
-    """One plain sentence under the chart: how many are undecided, and where they concentrate most."""
+    """Plain sentences under the chart: how many are undecided and why, and where they concentrate most."""
     total = float(record.get("undecided") or 0.0)
     if total <= 0:
-        return "No individual is undecided: every one is either proven to keep its decision or proven to change it."
-    head = (f"{share_text(total)} of all individuals are still undecided (neither proven to keep nor to change their "
-            "decision). ")
+        return "No individual is undecided: each one is proven either to keep its decision or to change it."
+    split = split_text(record)
+    head = f"{share_text(total)} of all individuals are still undecided" + (f" ({split})" if split else "") + ". "
     feats = record["features"][:top]
     if not feats or feats[0]["unevenness"] < EVEN:
-        return head + ("They are spread over every feature's range like the individuals themselves: no range holds "
-                       "more of them than its size.")
+        return head + ("They are spread like the individuals themselves: no range of a feature holds more than its "
+                       "size of them.")
     return (head + "Dark bars: where they are; light bars: where all individuals are. The biggest gap: "
             + top_sentence(feats[0], total) + ".")

@@ -14,8 +14,9 @@ BAR = 7  # pixels per bar
 
 
 def undecided_where_chart(record: dict, *, top: int = uv.TOP_FEATURES, panel_width: int = 220, columns: int = 3,
-                          title: str | None = None) -> alt.VConcatChart:
-    """Panels of ``panel_width`` for the ``top`` most uneven features of ``record``, ``columns`` to a row."""
+                          title: str | None = TITLE) -> alt.VConcatChart:
+    """Panels of ``panel_width`` for the ``top`` most uneven features of ``record``, ``columns`` to a row; no
+    overall title with ``title=None`` (a page that heads it itself)."""
     frame = uv.frame(record, top)
     if frame.empty:
         raise ValueError("the run recorded no features to show")
@@ -35,4 +36,5 @@ def undecided_where_chart(record: dict, *, top: int = uv.TOP_FEATURES, panel_wid
                      alt.Tooltip("share_s:N", title="share")],
         ).properties(width=panel_width, height=len(order) * 2 * BAR, title=name))
     rows = [alt.hconcat(*panels[i:i + columns], spacing=24) for i in range(0, len(panels), columns)]
-    return alt.vconcat(*rows, spacing=16).properties(title=title or TITLE).resolve_scale(color="shared")
+    chart = alt.vconcat(*rows, spacing=16).resolve_scale(color="shared")
+    return chart.properties(title=title) if title else chart
