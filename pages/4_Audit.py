@@ -305,6 +305,9 @@ with right:
         if not viz.has_rates(frame, i):
             st.caption(f"{i}: this engine reports no certified / unfair / undecided rates for Fair nodes.")
 
+for i in fair_shown:  # full width, right under the rates: where what is left undecided lies
+    undecided_where(result, i)
+
 # ------------------------------------------------------------------------------------------------ threshold
 # a scored model's decision threshold: re-audited at once from its cached scores (fairaudit.ui.threshold)
 if not population_mode and not dask_choice and not spec_errors:
@@ -312,7 +315,6 @@ if not population_mode and not dask_choice and not spec_errors:
 
 # ------------------------------------------------------------------------------------------------ counterexamples
 for i in fair_shown:  # full width: a row is an individual with every feature
-    undecided_where(result, i)
     counterexample_table(result, i)
 
 # ------------------------------------------------------------------------------------------------ groups

@@ -10,7 +10,7 @@ from fairaudit.core import undecided_view as uv
 
 TITLE = "Where the undecided individuals are"
 COLOURS = {uv.UNDECIDED: "#6E6E6E", uv.DOMAIN: "#D9D9D9"}  # darker than the rates chart's undecided grey: its subset
-BAR = 7  # pixels per bar
+BAR = 9  # pixels per bar (two per range: its label fits, 10 px)
 
 
 def undecided_where_chart(record: dict, *, top: int = uv.TOP_FEATURES, panel_width: int = 220, columns: int = 3,
@@ -27,9 +27,9 @@ def undecided_where_chart(record: dict, *, top: int = uv.TOP_FEATURES, panel_wid
         order = list(dict.fromkeys(sub.sort_values("order")["range"]))
         name = str(sub["feature"].iloc[0])
         panels.append(alt.Chart(sub).mark_bar().encode(
-            y=alt.Y("range:N", sort=order, title=None, axis=alt.Axis(labelLimit=120)),
+            y=alt.Y("range:N", sort=order, title=None, axis=alt.Axis(labelLimit=120, labelFontSize=10)),
             yOffset=alt.YOffset("who:N", sort=list(COLOURS)),
-            x=alt.X("share:Q", title="share", axis=alt.Axis(format="%", tickCount=4),
+            x=alt.X("share:Q", title="share in this range", axis=alt.Axis(format="%", tickCount=4),
                     scale=alt.Scale(domain=[0, max(0.05, float(sub["share"].max()))], nice=True)),
             color=colour,
             tooltip=[alt.Tooltip("feature:N"), alt.Tooltip("range:N"), alt.Tooltip("who:N", title="share of"),
