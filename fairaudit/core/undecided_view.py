@@ -93,18 +93,18 @@ def top_sentence(feat: dict, total: float) -> str:
 
 
 def split_text(record: dict) -> str:
-    """``"2.1% where an individual whose decision changes was already found, 88.2% not reached in the time or
+    """``"2.1% where an individual whose decision changes was already found, 88.2% not settled in the time or
     depth allowed"`` (the bins of any feature sum to both)."""
     bins = record["features"][0]["bins"] if record.get("features") else []
     cex = sum(float(b["counterexample"]) for b in bins)
     limit = sum(float(b["limit"]) for b in bins)
     found, left = "where an individual whose decision changes was already found", \
-        "not reached in the time or depth allowed"
+        "not settled in the time or depth allowed"
     if cex > 0 and limit > 0:
         return f"{share_text(cex)} {found}, {share_text(limit)} {left}"
     if cex > 0:
         return f"all {found}"
-    return "the time or depth allowed ran out before they were reached" if limit > 0 else ""
+    return "the time or depth allowed ran out before they were settled" if limit > 0 else ""
 
 
 def caption(record: dict, top: int = TOP_FEATURES) -> str:
@@ -120,3 +120,19 @@ def caption(record: dict, top: int = TOP_FEATURES) -> str:
                        "size of them.")
     return (head + "Dark bars: where they are; light bars: where all individuals are. The biggest gap: "
             + top_sentence(feats[0], total) + ".")
+
+
+def summary_lines(result) -> list[str]:
+    """A line per ``Fair[...]`` leaf with undecided individuals, for a terminal: how many, and the biggest gap."""
+    lines = []
+    for leaf, record in sorted(((getattr(result, "info", None) or {}).get(INFO_KEY) or {}).items()):
+        total = float((record or {}).get("undecided") or 0.0)
+        if total <= 0 or not record.get("features"):
+            continue
+        split = split_text(record)
+        line = f"undecided: {leaf}: {share_text(total)} of all individuals" + (f" ({split})" if split else "")
+        top = record["features"][0]
+        if top["unevenness"] >= EVEN:
+            line += f"; the biggest gap: {top_sentence(top, total)}"
+        lines.append(line)
+    return lines

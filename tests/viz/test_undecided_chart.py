@@ -59,7 +59,7 @@ def test_the_chart_and_its_round_trip():
 def test_the_sentences():
     text = uv.caption(_record())
     assert text.startswith("50.0% of all individuals are still undecided (10.0% where an individual whose decision "
-                           "changes was already found, 40.0% not reached in the time or depth allowed).")
+                           "changes was already found, 40.0% not settled in the time or depth allowed).")
     assert "The biggest gap: age in 0–9 holds 60.0% of them but 20.0% of all individuals." in text
     assert uv.caption(_record(0.0)).startswith("No individual is undecided")
     even = _record()
