@@ -3,11 +3,13 @@ import streamlit as st
 
 from fairaudit import engines, viz
 from fairaudit.core.explain import NOT_BACKED, compare_rows, verdict_word
+from fairaudit.core.undecided_view import SHRINK
 from fairaudit.engines.monitor.livelog import runs_live
 from fairaudit.programs.population import ratio_spec
 from fairaudit.ui import audit_form, charts, dask_run, flows, history, live, logic, selection, state, threshold, widgets
 from fairaudit.ui.counterexamples import counterexample_table
 from fairaudit.ui.findings import findings_section
+from fairaudit.ui.undecided import undecided_where
 from fairaudit.ui import options as ui_options
 from fairaudit.ui.progress import progress_bar
 
@@ -297,11 +299,14 @@ with right:
                         owners=(result,), width="content")
             st.caption("Certified: at least this share of individuals keep their decision when only the attribute "
                        "changes (the lower bound); unfair: at least this share change it (1 − the upper bound); "
-                       "undecided: the rest, the interval's width. "
+                       "undecided: the rest, the interval's width. " + SHRINK + " "
                        + result.guarantee.interval_meaning[:1].upper() + result.guarantee.interval_meaning[1:] + ".")
     for i in fair_shown:
         if not viz.has_rates(frame, i):
             st.caption(f"{i}: this engine reports no certified / unfair / undecided rates for Fair nodes.")
+
+for i in fair_shown:  # full width, right under the rates: where what is left undecided lies
+    undecided_where(result, i)
 
 # ------------------------------------------------------------------------------------------------ threshold
 # a scored model's decision threshold: re-audited at once from its cached scores (fairaudit.ui.threshold)

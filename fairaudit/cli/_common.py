@@ -194,6 +194,10 @@ def print_summary(result, from_file=()) -> None:
     for info in result.node_info:  # every Fair[...] node: its certified / upper bound / undecided shares
         if info.kind == "fair":
             print(f"fair:      {info.text} ({info.id}): {fair_text(result.final_values(info.id))}")
+    from fairaudit.core.undecided_view import summary_lines as undecided_lines
+
+    for line in undecided_lines(result):  # where a Fair[...] leaf's undecided individuals are
+        print(line)
     from fairaudit.core.suggest import summary_lines as suggestion_lines
 
     for i, line in enumerate(suggestion_lines(result)):  # every undecided comparison: thresholds decidable now

@@ -212,7 +212,7 @@ def build_pdf(result, *, dataset=None, model=None, selected_nodes: Iterable[str]
         done()
     rates = []
     for nid in rate_ids:
-        rates.append((nid, charts.rates_figure(result, frame, nid)))
+        rates.append((nid, charts.rates_figure(result, frame, nid), charts.undecided_where_figure(result, nid)))
         done()
     group_fig = None
     if stats is not None:

@@ -77,6 +77,20 @@ def rates_figure(result, frame: pd.DataFrame, node_id: str) -> Figure:
                                      stop_step=result.stop_step, unit=result.unit), "")
 
 
+def undecided_where_figure(result, node_id: str) -> Figure | None:
+    """Where the node's undecided individuals are (``fairaudit.core.undecided_view``), or None when the run did not
+    record it or none is undecided; the caption is the dashboard's sentence."""
+    from fairaudit.core import undecided_view as uv
+    from fairaudit.viz import undecided_where_chart
+
+    record = uv.for_node(result, node_id)
+    if record is None or not float(record.get("undecided") or 0) > 0:
+        return None
+    text = result.node(node_id).text
+    return _safe(lambda: undecided_where_chart(record, panel_width=190, title=f"{text}: where the undecided "
+                                               "individuals are"), uv.caption(record))
+
+
 def group_figure(stats: pd.DataFrame) -> Figure:
     from fairaudit.viz import group_bars
 

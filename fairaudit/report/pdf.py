@@ -445,6 +445,10 @@ def _convergence(pdf: ReportPDF, result, figures):
 
 
 def _rates(pdf: ReportPDF, result, figures):
+    """Each Fair[...] node's rates over steps (how the undecided share shrank) and, when the run recorded it,
+    where its undecided individuals are (``figures``: ``(node id, rates figure, where figure or None)``)."""
+    from fairaudit.core.undecided_view import SHRINK
+
     if not figures:
         return
     pdf.ensure(40 + pdf.figure_height(figures[0][1], max_height=90))
@@ -452,12 +456,16 @@ def _rates(pdf: ReportPDF, result, figures):
     pdf.para("For each Fair[attribute] node: the fraction of individuals whose decision provably does not change "
              "when only the attribute changes (certified, blue), provably changes (unfair, red-orange), or is not "
              f"settled yet (undecided, grey), as the audit progressed (x axis: step, the number of {result.unit} "
-             "processed). The dashed vertical line marks the step at which the whole specification was decided.",
-             size=9, colour=GREY)
+             "processed). The dashed vertical line marks the step at which the whole specification was decided. "
+             + SHRINK, size=9, colour=GREY)
     pdf.ln(2)
-    for _node_id, fig in figures:
+    for _node_id, fig, where in figures:
         pdf.image_block(fig, max_height=90)
         pdf.ln(3)
+        if where is not None:
+            pdf.ensure(20 + pdf.figure_height(where, max_height=80))
+            pdf.image_block(where, max_height=80)  # with its caption: the dashboard's sentence
+            pdf.ln(3)
 
 
 PDF_COUNTEREXAMPLES = 5  # rows of each Fair leaf's counterexample table

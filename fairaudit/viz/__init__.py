@@ -4,6 +4,8 @@
   ``result.nodes`` (or the result, or a parsed ``Spec`` before a run: :func:`spec_nodes`)
 * :func:`convergence_chart` — a node's estimate and bounds over steps (two nodes: stacked, shared x)
 * :func:`rates_chart` — certified / unfair / undecided fractions of a ``Fair[...]`` node over steps
+* :func:`undecided_where_chart` — where a ``Fair[...]`` node's undecided individuals are, per range of the features
+  where they are spread most unevenly, beside where all individuals are
 * :func:`group_bars` / :func:`group_metrics_chart` — per-group data and model metrics with confidence intervals
 * :func:`group_rates_chart` / :func:`influence_chart` — an engine's findings: every compound group's favourable
   rate (most / least favoured marked) and each feature's influence on a fairness metric
@@ -19,10 +21,11 @@ from fairaudit.viz.groups import group_bars, group_metrics_chart
 from fairaudit.viz.layout import tree_layout
 from fairaudit.viz.palette import RATES, VERDICTS, normalise_verdict, verdict_label
 from fairaudit.viz.tree import SELECTION, spec_nodes, tree_chart, tree_frame
+from fairaudit.viz.undecided import undecided_where_chart
 
 __all__ = ["tree_chart", "tree_frame", "spec_nodes", "tree_layout", "SELECTION", "convergence_chart",
            "convergence_series", "natural_range", "rates_chart", "has_rates", "group_bars", "group_metrics_chart",
-           "group_rates_chart", "influence_chart", "edge_rows",
+           "group_rates_chart", "influence_chart", "edge_rows", "undecided_where_chart",
            "VERDICTS", "RATES", "normalise_verdict", "verdict_label", "to_png"]
 
 

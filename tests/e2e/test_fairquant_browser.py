@@ -91,6 +91,9 @@ def test_fairquant_rates_and_counterexamples(browser_ready, app_url):
         # 4. the Fair node: its rates chart, and the counterexample table under it
         _fair_node(page).click()
         page.locator(f"{CHART} >> text=/Fair\\[race\\]: individuals/").first.wait_for(timeout=60_000)
+        where = page.locator("[class*='st-key-undecided_where_']").first  # where the undecided are (none left here)
+        where.wait_for(timeout=60_000)
+        assert "Where the undecided individuals are — Fair[race]" in where.inner_text(), where.inner_text()
         table = _table(page)
         table.wait_for(timeout=60_000)
         assert re.search(r"Counterexamples to Fair\[race\] — [\d,]+ counterexamples? found over the input domain",

@@ -57,6 +57,7 @@ import numpy as np
 
 from fairaudit.engines.fairquant.counting import count_positive, minimum
 from fairaudit.engines.fairquant.linear import back_substitute, layer_bounds
+from fairaudit.engines.fairquant.where import Where, scaled_bins
 
 try:  # torch is a dependency of the engine, imported lazily by it; the module itself needs it
     import torch
@@ -756,6 +757,8 @@ class FairQuant:
         self.counts = Counts(total=grid << self.H, unit=0 if self.real.any() else 1)
         self.small = self.counts.total < 2 ** 62  # masses fit int64
         self.count_inside = self.count_inside and self.small
+        # where the undecided mass is (with counting: each partition's individuals not yet proven fair)
+        self.where = Where(domain, self.j, self.counted, self.H, self.counts.total, weighted=self.count_inside)
         lo, hi = domain.lower, domain.upper
         # the stack of partitions (LIFO): bounds [N, F], depth, halvings of real features
         self.lb = lo[None, :].copy()
@@ -894,7 +897,7 @@ class FairQuant:
         defer = np.zeros(take, dtype=bool)  # kept for the second round (``first_depth``)
         if len(sampled):
             extra = np.stack([hints[p] for p in sampled]) if hints and all(p in hints for p in sampled) else None
-            found, inside = self._sample(lb[sampled], ub[sampled], extra)
+            found, inside, witness = self._sample(lb[sampled], ub[sampled], extra)
             if self.refine_cex:  # only the depth limit stops it; its witness counts once the partition stops
                 stop = depth[sampled] >= self.max_depth
                 defer[sampled] = found & ~stop & self.first_round
@@ -904,6 +907,9 @@ class FairQuant:
             c.cex_witnesses += int(inside.sum())
             c.cex_mass += self.mass(lb[hit], ub[hit], halv[hit])
             c.credit_cex += int(credit[hit].sum())
+            if hit.any():
+                self.where.add(cex=(lb[hit], ub[hit], halv[hit], credit[hit]), witnesses=witness[inside],
+                               unit=c.unit)
         limit = self.first_depth if self.first_round else self.max_depth
         if self.first_round:  # left by the first round's depth limit: refined in the second
             defer[undecided] |= (depth[undecided] >= limit) & (depth[undecided] < self.max_depth)
@@ -913,6 +919,9 @@ class FairQuant:
         dropped[grow] = False
         dropped &= ~defer
         c.credit_kept += int(credit[dropped].sum())
+        at_limit = np.flatnonzero(dropped & ~hit)  # the depth limit
+        if len(at_limit):
+            self.where.add(limit=(lb[at_limit], ub[at_limit], halv[at_limit], credit[at_limit]))
         if self.log is not None:
             status = np.where(fair, "fair", np.where(unfair, "unfair", np.where(hit, "counterexample", "undecided")))
             splitting = np.zeros(take, dtype=bool)
@@ -1212,10 +1221,11 @@ class FairQuant:
             out[:, :, j] = np.concatenate([low, high], axis=1)
         return out
 
-    def _sample(self, lb: np.ndarray, ub: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
+    def _sample(self, lb: np.ndarray, ub: np.ndarray, extra: np.ndarray | None = None):
         """Up to ``samples`` uniform individuals of each partition (after the ``extra`` candidates ``[P, C, F]``,
-        the corners where the bounds are extreme); True where one's decision changes with the protected attribute
-        (that individual is kept as a counterexample)."""
+        the corners where the bounds are extreme): ``(hit, inside, witness)``, ``hit`` True where one's decision
+        changes with the protected attribute (that individual is kept as a counterexample), ``inside`` where such
+        an individual lies inside the partition, ``witness`` ``[P, F]`` the individual kept."""
         P, S = len(lb), self.samples
         if self.artifact_probes:
             total = (lb + ub)[:, None, :] * np.arange(S)[None, :, None]
@@ -1240,7 +1250,7 @@ class FairQuant:
         first = np.where(inside, first, np.argmax(flips, axis=1))
         rows = np.flatnonzero(hit)
         self._keep(pts[rows, first[rows]], out[rows, first[rows]])
-        return hit, inside
+        return hit, inside, pts[np.arange(P), first]
 
     def _keep(self, points: np.ndarray, outputs: np.ndarray) -> None:
         """Keep counterexamples (raw points, their outputs ``[N, k]``) up to ``keep``."""
@@ -1264,8 +1274,9 @@ class FairQuant:
                 break
         return self.rates()
 
-    def summary(self) -> dict:
-        """The facts of the run so far (JSON-able): counts, rates, partitions, depth, counterexamples."""
+    def summary(self, where: bool = True) -> dict:
+        """The facts of the run so far (JSON-able): counts, rates, partitions, depth, counterexamples, and (``where``)
+        where the undecided individuals are (``undecided_where``)."""
         c, r = self.counts, self.rates()
         return {"partitions": self.pops, "max_depth_reached": self.max_seen_depth, "stack": int(len(self.lb)),
                 "total": c.total, "certified_count": c.fair_proven, "unfair_count": c.unfair,
@@ -1275,4 +1286,30 @@ class FairQuant:
                 "rounding_margins": {"symbolic": self.symbolic_margin, "concrete": self.point_margin},
                 "undecided_counterexample": float(r["undecided_cex"]), "undecided_limit": float(r["undecided_open"]),
                 "stopped": self.stopped or "not finished",
-                "splits": {self.domain.features[j].name: int(s) for j, s in enumerate(self.splits) if s}}
+                "splits": {self.domain.features[j].name: int(s) for j, s in enumerate(self.splits) if s},
+                **({"undecided_where": self.undecided_where()} if where else {})}
+
+    def _pending(self) -> list:
+        """The partitions still to analyse: the stack and the second round's queue, as ``(lb, ub, halvings)``."""
+        return [(self.lb, self.ub, self.halvings, self.credit)] + [
+            (lb, ub, halv, credit) for lb, ub, _, halv, credit in self.deferred]
+
+    def undecided_where(self) -> dict:
+        """Where the undecided individuals are (``fairaudit.engines.fairquant.where``), JSON-able: per feature of the
+        domain (not the protected one), the undecided fraction of the domain in each bin of its range, split into
+        "counterexample found" and "depth or time limit", the features ranked by how unevenly it is spread."""
+        r = self.rates()
+        return self.where.summary(self._pending(), self.counts.total,
+                                  undecided=int(r["undecided"] * self.counts.total))
+
+    def undecided_bins(self) -> dict:
+        """Exact: per feature index, ``(counterexample, limit)`` lists of Fractions of the domain per bin."""
+        got = self.where.exact(self._pending())
+        if self.where.weighted:  # spread estimates: integers summing to the undecided count reported
+            undecided = int(self.rates()["undecided"] * self.counts.total)
+            got = {k: scaled_bins(cex, limit, undecided * self.where.scale[k]) for k, (cex, limit) in got.items()}
+        out = {}
+        for k, (cex, limit) in got.items():
+            d = self.counts.total * self.where.scale[k]
+            out[k] = ([Fraction(int(x), d) for x in cex], [Fraction(int(x), d) for x in limit])
+        return out

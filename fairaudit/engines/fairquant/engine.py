@@ -151,16 +151,24 @@ class FairQuantEngine(Engine):
         """One round: every analysis not done analyses one batch of partitions (a fixed number: what a round does
         never depends on the clock); the deadline is asked between rounds, so a run cut by it reports its last
         complete round (``info["rounds"]``) and ``rounds=N`` reproduces it."""
+        from fairaudit.core.undecided_view import INFO_KEY
+
         verified: dict = {key: 0 for key in analyses}
         kept: dict = {key: [] for key in analyses}
         warnings: list[str] = list(notes)
         rounds = 0
+        where: dict = {}
+        where_clock = _WhereClock()
         while True:
             for a in analyses.values():
                 if not a.done:
                     a.step()
             rounds += 1
             finished = all(a.done for a in analyses.values()) or (limit is not None and rounds >= limit)
+            last = finished or ctx.expired()
+            if last or where_clock.due():  # where the undecided are: on the last round, else now and then
+                with where_clock:
+                    where = {key: a.undecided_where() for key, a in analyses.items()}
             for key, a in analyses.items():  # check new counterexamples with the model's own prediction
                 fresh = a.counterexamples[verified[key]:]
                 verified[key] = len(a.counterexamples)
@@ -173,8 +181,8 @@ class FairQuantEngine(Engine):
                     else:
                         kept[key].append(row)
             pops = max(1, sum(a.pops for a in analyses.values()))
-            info = {"fairquant": {key: {**a.summary(), "protected_values": _values(domain, a)}
-                                  for key, a in analyses.items()}, "rounds": rounds}
+            info = {"fairquant": {key: {**a.summary(where=False), "protected_values": _values(domain, a)}
+                                  for key, a in analyses.items()}, "rounds": rounds, INFO_KEY: where}
             found = Counterexamples(tuple(_leaf_counterexamples(key, a, domain, kept[key])
                                           for key, a in analyses.items()))
             leaves = {key: _leaf(a) for key, a in analyses.items()}
@@ -185,7 +193,7 @@ class FairQuantEngine(Engine):
             yield LeafBatch(np.array([pops]), leaves, done=pops,
                             total=pops if finished else None, warnings=tuple(dict.fromkeys(warnings)), info=info,
                             counterexamples=found)
-            if finished or ctx.expired():
+            if last or ctx.expired():
                 return
 
     def methods(self, options) -> list[tuple[str, list[str]]]:
@@ -248,6 +256,32 @@ class FairQuantEngine(Engine):
             "exactly 0 is unfavourable, as the model decides: favourable iff output > 0), so every individual of "
             "an integer grid is decided once the refinement reaches it.",
         ])]
+
+
+class _WhereClock:
+    """When to recompute where the undecided individuals are between the last rounds: at most ``SHARE`` of the
+    time (it walks every pending partition), so a run cut short (cancelled) still shows a recent one."""
+
+    SHARE = 0.1
+
+    def __init__(self):
+        import time
+
+        self._now = time.perf_counter
+        self.cost = 0.0
+        self.at = None
+
+    def due(self) -> bool:
+        return self.at is None or self._now() - self.at >= self.cost / self.SHARE
+
+    def __enter__(self):
+        self._start = self._now()
+        return self
+
+    def __exit__(self, *exc):
+        self.at = self._now()
+        self.cost = self.at - self._start
+        return False
 
 
 def _cuda_available() -> bool:
