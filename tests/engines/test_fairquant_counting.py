@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fairaudit.engines.fairquant.analysis import FairQuant, nnet_domain  # noqa: E402
+from fairaudit.engines.fairquant.analysis import FairQuant, exact_outputs, favourable, nnet_domain  # noqa: E402
 from fairaudit.engines.fairquant.counting import count_positive, minimum  # noqa: E402
 from tests.engines.test_fairquant_linear import exact_truth, grid_points, tie_net  # noqa: E402
 
@@ -92,7 +92,10 @@ def test_long_ranges():
 
 
 def _fair_in(lb, ub, lookup, j):
-    return sum(lookup[tuple(np.delete(p, j))] for p in grid_points(lb, ub) if p[j] == lb[j])
+    """The fair individuals of a partition (its protected attribute's range collapsed to one value)."""
+    lb, ub = lb.copy(), ub.copy()
+    ub[j] = lb[j]
+    return sum(lookup[tuple(np.delete(p, j))] for p in grid_points(lb, ub))
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -162,3 +165,66 @@ def test_the_partition_check_sees_counted_individuals():
         fq.run(on_step=lambda a: seen.append(a.counts.credited))
         hits += max(seen) > 0
     assert hits >= 6
+
+
+def _mixed_domain(rng, one_hot_protected: bool, one_hot_other: bool, k: int):
+    from fairaudit.engines.fairquant.analysis import Domain, Feature
+
+    feats, start = [Feature("a", "int", -9.0, float(rng.integers(0, 12)), 0)], 1
+    if one_hot_protected:
+        feats.append(Feature("p", "cat", 0.0, float(k - 1), start, tuple(f"v{i}" for i in range(k))))
+        start += k
+    else:
+        feats.append(Feature("p", "int", -1.0, float(k - 2), start))
+        start += 1
+    if one_hot_other:
+        feats.append(Feature("g", "cat", 0.0, 3.0, start, ("q", "r", "s", "t")))
+        start += 4
+    else:
+        feats.append(Feature("g", "int", 0.0, 3.0, start))
+        start += 1
+    feats.append(Feature("b", "int", -3.0, float(rng.integers(2, 6)), start))
+    return Domain(tuple(feats), start + 1)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_counting_with_one_hot_groups_three_copies_negative_ranges_and_a_depth_limit(seed):
+    """One-hot protected attribute or feature, k = 2 or 3 copies (the base copy is chosen), negative grid values,
+    a small depth limit (credits of dropped and counterexample partitions kept): after every batch the certified
+    count is at most the fair individuals and every waiting partition's credit at most its own."""
+    rng = np.random.default_rng(seed)
+    k = 2 + seed % 2
+    dom = _mixed_domain(rng, bool(seed % 4 // 2), bool(seed % 8 // 4), k)
+    sizes = [dom.n_inputs] + [[5], [4, 3], [3, 3, 3]][seed % 3] + [1]
+    layers = [(rng.normal(size=(b, a)) * 3, rng.normal(size=b) * 3) for a, b in zip(sizes, sizes[1:])]
+    fq = FairQuant(layers, dom, 1, max_depth=(None, 3)[seed % 2], sample_depth=seed % 3, samples=2, seed=seed,
+                   batch=1 + seed % 4, bounds="linear", refine_counterexamples=seed % 5 > 0,
+                   first_depth=(None, 2)[seed % 2], count_inside=True, tighten=seed % 3 == 2,
+                   order=("depth-first", "breadth-first")[seed // 8])
+    ranges = [range(int(f.lo), int(f.hi) + 1) for f in dom.features]
+    ranges[1] = [int(fq.values[0])]
+    pts = np.array(list(itertools.product(*ranges)), dtype=float)
+    outs = []
+    for v in fq.values:
+        X = pts.copy()
+        X[:, 1] = v
+        outs.append([favourable(o) for o in exact_outputs(fq.layers_np, dom.encode(X))])
+    fair_at = (np.array(outs) == np.array(outs)[:1]).all(axis=0)
+    lookup = {tuple(np.delete(p, 1)): bool(f) for p, f in zip(pts, fair_at)}
+    fair, total = int(fair_at.sum()), len(pts)
+    assert fq.counts.total == total
+
+    def check(a):
+        assert a.counts.fair_proven <= fair and a.counts.unfair <= total - fair
+        lbs = np.concatenate([a.lb] + [d[0] for d in a.deferred])
+        ubs = np.concatenate([a.ub] + [d[1] for d in a.deferred])
+        credits = np.concatenate([a.credit] + [d[4] for d in a.deferred])
+        for lb, ub, cr in zip(lbs, ubs, credits):
+            if cr:
+                assert cr <= _fair_in(lb, ub, lookup, 1)
+        r = a.rates()
+        assert r["undecided_cex"] >= 0 and r["undecided_open"] >= 0
+
+    fq.run(on_step=check)
+    if fq.stopped == "complete" and fq.rates()["undecided"] == 0:
+        assert fq.rates()["certified"] == Fraction(fair, total)

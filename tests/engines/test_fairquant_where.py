@@ -141,3 +141,24 @@ def test_the_second_rounds_queue_counts_as_left_by_the_limit(steps):
     r = fq.rates()
     for cex, limit in fq.undecided_bins().values():
         assert sum(cex) == r["undecided_cex"] and sum(limit) == r["undecided_open"]
+
+
+@pytest.mark.parametrize("steps", [2, 6, None])
+def test_with_counting_the_bins_sum_to_the_reported_undecided(steps):
+    """``count_inside``: a partition holds only its individuals not yet proven fair; spread evenly over it, the bins
+    are integers that sum exactly to the undecided count the rates report, on every feature."""
+    dom = nnet_domain(["a", "p", "b", "c"], [0, 0, 0, 0], [40, 1, 30, 20])
+    fq = FairQuant(_net([4, 8, 1], 5), dom, 1, max_depth=None, bounds="linear", refine_counterexamples=True,
+                   first_depth=6, batch=16, count_inside=True, seed=0)
+    for _ in range(steps or 0):
+        fq.step()
+    if steps is None:
+        fq.run(time_limit=2.0)
+    r = fq.rates()
+    got = fq.undecided_bins()
+    for k, (cex, limit) in got.items():
+        assert sum(cex) + sum(limit) == r["undecided"]
+        assert all(x >= 0 for x in cex + limit)
+    where = fq.undecided_where()
+    assert where["undecided"] == pytest.approx(float(r["undecided"]))
+    json.dumps(where)

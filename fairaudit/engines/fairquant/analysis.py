@@ -1072,7 +1072,8 @@ class FairQuant:
         const [Q], {group feature: values [Q, width]})``, each positive only where every copy is provably
         favourable (the first) or provably unfavourable (the second): ``L_c − m_c > 0`` for every ``c`` (``m_c``
         the margin a sign must clear, as in ``_signs``), by way of ``min_c (L_c − m_c) ≥ (L_b − m_b) + min(0,
-        min over the box of min_c ((L_c − m_c) − (L_b − m_b)))``, with the base copy ``b`` whose shift is smallest;
+        min over the box of min_c ((L_c − m_c) − (L_b − m_b)))``, with the base copy ``b`` whose shift is least
+        negative;
         likewise ``−U_c − m_c``. Each function is valid on every sub-box of the partition."""
         Q, k, F = len(lb), self.k, len(self.domain.features)
         pa = self.domain.features[self.j]

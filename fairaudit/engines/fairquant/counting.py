@@ -46,6 +46,9 @@ def count_positive(lo: np.ndarray, hi: np.ndarray, coef: np.ndarray, const: np.n
     coef = np.asarray(coef, dtype=np.float64)
     const = np.asarray(const, dtype=np.float64)
     groups = {j: np.asarray(v, dtype=np.float64) for j, v in (groups or {}).items()}
+    if groups:  # a group's term is its values: its coefficient column is not used at all
+        coef = coef.copy()
+        coef[:, list(groups)] = 0.0
     P, F = lo.shape
     halves = 1 if split is None else 2
     sizes = np.rint(hi - lo).astype(np.int64) + 1
