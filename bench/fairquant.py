@@ -23,7 +23,8 @@ counterexample stops a partition), then what it left, breadth-first (the most le
 limit short of single individuals (each decided exactly), and the individuals the linear bounds prove fair inside
 a partition still undecided counted one by one (``counting``); ``--method linear`` is the same without that
 counting. The table's last column then says whether undecided ≤ 20 % was reached. ``--device cuda`` computes the tensors on the GPU
-(batches of 65,536 partitions unless ``--batch``); the rates are the same as on the CPU for the same partitions.
+(batches of 65,536 partitions unless ``--batch``); with ``--batch`` the same partitions as on the CPU (the rates agree except where a bound lies within float
+rounding of a margin).
 
 Differences from the artifact, by design: counterexamples are sampled uniformly inside the partition with a
 seeded RNG (the artifact probes ⌊s·(lb+ub)/10⌋, points that may lie outside it), so the undecided mass differs on
@@ -179,6 +180,20 @@ def markdown(artifact: list[dict], random: list[dict]) -> str:
     return "\n".join(out)
 
 
+def markdown_decided(*runs: list[dict]) -> str:
+    """``--method decided`` runs (``--json`` files, concatenated) beside Table II, as a markdown table."""
+    out = ["| model | paper (Table II): cer / fal / und, s | decided: cer / fal / und | partitions, s "
+           "| cer at the paper's time | target |", "|---|---|---|---|---|---|"]
+    for r in (r for run in runs for r in run):
+        p = PAPER.get(r["model"])
+        paper = f"{p[1]:.2f} / {p[2]:.2f} / {p[3]:.2f}, {p[4]:g}" if p else ""
+        out.append("| " + " | ".join([
+            r["model"], paper, f"{down(r['certified']):.2f} / {down(r['unfair']):.2f} / {down(r['undecided']):.2f}",
+            f"{r['partitions']:,}, {r['seconds']:.1f}" + ("" if r["stopped"] == "complete" else " (limit)"),
+            f"{down(r['cer_at_paper_time']):.2f}" if p else "", r.get("target", "")]) + " |")
+    return "\n".join(out)
+
+
 def compare(a: list[dict], b: list[dict]) -> str:
     """Two runs side by side (cer / fal / und, partitions, seconds, device) and whether the counts agree."""
     rows = {r["model"]: [r, None] for r in a}
@@ -220,6 +235,9 @@ def main(argv=None) -> int:
     parser.add_argument("--max-partitions", type=int, default=None,
                         help="stop each network after this many partitions (batches are whole): the same work on "
                              "every device, so the rates must be identical")
+    parser.add_argument("--markdown-decided", nargs="+", type=Path, metavar="RUN.json",
+                        help="print a markdown table of earlier --method decided runs' --json beside Table II, and "
+                             "exit")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A.json", "B.json"),
                         help="print a markdown table of two earlier runs' --json side by side (e.g. GPU and CPU) "
                              "and whether their rates are identical, and exit")
@@ -241,6 +259,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.markdown:
         print(markdown(*(json.loads(p.read_text()) for p in args.markdown)))
+        return 0
+    if args.markdown_decided:
+        print(markdown_decided(*(json.loads(p.read_text()) for p in args.markdown_decided)))
         return 0
     if args.compare:
         print(compare(*(json.loads(p.read_text()) for p in args.compare)))

@@ -722,8 +722,12 @@ class FairQuant:
         # a batch's symbolic tensors are [P·k, inputs, neurons] float64: at most TENSOR_BYTES each
         widest = max(W.shape[0] for W, _ in self.layers_np)
         per_partition = self.k * domain.n_inputs * widest * 8
-        wanted = BATCH[self.device.type] if batch is None else int(batch)
-        self.batch = max(1, min(wanted, TENSOR_BYTES[self.device.type] // per_partition))
+        # the default batch is sized to the device; a batch asked for is kept on every device (up to the largest
+        # tensor any device allows), so the same batch analyses the same partitions on the CPU and on a GPU
+        if batch is None:
+            self.batch = max(1, min(BATCH[self.device.type], TENSOR_BYTES[self.device.type] // per_partition))
+        else:
+            self.batch = max(1, min(int(batch), max(TENSOR_BYTES.values()) // per_partition))
         self.tolerance = float(tolerance)
         # proven bounds on float64 rounding: an output bound / a concrete output is trusted beyond these
         self.symbolic_margin, self.point_margin = rounding_margins(self.layers_np, input_magnitudes(domain))

@@ -52,8 +52,9 @@ OPTIONS = (
            "a CPU it paid on some networks and not on others)", choices=("intervals", "linear"),
            label="Hidden-layer bounds", advanced=True),
     Option("device", str, "auto", "where the tensors are computed: a CUDA GPU when torch sees one (auto), the "
-           "CPU, or the GPU (cuda); the rates are the same for the same partitions", choices=("auto", "cpu",
-           "cuda"), label="Device", advanced=True),
+           "CPU, or the GPU (cuda); a batch given analyses the same partitions on both, and the rates are sound "
+           "on both (they can differ where a bound lies within float rounding of a margin)",
+           choices=("auto", "cpu", "cuda"), label="Device", advanced=True),
     Option("batch_partitions", int, 0, "partitions analysed at once (a tensor batch) between two reports; 0: "
            "by device (1024 on the CPU, 65536 on a GPU)", min=0, max=1_000_000, label="Partitions per batch",
            advanced=True),
