@@ -222,7 +222,7 @@ class FairQuantEngine(Engine):
             "the first round left, the largest first, down to single individuals, each decided exactly; a "
             "counterexample counts as one unfair individual only when its partition stops."]
             if options.get("refine_counterexamples", True) else []) + ([
-            "Inside a partition still undecided, the individuals its linear bounds prove fair one by one (every "
+            "Inside a partition the bounds leave undecided, the individuals its linear bounds prove fair one by one (every "
             "copy's lower bound above 0 at that individual, or every upper bound below 0) are counted: the two "
             "copies' bounds are reduced to one linear function per side (a base copy's, lowered by the largest "
             "amount another copy's can fall below it on the partition), and the grid points where that function "
