@@ -57,7 +57,7 @@ import numpy as np
 
 from fairaudit.engines.fairquant.counting import count_positive, minimum
 from fairaudit.engines.fairquant.linear import back_substitute, layer_bounds
-from fairaudit.engines.fairquant.where import Where, scaled_bins
+from fairaudit.engines.fairquant.where import Where
 
 try:  # torch is a dependency of the engine, imported lazily by it; the module itself needs it
     import torch
@@ -1303,16 +1303,16 @@ class FairQuant:
         """Where the undecided individuals are (``fairaudit.engines.fairquant.where``), JSON-able: per feature of the
         domain (not the protected one), the undecided fraction of the domain in each bin of its range, split into
         "counterexample found" and "depth or time limit", the features ranked by how unevenly it is spread."""
-        r = self.rates()
-        return self.where.summary(self._pending(), self.counts.total,
-                                  undecided=int(r["undecided"] * self.counts.total))
+        return self.where.summary(self._pending(), self.counts.total, self._undecided_count())
+
+    def _undecided_count(self) -> int:
+        c = self.counts
+        return c.total - c.fair_proven - c.unfair
 
     def undecided_bins(self) -> dict:
-        """Exact: per feature index, ``(counterexample, limit)`` lists of Fractions of the domain per bin."""
-        got = self.where.exact(self._pending())
-        if self.where.weighted:  # spread estimates: integers summing to the undecided count reported
-            undecided = int(self.rates()["undecided"] * self.counts.total)
-            got = {k: scaled_bins(cex, limit, undecided * self.where.scale[k]) for k, (cex, limit) in got.items()}
+        """Per feature index, ``(counterexample, limit)`` lists of Fractions of the domain per bin (exact; with
+        ``count_inside`` the split by bin spreads each partition's undecided individuals evenly over it)."""
+        got = self.where.exact(self._pending(), self._undecided_count())
         out = {}
         for k, (cex, limit) in got.items():
             d = self.counts.total * self.where.scale[k]

@@ -22,12 +22,42 @@ from __future__ import annotations
 ALPHAS = ("adaptive", "chord")
 
 
+def _relu_lines(low, up, alpha: str = "adaptive"):
+    """Per neuron with pre-activation bounds ``low, up``: ``(active, unstable, chord, tangent)``, the slopes of the
+    lines that bound its ReLU: ``relu(z) ≤ chord·(z − low)`` and ``relu(z) ≥ tangent·z`` on an unstable neuron
+    (``low < 0 < up``); an active neuron is ``z`` itself, an inactive one 0."""
+    import torch
+
+    inactive = up <= 0
+    active = ~inactive & (low >= 0)
+    unstable = ~inactive & ~active
+    chord = torch.where(unstable, up / torch.where(unstable, up - low, 1.0), 0.0)
+    tangent = chord if alpha == "chord" else (up > -low).to(up.dtype)
+    return active, unstable, chord, tangent
+
+
+def _step_back(lam, const, low, up, layer, lower: bool, alpha: str = "adaptive"):
+    """One step of back-substitution: coefficients ``lam [..., m]`` of a hidden layer's ReLU outputs (its bounds
+    ``low, up`` broadcast to ``lam``) become coefficients of that layer's inputs through ``layer = (W, b)``; each
+    ReLU is replaced by the line that suits the sign of its coefficient (a lower bound takes the lower line where
+    the coefficient is positive, the upper where it is negative), the lines' intercepts and ``b`` go into
+    ``const [...]``."""
+    import torch
+
+    active, unstable, chord, tangent = _relu_lines(low, up, alpha)
+    use_lower = lam >= 0 if lower else lam <= 0
+    slope = torch.where(active, 1.0, torch.where(unstable, torch.where(use_lower, tangent, chord), 0.0))
+    intercept = torch.where(unstable & ~use_lower, -chord * low, 0.0)
+    const = const + (lam * intercept).sum(dim=-1)
+    lam = lam * slope
+    W, b = layer
+    return lam @ W, const + lam @ b
+
+
 def back_substitute(layers, pre: list, lower: bool, alpha: str = "adaptive"):
     """``(coef [B, n], const [B])``: a linear function of the inputs that bounds the network's output from below
     (``lower``) or above on every box of the batch, given the pre-activation bounds ``pre[i] = (low, up)``
     (``[B, m_i]``) of hidden layer ``i``. ``layers``: ``[(W, b), ...]`` torch tensors, ``W: [out, in]``."""
-    import torch
-
     if alpha not in ALPHAS:
         raise ValueError(f"alpha must be one of {', '.join(ALPHAS)}, got {alpha!r}")
     W_out, b_out = layers[-1]
@@ -35,21 +65,7 @@ def back_substitute(layers, pre: list, lower: bool, alpha: str = "adaptive"):
     lam = W_out[0].expand(batch, -1)
     const = b_out[0].expand(batch).clone()
     for i in range(len(layers) - 2, -1, -1):
-        low, up = pre[i]
-        inactive = up <= 0
-        active = ~inactive & (low >= 0)
-        unstable = ~inactive & ~active
-        chord = torch.where(unstable, up / torch.where(unstable, up - low, 1.0), 0.0)
-        tangent = chord if alpha == "chord" else (up > -low).to(up.dtype)
-        # a lower bound takes the lower relaxation where the coefficient is positive, the upper where negative
-        use_lower = lam >= 0 if lower else lam <= 0
-        slope = torch.where(active, 1.0, torch.where(unstable, torch.where(use_lower, tangent, chord), 0.0))
-        intercept = torch.where(unstable & ~use_lower, -chord * low, 0.0)
-        const = const + (lam * intercept).sum(dim=1)
-        lam = lam * slope
-        W, b = layers[i]
-        const = const + lam @ b
-        lam = lam @ W
+        lam, const = _step_back(lam, const, *pre[i], layers[i], lower, alpha)
     if not pre:  # an affine network: the output itself
         lam = lam.expand(batch, -1)
     return lam, const
@@ -80,41 +96,24 @@ def layer_bounds(layers, pre: list, i: int):
 
     The first step back (through layer ``i − 1``'s ReLU) splits ``W_i`` by sign, which is the same for every box:
     ``W_i⁺·diag(a)·W_{i−1} + W_i⁻·diag(s)·W_{i−1}`` is two products of the shared ``W_i^±`` with batched
-    ``[B, m_{i−1}, ·]`` matrices, never a ``[B, m_i, m_{i−1}]`` one; further steps are general."""
+    ``[B, m_{i−1}, ·]`` matrices, never a ``[B, m_i, m_{i−1}]`` one; further steps are ``_step_back``'s."""
     import torch
 
     W_i, b_i = layers[i]
     Wp, Wn = W_i.clamp(min=0), W_i.clamp(max=0)
-    out = []
     low, up = pre[i - 1]
-    inactive = up <= 0
-    active = ~inactive & (low >= 0)
-    unstable = ~inactive & ~active
-    chord = torch.where(unstable, up / torch.where(unstable, up - low, 1.0), 0.0)
+    active, unstable, chord, tangent = _relu_lines(low, up)
     upper_slope = torch.where(active, 1.0, chord)  # relu(z) ≤ s·z + t
     upper_shift = torch.where(unstable, -chord * low, 0.0)
-    lower_slope = torch.where(active, 1.0, torch.where(unstable, (up > -low).to(up.dtype), 0.0))  # relu(z) ≥ a·z
+    lower_slope = torch.where(active, 1.0, torch.where(unstable, tangent, 0.0))  # relu(z) ≥ a·z
     W, b = layers[i - 1]
+    out = []
     for lower in (True, False):
         pos, neg = (lower_slope, upper_slope) if lower else (upper_slope, lower_slope)
         # the coefficient of z_{i-1}: W⁺·pos + W⁻·neg (per box); of the inputs below: that times W_{i-1}
-        first = torch.matmul(Wp, pos[:, :, None] * W) + torch.matmul(Wn, neg[:, :, None] * W)  # [B, m_i, ·]
+        lam = torch.matmul(Wp, pos[:, :, None] * W) + torch.matmul(Wn, neg[:, :, None] * W)  # [B, m_i, ·]
         const = b_i + (pos * b) @ Wp.T + (neg * b) @ Wn.T + upper_shift @ (Wn if lower else Wp).T
-        lam = first
         for l in range(i - 2, -1, -1):
-            lo_l, up_l = (t[:, None, :] for t in pre[l])
-            inactive = up_l <= 0
-            active = ~inactive & (lo_l >= 0)
-            unstable = ~inactive & ~active
-            chord_l = torch.where(unstable, up_l / torch.where(unstable, up_l - lo_l, 1.0), 0.0)
-            tangent = (up_l > -lo_l).to(up_l.dtype)
-            use_lower = lam >= 0 if lower else lam <= 0
-            slope = torch.where(active, 1.0, torch.where(unstable, torch.where(use_lower, tangent, chord_l), 0.0))
-            intercept = torch.where(unstable & ~use_lower, -chord_l * lo_l, 0.0)
-            const = const + (lam * intercept).sum(dim=2)
-            lam = lam * slope
-            W_l, b_l = layers[l]
-            const = const + lam @ b_l
-            lam = lam @ W_l
+            lam, const = _step_back(lam, const, *(t[:, None, :] for t in pre[l]), layers[l], lower)
         out.append((lam, const))
     return out[0], out[1]

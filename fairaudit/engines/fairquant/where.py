@@ -143,15 +143,19 @@ class Where:
                 self.limit[k] += got[k]
 
     # ------------------------------------------------------------------------------------------ reporting
-    def exact(self, pending: list) -> dict:
+    def exact(self, pending: list, undecided: int | None = None) -> dict:
         """Per feature ``k``: ``(cex, limit)``, exact integer bins in units of ``1/scale[k]`` of the mass unit: the
-        counterexample bins and the limit bins (dropped at the depth limit, plus ``pending``: ``(lb, ub, halvings)``
-        groups still to analyse)."""
+        counterexample bins and the limit bins (dropped at the depth limit, plus ``pending``: ``(lb, ub, halvings[,
+        credit])`` groups still to analyse). ``weighted``: integers scaled to ``undecided``, the undecided count the
+        rates report (see the module)."""
         limit = {k: self.limit[k].copy() for k in self.features}
         for part in pending:
             got = self.spread(*part)
             for k in self.features:
                 limit[k] = limit[k] + got[k]
+        if self.weighted:
+            return {k: _scaled_bins(self.cex[k], limit[k], None if undecided is None else undecided * self.scale[k])
+                    for k in self.features}
         return {k: (self.cex[k].copy(), limit[k]) for k in self.features}
 
     def domain_share(self, k: int) -> list[Fraction]:
@@ -169,10 +173,7 @@ class Where:
         found / depth or time limit, as fractions of the domain, and the exact counts over ``denominator``), ranked by
         ``unevenness`` (total variation distance between where the undecided are and the domain's uniform spread:
         0 = spread like the domain, near 1 = all in bins holding little of the domain)."""
-        got = self.exact(pending)
-        if self.weighted:  # to integers, scaled to the undecided count the rates report (see the module)
-            got = {k: scaled_bins(cex, limit, None if undecided is None else undecided * self.scale[k])
-                   for k, (cex, limit) in got.items()}
+        got = self.exact(pending, undecided)
         feats = []
         und_total = None
         for k in self.features:
@@ -206,7 +207,7 @@ class Where:
         return {"undecided": float(und_total or 0), "features": feats}
 
 
-def scaled_bins(cex: np.ndarray, limit: np.ndarray, target: int | None):
+def _scaled_bins(cex: np.ndarray, limit: np.ndarray, target: int | None):
     """Float bins as integers summing to ``target`` (their own rounded sum when None): largest remainders."""
     both = np.concatenate([cex, limit]).clip(min=0)
     total = both.sum()
