@@ -9,6 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from fairaudit.engines.fairquant import analysis  # noqa: E402
 from fairaudit.engines.fairquant.analysis import FairQuant, exact_outputs, favourable, nnet_domain  # noqa: E402
 from fairaudit.engines.fairquant.counting import count_positive, minimum  # noqa: E402
 from tests.engines.test_fairquant_linear import exact_truth, grid_points, tie_net  # noqa: E402
@@ -99,9 +100,10 @@ def _fair_in(lb, ub, lookup, j):
 
 
 @pytest.mark.parametrize("seed", range(24))
-def test_counted_individuals_are_fair_in_every_pending_partition(seed):
+def test_counted_individuals_are_fair_in_every_pending_partition(seed, monkeypatch):
     """After every batch, the individuals a pending partition is credited with are at most its fair individuals
     (exact arithmetic); certified ≤ truth ≤ 1 − unfair; run to the end the counts are exact."""
+    monkeypatch.setattr(analysis, "TRIAL_EVERY", 3)  # "auto": a trial every third batch
     rng = np.random.default_rng(500 + seed)
     n = 3
     hi = [int(v) for v in rng.integers(6, 14, n)]
@@ -114,15 +116,15 @@ def test_counted_individuals_are_fair_in_every_pending_partition(seed):
     lookup = {tuple(np.delete(p, 1)): bool(f) for p, f in zip(pts, fair_at)}
     fq = FairQuant(layers, dom, 1, max_depth=None, sample_depth=2, samples=2, seed=seed, batch=1 + seed % 3,
                    bounds="linear", refine_counterexamples=True, first_depth=(None, 3)[seed % 2],
-                   count_inside=True, tighten=seed % 4 == 1, order=("depth-first", "breadth-first")[seed % 3 > 0])
+                   count_inside=True, tighten=(False, True, "auto", False)[seed % 4], order=("depth-first", "breadth-first")[seed % 3 > 0])
     credited = []
 
     def check(a):
         r = a.rates()
         assert r["certified"] <= truth <= 1 - r["unfair"]
-        lbs = [a.lb] + [d[0] for d in a.deferred]
-        ubs = [a.ub] + [d[1] for d in a.deferred]
-        credits = [a.credit] + [d[4] for d in a.deferred]
+        lbs = [a.pending.lb] + [d[0] for d in a.deferred]
+        ubs = [a.pending.ub] + [d[1] for d in a.deferred]
+        credits = [a.pending.credit] + [d[4] for d in a.deferred]
         for lb, ub, cr in zip(np.concatenate(lbs), np.concatenate(ubs), np.concatenate(credits)):
             if cr:
                 assert cr <= _fair_in(lb, ub, lookup, 1)
@@ -188,10 +190,11 @@ def _mixed_domain(rng, one_hot_protected: bool, one_hot_other: bool, k: int):
 
 
 @pytest.mark.parametrize("seed", range(16))
-def test_counting_with_one_hot_groups_three_copies_negative_ranges_and_a_depth_limit(seed):
+def test_counting_with_one_hot_groups_three_copies_negative_ranges_and_a_depth_limit(seed, monkeypatch):
     """One-hot protected attribute or feature, k = 2 or 3 copies (the base copy is chosen), negative grid values,
     a small depth limit (credits of dropped and counterexample partitions kept): after every batch the certified
     count is at most the fair individuals and every waiting partition's credit at most its own."""
+    monkeypatch.setattr(analysis, "TRIAL_EVERY", 3)
     rng = np.random.default_rng(seed)
     k = 2 + seed % 2
     dom = _mixed_domain(rng, bool(seed % 4 // 2), bool(seed % 8 // 4), k)
@@ -199,7 +202,7 @@ def test_counting_with_one_hot_groups_three_copies_negative_ranges_and_a_depth_l
     layers = [(rng.normal(size=(b, a)) * 3, rng.normal(size=b) * 3) for a, b in zip(sizes, sizes[1:])]
     fq = FairQuant(layers, dom, 1, max_depth=(None, 3)[seed % 2], sample_depth=seed % 3, samples=2, seed=seed,
                    batch=1 + seed % 4, bounds="linear", refine_counterexamples=seed % 5 > 0,
-                   first_depth=(None, 2)[seed % 2], count_inside=True, tighten=seed % 3 == 2,
+                   first_depth=(None, 2)[seed % 2], count_inside=True, tighten=(False, "auto", True)[seed % 3],
                    order=("depth-first", "breadth-first")[seed // 8])
     ranges = [range(int(f.lo), int(f.hi) + 1) for f in dom.features]
     ranges[1] = [int(fq.values[0])]
@@ -216,9 +219,9 @@ def test_counting_with_one_hot_groups_three_copies_negative_ranges_and_a_depth_l
 
     def check(a):
         assert a.counts.fair_proven <= fair and a.counts.unfair <= total - fair
-        lbs = np.concatenate([a.lb] + [d[0] for d in a.deferred])
-        ubs = np.concatenate([a.ub] + [d[1] for d in a.deferred])
-        credits = np.concatenate([a.credit] + [d[4] for d in a.deferred])
+        lbs = np.concatenate([a.pending.lb] + [d[0] for d in a.deferred])
+        ubs = np.concatenate([a.pending.ub] + [d[1] for d in a.deferred])
+        credits = np.concatenate([a.pending.credit] + [d[4] for d in a.deferred])
         for lb, ub, cr in zip(lbs, ubs, credits):
             if cr:
                 assert cr <= _fair_in(lb, ub, lookup, 1)
@@ -228,3 +231,30 @@ def test_counting_with_one_hot_groups_three_copies_negative_ranges_and_a_depth_l
     fq.run(on_step=check)
     if fq.stopped == "complete" and fq.rates()["undecided"] == 0:
         assert fq.rates()["certified"] == Fraction(fair, total)
+
+
+def test_auto_tightening_tries_both_and_ends_exact(monkeypatch):
+    """``tighten="auto"``: trial batches analyse both ways (recorded in ``trials``, proven per second ≥ 0), the
+    choice is one of the two, and a run to the end gives the same exact counts as either choice alone; on a network
+    with one hidden layer there is nothing to tighten, so no trial is made."""
+    monkeypatch.setattr(analysis, "TRIAL_EVERY", 2)
+    rng = np.random.default_rng(7)
+    dom = nnet_domain(["a", "p", "b"], [0, 0, 0], [9, 1, 11])
+    results = {}
+    for tighten in (False, True, "auto"):
+        layers = tie_net(np.random.default_rng(3), 3, [4, 3])
+        fq = FairQuant(layers, dom, 1, max_depth=None, batch=2, bounds="linear", refine_counterexamples=True,
+                       count_inside=True, tighten=tighten, seed=1)
+        fq.run()
+        assert fq.stopped == "complete"
+        results[tighten] = fq.rates()
+        if tighten == "auto":
+            assert fq.adaptive and len(fq.trials) >= 2
+            assert all(a >= 0 and b >= 0 for _, a, b in fq.trials)
+            assert fq.tighten in (True, False)
+    assert results[False] == results[True] == results["auto"]
+    shallow = FairQuant(tie_net(rng, 3, [4]), dom, 1, bounds="linear", count_inside=True, tighten="auto")
+    shallow.run()
+    assert not shallow.adaptive and not shallow.trials
+    with pytest.raises(ValueError, match="tighten"):
+        FairQuant(tie_net(rng, 3, [4]), dom, 1, bounds="linear", tighten="sometimes")

@@ -58,6 +58,7 @@ import numpy as np
 from fairaudit.engines.fairquant.counting import count_positive, minimum
 from fairaudit.engines.fairquant.linear import back_substitute, layer_bounds
 from fairaudit.engines.fairquant.where import Where
+from fairaudit.engines.fairquant.pending import Pending
 
 try:  # torch is a dependency of the engine, imported lazily by it; the module itself needs it
     import torch
@@ -76,6 +77,11 @@ SLOPES = ("adaptive",)
 BOUNDS = ("intervals", "linear")  # the first pass alone (the paper's), or then back-substitution on what it leaves
 INACTIVE, UNSTABLE, ACTIVE = 0, 1, 2
 ORDERS = ("depth-first", "breadth-first")  # LIFO as in the artifact, or FIFO (shallowest partitions first)
+# ``tighten="auto"``: every TRIAL_EVERY batches (and on the second), the batch is analysed both with and without
+# tightening the hidden layers' bounds, and whichever proved more individuals per second of analysis is used until
+# the next trial (tightening paid on a network of five hidden layers of 10 neurons, AC-11, and cost more than it
+# proved on wider ones: AC-4, AC-5, AC-7)
+TRIAL_EVERY = 64
 
 
 # ============================================================================================ the domain
@@ -684,7 +690,7 @@ class FairQuant:
                  tolerance: float = 1e-5, seed: int = 0, keep: int = 100, log: list | None = None,
                  order: str = "depth-first", corners: bool = False, probes: str = "random",
                  bounds: str = "intervals", refine_counterexamples: bool = False, device: str = "cpu",
-                 first_depth: int | None = None, count_inside: bool = False, tighten: bool = False):
+                 first_depth: int | None = None, count_inside: bool = False, tighten: bool | str = False):
         if torch is None:
             raise ImportError("torch")
         if np.asarray(layers[-1][0]).shape[0] != 1:
@@ -735,8 +741,15 @@ class FairQuant:
         self.linear_margin = max(linear_margin(self.layers_np, input_magnitudes(domain)), self.point_margin)
         self.pre_margins = pre_activation_margins(self.layers_np, input_magnitudes(domain))
         # deeper networks: the hidden layers' bounds are tightened by back-substitution before the output's
-        self.tighten = bool(tighten) and self.linear and len(self.layers_np) > 2
-        self.layer_margins = layer_margins(self.layers_np, input_magnitudes(domain)) if self.tighten else []
+        # (``"auto"``: chosen by trials on the batches themselves, ``_analyse``)
+        if tighten not in (True, False, "auto"):
+            raise ValueError(f"tighten must be True, False or 'auto', got {tighten!r}")
+        can = self.linear and len(self.layers_np) > 2
+        self.adaptive = tighten == "auto" and can
+        self.tighten = tighten is True and can
+        self.layer_margins = layer_margins(self.layers_np, input_magnitudes(domain)) if can and tighten else []
+        self.batches = 0  # batches analysed (the trials' schedule)
+        self.trials: list = []  # with ``tighten="auto"``: (pops, proven per second without, with tightening)
         self.reaches = self._attribute_inputs(pa)  # first-layer neurons the protected attribute's value feeds
         self.rng = np.random.default_rng(seed)
         self.keep = int(keep)
@@ -765,11 +778,10 @@ class FairQuant:
         self.where = Where(domain, self.j, self.counted, self.H, self.counts.total, weighted=self.count_inside)
         lo, hi = domain.lower, domain.upper
         # the stack of partitions (LIFO): bounds [N, F], depth, halvings of real features
-        self.lb = lo[None, :].copy()
-        self.credit = np.zeros(1, dtype=np.int64)  # individuals already proven fair in each pending partition
-        self.ub = hi[None, :].copy()
-        self.depth = np.zeros(1, dtype=np.int64)
-        self.halvings = np.zeros(1, dtype=np.int64)
+        # the partitions still to analyse (a stack, or a queue breadth-first): bounds [N, F], depth, halvings of
+        # real features, individuals already proven fair in each (``credit``)
+        self.pending = Pending(lo[None, :].copy(), hi[None, :].copy(), np.zeros(1, dtype=np.int64),
+                               np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
         self.pops = 0
         self.max_seen_depth = 0
         self.stopped: str | None = None  # why the refinement ended: complete / tolerance
@@ -839,18 +851,12 @@ class FairQuant:
         undecided ones. Returns the number popped."""
         if self.done:
             return 0
-        n = len(self.lb)
+        n = len(self.pending)
         if self.fifo and self.count_inside and self._since_sort >= n // 4 and n > self.batch:
             self._sort_queue()
         take = min(self.batch, n)
         self._since_sort += take
-        part = slice(0, take) if self.fifo else slice(n - take, n)
-        keep = slice(take, n) if self.fifo else slice(0, n - take)
-        lb, ub, depth, halv = self.lb[part], self.ub[part], self.depth[part], self.halvings[part]
-        credit = self.credit[part]
-        self.lb, self.ub, self.depth, self.halvings = (self.lb[keep], self.ub[keep], self.depth[keep],
-                                                       self.halvings[keep])
-        self.credit = self.credit[keep]
+        lb, ub, depth, halv, credit = self.pending.pop(take, first=self.fifo)
         self.pops += take
         self.max_seen_depth = max(self.max_seen_depth, int(depth.max()))
         c = self.counts
@@ -879,7 +885,7 @@ class FairQuant:
         hints: dict = {}  # undecided partition -> the corners where a copy's output bound is extreme
         forms = None  # per undecided partition, the linear functions its children's individuals are counted by
         if len(rest):
-            fair[rest], unfair[rest], split_feature[rest], corners = self.classify(lb[rest], ub[rest])
+            fair[rest], unfair[rest], split_feature[rest], corners = self._analyse(lb[rest], ub[rest], halv[rest])
             if self._forms is not None:
                 forms = (rest[self._forms[0]],) + self._forms[1:]
             if corners is not None:
@@ -897,6 +903,10 @@ class FairQuant:
         undecided = np.flatnonzero(~fair & ~unfair)
         # counterexample sampling below sample_depth (before the depth limit, as the artifact does)
         sampled = undecided[depth[undecided] >= self.sample_depth] if self.samples > 0 else undecided[:0]
+        if self.refine_cex and not self.first_round and len(self.counterexamples) >= self.keep:
+            # the second round: a counterexample stops only a partition at the depth limit; elsewhere the search
+            # could only add to the counterexamples kept, and those are full
+            sampled = sampled[depth[sampled] >= self.max_depth]
         hit = np.zeros(take, dtype=bool)  # a counterexample was found: the refinement stops here
         defer = np.zeros(take, dtype=bool)  # kept for the second round (``first_depth``)
         if len(sampled):
@@ -941,18 +951,16 @@ class FairQuant:
         if defer.any():
             self.deferred.append((lb[defer], ub[defer], depth[defer], halv[defer], credit[defer]))
             c.credited += int(credit[defer].sum())
-        if not len(self.lb) and self.first_round:  # the second round: what the first left, largest first
+        if not len(self.pending) and self.first_round:  # the second round: what the first left, largest first
             self.first_round = False
             self.fifo = True
             if self.deferred:
-                parts = list(zip(*self.deferred))
-                self.lb, self.ub, self.depth, self.halvings, self.credit = (np.concatenate(x) for x in parts)
-                order = np.argsort(self.depth, kind="stable")
-                self.lb, self.ub, self.depth, self.halvings, self.credit = (
-                    self.lb[order], self.ub[order], self.depth[order], self.halvings[order], self.credit[order])
+                parts = [np.concatenate(x) for x in zip(*self.deferred)]
+                order = np.argsort(parts[2], kind="stable")  # by depth: the largest first
+                self.pending.push(*(x[order] for x in parts))
             self.deferred = []
         c.best = c.fair_proven
-        if not len(self.lb):
+        if not len(self.pending):
             self.stopped = "complete"
         elif self.tolerance > 0 and c.open < self.tolerance * c.total:
             self.stopped = "tolerance"  # the artifact's "quasi-complete termination"
@@ -1009,6 +1017,42 @@ class FairQuant:
         if self.linear and pre and und.any():
             is_fair |= same
         return is_fair, decided & ~is_fair, split, corners
+
+    def _analyse(self, lb: np.ndarray, ub: np.ndarray, halv: np.ndarray):
+        """``classify``; with ``tighten="auto"``, on a trial batch (the second, then every ``TRIAL_EVERY``th) both
+        without and with tightening the hidden layers' bounds, each timed, and whichever proved more individuals
+        per second (whole partitions decided, plus those the counting functions prove inside the others) is used
+        until the next trial. The trial batch keeps the result that proved more. Both are sound, so the choice
+        only changes how fast the rates move, not what they claim."""
+        self.batches += 1
+        if not self.adaptive or (self.batches != 2 and self.batches % TRIAL_EVERY):
+            return self.classify(lb, ub)
+        tried = []
+        for tighten in (False, True):
+            self.tighten = tighten
+            start = time.perf_counter()
+            out = self.classify(lb, ub)
+            seconds = max(time.perf_counter() - start, 1e-9)
+            tried.append((self._proven(lb, ub, halv, out, self._forms), seconds, out, self._forms))
+        (plain, t_plain, *_), (tight, t_tight, *_) = tried
+        self.tighten = tight / t_tight > plain / t_plain
+        self.trials.append((self.pops, plain / t_plain, tight / t_tight))
+        proven, _, out, self._forms = tried[tight > plain]
+        return out
+
+    def _proven(self, lb, ub, halv, classified, forms) -> int:
+        """The individuals ``classify``'s result (and its counting functions ``forms``) proves: the whole mass of the
+        partitions decided, plus what the functions prove inside the others."""
+        fair, unfair = classified[0], classified[1]
+        decided = fair | unfair
+        proven = self.mass(lb[decided], ub[decided], halv[decided])
+        if forms is not None:
+            rows = forms[0]
+            lo, hi = lb[rows].copy(), ub[rows].copy()
+            lo[:, self.j] = hi[:, self.j] = 0.0
+            for coef, const, groups in forms[1:]:
+                proven += int(count_positive(lo, hi, coef, const, groups).sum())
+        return proven
 
     def _tighten(self, box: Box, pre: list) -> list:
         """The hidden layers' pre-activation bounds, layer by layer from the second: the tighter of the first
@@ -1147,11 +1191,10 @@ class FairQuant:
     def _sort_queue(self) -> None:
         """Breadth-first with counting: order the queue by the individuals not yet proven fair in each partition,
         most first (each time a quarter of it has been popped), so the time goes where the most is undecided."""
-        sizes = np.rint(self.ub[:, self.counted] - self.lb[:, self.counted]).astype(np.int64) + 1
-        left = np.prod(sizes, axis=1) - self.credit
-        order = np.argsort(-left, kind="stable")
-        self.lb, self.ub, self.depth, self.halvings, self.credit = (
-            self.lb[order], self.ub[order], self.depth[order], self.halvings[order], self.credit[order])
+        q = self.pending
+        sizes = np.rint(q.ub[:, self.counted] - q.lb[:, self.counted]).astype(np.int64) + 1
+        left = np.prod(sizes, axis=1) - q.credit
+        q.reorder(np.argsort(-left, kind="stable"))
         self._since_sort = 0
 
     def _forms_of(self, forms, grow: np.ndarray, credit: np.ndarray):
@@ -1203,15 +1246,12 @@ class FairQuant:
         new_lb[0::2], new_ub[0::2] = lb, low_ub
         new_lb[1::2], new_ub[1::2] = up_lb, ub
         np.add.at(self.splits, feature, 1)
-        self.lb = np.concatenate([self.lb, new_lb])
-        self.ub = np.concatenate([self.ub, new_ub])
-        self.depth = np.concatenate([self.depth, np.repeat(depth + 1, 2)])
-        self.halvings = np.concatenate([self.halvings, np.repeat(halv + real.astype(np.int64), 2)])
         credit = np.zeros(len(new_lb), dtype=np.int64)
         if forms is not None:
             credit = self._count_children(lb, ub, feature, mid, forms)
             self.counts.credited += int(credit.sum())
-        self.credit = np.concatenate([self.credit, credit])
+        self.pending.push(new_lb, new_ub, np.repeat(depth + 1, 2), np.repeat(halv + real.astype(np.int64), 2),
+                          credit)
 
     def _corners(self, sym: Symbolic, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
         """Per partition ``[P, 2k, F]``: for each copy, the corner of the box minimising its output's lower linear
@@ -1283,7 +1323,7 @@ class FairQuant:
         """The facts of the run so far (JSON-able): counts, rates, partitions, depth, counterexamples, and (``where``)
         where the undecided individuals are (``undecided_where``)."""
         c, r = self.counts, self.rates()
-        return {"partitions": self.pops, "max_depth_reached": self.max_seen_depth, "stack": int(len(self.lb)),
+        return {"partitions": self.pops, "max_depth_reached": self.max_seen_depth, "stack": len(self.pending),
                 "total": c.total, "certified_count": c.fair_proven, "unfair_count": c.unfair,
                 "certified_whole_partitions": c.certified, "certified_counted_inside": c.fair_proven - c.certified,
                 "cex_partitions": c.cex_partitions, "cex_witnesses_inside": c.cex_witnesses,
@@ -1296,7 +1336,8 @@ class FairQuant:
 
     def _pending(self) -> list:
         """The partitions still to analyse: the stack and the second round's queue, as ``(lb, ub, halvings)``."""
-        return [(self.lb, self.ub, self.halvings, self.credit)] + [
+        q = self.pending
+        return [(q.lb, q.ub, q.halvings, q.credit)] + [
             (lb, ub, halv, credit) for lb, ub, _, halv, credit in self.deferred]
 
     def undecided_where(self) -> dict:

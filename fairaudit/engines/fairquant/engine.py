@@ -141,7 +141,7 @@ class FairQuantEngine(Engine):
                                           refine_counterexamples=options["refine_counterexamples"],
                                           first_depth=FIRST_DEPTH, device=device,
                                           count_inside=options["count_inside"],
-                                          tighten=options["hidden_bounds"] == "linear")
+                                          tighten={"linear": True, "intervals": False}.get(options["hidden_bounds"], "auto"))
             except ValueError as err:
                 raise FairauditError(f"fairquant: {err}") from None
         return self._batches(analyses, unread, inputs.model, domain, ctx, options.get("rounds"), notes)

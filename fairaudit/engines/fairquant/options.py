@@ -46,11 +46,12 @@ OPTIONS = (
            "individual), so a partition the decision boundary crosses is partly certified instead of not at all "
            "(needs the linear bounds and a grid: no real-valued input)", label="Count fair individuals inside "
            "undecided partitions", advanced=True),
-    Option("hidden_bounds", str, "intervals", "with the linear bounds, the bounds of the hidden layers they "
-           "start from: the symbolic intervals' (fast), or tightened layer by layer by back-substitution (each "
-           "partition is decided more often, at 3–6× the cost per partition on networks of 2–5 hidden layers: on "
-           "a CPU it paid on some networks and not on others)", choices=("intervals", "linear"),
-           label="Hidden-layer bounds", advanced=True),
+    Option("hidden_bounds", str, "auto", "with the linear bounds, the bounds of the hidden layers they "
+           "start from: the symbolic intervals' (fast), tightened layer by layer by back-substitution (each "
+           "partition is decided more often, at 2–7× the cost per partition on a CPU), or auto: every 64 batches "
+           "one is analysed both ways and whichever proved more individuals per second is used until the next "
+           "trial (the rates are sound either way; only how fast they move depends on it, and so on the machine)",
+           choices=("auto", "intervals", "linear"), label="Hidden-layer bounds", advanced=True),
     Option("device", str, "auto", "where the tensors are computed: a CUDA GPU when torch sees one (auto), the "
            "CPU, or the GPU (cuda); a batch given analyses the same partitions on both, and the rates are sound "
            "on both (they can differ where a bound lies within float rounding of a margin)",
