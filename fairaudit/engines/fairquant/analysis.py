@@ -652,6 +652,7 @@ class Counts:
     credited: int = 0
     credit_kept: int = 0
     credit_cex: int = 0
+    credited_whole: int = 0  # halves certified whole by their parent's counting functions (never analysed)
     best: int = 0  # the most individuals proven fair at any step so far (each a sound lower bound)
 
     @property
@@ -1247,11 +1248,19 @@ class FairQuant:
         new_lb[1::2], new_ub[1::2] = up_lb, ub
         np.add.at(self.splits, feature, 1)
         credit = np.zeros(len(new_lb), dtype=np.int64)
+        depth, halv = np.repeat(depth + 1, 2), np.repeat(halv + real.astype(np.int64), 2)
         if forms is not None:
             credit = self._count_children(lb, ub, feature, mid, forms)
+            # a half whose every individual its parent's functions prove fair is certified whole: not analysed
+            sizes = np.prod(np.rint(new_ub[:, self.counted] - new_lb[:, self.counted]).astype(np.int64) + 1, axis=1)
+            whole = credit >= sizes
+            if whole.any():
+                self.counts.certified += int(sizes[whole].sum())
+                self.counts.credited_whole += int(whole.sum())
+                part = ~whole
+                new_lb, new_ub, depth, halv, credit = new_lb[part], new_ub[part], depth[part], halv[part], credit[part]
             self.counts.credited += int(credit.sum())
-        self.pending.push(new_lb, new_ub, np.repeat(depth + 1, 2), np.repeat(halv + real.astype(np.int64), 2),
-                          credit)
+        self.pending.push(new_lb, new_ub, depth, halv, credit)
 
     def _corners(self, sym: Symbolic, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
         """Per partition ``[P, 2k, F]``: for each copy, the corner of the box minimising its output's lower linear
@@ -1325,7 +1334,7 @@ class FairQuant:
         c, r = self.counts, self.rates()
         return {"partitions": self.pops, "max_depth_reached": self.max_seen_depth, "stack": len(self.pending),
                 "total": c.total, "certified_count": c.fair_proven, "unfair_count": c.unfair,
-                "certified_whole_partitions": c.certified, "certified_counted_inside": c.fair_proven - c.certified,
+                "certified_whole_partitions": c.certified, "certified_by_parent": c.credited_whole, "certified_counted_inside": c.fair_proven - c.certified,
                 "cex_partitions": c.cex_partitions, "cex_witnesses_inside": c.cex_witnesses,
                 "single_individuals": c.singles, "decided_exactly": c.exact,
                 "rounding_margins": {"symbolic": self.symbolic_margin, "concrete": self.point_margin},
