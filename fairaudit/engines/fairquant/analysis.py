@@ -652,7 +652,8 @@ class Counts:
     credited: int = 0
     credit_kept: int = 0
     credit_cex: int = 0
-    credited_whole: int = 0  # halves certified whole by their parent's counting functions (never analysed)
+    credited_whole: int = 0  # halves certified whole by their parent's counting functions (never analysed): a count
+    # of partitions, their individuals are in ``certified``
     best: int = 0  # the most individuals proven fair at any step so far (each a sound lower bound)
 
     @property
@@ -778,7 +779,6 @@ class FairQuant:
         # where the undecided mass is (with counting: each partition's individuals not yet proven fair)
         self.where = Where(domain, self.j, self.counted, self.H, self.counts.total, weighted=self.count_inside)
         lo, hi = domain.lower, domain.upper
-        # the stack of partitions (LIFO): bounds [N, F], depth, halvings of real features
         # the partitions still to analyse (a stack, or a queue breadth-first): bounds [N, F], depth, halvings of
         # real features, individuals already proven fair in each (``credit``)
         self.pending = Pending(lo[None, :].copy(), hi[None, :].copy(), np.zeros(1, dtype=np.int64),
@@ -1038,7 +1038,7 @@ class FairQuant:
         (plain, t_plain, *_), (tight, t_tight, *_) = tried
         self.tighten = tight / t_tight > plain / t_plain
         self.trials.append((self.pops, plain / t_plain, tight / t_tight))
-        proven, _, out, self._forms = tried[tight > plain]
+        _, _, out, self._forms = tried[tight > plain]
         return out
 
     def _proven(self, lb, ub, halv, classified, forms) -> int:
@@ -1334,7 +1334,8 @@ class FairQuant:
         c, r = self.counts, self.rates()
         return {"partitions": self.pops, "max_depth_reached": self.max_seen_depth, "stack": len(self.pending),
                 "total": c.total, "certified_count": c.fair_proven, "unfair_count": c.unfair,
-                "certified_whole_partitions": c.certified, "certified_by_parent": c.credited_whole, "certified_counted_inside": c.fair_proven - c.certified,
+                "certified_whole_partitions": c.certified, "halves_certified_by_parent": c.credited_whole,
+                "certified_counted_inside": c.fair_proven - c.certified,
                 "cex_partitions": c.cex_partitions, "cex_witnesses_inside": c.cex_witnesses,
                 "single_individuals": c.singles, "decided_exactly": c.exact,
                 "rounding_margins": {"symbolic": self.symbolic_margin, "concrete": self.point_margin},
