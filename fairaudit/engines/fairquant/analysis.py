@@ -792,15 +792,22 @@ class FairQuant:
         self._numeric = [(j, f) for j, f in enumerate(feats) if f.kind != "cat"]
 
     # ---------------------------------------------------------------------------------------- accounting
+    def _grid_values(self, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
+        """``[N, counted features]`` int64: the grid values of each counted feature in each partition."""
+        return np.rint(ub[:, self.counted] - lb[:, self.counted]).astype(np.int64) + 1
+
+    def individuals(self, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
+        """``[N]`` int64: the individuals of each partition (grid points; with ``small``, so they fit)."""
+        return np.prod(self._grid_values(lb, ub), axis=1)
+
     def mass(self, lb: np.ndarray, ub: np.ndarray, halvings: np.ndarray) -> int:
         """Total exact mass of the partitions ``lb, ub`` (rows)."""
         if not len(lb):
             return 0
-        sizes = np.rint(ub[:, self.counted] - lb[:, self.counted]).astype(np.int64) + 1
         shift = self.H - halvings
         if self.small:
-            return int((np.prod(sizes, axis=1) << shift).sum())
-        return sum(math.prod(int(s) for s in row) << int(h) for row, h in zip(sizes, shift))
+            return int((self.individuals(lb, ub) << shift).sum())
+        return sum(math.prod(int(s) for s in row) << int(h) for row, h in zip(self._grid_values(lb, ub), shift))
 
     @property
     def done(self) -> bool:
@@ -1048,11 +1055,7 @@ class FairQuant:
         decided = fair | unfair
         proven = self.mass(lb[decided], ub[decided], halv[decided])
         if forms is not None:
-            rows = forms[0]
-            lo, hi = lb[rows].copy(), ub[rows].copy()
-            lo[:, self.j] = hi[:, self.j] = 0.0
-            for coef, const, groups in forms[1:]:
-                proven += int(count_positive(lo, hi, coef, const, groups).sum())
+            proven += int(self._count(lb[forms[0]], ub[forms[0]], forms[1:]).sum())
         return proven
 
     def _tighten(self, box: Box, pre: list) -> list:
@@ -1193,8 +1196,7 @@ class FairQuant:
         """Breadth-first with counting: order the queue by the individuals not yet proven fair in each partition,
         most first (each time a quarter of it has been popped), so the time goes where the most is undecided."""
         q = self.pending
-        sizes = np.rint(q.ub[:, self.counted] - q.lb[:, self.counted]).astype(np.int64) + 1
-        left = np.prod(sizes, axis=1) - q.credit
+        left = self.individuals(q.lb, q.ub) - q.credit
         q.reorder(np.argsort(-left, kind="stable"))
         self._since_sort = 0
 
@@ -1220,16 +1222,22 @@ class FairQuant:
         """``[2G]`` int64, in ``_push``'s order (each partition's lower half, then its upper half): the individuals of
         each half proven fair by its parent's counting functions (the two sides — every copy favourable, every
         copy unfavourable — are disjoint, so their counts add up)."""
+        return self._count(lb, ub, sides, (feature, mid)).reshape(-1)
+
+    def _count(self, lb, ub, sides, split=None) -> np.ndarray:
+        """``[P]`` (``[P, 2]`` with ``split = (feature, mid)``: the two halves) int64: the individuals of each
+        partition that the counting functions ``sides`` prove fair, summed over the sides; a row whose constant
+        is −inf has no function there."""
         lo, hi = lb.copy(), ub.copy()
         lo[:, self.j] = hi[:, self.j] = 0.0  # the protected attribute is folded into the functions' constants
-        total = np.zeros((len(lb), 2), dtype=np.int64)
+        total = np.zeros((len(lb), 2) if split is not None else len(lb), dtype=np.int64)
         for coef, const, groups in sides:
             rows = np.flatnonzero(np.isfinite(const))
             if len(rows):
                 total[rows] += count_positive(lo[rows], hi[rows], coef[rows], const[rows],
                                               {j: v[rows] for j, v in groups.items()},
-                                              split=(feature[rows], mid[rows]))
-        return total.reshape(-1)
+                                              split=None if split is None else (split[0][rows], split[1][rows]))
+        return total
 
     def _push(self, lb, ub, depth, halv, feature, forms=None) -> None:
         """Bisect each partition on its feature and push the lower then the upper half (the upper is popped
@@ -1252,7 +1260,7 @@ class FairQuant:
         if forms is not None:
             credit = self._count_children(lb, ub, feature, mid, forms)
             # a half whose every individual its parent's functions prove fair is certified whole: not analysed
-            sizes = np.prod(np.rint(new_ub[:, self.counted] - new_lb[:, self.counted]).astype(np.int64) + 1, axis=1)
+            sizes = self.individuals(new_lb, new_ub)
             whole = credit >= sizes
             if whole.any():
                 self.counts.certified += int(sizes[whole].sum())

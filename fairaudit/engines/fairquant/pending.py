@@ -70,7 +70,7 @@ class Pending:
             for name in FIELDS:
                 old = self._buf[name]
                 buf = old if grown == capacity else np.empty((grown,) + old.shape[1:], dtype=old.dtype)
-                buf[:live] = old[self._start:self._end]  # moving down within the same buffer: no overlap issue
+                buf[:live] = old[self._start:self._end]  # numpy copies overlapping ranges correctly
                 self._buf[name] = buf
             self._start, self._end = 0, live
         for name, x in zip(FIELDS, (lb, ub, depth, halvings, credit)):
