@@ -21,8 +21,8 @@ intervals, then back-substituted linear bounds on what they leave undecided (and
 protected attribute cannot reach the output), counterexample partitions refined instead of stopped: a first round as the paper's (depth-first, depth ≤ 20, a
 counterexample stops a partition), then what it left, breadth-first (the most left undecided first), with no depth
 limit short of single individuals (each decided exactly), and the individuals the linear bounds prove fair inside
-a partition still undecided counted one by one (``counting``), the hidden layers' bounds tightened where timed trials
-say it pays (``tighten="auto"``); ``--method linear`` is the same without that counting. The table's last column then says whether undecided ≤ 20 % was reached. ``--device cuda`` computes the tensors on the GPU
+a partition still undecided counted one by one (``counting``), the hidden layers' bounds tightened where trials
+say it pays per multiply-add (``tighten="auto"``); ``--method linear`` is the same without that counting. The table's last column then says whether undecided ≤ 20 % was reached. ``--device cuda`` computes the tensors on the GPU
 (batches of 65,536 partitions unless ``--batch``); with ``--batch`` the same partitions as on the CPU (the rates agree except where a bound lies within float
 rounding of a margin).
 

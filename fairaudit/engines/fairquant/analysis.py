@@ -59,6 +59,7 @@ from fairaudit.engines.fairquant.counting import count_positive, minimum
 from fairaudit.engines.fairquant.linear import back_substitute, layer_bounds
 from fairaudit.engines.fairquant.where import Where
 from fairaudit.engines.fairquant.pending import Pending
+from fairaudit.engines.fairquant.work import forward_work, linear_work, tighten_work
 
 try:  # torch is a dependency of the engine, imported lazily by it; the module itself needs it
     import torch
@@ -78,8 +79,8 @@ BOUNDS = ("intervals", "linear")  # the first pass alone (the paper's), or then 
 INACTIVE, UNSTABLE, ACTIVE = 0, 1, 2
 ORDERS = ("depth-first", "breadth-first")  # LIFO as in the artifact, or FIFO (shallowest partitions first)
 # ``tighten="auto"``: every TRIAL_EVERY batches (and on the second), the batch is analysed both with and without
-# tightening the hidden layers' bounds, and whichever proved more individuals per second of analysis is used until
-# the next trial (tightening paid on a network of five hidden layers of 10 neurons, AC-11, and cost more than it
+# tightening the hidden layers' bounds, and whichever proved more individuals per multiply-add (``work``) is used
+# until the next trial (tightening paid on a network of five hidden layers of 10 neurons, AC-11, and cost more than it
 # proved on wider ones: AC-4, AC-5, AC-7)
 TRIAL_EVERY = 64
 
@@ -751,7 +752,9 @@ class FairQuant:
         self.tighten = tighten is True and can
         self.layer_margins = layer_margins(self.layers_np, input_magnitudes(domain)) if can and tighten else []
         self.batches = 0  # batches analysed (the trials' schedule)
-        self.trials: list = []  # with ``tighten="auto"``: (pops, proven per second without, with tightening)
+        self.trials: list = []  # with ``tighten="auto"``: (pops, proven per multiply-add without, with tightening)
+        self.shapes = [tuple(W.shape) for W, _ in self.layers_np]  # the cost of the passes (``work``)
+        self._linear_rows = 0  # rows the last ``classify`` bounded by back-substitution
         self.reaches = self._attribute_inputs(pa)  # first-layer neurons the protected attribute's value feeds
         self.rng = np.random.default_rng(seed)
         self.keep = int(keep)
@@ -995,8 +998,10 @@ class FairQuant:
         corners = None
         if und.any() and self.corners:
             corners = self._corners(out_sym[0], lb, ub)
+        self._linear_rows = 0
         if und.any() and self.linear and pre:
             rows = np.flatnonzero(np.repeat(und, k))
+            self._linear_rows = len(rows)
             index = torch.from_numpy(rows).to(self.device)
             sub = box.rows(index)
             sub_pre = [(l[index], u[index]) for l, u in pre]
@@ -1028,24 +1033,26 @@ class FairQuant:
 
     def _analyse(self, lb: np.ndarray, ub: np.ndarray, halv: np.ndarray):
         """``classify``; with ``tighten="auto"``, on a trial batch (the second, then every ``TRIAL_EVERY``th) both
-        without and with tightening the hidden layers' bounds, each timed, and whichever proved more individuals
-        per second (whole partitions decided, plus those the counting functions prove inside the others) is used
-        until the next trial. The trial batch keeps the result that proved more. Both are sound, so the choice
-        only changes how fast the rates move, not what they claim."""
+        without and with tightening the hidden layers' bounds, and whichever proved more individuals (whole
+        partitions decided, plus those the counting functions prove inside the others) per multiply-add of its
+        passes (``work``: counted from the layers' shapes, never timed, so the run does not depend on the clock)
+        is used until the next trial. The trial batch keeps the result that proved more. Both are sound, so the
+        choice only changes how fast the rates move, not what they claim."""
         self.batches += 1
         if not self.adaptive or (self.batches != 2 and self.batches % TRIAL_EVERY):
             return self.classify(lb, ub)
         tried = []
         for tighten in (False, True):
             self.tighten = tighten
-            start = time.perf_counter()
             out = self.classify(lb, ub)
-            seconds = max(time.perf_counter() - start, 1e-9)
-            tried.append((self._proven(lb, ub, halv, out, self._forms), seconds, out, self._forms))
-        (plain, t_plain, *_), (tight, t_tight, *_) = tried
-        self.tighten = tight / t_tight > plain / t_plain
-        self.trials.append((self.pops, plain / t_plain, tight / t_tight))
-        _, _, out, self._forms = tried[tight > plain]
+            tried.append((self._proven(lb, ub, halv, out, self._forms), out, self._forms))
+        rows = self._linear_rows  # the same for both: the first pass does not depend on the choice
+        plain_work = forward_work(self.shapes, len(lb) * self.k) + linear_work(self.shapes, rows)
+        tight_work = plain_work + tighten_work(self.shapes, rows)
+        (plain, *_), (tight, *_) = tried
+        self.tighten = tight * plain_work > plain * tight_work
+        self.trials.append((self.pops, plain / plain_work, tight / tight_work))
+        _, out, self._forms = tried[tight > plain]
         return out
 
     def _proven(self, lb, ub, halv, classified, forms) -> int:

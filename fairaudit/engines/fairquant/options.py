@@ -49,8 +49,9 @@ OPTIONS = (
     Option("hidden_bounds", str, "auto", "with the linear bounds, the bounds of the hidden layers they "
            "start from: the symbolic intervals' (fast), tightened layer by layer by back-substitution (each "
            "partition is decided more often, at 2–7× the cost per partition on a CPU), or auto: every 64 batches "
-           "one is analysed both ways and whichever proved more individuals per second is used until the next "
-           "trial (the rates are sound either way; only how fast they move depends on it, and so on the machine)",
+           "one is analysed both ways and whichever proved more individuals per multiply-add of its passes is used "
+           "until the next trial (the rates are sound either way; only how fast they move depends on it, never on "
+           "the machine or the clock)",
            choices=("auto", "intervals", "linear"), label="Hidden-layer bounds", advanced=True),
     Option("device", str, "auto", "where the tensors are computed: a CUDA GPU when torch sees one (auto), the "
            "CPU, or the GPU (cuda); a batch given analyses the same partitions on both, and the rates are sound "
