@@ -7,6 +7,7 @@ import numpy as np
 from fairaudit.engines.fairquant import analysis
 from fairaudit.engines.fairquant.analysis import FairQuant, nnet_domain
 from fairaudit.engines.fairquant.work import forward_work, linear_work, tighten_work
+from tests.engines.test_fairquant_linear import tie_net
 
 SHAPES = [(3, 2), (4, 3), (1, 4)]  # 2 inputs, hidden layers of 3 and 4, one output
 
@@ -24,8 +25,6 @@ def test_counts_by_hand():
 def test_auto_does_not_depend_on_the_clock(monkeypatch):
     """Two runs with ``tighten="auto"`` under clocks that run at wildly different speeds analyse the same partitions
     and make the same choices."""
-    from tests.engines.test_fairquant_linear import tie_net
-
     monkeypatch.setattr(analysis, "TRIAL_EVERY", 2)
     dom = nnet_domain(["a", "p", "b"], [0, 0, 0], [9, 1, 11])
     layers = tie_net(np.random.default_rng(3), 3, [4, 3, 3])
