@@ -95,11 +95,16 @@ def test_ctrl_c_while_the_workers_start_still_closes_the_cluster(monkeypatch):
             closed.append(True)
 
     monkeypatch.setattr(distributed, "LocalCluster", Starting)
-    with pytest.raises(KeyboardInterrupt):
-        with dask_client(workers=1):
-            pytest.fail("the block ran although Ctrl-C was pressed")
-    assert closed == [True]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C is delivered again
+    # Python's own handler, as in a terminal (a job started in the background inherits SIGINT ignored)
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with dask_client(workers=1):
+                pytest.fail("the block ran although Ctrl-C was pressed")
+        assert closed == [True]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C is delivered again
+    finally:
+        signal.signal(signal.SIGINT, outer)
 
 
 def test_ctrl_c_while_the_commands_load_is_one_line(monkeypatch, capsys):
