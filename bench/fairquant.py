@@ -2,6 +2,8 @@
 
     python bench/fairquant.py [--models DIR] [--only NAME ...] [--time-limit S] [--batch N] [--json PATH]
                               [--method paper|decided|linear] [--device auto|cpu|cuda]
+    python bench/fairquant.py --markdown-decided RUN.json ...    # a decided run beside Table II
+    python bench/fairquant.py --markdown-curve RUN.json ...      # its anytime curve: undecided % per doubling
 
 For each network (protected attribute as in the paper: adult 8 = sex, bank 0 = age, german 11 = age, compas 3 =
 race; ``example.nnet`` 1) the refinement of ``fairaudit.engines.fairquant.analysis`` runs with the paper's parameters
@@ -86,6 +88,7 @@ DECIDED = {"bounds": "linear", "refine_counterexamples": True, "max_depth": None
 METHODS = {"paper": None, "decided": DECIDED,
            "linear": {**DECIDED, "count_inside": False}}  # decided without counting inside partitions
 UNDECIDED_TARGET = 20.0  # % undecided within 240 s on the CPU (issue 33)
+CURVE_FIRST = 15.0  # seconds: the anytime curve is recorded at 15 s and every doubling after
 
 
 def run_one(path: Path, protected: int, time_limit: float, batch: int | None, seed: int, order: str,
@@ -103,10 +106,15 @@ def run_one(path: Path, protected: int, time_limit: float, batch: int | None, se
                    batch=batch, tolerance=1e-5, seed=seed, corners=corners, probes=probes, device=device, **params)
     start = time.perf_counter()
     at_paper = [0.0]  # the certified % reached within the paper's time (the anytime target)
+    curve = []  # the anytime curve: (seconds, partitions, cer %, und %) at 15 s, 30 s, 60 s, ... (doublings)
 
     def on_step(a):
-        if paper_seconds is not None and time.perf_counter() - start <= paper_seconds:
+        now = time.perf_counter() - start
+        if paper_seconds is not None and now <= paper_seconds:
             at_paper[0] = float(a.rates()["certified"]) * 100
+        if now >= CURVE_FIRST * 2 ** len(curve):
+            r = a.rates()
+            curve.append((round(now, 1), a.pops, float(r["certified"]) * 100, float(r["undecided"]) * 100))
 
     if max_partitions:  # a budget in partitions, not seconds: the same work on every device
         while not fq.done and fq.pops < max_partitions and time.perf_counter() - start < time_limit:
@@ -124,7 +132,7 @@ def run_one(path: Path, protected: int, time_limit: float, batch: int | None, se
             "cex_partitions": fq.counts.cex_partitions, "seconds": seconds,
             "stopped": s["stopped"], "certified_count": fq.counts.fair_proven, "unfair_count": fq.counts.unfair,
             "total": fq.counts.total, "values": [float(v) for v in fq.values], "cer_at_paper_time": at_paper[0],
-            "method": method, "device": str(fq.device), "batch": fq.batch}
+            "method": method, "device": str(fq.device), "batch": fq.batch, "curve": curve}
 
 
 def down(x: float) -> float:
@@ -194,6 +202,25 @@ def markdown_decided(*runs: list[dict]) -> str:
     return "\n".join(out)
 
 
+def markdown_curve(*runs: list[dict]) -> str:
+    """The anytime curves of runs (``--json`` files): undecided % and partitions analysed at 15 s and every
+    doubling after, and the undecided points each doubling removed (last column: the mean over the last three)."""
+    rows = [r for run in runs for r in run if r.get("curve")]
+    if not rows:
+        return "(no run with a recorded curve)"
+    width = max(len(r["curve"]) for r in rows)
+    heads = [f"{CURVE_FIRST * 2 ** i:g} s" for i in range(width)]
+    out = ["| model | " + " | ".join(heads) + " | points per doubling (last three) |",
+           "|---|" + "---|" * (width + 1)]
+    for r in rows:
+        cells = [f"{down(u):.2f} ({p:,})" for _, p, _, u in r["curve"]] + [""] * (width - len(r["curve"]))
+        und = [u for *_, u in r["curve"]]
+        drops = [a - b for a, b in zip(und, und[1:])][-3:]
+        cells.append(f"{sum(drops) / len(drops):.2f}" if drops else "")
+        out.append(f"| {r['model']} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def compare(a: list[dict], b: list[dict]) -> str:
     """Two runs side by side (cer / fal / und, partitions, seconds, device) and whether the counts agree."""
     rows = {r["model"]: [r, None] for r in a}
@@ -238,6 +265,9 @@ def main(argv=None) -> int:
     parser.add_argument("--markdown-decided", nargs="+", type=Path, metavar="RUN.json",
                         help="print a markdown table of earlier --method decided runs' --json beside Table II, and "
                              "exit")
+    parser.add_argument("--markdown-curve", nargs="+", type=Path, metavar="RUN.json",
+                        help="print the anytime curves (undecided %% and partitions at 15 s and every doubling) "
+                             "of earlier runs' --json, and exit")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A.json", "B.json"),
                         help="print a markdown table of two earlier runs' --json side by side (e.g. GPU and CPU) "
                              "and whether their rates are identical, and exit")
@@ -262,6 +292,9 @@ def main(argv=None) -> int:
         return 0
     if args.markdown_decided:
         print(markdown_decided(*(json.loads(p.read_text()) for p in args.markdown_decided)))
+        return 0
+    if args.markdown_curve:
+        print(markdown_curve(*(json.loads(p.read_text()) for p in args.markdown_curve)))
         return 0
     if args.compare:
         print(compare(*(json.loads(p.read_text()) for p in args.compare)))

@@ -577,6 +577,12 @@ def backward_rule(layers, masks, batch: int | None = None) -> tuple["torch.Tenso
     return gl, gu
 
 
+def phases(pre: list) -> list:
+    """The ReLU phase masks (``INACTIVE``, ``UNSTABLE``, ``ACTIVE``) of every hidden layer from its pre-activation
+    bounds ``pre[i] = (low, up)``, as ``relu_rule`` sets them: for ``backward_rule``."""
+    return [torch.where(up <= 0, INACTIVE, torch.where(low >= 0, ACTIVE, UNSTABLE)) for low, up in pre]
+
+
 def favourable(output) -> bool:
     """The decision rule of every single-output network here (``NNetModel.predict``, ``MLPModel.predict``): an
     output strictly above 0 is favourable, an output of exactly 0 is not."""
@@ -982,8 +988,8 @@ class FairQuant:
         symbolic intervals first; with ``bounds="linear"`` the partitions they leave undecided are bounded again
         by back-substitution (``linear.back_substitute``, the best of its slopes) and a copy's sign is decided
         when either pass proves it — so this never decides less than the intervals alone. The split feature of
-        an undecided partition (−1 for a decided one): the largest score |coefficient|·width of the last pass's
-        linear bounds. ``corners`` (``[P, 2k, F]``, with ``corners=True``): where a copy's bound is extreme."""
+        an undecided partition (−1 for a decided one): the largest smear (``_choose``) of the interval gradient
+        (``backward_rule``) over the last pass's pre-activation bounds. ``corners`` (``[P, 2k, F]``, with ``corners=True``): where a copy's bound is extreme."""
         P, k = len(lb), self.k
         self._forms = None
         box = self._box(lb, ub)
@@ -1008,14 +1014,15 @@ class FairQuant:
             if self.tighten:
                 sub_pre = self._tighten(sub, sub_pre)
             with torch.no_grad():
-                low2, high2, score, lin = self._linear_pass(sub, sub_pre)
+                low2, high2, lin = self._linear_pass(sub, sub_pre)
+                gl, gu = backward_rule(self.layers, phases(sub_pre), batch=len(rows))
             pos2, neg2 = self._signs(low2, high2, self.linear_margin)
             pos[und] |= pos2
             neg[und] |= neg2
             same = np.zeros(P, dtype=bool)
             same[und] = self._same_output(sub_pre)
             und2 = ~(pos[und] | neg[und]).all(axis=1) & ~same[und]
-            chosen = self._choose(-score, score, lb[und], ub[und])
+            chosen = self._choose(gl.cpu().numpy(), gu.cpu().numpy(), lb[und], ub[und])
             split[np.flatnonzero(und)[und2]] = chosen[und2]
             if self.count_inside and und2.any():
                 keep = np.repeat(und2, k)
@@ -1109,10 +1116,9 @@ class FairQuant:
         return (low > margin).reshape(-1, self.k), (high < -margin).reshape(-1, self.k)
 
     def _linear_pass(self, box: Box, pre: list):
-        """Back-substituted bounds ``(low, high)`` of every row of ``box`` (the best of ``SLOPES``) and a
-        split score per input ``[rows, n]``: ``|lower coefficient| + |upper coefficient|`` of the adaptive forms."""
-        best_low = best_high = None
-        score = None
+        """Back-substituted bounds ``(low, high)`` of every row of ``box`` (the best of ``SLOPES``) and the adaptive
+        slopes' linear functions ``(lc, ld, uc, ud)`` (numpy), for the counting."""
+        best_low = best_high = forms = None
         for alpha in SLOPES:
             lc, ld = back_substitute(self.layers, pre, lower=True, alpha=alpha)
             uc, ud = back_substitute(self.layers, pre, lower=False, alpha=alpha)
@@ -1120,10 +1126,9 @@ class FairQuant:
             _, high = concretize(uc[:, :, None], ud[:, None], box)
             best_low = low if best_low is None else torch.maximum(best_low, low)
             best_high = high if best_high is None else torch.minimum(best_high, high)
-            if score is None:
-                score = lc.abs() + uc.abs()
+            if forms is None:
                 forms = tuple(x.cpu().numpy() for x in (lc, ld, uc, ud))
-        return best_low[:, 0].cpu().numpy(), best_high[:, 0].cpu().numpy(), score.cpu().numpy(), forms
+        return best_low[:, 0].cpu().numpy(), best_high[:, 0].cpu().numpy(), forms
 
     def _counting_forms(self, lb, ub, lc, ld, uc, ud, low, high) -> tuple:
         """Per partition (``lb, ub [Q, F]``; the copies' back-substituted functions ``lc, ld, uc, ud`` and their
