@@ -3,7 +3,6 @@ the streaming API, the JSON, Adult against fairlearn, the command line, and a fa
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 from fractions import Fraction
@@ -20,6 +19,7 @@ from fairaudit.data.dataset import Column, Dataset, Schema
 from fairaudit.subgroups import allocation, cells
 from fairaudit.subgroups.result import ScanResult
 from fairaudit.subgroups.scan import ScanStream
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -265,10 +265,7 @@ def test_scan_is_listed_and_lazy():
 
 
 def _harness():
-    spec = importlib.util.spec_from_file_location("scan_validity", ROOT / "bench" / "scan_validity.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "bench" / "scan_validity.py", "scan_validity")
 
 
 def test_family_wise_validity_fast_and_it_catches_an_uncorrected_split():

@@ -1,17 +1,15 @@
 """The benchmark's anytime-curve table (``bench/fairquant.py --markdown-curve``)."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
+
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("fairquant_bench", ROOT / "bench" / "fairquant.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "bench" / "fairquant.py", "fairquant_bench")
 
 
 def test_curve_table_lists_every_doubling_and_the_mean_drop_of_the_last_three():

@@ -8,6 +8,7 @@ import pytest
 from scipy.stats import norm
 
 from fairaudit.programs import estimate, parse_file, parse_program, sample
+from tests.scripts import load_script
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "fairsquare"
 N = 200_000
@@ -182,10 +183,7 @@ def test_bn2_integrity_constraint_holds():
 
 def test_bench_files_match_their_generator():
     """The committed .fr files are exactly what bench/fairsquare/make_programs.py writes."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("make_programs", BENCH / "make_programs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(BENCH / "make_programs.py", "make_programs")
     for model in module.MODELS:
         for name in module.PROGRAMS:
             assert (BENCH / f"{model}_{name}.fr").read_text() == module.program_text(model, name)

@@ -414,7 +414,7 @@ def relu_scales(low, lows_up, ups_low, up):
     inactive = up <= 0
     active = ~inactive & (low >= 0)
     unstable = ~inactive & ~active
-    mask = torch.where(inactive, INACTIVE, torch.where(active, ACTIVE, UNSTABLE))
+    mask = phase(low, up)
     # upper bound: the chord over [upsLow, up] where upsLow < 0
     chord = unstable & (ups_low < 0)
     u_scale = torch.where(chord, up / torch.where(chord, up - ups_low, 1.0), 1.0)
@@ -496,7 +496,7 @@ def first_layers(layers, box: Box) -> tuple[Symbolic | None, "torch.Tensor", "to
     inactive = up <= 0
     active = ~inactive & (low >= 0)
     unstable = ~inactive & ~active
-    mask = torch.where(inactive, INACTIVE, torch.where(active, ACTIVE, UNSTABLE))
+    mask = phase(low, up)
     scale = torch.where(unstable, up / torch.where(unstable, up - low, 1.0), 1.0)
     scale = torch.where(inactive, 0.0, scale)
     shift = torch.where(unstable, low, 0.0) * scale  # s·low, what U subtracts
@@ -577,10 +577,10 @@ def backward_rule(layers, masks, batch: int | None = None) -> tuple["torch.Tenso
     return gl, gu
 
 
-def phases(pre: list) -> list:
-    """The ReLU phase masks (``INACTIVE``, ``UNSTABLE``, ``ACTIVE``) of every hidden layer from its pre-activation
-    bounds ``pre[i] = (low, up)``, as ``relu_rule`` sets them: for ``backward_rule``."""
-    return [torch.where(up <= 0, INACTIVE, torch.where(low >= 0, ACTIVE, UNSTABLE)) for low, up in pre]
+def phase(low, up):
+    """The ReLU phase mask of neurons with pre-activation bounds ``low, up``: ``INACTIVE`` where ``up ≤ 0``, else
+    ``ACTIVE`` where ``low ≥ 0``, else ``UNSTABLE`` (what ``backward_rule`` reads)."""
+    return torch.where(up <= 0, INACTIVE, torch.where(low >= 0, ACTIVE, UNSTABLE))
 
 
 def favourable(output) -> bool:
@@ -989,7 +989,8 @@ class FairQuant:
         by back-substitution (``linear.back_substitute``, the best of its slopes) and a copy's sign is decided
         when either pass proves it — so this never decides less than the intervals alone. The split feature of
         an undecided partition (−1 for a decided one): the largest smear (``_choose``) of the interval gradient
-        (``backward_rule``) over the last pass's pre-activation bounds. ``corners`` (``[P, 2k, F]``, with ``corners=True``): where a copy's bound is extreme."""
+        (``backward_rule``) over the last pass's pre-activation bounds. ``corners`` (``[P, 2k, F]``, with
+        ``corners=True``): where a copy's bound is extreme."""
         P, k = len(lb), self.k
         self._forms = None
         box = self._box(lb, ub)
@@ -1015,17 +1016,21 @@ class FairQuant:
                 sub_pre = self._tighten(sub, sub_pre)
             with torch.no_grad():
                 low2, high2, lin = self._linear_pass(sub, sub_pre)
-                gl, gu = backward_rule(self.layers, phases(sub_pre), batch=len(rows))
             pos2, neg2 = self._signs(low2, high2, self.linear_margin)
             pos[und] |= pos2
             neg[und] |= neg2
             same = np.zeros(P, dtype=bool)
             same[und] = self._same_output(sub_pre)
             und2 = ~(pos[und] | neg[und]).all(axis=1) & ~same[und]
-            chosen = self._choose(gl.cpu().numpy(), gu.cpu().numpy(), lb[und], ub[und])
-            split[np.flatnonzero(und)[und2]] = chosen[und2]
+            keep = np.repeat(und2, k)  # the rows of the partitions still undecided: split them
+            if und2.any():
+                left = torch.from_numpy(np.flatnonzero(keep)).to(self.device)
+                with torch.no_grad():
+                    gl, gu = backward_rule(self.layers, [phase(l[left], u[left]) for l, u in sub_pre],
+                                           batch=len(left))
+                split[np.flatnonzero(und)[und2]] = self._choose(gl.cpu().numpy(), gu.cpu().numpy(),
+                                                                lb[und][und2], ub[und][und2])
             if self.count_inside and und2.any():
-                keep = np.repeat(und2, k)
                 self._forms = (np.flatnonzero(und)[und2],) + self._counting_forms(
                     lb[und][und2], ub[und][und2], *(x[keep] for x in lin), low2[keep], high2[keep])
         elif und.any():
