@@ -164,16 +164,13 @@ class Observations:
         return Counterexamples(tuple(f.upto(upto) for f in self.flips.values()))
 
     def stats(self, ends: np.ndarray) -> dict:
-        """Per leaf ``LeafStats`` (successes, n) over the first ``ends[i] + 1`` rows, for each ``i``."""
+        """Per leaf ``LeafStats`` (successes, n) over the first ``ends[i] + 1`` rows, for each ``i``: the one
+        counting kernel's (``fairaudit.core.counting.count_rows``)."""
         from fairaudit.core.allocation import LeafStats
+        from fairaudit.core.counting import count_rows
 
-        out = {}
-        for key, v in self.values.items():
-            m = self.masks[key]
-            s = np.cumsum(v.astype(np.int64) & m.astype(np.int64))
-            n = np.cumsum(m.astype(np.int64))
-            out[key] = LeafStats(s[ends].astype(float), n[ends].astype(float))
-        return out
+        at, _ = count_rows(self, list(self.values), ends)
+        return {key: LeafStats(s.astype(float), n.astype(float)) for key, (s, n) in at.items()}
 
     def take(self, order: np.ndarray) -> "Observations":
         """The same observations with the rows in ``order`` (positions into the current rows; without the

@@ -86,12 +86,12 @@ def test_many_partitions_a_window_of_checks(client, tmp_path, monkeypatch):
 
     made = []
 
-    class Recorded(distributed.PartitionCounts):
+    class Recorded(distributed.ChunkedObservations):
         def __init__(self, *args, **kw):
             super().__init__(*args, **kw)
             made.append(self)
 
-    monkeypatch.setattr(distributed, "PartitionCounts", Recorded)
+    monkeypatch.setattr(distributed, "ChunkedObservations", Recorded)
     df = frame(120_000, seed=8)
     write_log(df, tmp_path / "many", parts=60)
     a = in_process(tmp_path / "many.csv", pred=PRED, order="given", batch=1)
@@ -248,17 +248,19 @@ def test_unreachable_scheduler():
 
 def _partitions(v, m, sizes, batch, keys=("a", "b")):
     """The stream ``v``/``m`` (leaf ``keys[0]`` conditional on ``m``, ``keys[1]`` the same values unconditionally)
-    cut into partitions of ``sizes`` rows: each one's ``PartitionCodes`` and its counts as the workers make them."""
+    cut into partitions of ``sizes`` rows: each one's ``PartitionCodes`` and its ``Counted`` piece as the workers
+    make them (the one kernel: ``fairaudit.core.counting``)."""
+    from fairaudit.core.codes import encode
+
     a, b = keys
     codes, parts, offset = [], [], 0
     length = sum(sizes)
     for n in sizes:
         vv, mm = v[offset:offset + n], m[offset:offset + n]
-        c = distributed.PartitionCodes(n, {a: np.packbits(vv & mm), b: np.packbits(vv)},
-                                       {a: np.packbits(mm), b: None})
-        regular, extra = distributed.partition_points(offset, n, length, batch)
+        obs = Observations({a: vv, b: vv}, {a: mm, b: np.ones(n, bool)}, n)
+        c = distributed.PartitionCodes(encode(obs, keys))
         codes.append(c)
-        parts.append((n, distributed.partition_counts(c, regular, batch, extra) if n else None))
+        parts.append(distributed.partition_counts(c, list(keys), offset, length, batch))
         offset += n
     return codes, parts
 
@@ -267,20 +269,35 @@ def _whole(v, m):
     return Observations({"a": v, "b": v}, {"a": m, "b": np.ones(len(v), bool)}, len(v))
 
 
+def _constant_runs(rng, length):
+    """A condition that is true on every row of some stretches and false on every row of others (a partition where
+    ``g == "a"`` holds throughout: the case the Dask route once miscounted), random elsewhere."""
+    m = rng.random(length) < 0.7
+    for _ in range(3):
+        lo = int(rng.integers(0, max(1, length)))
+        hi = min(length, lo + int(rng.integers(1, 25)))
+        m[lo:hi] = bool(rng.random() < 0.5)
+    return m
+
+
 def test_partition_counts_are_the_whole_streams():
-    """Partitions of any sizes (empty ones too), any batch: the counts ``PartitionCounts`` combines by prefix sums,
-    asked for as the monitor asks (increasing windows of checks), equal those of the concatenated stream, and the
-    halves' counts (``stream_halves``) those of its two halves."""
+    """Partitions of any sizes (empty ones, single rows, ones where the condition is constant), any batch: the
+    counts the monitor's ``ChunkedObservations`` merges from the workers' ``Counted`` pieces, asked for as the
+    monitor asks (increasing windows of checks), equal those of the concatenated stream, and the halves' counts those
+    of its two halves."""
+    from fairaudit.core.codes import encode
+    from fairaudit.core.counting import halves
     from fairaudit.engines.monitor.engine import check_points
     from fairaudit.engines.monitor.stream import CheckPoints
 
     rng = np.random.default_rng(2)
     for sizes, batch in (([3, 0, 11, 1, 7, 20], 4), ([1], 1), ([0, 5, 0], 5), ([50, 2, 9, 0, 33], 7),
-                         ([5, 5], 1)):
+                         ([5, 5], 1), ([4, 4, 4], 4), ([1, 1, 1, 1], 2)):
         length = sum(sizes)
-        v, m = rng.random(length) < 0.4, rng.random(length) < 0.7
+        v, m = rng.random(length) < 0.4, _constant_runs(rng, length)
+        m[:sizes[0]] = True  # the first partition's rows all satisfy the condition
         codes, parts = _partitions(v, m, sizes, batch)
-        counted = distributed.PartitionCounts(["a", "b"], length, batch, parts)
+        counted = distributed.ChunkedObservations(["a", "b"], iter(parts), length)
         whole = _whole(v, m).stats(check_points(length, batch))
         lazy = counted.stats(CheckPoints(length, batch))
         for a in range(0, len(whole["a"].n), 3):
@@ -288,19 +305,19 @@ def test_partition_counts_are_the_whole_streams():
                 got = lazy[k].at(slice(a, a + 3))
                 np.testing.assert_array_equal(got.successes, whole[k].successes[a:a + 3])
                 np.testing.assert_array_equal(got.n, whole[k].n[a:a + 3])
-        totals = [distributed.codes_summary(c)[1] for c in codes]
         half = length // 2
-        middle = None
-        if half:
-            p = int(np.searchsorted(np.cumsum([0] + sizes), half - 1, side="right") - 1)
-            offset = sum(sizes[:p])
-            middle = (p, distributed.partition_counts(codes[p], (0, 0), 1, (half - 1 - offset,)))
+        expected = halves([encode(_whole(v, m), ["a", "b"])], ["a", "b"], half)
+        split = [distributed._split_totals(c, ["a", "b"], half - o) for c, o in
+                 zip(codes, np.concatenate([[0], np.cumsum(sizes)]))]
         for k, (vv, mm) in {"a": (v & m, m), "b": (v, np.ones(length, bool))}.items():
-            assert distributed.stream_halves(totals, half, middle)[k] == (
-                int(mm[:half].sum()), int(vv[:half].sum()), int(mm[half:].sum()), int(vv[half:].sum()))
+            assert expected[k] == (int(mm[:half].sum()), int(vv[:half].sum()), int(mm[half:].sum()),
+                                   int(vv[half:].sum()))
+            n1 = sum(x.of(k)[1] for x, _ in split)
+            s1 = sum(x.of(k)[0] for x, _ in split)
+            assert (n1, s1) == expected[k][:2]
     with pytest.raises(RuntimeError):  # a check the partitions did not report (counts taken every 3 rows, not 2)
-        _, parts = _partitions(v, m, [5, 5], 3)
-        distributed.PartitionCounts(["a", "b"], 10, 2, parts).stats(CheckPoints(10, 2))["a"].at(slice(0, 5))
+        _, parts = _partitions(rng.random(10) < 0.5, rng.random(10) < 0.5, [5, 5], 3)
+        distributed.ChunkedObservations(["a", "b"], iter(parts), 10).stats(CheckPoints(10, 2))["a"].at(slice(0, 5))
 
 
 def test_the_client_holds_a_window_of_checks():
@@ -320,7 +337,7 @@ def test_the_client_holds_a_window_of_checks():
     spec = parse("E[pred | group] > 0.45 and E[pred] > 0.45")
     keys = list(compile_spec(spec).leaf_keys)  # E[pred | group], E[pred]
     _, parts = _partitions(v, m, sizes, 1, keys)
-    windowed = distributed.PartitionCounts(keys, length, 1, parts)
+    windowed = distributed.ChunkedObservations(keys, iter(parts), length)
     whole = Observations(dict(zip(keys, (v, v))), dict(zip(keys, (m, np.ones(length, bool)))), length)
     run = dict(delta=0.05, batch=1, order="given")
     a, b = list(monitor_batches(spec, whole, **run)), list(monitor_batches(spec, windowed, **run))

@@ -76,7 +76,8 @@ def test_sorted_file_order_evidence_is_the_same(files):
 def test_memory_does_not_keep_every_check(files):
     """The chunked observations keep a window of checks, not all of them."""
     from fairaudit.engines.monitor.engine import check_points
-    from fairaudit.engines.monitor.stream import CodeStore, encode
+    from fairaudit.core.codes import encode
+    from fairaudit.engines.monitor.stream import CodeStore
     from fairaudit.core.observations import observe
     from fairaudit.core.evaluate import compile_spec
     from fairaudit.spec import parse
@@ -106,8 +107,10 @@ def test_distinct_combinations_give_every_rows_code(files, suffix, monkeypatch):
     kw = dict(where='race != "Other"', rows=2000)
     fast, total, _ = outofcore.encode_file(spec, files / f"log{suffix}", PRED, **kw)
     calls = []
-    real = outofcore.distinct_rows
-    monkeypatch.setattr(outofcore, "distinct_rows", lambda *a, **k: calls.append(real(*a, **k)) or None)
+    from fairaudit.core import codes
+
+    real = codes.distinct_rows
+    monkeypatch.setattr(codes, "distinct_rows", lambda *a, **k: calls.append(real(*a, **k)) or None)
     slow, total2, _ = outofcore.encode_file(spec, files / f"log{suffix}", PRED, **kw)
     assert any(c is not None for c in calls)  # the fast path was taken for some chunk
     assert total == total2 and np.array_equal(fast.load(), slow.load())

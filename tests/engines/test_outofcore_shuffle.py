@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from fairaudit.engines.monitor.stream import CodeStore, decode, encode, shuffle_codes
+from fairaudit.core.codes import decode, encode
+from fairaudit.engines.monitor.stream import CodeStore, shuffle_codes
 
 
 def store_of(n, folder=None):

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from fairaudit.core.observations import Observations
-from fairaudit.engines.monitor.distributed import local_points, partition_points
+from fairaudit.core.codes import encode
 from fairaudit.engines.monitor.engine import check_points
-from fairaudit.engines.monitor.stream import (GROWTH_DENOMINATOR, CheckPoints, RunningCounts, schedule_resolution,
+from fairaudit.engines.monitor.stream import (GROWTH_DENOMINATOR, CheckPoints, RunningCounts, checks_in, schedule_resolution,
                                               schedule_steps)
 
 
@@ -109,8 +109,7 @@ def test_dask_partition_points_cover_the_schedule(batch, thin_after):
     bounds = [0, *cuts.tolist(), n]
     got = []
     for a, b in zip(bounds[:-1], bounds[1:]):
-        regular, extra = partition_points(a, b - a, n, batch, thin_after)
-        got += (local_points(b - a, regular, batch, extra) + a + 1).tolist()
+        got += (checks_in(a, b - a, batch, thin_after, end=n) + a + 1).tolist()
     assert np.array_equal(got, reference_steps(n, batch, thin_after))
 
 
@@ -122,8 +121,8 @@ def test_resolution_sentence_only_past_thin_after():
 
 
 def test_dask_partition_counts_on_the_thinned_schedule():
-    """``PartitionCounts`` (the Dask route's client side) over the workers' ``partition_counts`` at the thinned
-    ``partition_points``: the counts of the whole stream at every check of the schedule."""
+    """The monitor's ``ChunkedObservations`` over the workers' ``partition_counts`` (the Dask route) at the thinned
+    ``checks_in``: the counts of the whole stream at every check of the schedule."""
     from fairaudit.engines.monitor import distributed
 
     rng = np.random.default_rng(5)
@@ -133,11 +132,10 @@ def test_dask_partition_counts_on_the_thinned_schedule():
     parts, offset = [], 0
     for n in sizes:
         vv, mm = v[offset:offset + n], m[offset:offset + n]
-        c = distributed.PartitionCodes(n, {"a": np.packbits(vv & mm)}, {"a": np.packbits(mm)})
-        regular, extra = partition_points(offset, n, length, batch, thin_after)
-        parts.append((n, distributed.partition_counts(c, regular, batch, extra) if n else None))
+        c = distributed.PartitionCodes(encode(Observations({"a": vv}, {"a": mm}, n), ["a"]))
+        parts.append(distributed.partition_counts(c, ["a"], offset, length, batch, thin_after))
         offset += n
-    counted = distributed.PartitionCounts(["a"], length, batch, parts, thin_after=thin_after)
+    counted = distributed.ChunkedObservations(["a"], iter(parts), length)
     ends = CheckPoints(length, batch, thin_after=thin_after)
     whole = Observations({"a": v}, {"a": m}, length).stats(check_points(length, batch, thin_after))
     lazy = counted.stats(ends)

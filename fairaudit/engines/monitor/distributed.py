@@ -28,34 +28,30 @@ The rows: one ingestion pipeline (``fairaudit.sources``)
     is reported as out of core meets it, reading the parts in order: the first failing part's error.
 
 Each worker, per partition (``partition_codes``)
-    evaluates the decision (``pred``: a condition over the rows; or a model the client already loaded, shipped to
-    the workers by Dask — never one loaded from anywhere else), keeps the rows matching ``where``, evaluates every
-    distinct leaf of the spec (``fairaudit.core.observations.observe``) and packs each leaf's observations into
-    bits: one bit per row for its 0/1 value counted where its condition holds, and a second bit (the condition) for
-    a conditional leaf ``E[A | B]``. These **observation codes** stay on the worker.
+    reads its part and encodes every batch with the one ``ChunkEncoder`` the out-of-core route uses
+    (``fairaudit.core.codes``): the decision (``pred``: a condition over the rows; or a model the client already
+    loaded, shipped to the workers by Dask — never one loaded from anywhere else), the rows matching ``where``, every
+    distinct leaf of the spec — one **row code** per audited row, two bits a leaf. The codes stay on the worker.
 
-The client combines them, in partition order
-    ``order="given"``: every worker reduces its codes to the leaf counts (successes, n) within the partition at the
-    checks that fall in it (``partition_counts`` at ``partition_points``: every ``batch`` rows counted from the
-    stream's first row, and the stream's last row), and to its totals (``codes_summary``). The client fetches them
-    partition by partition as the monitor asks for its checks (``PartitionCounts``, a ``ChunkedObservations``: a
-    few partitions computed ahead, ``fetched_counts``) and adds the totals of the partitions before (prefix sums in
-    partition order) — ``RunningCounts``' convention (``fairaudit.engines.monitor.stream``), per partition instead of per
-    chunk. The monitor asks in increasing order, so the client forgets the checks below the lowest one it last asked
-    for: it holds a window of checks (two monitor batches, at most ``CHUNK_LIMIT`` checks each, plus one partition's),
-    never the counts at every check, whatever the log's length. The halves test of ``OrderEvidence`` takes the counts
-    up to the middle row from one small task (``stream_halves``).
+The client combines them, in partition order, by the one counting kernel (``fairaudit.core.counting``)
+    ``order="given"``: every worker counts its codes (``count``) at the checks of the stream's schedule that fall in
+    its partition (``partition_counts`` at ``fairaudit.engines.monitor.stream.checks_in``, the function every route's
+    checks come from), and its totals (``partition_totals``). The client fetches those ``Counted`` pieces
+    partition by partition as the monitor asks for its checks (``fetched_counts``: a few partitions computed ahead)
+    and the monitor's ``ChunkedObservations`` shifts each by the ``Counts`` of the partitions before it and merges
+    them (``shift`` and ``+``) — exactly as it merges the chunks of a file read out of core. The monitor asks in
+    increasing order, so the client forgets the checks below the lowest one it last asked for: it holds a window of
+    checks, never the counts at every check, whatever the log's length. The halves test of ``OrderEvidence`` adds up
+    each partition's totals before and after the stream's middle row (``_halves``).
 
     ``order="shuffle"``: the stream is the rows in the seeded random order of the in-process path
-    (``fairaudit.engines.monitor.engine.stream_positions``: ``numpy.random.default_rng(seed).permutation``), a permutation
-    of the whole stream, which no partition can apply alone. The workers turn their codes into the out-of-core
-    route's row codes (``row_codes``: two bits per leaf, 1 byte a row for up to four leaves), the client appends
-    them in partition order and shuffles them with ``fairaudit.engines.monitor.stream.shuffle_codes`` — in memory (up to 1
-    GiB of codes) that is the in-process permutation — and decodes them chunk by chunk for the monitor. The client
-    holds those codes (about 2 bytes a row while shuffling, 1 after; with ``Fair[...]`` also the row ids shuffled
-    with them, ``shuffle_rows``, 4 bytes a row), not the rows; beyond 1 GiB of codes they go to a temporary file and
-    are shuffled by buckets (a uniform order: the out-of-core route's with the same limit and seed, not the in-process
-    one).
+    (``fairaudit.engines.monitor.engine.stream_positions``), a permutation of the whole stream, which no partition
+    can apply alone. The client appends the partitions' row codes in partition order and shuffles them with
+    ``fairaudit.engines.monitor.stream.shuffle_codes`` — in memory (up to 1 GiB of codes) that is the in-process
+    permutation — and counts them chunk by chunk for the monitor. The client holds those codes (about 2 bytes a row
+    while shuffling, 1 after; with ``Fair[...]`` also the row ids shuffled with them, ``shuffle_rows``, 4 bytes a
+    row), not the rows; beyond 1 GiB of codes they go to a temporary file and are shuffled by buckets (a uniform
+    order: the out-of-core route's with the same limit and seed, not the in-process one).
 
 Either way the counts go through ``fairaudit.engines.monitor.engine.monitor_batches`` and the shared driver
 (``fairaudit.core.driver.drive``), as in process, so verdicts, intervals, warnings and the guarantee sentence are the
@@ -96,7 +92,7 @@ from typing import Iterator
 import numpy as np
 
 from fairaudit.sources.files import not_interrupted
-from fairaudit.engines.monitor.stream import ChunkedObservations, _count_upto
+from fairaudit.engines.monitor.stream import ChunkedObservations
 from fairaudit.base.errors import DataError, FairauditError
 from fairaudit.sources.files import READ_ROWS, FileLog
 
@@ -304,22 +300,19 @@ class Task:
 
 @dataclass
 class PartitionCodes:
-    """One partition's observations: ``length`` rows (after ``where``); per leaf the packed bits (``numpy.packbits``)
-    of its value counted where its condition holds (``success``) and of the condition (``mask``; None: every row)."""
+    """One partition's observation codes, made on a worker by the one ``ChunkEncoder`` every route uses
+    (``fairaudit.core.codes``: one row code per audited row, in row order), and what the run reports of them."""
 
-    length: int
-    success: dict
-    mask: dict
+    codes: np.ndarray
     before: int = 0  # the partition's rows before ``where``
     flips: dict | None = None  # per Fair[...] leaf: the first ``KEEP`` flipped rows' positions (after ``where``)
     first: dict | None = None  # per Fair[...] leaf: the first ``KEEP`` of them as ``Counterexample``s (rows: local)
     missing: dict | None = None  # per leaf: the rows it leaves out for a missing value (``Missing``)
     unknown: tuple = (0, ())  # the rows the row filter is neither true nor false on, and the columns missing there
 
-    def unpacked(self, key) -> tuple[np.ndarray, np.ndarray | None]:
-        v = np.unpackbits(self.success[key], count=self.length).astype(bool)
-        m = self.mask[key]
-        return v, (None if m is None else np.unpackbits(m, count=self.length).astype(bool))
+    @property
+    def length(self) -> int:
+        return len(self.codes)
 
 
 @functools.lru_cache(maxsize=16)
@@ -384,293 +377,105 @@ def log_partitions(log: FileLog, columns, label=None) -> list[Part]:
     return out
 
 
-def _frame(part):
-    return part.frame() if isinstance(part, Part) else part.reset_index(drop=True)
-
-
-def _decided(frame, task: Task, model):
-    """``(frame, pred, label, score, rows, unknown)``: the partition's decisions, label and score, restricted to
-    ``where`` (``rows``: the kept rows' positions in the partition; ``unknown``: the rows the filter is neither true
-    nor false on, left out, and the columns missing there), as out of core (``fairaudit.engines.monitor.outofcore.encode_file``)."""
-    from fairaudit.core.observations import event_array3
+def _decider(task: Task, model):
+    """What makes a partition's decisions: the model the client shipped, or the decision expression."""
+    if task.pred is None:
+        return model
     from fairaudit.models.expression import ExpressionModel
     from fairaudit.spec import event_columns
 
-    rows = np.arange(len(frame))
-    pred = score = label = None
-    unknown = (0, ())
-    if task.pred is not None:
-        decision = _event(task.pred)
-        pred = np.asarray(ExpressionModel(task.pred, decision, event_columns(decision)).predict(frame)).astype(
-            np.int8)
-    elif model is not None:
-        pred = np.asarray(model.predict(frame)).astype(np.int8)
-        if task.uses_score:
-            score = np.asarray(model.score(frame), dtype=float)
-            if not np.isfinite(score).all():
-                raise FairauditError("the model's score is not a number for some rows of the log; check them for "
-                                     "missing or extreme values")
-    if task.label is not None:
-        label = (frame[task.label] == task.favourable).to_numpy(dtype=np.int8)
-    if task.where is not None:
-        where = _event(task.where)
-        keep, known = event_array3(where, frame, pred, label, score)
-        if not known.all():
-            from fairaudit.spec.events import missing_names
-
-            unknown = (int((~known).sum()), missing_names((where,), frame, ~known, pred=pred, label=label,
-                                                          score=score))
-        frame = frame[keep].reset_index(drop=True)
-        pred, label, score, rows = (None if a is None else a[keep] for a in (pred, label, score, rows))
-    return frame, pred, label, score, rows, unknown
+    decision = _event(task.pred)
+    return ExpressionModel(task.pred, decision, event_columns(decision))
 
 
-def partition_codes(part, task: Task, model=None) -> PartitionCodes:
-    """Evaluate ``task`` on one partition (a ``Part``, read here; or a pandas DataFrame already read): the decision,
-    the row filter, every leaf."""
-    from fairaudit.core.counterexamples import KEEP
-    from fairaudit.core.observations import observe
-    from fairaudit.engines.monitor.outofcore import fair_keys
+def partition_codes(part: Part, task: Task, model=None) -> PartitionCodes:
+    """Evaluate ``task`` on one partition, read here by the log's reader: its batches encoded by the
+    ``ChunkEncoder`` the out-of-core route uses (``fairaudit.core.codes``: the decision, the row filter, every leaf;
+    without ``Fair[...]`` the text kept dictionary-encoded and each distinct combination evaluated once), so a part's
+    codes are those of the same rows read anywhere else."""
+    from fairaudit.core.codes import ChunkEncoder, code_dtype, fair_keys
+    from fairaudit.core.evaluate import compile_spec
+    from fairaudit.core.observations import FirstFlips
 
     spec = _parsed(task.spec)
-    if isinstance(part, Part) and model is None and not fair_keys(spec):
-        return _encoded_codes(part, task, spec)
-    frame = _frame(part)
-    before = len(frame)
-    frame, pred, label, score, rows, unknown = _decided(frame, task, model)
-    obs = observe(spec, frame, pred=pred, label=label, score=score, model=model,
-                  column_values=dict(task.domains), rows=rows)
-    success, mask = {}, {}
-    for key, v in obs.values.items():
-        m = obs.masks[key]
-        every = bool(m.all())
-        success[key] = np.packbits(v if every else v & m)
-        mask[key] = None if every else np.packbits(m)
-    flips = {k: f.positions[:KEEP].astype(np.int64) for k, f in obs.flips.items()} or None  # of ``first`` only
-    first = {k: f.first for k, f in obs.flips.items()} or None
-    return PartitionCodes(int(obs.length), success, mask, before, flips, first, obs.missing or None, unknown)
-
-
-def _encoded_codes(part: Part, task: Task, spec) -> PartitionCodes:
-    """``partition_codes`` of a part read from its file with a decision expression (no model, no ``Fair[...]``): its
-    chunks encoded as out of core (``fairaudit.engines.monitor.outofcore.ChunkEncoder``: the text kept
-    dictionary-encoded, every expression evaluated once per distinct combination of the columns read, not once per
-    row), then packed into the partition's bits — the same bits as evaluating every row of the frame."""
-    from fairaudit.core.evaluate import compile_spec
-    from fairaudit.engines.monitor.outofcore import ChunkEncoder
-    from fairaudit.engines.monitor.stream import decode
-    from fairaudit.models.expression import ExpressionModel
-    from fairaudit.spec import event_columns
-
     keys = compile_spec(spec).leaf_keys
-    decider = None
-    if task.pred is not None:
-        decision = _event(task.pred)
-        decider = ExpressionModel(task.pred, decision, event_columns(decision))
-    encoder = ChunkEncoder(spec, keys, part.columns, part.log.schema, decider,
+    fair = bool(fair_keys(spec))
+    firsts = FirstFlips() if fair else None
+    encoder = ChunkEncoder(spec, keys, part.columns, part.log.schema, _decider(task, model), model=model,
                            where_event=None if task.where is None else _event(task.where), label=task.label,
-                           favourable=task.favourable)
-    chunks = [encoder.codes(table) for table in part.tables(encoded=True)]
-    codes = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.uint8)
-    obs = decode(codes, keys)
-    success, mask = {}, {}
-    for key in keys:
-        v, m = obs.values[key], obs.masks[key]  # (values already restricted to their masks)
-        every = bool(m.all())
-        success[key] = np.packbits(v)
-        mask[key] = None if every else np.packbits(m)
-    return PartitionCodes(len(codes), success, mask, encoder.total, None, None, encoder.missing or None,
+                           favourable=task.favourable, domains=dict(task.domains) or None, first_flips=firsts)
+    chunks = [encoder.codes(table) for table in part.tables(encoded=not fair)]
+    codes = np.concatenate(chunks) if chunks else np.zeros(0, dtype=code_dtype(keys))
+    flips = first = None
+    if firsts is not None:
+        flips = {k: np.asarray(positions, dtype=np.int64) for k, (_, _, positions, _) in firsts.kept.items()}
+        first = {k: tuple(examples) for k, (_, _, _, examples) in firsts.kept.items()}
+    return PartitionCodes(codes, encoder.total, flips, first, encoder.missing or None,
                           (encoder.unknown, tuple(encoder.unknown_columns)))
 
 
-def partition_counterexamples(part, task: Task, model, key: str, local) -> tuple:
-    """The ``Counterexample``s of the Fair[...] leaf ``key`` at the partition's rows ``local`` (positions after
-    ``where``, in the order wanted), as ``observe`` makes them (rows: positions in the partition)."""
-    from fairaudit.core.observations import flip_decisions, flips
-    from fairaudit.core.evaluate import compile_spec
+def partition_counterexamples(part: Part, task: Task, model, key: str, local) -> tuple:
+    """The ``Counterexample``s of the Fair[...] leaf ``key`` at the partition's audited rows ``local`` (positions
+    after ``where``, in the order wanted; rows: positions in the partition) — the out-of-core route's second read
+    (``fairaudit.engines.monitor.outofcore.counterexamples_at``) of this one part."""
+    from fairaudit.engines.monitor.outofcore import counterexamples_at
 
-    frame, pred, _, _, rows, _ = _decided(_frame(part), task, model)
-    local = np.asarray(local, dtype=np.int64)
-    node = compile_spec(_parsed(task.spec)).leaf_node[key].node
-    domain = list(dict(task.domains)[node.column])
-    part = frame.iloc[local].reset_index(drop=True)
-    agree, decisions = flip_decisions(model, part, node.column, domain, pred[local])
-    return flips(key, model, part, node.column, domain, agree, decisions, rows[local]).first
+    return counterexamples_at(part.log, _parsed(task.spec), model, dict(task.domains), {key: local},
+                              where=task.where, label=task.label, favourable=task.favourable)[key]
 
 
-def codes_summary(codes: PartitionCodes) -> tuple[int, dict, dict, tuple]:
-    """``(rows, totals, missing, unknown)``: the partition's rows (after ``where``), per leaf its (successes, n)
-    over them, the rows each leaf leaves out for a missing value, and the rows the row filter is unknown on."""
-    totals = {}
-    for key in codes.success:
-        v, m = codes.unpacked(key)
-        totals[key] = (int(v.sum()), codes.length if m is None else int(m.sum()))
-    return codes.length, totals, codes.missing or {}, codes.unknown
+def partition_counts(codes: PartitionCodes, keys, offset: int, length: int, batch: int, thin_after: int = 0):
+    """The partition's counts at the checks that fall in it (``fairaudit.engines.monitor.stream.checks_in``: the
+    stream's schedule, of ``length`` rows, from the partition's first row at ``offset``), by the one kernel
+    (``fairaudit.core.counting.count``), as a ``Counted`` piece the client shifts and merges."""
+    from fairaudit.core.counting import count
+    from fairaudit.engines.monitor.stream import Counted, checks_in
+
+    points = checks_in(offset, codes.length, batch, thin_after, end=length)
+    at, total = count(codes.codes, keys, points)
+    return Counted(codes.length, points, at, total)
 
 
-def local_points(length: int, regular: tuple[int, int], batch: int, extra=()) -> np.ndarray:
-    """The positions in a partition of ``length`` rows at which counts are taken: every ``batch`` rows from
-    ``regular = (first, end)`` (the partition's first check, and where its regular checks stop: ``length``, or
-    sooner where the schedule thins out), and ``extra`` positions that fall in it."""
-    first, end = regular
-    points = np.arange(first, min(length, end), batch, dtype=np.int64)
-    extra = np.asarray([p for p in extra if 0 <= p < length], dtype=np.int64)
-    return np.union1d(points, extra) if len(extra) else points
+def partition_totals(codes: PartitionCodes, keys) -> tuple:
+    """``(totals, missing, unknown)``: the partition's ``Counts`` (``fairaudit.core.counting.count``), the rows each
+    leaf leaves out for a missing value, and the rows the row filter is unknown on."""
+    from fairaudit.core.counting import count
+
+    return count(codes.codes, keys)[1], codes.missing or {}, codes.unknown
 
 
-def partition_points(offset: int, rows: int, length: int, batch: int,
-                     thin_after: int = 0) -> tuple[tuple[int, int], tuple]:
-    """``(regular, extra)`` for the partition of ``rows`` rows that starts at stream position ``offset`` (the
-    stream: ``length`` rows): ``local_points(rows, regular, batch, extra) + offset`` are the stream's checks
-    (``check_points(length, batch, thin_after)``: the schedule of ``schedule_steps`` from the stream's first row,
-    and its last row) that fall in the partition. ``regular = (first, end)``: every ``batch`` rows from ``first``
-    up to ``end`` (the partition's end, or where the schedule thins out); the thinned checks and the stream's last
-    row are in ``extra``."""
-    from fairaudit.engines.monitor.stream import schedule_steps, thinning_start
-
-    last = tuple(p - offset for p in (length - 1,) if offset <= p < offset + rows)
-    t0 = thinning_start(batch, thin_after)
-    first = (-(offset + 1)) % batch
-    if t0 is None or offset + rows <= t0:
-        return (first, rows), last
-    thinned = schedule_steps(max(offset, t0), offset + rows, batch, thin_after) - 1 - offset
-    extra = tuple(sorted(set(int(p) for p in thinned) | set(last)))
-    return (first, max(0, t0 - offset)), extra
-
-
-def partition_counts(codes: PartitionCodes, regular: tuple[int, int], batch: int, extra=()) -> dict:
-    """The leaf counts within the partition at ``local_points``: per leaf (successes, n) there — n None for an
-    unconditional leaf (it is the position + 1) —, the partition's totals (``"total"``: (successes, n)) and the
-    points asked for (``"points"``: ``(rows, regular, batch, extra)``)."""
-    at = local_points(codes.length, regular, batch, extra)
-    small = np.int32 if codes.length < 2 ** 31 - 1 else np.int64
-    out = {"at": {}, "total": {}, "points": (codes.length, tuple(int(p) for p in regular), int(batch),
-                                             tuple(int(p) for p in extra))}
-    for key in codes.success:
-        v, m = codes.unpacked(key)
-        s = np.cumsum(v, dtype=np.int64)
-        n = None if m is None else np.cumsum(m, dtype=np.int64)
-        out["at"][key] = (s[at].astype(small), None if n is None else n[at].astype(small))
-        out["total"][key] = (int(s[-1]) if codes.length else 0,
-                             (int(n[-1]) if codes.length else 0) if n is not None else codes.length)
-    return out
-
-
-def row_codes(codes: PartitionCodes, keys) -> np.ndarray:
-    """The partition's rows as the out-of-core route's row codes (``fairaudit.engines.monitor.stream.encode``: two bits per
-    leaf, 1 byte a row for up to four leaves)."""
-    from fairaudit.core.observations import Observations
-    from fairaudit.engines.monitor.stream import encode
-
-    values, masks = {}, {}
-    for key in keys:
-        v, m = codes.unpacked(key)
-        values[key], masks[key] = v, (np.ones(codes.length, dtype=bool) if m is None else m)
-    return encode(Observations(values, masks, codes.length), keys)
+def partition_row_codes(codes: PartitionCodes) -> np.ndarray:
+    """The partition's row codes (a shuffled stream is made of them on the client)."""
+    return codes.codes
 
 
 # ---------------------------------------------------------------------------------------------------- on the client
-class PartitionCounts(ChunkedObservations):
-    """The monitor's observations of a given-order Dask run: each leaf's counts at the checks, fetched partition by
-    partition as the monitor asks for them and added to the totals of the partitions before (prefix sums in
-    partition order). Only a window of checks is held — ``ChunkedObservations``' mechanism (``CheckPoints``,
-    ``_LazyStats``): the monitor asks for its checks in increasing order and the checks below the lowest one it
-    last asked for are forgotten — never the counts at every check.
-
-    ``parts`` yields, in partition order, ``(rows, counted)``: the partition's rows and its ``partition_counts`` at
-    ``partition_points`` (``counted`` may be None for an empty partition). ``halves``: per leaf ``(n1, s1, n2, s2)``
-    for the halves test (``stream_halves``). ``held``: the most checks held at once so far."""
-
-    def __init__(self, keys, length: int, batch: int, parts, halves: dict | None = None, thin_after: int = 0):
-        super().__init__(keys, (), length, halves=halves)
-        self.batch, self.parts, self.held = int(batch), iter(parts), 0
-        self.thin_after = int(thin_after)
-
-    def stats(self, ends) -> dict:
-        if self.counts.rows:
-            raise RuntimeError("the counts of a Dask stream are fetched once, in order")
-        return super().stats(ends)
-
-    def fill(self, check: int) -> None:
-        """Fetch partitions until the counts at check ``check`` are known."""
-        while self.filled <= check:
-            part = next(self.parts, None)
-            if part is None:
-                raise FairauditError(f"the Dask partitions ended after {self.counts.rows:,} rows; {self.length:,} "
-                                     "were expected")
-            rows, counted = part
-            if not rows:
-                continue
-            start = self.counts.rows
-            stop = _count_upto(self.ends, start + rows - 1)
-            want = np.asarray(self.ends[self.filled:stop], dtype=np.int64) - start
-            regular, extra = partition_points(start, rows, self.length, self.batch, self.thin_after)
-            at = local_points(rows, regular, self.batch, extra)
-            where = np.searchsorted(at, want)
-            if counted["points"] != (rows, regular, self.batch, extra) or \
-                    (len(want) and (where.max() >= len(at) or (at[where] != want).any())):
-                raise RuntimeError("the Dask partitions did not report the counts at every check")
-            for k in self.keys:
-                s, n = counted["at"][k]
-                base_s, base_n = self.counts.successes[k], self.counts.n[k]
-                old_s, old_n = self.cum[k]
-                self.cum[k] = (np.concatenate([old_s, s[where].astype(np.int64) + base_s]),
-                               np.concatenate([old_n, (start + want + 1) if n is None
-                                               else n[where].astype(np.int64) + base_n]))
-                ts, tn = counted["total"][k]
-                self.counts.successes[k], self.counts.n[k] = base_s + int(ts), base_n + int(tn)
-            self.counts.rows += rows
-            self.filled = stop
-            self.held = max(self.held, self.filled - self.base)
-
-
-def stream_halves(totals, half: int, middle=None) -> dict:
-    """Per leaf ``(n1, s1, n2, s2)``: observations and successes in the stream's first ``half`` rows and in the rest
-    (the halves test of ``OrderEvidence``), from every partition's totals (``codes_summary``, in partition order)
-    and ``middle = (p, counted)``: partition ``p``'s ``partition_counts`` at the one position of the stream's row
-    ``half - 1`` (None when ``half`` is 0)."""
-    out = {}
-    for k in (totals[0] if totals else {}):
-        total_s, total_n = sum(t[k][0] for t in totals), sum(t[k][1] for t in totals)
-        if half == 0 or middle is None:
-            out[k] = (0, 0, total_n, total_s)
-            continue
-        p, counted = middle
-        s, n = counted["at"][k]
-        s1 = sum(t[k][0] for t in totals[:p]) + int(s[0])
-        n1 = half if n is None else sum(t[k][1] for t in totals[:p]) + int(n[0])
-        out[k] = (n1, s1, total_n - n1, total_s - s1)
-    return out
-
-
 LOOKAHEAD = 2  # partitions whose counts are computed ahead of the monitor, per worker thread
 
 
-def fetched_counts(client, codes, lengths, batch: int, ahead: int, thin_after: int = 0) -> Iterator[tuple[int, dict | None]]:
-    """``(rows, partition_counts)`` of each partition in partition order, for ``PartitionCounts``: computed on the
-    workers ``ahead`` partitions before the monitor reaches them (the counts stay on the workers until then) and
-    fetched one partition at a time; a partition's codes are released once its counts are fetched."""
+def fetched_counts(client, codes, lengths, keys, batch: int, ahead: int, thin_after: int = 0) -> Iterator:
+    """Each partition's ``Counted`` piece (``partition_counts``), in partition order, for the monitor's
+    ``ChunkedObservations`` (which shifts and merges them by the one kernel): computed on the workers ``ahead``
+    partitions before the monitor reaches them and fetched one partition at a time; a partition's codes are released
+    once its counts are fetched."""
     length = int(sum(lengths))
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     pending: dict = {}
 
     def submit(p: int):
-        regular, extra = partition_points(int(offsets[p]), int(lengths[p]), length, batch, thin_after)
-        return client.submit(partition_counts, codes[p], regular, batch, extra, pure=False)
+        return client.submit(partition_counts, codes[p], list(keys), int(offsets[p]), length, batch, thin_after,
+                             pure=False)
 
     try:
         for p in range(len(codes)):
             for q in range(p, min(len(codes), p + max(1, ahead))):
-                if q not in pending and lengths[q]:
+                if q not in pending:
                     pending[q] = submit(q)
-            if not lengths[p]:
-                yield 0, None
-                continue
             future = pending.pop(p)
             counted = future.result()
             future.release()
             codes[p].release()
-            yield int(lengths[p]), counted
+            yield counted
     finally:
         for future in pending.values():
             future.release()
@@ -684,18 +489,30 @@ def _threads(client) -> int:
         return 1
 
 
-def _halves(client, codes, lengths, totals) -> dict:
-    """``stream_halves`` of the stream: the totals already known, plus the counts up to the stream's middle row in
-    the partition that holds it (one small task)."""
+def _halves(client, codes, lengths, keys) -> dict:
+    """Per leaf ``(n1, s1, n2, s2)`` of the stream's two halves (the halves test of ``OrderEvidence``): the
+    kernel's totals of the partitions before the middle, of the middle partition cut at the stream's middle row,
+    and of those after (``fairaudit.core.counting``; one small task per partition)."""
+    from fairaudit.core.counting import Counts
+
     length = int(sum(lengths))
     half = length // 2
-    if half == 0:
-        return stream_halves(totals, 0)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    p = int(np.searchsorted(offsets, half - 1, side="right") - 1)  # the (non-empty) partition of row half - 1
-    counted = client.submit(partition_counts, codes[p], (0, 0), 1, (int(half - 1 - offsets[p]),),
-                            pure=False).result()
-    return stream_halves(totals, half, (p, counted))
+    first, rest = Counts.zero(keys), Counts.zero(keys)
+    for p, future in enumerate([client.submit(_split_totals, c, list(keys), int(half - offsets[p]), pure=False)
+                                for p, c in enumerate(codes)]):
+        a, b = future.result()
+        future.release()
+        first, rest = first + a, rest + b
+    return {k: (first.of(k)[1], first.of(k)[0], rest.of(k)[1], rest.of(k)[0]) for k in keys}
+
+
+def _split_totals(codes: PartitionCodes, keys, cut: int):
+    """The ``Counts`` of a partition's first ``cut`` rows and of the rest (``cut`` clipped to the partition)."""
+    from fairaudit.core.counting import count
+
+    cut = min(max(int(cut), 0), codes.length)
+    return count(codes.codes[:cut], keys)[1], count(codes.codes[cut:], keys)[1]
 
 
 def _shuffled_in_memory(keys, length: int) -> bool:
@@ -708,13 +525,12 @@ def _shuffled_in_memory(keys, length: int) -> bool:
 
 def _shuffled(client, codes, lengths, keys, seed: int, rows: bool = False):
     """``(folder, observations, codes, ids)`` of the stream shuffled with ``seed``: every partition's row codes
-    (``row_codes``, made on the workers) appended in partition order to a ``CodeStore`` — in memory up to
-    ``MEMORY_SHUFFLE_BYTES`` (1 byte a row for up to four leaves), else in a file of the temporary ``folder`` — and
-    shuffled by ``shuffle_codes``, the out-of-core route's shuffle: in memory it is the in-process permutation
-    (``default_rng(seed).permutation``), so the stream is the in-process one row for row; beyond, a uniform bucket
-    shuffle (another order, the out-of-core route's with the same memory limit). With ``rows`` (``Fair[...]``: its
-    counterexamples are found again) the row ids are shuffled with the codes (``shuffle_rows``, the same order) and
-    returned as ``ids``, else None."""
+    appended in partition order to a ``CodeStore`` — in memory up to ``MEMORY_SHUFFLE_BYTES`` (1 byte a row for up to
+    four leaves), else in a file of the temporary ``folder`` — and shuffled by ``shuffle_codes``, the out-of-core
+    route's shuffle: in memory it is the in-process permutation, so the stream is the in-process one row for row;
+    beyond, a uniform bucket shuffle (another order, the out-of-core route's with the same memory limit). With
+    ``rows`` (``Fair[...]``: its counterexamples are found again) the row ids are shuffled with the codes
+    (``shuffle_rows``, the same order) and returned as ``ids``, else None."""
     import tempfile
 
     from fairaudit.engines.monitor import stream
@@ -726,7 +542,7 @@ def _shuffled(client, codes, lengths, keys, seed: int, rows: bool = False):
         folder = tempfile.TemporaryDirectory(prefix="fairaudit-dask-")
     try:
         store = stream.CodeStore(dtype, path=None if folder is None else stream._fresh(folder.name, "codes-"))
-        made = [client.submit(row_codes, c, keys, pure=False) for c in codes]
+        made = [client.submit(partition_row_codes, c, pure=False) for c in codes]
         for future in made:
             store.append(future.result())
             future.release()
@@ -737,8 +553,7 @@ def _shuffled(client, codes, lengths, keys, seed: int, rows: bool = False):
         else:
             store, _ = stream.shuffle_codes(store.close(), seed, memory_bytes=stream.MEMORY_SHUFFLE_BYTES,
                                             folder=None if folder is None else folder.name)
-        return (folder, ChunkedObservations(keys, (stream.decode(c, keys) for c in store.chunks(1 << 16)), store.rows),
-                store, ids)
+        return folder, ChunkedObservations(keys, store.chunks(1 << 16), store.rows), store, ids
     except BaseException:
         if folder is not None:
             folder.cleanup()
@@ -1048,9 +863,9 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
         task = replace(task, domains=_domains(client, parts, spec, fair_keys))
     shipped = client.scatter(model, broadcast=True) if model is not None else None
     codes = [client.submit(partition_codes, part, task, shipped, pure=False) for part in parts]
-    summaries = [client.submit(codes_summary, c, pure=False) for c in codes]
+    summaries = [client.submit(partition_totals, c, list(keys), pure=False) for c in codes]
     index = {f.key: i for i, f in enumerate(summaries)}
-    lengths, totals = [0] * total, [{}] * total
+    lengths = [0] * total
     missing, unknown = [{}] * total, [(0, ())] * total
     done: set = set()
     folder = None  # a temporary folder for the codes of a shuffled stream too big to shuffle in memory
@@ -1060,7 +875,8 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
         for future in as_completed(summaries):
             i = index[future.key]
             try:
-                lengths[i], totals[i], missing[i], unknown[i] = future.result()
+                counted, missing[i], unknown[i] = future.result()
+                lengths[i] = counted.rows
             except FairauditError as err:  # a value that does not fit, a part's columns: the first part's, in order
                 raise _earliest(summaries, i, err, done) from None
             future.release()
@@ -1079,9 +895,9 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
         if order == "given":  # counts at the checks, fetched as the monitor advances
             found = _fair_flips(client, spec, fair_keys, task, codes, lengths) if fair_keys else None
             thin_after = int(options["thin_after"])
-            feed = fetched_counts(client, codes, lengths, batch, LOOKAHEAD * _threads(client), thin_after)
-            obs = PartitionCounts(keys, length, batch, feed, halves=_halves(client, codes, lengths, totals),
-                                  thin_after=thin_after)
+            halves = _halves(client, codes, lengths, keys)
+            feed = fetched_counts(client, codes, lengths, keys, batch, LOOKAHEAD * _threads(client), thin_after)
+            obs = ChunkedObservations(keys, feed, length, halves=halves)
         else:  # every row's code on the client (1 byte a row up to four leaves), shuffled as out of core
             folder, obs, store, ids = _shuffled(client, codes, lengths, keys, seed, rows=bool(fair_keys))
             found = (_fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, shipped, store, ids)

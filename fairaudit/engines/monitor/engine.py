@@ -85,7 +85,7 @@ from fairaudit.engines.monitor.directed import directed_verdict, display_deltas,
 from fairaudit.bounds.rules import TRUE, UNKNOWN
 from fairaudit.core.engine import Context, Engine, LeafBatch
 from fairaudit.engines.monitor.options import DEFAULT_SPLIT, OPTIONS, ORDERS, SPLITS, TITLE
-from fairaudit.engines.monitor.stream import CheckPoints, schedule_resolution, schedule_steps
+from fairaudit.engines.monitor.stream import CheckPoints, checks_in, schedule_resolution
 from fairaudit.core.observations import Observations, decision_reasons, observe_inputs
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import LeafValue
@@ -101,11 +101,8 @@ SOLVER_TIME_LIMIT = 1.0  # seconds per solver call; a call that runs out just do
 def check_points(length: int, batch: int, thin_after: int = 0) -> np.ndarray:
     """0-based index of the last observation of each check: the schedule's steps
     (``fairaudit.engines.monitor.stream.schedule_steps``: every ``batch`` rows up to ``thin_after``, then
-    geometrically), and the last row."""
-    idx = schedule_steps(0, length, batch, thin_after) - 1
-    if length and (not len(idx) or idx[-1] != length - 1):
-        idx = np.append(idx, length - 1)
-    return idx.astype(np.int64)
+    geometrically), and the last row — ``checks_in`` of the whole stream, as every route computes its checks."""
+    return checks_in(0, length, batch, thin_after, end=length)
 
 
 @dataclass
@@ -341,9 +338,10 @@ def _half_counts(obs, key: str, half: int):
     rest — from the whole stream's values, or from the counts a chunked stream knows (``half_counts``)."""
     if hasattr(obs, "half_counts"):
         return obs.half_counts(key)
-    v, m = obs.values[key], obs.masks[key]
-    return (int(m[:half].sum()), int((v[:half] & m[:half]).sum()), int(m[half:].sum()),
-            int((v[half:] & m[half:]).sum()))
+    from fairaudit.core.codes import encode
+    from fairaudit.core.counting import halves
+
+    return halves([encode(obs, [key])], [key], half)[key]
 
 
 def _frozen(allocation: Allocation, keys, delta: float) -> dict[str, float]:

@@ -9,7 +9,7 @@ How a run goes (``audit_file``)
        the row-count warnings ("no row satisfies …"), which need every row, are not given.
     2. **Encode** (``encode_file``): chunk by chunk (pyarrow; only the columns used), the decision and the row
        filter are evaluated and every distinct leaf observed (``fairaudit.core.observations.observe``, as in
-       memory); each audited row becomes a code of two bits per leaf (``fairaudit.engines.monitor.stream.encode``), kept
+       memory); each audited row becomes a code of two bits per leaf (``fairaudit.core.codes.encode``), kept
        in memory up to ``memory_bytes`` and in a temporary file beyond.
     3. **Order**: file order, or a seeded uniform shuffle of the codes (``fairaudit.engines.monitor.stream.shuffle_codes``:
        in memory the in-memory run's very permutation; beyond, a bucket shuffle with its proof of uniformity).
@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fairaudit.base.errors import DataError, FairauditError
+from fairaudit.core.codes import ChunkEncoder, chunk_inputs, code_dtype, distinct_rows, fair_keys  # noqa: F401
 
 if TYPE_CHECKING:
     from fairaudit.data.cleaning import FileDataset
@@ -109,40 +110,6 @@ def read_frames(source, columns, rows: int = READ_ROWS):
     log = log_of(source)
     for frame, _ in log.frames(columns, rows):
         yield frame
-
-
-def distinct_rows(batch, names, limit: int):
-    """``(first, inverse)``: each distinct combination of the columns ``names`` in ``batch`` (as stored), by the
-    position of one of its rows (they all hold the same values there), and each row's combination — or None when
-    there are more than ``limit``. Every
-    event, decision and leaf is a function of a row's columns, so evaluating them on the distinct combinations and
-    spreading the answers by ``inverse`` gives every row's answer exactly."""
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pac
-
-    n = batch.num_rows
-    key = np.zeros(n, dtype=np.int64)
-    span = 1
-    for name in names:
-        arr = batch.column(name)
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks()
-        enc = arr if pa.types.is_dictionary(arr.type) else pac.dictionary_encode(arr, null_encoding="encode")
-        codes = enc.indices.to_numpy(zero_copy_only=False)
-        if enc.indices.null_count:  # a dictionary array's nulls: one more code
-            codes = np.where(np.asarray(enc.indices.is_null()), len(enc.dictionary), codes)
-        card = len(enc.dictionary) + 1
-        if span * card > (1 << 62):
-            return None
-        key += codes.astype(np.int64) * span
-        span *= card
-    inverse, uniques = pd.factorize(key)
-    if len(uniques) > limit:
-        return None
-    first = np.zeros(len(uniques), dtype=np.int64)
-    first[inverse] = np.arange(n)  # some row of each combination (any one: they agree on these columns)
-    return first, inverse
 
 
 def _empty_frame(n: int):
@@ -225,14 +192,6 @@ def written_values(spec, pred: str | None, where: str | None) -> set:
         return literals(spec)
 
 
-def fair_keys(spec) -> dict:
-    """``{leaf key: column}`` of the specification's ``Fair[column]`` leaves."""
-    from fairaudit.core.evaluate import compile_spec
-
-    cs = compile_spec(spec)
-    return {k: cs.leaf_node[k].node.column for k in cs.leaf_keys if cs.leaf_node[k].node.kind == "fair"}
-
-
 def file_fair_domains(path, spec, dataset: FileDataset) -> dict:
     """The values each ``Fair[column]`` flips between, as in memory (``fairaudit.core.observations.fair_domains``):
     a categorical column's values over the whole file (the schema's), a numeric column's distinct values over the
@@ -275,7 +234,7 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     are observed on the audited rows of each chunk as in memory (``observe``); ``first_flips`` (a
     ``fairaudit.core.observations.FirstFlips``) takes in each chunk's flipped rows, numbered among the audited
     rows (their ``row`` the file's row number) — the counterexamples of a run in file order."""
-    from fairaudit.engines.monitor.stream import CodeStore, code_dtype
+    from fairaudit.engines.monitor.stream import CodeStore
     from fairaudit.core.evaluate import compile_spec
     from fairaudit.models.expression import ExpressionModel
     from fairaudit.spec import event_columns, parse_event
@@ -324,109 +283,6 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     return store, total, (agree / total if total and label is not None and pred is not None else None)
 
 
-class ChunkEncoder:
-    """Each conformed chunk of a log as its audited rows' codes (``codes``), in stream order, with what the run
-    reports of them summed over the chunks: ``total`` rows read, ``agree`` rows whose decision equals the label,
-    ``unknown`` rows the row filter is neither true nor false on (and the columns missing there), ``missing`` per
-    leaf. One chunk's code is the same whoever reads it: out of core (``encode_file``) and a Dask worker
-    (``fairaudit.engines.monitor.distributed.partition_codes``). Without ``Fair[...]`` leaves the decision, the
-    filter and the leaves are evaluated on the chunk's distinct combinations of the columns read (``distinct_rows``)
-    and spread to the rows: exact, since each is a function of a row's columns; a chunk read with its text
-    dictionary-encoded (``conform(..., encoded=True)``) gives those combinations without comparing text."""
-
-    def __init__(self, spec, keys, columns, schema, decider, *, model=None, where_event=None, label=None,
-                 favourable=None, domains=None, first_flips=None):
-        self.spec, self.keys, self.columns, self.schema = spec, list(keys), list(columns), schema
-        self.decider, self.model, self.where_event = decider, model, where_event
-        self.label, self.favourable, self.domains, self.first_flips = label, favourable, domains, first_flips
-        self.fair = bool(fair_keys(spec))
-        self.total = self.agree = self.unknown = self.audited = 0
-        self.unknown_columns: dict = {}
-        self.missing: dict = {}  # leaf key -> Missing: the audited rows each leaf leaves out for a missing value
-
-    def codes(self, table) -> np.ndarray:
-        """The codes of one chunk's audited rows (``table``: conformed, the columns ``columns``)."""
-        from fairaudit.core.observations import add_missing, event_array3, observe
-        from fairaudit.engines.monitor.stream import encode
-        from fairaudit.sources import to_frame
-        from fairaudit.sources.conform import decoded
-        from fairaudit.spec.events import missing_names
-
-        n = table.num_rows
-        found = None if self.fair else distinct_rows(table, self.columns, limit=max(1, n // 4))
-        if found is not None:  # evaluate on the distinct combinations, spread to the rows (exact)
-            first, inverse = found
-            frame = to_frame(decoded(table.take(first)), self.schema, self.label)
-        else:
-            frame, inverse = to_frame(decoded(table), self.schema, self.label), None
-        decided, scores, labels = _chunk_inputs(frame, self.decider, self.model, self.label, self.favourable)
-        weight = None if inverse is None else np.bincount(inverse, minlength=len(frame))
-        keep = None
-        if self.where_event is not None:  # a row the filter is unknown on (a missing value) is left out, and counted
-            keep, known = event_array3(self.where_event, frame, decided, labels, scores)
-            if not known.all():
-                self.unknown += int((~known).sum() if weight is None else weight[~known].sum())
-                self.unknown_columns.update(dict.fromkeys(missing_names((self.where_event,), frame, ~known,
-                                                                        pred=decided, label=labels, score=scores)))
-        if labels is not None and decided is not None:
-            same = decided == labels
-            self.agree += int(same.sum() if weight is None else weight[same].sum())
-        if self.fair:  # the audited rows only, as in memory: the flips' positions are theirs
-            codes = _encode_fair(self.spec, self.keys, frame, keep, decided, labels, scores, self.model,
-                                 self.domains, self.total, self.audited, self.first_flips, self.missing)
-        else:
-            weights = weight if keep is None else (keep.astype(np.int64) if weight is None else weight * keep)
-            obs = observe(self.spec, frame, pred=decided, label=labels, score=scores, weights=weights)
-            add_missing(self.missing, obs.missing)
-            codes = encode(obs, self.keys)
-            if inverse is not None:
-                codes = codes[inverse]
-                keep = None if keep is None else keep[inverse]
-            if keep is not None:
-                codes = codes[keep]
-        self.total += n
-        self.audited += len(codes)
-        return codes
-
-
-def _chunk_inputs(frame, decider, model, label, favourable):
-    """``(decisions, scores, labels)`` of one chunk's rows, as ``fairaudit.core.inputs.Inputs.build`` has them in memory:
-    the decider's 0/1 decisions, the model's scores (every row scored), the label as 0/1 (None where absent)."""
-    decided = None if decider is None else np.asarray(decider.predict(frame)).astype(np.int8)
-    scores = None
-    if model is not None and hasattr(model, "score"):
-        scores = np.asarray(model.score(frame), dtype=float)
-        if not np.isfinite(scores).all():
-            raise FairauditError(f"the model's score is not a number for {int((~np.isfinite(scores)).sum()):,} "
-                                 "row(s) of a chunk; check those rows for missing or extreme values")
-    labels = None if label is None else (frame[label] == favourable).to_numpy(dtype=np.int8)
-    return decided, scores, labels
-
-
-def _encode_fair(spec, keys, frame, keep, decided, labels, scores, model, domains, start: int, audited: int,
-                 firsts, missing: dict | None = None) -> np.ndarray:
-    """The codes of one chunk's audited rows (``keep``; file rows ``start``, ``start + 1``, …) for a spec with
-    ``Fair[...]`` leaves, their flipped rows given to ``firsts`` (a ``FirstFlips``, or None; ``audited``: the
-    audited rows before the chunk)."""
-    from fairaudit.core.observations import observe
-    from fairaudit.engines.monitor.stream import encode
-
-    rows = np.arange(start, start + len(frame), dtype=np.int64)
-    if keep is not None:
-        pick = lambda a: None if a is None else np.asarray(a)[keep]  # noqa: E731
-        frame, rows = frame[keep].reset_index(drop=True), rows[keep]
-        decided, labels, scores = pick(decided), pick(labels), pick(scores)
-    obs = observe(spec, frame, pred=decided, label=labels, score=scores, model=model, column_values=domains,
-                  rows=rows)
-    if missing is not None:
-        from fairaudit.core.observations import add_missing
-
-        add_missing(missing, obs.missing)
-    if firsts is not None:
-        firsts.add(obs.flips, audited)
-    return encode(obs, keys)
-
-
 def counterexamples_at(path, spec, model, domains: dict, wanted: dict, *, where: str | None = None, label=None,
                        favourable=None, rows: int = READ_ROWS) -> dict:
     """Per ``Fair[...]`` leaf, the ``Counterexample``s of the audited rows ``wanted[key]`` (audited positions: the
@@ -452,7 +308,7 @@ def counterexamples_at(path, spec, model, domains: dict, wanted: dict, *, where:
         n = len(frame)
         file_rows = np.arange(total, total + n, dtype=np.int64)
         if where_event is not None:  # the audited rows, found as the first pass found them
-            decided, scores, labels = _chunk_inputs(frame, model, model, label, favourable)
+            decided, scores, labels = chunk_inputs(frame, model, model, label, favourable)
             keep = event_array(where_event, frame, decided, labels, scores)
             frame, file_rows = frame[keep].reset_index(drop=True), file_rows[keep]
         lo = audited

@@ -57,7 +57,7 @@ class PopulationObservations:
         self.rng = np.random.default_rng(seed)
         self.keys = list(compile_spec(spec).leaf_keys)
         self.drawn = 0  # individuals drawn so far
-        self.carry = {k: (0, 0) for k in self.keys}
+        self.carry = None  # the ``Counts`` of the individuals drawn so far (``fairaudit.core.counting``)
         self.ends = np.zeros(0, dtype=np.int64)
         self.cum: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.filled = 0  # checks whose statistics are known
@@ -85,6 +85,8 @@ class PopulationObservations:
 
     def fill(self, check: int) -> None:
         """Draw individuals until the statistics of check ``check`` are known."""
+        from fairaudit.core.counting import Counts, count_rows, shift
+
         while self.filled <= check:
             if self.expired is not None and self.expired():
                 from fairaudit.base.limits import OutOfTime
@@ -97,14 +99,13 @@ class PopulationObservations:
             obs = self.draw(size)
             stop = int(np.searchsorted(self.ends, start + size - 1, side="right"))
             local = self.ends[self.filled:stop] - start
-            for k in self.keys:
-                v, m = obs.values[k], obs.masks[k]
-                s = np.cumsum(v.astype(np.int64) & m.astype(np.int64))
-                n = np.cumsum(m.astype(np.int64))
-                s0, n0 = self.carry[k]
-                self.cum[k][0][self.filled:stop] = s[local] + s0
-                self.cum[k][1][self.filled:stop] = n[local] + n0
-                self.carry[k] = (s0 + int(s[-1]), n0 + int(n[-1]))
+            at, total = count_rows(obs, self.keys, local)  # the one counting kernel, as every route counts
+            if self.carry is None:
+                self.carry = Counts.zero(self.keys)
+            for k, (s, n) in shift(at, self.carry).items():
+                self.cum[k][0][self.filled:stop] = s
+                self.cum[k][1][self.filled:stop] = n
+            self.carry = self.carry + total
             self.filled = stop
 
 

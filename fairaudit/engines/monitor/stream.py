@@ -24,6 +24,7 @@ from typing import Iterator
 import numpy as np
 
 from fairaudit.base.errors import FairauditError
+from fairaudit.core.codes import code_dtype, decode, encode  # noqa: F401 (the codes a CodeStore holds)
 
 # ---------------------------------------------------------------------------------------------- the check schedule
 GROWTH_DENOMINATOR = 10_000  # after ``thin_after`` observations the checks are 1/10,000 (0.01 %) of the stream apart
@@ -76,10 +77,27 @@ def schedule_resolution(batch: int, thin_after: int, length: int | None) -> str 
             "stream (the stop step is the first of these checks at which the verdict is decided)")
 
 
+def checks_in(start: int, rows: int, batch: int, thin_after: int = 0, end: int | None = None) -> np.ndarray:
+    """The 0-based positions, within the piece of ``rows`` rows that starts at stream row ``start``, of the checks
+    that fall in it: the schedule's steps (``schedule_steps``, counted from the stream's first row), and the stream's
+    last row when the stream is known to end (``end``: its length) inside the piece. One function for every route:
+    the monitor's checks on a whole stream (``check_points``), a chunk of a file or a live log (``RunningCounts``),
+    a Dask partition (``fairaudit.engines.monitor.distributed.partition_counts``)."""
+    start, rows = int(start), int(rows)
+    local = schedule_steps(start, start + rows, batch, thin_after) - start - 1
+    if end is not None and start <= int(end) - 1 < start + rows and (not len(local) or local[-1] != int(end) - 1 - start):
+        local = np.append(local, int(end) - 1 - start)
+    return local.astype(np.int64)
+
+
 class RunningCounts:
-    """Per leaf running (successes, n); ``consume`` one chunk of observations, get the stats at its checks."""
+    """Per leaf running (successes, n) of a stream taken a chunk at a time; ``consume`` one chunk's codes (or its
+    ``Observations``), get the stats at its checks. The counts are the kernel's (``fairaudit.core.counting``: each
+    chunk counted by ``count`` at its ``checks_in``, shifted by the ``Counts`` of the chunks before it)."""
 
     def __init__(self, keys, batch: int, thin_after: int = 0, extra=None):
+        from fairaudit.core.counting import Counts
+
         if batch < 1:
             raise FairauditError(f"batch must be a positive integer, got {batch}")
         self.keys, self.batch, self.thin_after = list(keys), int(batch), int(thin_after)
@@ -87,35 +105,37 @@ class RunningCounts:
         # ``extra(lo, hi)``: more steps in ``(lo, hi]`` whose stats ``consume`` keeps in ``extra_seen`` (not checks:
         # the live halves test's epochs, which the thinned schedule need not contain)
         self.extra, self.extra_seen = extra, (np.zeros(0, dtype=np.int64), {})
-        self.rows = 0
-        self.successes = {k: 0 for k in self.keys}
-        self.n = {k: 0 for k in self.keys}
-        self._last = {k: (0, 0) for k in self.keys}
+        self.counts = Counts.zero(self.keys)
 
-    def consume(self, obs, final: bool = False) -> tuple[np.ndarray, dict]:
-        """``(steps, stats)`` for the checks that fall in this chunk (``obs``: its ``Observations``); ``final``:
-        the stream ends with this chunk, so its last row is a check too."""
+    @property
+    def rows(self) -> int:
+        return self.counts.rows
+
+    @property
+    def successes(self) -> dict:
+        return dict(zip(self.counts.keys, self.counts.successes))
+
+    @property
+    def n(self) -> dict:
+        return dict(zip(self.counts.keys, self.counts.n))
+
+    def consume(self, chunk, final: bool = False) -> tuple[np.ndarray, dict]:
+        """``(steps, stats)`` for the checks that fall in this chunk (``chunk``: its row codes, or its
+        ``Observations``); ``final``: the stream ends with this chunk, so its last row is a check too."""
         from fairaudit.core.allocation import LeafStats
+        from fairaudit.core.counting import shift
 
-        start, length = self.rows, int(obs.length)
-        local = schedule_steps(start, start + length, self.batch, self.thin_after) - start - 1  # 0-based in the chunk
-        if final and length and (not len(local) or local[-1] != length - 1):
-            local = np.append(local, length - 1)
-        stats, seen = {}, {}
-        extra = (None if self.extra is None
+        start, length = self.counts.rows, rows_of(chunk)
+        local = checks_in(start, length, self.batch, self.thin_after, end=start + length if final else None)
+        extra = (np.zeros(0, dtype=np.int64) if self.extra is None
                  else np.asarray(self.extra(start, start + length), dtype=np.int64).reshape(-1))
-        for k in self.keys:
-            v, m = obs.values[k], obs.masks[k]
-            s = np.cumsum(v.astype(np.int64) & m.astype(np.int64)) + self.successes[k]
-            n = np.cumsum(m.astype(np.int64)) + self.n[k]
-            stats[k] = LeafStats(s[local].astype(float), n[local].astype(float))
-            if extra is not None:
-                seen[k] = LeafStats(s[extra - start - 1].astype(float), n[extra - start - 1].astype(float))
-            if length:
-                self.successes[k], self.n[k] = int(s[-1]), int(n[-1])
-        if extra is not None:
-            self.extra_seen = (extra, seen)
-        self.rows += length
+        at, total = count_piece(chunk, self.keys, np.concatenate([local, extra - start - 1]))
+        at = shift(at, self.counts)
+        stats = {k: LeafStats(s[:len(local)].astype(float), n[:len(local)].astype(float)) for k, (s, n) in at.items()}
+        if self.extra is not None:
+            self.extra_seen = (extra, {k: LeafStats(s[len(local):].astype(float), n[len(local):].astype(float))
+                                       for k, (s, n) in at.items()})
+        self.counts = self.counts + total
         if len(local):
             self.last_check = start + int(local[-1]) + 1
         return start + local + 1, stats
@@ -130,7 +150,27 @@ class RunningCounts:
             return np.zeros(0, dtype=np.int64), {k: LeafStats(np.zeros(0), np.zeros(0)) for k in self.keys}
         self.last_check = self.rows
         return (np.array([self.rows], dtype=np.int64),
-                {k: LeafStats(np.array([float(self.successes[k])]), np.array([float(self.n[k])])) for k in self.keys})
+                {k: LeafStats(np.array([float(s)]), np.array([float(n)]))
+                 for k, s, n in zip(self.keys, self.counts.successes, self.counts.n)})
+
+
+def rows_of(piece) -> int:
+    """The rows of a piece of the stream: row codes, ``Observations`` or a ``Counted`` piece."""
+    if isinstance(piece, np.ndarray):
+        return len(piece)
+    return int(piece.rows if isinstance(piece, Counted) else piece.length)
+
+
+def count_piece(piece, keys, points) -> tuple[dict, object]:
+    """The kernel's ``(at, total)`` of one piece of the stream at ``points`` (``fairaudit.core.counting``): row codes
+    counted by ``count``, ``Observations`` by ``count_rows``, a ``Counted`` piece as it was counted."""
+    from fairaudit.core.counting import count, count_rows
+
+    if isinstance(piece, np.ndarray):
+        return count(piece, keys, points)
+    if isinstance(piece, Counted):
+        return piece.count(points)
+    return count_rows(piece, keys, points)
 
 
 class CheckPoints:
@@ -245,9 +285,29 @@ class _LazyStats:
         return LeafStats(s[local].astype(float), n[local].astype(float))
 
 
+class Counted:
+    """A piece of the stream counted where it was read (a Dask worker): its ``rows``, the kernel's counts at its
+    ``points`` (``fairaudit.core.counting.count``: 0-based positions in the piece, increasing; ``at[key] =
+    (successes, n)``, not yet shifted by the rows before the piece) and its totals (``Counts``)."""
+
+    def __init__(self, rows: int, points, at: dict, total):
+        self.rows, self.points, self.at, self.total = int(rows), np.asarray(points, dtype=np.int64), at, total
+
+    def count(self, wanted) -> tuple[dict, object]:
+        """``(at, total)`` as ``count`` gives them for the positions ``wanted`` (each one of ``points``)."""
+        wanted = np.asarray(wanted, dtype=np.int64)
+        where = np.searchsorted(self.points, wanted)
+        if len(wanted) and (where.max() >= len(self.points) or (self.points[where] != wanted).any()):
+            raise RuntimeError("a piece of the stream was not counted at every check that falls in it")
+        return {k: (np.asarray(s)[where], np.asarray(n)[where]) for k, (s, n) in self.at.items()}, self.total
+
+
 class ChunkedObservations:
-    """The monitor's ``Observations`` for a stream read chunk by chunk (``chunks``: an iterator of each chunk's
-    ``Observations``, in stream order; ``length``: the stream's rows). Only one chunk is in memory at a time, and
+    """The monitor's ``Observations`` for a stream read chunk by chunk (``chunks``: an iterator of the pieces of
+    the stream in stream order — each a chunk's row codes (``fairaudit.core.codes.encode``), its ``Observations``,
+    or a ``Counted`` piece counted where it was read; ``length``: the stream's rows). Every piece is counted by the
+    one kernel (``fairaudit.core.counting``: ``count`` at the checks that fall in it, ``shift`` by the ``Counts``
+    of the pieces before, ``+``), wherever it was read. Only one chunk is in memory at a time, and
     of the checks' statistics only a window (from the lowest check the monitor last asked for): the monitor
     (``monitor_batches``) asks for the statistics of its checks in order, and the chunks are read as far as they
     need. ``values``/``masks`` are not kept; the halves test of ``OrderEvidence`` (file order) uses
@@ -256,8 +316,11 @@ class ChunkedObservations:
     skipped with a warning-free empty answer: give it for a stream in file order."""
 
     def __init__(self, keys, chunks, length: int, halves: dict | None = None, flips=None):
+        from fairaudit.core.counting import Counts
+
         self.keys, self.chunks, self.length = list(keys), iter(chunks), int(length)
-        self.counts = RunningCounts(self.keys, 1)
+        self.counts = Counts.zero(self.keys)  # the pieces read so far
+        self.held = 0  # the most checks held at once so far
         self.ends = np.zeros(0, dtype=np.int64)
         self.cum: dict = {}
         self.filled = 0  # checks known: [0, filled); kept: [base, filled)
@@ -314,67 +377,24 @@ class ChunkedObservations:
                 self.base += cut
 
     def fill(self, check: int) -> None:
-        """Read chunks until the statistics of check ``check`` are known."""
+        """Read pieces until the statistics of check ``check`` are known."""
+        from fairaudit.core.counting import shift
+
         while self.filled <= check:
-            obs = next(self.chunks, None)
-            if obs is None:
+            piece = next(self.chunks, None)
+            if piece is None:
                 raise FairauditError(f"the stream ended after {self.counts.rows:,} rows; {self.length:,} were expected")
+            rows = rows_of(piece)
             start = self.counts.rows
-            stop = _count_upto(self.ends, start + obs.length - 1)
-            local = self.ends[self.filled:stop] - start
-            for k in self.keys:
-                v, m = obs.values[k], obs.masks[k]
-                s = np.cumsum(v.astype(np.int64) & m.astype(np.int64)) + self.counts.successes[k]
-                n = np.cumsum(m.astype(np.int64)) + self.counts.n[k]
+            stop = _count_upto(self.ends, start + rows - 1) if rows else self.filled
+            local = np.asarray(self.ends[self.filled:stop], dtype=np.int64) - start
+            at, total = count_piece(piece, self.keys, local)
+            for k, (s, n) in shift(at, self.counts).items():
                 old_s, old_n = self.cum[k]
-                self.cum[k] = (np.concatenate([old_s, s[local]]), np.concatenate([old_n, n[local]]))
-                if obs.length:
-                    self.counts.successes[k], self.counts.n[k] = int(s[-1]), int(n[-1])
-            self.counts.rows += obs.length
+                self.cum[k] = (np.concatenate([old_s, s]), np.concatenate([old_n, n]))
+            self.counts = self.counts + total
             self.filled = stop
-
-
-# ---- compact row codes: what the monitor needs of a row, a few bits per leaf ---------------------------------
-#
-# The monitor's statistics depend on a row only through each distinct leaf's two bits: whether the row counts
-# for it (its mask: the ``given`` condition) and whether it is a success (value and mask). ``encode`` packs them
-# into one unsigned integer per row (leaf i: bit 2i = success, bit 2i + 1 = counts), the smallest of 8/16/32/64
-# bits that holds them (at most 32 distinct leaves); ``decode`` gives back the same ``Observations``. A stream of
-# codes is therefore the stream of rows for the monitor, at 1 byte a row for up to four leaves.
-
-def code_dtype(keys) -> np.dtype:
-    """The unsigned integer type of a row's code for these leaves."""
-    bits = 2 * len(list(keys))
-    for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
-        if bits <= 8 * np.dtype(dtype).itemsize:
-            return np.dtype(dtype)
-    raise FairauditError(f"{bits // 2} distinct E[...] terms: a stream read out of core holds at most 32")
-
-
-def encode(obs, keys) -> np.ndarray:
-    """Each row of ``obs`` (``Observations``) as its code (see above)."""
-    keys = list(keys)
-    dtype = code_dtype(keys)
-    code = np.zeros(int(obs.length), dtype=dtype)
-    for i, k in enumerate(keys):
-        m = np.asarray(obs.masks[k], dtype=bool)
-        v = np.asarray(obs.values[k], dtype=bool) & m
-        code |= v.astype(dtype) << dtype.type(2 * i)
-        code |= m.astype(dtype) << dtype.type(2 * i + 1)
-    return code
-
-
-def decode(codes: np.ndarray, keys):
-    """The ``Observations`` of a run of codes (values already restricted to their masks)."""
-    from fairaudit.core.observations import Observations
-
-    codes = np.asarray(codes)
-    one = codes.dtype.type(1)
-    values, masks = {}, {}
-    for i, k in enumerate(keys):
-        values[k] = ((codes >> codes.dtype.type(2 * i)) & one).astype(bool)
-        masks[k] = ((codes >> codes.dtype.type(2 * i + 1)) & one).astype(bool)
-    return Observations(values, masks, len(codes))
+            self.held = max(self.held, self.filled - self.base)
 
 
 class CodeStore:
@@ -434,22 +454,10 @@ class CodeStore:
 
     def half_counts(self, keys) -> dict:
         """Per leaf ``(n1, s1, n2, s2)``: observations and successes among the first ``rows // 2`` codes and the
-        rest (the halves test of ``OrderEvidence``), in one pass."""
-        keys = list(keys)
-        half = self.rows // 2
-        acc = {k: [0, 0, 0, 0] for k in keys}
-        seen = 0
-        for part in self.chunks():
-            cut = min(max(half - seen, 0), len(part))
-            for j, piece in ((0, part[:cut]), (2, part[cut:])):
-                if not len(piece):
-                    continue
-                obs = decode(piece, keys)
-                for k in keys:
-                    acc[k][j] += int(obs.masks[k].sum())
-                    acc[k][j + 1] += int(obs.values[k].sum())
-            seen += len(part)
-        return {k: tuple(v) for k, v in acc.items()}
+        rest (the halves test of ``OrderEvidence``), in one pass (``fairaudit.core.counting.halves``)."""
+        from fairaudit.core.counting import halves
+
+        return halves(self.chunks(), keys, self.rows // 2)
 
     def observations(self, keys, rows: int = 1 << 16, halves: bool = False, flips=None) -> ChunkedObservations:
         """The monitor's observations of this stream, decoded ``rows`` codes at a time (with the halves' counts
@@ -457,8 +465,7 @@ class CodeStore:
         ``ChunkedObservations.counterexamples``)."""
         keys = list(keys)
         counts = self.half_counts(keys) if halves else None
-        return ChunkedObservations(keys, (decode(c, keys) for c in self.chunks(rows)), self.rows, halves=counts,
-                                   flips=flips)
+        return ChunkedObservations(keys, self.chunks(rows), self.rows, halves=counts, flips=flips)
 
     def first_flipped(self, keys, fair_keys, keep: int) -> dict:
         """Per ``Fair[...]`` leaf of ``fair_keys``, the stream positions of its first ``keep`` rows whose decision the
