@@ -12,36 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairaudit.base.errors import FairauditError
-
-
-# ---- row codes: what the monitor needs of a row, a few bits per leaf ---------------------------------
-#
-# The monitor's statistics depend on a row only through each distinct leaf's two bits: whether the row counts
-# for it (its mask: the ``given`` condition) and whether it is a success (value and mask). ``encode`` packs them
-# into one unsigned integer per row (leaf i: bit 2i = success, bit 2i + 1 = counts), the smallest of 8/16/32/64
-# bits that holds them (at most 32 distinct leaves); ``decode`` gives back the same ``Observations``. A stream of
-# codes is therefore the stream of rows for the monitor, at 1 byte a row for up to four leaves.
-
-def code_dtype(keys) -> np.dtype:
-    """The unsigned integer type of a row's code for these leaves."""
-    bits = 2 * len(list(keys))
-    for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
-        if bits <= 8 * np.dtype(dtype).itemsize:
-            return np.dtype(dtype)
-    raise FairauditError(f"{bits // 2} distinct E[...] terms: a stream read out of core holds at most 32")
-
-
-def encode(obs, keys) -> np.ndarray:
-    """Each row of ``obs`` (``Observations``) as its code (see above)."""
-    keys = list(keys)
-    dtype = code_dtype(keys)
-    code = np.zeros(int(obs.length), dtype=dtype)
-    for i, k in enumerate(keys):
-        m = np.asarray(obs.masks[k], dtype=bool)
-        v = np.asarray(obs.values[k], dtype=bool) & m
-        code |= v.astype(dtype) << dtype.type(2 * i)
-        code |= m.astype(dtype) << dtype.type(2 * i + 1)
-    return code
+from fairaudit.core.counting import encode
 
 
 def decode(codes: np.ndarray, keys):

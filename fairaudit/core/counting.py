@@ -25,6 +25,39 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fairaudit.base.errors import FairauditError
+
+
+# ---- row codes: what the monitor needs of a row, a few bits per leaf ---------------------------------
+#
+# The monitor's statistics depend on a row only through each distinct leaf's two bits: whether the row counts
+# for it (its mask: the ``given`` condition) and whether it is a success (value and mask). ``encode`` packs them
+# into one unsigned integer per row (leaf i: bit 2i = success, bit 2i + 1 = counts), the smallest of 8/16/32/64
+# bits that holds them (at most 32 distinct leaves); ``fairaudit.core.codes.decode`` gives back the same ``Observations``. A stream of
+# codes is therefore the stream of rows for the monitor, at 1 byte a row for up to four leaves.
+
+def code_dtype(keys) -> np.dtype:
+    """The unsigned integer type of a row's code for these leaves."""
+    bits = 2 * len(list(keys))
+    for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
+        if bits <= 8 * np.dtype(dtype).itemsize:
+            return np.dtype(dtype)
+    raise FairauditError(f"{bits // 2} distinct E[...] terms: a stream read out of core holds at most 32")
+
+
+def encode(obs, keys) -> np.ndarray:
+    """Each row of ``obs`` (``Observations``) as its code (see above)."""
+    keys = list(keys)
+    dtype = code_dtype(keys)
+    code = np.zeros(int(obs.length), dtype=dtype)
+    for i, k in enumerate(keys):
+        m = np.asarray(obs.masks[k], dtype=bool)
+        v = np.asarray(obs.values[k], dtype=bool) & m
+        code |= v.astype(dtype) << dtype.type(2 * i)
+        code |= m.astype(dtype) << dtype.type(2 * i + 1)
+    return code
+
+
 
 @dataclass(frozen=True)
 class Counts:
@@ -59,7 +92,7 @@ def _bits(codes: np.ndarray, bit: int) -> np.ndarray:
 
 
 def count(codes, keys, points=()) -> tuple[dict, Counts]:
-    """``(at, totals)`` of a piece of the stream given as its row codes (``fairaudit.core.codes.encode``; leaf ``i`` of
+    """``(at, totals)`` of a piece of the stream given as its row codes (``encode``; leaf ``i`` of
     ``keys``: bit ``2i`` a success, bit ``2i + 1`` the row counts for it): ``at[key] = (successes, n)``, int64
     arrays of the leaf's counts over the piece's rows ``0 … p`` for each position ``p`` of ``points`` (0-based in
     the piece, any order, each < the piece's length), and the piece's ``Counts``."""
@@ -113,14 +146,12 @@ def halves(pieces, keys, half: int) -> dict:
     return {k: (first.of(k)[1], first.of(k)[0], rest.of(k)[1], rest.of(k)[0]) for k in keys}
 
 
-CODE_LEAVES = 32  # the most leaves one row code holds (``fairaudit.core.codes.code_dtype``: 64 bits)
+CODE_LEAVES = 32  # the most leaves one row code holds (``code_dtype``: 64 bits)
 
 
 def count_rows(obs, keys, points=()) -> tuple[dict, Counts]:
     """``count`` of a piece given as its ``Observations`` (a route that observed its rows in memory): the rows
-    encoded (``fairaudit.core.codes.encode``) ``CODE_LEAVES`` leaves at a time and counted by ``count``."""
-    from fairaudit.core.codes import encode
-
+    encoded (``encode``) ``CODE_LEAVES`` leaves at a time and counted by ``count``."""
     keys = tuple(keys)
     at, total = {}, None
     for a in range(0, max(1, len(keys)), CODE_LEAVES):

@@ -250,7 +250,7 @@ def _partitions(v, m, sizes, batch, keys=("a", "b")):
     """The stream ``v``/``m`` (leaf ``keys[0]`` conditional on ``m``, ``keys[1]`` the same values unconditionally)
     cut into partitions of ``sizes`` rows: each one's ``PartitionCodes`` and its ``Counted`` piece as the workers
     make them (the one kernel: ``fairaudit.core.counting``)."""
-    from fairaudit.core.codes import encode
+    from fairaudit.core.counting import encode
 
     a, b = keys
     codes, parts, offset = [], [], 0
@@ -285,7 +285,7 @@ def test_partition_counts_are_the_whole_streams():
     counts the monitor's ``ChunkedObservations`` merges from the workers' ``Counted`` pieces, asked for as the
     monitor asks (increasing windows of checks), equal those of the concatenated stream, and the halves' counts those
     of its two halves."""
-    from fairaudit.core.codes import encode
+    from fairaudit.core.counting import encode
     from fairaudit.core.counting import halves
     from fairaudit.engines.monitor.engine import check_points
     from fairaudit.engines.monitor.stream import CheckPoints

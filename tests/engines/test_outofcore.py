@@ -76,7 +76,7 @@ def test_sorted_file_order_evidence_is_the_same(files):
 def test_memory_does_not_keep_every_check(files):
     """The chunked observations keep a window of checks, not all of them."""
     from fairaudit.engines.monitor.engine import check_points
-    from fairaudit.core.codes import encode
+    from fairaudit.core.counting import encode
     from fairaudit.engines.monitor.stream import CodeStore
     from fairaudit.core.observations import observe
     from fairaudit.core.evaluate import compile_spec

@@ -73,7 +73,7 @@ def test_a_dask_partition_is_encoded_as_its_frame_is_evaluated(tmp_path, where):
     part, = log_partitions(log, ["race", "sex", "points"])
     fast = partition_codes(part, task)  # read encoded, evaluated per distinct combination
     # the reference: every row of the part's frame evaluated (the decision, the filter, every leaf), then encoded
-    from fairaudit.core.codes import encode
+    from fairaudit.core.counting import encode
     from fairaudit.core.evaluate import compile_spec
     from fairaudit.core.observations import event_array3, observe
     from fairaudit.spec import parse, parse_event

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from fairaudit.core.codes import decode, encode
+from fairaudit.core.codes import decode
+from fairaudit.core.counting import encode
 from fairaudit.engines.monitor.stream import CodeStore, shuffle_codes
 
 

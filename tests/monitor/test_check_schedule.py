@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fairaudit.core.observations import Observations
-from fairaudit.core.codes import encode
+from fairaudit.core.counting import encode
 from fairaudit.engines.monitor.engine import check_points
 from fairaudit.engines.monitor.stream import (GROWTH_DENOMINATOR, CheckPoints, RunningCounts, checks_in, schedule_resolution,
                                               schedule_steps)

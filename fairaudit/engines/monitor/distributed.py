@@ -393,7 +393,8 @@ def partition_codes(part: Part, task: Task, model=None) -> PartitionCodes:
     ``ChunkEncoder`` the out-of-core route uses (``fairaudit.core.codes``: the decision, the row filter, every leaf;
     without ``Fair[...]`` the text kept dictionary-encoded and each distinct combination evaluated once), so a part's
     codes are those of the same rows read anywhere else."""
-    from fairaudit.core.codes import ChunkEncoder, code_dtype, fair_keys
+    from fairaudit.core.codes import ChunkEncoder, fair_keys
+    from fairaudit.core.counting import code_dtype
     from fairaudit.core.evaluate import compile_spec
     from fairaudit.core.observations import FirstFlips
 

@@ -338,8 +338,7 @@ def _half_counts(obs, key: str, half: int):
     rest — from the whole stream's values, or from the counts a chunked stream knows (``half_counts``)."""
     if hasattr(obs, "half_counts"):
         return obs.half_counts(key)
-    from fairaudit.core.codes import encode
-    from fairaudit.core.counting import halves
+    from fairaudit.core.counting import encode, halves
 
     return halves([encode(obs, [key])], [key], half)[key]
 

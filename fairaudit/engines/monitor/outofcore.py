@@ -9,7 +9,7 @@ How a run goes (``audit_file``)
        the row-count warnings ("no row satisfies …"), which need every row, are not given.
     2. **Encode** (``encode_file``): chunk by chunk (pyarrow; only the columns used), the decision and the row
        filter are evaluated and every distinct leaf observed (``fairaudit.core.observations.observe``, as in
-       memory); each audited row becomes a code of two bits per leaf (``fairaudit.core.codes.encode``), kept
+       memory); each audited row becomes a code of two bits per leaf (``fairaudit.core.counting.encode``), kept
        in memory up to ``memory_bytes`` and in a temporary file beyond.
     3. **Order**: file order, or a seeded uniform shuffle of the codes (``fairaudit.engines.monitor.stream.shuffle_codes``:
        in memory the in-memory run's very permutation; beyond, a bucket shuffle with its proof of uniformity).
@@ -51,7 +51,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fairaudit.base.errors import DataError, FairauditError
-from fairaudit.core.codes import ChunkEncoder, chunk_inputs, code_dtype, distinct_rows, fair_keys  # noqa: F401
+from fairaudit.core.codes import ChunkEncoder, chunk_inputs, fair_keys
+from fairaudit.core.counting import code_dtype
 
 if TYPE_CHECKING:
     from fairaudit.data.cleaning import FileDataset

@@ -24,7 +24,8 @@ from typing import Iterator
 import numpy as np
 
 from fairaudit.base.errors import FairauditError
-from fairaudit.core.codes import code_dtype, decode, encode  # noqa: F401 (the codes a CodeStore holds)
+from fairaudit.core.codes import decode
+from fairaudit.core.counting import code_dtype, encode  # noqa: F401 (the codes a CodeStore holds)
 
 # ---------------------------------------------------------------------------------------------- the check schedule
 GROWTH_DENOMINATOR = 10_000  # after ``thin_after`` observations the checks are 1/10,000 (0.01 %) of the stream apart
@@ -304,7 +305,7 @@ class Counted:
 
 class ChunkedObservations:
     """The monitor's ``Observations`` for a stream read chunk by chunk (``chunks``: an iterator of the pieces of
-    the stream in stream order — each a chunk's row codes (``fairaudit.core.codes.encode``), its ``Observations``,
+    the stream in stream order — each a chunk's row codes (``fairaudit.core.counting.encode``), its ``Observations``,
     or a ``Counted`` piece counted where it was read; ``length``: the stream's rows). Every piece is counted by the
     one kernel (``fairaudit.core.counting``: ``count`` at the checks that fall in it, ``shift`` by the ``Counts``
     of the pieces before, ``+``), wherever it was read. Only one chunk is in memory at a time, and
