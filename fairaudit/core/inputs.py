@@ -174,7 +174,9 @@ class Inputs:
             record = {**record, "audited": int(len(positions)),
                       "text": f"{len(positions):,} rows matching {where}, among {record['text']}"}
             if not len(positions):
-                raise FairauditError(f"no audited row matches the row filter {where!r}")
+                from fairaudit.core.observations import nothing_to_audit
+
+                raise nothing_to_audit(where)
         facts = provenance(dataset, model_obj if pred is None else None)
         return cls(dataset=dataset, model=model_obj, pred=pred, where=where, positions=positions,
                    decisions=decisions, scores=scores, labels=labels, rows=record, provenance=facts,

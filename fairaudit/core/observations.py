@@ -129,6 +129,14 @@ def missing_warnings(missing) -> list[str]:
     return [missing_warning(key, m) for key, m in (missing or {}).items() if m.rows]
 
 
+def nothing_to_audit(where: str | None) -> FairauditError:
+    """The one refusal of a stream with no audited row, on every route: no row matches the row filter ``where``, or
+    (without one) there is no row at all."""
+    if where:
+        return FairauditError(f"no audited row matches the row filter {where!r}")
+    return FairauditError("the stream is empty: no row to audit")
+
+
 def where_missing_warning(where: str, rows: int, columns) -> str:
     """The sentence for a row filter that is unknown on ``rows`` rows (a missing value of ``columns``): they are
     left out of the audit."""

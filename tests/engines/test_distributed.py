@@ -374,7 +374,7 @@ def test_a_damaged_partition_is_named(client, log, tmp_path):
     with pytest.raises(FairauditError, match=r"part-2\.parquet lacks column 'race': every part of a log has the "
                                              r"same columns"):
         audit_parquet(folder, SPEC, pred=PRED, client=client)
-    with pytest.raises(FairauditError, match="no row of the log matches --where"):
+    with pytest.raises(FairauditError, match="no audited row matches the row filter"):
         audit_parquet(log, SPEC, pred=PRED, where="decile_score > 20", client=client)
 
 

@@ -4,14 +4,28 @@ the same refusal (the same message, exit 2). Routes: in memory (``--out-of-core 
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 import pytest
 
-from tests.sources.routes import common_args, make_log, run_cli, write_log
+from tests.sources.routes import CASES, REGRESSIONS, common_args, make_log, run_cli, write_log
 
 LOGS = int(os.environ.get("FAIRAUDIT_ROUTE_LOGS", "500"))
 REFUSED = {"yes_late", "yes_first", "text_part", "renamed", "truncated", "inf"}  # never audited, on any route
 SEVERAL = {"text_part", "renamed"}  # (drifts between parts: only where there are several)
+
+
+def test_the_generator_reaches_every_case(capsys):
+    """The logs the tests below draw reach every case of ``CASES`` (issue 43, item 2), counted and printed."""
+    seen = Counter()
+    for seed in range(LOGS):
+        seen.update(make_log(seed)["cases"])
+    with capsys.disabled():
+        print(f"\nroute-equivalence generator, {LOGS} logs:")
+        for case in CASES:
+            print(f"  {seen[case]:5d}  {case}")
+    floor = max(1, LOGS // 100)
+    assert all(seen[case] >= floor for case in CASES), {case: seen[case] for case in CASES}
 
 
 def routes(log, tmp_path, capsys) -> dict:
@@ -64,3 +78,32 @@ def test_dask_reads_every_log_as_in_memory(chunk, scheduler, tmp_path_factory, c
         memory = run_cli([*args, "--out-of-core", "off"], tmp, capsys)
         dask = run_cli([*args, "--scheduler", scheduler], tmp, capsys)
         assert dask == memory, f"seed {seed} ({log['drift']}, {log['format']}): Dask differs:\n{dask}\n{memory}"
+
+
+def _live_args(log: dict, path, tmp) -> list[str]:
+    """``--follow`` of the same stream: a CSV log of several parts as one file (the parts' rows in order)."""
+    from tests.sources.test_live_route import live_args
+
+    if log["format"] == "csv" and path.is_dir():
+        lines = [log["parts"][0][1].splitlines()[0]]
+        for _, data in log["parts"]:
+            lines += data.splitlines()[1:]
+        path = tmp / "whole.csv"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+    return live_args(log, path)
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSIONS))
+def test_regressions_read_alike_on_every_route(name, scheduler, tmp_path, capsys):
+    """Every log a route once answered differently (``REGRESSIONS``): in memory, out of core, on Dask and followed
+    live, the same verdict, stop step and intervals."""
+    log = REGRESSIONS[name]
+    path = write_log(log, tmp_path)
+    args = common_args(log, path)
+    got = {"memory": run_cli([*args, "--out-of-core", "off"], tmp_path, capsys),
+           "out_of_core": run_cli([*args, "--out-of-core", "on"], tmp_path, capsys),
+           "dask": run_cli([*args, "--scheduler", scheduler], tmp_path, capsys),
+           "live": run_cli(_live_args(log, path, tmp_path), tmp_path, capsys)}
+    assert got["memory"][0] == "result"
+    for route, other in got.items():
+        assert other == got["memory"], f"{name}: {route} differs from memory:\n{other}\n{got['memory']}"

@@ -890,8 +890,9 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
                                      f"({len(done):,} of {total:,} read)")
         length = int(sum(lengths))
         if length == 0:
-            raise FairauditError(f"no row of the log matches --where {task.where!r}" if task.where
-                                 else "the log has no rows: nothing to audit")
+            from fairaudit.core.observations import nothing_to_audit
+
+            raise nothing_to_audit(task.where)
         batch, order, seed = int(options["batch"]), options["order"], int(options["seed"])
         if order == "given":  # counts at the checks, fetched as the monitor advances
             found = _fair_flips(client, spec, fair_keys, task, codes, lengths) if fair_keys else None

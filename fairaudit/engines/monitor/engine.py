@@ -559,7 +559,9 @@ class Monitor(Engine):
         positions = stream_positions(inputs, options["order"], options["seed"])
         obs = observe_inputs(spec, inputs, positions, note=ctx.note)
         if obs.length == 0:
-            raise FairauditError("the stream is empty: no row to audit")
+            from fairaudit.core.observations import nothing_to_audit
+
+            raise nothing_to_audit(None)
         return monitor_batches(spec, obs, delta=options["delta"], batch=options["batch"],
                                    thin_after=options["thin_after"],
                                    split=options["split"], bound=options["bound"], order=options["order"],

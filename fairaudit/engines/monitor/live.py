@@ -76,11 +76,13 @@ class _Shifted:
 
 def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5, thin_after: int = 0, split: str = DEFAULT_SPLIT,
                  bound: str = DEFAULT_BOUND, ctx: Context | None = None, assumes: str | None = LIVE_ASSUMPTION,
-                 solver_time_limit: float = SOLVER_TIME_LIMIT, stop: bool = False) -> Iterator[LeafBatch]:
+                 solver_time_limit: float = SOLVER_TIME_LIMIT, stop: bool = False,
+                 where: str | None = None) -> Iterator[LeafBatch]:
     """The monitor over ``chunks`` (an iterable of each chunk's ``Observations``, in arrival order): one
     ``LeafBatch`` per chunk (empty ``steps`` when no check falls in it, so that the caller still learns how many
     rows were read, ``info["stream_length"]``), and, when ``chunks`` ends, one for the last row's check. With
-    ``stop`` the batch holding the decision ends at it and the generator returns."""
+    ``stop`` the batch holding the decision ends at it and the generator returns. A log that ends without an audited
+    row (none matches the row filter ``where``) is refused as at rest (``nothing_to_audit``)."""
     from fairaudit.engines.monitor.options import SPLITS
 
     if split not in SPLITS:
@@ -168,6 +170,10 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
             yield item
             if halt:
                 return
+    if not counts.rows:
+        from fairaudit.core.observations import nothing_to_audit
+
+        raise nothing_to_audit(where)
     steps, stats = counts.finish()
     for item, halt in batches(steps, stats):
         yield item

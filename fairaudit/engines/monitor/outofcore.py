@@ -387,8 +387,9 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     missing, (unknown, unknown_columns) = store.missing, store.where_unknown
     if store.rows == 0:
         folder.cleanup()
-        raise FairauditError(f"no audited row matches --where {where!r}" if where else "the stream is empty: no "
-                             "row to audit")
+        from fairaudit.core.observations import nothing_to_audit
+
+        raise nothing_to_audit(where)
     how = {"shuffle": "none (file order)"}
     if opts["order"] == "shuffle" and fair:  # the rows are needed again: their counterexamples
         store, ids, how = shuffle_rows(store, int(opts["seed"]), memory_bytes=memory_bytes, folder=folder.name)
