@@ -233,7 +233,9 @@ def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed,
     from fairaudit.core.observations import observe_inputs
 
     cs = compile_spec(spec)
-    stream = np.random.default_rng(seed).permutation(positions) if order == "shuffle" else positions
+    from fairaudit.base.order import order_rng
+
+    stream = order_rng(seed).permutation(positions) if order == "shuffle" else positions
     observations = [observe_inputs(spec, side.inputs, positions=stream) for side in sides]
     warnings = []
     for side in sides:

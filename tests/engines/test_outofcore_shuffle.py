@@ -26,7 +26,9 @@ def store_of(n, folder=None):
 def test_in_memory_shuffle_is_the_in_memory_runs_permutation():
     out, how = shuffle_codes(store_of(5000), 11)
     assert how == {"shuffle": "in memory", "seed": 11}
-    assert np.array_equal(out.load(), np.random.default_rng(11).permutation(5000))
+    from fairaudit.base.order import order_rng
+
+    assert np.array_equal(out.load(), order_rng(11).permutation(5000))
 
 
 @pytest.mark.parametrize("n,buckets", [(3, 2), (4, 3), (4, 2)])

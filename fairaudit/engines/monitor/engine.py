@@ -475,7 +475,9 @@ def stream_positions(inputs, order: str = "shuffle", seed: int = 0) -> np.ndarra
         raise FairauditError(f"unknown order {order!r}; choose one of: {', '.join(ORDERS)}")
     rows = np.arange(len(inputs.dataset)) if inputs.positions is None else np.asarray(inputs.positions, np.int64)
     if order == "shuffle":
-        rows = np.random.default_rng(seed).permutation(rows)
+        from fairaudit.base.order import order_rng
+
+        rows = order_rng(seed).permutation(rows)
     return rows
 
 

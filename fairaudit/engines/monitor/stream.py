@@ -513,8 +513,9 @@ def shuffle_codes(store: CodeStore, seed: int, *, memory_bytes: int = MEMORY_SHU
                   buckets: int | None = None) -> tuple[CodeStore, dict]:
     """``(the codes in a uniformly random order drawn with seed, how)``.
 
-    In memory when ``rows × itemsize ≤ memory_bytes``: ``numpy.random.default_rng(seed).shuffle`` (Fisher–Yates),
-    the very permutation ``default_rng(seed).permutation(rows)`` that the in-memory monitor applies to the audited
+    In memory when ``rows × itemsize ≤ memory_bytes``: ``order_rng(seed).shuffle`` (Fisher–Yates;
+    ``fairaudit.base.order``: the seed and the project's salt), the very permutation ``order_rng(seed).permutation(rows)``
+    that the in-memory monitor applies to the audited
     rows, so the stream is the in-memory run's, row for row.
 
     Otherwise externally, in ``folder``: every code is sent to one of ``B`` spill files chosen independently and
@@ -531,7 +532,9 @@ def shuffle_codes(store: CodeStore, seed: int, *, memory_bytes: int = MEMORY_SHU
     keys: every one of the n! orders has probability 1/n!, whatever B (B = 1 is plain Fisher–Yates). The draws
     come from one seeded generator, so the same seed gives the same order
     (``tests/engines/test_outofcore_shuffle.py`` checks uniformity by enumeration and reproducibility)."""
-    rng = np.random.default_rng(seed)
+    from fairaudit.base.order import order_rng
+
+    rng = order_rng(seed)
     size = store.rows * store.dtype.itemsize
     if buckets is None and size <= memory_bytes:
         codes = np.array(store.load(), copy=True)
