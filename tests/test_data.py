@@ -378,8 +378,10 @@ BAD_CSV = [
     ("ragged row", b"a,b\n1,2\n3,4,5\n", r"data row 2: 3 fields but the header has 2"),
     ("short row", b"a,b\n1,2\n3\n", r"data row 2: 1 field but the header has 2"),
     ("unterminated quote", b'a,b\n1,"x\n', r"cannot parse .*quoted value opened in data row 1 is never closed"),
-    ("binary garbage", bytes(range(256)) * 8, r"not a CSV text file \(it holds binary data\)"),
-    ("not utf-8", "a,b\n1,caf\xe9\n".encode("latin-1"), r"not UTF-8 text \(byte 0xe9 at offset 9\)"),
+    ("binary garbage", bytes(range(256)) * 8, r"its header \(line 1\) holds a NUL byte: it is not CSV text"),
+    ("not utf-8", "a,b\n1,caf\xe9\n".encode("latin-1"), r"data row 1: column 'b' is not UTF-8 text \(byte 0xe9\)"),
+    ("not utf-8 header", "caf\xe9,b\n1,2\n".encode("latin-1"), r"its header \(line 1\) is not UTF-8 text \(byte 0xe9"),
+    ("nul in a cell", b"a,b\n1,2\n3,x\x00y\n", r"data row 2: column 'b' holds a NUL byte"),
     ("excel", b"PK\x03\x04rest-of-a-zip", r"zip archive or Excel workbook"),
     ("broken gzip", b"\x1f\x8b\x08\x00garbage", r"not a valid gzip file"),
 ]

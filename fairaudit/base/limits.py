@@ -49,6 +49,42 @@ UNPACKED_ENV = "FAIRAUDIT_MAX_UNPACKED_MB"
 #: hundred for a large gradient-boosted model; a crafted archive of a million empty members is refused at once.
 ARCHIVE_MEMBERS = 50_000
 
+#: Largest ``schema.json`` (a skops file's list of objects) or ``data.pkl`` (a torch file's containers) in MB, the
+#: member a model library parses into Python objects (about 6 bytes of memory per byte of JSON). Checked from the
+#: size the zip directory declares before skops or torch opens the archive, and again on the inflated bytes. Real
+#: models' are smaller (``schema.json`` of a 300-iteration gradient-boosted model: 0.9 MB, of a 200-tree random
+#: forest: 3 MB; the arrays are ``.npy`` members); a 0.5 MB file whose ``schema.json`` inflated to 480 MB took
+#: 2.9 GB and 17 s.
+MODEL_METADATA_MB = 16
+
+# --------------------------------------------------------------------------------------------------------------
+# logs: the parts of a file, folder or glob, and what is read of them
+
+#: Most columns of a log that one run types and reads (the columns it uses, or every column when it reads the
+#: whole log into a dataset): a column costs its own arrays in every batch, so a 40 MB CSV of 100,000 columns took
+#: 3 GB to audit a spec that reads two. Counted from the header (or the Parquet schema) before any row is read.
+#: Raised with ``COLUMNS_ENV``.
+COLUMNS = 5_000
+COLUMNS_ENV = "FAIRAUDIT_MAX_COLUMNS"
+
+#: Most values (rows × columns read) of a log read *whole* into memory (``--out-of-core off``, ``scan``,
+#: ``compare``, ``repair``, the dashboard, and each file of a live Parquet folder): a Parquet file's footer declares
+#: its rows, so a 2.4 MB file of 537 million identical rows (dictionary + run-length encoding) is refused before a
+#: row is decoded. A streaming route (``--out-of-core on``, ``--dask``) reads in bounded batches and has no such
+#: limit. Raised with ``MEMORY_VALUES_ENV``.
+MEMORY_VALUES = 200_000_000
+MEMORY_VALUES_ENV = "FAIRAUDIT_MAX_MEMORY_VALUES"
+
+#: Largest size in MB of a log read whole into memory, as Arrow holds it: the uncompressed size its Parquet footers
+#: declare is checked first, then the bytes decoded are counted batch by batch (a dictionary-encoded text column
+#: declares little and decodes to much). Raised with ``MEMORY_MB_ENV``.
+MEMORY_MB = 2_048
+MEMORY_MB_ENV = "FAIRAUDIT_MAX_MEMORY_MB"
+
+#: A folder or glob of more parts than this is read with a warning that says so (each part costs a file open, a
+#: schema check and its own batches: 20,000 parts of a few rows took a minute); not a refusal.
+MANY_PARTS = 1_000
+
 # --------------------------------------------------------------------------------------------------------------
 # .nnet networks: what the header may declare, checked before the body is parsed
 
@@ -61,6 +97,11 @@ NNET_LAYER_SIZE = 100_000
 #: characters (a digit and a separator), so a header that declares more numbers than the text can hold is refused
 #: before the body is read.
 NNET_PARAMETERS = 1_000_000
+#: Most points of the integer grid that a ``.nnet`` file's input bounds span (the product over integer-bounded
+#: inputs of ``max − min + 1``), and the widest real-valued input range: FairQuant's domains span about 10^20 points.
+#: A header whose bounds span more (inputs in [0, 1e300]) or whose range overflows a float ([-1e308, 1e308]) is
+#: refused at its line: such a domain's counts cannot be computed or written.
+NNET_GRID_DIGITS = 100
 
 # --------------------------------------------------------------------------------------------------------------
 # specification text
@@ -129,6 +170,21 @@ def from_env(name: str, default: int, env: Mapping[str, str] | None = None) -> i
 def unpacked_bytes(env: Mapping[str, str] | None = None) -> int:
     """The unpacked-size limit in bytes (:data:`UNPACKED_MB`, or ``FAIRAUDIT_MAX_UNPACKED_MB``)."""
     return from_env(UNPACKED_ENV, UNPACKED_MB, env) * MB
+
+
+def columns_limit(env: Mapping[str, str] | None = None) -> int:
+    """The most columns one run types and reads (:data:`COLUMNS`, or ``FAIRAUDIT_MAX_COLUMNS``)."""
+    return from_env(COLUMNS_ENV, COLUMNS, env)
+
+
+def memory_values(env: Mapping[str, str] | None = None) -> int:
+    """The most values a log read whole may hold (:data:`MEMORY_VALUES`, or ``FAIRAUDIT_MAX_MEMORY_VALUES``)."""
+    return from_env(MEMORY_VALUES_ENV, MEMORY_VALUES, env)
+
+
+def memory_bytes(env: Mapping[str, str] | None = None) -> int:
+    """The largest size in bytes of a log read whole (:data:`MEMORY_MB`, or ``FAIRAUDIT_MAX_MEMORY_MB``)."""
+    return from_env(MEMORY_MB_ENV, MEMORY_MB, env) * MB
 
 
 def size_text(n_bytes: int) -> str:

@@ -29,8 +29,9 @@ def resolve(name_or_path: str | os.PathLike | IO, label: str | None = None,
     For a built-in dataset, ``label`` / ``protected`` / ``favourable`` replace the declared ones when given
     (``protected=[]`` means none); for a CSV file they are passed to ``from_csv``, with ``column_types`` and
     ``na_values`` (a built-in dataset's types are its own: declaring them is refused). ``columns``: a caller that
-    reads only these columns (``load``'s argument) — honoured for a built-in dataset whose roles are kept, ignored
-    otherwise (a CSV file's types and a new role's checks need every column).
+    reads only these columns (``load``'s argument) — honoured for a built-in dataset whose roles are kept, and for
+    a file, whose other columns are then neither typed nor read (``fairaudit.sources.FileLog``; its ``label`` and
+    ``protected`` columns are read too); None reads every column, at most ``fairaudit.base.limits.COLUMNS``.
     """
     if isinstance(name_or_path, str) and name_or_path in names():
         if column_types or na_values:
@@ -51,6 +52,6 @@ def resolve(name_or_path: str | os.PathLike | IO, label: str | None = None,
         text = str(name_or_path)
         if Path(text).is_dir() or file_format(text) == "parquet" or any(ch in text for ch in "*?["):
             return from_log(name_or_path, label=label, protected=protected, favourable=favourable,
-                            column_types=column_types, na_values=na_values)
+                            column_types=column_types, na_values=na_values, columns=columns)
     return from_csv(name_or_path, label=label, protected=protected, favourable=favourable,
-                    column_types=column_types, na_values=na_values)
+                    column_types=column_types, na_values=na_values, columns=columns)

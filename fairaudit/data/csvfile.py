@@ -2,8 +2,9 @@
 
 What a valid file is: UTF-8 text (a byte-order mark is fine), optionally gzip-compressed (``.csv.gz``, inflated in
 bounded blocks), a header row of unique column names, then at least one data row with as many fields as the
-header. The bytes are checked here (not a zip, Parquet, PDF or other binary file; UTF-8; not empty); they are then
-parsed, typed and checked by the one pipeline every route shares (``fairaudit.sources``: the header's delimiter,
+header. The bytes are checked here (not a zip, Parquet, PDF or other binary file; not empty); they are then
+parsed, typed and checked by the one pipeline every route shares, which refuses a NUL byte or bytes that are not
+UTF-8 in the header or a cell with its data row, as out of core, on Dask and live (``fairaudit.sources``: the header's delimiter,
 quotes, line ends; the column types fixed by the first rows or declared; only an empty cell missing unless
 ``na_values`` says otherwise; a value that does not fit its column's type is an error naming its row). A text
 column's missing value is the category ``"?"``; the label column is categorical whatever its type
@@ -28,18 +29,12 @@ from fairaudit.sources.schema import twice  # noqa: F401 — a column name that 
 
 from fairaudit.data.dataset import MISSING_CATEGORY as MISSING  # noqa: F401 — the category of a missing value
 
-# leading bytes of binary formats that users upload by mistake -> what to tell them
-_SIGNATURES = {
-    b"PK\x03\x04": "a zip archive or Excel workbook; export the sheet as CSV",
-    b"PAR1": "a Parquet file; export it as CSV",
-    b"\xd0\xcf\x11\xe0": "an old Excel (.xls) file; export the sheet as CSV",
-    b"%PDF": "a PDF document",
-}
+from fairaudit.sources.files import SIGNATURES as _SIGNATURES  # a binary file given as a CSV -> what to tell
 
 
 def from_csv(source: str | os.PathLike | IO | bytes, label: str | None = None,
              protected: str | Iterable[str] | None = None, favourable: Any = None,
-             name: str | None = None, *, column_types=None, na_values=()) -> Dataset:
+             name: str | None = None, *, column_types=None, na_values=(), columns=None) -> Dataset:
     """Read a CSV (path, file object such as a Streamlit upload, or bytes) into a ``Dataset``.
 
     ``label``: the outcome column (optional; it must be binary). ``protected``: column name(s), none by default.
@@ -47,7 +42,7 @@ def from_csv(source: str | os.PathLike | IO | bytes, label: str | None = None,
     ``name`` (its ``.csv`` / ``.gz`` ending dropped) defaults to the file name. For an upload held as bytes, pass the
     uploaded file's name as ``name``: messages and ``Dataset.source`` then show it. ``column_types``
     (``{column: kind}`` or ``["column=kind", ...]``) declares types; ``na_values``: text that means "missing"
-    besides an empty cell.
+    besides an empty cell. ``columns``: read only these (and the label and protected columns); None: every one.
 
     The rows are read by the one pipeline every route shares (``fairaudit.sources.FileLog``): the same types, the
     same values and the same refusals as out of core, on Dask and live.
@@ -56,19 +51,30 @@ def from_csv(source: str | os.PathLike | IO | bytes, label: str | None = None,
 
     data, display = _read_bytes(source, name)
     data = _check_bytes(data, display)
-    log = FileLog(display, declared=column_types, na_values=tuple(na_values or ()), data=data)
+    log = FileLog(display, declared=column_types, na_values=tuple(na_values or ()), data=data,
+                  columns=_read(columns, label, protected))
     del data
     return log_dataset(log, label, protected, favourable, _stem(name or display))
 
 
 def from_log(source, label: str | None = None, protected: str | Iterable[str] | None = None, favourable: Any = None,
-             *, column_types=None, na_values=()) -> Dataset:
+             *, column_types=None, na_values=(), columns=None) -> Dataset:
     """A Parquet file, or a folder or glob of CSV or Parquet parts, read whole into a ``Dataset`` by the pipeline
-    every route shares (``fairaudit.sources.FileLog``)."""
+    every route shares (``fairaudit.sources.FileLog``; bounded: ``FileLog.read_all``). ``columns``: as
+    ``from_csv``'s."""
     from fairaudit.sources import FileLog
 
-    log = FileLog(source, declared=column_types, na_values=tuple(na_values or ()))
+    log = FileLog(source, declared=column_types, na_values=tuple(na_values or ()),
+                  columns=_read(columns, label, protected))
     return log_dataset(log, label, protected, favourable, log.stem)
+
+
+def _read(columns, label, protected) -> tuple | None:
+    """The columns a ``FileLog`` reads for a caller that uses ``columns`` (None: every one), with the roles'."""
+    if columns is None:
+        return None
+    roles = [protected] if isinstance(protected, str) else list(protected or ())
+    return tuple(dict.fromkeys([*columns, *([label] if label else []), *roles]))
 
 
 def log_dataset(log, label, protected, favourable, name: str) -> Dataset:
@@ -105,12 +111,13 @@ def _read_bytes(source: Any, name: str | None) -> tuple[bytes, str]:
     raise TypeError(f"from_csv reads a path, a file object or bytes, not {type(source).__name__}")
 
 
-_CHUNK = 1 << 20
 _NON_BLANK = re.compile(rb"[^\s]")
 
 
 def _check_bytes(data: bytes, display: str) -> bytes:
-    """The CSV's bytes (gunzipped), checked to be non-empty UTF-8 text without building a string of them."""
+    """The CSV's bytes (gunzipped, bounded), checked not to be a known binary format nor empty. Whether they are
+    UTF-8 text without a NUL byte is checked cell by cell by the pipeline (``fairaudit.sources.files.text_cells``),
+    which names the data row as every route does."""
     if data[:2] == b"\x1f\x8b":
         try:
             data = gunzip(data, display)  # bounded: refused once it unpacks past the limit
@@ -119,27 +126,10 @@ def _check_bytes(data: bytes, display: str) -> bytes:
     for signature, what in _SIGNATURES.items():
         if data.startswith(signature):
             raise DataError(f"{display} is not a CSV file: it is {what}")
-    if b"\x00" in data:
-        raise DataError(f"{display} is not a CSV text file (it holds binary data)")
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    view = memoryview(data)
-    for offset in range(0, len(data), _CHUNK):  # validate piecewise: a 1 MB string at a time, not the file
-        try:
-            decoder.decode(view[offset:offset + _CHUNK], final=offset + _CHUNK >= len(data))
-        except UnicodeDecodeError as err:
-            at = offset + err.start
-            if at < offset:  # the bad sequence started in the previous chunk
-                at = offset - len(decoder.getstate()[0]) + err.start
-            at = max(at, 0)
-            raise DataError(f"{display} is not UTF-8 text (byte 0x{data[at]:02x} at offset {at}); "
-                            "save it as UTF-8 CSV") from None
     body = data[3:] if data.startswith(codecs.BOM_UTF8) else data
     if _NON_BLANK.search(body) is None:
         raise DataError(f"{display} is empty: a CSV needs a header row and at least one data row")
     return data
-
-
-
 
 
 def _stem(display: str) -> str:

@@ -10,8 +10,12 @@ array inflates to 950 MB. :func:`check_zip` refuses, in this order and before sk
    the count the directory's end record declares;
 2. declared unpacked sizes (``ZipInfo.file_size``) that add up to more than the unpacked limit
    (:func:`fairaudit.base.limits.unpacked_bytes`);
-3. members whose bytes, inflated block by block and counted, pass that limit anyway (a header that lies about
-   its size) or do not match their checksum: the reading stops at the first block past the limit.
+3. a *metadata* member — a skops file's ``schema.json``, a torch file's ``data.pkl``, which the library parses
+   into Python objects (about 6 bytes of memory per byte) — that declares more than
+   :data:`fairaudit.base.limits.MODEL_METADATA_MB`, its own small cap (``is_metadata``);
+4. members whose bytes, inflated block by block and counted, pass the unpacked limit, or a metadata member its
+   cap, anyway (a header that lies about its size) or do not match their checksum: the reading stops at the first
+   block past the limit.
 
 Every refusal is one ``ModelError`` sentence naming the file, the size and the limit.
 """
@@ -77,8 +81,10 @@ def check_zip(data: bytes, name: str, *, max_bytes: int | None = None, max_membe
             raise ModelError(f"{name} would unpack to {limits.size_text(declared)} (the sizes its zip directory "
                              f"declares), over the limit of {limits.size_text(limit)} for an unpacked model file; it "
                              f"was not unpacked ({_raise_hint()})")
+        cap = check_metadata(archive, name)
         unpacked = 0
         for info in infos:
+            own = 0
             try:
                 with archive.open(info) as member:
                     while True:
@@ -86,6 +92,12 @@ def check_zip(data: bytes, name: str, *, max_bytes: int | None = None, max_membe
                         if not block:
                             break
                         unpacked += len(block)
+                        own += len(block)
+                        if own > cap and is_metadata(info.filename):
+                            raise ModelError(f"{name}: its {info.filename[:60]} unpacks to more than "
+                                             f"{limits.size_text(cap)}, the limit for a model file's metadata, although "
+                                             f"its zip directory declares {limits.size_text(info.file_size)}; it was not "
+                                             "read any further (the file is damaged or built to exhaust memory)")
                         if unpacked > limit:
                             raise ModelError(f"{name} unpacks to more than {limits.size_text(limit)}, the limit for "
                                              "an unpacked model file, although its zip directory declares "
@@ -97,6 +109,27 @@ def check_zip(data: bytes, name: str, *, max_bytes: int | None = None, max_membe
                     NotImplementedError) as err:  # a checksum, an encrypted member, an unknown compression
                 raise ModelError(f"{name} is a damaged zip archive (member {info.filename[:60]!r}: "
                                  f"{first_line(err)})") from None
+
+
+def check_metadata(archive: zipfile.ZipFile, name: str) -> int:
+    """``ModelError`` when a metadata member (``is_metadata``) of the open ``archive`` declares more than
+    :data:`fairaudit.base.limits.MODEL_METADATA_MB` unpacked; else that cap in bytes. ``zipfile`` never gives more
+    bytes of a member than it declares (a member that holds more fails its checksum), so this bounds what a
+    library parses."""
+    cap = limits.MODEL_METADATA_MB * limits.MB
+    for info in archive.infolist():
+        if is_metadata(info.filename) and info.file_size > cap:
+            raise ModelError(f"{name}: its {info.filename[:60]} declares {limits.size_text(info.file_size)} once "
+                             f"unpacked, over the limit of {limits.size_text(cap)} for a model file's metadata "
+                             "(a real model's is a few MB at most); it was not read (the file is damaged or built to "
+                             "exhaust memory)")
+    return cap
+
+
+def is_metadata(member: str) -> bool:
+    """Whether a zip member is one a model library parses into Python objects: skops's top-level ``schema.json``,
+    torch's ``<folder>/data.pkl`` (read by torch's restricted unpickler: containers only, but one object each)."""
+    return member == "schema.json" or (member.endswith("/data.pkl") and member.count("/") == 1)
 
 
 def _raise_hint() -> str:

@@ -19,7 +19,9 @@ hold exactly the count of numbers the header implies. The header is checked befo
 :data:`fairaudit.base.limits.NNET_LAYERS` layers of at most :data:`~fairaudit.base.limits.NNET_LAYER_SIZE` neurons and
 :data:`~fairaudit.base.limits.NNET_PARAMETERS` weights and biases in all, and no more numbers than the file's length
 can hold (a digit and a separator each); the lines are read one at a time after that, so nothing is allocated
-beyond what the header allows. Any problem is a one-line ``ModelError`` naming the file and line.
+beyond what the header allows. The input bounds must span a domain that can be counted: no range wider than a
+float holds, an integer grid of at most 10^:data:`~fairaudit.base.limits.NNET_GRID_DIGITS` points. Any problem is a
+one-line ``ModelError`` naming the file and line.
 
 Hidden layers use ReLU; the output layer is affine. Like FairQuant, :meth:`NNet.forward` feeds inputs
 **raw** (no normalisation with the means and ranges). As a ``Model`` (:class:`NNetModel`) a
@@ -191,6 +193,29 @@ def _check_header(lines: _Lines, num_layers: int, sizes: list[int] | None, heade
                                "header is wrong")
 
 
+def _check_domain(lines: _Lines, mins: np.ndarray, maxs: np.ndarray) -> None:
+    """Refuse input bounds whose domain cannot be counted: a range wider than the largest float (``[-1e308,
+    1e308]``), or integer bounds whose grid (the product over inputs of ``max − min + 1``) spans more than
+    10^:data:`~fairaudit.base.limits.NNET_GRID_DIGITS` points (inputs in ``[0, 1e300]``)."""
+    import math
+
+    with np.errstate(over="ignore"):
+        widths = maxs - mins
+    wide = ~np.isfinite(widths)
+    if np.any(wide):
+        i = int(np.argmax(wide))
+        lines.refuse(lines.line, f"input {i + 1} ranges over [{mins[i]:g}, {maxs[i]:g}], wider than the largest "
+                                 "number a float holds; give it bounds that the audit can measure")
+    digits = 0.0
+    for lo, hi in zip(mins, maxs):
+        if lo == round(lo) and hi == round(hi):  # an integer grid (``fairaudit.engines.fairquant``'s domain)
+            digits += math.log10(int(hi) - int(lo) + 1)
+    if digits > limits.NNET_GRID_DIGITS:
+        lines.refuse(lines.line, f"the input bounds span about 10^{digits:.0f} grid points, over the limit of "
+                                 f"10^{limits.NNET_GRID_DIGITS} (FairQuant's domains span about 10^20); narrow the "
+                                 "inputs' bounds")
+
+
 def read_nnet(path) -> NNet:
     """Read a ``.nnet`` file; ModelError (one line, with the line number) when it is malformed."""
     path = Path(path)
@@ -222,6 +247,7 @@ def parse_nnet(text: str, name: str = "<text>") -> NNet:
     if np.any(mins > maxs):  # an empty input box would make every property hold vacuously
         i = int(np.argmax(mins > maxs))
         lines.fail(lines.line, f"input {i + 1}: maximum {maxs[i]:g} is below minimum {mins[i]:g}")
+    _check_domain(lines, mins, maxs)
     means = lines.take(n_in + n_out, "the means, inputs then output")
     ranges = lines.take(n_in + n_out, "the ranges, inputs then output")
     layers = []

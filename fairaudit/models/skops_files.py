@@ -59,8 +59,18 @@ def dump_bytes(obj) -> bytes:
 
 def load_bytes(data: bytes, name: str, trusted_types: Iterable[str] = ()):
     """The object in skops bytes ``data``; :class:`UntrustedTypesError` if it needs a type that is neither
-    one of :data:`FAIRAUDIT_TYPES` nor in ``trusted_types``; ModelError if the archive is damaged."""
+    one of :data:`FAIRAUDIT_TYPES` nor in ``trusted_types``; ModelError if the archive is damaged, or its sizes pass
+    the limits: its ``schema.json`` has its own small cap, checked from the zip directory before skops parses it
+    (``fairaudit.models.archives.check_metadata``; the caller bounds the whole archive first: ``check_zip``)."""
     import skops.io as sio
+
+    from fairaudit.models.archives import check_metadata
+
+    archive = open_zip(data, name)
+    if archive is None:
+        raise ModelError(f"{name} is a damaged skops file (not a zip archive)")
+    with archive:
+        check_metadata(archive, name)
 
     trusted = set(FAIRAUDIT_TYPES) | {str(t) for t in trusted_types}
     try:

@@ -50,11 +50,15 @@ def infinite(origin: str, row: int, column: str, value: float) -> UnfitValue:
                        "fairaudit needs finite numbers: fix or drop that row", origin, row, column)
 
 
-def check_columns(names, schema: LogSchema, origin: str, reference: str = "the log's first part") -> None:
-    """A part or poll must have the log's columns (in any order): a renamed, missing or extra column is refused."""
+def check_columns(names, schema, origin: str, reference: str = "the log's first part") -> None:
+    """A part or poll must have the log's columns (in any order): a renamed, missing or extra column is refused.
+    ``schema``: the log's ``LogSchema``, or the names of every column of its first part (a log that reads only
+    some columns still holds every part to all of them)."""
+    expected = tuple(schema.names) if isinstance(schema, LogSchema) else tuple(schema)
     got = [str(n).strip() or f"Unnamed: {i}" for i, n in enumerate(names)]
-    missing = [n for n in schema.names if n not in got]
-    extra = [n for n in got if n not in schema.names]
+    have, want = set(got), set(expected)
+    missing = [n for n in expected if n not in have]
+    extra = [n for n in got if n not in want]
     if missing or extra:
         what = []
         if missing:
@@ -109,8 +113,41 @@ def conform_array(arr, name: str, schema: LogSchema, origin: str, first_row: int
         # a CSV's cells, or text a typed store holds in a column whose type the user declared: read in that type
         return _from_text(arr.cast(pa.string()), name, kind, schema, origin, first_row)
     if stored == "text" and kind == "text":  # text, or a date or time as its text
-        return _from_text(arr.cast(pa.string()), name, kind, schema, origin, first_row)
+        return _from_text(temporal_text(arr, name, origin, first_row), name, kind, schema, origin, first_row)
+    if kind == "text" and name in schema.declared and (pa.types.is_integer(arr.type) or pa.types.is_decimal(arr.type)):
+        return _from_text(arr.cast(pa.string()), name, kind, schema, origin, first_row)  # exact digits, declared text
     return _from_typed(arr, stored, name, kind, schema, origin, first_row)
+
+
+def temporal_text(arr, name: str = "", origin: str = "", first_row: int = 0):
+    """A string array as it is; a date or time as one text per instant, whatever the unit it is stored in: a
+    timestamp or time without the fraction's trailing zeros (``2020-01-01 12:00:00`` stored in ms, µs or ns), a
+    zone-aware timestamp in UTC (ending ``Z``), a duration as whole nanoseconds (``1500000000 ns``; one past
+    ±292 years is refused with its row)."""
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    t = arr.type
+    if pa.types.is_duration(t):
+        try:
+            ns = arr.cast(pa.duration("ns")).cast(pa.int64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            at = next(i for i, v in enumerate(arr.cast(pa.int64()).to_pylist())
+                      if v is not None and abs(v) * (10 ** 9 // _PER_SECOND[t.unit]) >= 1 << 63)
+            raise UnfitValue(f"{origin}, data row {first_row + at + 1:,}: column '{name}' holds a duration of "
+                             f"{arr[at].as_py()}, too long to count in nanoseconds; store it as text or in a "
+                             "coarser unit", origin, first_row + at + 1, name) from None
+        return pac.binary_join_element_wise(ns.cast(pa.string()), pa.scalar(" ns"), "")
+    if pa.types.is_timestamp(t) and t.tz is not None:
+        arr = arr.cast(pa.timestamp(t.unit, "UTC"))
+    out = arr.cast(pa.string())
+    if pa.types.is_timestamp(t) or pa.types.is_time(t):
+        out = pac.replace_substring_regex(out, r"(\.[0-9]*?)0+(Z?)$", r"\1\2")
+        out = pac.replace_substring_regex(out, r"\.(Z?)$", r"\1")
+    return out
+
+
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
 def fits_unread(arrow_type, kind: str, nullable: bool = True) -> bool:
@@ -275,13 +312,13 @@ def _from_typed(arr, stored, name, kind, schema, origin, first_row):
     if kind == "text":  # (stored as text: trimmed, missing)
         return _from_text(arr.cast(pa.string()), name, kind, schema, origin, first_row)
     if kind == "integer":
-        if stored == "integer":
-            if pa.types.is_uint64(arr.type):
-                big = pac.greater(arr, pa.scalar((1 << 63) - 1, pa.uint64())).fill_null(False)
-                if pac.any(big).as_py():
-                    at = _first(big)
-                    raise _misfit(origin, first_row + at + 1, name, arr[at].as_py(), schema)
-            return arr.cast(pa.int64())
+        if stored == "integer":  # (an integer of any width, or a whole-number decimal: exact in an int64, or refused)
+            try:
+                return arr.cast(pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                at = next(i for i, v in enumerate(arr.to_pylist())
+                          if v is not None and not (-(1 << 63) <= v < (1 << 63) and v == int(v)))
+                raise _misfit(origin, first_row + at + 1, name, _shown(arr[at].as_py()), schema) from None
         numbers = _finite(arr.cast(pa.float64()), name, origin, first_row)  # whole numbers stored as floats
         whole = pac.and_(pac.equal(pac.floor(numbers), numbers),
                          pac.less_equal(pac.abs(numbers), float(EXACT))).fill_null(True)
@@ -291,12 +328,56 @@ def _from_typed(arr, stored, name, kind, schema, origin, first_row):
         return numbers.cast(pa.int64())
     # float
     if stored == "integer":
-        wide = pac.greater(pac.abs(arr.cast(pa.int64())), pa.scalar(EXACT, pa.int64())).fill_null(False)
-        if pac.any(wide).as_py():  # not exact in a float: the column would round it
+        wide = _beyond_exact(arr)
+        if wide is not None and pac.any(wide).as_py():  # not exact in a float: the column would round it
             at = _first(wide)
-            raise _misfit(origin, first_row + at + 1, name, arr[at].as_py(), schema)
+            how = "its declared type" if name in schema.declared else f"its type, fixed by {schema.typed_by}"
+            raise UnfitValue(f"{origin}, data row {first_row + at + 1:,}: column '{name}' holds "
+                             f"{_shown(arr[at].as_py())}, a whole number beyond 2^53 that a number column (as "
+                             f"{how}) cannot hold exactly; store the column as whole numbers in every part, or "
+                             "declare it text", origin, first_row + at + 1, name)
         return arr.cast(pa.float64())
-    return _finite(arr.cast(pa.float64()), name, origin, first_row)
+    numbers = arr.cast(pa.float64())
+    if pa.types.is_decimal(arr.type) and arr.type.precision > 15:  # (15 digits always come back from a float)
+        back = pac.equal(numbers.cast(arr.type, safe=False), arr).fill_null(True)
+        if not pac.all(back).as_py():
+            at = _first(pac.invert(back))
+            raise UnfitValue(f"{origin}, data row {first_row + at + 1:,}: column '{name}' holds "
+                             f"{_shown(arr[at].as_py())}, a decimal that a float cannot hold exactly (it would become "
+                             f"{numbers[at].as_py()!r}); store it with at most 15 digits, or declare it text "
+                             f"(--column-type {name}=text)", origin, first_row + at + 1, name)
+    return _finite(numbers, name, origin, first_row)
+
+
+def _beyond_exact(arr):
+    """Where an integer or whole-decimal array holds a value beyond ±2^53 (not exact in a float64), compared in the
+    array's own type (a ``uint64`` past 2^63 is no int64); None when none can be."""
+    import pyarrow as pa
+    import pyarrow.compute as pac
+
+    t = arr.type
+    if pa.types.is_decimal(t):
+        if t.precision - t.scale <= 15:
+            return None
+        from decimal import Decimal
+
+        hi, lo = pa.scalar(Decimal(EXACT), t), pa.scalar(Decimal(-EXACT), t)
+    elif t.bit_width <= 32:
+        return None
+    elif pa.types.is_unsigned_integer(t):
+        return pac.greater(arr, pa.scalar(EXACT, t)).fill_null(False)
+    else:
+        hi, lo = pa.scalar(EXACT, t), pa.scalar(-EXACT, t)
+    return pac.or_(pac.greater(arr, hi), pac.less(arr, lo)).fill_null(False)
+
+
+def _shown(value):
+    """A value for a message: a whole decimal as its integer (``9007199254740993``, not ``Decimal('…')``)."""
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else str(value)
+    return value
 
 
 def to_frame(table, schema: LogSchema, keep_missing=()):

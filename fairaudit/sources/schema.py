@@ -7,6 +7,11 @@ Four types (``KINDS``):
 * ``boolean`` — true/false (any case), with no missing value;
 * ``text`` — anything else; a missing value is the category ``"?"``.
 
+Values stay exact: a whole-number decimal (``decimal128(38, 0)``) is an integer, read as an int64 (a value beyond
+it is refused with its row), another decimal a number read as a float only where the float gives it back exactly;
+an unsigned integer beyond int64 is refused with its row; a date or time is text, the same text for the same
+instant whatever the unit it is stored in (``timestamp[ms]`` and ``timestamp[us]``; a zone-aware one in UTC).
+
 Where the types come from (``LogSchema.typed_by`` says which, in messages):
 
 * a **typed store** (a Parquet file, the first file of a folder of parts, a pandas frame): its column types
@@ -139,12 +144,14 @@ def kind_of_arrow(t) -> str | None:
         return "boolean"
     if pa.types.is_integer(t):
         return "integer"
-    if pa.types.is_floating(t) or pa.types.is_decimal(t):
+    if pa.types.is_decimal(t):  # exact: whole decimals are integers (int64), others numbers that a float holds
+        return "integer" if t.scale <= 0 else "float"
+    if pa.types.is_floating(t):
         return "float"
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t):
         return "text"
-    if pa.types.is_temporal(t):
-        return "text"
+    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_duration(t):
+        return "text"  # one instant one text, whatever its unit (``fairaudit.sources.conform.temporal_text``)
     return None
 
 

@@ -55,3 +55,18 @@ def test_a_complete_log_followed_live_reads_as_the_file_at_rest(chunk, tmp_path_
                              f"{live}\n{rest}"
         seen[rest[0]] += 1
     assert seen["result"] > 0 and seen["error"] > 0
+
+
+def test_a_spec_that_reads_no_decision_needs_none_live(tmp_path, capsys):
+    """A spec over logged columns only (no ``pred``) is audited without a decision at rest: live too, to the same
+    result (issue 43: it was refused only live); one that reads ``pred`` still needs one."""
+    path = tmp_path / "log.csv"
+    path.write_text("g,decision,y\n" + "a,1,1\nb,0,0\n" * 150 + "a,1,0\n")
+    spec = 'E[y == 1 | g == "a"] > 0.5'
+    rest = run_cli(["--data", str(path), "--spec", spec, "--order", "given", "--out-of-core", "off"], tmp_path, capsys)
+    live = run_cli(["--follow", str(path), "--watch", "--idle-timeout", "0.05", "--poll", "0.01", "--spec", spec],
+                   tmp_path, capsys)
+    assert rest[0] == "result" and live == rest
+    refused = run_cli(["--follow", str(path), "--watch", "--idle-timeout", "0.05", "--spec", 'E[pred | g == "a"] > 0.5'],
+                      tmp_path, capsys)
+    assert refused[0] == "error" and refused[1] == 2 and "no decision" in refused[2]

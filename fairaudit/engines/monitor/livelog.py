@@ -5,12 +5,16 @@ Three kinds of log (``open_log``):
 * a CSV file that a deployed model appends lines to (``CsvTail``): the header is read once; each poll reads the
   bytes appended since the last one and parses the complete records (a partial last line waits for the next poll;
   when the watch ends by the idle timeout, a last line without its line end is read as the file at rest reads it,
-  or refused if it lacks fields); a file that shrinks (truncated) or is replaced by another file under its name
-  (rotated) is an error;
-* a directory of Parquet files (``ParquetDir``): each new ``*.parquet`` file is read once, in natural name order
-  (``part-2`` before ``part-10``, as a folder at rest is read; a writer should write a file under another name and
-  rename it when complete; a file that cannot be read yet is retried at the next poll); a new file whose name sorts
-  before one already read is an error (its rows would arrive out of order);
+  or refused if it lacks fields); a file that shrinks (truncated), is replaced by another file under its name
+  (rotated) or is rewritten in place (the first ``HEAD_BYTES`` read, or the ``TAIL_BYTES`` before the offset read
+  so far, changed: old and new rows would mix) is an error; a compressed ``.gz`` file cannot grow and is refused;
+* a directory of Parquet files (``ParquetDir``): each new Parquet file is read once, found by the rule of a folder
+  at rest (``fairaudit.sources.files.find_parts``: sub-folders searched, names starting with ``.`` or ``_``
+  skipped) in natural name order (``part-2`` before ``part-10``; a writer should write a file under a hidden name
+  and rename it when complete; a file that cannot be read yet is retried at the next poll); a new file whose name
+  sorts before one already read is an error (its rows would arrive out of order), and so is a CSV file among them;
+  each file is bounded by what its footer declares before it is read whole
+  (``fairaudit.sources.files.check_declared``), and a poll takes new files until it holds ``READ_ROWS`` rows;
 * ``-``, JSON lines on standard input (``JsonLines``): one JSON object per line, read by a thread so that
   the polls never block; the end of the input ends the log.
 
@@ -53,6 +57,8 @@ from fairaudit.base.errors import DataError, FairauditError
 from fairaudit.sources.files import not_interrupted
 
 POLL_SECONDS = 0.2
+HEAD_BYTES = 1 << 16  # a live CSV's first bytes, kept to tell a file rewritten in place
+TAIL_BYTES = 1 << 12  # and the bytes before the offset read so far
 from fairaudit.engines import STREAMING as LIVE_ENGINE  # audits a log as it grows (``fairaudit.engines.monitor.live``)
 
 
@@ -99,6 +105,8 @@ class CsvTail:
         self.schema = None  # fixed by the first poll that holds rows
         self.rows = 0  # data rows of the log read so far
         self.ended = False  # a file never ends: the idle timeout or an interrupt ends the watch
+        self.head = b""  # the file's first bytes read (up to HEAD_BYTES): a rewrite in place changes them
+        self.lines = 0  # lines taken before and with the header
 
     @property
     def columns(self) -> list[str] | None:
@@ -116,9 +124,13 @@ class CsvTail:
         if st.st_size < self.pos:
             raise FairauditError(f"the log {self.path} was truncated (it has {st.st_size:,} bytes, {self.pos:,} had "
                                  "been read); restart the audit on the new file")
+        self._same_bytes()
         data = self.fh.read(st.st_size - self.pos) if st.st_size > self.pos else b""
         self.pos += len(data)
         self.buffer += data
+        if len(self.head) < HEAD_BYTES and data:
+            self.head = (self.head + data)[:HEAD_BYTES]
+        self.tail = (getattr(self, "tail", b"") + data)[-TAIL_BYTES:]
         if self.header is None and not self._take_header():
             return None
         cut = record_end(self.buffer, self.sep)
@@ -126,6 +138,20 @@ class CsvTail:
             return None
         body, self.buffer = self.buffer[:cut + 1], self.buffer[cut + 1:]
         return self._rows(body)
+
+    def _same_bytes(self) -> None:
+        """Refuse a log rewritten in place since the last poll: the first bytes read, or those just before the
+        offset read so far, are no longer there (a rewrite that keeps both, and changes only bytes between them,
+        is not seen)."""
+        if not self.pos:
+            return
+        tail = getattr(self, "tail", b"")
+        now_head = os.pread(self.fh.fileno(), len(self.head), 0)
+        now_tail = os.pread(self.fh.fileno(), len(tail), self.pos - len(tail)) if tail else b""
+        if now_head != self.head or now_tail != tail:
+            where = "its first bytes" if now_head != self.head else f"the bytes before byte {self.pos:,}"
+            raise FairauditError(f"the log {self.path} was rewritten in place ({where} changed) after {self.pos:,} "
+                                 "bytes had been read: old and new rows would mix; restart the audit on the new file")
 
     def finish(self) -> pd.DataFrame | None:
         """The log has ended (the idle timeout): its last record without a line end, read as the file at rest reads
@@ -143,11 +169,14 @@ class CsvTail:
     def _take_header(self) -> bool:
         """The header line, once it is complete (a byte-order mark and blank lines before it skipped, as at rest;
         LF, CRLF or CR line ends)."""
-        from fairaudit.sources.files import delimiter
+        from fairaudit.sources.files import SIGNATURES, delimiter, header_decoded
 
-        if not self.started:  # the file's first bytes: a byte-order mark, maybe
-            if len(self.buffer) < len(_BOM) and _BOM.startswith(self.buffer):
+        if not self.started:  # the file's first bytes: a byte-order mark, maybe; a binary file's signature
+            if len(self.buffer) < 4 and any(s.startswith(self.buffer) for s in (_BOM, *SIGNATURES)):
                 return False
+            for signature, what in SIGNATURES.items():
+                if self.buffer.startswith(signature):
+                    raise DataError(f"{self.origin} is not a CSV file: it is {what}")
             if self.buffer.startswith(_BOM):
                 self.buffer = self.buffer[len(_BOM):]
             self.started = True
@@ -158,9 +187,10 @@ class CsvTail:
             cut = min(ends)
             line = self.buffer[:cut]
             self.buffer = self.buffer[cut + (2 if self.buffer[cut:cut + 2] == b"\r\n" else 1):]
-            text = line.decode("utf-8", errors="replace")
-            if not text.strip():
+            self.lines += 1
+            if not line.strip(b" \t\x0b\x0c"):
                 continue  # a blank line before the header
+            text = header_decoded(line, self.origin, self.lines)  # (UTF-8 without a NUL byte, as at rest)
             self.header = line
             self.sep = delimiter(text)
             self.names = header_names(text, self.sep)
@@ -173,7 +203,7 @@ class CsvTail:
         import pyarrow.csv as pc
 
         from fairaudit.sources.conform import conform, to_frame
-        from fairaudit.sources.files import RowShape, csv_error, csv_options
+        from fairaudit.sources.files import RowShape, csv_error, csv_options, text_cells
         from fairaudit.sources.schema import TYPE_ROWS, infer_text
 
         if not body.strip(b" \t\r\n"):
@@ -193,6 +223,7 @@ class CsvTail:
             raise csv_error(self.origin, err, shape) from None
         if table.num_rows == 0:
             return None
+        table = text_cells(table, self.origin, self.rows)  # (a NUL byte or bytes not UTF-8: refused, as at rest)
         if self.schema is None:
             self.schema = infer_text(table.slice(0, TYPE_ROWS), self.origin, declared=self.declared,
                                      na_values=self.na_values)
@@ -281,42 +312,71 @@ class ParquetDir:
         import pyarrow.parquet as pq
 
         from fairaudit.sources.conform import check_columns as same_columns, conform, to_frame
-        from fairaudit.sources.files import natural_key
+        from fairaudit.sources.files import READ_ROWS, check_declared, file_format, find_parts, footer_size, natural_key
         from fairaudit.sources.schema import from_arrow
 
-        names = sorted((p.name for p in self.path.iterdir()
-                        if p.suffix.lower() in (".parquet", ".pq") and not p.name.startswith((".", "_"))
-                        and p.is_file() and (self.links or not p.is_symlink())), key=natural_key)
+        found = find_parts(self.path, links=self.links)  # (the rule of a folder at rest)
         done = set(self.done)
-        fresh = [n for n in names if n not in done]
-        tables = []
-        for name in fresh:
-            if self.done and natural_key(name) < natural_key(self.done[-1]):
-                raise FairauditError(f"{name} appeared in {self.path} after {self.done[-1]} was read: its rows would "
-                                     "arrive out of order (files are read once, in name order)")
-            path = self.path / name
+        fresh = [f for f in found if f not in done]
+        tables, rows = [], 0
+        for path in fresh:
+            if file_format(path) != "parquet":
+                raise FairauditError(f"{path} is a CSV file in the Parquet folder {self.path}: a followed folder is "
+                                     "read as Parquet files (follow a CSV log as one file)")
+            if self.done and natural_key(path) < natural_key(self.done[-1]):
+                raise FairauditError(f"{self._shown(path)} appeared in {self.path} after {self._shown(self.done[-1])} "
+                                     "was read: its rows would arrive out of order (files are read once, in name "
+                                     "order)")
+            if rows >= READ_ROWS:
+                break  # (the next poll, at once, takes the rest: a poll is bounded)
             try:
+                meta = pq.ParquetFile(path).metadata  # (bounded before the file is read whole)
+                read = set(self.schema.names) if self.schema is not None else {
+                    meta.schema.column(i).path.strip() for i in range(meta.num_columns)}
+                more, size = footer_size(meta, read)
+                check_declared(path, more, len(read), size, what="write the log in smaller files")
                 table = pq.read_table(path)
+            except DataError:
+                raise
             except (OSError, ValueError, pa.ArrowException) as err:  # not complete yet: retried, unless it stopped
                 not_interrupted(err)
-                size = path.stat().st_size
-                if self.waiting.get(name) == size:
+                size = Path(path).stat().st_size
+                if self.waiting.get(path) == size:
                     raise FairauditError(f"{path} is not a readable Parquet file: {str(err).splitlines()[0]}") from None
-                self.waiting[name] = size
+                self.waiting[path] = size
                 break
-            self.waiting.pop(name, None)
-            self.done.append(name)
+            self.waiting.pop(path, None)
+            self.done.append(path)
             if self.schema is None:
                 self.schema = from_arrow(table.schema, str(path), declared=self.declared, na_values=self.na_values)
-            same_columns(table.column_names, self.schema, str(path), str(self.path / self.done[0]))
+                _columns_bounded(self.schema, str(path))
+            same_columns(table.column_names, self.schema, str(path), str(self.done[0]))
             # (a typed store: a column stored with another type, "1"/"0" as text, is refused, never parsed)
             tables.append(conform(table, self.schema, origin=str(path), first_row=0, columns=self.schema.names))
+            rows += table.num_rows
         if not tables:
             return None
         return to_frame(pa.concat_tables(tables) if len(tables) > 1 else tables[0], self.schema)
 
+    def _shown(self, path) -> str:
+        try:
+            return str(Path(path).relative_to(self.path))
+        except ValueError:
+            return str(path)
+
     def close(self) -> None:
         pass
+
+
+def _columns_bounded(schema, where: str) -> None:
+    """A live log's columns are all read: refuse more than ``fairaudit.base.limits.COLUMNS`` of them."""
+    from fairaudit.base import limits
+
+    limit = limits.columns_limit()
+    if len(schema.names) > limit:
+        raise DataError(f"{where} has {len(schema.names):,} columns, over the limit of {limit:,} columns that one run "
+                        f"reads; keep only the columns the audit needs (or have whoever runs fairaudit raise the "
+                        f"limit with {limits.COLUMNS_ENV})")
 
 
 class JsonLines:
@@ -464,6 +524,9 @@ def open_log(path, stdin=None, links: bool = True, declared=None, na_values=()):
     if p.suffix.lower() in (".parquet", ".pq"):
         raise FairauditError(f"{p} is one Parquet file: a Parquet log is a directory that new files are added to; "
                              "follow the directory")
+    if p.suffix.lower() == ".gz":
+        raise FairauditError(f"{p} is compressed: a compressed file cannot grow; follow the log as it is written "
+                             "(uncompressed), or audit this file at rest (--data)")
     return CsvTail(p, declared=declared, na_values=na_values)
 
 
@@ -662,7 +725,7 @@ def observations(spec, frames, *, decide, where=None, score=None, model=None, do
                 tally.unknown += int((~known).sum())
                 tally.columns.update(dict.fromkeys(missing_names((where,), frame, ~known)))
             frame, rows = frame[keep].reset_index(drop=True), rows[keep]
-        decided = np.asarray(decide(frame)).astype(np.int8)
+        decided = None if decide is None else np.asarray(decide(frame)).astype(np.int8)  # (a spec without pred)
         scores = None if score is None else np.asarray(score(frame), dtype=float)
         obs = observe(spec, frame, pred=decided, score=scores, model=model, column_values=domains, rows=rows)
         if tally is not None:
@@ -711,7 +774,7 @@ def live_audit(spec, frames, *, decide, where=None, options: dict, describe: dic
                            delta=options["delta"],
                            batch=options["batch"], thin_after=options["thin_after"],
                            split=options["split"], bound=options["bound"], ctx=ctx,
-                           stop=bool(options.get("stop")))
+                           stop=bool(options.get("stop")), where=tally.where_text)
     guarantee = Guarantee("probabilistic", options["delta"], assumes=LIVE_ASSUMPTION)
     used = {k: options[k] for k in LIVE_OPTIONS if k in options}  # not the options a live run ignores (samples, …)
     results = drive(engine, spec, batches, options={**(describe or {}), **used}, guarantee=guarantee, ctx=ctx,
@@ -755,8 +818,13 @@ def prepare(spec, source, *, pred: str | None = None, model=None, where: str | N
     from fairaudit.core.preflight import option_source, preflight
     from fairaudit.spec import parse_event
 
-    if (pred is None) == (model is None):
-        raise FairauditError("a live log needs one decision: a condition over its columns (pred) or a model")
+    from fairaudit.core.observations import uses_decisions
+
+    if pred is not None and model is not None:
+        raise FairauditError("a live log takes one decision: a condition over its columns (pred) or a model, not both")
+    if pred is None and model is None and uses_decisions(spec):
+        raise FairauditError("the specification reads the decision: a live log needs one, a condition over its "
+                             "columns (pred) or a model")
     fair = [tn.text for tn in spec.leaves if tn.kind == "fair"]
     if fair and model is None:
         raise FairauditError(f"{fair[0]} re-predicts each row with the attribute flipped: it needs a model (--model "
@@ -789,7 +857,7 @@ def prepare(spec, source, *, pred: str | None = None, model=None, where: str | N
         from fairaudit.core.observations import fair_domains
 
         domains = fair_domains(spec, dataset.frame, dataset.schema)
-    if model is None:
+    if model is None and pred is not None:
         model = from_expression(pred, dataset)
         warnings += [w for w in model.warnings if w not in warnings]
     return first, model, (parse_event(where) if where else None), warnings, domains
@@ -846,7 +914,8 @@ class LiveRun:
             frames = follow(source, stop=self.stopping, poll=self.poll, idle_timeout=self.idle_timeout, first=first,
                             why=self.why)
             model = None if self.model is None else self.model.describe()
-            for result in live_audit(self.spec, frames, decide=decider.predict, where=where, options=self.options,
+            for result in live_audit(self.spec, frames, decide=None if decider is None else decider.predict, where=where,
+                                     options=self.options,
                                      describe={"dataset": self.name, "follow": self.name, "pred": self.pred,
                                                "model": model, "where": self.where}, warnings=warnings,
                                      score=None if self.model is None else self.model.score, model=self.model,
