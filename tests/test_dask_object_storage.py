@@ -62,7 +62,8 @@ def bucket(tmp_path_factory):
 
 def test_s3_log_on_dask_equals_in_process(bucket):
     import fairaudit
-    from fairaudit.engines.monitor.distributed import audit_parquet, dask_client, log_parts
+    from fairaudit.engines.monitor.distributed import audit_parquet, dask_client
+    from fairaudit.sources.remote import log_parts
 
     files = log_parts("s3://logs/decisions/")
     assert files[:3] == ["s3://logs/decisions/part-0.parquet", "s3://logs/decisions/part-1.parquet",
@@ -89,7 +90,7 @@ def test_cli_reads_the_bucket(bucket, tmp_path):
 
 def test_unreachable_storage_is_one_line(monkeypatch):
     """No credentials (or no network): one line naming the URL, never a traceback."""
-    from fairaudit.engines.monitor.distributed import log_parts
+    from fairaudit.sources.remote import log_parts
     from fairaudit.base.errors import FairauditError
 
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):

@@ -19,7 +19,8 @@ import pytest
 
 import fairaudit
 from fairaudit.engines.monitor import distributed
-from fairaudit.engines.monitor.distributed import audit_parquet, dask_client, log_parts
+from fairaudit.engines.monitor.distributed import audit_parquet, dask_client
+from fairaudit.sources.remote import log_parts
 from fairaudit.core.observations import Observations
 from fairaudit.base.errors import FairauditError
 from tests.engines.parquet_logs import frame, write_log

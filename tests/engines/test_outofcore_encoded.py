@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fairaudit.api import audit
-from fairaudit.engines.monitor.distributed import Task, log_partitions, partition_codes
+from fairaudit.engines.monitor.distributed import Task, partition_codes
+from fairaudit.sources.parts import log_partitions
 from fairaudit.engines.monitor.outofcore import audit_file
 from fairaudit.sources import FileLog
 from fairaudit.sources.conform import conform, decoded

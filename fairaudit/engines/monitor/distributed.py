@@ -79,24 +79,21 @@ The cluster
 """
 from __future__ import annotations
 
-import copy
 import functools
 import logging
 import os
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 
-from fairaudit.sources.files import not_interrupted
-from fairaudit.engines.monitor.stream import ChunkedObservations
 from fairaudit.base.errors import DataError, FairauditError
-from fairaudit.sources.files import READ_ROWS, FileLog
-
-PARQUET_SUFFIXES = (".parquet", ".pq")
+from fairaudit.engines.monitor.stream import ChunkedObservations
+from fairaudit.sources.files import FileLog
+from fairaudit.sources.parts import Part, log_partitions
+from fairaudit.sources.remote import RemoteLog, is_url, log_items
 
 
 
@@ -109,121 +106,21 @@ def runs_on_dask(engine) -> bool:
     return getattr(engine, "name", engine) == ENGINE
 
 
-# ---------------------------------------------------------------------------------------------------- the files
-def _is_url(text: str) -> bool:
-    return "://" in text and not text.startswith("file://")
-
-
-def _items(source) -> list[str]:
-    return [os.fspath(source)] if isinstance(source, (str, os.PathLike)) else [os.fspath(s) for s in source]
-
-
-def log_parts(source) -> list[str]:
-    """The parts of ``source`` — the Dask partitions, in their order: a local CSV or Parquet file, a folder of parts,
-    a glob or a list of them as ``fairaudit.sources.list_parts`` lists them (natural name order: ``part-2`` before
-    ``part-10``), the Parquet files under a URL through fsspec. ``FairauditError`` when there is none."""
-    from fairaudit.sources.files import list_parts, natural_key
-
-    items = _items(source)
-    if not items:
-        raise FairauditError("no log given: name a file, a folder of parts or a glob")
-    remote = [i for i in items if _is_url(i)]
-    if not remote:
-        return list_parts([i.removeprefix("file://") for i in items] if len(items) > 1 else
-                          items[0].removeprefix("file://"))
-    if len(remote) < len(items):
-        raise FairauditError("a log's parts are all in object storage or all on this machine, not both: "
-                             f"{remote[0]} and {next(i for i in items if not _is_url(i))}")
-    found: list[str] = []
-    for item in remote:
-        found += _remote_files(item)
-    found = sorted(dict.fromkeys(found), key=natural_key)
-    if not found:
-        raise FairauditError(f"no Parquet files (*.parquet, *.pq) found at {source}")
-    return found
-
-
-def _remote_files(url: str) -> list[str]:
-    """Parquet files under an fsspec URL (needs the filesystem's package, e.g. s3fs; tested on a local S3 server:
-    ``tests/test_dask_object_storage.py``). Any failure to reach or list the storage (no package, no credentials, no
-    such bucket, no network) is one line."""
-    try:
-        import fsspec
-
-        fs, _, paths = fsspec.get_fs_token_paths(url)
-        protocol = url.split("://", 1)[0]
-        out, absent = [], []
-        for path in paths:
-            if fs.isdir(path):
-                out += [p for p in fs.find(path) if Path(p).suffix.lower() in PARQUET_SUFFIXES]
-            elif any(c in path for c in "*?["):
-                out += [p for p in fs.glob(path) if Path(p).suffix.lower() in PARQUET_SUFFIXES]
-            elif fs.exists(path):
-                out.append(path)
-            else:
-                absent.append(path)
-    except ImportError as err:
-        raise FairauditError(f"cannot read {url}: {err}") from None
-    except Exception as err:  # noqa: BLE001 - the storage's own errors (botocore's credentials, HTTP, …): one line
-        said = " ".join(str(err).split())[:300] or type(err).__name__
-        raise FairauditError(f"cannot list {url}: {said} (check the URL, the credentials and the network)") from None
-    if absent:
-        raise FairauditError(f"nothing at {url}: no such file or folder (check the URL)")
-    return [p if "://" in p else f"{protocol}://{p}" for p in out]
-
-
-class RemoteLog(FileLog):
-    """A Parquet log in object storage (an fsspec URL such as ``s3://bucket/logs/``): a ``FileLog`` — the same
-    schema rule (the first part's stored types) and the same conform step on every part — whose parts are listed
-    (``_remote_files``) and read through fsspec (the filesystem's package, e.g. s3fs, on the client and on every
-    worker). Parquet only: a CSV log in object storage is not read."""
-
-    def __post_init__(self):
-        self.parts, self.format = log_parts(self.source), "parquet"
-        bad = next((p for p in self.parts if not p.lower().endswith(PARQUET_SUFFIXES)), None)
-        if bad is not None:
-            raise DataError(f"{bad} is not a Parquet file (*.parquet, *.pq): a log in object storage is read as "
-                            "Parquet")
-        self.schema = self._fix_schema()
-
-    def _fragment(self, path):
-        import pyarrow.dataset as ds
-
-        try:
-            import fsspec
-
-            fs, inner = fsspec.core.url_to_fs(path)
-            return next(iter(ds.dataset(inner, format="parquet", filesystem=fs).get_fragments()))
-        except ImportError as err:
-            raise DataError(f"cannot read {path}: {err}") from None
-        except Exception as err:  # noqa: BLE001 - the storage's own errors (credentials, HTTP, a damaged file)
-            raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240] or type(err).__name__}") \
-                from None
-
-    def _raw_batches(self, path, columns=None, block=1 << 22, rows=READ_ROWS):
-        import pyarrow as pa
-
-        fragment = self._fragment(path)
-        try:
-            yield from fragment.to_batches(columns=columns, batch_size=rows, use_threads=False)
-        except (OSError, pa.ArrowException) as err:
-            not_interrupted(err)
-            raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240]}") from None
-
-
-def dask_log(source, declared=None, na_values=()) -> FileLog:
+def dask_log(source, declared=None, na_values=(), columns=None) -> FileLog:
     """``source`` as the log the Dask route reads (a ``FileLog``, given one as it is; a ``RemoteLog`` for URLs):
-    its parts listed and its schema fixed here, on the client, before any row is counted."""
+    its parts listed and its schema fixed here, on the client, before any row is counted; ``columns``: the only
+    ones typed and read (``fairaudit.engines.monitor.outofcore.run_columns``; None: every column)."""
     from fairaudit.engines.monitor.outofcore import log_of
 
     if isinstance(source, FileLog):
         return source
-    items = _items(source)
-    if any(_is_url(i) for i in items):
-        return RemoteLog(source, declared=declared, na_values=tuple(na_values or ()))
+    items = log_items(source)
+    if any(is_url(i) for i in items):
+        return RemoteLog(source, declared=declared, na_values=tuple(na_values or ()),
+                         columns=None if columns is None else tuple(columns))
     local = [i.removeprefix("file://") for i in items]
     return log_of(local if len(local) > 1 or not isinstance(source, (str, os.PathLike)) else local[0], declared,
-                  na_values)
+                  na_values, columns)
 
 
 # ---------------------------------------------------------------------------------------------------- the cluster
@@ -327,54 +224,6 @@ def _event(text: str):
     from fairaudit.spec import parse_event
 
     return parse_event(text)
-
-
-@dataclass
-class Part:
-    """One partition: one part (file) of the log, read on a worker by the log's own reader — ``FileLog.read_part``,
-    every batch conformed to the schema the client fixed (a value that does not fit is an ``UnfitValue`` naming the
-    file and its data row, a renamed or missing column a ``DataError``, both re-raised on the client) — and made the
-    frame the engines read (``fairaudit.sources.to_frame``; a missing label kept missing: the client refuses it
-    first). ``log``: the log with only this part listed (its schema, format and delimiter: the client's)."""
-
-    log: FileLog
-    columns: tuple
-    label: str | None = None
-
-    @property
-    def path(self) -> str:
-        return self.log.parts[0]
-
-    def tables(self, columns=None, encoded: bool = False):
-        """The part's conformed Arrow tables, in row order (``columns``: the log's names; default the part's;
-        ``encoded``: dictionary-encoded text stays so, ``fairaudit.sources.conform.conform``)."""
-        for batch in self.log.read_part(self.path, list(self.columns if columns is None else columns),
-                                        encoded=encoded):
-            yield batch.table
-
-    def frame(self, columns=None):
-        import pyarrow as pa
-
-        from fairaudit.sources import to_frame
-
-        wanted = list(self.columns if columns is None else columns)
-        tables = list(self.tables(wanted))
-        if not tables:  # a part without rows
-            arrow = {"integer": pa.int64(), "float": pa.float64(), "boolean": pa.bool_(), "text": pa.string()}
-            tables = [pa.table({c: pa.array([], arrow[self.log.schema.kind(c)]) for c in wanted})]
-        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
-        return to_frame(table, self.log.schema, keep_missing=self.label or ())
-
-
-def log_partitions(log: FileLog, columns, label=None) -> list[Part]:
-    """The log's partitions in ``log.parts`` order (natural name order): the stream's given order, the order in
-    which the in-process and out-of-core routes read the same parts."""
-    out = []
-    for path in log.parts:
-        one = copy.copy(log)  # the schema fixed once, here; only the part's path differs
-        one.source, one.parts = path, [path]  # (not the whole list: a task carries its part only)
-        out.append(Part(one, tuple(columns), label))
-    return out
 
 
 def _decider(task: Task, model):
@@ -911,8 +760,9 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
         for part_missing in missing:  # in partition order, as the other routes sum their chunks
             add_missing(obs.missing, part_missing)
         left_out = sum(u[0] for u in unknown)
-        notes = ([where_missing_warning(task.where, left_out, tuple(dict.fromkeys(c for u in unknown for c in u[1])))]
-                 if left_out else [])
+        notes = list(getattr(log, "warnings", ())) + (
+            [where_missing_warning(task.where, left_out, tuple(dict.fromkeys(c for u in unknown for c in u[1])))]
+            if left_out else [])
         assumes = order_assumption(order, seed)
         batches = monitor_batches(spec, obs, delta=options["delta"], batch=batch,
                                   thin_after=int(options["thin_after"]), split=options["split"],

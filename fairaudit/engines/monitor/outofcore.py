@@ -97,13 +97,38 @@ def size(path) -> int:
     return sum(Path(f).stat().st_size for f in list_parts(path))
 
 
-def log_of(source, declared=None, na_values=()):
-    """``source`` as a ``fairaudit.sources.FileLog`` (one is returned as it is)."""
+def log_of(source, declared=None, na_values=(), columns=None):
+    """``source`` as a ``fairaudit.sources.FileLog`` (one is returned as it is); ``columns``: the only ones typed and
+    read (``run_columns``; None: every column)."""
     from fairaudit.sources import FileLog
 
     if isinstance(source, FileLog):
         return source
-    return FileLog(source, declared=declared, na_values=tuple(na_values or ()))
+    return FileLog(source, declared=declared, na_values=tuple(na_values or ()),
+                   columns=None if columns is None else tuple(columns))
+
+
+def run_columns(spec, pred: str | None = None, where: str | None = None, *, label: str | None = None,
+                protected=(), model=None) -> list[str] | None:
+    """The columns a run reads — those of the specification's leaves, the decision, the row filter, the label, the
+    protected columns and a model's features — so that a log is typed and read in those alone (a log of 100,000
+    columns audited on two); None where they are not known before reading: a model that does not name its features,
+    or text that does not parse (its error is given, positioned, where it is checked)."""
+    from fairaudit.spec import event_columns, parse_event
+    from fairaudit.spec.events import spec_columns
+
+    if model is not None and not list(getattr(model, "feature_names", None) or ()):
+        return None
+    try:
+        names = list(spec_columns(spec))
+        for text in (pred, where):
+            if text:
+                names += event_columns(parse_event(text))
+    except FairauditError:
+        return None
+    names += [label] if label else []
+    names += list(protected or ()) + list(getattr(model, "feature_names", None) or ())
+    return list(dict.fromkeys(names))
 
 
 def read_frames(source, columns, rows: int = READ_ROWS):
@@ -432,7 +457,8 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     results = drive(engine, spec, batches, options={**describe, **engine.used_options(opts, inputs)},
                     guarantee=guarantee, ctx=ctx,
                     stop=bool(opts.get("stop")), on_progress=on_progress, progress=progress,
-                    warnings=list(dataset.warnings) + [str(w) for w in getattr(model, "warnings", ())]
+                    warnings=list(getattr(path, "warnings", ())) + list(dataset.warnings)
+                    + [str(w) for w in getattr(model, "warnings", ())]
                     + ([inverted] if inverted else []) + (
                         [where_missing_warning(where, unknown, unknown_columns)] if unknown else []),
                     rows=rows, provenance=provenance, trace_points=trace_points,
