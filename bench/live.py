@@ -40,7 +40,8 @@ def rows(n: int, seed: int) -> list[str]:
 
 def measure(rate: int, seconds: float, poll: float, batch: int = 5, seed: int = 0) -> dict:
     from fairaudit import engines
-    from fairaudit.engines.monitor.livelog import CsvTail, follow, live_audit, prepare
+    from fairaudit.engines.monitor.livelog import live_audit, prepare
+    from fairaudit.sources.live import CsvTail, follow
     from fairaudit.spec import parse
 
     total = int(rate * seconds)

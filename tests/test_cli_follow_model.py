@@ -8,7 +8,8 @@ import pytest
 
 from fairaudit import api, data, models
 from fairaudit.base.errors import FairauditError
-from fairaudit.engines.monitor.livelog import JsonLines, prepare
+from fairaudit.engines.monitor.livelog import prepare
+from fairaudit.sources.live import JsonLines
 from fairaudit.spec import parse
 from tests.test_cli_follow import cli, finals, writer
 

@@ -149,7 +149,7 @@ def test_only_logs_inside_the_workspace(workspace_folder, tmp_path):
     # a link among a Parquet folder's files is not read by the dashboard
     import pandas as pd
 
-    from fairaudit.engines.monitor.livelog import open_log
+    from fairaudit.sources.live import open_log
 
     pd.DataFrame({"a": [1]}).to_parquet(outside / "x.parquet")
     os.symlink(outside / "x.parquet", logs / "parts" / "x.parquet")

@@ -18,7 +18,8 @@ from fairaudit.engines.monitor.stream import RunningCounts
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.evaluate import compile_spec
 from fairaudit.core.observations import event_array
-from fairaudit.engines.monitor.livelog import CsvTail, JsonLines, ParquetDir, follow, live_audit, log_dataset
+from fairaudit.engines.monitor.livelog import live_audit, log_dataset
+from fairaudit.sources.live import CsvTail, JsonLines, ParquetDir, follow
 from fairaudit.models import from_expression
 from fairaudit.core.driver import last
 from fairaudit.spec import parse, parse_event

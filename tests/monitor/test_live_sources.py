@@ -11,7 +11,8 @@ import pytest
 
 from fairaudit import data, engines
 from fairaudit.base.errors import FairauditError
-from fairaudit.engines.monitor.livelog import CsvTail, JsonLines, LiveRun, ParquetDir, follow, log_dataset, prepare
+from fairaudit.engines.monitor.livelog import LiveRun, log_dataset, prepare
+from fairaudit.sources.live import CsvTail, JsonLines, ParquetDir, follow
 from fairaudit.core.preflight import option_source, preflight
 from fairaudit.sources import FileLog, UnfitValue
 from fairaudit.spec import parse, parse_event
@@ -99,7 +100,7 @@ def test_na_is_a_value_in_every_poll(tmp_path):
 def test_declared_types_and_missing_markers_apply_live_as_at_rest(tmp_path):
     """``--column-type`` and ``--na-values`` reach a live log: ``yes`` later in a column declared text is a value, and
     a literal that ``na_values`` reads as missing is not admitted as a value still to come."""
-    from fairaudit.engines.monitor.livelog import open_log
+    from fairaudit.sources.live import open_log
 
     path = tmp_path / "log.csv"
     path.write_text("g,decision\nA,1\nnull,0\n")

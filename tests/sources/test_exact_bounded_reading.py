@@ -162,7 +162,7 @@ def test_a_gz_part_of_a_folder_or_glob_is_held_to_the_unpacked_limit(gz_folder, 
             answer = _audit(capsys, route, data, spec, tmp_path)
             assert answer[:2] == ("error", 2) and said in answer[2], (data, route, answer)
     with pytest.raises(FairauditError, match="is compressed: a compressed file cannot grow"):
-        from fairaudit.engines.monitor.livelog import open_log
+        from fairaudit.sources.live import open_log
 
         open_log(gz_folder / "part-2.csv.gz")
 
@@ -301,7 +301,7 @@ def _spark_folder(tmp: Path, fmt: str) -> Path:
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_a_folder_a_glob_and_a_followed_folder_read_the_same_parts(tmp_path, capsys, fmt):
-    from fairaudit.engines.monitor.livelog import ParquetDir
+    from fairaudit.sources.live import ParquetDir
     from fairaudit.sources import list_parts
 
     folder = _spark_folder(tmp_path, fmt)
@@ -331,8 +331,8 @@ def test_a_header_only_first_part_does_not_refuse_a_folder_with_rows(tmp_path, c
 
 
 def test_a_live_csv_rewritten_in_place_ends_the_watch(tmp_path, monkeypatch):
-    from fairaudit.engines.monitor import livelog
-    from fairaudit.engines.monitor.livelog import CsvTail
+    from fairaudit.sources import live as livelog
+    from fairaudit.sources.live import CsvTail
 
     path = tmp_path / "log.csv"
     path.write_text("g,decision\n" + "a,1\n" * 10)
