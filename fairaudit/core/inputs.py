@@ -289,6 +289,7 @@ def provenance(dataset, model) -> dict:
     if dataset is not None:
         s = dataset.schema
         facts["dataset"] = {"name": dataset.name, "rows": len(dataset), "content_hash": dataset.content_hash,
+                            "hash_of": getattr(dataset, "hash_of", None),
                             "source": dataset.source, "label": s.label,
                             "favourable": None if s.favourable is None else str(s.favourable),
                             "protected": list(s.protected)}

@@ -83,7 +83,10 @@ def log_dataset(log, label, protected, favourable, name: str) -> Dataset:
     if not len(frame):
         raise DataError(f"{log.name} has no data rows")
     schema = build_schema(frame, log.schema.dataset_kinds, label, protected, favourable)
-    return Dataset(name, frame, schema, source=log.name)
+    from fairaudit.sources.files import content_sha256
+
+    digest, of = content_sha256(log)  # the file's, whatever columns were read of it
+    return Dataset(name, frame, schema, source=log.name, _hash=digest, hash_of=of)
 
 
 def _read_bytes(source: Any, name: str | None) -> tuple[bytes, str]:

@@ -73,6 +73,7 @@ class Dataset:
     description: str = ""
     _hash: str | None = field(default=None, repr=False, compare=False)
     _rows_hash: str | None = field(default=None, repr=False, compare=False)
+    hash_of: str = "the rows (CSV serialisation)"  # what ``content_hash`` is of: a file's bytes for a file read whole
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -90,7 +91,9 @@ class Dataset:
 
     @property
     def content_hash(self) -> str:
-        """SHA-256 of the rows (CSV serialisation): identifies the data in a report."""
+        """SHA-256 that identifies the data in a report (``hash_of`` says of what): the bytes of the file the rows
+        were read from (``fairaudit.data.csvfile.log_dataset``: the same whatever columns a run reads, and the same as
+        out of core), else the rows' CSV serialisation."""
         if self._hash is None:
             digest = hashlib.sha256(self.frame.to_csv(index=False).encode("utf-8"))
             self._hash = digest.hexdigest()

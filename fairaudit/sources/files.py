@@ -729,3 +729,22 @@ def _declared_rows(fragment) -> int | None:
         return int(fragment.metadata.num_rows)
     except Exception:  # noqa: BLE001 - a fragment whose footer cannot say: read it
         return None
+
+
+def content_sha256(log: "FileLog") -> tuple[str, str]:
+    """``(hex digest, what it is of)``: SHA-256 of a log's bytes as stored — an upload's bytes, a file's bytes, or
+    each part's name and bytes in order for a folder or glob — whatever columns a run reads of it, so that the data a
+    record names is the same on every route and for every specification."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    if log.data is not None:
+        digest.update(log.data)
+        return digest.hexdigest(), "the file's bytes"
+    for part in log.parts:
+        if len(log.parts) > 1:
+            digest.update(Path(part).name.encode("utf-8") + b"\0")
+        with open(part, "rb") as f:
+            for block in iter(lambda: f.read(1 << 22), b""):
+                digest.update(block)
+    return digest.hexdigest(), "the file's bytes" if len(log.parts) == 1 else "each part's name and bytes, in order"

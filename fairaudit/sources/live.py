@@ -69,8 +69,9 @@ class CsvTail:
 
     kind = "CSV log"
 
-    def __init__(self, path, declared=None, na_values=()):
+    def __init__(self, path, declared=None, na_values=(), columns=None):
         self.path = Path(path)
+        self.wanted = columns  # the only columns typed and read (``read_columns``; None: every one)
         self.origin = str(self.path)  # what messages name, as ``fairaudit audit --data`` names the file
         try:
             self.fh = open(self.path, "rb")
@@ -205,6 +206,8 @@ class CsvTail:
             raise csv_error(self.origin, err, shape) from None
         if table.num_rows == 0:
             return None
+        kept = read_columns([str(n).strip() for n in table.column_names], self.wanted)
+        table = table.select([i for i, n in enumerate(table.column_names) if str(n).strip() in kept])
         table = text_cells(table, self.origin, self.rows)  # (a NUL byte or bytes not UTF-8: refused, as at rest)
         if self.schema is None:
             self.schema = infer_text(table.slice(0, TYPE_ROWS), self.origin, declared=self.declared,
@@ -276,7 +279,8 @@ class ParquetDir:
 
     kind = "Parquet directory"
 
-    def __init__(self, path, links: bool = True, declared=None, na_values=()):
+    def __init__(self, path, links: bool = True, declared=None, na_values=(), columns=None):
+        self.wanted = columns  # the only columns typed and read (``read_columns``; None: every one)
         self.path = Path(path)
         self.links = links  # False: files that are symbolic links are not read (the dashboard's workspace)
         self.done: list[str] = []
@@ -287,7 +291,8 @@ class ParquetDir:
 
     @property
     def columns(self) -> list[str] | None:
-        return None if self.schema is None else list(self.schema.names)
+        """Every column of the log (also those not read), once its first rows are in."""
+        return None if self.schema is None else list(self.every)
 
     def poll(self) -> pd.DataFrame | None:
         import pyarrow as pa
@@ -330,9 +335,13 @@ class ParquetDir:
             self.waiting.pop(path, None)
             self.done.append(path)
             if self.schema is None:
-                self.schema = from_arrow(table.schema, str(path), declared=self.declared, na_values=self.na_values)
+                kept = read_columns([str(n).strip() for n in table.column_names], self.wanted)
+                self.schema = from_arrow(table.select([i for i, n in enumerate(table.column_names)
+                                                       if str(n).strip() in kept]).schema,
+                                         str(path), declared=self.declared, na_values=self.na_values)
+                self.every = [str(n).strip() for n in table.column_names]  # every part has these columns
                 _columns_bounded(self.schema, str(path))
-            same_columns(table.column_names, self.schema, str(path), str(self.done[0]))
+            same_columns(table.column_names, self.every, str(path), str(self.done[0]))
             # (a typed store: a column stored with another type, "1"/"0" as text, is refused, never parsed)
             tables.append(conform(table, self.schema, origin=str(path), first_row=0, columns=self.schema.names))
             rows += table.num_rows
@@ -366,7 +375,8 @@ class JsonLines:
 
     kind = "JSON lines"
 
-    def __init__(self, stream=None, declared=None, na_values=()):
+    def __init__(self, stream=None, declared=None, na_values=(), columns=None):
+        self.wanted = columns  # the only columns typed and read (``read_columns``; None: every one)
         self.stream = stream if stream is not None else sys.stdin
         self.lines: queue.Queue = queue.Queue()
         self.ended = False
@@ -384,7 +394,8 @@ class JsonLines:
 
     @property
     def columns(self) -> list[str] | None:
-        return None if self.schema is None else list(self.schema.names)
+        """Every column of the log (also those not read), once its first rows are in."""
+        return None if self.schema is None else list(self.every)
 
     def poll(self) -> pd.DataFrame | None:
         records, lines = [], []
@@ -434,9 +445,13 @@ class JsonLines:
         if self.schema is None:  # the first ``TYPE_ROWS`` records, as a CSV's first rows
             typing = records[:TYPE_ROWS]
             keys = list(dict.fromkeys(k for r in typing for k in r))
+            self.keys = set(keys)  # every record has these keys
+            self.every = [str(k).strip() for k in keys]
+            kept = read_columns([str(k).strip() for k in keys], self.wanted)
+            keys = [k for k in keys if str(k).strip() in kept]
             self.schema = infer_values({k: [r.get(k) for r in typing] for k in keys}, JSON_ORIGIN,
                                        declared=self.declared, na_values=self.na_values, rows=len(typing))
-        known = set(self.schema.raw or self.schema.names)
+        known = self.keys
         extra = next((k for r in records for k in r if k not in known), None)
         if extra is not None:
             at = next(i for i, r in enumerate(records) if extra in r)
@@ -476,18 +491,27 @@ def _json_array(values: list, name: str, schema, first_row: int):
                     "values of several JSON types; write every value of a column with one JSON type")
 
 
-def open_log(path, stdin=None, links: bool = True, declared=None, na_values=()):
+def read_columns(names, wanted) -> list[str]:
+    """The columns of a log (``names``, as stored) that a live source types and reads: those ``wanted`` (the
+    columns a run uses), in the log's order — or every one when ``wanted`` is None or names a column the log lacks
+    (its audit then refuses it naming the log's columns), the rule ``fairaudit.sources.FileLog`` follows at rest."""
+    if wanted is None or not set(wanted) <= set(names):
+        return list(names)
+    return [n for n in names if n in set(wanted)]
+
+
+def open_log(path, stdin=None, links: bool = True, declared=None, na_values=(), columns=None):
     """The log at ``path``: ``-`` (JSON lines on standard input), a directory (Parquet files) or a CSV file.
     ``links=False``: a log that is a symbolic link, or a link among a directory's files, is not read. ``declared``
     (``{column: kind}`` or ``["column=kind", ...]``) and ``na_values``: as for a file at rest
-    (``fairaudit.sources.schema``)."""
+    (``fairaudit.sources.schema``); ``columns``: the only ones typed and read (``read_columns``)."""
     if str(path) == "-":
-        return JsonLines(stdin, declared=declared, na_values=na_values)
+        return JsonLines(stdin, declared=declared, na_values=na_values, columns=columns)
     p = Path(path)
     if not links and p.is_symlink():
         raise FairauditError(f"{p.name} is a link; only files inside the workspace are read")
     if p.is_dir():
-        return ParquetDir(p, links=links, declared=declared, na_values=na_values)
+        return ParquetDir(p, links=links, declared=declared, na_values=na_values, columns=columns)
     if not p.exists():
         raise FairauditError(f"no log at {p}: give a CSV file, a directory of Parquet files or - (JSON lines on "
                              "standard input)")
@@ -497,7 +521,7 @@ def open_log(path, stdin=None, links: bool = True, declared=None, na_values=()):
     if p.suffix.lower() == ".gz":
         raise FairauditError(f"{p} is compressed: a compressed file cannot grow; follow the log as it is written "
                              "(uncompressed), or audit this file at rest (--data)")
-    return CsvTail(p, declared=declared, na_values=na_values)
+    return CsvTail(p, declared=declared, na_values=na_values, columns=columns)
 
 
 IDLE = "idle"

@@ -46,7 +46,8 @@ def test_in_memory_and_out_of_core_read_every_log_alike(chunk, tmp_path_factory,
             assert other == first, f"seed {seed} ({log['drift']}, {log['format']}): {name} differs from memory:\n" \
                                    f"{other}\n{first}"
         assert first[0] == "result" or first[1] == 2, f"seed {seed}: exit {first[1]}: {first[2]}"
-        if log["drift"] in REFUSED and (log["drift"] not in SEVERAL or len(log["parts"]) > 1):
+        unread = log["drift"] == "inf" and "x" not in log["spec"] + log["where"]  # (a column no route reads)
+        if log["drift"] in REFUSED and (log["drift"] not in SEVERAL or len(log["parts"]) > 1) and not unread:
             assert first[0] == "error", f"seed {seed}: a log with {log['drift']} was audited: {first}"
         seen[first[0]] += 1
     assert seen["result"] > 0
