@@ -149,6 +149,9 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
     plan = resolve(chosen.name, data, source, model=model, pred=pred, where=where, rows=rows,
                    trust_pickle=trust_pickle, trusted_types=trusted_types, include_protected=include_protected,
                    **options)
+    known = [n.id for n in plan.spec.nodes]
+    if str(node) not in known:  # before the model is loaded or trained
+        raise FairauditError(f"unknown node {node!r}: the specification's nodes are {', '.join(known)}")
     parsed, inputs = plan.spec, plan.inputs(plan.preflight())
     seed = int(resolved.get("seed") or 0)
     first, second = split_audited(inputs, share, seed)

@@ -167,7 +167,7 @@ def test_watch_ends_on_sigint_with_the_final_report(rows, tmp_path):
     (["--pred", PRED, "--rows", "all"], "--rows does not apply"),
     (["--pred", PRED, "--engine", "dataset"], "the dataset engine audits data at rest"),
     (["--pred", 'decile_score <= "a"'], "compare it with a number"),
-    (["--pred", PRED, "--poll", "0"], "poll must be a number > 0"),
+    (["--pred", PRED, "--poll", "0"], "argument --poll: poll must be a number in (0, 3600)"),
 ])
 def test_bad_input_exits_2_with_one_line(rows, tmp_path, args, message):
     proc = cli("--follow", str(rows), "--spec", SPEC, "--idle-timeout", "5", *args)

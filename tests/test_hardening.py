@@ -11,7 +11,10 @@ from fairaudit.spec.errors import SpecError
 
 
 def _run(capsys, argv):
-    code = main(argv)
+    try:
+        code = main(argv)
+    except SystemExit as done:  # a flag's value refused when the command line is read (argparse): exit 2
+        code = done.code
     out = capsys.readouterr()
     return code, out.out, out.err
 

@@ -6,6 +6,10 @@ and ``run(args) -> int``. Bad input raises ``FairauditError``: printed here as o
 on a file the command was given (a name too long, a folder it may not write: ``fairaudit.base.errors.path_error``).
 Any other exception is a bug: one line, exit code 4 (``FAIRAUDIT_DEBUG=1`` re-raises it for the traceback).
 
+An error writing to stdout or stderr (a pipe whose reader is gone, as after ``| head -1``; a full disk) never stops
+a command, never drops its ``--json`` / ``--pdf`` and never changes its exit code: the rest of what it prints is
+dropped (``fairaudit.cli._streams``), for every command alike.
+
 Ctrl-C and SIGTERM stop a command the same way: an exception raised where it is, so that every cleanup runs (no
 temporary file stays behind), then one line and exit code 130 (143 for SIGTERM).
 
@@ -25,6 +29,7 @@ import threading
 from typing import NoReturn
 
 from fairaudit.base.errors import FairauditError, path_error
+from fairaudit.cli._streams import guarded_streams
 
 # name -> (module, one-line help). Modules are imported only when their command runs.
 COMMANDS = {
@@ -127,10 +132,12 @@ def _unknown(extra: list[str], parser: argparse.ArgumentParser) -> str:
 def main(argv: list[str] | None = None) -> int:
     own = threading.current_thread() is threading.main_thread()  # only the main thread may set a handler
     previous = signal.signal(signal.SIGTERM, _terminate) if own else None
-    try:  # Ctrl-C while the commands are imported, too: one line, never a traceback
-        return _run(argv)
-    except KeyboardInterrupt as err:
-        return interrupted(err)
+    try:
+        with guarded_streams():  # a closed stdout (``| head``) drops what is printed, never the outputs or the code
+            try:  # Ctrl-C while the commands are imported, too: one line, never a traceback
+                return _run(argv)
+            except KeyboardInterrupt as err:
+                return interrupted(err)
     finally:
         if own:  # a caller's own handler back (None: one set outside Python, the default stands for it)
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
@@ -138,17 +145,19 @@ def main(argv: list[str] | None = None) -> int:
 
 def console(argv: list[str] | None = None) -> NoReturn:
     """The ``fairaudit`` process: ``main(argv)``, then ``exit_now`` with its exit code (argparse's too: ``--help``,
-    a usage error). Only for the command's own process: a Python caller uses ``main``."""
-    try:
-        code = main(argv)
-    except SystemExit as done:  # argparse: --help (0), a usage error (2)
-        code = done.code
-    if code is None:
-        code = 0
-    elif not isinstance(code, int):  # what sys.exit("text") does: the text on stderr, exit code 1
-        print(code, file=sys.stderr)
-        code = 1
-    exit_now(code)
+    a usage error). Only for the command's own process: a Python caller uses ``main``. The streams stay guarded
+    (``fairaudit.cli._streams``) until the process ends: what is still buffered is flushed by ``exit_now``."""
+    with guarded_streams():
+        try:
+            code = main(argv)
+        except SystemExit as done:  # argparse: --help (0), a usage error (2)
+            code = done.code
+        if code is None:
+            code = 0
+        elif not isinstance(code, int):  # what sys.exit("text") does: the text on stderr, exit code 1
+            print(code, file=sys.stderr)
+            code = 1
+        exit_now(code)
 
 
 def exit_now(code: int) -> NoReturn:
@@ -156,9 +165,9 @@ def exit_now(code: int) -> NoReturn:
     ``atexit`` handlers, flush stdout and stderr, then ``os._exit`` — skipping the interpreter's teardown, where
     pyarrow's thread pools may abort the process ("terminate called without an active exception", SIGABRT, exit
     code 134 instead of the command's: apache/arrow#34314) after the command succeeded. Every file a command writes
-    is closed before it returns (written whole, then renamed into place: ``fairaudit.base.files``). A stdout that
-    cannot be flushed ends the process with exit code 120, as Python does (a closed pipe, as after ``| head``, is
-    not an error)."""
+    is closed before it returns (written whole, then renamed into place: ``fairaudit.base.files``). A stdout or stderr
+    that cannot be flushed does not change the exit code (``fairaudit.cli._streams``: the verdict's code is the
+    contract)."""
     import atexit
 
     for thread in threading.enumerate():  # as the interpreter does before exiting: non-daemon threads finish
@@ -169,11 +178,8 @@ def exit_now(code: int) -> NoReturn:
         try:
             if stream is not None:
                 stream.flush()
-        except BrokenPipeError:
+        except (OSError, ValueError):  # a closed pipe, a full disk, a closed stream: the code stands
             pass
-        except (OSError, ValueError):  # ValueError: already closed (``_run`` closes stderr after a broken pipe)
-            if stream is sys.stdout and code == 0:
-                code = 120
     os._exit(code)
 
 
@@ -201,9 +207,6 @@ def _run(argv: list[str] | None) -> int:
     except FairauditError as err:
         print(f"fairaudit {args.command}: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except BrokenPipeError:  # output piped into e.g. `head`, which closed early
-        sys.stderr.close()
-        return 0
     except MemoryError:
         print(f"fairaudit {args.command}: error: out of memory (use smaller inputs or model sizes)", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -34,8 +34,10 @@ def add_dask_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--scheduler", metavar="ADDRESS",
                        help="audit the log --data on the existing Dask cluster whose scheduler is at "
                             "ADDRESS (e.g. tcp://10.0.0.5:8786) instead of a local one")
-    for option in DASK_OPTIONS:
-        group.add_argument(option.flag, dest=option.name, default=None, metavar=option.metavar,
+    from fairaudit.cli._values import typed
+
+    for option in DASK_OPTIONS:  # read by their declarations when the command line is read
+        group.add_argument(option.flag, dest=option.name, default=None, metavar=option.metavar, type=typed(option),
                            help=f"{option.help} (default {option.show(option.default)})")
 
 
@@ -50,8 +52,9 @@ def wants_dask(args: argparse.Namespace) -> bool:
 
 
 def dask_settings(args: argparse.Namespace) -> dict:
-    """``workers``, ``threads``, ``timeout`` from the flags (parsed by their declarations) or the defaults."""
-    values = {o.name: o.default if getattr(args, o.name, None) is None else o.parse(getattr(args, o.name))
+    """``workers``, ``threads``, ``timeout`` from the flags (read by their declarations: ``add_dask_arguments``) or
+    the defaults."""
+    values = {o.name: o.default if getattr(args, o.name, None) is None else o.validate(getattr(args, o.name))
               for o in DASK_OPTIONS}
     if args.scheduler and (getattr(args, "dask_workers", None) or getattr(args, "dask_threads", None)):
         raise FairauditError("--dask-workers and --dask-threads size a local cluster; with --scheduler the "
@@ -77,8 +80,7 @@ def run_dask(args: argparse.Namespace, request) -> int:
     data = args.data
     if data is None:
         raise FairauditError("--dask audits a log: give --data FILE|FOLDER|GLOB (CSV or Parquet parts)")
-    for flag, value in (("--rows held-out", args.rows == "held-out"), ("--missing drop", args.missing == "drop"),
-                        ("--protected", args.protected is not None)):
+    for flag, value in (("--rows held-out", args.rows == "held-out"), ("--missing drop", args.missing == "drop")):
         if value:
             raise FairauditError(f"{flag} does not apply to a log audited on Dask (every row is audited; "
                                  "filter rows with --where)")
@@ -100,7 +102,17 @@ def run_dask(args: argparse.Namespace, request) -> int:
         pred = spec_file.decision
         from_file.append(f"--pred '{pred}'")
     # the parts listed and the schema fixed before a cluster starts (no part, an unreadable first part: one line)
-    log = dask_log(data, getattr(args, "column_type", None), getattr(args, "na_values", None) or ())
+    from fairaudit.cli._data_args import protected_names
+    from fairaudit.data.roles import check_protected
+    from fairaudit.engines.monitor.outofcore import run_columns
+
+    # only the columns the run reads are typed and read (a log of 100,000 columns audited on two)
+    wanted = run_columns(spec_file.spec, pred, args.where, label=args.label, protected=protected_names(args.protected),
+                         model=model)
+    log = dask_log(data, getattr(args, "column_type", None), tuple(getattr(args, "na_values", None) or ()), wanted)
+
+    # --protected names protected columns, as on every route: each one a column of the log, none the label
+    check_protected(protected_names(args.protected), log.schema.names, args.label)
     check_outputs(args, [spec_file.path, getattr(args, "model", None), *log.parts])
     line = terminal_line(sys.stderr)
     chatter = logging.getLogger("distributed")  # e.g. "event loop was unresponsive" on a loaded machine: not news

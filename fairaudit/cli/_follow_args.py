@@ -28,19 +28,21 @@ from pathlib import Path
 
 from fairaudit.core.options import Option
 from fairaudit.base.errors import FairauditError
-from fairaudit.engines.monitor.livelog import POLL_SECONDS
+from fairaudit.sources.live import POLL_SECONDS
 
+# the longest waits: a poll of an hour at most, an idle timeout of some thirty years (a longer one is no timeout, and
+# past the clock's own limit a wait is an overflow, not a wait)
 POLL = Option("poll", float, POLL_SECONDS, "with --follow: look at the log for new rows every this many seconds",
-              min=0, exclusive=True, metavar="SECONDS", label="Poll every (s)")
+              min=0, max=3600, exclusive=True, metavar="SECONDS", label="Poll every (s)")
 IDLE_TIMEOUT = Option("idle_timeout", float, None, "with --follow: end the watch when no new row arrived for this "
-                      "many seconds (default: wait for rows until interrupted or the input ends)", min=0,
+                      "many seconds (default: wait for rows until interrupted or the input ends)", min=0, max=1e9,
                       exclusive=True, metavar="SECONDS", label="Idle timeout (s)")
 FOLLOW_OPTIONS = (POLL, IDLE_TIMEOUT)
 
 # what a live log cannot take: its rows and decisions come from the log itself
 _NOT_WITH_FOLLOW = (("data", "--data"), ("population", "--population"), ("rows", "--rows"),
-                    ("full_trace", "--full-trace"), ("label", "--label"), ("protected", "--protected"),
-                    ("favourable", "--favourable"), ("epsilon", "--epsilon"))
+                    ("full_trace", "--full-trace"), ("label", "--label"), ("favourable", "--favourable"),
+                    ("epsilon", "--epsilon"))
 
 
 def add_follow_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,10 +55,12 @@ def add_follow_arguments(parser: argparse.ArgumentParser) -> None:
                        help="with --follow: keep watching after the decision, printing each change of the verdict, "
                             "until interrupted (Ctrl-C), the input ends or the idle timeout passes; then the final "
                             "report")
-    for option in FOLLOW_OPTIONS:
+    from fairaudit.cli._values import typed
+
+    for option in FOLLOW_OPTIONS:  # read by their declarations when the command line is read (``scan`` reads them too)
         group.add_argument(option.flag, dest=f"follow_{option.name}", metavar=option.metavar, default=None,
-                           help=option.help + (f" (default {option.show(option.default)})"
-                                               if option.default is not None else ""))
+                           type=typed(option), help=option.help + (f" (default {option.show(option.default)})"
+                                                                   if option.default is not None else ""))
 
 
 def wants_follow(args: argparse.Namespace) -> bool:
@@ -65,11 +69,12 @@ def wants_follow(args: argparse.Namespace) -> bool:
 
 
 def follow_options(args: argparse.Namespace) -> dict:
-    """``poll`` and ``idle_timeout`` from their flags (validated by their declarations)."""
+    """``poll`` and ``idle_timeout`` from their flags (read by their declarations: ``add_follow_arguments``), else
+    their defaults."""
     out = {}
     for option in FOLLOW_OPTIONS:
         value = getattr(args, f"follow_{option.name}", None)
-        out[option.name] = option.default if value is None else option.parse(value)
+        out[option.name] = option.default if value is None else option.validate(value)
     return out
 
 
@@ -79,13 +84,19 @@ def run_follow(args: argparse.Namespace, request=None) -> int:
     from fairaudit.cli._spec_args import spec_from_args
     from fairaudit.core import registry as engines
     from fairaudit.core.preflight import check_headers, check_options, file_source, header_engine, option_source
-    from fairaudit.engines.monitor.livelog import follow, live_audit, open_log, prepare
+    from fairaudit.cli._data_args import protected_names
+    from fairaudit.data.roles import check_protected
+    from fairaudit.engines.monitor.livelog import live_audit, prepare
+    from fairaudit.sources.live import follow, open_log
 
     if getattr(args, "follow", None) is None:
         raise FairauditError("--watch, --poll and --idle-timeout watch a live log: give --follow PATH")
     for name, flag in _NOT_WITH_FOLLOW:
         if getattr(args, name, None) is not None:
             raise FairauditError(f"--follow reads its rows from the live log: {flag} does not apply")
+    if getattr(args, "missing", "keep") == "drop":  # as on Dask: every row of a log is audited
+        raise FairauditError("--follow reads its rows from the live log: --missing drop does not apply (every row "
+                             "is audited; filter rows with --where)")
     watch = bool(args.watch)
     timing = follow_options(args)
     if args.spec is None:
@@ -120,7 +131,9 @@ def run_follow(args: argparse.Namespace, request=None) -> int:
         decision = option_source(pred, "--pred", spec_file.headers["decision"], spec_file)
     elif pred is not None:
         decision = option_source(pred, "--pred")
-    if pred is None and model is None:
+    from fairaudit.core.observations import uses_decisions
+
+    if pred is None and model is None and uses_decisions(spec_file.spec):  # (one that reads none needs none, as at rest)
         raise FairauditError("no decision: give --pred CONDITION over the log's columns (true = favourable), a saved "
                              "model (--model PATH) or a '# decision:' header in the spec file")
     where_text, where = args.where, None
@@ -135,8 +148,13 @@ def run_follow(args: argparse.Namespace, request=None) -> int:
     spec = spec_file.spec
     name = "standard input" if log_path == "-" else Path(log_path).name
 
+    from fairaudit.engines.monitor.outofcore import run_columns
+
+    # only the columns the run reads are typed and read, as at rest
+    wanted = run_columns(spec, pred, where_text, protected=protected_names(getattr(args, "protected", None)),
+                         model=model)
     source = open_log(log_path, declared=getattr(args, "column_type", None),
-                      na_values=tuple(getattr(args, "na_values", None) or ()))
+                      na_values=tuple(getattr(args, "na_values", None) or ()), columns=wanted)
     stop = threading.Event()
     previous = _on_signals(stop)
     why: dict = {}
@@ -146,9 +164,12 @@ def run_follow(args: argparse.Namespace, request=None) -> int:
             spec, source, pred=pred, model=model, where=where_text, name=name, stop=stop, poll=timing["poll"],
             idle_timeout=timing["idle_timeout"], why=why, spec_source=file_source(spec_file), decision=decision,
             where_source=where)
+        # --protected names protected columns, as on every route: each one a column of the log
+        check_protected(protected_names(getattr(args, "protected", None)), first.columns)
         frames = follow(source, stop=stop, poll=timing["poll"], idle_timeout=timing["idle_timeout"], first=first,
                         why=why)
-        results = live_audit(spec, frames, decide=decider.predict, where=where_event, options=options,
+        results = live_audit(spec, frames, decide=None if decider is None else decider.predict, where=where_event,
+                             options=options,
                              describe={"dataset": name, "follow": log_path, "pred": pred, "where": where_text,
                                        "model": model.describe() if model is not None else None},
                              trace_points=trace_args(args)["trace_points"], warnings=warnings,
@@ -198,7 +219,7 @@ def change_line(result) -> str:
 
 
 def _end_text(why: dict, timing: dict) -> str:
-    from fairaudit.engines.monitor.livelog import END_TEXT, STOPPED
+    from fairaudit.sources.live import END_TEXT, STOPPED
 
     return END_TEXT[why.get("end", STOPPED)].format(idle=timing.get("idle_timeout") or 0)
 

@@ -47,7 +47,9 @@ def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True,
                        help="a type a skops --model file may use beyond fairaudit's own (repeatable; the error for "
                             "such a file lists them): trust only types you know are harmless")
     if "--seed" not in parser._option_string_actions:
-        group.add_argument("--seed", type=int, default=0, help=seed_help)
+        from fairaudit.cli._values import SEED, typed
+
+        group.add_argument("--seed", type=typed(SEED), default=0, help=seed_help)
     group.add_argument("--no-cache", action="store_true", dest="no_cache",
                        help="train a --model KIND now even if the same training ran before: a model trained on the "
                             "same data with the same kind, seed and settings is otherwise read back from the cache "

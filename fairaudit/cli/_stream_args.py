@@ -49,6 +49,8 @@ def _why_not(args, engine, spec_file, uses_model: bool) -> str | None:
                    "--rows all to audit every row out of core"
     if getattr(args, "missing", "keep") == "drop":
         return "--missing drop is applied in memory"
+    if getattr(args, "confirm", None):
+        return "--confirm splits the audited rows at random, in memory"
     if args.rows == "held-out":
         return "--rows held-out needs a model trained here"
     return None
@@ -93,13 +95,20 @@ def run_out_of_core(args, request) -> int:
     ``fairaudit.engines.monitor.outofcore.audit_file``; ``finish`` prints, writes and exits as every route does."""
     from fairaudit.cli._common import decision_sources, finish, other_engines_headers, trace_args
     from fairaudit.cli._data_args import protected_names
-    from fairaudit.engines.monitor.outofcore import audit_file, file_dataset, log_of, used_columns, written_values
+    from fairaudit.engines.monitor.outofcore import (audit_file, file_dataset, log_of, run_columns, used_columns,
+                                                     written_values)
     from fairaudit.core.preflight import file_source, preflight
     from fairaudit.base.progress import terminal_line
 
     engine, spec_file, options, from_file = request.engine, request.spec_file, request.options, request.from_file
     decision, where = decision_sources(args, spec_file, request.where_header)
-    log = log_of(args.data, getattr(args, "column_type", None), getattr(args, "na_values", None))
+    uses_model = getattr(args, "model", None) is not None
+    model = _load(args) if uses_model else None
+    # only the columns the run reads are typed and read (a log of 100,000 columns audited on two)
+    wanted = run_columns(spec_file.spec, args.pred, args.where, label=args.label,
+                         protected=protected_names(args.protected), model=model)
+    log = log_of(args.data, getattr(args, "column_type", None), tuple(getattr(args, "na_values", None) or ()),
+                 wanted)
     columns = list(log.schema.names)
     try:
         used = used_columns(spec_file.spec, args.pred, args.where, columns)
@@ -110,8 +119,6 @@ def run_out_of_core(args, request) -> int:
     dataset = file_dataset(log, used, label=args.label, protected=protected_names(args.protected),
                            favourable=args.favourable,
                            literals=written_values(spec_file.spec, args.pred, args.where))
-    uses_model = getattr(args, "model", None) is not None
-    model = _load(args) if uses_model else None
     if model is not None:
         missing = [c for c in model.feature_names if c not in columns]
         if missing:

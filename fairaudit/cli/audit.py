@@ -60,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser, argv=None) -> None:
     from fairaudit.cli._data_args import add_data_arguments
     from fairaudit.cli._follow_args import add_follow_arguments
     from fairaudit.cli._model_args import add_model_arguments
+    from fairaudit.cli._values import count, output, share, typed
 
     parser.epilog = EXIT_HELP
     add_data_arguments(parser, required=False)
@@ -94,19 +95,20 @@ def add_arguments(parser: argparse.ArgumentParser, argv=None) -> None:
                         help="choose NODE's suggested threshold (certify, or refute with ':refute') on a random part "
                              "of the audited rows and certify it on the rest: a verdict that is not exploratory "
                              "(the split is recorded; the new specification is printed)")
-    parser.add_argument("--confirm-share", type=float, default=None, metavar="P",
+    parser.add_argument("--confirm-share", type=typed(share("confirm_share", None)), default=None, metavar="P",
                         help="with --confirm: the share of the audited rows that chooses the threshold (default 0.5)")
-    parser.add_argument("--json", metavar="PATH", help="write the audit result (JSON) here")
-    parser.add_argument("--pdf", metavar="PATH", help="write the PDF audit report here")
+    parser.add_argument("--json", metavar="PATH", type=output, help="write the audit result (JSON) here")
+    parser.add_argument("--pdf", metavar="PATH", type=output, help="write the PDF audit report here")
     parser.add_argument("--force", action="store_true",
                         help="allow --json/--pdf to replace an existing file of another kind (never an input)")
-    parser.add_argument("--trace-every", type=int, default=1, metavar="K",
+    parser.add_argument("--trace-every", type=typed(count("trace_every", 1)), default=1, metavar="K",
                         help="write every K-th check of the display trace to the JSON (default 1: all it keeps)")
-    parser.add_argument("--trace-points", type=int, default=None, metavar="N",
+    parser.add_argument("--trace-points", type=typed(count("trace_points", None, least=0)), default=None,
+                        metavar="N",
                         help="the display trace (JSON, charts) keeps every verdict change, the stop step, a log grid "
                              "and N evenly spaced checks (default: sized so that the JSON stays under about 1 MB; "
                              "0 keeps every check)")
-    parser.add_argument("--full-trace", metavar="PATH",
+    parser.add_argument("--full-trace", metavar="PATH", type=output,
                         help="write every check of every node to this Parquet file (the JSON keeps a bounded "
                              "subsample)")
     from fairaudit.cli._dask_args import add_dask_arguments
@@ -162,16 +164,19 @@ def route(args: argparse.Namespace) -> tuple[str, Request | None]:
     from fairaudit.cli._follow_args import wants_follow
     from fairaudit.cli._stream_args import out_of_core
 
+    if getattr(args, "confirm_share", None) is not None and not getattr(args, "confirm", None):
+        raise FairauditError("--confirm-share is the share of the rows that --confirm chooses on: give --confirm "
+                             "NODE too (or drop it)")
     if wants_follow(args):  # a live log (fairaudit.cli._follow_args)
-        return "follow", None
+        return _confirmable("follow", args), None
     if getattr(args, "population", None) is not None:
-        return "population", None
+        return _confirmable("population", args), None
     request = prepare(args)
     if wants_dask(args):
-        return "dask", request
+        return _confirmable("dask", args), request
     if args.data is None and request.spec_file.dataset is None and getattr(args, "model", None) is not None \
             and "dataset" not in request.engine.requires:
-        return "domain", request
+        return _confirmable("domain", args), request
     if args.data is None:
         if request.spec_file.dataset is None:
             raise FairauditError("no dataset: give --data NAME|CSV (or a '# dataset:' header in the spec file)")
@@ -182,6 +187,20 @@ def route(args: argparse.Namespace) -> tuple[str, Request | None]:
     if out_of_core(args, request.engine, request.spec_file):  # a big CSV / Parquet log, read in chunks
         return "out-of-core", request
     return "memory", request
+
+
+# the routes --confirm does not apply to, and why (it splits a dataset's audited rows at random, in memory)
+_NO_CONFIRM = {"follow": "a live log is audited once, in arrival order", "population": "a population program has "
+               "no audited rows to split", "dask": "a log on Dask is counted where it lies, not split",
+               "domain": "a model's input domain has no rows"}
+
+
+def _confirmable(name: str, args: argparse.Namespace) -> str:
+    """``name``, the route, when it can take ``--confirm`` (given or not); ``FairauditError`` saying why not."""
+    if getattr(args, "confirm", None) and name in _NO_CONFIRM:
+        raise FairauditError(f"--confirm splits a dataset's audited rows in memory: {_NO_CONFIRM[name]} (drop "
+                             "--confirm, or audit the rows with --data)")
+    return name
 
 
 def prepare(args: argparse.Namespace) -> Request:
@@ -224,14 +243,23 @@ def run_memory(args: argparse.Namespace, request: Request) -> int:
     from fairaudit.core.preflight import file_source, preflight
 
     spec_file, engine, options = request.spec_file, request.engine, request.options
-    dataset = dataset_from_args(args)
     uses_model = getattr(args, "model", None) is not None
+    columns = None  # a decision over the rows, audited by an engine of the rows alone: only the columns it reads
+    if not uses_model and tuple(engine.requires) == ("dataset",):
+        from fairaudit.cli._data_args import protected_names
+        from fairaudit.engines.monitor.outofcore import run_columns
+
+        columns = run_columns(spec_file.spec, args.pred or spec_file.decision, args.where or spec_file.where,
+                              label=args.label, protected=protected_names(args.protected))
+    dataset = dataset_from_args(args, columns=columns)
     decision, where = decision_sources(args, spec_file, request.where_header)
     check_generated(engine, spec_file.spec, model=getattr(args, "model", None), pred=args.pred, where=args.where,
                     rows=args.rows)
     # everything is validated before a model is trained (a typo costs no time)
     preflight(dataset, spec_file.spec, spec_source=file_source(spec_file), decision=decision, where=where,
               uses_model=uses_model)
+    if getattr(args, "confirm", None):
+        confirm_target(args, spec_file.spec)
     line = terminal_line(sys.stderr)  # progress of training, the run and the PDF, on a terminal only
     try:
         model = model_from_args(args, dataset, on_progress=line) if uses_model else None
@@ -252,12 +280,9 @@ def confirmed_audit(args: argparse.Namespace, dataset, spec_file, engine, model,
     rest; prints the split and the new specification."""
     from fairaudit.api import CONFIRM_SHARE, confirm
 
-    node, _, which = str(args.confirm).partition(":")
-    which = which or "certify"
-    if which not in ("certify", "refute"):
-        raise FairauditError(f"--confirm {args.confirm}: give NODE or NODE:refute (e.g. --confirm n0)")
+    node, which = confirm_target(args, spec_file.spec)
     share = CONFIRM_SHARE if args.confirm_share is None else args.confirm_share
-    result = confirm(dataset, spec_file.text, node.strip(), which, engine=engine.name, model=model, pred=args.pred,
+    result = confirm(dataset, spec_file.text, node, which, engine=engine.name, model=model, pred=args.pred,
                      where=args.where, rows=args.rows, share=share, on_progress=line, **options)
     done = result.info["confirmation"]
     print(f"confirm:   {done['node']} threshold {done['threshold']:g} chosen on {done['chosen_on']:,} rows, audited "
@@ -265,6 +290,20 @@ def confirmed_audit(args: argparse.Namespace, dataset, spec_file, engine, model,
     for text_line in done["spec_text"].splitlines():
         print(f"           {text_line}")
     return result
+
+
+def confirm_target(args: argparse.Namespace, spec) -> tuple[str, str]:
+    """``(node, "certify" | "refute")`` from ``--confirm NODE[:refute]``, the node one of ``spec``'s
+    (``FairauditError`` otherwise): checked before a model is trained."""
+    node, _, which = str(args.confirm).partition(":")
+    node, which = node.strip(), which or "certify"
+    if which not in ("certify", "refute"):
+        raise FairauditError(f"--confirm {args.confirm}: give NODE or NODE:refute (e.g. --confirm n0)")
+    known = [n.id for n in spec.nodes]
+    if node not in known:
+        raise FairauditError(f"--confirm {args.confirm}: unknown node {node!r}; the specification's nodes are "
+                             f"{', '.join(known)}")
+    return node, which
 
 
 def run_domain(args: argparse.Namespace, request: Request) -> int:
@@ -275,7 +314,8 @@ def run_domain(args: argparse.Namespace, request: Request) -> int:
 
     spec_file, engine, options, from_file = request.spec_file, request.engine, request.options, request.from_file
 
-    for flag, value in (("--pred", args.pred), ("--where", args.where), ("--rows", args.rows)):
+    for flag, value in (("--pred", args.pred), ("--where", args.where), ("--rows", args.rows),
+                        ("--label", args.label), ("--protected", args.protected), ("--favourable", args.favourable)):
         if value is not None:
             raise FairauditError(f"{flag} needs --data: without it the model is audited over its input domain")
     check_outputs(args, [spec_file.path, args.model])
@@ -301,7 +341,9 @@ def run_population(args: argparse.Namespace, request: Request | None = None) -> 
 
     for flag, value in (("--data", args.data), ("--model", getattr(args, "model", None)),
                         ("--pred", getattr(args, "pred", None)), ("--where", args.where), ("--rows", args.rows),
-                        ("--full-trace", getattr(args, "full_trace", None))):
+                        ("--full-trace", getattr(args, "full_trace", None)), ("--label", args.label),
+                        ("--protected", args.protected), ("--favourable", args.favourable),
+                        ("--missing drop", "drop" if args.missing == "drop" else None)):
         if value is not None:
             raise FairauditError(f"--population and {flag} cannot be combined: the individuals come from the "
                                  "program's popModel() and the decision is its fairnessTarget")

@@ -30,7 +30,9 @@ class _Side(argparse.Action):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fairaudit.cli._data_args import add_data_arguments
+    from fairaudit.cli._values import SEED, output, probability, typed
     from fairaudit.comparison.options import DEFAULTS, ENGINES, HELP, ORDERS, STOPS
+    from fairaudit.core.options import COMMON_OPTIONS
 
     parser.epilog = EXIT_HELP
     parser.set_defaults(sides=[])
@@ -55,15 +57,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a --model KIND trained here also reads the protected attributes")
     run = parser.add_argument_group("comparison")
     run.add_argument("--engine", default=DEFAULTS["engine"], help=HELP["engine"] + f" (paired: {', '.join(ENGINES)})")
-    run.add_argument("--delta", type=float, default=DEFAULTS["delta"], help=HELP["delta"])
-    run.add_argument("--seed", type=int, default=DEFAULTS["seed"], help=HELP["seed"])
+    run.add_argument("--delta", type=typed(probability("delta", DEFAULTS["delta"])), default=DEFAULTS["delta"],
+                     help=HELP["delta"])
+    run.add_argument("--seed", type=typed(SEED), default=DEFAULTS["seed"], help=HELP["seed"])
     run.add_argument("--stop", choices=STOPS, default=DEFAULTS["stop"], help=HELP["stop"])
     run.add_argument("--order", choices=ORDERS, default=DEFAULTS["order"], help=HELP["order"])
-    run.add_argument("--time-budget", type=float, default=None, dest="time_budget", metavar="SECONDS",
+    budget = next(o for o in COMMON_OPTIONS if o.name == "time_budget")  # as every engine reads it
+    run.add_argument("--time-budget", type=typed(budget), default=None, dest="time_budget", metavar="SECONDS",
                      help="a verifier engine: seconds each model's run may take (its bounds so far are then used)")
     out = parser.add_argument_group("output")
-    out.add_argument("--json", metavar="OUT", help="write the comparison as JSON ('-': standard output)")
-    out.add_argument("--pdf", metavar="OUT", help="write the comparison's PDF report")
+    out.add_argument("--json", metavar="OUT", type=output, help="write the comparison as JSON ('-': standard output)")
+    out.add_argument("--pdf", metavar="OUT", type=output, help="write the comparison's PDF report")
     out.add_argument("--force", action="store_true", help="replace an existing output file of another kind")
 
 

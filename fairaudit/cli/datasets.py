@@ -9,6 +9,7 @@ import argparse
 
 from fairaudit import data
 from fairaudit.cli._data_args import protected_names
+from fairaudit.cli._values import Names
 from fairaudit.data.roles import listing
 from fairaudit.base.errors import DataError
 
@@ -17,7 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", nargs="?", metavar="NAME|CSV",
                         help="show the columns of this built-in dataset or CSV file")
     parser.add_argument("--label", metavar="COL", help="label column (as for --data in other commands)")
-    parser.add_argument("--protected", metavar="COL[,COL...]", help="protected column(s), comma-separated")
+    parser.add_argument("--protected", metavar="COL", action=Names,
+                        help="protected column(s), space- or comma-separated")
     parser.add_argument("--favourable", metavar="VALUE", help="favourable label value")
 
 

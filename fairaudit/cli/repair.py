@@ -20,6 +20,7 @@ EXIT_HELP = ("exit codes: 0 = the repair is certified on the certification rows,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fairaudit.cli._data_args import add_data_arguments
     from fairaudit.cli._model_args import add_model_arguments
+    from fairaudit.cli._values import Names, output, probability, share, typed
     from fairaudit.repairs.repair import DEFAULT_DELTA, DEFAULT_SPLIT, MODES, OBJECTIVES
 
     parser.epilog = EXIT_HELP
@@ -32,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                           "certificate's row order and of training a --model KIND "
                                                           "(default 0)")
     group = parser.add_argument_group("repair")
-    group.add_argument("--group-by", metavar="COL[,COL...]", dest="group_by",
+    group.add_argument("--group-by", metavar="COL", dest="group_by", action=Names,
                        help="the column(s) whose groups get their own threshold (default: the protected, else "
                             "categorical, columns the specification's conditions compare)")
     group.add_argument("--objective", choices=OBJECTIVES, default=OBJECTIVES[0],
@@ -41,20 +42,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--thresholds", choices=MODES, default=MODES[0],
                        help="group (one per group), global (one for every row) or both (default: the global one is "
                             "chosen when it does as well, since it treats every group alike)")
-    group.add_argument("--split", type=float, default=DEFAULT_SPLIT,
+    group.add_argument("--split", type=typed(share("split", DEFAULT_SPLIT)), default=DEFAULT_SPLIT,
                        help=f"the share of the audited rows that chooses the thresholds; the rest certifies them "
                             f"(default {DEFAULT_SPLIT:g})")
     group.add_argument("--margin", default="auto", metavar="X|auto",
                        help="how far inside the specification the thresholds must be on the search rows (default "
                             "auto: sized from the certification rows so that the certificate can be given)")
-    group.add_argument("--delta", type=float, default=DEFAULT_DELTA,
+    group.add_argument("--delta", type=typed(probability("delta", DEFAULT_DELTA)), default=DEFAULT_DELTA,
                        help=f"the certificate's failure probability (default {DEFAULT_DELTA:g})")
     out = parser.add_argument_group("output")
-    out.add_argument("--save", metavar="FILE",
+    out.add_argument("--save", metavar="FILE", type=output,
                      help="write the repaired model (JSON naming the base model's file; a model trained here is "
                           "saved beside it as FILE-base.skops, a model file from another folder copied there); "
                           "audit it with --model FILE")
-    out.add_argument("--json", metavar="OUT|-", help="write the repair result as JSON (- for standard output)")
+    out.add_argument("--json", metavar="OUT|-", type=output, help="write the repair result as JSON (- for standard output)")
     out.add_argument("--force", action="store_true", help="replace an existing output file of another kind")
 
 
@@ -67,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit.cli._spec_args import spec_from_args
     from fairaudit.core.outputs import check_output, write_atomically
     from fairaudit.models.training import KINDS
-    from fairaudit.repairs.repair import check_margin, repair
+    from fairaudit.core.preflight import file_source, preflight
+    from fairaudit.repairs.repair import check_margin, check_request, repair
 
     if args.pred is not None:
         raise FairauditError("--pred gives decisions without scores: a threshold repair needs a model with scores "
@@ -88,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json and args.save and args.json != "-" and Path(args.json).resolve() == Path(args.save).resolve():
         raise FairauditError("--json and --save must name different files")
     dataset = dataset_from_args(args)
+    # every option and the specification against the data before a model is trained (a typo costs no training)
+    preflight(dataset, spec_file.spec, spec_source=file_source(spec_file), uses_model=True)
+    check_request(dataset, spec_file.spec, args.group_by, args.objective, args.thresholds)
     # a model file is passed by its path (the saved repair names it); a kind is trained (or read from the cache)
     model = args.model if args.model not in KINDS else model_from_args(args, dataset)
     if args.model not in KINDS:

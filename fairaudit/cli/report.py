@@ -14,6 +14,7 @@ from pathlib import Path
 
 from fairaudit.cli._data_args import add_data_arguments, dataset_from_args
 from fairaudit.cli._model_args import add_model_arguments, model_from_args
+from fairaudit.cli._values import output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "  fairaudit report audit.json --pdf audit.pdf --population program.fr\n\n"
                      "Exit codes: 0 the report was written, 2 bad input (one line on stderr).")
     parser.add_argument("result", metavar="RESULT.json", help="audit result written by `fairaudit audit --json`")
-    parser.add_argument("--pdf", metavar="PATH", help="where to write the PDF (default: RESULT with suffix .pdf)")
+    parser.add_argument("--pdf", metavar="PATH", type=output, help="where to write the PDF (default: RESULT with suffix .pdf)")
     parser.add_argument("--title", help="report title (default: from the dataset and model)")
     parser.add_argument("--node", metavar="ID", action="append", default=[],
                         help="also plot the convergence of this node (repeatable; every comparison is plotted)")
@@ -45,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit.report import build_pdf, load_result
     from fairaudit.report.content import generated_from_data, is_population, population_facts
 
-    out = Path(args.pdf) if args.pdf else Path(args.result).with_suffix(".pdf")
+    if not args.result.strip():
+        raise FairauditError("no result file: give RESULT.json, written by `fairaudit audit --json`")
+    out = Path(args.pdf) if args.pdf else _pdf_beside(args.result)
     check_output(out, "pdf", inputs=[args.result, args.data, getattr(args, "model", None), args.population],
                  force=args.force, what="report")  # before any work; `report r.json --pdf r.json` would destroy it
     result = load_result(args.result)  # bad/missing JSON: FairauditError -> one line, exit 2
@@ -76,6 +79,14 @@ def run(args: argparse.Namespace) -> int:
     path = write_atomically(out, build_pdf(result, dataset=dataset, model=model, selected_nodes=args.node,
                                            title=args.title, load_dataset=not args.no_data), what="report")
     return _wrote(path, result)
+
+
+def _pdf_beside(result: str) -> Path:
+    """The default ``--pdf``: the result's path with the suffix ``.pdf`` (``r.json`` -> ``r.pdf``), checked as given
+    (``fairaudit.base.files.check_path``: a folder or a device is never the base of a name)."""
+    from fairaudit.base.files import check_path
+
+    return check_path(result, what="report").with_suffix(".pdf")
 
 
 def _wrote(path: Path, result) -> int:

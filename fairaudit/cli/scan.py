@@ -8,7 +8,7 @@ JSON (``--json``), a regulatory table (``--csv OUT --template ll144|eeoc``) and 
 below the threshold, 3 none but some undecided, 0 every cell (not excluded) certified above, 2 bad input.
 
 ``--follow PATH`` (instead of ``--data``) scans a live decision log as its rows arrive (a CSV being appended to, a
-folder of Parquet files, ``-`` for JSON lines; read by the live-log reader ``fairaudit.engines.monitor.livelog``)
+folder of Parquet files, ``-`` for JSON lines; read by the live-log reader ``fairaudit.sources.live``)
 with ``fairaudit.subgroups.scan.ScanStream``: the first look (which fixes how the failure probability is shared
 among the cells) after ``--burn-in`` rows, then a line whenever a cell's flag changes; the scan ends when the log ends, the
 idle timeout passes or on Ctrl-C, and prints the final table.
@@ -19,12 +19,16 @@ import argparse
 
 from fairaudit.base.errors import FairauditError
 
+BURN_IN = 1000  # --follow: the rows before the first look, by default
 EXIT_HELP = ("exit codes: 0 = every cell (not excluded) certified above the threshold, 1 = some cell certified "
              "below, 3 = none below but some undecided, 2 = bad input, 4 = internal error")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from fairaudit.cli._data_args import add_reading_arguments
+    from fairaudit.cli._follow_args import IDLE_TIMEOUT, POLL
     from fairaudit.cli._model_args import add_model_arguments
+    from fairaudit.cli._values import Names, count, output, probability, typed
     from fairaudit.subgroups.options import ALLOCATIONS, BOUNDS, HELP, MODES
 
     parser.epilog = EXIT_HELP
@@ -34,14 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--follow", metavar="PATH",
                        help="instead of --data: scan a live decision log as rows arrive (a CSV being appended to, a "
                             "folder of Parquet files, or - for JSON lines on standard input); --pred decides")
-    group.add_argument("--burn-in", type=int, default=1000, dest="burn_in", metavar="ROWS",
-                       help=HELP["burn_in"])
-    group.add_argument("--idle-timeout", type=float, default=None, dest="idle_timeout", metavar="SECONDS",
-                       help="with --follow: end when no new row arrived for this long (default: wait until the log "
-                            "ends or Ctrl-C)")
-    group.add_argument("--poll", type=float, default=None, metavar="SECONDS",
-                       help="with --follow: look at the log every this many seconds")
-    group.add_argument("--protected", metavar="COL", nargs="+",
+    group.add_argument("--burn-in", type=typed(count("burn_in", BURN_IN)), default=None, dest="burn_in",
+                       metavar="ROWS", help=HELP["burn_in"])
+    # --follow's timing: the declarations ``fairaudit audit --follow`` reads, so both commands take the same values
+    group.add_argument("--idle-timeout", type=typed(IDLE_TIMEOUT), default=None, dest="idle_timeout",
+                       metavar="SECONDS", help=IDLE_TIMEOUT.help)
+    group.add_argument("--poll", type=typed(POLL), default=None, metavar="SECONDS", help=POLL.help)
+    group.add_argument("--protected", metavar="COL", action=Names,
                        help="the attributes to scan (space- or comma-separated; default: the dataset's protected "
                             "attributes)")
     group.add_argument("--bins", metavar="COL=Q|COL=E1,E2,...", action="append", default=[],
@@ -50,14 +53,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--label", metavar="COL", help="a binary outcome column: adds each cell's TPR and FPR")
     group.add_argument("--favourable", metavar="VALUE", help="the label's favourable value (when not obvious)")
     group.add_argument("--where", metavar="EXPR", help="scan only the rows matching this condition")
+    add_reading_arguments(group)  # --column-type, --na-values: as every command that reads a file
     group.add_argument("--rows", choices=["held-out", "all"],
                        help="with a --model KIND trained here: the held-out rows (default) or all")
     add_model_arguments(parser, required=True, seed_help="seed of the row order and of training a --model KIND "
                                                           "(default 0)")
     scan = parser.add_argument_group("scan")
-    scan.add_argument("--depth", type=int, default=2, help="intersections of up to this many attributes (default 2)")
-    scan.add_argument("--delta", type=float, default=0.05,
-                      help=HELP["delta"])
+    scan.add_argument("--depth", type=typed(count("depth", 2)), default=2,
+                      help="intersections of up to this many attributes (default 2)")
+    scan.add_argument("--delta", type=typed(probability("delta", 0.05)), default=0.05, help=HELP["delta"])
     scan.add_argument("--mode", choices=MODES, default=MODES[0], help=HELP["mode"])
     scan.add_argument("--threshold", type=float, default=0.8, help="the impact-ratio threshold (default 0.8: 4/5)")
     scan.add_argument("--min-share", type=float, default=0.02, dest="min_share",
@@ -68,22 +72,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scan.add_argument("--order", choices=["shuffle", "given"], default="shuffle", help=HELP["order"])
     scan.add_argument("--allocation", choices=ALLOCATIONS, default=ALLOCATIONS[0], help=HELP["allocation"])
     out = parser.add_argument_group("output")
-    out.add_argument("--json", metavar="OUT", help="write the scan result as JSON")
-    out.add_argument("--csv", metavar="OUT", help="write a regulatory table as CSV (see --template)")
-    out.add_argument("--pdf", metavar="OUT", help="write the regulatory report as PDF (see --template)")
+    out.add_argument("--json", metavar="OUT", type=output, help="write the scan result as JSON")
+    out.add_argument("--csv", metavar="OUT", type=output, help="write a regulatory table as CSV (see --template)")
+    out.add_argument("--pdf", metavar="OUT", type=output, help="write the regulatory report as PDF (see --template)")
     out.add_argument("--template", choices=["ll144", "eeoc"], default="ll144",
                      help="the format of --csv and --pdf: ll144 (NYC Local Law 144 bias audit, default) or eeoc")
     out.add_argument("--force", action="store_true", help="replace an existing output file of another kind")
 
 
 def attribute_names(values) -> list[str] | None:
-    """``["sex", "race"]`` from ``--protected sex race`` or ``--protected sex,race``."""
-    if values is None:
-        return None
-    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
-    if not names:
+    """``["sex", "race"]`` from ``--protected sex race`` or ``--protected sex,race`` (``fairaudit.cli._values.names``);
+    a scan needs at least one."""
+    from fairaudit.cli._values import names
+
+    found = names(values)
+    if found is not None and not found:
         raise FairauditError("--protected: give at least one column")
-    return names
+    return found
 
 
 def parse_bins(values) -> dict:
@@ -120,6 +125,11 @@ def run(args: argparse.Namespace) -> int:
              args.allocation)  # a bad option: one line, before any work
     if (args.data is None) == (args.follow is None):
         raise FairauditError("give --data (rows at rest) or --follow PATH (a live log), one of them")
+    if args.follow is None:
+        given = [flag for flag, value in (("--poll", args.poll), ("--idle-timeout", args.idle_timeout),
+                                          ("--burn-in", args.burn_in)) if value is not None]
+        if given:
+            raise FairauditError(f"{given[0]} watches a live log: give --follow PATH (or drop it)")
     inputs = [p for p in (args.data, args.follow, args.model) if p and p != "-"]
     if args.json:
         check_output(args.json, "scan", inputs=inputs, force=args.force, what="scan result")
@@ -132,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
         raise FairauditError("--json, --csv and --pdf must name different files")
     if args.follow is not None:
         return run_follow(args, protected, bins)
-    dataset = data.resolve(args.data, label=args.label, favourable=args.favourable)
+    dataset = data.resolve(args.data, label=args.label, favourable=args.favourable, column_types=args.column_type,
+                           na_values=tuple(args.na_values or ()))
     model = None
     if args.model is not None:
         model = model_from_args(args, dataset)
@@ -151,6 +162,7 @@ def run_follow(args: argparse.Namespace, protected, bins) -> int:
     import threading
 
     from fairaudit.engines.monitor import livelog
+    from fairaudit.sources import live
     from fairaudit.subgroups.scan import ScanStream
 
     for flag, value in (("--model", args.model), ("--label", args.label), ("--where", args.where),
@@ -161,16 +173,15 @@ def run_follow(args: argparse.Namespace, protected, bins) -> int:
         raise FairauditError("--follow looks again and again: use --mode anytime (or exact), not one-look")
     if not protected and not bins:
         raise FairauditError("--follow: name the attributes to scan with --protected")
-    if args.burn_in < 1:
-        raise FairauditError(f"--burn-in must be at least 1 row, got {args.burn_in}")
     from fairaudit.models import from_expression
 
-    source = livelog.open_log(args.follow, stdin=sys.stdin)
+    source = live.open_log(args.follow, stdin=sys.stdin, declared=args.column_type,
+                              na_values=tuple(args.na_values or ()))
     name = "standard input" if args.follow == "-" else str(args.follow)
     stop = threading.Event()
     why: dict = {}
-    poll = livelog.POLL_SECONDS if args.poll is None else float(args.poll)
-    first = livelog.first_rows(source, stop=stop, poll=poll, idle_timeout=args.idle_timeout, why=why)
+    poll = live.POLL_SECONDS if args.poll is None else float(args.poll)
+    first = live.first_rows(source, stop=stop, poll=poll, idle_timeout=args.idle_timeout, why=why)
     if first is None:
         raise FairauditError(f"no row arrived in the log {name}: nothing to scan")
     columns = list(protected or []) + list(bins)
@@ -187,10 +198,10 @@ def run_follow(args: argparse.Namespace, protected, bins) -> int:
                         allocation=args.allocation, data=name, decision=f"pred: {args.pred}")
     shown, result = None, None
     try:
-        for frame in livelog.follow(source, stop=stop, poll=poll, idle_timeout=args.idle_timeout, first=first,
+        for frame in live.follow(source, stop=stop, poll=poll, idle_timeout=args.idle_timeout, first=first,
                                     why=why):
             stream.update(frame[columns], model.predict(frame))
-            if stream.rows >= args.burn_in:
+            if stream.rows >= (BURN_IN if args.burn_in is None else args.burn_in):
                 result = stream.result()
                 flags = {c.id: c.flag for c in result.cells}
                 if flags != shown:

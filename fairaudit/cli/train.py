@@ -33,6 +33,7 @@ from pathlib import Path
 
 from fairaudit import models
 from fairaudit.cli._data_args import add_data_arguments, dataset_from_args
+from fairaudit.cli._values import SEED, Names, names, output, share, typed
 from fairaudit.base.errors import ModelError
 from fairaudit.models.features import default_features, leak_warnings, left_out_text
 from fairaudit.models.training import HELD_OUT_SHARE, KIND_HELP, KINDS, MAX_MLP_PARAMETERS, check_kind
@@ -43,21 +44,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("model")
     group.add_argument("--kind", required=True, metavar="KIND",
                        help="; ".join(f"{k}: {KIND_HELP[k]}" for k in KINDS))
-    group.add_argument("--out", required=True, metavar="PATH",
+    group.add_argument("--out", required=True, metavar="PATH", type=output,
                        help="where to save the trained model, in a format that cannot run code when loaded: "
                             "skops for logreg/tree/gbm (default extension .skops), torch state_dict + JSON for mlp "
                             "(.pt); the extension is added when PATH has none. The name never changes the format "
                             "(e.g. m.joblib still holds skops)")
     group.add_argument("--force", action="store_true",
                        help="allow --out to replace an existing file that is not a model (never the data)")
-    group.add_argument("--seed", type=int, default=0, help="seed of the split and the learner (default 0)")
-    group.add_argument("--test-size", type=float, default=HELD_OUT_SHARE, metavar="FRACTION",
+    group.add_argument("--seed", type=typed(SEED), default=0, help="seed of the split and the learner (default 0)")
+    group.add_argument("--test-size", type=typed(share("test_size", HELD_OUT_SHARE)), default=HELD_OUT_SHARE,
+                       metavar="FRACTION",
                        help="fraction of rows held out to measure accuracy; an audit of the saved model reads them "
                             f"(default {HELD_OUT_SHARE}, as in the dashboard)")
-    group.add_argument("--features", metavar="COL[,COL...]", default=None,
+    group.add_argument("--features", metavar="COL", default=None, action=Names,
                        help="the columns the model reads (default: every column but the label, the protected "
                             "attributes, logged decisions and identifier-like columns)")
-    group.add_argument("--exclude", metavar="COL[,COL...]", default="",
+    group.add_argument("--exclude", metavar="COL", default=None, action=Names,
                        help="columns the model must not read, removed from the default features or --features")
     group.add_argument("--include-protected", action="store_true",
                        help="let the default features include the protected attributes")
@@ -72,9 +74,13 @@ DEFAULT_EXTENSION = (".skops", "skops")  # the scikit-learn kinds
 
 
 def out_path(text: str, kind: str) -> Path:
-    """``--out`` with the kind's extension added when it has none."""
+    """``--out`` with the kind's extension added when it has none. The path as given is checked first
+    (``fairaudit.base.files.check_path``): a folder, a device (``/dev/null``), a pipe or an empty path is refused,
+    never turned into another name beside it (``/dev/null.skops``)."""
+    from fairaudit.base.files import check_path
+
     extension, _ = EXTENSIONS.get(kind, DEFAULT_EXTENSION)
-    path = Path(text)
+    path = check_path(text, what="model")
     return path if path.suffix else path.with_name(path.name + extension)
 
 
@@ -88,9 +94,9 @@ def name_note(path: Path, kind: str) -> str | None:
             f"{'; it is not a pickle' if pickle_name else ''}")
 
 
-def names_list(text: str) -> list[str]:
-    """``"a, b"`` -> ``["a", "b"]``."""
-    return [name.strip() for name in text.split(",") if name.strip()]
+def names_list(value) -> list[str]:
+    """``"a, b"`` or ``["a", "b"]`` -> ``["a", "b"]`` (``fairaudit.cli._values.names``); ``None`` -> ``[]``."""
+    return names(value) or []
 
 
 def parse_params(items: list[str]) -> dict:

@@ -20,6 +20,7 @@ from fairaudit.base.errors import FairauditError
 __all__ = ["Option", "COMMON_OPTIONS", "ROUNDS", "common_option", "with_common"]
 
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+MAX_INT = 2 ** 63 - 1  # the largest whole number an option takes without a ``max`` of its own (a 64-bit integer)
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,8 @@ class Option:
             high = self.max is not None and (value >= self.max if self.exclusive else value > self.max)
             if low or high:
                 raise wrong
+            if self.type is int and self.max is None and value > MAX_INT:  # every count is a 64-bit integer
+                raise FairauditError(f"{self.name} must be {self.describe()} and at most {MAX_INT:,}; got {value!r}")
         return value
 
     def parse(self, text: str):
@@ -130,10 +133,17 @@ class Option:
             raise FairauditError(f"{self.name} must be true or false; got {raw!r}")
         if self.type in (int, float):
             example = f", e.g. {self.show(self.default)}" if self.default is not None else ""
+            wrong = FairauditError(f"{self.name} must be {self.describe()}{example}; got {raw!r}")
             try:
-                return self.validate(float(raw) if self.type is float else int(raw))
-            except (ValueError, FairauditError):  # say what was written, not what it was read as
-                raise FairauditError(f"{self.name} must be {self.describe()}{example}; got {raw!r}") from None
+                number = float(raw) if self.type is float else int(raw)
+            except ValueError:  # say what was written, not what it was read as
+                raise wrong from None
+            if self.type is int and self.max is None and number > MAX_INT:
+                raise FairauditError(f"{self.name} must be {self.describe()} and at most {MAX_INT:,}; got {raw!r}")
+            try:
+                return self.validate(number)
+            except FairauditError:
+                raise wrong from None
         if self.choices is not None:
             lowered = {str(c).lower(): c for c in self.choices}
             return self.validate(lowered.get(raw.lower(), raw))

@@ -6,7 +6,9 @@ working, so that a bad output path costs nothing and can never destroy what the 
 * the path names a file (not a directory, not ``name/``), its folder exists and is writable; an existing
   path is a regular file (never a device, a pipe or a socket, even with ``force``);
 * it is not one of the run's input files (same file by ``os.path.samefile``, so ``./d.csv`` and
-  ``d.csv`` and a hard link are caught);
+  ``d.csv`` and a hard link are caught), nor any part of an input that is a folder or a glob of parts (every part
+  it lists, by the rule every route reads them with: ``fairaudit.sources.files.list_parts``), with ``force`` or
+  without;
 * an existing file is replaced only when it holds the same kind of content as the one written
   (:func:`file_kind`, decided from the whole content, never from the name or the first bytes alone): a
   fairaudit PDF report over one, an audit result over one, a full trace over one, a model file over one.
@@ -22,14 +24,16 @@ interrupted or failed write leaves the old file as it was and no temporary file 
 """
 from __future__ import annotations
 
+import glob as globmod
 import io
 import json
+import os
 import stat
 import zipfile
 from pathlib import Path
 from typing import Iterable
 
-from fairaudit.base.errors import FairauditError, path_error
+from fairaudit.base.errors import DataError, FairauditError, path_error
 from fairaudit.base.files import TEMP_SUFFIX, check_path, publish, temporary_beside, write_atomically  # noqa: F401
 
 KINDS = ("pdf", "result", "model", "trace", "scan", "scan-table", "comparison", "repair")
@@ -253,12 +257,32 @@ def _is_torch(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -> bool:
         return False
 
 
+def input_files(inputs: Iterable) -> list:
+    """The files a run reads among ``inputs``: a file (or a name that is none, such as a built-in dataset's) as it
+    is, a folder or a glob of parts as each of its parts (``fairaudit.sources.files.list_parts``) and itself."""
+    from fairaudit.sources.files import list_parts  # here: it imports pyarrow, which checking a path needs not
+
+    out = []
+    for source in inputs:
+        out.append(source)
+        if not isinstance(source, (str, os.PathLike)):
+            continue
+        text = os.fspath(source)
+        try:
+            several = Path(text).is_dir() or (globmod.has_magic(text) and not Path(text).exists())
+            if several:
+                out += list_parts(text)
+        except (DataError, OSError, ValueError):  # no part (or no such folder): nothing of it can be replaced
+            pass
+    return out
+
+
 def check_output(path, kind: str, *, inputs: Iterable = (), force: bool = False, what: str = "output") -> Path:
     """``path`` checked as the destination of ``kind`` content (module doc); ``FairauditError`` otherwise.
     The one decision of whether an existing file may be replaced."""
     if kind not in KINDS:
         raise ValueError(f"unknown output kind {kind!r}")
-    path = check_path(path, inputs=inputs, what=what)
+    path = check_path(path, inputs=input_files(inputs), what=what)
     try:
         if not force and path.exists():
             found = file_kind(path)

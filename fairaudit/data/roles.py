@@ -40,6 +40,20 @@ def as_names(names: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def check_protected(protected: str | Iterable[str] | None, columns: Iterable[str],
+                    label: str | None = None) -> tuple[str, ...]:
+    """The protected attributes (``as_names``), each one of ``columns`` and none the label; ``DataError`` (one line)
+    otherwise. Every route checks a log's ``--protected`` by this, whether or not it keeps a schema."""
+    columns = list(columns)
+    protected = as_names(protected)
+    for name in protected:
+        if name not in columns:
+            raise unknown_column(name, columns, "protected")
+        if name == label:
+            raise DataError(f"column '{name}' cannot be both the label and a protected attribute")
+    return protected
+
+
 def plain(value: Any) -> Any:
     """A numpy scalar as the equal plain Python value (``np.int64(1)`` -> ``1``)."""
     return value.item() if hasattr(value, "item") else value
@@ -141,12 +155,7 @@ def build_schema(frame: pd.DataFrame, kinds: Mapping[str, str], label: str | Non
     columns = list(frame.columns)
     if label is not None and label not in frame.columns:
         raise unknown_column(label, columns, "label")
-    protected = as_names(protected)
-    for name in protected:
-        if name not in frame.columns:
-            raise unknown_column(name, columns, "protected")
-        if name == label:
-            raise DataError(f"column '{name}' cannot be both the label and a protected attribute")
+    protected = check_protected(protected, columns, label)
     if label is None:
         if favourable is not None:
             raise DataError("a favourable value needs a label column; name it with --label COLUMN")
@@ -186,4 +195,5 @@ def with_roles(dataset: Dataset, label: str | None = None, protected: str | Iter
     kinds = {c.name: c.kind for c in schema.columns}
     known = {c.name: c.values for c in schema.columns if c.kind == "categorical"}
     new_schema = build_schema(dataset.frame, kinds, new_label, protected, favourable, excluded, known)
-    return Dataset(dataset.name, dataset.frame, new_schema, dataset.source, dataset.description)
+    return Dataset(dataset.name, dataset.frame, new_schema, dataset.source, dataset.description,
+                   _hash=dataset._hash, hash_of=dataset.hash_of)  # (the same rows: the same data)

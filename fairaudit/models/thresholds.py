@@ -11,7 +11,8 @@ refused, so a file from someone else cannot make the loader read arbitrary files
 ``group_by``, one ``{"values": [...], "threshold": t}`` per group (the values as text, one per ``group_by`` column)
 and the ``default`` threshold. Loading it (``fairaudit.models.load``) reads the base model file from beside it, with
 the same trust, and refuses it when its hash differs from the recorded one (the thresholds were chosen for that very
-model).
+model) or when it is itself a thresholds file — decided from its bytes before it is loaded, so that a chain of
+repairs, each naming the next, is refused at its first link, never followed.
 """
 from __future__ import annotations
 
@@ -181,6 +182,13 @@ def read_payload(data: bytes) -> dict | None:
     return None
 
 
+def is_thresholds_file(path) -> bool:
+    """Whether the file at ``path`` is a thresholds file (``read_payload`` of at most ``MAX_FILE_BYTES`` + 1 bytes: a
+    longer file is not one)."""
+    with open(path, "rb") as fh:
+        return read_payload(fh.read(MAX_FILE_BYTES + 1)) is not None
+
+
 def from_payload(payload: dict, path, load_base) -> ThresholdModel:
     """The ``ThresholdModel`` of a thresholds file at ``path``; ``load_base(path)`` loads its base model file."""
     name = Path(path).name
@@ -213,6 +221,8 @@ def from_payload(payload: dict, path, load_base) -> ThresholdModel:
     if found != recorded:
         raise ModelError(f"{name}: its base model file {relative} has changed since the thresholds were chosen "
                          f"(sha256 {found[:12]}, recorded {recorded[:12]}); repair the new model again")
+    if is_thresholds_file(base_file):  # refused here, before it is loaded: a chain of repairs is never followed
+        raise ModelError(f"{name}: its base model {relative} is itself a threshold repair; repair the original model")
     base_model = load_base(base_file)
     if isinstance(base_model, ThresholdModel):
         raise ModelError(f"{name}: its base model {relative} is itself a threshold repair; repair the original model")

@@ -51,11 +51,7 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     ``FairauditError`` (one line) on bad input, before any work."""
     from fairaudit.resolve import resolve
 
-    objective, thresholds = str(objective), str(thresholds)
-    if objective not in OBJECTIVES:
-        raise FairauditError(f"unknown objective {objective!r}; choose one of: {', '.join(OBJECTIVES)}")
-    if thresholds not in MODES:
-        raise FairauditError(f"unknown thresholds {thresholds!r}; choose one of: {', '.join(MODES)}")
+    objective, thresholds = check_choices(objective, thresholds)
     if not 0 < float(split) < 1:
         raise FairauditError(f"split must be in (0, 1): the share of the rows that chooses the thresholds, got "
                              f"{split!r}")
@@ -69,16 +65,7 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     plan = resolve(ENGINE, data, spec, model=model, rows=rows, trust_pickle=trust_pickle, trusted_types=trusted_types,
                    include_protected=include_protected, delta=delta, seed=seed)
     dataset, parsed = plan.dataset, plan.spec
-    check_spec(parsed)
-    group_by = check_group_by(group_by, parsed, dataset, thresholds)
-    early_notes = []
-    if not group_by and thresholds == "both":
-        thresholds = "global"
-        early_notes.append("the specification compares no protected or categorical column: one global threshold "
-                           "was searched (name the groups with group_by to search one per group)")
-    if objective == "accuracy" and dataset.labels is None:
-        raise FairauditError(f"the accuracy objective needs labels, and {dataset.name} has no label column: use "
-                             "objective favourable (--objective favourable), or name the label")
+    group_by, thresholds, early_notes = check_request(dataset, parsed, group_by, objective, thresholds)
     inputs = plan.inputs(plan.preflight())  # the model is loaded or trained here, as for an audit
     base = inputs.model
     check_scores(base, inputs)
@@ -182,6 +169,37 @@ def check_margin(margin):
     if not math.isfinite(value) or value < 0:
         raise FairauditError(f"margin must be a number ≥ 0 or 'auto', got {margin!r}")
     return value
+
+
+def check_choices(objective, thresholds) -> tuple[str, str]:
+    """``(objective, thresholds)``, each one of its choices (``OBJECTIVES``, ``MODES``); ``FairauditError``
+    otherwise."""
+    objective, thresholds = str(objective), str(thresholds)
+    if objective not in OBJECTIVES:
+        raise FairauditError(f"unknown objective {objective!r}; choose one of: {', '.join(OBJECTIVES)}")
+    if thresholds not in MODES:
+        raise FairauditError(f"unknown thresholds {thresholds!r}; choose one of: {', '.join(MODES)}")
+    return objective, thresholds
+
+
+def check_request(dataset, spec, group_by=None, objective: str = "accuracy", thresholds: str = "both"):
+    """``(group_by, thresholds, notes)``: what a repair of ``spec`` on ``dataset`` checks before a model is loaded or
+    trained — the specification (``check_spec``), the group columns (``check_group_by``), labels for the accuracy
+    objective — with the thresholds searched (``global`` when no group column is found) and a note saying so.
+    ``FairauditError`` (one line) otherwise. ``repair`` calls it, and so does ``fairaudit repair`` before it trains
+    a ``--model KIND``."""
+    objective, thresholds = check_choices(objective, thresholds)
+    check_spec(spec)
+    group_by = check_group_by(group_by, spec, dataset, thresholds)
+    notes = []
+    if not group_by and thresholds == "both":
+        thresholds = "global"
+        notes.append("the specification compares no protected or categorical column: one global threshold was "
+                     "searched (name the groups with group_by to search one per group)")
+    if objective == "accuracy" and dataset.labels is None:
+        raise FairauditError(f"the accuracy objective needs labels, and {dataset.name} has no label column: use "
+                             "objective favourable (--objective favourable), or name the label")
+    return group_by, thresholds, notes
 
 
 def check_spec(spec) -> None:

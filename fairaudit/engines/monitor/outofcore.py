@@ -121,9 +121,10 @@ def run_columns(spec, pred: str | None = None, where: str | None = None, *, labe
         return None
     try:
         names = list(spec_columns(spec))
-        for text in (pred, where):
-            if text:
-                names += event_columns(parse_event(text))
+        if pred:  # (a reserved name in the decision is an error whose hint needs the log's column of that name)
+            names += event_columns(parse_event(pred), reserved=True)
+        if where:
+            names += event_columns(parse_event(where))
     except FairauditError:
         return None
     names += [label] if label else []
