@@ -83,7 +83,10 @@ def _no_icon_as_text(page) -> None:
 def _toolbars_clear(page) -> None:
     """Hover each chart of the live view: its toolbar covers none of the view's lines or warnings."""
     charts = page.locator(".st-key-live_view [data-testid='stVegaLiteChart']")
-    assert charts.count() == 2
+    # the view redraws every second while the log grows: a chart being replaced is briefly absent
+    from playwright.sync_api import expect
+
+    expect(charts).to_have_count(2, timeout=15_000)
     for i in range(charts.count()):
         charts.nth(i).scroll_into_view_if_needed()
         charts.nth(i).hover()

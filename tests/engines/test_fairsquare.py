@@ -279,7 +279,7 @@ def _mc_cond(values, event, given):
 
 def test_specs_over_program_variables_against_monte_carlo():
     spec = " and ".join(f"{e} >= 0" for e in FIG1_SPECS)
-    r = audit(EX / "fig1_original.fr", spec, stop=False, precision=1e-4, time_budget=4)
+    r = audit(EX / "fig1_original.fr", spec, stop=False, precision=1e-4, time_budget=15)  # 4 s reached 1e-2 here; a loaded CI machine needs more
     program = parse_file(EX / "fig1_original.fr")
     s = sample(program, 200_000, seed=17, keep_values=True)
     v = s.values
