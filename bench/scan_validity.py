@@ -128,7 +128,8 @@ def run(pop: dict, n: int, seed: int, method: str, delta: float = DELTA, min_sha
             v = sc.table_values(i, running[i], int(t))
             truth = true_rates(pop, table, v["keys"])
             ref = v["reference"]
-            true_ratio = truth / truth[ref].max() if ref.any() else np.full(len(truth), np.nan)
+            # the ratio to the table's reference (its most-selected cell at this look), as the scan defines it
+            true_ratio = truth / truth[v["best"]] if v["best"] >= 0 else np.full(len(truth), np.nan)
             if method == "point estimate":
                 below = ref & (v["r_est"] < THRESHOLD)
                 wrong = below & (true_ratio >= THRESHOLD)

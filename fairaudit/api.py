@@ -32,8 +32,9 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     model on this dataset) or ``"all"``; ``where``: audit only the rows matching this condition. A model path is
     loaded safely (``fairaudit.models.load``): a pickle only with ``trust_pickle=True``, a skops file's extra
     types only when named in ``trusted_types`` — both run or build code chosen by the file's author. A training
-    kind is trained on the default features (``fairaudit.models.features.default_features``: no label, identifier
-    or logged-decision column; the protected attributes only with ``include_protected=True``).
+    kind is trained as on every route (``fairaudit.models.recipe.train_model``: the default features — no label,
+    identifier or logged-decision column, the protected attributes only with ``include_protected=True`` — the
+    default held-out share, seeded with ``seed``); the result's ``rows`` cites its held-out rows (``HeldOut``).
 
     Everything is validated first (``fairaudit.core.preflight``: the spec against the data, the decision, the row
     filter, the options), before a model is trained: an error raises ``FairauditError`` (``ValidationError``
@@ -82,9 +83,15 @@ def scan(data, protected=None, **options):
     """Every cell of every intersection of the ``protected`` attributes up to ``depth``: its selection rate and its
     impact ratio to its table's most-selected cell, with intervals that all hold at once with probability
     ≥ 1 − ``delta`` (re-exported as ``fairaudit.scan``; the options and the mathematics:
-    ``fairaudit.subgroups.scan.scan``, ``docs/methods/scan.md``). Returns a ``fairaudit.subgroups.ScanResult``."""
+    ``fairaudit.subgroups.scan.scan``, ``docs/methods/scan.md``). Returns a ``fairaudit.subgroups.ScanResult``.
+    A ``model`` kind is trained as on every route (``fairaudit.models.recipe``), the scanned attributes being the
+    protected ones it does not read."""
+    from fairaudit.models.training import KINDS
+    from fairaudit.resolve import with_protected
     from fairaudit.subgroups.scan import scan as run_scan
 
+    if protected is not None and isinstance(options.get("model"), str) and options["model"] in KINDS:
+        data = with_protected(data, protected, options.get("label"))
     return run_scan(data, protected, **options)
 
 
@@ -165,14 +172,16 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
     choosing = last(start(chosen, parsed, part(first, f"{len(first):,} of the {base}, chosen at random (seed {seed}) "
                                                       f"to choose the threshold"), resolved))
     found = suggest.suggest_node(choosing, str(node))
+    asked = parsed.node(str(node))
+    what = asked.name or asked.text  # the comparison as the user knows it (a node id is internal)
     if found is None:
-        raise FairauditError(f"{node} is not an undecided comparison on the {len(first):,} rows that choose the "
+        raise FairauditError(f"{what} is not an undecided comparison on the {len(first):,} rows that choose the "
                              "threshold: there is no threshold to choose (audit it as written)")
     threshold = getattr(found, which, None)
     if threshold is None:
-        raise FairauditError(f"{node}: no {which} threshold is decidable on the {len(first):,} rows that choose it")
+        raise FairauditError(f"{what}: no {which} threshold is decidable on the {len(first):,} rows that choose it")
     text = suggest.apply(source, found, which, result=choosing)
-    split.update({"threshold": float(threshold.value), "spec_text": text})
+    split.update({"threshold": float(threshold.value), "spec_text": text, "clause": suggest.clause_name(text, found)})
     from fairaudit.spec import parse
 
     certifying = part(second, f"the other {len(second):,} of the {base} (not used to choose the threshold: "

@@ -42,6 +42,21 @@ def load_dataset(data):
     return data_module.resolve(data) if hasattr(data_module, "resolve") else data_module.load(data)
 
 
+def with_protected(data, protected, label: str | None = None):
+    """``data`` (a ``Dataset``, a built-in name or a file; ``label``: its label column when read here) as a
+    ``Dataset`` whose protected attributes are ``protected`` (names, or ``"sex, race"``; None keeps its own). What a
+    route that names the attributes itself (a scan's) hands to a model trained here, so that it leaves them out of
+    its features as every route does (``fairaudit.models.recipe``)."""
+    from fairaudit import data as data_module
+
+    dataset = (data_module.resolve(data, label=label) if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__")
+               else data)
+    if protected is None:
+        return dataset
+    names = [n.strip() for n in protected.split(",") if n.strip()] if isinstance(protected, str) else list(protected)
+    return data_module.with_roles(dataset, protected=names)
+
+
 def parse_spec(spec):
     """``spec`` as a parsed ``Spec``: one already, else its text parsed (``fairaudit.spec.parse``)."""
     if hasattr(spec, "nodes") and hasattr(spec, "root"):

@@ -3,7 +3,7 @@ import streamlit as st
 
 from fairaudit import data as fa_data
 from fairaudit import viz
-from fairaudit.data.roles import default_favourable, distinct_values
+from fairaudit.data.roles import default_favourable, distinct_values, guess_roles
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.group_metrics import SMALL_GROUP, group_base_rates
 from fairaudit.ui import charts, flows, state, widgets
@@ -48,7 +48,8 @@ else:
                                         "later value that does not fit is refused with its row.")
         st.caption("These apply to the next file you upload.")
     generation = st.session_state.get("data_upload_gen", 0)
-    upload = st.file_uploader(f"CSV file (comma, semicolon or tab separated; header row required; up to {limit_mb} MB)",
+    # the widget itself states the limit ("Limit 200MB per file": logic.widget_limit_mb gives it our limit)
+    upload = st.file_uploader("CSV file (comma, semicolon or tab separated; header row required)",
                               type=["csv", "gz"], key=f"data_upload_{generation}", max_upload_size=widget_mb)
     if upload is not None:
         failed = st.session_state.get("data_upload_failed")
@@ -89,9 +90,14 @@ c1, c2, c3 = st.columns([1, 1, 2])
 label_options = columns if schema.label is not None else ["(none)"] + columns
 same = current is not None and current.name == base.name
 cur = current.schema if same else schema
+# a file that names no roles (an upload): start from the guesses (a 0/1 column named like an outcome, the columns
+# named like protected attributes), for the user to check; a built-in dataset or an earlier choice keeps its own
+guessed_label, guessed_protected = (guess_roles(base.frame) if cur.label is None and not cur.protected
+                                    else (cur.label, tuple(cur.protected)))
 label = c1.selectbox("Label (true outcome)", label_options,
-                     index=label_options.index(cur.label) if cur.label in label_options else 0,
-                     key=f"label_{base.name}")
+                     index=label_options.index(guessed_label) if guessed_label in label_options else 0,
+                     key=f"label_{base.name}",
+                     help=None if guessed_label == cur.label else "Guessed from the column's name and values: check it.")
 label = None if label == "(none)" else label
 favourable = None
 if label is not None:
@@ -103,7 +109,7 @@ if label is not None:
                               help="The label value that counts as the favourable outcome (pred = 1). A yes/no, "
                                    "true/false or 1/0 label starts at yes, true or 1.")
 protected = c3.multiselect("Protected attributes", [c for c in columns if c != label],
-                           default=[p for p in cur.protected if p != label and p in columns],
+                           default=[p for p in guessed_protected if p != label and p in columns],
                            key=f"protected_{base.name}")
 try:
     dataset = fa_data.with_roles(base, label, list(protected), favourable)

@@ -6,7 +6,7 @@ import streamlit as st
 from fairaudit import models as fa_models
 from fairaudit import viz
 from fairaudit.base.errors import FairauditError
-from fairaudit.core.group_metrics import SMALL_GROUP, group_model_metrics, held_out_rows
+from fairaudit.core.group_metrics import SMALL_GROUP, group_model_metrics
 from fairaudit.models.features import default_features, left_out_text
 from fairaudit.models.training import HELD_OUT_SHARE, KIND_HELP
 from fairaudit.ui import charts, flows, logic, state, widgets, workspace
@@ -77,7 +77,7 @@ elif mode == "Load a model file":
     if where == "Upload a file":
         limit_mb, widget_mb = flows.upload_limits("model")
         generation = st.session_state.get("model_upload_gen", 0)
-        upload = st.file_uploader(f"Model file (.skops, .pt or .nnet; up to {limit_mb} MB)",
+        upload = st.file_uploader("Model file (.skops, .pt or .nnet)",
                                   type=["skops", "pt", "nnet"], key=f"model_upload_{generation}",
                                   max_upload_size=widget_mb)
         if upload is not None:
@@ -177,9 +177,10 @@ st.subheader("Per-group metrics")
 if not dataset.schema.protected:
     st.info("Choose protected attributes on the Data page to see per-group metrics.")
 else:
-    if info.get("source") == "trained":
-        rows = held_out_rows(dataset, info["seed"], info["test_size"])
-        where = f"the {len(rows):,} held-out rows (not used for training)"
+    record = fa_models.held_out(model, dataset) if info.get("source") == "trained" else None
+    if record is not None:  # the record every route cites (fairaudit.models.recipe.HeldOut)
+        rows = dataset.frame.iloc[fa_models.held_out_positions(model, dataset)].reset_index(drop=True)
+        where = f"the {record.text}"
     else:
         rows = dataset.frame
         where = f"all {len(rows):,} rows"

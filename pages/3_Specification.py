@@ -47,10 +47,19 @@ with side_col:
                     st.caption(f"`{params['attribute']}` has {len(values)} values: name the groups in the spec.")
                     params["groups"] = None
                 else:
-                    # one widget per attribute: another attribute starts from its own first two groups, not empty
-                    picked = st.multiselect("Groups (every pair is compared)", values, default=values[:2],
+                    # one widget per attribute; the 80 % rule starts from every group of it (each against the
+                    # most-selected one), the pairwise metrics from its first two
+                    every = key == "disparate_impact"
+                    picked = st.multiselect("Groups (each against the most-selected)" if every else
+                                            "Groups (every pair is compared)", values,
+                                            default=values if every else values[:2],
                                             key=f"{wkey}_{params['attribute']}", help=p.description)
                     params["groups"] = tuple(picked) if picked else None
+            elif p.name == "reference":
+                from fairaudit.ui.groups import most_selected_group
+
+                params["reference"] = most_selected_group(dataset, params.get("attribute"), params.get("groups"),
+                                                          wkey, p.description)
             elif p.choices:
                 params[p.name] = st.selectbox(p.name.capitalize(), list(p.choices), key=wkey, help=p.description,
                                               index=list(p.choices).index(p.default) if p.default in p.choices else 0)
@@ -93,8 +102,8 @@ with edit_col:
     st.subheader("Editor")
     text = st.text_area("Specification (press Ctrl+Enter or click outside to check it)", key="spec_editor",
                         height=220,
-                        help='Example: E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.1 — '
-                             "comments start with #, name a part with `name: ...`")
+                        help=f"Example: {logic.example_condition(state.role_groups(dataset) if dataset else {})} "
+                             "— comments start with #, name a part with `name: ...`")
     spec = None
     if not text.strip():
         st.info("Write a specification or pick a template.")

@@ -174,7 +174,7 @@ class LiveDrawing:
             tree_box.altair_chart(viz.tree_chart(result.shown_nodes, width=TREE_W, guarantee=result.guarantee), width="content")
             self.verdicts = verdicts
         sel = selection.rebase_selection(state.get(state.SELECTED), state.get(state.SELECTION_TREE), nodes)
-        sel = sel or selection.default_selection(nodes)
+        sel = sel or selection.default_selection(result)
         frame = result.to_frame()
         if sel and len(frame):
             plot_box.altair_chart(viz.convergence_chart(frame, sel, nodes, stop_step=result.stop_step,
@@ -238,7 +238,7 @@ with left:
     state.put(state.LAST_EVENT, last)
 
 frame = result.to_frame()
-shown = selected or selection.default_selection(nodes)
+shown = selected or selection.default_selection(result)
 with verdict_box:
     widgets.verdict_line(result, shown_ids=shown)
     same_source = (meta.get("source") == flows.POPULATION) == population_mode

@@ -183,3 +183,103 @@ def test_a_group_is_not_marked_least_favoured_on_an_interval_that_cannot_tell():
     apart = Findings(groups=(GroupRate((("g", "a"),), 0.8, 0.8, 0.5, 0.7, 0.9, rows=400),
                              GroupRate((("g", "b"),), 0.3, 0.3, 0.5, 0.2, 0.4, rows=400)))
     assert apart.marks() == {"g = a": "most favoured", "g = b": "least favoured"}
+
+
+# ------------------------------------------------------------------------------------------------ issue 44, item 8
+RATIO_AND_GAP = ('ratio: E[pred | sex == "Female"] / E[pred | sex == "Male"] >= 0.8\n'
+                 'gap: E[pred | sex == "Female"] - E[pred | sex == "Male"] <= 0.5\n')
+NODE_ID = r"\bn\d+\b"
+
+
+def _confirm_watched(monkeypatch, spec, node, **options):
+    """``confirm`` with the part of the rows that chose the threshold, and its suggestion, kept for the test."""
+    seen = []
+    original = suggest.suggest_node
+
+    def watch(result, node_id):
+        found = original(result, node_id)
+        seen.append((result, found))
+        return found
+
+    monkeypatch.setattr(suggest, "suggest_node", watch)
+    confirmed = confirm("german", spec, node, engine="monitor", model="logreg", **options)
+    return confirmed, seen[-1]
+
+
+def test_a_confirmed_ratio_threshold_is_on_the_ratios_scale_and_the_other_clauses_keep_theirs(monkeypatch):
+    """'Confirm on fresh rows' rewrote a four-fifths ratio's 0.8: the chosen threshold must bound the ratio (not the
+    internal margin ``ratio − 0.8``), and every other clause must keep the threshold the user wrote."""
+    import re
+
+    r = audit("german", RATIO_AND_GAP, engine="monitor", model="logreg")
+    ratio = next(n for n in r.nodes if n.get("name") == "ratio")
+    confirmed, (choosing, found) = _confirm_watched(monkeypatch, RATIO_AND_GAP, ratio["id"])
+    div = next(n["id"] for n in choosing.nodes if n["parent"] == ratio["id"] and n["kind"] == "div")
+    interval = choosing.final_values(div)
+    assert (found.lo, found.hi) == (interval["lo"], interval["hi"])  # the ratio's interval, not the margin's
+    threshold = confirmed.info["confirmation"]["threshold"]
+    assert threshold == found.certify.value and 0 < threshold <= interval["lo"] < 0.8
+    margin = choosing.final_values(ratio["id"])  # the comparison's own interval: ratio − 0.8
+    assert abs(threshold - interval["lo"]) < 1e-2 and abs(threshold - margin["lo"]) > 0.5
+    text = confirmed.info["confirmation"]["spec_text"]
+    body = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    assert body == [f'ratio: E[pred | sex == "Female"] / E[pred | sex == "Male"] >= {threshold:g}',
+                    'gap: E[pred | sex == "Female"] - E[pred | sex == "Male"] <= 0.5']
+    (mark,) = chosen_from(text)
+    assert f"; ratio >= 0.8 → >= {threshold:g} (" in mark["text"] and not re.search(NODE_ID, mark["text"])
+
+
+def test_no_node_id_in_what_the_confirm_flow_says(monkeypatch):
+    """Node ids are internal: the mark, the 'threshold chosen' line and the headline name the clause (its name, else
+    its non-constant side)."""
+    import re
+
+    from fairaudit.core.claim import chosen_line
+
+    named, _ = _confirm_watched(monkeypatch, RATIO_AND_GAP, "n1")
+    unnamed_spec = 'E[pred | sex == "Female"] / E[pred | sex == "Male"] >= 0.8 and E[pred] <= 0.99'
+    unnamed, _ = _confirm_watched(monkeypatch, unnamed_spec, "n1")
+    for result, who in ((named, "ratio"), (unnamed, 'E[pred | sex == "Female"] / E[pred | sex == "Male"]')):
+        line = chosen_line(result)
+        assert line.startswith(f"{who}: threshold ") and "the specification asked for 0.8" in line
+        said = [line, result.claim.headline, result.claim.summary, result.claim.second or "", result.rows_text,
+                *[m["text"] for m in chosen_from(result.info["confirmation"]["spec_text"])], *result.warnings]
+        assert not [t for t in said if re.search(NODE_ID, str(t))]
+    with pytest.raises(Exception) as err:  # a comparison that is already decided: said by its name
+        confirm("german", RATIO_AND_GAP, "n6", engine="monitor", model="logreg")
+    assert "gap" in str(err.value) and not re.search(NODE_ID, str(err.value))
+
+
+def test_a_mark_written_with_a_node_id_is_still_read_and_said_by_the_clause():
+    from fairaudit.core.claim import chosen_line, chosen_thresholds
+
+    old = ("# threshold-chosen-from: unidentified data; n1 >= 0.8 → >= 0.5\n"
+           + RATIO_AND_GAP.replace(">= 0.8", ">= 0.5"))
+    r = audit("german", old, engine="monitor", model="logreg")
+    assert chosen_thresholds(r) == {"n1": ("0.8", "0.5")}
+    assert chosen_line(r).startswith("ratio: threshold 0.5 chosen after looking at these data")
+
+
+def test_only_the_chosen_clause_and_the_claims_above_it_are_exploratory():
+    """A threshold chosen from the data makes its own comparison exploratory, and every and/or/not above it (their
+    verdict rests on it); a comparison whose threshold was not touched keeps its own verdict."""
+    spec = ('ratio: E[pred | sex == "Female"] / E[pred | sex == "Male"] >= 0.8\n'
+            'gap: E[pred | sex == "Female"] - E[pred | sex == "Male"] <= 0.9\n'
+            'rate: not E[pred] > 0.99 or E[pred] > 0.999\n')
+    r = audit("german", spec, engine="monitor", model="logreg")
+    ratio = next(n["id"] for n in r.nodes if n.get("name") == "ratio")
+    found = suggest.suggest_node(r, ratio)
+    chosen = audit("german", suggest.apply(spec, found, "certify", result=r), engine="monitor", model="logreg")
+    assert chosen.claim.status == "exploratory"
+    shown = {n["id"]: n["final"]["verdict"] for n in chosen.shown_nodes}
+    by_id = {n["id"]: n for n in chosen.nodes}
+    above = set()
+    node = ratio
+    while node is not None:
+        above.add(node)
+        node = by_id[node]["parent"]
+    claims = [n for n in chosen.nodes if n["kind"] in ("cmp", "and", "or", "not")]
+    assert all(shown[n["id"]] == "exploratory" for n in claims if n["id"] in above)
+    others = [n for n in claims if n["id"] not in above]
+    assert others and all(shown[n["id"]] == n["final"]["verdict"] != "exploratory" for n in others)
+    assert shown[next(n["id"] for n in claims if n.get("name") == "gap")] == "true"

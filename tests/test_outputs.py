@@ -116,7 +116,7 @@ def test_trained_models_are_per_session_and_keyed_by_the_rows_in_order(monkeypat
     from fairaudit.ui import state
 
     trained = []
-    monkeypatch.setattr(state.fa_models, "train", lambda dataset, kind, **kw: trained.append(dataset) or object())
+    monkeypatch.setattr(state.fa_models, "train_model", lambda dataset, kind, **kw: trained.append(dataset) or object())
     monkeypatch.setattr(state, "st", SimpleNamespace(session_state={}))
     ricci = data.load("ricci")
     permuted = Dataset(ricci.name, ricci.frame.sample(frac=1, random_state=0).reset_index(drop=True), ricci.schema,

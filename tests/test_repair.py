@@ -126,11 +126,11 @@ def test_the_search_never_reads_the_certification_rows():
     frame = tiny_frame(1200, seed=3)
     ds = tiny(frame=frame)
     first, second = split_audited(Inputs(dataset=ds), 0.5, 7)
-    result = fairaudit.repair(ds, PARITY, ColumnScore(), seed=7, rows="all", margin=0.02)
+    result = fairaudit.repair(ds, PARITY, ColumnScore(), seed=7, rows="all", margin=0.02, split=0.5)
     changed = frame.copy()
     changed.loc[second, "y"] = 1 - changed.loc[second, "y"]  # every certification label flipped
     changed.loc[second, "x"] = 0.0
-    again = fairaudit.repair(tiny(frame=changed), PARITY, ColumnScore(), seed=7, rows="all", margin=0.02)
+    again = fairaudit.repair(tiny(frame=changed), PARITY, ColumnScore(), seed=7, rows="all", margin=0.02, split=0.5)
     assert again.thresholds == result.thresholds and again.kind == result.kind
     assert again.chosen == result.chosen
     assert result.search.count == len(first) and result.certification.count == len(second)
@@ -139,7 +139,7 @@ def test_the_search_never_reads_the_certification_rows():
     assert result.certificate.steps <= len(second)
     flipped = frame.copy()
     flipped.loc[first, "y"] = 1 - flipped.loc[first, "y"]  # the search rows' labels do matter
-    other = fairaudit.repair(tiny(frame=flipped), PARITY, ColumnScore(), seed=7, rows="all", margin=0.02)
+    other = fairaudit.repair(tiny(frame=flipped), PARITY, ColumnScore(), seed=7, rows="all", margin=0.02, split=0.5)
     assert other.chosen.accuracy != result.chosen.accuracy
 
 
@@ -156,7 +156,9 @@ def test_adult_demographic_parity_repair_is_certified(adult_repair):
     original = fairaudit.audit("adult", r.spec, model=r.model.base)
     assert original.verdict == "false"  # and the monitor says so on all its held-out rows
     assert r.verdict == "certified" and r.exit_code == 0
-    assert r.feasible and r.chosen.margin >= min(r.required_margin.values()) > 0
+    # issue 44: the certificate decides (the monitor's joint test may certify a margin below the interval-arithmetic
+    # need reported in required_margin); the adopted repair satisfies the spec on the search rows
+    assert r.feasible and r.chosen.margin > 0 and min(r.required_margin.values()) > 0
     assert r.accuracy_loss is not None and 0 <= r.accuracy_loss < 0.1  # the cost, reported
     assert "chosen on" in r.headline and f"{r.certification.count:,} certification rows" in r.headline
     data = json.loads(r.to_json())
@@ -292,7 +294,7 @@ def test_api_refuses_a_model_without_scores():
 
 def test_a_spec_over_no_group_gets_one_global_threshold():
     ds = tiny(600, seed=2)
-    result = fairaudit.repair(ds, "E[pred] > 0.55", ColumnScore(), rows="all", margin=0.02)
+    result = fairaudit.repair(ds, "E[pred] > 0.55", ColumnScore(), rows="all", margin=0.02, split=0.5)
     assert result.kind == "global" and result.thresholds == {} and result.group_by == []
     assert result.chosen.margin >= 0.02 and result.original.margin < 0.02
     assert any("one global threshold" in note for note in result.notes)

@@ -68,12 +68,15 @@ def test_anytime_intervals_are_the_monitors_confidence_sequences_at_the_split_de
         lo, hi = mixture_interval(c.selected, c.rows, c.delta)
         assert (c.rate.lo, c.rate.hi) == (float(lo), float(hi))
     assert r.allocation["spent"] == pytest.approx(delta, rel=1e-12)
-    for t in r.tables:  # the ratio interval from the rate intervals, no extra δ
+    for t in r.tables:  # the ratio interval from the rate intervals (to the most-selected cell's), no extra δ
         ref = [c for c in t.cells if c.flag != "excluded"]
-        top_lo, top_hi = max(c.rate.lo for c in ref), max(c.rate.hi for c in ref)
+        best = max(ref, key=lambda c: c.rate.estimate)
+        assert t.reference == best.id and best.is_reference
+        assert (best.impact_ratio.estimate, best.impact_ratio.lo, best.impact_ratio.hi) == (1.0, 1.0, 1.0)
         for c in ref:
-            assert c.impact_ratio.lo == pytest.approx(c.rate.lo / top_hi, rel=1e-15)
-            assert c.impact_ratio.hi == pytest.approx(min(1.0, c.rate.hi / top_lo), rel=1e-15)
+            if c is not best:
+                assert c.impact_ratio.lo == pytest.approx(c.rate.lo / best.rate.hi, rel=1e-15)
+                assert c.impact_ratio.hi == pytest.approx(c.rate.hi / best.rate.lo, rel=1e-15)
             flag = ("certified_below" if c.impact_ratio.hi < 0.8 else
                     "certified_above" if c.impact_ratio.lo >= 0.8 else "undecided")
             assert c.flag == flag
@@ -224,8 +227,10 @@ def test_cli_exit_codes_0_and_3(tmp_path):
     rows.to_csv(tmp_path / "even.csv", index=False)
     code, out, _ = _cli(["scan", "--data", str(tmp_path / "even.csv"), "--pred", "sel == 1", "--protected", "g",
                          "--mode", "exact"])
-    above = next(line for line in out.splitlines() if line.startswith("above:"))
-    assert code == 0 and sorted(above.split(None, 1)[1].split(", ")) == ["g=a", "g=b"]  # (ties: in stream order)
+    above = next(line for line in out.splitlines() if line.startswith("above:")).split(None, 1)[1].split(", ")
+    reference = next(line for line in out.splitlines() if line.startswith("reference:")).split(None, 1)[1]
+    # equal rates: one is the reference (ratio 1 by definition, not listed as certified), the other certified above
+    assert code == 0 and len(above) == 1 and sorted(above + [reference.split(" ")[0]]) == ["g=a", "g=b"]
     code, out, _ = _cli(["scan", "--data", str(tmp_path / "even.csv"), "--pred", "sel == 1", "--protected", "g"])
     assert code == 3 and "more rows" in out
 
@@ -330,8 +335,10 @@ def test_regulatory_tables_have_exactly_their_columns():
     assert small["excluded_under_min_share"] == "yes" and small["impact_ratio"] == ""  # 10/105 < 10 %
     eeoc = pd.read_csv(io.StringIO(regulatory.to_csv(r, "eeoc")), skiprows=len(regulatory.preamble(r, "eeoc")),
                        keep_default_na=False)
-    assert set(eeoc["significant"]) <= {"yes", "no", "not established", "excluded"}
+    assert set(eeoc["interval"]) <= {"certified_below", "certified_above", "undecided", "excluded", "highest"}
     assert set(eeoc.loc[eeoc["group_type"] == "sex", "highest_group"]) == {"M"}
+    assert list(eeoc.loc[eeoc["interval"] == "highest", "impact_ratio"]) == ["1.0"] * 3  # exactly 1, each table
+    assert list(ll.loc[ll["most_selected"] == "yes", "impact_ratio_lo"]) == ["1.0"] * 3
 
 
 def test_scan_is_exported_lazily_from_the_package():

@@ -121,8 +121,8 @@ def test_negative_thresholds_are_written_by_the_printer_and_checked():
     text = f"{A} - {B} >= -0.1"
     (s,) = suggest.suggestions(result_of(text, leaves))
     assert s.certify.value == -0.188 and s.refute.value == 0.126  # the difference is rounded outward first
-    assert suggest.apply(text, s, "certify") == ("# threshold-chosen-from: unidentified data; n0 >= -0.1 → >= -0.188\n"
-                                                 f"{A} - {B} >= -0.188")
+    assert suggest.apply(text, s, "certify") == (f"# threshold-chosen-from: unidentified data; {A} - {B} >= -0.1 → "
+                                                 f">= -0.188\n{A} - {B} >= -0.188")
     assert root_verdict(suggest.apply(text, s, "certify"), leaves) == "true"
 
 
@@ -134,8 +134,8 @@ def test_apply_keeps_headers_names_and_the_other_parts():
     (s,) = suggest.suggestions(r)
     assert s.name == "second"
     new = suggest.apply(source, s, "certify")
-    assert new.startswith("# dataset: adult\n# delta: 0.1\n# threshold-chosen-from: unidentified data; n4 <= 0.05 → "
-                          "<= 0.141\nfirst: ")
+    assert new.startswith("# dataset: adult\n# delta: 0.1\n# threshold-chosen-from: unidentified data; second <= 0.05 "
+                          "→ <= 0.141\nfirst: ")
     assert new.endswith("  # a comment\n") and "second: " in new
     assert parse(new).nodes[1].name == "first"
     assert root_verdict(new, leaves) == "true"

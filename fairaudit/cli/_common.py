@@ -187,8 +187,8 @@ def print_summary(result, from_file=()) -> None:
     if result.assumption:
         print(f"assumes:   {result.assumption}")
     worst = result.worst_summary()
-    if worst is not None:
-        print(f"worst:     {worst}")
+    if worst is not None:  # the headline's comparison, and the rule that chose it (``fairaudit.core.focus``)
+        print(f"worst:     {result.worst_node()['rule']}: {worst}")
     from fairaudit.core.explain import fair_text
 
     for info in result.node_info:  # every Fair[...] node: its certified / upper bound / undecided shares

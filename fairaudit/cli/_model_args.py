@@ -1,6 +1,8 @@
 """The model options shared by the commands that apply a model to a dataset (audit, ...).
 
-    --model KIND|PATH   a kind (logreg, tree, gbm, mlp): train it on the data now, seeded with --seed;
+    --model KIND|PATH   a kind (logreg, tree, gbm, mlp): train it on the data now, seeded with --seed, as every
+                        route trains one (``fairaudit.models.recipe``: the default features, without the
+                        protected attributes; the default held-out share);
                         or a model file: saved by `fairaudit train` (skops / torch), a .nnet network,
                         or your own scikit-learn classifier saved with skops. These formats cannot run
                         code; anything else (a pickle, e.g. an old .joblib) is refused.
@@ -69,13 +71,11 @@ def model_from_args(args: argparse.Namespace, dataset: Dataset | None, on_progre
     if spec in KINDS:
         if dataset is None:
             raise ModelError(f"--model {spec} trains on the data: give --data")
-        from fairaudit.models.features import default_features
+        from fairaudit.models.recipe import train_model
 
-        features = default_features(dataset, include_protected=bool(getattr(args, "include_protected", False)))
-        from fairaudit.models.cache import cached_train
-
-        return cached_train(dataset, spec, use_cache=not getattr(args, "no_cache", False),
-                            seed=getattr(args, "seed", 0) or 0, on_progress=on_progress, features=features)
+        return train_model(dataset, spec, seed=getattr(args, "seed", 0) or 0,
+                           include_protected=bool(getattr(args, "include_protected", False)),
+                           use_cache=not getattr(args, "no_cache", False), on_progress=on_progress)
     path = Path(spec)
     if not path.exists():
         if not path.suffix and len(path.parts) == 1:  # looks like a misspelt kind

@@ -127,6 +127,8 @@ def write_outputs(args: argparse.Namespace, result) -> None:
 
 def print_result(result) -> None:
     """Each model's value of every node, the differences of the first pair ... and the sentences."""
+    from fairaudit.comparison.result import verdict_name
+    from fairaudit.comparison.wording import difference_word, model_verdict_word
     from fairaudit.core.explain import interval, is_point, number
 
     named = [f"{m['name']} = " + (m["model"] or f"pred: {m['pred']}") for m in result.models]
@@ -141,13 +143,14 @@ def print_result(result) -> None:
         row = [tn.id, tn.text if len(tn.text) <= 48 else tn.text[:47] + "…"]
         for name in result.names:
             s = result.model_series[name][tn.id]
-            v = None if s.verdict is None else {1: "true", 0: "false"}.get(int(s.verdict[-1]), "unknown")
+            # the words every front end uses ("certified true" / "violated" / "undecided"), never "unknown"
+            v = model_verdict_word(None if s.verdict is None else verdict_name(s.verdict[-1]))
             value = (interval(s.lo[-1], s.hi[-1]) if is_point(s.lo[-1], s.hi[-1])
                      else f"{number(s.estimate[-1])} {interval(s.lo[-1], s.hi[-1])}")
             row.append(v if tn.kind in ("and", "or", "not") else value + (f" {v}" if v else ""))
         for a, b in result.diff_series:
             d = by.get((tn.id, a, b))
-            row.append("" if d is None else f"{interval(d.lo, d.hi)} {d.verdict.replace('_', ' ')}")
+            row.append("" if d is None else f"{interval(d.lo, d.hi)} {difference_word(d.verdict, a, b)}")
         lines.append(row)
     widths = [max(len(h), *(len(r[i]) for r in lines)) for i, h in enumerate(head)]
     print("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())

@@ -13,8 +13,8 @@ import argparse
 
 from fairaudit.base.errors import FairauditError
 
-EXIT_HELP = ("exit codes: 0 = the repair is certified on the certification rows, 1 = violated there, 3 = undecided, "
-             "2 = bad input, 4 = internal error")
+EXIT_HELP = ("exit codes: 0 = the repair is certified on the certification rows, 1 = violated there, 3 = undecided "
+             "or refused (no useful repair certified), 2 = bad input, 4 = internal error")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,8 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fairaudit.cli._model_args import add_model_arguments
     from fairaudit.cli._values import Names, output, probability, share, typed
     from fairaudit.repairs.repair import DEFAULT_DELTA, DEFAULT_SPLIT, MODES, OBJECTIVES
+    from fairaudit.core.options import Option
+    from fairaudit.repairs.select import DEFAULT_MAX_LOSS
+    from fairaudit.repairs.wording import PER_GROUP_CAVEAT
 
-    parser.epilog = EXIT_HELP
+    parser.epilog = EXIT_HELP + ". " + PER_GROUP_CAVEAT
     add_data_arguments(parser)
     parser.add_argument("--spec", metavar="TEXT|@FILE", required=True,
                         help="the specification the repair must satisfy, or @path to a file; it must read pred")
@@ -34,20 +37,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                           "(default 0)")
     group = parser.add_argument_group("repair")
     group.add_argument("--group-by", metavar="COL", dest="group_by", action=Names,
-                       help="the column(s) whose groups get their own threshold (default: the protected, else "
-                            "categorical, columns the specification's conditions compare)")
+                       help="with per-group thresholds: the column(s) whose groups get their own threshold (default: "
+                            "the protected, else categorical, columns the specification's conditions compare)")
     group.add_argument("--objective", choices=OBJECTIVES, default=OBJECTIVES[0],
                        help="what to keep: accuracy (needs labels; default) or favourable (the share of favourable "
-                            "decisions)")
+                            "decisions, as close to the original's as possible)")
     group.add_argument("--thresholds", choices=MODES, default=MODES[0],
-                       help="group (one per group), global (one for every row) or both (default: the global one is "
-                            "chosen when it does as well, since it treats every group alike)")
+                       help="global (default: one threshold for everyone), group (one per group) or both (per group, "
+                            "or one when it does as well). Per-group thresholds are an explicit choice: "
+                            + PER_GROUP_CAVEAT)
+    group.add_argument("--per-group", dest="thresholds", action="store_const", const="both",
+                       help="the same as --thresholds both: offer one threshold per group (see the caveat above)")
+    group.add_argument("--max-loss", dest="max_loss", type=typed(Option("max-loss", float, DEFAULT_MAX_LOSS, "a loss", min=0, max=1)),
+                       default=DEFAULT_MAX_LOSS,
+                       help=f"refuse a repair that gives up more than this of the objective on the search rows "
+                            f"(accuracy points, or how far the favourable share moves; default {DEFAULT_MAX_LOSS:g}); "
+                            "a repair deciding everyone or no one favourably is always refused")
     group.add_argument("--split", type=typed(share("split", DEFAULT_SPLIT)), default=DEFAULT_SPLIT,
                        help=f"the share of the audited rows that chooses the thresholds; the rest certifies them "
                             f"(default {DEFAULT_SPLIT:g})")
     group.add_argument("--margin", default="auto", metavar="X|auto",
                        help="how far inside the specification the thresholds must be on the search rows (default "
-                            "auto: sized from the certification rows so that the certificate can be given)")
+                            "auto: a few candidates planned for the best expected objective of the certified repair "
+                            "are certified together, the failure probability shared between them)")
     group.add_argument("--delta", type=typed(probability("delta", DEFAULT_DELTA)), default=DEFAULT_DELTA,
                        help=f"the certificate's failure probability (default {DEFAULT_DELTA:g})")
     out = parser.add_argument_group("output")
@@ -99,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
         model_from_args(args, dataset)  # the file's checks against the data's columns (one line each)
     result = repair(dataset, spec_file.text, model, group_by=args.group_by, objective=args.objective,
                     thresholds=args.thresholds, split=args.split, seed=args.seed, delta=args.delta, rows=args.rows,
-                    margin=margin, trust_pickle=args.trust_pickle, trusted_types=tuple(args.trust_type or ()))
+                    margin=margin, max_loss=args.max_loss, trust_pickle=args.trust_pickle,
+                    trusted_types=tuple(args.trust_type or ()))
     if args.save:
         from fairaudit.repairs.model import save
 
@@ -126,7 +139,9 @@ def _thresholds(point) -> str:
 
 
 def print_result(result) -> None:
-    """Original against repaired on the search rows, the rows, the verdict and the headline."""
+    """Original against repaired on the search rows, the candidates certified together, the rows, the verdict (its
+    status word), the headline, and the caveat when per-group thresholds were offered."""
+    word = result.status[0]
     rows = [("", "original", f"repaired ({result.kind})"),
             ("thresholds", _thresholds(result.original), _thresholds(result.chosen)),
             ("accuracy", _num(result.original.accuracy), _num(result.chosen.accuracy)),
@@ -134,9 +149,12 @@ def print_result(result) -> None:
             ("margin", _num(result.original.margin), _num(result.chosen.margin))]
     width = [max(len(r[i]) for r in rows) for i in range(3)]
     print(f"spec:      {result.spec}")
-    print(f"groups:    {', '.join(result.group_by) or 'none (one global threshold)'}; objective: {result.objective}")
-    print(f"search:    {result.method}; required margin {result.margin_rule}: "
-          f"{', '.join(f'{v:.3f}' for v in result.required_margin.values())} (per comparison, at the chosen point)")
+    print(f"thresholds: {'per group by ' + ', '.join(result.group_by) if result.per_group and result.group_by else 'one for everyone'}"
+          f"; objective: {result.objective}; refused beyond a loss of {_num(result.max_loss, 2)} or with everyone / "
+          "no one favourable")
+    if result.caveat:
+        print(f"caveat:    {result.caveat}")
+    print(f"search:    {result.method}; margin {result.margin_rule}")
     print("on the search rows:")
     for r in rows:
         print("  " + "  ".join(cell.ljust(width[i]) for i, cell in enumerate(r)).rstrip())
@@ -144,9 +162,18 @@ def print_result(result) -> None:
         loss = result.accuracy_loss * 100
         print(f"accuracy:  {loss:.1f} points lost on the search rows" if loss >= 0 else
               f"accuracy:  {-loss:.1f} points gained on the search rows")
+    if result.certified_accuracy is not None:
+        print(f"accuracy:  {result.certified_accuracy:.3f} for the repaired model on the {result.certification.count:,} "
+              "certification rows")
+    for c in result.tried:
+        print(f"candidate: {_thresholds(c.point)}: accuracy {_num(c.point.accuracy)}, favourable "
+              f"{_num(c.point.favourable)} (search rows); certificate at failure probability {c.delta:.3g}: {c.verdict}")
     print(f"chose on:  {result.search.text}")
     print(f"certified: {result.certification.text}")
     for note in result.notes:
         print(f"note:      {note}")
-    print(f"verdict:   {result.verdict} — {result.certificate.headline}")
+    if result.refusal:
+        print(result.refusal)
+    cert = result.certificate
+    print(f"verdict:   {word}" + (f" — {cert.headline}" if cert is not None else ""))
     print(result.headline)

@@ -75,8 +75,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--json", metavar="OUT", type=output, help="write the scan result as JSON")
     out.add_argument("--csv", metavar="OUT", type=output, help="write a regulatory table as CSV (see --template)")
     out.add_argument("--pdf", metavar="OUT", type=output, help="write the regulatory report as PDF (see --template)")
-    out.add_argument("--template", choices=["ll144", "eeoc"], default="ll144",
-                     help="the format of --csv and --pdf: ll144 (NYC Local Law 144 bias audit, default) or eeoc")
+    out.add_argument("--template", "--pack", choices=["ll144", "eeoc"], default="ll144", dest="template",
+                     help="the pack of --csv and --pdf: ll144 (NYC Local Law 144 bias audit: rates and impact "
+                          "ratios, no threshold; default) or eeoc (the four-fifths rule with Fisher's exact test and "
+                          "the flip count)")
+    out.add_argument("--data-kind", choices=["historical", "test"], default=None, dest="data_kind",
+                     help="the pack states whether the rows are historical data (the tool's decisions on real "
+                          "applicants) or test data (6 RCNY §5-302); with test, give --test-data-reason")
+    out.add_argument("--test-data-reason", metavar="TEXT", default=None, dest="test_data_reason",
+                     help="with --data-kind test: why historical data was not used and how the test data was made")
+    out.add_argument("--distribution-date", metavar="DATE", default=None, dest="distribution_date",
+                     help="the date the tool was first distributed (stated in the pack as given)")
+    out.add_argument("--exclusion-reason", metavar="TEXT", default=None, dest="exclusion_reason",
+                     help="why the categories under the minimum share are left out of the impact ratios (default: "
+                          "too few for a stable ratio, as 6 RCNY §5-301(d) allows)")
     out.add_argument("--force", action="store_true", help="replace an existing output file of another kind")
 
 
@@ -117,10 +129,12 @@ def run(args: argparse.Namespace) -> int:
     from fairaudit import data
     from fairaudit.cli._model_args import model_from_args
     from fairaudit.core.outputs import check_output
+    from fairaudit.resolve import with_protected
     from fairaudit.subgroups.scan import LOOKS, scan, settings
 
     protected = attribute_names(args.protected)
     bins = parse_bins(args.bins)
+    about(args)  # --data-kind test without a reason: one line, before any work
     settings(args.depth, args.delta, args.mode, args.bound, args.threshold, args.min_share, args.rate,
              args.allocation)  # a bad option: one line, before any work
     if (args.data is None) == (args.follow is None):
@@ -145,8 +159,8 @@ def run(args: argparse.Namespace) -> int:
     dataset = data.resolve(args.data, label=args.label, favourable=args.favourable, column_types=args.column_type,
                            na_values=tuple(args.na_values or ()))
     model = None
-    if args.model is not None:
-        model = model_from_args(args, dataset)
+    if args.model is not None:  # the scanned attributes are the protected ones a model trained here does not read
+        model = model_from_args(args, with_protected(dataset, protected))
     result = scan(dataset, protected, depth=args.depth, bins=bins, pred=args.pred, model=model, label=args.label,
                   where=args.where, rows=args.rows, delta=args.delta, mode=args.mode, threshold=args.threshold,
                   min_share=args.min_share, bound=args.bound, order=args.order, seed=args.seed, rate=args.rate,
@@ -222,6 +236,16 @@ def run_follow(args: argparse.Namespace, protected, bins) -> int:
     return result.exit_code
 
 
+def about(args: argparse.Namespace):
+    """What the auditor states for the pack (``fairaudit.subgroups.regulatory.About``), checked."""
+    from fairaudit.subgroups.regulatory import About
+
+    if args.test_data_reason and args.data_kind != "test":
+        raise FairauditError("--test-data-reason goes with --data-kind test")
+    return About(data_kind=args.data_kind, test_data_reason=args.test_data_reason,
+                 distribution_date=args.distribution_date, exclusion_reason=args.exclusion_reason)
+
+
 def write_outputs(args: argparse.Namespace, result) -> None:
     """The outputs asked for (checked before the scan started): the JSON, the regulatory CSV, its PDF."""
     from fairaudit.core.outputs import write_atomically
@@ -231,12 +255,13 @@ def write_outputs(args: argparse.Namespace, result) -> None:
         write_atomically(args.json, result.to_json().encode("utf-8"), what="scan result")
         print(f"wrote {args.json}")
     if args.csv:
-        write_atomically(args.csv, regulatory.to_csv(result, args.template).encode("utf-8"), what="scan table")
+        write_atomically(args.csv, regulatory.to_csv(result, args.template, about(args)).encode("utf-8"),
+                         what="scan table")
         print(f"wrote {args.csv}")
     if args.pdf:
         from fairaudit.report.scan import build_scan_pdf
 
-        write_atomically(args.pdf, build_scan_pdf(result, args.template), what="report")
+        write_atomically(args.pdf, build_scan_pdf(result, args.template, about=about(args)), what="report")
         print(f"wrote {args.pdf}")
 
 
@@ -269,8 +294,8 @@ def print_result(result) -> None:
         flag = c.flag.replace("_", " ")
         if c.flag == "undecided" and c.more_rows:
             flag += f" (~{c.more_rows:,} more rows)" if c.more_rows > 0 else " (beyond the projection)"
-        if c.is_reference:
-            flag += " · reference"
+        if c.is_reference:  # the table's most-selected category: its ratio is 1 by definition, nothing to certify
+            flag = "reference (ratio 1 by definition)"
         row = [str(c.rank), c.name if len(c.table) > 1 else f"{c.table[0]}={c.name}", f"{c.rows:,}",
                f"{100 * c.share:.1f}%", _interval(c.rate), _interval(c.impact_ratio), flag]
         if label:
@@ -279,6 +304,7 @@ def print_result(result) -> None:
     widths = [max(len(h), *(len(r[i]) for r in lines)) if lines else len(h) for i, h in enumerate(head)]
     print(f"scan:      {', '.join(result.attributes)} · depth {result.depth} · {result.rows:,} rows · mode "
           f"{result.mode} · failure probability {result.delta:g} · threshold {result.threshold:g}")
+    print(f"rows:      {result.rows_line()}" + (f" · data SHA-256 {result.data_hash}" if result.data_hash else ""))
     print("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
     for row in lines:
         print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
@@ -287,9 +313,12 @@ def print_result(result) -> None:
     for table in result.tables:
         if table.unknown:
             print(f"unknown:   {table.name}: {table.unknown:,} rows of unknown category (not in the table)")
-    below, above = result.certified_below(), result.certified_above()
+    below = result.certified_below()
+    above = [c for c in result.certified_above() if not c.is_reference]
     print(f"below:     {', '.join(c.id for c in below) or 'none'}")
     print(f"above:     {', '.join(c.id for c in above) or 'none'}")
+    print(f"reference: {', '.join(c.id for c in result.cells if c.is_reference) or 'none'} (each table's "
+          "most-selected category, ratio 1 by definition)")
     undecided = result.undecided()
     if undecided:
         print(f"undecided: {', '.join(c.id for c in undecided)} (rows to decide: a projection that assumes the "

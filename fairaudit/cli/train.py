@@ -8,7 +8,9 @@ The rows are split (stratified, seeded) into a training part and a held-out part
 by default, as in the dashboard and its demo); the accuracy table is measured on the held-out part,
 overall and for each value of each protected column.
 
-The model reads the default features of ``fairaudit.models.features`` (as the dashboard's Model page):
+The model is trained as on every route (``fairaudit.models.recipe``: the same data, kind, held-out share and seed
+give the model that ``audit``/``scan``/``compare``/``repair --model KIND`` and the dashboard train). It reads the
+default features of ``fairaudit.models.features`` (as the dashboard's Model page):
 every column but the label, the protected attributes (unless --include-protected), the dataset's logged
 decisions and outcomes, and identifier-like columns. ``--features`` names the columns instead; ``--exclude``
 removes columns from either. The features used and those left out are printed, and a feature that predicts
@@ -31,11 +33,11 @@ import json
 import sys
 from pathlib import Path
 
-from fairaudit import models
 from fairaudit.cli._data_args import add_data_arguments, dataset_from_args
 from fairaudit.cli._values import SEED, Names, names, output, share, typed
 from fairaudit.base.errors import ModelError
-from fairaudit.models.features import default_features, leak_warnings, left_out_text
+from fairaudit.models.features import leak_warnings, left_out_text
+from fairaudit.models.recipe import held_out, train_model
 from fairaudit.models.training import HELD_OUT_SHARE, KIND_HELP, KINDS, MAX_MLP_PARAMETERS, check_kind
 
 
@@ -142,20 +144,20 @@ def run(args: argparse.Namespace) -> int:
     params = parse_params(args.param)
     exclude = names_list(args.exclude)
     dataset = dataset_from_args(args)
-    chosen = (names_list(args.features) if args.features is not None
-              else default_features(dataset, include_protected=args.include_protected))
-    features = [name for name in chosen if name not in exclude]
     line = terminal_line(sys.stderr)
-    try:
-        model = models.train(dataset, args.kind, seed=args.seed, test_size=args.test_size, exclude=exclude,
-                             features=chosen, on_progress=line, **params)
+    try:  # as every route trains a model (fairaudit.models.recipe): the same flags give the same model
+        model = train_model(dataset, args.kind, seed=args.seed, held_out_share=args.test_size,
+                            features=names_list(args.features) if args.features is not None else None,
+                            include_protected=args.include_protected, exclude=exclude, on_progress=line, **params)
     finally:
         if line is not None:
             line.close()
+    features = list(model.params["features"])
     model.save(out)
     m = model.metrics
     print(f"trained {model.describe()}")
     print(f"data {dataset.name}: {m['n_train']:,} rows for training, {m['n_test']:,} held out (seed {args.seed})")
+    print(f"audits read {held_out(model, dataset).text}")  # the record every route's output cites
     print(f"features {', '.join(features)}")
     skipped = left_out_text(dataset, features, include_protected=args.include_protected)
     if skipped:

@@ -24,6 +24,11 @@ TRACE_POINTS = 200  # looks kept in the JSON trace (every verdict change is kept
 
 
 
+def verdict_name(code) -> str | None:
+    """A verdict code as the JSON names it: "true" / "false" / "unknown" (None: no verdict)."""
+    return _verdict_name(code)
+
+
 def _verdict_name(code) -> str | None:
     if code is None or (isinstance(code, float) and math.isnan(code)):
         return None

@@ -1,9 +1,22 @@
 """The comparison's sentences, in one place: what each difference says, the headline, and what they are worth."""
 from __future__ import annotations
 
-from fairaudit.core.explain import interval, number
+from fairaudit.core.explain import interval, number, verdict_word
 
 BETTER_WHEN_HIGHER = (">", ">=")
+
+
+def model_verdict_word(verdict: str | None) -> str:
+    """A model's verdict of a node as every front end says it (``fairaudit.core.explain.verdict_word``: "certified
+    true" / "violated" / "undecided"); "" when the node has no verdict (a term)."""
+    return "" if verdict is None else verdict_word(verdict)
+
+
+def difference_word(verdict: str, a: str, b: str) -> str:
+    """A difference's verdict in words: ``a_lower`` → "A lower", ``b_lower`` → "B lower", ``equal`` (the same for
+    both), else "undecided" (the word the rest of fairaudit uses for a verdict not yet decided)."""
+    return {"a_lower": f"{a} lower", "b_lower": f"{b} lower", "equal": "equal"}.get(
+        verdict, verdict_word("unknown"))
 BETTER_WHEN_LOWER = ("<", "<=")
 
 

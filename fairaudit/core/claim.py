@@ -25,11 +25,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
+from fairaudit.core.focus import Focus, choose, focus, headline_view
 from fairaudit.core.guarantee import Guarantee, verdict_sentence
+from fairaudit.spec import ast
+from fairaudit.spec.words import group_words
 
 #: what a verdict can be about
 SCOPES = {
@@ -136,10 +139,22 @@ def modelled_leaves(result) -> dict[str, tuple[float, float]]:
 # ------------------------------------------------------------------------------------------------ chosen thresholds
 
 
-def chosen_mark(rows_text: str | None, content_hash: str | None, node_id: str, old: str, new: str) -> str:
-    """The header line ``suggest.apply`` adds: which threshold was chosen, and on which data."""
+def chosen_mark(rows_text: str | None, content_hash: str | None, clause: str, old: str, new: str) -> str:
+    """The header line ``suggest.apply`` adds: which threshold was chosen, and on which data —
+    ``# threshold-chosen-from: data 3b8a…; ratio >= 0.8 → >= 0.75 (rows)``. ``clause`` names the comparison the way
+    a reader of the specification knows it (``clause_label``: its name, else its non-constant side as printed),
+    never by an internal node id."""
     data = f"data {content_hash[:16]}" if content_hash else "unidentified data"
-    return f"# {CHOSEN_HEADER}: {data}; {node_id} {old} → {new}" + (f" ({rows_text})" if rows_text else "")
+    return f"# {CHOSEN_HEADER}: {data}; {clause} {old} → {new}" + (f" ({rows_text})" if rows_text else "")
+
+
+def clause_label(name: str | None, sides: Sequence[str], constant_left: bool = False) -> str:
+    """How a chosen-threshold mark names a comparison: its name (``ratio``), else the side that is not the
+    threshold, as the printer writes it (``E[pred | sex == "Female"] / E[pred | sex == "Male"]``; for a margin,
+    ``left - right``). Both survive re-parsing and re-numbering, unlike a node id."""
+    if name:
+        return name
+    return sides[1] if constant_left and len(sides) > 1 else sides[0]
 
 
 _DATA = re.compile(r"data ([0-9a-f]{16})")
@@ -161,34 +176,103 @@ def chosen_from(source: str | None) -> list[dict]:
     return out
 
 
-_CHANGE = re.compile(r"(n\d+) (?:\S+) (\S+) → (?:\S+) (\S+)")
+_OPS = r"(?:<=|>=|==|!=|<|>)"
+#: ``; <clause> <op> <old> → <op> <new>``: ``<clause>`` a name or a side's text (``clause_label``); marks written
+#: before it (``n18 >= 0.8 → >= 0.0434``) named a node id, still read
+_CHANGE = re.compile(rf"; (.+?) {_OPS} (\S+) → {_OPS} (\S+)")
+_NODE_ID = re.compile(r"n\d+")
+
+
+def _nodes(result) -> list[dict]:
+    try:
+        return list(getattr(result, "nodes", None) or [])
+    except Exception:  # noqa: BLE001 - a result without a trace: no comparison to resolve a mark to
+        return []
+
+
+def _sides(node_id: str, nodes: Sequence[Mapping]) -> list[str]:
+    return [str(n.get("text")) for n in nodes if n.get("parent") == node_id]
+
+
+def _side_number(node_id: str, nodes: Sequence[Mapping]) -> list[float]:
+    out = []
+    for n in nodes:
+        if n.get("parent") == node_id:
+            try:
+                out.append(float(n.get("text")))
+            except (TypeError, ValueError):
+                continue
+    return out
+
+
+def _resolve(clause: str, new: str, nodes: Sequence[Mapping]) -> str | None:
+    """The id of the comparison a mark's ``clause`` names in ``nodes`` (a named one first, then one with that side;
+    among several, the one whose constant is the chosen threshold), or None."""
+    cmps = [n for n in nodes if n.get("kind") == "cmp"]
+    found = [n for n in cmps if n.get("name") == clause] or [n for n in cmps if clause in _sides(n["id"], nodes)]
+    if not found and _NODE_ID.fullmatch(clause) and any(n["id"] == clause for n in cmps):
+        return clause  # a mark written before clauses were named (an id)
+    if len(found) > 1:
+        try:
+            value = float(new)
+        except ValueError:
+            value = None
+        found = [n for n in found if value in _side_number(n["id"], nodes)] or found
+    return str(found[0]["id"]) if found else None
+
+
+def _marks(result) -> list[str]:
+    marks = list((getattr(result, "exploratory", None) or {}).get("marks") or [])
+    confirmation = (getattr(result, "info", None) or {}).get("confirmation") or {}
+    return marks + [m["text"] for m in chosen_from(confirmation.get("spec_text"))]
+
+
+def chosen_clauses(result) -> list[dict]:
+    """The thresholds fairaudit chose from the data in ``result``'s specification (its exploratory marks, or the
+    confirmation's new text): ``[{"id", "clause", "old", "new"}]`` — ``id`` the comparison's node (internal: for
+    lookups, never shown), ``clause`` how the user knows it (its name, else its non-constant side)."""
+    nodes = _nodes(result)
+    out, seen = [], set()
+    for mark in _marks(result):
+        found = _CHANGE.search(mark)
+        if not found:
+            continue
+        clause, old, new = found.groups()
+        node_id = _resolve(clause, new, nodes)
+        if node_id is None or node_id in seen:
+            continue
+        seen.add(node_id)
+        info = next(n for n in nodes if n["id"] == node_id)
+        if _NODE_ID.fullmatch(clause):  # an old mark: say the clause, not the id
+            clause = info.get("name") or clause_label(None, _sides(node_id, nodes),
+                                                      constant_left=_constant_left(node_id, nodes))
+        out.append({"id": node_id, "clause": clause, "old": old, "new": new})
+    return out
+
+
+def _constant_left(node_id: str, nodes: Sequence[Mapping]) -> bool:
+    kids = [n for n in nodes if n.get("parent") == node_id]
+    return len(kids) == 2 and kids[0].get("kind") in ("const", "neg") and kids[1].get("kind") not in ("const", "neg")
 
 
 def chosen_thresholds(result) -> dict[str, tuple[str, str]]:
     """``{comparison id: (threshold asked for, threshold chosen)}`` for the thresholds fairaudit chose from the data
-    in ``result``'s specification (its exploratory marks, or the confirmation's new text)."""
-    marks = list((getattr(result, "exploratory", None) or {}).get("marks") or [])
-    confirmation = (getattr(result, "info", None) or {}).get("confirmation") or {}
-    marks += [m["text"] for m in chosen_from(confirmation.get("spec_text"))]
-    out = {}
-    for mark in marks:
-        found = _CHANGE.search(mark)
-        if found:
-            out[found.group(1)] = (found.group(2), found.group(3))
-    return out
+    in ``result``'s specification (``chosen_clauses``; the ids are internal)."""
+    return {c["id"]: (c["old"], c["new"]) for c in chosen_clauses(result)}
 
 
 def chosen_line(result) -> str | None:
-    """"n0: threshold 0.298 chosen from the data (the specification asked for 0.01)" — said with the specification
-    wherever it is printed; None when no threshold was chosen."""
-    found = chosen_thresholds(result)
+    """"sex_parity: threshold 0.298 chosen from the data — the specification asked for 0.01" — said with the
+    specification wherever it is printed (the clause by its name, else its non-constant side; never a node id);
+    None when no threshold was chosen."""
+    found = chosen_clauses(result)
     if not found:
         return None
     confirmed = bool(((getattr(result, "info", None) or {}).get("confirmation")))
     how = ("on part of the rows, and audited on the others" if confirmed else
            "after looking at these data (exploratory)")
-    return "; ".join(f"{nid}: threshold {new} chosen {how} — the specification asked for {old}"
-                     for nid, (old, new) in found.items())
+    return "; ".join(f"{c['clause']}: threshold {c['new']} chosen {how} — the specification asked for {c['old']}"
+                     for c in found)
 
 
 def exploratory_state(source: str | None, provenance: Mapping | None, confirmed: Mapping | None = None,
@@ -236,7 +320,8 @@ class Claim:
     ``status`` (certified / violated / undecided / exploratory: the badge and the exit code), ``guarantee`` (what
     the headline's verdict is worth), ``headline`` (the verdict and its guarantee in one line), ``summary`` (plain
     words), ``second`` (the engine's own result on its narrower scope, when the headline is not it), ``why`` (why
-    the headline is weaker than the engine's verdict, or exploratory)."""
+    the headline is weaker than the engine's verdict, or exploratory), ``focus`` (the comparison the sentences are
+    about and the rule that chose it, ``fairaudit.core.focus``; None without comparisons)."""
 
     verdict: str
     status: str
@@ -247,6 +332,7 @@ class Claim:
     summary: str
     second: str | None = None
     why: str | None = None
+    focus: Focus | None = None
 
     @property
     def word(self) -> str:
@@ -265,7 +351,7 @@ class Claim:
     def to_dict(self) -> dict:
         return {"verdict": self.verdict, "status": self.status, "scope": self.scope, "about": self.about,
                 "headline": self.headline, "summary": self.summary, "second": self.second, "why": self.why,
-                "guarantee": self.guarantee.to_dict()}
+                "guarantee": self.guarantee.to_dict(), "focus": self.focus.to_dict() if self.focus else None}
 
 
 def _status(verdict: str) -> str:
@@ -310,9 +396,10 @@ def claim(result) -> Claim:
         status = "exploratory"
         why = exploratory.get("why")
         headline = f"exploratory: {headline} — {why}"
-    summary = summary_sentence(result, verdict=verdict, intervals=(check or {}).get("nodes") if scope == "modelled"
-                               else None, guarantee=guarantee, status=status)
-    return Claim(verdict, status, scope, about, guarantee, headline, summary, second, why)
+    intervals = headline_view(result)[1]
+    summary = summary_sentence(result, verdict=verdict, intervals=intervals, guarantee=guarantee, status=status)
+    return Claim(verdict, status, scope, about, guarantee, headline, summary, second, why,
+                 choose(result.nodes, verdict, intervals))
 
 
 def _default_scope(result) -> str:
@@ -341,11 +428,14 @@ def _not_established(result, check: Mapping) -> str:
     head = (f"{modelled} with certainty for the modelled distribution, not established for the population"
             if result.verdict in ("true", "false") else
             "undecided for the modelled distribution too, and not established for the population")
-    worst = _deciding(result, check.get("nodes") or {})
-    if worst is None:
+    found = focus(result)
+    if found is None:
         return head
+    worst = found.id
     parts = comparison_parts(worst, result.nodes)
     nodes = check.get("nodes") or {}
+    if found.among > 1:  # say which comparison, and by which rule (``fairaudit.core.focus``)
+        head += f": for {found.words} ({worst})"
     if parts is not None:
         term, op, c = parts
         span = nodes.get(str(term["id"]), {})
@@ -365,15 +455,6 @@ def _made_of(check: Mapping) -> str:
     return "the modelled bound widened to what the audited rows support: estimation error and modelling gap"
 
 
-def _deciding(result, nodes: Mapping[str, Mapping]) -> str | None:
-    """The comparison the population check leaves undecided (the first one, in id order), else the first one."""
-    cmps = [i.id for i in result.node_info if i.kind == "cmp"]
-    for nid in cmps:
-        if (nodes.get(nid) or {}).get("verdict", "unknown") == "unknown":
-            return nid
-    return cmps[0] if cmps else None
-
-
 def _short(text: str, limit: int = 70) -> str:
     text = str(text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
@@ -381,23 +462,37 @@ def _short(text: str, limit: int = 70) -> str:
 
 # ------------------------------------------------------------------------------------------------ plain words
 
-_GROUP = re.compile(r"^E\[\s*pred\s*\|\s*(.+?)\s*\]$")
-_VALUE = re.compile(r'^`?([A-Za-z_][\w ]*?)`?\s*==\s*"?(.*?)"?$')
+def spec_tree(result):
+    """The parsed specification (``fairaudit.spec.ast.Spec``) whose nodes are ``result``'s — the run's own tree, or
+    the result's canonical text parsed (a result read back from JSON) — so that every sentence is built from the
+    syntax tree, never from a node's printed text; None when neither has ``result``'s node ids and kinds."""
+    shape = [(i.id, i.kind) for i in getattr(result, "node_info", [])]
+    tree = getattr(result, "tree", None)
+    if tree is not None and [(tn.id, tn.kind) for tn in getattr(tree, "nodes", ())] == shape:
+        return tree
+    from fairaudit.base.errors import FairauditError
+    from fairaudit.spec import parse
 
-
-def group_words(condition: str) -> str:
-    """A group as a sentence names it: ``sex == "Female"`` → "those with sex = Female"."""
-    found = _VALUE.match(condition.strip())
-    if found:
-        return f"those with {found.group(1)} = {found.group(2)}"
-    return f"those with {condition.strip()}"
-
-
-def _rate_group(node: Mapping) -> str | None:
-    if node.get("kind") != "expect":
+    try:
+        tree = parse(str(result.spec))
+    except (FairauditError, ValueError, RecursionError):
         return None
-    found = _GROUP.match(str(node.get("text", "")))
-    return group_words(found.group(1)) if found else None
+    return tree if [(tn.id, tn.kind) for tn in tree.nodes] == shape else None
+
+
+def rate_group(node_id: str, tree) -> str | None:
+    """The group whose favourable rate the node ``E[pred | condition]`` is, in words (``fairaudit.spec.words``):
+    "those with sex = Female and race = Black"; None for any other node, or without a ``tree``."""
+    if tree is None:
+        return None
+    try:
+        node = tree.node(str(node_id)).node
+    except KeyError:
+        return None
+    if node.kind != "expect" or node.given is None or not (isinstance(node.event, ast.Name) and node.event.reserved
+                                                          and node.event.name == "pred"):
+        return None
+    return group_words(node.given)
 
 
 def _sure(guarantee: Guarantee, status: str) -> str:
@@ -422,7 +517,10 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
     """One sentence a manager can read: who is favoured, by how much (the interval), against what was allowed, and
     how sure — e.g. "Those with sex = Female receive a favourable decision less often than those with sex = Male:
     the gap is between 0.09 and 0.3, above the 0.1 you allowed; this is wrong with probability at most 5 %."
-    ``intervals``: node id → {lo, hi} to read instead of the trace's (the population check's)."""
+    It is about the comparison that matters (``fairaudit.core.focus``); when the specification has several, the
+    sentence first says which rule chose it ("The comparison closest to failing: …"). Groups are named from the
+    syntax tree (``rate_group``). ``intervals``: node id → {lo, hi, verdict} to read instead of the trace's (the
+    population check's)."""
     from fairaudit.core.explain import _WORDS, children, comparison_parts, interval, number, part_name
 
     verdict = verdict if verdict is not None else result.verdict
@@ -430,9 +528,9 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
     status = status or _status(verdict)
     nodes = result.nodes
     by_id = {str(n["id"]): n for n in nodes}
-    target = _focus(result, verdict, intervals)
+    found = choose(nodes, verdict, intervals)
     sure = _sure(guarantee, status)
-    if target is None:
+    if found is None:
         word = {"true": "holds", "false": "is violated"}.get(verdict, "is not decided yet")
         return _capital(f"the specification {word}; {sure}.") if verdict in ("true", "false") else \
             _capital(f"the specification {word}.")
@@ -444,8 +542,12 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
         f = by_id[str(node_id)].get("final") or {}
         return f.get("lo"), f.get("hi")
 
+    target = found.id
     cmp_node = by_id[target]
-    name = f"{cmp_node['name']}: " if cmp_node.get("name") else ""
+    name = _lead(found, cmp_node.get("name"))
+    if verdict in ("true", "false"):  # the chosen comparison's own verdict (under a ``not``, the opposite)
+        own = ((intervals or {}).get(target) if intervals is not None else None) or cmp_node.get("final") or {}
+        verdict = own.get("verdict") or verdict
     parts = comparison_parts(target, nodes)
     if parts is None:
         lo, hi = span(target)
@@ -456,9 +558,10 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
     term, op, c = parts
     lo, hi = span(term["id"])
     kids = children(term["id"], nodes)
+    tree = spec_tree(result)
     subject, measure = None, f"{_short(term['text'], 60)}"
     if term.get("kind") in ("sub", "div") and len(kids) == 2:
-        a, b = _rate_group(kids[0]), _rate_group(kids[1])
+        a, b = rate_group(kids[0]["id"], tree), rate_group(kids[1]["id"], tree)
         if a and b:
             ratio = term["kind"] == "div"
             measure = "the ratio of their favourable rates" if ratio else "the gap"
@@ -474,10 +577,11 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
             else:  # which group is favoured is not established: name the measure instead
                 measure = (f"the ratio of the favourable rates of {a} and {b}" if ratio else
                            f"the gap in favourable rates between {a} and {b}")
-    elif term.get("kind") == "fair":
-        measure = f"the share of individuals whose decision does not change with {term['text'][5:-1]}"
-    elif _rate_group(term):
-        measure = f"the favourable rate of {_rate_group(term)}"
+    elif term.get("kind") == "fair" and tree is not None:
+        measure = ("the share of individuals whose decision does not change with "
+                   f"{tree.node(str(term['id'])).node.column}")
+    elif rate_group(term["id"], tree):
+        measure = f"the favourable rate of {rate_group(term['id'], tree)}"
     where = interval(lo, hi)
     size = (f"{measure} is {where}" if "[" not in where else
             f"{measure} is between {number(lo)} and {number(hi)}")
@@ -510,18 +614,12 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
     return name + _capital(text) + "."
 
 
-def _focus(result, verdict: str, intervals: Mapping[str, Mapping] | None) -> str | None:
-    """The comparison a summary talks about: the first that has the root's verdict (the one that decided it), else
-    the first comparison."""
-    cmps = [n for n in result.nodes if n.get("kind") == "cmp"]
-    if not cmps:
-        return None
-    for n in cmps:
-        got = (intervals or {}).get(str(n["id"]), {}).get("verdict") if intervals is not None else \
-            (n.get("final") or {}).get("verdict")
-        if got == verdict:
-            return str(n["id"])
-    return str(cmps[0]["id"])
+def _lead(found: Focus, name: str | None) -> str:
+    """What a summary starts with: the rule that chose its comparison when there was a choice ("The comparison
+    closest to failing (sex_parity): "), else the comparison's name ("sex_parity: "), else nothing."""
+    if found.among > 1:
+        return _capital(found.words) + (f" ({name})" if name else "") + ": "
+    return f"{name}: " if name else ""
 
 
 def _capital(text: str) -> str:

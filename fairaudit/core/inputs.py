@@ -218,19 +218,18 @@ def check_scores(scores: np.ndarray) -> np.ndarray:
 def resolve_model(model, dataset, seed: int = 0, *, trust_pickle: bool = False, trusted_types=(),
                   include_protected: bool = False):
     """A ``Model``: passed through; a string: a saved-model path (loaded safely: ``fairaudit.models.load``
-    with the given trust), else a training kind, trained on the default features as everywhere a model is trained
-    here (``fairaudit.models.features.default_features``: no label, identifier or logged-decision column, and the
-    protected attributes only with ``include_protected``)."""
+    with the given trust), else a training kind, trained as everywhere a model is trained here
+    (``fairaudit.models.recipe.train_model``: the default features — no label, identifier or logged-decision column,
+    and the protected attributes only with ``include_protected`` — the default held-out share, ``seed``)."""
     if model is None or hasattr(model, "predict"):
         return model
     from fairaudit import models
 
     if os.path.exists(str(model)):
         return models.load(str(model), trust_pickle=trust_pickle, trusted_types=trusted_types)
-    from fairaudit.models.features import default_features
+    from fairaudit.models.recipe import train_model
 
-    return models.train(dataset, str(model), seed=seed,
-                        features=default_features(dataset, include_protected=include_protected))
+    return train_model(dataset, str(model), seed=seed, include_protected=include_protected)
 
 
 def audited_rows(dataset, model, rows: str | None) -> tuple[np.ndarray | None, dict]:
@@ -264,11 +263,9 @@ def audited_rows(dataset, model, rows: str | None) -> tuple[np.ndarray | None, d
                           "chosen_share": float(chosen["share"]), "split_seed": int(chosen["seed"]),
                           "text": f"{len(held):,} rows of {dataset.name} that neither {trained}chose the repair's "
                                   f"thresholds (the certification part of its split, seed {int(chosen['seed'])})"}
-        share, seed = float(params["test_size"]), int(params["seed"])
-        return held, {"policy": "held-out", "audited": int(len(held)), "total": total, "held_out_share": share,
-                      "split_seed": seed,
-                      "text": f"{len(held):,} held-out rows of {dataset.name} (held-out share {share * 100:g}% of "
-                              f"its {total:,} rows, split seed {seed}: the rows the model was not trained on)"}
+        from fairaudit.models.recipe import held_out
+
+        return held, held_out(model, dataset).record()  # the one record of a trained model's held-out rows
     if held is not None:
         text = (f"all {total:,} rows of {dataset.name}, including the {total - len(held):,} the model was "
                 "trained on (label-based metrics such as TPR, FPR and accuracy are optimistic on them)")

@@ -413,7 +413,7 @@ def apply(source: str, suggestion: Suggestion, which: str = "certify", result=No
 
     chosen = getattr(suggestion, which, None)
     if chosen is None:
-        raise FairauditError(f"{suggestion.node_id} has no {which} threshold to apply")
+        raise FairauditError(f"{suggestion.name or suggestion.text} has no {which} threshold to apply")
     old = parse(source)
     try:
         cmp_node = old.node(suggestion.node_id)
@@ -468,6 +468,19 @@ def _replaced(root, node_id: str, new):
     return walk(root)
 
 
+def clause_name(text: str, suggestion: Suggestion) -> str:
+    """How the user knows ``suggestion``'s comparison in the rewritten specification ``text``
+    (``fairaudit.core.claim.clause_label``: its name, else the side that is not the threshold — for a margin,
+    ``left - right`` — as printed). The comparison keeps its pre-order id there: only its own subtree changed."""
+    from fairaudit.core.claim import clause_label
+    from fairaudit.spec import parse
+
+    tree = parse(text)
+    node = tree.node(suggestion.node_id)
+    sides = [tree.node(c).text for c in node.children]
+    return clause_label(node.name or suggestion.name, sides, constant_left=suggestion.constant_left)
+
+
 def _marked(text: str, suggestion: Suggestion, value: float, result) -> str:
     """``text`` with the line saying which threshold was chosen from which data (``fairaudit.core.claim.chosen_mark``)
     after its leading header lines (``# key: value``: the file's own headers stay first)."""
@@ -476,7 +489,7 @@ def _marked(text: str, suggestion: Suggestion, value: float, result) -> str:
     dataset = ((getattr(result, "provenance", None) or {}).get("dataset") or {}) if result is not None else {}
     old = "0" if suggestion.threshold is None else f"{suggestion.threshold:g}"
     mark = chosen_mark(getattr(result, "rows_text", None) if result is not None else None,
-                       dataset.get("content_hash"), suggestion.node_id, f"{suggestion.op} {old}",
+                       dataset.get("content_hash"), clause_name(text, suggestion), f"{suggestion.op} {old}",
                        f"{suggestion.op} {value:g}")
     from fairaudit.spec.files import _HEADER
 

@@ -536,8 +536,10 @@ class AuditResult:
     def shown_nodes(self) -> list[dict]:
         """``nodes`` as the tree and a node's badge show them, with the headline's verdicts: on a modelled
         distribution's result, each claim as the population check decides it (``fairaudit.core.claim``); on an
-        exploratory result (a threshold chosen from these data) every decided claim — comparison, and, or, not —
-        reads "exploratory", never certified or violated."""
+        exploratory result (a threshold chosen from these data) the claims whose verdict rests on that threshold
+        read "exploratory", never certified or violated: the comparison whose threshold was chosen and the
+        and/or/not nodes above it (their verdict depends on its); a comparison the choice did not touch keeps its
+        own verdict. When no mark names a comparison of this tree, every decided claim is exploratory."""
         nodes = self.nodes
         check = (self.population or {}).get("nodes") if self.scope == "modelled" else None
         if check:  # a modelled distribution's result: the claims as the population check decides them (the headline's)
@@ -548,38 +550,34 @@ class AuditResult:
                     node["final"] = {**final, "verdict": got}
         if not self.exploratory:
             return nodes
+        from fairaudit.core.claim import chosen_thresholds
+
+        parent = {n["id"]: n.get("parent") for n in nodes}
+        touched = set()
+        for node_id in chosen_thresholds(self):  # each chosen comparison and its ancestors
+            while node_id is not None and node_id not in touched:
+                touched.add(node_id)
+                node_id = parent.get(node_id)
         for node in nodes:
             final = node.get("final") or {}
-            if node["kind"] in ("cmp", "and", "or", "not") and final.get("verdict") in ("true", "false"):
+            if (node["kind"] in ("cmp", "and", "or", "not") and final.get("verdict") in ("true", "false")
+                    and (not touched or node["id"] in touched)):
                 node["final"] = {**final, "verdict": "exploratory"}
         return nodes
 
     # ------------------------------------------------------------------ summaries
     def worst_node(self) -> dict | None:
-        """The comparison furthest from being satisfied at the last check: violated comparisons
-        first, then undecided, then certified; within a group, the smallest satisfaction margin of
-        the estimate (``right − left`` for ``<``/``<=``, ``left − right`` for ``>``/``>=``)."""
-        best = None
-        for info in self.node_info:
-            if info.kind != "cmp":
-                continue
-            f = self.final_values(info.id)
-            op = info.op or "<"
-            est = f["estimate"]
-            if op in ("<", "<="):
-                margin = -est
-            elif op in (">", ">="):
-                margin = est
-            elif op == "==":
-                margin = -abs(est)
-            else:
-                margin = abs(est)
-            rank = {"false": 0, "unknown": 1, "true": 2}.get(f["verdict"], 1)
-            key = (rank, margin if not math.isnan(margin) else -math.inf)
-            if best is None or key < best[0]:
-                best = (key, {"id": info.id, "text": info.text, "verdict": f["verdict"], "estimate": est,
-                              "lo": f["lo"], "hi": f["hi"], "margin": margin})
-        return None if best is None else best[1]
+        """The comparison that matters (``fairaudit.core.focus``: the one rule the headline, the CLI's ``worst:``
+        line, the tree's default selection and the PDF share): ``{id, text, verdict, estimate, lo, hi, margin,
+        rule}`` at the last check (``rule``: the words of the rule that chose it); None without comparisons."""
+        from fairaudit.core.focus import focus
+
+        found = focus(self)
+        if found is None:
+            return None
+        info, f = self.node(found.id), self.final_values(found.id)
+        return {"id": info.id, "text": info.text, "verdict": f["verdict"], "estimate": f["estimate"], "lo": f["lo"],
+                "hi": f["hi"], "margin": found.margin, "rule": found.words}
 
     @property
     def guarantee_delta(self) -> float:

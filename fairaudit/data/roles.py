@@ -197,3 +197,57 @@ def with_roles(dataset: Dataset, label: str | None = None, protected: str | Iter
     new_schema = build_schema(dataset.frame, kinds, new_label, protected, favourable, excluded, known)
     return Dataset(dataset.name, dataset.frame, new_schema, dataset.source, dataset.description,
                    _hash=dataset._hash, hash_of=dataset.hash_of)  # (the same rows: the same data)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# guesses for a file that names no roles (the dashboard's starting choices after an upload; the user can change them)
+
+#: column names that usually hold the outcome, in order of preference (compared lower-cased, without _ - and spaces)
+LABEL_NAMES = ("label", "target", "outcome", "decision", "hired", "hire", "selected", "approved", "approval",
+               "accepted", "admitted", "promoted", "granted", "passed", "success", "y", "class", "result",
+               "defaulted", "default", "recidivism", "twoyearrecid", "income")
+#: column names (or their start) that usually hold a protected attribute (US and EU anti-discrimination law)
+PROTECTED_NAMES = ("sex", "gender", "race", "ethnicity", "ethnic", "age", "religion", "nationalorigin", "national",
+                   "nationality", "citizenship", "disability", "disabled", "maritalstatus", "marital", "pregnancy",
+                   "veteran", "sexualorientation", "colour", "color", "skin")
+
+
+def _key(name: str) -> str:
+    return "".join(ch for ch in str(name).lower() if ch.isalnum())
+
+
+def _binary(series: pd.Series) -> bool:
+    return not series.isna().any() and len(distinct_values(series)) == 2
+
+
+def guess_label(frame: pd.DataFrame, exclude: Iterable[str] = ()) -> str | None:
+    """The column that is most likely the outcome: a binary column (two values, none missing) named like one
+    (``LABEL_NAMES``: ``hired``, ``approved``, ``outcome``, ``y`` …), else the only 0/1 column; None when unsure."""
+    skip = set(exclude)
+    binary = [c for c in frame.columns if c not in skip and _binary(frame[c])]
+    by_key = {_key(c): c for c in binary}
+    for name in LABEL_NAMES:
+        if name in by_key:
+            return by_key[name]
+    zero_one = [c for c in binary if set(map(str, distinct_values(frame[c]))) in ({"0", "1"}, {"False", "True"})
+                and _key(c) not in PROTECTED_NAMES]
+    return zero_one[0] if len(zero_one) == 1 else None
+
+
+def guess_protected(frame: pd.DataFrame, exclude: Iterable[str] = ()) -> tuple[str, ...]:
+    """The columns named like a protected attribute (``PROTECTED_NAMES``: ``sex``, ``gender``, ``race``,
+    ``ethnicity``, ``age``, ``religion``, ``national_origin``, ``disability`` …), in the file's order."""
+    skip = set(exclude)
+    out = []
+    for c in frame.columns:
+        key = _key(c)
+        if c not in skip and any(key == n or (len(n) > 3 and key.startswith(n)) for n in PROTECTED_NAMES):
+            out.append(c)
+    return tuple(out)
+
+
+def guess_roles(frame: pd.DataFrame) -> tuple[str | None, tuple[str, ...]]:
+    """``(label, protected)`` guessed from the column names and values of a file that names no roles (an upload):
+    the dashboard's starting choices, shown for the user to check (``guess_label``, ``guess_protected``)."""
+    label = guess_label(frame)
+    return label, guess_protected(frame, exclude=[label] if label else [])

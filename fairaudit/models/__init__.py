@@ -6,6 +6,10 @@
   The held-out split (``split_rows``, ``fairaudit.models.stratified_split``) and the default logreg fit
   (``fairaudit.models.logistic``: scikit-learn's LogisticRegression objective by Newton's method, the same
   decisions) are numpy alone: training the default logreg imports no scikit-learn.
+* ``train_model(dataset, kind, *, seed=0, held_out_share=HELD_OUT_SHARE, features=None, include_protected=False,
+  ...) -> Model`` (``fairaudit.models.recipe``): how every route trains a model — the one rule for the features
+  (no protected attribute unless asked), the held-out split and the seed; ``held_out(model, dataset) -> HeldOut``:
+  the one record of the rows such a model is audited on.
 * ``default_features(dataset, include_protected=False)``, ``id_like``, ``leak_warnings``
   (``fairaudit.models.features``): what the front ends train on unless the user chooses, and which feature gives
   the label away.
@@ -31,9 +35,11 @@ from fairaudit.models.storage import UntrustedTypesError, load, load_bytes
 from fairaudit.models.features import default_features, id_like, leak_warnings
 from fairaudit.models.training import (HELD_OUT_SHARE, KINDS, TrainingCancelled, held_out_metrics,
                                        held_out_positions, train)
+from fairaudit.models.recipe import HeldOut, Recipe, held_out, recipe, train_model
 
 __all__ = [
     "Model", "train", "TrainingCancelled", "HELD_OUT_SHARE", "default_features", "id_like", "leak_warnings", "load", "load_bytes", "UntrustedTypesError", "from_expression", "KINDS",
     "LinearForm", "TreeForm", "DecisionNode", "ReluNet", "Encoding",
     "NNet", "NNetModel", "read_nnet", "write_nnet", "ExpressionModel", "held_out_metrics", "held_out_positions",
+    "Recipe", "recipe", "train_model", "HeldOut", "held_out",
 ]

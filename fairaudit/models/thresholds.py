@@ -129,8 +129,12 @@ class ThresholdModel(Model):
         return f"thresholds by {', '.join(self.group_by)}: {shown}; other rows ≥ {self.default:.3g}"
 
     def describe(self) -> str:
-        return (f"threshold repair of {self.base.describe()} ({self.threshold_text()}; sha256 "
-                f"{self.content_hash[:12]})")
+        # the base's held-out accuracy is not this model's: it is left out (the repair reports its own)
+        base = self.base.describe()
+        accuracy = (getattr(self.base, "metrics", None) or {}).get("accuracy")
+        if accuracy is not None:
+            base = base.replace(f", held-out accuracy {accuracy:.3f}", "")
+        return f"threshold repair of {base} ({self.threshold_text()}; sha256 {self.content_hash[:12]})"
 
     def payload(self, path) -> dict:
         """The JSON written to ``path``: the base model file relative to ``path``'s folder."""

@@ -7,11 +7,15 @@ rows and certified by the monitor on the other (re-exported as ``fairaudit.repai
 2. The audited rows (held-out rows of a model fairaudit trained: ``fairaudit.core.inputs.audited_rows``) are split at
    random (``seed``) into the search part (``split`` of them) and the certification part
    (``fairaudit.core.inputs.split_audited``, the splitter ``fairaudit.confirm`` uses).
-3. On the search part only: candidate thresholds per group (``fairaudit.repairs.candidates``), the search
-   (``fairaudit.repairs.search``) for the thresholds with the best objective among those whose margin reaches the
-   required one, a single global threshold likewise, and the curve.
-4. On the certification part only: the repaired model (``fairaudit.repairs.model``) audited by the monitor at
-   ``delta`` — the normal audit road (``fairaudit.resolve``, the driver) — whose verdict is the certificate.
+3. On the search part only: candidate thresholds (``fairaudit.repairs.candidates``) — one threshold for everyone by
+   default; one per group only when asked (``thresholds="group"`` or ``"both"``: ``wording.PER_GROUP_CAVEAT``) —
+   their values (``fairaudit.repairs.search``), and the plan (``fairaudit.repairs.select``): the useful candidates
+   (not everyone / no one favourable, at most ``max_loss`` of the objective given up) and, among them, the few to
+   certify together, chosen for the best expected objective of the certified repair.
+4. On the certification part only: each planned candidate audited by the monitor at Δ/k (the normal audit road:
+   ``fairaudit.resolve``, the driver); the certified one with the best objective is adopted. All k certificates hold
+   together with probability ≥ 1 − Δ. When none is certified the repair is refused (verdict "undecided", or
+   "violated"), with the number of rows that would make a useful repair certifiable.
 """
 from __future__ import annotations
 
@@ -21,34 +25,39 @@ import numpy as np
 
 from fairaudit.base.errors import FairauditError
 from fairaudit.repairs.candidates import candidates, own_threshold
-from fairaudit.repairs.result import Point, RepairResult, Rows
-from fairaudit.repairs.search import Found, Search, objective_values, pick
+from fairaudit.repairs.result import Candidate, Point, RepairResult, Rows
+from fairaudit.repairs.search import Found, Search, concat, pick
+from fairaudit.repairs.select import DEFAULT_MAX_LOSS
 
 OBJECTIVES = ("accuracy", "favourable")
-MODES = ("both", "group", "global")
-DEFAULT_SPLIT = 0.5
+MODES = ("global", "both", "group")  # the first is the default: one threshold for everyone
+DEFAULT_SPLIT = 0.3  # the certificate needs more rows than the search (bench/repair_harness.py)
 DEFAULT_DELTA = 0.05
 ENGINE = "monitor"
-ALL_ROWS = "(all rows)"
-MAX_GROUPS = 64  # groups with a threshold of their own, at most  # the name of the one cell of a global threshold
+ALL_ROWS = "(all rows)"  # the name of the one cell of a global threshold
+MAX_GROUPS = 64  # groups with a threshold of their own, at most
 
 
 def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, objective: str = "accuracy",
-           thresholds: str = "both", split: float = DEFAULT_SPLIT, seed: int = 0, delta: float = DEFAULT_DELTA,
-           rows: str | None = None, margin="auto", trust_pickle: bool = False, trusted_types=(),
-           include_protected: bool = False) -> RepairResult:
+           thresholds: str = "global", split: float = DEFAULT_SPLIT, seed: int = 0, delta: float = DEFAULT_DELTA,
+           rows: str | None = None, margin="auto", max_loss: float = DEFAULT_MAX_LOSS, trust_pickle: bool = False,
+           trusted_types=(), include_protected: bool = False) -> RepairResult:
     """Choose decision thresholds on ``model``'s score that make ``spec`` hold on ``data`` with the least loss of
     ``objective``, and certify them on rows that did not choose them (module doc).
 
     ``model``: a ``Model`` with scores, a saved-model path or a training kind (as ``fairaudit.audit``); ``pred`` (a
     decision expression) is refused: it has no score. ``group_by``: the column(s) whose groups get their own
-    threshold (default: the protected — else categorical — columns the specification's conditions compare).
-    ``objective``: ``accuracy`` (needs labels) or ``favourable`` (the share of favourable decisions).
-    ``thresholds``: ``group``, ``global`` or ``both`` (a single threshold is preferred when it does as well).
-    ``split``: the share of the audited rows that chooses; ``delta``: the certificate's failure probability;
-    ``margin``: how far inside the specification the chosen thresholds must be on the search rows, a number or
-    ``"auto"`` (sized for each set of thresholds from the certification part: ``fairaudit.repairs.margin``).
-    ``FairauditError`` (one line) on bad input, before any work."""
+    threshold when per-group thresholds are asked for (default: the protected — else categorical — columns the
+    specification's conditions compare). ``objective``: ``accuracy`` (needs labels) or ``favourable`` (keep the share
+    of favourable decisions as close to the original's as possible). ``thresholds``: ``global`` (default: one
+    threshold for everyone), ``group`` or ``both`` (per-group thresholds, an explicit choice: unlawful in US
+    employment decisions, restricted in credit, ``wording.PER_GROUP_CAVEAT``; with ``both`` a single threshold is
+    preferred when it does as well). ``split``: the share of the audited rows that chooses; ``delta``: the
+    certificate's failure probability (shared by the candidates certified together); ``margin``: ``"auto"`` (the
+    plan of ``fairaudit.repairs.select``) or a number: the one best useful candidate at least that far inside the
+    specification on the search rows is certified at Δ. ``max_loss``: the most of the objective a repair may give up
+    on the search rows (accuracy points, or how far the favourable share may move); beyond it, and a repair deciding
+    everyone or no one favourably, is refused. ``FairauditError`` (one line) on bad input, before any work."""
     from fairaudit.resolve import resolve
 
     objective, thresholds = check_choices(objective, thresholds)
@@ -56,21 +65,22 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
         raise FairauditError(f"split must be in (0, 1): the share of the rows that chooses the thresholds, got "
                              f"{split!r}")
     margin = check_margin(margin)
+    max_loss = check_max_loss(max_loss)
     if pred is not None:
         raise FairauditError("a decision expression (pred) has no scores: a threshold repair needs a model with "
                              "scores (a model file or a training kind, --model)")
     if model is None:
         raise FairauditError("a threshold repair needs a model with scores: give model=... (--model)")
     base_path = str(model) if isinstance(model, str) and _is_file(model) else None
-    plan = resolve(ENGINE, data, spec, model=model, rows=rows, trust_pickle=trust_pickle, trusted_types=trusted_types,
-                   include_protected=include_protected, delta=delta, seed=seed)
-    dataset, parsed = plan.dataset, plan.spec
+    plan_ = resolve(ENGINE, data, spec, model=model, rows=rows, trust_pickle=trust_pickle, trusted_types=trusted_types,
+                    include_protected=include_protected, delta=delta, seed=seed)
+    dataset, parsed = plan_.dataset, plan_.spec
     group_by, thresholds, early_notes = check_request(dataset, parsed, group_by, objective, thresholds)
-    inputs = plan.inputs(plan.preflight())  # the model is loaded or trained here, as for an audit
+    inputs = plan_.inputs(plan_.preflight())  # the model is loaded or trained here, as for an audit
     base = inputs.model
     check_scores(base, inputs)
 
-    from fairaudit.core.inputs import part, split_audited
+    from fairaudit.core.inputs import split_audited
     from fairaudit.models.thresholds import ThresholdModel, group_labels
 
     if isinstance(base, ThresholdModel):
@@ -88,19 +98,18 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     scores = np.asarray(inputs.scores)[first]
     labels = None if inputs.labels is None else np.asarray(inputs.labels)[first]
     decisions = np.asarray(inputs.decisions)[first]
-    groups = group_labels(frame, group_by)
+    groups = group_labels(frame, group_by) if thresholds != "global" else np.full(len(frame), None, dtype=object)
     own, exact = own_threshold(scores, decisions)
-    from fairaudit.repairs.margin import requirement
+    from fairaudit.repairs.margin import Fixed
 
-    search = Search(parsed, frame, scores, labels, groups,
-                    requirement=requirement(margin, search_rows=len(first), certification_rows=len(second),
-                                            delta=delta, leaves=len({t.text for t in parsed.leaves})))
+    search = Search(parsed, frame, scores, labels, groups, requirement=Fixed(0.0 if margin == "auto" else margin))
     original_values = search.decided(decisions)
+    search.target = float(original_values.favourable[0])  # the "favourable" objective keeps the original's share
     notes = list(early_notes)
     if not exact:
         notes.append("the model's decisions are not a threshold of its score on these rows: the original point is "
                      "its own decisions, the repaired model decides every row by a threshold")
-    unseen = int(sum(1 for g in groups if g is None))
+    unseen = int(sum(1 for g in groups if g is None)) if thresholds != "global" else 0
     if unseen:
         notes.append(f"{unseen:,} search row(s) have a missing {'/'.join(group_by)}: they are decided by the "
                      f"model's own threshold {own:.3g} (by the global threshold when it is chosen), as are rows of "
@@ -113,48 +122,158 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
         cands = {g: np.unique(np.concatenate([candidates(scores[groups == g], own), extra]))
                  for g in search.group_names}
         grouped = search.search(cands, own, objective)
-    kind, found = choose(grouped, glob, objective)
-    chosen_thresholds = {} if kind == "global" else found.thresholds(found.best)
-    default = found.thresholds(found.best)[ALL_ROWS] if kind == "global" else own
-    if not found.feasible:
-        notes.append("no candidate reached the required margin on the search rows: the thresholds with the largest "
-                     "margin were chosen, and the certificate says whether they hold")
 
-    # ---------------------------------------------------------------- the certificate, on the other rows only
-    from fairaudit.core.driver import last, start
+    # ---------------------------------------------------------------- the plan, on the search rows only
+    from fairaudit.repairs import select
+
+    searches = [(k, f) for k, f in (("global", glob), ("group", grouped)) if f is not None]
+    values = concat([f.values for _, f in searches])
+    where = [(k, f, r) for k, f in searches for r in range(len(f.idx))]  # combined row → (kind, search, row)
+    ok = select.useful(values, original_values, objective, max_loss)
+    worth = select.goal(values, original_values, objective)
+    worth = worth + np.where([k == "global" for k, _, _ in where], 1e-12, 0.0)  # a tie: one threshold for everyone
+    ratio = len(second) / max(len(first), 1)
+    useful = np.flatnonzero(ok)
+    if margin == "auto":
+        planned, k, expected, chances = select.plan(search, values, useful, worth, ratio, delta, seed)
+    else:
+        inside = useful[np.asarray(values.margin)[useful] >= margin]
+        if len(inside):
+            planned = [int(inside[np.argmax(worth[inside])])]
+        else:  # none reaches the margin: the useful one with the largest margin, and its certificate says
+            planned = [int(useful[np.argmax(np.asarray(values.margin)[useful])])] if len(useful) else []
+        k, expected, chances = 1, None, {}
+
+    # ---------------------------------------------------------------- the certificates, on the other rows only
     from fairaudit.repairs.model import repaired_model
 
-    wrapper = repaired_model(base, group_by, chosen_thresholds, default, base_path=base_path)
+    def decode(row: int):
+        kind, found, r = where[row]
+        if kind == "global":
+            return kind, {}, found.thresholds(r)[ALL_ROWS]
+        return kind, found.thresholds(r), own
+
+    tried = []
+    for row in planned:
+        kind, chosen_thresholds, default = decode(row)
+        wrapper = repaired_model(base, group_by if kind == "group" else [], chosen_thresholds, default,
+                                 base_path=base_path)
+        cert, measured = _certify(dataset, parsed, wrapper, rows, delta / k, seed, inputs, second, cert_rows.text)
+        tried.append(Candidate(_point(values, row, kind, chosen_thresholds, default), cert, float(delta) / k,
+                               chances.get(row), measured))
+    certified = [c for c in tried if c.verdict == "certified"]
+    if certified:
+        adopted = max(certified, key=lambda c: worth[planned[tried.index(c)]])
+    elif tried:
+        adopted = max(tried, key=lambda c: (c.odds or 0.0, c.point.margin))  # the safest: the most telling verdict
+    else:
+        adopted = None
+    refusal, needed = None, None
+    if adopted is None or adopted.verdict != "certified":
+        cert_needed, at = select.rows_needed(search, values, useful, len(second), delta)
+        needed = cert_needed
+        refusal = _refusal(objective, max_loss, len(useful), tried, cert_needed, len(second), float(split),
+                           None if at is None else _point(values, at, *decode(at)))
+
+    original_point = Point(float(original_values.margin[0]),
+                           None if original_values.accuracy is None else float(original_values.accuracy[0]),
+                           float(original_values.favourable[0]), {}, own, "original")
+    if adopted is None:  # nothing useful to certify: the original thresholds stand, nothing is certified
+        chosen_point, chosen_thresholds, default, kind = original_point, {}, own, "global"
+    else:
+        chosen_point = adopted.point
+        kind, chosen_thresholds, default = chosen_point.kind, dict(chosen_point.thresholds), chosen_point.default
+    curve = [p for f, kd in ((grouped, "group"), (glob, "global")) if f is not None
+             for p in (_found_point(f, r, kd, own if kd == "group" else None) for r in f.front(objective))]
+    curve = sorted(curve, key=lambda p: -p.margin) + [original_point]
+    sizes = {"per_group": {g: int(len(c)) for g, c in (grouped.candidates.items() if grouped else ())},
+             "global": int(len(glob.candidates[ALL_ROWS])) if glob is not None else 0,
+             "tried": int(len(values.margin)), "useful": int(len(useful)), "certified_together": len(tried)}
+    method = "; ".join(f"{k_}: {f.method}" for f, k_ in ((grouped, "group thresholds"), (glob, "global threshold"))
+                       if f is not None)
+    required = _required(search, values, planned[tried.index(adopted)] if adopted is not None else None, ratio,
+                         delta / k, len({t.text for t in parsed.leaves}))
+    model_out = repaired_model(base, group_by if kind == "group" else [], chosen_thresholds, default,
+                               base_path=base_path, chosen_on={
+                                   "content_hash": dataset.content_hash, "rows": len(dataset), "share": float(split),
+                                   "seed": int(seed), "base_rows": "all" if inputs.positions is None else "held-out"})
+    if adopted is not None and adopted.accuracy is not None:  # the repaired model's own accuracy, on the rows said
+        model_out.metrics = {"accuracy": adopted.accuracy, "n_test": len(second), "rows": cert_rows.text}
+    return RepairResult(
+        spec=parsed.text, group_by=list(group_by) if thresholds != "global" else [], objective=objective, thresholds=chosen_thresholds,
+        global_threshold=(glob.thresholds(glob.best)[ALL_ROWS] if glob is not None else None),
+        original_threshold=own, kind=kind, chosen=chosen_point, original=original_point, curve=curve,
+        search=search_rows, certification=cert_rows,
+        certificate=None if adopted is None else adopted.certificate, delta=float(delta),
+        model=model_out, required_margin=required,
+        margin_rule=("auto: the candidates certified together were planned for the best expected objective"
+                     if margin == "auto" else f"{margin:g} (given)"),
+        method=method, feasible=bool(adopted is not None and adopted.verdict == "certified"), candidates=sizes,
+        notes=notes, thresholds_mode=thresholds, max_loss=float(max_loss), tried=tried, together=k,
+        expected=expected, refusal=refusal, rows_needed=needed)
+
+
+def _certify(dataset, parsed, wrapper, rows, delta: float, seed: int, inputs, second, text: str):
+    """The monitor's audit of ``wrapper`` on the certification rows ``second`` at ``delta`` (the certificate) and the
+    repaired model's accuracy on those rows (None without labels)."""
+    from fairaudit.core.driver import last, start
+    from fairaudit.core.inputs import part
+    from fairaudit.resolve import resolve
+
     plan2 = resolve(ENGINE, dataset, parsed, model=wrapper, rows=rows, delta=delta, seed=seed)
     inputs2 = plan2.inputs(plan2.preflight())
     if not _same_rows(inputs, inputs2):
         raise FairauditError("internal: the repaired model's audited rows differ from the original's")
-    certifying = part(inputs2, second, cert_rows.text)
+    certifying = part(inputs2, second, text)
     certificate = last(start(plan2.engine, parsed, certifying, plan2.options))
+    accuracy = None
+    if inputs2.labels is not None:
+        d = np.asarray(inputs2.decisions)[second]
+        accuracy = float((d == np.asarray(inputs2.labels)[second]).mean()) if len(second) else None
+    return certificate, accuracy
 
-    chosen_point = _point(found, found.best, kind, default)
-    original_point = Point(float(original_values.margin[0]),
-                           None if original_values.accuracy is None else float(original_values.accuracy[0]),
-                           float(original_values.favourable[0]), {}, own, "original")
-    curve = [p for f, k in ((grouped, "group"), (glob, "global")) if f is not None
-             for p in (_point(f, r, k, own if k == "group" else None) for r in f.front(objective))]
-    curve = sorted(curve, key=lambda p: -p.margin) + [original_point]
-    sizes = {"per_group": {g: int(len(c)) for g, c in (grouped.candidates.items() if grouped else ())},
-             "global": int(len(glob.candidates[ALL_ROWS])) if glob is not None else 0,
-             "tried": int(sum(len(f.idx) for f in (grouped, glob) if f is not None))}
-    method = "; ".join(f"{k}: {f.method}" for f, k in ((grouped, "group thresholds"), (glob, "global threshold"))
-                       if f is not None)
-    return RepairResult(
-        spec=parsed.text, group_by=list(group_by), objective=objective, thresholds=chosen_thresholds,
-        global_threshold=(glob.thresholds(glob.best)[ALL_ROWS] if glob is not None else None),
-        original_threshold=own, kind=kind, chosen=chosen_point, original=original_point, curve=curve,
-        search=search_rows, certification=cert_rows, certificate=certificate, delta=float(delta),
-        model=repaired_model(base, group_by, chosen_thresholds, default, base_path=base_path, chosen_on={
-            "content_hash": dataset.content_hash, "rows": len(dataset), "share": float(split), "seed": int(seed),
-            "base_rows": "all" if inputs.positions is None else "held-out"}),
-        required_margin={nid: float(v[found.best]) for nid, v in found.values.need.items()},
-        margin_rule=search.requirement.describe(), method=method, feasible=found.feasible, candidates=sizes,
-        notes=notes)
+
+def _refusal(objective: str, max_loss: float, useful: int, tried: list, cert_needed, cert_rows: int, split: float,
+             best) -> str:
+    """One line: why no useful repair is certified, and the sample size that would make one certifiable."""
+    bound = (f"accuracy loss ≤ {max_loss:g}" if objective == "accuracy" else
+             f"favourable share moved by ≤ {max_loss:g}")
+    if not useful:
+        why = f"no threshold both decides some rows favourably and some not and keeps {bound} on the search rows"
+    else:
+        why = (f"none of the {len(tried)} useful candidate(s) certified together (some rows favourable and some "
+               f"not, {bound}) was certified on the {cert_rows:,} certification rows")
+    if cert_needed is None:
+        size = ("no sample size would make a useful repair certifiable: no useful candidate satisfies the "
+                "specification even on the search rows (allow a larger loss, max_loss / --max-loss)")
+    else:
+        what = (f"accuracy {best.accuracy:.3f}" if objective == "accuracy" and best.accuracy is not None
+                else f"favourable share {best.favourable:.3f}")
+        audited = int(math.ceil(cert_needed / max(1.0 - split, 1e-9)))
+        if cert_needed <= cert_rows:  # the search rows' rates promised a certificate the certification rows denied
+            size = (f"at the search rows' rates a useful repair ({what} on the search rows) would be certifiable on "
+                    f"the {cert_rows:,} certification rows there are, but the certification rows' own rates did "
+                    "not bear it out (the search rows' estimate was optimistic); more audited rows, or a larger "
+                    "allowed loss (max_loss / --max-loss), make a certificate likelier")
+        else:
+            size = (f"a useful repair ({what} on the search rows) would be certifiable with about {cert_needed:,} "
+                    f"certification rows (about {audited:,} audited rows at split {split:g}); there are "
+                    f"{cert_rows:,}")
+    return f"Refused: {why}; {size}."
+
+
+def _required(search, values, row, ratio: float, delta: float, leaves: int) -> dict:
+    """The margin interval arithmetic would need of each comparison of candidate ``row`` on the certification rows
+    at ``delta`` (``fairaudit.repairs.margin.Certifiable``); the monitor's joint test may need less. Empty without
+    a candidate."""
+    if row is None:
+        return {}
+    from fairaudit.repairs.margin import Certifiable
+
+    rates = {k: np.asarray(values.rates[k])[[row]] for k in search.keys}
+    counts = {k: np.asarray(values.counts[k])[[row]] for k in search.keys}
+    need = Certifiable(ratio, float(delta) / max(leaves, 1)).need(search, rates, counts)
+    return {nid: float(np.asarray(v).ravel()[0]) for nid, v in need.items()}
 
 
 # ------------------------------------------------------------------------------------------------ checks
@@ -168,6 +287,17 @@ def check_margin(margin):
         raise FairauditError(f"margin must be a number ≥ 0 or 'auto', got {margin!r}") from None
     if not math.isfinite(value) or value < 0:
         raise FairauditError(f"margin must be a number ≥ 0 or 'auto', got {margin!r}")
+    return value
+
+
+def check_max_loss(max_loss) -> float:
+    """A number in [0, 1]: the most of the objective a repair may give up."""
+    try:
+        value = float(max_loss)
+    except (TypeError, ValueError):
+        raise FairauditError(f"max_loss must be a number in [0, 1], got {max_loss!r}") from None
+    if not math.isfinite(value) or not 0 <= value <= 1:
+        raise FairauditError(f"max_loss must be a number in [0, 1], got {max_loss!r}")
     return value
 
 
@@ -192,7 +322,7 @@ def check_request(dataset, spec, group_by=None, objective: str = "accuracy", thr
     check_spec(spec)
     group_by = check_group_by(group_by, spec, dataset, thresholds)
     notes = []
-    if not group_by and thresholds == "both":
+    if not group_by and thresholds in ("both", "global"):
         thresholds = "global"
         notes.append("the specification compares no protected or categorical column: one global threshold was "
                      "searched (name the groups with group_by to search one per group)")
@@ -283,34 +413,21 @@ def _same_rows(a, b) -> bool:
 
 # ------------------------------------------------------------------------------------------------ the search
 def search_global(search: Search, scores: np.ndarray, own: float, objective: str) -> Found:
-    """The best single threshold for every search row (the rows of no group included)."""
+    """Every single threshold for every search row (the rows of no group included), and the best by ``pick``."""
     cands = candidates(scores, own)
     values = search.values(search.everyone.counts(cands))
     idx = np.arange(len(cands))[:, None]
     return Found([ALL_ROWS], {ALL_ROWS: cands}, idx, values, pick(values, objective), "exhaustive", own)
 
 
-def choose(grouped: Found | None, glob: Found | None, objective: str) -> tuple[str, Found]:
-    """``("group" | "global", its search)``: the global threshold when it is feasible and does at least as well
-    as the group thresholds (it treats every group alike), or when neither is feasible and it has the larger margin."""
-    if grouped is None:
-        return "global", glob
-    if glob is None:
-        return "group", grouped
-    goal_group = objective_values(grouped.values, objective)[grouped.best]
-    goal_global = objective_values(glob.values, objective)[glob.best]
-    if glob.feasible and (not grouped.feasible or goal_global >= goal_group):
-        return "global", glob
-    if grouped.feasible:
-        return "group", grouped
-    return ("global", glob) if glob.values.slack[glob.best] >= grouped.values.slack[grouped.best] else \
-        ("group", grouped)
+def _point(values, row: int, kind: str, thresholds: dict, default: float) -> Point:
+    """Candidate ``row`` of the combined ``values`` as a ``Point``."""
+    return Point(float(values.margin[row]), None if values.accuracy is None else float(values.accuracy[row]),
+                 float(values.favourable[row]), dict(thresholds), float(default), kind)
 
 
-def _point(found: Found, row: int, kind: str, default) -> Point:
-    values = found.values
+def _found_point(found: Found, row: int, kind: str, default) -> Point:
     chosen = found.thresholds(row)
     if kind == "global":
         default, chosen = chosen[ALL_ROWS], {}
-    return Point(float(values.margin[row]), None if values.accuracy is None else float(values.accuracy[row]),
-                 float(values.favourable[row]), chosen, float(default), kind)
+    return _point(found.values, row, kind, chosen, default)

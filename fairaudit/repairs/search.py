@@ -67,6 +67,9 @@ class Evaluated:
     favourable: np.ndarray
     nodes: dict
     need: dict | None = None  # node id → the margin required of each comparison (``fairaudit.repairs.margin``)
+    rates: dict | None = None  # leaf key → its rate per combination (NaN: no row)
+    counts: dict | None = None  # leaf key → its number of rows per combination
+    closeness: np.ndarray | None = None  # 1 − |favourable share − the target share| (``Search.target``)
 
 
 class Search:
@@ -103,6 +106,7 @@ class Search:
         self.everyone = self._cell("all", np.arange(len(frame)), scores, columns)
         self.cmps = [nid for nid in self.compiled.postorder if self.compiled.nodes[nid].kind == "cmp"]
         self.requirement = Fixed(0.0) if requirement is None else requirement  # ``fairaudit.repairs.margin``
+        self.target = None  # the favourable share the "favourable" objective keeps (the original's), once known
 
     @staticmethod
     def _cell(name, where, scores, columns) -> Cell:
@@ -140,7 +144,9 @@ class Search:
         slack = self.robustness(estimates, need)
         rows = max(self.rows, 1)
         accuracy = totals[:, -2] / rows if self.has_labels else None
-        return Evaluated(margin, slack, accuracy, totals[:, -1] / rows, estimates, need)
+        favourable = totals[:, -1] / rows
+        closeness = None if self.target is None else 1.0 - np.abs(favourable - self.target)
+        return Evaluated(margin, slack, accuracy, favourable, estimates, need, rates, counts, closeness)
 
     def robustness(self, estimates: dict, need: dict) -> np.ndarray:
         """The specification's margin from every comparison's ``l − r`` (``estimates``), each comparison's margin
@@ -226,15 +232,28 @@ class Search:
 
 def _concat(parts: list) -> Evaluated:
     cat = (lambda xs: None if xs[0] is None else np.concatenate(xs))  # noqa: E731
-    need = None if parts[0].need is None else {nid: np.concatenate([p.need[nid] for p in parts])
-                                               for nid in parts[0].need}
+    def joined(name):
+        first = getattr(parts[0], name)
+        return None if first is None else {k: np.concatenate([np.broadcast_to(getattr(p, name)[k], p.margin.shape)
+                                                              for p in parts]) for k in first}
+
     return Evaluated(cat([p.margin for p in parts]), cat([p.slack for p in parts]), cat([p.accuracy for p in parts]),
                      cat([p.favourable for p in parts]),
-                     {nid: np.concatenate([p.nodes[nid] for p in parts]) for nid in parts[0].nodes}, need)
+                     {nid: np.concatenate([p.nodes[nid] for p in parts]) for nid in parts[0].nodes}, joined("need"),
+                     joined("rates"), joined("counts"), cat([p.closeness for p in parts]))
+
+
+def concat(parts: list) -> Evaluated:
+    """The values of several searches' combinations, one after the other."""
+    return _concat(parts)
 
 
 def objective_values(values: Evaluated, objective: str) -> np.ndarray:
-    return values.accuracy if objective == "accuracy" else values.favourable
+    """What each combination is worth (higher is better): its accuracy, or for ``favourable`` how close its
+    favourable share stays to the original's (``Search.target``; the share itself before that is known)."""
+    if objective == "accuracy":
+        return values.accuracy
+    return values.favourable if values.closeness is None else values.closeness
 
 
 def pick(values: Evaluated, objective: str) -> int:

@@ -147,12 +147,17 @@ def _node_table(pdf: ReportPDF, result) -> None:
 
 
 def _charts(pdf: ReportPDF, result) -> None:
-    from fairaudit.viz.compare import difference_convergence, final_values_chart, models_convergence
+    from fairaudit.viz.compare import (RATIO_LIMIT, difference_convergence, final_values_chart, models_convergence,
+                                       ratio_view)
 
     pdf.add_page()
     pdf.heading("Charts", space=0)
     pdf.para("One colour per model, the same in every chart. Comparisons are shown as their margin (left − right) "
-             "against the dashed 0 line; the x axis counts the rows read (log scale).", size=8.5, colour=GREY)
+             "against the dashed 0 line, except a ratio compared with a constant, shown as the ratio on a log scale "
+             "(0.8 and 1.25 equally far from parity, 1) against its threshold; the x axis counts the rows read (log "
+             "scale). Each y axis is limited to where the intervals are (a ratio's to "
+             f"[1/{RATIO_LIMIT:g}, {RATIO_LIMIT:g}]): a bound past it is drawn to the edge and marked \"beyond\".",
+             size=8.5, colour=GREY)
     pdf.ln(1)
     fig = charts._safe(lambda: final_values_chart(result, width=520),
                        "Every node's final interval per model (bar) and estimate (dot).")
@@ -160,8 +165,9 @@ def _charts(pdf: ReportPDF, result) -> None:
     pairs = list(result.diff_series)
     cmps = [tn.id for tn in result.tree.nodes if tn.kind == "cmp"]
     for nid in cmps:
+        what = "ratio (log scale)" if ratio_view(result, nid) is not None else "margin"
         fig = charts._safe(lambda nid=nid: models_convergence(result, nid, width=620, height=200),
-                           "Each model's interval of this comparison's margin over the rows read.")
+                           f"Each model's interval of this comparison's {what} over the rows read.")
         pdf.image_block(fig, max_height=85)
         for a, b in pairs:
             chart = difference_convergence(result, nid, a, b, width=620, height=150)

@@ -492,11 +492,12 @@ def partial_line(result) -> str | None:
 
 
 def worst_line(result) -> str | None:
-    """For a violated or undecided specification, the comparison that drove it (``result.worst_summary``)."""
+    """For a violated or undecided specification, the comparison the headline is about and the rule that chose it
+    (``result.worst_node``, ``fairaudit.core.focus``): "The comparison closest to failing: (n1) …"."""
     if verdict_key(result) == "true":
         return None
     summary = result.worst_summary()
-    return f"The comparison furthest from being satisfied: {summary}." if summary else None
+    return as_sentence(f"{result.worst_node()['rule']}: {summary}") if summary else None
 
 
 def suggestion_lines(result) -> list[str]:

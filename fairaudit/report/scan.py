@@ -3,13 +3,15 @@
     pdf = build_scan_pdf(result, template="ll144")      # bytes; result: a ScanResult (or its JSON)
     write_scan_pdf(result, "audit.pdf", template="eeoc")
 
-One page (more when the tables are long): what was audited (the audit's date, data source, rows, decision, rate,
-mode), the guarantee in one sentence and what it assumes, then one table per attribute and intersection with the
-columns the rule names — categories, counts, the selection rate (a scoring model: the scoring rate, the share above
-the full sample's median score) and the impact ratio, each with its interval — the individuals of unknown category
-(LL144), the categories under the minimum share (left out of the ratios, still counted), and which cells are
-certified below / above the threshold or undecided (with the rows a decision would need). The numbers are the
-``ScanResult``'s; the titles, rules and column meanings are ``fairaudit.subgroups.regulatory``'s; the sentences
+Page 1: the finding in one box (``regulatory.finding``: which categories are certified below the threshold and
+which are undecided, with their intervals; the EEOC pack adds Fisher's p and the flip count), then what was audited
+(the audit's date, the data's source and kind, the tool's distribution date, which rows with the data's hash, the
+decision, rate and mode) and the guarantee in one sentence; then one table per attribute and intersection with the
+columns the rule names — categories, counts, the selection rate (a scoring model: the scoring rate) and the impact
+ratio, each with its interval — the individuals of unknown category, the categories under 2 % (left out of the
+ratios with the stated reason, still counted). The LL144 pack has no pass/fail words or colours (LL144 sets no
+threshold); the EEOC pack's table marks the four-fifths comparison beside the significance. The numbers are the
+``ScanResult``'s; the titles, rules, columns and the finding are ``fairaudit.subgroups.regulatory``'s; the sentences
 ``fairaudit.subgroups.wording``'s. Layout helpers: ``fairaudit.report.pdf.ReportPDF``.
 """
 from __future__ import annotations
@@ -64,31 +66,47 @@ def rate_word(result: ScanResult) -> str:
     return "scoring rate" if result.rate_kind == "scoring" else "selection rate"
 
 
-def facts(result: ScanResult, template: str) -> list[tuple[str, str]]:
-    """The audit's date, data source, rows, decision, rate, mode and parameters, as (key, value) rows."""
+def facts(result: ScanResult, template: str, about: regulatory.About | None = None) -> list[tuple[str, str]]:
+    """The audit's date, data source and kind, distribution date, rows, hash, decision, rate, mode, as (key, value)
+    rows."""
+    about = about or regulatory.About()
     rate = (f"scoring rate: the share of a category whose score is above the median score of all "
             f"{result.rows:,} rows" if result.rate_kind == "scoring" else "selection rate: the share selected")
+    level = (f"comparison level {result.threshold:g}: this scan's, not LL144's (LL144 sets none)"
+             if template == "ll144" else f"threshold {result.threshold:g}")
     rows = [("audit date", str(result.date or "")),
-            ("data source", " · ".join(x for x in (result.data, result.source) if x) or "—"),
-            ("rows", f"{result.rows:,}"),
-            ("decision", result.decision or "—"),
-            ("rate", rate),
-            ("categories", ", ".join(result.attributes) + f" and their intersections up to depth {result.depth}"),
-            ("mode", f"{result.mode} (every interval at once with probability at least {1 - result.delta:g}; "
-                     f"threshold {result.threshold:g}; minimum share {100 * result.min_share:g}%)"
-             if result.mode != "exact" else f"exact (threshold {result.threshold:g}; minimum share "
-                                            f"{100 * result.min_share:g}%)"),
-            ("rule", regulatory.template(template)["rule"])]
+            ("data source", regulatory.source_line(result)),
+            ("historical or test", about.data_line())]
+    if about.distribution_date:
+        rows.append(("tool distributed", about.distribution_date))
+    rows += [("rows", result.rows_line()),
+             ("data hash", regulatory.hash_line(result)),
+             ("decision", result.decision or "—"),
+             ("rate", rate),
+             ("categories", ", ".join(result.attributes) + f" and their intersections up to depth {result.depth}"),
+             ("mode", f"{result.mode} (every interval at once with probability at least {1 - result.delta:g}; "
+                      f"{level}; minimum share {100 * result.min_share:g}%)"
+              if result.mode != "exact" else f"exact ({level}; minimum share {100 * result.min_share:g}%)"),
+             ("rule", regulatory.template(template)["rule"])]
     return rows
 
 
 def _flag_text(cell, result) -> str:
+    if cell.is_reference:
+        return "highest (ratio 1)"
     text = FLAG_WORDS.get(cell.flag, cell.flag)
     if cell.flag == "undecided" and cell.more_rows:
         text += f" (~{cell.more_rows:,} more rows)" if cell.more_rows > 0 else " (beyond the projection)"
-    if cell.is_reference:
-        text += " · highest"
     return text
+
+
+def _ll144_note(cell, result) -> str:
+    """The LL144 table's last column: which category is the reference, which are left out — no verdict."""
+    if cell.is_reference:
+        return "most-selected (ratio 1)"
+    if cell.flag == "excluded":
+        return f"under {100 * result.min_share:g}%: left out of the ratios"
+    return "under 2%" if cell.share < regulatory.LL144_SMALL else ""
 
 
 def _columns(result: ScanResult, template: str) -> list[tuple[str, float]]:
@@ -96,37 +114,37 @@ def _columns(result: ScanResult, template: str) -> list[tuple[str, float]]:
     interval in the same cell so that nothing wraps)."""
     rate = rate_word(result)
     if template == "ll144":
-        return [("category", 48), ("applicants", 22), ("selected", 19), (f"{rate} [interval]", 37),
-                ("impact ratio [interval]", 37), ("flag", 44)]
-    return [("group", 44), ("applicants", 22), ("selected", 19), (f"{rate} [interval]", 37),
-            ("impact ratio [interval]", 37), ("below 4/5", 14), ("significant", 36)]
+        return [("category", 40), ("applicants", 19), ("share", 13), ("selected", 16), (f"{rate} [interval]", 35),
+                ("impact ratio [interval]", 35), ("note", 42)]
+    return [("group", 33), ("applicants", 20), ("selected", 16), (f"{rate} [interval]", 33),
+            ("impact ratio [interval]", 33), ("below 4/5", 13), ("interval vs 4/5", 28), ("Fisher p", 15),
+            ("flips", 10)]
 
 
 def _row(cell, result: ScanResult, template: str) -> list[tuple[str, tuple | None]]:
-    colour = rgb(FLAG_COLOURS.get(cell.flag, "#222222"))
     ratio = with_interval(cell.impact_ratio) if cell.impact_ratio is not None else "excluded"
+    if template == "ll144":
+        return [(cell.name, None), (f"{cell.rows:,}", None), (f"{100 * cell.share:.1f}%", None),
+                (f"{cell.selected:,}", None), (with_interval(cell.rate), None), (ratio, None),
+                (_ll144_note(cell, result), None)]
+    colour = None if cell.is_reference else rgb(FLAG_COLOURS.get(cell.flag, "#222222"))
     first = [(cell.name, None), (f"{cell.rows:,}", None), (f"{cell.selected:,}", None),
              (with_interval(cell.rate), None), (ratio, None)]
-    if template == "ll144":
-        return first + [(_flag_text(cell, result), colour)]
     ratio_e = cell.impact_ratio
     below = "" if ratio_e is None or math.isnan(ratio_e.estimate) else (
         "yes" if ratio_e.estimate < result.threshold else "no")
-    significant = {"certified_below": "yes", "certified_above": "no"}.get(
-        cell.flag, "excluded" if cell.flag == "excluded" else "not established" + (
-            f" (~{cell.more_rows:,} more rows)" if cell.more_rows and cell.more_rows > 0 else ""))
-    if cell.is_reference:
-        significant += " · highest"
-    return first + [(below, None), (significant, colour)]
+    p, flip = regulatory.significance(result, cell)
+    return first + [(below, None), (_flag_text(cell, result), colour), (regulatory.p_text(p), None),
+                    ("—" if flip is None or cell.flag == "excluded" else f"{flip:,}", None)]
 
 
-def _table(pdf: ReportPDF, result: ScanResult, table, template: str) -> None:
+def _table(pdf: ReportPDF, result: ScanResult, table, template: str, about) -> None:
     columns = _columns(result, template)
     pdf.ensure(22 + 5 * min(len(table.cells), 4))
     pdf.heading(table.name, size=11, space=3)
     ref = result.cell(table.reference).name if table.reference else "none"
-    pdf.para(f"{table.rows:,} rows of known category; most-selected category (the ratios' reference): {ref}.",
-             size=8.5, colour=GREY)
+    pdf.para(f"{table.rows:,} individuals of known category, {table.unknown:,} of unknown category; most-selected "
+             f"category (the ratios' reference, ratio 1): {ref}.", size=8.5, colour=GREY)
     pdf.ln(1)
     pdf.set_font(SANS, "", 7.2)
     with pdf.grid([w for _, w in columns], line_height=3.4, padding=(0.7, 1.0)) as grid:
@@ -137,57 +155,54 @@ def _table(pdf: ReportPDF, result: ScanResult, table, template: str) -> None:
             r = grid.row()
             for text, colour in _row(cell, result, template):
                 r.cell(text, style=FontFace(color=colour, emphasis="BOLD") if colour else None)
-        if template == "ll144":  # the individuals of unknown category: counted, in no rate
-            r = grid.row()
-            r.cell("Unknown", style=FontFace(color=GREY))
-            r.cell(f"{table.unknown:,}")
-            for _ in columns[2:]:
-                r.cell("—", style=FontFace(color=GREY))
-    excluded = [c.name for c in table.cells if c.flag == "excluded"]
+        r = grid.row()  # the individuals of unknown category: counted, in no rate
+        r.cell("Unknown", style=FontFace(color=GREY))
+        r.cell(f"{table.unknown:,}")
+        for _ in columns[2:]:
+            r.cell("—", style=FontFace(color=GREY))
+    excluded = [c for c in table.cells if c.flag == "excluded"]
     if excluded:
         pdf.ln(0.5)
-        pdf.para(f"Excluded from the impact ratios (under {100 * result.min_share:g}% of the rows; counted and rated "
-                 f"above): {', '.join(excluded)}.", size=8, colour=GREY)
+        reason = about.exclusion_reason or regulatory.default_exclusion_reason(result.min_share)
+        pdf.para(f"Left out of the impact ratios (under {100 * result.min_share:g}% of the rows; their number and "
+                 f"rate are above): {', '.join(c.name for c in excluded)}. Reason: {reason}.", size=8, colour=GREY)
     pdf.ln(1)
 
 
-def _box(pdf: ReportPDF, head: str, text: str) -> None:
-    """The guarantee: a shaded box, never a footnote."""
-    pdf.set_font(SANS, "", 9.5)
-    body = pdf.multi_cell(pdf.width - 8, 4.6, text, dry_run=True, output="HEIGHT", align="L")
+def _box(pdf: ReportPDF, head: str, text: str | list[str], fill=(228, 233, 240), size: float = 9.5) -> None:
+    """A shaded box (the guarantee, the finding), never a footnote; ``text``: a paragraph or a list of bullets."""
+    items = [text] if isinstance(text, str) else ["• " + line for line in text]
+    h = size * 0.49
+    pdf.set_font(SANS, "", size)
+    body = sum(pdf.multi_cell(pdf.width - 8, h, item, dry_run=True, output="HEIGHT", align="L") + 0.8
+               for item in items)
     pdf.ensure(body + 12)
     y = pdf.get_y()
-    pdf.set_fill_color(228, 233, 240)
+    pdf.set_fill_color(*fill)
     pdf.rect(pdf.l_margin, y, pdf.width, body + 10, style="F")
     pdf.set_xy(pdf.l_margin + 4, y + 2)
-    pdf.set_font(SANS, "B", 9.5)
+    pdf.set_font(SANS, "B", size)
     pdf.cell(pdf.width - 8, 5, head, new_x="LMARGIN", new_y="NEXT")
-    pdf.set_x(pdf.l_margin + 4)
-    pdf.set_font(SANS, "", 9.5)
-    pdf.multi_cell(pdf.width - 8, 4.6, text, new_x="LMARGIN", new_y="NEXT", align="L")
+    pdf.set_font(SANS, "", size)
+    for item in items:
+        pdf.set_x(pdf.l_margin + 4)
+        pdf.multi_cell(pdf.width - 8, h, item, new_x="LMARGIN", new_y="NEXT", align="L")
+        pdf.ln(0.8)
     pdf.set_fill_color(255, 255, 255)
     pdf.set_y(y + body + 12)
 
 
-def summary_lines(result: ScanResult) -> list[str]:
-    """Which categories are certified below / above the threshold, which are undecided (and how many more rows
-    would decide them), which are excluded: the sentences under the tables (the dashboard shows the same)."""
-    t = f"{result.threshold:g}"
-    names = lambda cells: ", ".join(c.name if c.depth > 1 else f"{c.table[0]} = {c.name}" for c in cells)  # noqa: E731
-    below, above, undecided = result.certified_below(), result.certified_above(), result.undecided()
-    lines = [f"Certified below {t} (adverse impact, with the guarantee above): {names(below) or 'none'}.",
-             f"Certified at or above {t}: {names(above) or 'none'}."]
-    if undecided:
-        lines.append(f"Undecided (the interval still contains {t}; more rows would decide): " + "; ".join(
-            f"{c.name if c.depth > 1 else f'{c.table[0]} = {c.name}'} "
-            + (f"(~{c.more_rows:,} more rows)" if c.more_rows and c.more_rows > 0 else "(beyond the projection)")
-            for c in undecided) + ". Rows to decide are a projection that assumes the rates stay where they are.")
-    return lines
+def summary_lines(result: ScanResult, template: str = "eeoc") -> list[str]:
+    """The finding's lines (``regulatory.finding``): the sentences under the tables and on the dashboard."""
+    return regulatory.finding(result, template)[1]
 
 
-def build_scan_pdf(result, template: str = "ll144", *, generated_at=None) -> bytes:
-    """The regulatory report of a scan (``template``: "ll144" or "eeoc") as PDF bytes."""
+def build_scan_pdf(result, template: str = "ll144", *, about: regulatory.About | None = None,
+                   generated_at=None) -> bytes:
+    """The regulatory pack of a scan (``template``: "ll144" or "eeoc") as PDF bytes; ``about``: what the auditor
+    states (historical or test data, the tool's distribution date, the reason for the exclusions)."""
     result = load_scan(result)
+    about = about or regulatory.About()
     spec = regulatory.template(template)
     moment = generated_at or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
     title = spec["title"] + (" (scoring rate)" if result.rate_kind == "scoring" else "")
@@ -203,22 +218,34 @@ def build_scan_pdf(result, template: str = "ll144", *, generated_at=None) -> byt
     pdf.multi_cell(0, 8, title, new_x="LMARGIN", new_y="NEXT", align="L")
     pdf.para(f"{rate_word(result).capitalize()}s and impact ratios of every category and intersection · "
              f"audit of {result.date}", size=9.5, colour=GREY)
-    pdf.ln(3)
-    pdf.kv_table(facts(result, template), widths=(32, 148), size=8.5)
+    pdf.ln(2)
+    head, lines = regulatory.finding(result, template, about)
+    _box(pdf, head, lines, fill=(245, 240, 228), size=9)
+    pdf.ln(1)
+    pdf.kv_table(facts(result, template, about), widths=(32, 148), size=8.2)
     pdf.ln(1)
     _box(pdf, "Guarantee", result.guarantee)
     pdf.para(f"What it assumes: {result.assumption}.", size=8.5, colour=GREY)
     pdf.ln(1)
-    ratio = (f"The impact ratio is a category's {rate_word(result)} divided by that of the most-selected category "
-             f"of its table (marked 'highest'); 'certified below' means the whole interval of the ratio is under "
-             f"{result.threshold:g}, 'certified above' that it is at or over {result.threshold:g}, 'undecided' that "
-             f"the interval still contains {result.threshold:g}.")
+    if template == "ll144":
+        ratio = (f"The impact ratio is a category's {rate_word(result)} divided by that of the most-selected "
+                 "category of its table (whose ratio is therefore exactly 1). Each interval holds with the guarantee "
+                 f"above; '{result.threshold:g}' in the finding is the level this scan compares with, not a "
+                 "threshold of LL144, which sets none.")
+    else:
+        ratio = (f"The impact ratio is a group's {rate_word(result)} divided by that of the highest group of its "
+                 f"table (ratio 1). 'below 4/5': the estimate is under {result.threshold:g}; 'certified below' means "
+                 f"the whole interval of the ratio is under {result.threshold:g}, 'certified above' that it is at or "
+                 f"over {result.threshold:g}, 'undecided' that the interval still contains it (all with the "
+                 "guarantee above). Statistical significance: 'Fisher p' is the two-sided Fisher exact test of the "
+                 "group's selections against the highest group's (per group, not adjusted for the number of groups). "
+                 "Practical significance: 'flips' is how many of the group's selections would have to change (the "
+                 f"highest group's counts held fixed) for its ratio to cross {result.threshold:g}; a finding that "
+                 f"{regulatory.PRACTICAL_FLIPS} or fewer flips reverse is generally not regarded as practically "
+                 "significant.")
     pdf.para(ratio, size=8.5, colour=GREY)
     for table in result.tables:
-        _table(pdf, result, table, template)
-    pdf.heading("Findings", size=11, space=3)
-    for line in summary_lines(result):
-        pdf.para("• " + line, size=9, h=4.4)
+        _table(pdf, result, table, template, about)
     for warning in result.warnings:
         pdf.para("Warning: " + warning, size=9, style="B", h=4.4)
     pdf.heading("Columns of the CSV table (here each number and its interval share a column)", size=11, space=3)

@@ -206,11 +206,44 @@ def _error_ratio(**_):
     return lambda g: ast.Div(ast.Expect(false_negative, g), ast.Expect(false_positive, g))
 
 
-def _build_disparate_impact(attribute, groups, threshold):
-    # The 80 % rule is two-sided (EEOC's four-fifths rule compares the lower rate with the higher one;
-    # Aequitas' band is [0.8, 1.25]): both ratios must reach the threshold, so the verdict does not depend
-    # on which group is listed first (a one-sided ratio certifies a group that is the *favoured* one).
-    return conjunction(_compare_rates(_positive_rate(), _groups(attribute, groups), "ratio", threshold))
+def _build_disparate_impact(attribute, groups, threshold, reference=None):
+    # The four-fifths rule (29 CFR 1607.4(D)) compares each group's rate with the rate of the most-selected group.
+    # With ``reference`` (the most-selected group, e.g. from the data: ``most_selected``): one ratio per other group,
+    # E[pred | g] / E[pred | reference] >= 0.8. Without it: every ratio in both directions, which is the same
+    # condition whichever group is the most-selected (each rate ≥ 0.8 × every rate ⇔ ≥ 0.8 × the highest), so the
+    # verdict does not depend on which group is listed first (a one-sided ratio to a group that is not the
+    # most-selected certifies nothing about the favoured one).
+    if reference is None:
+        return conjunction(_compare_rates(_positive_rate(), _groups(attribute, groups), "ratio", threshold))
+    groups = list(groups)
+    if reference not in groups:
+        groups = [reference] + groups
+    others = [g for g in groups if g != reference]
+    if not others:
+        raise ValueError("give at least one group besides the most-selected one")
+    rate = _positive_rate()
+    top = rate(group_event(attribute, reference))
+    t = ast.Const(float(0.8 if threshold is None else threshold))
+    return conjunction([ast.Cmp(">=", ast.Div(rate(group_event(attribute, g, reference)), top), t)
+                        for g in others])
+
+
+def most_selected(groups, attribute, frame, decisions):
+    """The group of ``groups`` with the highest share of favourable ``decisions`` (0/1 per row of ``frame``) — the
+    four-fifths rule's reference; None when no group has rows."""
+    import numpy as np
+
+    attributes = [attribute] if isinstance(attribute, str) else list(attribute)
+    decisions = np.asarray(decisions, dtype=float)
+    best, best_rate = None, -1.0
+    for g in groups:
+        values = [g] if len(attributes) == 1 else list(g)
+        mask = np.ones(len(frame), dtype=bool)
+        for a, v in zip(attributes, values):
+            mask &= (frame[a] == v).to_numpy()
+        if mask.any() and float(decisions[mask].mean()) > best_rate:
+            best, best_rate = g, float(decisions[mask].mean())
+    return best
 
 
 def _build_equalized_odds(attribute, groups, form, threshold):
@@ -229,11 +262,15 @@ TEMPLATES: dict[str, Template] = {t.key: t for t in [
              "Every group receives the favourable decision at about the same rate.",
              _params(), _rate_template(_positive_rate)),
     Template("disparate_impact", "Disparate impact (the 80% rule)",
-             "No group's rate of favourable decisions is below 80% of another's: each ratio, in both "
-             "directions, is at least 0.8 (the band [0.8, 1.25]), whichever group is privileged.",
+             "Each group's rate of favourable decisions is at least 80% of the most-selected group's (the EEOC's "
+             "four-fifths rule, 29 CFR 1607.4(D)): every group of the attribute, each against the most-selected one.",
              (Parameter("attribute", "protected column, or a list of columns for intersectional groups"),
-              Parameter("groups", "the groups to compare: every pair, both ratios, so the order does not matter"),
-              Parameter("threshold", "smallest acceptable ratio", 0.8)),
+              Parameter("groups", "the groups to compare (all of the attribute's, by default on the Specification "
+                                  "page)"),
+              Parameter("threshold", "smallest acceptable ratio", 0.8),
+              Parameter("reference", "the most-selected group, each other group's rate divided by its rate (blank: "
+                                     "every group against every other, the same condition whichever group is the "
+                                     "most-selected)", None)),
              _build_disparate_impact),
     Template("conditional_statistical_parity", "Conditional statistical parity",
              "Among people who share a legitimate factor (e.g. the same education), every group receives "

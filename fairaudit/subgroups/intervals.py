@@ -8,9 +8,11 @@ Rates (``rate_intervals``), by mode:
 ``one-look``  the Clopper–Pearson interval (``fairaudit.bounds.fixed_sample``) at δ_c — for one look at these rows;
 ``exact``     the rows' own rate (lo = hi = estimate): a statement about these rows, not a population.
 
-Ratios (``ratio_intervals``): on the event that every rate interval of the table holds, the best rate
-``max_j p_j`` (over the reference cells: those not under the minimum share) lies in ``[max_j l_j, max_j u_j]``, so
-``p_c / max_j p_j ∈ [l_c / max_j u_j, min(1, u_c / max_j l_j)]`` — no extra δ.
+Ratios (``ratio_intervals``): the impact ratio of a cell is its rate divided by the rate of its table's *reference*
+cell — the most-selected cell (highest estimated rate) among those not under the minimum share, as NYC LL144 and the
+EEOC's four-fifths rule define it. On the event that every rate interval of the table holds,
+``p_c / p_ref ∈ [l_c / u_ref, u_c / l_ref]`` — no extra δ (the reference may be chosen from the data: the event
+covers every cell at once). The reference's own ratio is ``p_ref / p_ref = 1`` exactly: its interval is [1, 1].
 
 Flags (``flags``): ``excluded`` (under the minimum share: a rate, no ratio), ``certified_below`` (the ratio's upper
 end < threshold), ``certified_above`` (its lower end ≥ threshold), else ``undecided``.
@@ -62,10 +64,11 @@ def rate_intervals(successes, n, delta, interval) -> tuple[np.ndarray, np.ndarra
 
 
 def ratio_intervals(est, lo, hi, reference) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """``(estimate, lo, hi, index of the most-selected reference cell)`` of every cell's ratio to the table's best
-    rate among the ``reference`` cells (a boolean mask). A reference cell's upper end is at most 1; a lower end of the
-    best rate of 0 leaves the upper end at 1 (∞ for a cell outside the reference); an estimated best rate of 0 leaves
-    the estimate undefined (NaN). Without a reference cell every ratio is undefined and the index is −1."""
+    """``(estimate, lo, hi, index of the reference cell)``: every cell's ratio to the rate of the table's
+    most-selected cell among the ``reference`` cells (a boolean mask), ``[l_c / u_ref, u_c / l_ref]`` (0 where
+    ``u_ref`` is 0, ∞ where ``l_ref`` is 0); the reference cell itself: exactly 1, interval [1, 1]. A reference rate
+    estimated at 0 leaves the other estimates undefined (NaN). Without a reference cell every ratio is undefined and
+    the index is −1."""
     est, lo, hi = (np.asarray(a, dtype=float) for a in (est, lo, hi))
     reference = np.asarray(reference, dtype=bool)
     k = len(est)
@@ -73,32 +76,35 @@ def ratio_intervals(est, lo, hi, reference) -> tuple[np.ndarray, np.ndarray, np.
         return np.full(k, np.nan), np.zeros(k), np.full(k, np.inf), -1
     ref_est = np.where(reference, np.nan_to_num(est, nan=-1.0), -np.inf)
     best = int(np.argmax(ref_est))
-    top_est, top_lo, top_hi = est[best], float(np.max(lo[reference])), float(np.max(hi[reference]))
+    top_est, top_lo, top_hi = est[best], lo[best], hi[best]
     with np.errstate(invalid="ignore", divide="ignore"):
         r_est = np.where(top_est > 0, est / top_est, np.nan)
         r_lo = np.where(top_hi > 0, lo / top_hi, 0.0)
         r_hi = np.where(top_lo > 0, hi / top_lo, np.inf)
-    r_hi = np.where(reference, np.minimum(r_hi, 1.0), r_hi)  # a reference cell's rate is at most the best
     r_lo = np.minimum(r_lo, r_hi)
+    r_est[best], r_lo[best], r_hi[best] = 1.0, 1.0, 1.0  # p_ref / p_ref, by definition
     return r_est, r_lo, r_hi, best
 
 
 def ratio_intervals_by_row(est, lo, hi, reference) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``ratio_intervals`` for every row of 2-d arrays at once (a row per look, a column per cell): the ratios of the
-    reference cells of each row (NaN for the others, and for every cell of a row without reference cells)."""
+    reference cells of each row to that row's most-selected one (NaN for the others, and for every cell of a row
+    without reference cells)."""
     est, lo, hi = (np.asarray(a, dtype=float) for a in (est, lo, hi))
     ref = np.asarray(reference, dtype=bool)
     rows = np.arange(est.shape[0])
     best = np.argmax(np.where(ref, np.nan_to_num(est, nan=-1.0), -np.inf), axis=1)
     any_ref = ref.any(axis=1)
     top_est = np.where(any_ref, est[rows, best], np.nan)[:, None]
-    top_lo = np.where(any_ref, np.max(np.where(ref, lo, -np.inf), axis=1), np.nan)[:, None]
-    top_hi = np.where(any_ref, np.max(np.where(ref, hi, -np.inf), axis=1), np.nan)[:, None]
+    top_lo = np.where(any_ref, lo[rows, best], np.nan)[:, None]
+    top_hi = np.where(any_ref, hi[rows, best], np.nan)[:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
         r_est = np.where(top_est > 0, est / top_est, np.nan)
         r_lo = np.where(top_hi > 0, lo / top_hi, 0.0)
-        r_hi = np.minimum(np.where(top_lo > 0, hi / top_lo, np.inf), 1.0)
+        r_hi = np.where(top_lo > 0, hi / top_lo, np.inf)
     r_lo = np.minimum(r_lo, r_hi)
+    is_best = (np.arange(est.shape[1])[None, :] == best[:, None]) & any_ref[:, None]
+    r_est, r_lo, r_hi = (np.where(is_best, 1.0, x) for x in (r_est, r_lo, r_hi))
     out = [np.where(ref, x, np.nan) for x in (r_est, r_lo, r_hi)]
     return out[0], out[1], out[2]
 
@@ -131,7 +137,8 @@ def more_rows(successes, n, deltas, reference, threshold: float, interval, total
     lo, hi = interval(grid_s, grid_n, np.broadcast_to(d[:, None], grid_n.shape))
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     ref = np.asarray(reference, dtype=bool)
-    top_lo, top_hi = lo[ref].max(axis=0), hi[ref].max(axis=0)  # per factor
+    best = int(np.argmax(np.where(ref, np.where(nn > 0, s / np.maximum(nn, 1), -1.0), -np.inf)))
+    top_lo, top_hi = lo[best], hi[best]  # the reference cell's interval, per factor
     with np.errstate(invalid="ignore", divide="ignore"):
         r_lo = np.where(top_hi > 0, lo / top_hi, 0.0)
         r_hi = np.where(top_lo > 0, hi / top_lo, np.inf)

@@ -11,7 +11,10 @@ CSV templates read it; none recomputes a number):
     every table, ranked by the upper end of the impact ratio's interval, excluded cells last), ``guarantee`` (one
     sentence a signer can read), ``assumption``, ``scope`` ("population" or "rows"), ``allocation`` (the δ split),
     ``warnings``, ``history`` (the intervals at looks over the stream: the convergence plot; may be None),
-    ``event`` (the decision in the specification language: ``pred``, or ``score > MEDIAN`` for the scoring rate).
+    ``event`` (the decision in the specification language: ``pred``, or ``score > MEDIAN`` for the scoring rate),
+    ``rows_record`` (which rows: ``policy`` held-out / all, ``audited``, ``total`` rows of the file,
+    ``held_out_share``, ``split_seed``, ``where``), ``data_hash`` / ``hash_of`` (the data's SHA-256 and of what).
+    ``rows_line()``: "1,250 rows: the held-out 25 % of hiring.csv (5,000 rows)".
     Methods: ``certified_below()``, ``certified_above()``, ``undecided()``, ``excluded()``, ``exit_code``,
     ``reference`` (the most-selected cell of the deepest first table), ``cell(id)``, ``spec_for(cell)`` (the
     one-click specification), ``frame()`` (every cell as a DataFrame row), ``to_dict()`` / ``to_json()`` /
@@ -161,6 +164,9 @@ class ScanResult:
     warnings: list[str] = field(default_factory=list)
     history: dict | None = None
     event: str = "pred"  # the decision as an event of the specification language (scoring: "score > MEDIAN")
+    rows_record: dict = field(default_factory=dict)  # which rows: policy, audited, total, held_out_share, split_seed
+    data_hash: str | None = None  # SHA-256 of the data (``hash_of`` says of what: a file's bytes, or the rows)
+    hash_of: str | None = None
 
     # ------------------------------------------------------------------------------------------------ reading
     def _flagged(self, flag: str) -> list[Cell]:
@@ -185,6 +191,27 @@ class ScanResult:
         if self.certified_below():
             return 1
         return 3 if self.undecided() else 0
+
+    def rows_line(self) -> str:
+        """Which rows were scanned, in words: "1,250 rows: the held-out 25 % of hiring.csv (5,000 rows)"."""
+        import os
+
+        r = self.rows_record or {}
+        name = os.path.basename(str(self.source)) if self.source and self.source != "built-in" else None
+        name = name or self.data or "the data"
+        total = r.get("total")
+        where = f", those matching {r['where']}" if r.get("where") else ""
+        if r.get("policy") == "held-out" and r.get("held_out_share") is not None and total:
+            what = (f"the held-out {100 * float(r['held_out_share']):g} % of {name} ({int(total):,} rows; split seed "
+                    f"{r.get('split_seed')}: the rows the model was not trained on)")
+        elif r.get("policy") == "held-out" and total:
+            what = f"held-out rows of {name} ({int(total):,} rows)"
+        elif total:
+            what = f"all {int(total):,} rows of {name}" if not where and int(total) == self.rows else \
+                f"rows of {name} ({int(total):,} rows)"
+        else:
+            what = f"the rows of {name}"
+        return f"{self.rows:,} rows: {what}{where}"
 
     def cell(self, cell_id: str) -> Cell:
         for c in self.cells:
@@ -242,7 +269,8 @@ class ScanResult:
                          "rate": self.rate_kind, "label": self.label, "rows": int(self.rows), "data": self.data,
                          "source": self.source, "decision": self.decision, "date": self.date, "order": self.order,
                          "seed": self.seed, "bins": {k: list(v) for k, v in self.bins.items()},
-                         "allocation": self.allocation, "event": self.event},
+                         "allocation": self.allocation, "event": self.event,
+                         "rows_record": dict(self.rows_record), "data_hash": self.data_hash, "hash_of": self.hash_of},
                 "guarantee": self.guarantee, "assumption": self.assumption, "scope": self.scope,
                 "reference": None if ref is None else ref.to_dict(),
                 "tables": [t.to_dict() for t in self.tables],
@@ -272,7 +300,8 @@ class ScanResult:
                    int(s["rows"]), tables, cells, d["guarantee"], d["assumption"], d["scope"], s.get("data"),
                    s.get("source"), s.get("decision"), s.get("date"), s.get("order"), s.get("seed"),
                    {k: tuple(v) for k, v in (s.get("bins") or {}).items()}, dict(s.get("allocation") or {}),
-                   list(d.get("warnings") or []), _history_back(d.get("history")), s.get("event", "pred"))
+                   list(d.get("warnings") or []), _history_back(d.get("history")), s.get("event", "pred"),
+                   dict(s.get("rows_record") or {}), s.get("data_hash"), s.get("hash_of"))
 
 
 def _history_json(history: dict | None):

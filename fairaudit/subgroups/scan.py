@@ -206,7 +206,9 @@ class Scanner:
             allocation={"scheme": o.allocation, "tables": len(tables), "per_table": self.allocation.table_delta,
                         "spent": self.allocation.spent(), "reserve": self.allocation.reserve,
                         "metrics": dict(self.allocation.shares)},
-            warnings=list(meta.get("warnings") or []) + notes, history=history, event=meta.get("event", "pred"))
+            warnings=list(meta.get("warnings") or []) + notes, history=history, event=meta.get("event", "pred"),
+            rows_record=dict(meta.get("rows_record") or {}), data_hash=meta.get("data_hash"),
+            hash_of=meta.get("hash_of"))
 
 
 def _rank_key(cell: Cell, k: int):
@@ -324,9 +326,20 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
             "order": order, "seed": int(seed), "label": label, "bins": how,
             "event": "pred" if rate == "selection" else f"score > {format_number(median)}",
             "order_sentence": order_assumption(order, int(seed)) if opts.mode == "anytime" else None,
-            "warnings": list(inputs.warnings) + _bin_warnings(how)}
+            "warnings": list(inputs.warnings) + _bin_warnings(how),
+            "rows_record": {**{k: v for k, v in (inputs.rows or {}).items()
+                               if k in ("policy", "audited", "total", "held_out_share", "split_seed")},
+                            "where": where or None},
+            "data_hash": _data_hash(dataset), "hash_of": getattr(dataset, "hash_of", None)}
     history = _history(scanner, codes, decisions, labels, looks) if opts.mode != "one-look" and looks else None
     return scanner.build(meta, history)
+
+
+def _data_hash(dataset) -> str | None:
+    try:
+        return dataset.content_hash
+    except Exception:  # noqa: BLE001 - a dataset that cannot be hashed is reported without a hash
+        return None
 
 
 def _check_where(where: str) -> None:

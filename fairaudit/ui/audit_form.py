@@ -164,7 +164,7 @@ def engine_form(engine, where_problem: str | None = None, inputs_error: str | No
     left, right = st.columns([3, 2])
     seed(uo.WHERE_KEY, "")
     where = left.text_input("Only rows where (optional)", key=uo.WHERE_KEY,
-                            placeholder='e.g. workclass == "Federal-gov"', help=uo.WHERE_HELP)
+                            placeholder=_where_example(), help=uo.WHERE_HELP)
     keep(uo.WHERE_KEY, where)
     if seed(uo.ROWS_KEY, "default") not in uo.ROWS_CHOICES:
         set_value(uo.ROWS_KEY, "default")
@@ -369,3 +369,11 @@ def property_form() -> tuple[str, float | None]:
         st.caption(f"Audits `{ratio_spec(epsilon)}` over the program's individuals: `pred` is its fairnessTarget, "
                    "`sensitive` its sensitiveAttribute, `qualified` its qualified(...) (everyone when it has none).")
     return kind, epsilon
+
+
+def _where_example() -> str:
+    """The placeholder in the current dataset's own columns (issue 44: not Adult's on another dataset)."""
+    from fairaudit.ui import logic, state
+
+    dataset = state.get(state.DATASET)
+    return logic.example_where(state.role_groups(dataset) if dataset is not None else {})

@@ -87,16 +87,16 @@ def load_model_bytes(data: bytes, filename: str):
 
 
 def train_model(dataset, kind: str, seed: int, test_size: float = HELD_OUT_SHARE, features=None, on_progress=None):
-    """Train (or take from the cache) a model of ``kind`` on ``features`` (None: the default features,
-    ``fairaudit.models.features.default_features``, as ``fairaudit train``); ``on_progress`` (a ``ProgressBar``) is
-    told how far the training is."""
-    from fairaudit.models.features import default_features
+    """Train (or take from the cache) a model of ``kind`` on ``features`` (None: the default features) as every
+    route trains one (``fairaudit.models.recipe``: the same choices give ``fairaudit train``'s and ``--model KIND``'s
+    model); ``on_progress`` (a ``ProgressBar``) is told how far the training is."""
+    from fairaudit.models.recipe import recipe
 
-    features = list(default_features(dataset) if features is None else features)
-    model = state.trained_model(dataset, state.dataset_key(dataset), kind, int(seed), float(test_size), features,
-                                on_progress=on_progress)
-    state.set_model(model, {"source": "trained", "kind": kind, "seed": int(seed), "test_size": float(test_size),
-                            "features": features})
+    chosen = recipe(dataset, kind, seed=seed, held_out_share=test_size, features=features)
+    model = state.trained_model(dataset, state.dataset_key(dataset), kind, chosen.seed, chosen.held_out_share,
+                                chosen.features, on_progress=on_progress)
+    state.set_model(model, {"source": "trained", "kind": kind, "seed": chosen.seed,
+                            "test_size": chosen.held_out_share, "features": list(chosen.features)})
     return model
 
 
@@ -478,7 +478,8 @@ def apply_suggestion(result, node_id: str, which: str) -> str:
     audited = (state.get(state.RESULT_META) or {}).get("spec") or state.get(state.SPEC_TEXT)
     found = suggest.suggest_node(result, node_id)
     if found is None:
-        raise FairauditError(f"{node_id} is not an undecided comparison")
+        info = result.node(node_id)
+        raise FairauditError(f"{info.name or info.text} is not an undecided comparison")  # never the node id
     text = suggest.apply(audited, found, which, result=result)
     versions = history.record_version(state.get(state.SPEC_HISTORY), audited)  # (already there after an audit)
     versions = history.record_version(versions, text, refines=history.version_of(versions, audited))

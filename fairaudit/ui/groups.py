@@ -5,7 +5,8 @@ probability, mode), a run on the session's dataset and decisions (those the Audi
 guarantee and what "undecided" means in plain sentences, the heatmap of impact ratios by intersection
 (``fairaudit.viz.scan``: a click selects a cell; a select box beside it selects the same cell), the selected cell's
 convergence plot and its one-click specification (``ScanResult.spec_for``, appended to the specification the Audit
-page audits), a sortable table, and the LL144 / EEOC tables as CSV and PDF.
+page audits), a sortable table, and the LL144 / EEOC packs as CSV and PDF (with what the auditor states: historical
+or test data and why, the tool's distribution date, the reason for leaving small categories out of the ratios).
 
 Pure helpers (no Streamlit, unit-tested): ``scan_key`` (the cache key: every input of the scan), ``spec_line`` (the
 named line that goes into the specification) and ``append_spec``. Scans are cached in the session by ``scan_key``
@@ -57,6 +58,48 @@ def append_spec(spec_text: str, line: str) -> str | None:
         return None
     body = spec_text.rstrip("\n")
     return f"{body}\n{line}\n" if body else f"{line}\n"
+
+
+EVERY_PAIR = "(every pair: whichever is the most-selected)"
+
+
+def session_decisions(dataset):
+    """The session model's 0/1 decisions on ``dataset``'s rows (None without a model, or when it cannot predict
+    them): what the 80 % rule template reads to name the most-selected group."""
+    from fairaudit.ui import state
+
+    model = state.get(state.MODEL)
+    if model is None or dataset is None:
+        return None
+    try:
+        import numpy as np
+
+        return np.asarray(model.predict(dataset.frame)).astype(float).ravel()
+    except Exception:  # noqa: BLE001 - a model that cannot predict these rows: no most-selected group to offer
+        return None
+
+
+def most_selected_group(dataset, attribute, groups, key: str, help_text: str = ""):
+    """The Specification page's "most-selected group" choice for the 80 % rule template: the group of ``groups``
+    with the highest rate of the session model's favourable decisions, preselected (each other group is compared
+    with it); ``EVERY_PAIR`` (or no model) renders every ratio in both directions instead. Returns the group or
+    None."""
+    import streamlit as st
+
+    from fairaudit.spec.templates import most_selected
+
+    groups = list(groups or [])
+    if len(groups) < 2 or dataset is None or not isinstance(attribute, str):
+        return None
+    decisions = session_decisions(dataset)
+    best = most_selected(groups, attribute, dataset.frame, decisions) if decisions is not None else None
+    options = ([best] if best is not None else []) + [EVERY_PAIR] + [g for g in groups if g != best]
+    chosen = st.selectbox("Most-selected group (the reference)", options, index=0,
+                          key=f"{key}_{attribute}_{'|'.join(map(str, groups))}",
+                          help=help_text + (" — preselected: the highest rate of the model's favourable decisions "
+                                            "on these rows" if best is not None else
+                                            " — choose a model (Model page) to preselect it from its decisions"))
+    return None if chosen == EVERY_PAIR else chosen
 
 
 # ------------------------------------------------------------------------------------------------ the page
@@ -156,14 +199,18 @@ def page() -> None:
 def _show(result) -> None:
     import streamlit as st
 
-    from fairaudit.report.scan import summary_lines
+    from fairaudit.subgroups import regulatory
     from fairaudit.ui import selection
     from fairaudit.viz.scan import CELL, scan_frame, scan_heatmap
 
+    head, lines = regulatory.finding(result, "eeoc")
+    with st.container(border=True, key="groups_finding"):
+        st.markdown(f"**{head}**")
+        for line in lines:
+            st.markdown(f"- {line}")
     st.info(f"**Guarantee.** {result.guarantee}", icon=":material/verified:")
-    st.caption(f"What it assumes: {result.assumption}. Rows: {result.rows:,}; decision: {result.decision or '—'}.")
-    for line in summary_lines(result):
-        st.markdown(f"- {line}")
+    st.caption(f"What it assumes: {result.assumption}. Rows: {result.rows_line()}; data "
+               f"{regulatory.hash_line(result)}; decision: {result.decision or '—'}.")
     if result.undecided():
         st.caption(UNDECIDED_HELP)
     for warning in result.warnings:
@@ -262,19 +309,43 @@ def _downloads(result) -> None:
     from fairaudit.report.scan import build_scan_pdf
     from fairaudit.subgroups import regulatory
 
-    st.subheader("Regulatory tables")
-    st.caption("NYC Local Law 144's bias audit and the EEOC's four-fifths table: each number with its interval, "
-               "the guarantee, the audit's date, data source and rows.")
+    from fairaudit.base.errors import FairauditError
+
+    st.subheader("Regulatory packs")
+    st.caption("NYC Local Law 144's bias audit (rates and impact ratios with their intervals, the unknown and the "
+               "small categories — LL144 sets no threshold) and the EEOC's four-fifths rule (with Fisher's exact "
+               "test and the flip count): the finding on page 1, the guarantee, the audit's date, data source, rows "
+               "and the data's hash.")
+    c1, c2, c3 = st.columns([2, 3, 2])
+    kind = c1.selectbox("Historical or test data", ["not stated", "historical", "test"], key="groups_data_kind",
+                        help="LL144 (6 RCNY §5-302): historical data by default; test data only when historical "
+                             "data is insufficient, and then the summary says why and how it was made")
+    reason = c2.text_input("Why test data, and how it was made", key="groups_test_reason",
+                           disabled=kind != "test")
+    distributed = c3.text_input("Tool's distribution date (optional)", key="groups_distribution_date")
+    excluded_why = ""
+    if result.excluded():
+        excluded_why = st.text_input(
+            "Reason for leaving the small categories out of the impact ratios", key="groups_exclusion_reason",
+            placeholder=regulatory.default_exclusion_reason(result.min_share))
+    try:
+        about = regulatory.About(data_kind=None if kind == "not stated" else kind,
+                                 test_data_reason=reason if kind == "test" else None,
+                                 distribution_date=distributed.strip() or None,
+                                 exclusion_reason=excluded_why.strip() or None)
+    except FairauditError as err:
+        st.warning(str(err))
+        return
     cols = st.columns(4)
     for i, (template, short) in enumerate((("ll144", "LL144"), ("eeoc", "EEOC"))):
-        cols[2 * i].download_button(f"{short} table (CSV)", regulatory.to_csv(result, template),
+        cols[2 * i].download_button(f"{short} table (CSV)", regulatory.to_csv(result, template, about),
                                     file_name=f"fairaudit-scan-{template}.csv", mime="text/csv",
                                     key=f"groups_csv_{template}")
         pdfs = st.session_state.setdefault("groups_pdfs", {})
-        pdf_key = (st.session_state.get(CURRENT), template)
+        pdf_key = (st.session_state.get(CURRENT), template, about)
         if pdf_key not in pdfs:
             if len(pdfs) > 4:
                 pdfs.clear()
-            pdfs[pdf_key] = build_scan_pdf(result, template)
+            pdfs[pdf_key] = build_scan_pdf(result, template, about=about)
         cols[2 * i + 1].download_button(f"{short} report (PDF)", pdfs[pdf_key], file_name=f"fairaudit-scan-"
                                         f"{template}.pdf", mime="application/pdf", key=f"groups_pdf_{template}")

@@ -305,7 +305,7 @@ def draw(run) -> None:
         nodes = result.nodes
         left.altair_chart(viz.tree_chart(nodes, width=560, guarantee=result.guarantee), width="content")
         frame = result.to_frame()
-        chosen = selection.default_selection(nodes)
+        chosen = selection.default_selection(result)  # the headline's comparison (``fairaudit.core.focus``)
         if chosen and len(frame):
             right.altair_chart(viz.convergence_chart(frame, chosen, nodes, stop_step=result.stop_step, width=350,
                                                      height=230, unit=result.unit, guarantee=result.guarantee),

@@ -6,6 +6,7 @@ in the library (``fairaudit.core.explain``).
 from __future__ import annotations
 
 import math
+import re
 import time
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
@@ -20,6 +21,66 @@ DEMO_SPEC = """\
 sex_parity: E[pred | sex == "Male"] - E[pred | sex == "Female"] < 0.1
 race_parity: E[pred | race == "White"] - E[pred | race == "Black"] < 0.2
 """
+
+# --------------------------------------------------------------------------------------------------
+# the specification a dataset starts with (the demo's is Adult's: it must not stay on another dataset)
+
+STARTER_GROUPS = 20  # an attribute with more distinct values than this (an age, an id) gets no starting clause
+
+
+def starting_spec(dataset_name: str, groups: Mapping[str, Sequence[Any]]) -> str:
+    """A starting specification for a dataset's own roles: demographic parity (difference < 0.1) between the two
+    largest groups of each of its first two protected attributes (``groups``: attribute → its values, largest
+    first); "" when no protected attribute has two groups (the editor then asks for a specification)."""
+    from fairaudit.spec.templates import TEMPLATES
+
+    tpl = TEMPLATES["demographic_parity"]
+    clauses, named = [], []
+    for attribute, values in groups.items():
+        values = list(values)
+        if len(values) < 2 or len(values) > STARTER_GROUPS or len(clauses) == 2:
+            continue
+        safe = re.sub(r"\W+", "_", str(attribute)).strip("_") or "group"
+        name = f"{safe}_parity" if safe[0].isalpha() else f"parity_{safe}"
+        clauses.append(f"{name}: " + tpl.render(attribute=attribute, groups=(values[0], values[1])))
+        named.append(f"{attribute} ({values[0]} and {values[1]})")
+    if not clauses:
+        return ""
+    head = (f"# A starting point for {dataset_name}: demographic parity of " + " and of ".join(named)
+            + ", their two largest groups.\n# Edit it, or pick a template.\n")
+    return head + "\n".join(clauses) + "\n"
+
+
+def replaceable_spec(spec_text: str | None, starter: str | None) -> bool:
+    """True when the specification is not the analyst's own: empty, the demo's (Adult's columns), or the starting
+    specification made for the previous dataset (``starting_spec``) left as it was; a dataset change then replaces
+    it with the new dataset's starting specification."""
+    text = (spec_text or "").strip()
+    return text in ("", DEMO_SPEC.strip()) or (starter is not None and text == starter.strip())
+
+
+def example_condition(groups: Mapping[str, Sequence[Any]]) -> str:
+    """An example comparison for the editor's help, in the dataset's own columns (never Adult's when the data is
+    another): ``E[pred | race == "Black"] - E[pred | race == "White"] < 0.1``."""
+    for attribute, values in groups.items():
+        values = list(values)
+        if 2 <= len(values) <= STARTER_GROUPS:
+            a, b = (repr(v) if not isinstance(v, str) else '"' + v.replace('"', '\\"') + '"' for v in values[:2])
+            col = attribute if str(attribute).isidentifier() else f"`{attribute}`"
+            return f"E[pred | {col} == {a}] - E[pred | {col} == {b}] < 0.1"
+    return 'E[pred | group == "A"] - E[pred | group == "B"] < 0.1'
+
+
+def example_where(groups: Mapping[str, Sequence[Any]]) -> str:
+    """The "Only rows where" field's placeholder, in the dataset's own columns: ``e.g. race == "White"``."""
+    for attribute, values in groups.items():
+        values = list(values)
+        if 2 <= len(values) <= STARTER_GROUPS:
+            col = attribute if str(attribute).isidentifier() else f"`{attribute}`"
+            v = values[0]
+            return f"e.g. {col} == " + (repr(v) if not isinstance(v, str) else '"' + v.replace('"', '\\"') + '"')
+    return "e.g. a condition on the columns"
+
 
 # --------------------------------------------------------------------------------------------------
 # live updates
@@ -195,10 +256,10 @@ def upload_limit_mb(kind: str, env: Mapping[str, str], server_max_mb: int | None
 
 
 def widget_limit_mb(limit_mb: int, server_max_mb: int | None = None) -> int:
-    """What the upload widget itself accepts: a quarter above our limit (so that a file a bit over it reaches
-    the check below and gets a sentence, not a bare red icon), within Streamlit's server limit."""
-    wider = int(math.ceil(limit_mb * 1.25)) + 1
-    return min(wider, server_max_mb) if server_max_mb else wider
+    """What the upload widget itself accepts and shows ("Limit 200MB per file"): our limit, within Streamlit's
+    server limit, so that the page states one limit (issue 44: "up to 200 MB" beside the widget's "251MB"). Both are
+    in MiB (Streamlit's MB is 1024 × 1024 bytes, as ``MB`` here)."""
+    return min(int(limit_mb), server_max_mb) if server_max_mb else int(limit_mb)
 
 
 def _mb(n_bytes: int) -> str:

@@ -1,8 +1,10 @@
 """The dashboard's "Repair" page (issue 32): what would make the specification pass — decision thresholds on the
 current model's score, chosen on one part of the audited rows and certified on the other (``fairaudit.repair``: ``fairaudit.repairs``).
 
-``page()`` draws it: the repair's choices (the groups that get their own threshold, the objective, group / global
-thresholds, the share of rows that chooses, the failure probability, the seed), a run on the session's dataset, model
+``page()`` draws it: the repair's choices (one threshold for everyone by default; per-group thresholds only when the
+"Per-group thresholds" toggle is on, shown with ``fairaudit.repairs.wording.PER_GROUP_CAVEAT``; the objective; the
+most of it a repair may give up; the share of rows that chooses, the failure probability, the seed), a run on the
+session's dataset, model
 and specification, then the certificate's verdict and headline, which rows chose and which certified, the chosen
 thresholds beside the original, the fairness–accuracy curve (``fairaudit.viz.repair``), "Compare with the original"
 (``fairaudit.comparison`` of the original and the repaired model on the certification rows only, drawn by
@@ -23,14 +25,22 @@ SAVED = "repair_saved"         # the last save's message
 CACHE_SIZE = 6
 DELTAS = (0.01, 0.05, 0.1)
 VERDICT_WORDS = {"certified": "Certified", "violated": "Violated", "undecided": "Not certified"}
+PER_GROUP_KEY = "repair_per_group"  # the toggle: off by default (one threshold for everyone)
 
 
 # ------------------------------------------------------------------------------------------------ pure helpers
 def repair_key(dataset_key: Any, model_key: Any, spec_text: str, group_by, objective: str, thresholds: str,
-               split: float, delta: float, seed: int) -> tuple:
+               split: float, delta: float, seed: int, max_loss: float = 0.05) -> tuple:
     """Every input of a repair, hashable."""
     return (dataset_key, model_key, spec_text, tuple(group_by), objective, thresholds, float(split), float(delta),
-            int(seed))
+            int(seed), float(max_loss))
+
+
+def status_box(result) -> tuple[str, str]:
+    """``(box kind, icon)`` of a repair's verdict: success / error / warning, and an icon that matches the verdict
+    (``fairaudit.repairs.wording.status``: "Not certified" never wears the certified icon)."""
+    _, kind, icon = result.status
+    return kind, icon
 
 
 def certification_rows(dataset, model, result):
@@ -63,6 +73,21 @@ def point_rows(result) -> list[dict]:
     return out
 
 
+def tried_rows(result) -> list[dict]:
+    """The candidates certified together: thresholds, accuracy and favourable share on the search rows, the
+    certificate's failure probability (the total shared by the k candidates) and verdict, and the repaired model's accuracy on the certification rows."""
+    def text(p):
+        if not p.thresholds:
+            return f"≥ {p.default:.3g} for everyone"
+        return "; ".join(f"{g} ≥ {t:.3g}" for g, t in sorted(p.thresholds.items()))
+
+    return [{"thresholds": text(c.point), "accuracy (search rows)": c.point.accuracy,
+             "favourable (search rows)": c.point.favourable, "margin (search rows)": c.point.margin,
+             "failure probability": c.delta, "verdict": VERDICT_WORDS.get(c.verdict, c.verdict),
+             "accuracy (certification rows)": c.accuracy,
+             "adopted": c.point == result.chosen and c.verdict == "certified"} for c in result.tried]
+
+
 # ------------------------------------------------------------------------------------------------ the page
 def _model_key() -> Any:
     from fairaudit.ui import state
@@ -86,9 +111,11 @@ def page() -> None:
 
     widgets.page_setup("Repair")
     st.title("Repair")
-    st.caption("What would make the specification pass: a decision threshold on the model's score per group (or one "
-               "for everyone), chosen on one part of the audited rows with the least loss of accuracy (or of "
-               "favourable decisions), then certified on the other part — so the certificate is honest.")
+    st.caption("What would make the specification pass: one decision threshold on the model's score for everyone (or, "
+               "as an explicit choice, one per group), chosen on one part of the audited rows for the best accuracy "
+               "(or the closest share of favourable decisions) among repairs worth adopting, then certified on the "
+               "other part — so the certificate is honest. A repair that decides everyone or no one favourably, or "
+               "gives up more than the bound below, is refused.")
     widgets.sidebar_status()
     dataset, model = state.get(state.DATASET), state.get(state.MODEL)
     spec_text = (state.get(state.SPEC_TEXT) or "").strip()
@@ -108,11 +135,22 @@ def page() -> None:
         st.error(f"The specification cannot be repaired: {problem}")
         st.stop()
 
+    from fairaudit.repairs.repair import DEFAULT_SPLIT
+    from fairaudit.repairs.select import DEFAULT_MAX_LOSS
+    from fairaudit.repairs.wording import PER_GROUP_CAVEAT
+
     columns = [c for c in dataset.frame.columns if c != dataset.schema.label]
     with st.container(border=True):
+        state.seed(PER_GROUP_KEY, False)
+        per_group = st.toggle("Per-group thresholds (off: one threshold for everyone)", key=PER_GROUP_KEY,
+                              help=PER_GROUP_CAVEAT)
+        state.keep(PER_GROUP_KEY, per_group)
+        if per_group:
+            st.warning(PER_GROUP_CAVEAT, icon=":material/gavel:")
         c1, c2, c3 = st.columns([3, 2, 2])
         state.seed("repair_group_by", default_groups)
-        group_by = c1.multiselect("Groups that get their own threshold", columns, key="repair_group_by",
+        group_by = c1.multiselect("Groups that get their own threshold (per-group thresholds only)", columns,
+                                  key="repair_group_by", disabled=not per_group,
                                   help="Default: the protected columns the specification compares.")
         state.keep("repair_group_by", group_by)
         label_ok = dataset.schema.label is not None
@@ -122,12 +160,13 @@ def page() -> None:
                              horizontal=True, help=None if label_ok else "Accuracy needs a label (Data page).")
         state.keep("repair_objective", objective)
         state.seed("repair_thresholds", "both")
-        thresholds = c3.selectbox("Thresholds", ["both", "group", "global"], key="repair_thresholds",
-                                  format_func={"both": "per group, or one if it does as well",
-                                               "group": "per group", "global": "one for everyone"}.get)
-        state.keep("repair_thresholds", thresholds)
+        mode = c3.selectbox("Per-group thresholds", ["both", "group"], key="repair_thresholds",
+                            disabled=not per_group,
+                            format_func={"both": "per group, or one if it does as well", "group": "per group"}.get)
+        state.keep("repair_thresholds", mode)
+        thresholds = mode if per_group else "global"
         c4, c5, c6 = st.columns([3, 2, 1])
-        state.seed("repair_split", 0.5)
+        state.seed("repair_split", DEFAULT_SPLIT)
         split = c4.slider("Share of the audited rows that chooses the thresholds", 0.2, 0.8, key="repair_split",
                           step=0.05, help="The other rows certify the chosen thresholds; they play no part in "
                                           "choosing them.")
@@ -138,15 +177,22 @@ def page() -> None:
         state.seed("repair_seed", 0)
         seed = c6.number_input("Seed", 0, 10_000, key="repair_seed", help="seed of the split into the two parts")
         state.keep("repair_seed", seed)
-        key = repair_key(state.get(state.DATASET_KEY), _model_key(), spec_text, group_by, objective, thresholds,
-                         split, delta, seed)
+        state.seed("repair_max_loss", DEFAULT_MAX_LOSS)
+        max_loss = st.slider("Refuse a repair that gives up more than this (accuracy points, or how far the share of "
+                             "favourable decisions moves)", 0.0, 0.5, key="repair_max_loss", step=0.01,
+                             help="Measured on the search rows against the original model. A repair deciding "
+                                  "everyone or no one favourably is always refused.")
+        state.keep("repair_max_loss", max_loss)
+        key = repair_key(state.get(state.DATASET_KEY), _model_key(), spec_text,
+                         group_by if per_group else [], objective, thresholds, split, delta, seed, max_loss)
         run = st.button("Repair", type="primary", key="repair_run", icon=":material/build:",
-                        disabled=not group_by or (objective == "accuracy" and not label_ok))
+                        disabled=(per_group and not group_by) or (objective == "accuracy" and not label_ok))
     if run or key in st.session_state.get(RESULTS, {}):
         try:
             with st.spinner("Searching thresholds on the search rows, certifying on the others…"):
-                result = cached(RESULTS, key, lambda: _run(dataset, spec_text, model, group_by, objective,
-                                                           thresholds, float(split), float(delta), int(seed)))
+                result = cached(RESULTS, key, lambda: _run(dataset, spec_text, model,
+                                                           group_by if per_group else None, objective, thresholds,
+                                                           float(split), float(delta), int(seed), float(max_loss)))
         except FairauditError as err:
             st.error(f"The repair cannot run: {err}")
             st.stop()
@@ -176,11 +222,11 @@ def _spec_and_groups(dataset, spec_text: str):
     return spec, default_group_by(spec, dataset), None
 
 
-def _run(dataset, spec_text, model, group_by, objective, thresholds, split, delta, seed):
+def _run(dataset, spec_text, model, group_by, objective, thresholds, split, delta, seed, max_loss):
     from fairaudit.repairs import repair
 
-    return repair(dataset, spec_text, model, group_by=list(group_by), objective=objective, thresholds=thresholds,
-                  split=split, delta=delta, seed=seed)
+    return repair(dataset, spec_text, model, group_by=None if group_by is None else list(group_by),
+                  objective=objective, thresholds=thresholds, split=split, delta=delta, seed=seed, max_loss=max_loss)
 
 
 def show(result, key: tuple, dataset, model) -> None:
@@ -192,15 +238,29 @@ def show(result, key: tuple, dataset, model) -> None:
     from fairaudit.ui import charts
     from fairaudit.viz.repair import repair_curve
 
-    box = {"certified": st.success, "violated": st.error}.get(result.verdict, st.warning)
-    box(result.headline, icon=":material/verified:")
+    kind, icon = status_box(result)
+    getattr(st, kind)(result.headline, icon=icon)
+    if result.refusal and result.certificate is not None:
+        st.warning(result.refusal, icon=":material/block:")
+    if result.caveat:
+        st.warning(result.caveat, icon=":material/gavel:")
     st.markdown(f"- **Chose the thresholds:** {result.search.text}.\n"
                 f"- **Certified them:** {result.certification.text}.")
     cert = result.certificate
-    decided = f"decided after {cert.stop_step:,} of them" if cert.stop_step else "not decided on them"
-    st.caption(f"The certificate is the audit of the repaired model on the {result.certification.count:,} "
-               f"certification rows ({decided}); its verdict holds {cert.guarantee.phrase} "
-               f"({cert.guarantee.assumes or 'assuming the rows arrive in random order'}).")
+    if cert is not None:
+        decided = f"decided after {cert.stop_step:,} of them" if cert.stop_step else "not decided on them"
+        st.caption(f"The certificate is the audit of the repaired model on the {result.certification.count:,} "
+                   f"certification rows ({decided}); its verdict holds {cert.guarantee.phrase} "
+                   f"({cert.guarantee.assumes or 'assuming the rows arrive in random order'}).")
+    if result.tried:
+        st.markdown(f"**Candidates certified together** ({len(result.tried)}, each at failure probability "
+                    f"{result.delta:g}/{result.together}: all "
+                    f"certificates hold together with probability ≥ {1 - result.delta:.0%}; the certified one with "
+                    f"the best {result.objective} was adopted)")
+        st.dataframe(pd.DataFrame(tried_rows(result)), hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.4f") for c in (
+                         "accuracy (search rows)", "favourable (search rows)", "margin (search rows)",
+                         "failure probability", "accuracy (certification rows)")})
     for note in result.notes:
         st.warning(note[:1].upper() + note[1:] + ".", icon=":material/info:")
 
@@ -218,6 +278,9 @@ def show(result, key: tuple, dataset, model) -> None:
         if result.accuracy_loss is not None:
             st.caption(f"Accuracy given up on the search rows: {result.accuracy_loss:.4f}. The margin is how far "
                        "inside the specification the decisions are (negative: it is violated there).")
+        if result.certified_accuracy is not None:
+            st.caption(f"The repaired model's accuracy on the {result.certification.count:,} certification rows: "
+                       f"{result.certified_accuracy:.4f}.")
     charts.show(st, ("repair_curve", key), lambda: repair_curve(result, width=720, height=320),
                 owners=(result,), width="content")
 

@@ -87,27 +87,22 @@ def fair_nodes(selected: Sequence[str], nodes: Sequence[Mapping[str, Any]]) -> d
     return out
 
 
-def default_selection(nodes: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Before any click: the first comparison that is violated, else undecided, else the certified one closest
-    to its threshold (the smallest |left − right|: a plot of its bounds, not of the root's verdict), else the
-    root."""
-    for wanted in ("false", "unknown"):
-        for n in nodes:
-            if n.get("kind") == "cmp" and (n.get("final") or {}).get("verdict") == wanted:
-                return [str(n["id"])]
-    margins = {str(n["id"]): abs(float((n.get("final") or {}).get("estimate")))
-               for n in nodes if n.get("kind") == "cmp" and _finite((n.get("final") or {}).get("estimate"))}
-    if margins:
-        return [min(margins, key=margins.get)]
+def default_selection(source) -> list[str]:
+    """Before any click: the comparison that matters (``fairaudit.core.focus``, the one rule the headline, the CLI's
+    ``worst:`` line and the PDF share: a violated comparison of a violated specification, else the one closest to
+    failing — a plot of its bounds, not of the root's verdict); the root when there is no comparison, or when the
+    chosen one is certified without an interval (nothing to plot). ``source``: an ``AuditResult`` (its headline's view, a
+    modelled distribution's population check included) or its ``nodes``."""
+    from fairaudit.core.focus import choose, focus
+
+    if hasattr(source, "node_info"):
+        found, nodes = focus(source), source.nodes
+    else:
+        nodes = list(source)
+        found = choose(nodes)
+    if found is not None and (math.isfinite(found.margin) or found.verdict != "true"):
+        return [found.id]
     return [str(nodes[0]["id"])] if nodes else []
-
-
-def _finite(x: Any) -> bool:
-    try:
-        return x is not None and math.isfinite(float(x))
-    except (TypeError, ValueError):
-        return False
-
 
 
 def tree_signature(nodes: Sequence[Mapping[str, Any]]) -> tuple:

@@ -27,6 +27,7 @@ ALSO = "result_also"           # {"started", "engine", "result"}: the same audit
 SELECTED = "selected_nodes"    # node ids selected in the tree
 SELECTION_TREE = "selection_tree"  # the tree (selection.tree_signature) those ids belong to
 LAST_EVENT = "tree_last_event"
+SPEC_STARTER = "spec_starter"  # the starting spec last made for a dataset (``logic.starting_spec``), while untouched
 SPEC_DRAFT = "spec_draft"      # {"base": SPEC_TEXT it was typed against, "text": the editor's text}
 UPLOADED = "uploaded_dataset"  # this session's parsed CSV upload (per session; the bytes are not kept)
 DISCARDED = "result_discarded"  # the verdict of a result a new dataset or model set aside (said once)
@@ -89,16 +90,20 @@ def _model_cache() -> dict:
 
 def trained_model(dataset, dataset_key: tuple, kind: str, seed: int, test_size: float, features=None,
                   on_progress=None):
-    """``fairaudit.models.train`` once per (dataset identity, kind, seed, split) in this session; ``on_progress`` (a
-    ``ProgressBar``) is told how far a training that is not cached yet is. Not ``st.cache_resource``: that is
-    shared by every session (one user's upload would hand its model to another's), and it would record the bar
-    drawn during the training and replay it, on a later page, into a bar that no longer exists."""
+    """The model every route trains (``fairaudit.models.recipe``: ``features`` None, the default features), once per
+    (dataset identity, recipe) in this session; ``on_progress`` (a ``ProgressBar``) is told how far a training that
+    is not cached yet is. Not ``st.cache_resource``: that is shared by every session (one user's upload would hand
+    its model to another's), and it would record the bar drawn during the training and replay it, on a later page,
+    into a bar that no longer exists."""
+    from fairaudit.models.recipe import recipe
+
+    chosen = recipe(dataset, kind, seed=seed, held_out_share=test_size, features=features)
     cache = _model_cache()
-    key = (dataset_key, kind, int(seed), float(test_size), None if features is None else tuple(features))
+    key = (dataset_key, chosen)
     if key in cache:
         return cache[key]
-    model = fa_models.train(dataset, kind, seed=seed, test_size=test_size, features=features,
-                            on_progress=on_progress)
+    model = fa_models.train_model(dataset, chosen.kind, seed=chosen.seed, held_out_share=chosen.held_out_share,
+                                  features=chosen.features, on_progress=on_progress)
     cache[key] = model
     while len(cache) > MODEL_CACHE_SIZE:
         cache.pop(next(iter(cache)))
@@ -112,12 +117,31 @@ def dataset_key(dataset) -> tuple:
     return (dataset.name, len(dataset.frame), dataset.rows_hash, s.label, str(s.favourable), tuple(s.protected))
 
 
+def role_groups(dataset) -> dict[str, list]:
+    """Each protected attribute's values, the largest group first (ties by value): what a starting specification
+    and the editor's example are written from."""
+    out: dict[str, list] = {}
+    for attribute in dataset.schema.protected:
+        counts = dataset.frame[attribute].dropna().value_counts()
+        out[attribute] = [v.item() if hasattr(v, "item") else v
+                          for v, _ in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))]
+    return out
+
+
 def set_dataset(dataset) -> None:
-    """A new dataset: the model and result made for the old one no longer apply."""
+    """A new dataset: the model and result made for the old one no longer apply; a specification that is not the
+    analyst's own (the demo's, or the starting one of the previous dataset) becomes the new dataset's starting
+    specification (``logic.starting_spec``), so Adult's columns never stay on another dataset."""
+    from fairaudit.ui import logic
+
     key = dataset_key(dataset)
     if st.session_state.get(DATASET_KEY) != key:
         st.session_state[DATASET] = dataset
         st.session_state[DATASET_KEY] = key
+        if logic.replaceable_spec(st.session_state.get(SPEC_TEXT), st.session_state.get(SPEC_STARTER)):
+            starter = logic.starting_spec(dataset.name, role_groups(dataset))
+            st.session_state[SPEC_TEXT] = starter
+            st.session_state[SPEC_STARTER] = starter
         if st.session_state.get(MODEL_INFO) and st.session_state[MODEL_INFO].get("dataset_key") != key:
             st.session_state[MODEL] = None
             st.session_state[MODEL_INFO] = None

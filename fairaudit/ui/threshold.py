@@ -35,6 +35,8 @@ EXPLORATORY_NOTE = ("Exploratory: a threshold chosen by looking at these rows is
 INTRO = ("What if the model decided at another threshold? Move the slider: the specification is audited again, "
          "exactly, on the same audited rows (the dataset engine), from the model's scores computed once — nothing is "
          "predicted again, and the audit above is not changed.")
+ONE_THRESHOLD_CAPTION = ("The slider moves one threshold for everyone. The Repair page can also offer a threshold per "
+                         "group, as an explicit choice only: ")  # + the caveat (``fairaudit.repairs.wording``)
 NO_SCORES_NOTE = ("No threshold slider: the decisions come from an expression over the rows, which has no score "
                   "to move a threshold on (a trained or uploaded model has one).")
 
@@ -150,7 +152,10 @@ def threshold_section(dataset, model, spec_text: str, where: str | None, rows: s
     except Exception as err:  # noqa: BLE001 - a model that cannot score these rows: one sentence, no slider
         st.caption(f"No threshold slider: the model's scores could not be computed ({logic.error_text(err)[0]}).")
         return
+    from fairaudit.repairs.wording import PER_GROUP_CAVEAT
+
     st.caption(INTRO)
+    st.caption(ONE_THRESHOLD_CAPTION + PER_GROUP_CAVEAT)
     state.seed(SLIDER_KEY, OWN_THRESHOLD)
     threshold = st.slider("Decision threshold: favourable when the model's score is above", 0.0, 1.0, step=STEP,
                           key=SLIDER_KEY, format="%.2f",

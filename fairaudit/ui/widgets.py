@@ -216,11 +216,14 @@ def suggestion_box(node_id: str, result) -> None:
                               "audited one); press Run to audit it. Its verdict on these data is exploratory: the "
                               "threshold was chosen after looking at them."):
             _act(flows.apply_suggestion, result, node_id, which)
+        # the button replaces the specification's threshold (it does not re-audit the one written): it says so
         if confirmable and column.button(
-                "Confirm on fresh rows", key=f"confirm_{which}_{node_id}", icon=":material/verified:",
-                help="Splits the audited rows at random: the threshold is chosen on one half and audited on the "
-                     "other, so its verdict is a certificate, not exploratory (it is usually less tight than the "
-                     "suggestion on all the rows)."):
+                f"Use a threshold like {number}, certified on fresh rows", key=f"confirm_{which}_{node_id}",
+                icon=":material/verified:",
+                help="Replaces this comparison's threshold: the audited rows are split at random, a threshold is "
+                     "chosen on one half and audited on the other, so its verdict is a certificate, not exploratory "
+                     "(it is usually less tight than the suggestion on all the rows). The other comparisons keep "
+                     "their thresholds."):
             _act(flows.confirm_suggestion, result, node_id, which)
 
 
@@ -280,9 +283,15 @@ h1 {padding-top: 0.2rem;}
 """
 
 
+#: the browser tab's icon: an emoji, which Streamlit draws as an inline SVG. Without it the browser tab takes the
+#: page's ``:material/…:`` icon, which Streamlit's frontend fetches from fonts.gstatic.com (offline: an error);
+#: the navigation's own Material Symbols are drawn with the font bundled in Streamlit's static files.
+PAGE_ICON = "⚖️"
+
+
 def app_setup() -> None:
     """What ``app.py`` does before the navigation runs the page: wide layout, shared CSS, session defaults."""
-    st.set_page_config(page_title="fairaudit", layout="wide")
+    st.set_page_config(page_title="fairaudit", page_icon=PAGE_ICON, layout="wide")
     st.markdown(_CSS, unsafe_allow_html=True)
     state.init()
 
@@ -293,7 +302,7 @@ def page_setup(title: str) -> bool:
     been opened (the previous run showed another page)."""
     from fairaudit.ui.logic import entered_page
 
-    st.set_page_config(page_title=f"{title} · fairaudit", layout="wide")
+    st.set_page_config(page_title=f"{title} · fairaudit", page_icon=PAGE_ICON, layout="wide")
     st.markdown(_CSS, unsafe_allow_html=True)
     state.init()
     return entered_page(st.session_state, title)

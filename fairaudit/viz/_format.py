@@ -43,24 +43,72 @@ def interval(lo: Any, hi: Any, digits: int = DIGITS) -> str:
     return format_interval(math.nan if a is None else a, math.nan if b is None else b, digits)
 
 
-def wrap(text: str, width: int, lines: int = 2) -> str:
-    """Wrap ``text`` into at most ``lines`` lines of ``width`` characters (``\\n``-separated); cut with ``…``."""
-    width = max(width, 4)
-    text = " ".join(str(text).split())
-    out: list[str] = []
-    rest = text
-    while rest and len(out) < lines:
-        if len(rest) <= width:
-            out.append(rest)
-            rest = ""
+def _pieces(word: str, width: int) -> list[str]:
+    """A word longer than ``width`` split after its underscores (snake_case) and hyphens (African-American), the
+    only places a word may break; a word without them stays whole."""
+    if len(word) <= width:
+        return [word]
+    out, cur = [], ""
+    for ch in word:
+        cur += ch
+        if ch in "_-" and len(cur) > 1:
+            out.append(cur)
+            cur = ""
+    if cur:
+        out.append(cur)
+    merged: list[str] = []  # the pieces joined again as far as they fit
+    for piece in out:
+        if merged and len(merged[-1]) + len(piece) <= width:
+            merged[-1] += piece
+        else:
+            merged.append(piece)
+    return merged
+
+
+def _shorten(line: str, width: int) -> str:
+    """``line`` ended at its last word boundary (a space, or after an underscore or a hyphen) that leaves room for
+    ``…``, then ``…``."""
+    while len(line) + 1 > width:
+        cuts = [i for i, ch in enumerate(line[:-1]) if ch == " "] + [
+            i + 1 for i, ch in enumerate(line[:-1]) if ch in "_-"]
+        cuts = [c for c in cuts if c > 0]
+        if not cuts:
             break
-        cut = rest.rfind(" ", 0, width + 1)
-        if cut <= 0:  # no space: break after an underscore (snake_case) or a hyphen (African-American), else cut
-            under = max(rest.rfind("_", 0, width), rest.rfind("-", 0, width))
-            cut = under + 1 if under > 0 else width
-        out.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest:
-        last = out[-1]
-        out[-1] = (last[: width - 1].rstrip() if len(last) >= width else last) + "…"
+        line = line[:max(cuts)].rstrip()
+    return line.rstrip("_") + "…"
+
+
+def wrap(text: str, width: int, lines: int = 2) -> str:
+    """Wrap ``text`` into at most ``lines`` lines of about ``width`` characters (``\\n``-separated), breaking only
+    between words (or after an underscore or a hyphen inside a long name), never inside a word: a word longer than
+    ``width`` stands whole on its line. Text that does not fit is shortened at a word boundary and marked ``…`` (the
+    caller keeps the full text, e.g. in a tooltip); only a single word longer than all the lines together (at least two;
+    a hash, a path) is cut inside, on one line."""
+    width = max(width, 4)
+    words = str(text).split()
+    room = width * max(lines, 2)
+    tokens: list[tuple[str, str]] = []  # (piece, what joins it to the previous piece on one line)
+    for word in words:
+        for i, piece in enumerate(_pieces(word, width)):
+            tokens.append((piece if len(piece) <= room else piece[:room - 1] + "…", "" if i else " "))
+    out: list[str] = []
+    cur = ""
+    i = 0
+    while i < len(tokens):
+        piece, joint = tokens[i]
+        if not cur:
+            cur = piece
+        elif len(cur) + len(joint) + len(piece) <= width:
+            cur += joint + piece
+        else:
+            out.append(cur)
+            cur = ""
+            if len(out) == lines:
+                break
+            continue
+        i += 1
+    if cur:
+        out.append(cur)
+    if i < len(tokens) and not out[-1].endswith("…"):
+        out[-1] = _shorten(out[-1], width)
     return "\n".join(out)

@@ -10,15 +10,23 @@ chart (``fairaudit.viz.palette.model_colours``), on the dashboard and in the PDF
 * :func:`final_values_chart` — every node's last interval for every model, one row per node (the tree at a glance)
 
 A comparison node ``l op r`` is shown as its margin ``l − r`` (what the comparison's verdict and difference are
-about: the comparison holds when the margin is on the passing side of 0). A result of one look (an exact or verifier
-engine) is drawn as points with their intervals, not as lines.
+about: the comparison holds when the margin is on the passing side of 0), except a *ratio* compared with a constant
+(``E[…] / E[…] >= 0.8``) and a ratio term: those are drawn as the ratio itself on a log scale, where 0.8 and 1.25 sit
+equally far from 1 (parity, dotted) and the threshold is a dashed line. Every y axis is limited to where the intervals
+are (:func:`axis_domain`): a ratio axis never reaches past ``[1/RATIO_LIMIT, RATIO_LIMIT]``, and an interval that
+reaches past the axis (an infinite or huge bound) is drawn to its edge and marked "beyond" (▲/▼) at the last look,
+its true bounds in the tooltip. A result of one look (an exact or verifier engine) is drawn as points with their
+intervals, not as lines.
 """
 from __future__ import annotations
+
+import math
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
+from fairaudit.comparison.wording import difference_word, model_verdict_word  # noqa: F401 (re-exported)
 from fairaudit.core.explain import interval, number
 from fairaudit.viz.palette import DIFFERENCE_UNDECIDED, model_colours
 
@@ -26,13 +34,13 @@ BOOLEAN_KINDS = ("and", "or", "not")
 MAX_POINTS = 400          # looks drawn per series (evenly spaced; the first and last always)
 FOCUS_SHARE = 0.05        # the y axis fits the intervals from this share of the rows read on (the first rows'
                           # intervals are as wide as the quantity's range; they are drawn, clipped at the axis)
-VERDICT_NAMES = {"true": "certified true", "false": "violated", "unknown": "undecided", None: ""}
+RATIO_LIMIT = 20.0        # a ratio's axis stays inside [1/20, 20] (log scale); bounds past it are marked "beyond"
+REACH = 3.0               # the axis reaches at most this many final-interval spans past the final intervals
+BEYOND_NOTE = "bounds past the axis are drawn to its edge (▲/▼ beyond)"
 
 
 # ------------------------------------------------------------------------------------------------ words and tables
-def difference_word(verdict: str, a: str, b: str) -> str:
-    """``a_lower`` → "A lower", ``b_lower`` → "B lower", ``undecided``, ``equal`` (the same for both)."""
-    return {"a_lower": f"{a} lower", "b_lower": f"{b} lower", "equal": "equal"}.get(verdict, "undecided")
+# the words are the comparison's own (``fairaudit.comparison.wording``), which are ``fairaudit.core.explain``'s
 
 
 def _node_words(result) -> dict[str, str]:
@@ -64,15 +72,15 @@ def value_text(series, kind: str) -> str:
     comparison ("… · certified true") and only the verdict on a boolean node."""
     verdict = _verdict(series)
     if kind in BOOLEAN_KINDS:
-        return VERDICT_NAMES.get(verdict, "undecided")
+        return model_verdict_word(verdict or "unknown")
     text = with_interval(series.estimate[-1], series.lo[-1], series.hi[-1])
-    return f"{text} · {VERDICT_NAMES[verdict]}" if verdict else text
+    return f"{text} · {model_verdict_word(verdict)}" if verdict else text
 
 
 def spec_verdicts(result) -> str:
     """Each model's verdict of the whole specification, in one line: "A: certified true · B: undecided"."""
     root = result.tree.nodes[0].id
-    return " · ".join(f"{name}: {VERDICT_NAMES.get(_verdict(result.model_series[name][root])) or 'no verdict'}"
+    return " · ".join(f"{name}: {model_verdict_word(_verdict(result.model_series[name][root])) or 'no verdict'}"
                       for name in result.names)
 
 
@@ -110,6 +118,146 @@ def node_label(result, node_id: str, limit: int = 90) -> str:
     return f"{node_id}: " + (text if len(text) <= limit else text[:limit - 1] + "…")
 
 
+# ------------------------------------------------------------------------------------------------ ratios
+def _plain_nodes(result) -> list[dict]:
+    """The tree as the node dicts ``fairaudit.core.explain`` reads (id, parent, kind, op, value)."""
+    out = []
+    for tn in result.tree.nodes:
+        out.append({"id": tn.id, "parent": tn.parent, "kind": tn.kind, "op": getattr(tn.node, "op", None),
+                    "value": getattr(tn.node, "value", None) if tn.kind == "const" else None})
+    return out
+
+
+def _positive(result, node_id: str) -> bool:
+    return all(np.isfinite(e := float(result.model_series[n][node_id].estimate[-1])) and e > 0
+               for n in result.names)
+
+
+def ratio_view(result, node_id: str) -> tuple[str, float | None] | None:
+    """``(ratio node, threshold)`` when ``node_id`` is drawn as a ratio on a log scale: a comparison of a ratio
+    (``a / b``) with a constant (its threshold), or a ratio term (threshold None); None otherwise (a ratio that is
+    not positive for every model is drawn as it is, on a linear scale)."""
+    from fairaudit.viz.values import comparison_parts
+
+    kind = result.tree_kind(node_id)
+    if kind == "div":
+        return (node_id, None) if _positive(result, node_id) else None
+    if kind != "cmp":
+        return None
+    parts = comparison_parts(node_id, _plain_nodes(result))
+    if parts is None or parts[0]["kind"] != "div" or not _positive(result, str(parts[0]["id"])):
+        return None
+    return str(parts[0]["id"]), float(parts[2])
+
+
+def _ratio_cmp(result, node_id: str) -> bool:
+    """A comparison of a ratio with a constant (whose difference is still of its margin, on a linear axis)."""
+    from fairaudit.viz.values import comparison_parts
+
+    if result.tree_kind(node_id) != "cmp":
+        return False
+    parts = comparison_parts(node_id, _plain_nodes(result))
+    return parts is not None and parts[0]["kind"] == "div"
+
+
+def axis_domain(frame: pd.DataFrame, extra=(), *, log: bool = False, limit: float | None = None,
+                focus: float = FOCUS_SHARE) -> tuple[float, float]:
+    """A y range limited to where the intervals are: the final intervals (the last look's ``lo``/``hi``) and
+    ``extra`` (0, a threshold, 1) always, the intervals and estimates from ``focus`` of the rows read on as far as
+    ``REACH`` final spans past them, and never past ``limit`` (``±limit``; on a ``log`` scale ``[1/limit, limit]``).
+    An infinite or huge bound is left outside: the chart draws it to the edge."""
+    def t(values):
+        v = np.asarray(values, float).ravel()
+        v = v[np.isfinite(v)]
+        if log:
+            v = np.log(v[v > 0])
+        return v[np.isfinite(v)]
+
+    if "rows" in frame and len(frame):
+        last = float(frame["rows"].max())
+        final = frame[frame["rows"] == last]
+        focused = frame[frame["rows"] >= focus * last]
+    else:
+        final = focused = frame
+    cap = None if limit is None else (math.log(limit) if log else float(limit))
+    core = np.r_[t(final[["lo", "hi", "estimate"]].to_numpy(float)), t(extra)]
+    if cap is not None:
+        core = core[np.abs(core) <= cap]
+    around = t(focused[["lo", "hi", "estimate"]].to_numpy(float))
+    if not len(core):
+        core = around[np.abs(around) <= cap] if cap is not None else around
+    if not len(core):
+        lo, hi = (-math.log(2.0), math.log(2.0)) if log else (-1.0, 1.0)
+    else:
+        lo, hi = float(core.min()), float(core.max())
+        span = max(hi - lo, math.log(1.25) if log else 0.02)
+        if len(around):
+            lo = max(min(lo, float(around.min())), lo - REACH * span)
+            hi = min(max(hi, float(around.max())), hi + REACH * span)
+        if cap is not None:
+            lo, hi = max(lo, -cap), min(hi, cap)
+    pad = 0.06 * (hi - lo) if hi > lo else max(abs(lo) * 0.1, 0.05 if log else 0.01)
+    lo, hi = lo - pad, hi + pad
+    if cap is not None:  # the stated limit holds, padding included
+        lo, hi = max(lo, -cap), min(hi, cap)
+    return (float(math.exp(lo)), float(math.exp(hi))) if log else (lo, hi)
+
+
+def _beyond(frame: pd.DataFrame, domain, by: str | None = None) -> pd.DataFrame:
+    """The last look's bounds that reach past the axis (per ``by`` group): one row per bound with ``y`` at the
+    edge, ``shape`` (▲ past the top, ▼ past the bottom) and the true bound in ``what``."""
+    rows = []
+    last = frame[frame["rows"] == frame["rows"].max()] if "rows" in frame else frame
+    for _, r in last.iterrows():
+        for col, edge, shape, word in (("hi", domain[1], "triangle-up", "upper"),
+                                       ("lo", domain[0], "triangle-down", "lower")):
+            v = float(r[col])
+            past = v > edge if col == "hi" else v < edge
+            if past or not np.isfinite(v):
+                rows.append({**({by: r[by]} if by else {}), **({"rows": r["rows"]} if "rows" in r else {}),
+                             "y": edge, "shape": shape, "label": "beyond",
+                             "what": f"{word} bound {number(v)}: beyond the axis"})
+    cols = ([by] if by else []) + (["rows"] if "rows" in frame else []) + ["y", "shape", "label", "what"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _beyond_layers(marks: pd.DataFrame, x, colour=None) -> list:
+    if marks.empty:
+        return []
+    enc = dict(x=x, y=alt.Y("y:Q"), shape=alt.Shape("shape:N", scale=None, legend=None),
+               tooltip=[alt.Tooltip("what:N", title="")])
+    if colour is not None:
+        enc["color"] = colour
+    points = alt.Chart(marks).mark_point(filled=True, size=90, opacity=1, clip=False).encode(**enc)
+    text = alt.Chart(marks).mark_text(dx=10, align="left", fontSize=10, color="#333333", clip=False).encode(
+        x=x, y="y:Q", text="label:N", tooltip=[alt.Tooltip("what:N", title="")])
+    return [points, text]
+
+
+def _ratio_axis(domain) -> alt.Axis:
+    """Ticks at the round ratios inside the domain, 0.8 and 1.25 among them."""
+    wide = domain[1] / domain[0] > 8
+    ticks = [v for v in ((0.05, 0.1, 0.2, 0.5, 0.8, 1.0, 1.25, 2.0, 5.0, 10.0, 20.0) if wide else
+                         (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.25, 1.6, 2.0, 3.0, 5.0))
+             if domain[0] <= v <= domain[1]]
+    return alt.Axis(values=ticks, format="~g") if len(ticks) >= 2 else alt.Axis(format="~g")
+
+
+def _reference_rules(threshold: float | None, y_scale) -> list:
+    """Parity (1, dotted) and the threshold (dashed), when inside the axis."""
+    lo, hi = y_scale.domain
+    rows = [{"y": 1.0, "what": "parity (ratio 1)", "dash": "parity"}]
+    if threshold is not None and threshold != 1.0:
+        rows.append({"y": float(threshold), "what": f"threshold {number(threshold)}", "dash": "threshold"})
+    rows = [r for r in rows if lo <= r["y"] <= hi]
+    out = []
+    for r in rows:
+        dash = [2, 3] if r["dash"] == "parity" else [6, 4]
+        out.append(alt.Chart(pd.DataFrame([r])).mark_rule(strokeDash=dash, color="#444444").encode(
+            y=alt.Y("y:Q", scale=y_scale), tooltip=[alt.Tooltip("what:N", title="")]))
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ tidy series
 def _kept(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
     if n <= max_points:
@@ -137,19 +285,6 @@ def difference_frame(result, node_id: str, a: str, b: str, max_points: int = MAX
     return pd.DataFrame({"rows": np.asarray(result.looks)[keep].astype(float),
                          "estimate": np.asarray(iv.estimate, float)[:n][keep],
                          "lo": np.asarray(iv.lo, float)[:n][keep], "hi": np.asarray(iv.hi, float)[:n][keep]})
-
-
-def _domain(frame: pd.DataFrame, extra=()) -> tuple[float, float]:
-    """A y range that fits the intervals from ``FOCUS_SHARE`` of the rows on (and ``extra`` values such as 0)."""
-    last = float(frame["rows"].max())
-    focus = frame[frame["rows"] >= FOCUS_SHARE * last]
-    values = np.r_[focus[["lo", "hi", "estimate"]].to_numpy(float).ravel(), np.asarray(extra, float)]
-    values = values[np.isfinite(values)]
-    if not len(values):
-        return (-1.0, 1.0)
-    lo, hi = float(values.min()), float(values.max())
-    pad = 0.06 * (hi - lo) if hi > lo else max(abs(lo) * 0.1, 0.01)
-    return lo - pad, hi + pad
 
 
 def _clip(frame: pd.DataFrame, domain) -> pd.DataFrame:
@@ -183,58 +318,87 @@ PAD = alt.AutoSizeParams(type="pad", contains="padding")
 def models_convergence(result, node_id: str, *, width: int = 620, height: int = 240,
                        layout: str = "overlay") -> alt.Chart:
     """``node_id``'s estimate and interval for every model over the rows read, one colour per model; a comparison's
-    margin with the 0 line it is judged against. ``layout``: ``overlay`` (one panel) or ``columns`` (one panel per
-    model, shared axes)."""
+    margin with the 0 line it is judged against, a ratio (or a ratio compared with a constant) as the ratio on a log
+    scale with its threshold and parity (:func:`ratio_view`). ``layout``: ``overlay`` (one panel) or ``columns`` (one
+    panel per model, shared axes)."""
     colours = model_colours(result.names)
     colour = alt.Color("model:N", title="model", sort=list(result.names),
                        scale=alt.Scale(domain=list(result.names), range=[colours[n] for n in result.names]),
                        legend=alt.Legend(orient="top", symbolOpacity=1))
-    frame = series_frame(result, node_id)
+    ratio = ratio_view(result, node_id)
+    frame = series_frame(result, node_id if ratio is None else ratio[0])
     single = frame["rows"].nunique() == 1
-    is_cmp = result.tree_kind(node_id) == "cmp"
-    domain = _domain(frame, [0.0] if is_cmp else [])
+    is_cmp = result.tree_kind(node_id) == "cmp" and ratio is None
+    if ratio is not None:
+        threshold = ratio[1]
+        extra = [1.0] + ([threshold, 1.0 / threshold] if threshold else [])
+        domain = axis_domain(frame, extra, log=True, limit=RATIO_LIMIT)
+        y_scale = alt.Scale(type="log", domain=list(domain), nice=False, zero=False)
+        y_title = "ratio (log scale)"
+        y_axis = _ratio_axis(domain)
+    else:
+        domain = axis_domain(frame, [0.0] if is_cmp else [])
+        y_scale = alt.Scale(domain=list(domain), nice=False, zero=False)
+        y_title = _y_title(result, node_id)
+        y_axis = alt.Axis()
     frame = _clip(frame, domain)
-    y_scale = alt.Scale(domain=list(domain), nice=False, zero=False)
     tip = [alt.Tooltip("model:N"), alt.Tooltip("rows:Q", format=","), alt.Tooltip("estimate:Q", format=".4g"),
            alt.Tooltip("interval:N")]
     title = node_label(result, node_id)
+    if ratio is not None:
+        title = title.replace(": margin of ", ": ", 1)
+    marks = _beyond(frame, domain, by="model")
+    notes = []
+    if ratio is not None:
+        notes.append("log scale: 0.8 and 1.25 sit equally far from parity (1, dotted)"
+                     + (f"; dashed: the threshold {number(ratio[1])}" if ratio[1] is not None else ""))
+    if not marks.empty or ratio is not None:
+        notes.append(BEYOND_NOTE)
 
     def panel(data: pd.DataFrame, w: int) -> alt.LayerChart:
+        y = alt.Y("lo_plot:Q", title=y_title, scale=y_scale, axis=y_axis)
         if single:
             x = alt.X("model:N", title=None, sort=list(result.names), axis=alt.Axis(labelAngle=0))
             layers = [alt.Chart(data).mark_rule(strokeWidth=3).encode(
-                          x=x, y=alt.Y("lo_plot:Q", title=_y_title(result, node_id), scale=y_scale), y2="hi_plot:Q",
-                          color=colour, tooltip=tip),
-                      alt.Chart(data).mark_point(filled=True, size=70).encode(x=x, y="estimate_plot:Q", color=colour,
-                                                                              tooltip=tip)]
+                          x=x, y=y, y2="hi_plot:Q", color=colour, tooltip=tip),
+                      alt.Chart(data).mark_point(filled=True, size=70).encode(
+                          x=x, y=alt.Y("estimate_plot:Q", scale=y_scale), color=colour, tooltip=tip)]
         else:
             x = _x(data, single)
             layers = [alt.Chart(data).mark_area(opacity=0.18, clip=True).encode(
-                          x=x, y=alt.Y("lo_plot:Q", title=_y_title(result, node_id), scale=y_scale), y2="hi_plot:Q",
-                          color=colour, tooltip=tip),
+                          x=x, y=y, y2="hi_plot:Q", color=colour, tooltip=tip),
                       alt.Chart(data).mark_line(strokeWidth=1.2, strokeDash=[3, 2], clip=True).encode(
-                          x=x, y="lo_plot:Q", color=colour, detail="model:N"),
+                          x=x, y=alt.Y("lo_plot:Q", scale=y_scale), color=colour, detail="model:N"),
                       alt.Chart(data).mark_line(strokeWidth=1.2, strokeDash=[3, 2], clip=True).encode(
-                          x=x, y="hi_plot:Q", color=colour, detail="model:N"),
-                      alt.Chart(data).mark_line(strokeWidth=2, clip=True).encode(x=x, y="estimate_plot:Q",
-                                                                                 color=colour, tooltip=tip)]
+                          x=x, y=alt.Y("hi_plot:Q", scale=y_scale), color=colour, detail="model:N"),
+                      alt.Chart(data).mark_line(strokeWidth=2, clip=True).encode(
+                          x=x, y=alt.Y("estimate_plot:Q", scale=y_scale), color=colour, tooltip=tip)]
         if is_cmp:
             layers.append(alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(strokeDash=[6, 4], color="#444444")
-                          .encode(y="zero:Q"))
+                          .encode(y=alt.Y("zero:Q", scale=y_scale)))
+        if ratio is not None:
+            layers += _reference_rules(ratio[1], y_scale)
+        names = set(data["model"])
+        shown = marks[marks["model"].isin(names)]
+        layers += _beyond_layers(shown, alt.X("model:N", sort=list(result.names)) if single else
+                                 _x(data, single), colour)
         return alt.layer(*layers).properties(width=w, height=height)
 
+    head = alt.TitleParams(title, subtitle=notes or "", anchor="middle")
     if layout == "columns" and not single and len(result.names) > 1:
         w = max(160, int(width / len(result.names)) - 12)
         panels = [panel(frame[frame["model"] == name], w).properties(title=name) for name in result.names]
-        return alt.hconcat(*panels, spacing=10).properties(title=title, autosize=PAD).resolve_scale(y="shared")
-    return panel(frame, width).properties(title=title, autosize=PAD)
+        return alt.hconcat(*panels, spacing=10).properties(title=head, autosize=PAD).resolve_scale(y="shared")
+    return panel(frame, width).properties(title=head, autosize=PAD)
 
 
 def difference_convergence(result, node_id: str, a: str | None = None, b: str | None = None, *, width: int = 620,
                            height: int = 200) -> alt.LayerChart | None:
     """``a − b`` of ``node_id`` (default: the first two models) and its interval over the rows read, with the 0 line
     and, once decided, the row at which it was decided (a boolean node: the difference of its slack,
-    ``fairaudit.comparison.difference``); None for a node without a difference (a slack over ``==``/``!=``)."""
+    ``fairaudit.comparison.difference``); None for a node without a difference (a slack over ``==``/``!=``). The
+    difference of two ratios (a ratio, or a ratio's margin) stays on a linear axis, as the certified difference is,
+    limited to ``±RATIO_LIMIT`` and to where its intervals are (:func:`axis_domain`)."""
     a, b = a or result.names[0], b or result.names[1]
     if node_id not in result.diff_series.get((a, b), {}):
         return None
@@ -243,14 +407,17 @@ def difference_convergence(result, node_id: str, a: str | None = None, b: str | 
     colour = {"a_lower": colours[a], "b_lower": colours[b]}.get(d.verdict, DIFFERENCE_UNDECIDED)
     frame = difference_frame(result, node_id, a, b)
     single = frame["rows"].nunique() == 1
-    domain = _domain(frame, [0.0])
+    of_ratios = result.tree_kind(node_id) == "div" or _ratio_cmp(result, node_id)
+    domain = axis_domain(frame, [0.0], limit=RATIO_LIMIT if of_ratios else None)
     frame = _clip(frame, domain)
     what = "slack: " if d.kind in ("and", "or", "not") else ""
     y = alt.Y("lo_plot:Q", title=f"{what}{a} − {b}", scale=alt.Scale(domain=list(domain), nice=False, zero=False))
     tip = [alt.Tooltip("rows:Q", format=","), alt.Tooltip("estimate:Q", format=".4g"), alt.Tooltip("interval:N")]
+    marks = _beyond(frame, domain)
     if single:
         x = alt.X("pair:N", title=None, axis=alt.Axis(labelAngle=0))
         frame["pair"] = f"{a} − {b}"
+        marks["pair"] = f"{a} − {b}"
         layers = [alt.Chart(frame).mark_rule(strokeWidth=3, color=colour).encode(x=x, y=y, y2="hi_plot:Q", tooltip=tip),
                   alt.Chart(frame).mark_point(filled=True, size=70, color="#222222").encode(x=x, y="estimate_plot:Q",
                                                                                            tooltip=tip)]
@@ -266,47 +433,103 @@ def difference_convergence(result, node_id: str, a: str | None = None, b: str | 
                 x="rows:Q", tooltip=[alt.Tooltip("what:N", title="")]))
     layers.append(alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(strokeDash=[6, 4], color="#444444")
                   .encode(y="zero:Q"))
+    layers += _beyond_layers(marks, x)
     verdict = difference_word(d.verdict, a, b)
     what = "margin" if d.kind == "cmp" else "value"
+    subtitle = [f"final: {interval(d.lo, d.hi)} — {verdict}"
+                + (f" (decided after {d.decided_at:,} rows)" if d.decided_at else "")]
+    if of_ratios:
+        subtitle.append("a difference of ratios, on a linear axis; " + BEYOND_NOTE)
+    elif not marks.empty:
+        subtitle.append(BEYOND_NOTE)
     return alt.layer(*layers).properties(
         width=width, height=height, autosize=PAD,
-        title=alt.TitleParams(f"{a} − {b} of the {what} of {node_label(result, node_id, 70)}",
-                              subtitle=f"final: {interval(d.lo, d.hi)} — {verdict}"
-                                       + (f" (decided after {d.decided_at:,} rows)" if d.decided_at else "")))
+        title=alt.TitleParams(f"{a} − {b} of the {what} of {node_label(result, node_id, 70)}", subtitle=subtitle))
 
 
-def final_values_chart(result, *, width: int = 560, row_height: int = 26) -> alt.LayerChart:
+def final_values_chart(result, *, width: int = 560, row_height: int = 26) -> alt.Chart:
     """Every plotted node's last interval and estimate for every model: one row per node (its id and text), the
-    models side by side within the row, one colour per model; comparisons as margins with the 0 line."""
+    models side by side within the row, one colour per model; comparisons as margins with the 0 line. Ratios (a ratio
+    compared with a constant: the ratio, with its threshold as a tick) get their own panel on a log scale
+    (:func:`ratio_view`), above the other values; each axis is limited to where the intervals are, and a bound past
+    it is drawn to the edge and marked "beyond"."""
     colours = model_colours(result.names)
     colour = alt.Color("model:N", title="model", sort=list(result.names),
                        scale=alt.Scale(domain=list(result.names), range=[colours[n] for n in result.names]),
                        legend=alt.Legend(orient="top"))
-    records = []
+    ratio_rows, other_rows = [], []
+    covered = set()  # the ratio of a comparison shown as its ratio is not shown again
     for nid in chart_nodes(result):
+        view = ratio_view(result, nid)
+        if view is not None and view[0] != nid:
+            covered.add(view[0])
+    for nid in chart_nodes(result):
+        view = ratio_view(result, nid)
+        if nid in covered:
+            continue
+        plotted, threshold = (nid, None) if view is None else view
         for name in result.names:
-            s = result.model_series[name][nid]
+            s = result.model_series[name][plotted]
             lo, hi, est = float(s.lo[-1]), float(s.hi[-1]), float(s.estimate[-1])
-            records.append({"node": node_label(result, nid, 60), "model": name, "estimate": est, "lo": lo, "hi": hi,
-                            "interval": interval(lo, hi)})
-    frame = pd.DataFrame(records)
-    values = frame[["lo", "hi", "estimate"]].to_numpy(float).ravel()
-    values = np.r_[values[np.isfinite(values)], 0.0]
-    span = float(values.max() - values.min()) or 1.0
-    domain = [float(values.min()) - 0.05 * span, float(values.max()) + 0.05 * span]
-    for col in ("lo", "hi"):
-        frame[col + "_plot"] = frame[col].clip(*domain)
-    order = list(dict.fromkeys(frame["node"]))
-    y = alt.Y("node:N", title=None, sort=order, axis=alt.Axis(labelLimit=420))
-    offset = alt.YOffset("model:N", sort=list(result.names))
-    x = alt.X("lo_plot:Q", title="value (comparisons: margin left − right)",
-              scale=alt.Scale(domain=domain, nice=False, zero=False))
+            label = node_label(result, nid, 60)
+            if view is not None and result.tree_kind(nid) == "cmp":
+                label = label.replace(": margin of ", ": ", 1)
+            record = {"node": label, "model": name, "estimate": est, "lo": lo, "hi": hi,
+                      "interval": interval(lo, hi), "threshold": threshold}
+            (ratio_rows if view is not None else other_rows).append(record)
     tip = [alt.Tooltip("node:N"), alt.Tooltip("model:N"), alt.Tooltip("estimate:Q", format=".4g"),
            alt.Tooltip("interval:N")]
-    rules = alt.Chart(frame).mark_rule(strokeWidth=3).encode(y=y, yOffset=offset, x=x, x2="hi_plot:Q", color=colour,
-                                                              tooltip=tip)
-    points = alt.Chart(frame).mark_point(filled=True, size=40, color="#222222").encode(
-        y=y, yOffset=offset, x="estimate:Q", tooltip=tip)
-    zero = alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(strokeDash=[6, 4], color="#444444").encode(x="zero:Q")
-    return alt.layer(rules, points, zero).properties(width=width, height=row_height * len(order), autosize=PAD,
-                                                     title="Every node's final interval, per model")
+
+    def panel(records, log: bool, title: str) -> alt.LayerChart:
+        frame = pd.DataFrame(records)
+        if log:
+            extra = [1.0] + [v for t in frame["threshold"].dropna() for v in (t, 1.0 / t) if t > 0]
+            domain = list(axis_domain(frame, extra, log=True, limit=RATIO_LIMIT))
+            scale = alt.Scale(type="log", domain=domain, nice=False, zero=False)
+            axis = _ratio_axis(domain)
+            x_title = "ratio (log scale: 0.8 and 1.25 equally far from 1)"
+        else:
+            domain = list(axis_domain(frame, [0.0]))
+            scale = alt.Scale(domain=domain, nice=False, zero=False)
+            axis = alt.Axis()
+            x_title = "value (comparisons: margin left − right)"
+        for col in ("lo", "hi", "estimate"):
+            frame[col + "_plot"] = frame[col].clip(*domain)
+        order = list(dict.fromkeys(frame["node"]))
+        y = alt.Y("node:N", title=None, sort=order, axis=alt.Axis(labelLimit=420))
+        offset = alt.YOffset("model:N", sort=list(result.names))
+        x = alt.X("lo_plot:Q", title=x_title, scale=scale, axis=axis)
+        layers = [alt.Chart(frame).mark_rule(strokeWidth=3).encode(y=y, yOffset=offset, x=x, x2="hi_plot:Q",
+                                                                   color=colour, tooltip=tip),
+                  alt.Chart(frame).mark_point(filled=True, size=40, color="#222222").encode(
+                      y=y, yOffset=offset, x=alt.X("estimate_plot:Q", scale=scale), tooltip=tip)]
+        marks = _beyond(frame.assign(key=frame["node"] + "\x00" + frame["model"]), domain, by="key")
+        if not marks.empty:
+            marks["node"], marks["model"] = zip(*(k.split("\x00") for k in marks["key"]))
+            marks["shape"] = marks["shape"].map({"triangle-up": "triangle-right", "triangle-down": "triangle-left"})
+            marks["dx"] = [-14 if s == "triangle-right" else 14 for s in marks["shape"]]
+            enc = dict(y=y, yOffset=offset, x=alt.X("y:Q", scale=scale),
+                       tooltip=[alt.Tooltip("node:N"), alt.Tooltip("model:N"), alt.Tooltip("what:N", title="")])
+            layers.append(alt.Chart(marks).mark_point(filled=True, size=60, opacity=1).encode(
+                shape=alt.Shape("shape:N", scale=None, legend=None), color=colour, **enc))
+        if log:
+            thr = frame.dropna(subset=["threshold"]).drop_duplicates("node")
+            if len(thr):
+                layers.append(alt.Chart(thr).mark_tick(color="#222222", thickness=2, size=row_height - 4).encode(
+                    y=y, x=alt.X("threshold:Q", scale=scale), tooltip=[alt.Tooltip("node:N"),
+                                                                        alt.Tooltip("threshold:Q", title="threshold")]))
+            layers += [alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[2, 3], color="#444444")
+                       .encode(x=alt.X("one:Q", scale=scale))]
+        else:
+            layers.append(alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(strokeDash=[6, 4], color="#444444")
+                          .encode(x=alt.X("zero:Q", scale=scale)))
+        return alt.layer(*layers).properties(width=width, height=row_height * len(order), title=title)
+
+    title = "Every node's final interval, per model"
+    if not ratio_rows:
+        return panel(other_rows, False, "").properties(title=title, autosize=PAD)
+    parts = [panel(ratio_rows, True, "Ratios (log scale): the tick is the threshold, the dotted line parity (1), "
+                                     "an arrowhead a bound beyond the axis")]
+    if other_rows:
+        parts.append(panel(other_rows, False, "Other values"))
+    return alt.vconcat(*parts, spacing=16).properties(title=title, autosize=PAD).resolve_scale(x="independent")

@@ -84,3 +84,27 @@ DIFFERENCE_UNDECIDED = "#999999"
 def model_colours(names) -> dict[str, str]:
     """``{name: colour}`` for the compared models in the order given (colours repeat past ``len(MODELS)``)."""
     return {name: MODELS[i % len(MODELS)] for i, name in enumerate(names)}
+
+
+INK_DARK, INK_LIGHT = "#1A1A1A", "#FFFFFF"
+
+
+def _luminance(hex_colour: str, opacity: float = 1.0) -> float:
+    """WCAG relative luminance of ``hex_colour`` drawn at ``opacity`` over white."""
+    h = hex_colour.lstrip("#")
+    channels = [int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    channels = [opacity * c + (1 - opacity) for c in channels]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(a: str, b: str, opacity_a: float = 1.0) -> float:
+    """The WCAG contrast ratio of text ``b`` on ``a`` (``a`` drawn at ``opacity_a`` over white): 1 to 21."""
+    la, lb = _luminance(a, opacity_a), _luminance(b)
+    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+
+
+def ink_on(fill: str, opacities: tuple[float, ...] = (1.0,)) -> str:
+    """The text colour (near-black or white) that reads best on ``fill``, at every opacity the fill is drawn with
+    (the one with the larger worst-case contrast): white on blue, dark on orange and light colours."""
+    return max((INK_DARK, INK_LIGHT), key=lambda ink: min(contrast(fill, ink, o) for o in opacities))

@@ -4,7 +4,8 @@
   the specification's margin and the objective), the chosen and the original point named
 * :func:`repair_curve` — the curve: the specification's margin on the search rows (right of 0: it holds there)
   against the objective (accuracy, or the share of favourable decisions); the original point and the chosen one
-  marked in the colours the comparison gives them (``palette.model_colours(["original", "repaired"])``)
+  marked in the colours the comparison gives them (``palette.model_colours(["original", "repaired"])``), and the
+  candidates certified together, each with its verdict (a cross where it was not certified)
 """
 from __future__ import annotations
 
@@ -44,6 +45,20 @@ def curve_frame(result) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def tried_frame(result) -> pd.DataFrame:
+    """The candidates certified together (``result.tried``): ``margin``, ``objective``, ``thresholds`` and
+    ``certificate`` ("certified" or "not certified")."""
+    rows = []
+    for c in getattr(result, "tried", []) or []:
+        p = c.point
+        value = p.accuracy if result.objective == "accuracy" else p.favourable
+        if value is None:
+            continue
+        rows.append({"margin": float(p.margin), "objective": float(value), "thresholds": _thresholds_text(p),
+                     "certificate": "certified" if c.verdict == "certified" else "not certified"})
+    return pd.DataFrame(rows, columns=["margin", "objective", "thresholds", "certificate"])
+
+
 def repair_curve(result, *, width: int = 620, height: int = 300) -> alt.LayerChart:
     """The curve of the specification's margin against the objective on the search rows; the chosen point (the
     repaired model) and the original one marked; the dashed line at margin 0 (right of it the specification holds
@@ -77,11 +92,15 @@ def repair_curve(result, *, width: int = 620, height: int = 300) -> alt.LayerCha
             domain=[ORIGINAL, f"{REPAIRED} (chosen)"], range=[colours[ORIGINAL], colours[REPAIRED]])))
     zero = alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(strokeDash=[6, 4], color="#444444").encode(x="zero:Q")
     layers = [zero]
-    if result.required_margin:  # how far inside the chosen point had to be (sized for the certification rows)
-        need = max(float(v) for v in result.required_margin.values())
-        layers.append(alt.Chart(pd.DataFrame({"need": [need], "what": [
-            f"margin the chosen thresholds needed on the search rows: {need:.3g}"]})).mark_rule(
-            strokeDash=[2, 3], color=colours[REPAIRED]).encode(x="need:Q", tooltip=alt.Tooltip("what:N", title="")))
+    certified = tried_frame(result)
+    if len(certified):  # the candidates certified together, each with its verdict
+        layers.append(alt.Chart(certified).mark_point(size=140, strokeWidth=2, color="#444444").encode(
+            x=x, y=alt.Y("objective:Q", title=title_y, scale=alt.Scale(zero=False, nice=True)),
+            shape=alt.Shape("certificate:N", title="certified together",
+                            scale=alt.Scale(domain=["certified", "not certified"], range=["square", "cross"]),
+                            legend=alt.Legend(orient="top")),
+            tooltip=[alt.Tooltip("thresholds:N", title="values"), alt.Tooltip("certificate:N"),
+                     alt.Tooltip("margin:Q", format=".4f"), alt.Tooltip("objective:Q", format=".4f")]))
     return alt.layer(*layers, line, dots, ring, text).resolve_scale(color="independent").properties(
         width=width, height=height, autosize=PAD,
         title=alt.TitleParams("Fairness against " + ("accuracy" if result.objective == "accuracy" else

@@ -16,7 +16,7 @@ import math
 import altair as alt
 import pandas as pd
 
-from fairaudit.viz.palette import SCAN_FLAGS
+from fairaudit.viz.palette import SCAN_FLAGS, ink_on
 
 CELL = "cell"  # the heatmap's point selection (a click on a cell): its ``id``
 ALL = "(all)"  # the row of a one-attribute table
@@ -33,11 +33,11 @@ def interval_text(e, digits: int = 3) -> str:
 
 def flag_label(cell) -> str:
     """The flag as a reader sees it (with the rows an undecided cell needs; 'highest' for the reference)."""
+    if cell.is_reference:
+        return "highest in its table (impact ratio 1 by definition)"
     text = SCAN_FLAGS[cell.flag][0] if cell.flag in SCAN_FLAGS else cell.flag
     if cell.flag == "undecided" and cell.more_rows:
         text += f" (~{cell.more_rows:,} more rows)" if cell.more_rows > 0 else " (beyond the projection)"
-    if cell.is_reference:
-        text += " · highest in its table"
     return text
 
 
@@ -84,9 +84,13 @@ def scan_heatmap(result, *, cell_size: int = 62, selected: str | None = None) ->
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.55)) if selected else alt.value(0.95),
         stroke=alt.condition(pick, alt.value("#000000"), alt.value("#FFFFFF")) if selected else alt.value("#FFFFFF"),
         strokeWidth=alt.condition(pick, alt.value(3), alt.value(2)) if selected else alt.value(2)).add_params(pick)
+    # the ratio's colour reads on its cell's colour as drawn (WCAG contrast, ``palette.ink_on``): dark on the orange
+    # and the grey, white on the blue; the chosen cell is drawn at full opacity, the others lighter
+    opacity = {True: 1.0, False: 0.55} if selected else {True: 0.95, False: 0.95}
+    df["ink"] = [ink_on(SCAN_FLAGS.get(f, ("", "#0072B2"))[1], (opacity[i == selected],))
+                 for f, i in zip(df["flag"], df["id"])]
     text = base.mark_text(fontSize=12, fontWeight="bold").encode(
-        text="label:N", tooltip=tip,
-        color=alt.condition(alt.datum.flag == "excluded", alt.value("#333333"), alt.value("#FFFFFF")))
+        text="label:N", tooltip=tip, color=alt.Color("ink:N", scale=None, legend=None))
     return (alt.layer(rect, text, data=df)
             .properties(width=alt.Step(cell_size), height=alt.Step(cell_size * 0.6))
             .facet(row=alt.Row("table:N", title=None, sort=list(dict.fromkeys(df["table"])),

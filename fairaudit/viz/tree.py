@@ -175,7 +175,9 @@ def short_labels(nodes: Sequence[Mapping[str, Any]], max_chars: int = 28) -> dic
                 out = name or f"{label(ch[0])} {op} {label(ch[1])}"
         elif kind in _BOOL_WORD:
             kid_names = [by_id[c].get("name") for c in ch]
-            out = f" {kind} ".join(kid_names) if ch and all(kid_names) else _BOOL_WORD[kind]
+            joined = f" {kind} ".join(kid_names) if ch and all(kid_names) else ""
+            # the parts' names when they fit whole; else what the node requires (never a cut name)
+            out = joined if joined and len(joined) <= max_chars else _BOOL_WORD[kind]
         else:
             out = text_of(nid)
         memo[nid] = out
@@ -205,7 +207,7 @@ def tree_frame(nodes: Sequence[Mapping[str, Any]], label_width: int = 18, label_
             "x": p.x,
             "depth": p.depth,
             "symbol": node_symbol(n),
-            "label": _format.wrap(shorts[nid], label_width, label_lines),
+            "label": _node_label(shorts[nid], name if n.get("kind") == "cmp" else None, label_width, label_lines),
             "text": shown_text,
             "verdict": verdict,
             "verdict_label": VERDICTS[verdict][0],
@@ -220,6 +222,17 @@ def tree_frame(nodes: Sequence[Mapping[str, Any]], label_width: int = 18, label_
     ]
     edge_frame = pd.DataFrame(edges, columns=["x", "y", "x2", "y2", "child"])
     return frame, edge_frame
+
+
+def _node_label(short: str, name: str | None, width: int, lines: int) -> str:
+    """A node's label wrapped on word boundaries (``fairaudit.viz._format.wrap``: never inside a word, shortened
+    with ``…`` at a word boundary; the full text is the tooltip's). A named comparison keeps its threshold whole on
+    the last line and shortens only its name (``demographic_parity_…`` / ``≥0.8``)."""
+    head = f"{name}: " if name else ""
+    if head and short.startswith(head) and lines >= 2 and len(short) > width:
+        rest = short[len(head):]
+        return _format.wrap(f"{name}:", width, lines - 1) + "\n" + rest
+    return _format.wrap(short, width, lines)
 
 
 def _value_columns(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> dict[str, str]:

@@ -73,6 +73,11 @@ def test_an_applied_suggestion_is_exploratory_until_confirmed_on_fresh_rows():
     _ok(at.run())
     result = at.session_state["result"]
     assert result.verdict == "true" and result.claim.status == "exploratory"
+    # only the clause whose threshold was chosen (and the "and" above it) is exploratory: race_parity, untouched,
+    # keeps its own verdict (issue 44, item 8)
+    shown = {n.get("name") or n["id"]: n["final"]["verdict"] for n in result.shown_nodes if n["kind"] in ("cmp", "and")}
+    assert shown["sex_parity"] == "exploratory" and shown["race_parity"] == "true"
+    assert shown[result.nodes[0]["id"]] == "exploratory"
     badge = next(m.value for m in at.markdown if m.value.startswith("**Verdict:**"))
     assert VERDICTS["exploratory"][1] in badge and VERDICTS["true"][1] not in badge
     assert at.session_state["spec_history"][-1]["verdict"] == "exploratory"
@@ -90,3 +95,11 @@ def test_an_applied_suggestion_is_exploratory_until_confirmed_on_fresh_rows():
         split["certified_on"]
     assert "not used to choose the threshold" in confirmed.rows_text
     assert at.session_state["spec_text"].strip() == split["spec_text"].strip()
+    # the mark, the "threshold chosen" line, the headline and every caption name the clause, never a node id
+    import re
+
+    said = [m.value for m in at.markdown] + [c.value for c in at.caption] + [w.value for w in at.warning] + \
+        [e.value for e in at.error] + [confirmed.claim.headline, confirmed.claim.summary, split["spec_text"]]
+    assert not [t for t in said if re.search(r"\bn\d+\b", str(t))], [t for t in said if re.search(r"\bn\d+\b", str(t))]
+    assert any("sex_parity: threshold" in str(t) for t in said)
+    assert "race_parity: " in split["spec_text"] and "< 0.3" in split["spec_text"]  # untouched clause, as written

@@ -30,8 +30,9 @@ def result():
 
 
 @pytest.mark.parametrize("template, title, columns", [
-    ("ll144", "NYC Local Law 144 bias audit", ["category", "applicants", "selected", "flag"]),
-    ("eeoc", "EEOC four-fifths rule", ["group", "applicants", "selected", "below 4/5", "significant"]),
+    ("ll144", "NYC Local Law 144 bias audit", ["category", "applicants", "share", "selected", "note"]),
+    ("eeoc", "EEOC four-fifths rule", ["group", "applicants", "selected", "below 4/5", "interval vs 4/5", "Fisher p",
+                                       "flips"]),
 ])
 def test_every_cell_with_its_interval_and_the_guarantee(result, template, title, columns):
     text = _flat(build_scan_pdf(result, template))
@@ -47,10 +48,9 @@ def test_every_cell_with_its_interval_and_the_guarantee(result, template, title,
     assert " ".join(result.guarantee.split()) in text
     assert str(result.date) in text and "adult" in text and f"{result.rows:,}" in text
     excluded = [c for c in result.cells if c.flag == "excluded"]
-    assert excluded and "Excluded from the impact ratios (under 2% of the rows" in text
-    if template == "ll144":
-        assert "Unknown" in text
-    assert "Certified below 0.8" in text and "Female × Black" in text
+    assert excluded and "Left out of the impact ratios (under 2% of the rows" in text and "Reason:" in text
+    assert "Unknown" in text
+    assert "certified below 0.8" in text.lower() and "Female × Black" in text
 
 
 def test_scoring_model_gets_the_scoring_rate(result):
