@@ -79,7 +79,7 @@ st.dataframe([{"option": name, "value": value, "meaning": meaning} for name, val
 st.subheader("Final values per node")
 st.caption("As in the PDF: a comparison shows its compared quantity beside the threshold; the margin is that "
            "value minus the threshold.")
-table = [{"id": r["id"], "expression": r["expression"], "kind": r["kind"], "estimate": r["estimate"],
+table = [{"part": "\u2003" * min(r["depth"], 4) + r["label"], "kind": r["kind"], "estimate": r["estimate"],
           "interval": r["interval"], "margin": r.get("margin") or "",
           **({"δ": r["delta"]} if content.has_delta(result) else {}),
           "n": r["n"], "verdict": r["verdict_label"]} for r in content.node_rows(result)]

@@ -4,6 +4,8 @@ the flip count beside the four-fifths rule; the reference category's ratio is ex
 rows, with the data's hash. Item 8: the 80 % rule template compares every group with the most-selected one."""
 from __future__ import annotations
 
+import copy
+import dataclasses
 import io
 import re
 from fractions import Fraction
@@ -70,19 +72,131 @@ def test_the_planted_gap_is_certified_below_and_the_reference_ratio_is_exactly_o
         assert back.to_json() == result.to_json()
 
 
-@pytest.mark.parametrize("pack", ["ll144", "eeoc"])
-def test_page_one_states_the_finding_in_one_box(result, pack):
-    page1 = _pages(build_scan_pdf(result, pack, about=About(data_kind="historical")))[0]
-    assert "Finding" in page1
-    assert "certified below 0.8" in page1.lower() and "Undecided (the interval still contains 0.8)" in page1
-    below = result.certified_below()
-    assert below
-    for cell in below[:6]:  # each named with its interval
-        name = cell.name if cell.depth > 1 else f"{cell.table[0]} = {cell.name}"
-        assert f"{name} {regulatory._interval(cell.impact_ratio)}" in page1, cell.id
-    for cell in result.undecided()[:6]:
-        assert regulatory._interval(cell.impact_ratio) in page1, cell.id
-    assert "impact ratio 1 by definition" in page1
+def _box(page1: str, head: str) -> str:
+    """Page 1's finding box: from its heading to the facts table."""
+    start = page1.index(head)
+    return page1[start:page1.index("audit date", start)]
+
+
+def test_eeoc_page_one_leads_with_the_categories_estimated_below_four_fifths(result):
+    """Item 1: the box leads with the categories whose estimate is under 4/5 (interval, Fisher p, flips, what the
+    interval says), then those certified below, then the undecided, then what each column establishes."""
+    head, lines = regulatory.finding(result, "eeoc")
+    assert lines[0].startswith("Impact ratio estimated below 4/5 (0.8)") and "adverse impact" in lines[0]
+    assert lines[1].startswith("Certified below 0.8 by the interval")
+    assert lines[2].startswith("Undecided (the interval still contains 0.8)")
+    assert lines[3].startswith("What each establishes")
+    for words in ("rule of thumb", "guarantee", "statistical significance", "practical significance"):
+        assert words in lines[3]
+    cell = result.cell("sex=Female|race=B")
+    p, flip = regulatory.significance(result, cell)
+    item = (f"sex = Female and race = B {regulatory._interval(cell.impact_ratio)} (interval: certified below 0.8; "
+            f"Fisher p {regulatory.p_text(p)}; {flip} flips)")
+    assert item in lines[0] and f"sex = Female and race = B {regulatory._interval(cell.impact_ratio)}" in lines[1]
+    below = [c for c in result.cells if c.impact_ratio is not None and not c.is_reference
+             and c.impact_ratio.estimate < 0.8]
+    assert lines[0].index(item) == lines[0].index("lowest first: ") + len("lowest first: ")  # lowest first
+    assert len(below) == int(lines[0].split("thumb: ")[1].split(" categor")[0])
+    page1 = _pages(build_scan_pdf(result, "eeoc", about=About(data_kind="historical")))[0]
+    box = _box(page1, head)
+    assert box.index("estimated below 4/5") < box.index("Certified below 0.8") < box.index("Undecided")
+    assert item in box and "impact ratio 1 by definition" in box
+
+
+def test_eeoc_finding_does_not_lead_with_none_when_the_estimate_is_below(result):
+    """Item 1, the walkthrough's case: nothing certified below, the estimate far under 4/5 with Fisher p < 0.0001 —
+    the first line names it, with "undecided" for its interval; "none" only on the certified-below line."""
+    undecided = copy.deepcopy(result)
+    for c in undecided.cells:
+        if c.flag == "certified_below":
+            c.flag = "undecided"
+    lines = regulatory.finding(undecided, "eeoc")[1]
+    assert "sex = Female and race = B" in lines[0] and "interval: undecided, it contains 0.8" in lines[0]
+    assert "Fisher p" in lines[0] and "flips" in lines[0] and not lines[0].endswith("none.")
+    assert lines[1].endswith(": none.")
+
+
+def test_ll144_page_one_has_no_comparison_level(result):
+    """Item 2: per table the impact ratios lowest first with intervals, the reference, the < 2 % categories, the
+    unknown count — no 0.8, no "certified", no "undecided" in the box, and no comparison level in the facts."""
+    head, lines = regulatory.finding(result, "ll144")
+    text = " ".join([head, *lines])
+    assert not re.search(r"(?<![\d.])0\.8(?!\d)|certified|undecided|threshold|comparison level|four-fifths|4/5",
+                         text, re.I), text
+    for tb, line in zip(result.tables, lines):
+        assert line.startswith(f"{tb.name} — impact ratios, lowest first: ")
+        rated = [c for c in tb.cells if c.impact_ratio is not None and not c.is_reference]
+        order = sorted(rated, key=lambda c: c.impact_ratio.estimate)[:6]
+        places = [line.index(f"{regulatory.cell_words(c)} {regulatory._interval(c.impact_ratio)}") for c in order]
+        assert places == sorted(places)
+        ref = result.cell(tb.reference)
+        assert f"Reference (the most-selected category, impact ratio 1): {regulatory.cell_words(ref)}" in line
+    assert any(line.startswith("Under 2 % of the data: race = D (") for line in lines)
+    assert any(line.startswith("Individuals of unknown category: sex 0; race ") for line in lines)
+    page1 = _pages(build_scan_pdf(result, "ll144", about=About(data_kind="historical")))[0]
+    assert "comparison level" not in page1 and not re.search(r"(?<![\d.])0\.8(?!\d)", page1), page1
+    assert "Certified" not in page1 and "Undecided" not in _box(page1, head)
+
+
+def test_the_finding_lists_end_with_one_stop(result):
+    """Item 3: a cut-off list ends "…; and N more (in the tables)." — never a double stop."""
+    for pack in ("ll144", "eeoc"):
+        for most in (1, 2, 6):
+            for line in regulatory.finding(result, pack, most=most)[1]:
+                assert not re.search(r"\.\.|….|\. \.", line), line
+                assert line.endswith("."), line
+    assert regulatory.sentence("a …") == "a …" and regulatory.sentence("a.") == "a." and regulatory.sentence("a") == "a."
+    assert regulatory._listed([1, 2, 3], str, 2) == "1; 2; and 1 more (in the tables)"
+
+
+def test_cells_are_named_in_sentences_as_the_audit_page_names_groups(result):
+    """Item 4: in the finding, the PDFs' sentences and the chart's title a cell reads "sex = Female and race = B"
+    (the words of ``spec.words``), never "Female × B"; the compact form stays in the tables."""
+    from fairaudit.spec.parser import parse_event
+    from fairaudit.spec.words import condition_words, pairs_words
+    from fairaudit.subgroups.wording import cell_words
+    from fairaudit.viz.scan import cell_convergence
+
+    cell = result.cell("sex=Female|race=B")
+    assert cell_words(cell) == condition_words(parse_event(cell.condition)) == "sex = Female and race = B"
+    assert pairs_words([("sex", "Female"), ("race", "B")]) == "sex = Female and race = B"
+    assert pairs_words([("race", "Black and Asian"), ("zip", "10001"), ("x", 3)]) == \
+        condition_words(parse_event('race == "Black and Asian" and zip == "10001" and x == 3'))
+    assert pairs_words([]) == "everyone"
+    for pack in ("ll144", "eeoc"):
+        head, lines = regulatory.finding(result, pack)
+        text = " ".join(lines)
+        assert "sex = Female and race = B" in text and "Female × B" not in text
+    pdf = " ".join(_pages(build_scan_pdf(result, "eeoc")))
+    assert "most-selected category (the ratios' reference, ratio 1): sex = " in pdf
+    chart = cell_convergence(result, cell.id)
+    if chart is not None:
+        assert chart.to_dict()["title"]["text"][0] == "sex = Female and race = B:"
+
+
+def test_the_subtitle_names_the_data_and_the_day(result):
+    """Item 5: "audit of hiring.csv · 7 December 2026", not an audit of a timestamp; the timestamp is in the facts."""
+    from fairaudit.report.scan import date_words, subtitle
+
+    assert date_words("2026-12-07T04:13:16+00:00") == "7 December 2026"
+    assert date_words("not a date") == "not a date"
+    dated = dataclasses.replace(result, date="2026-12-07T04:13:16+00:00")
+    assert subtitle(dated).endswith("audit of hiring.csv · 7 December 2026")
+    for pack in ("ll144", "eeoc"):
+        page1 = _pages(build_scan_pdf(dated, pack))[0]
+        assert "audit of hiring.csv · 7 December 2026" in page1 and "audit of 2026" not in page1
+        assert "7 December 2026 (2026-12-07T04:13:16+00:00)" in page1
+
+
+def test_both_pdfs_say_why_the_scan_is_wider_than_one_audit(result):
+    """Item 7: the scan's intervals hold for all cells at once, so an audit of one comparison may decide more."""
+    from fairaudit.subgroups.wording import simultaneous_note
+
+    note = simultaneous_note(len(result.cells), result.mode)
+    assert f"all {len(result.cells)} cells at once" in note and "may decide what the scan leaves undecided" in note
+    assert simultaneous_note(3, "exact") is None
+    for pack in ("ll144", "eeoc"):
+        assert " ".join(note.split()) in " ".join(_pages(build_scan_pdf(result, pack))), pack
 
 
 def test_the_ll144_pack_has_what_the_rule_names_and_no_pass_fail_words(result, csv_path):
@@ -103,9 +217,10 @@ def test_the_ll144_pack_has_what_the_rule_names_and_no_pass_fail_words(result, c
     assert small and all(c.flag == "excluded" for c in small)
     page1 = _pages(build_scan_pdf(result, "ll144", about=about))[0]
     for c in small:  # the < 2 % categories on page 1: count, rate, the stated reason
-        name = c.name if c.depth > 1 else f"{c.table[0]} = {c.name}"
+        name = regulatory.cell_words(c)
         assert f"{name} ({c.rows:,} individuals, rate {c.rate.estimate:.3f}" in page1
-    assert "Reason for leaving them out" in page1 and "6 RCNY §5-301(d)" in page1
+    assert "Reason for leaving the categories under 2 % out of the impact ratios" in page1
+    assert "6 RCNY §5-301(d)" in page1
     custom = About(data_kind="historical", exclusion_reason="too few applicants to compare")
     assert "too few applicants to compare" in " ".join(_pages(build_scan_pdf(result, "ll144", about=custom)))
     assert "historical data" in regulatory.to_csv(result, "ll144", custom)

@@ -161,6 +161,11 @@ def test_adult_demographic_parity_repair_is_certified(adult_repair):
     assert r.feasible and r.chosen.margin > 0 and min(r.required_margin.values()) > 0
     assert r.accuracy_loss is not None and 0 <= r.accuracy_loss < 0.1  # the cost, reported
     assert "chosen on" in r.headline and f"{r.certification.count:,} certification rows" in r.headline
+    # issue 44 (walkthrough): the headline is built from the parsed specification, never from its text
+    assert "E[" not in r.headline and '== "' not in r.headline and "pred" not in r.headline
+    assert "sex = Female" in r.headline and "sex = Male" in r.headline and "the specification" in r.headline
+    assert r.is_adopted and r.adopted is not None and r.refusal is None and r.shown_name == "repaired"
+    assert r.status[0] == "Certified"
     data = json.loads(r.to_json())
     for key in ("thresholds", "global_threshold", "kind", "chosen", "original", "curve", "search", "certification",
                 "certificate", "verdict", "headline", "accuracy_loss"):
@@ -225,7 +230,12 @@ def test_cli_repair_save_and_audit(tmp_path, capsys):
                  "--spec", PARITY, "--margin", "0", "--save", str(tmp_path / "r.json"),
                  "--json", str(tmp_path / "out.json")])
     out = capsys.readouterr().out
-    assert code in (0, 1, 3) and "original" in out and "repaired" in out and "verdict:" in out
+    assert code in (0, 1, 3) and "original" in out and "verdict:" in out
+    # the candidate shown is "repaired" only when a repair was adopted (issue 44)
+    if code == 0:
+        assert "best candidate tried" not in out and "No repair adopted" not in out
+    else:  # a refused repair leads with its one line, before the details
+        assert out.index("No repair adopted:") < out.index("spec:") and "best candidate tried" in out
     saved = json.loads((tmp_path / "r.json").read_text())
     assert saved["kind"] == "thresholds" and saved["base"]["path"] == "m.skops"
     assert json.loads((tmp_path / "out.json").read_text())["verdict"] in ("certified", "violated", "undecided")

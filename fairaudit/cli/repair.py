@@ -13,6 +13,7 @@ import argparse
 
 from fairaudit.base.errors import FairauditError
 
+VERDICT_WORDS = {"certified": "certified", "violated": "violated", "undecided": "not decided"}
 EXIT_HELP = ("exit codes: 0 = the repair is certified on the certification rows, 1 = violated there, 3 = undecided "
              "or refused (no useful repair certified), 2 = bad input, 4 = internal error")
 
@@ -139,15 +140,23 @@ def _thresholds(point) -> str:
 
 
 def print_result(result) -> None:
-    """Original against repaired on the search rows, the candidates certified together, the rows, the verdict (its
-    status word), the headline, and the caveat when per-group thresholds were offered."""
+    """A refused repair first says so in one line ("No repair adopted: …", the bound named ``--max-loss``); then the
+    original beside the candidate shown on the search rows ("repaired" only when adopted, else "best candidate
+    tried"), the candidates tried, the rows, the verdict (its status word), and the headline of an adopted repair;
+    the caveat when per-group thresholds were offered. Sentences come from the parsed specification, which is printed
+    only on its own ``spec:`` line."""
     word = result.status[0]
-    rows = [("", "original", f"repaired ({result.kind})"),
-            ("thresholds", _thresholds(result.original), _thresholds(result.chosen)),
-            ("accuracy", _num(result.original.accuracy), _num(result.chosen.accuracy)),
-            ("favourable share", _num(result.original.favourable), _num(result.chosen.favourable)),
-            ("margin", _num(result.original.margin), _num(result.chosen.margin))]
-    width = [max(len(r[i]) for r in rows) for i in range(3)]
+    adopted = result.is_adopted
+    if not adopted:
+        print(result.refusal_for("cli"))
+    shown = result.shown_name if result.tried else None
+    rows = [("", "original") + ((f"{shown} ({result.kind})",) if shown else ()),
+            ("thresholds", _thresholds(result.original)) + ((_thresholds(result.chosen),) if shown else ()),
+            ("accuracy", _num(result.original.accuracy)) + ((_num(result.chosen.accuracy),) if shown else ()),
+            ("favourable share", _num(result.original.favourable)) + ((_num(result.chosen.favourable),) if shown
+                                                                       else ()),
+            ("margin", _num(result.original.margin)) + ((_num(result.chosen.margin),) if shown else ())]
+    width = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     print(f"spec:      {result.spec}")
     print(f"thresholds: {'per group by ' + ', '.join(result.group_by) if result.per_group and result.group_by else 'one for everyone'}"
           f"; objective: {result.objective}; refused beyond a loss of {_num(result.max_loss, 2)} or with everyone / "
@@ -158,22 +167,26 @@ def print_result(result) -> None:
     print("on the search rows:")
     for r in rows:
         print("  " + "  ".join(cell.ljust(width[i]) for i, cell in enumerate(r)).rstrip())
-    if result.accuracy_loss is not None:
-        loss = result.accuracy_loss * 100
-        print(f"accuracy:  {loss:.1f} points lost on the search rows" if loss >= 0 else
-              f"accuracy:  {-loss:.1f} points gained on the search rows")
+    change = result.accuracy_change(points=True) if shown else None
+    if change is not None:
+        print(f"change:    {change}" + ("" if adopted else f" ({shown})"))
     if result.certified_accuracy is not None:
-        print(f"accuracy:  {result.certified_accuracy:.3f} for the repaired model on the {result.certification.count:,} "
-              "certification rows")
+        print(f"accuracy:  {result.certified_accuracy:.3f} for the {'repaired model' if adopted else shown} on the "
+              f"{result.certification.count:,} certification rows")
+    label = "candidate:" if adopted else "tried:    "
     for c in result.tried:
-        print(f"candidate: {_thresholds(c.point)}: accuracy {_num(c.point.accuracy)}, favourable "
+        print(f"{label} {_thresholds(c.point)}: accuracy {_num(c.point.accuracy)}, favourable "
               f"{_num(c.point.favourable)} (search rows); certificate at failure probability {c.delta:.3g}: {c.verdict}")
-    print(f"chose on:  {result.search.text}")
-    print(f"certified: {result.certification.text}")
+        if not adopted:
+            print(f"           {result.candidate_sentence(c)}")
+    print(f"chose on:  {result.search.text}" if adopted else f"searched:  {result.search.text}")
+    print(f"certified: {result.certification.text}" if adopted else f"tried on:  {result.certification.text}")
     for note in result.notes:
         print(f"note:      {note}")
-    if result.refusal:
-        print(result.refusal)
-    cert = result.certificate
-    print(f"verdict:   {word}" + (f" — {cert.headline}" if cert is not None else ""))
-    print(result.headline)
+    if adopted:
+        print(f"verdict:   {word}")
+        print(result.headline)
+    else:
+        print(f"verdict:   {word} (the candidates tried: "
+              + ", ".join(VERDICT_WORDS.get(c.verdict, c.verdict) for c in result.tried) + ")"
+              if result.tried else f"verdict:   {word}")

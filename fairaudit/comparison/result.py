@@ -132,6 +132,7 @@ class CompareResult:
     exact: bool = False
     data: str | None = None
     results: list | None = field(default=None, repr=False)  # the per-model AuditResults (engines other than monitor)
+    said: dict = field(default_factory=dict)  # name → how a sentence names the model ("the current model (logreg)")
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -164,8 +165,10 @@ class CompareResult:
                 tn = cs.nodes[nid]
                 diffs.append(Difference(nid, tn.text, tn.kind, a, b, est, lo, hi, verdict, role, decided_at))
                 if len(decided) and np.any(v[decided[0]:] != v[decided[0]]):
+                    from fairaudit.comparison.wording import node_words
+
                     warnings = list(warnings) + [
-                        f"the difference of {tn.text} between {a} and {b} changed after it was decided: the rows "
+                        f"the difference of “{node_words(spec, nid)}” between {a} and {b} changed after it was decided: the rows "
                         "may not be in random order (drift, a sorted file), which the guarantee assumes"]
         models = [{"name": s.name, "model": s.describe if s.inputs.pred is None else None,
                    "pred": s.inputs.pred, "provenance": getattr(s.inputs, "provenance", {})} for s in sides]
@@ -212,6 +215,14 @@ class CompareResult:
         return difference_sentence(self, d)
 
     @property
+    def share_note(self) -> str | None:
+        """Why a model's verdict here can be less decided than in an audit of that model alone (the failure
+        probability is shared with the differences), when that is so; else None."""
+        from fairaudit.comparison.wording import share_sentence
+
+        return share_sentence(self)
+
+    @property
     def headline(self) -> str:
         from fairaudit.comparison.wording import headline
 
@@ -256,7 +267,8 @@ class CompareResult:
         return {"format": FORMAT, "version": VERSION, "spec": self.spec, "data": self.data, "engine": self.engine,
                 "scope": self.scope, "scope_text": SCOPES.get(self.scope, self.scope), "delta": self.delta,
                 "guarantee": self.guarantee, "headline": self.headline, "seed": self.seed, "order": self.order,
-                "stop": self.stop, "rows": {**self.rows, "read": self.rows_read}, "models": self.models,
+                "stop": self.stop, "rows": {**self.rows, "read": self.rows_read},
+                "models": [m | ({"said": self.said[m["name"]]} if m["name"] in self.said else {}) for m in self.models],
                 "nodes": nodes, "differences": [d.to_dict() | {"sentence": self.sentence(d)} for d in
                                                 self.differences],
                 "levels": self.levels, "warnings": self.warnings, "trace": trace}

@@ -184,7 +184,7 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
             delta: float = DEFAULTS["delta"], seed: int = DEFAULTS["seed"], stop: str = DEFAULTS["stop"],
             order: str = DEFAULTS["order"], where: str | None = None, rows: str | None = None,
             trust_pickle: bool = False, trusted_types=(), include_protected: bool = False, options=None,
-            paired: bool = True, among=None, among_text: str | None = None):
+            paired: bool = True, among=None, among_text: str | None = None, said=None):
     """Compare models (``models``: Models, saved-model paths or training kinds) and/or logged decisions (``preds``:
     decision expressions such as ``"dec_b == 1"``) on ``data`` against ``spec``; ``sides`` lists them in order as
     ``("model", m)`` / ``("pred", text)`` pairs instead (a mix in the order given). Returns a ``CompareResult``.
@@ -194,9 +194,31 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
     ≥ 1 − Δ (monitor). ``stop``: ``all`` rows or stop when every difference is ``decided``. ``order``: ``shuffle``
     (seeded) or ``given``. ``where``/``rows``: as in ``fairaudit.audit`` (the same for every model). ``paired=False``
     treats every leaf as unpaired (each model's own intervals, subtracted; all of Δ to them): what two separate
-    monitors would conclude, for measuring what pairing gains (``bench/compare_power.py``)."""
+    monitors would conclude, for measuring what pairing gains (``bench/compare_power.py``). ``said``: how the
+    sentences name each model ("the current model (logreg)"), one phrase per model in order (default: its name)."""
     listed = _sides_list(models, preds, sides)
     names = _check_names(names, len(listed))
+    phrases = _check_said(said, names)
+    result = _compare(data, spec, listed, names, engine=engine, delta=delta, seed=seed, stop=stop, order=order,
+                      where=where, rows=rows, trust_pickle=trust_pickle, trusted_types=trusted_types,
+                      include_protected=include_protected, options=options, paired=paired, among=among,
+                      among_text=among_text)
+    result.said = phrases
+    return result
+
+
+def _check_said(said, names: list[str]) -> dict[str, str]:
+    if said is None:
+        return {}
+    said = [" ".join(str(p).split()) for p in said]
+    if len(said) != len(names) or not all(said):
+        raise FairauditError(f"{len(said)} phrase(s) for {len(names)} compared models: give one non-empty phrase per "
+                             "model, in order")
+    return dict(zip(names, said))
+
+
+def _compare(data, spec, listed, names, *, engine, delta, seed, stop, order, where, rows, trust_pickle, trusted_types,
+             include_protected, options, paired, among, among_text):
     if not (isinstance(delta, (int, float)) and 0 < float(delta) < 1):
         raise FairauditError(f"delta must be a probability strictly between 0 and 1, not {delta!r}")
     if stop not in STOPS:

@@ -1,9 +1,135 @@
-"""The comparison's sentences, in one place: what each difference says, the headline, and what they are worth."""
+"""The comparison's sentences, in one place: what each difference says, the headline, and what they are worth.
+
+Every sentence names a node of the specification by its clause name, else in words built from its syntax tree
+(:func:`node_words`: ``fairaudit.spec.words`` for the groups), never by a node id nor by its printed text; and a model
+by the phrase it was given (:func:`said`: "the current model (logreg)", "the decision tree"), else by its name.
+"""
 from __future__ import annotations
 
-from fairaudit.core.explain import interval, number, verdict_word
+from fairaudit.core.explain import _WORDS, FLIP, interval, number, verdict_word
+from fairaudit.spec import ast
+from fairaudit.spec.printer import format_number
+from fairaudit.spec.words import condition_words, group_words
 
 BETTER_WHEN_HIGHER = (">", ">=")
+BINARY_WORDS = {"add": "plus", "sub": "minus", "mul": "times", "div": "divided by"}
+
+
+# ------------------------------------------------------------------------------------------------ names in words
+def said(result, name: str) -> str:
+    """How a sentence names the compared model ``name``: the phrase it was given (``compare(..., said=...)``: "the
+    current model (logreg)"), else its name."""
+    return (getattr(result, "said", None) or {}).get(name) or name
+
+
+def _capital(text: str, result=None) -> str:
+    """A sentence's first letter capitalised — unless the sentence starts with a model's name as given ("new",
+    "logreg": ``result``'s names without a phrase) or a clause's name, kept as written."""
+    if result is not None:
+        kept = [n for n in result.names if said(result, n) == n]
+        kept += [tn.name for tn in result.tree.nodes if tn.name]
+        if any(text == k or text.startswith(k + " ") or text.startswith(k + ":") or text.startswith(k + "'")
+               for k in kept):
+            return text
+    return text[:1].upper() + text[1:]
+
+
+def _constant(node) -> float | None:
+    """The number of a constant (or a negated constant: ``-0.1`` parses as the negation of 0.1), else None."""
+    if node.kind == "const":
+        return float(node.value)
+    if node.kind == "neg" and node.operand.kind == "const":
+        return -float(node.operand.value)
+    return None
+
+
+def _rate(node) -> str | None:
+    """``E[pred | condition]`` as "the favourable rate of those with …"; None for any other node."""
+    if node.kind == "expect" and isinstance(node.event, ast.Name) and node.event.reserved \
+            and node.event.name == "pred":
+        return f"the favourable rate of {group_words(node.given)}"
+    return None
+
+
+def term_words(node) -> str:
+    """A term of the specification (``fairaudit.spec.ast``) in words: "the favourable rate of those with sex =
+    Female divided by that of those with sex = Male"; built from the syntax tree, never from its printed text."""
+    value = _constant(node)
+    if value is not None:
+        return format_number(value)
+    kind = node.kind
+    if kind == "neg":
+        return f"minus {_operand_words(node.operand)}"
+    if kind == "expect":
+        rate = _rate(node)
+        if rate is not None:
+            return rate
+        return f"the share of {group_words(node.given)} for whom {condition_words(node.event)}"
+    if kind == "fair":
+        return f"the share of individuals whose decision does not change with {node.column}"
+    if kind in ("sub", "div") and _rate(node.left) and _rate(node.right):
+        return f"{_rate(node.left)} {BINARY_WORDS[kind]} that of {group_words(node.right.given)}"
+    if kind in BINARY_WORDS:
+        return f"{_operand_words(node.left)} {BINARY_WORDS[kind]} {_operand_words(node.right)}"
+    raise TypeError(f"not a term: {node!r}")
+
+
+def _operand_words(node) -> str:
+    """A term inside an arithmetic term: in parentheses when it is itself arithmetic (so that the reader never has
+    to know which binds tighter)."""
+    text = term_words(node)
+    return f"({text})" if node.kind in BINARY_WORDS and not (_rate(node.left) and _rate(node.right)) else text
+
+
+def _cmp_words(node) -> str:
+    left, right = _constant(node.left), _constant(node.right)
+    if right is not None:
+        return f"{term_words(node.left)} is {_WORDS[node.op]} {format_number(right)}"
+    if left is not None:
+        return f"{term_words(node.right)} is {_WORDS[FLIP[node.op]]} {format_number(left)}"
+    return f"{term_words(node.left)} is {_WORDS[node.op]} {term_words(node.right)}"
+
+
+def _chain(node, kind: str) -> list:
+    if node.kind != kind:
+        return [node]
+    return _chain(node.left, kind) + _chain(node.right, kind)
+
+
+def _words(node, names: dict) -> str:
+    if id(node) in names:
+        return names[id(node)]
+    if node.kind == "cmp":
+        return _cmp_words(node)
+    if node.kind in ("and", "or"):
+        parts = _chain(node, node.kind)
+        if all(id(p) in names for p in parts):
+            return f" {node.kind} ".join(names[id(p)] for p in parts)
+        head = "all of" if node.kind == "and" else "at least one of"
+        return f"{head}: " + "; ".join(_words(p, names) for p in parts)
+    if node.kind == "not":
+        return f"not ({_words(node.operand, names)})"
+    return term_words(node)
+
+
+def node_words(tree, node_id: str) -> str:
+    """A node of the parsed specification ``tree`` (``fairaudit.spec.ast.Spec``) as every page, PDF and sentence
+    names it: its clause name ("ratio"), else its words from the syntax tree — a comparison "the favourable rate of
+    those with sex = Female divided by that of those with sex = Male is at least 0.8", a conjunction of named clauses
+    "ratio and gap". Never its node id."""
+    names = {id(tn.node): tn.name for tn in tree.nodes if tn.name}
+    return _words(tree.node(node_id).node, names)
+
+
+def spec_words(result) -> str:
+    """The whole specification as a sentence names it: "the specification", with its clauses' names when they
+    have them ("the specification (ratio and gap)")."""
+    root = result.tree.nodes[0]
+    names = [tn.name for tn in result.tree.nodes if tn.name]
+    if root.name:
+        return f"the specification ({root.name})"
+    words = node_words(result.tree, root.id)
+    return f"the specification ({words})" if names and words == " and ".join(names) else "the specification"
 
 
 def model_verdict_word(verdict: str | None) -> str:
@@ -18,10 +144,6 @@ def difference_word(verdict: str, a: str, b: str) -> str:
     return {"a_lower": f"{a} lower", "b_lower": f"{b} lower", "equal": "equal"}.get(
         verdict, verdict_word("unknown"))
 BETTER_WHEN_LOWER = ("<", "<=")
-
-
-def _short(text: str, limit: int = 100) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def holds_phrase(result) -> str:
@@ -58,45 +180,68 @@ def _op(result, node_id: str) -> str | None:
 
 def _margin(result, node_id: str) -> str:
     """What a comparison's margin is, in words: its left side when the right side is a constant."""
-    nodes = {tn.id: tn for tn in result.tree.nodes}
-    left, right = (nodes[c] for c in nodes[node_id].children)
-    return f"value of {_short(left.text, 60)}" if right.kind == "const" else "margin (left side − right side)"
+    node = result.tree.node(node_id).node
+    return (f"value of {term_words(node.left)}" if _constant(node.right) is not None
+            else "margin (left side minus right side)")
 
 
 def difference_sentence(result, d) -> str:
-    """One plain sentence for one difference (``a − b`` of a node, or of a comparison's margin ``left − right``)."""
-    what = "the specification" if d.node == result.tree.nodes[0].id and d.kind in ("and", "or", "not") \
-        else _short(d.text)
+    """One plain sentence for one difference (``a − b`` of a node, or of a comparison's margin ``left − right``),
+    naming the node in words (:func:`node_words`) and the models as they were given (:func:`said`)."""
+    root = d.node == result.tree.nodes[0].id and d.kind in ("and", "or", "not")
+    what = spec_words(result) if root else node_words(result.tree, d.node)
+    a, b = said(result, d.a), said(result, d.b)
     span = interval(d.lo, d.hi)
     if d.verdict == "equal":
         if d.pairing == "same":
-            return f"{what}: the same for {d.a} and {d.b} (it does not read the decision)."
-        return f"{what}: exactly the same for {d.a} and {d.b} on these rows."
+            return f"{_capital(what, result)}: the same for {a} and {b} (it does not read the decision)."
+        return f"{_capital(what, result)}: exactly the same for {a} and {b} on these rows."
+    value = "slack" if d.kind in ("and", "or", "not") else "margin" if d.kind == "cmp" else "value"
     if d.verdict == "undecided":
-        return (f"{what}: not established which of {d.a} and {d.b} is lower — the difference {d.a} − {d.b} is "
+        return (f"{_capital(what, result)}: not established which of {a} and {b} is lower — {a}'s {value} minus {b}'s is "
                 f"in {span} (estimate {number(d.estimate)}), which still contains 0.")
-    lower, higher = (d.a, d.b) if d.verdict == "a_lower" else (d.b, d.a)
+    lower, higher = (a, b) if d.verdict == "a_lower" else (b, a)
     lo, hi = (-d.hi, -d.lo) if d.verdict == "a_lower" else (d.lo, d.hi)
     gap = number(lo) if interval(lo, hi) == number(lo) else f"{number(lo)} to {number(hi)}"
     when = f" (decided after {d.decided_at:,} rows)" if d.decided_at else ""
     if d.kind in ("and", "or", "not"):
         better, worse = higher, lower
-        return (f"{better} is further from failing {what} than {worse}: its slack (how far it is from failing; "
-                f"negative: by how much it fails) is higher by {gap}, {holds_phrase(result)}{when}.")
+        return (f"{_capital(better, result)} is further from failing {what} than {worse}: its slack (how far it is from "
+                f"failing; negative: by how much it fails) is higher by {gap}, {holds_phrase(result)}{when}.")
     op = _op(result, d.node) if d.kind == "cmp" else None
     if op in BETTER_WHEN_HIGHER or op in BETTER_WHEN_LOWER:
         better = higher if op in BETTER_WHEN_HIGHER else lower
         worse = lower if better == higher else higher
-        return (f"{better} is further on the passing side of {what} than {worse}: its {_margin(result, d.node)} is "
-                f"{'higher' if better == higher else 'lower'} by {gap}, {holds_phrase(result)}{when}.")
-    return (f"{lower}'s {what} is lower than {higher}'s by {gap}, {holds_phrase(result)}{when}.")
+        return (f"{_capital(better, result)} is further on the passing side of “{what}” than {worse}: its "
+                f"{_margin(result, d.node)} is {'higher' if better == higher else 'lower'} by {gap}, "
+                f"{holds_phrase(result)}{when}.")
+    return f"{_capital(what, result)} is lower for {lower} than for {higher} by {gap}, {holds_phrase(result)}{when}."
+
+
+VERDICT_VERBS = {"true": ("satisfies", "satisfy"), "false": ("violates", "violate")}
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _model_verdicts(result) -> str:
-    """Each model's verdict on the whole specification: "old violates it, new satisfies it"."""
-    words = {"true": "satisfies it", "false": "violates it"}
-    parts = [f"{name} {words.get(result.verdict_of(name), 'is undecided on it')}" for name in result.names]
-    return ", ".join(parts)
+    """Each model's verdict on the whole specification, grouped by verdict, every model by its phrase and the
+    specification named (never "it"): "the current model (logreg) violates the specification (ratio); the decision
+    tree is undecided on the specification (ratio)"."""
+    whole = spec_words(result)
+    groups: dict[str, list[str]] = {}
+    for name in result.names:
+        verdict = result.verdict_of(name)
+        groups.setdefault(verdict if verdict in VERDICT_VERBS else "unknown", []).append(said(result, name))
+    parts = []
+    for verdict, who in groups.items():
+        if verdict in VERDICT_VERBS:
+            verb = VERDICT_VERBS[verdict][0 if len(who) == 1 else 1]
+            parts.append(f"{_join(who)} {verb} {whole}")
+        else:
+            parts.append(f"{_join(who)} {'is' if len(who) == 1 else 'are'} undecided on {whole}")
+    return "; ".join(parts)
 
 
 def headline(result) -> str:
@@ -114,17 +259,37 @@ def headline(result) -> str:
         return f"{lead}{difference_sentence(result, whole).rstrip('.')} ({verdicts})."
     cmps = [d for d in first if d.kind == "cmp" and d.pairing != "same"]
     decided = [d for d in cmps if d.verdict in ("a_lower", "b_lower")]
-    pair = f"{a} and {b}"
+    pair = f"{said(result, a)} and {said(result, b)}"
     if result.exact and cmps and all(d.verdict == "equal" for d in cmps):
-        return f"{pair} give exactly the same values on the specification's comparisons, on these rows ({verdicts})."
+        return _capital(f"{pair} give exactly the same values on the comparisons of {spec_words(result)}, on these "
+                        f"rows ({verdicts}).", result)
     read = f"after {result.rows_read:,} rows" if result.rows_read and result.engine == "monitor" else "on this evidence"
     if decided:
         part = difference_sentence(result, decided[0]).rstrip(".")
         more = f" ({len(decided)} of {len(cmps)} comparisons decided)" if len(cmps) > 1 else ""
-        return (f"Not established {read} which of {pair} is further from failing the specification as a whole; of "
-                f"its parts: {part}{more} ({verdicts}).")
-    return (f"Not established {read}: no comparison of the specification is shown to differ between {pair} "
-            f"(every difference interval still contains 0; {verdicts}).")
+        return (f"Not established {read} which of {pair} is further from failing {spec_words(result)} as a whole; "
+                f"of its parts: {part}{more} ({verdicts}).")
+    return (f"Not established {read}: no comparison of {spec_words(result)} is shown to differ between {pair} "
+            f"(every difference interval still contains 0). {_capital(verdicts, result)}.")
+
+
+def share_sentence(result) -> str | None:
+    """Why a model's verdict here can differ from an audit of that model alone: the comparison shares its failure
+    probability among more intervals (every model's and every difference's, ``fairaudit.comparison.run``), so each
+    model's leaf interval holds at a smaller share than any level an audit of that model alone at the same failure
+    probability gives that leaf (the monitor's directed split never goes below ``display_deltas``; the equal split
+    gives Δ/k). None when that is not so (nothing is shared: the dataset engine, a verifier engine)."""
+    level = (result.levels or {}).get("model_leaf")
+    if result.engine != "monitor" or not level:
+        return None
+    from fairaudit.engines.monitor.directed import display_deltas
+
+    alone = list(display_deltas(result.tree, result.delta).values())
+    if not alone or not level < min(alone):
+        return None
+    return ("Each model's interval here holds at a smaller share of the failure probability than in an audit of that "
+            "model alone at the same failure probability (the comparison also certifies the differences between the "
+            "models), so it is wider: an audit of one model may decide what this comparison leaves undecided.")
 
 
 def guarantee_sentence(result) -> str:

@@ -196,6 +196,113 @@ def part_name(node: Node, limit: int = 60, nodes: Sequence[Node] | None = None) 
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+#: what an arithmetic term is, as a sentence names it ("the ratio's estimate")
+TERM_KINDS = {"div": "ratio", "sub": "gap", "add": "sum", "mul": "product", "neg": "negation"}
+_TERM_SIGNS = {"div": "÷", "sub": "−", "add": "+", "mul": "×"}
+
+
+def _leaf(text: str):
+    """The parsed leaf (``fairaudit.spec.ast.Expect`` / ``Fair``) whose canonical text is ``text``; None when it is
+    not one (a term is parsed as the left side of a condition)."""
+    from fairaudit.base.errors import FairauditError
+    from fairaudit.spec import ast, parse
+
+    try:
+        leaf = parse(f"{text} < 1").root.left
+    except (FairauditError, ValueError, RecursionError, AttributeError):
+        return None
+    return leaf if isinstance(leaf, (ast.Expect, ast.Fair)) else None
+
+
+def _leaf_words(node: Node) -> tuple[str, str | None]:
+    """``(words, group)`` of a leaf, from its parsed syntax (``fairaudit.spec.words``): "favourable rate of sex =
+    Female" and the group's condition words ("sex = Female"); ``group`` is None when it is not a favourable rate."""
+    from fairaudit.spec import ast
+    from fairaudit.spec.words import condition_words
+
+    leaf = _leaf(str(node.get("text", "")))
+    if isinstance(leaf, ast.Fair):
+        return f"share whose decision does not change with {leaf.column}", None
+    if leaf is None:
+        return "this term", None
+    decision = isinstance(leaf.event, ast.Name) and leaf.event.reserved and leaf.event.name == "pred"
+    if decision:
+        group = condition_words(leaf.given) if leaf.given is not None else "everyone"
+        return f"favourable rate of {group}", group
+    event = condition_words(leaf.event)
+    given = f" among those with {condition_words(leaf.given)}" if leaf.given is not None else ""
+    return f"share with {event}{given}", None
+
+
+def term_words(node: Node, nodes: Sequence[Node]) -> str:
+    """A term in words, from its parsed syntax, never its printed text: "favourable rate of sex = Female"; a ratio
+    or gap of two favourable rates "favourable rate of sex = Female ÷ that of sex = Male"; a constant its number."""
+    kind = node.get("kind")
+    if node.get("name"):
+        return str(node["name"])
+    if kind == "const":
+        return number(const_value(node, nodes))
+    if kind in ("expect", "fair"):
+        return _leaf_words(node)[0]
+    kids = children(node["id"], nodes)
+    if kind == "neg" and len(kids) == 1:
+        value = const_value(node, nodes)
+        return number(value) if value is not None else f"minus ({term_words(kids[0], nodes)})"
+    if kind in _TERM_SIGNS and len(kids) == 2:
+        (a, ga), (b, gb) = (_leaf_words(k) if k.get("kind") == "expect" else (term_words(k, nodes), None)
+                            for k in kids)
+        if ga is not None and gb is not None:  # two favourable rates: the second as "that of"
+            return f"favourable rate of {ga} {_TERM_SIGNS[kind]} that of {gb}"
+        wrap = lambda k, w: w if k.get("kind") in ("expect", "fair", "const") or k.get("name") else f"({w})"  # noqa: E731
+        return f"{wrap(kids[0], a)} {_TERM_SIGNS[kind]} {wrap(kids[1], b)}"
+    return part_name(node, nodes=nodes)
+
+
+def term_kind(node: Node) -> str:
+    """What a compared term is called in a sentence: "ratio", "gap", "favourable rate", "value"."""
+    kind = node.get("kind")
+    if kind in TERM_KINDS:
+        return TERM_KINDS[kind]
+    if kind == "expect":
+        return "favourable rate" if _leaf_words(node)[1] is not None else "share"
+    if kind == "fair":
+        return "share"
+    return "value"
+
+
+def clause_words(node_id: str, nodes: Sequence[Node], threshold: bool = True) -> str:
+    """A clause of the specification in words, built from its parsed syntax (never its text, never its id): a
+    comparison "favourable rate of sex = Female ÷ that of sex = Male ≥ 0.8" (``threshold=False``: its compared
+    term only); and/or/not their parts' words; a term ``term_words``. The clause's name is not included (see
+    ``clause_label``)."""
+    node = _by_id(nodes)[str(node_id)]
+    kind = node.get("kind")
+    kids = children(node_id, nodes)
+    if kind == "cmp":
+        parts = comparison_parts(node_id, nodes)
+        if parts is not None:
+            term, op, c = parts
+            words = term_words(term, nodes)
+            return f"{words} {threshold_text(op, c)}" if threshold else words
+        if len(kids) == 2:
+            return (f"{term_words(kids[0], nodes)} {PRETTY.get(str(node.get('op')), node.get('op'))} "
+                    f"{term_words(kids[1], nodes)}")
+    if kind in ("and", "or") and kids:
+        return f" {kind} ".join(str(k["name"]) if k.get("name") else f"({clause_words(k['id'], nodes)})"
+                                for k in kids)
+    if kind == "not" and kids:
+        return f"not ({kids[0].get('name') or clause_words(kids[0]['id'], nodes)})"
+    return term_words(node, nodes) if not node.get("name") else term_words({**node, "name": None}, nodes)
+
+
+def clause_label(node_id: str, nodes: Sequence[Node], threshold: bool = True) -> str:
+    """A clause as a reader names it: "ratio: favourable rate of sex = Female ÷ that of sex = Male ≥ 0.8" (its
+    name, then its words); its words alone when it has no name. Never a node id."""
+    node = _by_id(nodes)[str(node_id)]
+    words = clause_words(node_id, nodes, threshold)
+    return f"{node['name']}: {words}" if node.get("name") else words
+
+
 def threshold_text(op: str, threshold: float) -> str:
     """``< 0.1``, ``≥ 0.8``."""
     return f"{PRETTY.get(op, op)} {number(threshold)}"
@@ -218,12 +325,35 @@ def node_guarantee(final: Mapping[str, Any], guarantee: Guarantee | None) -> Gua
     return guarantee
 
 
-def _holds(final: Mapping[str, Any], guarantee: Guarantee | None) -> str:
+def percent(confidence: float) -> str:
+    """A confidence as a percentage, never read higher than it is (``Guarantee``'s rule): 0.975 → "97.5 %"."""
+    from decimal import Decimal
+
+    from fairaudit.core.guarantee import _at_most
+
+    text = _at_most(float(confidence))
+    try:
+        value = (Decimal(text) * 100).normalize()
+    except ArithmeticError:
+        return text
+    return f"{value:f} %"
+
+
+def _holds(final: Mapping[str, Any], guarantee: Guarantee | None, what: str = "these bounds") -> str:
+    """How a node's interval holds. Under a probabilistic guarantee whose failure probability the parts of the
+    specification share, the node's own level is said as what it is — its share of the audit's: "This comparison's
+    interval holds with probability ≥ 97.5 %, its share of the audit's 95 %." (beside the headline's ≥ 0.95 a bare
+    "≥ 0.975" reads as a second, stronger verdict)."""
     g = node_guarantee(final, guarantee)
     if g is None:
         return ""
     if g.kind == "exact":
         return f" The value is computed {g.phrase}."
+    if (guarantee is not None and guarantee.kind == "probabilistic" and g.kind == "probabilistic"
+            and not g.scope and g.delta < guarantee.delta):
+        whose = "These bounds hold" if what == "these bounds" else f"This {what}'s interval holds"
+        return (f" {whose} with probability ≥ {percent(g.confidence)}, its share of the audit's "
+                f"{percent(guarantee.confidence)}.")
     return f" These bounds hold {g.phrase}."
 
 
@@ -296,7 +426,7 @@ def explain_node(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | Non
             term, op, c = parts
             tf = term.get("final") or {}
             lo, hi = tf.get("lo"), tf.get("hi")
-            what = (labels or {}).get(str(term["id"])) or part_name(term)
+            what = (labels or {}).get(str(term["id"])) or "the " + term_words(term, nodes)
         else:
             op, c = str(node.get("op") or "<"), 0.0
             lo, hi, what = final.get("lo"), final.get("hi"), "left − right"
@@ -306,9 +436,9 @@ def explain_node(node_id: str, nodes: Sequence[Node], guarantee: Guarantee | Non
         if joint is not None:  # its own test decided it; its interval alone does not
             return (f"{head}: the evidence taken together decides it, although the interval {interval(lo, hi)} "
                     f"of {what} still contains the threshold {number(c)} (how: a joint test of the two groups; see "
-                    f"How this was decided)." + _holds(final, guarantee))
+                    f"How this was decided)." + _holds(final, guarantee, "comparison"))
         return (f"{head}: " + compare_sentence(op, float(lo), float(hi), float(c), verdict or "unknown", what)
-                + _holds(final, guarantee))
+                + _holds(final, guarantee, "comparison"))
     if kind in ("and", "or", "not"):
         by_verdict: dict[str, list[str]] = {}
         for k in kids:

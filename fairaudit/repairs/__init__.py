@@ -3,7 +3,7 @@
 One decision threshold on a model's score for everyone (the default) — or, as an explicit choice, one per group
 (``PER_GROUP_CAVEAT``: unlawful in US employment decisions, restricted in credit) — chosen on one part of the audited
 rows for the user's objective (accuracy, or keeping the share of favourable decisions) among the repairs worth
-adopting, then certified by the monitor on the other part (``docs/methods/repair.md``). One job per module:
+adopting, then certified on the other part by one look at it (``docs/methods/repair.md``). One job per module:
 
 * ``candidates``: the thresholds tried (quantiles of each group's scores, the model's own threshold);
 * ``search``: the specification's exact value and margin for many threshold combinations at once, and the search;

@@ -1,13 +1,14 @@
 """The margin a set of thresholds must reach on the search rows to count as feasible: a fixed number, or sized from
-the certification part (``"auto"``) so that the monitor can certify it there.
+the certification part (``"auto"``) so that the certificate (one look: ``fairaudit.repairs.repair.CERTIFY_ENGINE``)
+can certify it there.
 
 ``Fixed(x)``: every comparison must be at least ``x`` inside its satisfied side.
 
 ``Certifiable(rows_ratio, leaf_delta)`` — the default — asks of each set of thresholds, from its own rates on the
-search rows, what the monitor will need on the certification rows: every leaf ``E[...]`` of rate ``p`` counted on
-``n`` search rows is expected on ``n × rows_ratio`` certification rows, where the monitor's anytime-valid interval
-(the beta-binomial mixture confidence sequence, ``fairaudit.bounds.concentration.mixture_interval``) at the leaf's
-share ``leaf_delta`` of Δ (Δ / k for k distinct leaves, the equal split) has some half-width; propagated through the
+search rows, what the certificate will need on the certification rows: every leaf ``E[...]`` of rate ``p`` counted
+on ``n`` search rows is expected on ``n × rows_ratio`` certification rows, where the certificate's exact binomial
+(Clopper–Pearson) interval (``fairaudit.bounds.fixed_sample.clopper_pearson``) at the leaf's share ``leaf_delta`` of
+Δ (Δ / k for k distinct leaves, the equal split) has some half-width; propagated through the
 specification's arithmetic by the evaluator's interval rules (``fairaudit.core.evaluate.term_intervals``), it gives
 each comparison's half-width ``w_cert``. To it is added ``w_search``, the same propagation of one standard error of
 each leaf on the search rows (√(p(1 − p)/n)): the chosen thresholds are the search rows' best, so their margin there
@@ -41,7 +42,7 @@ class Fixed:
 
 @dataclass(frozen=True)
 class Certifiable:
-    """The margin the monitor needs on the certification rows (module doc): ``rows_ratio`` = certification rows ÷
+    """The margin the certificate needs on the certification rows (module doc): ``rows_ratio`` = certification rows ÷
     search rows, ``leaf_delta`` = each leaf's share of Δ."""
 
     rows_ratio: float
@@ -50,14 +51,14 @@ class Certifiable:
     def need(self, search, rates: dict, counts: dict) -> dict:
         """Per comparison, an array (one entry per set of thresholds): ``w_cert + w_search`` (module doc).
         ``rates``/``counts``: per leaf key, its rate and its number of rows on the search rows (arrays)."""
-        from fairaudit.bounds.concentration import mixture_interval
+        from fairaudit.bounds.fixed_sample import clopper_pearson
 
         cert, noise = {}, {}
         for key in search.keys:
             n = np.asarray(counts[key], dtype=float)
             p = np.where(n > 0, np.nan_to_num(np.asarray(rates[key], dtype=float), nan=0.5), 0.5)
             m = n * self.rows_ratio
-            lo, hi = mixture_interval(p * m, m, np.full(p.shape, self.leaf_delta))
+            lo, hi = clopper_pearson(np.round(p * m), np.round(m), np.full(p.shape, self.leaf_delta))
             cert[key] = LeafValue(p, np.asarray(lo, float), np.asarray(hi, float))
             with np.errstate(invalid="ignore", divide="ignore"):
                 se = np.where(n > 0, np.sqrt(p * (1 - p) / np.where(n > 0, n, 1.0)), 0.5)

@@ -1,9 +1,16 @@
 """What a repair returns: ``RepairResult`` (the chosen thresholds, the curve, the rows that chose and certified, the
-monitor's certificate) and its JSON (``to_dict``, ``fairaudit repair --json``).
+one-look certificate) and its JSON (``to_dict``, ``fairaudit repair --json``).
 
 The names are a contract the dashboard and the CLI read: ``thresholds``, ``global_threshold``, ``kind``, ``chosen``,
 ``original``, ``curve``, ``search``, ``certification``, ``certificate``, ``verdict``, ``headline``, ``model``,
 ``tried`` (the candidates certified together), ``refusal``, ``caveat``, ``to_dict()``, ``save_model(path)``.
+
+Every sentence is built from the parsed specification, never from its text: the certificate's comparison that matters
+is said by the audit's own headline machinery (``fairaudit.core.claim.summary_sentence``: groups in words, the rule
+that chose the comparison), the specification by its clauses' names ("ratio and gap"). A refused repair
+(``refused``: ``wording.Refusal``) leads with one line, "No repair adopted: …", said with the name each surface gives
+the loss bound (``refusal_for``); its candidates are "tried", never "repaired", "chosen" or "adopted"
+(``is_adopted``, ``shown_name``).
 """
 from __future__ import annotations
 
@@ -53,7 +60,7 @@ class Rows:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One candidate certified together with others: its ``point`` (search rows), the monitor's ``certificate`` on
+    """One candidate certified together with others: its ``point`` (search rows), the one-look ``certificate`` on
     the certification rows at level ``delta`` (Δ/k), the predicted ``odds`` of that certificate (None: not
     predicted) and the repaired model's ``accuracy`` on the certification rows (None without labels)."""
 
@@ -91,7 +98,7 @@ class RepairResult:
     curve: list
     search: Rows
     certification: Rows
-    certificate: Any  # the monitor's AuditResult on the certification rows
+    certificate: Any  # the one-look AuditResult on the certification rows
     model: Any  # the repaired model (``fairaudit.models.thresholds.ThresholdModel``)
     delta: float
     required_margin: dict
@@ -105,7 +112,7 @@ class RepairResult:
     tried: list = field(default_factory=list)  # the ``Candidate``s certified together, each at Δ/k
     together: int = 1  # k: how many were certified together (each at Δ/k)
     expected: float | None = None  # the plan's expected objective of the certified repair
-    refusal: str | None = None  # one line when no useful repair is certified (with the rows that would do)
+    refused: Any = None  # ``wording.Refusal`` when no useful repair is certified (``refusal``: its one line)
     rows_needed: int | None = None  # certification rows at which a useful repair would be certifiable
 
     @property
@@ -121,21 +128,52 @@ class RepairResult:
         return PER_GROUP_CAVEAT if self.per_group else None
 
     @property
-    def adopted(self):
-        """The ``Candidate`` shown (the certified one adopted, else the safest tried); None when none was tried."""
+    def shown(self):
+        """The ``Candidate`` shown: the certified one adopted, else the best (safest) tried; None when none was
+        tried."""
         for c in self.tried:
             if c.point == self.chosen:
                 return c
         return None
 
     @property
+    def is_adopted(self) -> bool:
+        """Whether a repair was adopted: a candidate was certified (no refusal)."""
+        return self.refused is None and self.verdict == "certified"
+
+    @property
+    def adopted(self):
+        """The ``Candidate`` adopted (certified); None when the repair was refused."""
+        return self.shown if self.is_adopted else None
+
+    @property
+    def shown_name(self) -> str:
+        """What the candidate shown is called (tables, chart, CLI): "repaired" when adopted, else "best candidate
+        tried" (``wording.SHOWN``)."""
+        from fairaudit.repairs.wording import SHOWN
+
+        return SHOWN[self.is_adopted]
+
+    @property
+    def refusal(self) -> str | None:
+        """The refusal's one line as the library says it ("No repair adopted: …", the bound named ``max_loss``);
+        None when a repair was adopted."""
+        return self.refusal_for("library")
+
+    def refusal_for(self, surface: str) -> str | None:
+        """The refusal's one line on ``surface`` ("dashboard", "cli" or "library": ``wording.OPTION_NAMES``)."""
+        from fairaudit.repairs.wording import refusal_text
+
+        return None if self.refused is None else refusal_text(self.refused, surface)
+
+    @property
     def certified_accuracy(self) -> float | None:
-        """The repaired model's accuracy on the certification rows (None without labels or a candidate)."""
-        return None if self.adopted is None else self.adopted.accuracy
+        """The accuracy of the candidate shown on the certification rows (None without labels or a candidate)."""
+        return None if self.shown is None else self.shown.accuracy
 
     @property
     def verdict(self) -> str:
-        """"certified", "violated" or "undecided": the monitor's verdict on the certification rows ("undecided" when
+        """"certified", "violated" or "undecided": the certificate's verdict on the certification rows ("undecided" when
         no useful candidate could be certified at all)."""
         if self.certificate is None:
             return "undecided"
@@ -148,45 +186,68 @@ class RepairResult:
 
     @property
     def accuracy_loss(self) -> float | None:
-        """The original accuracy minus the repaired one on the search rows (None without labels)."""
+        """The original accuracy minus the shown candidate's on the search rows (None without labels)."""
         if self.chosen.accuracy is None or self.original.accuracy is None:
             return None
         return self.original.accuracy - self.chosen.accuracy
 
+    def accuracy_change(self, *, points: bool = False) -> str | None:
+        """"accuracy given up on the search rows: 0.0107" (or "gained" when the repair is more accurate):
+        ``wording.change_words``; None without labels."""
+        from fairaudit.repairs.wording import change_words
+
+        loss = self.accuracy_loss
+        return None if loss is None else change_words(loss, points=points)
+
+    def thresholds_words(self, point=None) -> str:
+        """The thresholds of ``point`` (default: the one shown) in words: "a single threshold 0.521 on the score" or
+        "thresholds on the score by sex (Female ≥ 0.4; Male ≥ 0.6)"."""
+        p = self.chosen if point is None else point
+        if not p.thresholds:
+            return f"a single threshold {p.default:.3g} on the score"
+        return ("thresholds on the score by " + ", ".join(self.group_by) + " ("
+                + "; ".join(f"{g} ≥ {t:.3g}" for g, t in sorted(p.thresholds.items())) + ")")
+
     @property
     def headline(self) -> str:
-        """One sentence for a signer: what is certified, about which population, at what level, and that the
-        thresholds were chosen on other rows."""
-        what = (f"a single threshold {self.chosen.default:.3g} on the score" if self.kind == "global"
-                else "thresholds on the score by " + ", ".join(self.group_by) + " ("
-                + "; ".join(f"{g} ≥ {t:.3g}" for g, t in sorted(self.thresholds.items())) + ")")
+        """One line for a signer. Adopted: what is certified, about which population, at what level, that the
+        thresholds were chosen on other rows, then the comparison that matters in words (the audit's
+        ``summary_sentence``). Refused: the refusal's one line (``refusal``)."""
+        if self.refused is not None or self.certificate is None or self.verdict != "certified":
+            return self.refusal or "No repair adopted: no useful repair was certified."
         level = f"{(1 - self.delta) * 100:g}%"
-        if self.certificate is None:
-            return f"Not certified: {self.refusal or 'no useful repair was found'}"
         together = ("" if self.together <= 1 else
                     f" ({self.together} candidates were certified together, each with failure probability "
                     f"{self.delta / self.together:.3g}, so that all hold at this level)")
         about = (f"the population the {self.certification.count:,} certification rows were drawn from "
-                 f"(assumed in random order)")
+                 f"(assumed an independent sample of it, looked at once)")
         chosen_on = (f"the thresholds were chosen on {self.search.count:,} other rows (seed {self.search.seed}), "
                      "which play no part in this certificate")
-        if self.verdict == "certified":
-            return (f"Certified with probability ≥ {level}{together}: with {what}, the model satisfies {self.spec} on "
-                    f"{about}; {chosen_on}.")
-        if self.verdict == "violated":
-            return (f"Violated with probability ≥ {level}: with {what}, the model does not satisfy {self.spec} on "
-                    f"{about}; {chosen_on}.")
-        return (f"Not certified: with {what}, the monitor could not decide {self.spec} at level {level} on the "
-                f"{self.certification.count:,} certification rows (more rows, or a larger margin, are needed); "
-                f"{chosen_on}.")
+        return (f"Certified with probability ≥ {level}{together}: with {self.thresholds_words()}, the model satisfies "
+                f"{spec_words(self.certificate)} on {about}; {chosen_on}. {comparison_words(self.certificate)}")
+
+    def candidate_sentence(self, candidate) -> str:
+        """What a candidate's certificate says, in words: its thresholds, its verdict on the certification rows at its
+        failure probability, and the comparison that matters (``summary_sentence``)."""
+        c = candidate
+        rows = f"on the {self.certification.count:,} certification rows"
+        what = self.thresholds_words(c.point)
+        what = what[:1].upper() + what[1:]
+        if c.verdict == "certified":
+            said = f"certified {rows} (failure probability {c.delta:.3g})"
+        elif c.verdict == "violated":
+            said = f"violated {rows}"
+        else:
+            said = f"not decided {rows} at failure probability {c.delta:.3g} (more rows are needed)"
+        return f"{what}: {said}. {comparison_words(c.certificate)}"
 
     @property
     def status(self) -> tuple[str, str, str]:
-        """``(word, box kind, icon)`` of the verdict (``wording.status``): "Not certified" never wears the
-        certified icon."""
+        """``(word, box kind, icon)`` of the result (``wording.status``): "No repair adopted" for a refused repair,
+        else its verdict's; "Not certified" never wears the certified icon."""
         from fairaudit.repairs.wording import status
 
-        return status(self.verdict)
+        return status("refused" if self.refused is not None else self.verdict)
 
     def to_dict(self) -> dict:
         cert = self.certificate
@@ -206,7 +267,8 @@ class RepairResult:
             "max_loss": self.max_loss, "certified_together": self.together,
             "tried": [c.to_dict() for c in self.tried], "expected_objective": _number(self.expected),
             "accuracy_on_certification_rows": _number(self.certified_accuracy),
-            "refusal": self.refusal, "rows_needed": self.rows_needed,
+            "refusal": self.refusal, "rows_needed": self.rows_needed, "adopted": self.is_adopted,
+            "refused": None if self.refused is None else self.refused.to_dict(),
             "certificate": None if cert is None else json.loads(cert.to_json()),
         }
 
@@ -219,6 +281,28 @@ class RepairResult:
         from fairaudit.repairs.model import save
 
         return save(self.model, path, force=force)
+
+
+def spec_words(result) -> str:
+    """The specification by its clauses' names, from an audit result's nodes: "the specification (ratio and gap)",
+    "the specification (ratio and 1 unnamed comparison)", or "the specification" when no comparison is named."""
+    cmps = [n for n in getattr(result, "nodes", []) or [] if n.get("kind") == "cmp"]
+    names = [str(n["name"]) for n in cmps if n.get("name")]
+    if not names:
+        return "the specification"
+    unnamed = len(cmps) - len(names)
+    if unnamed:
+        names.append(f"{unnamed} unnamed comparison" + ("s" if unnamed > 1 else ""))
+    said = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"the specification ({said})"
+
+
+def comparison_words(result) -> str:
+    """The comparison that matters in an audit result, in words (``fairaudit.core.claim.summary_sentence``: groups
+    named from the syntax tree, never from the specification's text)."""
+    from fairaudit.core.claim import summary_sentence
+
+    return summary_sentence(result)
 
 
 def _number(x):

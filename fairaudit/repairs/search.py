@@ -16,7 +16,7 @@ search). A combination of one threshold per group adds its groups' counts, and t
 satisfied side); ``and`` takes the least of its parts, ``or`` the greatest, ``not`` the negation. A set of
 thresholds is *feasible* when each comparison's margin (read through the ``and``/``or``/``not`` above it) reaches
 the margin required of it (``fairaudit.repairs.margin``: a fixed number, or sized for each set of thresholds from its
-own rates so that the monitor can certify it on the certification rows).
+own rates so that the certificate can certify it on the certification rows).
 
 **Which combinations.** Every combination of the groups' candidates when there are at most ``EXHAUSTIVE_LIMIT``;
 otherwise coordinate ascent: from the best single threshold, each group's threshold in turn is set to its best

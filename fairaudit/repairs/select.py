@@ -5,20 +5,19 @@ A repair is worth adopting only if it keeps most of what the user cares about. T
 1. **Useful** (``useful``): a candidate is refused when it decides every row favourably or none, or when it gives up
    more of the objective than ``max_loss`` allows — accuracy: the original's accuracy less the candidate's
    ≤ ``max_loss``; favourable: the favourable share moves by at most ``max_loss`` either way.
-2. **Odds** (``odds``): for each useful candidate, the predicted probability that the monitor certifies it on the
+2. **Odds** (``odds``): for each useful candidate, the predicted probability that the certificate certifies it on the
    certification rows at level δ. The certification rows' rate of each leaf is drawn ``DRAWS`` times from a normal
    law around the search rows' rate (variance p(1 − p)(1/n_search + 1/n_cert): the search rows' error and the
-   certification rows' own), with the leaf's expected number of certification rows, and the monitor's own
-   end-of-stream rule decides each draw (``fairaudit.engines.monitor.engine.decisions``: the directed split, the
-   joint tests). The monitor may decide earlier (anytime), so this slightly understates the odds.
+   certification rows' own), with the leaf's expected number of certification rows, and the certificate's own rule
+   decides each draw (``one_look_verdict``: the ``dataset`` engine's one-look intervals, the arithmetic above).
 3. **Plan** (``plan``): for each k = 1 … ``K_MAX``, at most k candidates certified together, each at δ = Δ/k (so that
    all certificates hold together with probability ≥ 1 − Δ, Bonferroni), chosen to maximise the expected objective
    of the certified repair: with the candidates in decreasing objective a₁ > a₂ > … and their odds P₁ < P₂ < …
    (a safer candidate certifies whenever a riskier one does, roughly), it is Σ aᵢ (Pᵢ − Pᵢ₋₁); a repair that is not
    certified is worth nothing. The best k wins.
 
-Then (``repair``): each planned candidate is audited by the monitor on the certification rows at Δ/k, and the
-certified one with the best objective on the search rows is adopted. Every certificate is a monitor verdict at Δ/k
+Then (``repair``): each planned candidate is audited by one look at the certification rows at Δ/k, and the
+certified one with the best objective on the search rows is adopted. Every certificate is a one-look verdict at Δ/k
 on rows that chose nothing, so the probability that any of them is wrong is ≤ k · Δ/k = Δ, whichever one is adopted.
 
 ``rows_needed``: when nothing useful is certified, the number of certification rows at which the most certifiable
@@ -55,11 +54,8 @@ def goal(values, original, objective: str) -> np.ndarray:
 
 
 def odds(search, values, rows: np.ndarray, cert_ratio: float, delta: float, seed: int = 0) -> np.ndarray:
-    """Predicted probability that the monitor certifies each candidate ``rows`` (indices into ``values``) on the
+    """Predicted probability that the certificate certifies each candidate ``rows`` (indices into ``values``) on the
     certification rows (``cert_ratio`` = certification rows ÷ search rows) at level ``delta`` (module doc)."""
-    from fairaudit.core.allocation import LeafStats
-    from fairaudit.engines.monitor.engine import decisions
-
     rows = np.asarray(rows, dtype=int)
     if not len(rows) or not search.keys:
         return np.zeros(len(rows))
@@ -73,9 +69,29 @@ def odds(search, values, rows: np.ndarray, cert_ratio: float, delta: float, seed
         with np.errstate(divide="ignore", invalid="ignore"):
             sd = np.sqrt(p * (1 - p) * (np.where(n > 0, 1 / n, 0.0) + np.where(m > 0, 1 / m, 0.0)))
         drawn = np.clip(p + sd * z[i], 0.0, 1.0)
-        stats[key] = LeafStats(np.round(drawn * m).reshape(-1, 1), np.broadcast_to(m, drawn.shape).reshape(-1, 1))
-    verdict = decisions(search.spec, stats, float(delta))[:, -1].reshape(len(rows), DRAWS)
+        stats[key] = (np.round(drawn * m).ravel(), np.broadcast_to(m, drawn.shape).ravel())
+    verdict = one_look_verdict(search.spec, stats, float(delta)).reshape(len(rows), DRAWS)
     return (verdict == 1).mean(axis=1)
+
+
+def one_look_verdict(spec, counts, delta: float) -> np.ndarray:
+    """The certificate's own rule, vectorised: the ``dataset`` engine's one-look verdict (each distinct leaf's exact
+    binomial interval at its share of ``delta``, ``fairaudit.engines.dataset.engine.allocate``; interval arithmetic
+    up the tree, ``fairaudit.core.evaluate``) for counts ``{leaf key: (successes, n)}`` (arrays of one shape, one
+    entry per case). int8: 1 certified, 0 violated, -1 undecided."""
+    from fairaudit.bounds.fixed_sample import clopper_pearson
+    from fairaudit.core.evaluate import LeafValue, root_verdict
+    from fairaudit.engines.dataset.engine import allocate
+
+    deltas = allocate(list(counts), delta)
+    leaves = {}
+    for key, (s, n) in counts.items():
+        s, n = np.asarray(s, float), np.asarray(n, float)
+        lo, hi = clopper_pearson(s, n, deltas[key])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            estimate = np.where(n > 0, s / np.where(n > 0, n, 1.0), np.nan)
+        leaves[key] = LeafValue(estimate, np.asarray(lo, float), np.asarray(hi, float), deltas[key], n)
+    return np.asarray(root_verdict(spec, leaves))
 
 
 def front(score: np.ndarray, chance: np.ndarray, size: int = FRONT) -> np.ndarray:
@@ -143,12 +159,9 @@ def plan(search, values, candidates: np.ndarray, score: np.ndarray, cert_ratio: 
 
 def rows_needed(search, values, candidates: np.ndarray, cert_rows: int, delta: float) -> tuple[int | None, int | None]:
     """``(certification rows, candidate)``: the fewest certification rows at which a useful candidate would be
-    certified at ``delta`` if its search rates were the truth (the monitor's end-of-stream rule), searched over
+    certified at ``delta`` if its search rates were the truth (``one_look_verdict``), searched over
     ``cert_rows`` × 2^(i/4) up to 4,096 times as many; ``(None, None)`` when none would be (no useful candidate
     satisfies the specification on the search rows)."""
-    from fairaudit.core.allocation import LeafStats
-    from fairaudit.engines.monitor.engine import decisions
-
     candidates = np.asarray(candidates, dtype=int)
     margin = np.asarray(values.margin, float)[candidates] if len(candidates) else np.zeros(0)
     candidates = candidates[margin > 0]
@@ -163,8 +176,8 @@ def rows_needed(search, values, candidates: np.ndarray, cert_rows: int, delta: f
         n = np.asarray(values.counts[key], float)[candidates][:, None] * base * scales[None, :]
         p = np.nan_to_num(np.asarray(values.rates[key], float)[candidates], nan=0.5)[:, None]
         m = np.round(n)
-        stats[key] = LeafStats(np.round(p * m).reshape(-1, 1), m.reshape(-1, 1))
-    verdict = decisions(search.spec, stats, float(delta))[:, -1].reshape(len(candidates), len(scales))
+        stats[key] = (np.round(p * m).ravel(), m.ravel())
+    verdict = one_look_verdict(search.spec, stats, float(delta)).reshape(len(candidates), len(scales))
     ok = verdict == 1
     if not ok.any():
         return None, None

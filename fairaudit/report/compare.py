@@ -43,7 +43,8 @@ def model_rows(result) -> list[tuple[str, str, str]]:
 
 def sentences(result) -> list[str]:
     """The sentences a signer reads: every comparison of the specification between every pair (decided or not),
-    then every other decided difference."""
+    then every other decided difference; each node in words, each model by its phrase
+    (``fairaudit.comparison.wording``)."""
     cmps = [d for d in result.questions() if d.kind == "cmp" and d.pairing != "same"]
     others = [d for d in result.questions() if d.kind != "cmp" and d.verdict in ("a_lower", "b_lower")]
     seen, out = set(), []
@@ -115,7 +116,7 @@ def _node_table(pdf: ReportPDF, result) -> None:
             r.cell(c, style=FontFace(color=rgb(colours[c]), emphasis="BOLD") if c in colours else None)
         for _, row in table.iterrows():
             r = grid.row()
-            r.cell(f"{row['id']} {row['node']}")
+            r.cell(str(row['node']))
             for c in columns[1:]:
                 text = str(row[c])
                 colour = _verdict_colour(text, result) if " vs " in c else None
@@ -134,7 +135,7 @@ def _node_table(pdf: ReportPDF, result) -> None:
                     if not row[f"{a} vs {b}"]:
                         continue
                     r = grid.row()
-                    r.cell(f"{row['id']} {row['node']}")
+                    r.cell(str(row['node']))
                     r.cell(str(row[f"{a} − {b}"]))
                     colour = _verdict_colour(row[f"{a} vs {b}"], result)
                     r.cell(row[f"{a} vs {b}"], style=FontFace(color=colour, emphasis="BOLD") if colour else None)
@@ -192,7 +193,8 @@ def _body(pdf: ReportPDF, result, *, spec: bool) -> None:
     pdf.ln(1)
     _box(pdf, "Headline", result.headline, DECIDED_FILL if decided else UNDECIDED_FILL, size=10.5, bold_text=True)
     pdf.ln(1)
-    _box(pdf, "Guarantee", result.guarantee, GUARANTEE_FILL, size=9)
+    _box(pdf, "Guarantee", result.guarantee + (f" {result.share_note}" if result.share_note else ""), GUARANTEE_FILL,
+         size=9)
     for warning in result.warnings:
         pdf.para("Warning: " + warning, size=9, style="B", h=4.4)
     pdf.ln(1)
@@ -201,7 +203,7 @@ def _body(pdf: ReportPDF, result, *, spec: bool) -> None:
     pdf.heading("Models", size=12, space=1)
     _models(pdf, result)
     if spec:
-        pdf.heading("Specification", size=12, space=1)
+        pdf.heading("Specification (as written)", size=12, space=1)
         pdf.set_fill_color(246, 246, 246)
         pdf.set_font(MONO, "", 8.5)
         pdf.multi_cell(0, 4.2, result.spec.strip(), new_x="LMARGIN", new_y="NEXT", fill=True, padding=2, align="L")

@@ -31,6 +31,7 @@ from typing import Any, Mapping
 
 from fairaudit.core.guarantee import format_interval
 from fairaudit.base.numbers import clean
+from fairaudit.viz._format import option_value
 from fairaudit.viz.values import shown
 from fairaudit.viz.palette import VERDICTS, normalise_verdict
 
@@ -259,8 +260,8 @@ def _plain(v) -> str:
         return "not set"
     if isinstance(v, bool):
         return "yes" if v else "no"
-    if isinstance(v, float):
-        return num(v, 6)
+    if isinstance(v, (int, float)):  # the one format of an option's number (``fairaudit.viz._format.option_value``)
+        return _typeset(option_value(v)) if isinstance(v, float) and v < 0 else option_value(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_plain(x) for x in v) + "]" if v else "none"
     return str(v)
@@ -315,7 +316,9 @@ def option_rows(result) -> list[tuple[str, str, str]]:
     declared = list(engine.all_options()) if engine is not None else []
     for option in declared:
         if option.name in options:
-            add(option.title, options[option.name], option.show(options[option.name]), option.help)
+            value = options[option.name]
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            add(option.title, value, option_value(value) if number else option.show(value), option.help)
     known = set(INPUTS) | {o.name for o in declared} | {"dataset"}
     for key in sorted(k for k in options if k not in known):
         add(key, options[key], _plain(options[key]), "")
@@ -493,19 +496,82 @@ def partial_line(result) -> str | None:
 
 def worst_line(result) -> str | None:
     """For a violated or undecided specification, the comparison the headline is about and the rule that chose it
-    (``result.worst_node``, ``fairaudit.core.focus``): "The comparison closest to failing: (n1) …"."""
+    (``result.worst_node``, ``fairaudit.core.focus``), in words from the parsed specification — its name, what it
+    compares, never a node id or the specification's text: "The violated comparison, ratio (favourable rate of
+    sex = Female ÷ that of sex = Male ≥ 0.8), is violated: the ratio's estimate 0.1626 in [0.0166, 0.7925]."."""
     if verdict_key(result) == "true":
         return None
-    summary = result.worst_summary()
-    return as_sentence(f"{result.worst_node()['rule']}: {summary}") if summary else None
+    worst = result.worst_node()
+    if worst is None:
+        return None
+    from fairaudit.core.explain import clause_words, comparison_parts, fair_text, term_kind
+
+    nodes = result.nodes
+    by_id = {str(n["id"]): n for n in nodes}
+    node = by_id[str(worst["id"])]
+    words = _typeset_signs(clause_words(node["id"], nodes))
+    which = f"{node['name']} ({words})" if node.get("name") else words
+    verdict = {"true": "certified", "false": "violated"}.get(worst["verdict"], "undecided")
+    if getattr(result, "scope", None) == "modelled":  # the engine's own verdict: about its model, not the population
+        verdict += " for the modelled distribution"
+    line = f"{worst['rule']}, {which}, is {verdict}"
+    parts = comparison_parts(node["id"], nodes)
+    if parts is not None:
+        term = parts[0]
+        f = term.get("final") or {}
+        if term.get("kind") == "fair":  # its rates, never a midpoint
+            line += f": its share is {fair_text(f)}"
+        else:
+            span = interval(f.get("lo"), f.get("hi"))
+            line += f": the {term_kind(term)}'s estimate {num(f.get('estimate'))}" + (
+                f" in {span}" if span.startswith("[") else "")
+    else:
+        f = node.get("final") or {}
+        span = interval(f.get("lo"), f.get("hi"))
+        if span != "—":
+            line += f": the difference of its two sides lies in {span}"
+    return as_sentence(line)
+
+
+def _typeset_signs(text: str) -> str:
+    """A clause's words as printed: a real minus sign before a number (``≥ -0.1`` → ``≥ −0.1``)."""
+    return re.sub(r"(?<![\w])-(?=\d)", "−", text)
 
 
 def suggestion_lines(result) -> list[str]:
     """Refinement suggestions for every undecided comparison (``fairaudit.core.suggest``), ending with what was tested;
-    empty when nothing is undecided."""
-    from fairaudit.core.suggest import summary_lines
+    empty when nothing is undecided. Each comparison is named by its name and in words from the parsed specification
+    (``fairaudit.core.explain.clause_label``), never by a node id or its text; detail lines are indented."""
+    from dataclasses import replace
 
-    return summary_lines(result)
+    from fairaudit.core.explain import PRETTY, children, clause_label, number, term_words
+    from fairaudit.core.suggest import POST_HOC, lines, suggestions
+
+    nodes = result.nodes
+    by_id = {str(n["id"]): n for n in nodes}
+    found = suggestions(result)
+    out = []
+    for s in found:
+        node = by_id.get(str(s.node_id))
+        if node is None:
+            continue
+        head = clause_label(node["id"], nodes)
+        if s.form == "margin":
+            kids = children(node["id"], nodes)
+            subject = (f"{term_words(kids[0], nodes)} − {term_words(kids[1], nodes)}" if len(kids) == 2
+                       else "left − right")
+        else:
+            subject = clause_label(node["id"], nodes, threshold=False).split(": ", 1)[-1]
+
+        def said(t):
+            return None if t is None else replace(t, text=f"{subject} {PRETTY.get(s.op, s.op)} {number(t.value)}")
+
+        worded = replace(s, text=head, subject=subject, certify=said(s.certify), refute=said(s.refute))
+        out.append(_typeset_signs(f"{head}: undecided."))
+        out.extend("  " + _typeset_signs(as_sentence(line)) for line in lines(worded))
+    if out:
+        out.append(POST_HOC)
+    return out
 
 
 def audit_context(result) -> list[tuple[str, str]]:
@@ -546,7 +612,7 @@ def has_delta(result) -> bool:
 
 
 def node_rows(result) -> list[dict]:
-    """One row per node in tree order: id, depth, expression, kind, estimate, interval, δ, n, verdict key/label."""
+    """One row per node in tree order: id, depth, expression, label (its name or its words, for a page), kind, estimate, interval, δ, n, verdict key/label."""
     nodes = result.nodes
     depth: dict[str, int] = {}
     for n in nodes:
@@ -569,7 +635,7 @@ def node_rows(result) -> list[dict]:
         if n["kind"] == "cmp" and values.quantity != "value":
             kind = f"comparison ({values.quantity})"
         rows.append({
-            "id": n["id"], "depth": depth[n["id"]], "expression": text,
+            "id": n["id"], "depth": depth[n["id"]], "expression": text, "label": _row_label(n, nodes),
             "kind": kind,
             "raw_kind": n["kind"],
             "estimate": estimate,
@@ -582,6 +648,25 @@ def node_rows(result) -> list[dict]:
             "certified": f.get("certified"), "unfair": f.get("unfair"), "undecided": f.get("undecided"),
         })
     return rows
+
+
+def node_label(result, node_id: str, threshold: bool = True) -> str:
+    """A node as the report and the Report page name it: its name and its words from the parsed specification
+    (``fairaudit.core.explain.clause_label``: "ratio: favourable rate of sex = Female ÷ that of sex = Male ≥ 0.8"),
+    never its id."""
+    from fairaudit.core.explain import clause_label
+
+    return _typeset_signs(clause_label(str(node_id), result.nodes, threshold))
+
+
+def _row_label(node, nodes) -> str:
+    """A node table's row label on a page: a named clause by its name, any other node in short words from the
+    parsed specification (``fairaudit.core.explain.clause_words``), never its id."""
+    from fairaudit.core.explain import clause_words
+
+    if node.get("name"):
+        return str(node["name"])
+    return _typeset_signs(clause_words(node["id"], nodes))
 
 
 def chart_nodes(result, selected=()) -> list[str]:

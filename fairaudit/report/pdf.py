@@ -333,7 +333,7 @@ def _specification(pdf: ReportPDF, result, tree: charts.Figure):
     named = [(i.name, i.id, i.text) for i in result.node_info if i.name]
     if named:
         pdf.ln(1)
-        pdf.para("Named parts: " + "; ".join(f"{name} = {text} (node {nid})" for name, nid, text in named),
+        pdf.para("Named parts: " + "; ".join(f"{name} = {text}" for name, nid, text in named),
                  size=8.5, colour=GREY)
     pdf.ln(4)
     pdf.heading("The specification as a tree", size=12, space=2)
@@ -360,7 +360,7 @@ def _nodes(pdf: ReportPDF, result):
         text += f" n is {content.count_meaning(result).rstrip('.')}."
     pdf.para(text, size=9, colour=GREY)
     pdf.ln(2)
-    columns = [("id", 8, "id"), ("expression", 45, "expression"), ("kind", 21, "kind"), ("estimate", 26, "estimate"),
+    columns = [("expression", 53, "expression"), ("kind", 21, "kind"), ("estimate", 26, "estimate"),
                ("interval", 31, "interval")]
     if show_delta:
         columns.append(("δ", 14, "delta"))
@@ -399,7 +399,8 @@ def _nodes(pdf: ReportPDF, result):
         pdf.ln(2)
         pdf.para("Comparisons decided by their joint test while their interval still contains the threshold "
                  "(the interval is interval arithmetic on the two probabilities; the joint test is sharper, and "
-                 "its verdict holds at the level β shown): " + "; ".join(f"{nid}: {text}" for nid, text in joint)
+                 "its verdict holds at the level β shown): " + "; ".join(
+                     f"{content.node_label(result, nid)}: {text}" for nid, text in joint)
                  + ".", size=8.5)
     if len(result.trace_table) <= 1:
         pdf.ln(2)
@@ -434,7 +435,8 @@ def _convergence(pdf: ReportPDF, result, figures):
         pdf.ensure(8 + pdf.figure_height(fig, max_height=95))
         pdf.set_font(SANS, "B", 10)
         pdf.set_text_color(*rgb(content.verdict_colour(v)) if v != "term" else INK)
-        pdf.multi_cell(0, 5, f"{node_id} · {content.KIND_LABELS.get(info.kind, info.kind)}{label}",
+        named = f"{info.name} · " if info.name else ""
+        pdf.multi_cell(0, 5, f"{named}{content.KIND_LABELS.get(info.kind, info.kind)}{label}",
                        new_x="LMARGIN", new_y="NEXT")
         pdf.set_text_color(*INK)
         note = result.evidence_text(node_id) if info.kind == "cmp" else None

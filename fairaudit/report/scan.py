@@ -3,8 +3,10 @@
     pdf = build_scan_pdf(result, template="ll144")      # bytes; result: a ScanResult (or its JSON)
     write_scan_pdf(result, "audit.pdf", template="eeoc")
 
-Page 1: the finding in one box (``regulatory.finding``: which categories are certified below the threshold and
-which are undecided, with their intervals; the EEOC pack adds Fisher's p and the flip count), then what was audited
+Page 1: under the title, what was audited and when ("audit of hiring.csv · 7 December 2026"); the finding in one box
+(``regulatory.finding``: LL144, per table the impact ratios lowest first with their intervals, the reference, the
+small and unknown categories, no comparison level; EEOC, the categories estimated under 4/5 with their intervals,
+Fisher's p, the flips and what the interval says, then those certified below, then the undecided), then what was audited
 (the audit's date, the data's source and kind, the tool's distribution date, which rows with the data's hash, the
 decision, rate and mode) and the guarantee in one sentence; then one table per attribute and intersection with the
 columns the rule names — categories, counts, the selection rate (a scoring model: the scoring rate) and the impact
@@ -26,6 +28,7 @@ from fairaudit.core.outputs import REPORT_CREATOR
 from fairaudit.report.pdf import GREY, INK, SANS, ReportPDF, rgb
 from fairaudit.subgroups import regulatory
 from fairaudit.subgroups.result import ScanResult
+from fairaudit.subgroups.wording import cell_words, simultaneous_note
 from fairaudit.viz.palette import SCAN_FLAGS
 
 __all__ = ["build_scan_pdf", "write_scan_pdf", "load_scan", "FLAG_WORDS", "FLAG_COLOURS"]
@@ -72,9 +75,9 @@ def facts(result: ScanResult, template: str, about: regulatory.About | None = No
     about = about or regulatory.About()
     rate = (f"scoring rate: the share of a category whose score is above the median score of all "
             f"{result.rows:,} rows" if result.rate_kind == "scoring" else "selection rate: the share selected")
-    level = (f"comparison level {result.threshold:g}: this scan's, not LL144's (LL144 sets none)"
-             if template == "ll144" else f"threshold {result.threshold:g}")
-    rows = [("audit date", str(result.date or "")),
+    level = "" if template == "ll144" else f"; threshold {result.threshold:g}"  # LL144 sets none: no level named
+    when = date_words(result.date)
+    rows = [("audit date", f"{when} ({result.date})" if when != str(result.date or "") else when),
             ("data source", regulatory.source_line(result)),
             ("historical or test", about.data_line())]
     if about.distribution_date:
@@ -84,11 +87,38 @@ def facts(result: ScanResult, template: str, about: regulatory.About | None = No
              ("decision", result.decision or "—"),
              ("rate", rate),
              ("categories", ", ".join(result.attributes) + f" and their intersections up to depth {result.depth}"),
-             ("mode", f"{result.mode} (every interval at once with probability at least {1 - result.delta:g}; "
+             ("mode", f"{result.mode} (every interval at once with probability at least {1 - result.delta:g}"
                       f"{level}; minimum share {100 * result.min_share:g}%)"
-              if result.mode != "exact" else f"exact ({level}; minimum share {100 * result.min_share:g}%)"),
+              if result.mode != "exact" else f"exact (no interval{level}; minimum share {100 * result.min_share:g}%)"),
              ("rule", regulatory.template(template)["rule"])]
     return rows
+
+
+def date_words(date) -> str:
+    """An ISO date or timestamp as a reader writes the day: "2026-12-07T04:13:16+00:00" → "7 December 2026"; text
+    that is not one: as it is."""
+    text = str(date or "")
+    try:
+        day = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    return f"{day.day} {day.strftime('%B')} {day.year}"
+
+
+def data_name(result: ScanResult) -> str:
+    """What was audited, by name: the file's name ("hiring.csv"), else the dataset's."""
+    import os
+
+    if result.source and result.source != "built-in":
+        return os.path.basename(str(result.source))
+    return result.data or "the data"
+
+
+def subtitle(result: ScanResult) -> str:
+    """Page 1's line under the title: "Selection rates and impact ratios … · audit of hiring.csv · 7 December 2026"."""
+    when = date_words(result.date)
+    return (f"{rate_word(result).capitalize()}s and impact ratios of every category and intersection · audit of "
+            f"{data_name(result)}" + (f" · {when}" if when else ""))
 
 
 def _flag_text(cell, result) -> str:
@@ -142,7 +172,7 @@ def _table(pdf: ReportPDF, result: ScanResult, table, template: str, about) -> N
     columns = _columns(result, template)
     pdf.ensure(22 + 5 * min(len(table.cells), 4))
     pdf.heading(table.name, size=11, space=3)
-    ref = result.cell(table.reference).name if table.reference else "none"
+    ref = cell_words(result.cell(table.reference)) if table.reference else "none"
     pdf.para(f"{table.rows:,} individuals of known category, {table.unknown:,} of unknown category; most-selected "
              f"category (the ratios' reference, ratio 1): {ref}.", size=8.5, colour=GREY)
     pdf.ln(1)
@@ -165,7 +195,8 @@ def _table(pdf: ReportPDF, result: ScanResult, table, template: str, about) -> N
         pdf.ln(0.5)
         reason = about.exclusion_reason or regulatory.default_exclusion_reason(result.min_share)
         pdf.para(f"Left out of the impact ratios (under {100 * result.min_share:g}% of the rows; their number and "
-                 f"rate are above): {', '.join(c.name for c in excluded)}. Reason: {reason}.", size=8, colour=GREY)
+                 f"rate are above): {'; '.join(cell_words(c) for c in excluded)}. Reason: {regulatory.sentence(reason)}",
+                 size=8, colour=GREY)
     pdf.ln(1)
 
 
@@ -216,8 +247,7 @@ def build_scan_pdf(result, template: str = "ll144", *, about: regulatory.About |
     pdf.add_page()
     pdf.set_font(SANS, "B", 18)
     pdf.multi_cell(0, 8, title, new_x="LMARGIN", new_y="NEXT", align="L")
-    pdf.para(f"{rate_word(result).capitalize()}s and impact ratios of every category and intersection · "
-             f"audit of {result.date}", size=9.5, colour=GREY)
+    pdf.para(subtitle(result), size=9.5, colour=GREY)
     pdf.ln(2)
     head, lines = regulatory.finding(result, template, about)
     _box(pdf, head, lines, fill=(245, 240, 228), size=9)
@@ -230,8 +260,7 @@ def build_scan_pdf(result, template: str = "ll144", *, about: regulatory.About |
     if template == "ll144":
         ratio = (f"The impact ratio is a category's {rate_word(result)} divided by that of the most-selected "
                  "category of its table (whose ratio is therefore exactly 1). Each interval holds with the guarantee "
-                 f"above; '{result.threshold:g}' in the finding is the level this scan compares with, not a "
-                 "threshold of LL144, which sets none.")
+                 "above. LL144 sets no threshold: this report states rates and ratios, with no verdict.")
     else:
         ratio = (f"The impact ratio is a group's {rate_word(result)} divided by that of the highest group of its "
                  f"table (ratio 1). 'below 4/5': the estimate is under {result.threshold:g}; 'certified below' means "
@@ -243,7 +272,8 @@ def build_scan_pdf(result, template: str = "ll144", *, about: regulatory.About |
                  f"highest group's counts held fixed) for its ratio to cross {result.threshold:g}; a finding that "
                  f"{regulatory.PRACTICAL_FLIPS} or fewer flips reverse is generally not regarded as practically "
                  "significant.")
-    pdf.para(ratio, size=8.5, colour=GREY)
+    note = simultaneous_note(len(result.cells), result.mode)
+    pdf.para(ratio + (f" {note}" if note else ""), size=8.5, colour=GREY)
     for table in result.tables:
         _table(pdf, result, table, template, about)
     for warning in result.warnings:

@@ -115,3 +115,26 @@ def group_words(event: ast.Event | None) -> str:
     if negated and isinstance(inner, (ast.EvAnd, ast.EvOr)):
         return f"everyone except those with {condition_words(inner)}"
     return f"those with {condition_words(event)}"
+
+
+def pairs_event(pairs) -> ast.Event | None:
+    """The condition "attribute = value and …" of ``(attribute, value)`` pairs, as a syntax tree (None for no pair):
+    a text value is compared as text, a number as a number, true / false as 1 / 0 (as a scan writes its cells)."""
+    event = None
+    for name, value in pairs:
+        if isinstance(value, bool) or type(value).__name__ == "bool_":
+            value = int(bool(value))
+        elif hasattr(value, "item") and not isinstance(value, str):  # a numpy number
+            value = value.item()
+        if not isinstance(value, (int, float, str)):
+            value = str(value)
+        compare = ast.Compare("==", ast.Name(str(name)), ast.Value(value))
+        event = compare if event is None else ast.EvAnd(event, compare)
+    return event
+
+
+def pairs_words(pairs) -> str:
+    """``(attribute, value)`` pairs in words, as ``condition_words`` writes the same condition:
+    ``[("sex", "Female"), ("race", "Black")]`` → "sex = Female and race = Black"; no pair: "everyone"."""
+    event = pairs_event(pairs)
+    return "everyone" if event is None else condition_words(event)

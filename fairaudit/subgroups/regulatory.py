@@ -4,7 +4,8 @@
 template)`` gives the table as a list of dicts (one per cell, and for LL144 one "unknown" row per table) that the
 CSV writer (``to_csv``), the PDF section and the dashboard all show; ``preamble(result, template, about)`` the lines
 that say when, on what and with what guarantee; ``finding(result, template, about)`` the finding in a few lines
-(page 1 of the PDF, the dashboard). ``About`` holds what only the auditor knows (historical or test data and why,
+(page 1 of the PDF, the dashboard), each category named as a sentence names it ("sex = Female and race = Black",
+``wording.cell_words``). ``About`` holds what only the auditor knows (historical or test data and why,
 the tool's distribution date, the reason for leaving small categories out of the ratios).
 
 NYC LL144 (6 RCNY §5-301/§5-302): for sex, race/ethnicity and every intersection, the number of individuals, the
@@ -12,7 +13,8 @@ selection rate (a scoring model: the scoring rate, the share above the full samp
 ratio to the most-selected category; a category under 2 % of the data may be left out of the ratios (its count and
 rate are still reported, with the reason); the number of individuals of unknown category; the audit's date, the
 data's source and whether it is historical or test data (why, when test data), the tool's distribution date. LL144
-sets no threshold: its pack states rates and ratios with their intervals, and no verdict.
+sets no threshold: its pack states rates and ratios with their intervals — per table the ratios lowest first, the
+reference, the small and the unknown categories — with no comparison level and no verdict.
 
 EEOC (29 CFR 1607.4(D)): a selection rate below four-fifths of the highest group's is generally regarded as evidence
 of adverse impact; smaller differences may count when statistically and practically significant, larger ones may
@@ -21,7 +23,9 @@ interval is wholly under it ("certified below", with the scan's simultaneous gua
 test against the most-selected group (``fisher_p``: per group, not adjusted for the number of groups) and the flip
 count (``flips``: how many of the group's selections would have to change, the reference's counts held fixed, for
 its ratio to cross 4/5 — a finding that one or two flips reverse is generally not regarded as practically
-significant).
+significant). Its finding leads with the categories whose estimate is under 4/5 (each with its interval, Fisher's p,
+the flips and what the interval says), then those the interval certifies below, then the undecided ones, and says
+what each of these establishes.
 
 The CSV: the preamble as lines starting with ``# `` (the first one ``fairaudit.core.outputs.SCAN_TABLE_MARK``), then
 the header and one line per row; ``pandas.read_csv(path, skiprows=<preamble lines>)`` reads it back.
@@ -35,7 +39,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from fairaudit.base.errors import FairauditError
+from fairaudit.base.numbers import count
 from fairaudit.core.outputs import SCAN_TABLE_MARK
+from fairaudit.subgroups.wording import cell_words
 
 DATA_KINDS = ("historical", "test")
 LL144_SMALL = 0.02  # 6 RCNY §5-301(d): a category under 2 % of the data may be left out of the impact ratios
@@ -215,7 +221,8 @@ def rows(result, name: str) -> list[dict]:
 
 
 def _named(cell) -> str:
-    return cell.name if cell.depth > 1 else f"{cell.table[0]} = {cell.name}"
+    """The cell as a sentence names it (``wording.cell_words``)."""
+    return cell_words(cell)
 
 
 def _interval(e) -> str:
@@ -240,8 +247,7 @@ def preamble(result, name: str, about: About | None = None) -> list[str]:
     rate = "scoring rate (share above the full sample's median score)" if result.rate_kind == "scoring" \
         else "selection rate"
     excluded = result.excluded()
-    level = (f"comparison level {result.threshold:g} (this scan's; LL144 sets none)" if name == "ll144"
-             else f"threshold {result.threshold:g}")
+    level = "" if name == "ll144" else f"; threshold {result.threshold:g}"  # LL144 sets none: no level named
     lines = [f"{SCAN_TABLE_MARK}: {t['title']} ({t['rule']})",
              f"audit date: {result.date}", f"data source: {source_line(result)}",
              f"data: {about.data_line()}"]
@@ -249,7 +255,7 @@ def preamble(result, name: str, about: About | None = None) -> list[str]:
         lines.append(f"distribution date of the tool: {about.distribution_date}")
     lines += [f"rows: {result.rows_line()}", f"data hash: {hash_line(result)}",
               f"decision: {result.decision or ''}", f"rate: {rate}",
-              f"mode: {result.mode} (Δ = {result.delta:g}; {level}; minimum share {result.min_share:g})",
+              f"mode: {result.mode} (Δ = {result.delta:g}{level}; minimum share {result.min_share:g})",
               f"guarantee: {result.guarantee}", f"assumes: {result.assumption}",
               "individuals of unknown category: " + "; ".join(f"{tb.name} {tb.unknown:,}" for tb in result.tables),
               f"excluded from the impact ratios (under {100 * result.min_share:g}% of the rows): "
@@ -283,74 +289,125 @@ def to_csv(result, name: str, about: About | None = None) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ the finding
-def _listed(cells, say, most: int) -> str:
+def sentence(text: str) -> str:
+    """``text`` with one full stop at its end (none added after a stop, an ellipsis, "!" or "?")."""
+    text = text.rstrip()
+    return text if text.endswith((".", "…", "!", "?")) else text + "."
+
+
+def _listed(cells, say, most: int, where: str = "in the tables") -> str:
+    """The first ``most`` of ``cells`` said with ``say``, joined with "; ", then "and N more (in the tables)"; no
+    stop at its end (``sentence`` adds one)."""
     shown = "; ".join(say(c) for c in cells[:most])
     more = len(cells) - most
-    return shown + (f"; and {more} more (in the tables)" if more > 0 else "")
+    return shown + (f"; and {more} more ({where})" if more > 0 else "")
+
+
+def _categories(n: int) -> str:
+    return f"{n:,} categor{'y' if n == 1 else 'ies'}"
+
+
+def _by_ratio(cells) -> list:
+    return sorted(cells, key=lambda c: (c.impact_ratio.estimate, c.impact_ratio.hi, c.rank))
+
+
+def _rated(cells) -> list:
+    """The cells with an impact ratio of their own (not the reference, not excluded, not NaN)."""
+    return [c for c in cells if c.impact_ratio is not None and not c.is_reference
+            and not math.isnan(c.impact_ratio.estimate)]
+
+
+INTERVAL_WORDS = {"certified_below": "interval: certified below {t}",
+                  "certified_above": "interval: certified at or above {t}",
+                  "undecided": "interval: undecided, it contains {t}"}
 
 
 def finding(result, name: str, about: About | None = None, most: int = 6) -> tuple[str, list[str]]:
-    """The finding in one box: ``(heading, lines)`` — which categories are certified below the threshold (with
-    their intervals; EEOC: with Fisher's p and the flip count), which are undecided, the most-selected category of
-    each table, the small and unknown ones. The LL144 pack's words carry no verdict (LL144 sets no threshold)."""
+    """The finding in one box: ``(heading, lines)``, every category named as a sentence names it (``cell_words``).
+
+    EEOC: first the categories whose impact-ratio estimate is under the threshold (the Guidelines' rule of thumb),
+    lowest first, each with its interval, Fisher's p, the flip count and whether the interval certifies it below;
+    then those certified below; then the undecided ones; then what each of these establishes. LL144: per table the
+    impact ratios, lowest first, with their intervals, the reference, the categories under 2 % and the unknown
+    count — no comparison level and no verdict (LL144 sets no threshold). Both: the reason for leaving small
+    categories out of the ratios when some are."""
     template(name)
     about = about or About()
-    t = f"{result.threshold:g}"
-    below, undecided = result.certified_below(), result.undecided()
-    refs = [result.cell(tb.reference) for tb in result.tables if tb.reference]
-    ll144 = name == "ll144"
-
-    def ratio(c) -> str:
-        text = f"{_named(c)} {_interval(c.impact_ratio)}"
-        if not ll144:
-            p, flip = significance(result, c)
-            text += f" (Fisher p {p_text(p)}" + (f", {flip} flip{'s' if flip != 1 else ''}" if flip is not None
-                                                 else "") + ")"
-        return text
-
-    lines = []
-    if ll144:
-        head = (f"Finding: {'scoring' if result.rate_kind == 'scoring' else 'selection'} rates and impact ratios "
-                "(LL144 sets no threshold; the level below is this scan's)")
-        lines.append(f"Impact ratio certified below {t} (its whole interval under {t}): "
-                     + (_listed(below, ratio, most) if below else "none") + ".")
-        lines.append(f"Undecided (the interval still contains {t}): "
-                     + (_listed(undecided, ratio, most) if undecided else "none") + ".")
-        lowest = []
-        for tb in result.tables:
-            rated = [c for c in tb.cells if c.impact_ratio is not None and not c.is_reference
-                     and not math.isnan(c.impact_ratio.estimate)]
-            if rated:
-                c = min(rated, key=lambda c: c.impact_ratio.estimate)
-                lowest.append(f"{tb.name}: {c.name} {_interval(c.impact_ratio)}")
-        if lowest:
-            lines.append("Lowest impact ratio per table: " + "; ".join(lowest) + ".")
+    if name == "ll144":
+        head, lines = _ll144_finding(result, most)
     else:
-        head = f"Finding under the four-fifths rule (threshold {t}, 29 CFR 1607.4(D))"
-        lines.append(f"Certified below {t} (the whole interval of the impact ratio under {t}, with the guarantee "
-                     "below): " + (_listed(below, ratio, most) if below else "none") + ".")
-        lines.append(f"Undecided (the interval still contains {t}): "
-                     + (_listed(undecided, ratio, most) if undecided else "none") + ".")
-        estimate_below = [c for c in result.cells if c.impact_ratio is not None and c.flag == "undecided"
-                          and c.impact_ratio.estimate < result.threshold]
-        if estimate_below:
-            lines.append(f"Of the undecided, estimated under {t} but not established by the interval: "
-                         + ", ".join(_named(c) for c in estimate_below[:most])
-                         + (" …" if len(estimate_below) > most else "") + ".")
-        above = [c for c in result.certified_above() if not c.is_reference]
-        lines.append(f"Certified at or above {t}: {len(above)} categor{'y' if len(above) == 1 else 'ies'}.")
+        head, lines = _eeoc_finding(result, most)
+    excluded = result.excluded()
+    if excluded:
+        lines.append(sentence("Reason for leaving the categories under "
+                              f"{100 * result.min_share:g} % out of the impact ratios: "
+                              + (about.exclusion_reason or default_exclusion_reason(result.min_share))))
+    return head, [sentence(line) for line in lines]
+
+
+def _small(result, cells, most: int) -> str:
+    return _listed(cells, lambda c: f"{cell_words(c)} ({c.rows:,} individuals, rate {c.rate.estimate:.3f}"
+                   f"{', left out of the impact ratios' if c.flag == 'excluded' else ''})", most)
+
+
+def _ll144_finding(result, most: int) -> tuple[str, list[str]]:
+    rate = "scoring" if result.rate_kind == "scoring" else "selection"
+    head = f"Finding: {rate} rates and impact ratios per category (6 RCNY §5-301)"
+    lines = []
+    for tb in result.tables:
+        ref = result.cell(tb.reference) if tb.reference else None
+        rated = _by_ratio(_rated(tb.cells))
+        text = f"{tb.name} — impact ratios, lowest first: " + (
+            _listed(rated, lambda c: f"{cell_words(c)} {_interval(c.impact_ratio)}", most, "in the table")
+            if rated else "none")
+        text += (f". Reference (the most-selected category, impact ratio 1): {cell_words(ref)}, {rate} rate "
+                 f"{_interval(ref.rate)}" if ref else ". No reference (no category with a rate)")
+        lines.append(text)
+    small = small_categories(result)
+    lines.append("Under 2 % of the data: " + (_small(result, small, most) if small else "none"))
+    lines.append("Individuals of unknown category: "
+                 + "; ".join(f"{tb.name} {tb.unknown:,}" for tb in result.tables))
+    return head, lines
+
+
+def _eeoc_finding(result, most: int) -> tuple[str, list[str]]:
+    t = f"{result.threshold:g}"
+    rule = "4/5" if abs(result.threshold - 0.8) < 1e-12 else f"the threshold {t}"
+    head = f"Finding under the four-fifths rule (29 CFR 1607.4(D)), threshold {t}"
+
+    def detailed(c) -> str:
+        p, flip = significance(result, c)
+        where = INTERVAL_WORDS.get(c.flag, c.flag).format(t=t)
+        text = f"{cell_words(c)} {_interval(c.impact_ratio)} ({where}; Fisher p {p_text(p)}"
+        return text + (f"; {count(flip, 'flips')})" if flip is not None else ")")
+
+    def short(c) -> str:
+        return f"{cell_words(c)} {_interval(c.impact_ratio)}"
+
+    rated = _rated(result.cells)
+    estimate_below = _by_ratio([c for c in rated if c.impact_ratio.estimate < result.threshold])
+    below = _by_ratio(result.certified_below())
+    undecided = _by_ratio([c for c in result.undecided() if c.impact_ratio is not None])
+    lines = [f"Impact ratio estimated below {rule} ({t}) — evidence of adverse impact under the Guidelines' rule of "
+             f"thumb: " + (f"{_categories(len(estimate_below))}, lowest first: "
+                           + _listed(estimate_below, detailed, most) if estimate_below else "none"),
+             f"Certified below {t} by the interval (its whole interval under {t}, with the guarantee below): "
+             + (_listed(below, short, most) if below else "none"),
+             f"Undecided (the interval still contains {t}): " + (_listed(undecided, short, most) if undecided
+                                                                  else "none"),
+             f"What each establishes: the estimate under {rule} is the Guidelines' rule of thumb; the interval is this "
+             "tool's guarantee (all intervals at once); Fisher p is statistical significance (two-sided, per "
+             "category against the most-selected one, not adjusted; under 0.05: significant); flips is practical "
+             f"significance (how many selections would have to change for the ratio to cross {t}; "
+             f"{PRACTICAL_FLIPS} or fewer: generally not practically significant)"]
+    above = [c for c in result.certified_above() if not c.is_reference]
+    lines.append(f"Certified at or above {t}: {_categories(len(above))}")
+    refs = [result.cell(tb.reference) for tb in result.tables if tb.reference]
     lines.append("Most-selected category of each table (impact ratio 1 by definition): "
-                 + ("; ".join(f"{c.table and ' × '.join(c.table)}: {c.name}" for c in refs) or "none") + ".")
+                 + ("; ".join(cell_words(c) for c in refs) or "none"))
     small = small_categories(result)
     if small:
-        excluded = [c for c in small if c.flag == "excluded"]
-        text = "Under 2 % of the data: " + "; ".join(
-            f"{_named(c)} ({c.rows:,} individuals, rate {c.rate.estimate:.3f}"
-            f"{', left out of the impact ratios' if c.flag == 'excluded' else ''})" for c in small[:most])
-        text += f"; and {len(small) - most} more" if len(small) > most else ""
-        if excluded:
-            text += f". Reason for leaving them out: {about.exclusion_reason or default_exclusion_reason(result.min_share)}"
-        lines.append(text + ".")
+        lines.append("Under 2 % of the data: " + _small(result, small, most))
     lines.append("Individuals of unknown category: "
-                 + "; ".join(f"{tb.name} {tb.unknown:,}" for tb in result.tables) + ".")
+                 + "; ".join(f"{tb.name} {tb.unknown:,}" for tb in result.tables))
     return head, lines

@@ -86,7 +86,31 @@ def _current_side(model, info: dict | None) -> tuple[tuple, str, Any] | None:
     if expression is not None:
         return ("pred", expression), expression, ("pred", expression)
     label = info.get("file") or getattr(model, "kind", "model")
-    return ("current", info.get("describe"), id(model)), f"current: {label}", ("model", model)
+    return ("current", info.get("describe"), id(model)), f"{label} (current)", ("model", model)
+
+
+def side_phrase(ident: tuple, label: str) -> str:
+    """How the sentences name a compared side (plain words, never a table's "(current)" tag): "the current model
+    (logreg)", "the decision tree" (a kind trained here), "the model in m.skops", "the logged decisions (dec_b == 1)"."""
+    from fairaudit.models.training import KIND_HELP
+
+    kind = ident[0] if ident else None
+    if kind == "current":
+        return f"the current model ({label.removesuffix(' (current)')})"
+    if kind == "kind":
+        words = KIND_HELP.get(ident[1], "").split(",")[0].split(" (")[0].strip()
+        return f"the {words}" if words else f"the {ident[1]} model"
+    if kind == "file":
+        return f"the model in {ident[1]}"
+    if kind == "pred":
+        return f"the logged decisions ({ident[1]})"
+    return label
+
+
+def side_phrases(idents: list[tuple], labels: list[str], names: list[str]) -> list[str]:
+    """:func:`side_phrase` of every side, made distinct by adding the side's table name where two would read alike."""
+    phrases = [side_phrase(i, label) for i, label in zip(idents, labels)]
+    return [p if phrases.count(p) == 1 else f"{p} ({n})" for p, n in zip(phrases, names)]
 
 
 def _training_choice(dataset, info: dict | None) -> tuple[int, float, list[str]]:
@@ -211,8 +235,9 @@ def page() -> None:
     if run or have:
         try:
             with st.spinner("Comparing (training the models that are not trained yet)…"):
+                said = side_phrases([ident for ident, _, _ in sides], [label for _, label, _ in sides], names)
                 result = cached(key, lambda: _run(dataset, spec_text, sides, names, engine, float(delta), stop,
-                                                  int(seed), seed_train, test_size, features))
+                                                  int(seed), seed_train, test_size, features, said))
         except FairauditError as err:
             st.error(f"The comparison cannot run: {err}")
             st.stop()
@@ -227,7 +252,7 @@ def page() -> None:
     show(result, key_prefix="compare")
 
 
-def _run(dataset, spec_text, sides, names, engine, delta, stop, seed, seed_train, test_size, features):
+def _run(dataset, spec_text, sides, names, engine, delta, stop, seed, seed_train, test_size, features, said=None):
     from fairaudit.comparison import compare
     from fairaudit.ui import state
 
@@ -240,7 +265,8 @@ def _run(dataset, spec_text, sides, names, engine, delta, stop, seed, seed_train
             given.append(("model", workspace_model(value)))
         else:
             given.append((kind, value))
-    return compare(dataset, spec_text, sides=given, names=names, engine=engine, delta=delta, seed=seed, stop=stop)
+    return compare(dataset, spec_text, sides=given, names=names, engine=engine, delta=delta, seed=seed, stop=stop,
+                   said=said)
 
 
 def workspace_model(name: str):
@@ -292,6 +318,8 @@ def show(result, key_prefix: str = "compare") -> None:
     st.markdown(f"**The specification, per model** — {spec_verdicts(result)}")
     (st.success if decided else st.warning)(f"**{result.headline}**", icon=":material/compare_arrows:")
     st.info(f"**Guarantee.** {result.guarantee}", icon=":material/verified:")
+    if result.share_note:
+        st.caption(result.share_note)
     read = f" · read {result.rows_read:,}" if result.sequential and result.rows_read else ""
     st.caption(f"Rows: {result.rows.get('text')}{read}.")
     for warning in result.warnings:
@@ -306,15 +334,17 @@ def show(result, key_prefix: str = "compare") -> None:
     st.subheader("Every node, per model")
     table = node_table(result)
     verdicts = [c for c in table.columns if " vs " in c]  # the verdicts first: what a reader looks for
-    order = ["id", "node"] + verdicts + [c for c in table.columns if c not in verdicts + ["id", "node", "kind"]]
-    st.dataframe(table[order], hide_index=True, width="stretch",
-                 column_config={"id": st.column_config.TextColumn(width="small"),
-                                "node": st.column_config.TextColumn(width="large")})
+    order = ["node"] + verdicts + [c for c in table.columns if c not in verdicts + ["id", "node", "kind"]]
+    st.dataframe(table[order], hide_index=True, width="stretch",  # node ids stay internal: the words are shown
+                 column_config={"node": st.column_config.TextColumn(width="large")})
     st.caption("Each model's value is its estimate and interval (a comparison l op r: its margin l − r and its "
                "verdict). A difference is the first model's value minus the second's: \"A lower\" means the whole "
                "interval is below 0, \"undecided\" that it still contains 0.")
 
-    nodes = chart_nodes(result)
+    labels: dict[str, str] = {}  # one entry per quantity: the same words twice (a rate in two clauses) shown once
+    for nid in chart_nodes(result):
+        labels.setdefault(node_label(result, nid), nid)
+    nodes = list(labels.values())
     pairs = list(result.diff_series)
     st.subheader("A node over the rows read")
     c1, c2, c3 = st.columns([4, 2, 1])
@@ -340,8 +370,14 @@ def show(result, key_prefix: str = "compare") -> None:
 
     st.subheader("What the comparison says")
     for text in sentences(result):
-        st.markdown(f"- {text}")
+        st.markdown(f"- {_plain(text)}")
+    st.caption("The specification as written is in the box at the top of this page.")
     _download(result, key_prefix)
+
+
+def _plain(text: str) -> str:
+    """A sentence shown as it is in Markdown (its comparison signs and quotes are not Markdown syntax)."""
+    return "".join("\\" + c if c in "\\`*_[]<>#|~$" else c for c in text)
 
 
 def _download(result, key_prefix: str) -> None:

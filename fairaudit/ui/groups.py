@@ -60,6 +60,23 @@ def append_spec(spec_text: str, line: str) -> str | None:
     return f"{body}\n{line}\n" if body else f"{line}\n"
 
 
+def first_cell(result) -> str:
+    """The cell shown first: the lowest-ranked of those certified below, else the rank-1 cell (the lowest impact
+    ratio's interval), never a table's reference when another cell has a ratio."""
+    below = sorted(result.certified_below(), key=lambda c: c.rank)
+    if below:
+        return below[0].id
+    ranked = sorted(result.cells, key=lambda c: (c.is_reference or c.impact_ratio is None, c.rank))
+    return ranked[0].id
+
+
+def cell_title(result, cell_id: str) -> str:
+    """The cell as every sentence names it: "sex = Female and race = Black" (``subgroups.wording.cell_words``)."""
+    from fairaudit.subgroups.wording import cell_words
+
+    return cell_words(result.cell(cell_id))
+
+
 EVERY_PAIR = "(every pair: whichever is the most-selected)"
 
 
@@ -200,6 +217,7 @@ def _show(result) -> None:
     import streamlit as st
 
     from fairaudit.subgroups import regulatory
+    from fairaudit.subgroups.wording import simultaneous_note
     from fairaudit.ui import selection
     from fairaudit.viz.scan import CELL, scan_frame, scan_heatmap
 
@@ -209,6 +227,9 @@ def _show(result) -> None:
         for line in lines:
             st.markdown(f"- {line}")
     st.info(f"**Guarantee.** {result.guarantee}", icon=":material/verified:")
+    note = simultaneous_note(len(result.cells), result.mode)
+    if note:
+        st.caption(note)
     st.caption(f"What it assumes: {result.assumption}. Rows: {result.rows_line()}; data "
                f"{regulatory.hash_line(result)}; decision: {result.decision or '—'}.")
     if result.undecided():
@@ -219,8 +240,7 @@ def _show(result) -> None:
     ids = [c.id for t in result.tables for c in t.cells]
     chosen = st.session_state.get(CELL_STATE)
     if chosen not in ids:
-        below = result.certified_below()
-        chosen = below[0].id if below else ids[0]
+        chosen = first_cell(result)
     left, right = st.columns([5, 4])
     with left:
         st.subheader("Impact ratios by intersection")
@@ -238,7 +258,7 @@ def _show(result) -> None:
     with right:
         if st.session_state.get("groups_cell_box") not in ids:
             st.session_state["groups_cell_box"] = chosen
-        chosen = st.selectbox("Cell", ids, key="groups_cell_box", format_func=lambda i: _cell_title(result, i))
+        chosen = st.selectbox("Cell", ids, key="groups_cell_box", format_func=lambda i: cell_title(result, i))
         st.session_state[CELL_STATE] = chosen
         _cell_panel(result, result.cell(chosen))
 
@@ -251,11 +271,6 @@ def _show(result) -> None:
     _downloads(result)
 
 
-def _cell_title(result, cell_id: str) -> str:
-    cell = result.cell(cell_id)
-    return cell.name if cell.depth > 1 else f"{cell.table[0]} = {cell.name}"
-
-
 def _cell_panel(result, cell) -> None:
     import streamlit as st
 
@@ -264,7 +279,7 @@ def _cell_panel(result, cell) -> None:
     from fairaudit.viz.scan import cell_convergence, flag_label, interval_text
 
     with st.container(border=True, key="groups_cell_panel"):
-        st.markdown(f"**{_cell_title(result, cell.id)}** — {flag_label(cell)}")
+        st.markdown(f"**{cell_title(result, cell.id)}** — {flag_label(cell)}")
         st.markdown(f"{cell.rows:,} rows ({100 * cell.share:.1f}%), {cell.selected:,} selected · rate "
                     f"{interval_text(cell.rate)} · impact ratio {interval_text(cell.impact_ratio)}")
         chart = cell_convergence(result, cell.id, width=420, height=200)

@@ -9,6 +9,9 @@ and specification, then the certificate's verdict and headline, which rows chose
 thresholds beside the original, the fairness–accuracy curve (``fairaudit.viz.repair``), "Compare with the original"
 (``fairaudit.comparison`` of the original and the repaired model on the certification rows only, drawn by
 ``fairaudit.ui.compare.show``) and "Save repaired model" (the JSON wrapper over the base model, in the workspace).
+A refused repair leads with one line, "No repair adopted: …" (``RepairResult.refusal_for("dashboard")``: the loss
+bound named by its slider), then the candidates tried — never "repaired", "chosen" or "adopted" — and offers neither
+button (``actions_offered``).
 
 Pure helpers (no Streamlit, unit-tested): ``repair_key`` (every input of a repair) and ``certification_rows`` (the
 dataset positions that certified: the comparison reads only those, so the repaired model is never compared on the rows
@@ -54,38 +57,55 @@ def certification_rows(dataset, model, result):
 
 
 def threshold_rows(result) -> list[dict]:
-    """The thresholds as a table: one row per group (or one for every row), the original beside the repaired."""
-    if result.kind == "global":
-        return [{"rows": "every row", "original": result.original_threshold, "repaired": result.chosen.default}]
-    rows = [{"rows": f"{'/'.join(result.group_by)} = {g}", "original": result.original_threshold, "repaired": t}
-            for g, t in sorted(result.thresholds.items())]
-    rows.append({"rows": "rows of no group above", "original": result.original_threshold,
-                 "repaired": result.chosen.default})
+    """The thresholds as a table: one row per group (or one for every row), the original beside the candidate shown
+    (its column "repaired" only when a repair was adopted, else "best candidate tried"; none when none was tried)."""
+    shown = result.shown_name if result.tried else None
+
+    def row(name, value):
+        out = {"rows": name, "original": result.original_threshold}
+        if shown:
+            out[shown] = value
+        return out
+
+    if not result.chosen.thresholds:
+        return [row("every row", result.chosen.default)]
+    rows = [row(f"{'/'.join(result.group_by)} = {g}", t) for g, t in sorted(result.chosen.thresholds.items())]
+    rows.append(row("rows of no group above", result.chosen.default))
     return rows
 
 
 def point_rows(result) -> list[dict]:
-    """The original and the repaired point on the search rows: margin, accuracy, favourable share."""
-    out = []
-    for name, p in (("original", result.original), ("repaired", result.chosen)):
-        out.append({"model": name, "margin of the specification": p.margin, "accuracy": p.accuracy,
-                    "favourable decisions": p.favourable})
-    return out
+    """The original and the candidate shown (``result.shown_name``) on the search rows: margin, accuracy, favourable
+    share."""
+    points = [("original", result.original)] + ([(result.shown_name, result.chosen)] if result.tried else [])
+    return [{"model": name, "margin of the specification": p.margin, "accuracy": p.accuracy,
+             "favourable decisions": p.favourable} for name, p in points]
 
 
 def tried_rows(result) -> list[dict]:
     """The candidates certified together: thresholds, accuracy and favourable share on the search rows, the
-    certificate's failure probability (the total shared by the k candidates) and verdict, and the repaired model's accuracy on the certification rows."""
+    certificate's failure probability (the total shared by the k candidates) and verdict, and the accuracy on the
+    certification rows; "adopted" only when a repair was adopted."""
     def text(p):
         if not p.thresholds:
             return f"≥ {p.default:.3g} for everyone"
         return "; ".join(f"{g} ≥ {t:.3g}" for g, t in sorted(p.thresholds.items()))
 
-    return [{"thresholds": text(c.point), "accuracy (search rows)": c.point.accuracy,
-             "favourable (search rows)": c.point.favourable, "margin (search rows)": c.point.margin,
-             "failure probability": c.delta, "verdict": VERDICT_WORDS.get(c.verdict, c.verdict),
-             "accuracy (certification rows)": c.accuracy,
-             "adopted": c.point == result.chosen and c.verdict == "certified"} for c in result.tried]
+    rows = []
+    for c in result.tried:
+        row = {"thresholds": text(c.point), "accuracy (search rows)": c.point.accuracy,
+               "favourable (search rows)": c.point.favourable, "margin (search rows)": c.point.margin,
+               "failure probability": c.delta, "verdict": VERDICT_WORDS.get(c.verdict, c.verdict),
+               "accuracy (certification rows)": c.accuracy}
+        if result.is_adopted:
+            row["adopted"] = c is result.adopted
+        rows.append(row)
+    return rows
+
+
+def actions_offered(result) -> bool:
+    """Whether "Compare with the original" and "Save repaired model" are offered: only when a repair was adopted."""
+    return bool(result.is_adopted)
 
 
 # ------------------------------------------------------------------------------------------------ the page
@@ -137,7 +157,7 @@ def page() -> None:
 
     from fairaudit.repairs.repair import DEFAULT_SPLIT
     from fairaudit.repairs.select import DEFAULT_MAX_LOSS
-    from fairaudit.repairs.wording import PER_GROUP_CAVEAT
+    from fairaudit.repairs.wording import MAX_LOSS_LABEL, PER_GROUP_CAVEAT
 
     columns = [c for c in dataset.frame.columns if c != dataset.schema.label]
     with st.container(border=True):
@@ -178,10 +198,11 @@ def page() -> None:
         seed = c6.number_input("Seed", 0, 10_000, key="repair_seed", help="seed of the split into the two parts")
         state.keep("repair_seed", seed)
         state.seed("repair_max_loss", DEFAULT_MAX_LOSS)
-        max_loss = st.slider("Refuse a repair that gives up more than this (accuracy points, or how far the share of "
-                             "favourable decisions moves)", 0.0, 0.5, key="repair_max_loss", step=0.01,
-                             help="Measured on the search rows against the original model. A repair deciding "
-                                  "everyone or no one favourably is always refused.")
+        max_loss = st.slider(MAX_LOSS_LABEL, 0.0, 0.5, key="repair_max_loss", step=0.01,
+                             help="A repair that gives up more than this is refused: accuracy points, or how far the "
+                                  "share of favourable decisions moves, measured on the search rows against the "
+                                  "original model. A repair deciding everyone or no one favourably is always "
+                                  "refused.")
         state.keep("repair_max_loss", max_loss)
         key = repair_key(state.get(state.DATASET_KEY), _model_key(), spec_text,
                          group_by if per_group else [], objective, thresholds, split, delta, seed, max_loss)
@@ -230,33 +251,47 @@ def _run(dataset, spec_text, model, group_by, objective, thresholds, split, delt
 
 
 def show(result, key: tuple, dataset, model) -> None:
-    """A repair's result: the certificate's verdict and headline, the rows that chose and certified, the thresholds,
-    the curve, and the two buttons."""
+    """A repair's result. Adopted: the certificate's verdict and headline, the rows that chose and certified, the
+    thresholds, the curve, and the two buttons. Refused: one line first ("No repair adopted: …", the loss bound
+    named by its slider), then the candidates tried and their certificates, never called "repaired" or "adopted",
+    and no buttons."""
     import pandas as pd
     import streamlit as st
 
+    from fairaudit.repairs.wording import plural
     from fairaudit.ui import charts
     from fairaudit.viz.repair import repair_curve
 
     kind, icon = status_box(result)
-    getattr(st, kind)(result.headline, icon=icon)
-    if result.refusal and result.certificate is not None:
-        st.warning(result.refusal, icon=":material/block:")
+    adopted = result.is_adopted
+    getattr(st, kind)(result.headline if adopted else result.refusal_for("dashboard"), icon=icon)
     if result.caveat:
         st.warning(result.caveat, icon=":material/gavel:")
-    st.markdown(f"- **Chose the thresholds:** {result.search.text}.\n"
-                f"- **Certified them:** {result.certification.text}.")
+    if adopted:
+        st.markdown(f"- **Chose the thresholds:** {result.search.text}.\n"
+                    f"- **Certified them:** {result.certification.text}.")
+    else:
+        st.markdown(f"- **Searched the thresholds:** {result.search.text}.\n"
+                    f"- **Tried to certify them:** {result.certification.text}.")
     cert = result.certificate
-    if cert is not None:
+    if adopted and cert is not None:
         decided = f"decided after {cert.stop_step:,} of them" if cert.stop_step else "not decided on them"
         st.caption(f"The certificate is the audit of the repaired model on the {result.certification.count:,} "
                    f"certification rows ({decided}); its verdict holds {cert.guarantee.phrase} "
-                   f"({cert.guarantee.assumes or 'assuming the rows arrive in random order'}).")
+                   f"({cert.guarantee.assumes or 'assuming the rows are an independent sample, looked at once'}).")
     if result.tried:
-        st.markdown(f"**Candidates certified together** ({len(result.tried)}, each at failure probability "
-                    f"{result.delta:g}/{result.together}: all "
-                    f"certificates hold together with probability ≥ {1 - result.delta:.0%}; the certified one with "
-                    f"the best {result.objective} was adopted)")
+        count = len(result.tried)
+        if adopted:
+            st.markdown(f"**Candidates certified together** ({count}, each at failure probability "
+                        f"{result.delta:g}/{result.together}: all certificates hold together with probability ≥ "
+                        f"{1 - result.delta:.0%}; the certified one with the best {result.objective} was adopted)")
+        else:
+            each = (f"at failure probability {result.delta:g}" if count == 1 else
+                    f"together, each at failure probability {result.delta:g}/{result.together}")
+            st.markdown(f"**Candidates tried** ({plural(count, 'candidate')}, certified {each} on the "
+                        f"{result.certification.count:,} certification rows; none was certified)")
+            for c in result.tried:
+                st.markdown("- " + result.candidate_sentence(c))
         st.dataframe(pd.DataFrame(tried_rows(result)), hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.4f") for c in (
                          "accuracy (search rows)", "favourable (search rows)", "margin (search rows)",
@@ -264,26 +299,31 @@ def show(result, key: tuple, dataset, model) -> None:
     for note in result.notes:
         st.warning(note[:1].upper() + note[1:] + ".", icon=":material/info:")
 
+    shown = result.shown_name
     left, right = st.columns([2, 3])
     with left:
         st.markdown("**Thresholds on the score**")
         st.dataframe(pd.DataFrame(threshold_rows(result)), hide_index=True, width="stretch",
-                     column_config={"original": st.column_config.NumberColumn(format="%.3f"),
-                                    "repaired": st.column_config.NumberColumn(format="%.3f")})
+                     column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("original", shown)})
     with right:
         st.markdown("**On the search rows**")
         st.dataframe(pd.DataFrame(point_rows(result)), hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.4f")
                                     for c in ("margin of the specification", "accuracy", "favourable decisions")})
-        if result.accuracy_loss is not None:
-            st.caption(f"Accuracy given up on the search rows: {result.accuracy_loss:.4f}. The margin is how far "
-                       "inside the specification the decisions are (negative: it is violated there).")
+        change = result.accuracy_change() if result.tried else None
+        if change is not None:
+            whose = "" if adopted else f" (the {shown})"
+            st.caption(f"{change[:1].upper() + change[1:]}{whose}. The margin is how far inside the specification "
+                       "the decisions are (negative: it is violated there).")
         if result.certified_accuracy is not None:
-            st.caption(f"The repaired model's accuracy on the {result.certification.count:,} certification rows: "
-                       f"{result.certified_accuracy:.4f}.")
+            st.caption(f"The {'repaired model' if adopted else shown}'s accuracy on the "
+                       f"{result.certification.count:,} certification rows: {result.certified_accuracy:.4f}.")
     charts.show(st, ("repair_curve", key), lambda: repair_curve(result, width=720, height=320),
                 owners=(result,), width="content")
 
+    if not actions_offered(result):
+        st.caption("Nothing to compare with the original or to save until a candidate is certified.")
+        return
     c1, c2 = st.columns(2)
     with c1:
         compare_now = st.button("Compare with the original", key="repair_compare", icon=":material/compare_arrows:",

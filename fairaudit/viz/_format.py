@@ -8,6 +8,7 @@ way the verdict sentences of the CLI, the dashboard and the PDF print them. Only
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from fairaudit.core.guarantee import format_interval
@@ -111,4 +112,49 @@ def wrap(text: str, width: int, lines: int = 2) -> str:
         out.append(cur)
     if i < len(tokens) and not out[-1].endswith("…"):
         out[-1] = _shorten(out[-1], width)
+    return "\n".join(out)
+
+
+def option_value(value: Any) -> str:
+    """An option's value as every front end shows it (the Report page's and the PDF's parameter tables): a whole
+    number with thousands separators (``1,000,000``; a whole float too, from 1,000 on), another number as the user
+    gave it (``0.05``, ``1e-07``), ``yes`` / ``no`` for a switch, ``–`` when missing; anything else as its text."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        x = clean(value)
+        if not math.isfinite(x):
+            return "–" if math.isnan(x) else ("∞" if x > 0 else "−∞")
+        if x.is_integer() and 1000 <= abs(x) < 1e16:
+            return f"{int(x):,}"
+        return f"{x:g}"
+    return str(value)
+
+
+#: signs between the parts of a label; a wrapped line never starts with one (it ends the line before)
+SIGNS = ("÷", "−", "-", "+", "×", "≤", "≥", "<", ">", "=", "≠", "vs", "and", "or")
+
+
+def wrap_groups(text: str, width: int, lines: int = 2) -> str:
+    """``wrap`` for a label of groups (``Female · Black ÷ Male · White``: an intersection's values joined by
+    `` · ``, signs between the groups): a label that fits on one line stays as it is; otherwise each group is kept
+    whole (its values joined by ``·`` without spaces: ``Female·Black``), so a line never starts with a lone ``·``
+    and never splits a group, and a sign ends its line rather than starting the next (``Female·Black ÷`` /
+    ``Male·White``)."""
+    text = " ".join(str(text).split())
+    if len(text) <= max(width, 4):
+        return text
+    glued = re.sub(r"\s+·\s+", "·", text)
+    signs = "|".join(re.escape(sign) for sign in SIGNS)
+    glued = re.sub(rf" ({signs})(?= )", "\x00\\1", glued)  # a sign stays with the group before it
+    out = wrap(glued, width, lines).replace("\x00", " ").split("\n")
+    for i in range(1, len(out)):
+        head, _, rest = out[i].partition(" ")
+        if head in SIGNS and rest:  # a sign at a line's start: it ends the line before
+            out[i - 1] += " " + head
+            out[i] = rest
     return "\n".join(out)

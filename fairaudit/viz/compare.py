@@ -44,7 +44,11 @@ BEYOND_NOTE = "bounds past the axis are drawn to its edge (▲/▼ beyond)"
 
 
 def _node_words(result) -> dict[str, str]:
-    return {tn.id: ("margin of " if tn.kind == "cmp" else "") + tn.text for tn in result.tree.nodes}
+    """Every node in words (``fairaudit.comparison.wording.node_words``: its clause name, else from the syntax tree),
+    never its id: ids stay internal (widget values, keys)."""
+    from fairaudit.comparison.wording import node_words
+
+    return {tn.id: node_words(result.tree, tn.id) for tn in result.tree.nodes}
 
 
 def _verdict(series) -> str | None:
@@ -85,16 +89,18 @@ def spec_verdicts(result) -> str:
 
 
 def node_table(result) -> pd.DataFrame:
-    """One row per node (constants left out), in the tree's order: ``id``, ``node`` (its text, indented by depth),
+    """One row per node (constants left out), in the tree's order: ``id`` (internal: never shown), ``node`` (its
+    words, indented by depth),
     ``kind``, then one column per model (its value, see :func:`value_text`), then per pair ``a − b`` (the difference
     interval) and ``a vs b`` (its verdict, :func:`difference_word`)."""
     by = {(d.node, d.a, d.b): d for d in result.differences}
     depth = _depths(result)
+    words = _node_words(result)
     rows = []
     for tn in result.tree.nodes:
         if tn.kind == "const":
             continue
-        row = {"id": tn.id, "node": "· " * depth[tn.id] + tn.text, "kind": tn.kind}
+        row = {"id": tn.id, "node": "· " * depth[tn.id] + words[tn.id], "kind": tn.kind}
         for name in result.names:
             row[name] = value_text(result.model_series[name][tn.id], tn.kind)
         for a, b in result.diff_series:
@@ -114,8 +120,11 @@ def chart_nodes(result) -> list[str]:
 
 
 def node_label(result, node_id: str, limit: int = 90) -> str:
-    text = _node_words(result)[node_id]
-    return f"{node_id}: " + (text if len(text) <= limit else text[:limit - 1] + "…")
+    """A node as a label names it: its clause name or its words (:func:`_node_words`), ended at a word boundary with
+    "…" past ``limit`` characters (``fairaudit.viz._format.wrap``); never its id."""
+    from fairaudit.viz._format import wrap
+
+    return wrap(_node_words(result)[node_id], limit, lines=1)
 
 
 # ------------------------------------------------------------------------------------------------ ratios
@@ -345,10 +354,8 @@ def models_convergence(result, node_id: str, *, width: int = 620, height: int = 
     tip = [alt.Tooltip("model:N"), alt.Tooltip("rows:Q", format=","), alt.Tooltip("estimate:Q", format=".4g"),
            alt.Tooltip("interval:N")]
     title = node_label(result, node_id)
-    if ratio is not None:
-        title = title.replace(": margin of ", ": ", 1)
     marks = _beyond(frame, domain, by="model")
-    notes = []
+    notes = [] if not is_cmp else ["its margin: left side minus right side, against 0"]
     if ratio is not None:
         notes.append("log scale: 0.8 and 1.25 sit equally far from parity (1, dotted)"
                      + (f"; dashed: the threshold {number(ratio[1])}" if ratio[1] is not None else ""))
@@ -444,7 +451,7 @@ def difference_convergence(result, node_id: str, a: str | None = None, b: str | 
         subtitle.append(BEYOND_NOTE)
     return alt.layer(*layers).properties(
         width=width, height=height, autosize=PAD,
-        title=alt.TitleParams(f"{a} − {b} of the {what} of {node_label(result, node_id, 70)}", subtitle=subtitle))
+        title=alt.TitleParams(f"{a} − {b}, {what} of: {node_label(result, node_id, 70)}", subtitle=subtitle))
 
 
 def final_values_chart(result, *, width: int = 560, row_height: int = 26) -> alt.Chart:
@@ -472,8 +479,6 @@ def final_values_chart(result, *, width: int = 560, row_height: int = 26) -> alt
             s = result.model_series[name][plotted]
             lo, hi, est = float(s.lo[-1]), float(s.hi[-1]), float(s.estimate[-1])
             label = node_label(result, nid, 60)
-            if view is not None and result.tree_kind(nid) == "cmp":
-                label = label.replace(": margin of ", ": ", 1)
             record = {"node": label, "model": name, "estimate": est, "lo": lo, "hi": hi,
                       "interval": interval(lo, hi), "threshold": threshold}
             (ratio_rows if view is not None else other_rows).append(record)

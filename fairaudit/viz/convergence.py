@@ -37,6 +37,7 @@ from fairaudit.bounds.rules import CMP, TERM_RULES, Interval
 from fairaudit.base.numbers import count
 from fairaudit.viz import _format
 from fairaudit.viz.palette import RATES, VERDICTS, normalise_verdict, verdict_scale
+from fairaudit.core.explain import clause_label, term_words
 from fairaudit.viz.values import comparison_parts, const_value, shows_delta
 
 BOOLEAN_KINDS = ("and", "or", "not")
@@ -206,7 +207,9 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
         raise ValueError(f"the trace has no rows for node {node_id!r}")
     steps = own["step"].to_numpy(dtype=float)
     verdicts = [normalise_verdict(v) for v in (own["verdict"] if "verdict" in own else [None] * len(own))]
-    title = str(node.get("text", node_id))
+    # the panel is named as a reader names the clause: its name and its words from the parsed specification
+    # ("ratio: favourable rate of sex = Female ÷ that of sex = Male"), never its printed text or its id
+    title = clause_label(node_id, nodes, threshold=False)
     quantity = title
     numeric = True
     plotted_id = node_id
@@ -220,7 +223,7 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
             plotted_id = term
             if threshold is None:
                 threshold = parts[2]
-            quantity = str(by_id[term].get("text", term))
+            quantity = title  # the compared term is what the title names; the threshold is the dashed line
             tr = _rows(trace, term).set_index("step").reindex(steps)
             est, lo, hi = _col(tr, "estimate"), _col(tr, "lo"), _col(tr, "hi")
         else:
@@ -233,7 +236,7 @@ def convergence_series(trace: pd.DataFrame, node_id: str, nodes: Sequence[Mappin
                                       Interval(_col(rt, "estimate"), _col(rt, "lo"), _col(rt, "hi")))
                 est, lo, hi = diff.estimate, diff.lo, diff.hi
             plotted_id = None
-            quantity = f"({by_id[left].get('text', left)}) − ({by_id[right].get('text', right)})"
+            quantity = f"({term_words(by_id[left], nodes)}) − ({term_words(by_id[right], nodes)})"
             if threshold is None:
                 threshold = 0.0
     elif kind in BOOLEAN_KINDS or (kind == "cmp"):
@@ -398,7 +401,7 @@ def _panel(s: Series, x_scale: alt.Scale, width: int, height: int, stop_step: in
     if single is not None:
         notes.append(f"one value, after {count(single, unit)}")
     chars = max(40, int(width / 6.3))
-    title = alt.TitleParams(_format.wrap(s.title, int(width / 7.2), 1),
+    title = alt.TitleParams(_format.wrap(s.title, int(width / 7.2), 3).split("\n"),
                             subtitle=[_format.wrap(n, chars, 1) for n in notes] or "", anchor="start", fontSize=13,
                             subtitleFontSize=11)
     whole = _whole_steps(x_scale) if single is None else None

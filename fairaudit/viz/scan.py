@@ -16,6 +16,7 @@ import math
 import altair as alt
 import pandas as pd
 
+from fairaudit.subgroups.wording import cell_words
 from fairaudit.viz.palette import SCAN_FLAGS, ink_on
 
 CELL = "cell"  # the heatmap's point selection (a click on a cell): its ``id``
@@ -43,8 +44,9 @@ def flag_label(cell) -> str:
 
 def scan_frame(result) -> pd.DataFrame:
     """One row per cell of ``result``, in table order: ``id``, ``table``, ``down`` / ``across`` (its place in the
-    heatmap), ``name``, ``rows``, ``share``, ``rate`` / ``ratio`` (estimates), their intervals as text, ``flag``
-    (a ``SCAN_FLAGS`` key), ``flag_label``, ``label`` (the ratio written in the cell) and ``rank``."""
+    heatmap), ``name`` (compact, "Female × Black": for table cells), ``words`` (as a sentence names it, "sex =
+    Female and race = Black": the tooltip), ``rows``, ``share``, ``rate`` / ``ratio`` (estimates), their intervals
+    as text, ``flag`` (a ``SCAN_FLAGS`` key), ``flag_label``, ``label`` (the ratio written in the cell), ``rank``."""
     records = []
     for table in result.tables:
         for cell in table.cells:
@@ -53,6 +55,7 @@ def scan_frame(result) -> pd.DataFrame:
             ratio = cell.impact_ratio
             records.append({
                 "id": cell.id, "table": table.name, "down": down, "across": across, "name": cell.name,
+                "words": cell_words(cell),
                 "rows": int(cell.rows), "share": float(cell.share), "selected": int(cell.selected),
                 "rate": float(cell.rate.estimate), "rate_text": interval_text(cell.rate),
                 "ratio": None if ratio is None or math.isnan(ratio.estimate) else float(ratio.estimate),
@@ -71,7 +74,7 @@ def scan_heatmap(result, *, cell_size: int = 62, selected: str | None = None) ->
                        legend=alt.Legend(orient="top", labelExpr=_label_expr()))
     pick = alt.selection_point(name=CELL, fields=["id"], on="click", clear=False,
                                value=[{"id": selected}] if selected else alt.Undefined)
-    tip = [alt.Tooltip("name:N", title="cell"), alt.Tooltip("rows:Q", title="rows", format=","),
+    tip = [alt.Tooltip("words:N", title="cell"), alt.Tooltip("rows:Q", title="rows", format=","),
            alt.Tooltip("share:Q", title="share", format=".1%"), alt.Tooltip("rate_text:N", title="rate [interval]"),
            alt.Tooltip("ratio_text:N", title="impact ratio [interval]"), alt.Tooltip("flag_label:N", title="flag")]
     x = alt.X("across:N", title=None, sort=None,
@@ -131,4 +134,6 @@ def cell_convergence(result, cell_id: str, *, width: int = 520, height: int = 22
         layers.append(alt.Chart(pd.DataFrame({"t": [result.threshold]})).mark_rule(strokeDash=[6, 4],
                                                                                   color="#444444").encode(y="t:Q"))
     return alt.layer(*layers).properties(width=width, height=height,
-                                         title=f"{cell.name}: {what} and its interval at each look")
+                                         title=alt.TitleParams(
+                                             [f"{cell_words(cell)}:", f"{what} and its interval at each look"],
+                                             anchor="start"))

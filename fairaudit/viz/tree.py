@@ -232,7 +232,7 @@ def _node_label(short: str, name: str | None, width: int, lines: int) -> str:
     if head and short.startswith(head) and lines >= 2 and len(short) > width:
         rest = short[len(head):]
         return _format.wrap(f"{name}:", width, lines - 1) + "\n" + rest
-    return _format.wrap(short, width, lines)
+    return _format.wrap_groups(short, width, lines)  # an intersection's group stays whole: "Female·Black ÷"
 
 
 def _value_columns(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> dict[str, str]:

@@ -4,6 +4,7 @@ headline and the guarantee, keeps the comparison when the analyst goes to anothe
 PDF."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -59,12 +60,22 @@ def test_compare_page_without_data_then_two_models():
     at.button(key="compare_run").click()
     _ok(at.run())
     result = at.session_state[compare.RESULTS][at.session_state[compare.CURRENT]]
-    assert result.names == ["current: logreg", "tree", "decile_score <= 4"]
+    assert result.names == ["logreg (current)", "tree", "decile_score <= 4"]
     shown = " ".join(m.value for m in at.markdown) + " ".join(s.value for s in at.success) + " ".join(
         w.value for w in at.warning)
     for name in result.names:
         assert name in shown
     assert result.headline in shown
+    # issue 44: models named plainly in sentences, the specification named, no node id anywhere on the page, and
+    # why a model's verdict here can be less decided than in an audit of it alone
+    assert "current:" not in result.headline and "the current model (logreg)" in result.headline
+    assert "the decision tree" in result.headline and "on it" not in result.headline
+    page = " ".join(str(e.value) for kind in ("markdown", "caption", "info", "success", "warning", "subheader",
+                                              "title") for e in getattr(at, kind))
+    page += " ".join(str(e.label) for e in at.selectbox) + " ".join(str(e.options) for e in at.selectbox)
+    page += " ".join(at.dataframe[i].value.to_string() for i in range(len(at.dataframe)))
+    assert not re.search(r"\bn\d+\b", page), re.search(r".{60}\bn\d+\b.{20}", page)
+    assert result.share_note and any(result.share_note in c.value for c in at.caption)
     assert any("Guarantee" in i.value and result.guarantee in i.value for i in at.info)
     assert len(at.get("download_button")) == 1
 

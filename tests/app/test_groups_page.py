@@ -33,6 +33,23 @@ def test_spec_line_and_append():
     assert groups.append_spec("", line) == f"{line}\n"
 
 
+def test_first_cell_and_its_title():
+    """Item 6: nothing certified below → the rank-1 cell (lowest impact ratio) first, named as sentences name it."""
+    import copy
+
+    result = scan("adult", ["sex", "race"], pred=PRED, depth=2, mode="exact")
+    assert groups.first_cell(result) == sorted(result.certified_below(), key=lambda c: c.rank)[0].id
+    none_below = copy.deepcopy(result)
+    for c in none_below.cells:
+        if c.flag == "certified_below":
+            c.flag = "undecided"
+    first = none_below.cell(groups.first_cell(none_below))
+    assert first.rank == min(c.rank for c in none_below.cells if not c.is_reference and c.impact_ratio is not None)
+    assert not first.is_reference and first.id != none_below.tables[0].cells[0].id
+    assert groups.cell_title(result, "sex=Female|race=Black") == "sex = Female and race = Black"
+    assert groups.cell_title(result, "sex=Female") == "sex = Female"
+
+
 def test_scan_key_changes_with_every_input():
     base = dict(dataset_key=("adult", 1), decisions=("m", 1), protected=["sex"], bins={}, depth=2, delta=0.05,
                 mode="anytime", rate="selection")
@@ -61,6 +78,10 @@ def test_groups_page_scans_and_adds_a_spec():
     assert any("Guarantee" in i.value for i in at.info)
     assert len(at.session_state["groups_scans"]) == 1
     assert at.selectbox(key="groups_cell_box").value == "sex=Female|race=Black"  # the worst cell first
+    finding = " ".join(m.value for m in at.markdown)
+    assert "sex = Female and race = Black" in finding and "estimated below 4/5" in finding  # items 1, 4
+    captions = " ".join(c.value for c in at.caption)
+    assert "hold for all" in captions and "may decide what the scan leaves undecided" in captions  # item 7
     at.button(key="groups_add_spec").click()
     _ok(at.run())
     spec = at.session_state["spec_text"]

@@ -138,7 +138,7 @@ def test_explain_certified_and_violated_comparisons():
     gt = explain.explain_node("n0", _cmp_nodes(op=">", lo=0.55, hi=0.7, verdict="true"), PROB)
     assert gt.startswith("Certified:") and "lower bound 0.55" in gt and "above the threshold 0.5" in gt
     # the compared term is named
-    assert 'of E[pred | sex == "F"]' in ok
+    assert 'of the favourable rate of sex = F ' in ok and 'E[' not in ok  # words, never the spec's text
     # the threshold is the constant's value, not its text
     assert "0.25" in explain.explain_node("n0", _cmp_nodes(threshold=0.25, lo=0.1, hi=0.2, verdict="true"), PROB)
 
@@ -146,7 +146,7 @@ def test_explain_certified_and_violated_comparisons():
 def test_explain_an_exact_value_in_its_own_words():
     nodes = _cmp_nodes(lo=0.45, hi=0.45, verdict="true", threshold=0.5, delta=0.0)
     text = explain.explain_node("n0", nodes, EXACT, "rows")
-    assert text == ('Certified: the value 0.45 of E[pred | sex == "F"] is below the threshold 0.5. The value is '
+    assert text == ('Certified: the value 0.45 of the favourable rate of sex = F is below the threshold 0.5. The value is '
                     "computed exactly on these 1,200 rows (not the population they were drawn from).")
     assert "probability" not in text and "bound" not in text
     leaf = explain.explain_node("n1", nodes, EXACT, "rows")

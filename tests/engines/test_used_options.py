@@ -24,4 +24,4 @@ def test_a_run_on_rows_does_not_record_the_population_sample_size():
 
 def test_a_population_run_records_it():
     result = fairaudit.audit(None, None, engine="monitor", population=EXAMPLES / "ex3_2.fr", samples=2000, seed=1)
-    assert result.options["samples"] == 2000 and "Individuals sampled (population) 2000" in _titles(result)
+    assert result.options["samples"] == 2000 and "Individuals sampled (population) 2,000" in _titles(result)

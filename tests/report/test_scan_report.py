@@ -50,7 +50,19 @@ def test_every_cell_with_its_interval_and_the_guarantee(result, template, title,
     excluded = [c for c in result.cells if c.flag == "excluded"]
     assert excluded and "Left out of the impact ratios (under 2% of the rows" in text and "Reason:" in text
     assert "Unknown" in text
-    assert "certified below 0.8" in text.lower() and "Female × Black" in text
+    assert "Female × Black" in text  # the compact name in the table, under its "sex × race" heading
+    assert "sex = Female and race = Black" in text  # the sentence's name in the finding
+    if template == "eeoc":
+        assert "Certified below 0.8 by the interval" in text and "estimated below 4/5" in text
+    else:
+        assert "certified below" not in text.lower() and "comparison level" not in text
+
+
+def test_the_convergence_chart_is_titled_with_the_cells_sentence_name(result):
+    from fairaudit.viz.scan import cell_convergence
+
+    chart = cell_convergence(result, "sex=Female|race=Black")
+    assert chart is not None and chart.to_dict()["title"]["text"][0] == "sex = Female and race = Black:"
 
 
 def test_scoring_model_gets_the_scoring_rate(result):
