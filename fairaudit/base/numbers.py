@@ -50,3 +50,23 @@ def json_unnumber(x) -> float:
     if isinstance(x, str):
         return math.inf if x == "inf" else -math.inf if x == "-inf" else float(x)
     return float(x)
+
+
+def option_value(value: Any) -> str:
+    """An option's value as every front end shows it (the CLI summary, the Report page's and the PDF's parameter tables: ``Option.show``): a whole
+    number with thousands separators (``1,000,000``; a whole float too, from 1,000 on), another number as the user
+    gave it (``0.05``, ``1e-07``), ``yes`` / ``no`` for a switch, ``–`` when missing; anything else as its text."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        x = clean(value)
+        if not math.isfinite(x):
+            return "–" if math.isnan(x) else ("∞" if x > 0 else "−∞")
+        if x.is_integer() and 1000 <= abs(x) < 1e16:
+            return f"{int(x):,}"
+        return f"{x:g}"
+    return str(value)

@@ -150,14 +150,10 @@ class Option:
         return self.validate(raw)
 
     def show(self, value) -> str:
-        """A value as the report's parameter table and the CLI summary print it."""
-        if value is None:
-            return "—"
-        if isinstance(value, bool):
-            return "yes" if value else "no"
-        if isinstance(value, float):
-            return f"{value:g}"
-        return str(value)
+        """A value as the report's parameter table and the CLI summary print it (``base.numbers.option_value``)."""
+        from fairaudit.base.numbers import option_value
+
+        return option_value(value)
 
 
 # options of every run, whichever the engine (the driver applies them)

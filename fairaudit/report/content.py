@@ -260,7 +260,7 @@ def _plain(v) -> str:
         return "not set"
     if isinstance(v, bool):
         return "yes" if v else "no"
-    if isinstance(v, (int, float)):  # the one format of an option's number (``fairaudit.viz._format.option_value``)
+    if isinstance(v, (int, float)):  # the one format of an option's number (``fairaudit.base.numbers.option_value``)
         return _typeset(option_value(v)) if isinstance(v, float) and v < 0 else option_value(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_plain(x) for x in v) + "]" if v else "none"

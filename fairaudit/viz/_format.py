@@ -13,6 +13,7 @@ from typing import Any
 
 from fairaudit.core.guarantee import format_interval
 from fairaudit.base.numbers import clean  # noqa: F401  (the one rule; re-exported for the formatters)
+from fairaudit.base.numbers import option_value  # noqa: F401  (an option's value: one format, re-exported)
 
 DIGITS = 4  # significant digits, as in the library's sentences
 
@@ -113,26 +114,6 @@ def wrap(text: str, width: int, lines: int = 2) -> str:
     if i < len(tokens) and not out[-1].endswith("…"):
         out[-1] = _shorten(out[-1], width)
     return "\n".join(out)
-
-
-def option_value(value: Any) -> str:
-    """An option's value as every front end shows it (the Report page's and the PDF's parameter tables): a whole
-    number with thousands separators (``1,000,000``; a whole float too, from 1,000 on), another number as the user
-    gave it (``0.05``, ``1e-07``), ``yes`` / ``no`` for a switch, ``–`` when missing; anything else as its text."""
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        x = clean(value)
-        if not math.isfinite(x):
-            return "–" if math.isnan(x) else ("∞" if x > 0 else "−∞")
-        if x.is_integer() and 1000 <= abs(x) < 1e16:
-            return f"{int(x):,}"
-        return f"{x:g}"
-    return str(value)
 
 
 #: signs between the parts of a label; a wrapped line never starts with one (it ends the line before)

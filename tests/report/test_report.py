@@ -20,7 +20,6 @@ pypdf = pytest.importorskip("pypdf")
 pytest.importorskip("fpdf")
 pytest.importorskip("vl_convert")
 
-from fairaudit.viz._format import option_value
 from fairaudit.report import build_pdf, first_page_png, load_result, write_pdf  # noqa: E402
 from fairaudit.core.guarantee import Guarantee  # noqa: E402
 from fairaudit.report import content  # noqa: E402
@@ -411,8 +410,7 @@ def test_parameter_table_comes_from_the_engine_declarations(adult_audit):
     for option in engine.all_options():
         value = result.options.get(option.name)
         if value is not None:
-            number = isinstance(value, (int, float)) and not isinstance(value, bool)  # one number format
-            assert rows[option.title] == (option_value(value) if number else option.show(value), option.help)
+            assert rows[option.title] == (option.show(value), option.help)  # one format: base.numbers.option_value
     unset_titles, unset_help = rows["not set"]
     budget = engine.option("time_budget")
     assert budget.title in unset_titles and budget.help in unset_help
