@@ -61,13 +61,14 @@ def append_spec(spec_text: str, line: str) -> str | None:
 
 
 def first_cell(result) -> str:
-    """The cell shown first: the lowest-ranked of those certified below, else the rank-1 cell (the lowest impact
-    ratio's interval), never a table's reference when another cell has a ratio."""
-    below = sorted(result.certified_below(), key=lambda c: c.rank)
-    if below:
-        return below[0].id
-    ranked = sorted(result.cells, key=lambda c: (c.is_reference or c.impact_ratio is None, c.rank))
-    return ranked[0].id
+    """The cell shown first: the lowest impact ratio (its estimate) among the cells certified below, else among all
+    cells with a ratio — never a table's reference when another cell has a ratio; ties by rank."""
+    def lowest(cells):
+        return min(cells, key=lambda c: (c.is_reference or c.impact_ratio is None,
+                                         c.impact_ratio.estimate if c.impact_ratio is not None else 0.0, c.rank))
+
+    below = result.certified_below()
+    return lowest(below).id if below else lowest(result.cells).id
 
 
 def cell_title(result, cell_id: str) -> str:

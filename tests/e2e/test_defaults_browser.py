@@ -45,9 +45,12 @@ def test_yes_is_favourable_features_leave_out_id_and_decision_and_an_inverted_de
         favourable = page.locator("[data-testid='stSelectbox']").filter(has_text="Favourable value").first
         shown = " ".join(i.input_value() for i in favourable.locator("input").all())  # the chosen value
         assert shown.strip() == "yes", shown
-        page.locator("[data-testid='stMultiSelect']").first.click()
-        page.get_by_role("option", name="sex").click()
-        page.keyboard.press("Escape")
+        protected = page.locator("[data-testid='stMultiSelect']").first
+        if not protected.get_by_text("sex", exact=True).count():  # the upload's role guess may have chosen it
+            protected.click()
+            page.get_by_role("option", name="sex", exact=True).click()
+            page.keyboard.press("Escape")
+        protected.get_by_text("sex", exact=True).first.wait_for(timeout=60_000)
         wait_idle(page)
         _shot(page, "1_data")
 

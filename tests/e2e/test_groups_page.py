@@ -52,7 +52,8 @@ def test_groups_heatmap_click_adds_a_spec(browser_ready, app_url):
             page.get_by_role("button", name="Run the scan").click()
             page.get_by_text("Guarantee.").first.wait_for(timeout=LONG)
             wait_idle(page)
-            assert _cell_box(page).startswith("Female × Black")  # the worst cell is shown first
+            # the worst cell (the lowest ratio certified below) is shown first, named as every sentence names it
+            assert _cell_box(page).startswith("sex = Female and race = Black")
             page.screenshot(path=str(SHOTS / "groups_scan.png"), full_page=True)
 
             # the real click, where a user clicks: the middle of the cell, on the ratio written there (the text
@@ -62,11 +63,11 @@ def test_groups_heatmap_click_adds_a_spec(browser_ready, app_url):
             box = cell.bounding_box()
             page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
             page.wait_for_function(
-                "() => (document.querySelector('.st-key-groups_cell_panel')?.textContent || '').startsWith('Male × Black')",
+                "() => (document.querySelector('.st-key-groups_cell_panel')?.textContent || '').startsWith('sex = Male and race = Black')",
                 timeout=60_000)
             wait_idle(page)
             panel = page.locator(".st-key-groups_cell_panel")
-            assert panel.inner_text().startswith("Male × Black — ")  # its flag follows
+            assert panel.inner_text().startswith("sex = Male and race = Black — ")  # its flag follows
             assert panel.locator(CHART).count() == 1  # its convergence plot
             line = panel.locator("code").inner_text()
             assert line.startswith("scan_male_black: E[pred | sex == \"Male\" and race == \"Black\"]"), line
@@ -87,7 +88,7 @@ def test_groups_heatmap_click_adds_a_spec(browser_ready, app_url):
                 goto(page, title)
                 wait_idle(page)
             page.get_by_text("Guarantee.").first.wait_for()
-            assert _cell_box(page).startswith("Male × Black")
+            assert _cell_box(page).startswith("sex = Male and race = Black")
             page.screenshot(path=str(SHOTS / "groups_back.png"), full_page=True)
             assert not errors, errors
         except Exception:

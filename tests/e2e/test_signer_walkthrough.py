@@ -167,9 +167,10 @@ def test_a_signer_walks_upload_model_four_engines_refinement_and_report(browser_
                 _pick(page, "Favourable value", "good")
             assert "good" in _shown(favourable), _shown(favourable)
             protected = page.locator("[data-testid='stMultiSelect']").first
-            protected.click()
-            page.get_by_role("option", name="sex", exact=True).click()
-            page.keyboard.press("Escape")
+            if not protected.get_by_text("sex", exact=True).count():  # the upload's role guess may have chosen it
+                protected.click()
+                page.get_by_role("option", name="sex", exact=True).click()
+                page.keyboard.press("Escape")
             protected.get_by_text("sex", exact=True).first.wait_for(timeout=60_000)  # the choice is taken
             wait_idle(page)
             _shot(page, "1_data")
