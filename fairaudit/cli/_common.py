@@ -77,7 +77,7 @@ def engine_options(args: argparse.Namespace, engine, spec_file) -> tuple[dict, l
     for name, value in header_options(spec_file, engine).items():
         if name not in given:
             given[name] = value
-            from_file.append(f"{own[name].flag} {own[name].show(value)}")
+            from_file.append(f"{own[name].flag} {own[name].token(value)}")
     return given, from_file
 
 

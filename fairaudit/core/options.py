@@ -155,6 +155,14 @@ class Option:
 
         return option_value(value)
 
+    def token(self, value) -> str:
+        """A value as the command line takes it after the option's flag (no thousands separators): ``1000000``."""
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, float):
+            return f"{value:g}"
+        return str(value)
+
 
 # options of every run, whichever the engine (the driver applies them)
 COMMON_OPTIONS = (
