@@ -24,28 +24,12 @@ import pytest
 import fairaudit
 from fairaudit.cli import main
 from fairaudit.data import from_csv
-from fairaudit.models.base import Model
 from fairaudit.repairs import PER_GROUP_CAVEAT
 from fairaudit.repairs.select import best_set, front
+from tests.test_repair import ColumnScore  # the score is the column ``s``
 
 SPEC = ('E[pred | sex == "Female"] - E[pred | sex == "Male"] > -0.1 and '
         'E[pred | sex == "Female"] - E[pred | sex == "Male"] < 0.1')
-
-
-class ColumnScore(Model):
-    """A model whose score is the column ``s``."""
-
-    kind = "column"
-    params: dict = {}
-    feature_names = ["s"]
-    metrics: dict = {}
-
-    def score(self, frame):
-        return frame["s"].to_numpy(dtype=float)
-
-    @property
-    def content_hash(self) -> str:
-        return "0" * 64
 
 
 def hiring_frame(n: int = 5000, seed: int = 0) -> pd.DataFrame:
