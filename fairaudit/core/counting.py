@@ -161,3 +161,139 @@ def count_rows(obs, keys, points=()) -> tuple[dict, Counts]:
         total = part if total is None else Counts(total.keys + part.keys, part.rows, total.successes + part.successes,
                                                   total.n + part.n)
     return at, total
+
+
+# ---- cell counts: the same three steps for a grouping of the rows (the subgroup scan) ---------------------------
+#
+# The scan needs of a row its cell — one category code per attribute (``MISSING_CODE`` where the value is missing) —
+# and its outcome: ``2 · decision + label`` (0 … 3; the label 0 without one). Step 1 codes a batch so
+# (``fairaudit.subgroups.cells.encode`` and the decision, as every route evaluates it); step 2 counts it with one
+# ``bincount`` over a combined code per row (``count_cells``: the cells of all the attributes at once, the finest
+# grouping, and optionally a *look* per row — when the row enters the stream's prefixes); step 3 merges pieces
+# by adding their counts cell by cell (``CellCounts +``: associative, ``CellCounts.zero`` its unit). Every coarser
+# grouping — each table of the scan — is a sum over the finest one (``CellCounts.project``), as a database's
+# ``GROUP BY CUBE`` derives its grouping sets from one pass. Memory: the cells that occur × looks × 4, not the rows.
+
+MISSING_CODE = -1  # the category code of a missing value
+OUTCOMES = 4  # a row's outcome: 2 · decision + label
+DENSE_CELLS = 1 << 22  # a piece's combined codes are counted densely up to this many slots; by sorting beyond
+
+
+@dataclass(frozen=True)
+class CellCounts:
+    """Rows counted per cell: ``keys`` (cells × attributes: category codes, ``MISSING_CODE`` for a missing value;
+    distinct, in lexicographic order) and ``counts`` (cells × looks × ``OUTCOMES``: the rows of the cell that enter
+    the stream at each look, by outcome). ``a + b`` counts the rows of both (cells matched by their codes)."""
+
+    keys: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def zero(cls, attributes: int, looks: int = 1) -> "CellCounts":
+        return cls(np.zeros((0, attributes), dtype=np.int64), np.zeros((0, looks, OUTCOMES), dtype=np.int64))
+
+    @property
+    def looks(self) -> int:
+        return int(self.counts.shape[1])
+
+    @property
+    def rows(self) -> int:
+        return int(self.counts.sum())
+
+    def __add__(self, other: "CellCounts") -> "CellCounts":
+        if other.keys.shape[1] != self.keys.shape[1] or other.looks != self.looks:
+            raise ValueError("counts of different attributes or looks cannot be added")
+        if not len(other.keys):
+            return self
+        if not len(self.keys):
+            return other
+        return CellCounts(*group_sum(np.concatenate([self.keys, other.keys]),
+                                     np.concatenate([self.counts, other.counts])))
+
+    def project(self, columns) -> "CellCounts":
+        """The counts of the coarser grouping by the attributes ``columns`` (positions): each of its cells the sum
+        of the finest cells that agree with it there."""
+        columns = list(columns)
+        return CellCounts(*group_sum(self.keys[:, columns], self.counts))
+
+    def totals(self) -> np.ndarray:
+        """cells × ``OUTCOMES``: every look together."""
+        return self.counts.sum(axis=1)
+
+
+def group_sum(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct keys in lexicographic order, the values of equal keys added)``: ``keys`` rows × columns of
+    integers ≥ ``MISSING_CODE``, ``values`` rows × … ."""
+    keys = np.asarray(keys, dtype=np.int64)
+    values = np.asarray(values, dtype=np.int64)
+    if not len(keys):
+        return keys.reshape(0, keys.shape[1]), values
+    if keys.shape[1] == 0:
+        return np.zeros((1, 0), dtype=np.int64), values.sum(axis=0, keepdims=True)
+    flat, sizes = _combined(keys)
+    if flat is not None:
+        distinct, inverse = np.unique(flat, return_inverse=True)
+        out_keys = np.stack(np.unravel_index(distinct, sizes), axis=1).astype(np.int64) + MISSING_CODE
+    else:
+        out_keys, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).ravel()
+    out = np.zeros((len(out_keys),) + values.shape[1:], dtype=np.int64)
+    np.add.at(out, inverse, values)
+    return out_keys.reshape(len(out_keys), keys.shape[1]), out
+
+
+def _combined(keys: np.ndarray):
+    """``(one int64 code per row, the radixes)`` of integer rows ≥ ``MISSING_CODE`` (mixed radix, one pass per
+    column), or ``(None, None)`` when the combinations overflow 62 bits."""
+    if not len(keys):
+        return np.zeros(0, dtype=np.int64), tuple(1 for _ in range(keys.shape[1]))
+    sizes = tuple(int(s) - MISSING_CODE + 1 for s in keys.max(axis=0))
+    if np.prod([float(s) for s in sizes]) >= 2.0 ** 62:
+        return None, None
+    flat = np.zeros(len(keys), dtype=np.int64)
+    for j, size in enumerate(sizes):
+        if j:
+            flat *= size
+        flat += keys[:, j]
+        flat -= MISSING_CODE
+    return flat, sizes
+
+
+def count_cells(codes, outcome, look=None, looks: int = 1, weights=None) -> CellCounts:
+    """Step 2 for a piece of the scan's stream: ``codes`` (rows × attributes, category codes ≥ ``MISSING_CODE``),
+    ``outcome`` (0 … 3 per row), ``look`` (per row, 0 … ``looks`` − 1; None: all in look 0) and ``weights`` (rows
+    that stand for that many: a database's grouped counts; None: 1 each) → the piece's ``CellCounts``: one
+    ``bincount`` over a combined code per row, dense while the cells × looks × outcomes fit ``DENSE_CELLS`` slots,
+    else by sorting the combined codes."""
+    codes = np.asarray(codes)
+    if codes.ndim != 2:
+        raise ValueError("codes must be rows × attributes")
+    n, m = codes.shape
+    outcome = np.asarray(outcome, dtype=np.int64)
+    slot = outcome if look is None else np.asarray(look, dtype=np.int64) * OUTCOMES + outcome
+    width = int(looks) * OUTCOMES
+    w = None if weights is None else np.asarray(weights, dtype=np.int64)
+    if not n:
+        return CellCounts.zero(m, looks)
+    if m == 0:
+        counts = np.bincount(slot, weights=w, minlength=width)[:width]
+        return CellCounts(np.zeros((1, 0), dtype=np.int64), np.rint(counts).astype(np.int64).reshape(1, looks,
+                                                                                                     OUTCOMES))
+    flat, sizes = _combined(codes)
+    if flat is not None and float(np.prod([float(s) for s in sizes])) * width <= max(DENSE_CELLS, 4 * n):
+        size = int(np.prod(sizes))
+        counts = np.bincount(flat * width + slot, weights=w, minlength=size * width)
+        counts = np.rint(counts).astype(np.int64).reshape(size, looks, OUTCOMES) if w is not None else \
+            counts.reshape(size, looks, OUTCOMES)
+        occupied = np.flatnonzero(counts.reshape(size, width).any(axis=1))
+        keys = np.stack(np.unravel_index(occupied, sizes), axis=1).astype(np.int64) + MISSING_CODE
+        return CellCounts(keys.reshape(len(occupied), m), counts[occupied])
+    if flat is not None:
+        distinct, inverse = np.unique(flat, return_inverse=True)
+        keys = np.stack(np.unravel_index(distinct, sizes), axis=1).astype(np.int64) + MISSING_CODE
+    else:
+        keys, inverse = np.unique(codes.astype(np.int64), axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).ravel()
+    k = len(keys)
+    counts = np.bincount(inverse * width + slot, weights=w, minlength=k * width)
+    return CellCounts(keys.reshape(k, m), np.rint(counts).astype(np.int64).reshape(k, looks, OUTCOMES))

@@ -7,15 +7,16 @@ category): such a row is *unknown* in every table that uses that attribute and i
 number of individuals of unknown category).
 
 A *table* is a set of attributes (``tables(m, depth)``: every set of 1 … ``depth`` of the ``m`` attributes, in the
-order sex; race; sex × race); its cells are the category combinations that occur. ``count`` turns the codes into
-per-cell counts with one mixed-radix code per row and ``numpy.bincount`` (linear in the rows); ``Counts.add`` adds
-two chunks' counts (a growing log), keyed by the cells' category tuples so that categories first seen in a later
-chunk just extend the table.
+order sex; race; sex × race); its cells are the category combinations that occur, in reading order (``ranks``).
+The rows are counted once, by the one counting kernel (``fairaudit.core.counting.count_cells``), in the finest
+cells — every attribute at once — and each table is a sum over those (``table_counts``), as a database derives
+``GROUP BY CUBE``'s grouping sets from one pass. A batch is coded from a pandas frame (``encode``) or from a
+conformed Arrow table (``encode_arrow``: a chunk of a file, a Dask partition, a database batch; text stays a
+dictionary and only its distinct values are looked at); both give the same codes for the same values.
 """
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +38,7 @@ class Attribute:
     name: str
     categories: list = field(default_factory=list)
     edges: tuple | None = None
+    _index: dict | None = field(default=None, repr=False, compare=False)  # category -> code
 
     @property
     def binned(self) -> bool:
@@ -66,29 +68,88 @@ class Attribute:
     def codes(self, series: pd.Series) -> np.ndarray:
         """The codes of ``series``'s values (``MISSING`` for a missing one); new categories are appended."""
         if self.binned:
-            x = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
-            edges = np.asarray(self.edges, dtype=float)
-            code = np.searchsorted(edges, x, side="right") - 1
-            code[x == edges[-1]] = len(edges) - 2  # the last bin is closed
-            code[~np.isfinite(x) | (x < edges[0]) | (x > edges[-1])] = MISSING
-            return code.astype(np.int64)
-        values = series.astype(object)
-        missing = series.isna().to_numpy() | (values.astype(str) == MISSING_CATEGORY).to_numpy()
-        known = {c: i for i, c in enumerate(self.categories)}
-        inverse, uniques = pd.factorize(values.where(~missing, None), use_na_sentinel=True)
-        inverse = np.asarray(inverse)
-        mapping = np.empty(len(uniques), dtype=np.int64)
-        for i, value in enumerate(uniques):
-            key = value.item() if isinstance(value, np.generic) else value
-            if key not in known:
-                known[key] = len(self.categories)
+            return self.bin_codes(pd.to_numeric(series, errors="coerce").to_numpy(dtype=float))
+        inverse, uniques = pd.factorize(series, use_na_sentinel=True)
+        return _spread(self.value_codes(uniques), np.asarray(inverse))
+
+    def arrow_codes(self, arr) -> np.ndarray:
+        """The codes of a conformed Arrow column (a chunk read out of core: text as a dictionary, a missing value
+        null): the distinct values coded as ``codes`` codes them (``value_codes``), spread to the rows by their
+        indices — the rows' values are never converted one by one."""
+        import pyarrow as pa
+        import pyarrow.compute as pac
+
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        if self.binned:
+            return self.bin_codes(pac.cast(arr, pa.float64()).to_numpy(zero_copy_only=False))
+        if not pa.types.is_dictionary(arr.type):
+            arr = pac.dictionary_encode(arr)
+        indices = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        return _spread(self.value_codes(arr.dictionary.to_pylist()), indices)
+
+    def bin_codes(self, x: np.ndarray) -> np.ndarray:
+        edges = np.asarray(self.edges, dtype=float)
+        code = np.searchsorted(edges, x, side="right") - 1
+        code[x == edges[-1]] = len(edges) - 2  # the last bin is closed
+        code[~np.isfinite(x) | (x < edges[0]) | (x > edges[-1])] = MISSING
+        return code.astype(np.int64)
+
+    def value_codes(self, values) -> np.ndarray:
+        """The code of each of a few distinct ``values`` (``MISSING`` for a missing one: None, NaN or ``"?"``);
+        a value not seen before becomes a new category. A whole number is the same category whether it was read as
+        an integer or as a float (an integer column with a missing value is read as floats)."""
+        if self._index is None:
+            self._index = {_category(c): i for i, c in enumerate(self.categories)}
+        out = np.empty(len(values), dtype=np.int64)
+        for i, value in enumerate(values):
+            key = _category(value)
+            if key is None:
+                out[i] = MISSING
+                continue
+            if key not in self._index:
+                self._index[key] = len(self.categories)
                 self.categories.append(key)
-            mapping[i] = known[key]
-        code = np.full(len(series), MISSING, dtype=np.int64)
-        ok = inverse >= 0
-        code[ok] = mapping[inverse[ok]]
-        code[missing] = MISSING
-        return code
+            out[i] = self._index[key]
+        return out
+
+    def ranks(self) -> np.ndarray:
+        """Each category's position in reading order — numbers by value before text, text alphabetically, bins in
+        their order — so that a table's cells come in the same order whichever route read the rows first."""
+        if self.binned:
+            return np.arange(len(self.categories), dtype=np.int64)
+        order = sorted(range(len(self.categories)), key=lambda i: _reading_key(self.categories[i]))
+        ranks = np.empty(len(order), dtype=np.int64)
+        ranks[order] = np.arange(len(order))
+        return ranks
+
+
+def _spread(mapping: np.ndarray, inverse: np.ndarray) -> np.ndarray:
+    """Each row's code from its distinct value's position ``inverse`` (−1: missing): one ``take`` from the codes
+    with ``MISSING`` appended (so that −1 picks it)."""
+    return np.take(np.append(np.asarray(mapping, dtype=np.int64), MISSING), inverse)
+
+
+def _category(value):
+    """The category a value stands for (None: missing): plain Python values, a whole number as an int."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or (isinstance(value, str) and value == MISSING_CATEGORY):
+        return None
+    if isinstance(value, float):
+        if value != value:  # NaN
+            return None
+        if value.is_integer() and abs(value) < 2 ** 53:
+            return int(value)
+    return value
+
+
+def _reading_key(value):
+    if isinstance(value, bool):
+        return (0, float(value), "")
+    if isinstance(value, (int, float)):
+        return (0, float(value), "")
+    return (1, 0.0, str(value))
 
 
 def _plain(x):
@@ -148,6 +209,13 @@ def encode(frame: pd.DataFrame, attributes: list[Attribute]) -> np.ndarray:
     return np.stack([a.codes(frame[a.name]) for a in attributes], axis=1)
 
 
+def encode_arrow(table, attributes: list[Attribute]) -> np.ndarray:
+    """``encode`` of a conformed Arrow table (a chunk read out of core, a Dask partition, a database's batch)."""
+    if not len(attributes):
+        return np.zeros((table.num_rows, 0), dtype=np.int64)
+    return np.stack([a.arrow_codes(table.column(a.name)) for a in attributes], axis=1)
+
+
 # the counts kept per cell: rows, selected; with a label, rows and selected among label 1 and among label 0
 FIELDS = ("n", "s", "n1", "s1", "n0", "s0")
 
@@ -162,72 +230,48 @@ class TableCounts:
     unknown: int = 0
 
     def add(self, other: "TableCounts") -> "TableCounts":
-        """The counts of two chunks together (cells matched by their category codes)."""
-        merged: dict = {tuple(k): c.copy() for k, c in zip(self.keys.tolist(), self.counts)}
-        for k, c in zip(other.keys.tolist(), other.counts):
-            k = tuple(k)
-            merged[k] = merged[k] + c if k in merged else c.copy()
-        keys = sorted(merged)
-        width = self.keys.shape[1]
-        return TableCounts(np.asarray(keys, dtype=np.int64).reshape(len(keys), width),
-                           np.asarray([merged[k] for k in keys], dtype=np.int64).reshape(len(keys), len(FIELDS)),
-                           self.unknown + other.unknown)
+        """The counts of two pieces together (cells matched by their category codes; the kernel's merge)."""
+        from fairaudit.core.counting import group_sum
+
+        keys, counts = group_sum(np.concatenate([self.keys, other.keys]),
+                                 np.concatenate([self.counts, other.counts]))
+        return TableCounts(keys, counts, self.unknown + other.unknown)
 
 
-def count(codes: np.ndarray, table: tuple[int, ...], decisions: np.ndarray, labels: np.ndarray | None = None,
-          with_rows: bool = False):
-    """The counts of one table over rows with attribute ``codes``: a mixed-radix code per row, then one
-    ``bincount`` per field (linear in the rows); the cells are those that occur, in code order. ``with_rows``:
-    ``(counts, each row's cell position or −1 for an unknown row)``."""
-    sub = codes[:, list(table)]
-    known = (sub >= 0).all(axis=1)
-    unknown = int((~known).sum())
-    sub, d = sub[known], np.asarray(decisions)[known].astype(np.int64)
-    sizes = [int(sub[:, j].max()) + 1 if len(sub) else 1 for j in range(sub.shape[1])]
-    if math.prod(sizes) <= max(4 * len(sub), 1 << 20):  # a dense code: one bincount per field
-        flat = np.ravel_multi_index(tuple(sub.T), sizes) if len(sub) else np.zeros(0, dtype=np.int64)
-        size = math.prod(sizes)
-        cells = np.flatnonzero(np.bincount(flat, minlength=size))
-        index = np.full(size, -1, dtype=np.int64)
-        index[cells] = np.arange(len(cells))
-        which = index[flat]
-        keys = np.stack(np.unravel_index(cells, sizes), axis=1).astype(np.int64) if len(cells) else \
-            np.zeros((0, len(table)), dtype=np.int64)
-    else:  # too many combinations for a dense code: sort instead
-        keys, which = np.unique(sub, axis=0, return_inverse=True)
-        which = which.ravel()
-    out = np.zeros((len(keys), len(FIELDS)), dtype=np.int64)
-    k = len(keys)
-    out[:, 0] = np.bincount(which, minlength=k)
-    out[:, 1] = np.bincount(which, weights=d, minlength=k).astype(np.int64)
+def fields(by_outcome: np.ndarray) -> np.ndarray:
+    """``FIELDS`` from counts by outcome (… × 4, outcome ``2 · decision + label``, ``fairaudit.core.counting``)."""
+    o = np.asarray(by_outcome, dtype=np.int64)
+    return np.stack([o.sum(axis=-1), o[..., 2] + o[..., 3], o[..., 1] + o[..., 3], o[..., 3], o[..., 0] + o[..., 2],
+                     o[..., 2]], axis=-1)
+
+
+def table_counts(joint, table: tuple[int, ...], ranks=None, cumulative: bool = False):
+    """The counts of one ``table`` from the finest cells' ``joint`` (``fairaudit.core.counting.CellCounts``):
+    ``(TableCounts of every look together, per-look counts cells × looks × FIELDS or None)``. The cells come in
+    reading order when ``ranks`` (per attribute of the scan, each category's rank) is given; ``cumulative``: the
+    per-look counts are of every row up to that look."""
+    projected = joint.project(table)
+    known = (projected.keys >= 0).all(axis=1)
+    unknown = int(projected.counts[~known].sum())
+    keys, by_look = projected.keys[known], projected.counts[known]
+    if ranks is not None and len(keys):
+        order = np.lexsort(tuple(ranks[a][keys[:, j]] for j, a in reversed(list(enumerate(table)))))
+        keys, by_look = keys[order], by_look[order]
+    totals = fields(by_look.sum(axis=1))
+    looks = None
+    if by_look.shape[1] > 1:
+        looks = fields(np.cumsum(by_look, axis=1) if cumulative else by_look)
+    return TableCounts(keys.reshape(len(keys), len(table)), totals.reshape(len(keys), len(FIELDS)), unknown), looks
+
+
+def count(codes: np.ndarray, table: tuple[int, ...], decisions: np.ndarray, labels: np.ndarray | None = None
+          ) -> TableCounts:
+    """The counts of one table over rows with attribute ``codes`` — the one counting kernel's cell counts
+    (``fairaudit.core.counting.count_cells``) of the table's attributes."""
+    from fairaudit.core.counting import count_cells
+
+    outcome = 2 * np.asarray(decisions, dtype=np.int64)
     if labels is not None:
-        y = np.asarray(labels)[known].astype(np.int64)
-        out[:, 2] = np.bincount(which, weights=y, minlength=k).astype(np.int64)
-        out[:, 3] = np.bincount(which, weights=y * d, minlength=k).astype(np.int64)
-        out[:, 4] = out[:, 0] - out[:, 2]
-        out[:, 5] = out[:, 1] - out[:, 3]
-    counts = TableCounts(keys.astype(np.int64).reshape(k, len(table)), out, unknown)
-    if not with_rows:
-        return counts
-    rows = np.full(len(codes), -1, dtype=np.int64)
-    rows[known] = which
-    return counts, rows
-
-
-def cell_index(codes: np.ndarray, table: tuple[int, ...], keys: np.ndarray) -> np.ndarray:
-    """Each row's position among the cells ``keys`` of ``table`` (−1: a row of unknown category, or of a cell not
-    among ``keys``) — one mixed-radix code per row and a binary search, linear in the rows but for the search."""
-    sub = codes[:, list(table)]
-    out = np.full(len(sub), -1, dtype=np.int64)
-    known = (sub >= 0).all(axis=1)
-    if not len(keys) or not known.any():
-        return out
-    sizes = np.maximum(keys.max(axis=0), sub[known].max(axis=0)) + 1
-    flat = np.ravel_multi_index(tuple(sub[known].T), tuple(int(s) for s in sizes))
-    key_flat = np.ravel_multi_index(tuple(keys.T), tuple(int(s) for s in sizes))
-    order = np.argsort(key_flat)
-    pos = np.searchsorted(key_flat[order], flat)
-    pos = np.minimum(pos, len(order) - 1)
-    hit = key_flat[order][pos] == flat
-    out[np.flatnonzero(known)[hit]] = order[pos[hit]]
-    return out
+        outcome = outcome + np.asarray(labels, dtype=np.int64)
+    joint = count_cells(np.asarray(codes)[:, list(table)], outcome)
+    return table_counts(joint, tuple(range(len(table))))[0]

@@ -25,12 +25,13 @@ from fairaudit.base.errors import FairauditError
 from fairaudit.subgroups import allocation as alloc_mod
 from fairaudit.subgroups import cells as cells_mod
 from fairaudit.subgroups import intervals as iv
+from fairaudit.subgroups import looks as looks_mod
 from fairaudit.subgroups import wording
 from fairaudit.subgroups.result import Cell, Estimate, ScanResult, Table
 
 RATES = ("selection", "scoring")
-LOOKS = 24  # looks recorded in ``history`` (a geometric grid of prefix lengths, the last one every row)
-FIRST_LOOK = 100
+LOOKS = 1  # ``looks``: record the intervals at the looks of ``fairaudit.subgroups.looks`` (0: only the final ones)
+PIECE_ROWS = 1 << 20  # rows coded and counted at a time
 
 
 @dataclass(frozen=True)
@@ -81,31 +82,50 @@ def settings(depth=2, delta=0.05, mode="anytime", bound="mixture", threshold=0.8
 
 
 class Scanner:
-    """The counts of every table so far and what turns them into a ``ScanResult`` (shared by ``scan`` and
-    ``ScanStream``)."""
+    """The counts of every table so far and what turns them into a ``ScanResult`` (shared by every route).
 
-    def __init__(self, attributes: list, opts: Settings, has_label: bool, reserve: float = 0.0):
+    The rows are counted once, in the finest cells (every attribute at once) and per look slot
+    (``fairaudit.subgroups.looks``; one slot when no history is kept), by the one counting kernel
+    (``fairaudit.core.counting.count_cells``); pieces counted anywhere are merged by adding (``add_counts``); every
+    table is a sum over the finest cells (``fairaudit.subgroups.cells.table_counts``)."""
+
+    def __init__(self, attributes: list, opts: Settings, has_label: bool, reserve: float = 0.0, looks: int = 1):
+        from fairaudit.core.counting import CellCounts
+
         self.attributes, self.opts, self.has_label = attributes, opts, has_label
         self.tables = cells_mod.tables(len(attributes), opts.depth)
-        width = len(cells_mod.FIELDS)
-        self.counts = [cells_mod.TableCounts(np.zeros((0, len(t)), np.int64), np.zeros((0, width), np.int64))
-                       for t in self.tables]
+        self.joint = CellCounts.zero(len(attributes), looks)
         self.total = 0
         self.interval = iv.interval_function(opts.mode, opts.bound)
         self.allocation = alloc_mod.Allocation(opts.delta, len(self.tables), alloc_mod.metric_shares(has_label),
                                                reserve=reserve)
         self.allocated = False
-        self.rows_cells: list | None = None  # each row's cell per table, kept when every row came in one add
+        self._counts = None
 
-    def add(self, codes: np.ndarray, decisions: np.ndarray, labels: np.ndarray | None = None) -> None:
-        first = self.total == 0
-        kept = []
-        for i, table in enumerate(self.tables):
-            counts, where = cells_mod.count(codes, table, decisions, labels, with_rows=True)
-            self.counts[i] = counts if first else self.counts[i].add(counts)
-            kept.append(where)
-        self.rows_cells = kept if first else None
-        self.total += len(codes)
+    def add(self, codes: np.ndarray, decisions: np.ndarray, labels: np.ndarray | None = None, look=None,
+            weights=None) -> None:
+        """Count a piece of rows: their attribute ``codes``, 0/1 ``decisions`` and ``labels``, look slots
+        (``look``) and ``weights`` (rows a grouped count stands for)."""
+        from fairaudit.core.counting import count_cells
+
+        outcome = 2 * np.asarray(decisions, dtype=np.int64)
+        if labels is not None:
+            outcome += np.asarray(labels, dtype=np.int64)
+        self.add_counts(count_cells(codes, outcome, look, self.joint.looks, weights))
+
+    def add_counts(self, counts) -> None:
+        """Merge a piece counted elsewhere (a ``CellCounts`` of these attributes' codes)."""
+        self.joint = self.joint + counts
+        self.total = self.joint.rows
+        self._counts = None
+
+    @property
+    def counts(self) -> list:
+        """Every table's ``TableCounts`` (cells in reading order)."""
+        if self._counts is None:
+            ranks = [a.ranks() for a in self.attributes]
+            self._counts = [cells_mod.table_counts(self.joint, table, ranks)[0] for table in self.tables]
+        return self._counts
 
     def allocate(self) -> None:
         """Fix every cell's δ from the row counts so far (never a decision or an outcome)."""
@@ -279,7 +299,7 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
     ``threshold`` (0.8) and ``min_share`` (0.02): the four-fifths rule and LL144's 2 % exclusion."""
     from fairaudit import data as data_module
     from fairaudit.core.inputs import Inputs
-    from fairaudit.engines.monitor.engine import ORDERS, order_assumption, stream_positions
+    from fairaudit.engines.monitor.engine import ORDERS, order_assumption
     from fairaudit.spec.printer import format_number
 
     opts = settings(depth, delta, mode, bound, threshold, min_share, rate, allocation)
@@ -302,22 +322,27 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
     inputs = Inputs.build(dataset, model=model, pred=pred, where=where, rows=rows, seed=seed,
                           trust_pickle=trust_pickle, trusted_types=trusted_types,
                           include_protected=include_protected)
-    positions = stream_positions(inputs, order, seed)
-    frame = dataset.frame.iloc[positions]
+    audited = None if inputs.positions is None else np.asarray(inputs.positions, dtype=np.int64)  # file order
+    n = len(dataset) if audited is None else len(audited)
+    pick = (lambda a: np.asarray(a)) if audited is None else (lambda a: np.asarray(a)[audited])  # noqa: E731
     if rate == "scoring":
         if inputs.scores is None:
             raise FairauditError("the scoring rate needs a model with a score")
-        scores = np.asarray(inputs.scores, dtype=float)[positions]
+        scores = pick(np.asarray(inputs.scores, dtype=float))
         median = float(np.median(scores))
         decisions = (scores > median).astype(np.int8)
     else:
-        decisions = np.asarray(inputs.decisions, dtype=np.int8)[positions]
-    labels = None
-    if label is not None:
-        labels = np.asarray(dataset.labels, dtype=np.int8)[positions]
-    codes = cells_mod.encode(frame, attributes)
-    scanner = Scanner(attributes, opts, labels is not None)
-    scanner.add(codes, decisions, labels)
+        decisions = pick(np.asarray(inputs.decisions, dtype=np.int8))
+    labels = None if label is None else pick(np.asarray(dataset.labels, dtype=np.int8))
+    history_wanted = opts.mode != "one-look" and bool(looks)
+    scanner = Scanner(attributes, opts, labels is not None, looks=looks_mod.LOOKS if history_wanted else 1)
+    columns = dataset.frame[[a.name for a in attributes]]
+    for start in range(0, n, PIECE_ROWS):  # the audited rows in pieces: memory bounded by a piece, not the rows
+        stop = min(start + PIECE_ROWS, n)
+        piece = columns.iloc[start:stop] if audited is None else columns.iloc[audited[start:stop]]
+        slot = looks_mod.look_of(start, stop - start, order, seed) if history_wanted else None
+        scanner.add(cells_mod.encode(piece, attributes), decisions[start:stop],
+                    None if labels is None else labels[start:stop], look=slot)
     scanner.allocate()  # from the final row counts: a function of the group labels alone
     described = inputs.describe()
     meta = {"data": getattr(dataset, "name", None), "source": getattr(dataset, "source", None),
@@ -331,8 +356,7 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
                                if k in ("policy", "audited", "total", "held_out_share", "split_seed")},
                             "where": where or None},
             "data_hash": _data_hash(dataset), "hash_of": getattr(dataset, "hash_of", None)}
-    history = _history(scanner, codes, decisions, labels, looks) if opts.mode != "one-look" and looks else None
-    return scanner.build(meta, history)
+    return scanner.build(meta, history(scanner) if history_wanted else None)
 
 
 def _data_hash(dataset) -> str | None:
@@ -359,35 +383,30 @@ def _bin_warnings(how: dict) -> list[str]:
             for name, kind in how.items() if kind == "quantile"]
 
 
-def look_points(total: int, looks: int = LOOKS, first: int = FIRST_LOOK) -> np.ndarray:
-    """A geometric grid of prefix lengths ending at ``total``."""
+def look_points(total: int, looks: int = 24, first: int = looks_mod.FIRST_LOOK) -> np.ndarray:
+    """A geometric grid of ``looks`` prefix lengths ending at ``total`` (a harness's own looks)."""
     if total <= 0:
         return np.zeros(0, dtype=np.int64)
     first = min(first, total)
     return np.unique(np.round(np.geomspace(first, total, max(int(looks), 1))).astype(np.int64))
 
 
-def _history(scanner: Scanner, codes, decisions, labels, looks: int) -> dict:
-    """Every cell's rate and ratio intervals at each look over the stream (prefixes of the ordered rows), with the
-    δ fixed from the final counts (valid at every look: the allocation depends on the group labels only). One
-    confidence-sequence call per table for all looks at once: the prefix counts are cumulative sums of one
-    ``bincount`` over (look, cell)."""
-    points = look_points(len(codes), looks)
-    n_looks = len(points)
-    look_of = np.repeat(np.arange(n_looks), np.diff(np.concatenate([[0], points])))  # the first look counting a row
-    d = np.asarray(decisions, dtype=np.float64)
+def history(scanner: Scanner) -> dict:
+    """Every cell's rate and ratio intervals at each look over the stream (``fairaudit.subgroups.looks``), with the
+    δ fixed from the final counts (valid at every look: the allocation depends on the group labels only): the
+    prefix counts of each table are cumulative sums over the finest cells' look slots, and one confidence-sequence
+    call per table gives every look at once."""
+    slots, points = looks_mod.chosen(scanner.joint.counts.sum(axis=(0, 2)))
     min_share = scanner.opts.min_share
+    ranks = [a.ranks() for a in scanner.attributes]
     series = {}
     for i, table in enumerate(scanner.tables):
-        keys = scanner.counts[i].keys
-        k = len(keys)
-        if not k:
+        counts, per_look = cells_mod.table_counts(scanner.joint, table, ranks, cumulative=True)
+        keys = counts.keys
+        if not len(keys) or per_look is None:
             continue
-        where = scanner.rows_cells[i] if scanner.rows_cells is not None else cells_mod.cell_index(codes, table, keys)
-        ok = where >= 0
-        slot = look_of[ok] * k + where[ok]
-        n = np.cumsum(np.bincount(slot, minlength=n_looks * k).reshape(n_looks, k), axis=0)
-        s = np.cumsum(np.bincount(slot, weights=d[ok], minlength=n_looks * k).reshape(n_looks, k), axis=0)
+        n = per_look[:, slots, 0].T.astype(float)  # looks × cells
+        s = per_look[:, slots, 1].T.astype(float)
         delta = np.broadcast_to(scanner.allocation.deltas(i, keys, "rate")[None, :], n.shape)
         est, lo, hi = iv.rate_intervals(s, n, delta, scanner.interval)
         reference = (n > 0) & (n / points[:, None].astype(float) >= min_share)
