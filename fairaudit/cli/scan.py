@@ -54,6 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--favourable", metavar="VALUE", help="the label's favourable value (when not obvious)")
     group.add_argument("--where", metavar="EXPR", help="scan only the rows matching this condition")
     add_reading_arguments(group)  # --column-type, --na-values: as every command that reads a file
+    from fairaudit.cli._stream_args import MODES as READING
+    from fairaudit.engines.monitor.outofcore import AUTO_BYTES
+
+    group.add_argument("--out-of-core", choices=READING, default="auto", dest="out_of_core",
+                       help="read --data in batches, memory bounded by the cells whatever the rows (--pred or a "
+                            "saved --model PATH; CSV or Parquet, a folder or glob of parts): on, off, or auto "
+                            f"(default: Parquet, folders, globs and CSV files of {AUTO_BYTES >> 20} MB or more)")
     group.add_argument("--rows", choices=["held-out", "all"],
                        help="with a --model KIND trained here: the held-out rows (default) or all")
     add_model_arguments(parser, required=True, seed_help="seed of the row order and of training a --model KIND "
@@ -156,8 +163,10 @@ def run(args: argparse.Namespace) -> int:
         raise FairauditError("--json, --csv and --pdf must name different files")
     if args.follow is not None:
         return run_follow(args, protected, bins)
+    if out_of_core(args, bins):
+        return run_out_of_core(args, protected, bins)
     dataset = data.resolve(args.data, label=args.label, favourable=args.favourable, column_types=args.column_type,
-                           na_values=tuple(args.na_values or ()))
+                           na_values=tuple(args.na_values or ()), columns=read_columns(args, protected, bins))
     model = None
     if args.model is not None:  # the scanned attributes are the protected ones a model trained here does not read
         model = model_from_args(args, with_protected(dataset, protected))
@@ -165,6 +174,85 @@ def run(args: argparse.Namespace) -> int:
                   where=args.where, rows=args.rows, delta=args.delta, mode=args.mode, threshold=args.threshold,
                   min_share=args.min_share, bound=args.bound, order=args.order, seed=args.seed, rate=args.rate,
                   allocation=args.allocation, looks=LOOKS if args.json else 0)  # the looks only go into the JSON
+    print_result(result)
+    write_outputs(args, result)
+    return result.exit_code
+
+
+def out_of_core(args: argparse.Namespace, bins: dict) -> bool:
+    """Whether this scan reads ``--data`` in batches (``fairaudit.subgroups.reading``): ``--out-of-core on``
+    always (or one line saying why it cannot), ``off`` never, ``auto`` for a Parquet file, a folder or glob of parts
+    and a big CSV file, when the scan is one that can be read in batches."""
+    from pathlib import Path
+
+    from fairaudit.engines.monitor.outofcore import AUTO_BYTES, is_parquet, readable, size
+    from fairaudit.subgroups.reading import why_not_out_of_core
+
+    if args.out_of_core == "off":
+        return False
+    path = str(args.data)
+    if not readable(path):
+        if args.out_of_core == "on":
+            raise FairauditError(f"--out-of-core on reads a .csv or .parquet file, or a folder of them; {path} is "
+                                 "not one")
+        return False
+    why = why_not_out_of_core(model=args.model if _trains(args.model) else None, rate=args.rate, bins=bins,
+                              rows=args.rows)
+    if why is None and args.model is not None and args.rows != "all" and _trained_here(args):
+        why = ("the model was trained by fairaudit, and its held-out rows are found only in memory; give --rows all "
+               "to scan every row in batches")
+    if why is not None:
+        if args.out_of_core == "on":
+            raise FairauditError(f"{path} cannot be scanned in batches: {why}")
+        return False
+    several = not Path(path).is_file()
+    return args.out_of_core == "on" or several or is_parquet(path) or size(path) >= AUTO_BYTES
+
+
+def read_columns(args: argparse.Namespace, protected, bins) -> tuple | None:
+    """The only columns a scan with ``--pred`` reads (as read in batches: the same columns typed and checked on
+    every route); None (every column) with a model or without named attributes."""
+    if args.model is not None or not (protected or bins):
+        return None
+    from fairaudit.subgroups.reading import _read_columns
+
+    return _read_columns(protected or [], bins, args.pred, args.where, args.label, None)
+
+
+def _trains(model) -> bool:
+    """Whether ``--model`` names a kind to train (not a saved model file)."""
+    from pathlib import Path
+
+    from fairaudit.models import KINDS
+
+    return model is not None and (model in KINDS or not Path(model).is_file())
+
+
+def _trained_here(args) -> bool:
+    from fairaudit.cli._stream_args import _load
+
+    return "trained_on" in (getattr(_load(args), "params", None) or {})
+
+
+def run_out_of_core(args: argparse.Namespace, protected, bins) -> int:
+    """The scan of ``--data`` read in batches (``fairaudit.subgroups.reading.scan_log``): the same cells as in
+    memory, memory bounded by the cells."""
+    from fairaudit.subgroups.reading import scan_log
+
+    model = None
+    if args.model is not None:
+        from fairaudit.cli._stream_args import _load
+
+        model = _load(args)
+    if not protected and not bins:
+        raise FairauditError("name the attributes to scan with --protected (a log read in batches has no declared "
+                             "protected attributes)")
+    result = scan_log(args.data, protected, depth=args.depth, bins=bins, pred=args.pred, model=model,
+                      label=args.label, favourable=args.favourable, where=args.where, delta=args.delta,
+                      mode=args.mode, threshold=args.threshold, min_share=args.min_share, bound=args.bound,
+                      order=args.order, seed=args.seed, rate=args.rate, allocation=args.allocation,
+                      looks=1 if args.json else 0, declared=args.column_type,
+                      na_values=tuple(args.na_values or ()))
     print_result(result)
     write_outputs(args, result)
     return result.exit_code

@@ -145,11 +145,9 @@ def _category(value):
 
 
 def _reading_key(value):
-    if isinstance(value, bool):
-        return (0, float(value), "")
-    if isinstance(value, (int, float)):
-        return (0, float(value), "")
-    return (1, 0.0, str(value))
+    if isinstance(value, (bool, int, float)):
+        return (0, value, "")  # (Python compares an int and a float exactly: 2^60 and 2^60 + 1 stay apart)
+    return (1, 0, str(value))
 
 
 def _plain(x):

@@ -20,6 +20,7 @@ edges), the scoring rate (the median score) and a model trained here (``--model 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from fairaudit.base.errors import FairauditError
 from fairaudit.subgroups import cells as cells_mod
@@ -101,7 +102,7 @@ def scan_log(source, protected, *, depth: int = 2, bins: dict | None = None, pre
              label: str | None = None, favourable=None, where: str | None = None, delta: float = 0.05,
              mode: str = "anytime", threshold: float = 0.8, min_share: float = 0.02, bound: str = "mixture",
              order: str = "shuffle", seed: int = 0, rate: str = "selection", allocation: str = "decisive",
-             looks: int = 1, declared=None, na_values=(), rows: int = READ_ROWS):
+             looks: int = 1, declared=None, na_values=(), rows: int | None = None):
     """The scan (``fairaudit.subgroups.scan.scan``'s options) of a log read in batches: ``source`` a CSV or Parquet
     file, a folder or glob of parts, or a ``fairaudit.sources.FileLog``; the decision ``pred`` or a loaded ``model``
     (a saved one: its decision computed batch by batch)."""
@@ -111,6 +112,7 @@ def scan_log(source, protected, *, depth: int = 2, bins: dict | None = None, pre
     from fairaudit.subgroups.scan import (Scanner, _bin_warnings, _check_where, _close, settings)
 
     opts = settings(depth, delta, mode, bound, threshold, min_share, rate, allocation)
+    rows = READ_ROWS if rows is None else int(rows)
     if order not in ORDERS:
         raise FairauditError(f"unknown order {order!r}; choose one of: {', '.join(ORDERS)}")
     if (pred is None) == (model is None):
@@ -138,7 +140,7 @@ def scan_log(source, protected, *, depth: int = 2, bins: dict | None = None, pre
         if log.schema.dataset_kinds.get(name) != "numeric":
             raise FairauditError(f"bins for {name}: the column is not numeric (scan it as a protected attribute)")
     attributes = [cells_mod.Attribute(name) for name in names]
-    attributes += [cells_mod.binned(name, np.zeros(0), edges) for name, edges in bins.items()]
+    attributes += [cells_mod.binned(name, pd.Series([], dtype=float), edges) for name, edges in bins.items()]
     dataset, warnings = _checked(log, names, pred, where, label, favourable, model)
     favourable = dataset.schema.favourable if label is not None else None
     decide = Decider(log, pred=pred, model=model, where=where, label=label, favourable=favourable)
@@ -214,33 +216,35 @@ def _checked(log, names, pred, where, label, favourable, model):
     from fairaudit.engines.monitor.outofcore import file_dataset
     from fairaudit.spec import event_columns, parse_event, validate_event
 
-    used = []
-    events = []
-    for text, decision in ((pred, True), (where, False)):
-        if text:
-            try:
-                event = parse_event(text)
-            except FairauditError as err:
-                raise FairauditError(f"{'decision expression' if decision else 'row filter'}: {err}") from None
-            used += event_columns(event)
-            events.append((event, decision))
-    literals = frozenset()
-    try:
-        from fairaudit.engines.monitor.outofcore import written_values
+    from fairaudit.subgroups.scan import check_filter
 
-        literals = written_values(None, pred, where)
-    except Exception:  # noqa: BLE001 - a spec-less call: no literals to keep
-        literals = frozenset()
-    dataset = file_dataset(log, used, label=label, protected=names, favourable=favourable, literals=literals)
+    used = []
+    event = None
+    if pred:
+        try:
+            event = parse_event(pred)
+        except FairauditError as err:
+            raise FairauditError(f"decision expression: {err}") from None
+        used += event_columns(event)
+    if where:
+        try:
+            used += event_columns(parse_event(where))
+        except FairauditError as err:
+            raise FairauditError(f"row filter: {err}") from None
+    from fairaudit.engines.monitor.outofcore import written_values
+
+    dataset = file_dataset(log, used, label=label, protected=names, favourable=favourable,
+                           literals=written_values(None, pred, where))
     warnings: list[str] = []
-    for event, decision in events:
-        found = validate_event(event, dataset.schema, None, decision=decision)
+    if event is not None:
+        found = validate_event(event, dataset.schema, None, decision=True)
         errors = [d for d in found if d.severity == "error"]
         if errors:
             at = f"{errors[0].line}:{errors[0].column}: " if errors[0].line is not None else ""
-            what = "decision expression" if decision else "row filter"
-            raise FairauditError(f"{what}: {at}{errors[0].message}")
-        warnings += [d.message for d in found if d.severity == "warning" and d.message not in warnings]
+            raise FairauditError(f"decision expression: {at}{errors[0].message}")
+        warnings += [d.message for d in found if d.severity == "warning"]
+    if where:
+        warnings += [w for w in check_filter(where, dataset) if w not in warnings]
     if model is not None:
         missing = [c for c in getattr(model, "feature_names", None) or () if c not in log.schema.names]
         if missing:

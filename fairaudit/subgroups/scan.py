@@ -319,6 +319,8 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
             dataset = data_module.with_roles(dataset, label=label)
     attributes, how = make_attributes(dataset.frame, dataset.schema.protected if protected is None else protected,
                                       bins)
+    if where:
+        check_filter(where, dataset)
     inputs = Inputs.build(dataset, model=model, pred=pred, where=where, rows=rows, seed=seed,
                           trust_pickle=trust_pickle, trusted_types=trusted_types,
                           include_protected=include_protected)
@@ -376,6 +378,24 @@ def _check_where(where: str) -> None:
             raise FairauditError(f"the row filter {where!r} reads the decision ({name.name}): the scan's rates are "
                                  "about the rows a filter keeps, so it may read the rows' columns, not what was "
                                  "decided for them")
+
+
+def check_filter(where: str, dataset) -> list[str]:
+    """The row filter validated against the data's columns and values, on every route (a dataset in memory, a log's
+    ``FileDataset``): an unknown column or a value the column never takes is a one-line error — a typo must not
+    silently change which rows are scanned; the warnings are returned."""
+    from fairaudit.spec import parse_event, validate_event
+
+    try:
+        event = parse_event(where)
+    except FairauditError as err:
+        raise FairauditError(f"row filter: {err}") from None
+    found = validate_event(event, dataset.schema, None)
+    errors = [d for d in found if d.severity == "error"]
+    if errors:
+        at = f"{errors[0].line}:{errors[0].column}: " if errors[0].line is not None else ""
+        raise FairauditError(f"row filter: {at}{errors[0].message}")
+    return [d.message for d in found if d.severity == "warning"]
 
 
 def _bin_warnings(how: dict) -> list[str]:
