@@ -24,15 +24,16 @@ from fairaudit.engines.monitor.options import DASK_OPTIONS
 from fairaudit.base.errors import FairauditError
 
 
-def add_dask_arguments(parser: argparse.ArgumentParser) -> None:
+def add_dask_arguments(parser: argparse.ArgumentParser, verb: str = "audit") -> None:
     from fairaudit.engines import STREAMING
 
-    group = parser.add_argument_group(f"Dask (a log in parts audited on a cluster; the {STREAMING} engine)")
+    what = f"the {STREAMING} engine" if verb == "audit" else "every partition counted where it is read"
+    group = parser.add_argument_group(f"Dask (a log in parts, {verb}ed on a cluster; {what})")
     group.add_argument("--dask", action="store_true",
-                       help="audit the log --data (a CSV or Parquet file, a folder of parts or a glob: one part a "
+                       help=f"{verb} the log --data (a CSV or Parquet file, a folder of parts or a glob: one part a "
                             "partition, in natural file-name order) on a local Dask cluster started for the run")
     group.add_argument("--scheduler", metavar="ADDRESS",
-                       help="audit the log --data on the existing Dask cluster whose scheduler is at "
+                       help=f"{verb} the log --data on the existing Dask cluster whose scheduler is at "
                             "ADDRESS (e.g. tcp://10.0.0.5:8786) instead of a local one")
     from fairaudit.cli._values import typed
 

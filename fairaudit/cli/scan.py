@@ -78,6 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scan.add_argument("--bound", choices=BOUNDS, default=BOUNDS[0], help=HELP["bound"])
     scan.add_argument("--order", choices=["shuffle", "given"], default="shuffle", help=HELP["order"])
     scan.add_argument("--allocation", choices=ALLOCATIONS, default=ALLOCATIONS[0], help=HELP["allocation"])
+    from fairaudit.cli._dask_args import add_dask_arguments
+
+    add_dask_arguments(parser, verb="scan")
     out = parser.add_argument_group("output")
     out.add_argument("--json", metavar="OUT", type=output, help="write the scan result as JSON")
     out.add_argument("--csv", metavar="OUT", type=output, help="write a regulatory table as CSV (see --template)")
@@ -163,6 +166,10 @@ def run(args: argparse.Namespace) -> int:
         raise FairauditError("--json, --csv and --pdf must name different files")
     if args.follow is not None:
         return run_follow(args, protected, bins)
+    from fairaudit.cli._dask_args import wants_dask
+
+    if wants_dask(args):
+        return run_out_of_core(args, protected, bins, dask=True)
     if out_of_core(args, bins):
         return run_out_of_core(args, protected, bins)
     dataset = data.resolve(args.data, label=args.label, favourable=args.favourable, column_types=args.column_type,
@@ -186,7 +193,6 @@ def out_of_core(args: argparse.Namespace, bins: dict) -> bool:
     from pathlib import Path
 
     from fairaudit.engines.monitor.outofcore import AUTO_BYTES, is_parquet, readable, size
-    from fairaudit.subgroups.reading import why_not_out_of_core
 
     if args.out_of_core == "off":
         return False
@@ -196,17 +202,25 @@ def out_of_core(args: argparse.Namespace, bins: dict) -> bool:
             raise FairauditError(f"--out-of-core on reads a .csv or .parquet file, or a folder of them; {path} is "
                                  "not one")
         return False
-    why = why_not_out_of_core(model=args.model if _trains(args.model) else None, rate=args.rate, bins=bins,
-                              rows=args.rows)
-    if why is None and args.model is not None and args.rows != "all" and _trained_here(args):
-        why = ("the model was trained by fairaudit, and its held-out rows are found only in memory; give --rows all "
-               "to scan every row in batches")
+    why = why_not_batches(args, bins)
     if why is not None:
         if args.out_of_core == "on":
             raise FairauditError(f"{path} cannot be scanned in batches: {why}")
         return False
     several = not Path(path).is_file()
     return args.out_of_core == "on" or several or is_parquet(path) or size(path) >= AUTO_BYTES
+
+
+def why_not_batches(args: argparse.Namespace, bins: dict) -> str | None:
+    """Why this scan cannot read its log in batches or parts (None if it can)."""
+    from fairaudit.subgroups.reading import why_not_out_of_core
+
+    why = why_not_out_of_core(model=args.model if _trains(args.model) else None, rate=args.rate, bins=bins,
+                              rows=args.rows)
+    if why is None and args.model is not None and args.rows != "all" and _trained_here(args):
+        why = ("the model was trained by fairaudit, and its held-out rows are found only in memory; give --rows all "
+               "to scan every row in batches")
+    return why
 
 
 def read_columns(args: argparse.Namespace, protected, bins) -> tuple | None:
@@ -234,11 +248,14 @@ def _trained_here(args) -> bool:
     return "trained_on" in (getattr(_load(args), "params", None) or {})
 
 
-def run_out_of_core(args: argparse.Namespace, protected, bins) -> int:
-    """The scan of ``--data`` read in batches (``fairaudit.subgroups.reading.scan_log``): the same cells as in
-    memory, memory bounded by the cells."""
-    from fairaudit.subgroups.reading import scan_log
-
+def run_out_of_core(args: argparse.Namespace, protected, bins, dask: bool = False) -> int:
+    """The scan of ``--data`` read in batches (``fairaudit.subgroups.reading.scan_log``) or on a Dask cluster
+    (``dask``: ``fairaudit.subgroups.distributed.scan_on_dask``): the same cells as in memory, memory bounded by
+    the cells."""
+    if dask:
+        why = why_not_batches(args, bins)
+        if why is not None:
+            raise FairauditError(f"a scan on Dask reads the log in parts: {why}")
     model = None
     if args.model is not None:
         from fairaudit.cli._stream_args import _load
@@ -247,7 +264,15 @@ def run_out_of_core(args: argparse.Namespace, protected, bins) -> int:
     if not protected and not bins:
         raise FairauditError("name the attributes to scan with --protected (a log read in batches has no declared "
                              "protected attributes)")
-    result = scan_log(args.data, protected, depth=args.depth, bins=bins, pred=args.pred, model=model,
+    options = {}
+    if dask:
+        from fairaudit.cli._dask_args import dask_settings
+        from fairaudit.subgroups.distributed import scan_on_dask as run_scan
+
+        options = dict(scheduler=args.scheduler, **dask_settings(args))
+    else:
+        from fairaudit.subgroups.reading import scan_log as run_scan
+    result = run_scan(args.data, protected, **options, depth=args.depth, bins=bins, pred=args.pred, model=model,
                       label=args.label, favourable=args.favourable, where=args.where, delta=args.delta,
                       mode=args.mode, threshold=args.threshold, min_share=args.min_share, bound=args.bound,
                       order=args.order, seed=args.seed, rate=args.rate, allocation=args.allocation,

@@ -98,21 +98,73 @@ class Decider:
         return np.asarray(decided, dtype=np.int8), labels, keep
 
 
-def scan_log(source, protected, *, depth: int = 2, bins: dict | None = None, pred: str | None = None, model=None,
-             label: str | None = None, favourable=None, where: str | None = None, delta: float = 0.05,
-             mode: str = "anytime", threshold: float = 0.8, min_share: float = 0.02, bound: str = "mixture",
-             order: str = "shuffle", seed: int = 0, rate: str = "selection", allocation: str = "decisive",
-             looks: int = 1, declared=None, na_values=(), rows: int | None = None):
-    """The scan (``fairaudit.subgroups.scan.scan``'s options) of a log read in batches: ``source`` a CSV or Parquet
-    file, a folder or glob of parts, or a ``fairaudit.sources.FileLog``; the decision ``pred`` or a loaded ``model``
-    (a saved one: its decision computed batch by batch)."""
-    from fairaudit.engines.monitor.engine import ORDERS, order_assumption
-    from fairaudit.engines.monitor.outofcore import log_of
+class Plan:
+    """A scan of a log, checked and ready to count (``prepare``): the log (its schema fixed), the attributes, the
+    decision, the scanner the pieces are merged into; ``tally`` adds what a reader saw of the rows, ``finish``
+    builds the ``ScanResult``."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+        self.read = self.unknown = self.agree = 0
+        self.unknown_columns: dict = {}
+
+    def tally(self, *, read: int, unknown: int = 0, unknown_columns=(), agree: int = 0) -> None:
+        self.read += int(read)
+        self.unknown += int(unknown)
+        self.unknown_columns.update(dict.fromkeys(unknown_columns))
+        self.agree += int(agree)
+
+    def finish(self):
+        from fairaudit.engines.monitor.engine import order_assumption
+        from fairaudit.sources.files import content_sha256
+        from fairaudit.subgroups.scan import history
+
+        scanner, warnings = self.scanner, list(self.warnings)
+        if not self.read:
+            raise FairauditError(f"{self.log.name} has no data rows")
+        if not scanner.total:
+            from fairaudit.core.observations import nothing_to_audit
+
+            raise nothing_to_audit(self.where)
+        if self.unknown:
+            from fairaudit.core.observations import where_missing_warning
+
+            warnings.append(where_missing_warning(self.where, self.unknown, tuple(self.unknown_columns)))
+        if self.label is not None and self.pred is not None:
+            from fairaudit.models.expression import inverted_warning
+
+            inverted = inverted_warning(self.agree / self.read, self.dataset)
+            if inverted:
+                warnings.append(inverted)
+        scanner.allocate()
+        digest, hash_of = content_sha256(self.log)
+        model = self.model
+        model_text = None if model is None else (model.describe() if hasattr(model, "describe") else str(model))
+        meta = {"data": self.log.stem, "source": self.log.name,
+                "decision": f"pred: {self.pred}" if self.pred is not None else f"model: {model_text}",
+                "order": self.order, "seed": int(self.seed), "label": self.label,
+                "bins": {name: "edges" for name in self.bins}, "event": "pred",
+                "order_sentence": order_assumption(self.order, int(self.seed)) if self.mode == "anytime" else None,
+                "warnings": warnings,
+                "rows_record": {"policy": "all", "audited": int(scanner.total), "total": int(self.read),
+                                "where": self.where or None},
+                "data_hash": digest, "hash_of": hash_of}
+        return scanner.build(meta, history(scanner) if self.history_wanted else None)
+
+
+def prepare(source, protected, *, depth: int = 2, bins: dict | None = None, pred: str | None = None, model=None,
+            label: str | None = None, favourable=None, where: str | None = None, delta: float = 0.05,
+            mode: str = "anytime", threshold: float = 0.8, min_share: float = 0.02, bound: str = "mixture",
+            order: str = "shuffle", seed: int = 0, rate: str = "selection", allocation: str = "decisive",
+            looks: int = 1, declared=None, na_values=(), open_log=None) -> Plan:
+    """Everything checked before a row is counted (the options, the columns, the decision and the row filter
+    against the log's schema and values): a ``Plan``. ``open_log(source, declared, na_values, columns)``: how the
+    log is opened (default ``fairaudit.engines.monitor.outofcore.log_of``)."""
+    from fairaudit.engines.monitor.engine import ORDERS
     from fairaudit.subgroups import looks as looks_mod
-    from fairaudit.subgroups.scan import (Scanner, _bin_warnings, _check_where, _close, settings)
+    from fairaudit.subgroups.scan import Scanner, _check_where, _close, settings
 
     opts = settings(depth, delta, mode, bound, threshold, min_share, rate, allocation)
-    rows = READ_ROWS if rows is None else int(rows)
     if order not in ORDERS:
         raise FairauditError(f"unknown order {order!r}; choose one of: {', '.join(ORDERS)}")
     if (pred is None) == (model is None):
@@ -127,7 +179,9 @@ def scan_log(source, protected, *, depth: int = 2, bins: dict | None = None, pre
     bins = dict(bins or {})
     if not names and not bins:
         raise FairauditError("give at least one protected attribute (or a binned numeric one) to scan")
-    log = log_of(source, declared, na_values, _read_columns(names, bins, pred, where, label, model))
+    if open_log is None:
+        from fairaudit.engines.monitor.outofcore import log_of as open_log
+    log = open_log(source, declared, na_values, _read_columns(names, bins, pred, where, label, model))
     present = list(log.schema.names)
     seen: set = set()
     for name in names + list(bins):
@@ -143,52 +197,39 @@ def scan_log(source, protected, *, depth: int = 2, bins: dict | None = None, pre
     attributes += [cells_mod.binned(name, pd.Series([], dtype=float), edges) for name, edges in bins.items()]
     dataset, warnings = _checked(log, names, pred, where, label, favourable, model)
     favourable = dataset.schema.favourable if label is not None else None
-    decide = Decider(log, pred=pred, model=model, where=where, label=label, favourable=favourable)
     history_wanted = opts.mode != "one-look" and bool(looks)
     scanner = Scanner(attributes, opts, label is not None, looks=looks_mod.LOOKS if history_wanted else 1)
-    read_columns = list(dict.fromkeys([a.name for a in attributes] + decide.columns))
-    from fairaudit.engines.monitor.outofcore import whole_chunks
+    reads = [a.name for a in attributes] + list(_read_columns([], {}, pred, where, label, model) or ())
+    return Plan(log=log, dataset=dataset, scanner=scanner, names=names, bins=bins, pred=pred, model=model,
+                where=where, label=label, favourable=favourable, order=order, seed=int(seed), mode=opts.mode,
+                history_wanted=history_wanted, warnings=warnings, read_columns=list(dict.fromkeys(reads)))
 
+
+def scan_log(source, protected, *, rows: int | None = None, **options):
+    """The scan (``fairaudit.subgroups.scan.scan``'s options) of a log read in batches: ``source`` a CSV or Parquet
+    file, a folder or glob of parts, or a ``fairaudit.sources.FileLog``; the decision ``pred`` or a loaded ``model``
+    (a saved one: its decision computed batch by batch); ``rows``: a batch's rows."""
+    from fairaudit.engines.monitor.outofcore import whole_chunks
+    from fairaudit.subgroups import looks as looks_mod
+
+    plan = prepare(source, protected, **options)
+    rows = READ_ROWS if rows is None else int(rows)
+    decide = Decider(plan.log, pred=plan.pred, model=plan.model, where=plan.where, label=plan.label,
+                     favourable=plan.favourable)
+    scanner = plan.scanner
     audited = 0
-    for table in whole_chunks(log.batches(read_columns, rows=rows, encoded=True), rows):
+    for table in whole_chunks(plan.log.batches(plan.read_columns, rows=rows, encoded=True), rows):
         decisions, labels, keep = decide(table)
-        codes = cells_mod.encode_arrow(table, attributes)
+        codes = cells_mod.encode_arrow(table, scanner.attributes)
         if keep is not None:
             codes, decisions = codes[keep], decisions[keep]
             labels = None if labels is None else labels[keep]
-        slot = looks_mod.look_of(audited, len(codes), order, seed) if history_wanted else None
+        slot = looks_mod.look_of(audited, len(codes), plan.order, plan.seed) if plan.history_wanted else None
         scanner.add(codes, decisions, labels, look=slot)
         audited += len(codes)
-    if not decide.read:
-        raise FairauditError(f"{log.name} has no data rows")
-    if not audited:
-        from fairaudit.core.observations import nothing_to_audit
-
-        raise nothing_to_audit(where)
-    if decide.unknown:
-        from fairaudit.core.observations import where_missing_warning
-
-        warnings.append(where_missing_warning(where, decide.unknown, tuple(decide.unknown_columns)))
-    if label is not None and pred is not None:
-        from fairaudit.models.expression import inverted_warning
-
-        inverted = inverted_warning(decide.agree / decide.read, dataset)
-        if inverted:
-            warnings.append(inverted)
-    scanner.allocate()
-    from fairaudit.sources.files import content_sha256
-    from fairaudit.subgroups.scan import history
-
-    digest, hash_of = content_sha256(log)
-    model_text = None if model is None else (model.describe() if hasattr(model, "describe") else str(model))
-    meta = {"data": log.stem, "source": log.name,
-            "decision": f"pred: {pred}" if pred is not None else f"model: {model_text}",
-            "order": order, "seed": int(seed), "label": label, "bins": {name: "edges" for name in bins},
-            "event": "pred", "order_sentence": order_assumption(order, int(seed)) if opts.mode == "anytime" else None,
-            "warnings": warnings + _bin_warnings({}),
-            "rows_record": {"policy": "all", "audited": int(audited), "total": int(decide.read), "where": where or None},
-            "data_hash": digest, "hash_of": hash_of}
-    return scanner.build(meta, history(scanner) if history_wanted else None)
+    plan.tally(read=decide.read, unknown=decide.unknown, unknown_columns=tuple(decide.unknown_columns),
+               agree=decide.agree)
+    return plan.finish()
 
 
 def _read_columns(names, bins, pred, where, label, model) -> tuple | None:
@@ -236,15 +277,15 @@ def _checked(log, names, pred, where, label, favourable, model):
     dataset = file_dataset(log, used, label=label, protected=names, favourable=favourable,
                            literals=written_values(None, pred, where))
     warnings: list[str] = []
+    if where:  # (the row filter first, then the decision: the order the scan in memory checks them in)
+        warnings += check_filter(where, dataset)
     if event is not None:
         found = validate_event(event, dataset.schema, None, decision=True)
         errors = [d for d in found if d.severity == "error"]
         if errors:
             at = f"{errors[0].line}:{errors[0].column}: " if errors[0].line is not None else ""
             raise FairauditError(f"decision expression: {at}{errors[0].message}")
-        warnings += [d.message for d in found if d.severity == "warning"]
-    if where:
-        warnings += [w for w in check_filter(where, dataset) if w not in warnings]
+        warnings += [d.message for d in found if d.severity == "warning" and d.message not in warnings]
     if model is not None:
         missing = [c for c in getattr(model, "feature_names", None) or () if c not in log.schema.names]
         if missing:

@@ -109,3 +109,36 @@ def test_a_parquet_folder_scanned_in_batches_equals_memory_with_a_label(tmp_path
     assert batches == memory
     ids = [c["id"] for c in memory["cells"]]
     assert "group=late" in ids and "grade=1" in ids and not any("1.0" in i for i in ids)
+
+
+DASK_LOGS = int(os.environ.get("FAIRAUDIT_SCAN_DASK_LOGS", "36"))
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp", dashboard_address=None,
+                      host="127.0.0.1") as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.mark.timeout(600)
+def test_the_scan_on_dask_reads_every_log_as_in_memory(scheduler, tmp_path_factory, capsys):
+    """One part a partition, each counted on a worker in its own category codes and merged on the client: the
+    same cells, intervals, looks and refusals as in memory."""
+    results = 0
+    for seed in range(DASK_LOGS):
+        log = make_log(1000 + seed)
+        tmp = tmp_path_factory.mktemp(f"dask{seed}")
+        path = write_log(log, tmp)
+        scan = SCANS[seed % len(SCANS)]
+        where = ["--where", log["where"]] if log["where"] else []
+        args = ["--data", str(path), "--pred", log["pred"], *scan, *where]
+        memory = run_scan([*args, "--out-of-core", "off"], tmp, capsys)
+        dask = run_scan([*args, "--scheduler", scheduler], tmp, capsys)
+        assert dask == memory, f"seed {1000 + seed} ({log['drift']}, {log['format']}, {scan}): on Dask\n{dask}\n" \
+                               f"in memory\n{memory}"
+        results += memory[0] == "result"
+    assert results >= 3
