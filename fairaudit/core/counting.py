@@ -260,17 +260,16 @@ def _combined(keys: np.ndarray):
 
 
 def count_cells(codes, outcome, look=None, looks: int = 1, weights=None) -> CellCounts:
-    """Step 2 for a piece of the scan's stream: ``codes`` (rows × attributes, category codes ≥ ``MISSING_CODE``),
-    ``outcome`` (0 … 3 per row), ``look`` (per row, 0 … ``looks`` − 1; None: all in look 0) and ``weights`` (rows
-    that stand for that many: a database's grouped counts; None: 1 each) → the piece's ``CellCounts``: one
-    ``bincount`` over a combined code per row, dense while the cells × looks × outcomes fit ``DENSE_CELLS`` slots,
-    else by sorting the combined codes."""
-    codes = np.asarray(codes)
-    if codes.ndim != 2:
-        raise ValueError("codes must be rows × attributes")
-    n, m = codes.shape
-    outcome = np.asarray(outcome, dtype=np.int64)
-    slot = outcome if look is None else np.asarray(look, dtype=np.int64) * OUTCOMES + outcome
+    """Step 2 for a piece of the scan's stream: ``codes`` (per attribute, the rows' category codes
+    ≥ ``MISSING_CODE``: a rows × attributes array or a list of columns), ``outcome`` (0 … 3 per row), ``look`` (per
+    row, 0 … ``looks`` − 1; None: all in look 0) and ``weights`` (rows that stand for that many: a database's
+    grouped counts; None: 1 each) → the piece's ``CellCounts``: one ``bincount`` over a combined code per row,
+    dense while the cells × looks × outcomes fit ``DENSE_CELLS`` slots, else by sorting the combined codes."""
+    columns = _columns(codes)
+    m = len(columns)
+    outcome = np.asarray(outcome)
+    n = len(outcome)
+    slot = outcome.astype(np.int64) if look is None else np.asarray(look, dtype=np.int64) * OUTCOMES + outcome
     width = int(looks) * OUTCOMES
     w = None if weights is None else np.asarray(weights, dtype=np.int64)
     if not n:
@@ -279,21 +278,45 @@ def count_cells(codes, outcome, look=None, looks: int = 1, weights=None) -> Cell
         counts = np.bincount(slot, weights=w, minlength=width)[:width]
         return CellCounts(np.zeros((1, 0), dtype=np.int64), np.rint(counts).astype(np.int64).reshape(1, looks,
                                                                                                      OUTCOMES))
-    flat, sizes = _combined(codes)
-    if flat is not None and float(np.prod([float(s) for s in sizes])) * width <= max(DENSE_CELLS, 4 * n):
+    sizes = tuple(int(c.max()) - MISSING_CODE + 1 for c in columns)
+    if float(np.prod([float(x) for x in sizes])) * width <= max(DENSE_CELLS, 4 * n):
         size = int(np.prod(sizes))
-        counts = np.bincount(flat * width + slot, weights=w, minlength=size * width)
-        counts = np.rint(counts).astype(np.int64).reshape(size, looks, OUTCOMES) if w is not None else \
-            counts.reshape(size, looks, OUTCOMES)
+        flat = _mixed(columns, sizes) * width
+        flat += slot
+        counts = np.bincount(flat, weights=w, minlength=size * width)
+        if w is not None:
+            counts = np.rint(counts).astype(np.int64)
+        counts = counts.reshape(size, looks, OUTCOMES)
         occupied = np.flatnonzero(counts.reshape(size, width).any(axis=1))
         keys = np.stack(np.unravel_index(occupied, sizes), axis=1).astype(np.int64) + MISSING_CODE
         return CellCounts(keys.reshape(len(occupied), m), counts[occupied])
+    stacked = np.stack([np.asarray(c, dtype=np.int64) for c in columns], axis=1)
+    flat, sizes = _combined(stacked)
     if flat is not None:
         distinct, inverse = np.unique(flat, return_inverse=True)
         keys = np.stack(np.unravel_index(distinct, sizes), axis=1).astype(np.int64) + MISSING_CODE
     else:
-        keys, inverse = np.unique(codes.astype(np.int64), axis=0, return_inverse=True)
+        keys, inverse = np.unique(stacked, axis=0, return_inverse=True)
     inverse = np.asarray(inverse).ravel()
     k = len(keys)
     counts = np.bincount(inverse * width + slot, weights=w, minlength=k * width)
     return CellCounts(keys.reshape(k, m), np.rint(counts).astype(np.int64).reshape(k, looks, OUTCOMES))
+
+
+def _columns(codes) -> list:
+    """The per-attribute code columns of ``codes`` (an array rows × attributes, or a list of columns)."""
+    if isinstance(codes, np.ndarray):
+        if codes.ndim != 2:
+            raise ValueError("codes must be rows × attributes")
+        return [codes[:, j] for j in range(codes.shape[1])]
+    return [np.asarray(c) for c in codes]
+
+
+def _mixed(columns, sizes) -> np.ndarray:
+    """One int64 code per row: the columns (each ≥ ``MISSING_CODE``) in mixed radix ``sizes``."""
+    flat = np.asarray(columns[0], dtype=np.int64) - MISSING_CODE
+    for column, size in zip(columns[1:], sizes[1:]):
+        flat *= size
+        flat += column
+        flat -= MISSING_CODE
+    return flat

@@ -86,7 +86,10 @@ class Attribute:
         if not pa.types.is_dictionary(arr.type):
             arr = pac.dictionary_encode(arr)
         indices = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False)
-        return _spread(self.value_codes(arr.dictionary.to_pylist()), indices)
+        mapping = self.value_codes(arr.dictionary.to_pylist())
+        if np.array_equal(mapping, np.arange(len(mapping))):  # the dictionary is the categories so far, in order
+            return indices
+        return _spread(mapping, indices)
 
     def bin_codes(self, x: np.ndarray) -> np.ndarray:
         edges = np.asarray(self.edges, dtype=float)
@@ -207,11 +210,10 @@ def encode(frame: pd.DataFrame, attributes: list[Attribute]) -> np.ndarray:
     return np.stack([a.codes(frame[a.name]) for a in attributes], axis=1)
 
 
-def encode_arrow(table, attributes: list[Attribute]) -> np.ndarray:
-    """``encode`` of a conformed Arrow table (a chunk read out of core, a Dask partition, a database's batch)."""
-    if not len(attributes):
-        return np.zeros((table.num_rows, 0), dtype=np.int64)
-    return np.stack([a.arrow_codes(table.column(a.name)) for a in attributes], axis=1)
+def encode_arrow(table, attributes: list[Attribute]) -> list[np.ndarray]:
+    """``encode`` of a conformed Arrow table (a chunk read out of core, a Dask partition, a database's batch), as
+    one code column per attribute (``fairaudit.core.counting.count_cells`` takes the columns as they are)."""
+    return [a.arrow_codes(table.column(a.name)) for a in attributes]
 
 
 # the counts kept per cell: rows, selected; with a label, rows and selected among label 1 and among label 0

@@ -79,11 +79,12 @@ def code_part(part, job: Job, model=None) -> Coded:
         codes = cells_mod.encode_arrow(table, attributes)
         outcome = 2 * decisions.astype(np.int64) + (0 if labels is None else labels.astype(np.int64))
         if keep is not None:
-            codes, outcome = codes[keep], outcome[keep]
+            codes, outcome = [c[keep] for c in codes], outcome[keep]
         piece = count_cells(codes, outcome)
         total = piece if total is None else total + piece
         if job.keep_rows:
-            pieces.append(codes.astype(np.int32))
+            pieces.append(np.stack(codes, axis=1).astype(np.int32) if codes else
+                          np.zeros((len(outcome), 0), np.int32))
             outcomes.append(outcome.astype(np.int8))
     from fairaudit.core.counting import CellCounts
 

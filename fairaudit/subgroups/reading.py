@@ -71,8 +71,14 @@ class Decider:
         from fairaudit.sources.conform import decoded
         from fairaudit.spec.events import missing_names
 
+        import pyarrow as pa
+
         n = table.num_rows
-        found = distinct_rows(table, self.columns, limit=max(1, n // 4)) if self.columns else None
+        # a model is worth calling once per distinct combination of its columns; an expression too when they are
+        # dictionaries (their indices are the combinations), not when hashing numbers would cost more than it saves
+        worth = self.model is not None or all(pa.types.is_dictionary(table.schema.field(c).type)
+                                              for c in self.columns)
+        found = distinct_rows(table, self.columns, limit=max(1, n // 4)) if self.columns and worth else None
         if found is not None:  # every answer is a function of these columns: evaluate once per combination
             first, inverse = found
             frame = to_frame(decoded(table.select(self.columns).take(first)), self.log.schema, self.label)
@@ -222,11 +228,11 @@ def scan_log(source, protected, *, rows: int | None = None, **options):
         decisions, labels, keep = decide(table)
         codes = cells_mod.encode_arrow(table, scanner.attributes)
         if keep is not None:
-            codes, decisions = codes[keep], decisions[keep]
+            codes, decisions = [c[keep] for c in codes], decisions[keep]
             labels = None if labels is None else labels[keep]
-        slot = looks_mod.look_of(audited, len(codes), plan.order, plan.seed) if plan.history_wanted else None
+        slot = looks_mod.look_of(audited, len(decisions), plan.order, plan.seed) if plan.history_wanted else None
         scanner.add(codes, decisions, labels, look=slot)
-        audited += len(codes)
+        audited += len(decisions)
     plan.tally(read=decide.read, unknown=decide.unknown, unknown_columns=tuple(decide.unknown_columns),
                agree=decide.agree)
     return plan.finish()
@@ -274,8 +280,14 @@ def _checked(log, names, pred, where, label, favourable, model):
             raise FairauditError(f"row filter: {err}") from None
     from fairaudit.engines.monitor.outofcore import written_values
 
-    dataset = file_dataset(log, used, label=label, protected=names, favourable=favourable,
-                           literals=written_values(None, pred, where))
+    kinds = log.schema.dataset_kinds
+    if label is None and not any(kinds.get(c) == "categorical" for c in used):  # no value to learn: no pass
+        from fairaudit.data.cleaning import known_dataset
+
+        dataset = known_dataset(log.stem, log.name, kinds, {}, protected=[n for n in names if n in kinds])
+    else:
+        dataset = file_dataset(log, used, label=label, protected=names, favourable=favourable,
+                               literals=written_values(None, pred, where))
     warnings: list[str] = []
     if where:  # (the row filter first, then the decision: the order the scan in memory checks them in)
         warnings += check_filter(where, dataset)
