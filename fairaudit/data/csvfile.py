@@ -48,13 +48,15 @@ def from_csv(source: str | os.PathLike | IO | bytes, label: str | None = None,
     same values and the same refusals as out of core, on Dask and live.
     """
     from fairaudit.sources import FileLog
+    from fairaudit.sources.fingerprint import of_bytes
 
-    data, display = _read_bytes(source, name)
+    data, display, stored = _read_bytes(source, name)
+    stored = stored or of_bytes(data)  # the bytes as stored (a .csv.gz's compressed bytes, as out of core)
     data = _check_bytes(data, display)
     log = FileLog(display, declared=column_types, na_values=tuple(na_values or ()), data=data,
                   columns=_read(columns, label, protected))
     del data
-    return log_dataset(log, label, protected, favourable, _stem(name or display))
+    return log_dataset(log, label, protected, favourable, _stem(name or display), stored)
 
 
 def from_log(source, label: str | None = None, protected: str | Iterable[str] | None = None, favourable: Any = None,
@@ -77,40 +79,45 @@ def _read(columns, label, protected) -> tuple | None:
     return tuple(dict.fromkeys([*columns, *([label] if label else []), *roles]))
 
 
-def log_dataset(log, label, protected, favourable, name: str) -> Dataset:
-    """Every row of a ``FileLog`` as a ``Dataset``."""
+def log_dataset(log, label, protected, favourable, name: str, stored=None) -> Dataset:
+    """Every row of a ``FileLog`` as a ``Dataset``; ``stored``: the fingerprint of the bytes as stored where the
+    caller has it (``fairaudit.sources.fingerprint``), else the log's."""
     frame = log.read_all(keep_missing=label)
     if not len(frame):
         raise DataError(f"{log.name} has no data rows")
     schema = build_schema(frame, log.schema.dataset_kinds, label, protected, favourable)
-    from fairaudit.sources.files import content_sha256
+    from fairaudit.sources.fingerprint import of_log
 
-    digest, of = content_sha256(log)  # the file's, whatever columns were read of it
+    digest, of = stored or of_log(log)  # the file's bytes, whatever columns were read of it (once per process)
     return Dataset(name, frame, schema, source=log.name, _hash=digest, hash_of=of)
 
 
-def _read_bytes(source: Any, name: str | None) -> tuple[bytes, str]:
-    """The raw bytes of ``source`` and the name to show in messages (a path, the file object's name, or
-    ``name`` for bytes and unnamed file objects)."""
+def _read_bytes(source: Any, name: str | None) -> tuple[bytes, str, Any]:
+    """The raw bytes of ``source``, the name to show in messages (a path, the file object's name, or
+    ``name`` for bytes and unnamed file objects) and, for a path, the fingerprint of its bytes
+    (``fairaudit.sources.fingerprint.read_file``: hashed once per process while the file is unchanged)."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source).expanduser()
         if not path.exists():
             raise DataError(f"file not found: {path}")
         if path.is_dir():
             raise DataError(f"{path} is a directory, not a CSV file")
+        from fairaudit.sources.fingerprint import read_file
+
         try:
-            return path.read_bytes(), str(path)
+            data, stored = read_file(path)
         except OSError as err:
             raise DataError(f"cannot read {path}: {err.strerror or err}") from None
+        return data, str(path), stored
     if isinstance(source, (bytes, bytearray)):
-        return bytes(source), name or "uploaded data"
+        return bytes(source), name or "uploaded data", None
     if hasattr(source, "read"):
         display = str(getattr(source, "name", "") or name or "uploaded file")
         start = source.tell() if getattr(source, "seekable", lambda: False)() else None
         data = source.read()
         if start is not None:
             source.seek(start)  # leave an upload readable again
-        return (data.encode("utf-8") if isinstance(data, str) else bytes(data)), display
+        return (data.encode("utf-8") if isinstance(data, str) else bytes(data)), display, None
     raise TypeError(f"from_csv reads a path, a file object or bytes, not {type(source).__name__}")
 
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from fairaudit.sources import fingerprint
 from fairaudit.sources.schema import MISSING_CATEGORY  # how a missing categorical value is stored
 
 ColumnKind = Literal["numeric", "categorical"]
@@ -73,7 +74,7 @@ class Dataset:
     description: str = ""
     _hash: str | None = field(default=None, repr=False, compare=False)
     _rows_hash: str | None = field(default=None, repr=False, compare=False)
-    hash_of: str = "the rows (CSV serialisation)"  # what ``content_hash`` is of: a file's bytes for a file read whole
+    hash_of: str = fingerprint.ROWS  # what ``content_hash`` is of (``fairaudit.sources.fingerprint``'s words)
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -91,12 +92,12 @@ class Dataset:
 
     @property
     def content_hash(self) -> str:
-        """SHA-256 that identifies the data in a report (``hash_of`` says of what): the bytes of the file the rows
-        were read from (``fairaudit.data.csvfile.log_dataset``: the same whatever columns a run reads, and the same as
-        out of core), else the rows' CSV serialisation."""
+        """SHA-256 that identifies the data in a report (``hash_of`` says of what; ``fairaudit.sources.fingerprint``):
+        the bytes of the file the rows were read from (``fairaudit.data.csvfile.log_dataset``: the same whatever
+        columns a run reads, and the same as out of core), else the canonical form of the rows' columns, computed
+        once and kept."""
         if self._hash is None:
-            digest = hashlib.sha256(self.frame.to_csv(index=False).encode("utf-8"))
-            self._hash = digest.hexdigest()
+            self._hash, self.hash_of = fingerprint.of_frame(self.frame)
         return self._hash
 
     @property

@@ -110,6 +110,11 @@ def recorded_dataset(result):
     except Exception as err:  # noqa: BLE001
         return None, f"The dataset '{name}' could not be reloaded ({err})."
     recorded_hash = facts.get("content_hash")
+    recorded_of = facts.get("hash_of")
+    if recorded_hash and recorded_of != ds.hash_of:  # another kind of hash (an older fairaudit's): not comparable
+        return ds, (f"The built-in dataset '{name}' was reloaded by name; the audit recorded a hash of "
+                    f"{recorded_of or 'another form of its rows'}, which cannot be checked against "
+                    f"{ds.hash_of}.")
     if recorded_hash and recorded_hash != ds.content_hash:
         return None, (f"The built-in dataset '{name}' has changed since the audit (content hash differs); "
                       "per-group statistics are not shown.")

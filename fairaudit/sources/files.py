@@ -497,10 +497,11 @@ class FileLog:
             not_interrupted(err)
             raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240]}") from None
 
-    def _raw_batches(self, path, columns=None, block=1 << 22, rows=READ_ROWS, as_bytes=()):
+    def _raw_batches(self, path, columns=None, block=1 << 22, rows=READ_ROWS, as_bytes=(), dictionary=()):
         """A part's batches as stored (CSV: every cell text, parsed by pyarrow's CSV reader one block at a time and
         checked by ``text_cells``, but the ``as_bytes`` columns, left unchecked bytes; a ``.csv.gz`` inflated by
-        the counting reader)."""
+        the counting reader). ``dictionary``: Parquet text columns read as the file stores them, dictionary-encoded
+        (the text of every row is never made)."""
         import pyarrow as pa
 
         shape = RowShape() if self.format == "csv" else None
@@ -510,7 +511,8 @@ class FileLog:
                 import pyarrow.parquet as pq
 
                 # (pyarrow.dataset's scanner reads ahead: 1.5 × the peak memory of this reader for the same rows)
-                yield from pq.ParquetFile(path).iter_batches(batch_size=rows, columns=columns, use_threads=False)
+                yield from pq.ParquetFile(path, read_dictionary=list(dictionary) or None).iter_batches(
+                    batch_size=rows, columns=columns, use_threads=False)
                 return
             import pyarrow.csv as pc
 
@@ -598,7 +600,10 @@ class FileLog:
         if self.format == "csv" and names[-1] not in read:  # (its last value tells an unclosed quote: bytes)
             read.append(names[-1])
             extra = (names[-1],)
-        for raw in self._raw_batches(path, read, rows=rows, **({"as_bytes": extra} if extra else {})):
+        dictionary = [stored[c] for c in every if encoded and self.format == "parquet"
+                      and self.schema.kind(c) == "text"]  # text kept as the file's dictionaries
+        for raw in self._raw_batches(path, read, rows=rows, dictionary=dictionary,
+                                     **({"as_bytes": extra} if extra else {})):
             last = raw
             table = conform(raw, self.schema, origin=path, first_row=first, columns=every,
                             text=self.format == "csv", encoded=encoded)
@@ -734,17 +739,8 @@ def _declared_rows(fragment) -> int | None:
 def content_sha256(log: "FileLog") -> tuple[str, str]:
     """``(hex digest, what it is of)``: SHA-256 of a log's bytes as stored — an upload's bytes, a file's bytes, or
     each part's name and bytes in order for a folder or glob — whatever columns a run reads of it, so that the data a
-    record names is the same on every route and for every specification."""
-    import hashlib
+    record names is the same on every route and for every specification (``fairaudit.sources.fingerprint.of_log``:
+    read once per process while the parts are unchanged)."""
+    from fairaudit.sources.fingerprint import of_log
 
-    digest = hashlib.sha256()
-    if log.data is not None:
-        digest.update(log.data)
-        return digest.hexdigest(), "the file's bytes"
-    for part in log.parts:
-        if len(log.parts) > 1:
-            digest.update(Path(part).name.encode("utf-8") + b"\0")
-        with open(part, "rb") as f:
-            for block in iter(lambda: f.read(1 << 22), b""):
-                digest.update(block)
-    return digest.hexdigest(), "the file's bytes" if len(log.parts) == 1 else "each part's name and bytes, in order"
+    return of_log(log)  # (a Fingerprint: a (digest, of) tuple)

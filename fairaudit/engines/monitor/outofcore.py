@@ -173,10 +173,10 @@ def file_dataset(path, used: list[str], *, label: str | None = None, protected=N
 
 def file_sha256(path) -> str:
     """SHA-256 of a file's bytes; of a folder or glob, of each part's name and bytes in order
-    (``fairaudit.sources.files.content_sha256``)."""
-    from fairaudit.sources.files import content_sha256
+    (``fairaudit.sources.fingerprint.of_log``: read once per process while unchanged)."""
+    from fairaudit.sources.fingerprint import of_log
 
-    return content_sha256(log_of(path))[0]
+    return of_log(log_of(path)).digest
 
 
 # ---- the run -----------------------------------------------------------------------------------------------------
@@ -450,9 +450,11 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     inverted = inverted_warning(agreement, dataset)
     rows = {"policy": "all", "audited": int(store.rows), "total": int(total), "text": text}
     s = dataset.schema
-    provenance = {"dataset": {"name": dataset.name, "rows": int(total), "content_hash": file_sha256(path),
-                              "hash_of": "the file's bytes" if len(path.parts) == 1 else
-                              "each part's name and bytes, in order", "source": path.name, "label": s.label,
+    from fairaudit.sources.fingerprint import of_log
+
+    data_hash, hash_of = of_log(path)  # (``path`` is the FileLog read above)
+    provenance = {"dataset": {"name": dataset.name, "rows": int(total), "content_hash": data_hash,
+                              "hash_of": hash_of, "source": path.name, "label": s.label,
                               "favourable": None if s.favourable is None else str(s.favourable),
                               "protected": list(s.protected)}, "model": None}
     if model is not None:
