@@ -35,6 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("data")
     group.add_argument("--data", metavar="NAME|CSV",
                        help="built-in dataset name (see `fairaudit datasets`) or a CSV / Parquet file")
+    group.add_argument("--table", metavar="NAME",
+                       help="with --data DATABASE (a DuckDB or SQLite file): the table or view to scan; counted by "
+                            "the database as one GROUP BY where the scan allows (--pred, no --json looks), else its "
+                            "rows read in batches")
     group.add_argument("--follow", metavar="PATH",
                        help="instead of --data: scan a live decision log as rows arrive (a CSV being appended to, a "
                             "folder of Parquet files, or - for JSON lines on standard input); --pred decides")
@@ -165,9 +169,19 @@ def run(args: argparse.Namespace) -> int:
     if any(_same(a, b) for i, a in enumerate(outputs) for b in outputs[i + 1:]):
         raise FairauditError("--json, --csv and --pdf must name different files")
     if args.follow is not None:
+        if args.table is not None:
+            raise FairauditError("--table names a table of a database given with --data, not a live log")
         return run_follow(args, protected, bins)
     from fairaudit.cli._dask_args import wants_dask
+    from fairaudit.sources.database import is_database
 
+    if args.table is not None or is_database(args.data):
+        if args.table is None:
+            raise FairauditError(f"{args.data} is a database: name the table to scan with --table NAME")
+        if wants_dask(args):
+            raise FairauditError("--table scans a database table in this process, not on Dask: drop --dask / "
+                                 "--scheduler")
+        return run_out_of_core(args, protected, bins, table=args.table)
     if wants_dask(args):
         return run_out_of_core(args, protected, bins, dask=True)
     if out_of_core(args, bins):
@@ -248,14 +262,14 @@ def _trained_here(args) -> bool:
     return "trained_on" in (getattr(_load(args), "params", None) or {})
 
 
-def run_out_of_core(args: argparse.Namespace, protected, bins, dask: bool = False) -> int:
+def run_out_of_core(args: argparse.Namespace, protected, bins, dask: bool = False, table: str | None = None) -> int:
     """The scan of ``--data`` read in batches (``fairaudit.subgroups.reading.scan_log``) or on a Dask cluster
     (``dask``: ``fairaudit.subgroups.distributed.scan_on_dask``): the same cells as in memory, memory bounded by
-    the cells."""
-    if dask:
+    the cells; ``table``: a database's table (``fairaudit.subgroups.database.scan_table``)."""
+    if dask or table is not None:
         why = why_not_batches(args, bins)
         if why is not None:
-            raise FairauditError(f"a scan on Dask reads the log in parts: {why}")
+            raise FairauditError(f"a scan {'on Dask' if dask else 'of a table'} reads the rows in parts: {why}")
     model = None
     if args.model is not None:
         from fairaudit.cli._stream_args import _load
@@ -270,6 +284,11 @@ def run_out_of_core(args: argparse.Namespace, protected, bins, dask: bool = Fals
         from fairaudit.subgroups.distributed import scan_on_dask as run_scan
 
         options = dict(scheduler=args.scheduler, **dask_settings(args))
+    elif table is not None:
+        from fairaudit.subgroups.database import scan_table
+
+        def run_scan(database, attributes, **rest):
+            return scan_table(database, table, attributes, **rest)
     else:
         from fairaudit.subgroups.reading import scan_log as run_scan
     result = run_scan(args.data, protected, **options, depth=args.depth, bins=bins, pred=args.pred, model=model,

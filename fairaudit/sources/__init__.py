@@ -5,8 +5,10 @@ A *source* gives a log's rows in the stream's order, in batches, behind one of t
 * **at rest** — ``schema`` fixed once, ``name``, and ``batches(columns, rows, encoded)`` yielding conformed
   ``Batch``es in stream order: a CSV or Parquet file, a folder or glob of parts, the same file held as bytes (an
   upload) (``FileLog``, on ``pyarrow.dataset``/pyarrow's CSV reader; ``fairaudit.sources.files``), a log in object
-  storage (``fairaudit.sources.remote.RemoteLog``, a ``FileLog`` read through fsspec), and one part of a log read
-  where the work runs — a Dask partition (``fairaudit.sources.parts.Part``);
+  storage (``fairaudit.sources.remote.RemoteLog``, a ``FileLog`` read through fsspec), a table of a DuckDB or
+  SQLite database (``fairaudit.sources.database.TableLog``: its declared types, read-only; a decision and a row filter
+  that translate to SQL, ``fairaudit.sources.sql``, let the database count), and one part of a log read where the
+  work runs — a Dask partition (``fairaudit.sources.parts.Part``);
 * **growing** — ``poll()`` yielding each poll's new rows (``follow`` waits, ``END_TEXT`` says how the watch ended):
   a growing CSV, a folder of Parquet files, JSON lines (``fairaudit.sources.live``).
 

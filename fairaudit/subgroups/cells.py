@@ -85,7 +85,10 @@ class Attribute:
             return self.bin_codes(pac.cast(arr, pa.float64()).to_numpy(zero_copy_only=False))
         if not pa.types.is_dictionary(arr.type):
             arr = pac.dictionary_encode(arr)
-        indices = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        indices = arr.indices
+        if pa.types.is_unsigned_integer(indices.type):  # (an unsigned index cannot hold the −1 of a missing value)
+            indices = pac.cast(indices, pa.int64())
+        indices = indices.fill_null(-1).to_numpy(zero_copy_only=False)
         mapping = self.value_codes(arr.dictionary.to_pylist())
         if np.array_equal(mapping, np.arange(len(mapping))):  # the dictionary is the categories so far, in order
             return indices

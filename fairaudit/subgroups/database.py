@@ -25,6 +25,8 @@ The result names the data by ``fairaudit.sources.database.fingerprint`` (the dat
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 COUNTED = "in the database: one GROUP BY (no looks recorded)"
@@ -82,22 +84,34 @@ def scan_table(database, table: str, protected, *, rows: int | None = None, push
     return result
 
 
-def count(plan) -> bool:
-    """Count the rows of a ``plan`` (``prepare``'s, over a ``TableLog``) in the database, by one statement, into its
-    scanner and tally; False (nothing counted) where the rows must be read instead (module doc)."""
-    import pyarrow as pa
+@dataclass
+class Statement:
+    """The one statement that counts a plan's rows (``statement``): its ``keys`` and ``values``
+    (``TableLog.grouped``'s), and where the result's columns are — ``label`` and ``where`` whether those keys follow
+    the decision, ``checks`` whether ``v1`` says that some row must be read instead, ``gaps`` the row filter's
+    columns whose missing values are told (``v2 …``)."""
 
-    from fairaudit.sources.conform import conform
+    keys: list
+    values: list
+    label: bool
+    where: bool
+    checks: bool
+    gaps: list
+
+
+def statement(plan) -> Statement | None:
+    """The statement that counts a ``plan``'s rows (``prepare``'s, over a ``TableLog``), or None where the decision,
+    the row filter, the label or a binned column cannot be read faithfully in SQL (module doc)."""
     from fairaudit.sources.sql import Column, compose, joined, missing, translate
     from fairaudit.spec import event_columns, parse_event
 
-    log, scanner = plan.log, plan.scanner
+    log, attributes = plan.log, plan.scanner.attributes
     columns, dialect, na = log.sql_columns, log.dialect, log.schema.na_values
     checks, label = [], None
     if plan.label is not None:
         same = translate(_label_event(plan.label, plan.favourable), columns, dialect, na_values=na)
         if same is None:
-            return False
+            return None
         label = Column(compose("(CASE WHEN {} THEN 1 ELSE 0 END)", same.expr), "integer")
         checks += same.checks
     pred = parse_event(plan.pred)
@@ -105,19 +119,17 @@ def count(plan) -> bool:
     decision = translate(pred, columns, dialect, na_values=na)
     kept = translate(where, columns, dialect, na_values=na, label=label) if where is not None else None
     if decision is None or (where is not None and kept is None):
-        return False
+        return None
     checks += list(decision.checks) + list(kept.checks if kept is not None else ())
-    binned = [a.name for a in scanner.attributes if a.binned]
-    read = event_columns(pred) + (event_columns(where) if where is not None else []) + binned \
-        + ([plan.label] if plan.label else [])
-    for name in dict.fromkeys(read):
+    filtered = event_columns(where) if where is not None else []
+    reads = event_columns(pred) + filtered + [a.name for a in attributes if a.binned] + [plan.label] * bool(label)
+    for name in dict.fromkeys(reads):  # (an attribute is read as stored and conformed here: it needs neither)
         if not columns[name].exact:
-            return False
+            return None
         if columns[name].misfit is not None:
             checks.append(columns[name].misfit)
-
     keys = []
-    for a in scanner.attributes:
+    for a in attributes:
         if a.binned:
             value = dialect.number(columns[a.name])
             if columns[a.name].kind == "integer":  # (memory reads whole numbers as floats exactly, up to 2^53)
@@ -126,42 +138,55 @@ def count(plan) -> bool:
         else:
             keys.append((columns[a.name].key, a.name))
     keys.append((_zero_one(decision.expr), None))
-    if label is not None:
-        keys.append((label.value, None))
-    if kept is not None:
-        keys.append((_zero_one(kept.expr), None))
+    keys += [(label.value, None)] if label is not None else []
+    keys += [(_zero_one(kept.expr), None)] if kept is not None else []
     values = [compose("COUNT(*)")]
     if checks:
         values.append(compose("MAX(CASE {} ELSE 0 END)", joined([compose("WHEN {} THEN 1", c) for c in checks], " ")))
-    gaps = [c for c in (event_columns(where) if where is not None else [])
-            if columns[c].kind in ("integer", "float")]  # (text is never unknown; true/false never missing)
-    for c in gaps:
-        values.append(compose("MAX(CASE WHEN {} IS NULL AND {} THEN 1 ELSE 0 END)", kept.expr,
-                              missing(columns[c], dialect, na)))
+    gaps = [c for c in dict.fromkeys(filtered) if columns[c].kind in ("integer", "float")]  # (text: never unknown)
+    values += [compose("MAX(CASE WHEN {} IS NULL AND {} THEN 1 ELSE 0 END)", kept.expr,
+                       missing(columns[c], dialect, na)) for c in gaps]
+    return Statement(keys, values, label is not None, kept is not None, bool(checks), gaps)
 
-    table = log.grouped(keys, values)
+
+def count(plan) -> bool:
+    """Count a ``plan``'s rows in the database, by one statement (``statement``), into its scanner and tally; False
+    (the plan is then spent) where the rows must be read instead (module doc)."""
+    import pyarrow as pa
+
+    from fairaudit.sources.conform import conform
+
+    found = statement(plan)
+    if found is None:
+        return False
+    log, scanner = plan.log, plan.scanner
     m = len(scanner.attributes)
-    n = _ints(table.column("v0"))
-    if checks and _ints(table.column("v1")).any():
-        return False
-    d = table.column(f"k{m}")
-    if d.null_count:  # a decision neither true nor false on some row: the pipeline refuses it, naming the row
-        return False
-    d = _ints(d)
-    labels = _ints(table.column(f"k{m + 1}")) if label is not None else None
-    w = _ints(table.column(f"k{len(keys) - 1}"), missing=-1) if kept is not None else None
-    raw = [a.name for a in scanner.attributes if not a.binned]
-    given = conform(pa.table([table.column(f"k{i}") for i, a in enumerate(scanner.attributes) if not a.binned],
-                             names=raw), log.schema, origin=log.name) if raw else None
-    codes = [_ints(table.column(f"k{i}")) if a.binned else a.arrow_codes(given.column(a.name))
-             for i, a in enumerate(scanner.attributes)]
-    audited = slice(None) if w is None else w == 1
-    scanner.add([c[audited] for c in codes], d[audited], None if labels is None else labels[audited],
-                weights=n[audited])
-    first = 1 + bool(checks)
-    unknown_columns = [c for i, c in enumerate(gaps) if _ints(table.column(f"v{first + i}")).any()]
-    plan.tally(read=int(n.sum()), unknown=int(n[w == -1].sum()) if w is not None else 0,
-               unknown_columns=unknown_columns, agree=int(n[d == labels].sum()) if labels is not None else 0)
+    given = [a.name for a in scanner.attributes if not a.binned]
+    told = 1 + found.checks  # the first ``v`` of the missing columns
+    read = unknown = agree = 0
+    missing: dict = {}
+    for batch in log.grouped(found.keys, found.values):  # (a batch of groups at a time)
+        n = _ints(batch.column("v0"))
+        if found.checks and _ints(batch.column("v1")).any():
+            return False
+        d = batch.column(f"k{m}")
+        if d.null_count:  # a decision neither true nor false on some row: the pipeline refuses it, naming the row
+            return False
+        d = _ints(d)
+        labels = _ints(batch.column(f"k{m + 1}")) if found.label else None
+        w = _ints(batch.column(f"k{len(found.keys) - 1}"), missing=-1) if found.where else None
+        values = conform(pa.table([batch.column(f"k{i}") for i, a in enumerate(scanner.attributes) if not a.binned],
+                                  names=given), log.schema, origin=log.name) if given else None
+        codes = [_ints(batch.column(f"k{i}")) if a.binned else a.arrow_codes(values.column(a.name))
+                 for i, a in enumerate(scanner.attributes)]
+        audited = slice(None) if w is None else w == 1
+        scanner.add([c[audited] for c in codes], d[audited], None if labels is None else labels[audited],
+                    weights=n[audited])
+        read += int(n.sum())
+        unknown += int(n[w == -1].sum()) if w is not None else 0
+        agree += int(n[d == labels].sum()) if labels is not None else 0
+        missing.update((c, None) for i, c in enumerate(found.gaps) if _ints(batch.column(f"v{told + i}")).any())
+    plan.tally(read=read, unknown=unknown, unknown_columns=[c for c in found.gaps if c in missing], agree=agree)
     return True
 
 
@@ -205,4 +230,4 @@ def _ints(column, missing: int | None = None) -> np.ndarray:
     return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-__all__ = ["COUNTED", "count", "scan_table", "why_streamed"]
+__all__ = ["COUNTED", "Statement", "count", "scan_table", "statement", "why_streamed"]
