@@ -89,24 +89,27 @@ class RemoteLog(FileLog):
                             "Parquet")
         self.schema = self._fix_schema()
 
-    def _fragment(self, path):
+    def _fragment(self, path, dictionary=()):
         import pyarrow.dataset as ds
 
         try:
             import fsspec
 
             fs, inner = fsspec.core.url_to_fs(path)
-            return next(iter(ds.dataset(inner, format="parquet", filesystem=fs).get_fragments()))
+            stored = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=set(dictionary)))
+            return next(iter(ds.dataset(inner, format=stored, filesystem=fs).get_fragments()))
         except ImportError as err:
             raise DataError(f"cannot read {path}: {err}") from None
         except Exception as err:  # noqa: BLE001 - the storage's own errors (credentials, HTTP, a damaged file)
             raise DataError(f"cannot read {path}: {' '.join(str(err).split())[:240] or type(err).__name__}") \
                 from None
 
-    def _raw_batches(self, path, columns=None, block=1 << 22, rows=READ_ROWS):
+    def _raw_batches(self, path, columns=None, block=1 << 22, rows=READ_ROWS, dictionary=()):
+        """A part's batches as stored; ``dictionary``: text columns read as the file's dictionaries (as
+        ``FileLog._raw_batches``)."""
         import pyarrow as pa
 
-        fragment = self._fragment(path)
+        fragment = self._fragment(path, dictionary)
         try:
             yield from fragment.to_batches(columns=columns, batch_size=rows, use_threads=False)
         except (OSError, pa.ArrowException) as err:
