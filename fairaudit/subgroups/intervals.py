@@ -117,6 +117,9 @@ def flags(r_lo, r_hi, reference, threshold: float) -> np.ndarray:
     return np.where(np.asarray(reference, dtype=bool), out, "excluded").astype(object)
 
 
+FACTOR_CHUNK = 25  # factors of the grid evaluated at once by ``more_rows``
+
+
 def more_rows(successes, n, deltas, reference, threshold: float, interval, total: int, undecided,
               factors=None) -> np.ndarray:
     """For each cell: how many more rows (of the whole scan, every cell growing in proportion) would decide its flag
@@ -132,18 +135,27 @@ def more_rows(successes, n, deltas, reference, threshold: float, interval, total
     out = np.zeros(len(s), dtype=np.int64)
     if not undecided.any() or not np.asarray(reference).any():
         return out
-    grid_n = nn[:, None] * factors[None, :]  # cells × factors
-    grid_s = s[:, None] * factors[None, :]
-    lo, hi = interval(grid_s, grid_n, np.broadcast_to(d[:, None], grid_n.shape))
-    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     ref = np.asarray(reference, dtype=bool)
     best = int(np.argmax(np.where(ref, np.where(nn > 0, s / np.maximum(nn, 1), -1.0), -np.inf)))
-    top_lo, top_hi = lo[best], hi[best]  # the reference cell's interval, per factor
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r_lo = np.where(top_hi > 0, lo / top_hi, 0.0)
-        r_hi = np.where(top_lo > 0, hi / top_lo, np.inf)
-    decided = (r_hi < threshold) | (r_lo >= threshold)
-    for i in np.flatnonzero(undecided):
-        hit = np.flatnonzero(decided[i])
-        out[i] = -1 if not len(hit) else max(1, int(np.ceil(total * factors[hit[0]])) - int(total))
+    # the grid in order, a chunk of factors at a time, for the cells still undecided on it (and the reference cell):
+    # the same first factor as the whole grid at once, at the cost of the cells that need it
+    waiting = np.flatnonzero(undecided)
+    for start in range(0, len(factors), FACTOR_CHUNK):
+        if not len(waiting):
+            break
+        f = factors[start:start + FACTOR_CHUNK]
+        rows = np.append(waiting, best)
+        grid_n, grid_s = nn[rows, None] * f[None, :], s[rows, None] * f[None, :]
+        lo, hi = interval(grid_s, grid_n, np.broadcast_to(d[rows, None], grid_n.shape))
+        lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+        top_lo, top_hi = lo[-1], hi[-1]  # the reference cell's interval, per factor
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r_lo = np.where(top_hi > 0, lo[:-1] / top_hi, 0.0)
+            r_hi = np.where(top_lo > 0, hi[:-1] / top_lo, np.inf)
+        decided = (r_hi < threshold) | (r_lo >= threshold)
+        hit = decided.any(axis=1)
+        first = f[decided.argmax(axis=1)[hit]]
+        out[waiting[hit]] = np.maximum(1, np.ceil(total * first).astype(np.int64) - int(total))
+        waiting = waiting[~hit]
+    out[waiting] = -1
     return out
