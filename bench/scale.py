@@ -5,14 +5,20 @@ Parquet (and CSV for the configurations that read it), written in pieces of 1 M 
 needs little memory, and cached in ``$TMPDIR/fairaudit-scale-bench`` (delete it to regenerate). Each configuration
 audits ``E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.2`` with ``--pred 'decile_score >
 4'`` (Δ = 0.05, a check every 5 rows up to 1 M rows, then 0.01 % of the stream apart; the monitor runs to the end of the stream, it does not stop at the decision) in
-its own process under ``/usr/bin/time`` and the table gives the wall time, rows/s, the CPU time (user + system:
-the machine is shared, so wall time depends on the load, which is printed with ``uptime``), the peak RSS, the
-verdict and the stop step.
+its own fresh process (``bench/timing.py``: ``--rounds`` interleaved rounds, 5 by default, every configuration
+once per round) and the table gives the medians of the wall time, rows/s, the CPU time (user + system: the machine is
+shared, so wall time depends on the load, printed before and after), the peak RSS, the verdict and the stop step.
+
+The floors, run in the same rounds on the same Parquet file: a plain **pyarrow** pass (``iter_batches`` over the
+two columns the audit reads, each batch's counts by race of the rows and of ``decile_score > 4``: what the audit
+needs at its last check) and a **DuckDB** pass (``SELECT race, count(*), sum(decile_score > 4) ... GROUP BY race``).
+Each row gives its time against both (wall / CPU).
 
 Configurations are the list ``CONFIGS``: a name, the file format, the command (``fairaudit audit`` with extra
 flags, or any argv built from the file's path) and the largest size it is run at. Add a column by adding one.
 
-Run: ``nice .venv/bin/python bench/scale.py [ROWS ...]`` (default ``1e6 1e7 1e8``; 1e8 takes minutes).
+Run: ``nice -n 10 .venv/bin/python bench/scale.py [ROWS ...] [--rounds N]`` (default ``1e6 1e7 1e8``; 1e8 takes
+minutes).
 
 The same log and audit on a Dask ``LocalCluster`` (2 workers, the log split into Parquet files): ``bench/scale_dask.py``;
 with ``Fair[...]`` (a model re-predicting every row): ``bench/scale_fair.py``; a live log (``--follow``) at a given
@@ -20,14 +26,17 @@ arrival rate: ``bench/live.py``. Results: ``bench/scale_results.md``.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import Snippet, interleave, stamp  # noqa: E402
 
 SPEC = 'E[pred | race == "African-American"] - E[pred | race == "Caucasian"] < 0.2'
 PRED = "decile_score > 4"
@@ -50,34 +59,45 @@ class Config:
     notes: dict = field(default_factory=dict)
 
 
-FLOOR = """
-import sys, numpy as np, pyarrow.parquet as pq
-# the reading floor: one plain pyarrow + numpy pass over the columns the audit reads, computing the counts the
-# monitor needs (each leaf's running successes and observations at every check, every 5 rows)
+PYARROW_FLOOR = Snippet("""import sys
+sys.modules["pandas"] = None  # else pyarrow's to_numpy imports pandas (~0.5 s) that this pass does not need
+import numpy as np, pyarrow.parquet as pq""", """
+# one plain pass over the two columns the audit reads: per race, the rows and the rows with decile_score > 4
 f = pq.ParquetFile(sys.argv[1])
-race = f.schema_arrow.field("race").type
-rows, at, s_tot, n_tot = 0, 0, np.zeros(2, np.int64), np.zeros(2, np.int64)
+n, s = np.zeros(64, np.int64), np.zeros(64, np.int64)
 for b in f.iter_batches(batch_size=1 << 18, columns=["race", "decile_score"], use_threads=False):
     r = b.column(0)
-    names = r.dictionary.to_pylist()
-    codes = r.indices.to_numpy(zero_copy_only=False)
+    codes = r.indices.to_numpy(zero_copy_only=False) if hasattr(r, "indices") else None
+    if codes is None:  # a plain string column: encode it
+        codes = r.dictionary_encode().indices.to_numpy(zero_copy_only=False)
     pred = b.column(1).to_numpy(zero_copy_only=False) > 4
-    checks = np.arange((-(rows + 1)) % 5, len(codes), 5)
-    for j, value in enumerate(("African-American", "Caucasian")):
-        m = codes == names.index(value)
-        s = np.cumsum(pred & m) + s_tot[j]
-        n = np.cumsum(m) + n_tot[j]
-        at += len(s[checks]) + len(n[checks])
-        s_tot[j], n_tot[j] = s[-1], n[-1]
-    rows += len(codes)
+    n += np.bincount(codes, minlength=64)[:64]
+    s += np.bincount(codes, weights=pred, minlength=64)[:64].astype(np.int64)
 print("verdict: -")
 print("stop step: -")
-print(f"rows {rows}, successes {s_tot.tolist()} of {n_tot.tolist()}")
-"""
+print(f"rows {int(n.sum())}")
+""")
+DUCKDB_FLOOR = Snippet("import sys, duckdb\ncon = duckdb.connect()\ncon.execute('SET enable_progress_bar = false')",
+                       """
+rows = con.execute("SELECT race, count(*), sum((decile_score > 4)::INTEGER) FROM read_parquet(?) GROUP BY race",
+                   [sys.argv[1]]).fetchall()
+print("verdict: -")
+print("stop step: -")
+print(f"rows {sum(r[1] for r in rows)}")
+""")
+
+
+def snippet(code: Snippet) -> Callable[[Path], Snippet]:
+    """A floor's contender on a log: the snippet with the log's path as its argument."""
+    return lambda path: Snippet(code.setup, code.body, (str(path),))
+
+
+FLOORS = [
+    Config("floor: one plain pyarrow pass (the two columns, counts by race)", "parquet", snippet(PYARROW_FLOOR)),
+    Config("floor: DuckDB GROUP BY race", "parquet", snippet(DUCKDB_FLOOR)),
+]
 
 CONFIGS = [
-    Config("reference: one pyarrow + numpy pass computing the counts (the reading floor)", "parquet",
-           lambda path: [sys.executable, "-c", FLOOR, str(path)]),
     Config("in process (CSV, file order)", "csv", audit("--order", "given", "--out-of-core", "off"), 2e6),
     Config("in process (CSV, shuffled)", "csv", audit("--order", "shuffle", "--out-of-core", "off"), 2e6),
     Config("out of core (Parquet, file order)", "parquet", audit("--order", "given", "--out-of-core", "on")),
@@ -124,53 +144,54 @@ def log(n: float, fmt: str) -> Path:
     return path
 
 
-def child(cmd) -> dict:
-    """Wall and CPU seconds, peak RSS (MB) and the verdict / stop step of ``cmd`` (``/usr/bin/time``)."""
-    t = time.perf_counter()
-    out = subprocess.run(["/usr/bin/time", "-f", "%U %S %M"] + cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - t
-    if out.returncode not in (0, 1, 3):
-        raise SystemExit(out.stdout + out.stderr)
-    user, system, peak = out.stderr.strip().splitlines()[-1].split()
-    lines = dict(line.split(":", 1) for line in out.stdout.splitlines() if ":" in line)
-    return {"wall": wall, "cpu": float(user) + float(system), "peak": int(peak) / 1024,
-            "verdict": lines.get("verdict", "?").strip(), "stop": lines.get("stop step", "?").split("(")[0].strip()}
+def outcome(stdout: str) -> tuple[str, str]:
+    """The verdict and the stop step a run printed."""
+    lines = dict(line.split(":", 1) for line in stdout.splitlines() if ":" in line)
+    return lines.get("verdict", "?").strip(), lines.get("stop step", "?").split("(")[0].strip()
 
 
 TARGET = 5e6  # rows/s out of core (issue 30), on a 100 M-row log
+ROUNDS = 5
 
 
-def run_table(configs, sizes) -> None:
-    """Run every configuration at every size (up to its ``max_rows``) and print the load average and the table:
-    each row's time against the reference row (the first configuration, measured at the same size in the same
-    run) in wall and CPU seconds, and, for the out-of-core rows, whether they reach ``TARGET`` rows/s (in CPU
-    seconds too: the machine is shared, so wall time also measures the other jobs)."""
-    rows = []
-    load = os.getloadavg()
+def run_table(configs, sizes, rounds: int = ROUNDS, floors=FLOORS) -> None:
+    """Run the ``floors`` and every configuration at every size (up to its ``max_rows``), interleaved over ``rounds``
+    rounds in fresh processes, and print the load average and the table: each row's median time, against each floor
+    (in wall and CPU seconds) and, for the out-of-core rows, whether they reach ``TARGET`` rows/s (in CPU seconds
+    too: the machine is shared, so wall time also measures the other jobs)."""
+    print(f"{stamp()}; {rounds} interleaved rounds, each run a fresh process; medians (wall: min–max)")
+    print("| configuration | rows | seconds | rows/s | CPU seconds | peak RSS (MB) | × pyarrow (wall / CPU) | "
+          f"× DuckDB (wall / CPU) | {TARGET / 1e6:g} M rows/s (wall / CPU) | verdict | stop step | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
-        for config in configs:
-            if n > config.max_rows:
-                continue
-            rows.append((config.name, n, child(config.command(log(n, config.fmt)))))
-    load = (load, os.getloadavg())
-    floor = {n: r for name, n, r in rows if name == configs[0].name}
-    print(f"load average (1 min) {load[0][0]:.1f} at the start, {load[1][0]:.1f} at the end; {os.cpu_count()} cores")
-    print("| configuration | rows | seconds | rows/s | CPU seconds | peak RSS (MB) | × floor (wall / CPU) | "
-          f"{TARGET / 1e6:g} M rows/s (wall / CPU) | verdict | stop step |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, n, r in rows:
-        ref = floor.get(n)
-        ratio = f"{r['wall'] / ref['wall']:.1f} / {r['cpu'] / ref['cpu']:.1f}" if ref else "–"
-        met = "–"
-        if name.startswith("out of core"):
-            met = " / ".join("met" if n / t >= TARGET else "NOT met" for t in (r["wall"], r["cpu"]))
-        print(f"| {name} | {int(n):,} | {r['wall']:.1f} | {n / r['wall']:,.0f} | {r['cpu']:.1f} | {r['peak']:,.0f} | "
-              f"{ratio} | {met} | {r['verdict']} | {r['stop']} |")
+        runs = [c for c in list(floors) + list(configs) if n <= c.max_rows]
+        res = interleave({c.name: c.command(log(n, c.fmt)) for c in runs}, rounds, ok=(0, 1, 3))
+        med = {c.name: {f: res.stat(c.name, f) for f in ("wall", "cpu")} for c in runs}
+
+        def versus(name, floor):
+            if floor not in med or name == floor:
+                return "–"
+            return f"{med[name]['wall'] / med[floor]['wall']:.1f} / {med[name]['cpu'] / med[floor]['cpu']:.1f}"
+        for c in runs:
+            m = med[c.name]
+            met = "–"
+            if c.name.startswith("out of core"):
+                met = " / ".join("met" if n / t >= TARGET else "NOT met" for t in (m["wall"], m["cpu"]))
+            verdict, stop = outcome(res.runs[c.name][-1].stdout)
+            print(f"| {c.name} | {int(n):,} | {m['wall']:.1f} ({res.stat(c.name, 'wall', min):.1f}–"
+                  f"{res.stat(c.name, 'wall', max):.1f}) | {n / m['wall']:,.0f} | {m['cpu']:.1f} | "
+                  f"{res.stat(c.name, 'rss', max):,.0f} | {versus(c.name, floors[0].name) if floors else '–'} | "
+                  f"{versus(c.name, floors[1].name) if len(floors) > 1 else '–'} | {met} | {verdict} | {stop} | "
+                  f"{res.load[0]:.1f}→{res.load[1]:.1f} |", flush=True)
 
 
-def main(sizes) -> None:
-    run_table(CONFIGS, sizes)
+def main(sizes, rounds: int = ROUNDS) -> None:
+    run_table(CONFIGS, sizes, rounds)
 
 
 if __name__ == "__main__":
-    main([float(a) for a in sys.argv[1:]] or [1e6, 1e7, 1e8])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rows", nargs="*", type=float, default=[1e6, 1e7, 1e8])
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="interleaved rounds (>= 5)")
+    args = parser.parse_args()
+    main(args.rows, args.rounds)

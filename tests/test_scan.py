@@ -345,3 +345,40 @@ def test_scan_is_exported_lazily_from_the_package():
     import fairaudit.api
 
     assert "scan" in fairaudit.__all__ and fairaudit.scan is fairaudit.api.scan
+
+
+def _more_rows_whole_grid(s, n, d, reference, threshold, interval, total, undecided, factors):
+    """The projection by its definition: every cell on the whole grid at once, the first factor that decides."""
+    lo, hi = interval(s[:, None] * factors, n[:, None] * factors, np.broadcast_to(d[:, None], (len(s), len(factors))))
+    best = int(np.argmax(np.where(reference, np.where(n > 0, s / np.maximum(n, 1), -1.0), -np.inf)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_lo = np.where(hi[best] > 0, lo / hi[best], 0.0)
+        r_hi = np.where(lo[best] > 0, hi / lo[best], np.inf)
+    decided = (r_hi < threshold) | (r_lo >= threshold)
+    out = np.zeros(len(s), dtype=np.int64)
+    for i in np.flatnonzero(undecided):
+        hit = np.flatnonzero(decided[i])
+        out[i] = -1 if not len(hit) else max(1, int(np.ceil(total * factors[hit[0]])) - int(total))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_more_rows_a_chunk_at_a_time_is_the_whole_grid(seed):
+    # cells that decide on the first factor, on the last chunk's edge, never, empty cells, one cell, a reference with
+    # rate 0: the chunked search must give the first deciding factor of the whole grid
+    from fairaudit.bounds.fixed_sample import clopper_pearson
+    from fairaudit.core.suggest import FACTORS
+    from fairaudit.subgroups import intervals
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.choice([1, 2, 7, 60]))
+    n = rng.choice([0, 1, 5, 40, 3000], k).astype(float)
+    s = np.floor(n * rng.choice([0.0, 0.1, 0.45, 0.5, 1.0], k))
+    d = rng.choice([1e-6, 1e-3, 0.05], k)
+    reference = rng.random(k) < 0.9
+    undecided = rng.random(k) < 0.8
+    total = int(max(n.sum(), 1))
+    want = _more_rows_whole_grid(s, n, d, reference, 0.8, clopper_pearson, total, undecided, FACTORS)
+    got = intervals.more_rows(s, n, d, reference, 0.8, clopper_pearson, total, undecided)
+    if reference.any():
+        assert got.tolist() == want.tolist()
