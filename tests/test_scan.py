@@ -382,3 +382,16 @@ def test_more_rows_a_chunk_at_a_time_is_the_whole_grid(seed):
     got = intervals.more_rows(s, n, d, reference, 0.8, clopper_pearson, total, undecided)
     if reference.any():
         assert got.tolist() == want.tolist()
+
+
+def test_a_category_that_reads_like_an_intersection_has_an_id_of_its_own():
+    frame = pd.DataFrame({"sex": ["M", "M|race=a", "F", "M", "a\\", "M"], "race": ["a", "b", "a", "b", "a", "a"],
+                          "sel": [1, 0, 1, 0, 1, 1]})
+    schema = Schema((Column("sex", "categorical", tuple(sorted(set(frame["sex"])))),
+                     Column("race", "categorical", ("a", "b")), Column("sel", "numeric")), protected=("sex", "race"))
+    result = fairaudit.scan(Dataset("ids", frame, schema, source="memory"), pred="sel == 1", depth=2, mode="exact",
+                            looks=0, min_share=0.0)
+    ids = [c.id for c in result.cells]
+    assert len(ids) == len(set(ids)) == len({tuple(sorted(c.groups.items())) for c in result.cells})
+    assert result.cell("sex=M|race=a").groups == {"sex": "M", "race": "a"}
+    assert result.cell("sex=M\\|race\\=a").groups == {"sex": "M|race=a"}

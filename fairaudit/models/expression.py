@@ -78,7 +78,6 @@ def from_expression(text: str, dataset) -> Model:
     the decision with the label on all rows, overall and per protected group.
     """
     from fairaudit.spec import event_columns, parse_event, validate_event
-    from fairaudit.spec.ast import event_names
 
     if not isinstance(text, str) or not text.strip():
         raise ModelError("the decision expression is empty")
@@ -86,12 +85,9 @@ def from_expression(text: str, dataset) -> Model:
         event = parse_event(text)
     except FairauditError as err:
         raise ModelError(f"decision expression: {err}") from None
-    reserved = [name.name for name in event_names(event) if name.reserved]  # `pred` back-quoted is a column
-    if reserved:
-        raise ModelError(f"a decision expression cannot use '{reserved[0]}': it is itself the decision; "
-                         "write a condition over the data columns")
-    # unknown columns (with a suggestion), unknown category values, text compared with numbers, ...
-    found = validate_event(event, dataset.schema, dataset.frame, decision=True)
+    # reserved names, unknown columns (with a suggestion), unknown category values, text compared with numbers, ...
+    # (a row the expression cannot decide is refused by ``predict``, in the same words on every route)
+    found = validate_event(event, dataset.schema, dataset.frame, decision=True, rows=False)
     errors = [d for d in found if d.severity == "error"]
     if errors:
         where = f"{errors[0].line}:{errors[0].column}: " if errors[0].line is not None else ""

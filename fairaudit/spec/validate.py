@@ -359,18 +359,25 @@ def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None,
     return sorted(checker.found, key=lambda d: (d.line or 0, d.column or 0, d.severity != "error"))
 
 
-def validate_event(event: ast.Event | str, schema, frame=None, *, decision: bool = False) -> list[Diagnostic]:
+def validate_event(event: ast.Event | str, schema, frame=None, *, decision: bool = False,
+                   rows: bool = True) -> list[Diagnostic]:
     """The problems of a decision expression or a row filter (an event) with respect to ``schema``. With
-    ``decision`` and ``frame``, an expression that a missing value leaves neither true nor false on some row is an
-    error too (a decision must be made on every row; a row filter just leaves such rows out)."""
+    ``decision``, a reserved name (``pred``, ``label``, ``score``: the decision is what is being defined) is an
+    error, and with ``frame`` (unless ``rows`` is False: the caller evaluates the decision on the rows itself), an
+    expression that a missing value leaves neither true nor false on some row is an error too (a decision must be
+    made on every row; a row filter just leaves such rows out)."""
     from fairaudit.spec.events import evaluate_event3, undecided_message
     from fairaudit.spec.parser import parse_event
 
     if isinstance(event, str):
         event = parse_event(event)
+    reserved = [name for name in ast.event_names(event) if name.reserved] if decision else []
+    if reserved:  # (`pred` back-quoted is a column, not reserved)
+        return [_at("error", reserved[0], f"a decision expression cannot use '{reserved[0].name}': it is itself the "
+                    "decision; write a condition over the data columns" + reserved_hint(reserved[0].name, schema))]
     checker = _Checker(schema, frame, None, None, None)
     checker.event(event)
-    if decision and frame is not None and not any(d.severity == "error" for d in checker.found):
+    if decision and rows and frame is not None and not any(d.severity == "error" for d in checker.found):
         try:
             _, known = evaluate_event3(event, frame)
         except SpecError:

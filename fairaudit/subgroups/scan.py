@@ -81,6 +81,11 @@ def settings(depth=2, delta=0.05, mode="anytime", bound="mixture", threshold=0.8
                     float(min_share), rate, allocation)
 
 
+
+def _escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("=", "\\=")
+
+
 class Scanner:
     """The counts of every table so far and what turns them into a ``ScanResult`` (shared by every route).
 
@@ -136,7 +141,10 @@ class Scanner:
         self.allocated = True
 
     def cell_id(self, table, key) -> str:
-        return "|".join(f"{self.attributes[a].name}={self.attributes[a].label(int(c))}" for a, c in zip(table, key))
+        """The cell's id, ``name=value|name=value``: a backslash before a ``\\``, ``|`` or ``=`` of a name or a value,
+        so that no two cells share an id (a category ``M|race=a`` is not the cell of ``M`` and ``a``)."""
+        return "|".join(f"{_escaped(self.attributes[a].name)}={_escaped(self.attributes[a].label(int(c)))}"
+                        for a, c in zip(table, key))
 
     def table_values(self, i: int, counts=None, total=None, metrics: bool = True) -> dict:
         """Every number of table ``i`` (its rates, ratios, flags, δ), from ``counts`` (default: the counts so far);

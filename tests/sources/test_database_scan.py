@@ -533,3 +533,31 @@ def test_a_sqlite_write_ahead_log_is_part_of_the_fingerprint(tmp_path):
     finally:
         writer.close()
     assert is_database(path) and not is_database(tmp_path / "w.csv")
+
+
+@pytest.mark.parametrize("pred", ["score >= 0.5", "pred == 1", "label", "dec"])
+def test_a_refused_decision_reads_the_same_in_memory_in_batches_and_in_the_database(pred, tmp_path):
+    # a decision that names a reserved word (the file has columns of those names: still the decision's own words),
+    # or one that a missing value leaves undecided: one line, exit 2, the same words on every route
+    import subprocess
+    import sys
+
+    columns = {"g": ["M", "F", "M", "F"], "pred": [1, 0, 1, 1], "label": [1, 0, 0, 1], "score": [.1, .9, .5, .7],
+               "dec": [None, 1, 0, 1]}
+    kinds = {"g": "text", "pred": "integer", "label": "integer", "score": "float", "dec": "integer"}
+    paths = write_all(tmp_path, columns, kinds)
+    base = [sys.executable, "-m", "fairaudit", "scan", "--protected", "g", "--pred", pred]
+    runs = {"memory": ["--data", str(paths["csv"]), "--out-of-core", "off"],
+            "batches": ["--data", str(paths["csv"]), "--out-of-core", "on"],
+            "duckdb": ["--data", str(paths["duckdb"]), "--table", "hiring"],
+            "sqlite": ["--data", str(paths["sqlite"]), "--table", "hiring"]}
+    said = {}
+    for route, args in runs.items():
+        proc = subprocess.run(base + args, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, (route, proc.stdout, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in proc.stderr, (route, proc.stderr)
+        said[route] = lines[0]
+    assert len(set(said.values())) == 1, said
+    assert ("itself the decision" if pred != "dec" else "neither true nor false on 1 row (first: row 1)") \
+        in said["memory"]
