@@ -55,18 +55,43 @@ def wrong_at_some_look(lo, hi, mu) -> float:
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
-@pytest.mark.parametrize("bound", ["mixture", "hoeffding"])
+@pytest.mark.parametrize("bound", ["mixture", "hoeffding", "bernstein"])
 def test_valid_at_every_look_and_the_harness_rejects_a_fixed_sample_interval(shape, bound):
     runs, steps, delta = 300, 1_000, 0.1
     draw, mu = SHAPES[shape]
     x = draw(np.random.default_rng(11), (runs, steps))
     total = np.cumsum(x, axis=1)
     n = np.broadcast_to(np.arange(1, steps + 1, dtype=float), total.shape)
-    lo, hi = bounded_mean_interval(total, n, delta, 0.0, 1.0, bound)
+    every = slice(None) if bound != "bernstein" else slice(4, None, 5)  # (bernstein: a look every 5 rows, for time)
+    total, n, squares = total[:, every], n[:, every], np.cumsum(x * x, axis=1)[:, every]
+    lo, hi = bounded_mean_interval(total, n, delta, 0.0, 1.0, bound, total_sq=squares)
     margin = 3 * np.sqrt(delta * (1 - delta) / runs)  # Monte Carlo error of the rate
     assert wrong_at_some_look(lo, hi, mu) <= delta + margin
     # the negative control: a fixed-sample normal interval at the same level, looked at after every row
     mean = total / n
-    sd = np.sqrt(np.maximum(np.cumsum(x * x, axis=1) / n - mean ** 2, 1e-12))
+    sd = np.sqrt(np.maximum(squares / n - mean ** 2, 1e-12))
     radius = 1.645 * sd / np.sqrt(n)
     assert wrong_at_some_look(mean - radius, mean + radius, mu) > delta + margin
+
+
+def test_bernstein_adapts_to_the_variance_and_its_ends_are_outside_the_rejected_set():
+    from fairaudit.bounds.bounded import LAMBDAS, bernstein_interval
+
+    rng = np.random.default_rng(5)
+    mid = rng.uniform(0.45, 0.55, 5_000)
+    lo, hi = bounded_mean_interval(mid.sum(), len(mid), 0.05, 0.0, 1.0, "bernstein", total_sq=(mid ** 2).sum())
+    mlo, mhi = bounded_mean_interval(mid.sum(), len(mid), 0.05, 0.0, 1.0, "mixture")
+    assert lo < mid.mean() < hi and (hi - lo) < (mhi - mlo) / 4  # far sharper for a concentrated quantity
+    # each end is on the rejected side: the average bet's wealth at the end is at least 2/δ, just inside it is not
+    s, q, n, delta = mid.sum(), (mid ** 2).sum(), len(mid), 0.05
+    lam = LAMBDAS
+    psi = -np.log1p(-lam) - lam
+
+    def wealth(m, sign):
+        return np.mean(np.exp(lam * sign * (s - n * m) - psi * (q - 2 * m * s + n * m * m)))
+
+    a, b = bernstein_interval(s, q, n, delta)
+    assert wealth(a, 1.0) >= 2 / delta > wealth(a + 1e-9, 1.0)
+    assert wealth(b, -1.0) >= 2 / delta > wealth(b - 1e-9, -1.0)
+    with pytest.raises(ValueError, match="squares"):
+        bounded_mean_interval(1.0, 2, 0.05, 0.0, 1.0, "bernstein")
