@@ -20,7 +20,7 @@ Bernoulli bounds of** ``fairaudit.bounds.concentration`` **hold for it unchanged
 * ``hoeffding`` (adaptive Hoeffding, Zhao et al. 2016): holds for any ``[0, 1]``-bounded increments as stated.
 * ``bernstein`` (variance-adaptive; needs ``Σ Y²`` too). For ``ξ ≥ −1`` and ``λ ∈ [0, 1)``,
   ``exp(λξ − ψ(λ) ξ²) ≤ 1 + λξ`` with ``ψ(λ) = −ln(1 − λ) − λ`` (Fan, Grama & Liu, "Exponential inequalities for
-  martingales with applications", EJP 2015, Lemma 4.1). With ``ξ = Y − m`` (or ``m − Y``), ``|ξ| ≤ 1``, so
+  martingales with applications", Electron. J. Probab. 2015). With ``ξ = Y − m`` (or ``m − Y``), ``|ξ| ≤ 1``, so
   ``exp(λ Σξ − ψ(λ) Σξ²)`` is a nonnegative supermartingale when the mean is ``m``; its sums are
   ``Σξ = ±(S − n m)`` and ``Σξ² = Q − 2mS + n m²`` (``Q = Σ Y²``): sufficient statistics again. The two sides, each
   an equal-weight average over a geometric grid of ``LAMBDAS`` (an average of supermartingales is one), are tested
