@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from fairaudit.base.errors import FairauditError
 from fairaudit.spec import ast
 from fairaudit.spec.errors import SpecError
-from fairaudit.spec.validate import Diagnostic, reserved_hint, structure, validate, validate_event
+from fairaudit.spec.validate import (Diagnostic, reserved_hint, reserved_in_decision, structure, validate,
+                                     validate_event)
 
 
 @dataclass(frozen=True)
@@ -188,9 +189,7 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
         if reserved:
             add(decision, [Diagnostic("error", reserved[0].span.line if reserved[0].span else None,
                                       reserved[0].span.column if reserved[0].span else None,
-                                      f"the decision cannot use '{reserved[0].name}': it is itself the decision; "
-                                      "write a condition over the data columns (true = favourable)"
-                                      + reserved_hint(reserved[0].name, getattr(dataset, "schema", None)))],
+                                      reserved_in_decision(reserved[0].name, getattr(dataset, "schema", None)))],
                 "in the decision: ")
         elif dataset is not None:
             add(decision, validate_event(event, dataset.schema, dataset.frame, decision=True), "in the decision: ")

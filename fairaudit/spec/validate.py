@@ -275,6 +275,12 @@ class _Checker:
                                          f"{_interval_text(lo, hi)}); its bounds may be unbounded")
 
 
+def reserved_in_decision(word: str, schema) -> str:
+    """Why a decision expression may not name ``pred``, ``label`` or ``score`` (and how to name a column so called)."""
+    return (f"a decision expression cannot use '{word}': it is itself the decision; write a condition over the data "
+            "columns (true = favourable)" + reserved_hint(word, schema))
+
+
 def reserved_hint(word: str, schema) -> str:
     """For a reserved word (``pred``/``label``/``score``) used bare while the data has a column of that name:
     how to name the column instead ("" when there is no such column)."""
@@ -373,8 +379,7 @@ def validate_event(event: ast.Event | str, schema, frame=None, *, decision: bool
         event = parse_event(event)
     reserved = [name for name in ast.event_names(event) if name.reserved] if decision else []
     if reserved:  # (`pred` back-quoted is a column, not reserved)
-        return [_at("error", reserved[0], f"a decision expression cannot use '{reserved[0].name}': it is itself the "
-                    "decision; write a condition over the data columns" + reserved_hint(reserved[0].name, schema))]
+        return [_at("error", reserved[0], reserved_in_decision(reserved[0].name, schema))]
     checker = _Checker(schema, frame, None, None, None)
     checker.event(event)
     if decision and rows and frame is not None and not any(d.severity == "error" for d in checker.found):
