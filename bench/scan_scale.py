@@ -143,10 +143,6 @@ def duckdb_cells(data: Path, cube: bool = False) -> dict:
     return out
 
 
-def cube_cells(data: Path) -> dict:
-    return duckdb_cells(data, cube=True)
-
-
 def scan_cells(path: Path) -> dict:
     result = json.loads(path.read_text())
     out = {}
@@ -198,7 +194,7 @@ def target_scan(rows: int, rounds: int, tmp: Path) -> None:
     res = interleave(contenders, rounds, ok=(0, 1, 3))
     print(table(res, floor=cube, targets={scan: 3}, rss_targets={scan: 1024}))
     print(f"\n{scan} ÷ {sets}: {ratio(res, scan, sets)}")
-    agree = "yes" if cube_cells(data) == duckdb_cells(data) else "NO"
+    agree = "yes" if duckdb_cells(data, cube=True) == duckdb_cells(data) else "NO"
     print(f"\n{same_cells(out, data)} (one-look); exact: {same_cells(tmp / 'exact.json', data).split(' (')[0]}; "
           f"DuckDB CUBE's sets of 1–3 attributes = its GROUPING SETS: {agree}")
     footer()

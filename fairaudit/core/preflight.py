@@ -185,12 +185,9 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
             kinds.append("warning")
     if decision is not None:
         event = _parse_event(decision, "the decision")
-        reserved = [n for n in ast.event_names(event) if n.reserved]
+        reserved = reserved_in_decision(event, getattr(dataset, "schema", None))
         if reserved:
-            add(decision, [Diagnostic("error", reserved[0].span.line if reserved[0].span else None,
-                                      reserved[0].span.column if reserved[0].span else None,
-                                      reserved_in_decision(reserved[0].name, getattr(dataset, "schema", None)))],
-                "in the decision: ")
+            add(decision, reserved, "in the decision: ")
         elif dataset is not None:
             add(decision, validate_event(event, dataset.schema, dataset.frame, decision=True), "in the decision: ")
         for tn in spec.leaves:

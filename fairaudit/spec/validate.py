@@ -275,10 +275,15 @@ class _Checker:
                                          f"{_interval_text(lo, hi)}); its bounds may be unbounded")
 
 
-def reserved_in_decision(word: str, schema) -> str:
-    """Why a decision expression may not name ``pred``, ``label`` or ``score`` (and how to name a column so called)."""
-    return (f"a decision expression cannot use '{word}': it is itself the decision; write a condition over the data "
-            "columns (true = favourable)" + reserved_hint(word, schema))
+def reserved_in_decision(event: ast.Event, schema) -> list[Diagnostic]:
+    """The error of a decision expression that names ``pred``, ``label`` or ``score`` (the decision is what it
+    defines; ``pred`` written in back-quotes is a column), with how to name a column so called; [] when none."""
+    reserved = [name for name in ast.event_names(event) if name.reserved]
+    if not reserved:
+        return []
+    word = reserved[0].name
+    return [_at("error", reserved[0], f"a decision expression cannot use '{word}': it is itself the decision; write a "
+                "condition over the data columns (true = favourable)" + reserved_hint(word, schema))]
 
 
 def reserved_hint(word: str, schema) -> str:
@@ -377,9 +382,9 @@ def validate_event(event: ast.Event | str, schema, frame=None, *, decision: bool
 
     if isinstance(event, str):
         event = parse_event(event)
-    reserved = [name for name in ast.event_names(event) if name.reserved] if decision else []
-    if reserved:  # (`pred` back-quoted is a column, not reserved)
-        return [_at("error", reserved[0], reserved_in_decision(reserved[0].name, schema))]
+    reserved = reserved_in_decision(event, schema) if decision else []
+    if reserved:
+        return reserved
     checker = _Checker(schema, frame, None, None, None)
     checker.event(event)
     if decision and rows and frame is not None and not any(d.severity == "error" for d in checker.found):

@@ -81,8 +81,8 @@ def settings(depth=2, delta=0.05, mode="anytime", bound="mixture", threshold=0.8
                     float(min_share), rate, allocation)
 
 
-
 def _escaped(text: str) -> str:
+    """``text`` with a backslash before each ``\\``, ``|`` and ``=`` (a part of a cell id)."""
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("=", "\\=")
 
 
