@@ -21,7 +21,7 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
           rows: str | None = None, *, population=None, epsilon: float | None = None, on_step=None,
           on_progress=None, iterate: bool = False, trust_pickle: bool = False, trusted_types=(),
           trace_points: int | None | str = "auto", full_trace=None, include_protected: bool = False,
-          **options) -> AuditResult:
+          ranges=None, **options) -> AuditResult:
     """Audit ``data`` (a ``Dataset`` or a built-in name / CSV path) against ``spec`` (text or ``Spec``).
 
     ``engine``: a name from ``fairaudit.engines.REGISTRY`` (default: the registry's first, the monitor);
@@ -53,6 +53,10 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
     (the engine's ``derive_inputs``): a ``.nnet`` file's input bounds (``data`` None), else the column
     ranges of ``data``; there are no rows (``pred`` and ``where`` are refused, ``rows`` is ignored).
 
+    ``ranges``: the range of each numeric column the spec averages (``E[amount | sex == "F"]``), as
+    ``{"amount": (0, 50000)}`` or ``"amount=0:50000"``: the guarantee of a mean rests on it, and a value outside it
+    is an error naming the row (``fairaudit.spec.quantities``; a spec text's ``# range:`` header declares it too).
+
     ``population``: a population program (a ``.fr`` path or a parsed ``fairaudit.programs.Program``) to sample
     individuals from instead of reading a dataset (``data`` None; the monitor engine). ``spec`` None then audits
     the program's group-fairness ratio P[target | min ∧ qual] / P[target | ¬min ∧ qual] > 1 − ``epsilon``
@@ -69,7 +73,7 @@ def audit(data, spec=None, engine: str | None = None, model=None, pred: str | No
 
     plan = resolve(engine, data, spec, model=model, pred=pred, where=where, rows=rows, population=population,
                    epsilon=epsilon, full_trace=full_trace, trust_pickle=trust_pickle, trusted_types=trusted_types,
-                   include_protected=include_protected, **options)
+                   include_protected=include_protected, ranges=ranges, **options)
     found = plan.preflight()  # everything validated before a model is trained or a program generated
     inputs = plan.inputs(found)
     if on_step is not None and on_progress is None:

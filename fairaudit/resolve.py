@@ -57,13 +57,13 @@ def with_protected(data, protected, label: str | None = None):
     return data_module.with_roles(dataset, protected=names)
 
 
-def parse_spec(spec):
-    """``spec`` as a parsed ``Spec``: one already, else its text parsed (``fairaudit.spec.parse``)."""
-    if hasattr(spec, "nodes") and hasattr(spec, "root"):
-        return spec
-    from fairaudit.spec import parse
+def parse_spec(spec, ranges=None):
+    """``spec`` as a parsed ``Spec``: one already, else its text parsed (``fairaudit.spec.parse``), with the declared
+    ranges of what it averages attached (``fairaudit.spec.quantities.parsed_with_ranges``): ``ranges`` and a spec
+    text's ``# range:`` header (``NAME=LOW:HIGH``, several joined by commas)."""
+    from fairaudit.spec.files import parsed_with_ranges
 
-    return parse(str(spec))
+    return parsed_with_ranges(spec, ranges)
 
 
 @dataclass
@@ -174,7 +174,8 @@ def kind_of(engine, *, population=None, model=None) -> str:
 
 def resolve(engine: str | None, data, spec, *, model=None, pred: str | None = None, where: str | None = None,
             rows: str | None = None, population=None, epsilon: float | None = None, full_trace=None,
-            trust_pickle: bool = False, trusted_types=(), include_protected: bool = False, **options) -> Plan:
+            trust_pickle: bool = False, trusted_types=(), include_protected: bool = False, ranges=None,
+            **options) -> Plan:
     """The ``Plan`` of an audit (module doc; the arguments are ``fairaudit.audit``'s): the engine and its options
     validated, what does not apply to its inputs refused (``FairauditError``, one line), the spec parsed, the
     dataset loaded. Nothing is trained, generated or audited yet."""
@@ -196,7 +197,7 @@ def resolve(engine: str | None, data, spec, *, model=None, pred: str | None = No
         if spec is not None and epsilon is not None:
             raise FairauditError("give either a specification or epsilon (the ratio property's ε), not both")
         ignored = ignored_headers(spec)
-        spec = parse_spec(ratio_spec(DEFAULT_EPSILON if epsilon is None else epsilon) if spec is None else spec)
+        spec = parse_spec(ratio_spec(DEFAULT_EPSILON if epsilon is None else epsilon) if spec is None else spec, ranges)
         sampled = any(o.name == "samples" for o in chosen.all_options())
         return Plan(**common, spec=spec, population=population, warnings=ignored,
                     samples=(resolved.get("samples") or 1_000_000) if sampled else None)
@@ -210,7 +211,7 @@ def resolve(engine: str | None, data, spec, *, model=None, pred: str | None = No
         if spec is None:
             raise FairauditError("no specification: give spec=...")
         ignored = ignored_headers(spec)
-        spec = parse_spec(spec)
+        spec = parse_spec(spec, ranges)
         refuse_spec(chosen, spec)
         return Plan(**common, spec=spec, dataset=data, model=model, warnings=ignored)  # data loaded in inputs()
     if kind == "generated":
@@ -223,7 +224,7 @@ def resolve(engine: str | None, data, spec, *, model=None, pred: str | None = No
         if spec is None:
             raise FairauditError("no specification: give spec=...")
         ignored = ignored_headers(spec)
-        dataset, spec = load_dataset(data), parse_spec(spec)
+        dataset, spec = load_dataset(data), parse_spec(spec, ranges)
         check_generated(chosen, spec, model=model, pred=pred, where=where, rows=rows)
         return Plan(**common, spec=spec, dataset=dataset, model=model, warnings=ignored)
     if epsilon is not None:
@@ -234,7 +235,7 @@ def resolve(engine: str | None, data, spec, *, model=None, pred: str | None = No
         raise FairauditError("give either a model or a decision expression (pred), not both")
     check_rows_policy(rows)
     ignored = ignored_headers(spec)
-    dataset, spec = load_dataset(data), parse_spec(spec)
+    dataset, spec = load_dataset(data), parse_spec(spec, ranges)
     return Plan(**common, spec=spec, dataset=dataset, model=model, pred=pred, where=where, rows=rows,
                 warnings=ignored)
 

@@ -9,6 +9,7 @@ from fairaudit.core.group_metrics import SMALL_GROUP, group_base_rates
 from fairaudit.ui import charts, flows, state, widgets
 from fairaudit.ui import logic
 from fairaudit.ui.logic import small_group_warning
+from fairaudit.spec.quantities import parse_ranges
 
 entered = widgets.page_setup("Data")
 st.title("Data")
@@ -153,6 +154,26 @@ if change == "confirm":  # the model and the result were made for the current da
     st.stop()
 elif change == "apply":
     state.set_dataset(dataset)
+
+st.subheader("Amounts")
+numeric = [c for c in dataset.frame.columns if c != dataset.schema.label
+           and dataset.schema.column(c).kind == "numeric" and not logic.is_binary(dataset.frame[c])]
+if numeric:
+    declared = state.get(state.RANGES) or {}
+    shown = ", ".join(f"{c}={declared[c][0]:g}:{declared[c][1]:g}" for c in declared)
+    ranges_text = st.text_input(
+        "Ranges of the amounts to average (NAME=LOW:HIGH, comma-separated)", value=shown, key="data_ranges",
+        placeholder=f"{numeric[0]}=LOW:HIGH",
+        help="A specification may average a numeric column, E[amount | sex == \"Female\"], once its range is "
+             "declared: the mean's guarantee rests on it, and a value outside it is an error naming the row. "
+             "Give the range the values can take, not only the ones seen.")
+    try:
+        ranges = parse_ranges(ranges_text)
+        state.put(state.RANGES, ranges)
+    except FairauditError as err:
+        st.error(str(err))
+    seen = ", ".join(f"{c} {logic.observed_range(dataset.frame[c])}" for c in numeric[:8])
+    st.caption(f"Numeric columns and the values seen in these rows: {seen}{', …' if len(numeric) > 8 else ''}.")
 
 st.subheader("Preview")
 st.caption(f"{len(dataset):,} rows × {len(dataset.frame.columns)} columns")

@@ -60,6 +60,14 @@ with side_col:
 
                 params["reference"] = most_selected_group(dataset, params.get("attribute"), params.get("groups"),
                                                           wkey, p.description)
+            elif p.name in ("amount", "target") and dataset is not None:
+                numeric = [c for c in columns if dataset.schema.column(c).kind == "numeric"]
+                declared = state.get(state.RANGES) or {}
+                numeric = sorted(numeric, key=lambda c: c not in declared)  # the declared ones first
+                params[p.name] = st.selectbox("Amount" if p.name == "amount" else "True value", numeric,
+                                              key=wkey, help=p.description) if numeric else None
+                if params[p.name] is not None and params[p.name] not in declared:
+                    st.caption(f"Declare the range of `{params[p.name]}` on the Data page before the audit.")
             elif p.choices:
                 params[p.name] = st.selectbox(p.name.capitalize(), list(p.choices), key=wkey, help=p.description,
                                               index=list(p.choices).index(p.default) if p.default in p.choices else 0)

@@ -70,3 +70,27 @@ def option_value(value: Any) -> str:
             return f"{int(x):,}"
         return f"{x:g}"
     return str(value)
+
+
+def exact_sum(values):
+    """The exact sum of finite float64 ``values`` as a ``Fraction`` (no rounding at all), in a few numpy passes:
+    each value is ``m · 2**(e − 53)`` with an integer ``m`` below 2**53 (``numpy.frexp``); the ``m`` of each exponent
+    are added as integers (split in 26-bit halves so that int64 never overflows) and the groups joined exactly."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64).ravel()
+    if not len(values):
+        return Fraction(0)
+    fraction, exponent = np.frexp(values)
+    mantissa = (fraction * (1 << 53)).astype(np.int64)  # exact: |fraction| < 1 has 53 significant bits
+    total = Fraction(0)
+    for e in np.unique(exponent):
+        m = mantissa[exponent == e]
+        high, low = np.right_shift(m, 26), np.bitwise_and(m, (1 << 26) - 1)  # m = high · 2**26 + low, low ≥ 0
+        step = 1 << 30  # 2**30 rows of 2**27-sized halves stay far below 2**63
+        whole = sum(int(high[i:i + step].sum()) * (1 << 26) + int(low[i:i + step].sum())
+                    for i in range(0, len(m), step))
+        total += Fraction(whole) * Fraction(2) ** (int(e) - 53)
+    return total

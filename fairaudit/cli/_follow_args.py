@@ -101,7 +101,7 @@ def run_follow(args: argparse.Namespace, request=None) -> int:
     timing = follow_options(args)
     if args.spec is None:
         raise FairauditError("no specification: give --spec TEXT|@FILE")
-    spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
+    spec_file = spec_from_args(argparse.Namespace(spec=args.spec, range=getattr(args, "range", None)))
     check_headers(spec_file)
     engine_name = args.engine or header_engine(spec_file) or engines.DEFAULT
     if engine_name != engines.STREAMING:

@@ -25,6 +25,7 @@ import argparse
 import importlib
 import sys
 
+from fairaudit.cli._spec_args import add_range_argument
 from fairaudit import engines
 from fairaudit.cli._common import (EXIT, EXIT_EXPLORATORY, EXIT_HELP, EXIT_UNBACKED, Request,  # noqa: F401
                                    check_outputs, decision_sources, engine_options, finish, other_engines_headers,
@@ -81,6 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser, argv=None) -> None:
     add_model_arguments(parser, required=False,
                         seed_help="seed for training a --model KIND and for everything random in the run (default 0)")
     parser.add_argument("--where", metavar="EXPR", help='audit only the matching rows, e.g. \'workclass == "Federal-gov"\'')
+    add_range_argument(parser)
     parser.add_argument("--include-protected", action="store_true",
                         help="with --model KIND: let the model trained here read the protected attributes (the "
                              "default features leave them out, as the dashboard's Model page and fairaudit train do)")
@@ -214,7 +216,7 @@ def prepare(args: argparse.Namespace) -> Request:
         raise FairauditError("--epsilon is the ratio property of a population program: give --population FILE.fr")
     if args.spec is None:
         raise FairauditError("no specification: give --spec TEXT|@FILE (or --population FILE.fr)")
-    spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
+    spec_file = spec_from_args(argparse.Namespace(spec=args.spec, range=getattr(args, "range", None)))
     check_headers(spec_file)  # a misspelt '# where:' would silently audit other rows
     from_file = []
     engine_name = args.engine or header_engine(spec_file) or engines.DEFAULT
@@ -356,7 +358,7 @@ def run_population(args: argparse.Namespace, request: Request | None = None) -> 
             raise FairauditError(f"--epsilon must be a number in (0, 1), e.g. 0.15; got {args.epsilon!r}") from None
     else:
         epsilon = DEFAULT_EPSILON
-    spec_file = (spec_from_args(argparse.Namespace(spec=args.spec)) if args.spec is not None
+    spec_file = (spec_from_args(argparse.Namespace(spec=args.spec, range=getattr(args, "range", None))) if args.spec is not None
                  else parse_file_text(ratio_spec(epsilon)))
     check_headers(spec_file)
     from_file = []

@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from fairaudit.cli._data_args import add_data_arguments, dataset_from_args
-from fairaudit.cli._spec_args import add_spec_argument, spec_from_args
+from fairaudit.cli._spec_args import add_range_argument, add_spec_argument, spec_from_args
 from fairaudit.spec.errors import SpecError
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
@@ -20,6 +20,7 @@ EXIT_OK, EXIT_BAD_INPUT = 0, 2
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_spec_argument(parser)
     add_data_arguments(parser, required=False)
+    add_range_argument(parser)
     parser.add_argument("--no-header-data", action="store_true",
                         help="ignore a file's '# dataset:' header (check the syntax only unless --data is given)")
 

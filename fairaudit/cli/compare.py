@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 
+from fairaudit.cli._spec_args import add_range_argument
 from fairaudit.base.errors import FairauditError
 
 EXIT_HELP = ("exit codes: 0 = every comparison of the specification decided between every pair of models, "
@@ -40,6 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("specification")
     group.add_argument("--spec", metavar="TEXT|@FILE", required=True, help="the specification, or @path to a file")
     group.add_argument("--where", metavar="EXPR", help="compare on the rows matching this condition only")
+    add_range_argument(group)
     group.add_argument("--rows", choices=["held-out", "all"],
                        help="with models trained here: the rows none of them trained on (default) or all")
     models = parser.add_argument_group("models (two or more, in order; --model and --pred may be mixed)")
@@ -80,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
 
     if len(args.sides) < 2:
         raise FairauditError(f"compare needs two or more --model / --pred (given {len(args.sides)})")
-    spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
+    spec_file = spec_from_args(argparse.Namespace(spec=args.spec, range=getattr(args, "range", None)))
     inputs = [p for p in [args.data, spec_file.path] + [v for k, v in args.sides if k == "model"] if p]
     if args.json and args.json != "-":
         check_output(args.json, "comparison", inputs=inputs, force=args.force, what="comparison result")

@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         raise FairauditError("--pred gives decisions without scores: a threshold repair needs a model with scores "
                              "(--model KIND|PATH)")
     margin = check_margin(args.margin)
-    spec_file = spec_from_args(argparse.Namespace(spec=args.spec))
+    spec_file = spec_from_args(argparse.Namespace(spec=args.spec, range=getattr(args, "range", None)))
     inputs = [p for p in (args.data, spec_file.path, args.model) if p]
     if args.json and args.json != "-":
         check_output(args.json, "repair", inputs=inputs, force=args.force, what="repair result")

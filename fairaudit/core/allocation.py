@@ -92,13 +92,15 @@ class LeafStats:
         return LeafStats(np.asarray(self.successes)[index], np.asarray(self.n)[index])
 
 
-def leaf_values(stats: dict[str, LeafStats], deltas: dict[str, object], bound: Bound) -> dict[str, LeafValue]:
-    """Leaf intervals from statistics and a δ per leaf (a missing key or δ = 0 gives [0, 1])."""
+def leaf_values(stats: dict[str, LeafStats], deltas: dict[str, object], bound: Bound, cs=None) -> dict[str, LeafValue]:
+    """Leaf intervals from statistics and a δ per leaf (a missing key or δ = 0 gives [0, 1]); ``cs`` (the spec's
+    ``CompiledSpec``) maps a quantity leaf's to its own units (``CompiledSpec.leaf_value``)."""
     out = {}
     for key, st in stats.items():
         d = deltas.get(key, 0.0)
         lo, hi = bound.interval(st.successes, st.n, d)
-        out[key] = LeafValue(st.estimate, lo, hi, d, st.n)
+        out[key] = LeafValue(st.estimate, lo, hi, d, st.n) if cs is None else cs.leaf_value(key, st.estimate, lo, hi,
+                                                                                               d, st.n)
     return out
 
 
@@ -172,14 +174,14 @@ class Allocator:
     # -------------------------------------------------------------- numeric checks (vectorised)
     def verdicts(self, stats: dict[str, LeafStats], deltas: dict[str, object]) -> dict:
         """Term intervals and verdicts of every node for the given δ's."""
-        return term_intervals(self.spec, leaf_values(stats, deltas, self.bound))
+        return term_intervals(self.spec, leaf_values(stats, deltas, self.bound, self.cs))
 
     def root_verdict(self, stats, deltas) -> np.ndarray:
         return self.verdicts(stats, deltas)[self.cs.root]
 
     def satisfied(self, alternative, stats, deltas) -> np.ndarray:
         """True where every comparison of the alternative has its wanted verdict."""
-        return self._satisfied_values(alternative, leaf_values(stats, deltas, self.bound))
+        return self._satisfied_values(alternative, leaf_values(stats, deltas, self.bound, self.cs))
 
     def _satisfied_values(self, alternative, values) -> np.ndarray:
         v = term_intervals(self.spec, values)
@@ -193,7 +195,7 @@ class Allocator:
         δ = Δ (bisection on log δ; ``inf`` where even δᵢ = Δ does not satisfy it)."""
         leaves = self.leaves_of(alternative)
         shape = np.shape(next(iter(stats.values())).n)
-        at_total = leaf_values(stats, {k: self.total for k in self.keys}, self.bound)
+        at_total = leaf_values(stats, {k: self.total for k in self.keys}, self.bound, self.cs)
         out = {}
         lo_log = math.log(self.total) - 40.0
         for key in leaves:
@@ -201,7 +203,7 @@ class Allocator:
             one = {key: stats[key]}
 
             def ok_at(log_delta):
-                values[key] = leaf_values(one, {key: np.exp(log_delta)}, self.bound)[key]
+                values[key] = leaf_values(one, {key: np.exp(log_delta)}, self.bound, self.cs)[key]
                 return self._satisfied_values(alternative, values)
 
             a = np.full(shape, lo_log)
@@ -412,7 +414,7 @@ def _term_model(build, allocator: Allocator, node_id: str, leaf_exprs, stats_at,
 
 
 def _estimate(allocator, node_id, stats_at):
-    values = term_intervals(allocator.spec, leaf_values(stats_at, {}, allocator.bound))
+    values = term_intervals(allocator.spec, leaf_values(stats_at, {}, allocator.bound, allocator.cs))
     return float(values[node_id].estimate)
 
 

@@ -495,6 +495,25 @@ def rate_group(node_id: str, tree) -> str | None:
     return group_words(node.given)
 
 
+def mean_group(node_id: str, tree, ranges=None) -> tuple[str, str] | None:
+    """``(quantity, group)`` in words for a node ``E[quantity | condition]`` that averages a quantity
+    (``fairaudit.spec.quantities``): ``("amount", "those with sex = Female")``; None for any other node, or without
+    a ``tree``. ``ranges``: the declared ones, when the tree was parsed again from text without them."""
+    if tree is None:
+        return None
+    try:
+        node = tree.node(str(node_id)).node
+    except KeyError:
+        return None
+    from fairaudit.spec.printer import quantity_text
+    from fairaudit.spec.quantities import is_quantity, ranges_of
+
+    declared = {**(ranges or {}), **ranges_of(tree)}
+    if node.kind != "expect" or not is_quantity(node.event, declared):
+        return None
+    return quantity_text(node.event), group_words(node.given)
+
+
 def _sure(guarantee: Guarantee, status: str) -> str:
     if status == "exploratory":
         return ("but the threshold was chosen after looking at these data: a hypothesis to confirm on fresh rows, "
@@ -560,7 +579,8 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
     kids = children(term["id"], nodes)
     tree = spec_tree(result)
     subject, measure = None, f"{_short(term['text'], 60)}"
-    if term.get("kind") in ("sub", "div") and len(kids) == 2:
+    pair = term.get("kind") in ("sub", "div") and len(kids) == 2
+    if pair and rate_group(kids[0]["id"], tree) and rate_group(kids[1]["id"], tree):
         a, b = rate_group(kids[0]["id"], tree), rate_group(kids[1]["id"], tree)
         if a and b:
             ratio = term["kind"] == "div"
@@ -577,6 +597,25 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
             else:  # which group is favoured is not established: name the measure instead
                 measure = (f"the ratio of the favourable rates of {a} and {b}" if ratio else
                            f"the gap in favourable rates between {a} and {b}")
+    elif pair and _same_quantity(kids, tree, result):
+        (q, a), (_, b) = (mean_group(k["id"], tree, _declared(result)) for k in kids)
+        ratio = term["kind"] == "div"
+        measure = f"the ratio of their average {q}" if ratio else "the gap"
+        pivot = 1.0 if ratio else 0.0
+        try:
+            l_, h_ = float(lo), float(hi)
+        except (TypeError, ValueError):
+            l_ = h_ = float("nan")
+        if l_ > pivot:
+            subject = f"the average {q} of {a} is higher than that of {b}"
+        elif h_ < pivot:
+            subject = f"the average {q} of {a} is lower than that of {b}"
+        else:
+            measure = (f"the ratio of the average {q} of {a} and of {b}" if ratio else
+                       f"the gap in the average {q} between {a} and {b}")
+    elif mean_group(term["id"], tree, _declared(result)):
+        q, a = mean_group(term["id"], tree, _declared(result))
+        measure = f"the average {q} of {a}"
     elif term.get("kind") == "fair" and tree is not None:
         measure = ("the share of individuals whose decision does not change with "
                    f"{tree.node(str(term['id'])).node.column}")
@@ -612,6 +651,18 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
     if verdict in ("true", "false"):
         text += f"; {sure}"
     return name + _capital(text) + "."
+
+
+def _declared(result) -> dict:
+    """The declared ranges an audit ran with (its options), for a tree parsed again from the result's text."""
+    ranges = (getattr(result, "options", None) or {}).get("ranges") or {}
+    return {name: tuple(pair) for name, pair in ranges.items()}
+
+
+def _same_quantity(kids, tree, result) -> bool:
+    """Whether two nodes average the same quantity (over two groups)."""
+    found = [mean_group(k["id"], tree, _declared(result)) for k in kids]
+    return all(found) and found[0][0] == found[1][0]
 
 
 def _lead(found: Focus, name: str | None) -> str:

@@ -19,13 +19,29 @@ def decode(codes: np.ndarray, keys):
     """The ``Observations`` of a run of codes (values already restricted to their masks)."""
     from fairaudit.core.observations import Observations
 
+    from fairaudit.core.counting import QUANTUM, amounts, bits_of
+
     codes = np.asarray(codes)
-    one = codes.dtype.type(1)
-    values, masks = {}, {}
+    bits = bits_of(codes)
+    one = bits.dtype.type(1)
+    values, masks, ranges = {}, {}, {}
     for i, k in enumerate(keys):
-        values[k] = ((codes >> codes.dtype.type(2 * i)) & one).astype(bool)
-        masks[k] = ((codes >> codes.dtype.type(2 * i + 1)) & one).astype(bool)
-    return Observations(values, masks, len(codes))
+        amount = amounts(codes, i)
+        values[k] = ((bits >> bits.dtype.type(2 * i)) & one).astype(bool) if amount is None else amount * QUANTUM
+        masks[k] = ((bits >> bits.dtype.type(2 * i + 1)) & one).astype(bool)
+        if amount is not None:  # a quantity leaf's values, on [0, 1] as the codes hold them
+            ranges[k] = (0.0, 1.0)
+    return Observations(values, masks, len(codes), ranges=ranges)
+
+
+def spec_code_dtype(spec) -> np.dtype:
+    """``fairaudit.core.counting.code_dtype`` of a specification's distinct leaves (its quantity leaves' fields
+    included)."""
+    from fairaudit.core.counting import code_dtype
+    from fairaudit.core.evaluate import compile_spec
+
+    cs = compile_spec(spec)
+    return code_dtype(cs.leaf_keys, cs.leaf_range)
 
 
 def fair_keys(spec) -> dict:
@@ -121,7 +137,8 @@ class ChunkEncoder:
                                  self.domains, self.total, self.audited, self.first_flips, self.missing)
         else:
             weights = weight if keep is None else (keep.astype(np.int64) if weight is None else weight * keep)
-            obs = observe(self.spec, frame, pred=decided, label=labels, score=scores, weights=weights)
+            rows = self.total + (np.arange(n) if found is None else first)  # named by an out-of-range error
+            obs = observe(self.spec, frame, pred=decided, label=labels, score=scores, weights=weights, rows=rows)
             add_missing(self.missing, obs.missing)
             codes = encode(obs, self.keys)
             if inverse is not None:

@@ -36,26 +36,84 @@ from fairaudit.base.errors import FairauditError
 # bits that holds them (at most 32 distinct leaves); ``fairaudit.core.codes.decode`` gives back the same ``Observations``. A stream of
 # codes is therefore the stream of rows for the monitor, at 1 byte a row for up to four leaves.
 
-def code_dtype(keys) -> np.dtype:
-    """The unsigned integer type of a row's code for these leaves."""
-    bits = 2 * len(list(keys))
-    for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
-        if bits <= 8 * np.dtype(dtype).itemsize:
-            return np.dtype(dtype)
-    raise FairauditError(f"{bits // 2} distinct E[...] terms: a stream read out of core holds at most 32")
+#
+# A quantity leaf (``E[amount | …]``, ``fairaudit.spec.quantities``) needs a number per row, not a bit: its value
+# mapped to [0, 1] by its declared range (``fairaudit.core.observations.observe``) and held in fixed point, an
+# integer number of ``QUANTUM``s, in a field ``q<i>`` of a structured code beside the bits (``bits``; the leaf's
+# success bit stays 0). Sums of such integers are exact and so are their products by ``QUANTUM`` (up to 2**53
+# quanta: 2**31 rows at the top of the range), so the counts of a stream do not depend on how it was split, as
+# for events. Rounding a value to the nearest quantum moves a mean by at most QUANTUM / 2, which the leaf's interval
+# is widened by (``fairaudit.core.evaluate.CompiledSpec.leaf_value``).
+
+QUANTA = 1 << 22
+QUANTUM = 1.0 / QUANTA  # a quantity's fixed-point step on [0, 1]
+
+
+def code_dtype(keys, quantities=()) -> np.dtype:
+    """The type of a row's code for these leaves: an unsigned integer of their bits, or, when some are quantity
+    leaves (``quantities``: their keys), a structured type with those bits (``bits``) and one int32 field ``q<i>``
+    per quantity leaf (``i``: its position in ``keys``)."""
+    keys = list(keys)
+    bits = 2 * len(keys)
+    for base in (np.uint8, np.uint16, np.uint32, np.uint64):
+        if bits <= 8 * np.dtype(base).itemsize:
+            break
+    else:
+        raise FairauditError(f"{bits // 2} distinct E[...] terms: a stream read out of core holds at most 32")
+    fields = [(f"q{i}", np.int32) for i, k in enumerate(keys) if k in set(quantities)]
+    return np.dtype([("bits", base)] + fields) if fields else np.dtype(base)
+
+
+def quantity_keys(obs, keys) -> list:
+    """The keys among ``keys`` whose observations are numbers (quantity leaves, ``Observations.ranges``), not 0/1."""
+    ranges = getattr(obs, "ranges", None) or {}
+    return [k for k in keys if k in ranges]
+
+
+def unit_values(values, mask, bounds) -> np.ndarray:
+    """A quantity's values mapped to [0, 1] by its range ``bounds`` and to fixed point (int32 ``QUANTUM``s; 0 where
+    ``mask`` is false). The values lie in their range (``fairaudit.core.observations`` refuses any other): the clip
+    only absorbs the float rounding of the map."""
+    low, high = bounds
+    with np.errstate(invalid="ignore"):
+        unit = np.clip((np.asarray(values, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    return np.where(np.asarray(mask, dtype=bool), np.rint(unit * QUANTA), 0).astype(np.int32)
 
 
 def encode(obs, keys) -> np.ndarray:
     """Each row of ``obs`` (``Observations``) as its code (see above)."""
     keys = list(keys)
-    dtype = code_dtype(keys)
-    code = np.zeros(int(obs.length), dtype=dtype)
+    quantities = quantity_keys(obs, keys)
+    dtype = code_dtype(keys, quantities)
+    base = dtype["bits"] if dtype.names else dtype
+    code = np.zeros(int(obs.length), dtype=base)
     for i, k in enumerate(keys):
         m = np.asarray(obs.masks[k], dtype=bool)
-        v = np.asarray(obs.values[k], dtype=bool) & m
-        code |= v.astype(dtype) << dtype.type(2 * i)
-        code |= m.astype(dtype) << dtype.type(2 * i + 1)
-    return code
+        if k not in quantities:
+            v = np.asarray(obs.values[k], dtype=bool) & m
+            code |= v.astype(base) << base.type(2 * i)
+        code |= m.astype(base) << base.type(2 * i + 1)
+    if not dtype.names:
+        return code
+    out = np.zeros(int(obs.length), dtype=dtype)
+    out["bits"] = code
+    for i, k in enumerate(keys):
+        if k in quantities:
+            out[f"q{i}"] = unit_values(obs.values[k], obs.masks[k], obs.ranges[k])
+    return out
+
+
+def amounts(codes: np.ndarray, i: int) -> np.ndarray | None:
+    """Leaf ``i``'s fixed-point values (int64, in ``QUANTUM``s) in a run of codes, or None for an event leaf."""
+    names = codes.dtype.names
+    if not names or f"q{i}" not in names:
+        return None
+    return codes[f"q{i}"].astype(np.int64)
+
+
+def bits_of(codes: np.ndarray) -> np.ndarray:
+    """The bits of a run of codes (a structured code's ``bits`` field)."""
+    return codes["bits"] if codes.dtype.names else codes
 
 
 
@@ -102,19 +160,23 @@ def count(codes, keys, points=()) -> tuple[dict, Counts]:
     if len(points) and (points.min() < 0 or points.max() >= len(codes)):
         raise ValueError(f"points outside a piece of {len(codes):,} rows")
     at, successes, n = {}, [], []
+    bits = bits_of(codes)
     for i, key in enumerate(keys):
+        amount = amounts(codes, i)
         if not len(codes):
             s_at = n_at = np.zeros(0, dtype=np.int64)
             total_s = total_n = 0
         elif len(points):
-            s = np.cumsum(_bits(codes, 2 * i), dtype=np.int64)
-            m = np.cumsum(_bits(codes, 2 * i + 1), dtype=np.int64)
+            s = np.cumsum(_bits(bits, 2 * i) if amount is None else amount, dtype=np.int64)
+            m = np.cumsum(_bits(bits, 2 * i + 1), dtype=np.int64)
             s_at, n_at = s[points], m[points]
             total_s, total_n = int(s[-1]), int(m[-1])
         else:  # totals only: no prefix sums
             s_at = n_at = np.zeros(0, dtype=np.int64)
-            total_s = int(np.count_nonzero(_bits(codes, 2 * i)))
-            total_n = int(np.count_nonzero(_bits(codes, 2 * i + 1)))
+            total_s = int(np.count_nonzero(_bits(bits, 2 * i)) if amount is None else amount.sum())
+            total_n = int(np.count_nonzero(_bits(bits, 2 * i + 1)))
+        if amount is not None:  # a quantity's sum in units of [0, 1]: exact (module note above)
+            s_at, total_s = s_at * QUANTUM, total_s * QUANTUM
         at[key] = (s_at, n_at)
         successes.append(total_s)
         n.append(total_n)
@@ -127,7 +189,8 @@ def shift(at: dict, before: Counts) -> dict:
     out = {}
     for key, (s, n) in at.items():
         bs, bn = before.of(key)
-        out[key] = (np.asarray(s, dtype=np.int64) + bs, np.asarray(n, dtype=np.int64) + bn)
+        s = np.asarray(s)
+        out[key] = ((s + bs) if s.dtype.kind == "f" else s.astype(np.int64) + bs, np.asarray(n, dtype=np.int64) + bn)
     return out
 
 

@@ -126,7 +126,7 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
     try:
         for batch in batches:
             if batch.guarantee is not None:
-                guarantee = batch.guarantee
+                guarantee = with_declared_ranges(batch.guarantee, spec)
             engine_warnings += [w for w in batch.warnings if w not in engine_warnings]
             broken = broken or bool(batch.assumption_broken)
             facts.update(batch.info or {})
@@ -210,7 +210,7 @@ def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=No
         raise FairauditError(f"the {engine.name} engine cannot audit this: " + "; ".join(reasons))
     progress = Progress(f"Auditing with {engine.title or engine.name}", None, engine.unit, on_progress)
     ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"), progress=progress)
-    guarantee = engine.guarantee(options, inputs)
+    guarantee = with_declared_ranges(engine.guarantee(options, inputs), spec)
     scope = engine.scope(options, inputs)
     rows_check = None
     if scope == "modelled":  # the headline composes the engine's bound with what the audited rows support
@@ -223,13 +223,43 @@ def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=No
         from fairaudit.core.fulltrace import FullTraceWriter
 
         writer = FullTraceWriter(full_trace, spec.text)
-    results = drive(engine, spec, batches, options={**inputs.describe(), **engine.used_options(options, inputs)},
+    declared = {"ranges": {name: [lo, hi] for name, lo, hi in spec.ranges}} if getattr(spec, "ranges", ()) else {}
+    results = drive(engine, spec, batches, options={**inputs.describe(), **engine.used_options(options, inputs),
+                                                    **declared},
                     guarantee=guarantee, ctx=ctx,
                     stop=bool(options.get("stop")), on_progress=on_progress, progress=progress,
                     warnings=[*inputs.warnings, *[w for w in warnings if w not in inputs.warnings]],
                     rows=inputs.rows or None, provenance=inputs.provenance, trace_points=trace_points,
                     full_trace=writer, scope=scope, rows_check=rows_check, confirmed=confirmed)
     return results if writer is None else _writing(results, writer)
+
+
+def with_declared_ranges(guarantee: Guarantee, spec) -> Guarantee:
+    """``guarantee`` with what a spec that averages quantities adds to what it rests on: each averaged column lies in
+    its declared range (every audited row is checked against it, so this is a statement about the rows not yet seen,
+    for a guarantee about a population). Unchanged for a spec that averages none, or an exact guarantee (about the
+    audited rows, which were checked)."""
+    from dataclasses import replace
+
+    from fairaudit.spec.quantities import ranges_of, range_text, quantity_leaves
+
+    if guarantee.kind == "exact" or not quantity_leaves(spec):
+        return guarantee
+    used = {n.name for tn in quantity_leaves(spec) for n in ast_names(tn.node.event)}
+    ranges = [f"{name} in {range_text(lo, hi)}" for name, (lo, hi) in ranges_of(spec).items() if name in used]
+    if not ranges:
+        return guarantee
+    sentence = (f"every value of an averaged column lies in its declared range ({', '.join(ranges)}; each audited "
+                "row was checked)")
+    if guarantee.assumes and sentence in guarantee.assumes:
+        return guarantee
+    return replace(guarantee, assumes=f"{guarantee.assumes}; {sentence}" if guarantee.assumes else sentence)
+
+
+def ast_names(event):
+    from fairaudit.spec.ast import event_names
+
+    return event_names(event)
 
 
 def _writing(results: Iterator[AuditResult], writer) -> Iterator[AuditResult]:

@@ -114,6 +114,9 @@ class Engine:
     summary: str = ""  # one line for the engine picker
     unit: str = "steps"  # what a step counts, plural ("observations", "rows", "refinement rounds")
     leaf_kinds: frozenset = frozenset(LEAF_NAMES)
+    # whether it bounds the mean of a quantity (``E[amount | …]``, ``fairaudit.spec.quantities``) besides the
+    # probability of an event; an engine that does not refuses such a spec before any work
+    averages_quantities: bool = False
     requires: tuple[str, ...] = ("dataset",)
     # inputs that may stand in for all of ``requires`` (e.g. the monitor samples a population program instead of
     # reading a dataset's rows)
@@ -164,6 +167,13 @@ class Engine:
         kinds = {tn.kind for tn in getattr(spec, "leaves", ())} if spec is not None else set()
         for kind in sorted(kinds - set(self.leaf_kinds)):
             reasons.append(f"it cannot bound {LEAF_NAMES.get(kind, kind)} leaves")
+        if spec is not None and not self.averages_quantities and hasattr(spec, "nodes"):
+            from fairaudit.spec.quantities import quantity_leaves
+
+            averaged = quantity_leaves(spec)
+            if averaged:
+                reasons.append(f"it bounds probabilities of events, not means: {averaged[0].text} averages a "
+                               "quantity (the monitor and the dataset engine average quantities)")
         if inputs is not None and not any(inputs.has(other) for other in self.accepts):
             for need in self.requires:
                 if not inputs.has(need):

@@ -121,6 +121,36 @@ class CompiledSpec:
         # iterates in an order string hashing decides (PYTHONHASHSEED), and a sum of three or more δ's in another
         # order can differ in the last bit: the same rows must give the same δ in every run
         self.leaves_below_ordered = {nid: tuple(k for k in keys if k in leaves) for nid, leaves in below.items()}
+        from fairaudit.spec.quantities import leaf_ranges
+
+        # the quantity leaves' ranges (``fairaudit.spec.quantities``): their statistics are kept on [0, 1]
+        # (``unit_value``) and their values shown in the quantity's own units (``leaf_value``)
+        self.leaf_range = {k: r for k, r in leaf_ranges(spec).items() if k in keys}
+
+    def leaf_value(self, key: str, estimate, lo, hi, delta=0.0, n=None) -> "LeafValue":
+        """A leaf's ``LeafValue`` from its statistics on [0, 1]: an event's as they are; a quantity's (its values
+        mapped to [0, 1] by its range and counted in fixed point, ``fairaudit.core.counting.QUANTUM``) widened by
+        the fixed point's rounding and mapped back to the quantity's units, outward."""
+        if key not in self.leaf_range:
+            return LeafValue(estimate, lo, hi, delta, n)
+        from fairaudit.core.counting import QUANTUM
+
+        low, high = self.leaf_range[key]
+        width = high - low
+        lo = np.maximum(np.asarray(lo, float) - QUANTUM / 2, 0.0)
+        hi = np.minimum(np.asarray(hi, float) + QUANTUM / 2, 1.0)
+        with np.errstate(invalid="ignore"):
+            out_lo = np.maximum(np.nextafter(low + width * lo, -np.inf), low)
+            out_hi = np.minimum(np.nextafter(low + width * hi, np.inf), high)
+            out_est = low + width * np.asarray(estimate, float)
+        return LeafValue(out_est, out_lo, out_hi, delta, n)
+
+    def unit_value(self, key: str, value: float) -> float:
+        """A value of a leaf in its own units as a value on [0, 1] (the scale its statistics are kept on)."""
+        if key not in self.leaf_range:
+            return value
+        low, high = self.leaf_range[key]
+        return (value - low) / (high - low)
 
     def is_boolean(self, node_id: str) -> bool:
         return self.nodes[node_id].kind in ("and", "or", "not", "cmp")

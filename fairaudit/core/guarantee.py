@@ -126,7 +126,13 @@ def format_interval(lo: float, hi: float, digits: int = 4) -> str:
     from fairaudit.base.numbers import clean
 
     def fmt(x) -> str:
-        return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{clean(x):.{digits}g}"
+        if x is None or (isinstance(x, float) and math.isnan(x)):
+            return "nan"
+        value = clean(x)
+        text = f"{value:.{digits}g}"
+        if "e+" in text and abs(value) < 1e15:  # an amount (dollars, days): its digits, never 1.898e+04
+            return f"{float(text):.0f}"
+        return text
 
     low, high = fmt(lo), fmt(hi)
     return low if low == high else f"[{low}, {high}]"  # a point (an exact value, up to rounding) is one number

@@ -150,7 +150,8 @@ def where_missing_warning(where: str, rows: int, columns) -> str:
 
 @dataclass
 class Observations:
-    """Per distinct leaf: ``values`` (0/1 per row, in stream order) and ``mask`` (rows that count for it);
+    """Per distinct leaf: ``values`` (0/1 per row, in stream order; a quantity leaf's numbers, ``ranges``) and
+    ``mask`` (rows that count for it);
     ``flips`` the ``Fair[...]`` leaves' counterexamples; ``missing`` the rows each leaf leaves out for a missing
     value (``Missing``; only leaves that leave some out)."""
 
@@ -160,6 +161,8 @@ class Observations:
     flips: dict[str, Flips] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what the run should be told of these rows (a live chunk's new attribute value)
     missing: dict[str, Missing] = field(default_factory=dict)
+    # the quantity leaves' ranges (leaf key -> (lo, hi)): their ``values`` are numbers in those units, not 0/1
+    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def missing_warnings(self) -> list[str]:
         """``missing_warning`` for each leaf that leaves rows out for a missing value."""
@@ -186,7 +189,7 @@ class Observations:
         the rows)."""
         return Observations({k: v[order] for k, v in self.values.items()},
                             {k: m[order] for k, m in self.masks.items()}, len(order),
-                            missing=dict(self.missing) if len(order) == self.length else {})
+                            missing=dict(self.missing) if len(order) == self.length else {}, ranges=dict(self.ranges))
 
 
 def event_array3(event, frame, pred, label, score, *, evaluator=None) -> tuple[np.ndarray, np.ndarray]:
@@ -280,7 +283,7 @@ def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, mod
     audited rows each row of ``frame`` stands for (a route that evaluates each distinct combination of values once;
     0: a row the row filter leaves out), which the rows left out for a missing value are counted in."""
     cs = compile_spec(spec)
-    values, masks, found, missing = {}, {}, {}, {}
+    values, masks, found, missing, ranges = {}, {}, {}, {}, {}
     everyone = np.ones(len(frame), dtype=bool)
     evaluator = None  # one EventEvaluator for every leaf's events (each column converted once)
     for key in cs.leaf_keys:
@@ -291,7 +294,11 @@ def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, mod
 
                 evaluator = EventEvaluator(frame, pred=pred, label=label, score=score)
             # a row counts where the event is known and the condition known to be true (module doc)
-            values[key], known = event_array3(node.event, frame, pred, label, score, evaluator=evaluator)
+            if key in cs.leaf_range:  # a quantity: its values on [0, 1] (``fairaudit.core.counting``)
+                values[key], known = quantity_values(key, node.event, evaluator, cs.spec, rows)
+                ranges[key] = cs.leaf_range[key]
+            else:
+                values[key], known = event_array3(node.event, frame, pred, label, score, evaluator=evaluator)
             if node.given is None:
                 masks[key], left_out = known, ~known
             else:
@@ -324,7 +331,29 @@ def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, mod
             values[key], decisions = flip_decisions(model, frame, node.column, domain, np.asarray(pred))
             found[key] = flips(key, model, frame, node.column, domain, values[key], decisions, rows)
             masks[key] = everyone
-    return Observations(values, masks, len(frame), found, missing=missing)
+    return Observations(values, masks, len(frame), found, missing=missing, ranges=ranges)
+
+
+def quantity_values(key: str, quantity, evaluator, spec, rows=None) -> tuple[np.ndarray, np.ndarray]:
+    """A quantity leaf's values on every row (float64, 0 where unknown) and where they are known. A column value outside its declared range is an error naming the row (``rows``: the data's row
+    positions of these rows), never clipped (``fairaudit.spec.quantities.out_of_range``)."""
+    from fairaudit.spec.ast import event_names
+    from fairaudit.spec.errors import SpecError
+    from fairaudit.spec.quantities import out_of_range, ranges_of
+
+    declared = ranges_of(spec)
+    try:
+        for name in event_names(quantity):
+            if name.reserved or name.name not in declared:
+                continue
+            column, known = evaluator.numbers(name)
+            message = out_of_range(name.name, column, known, *declared[name.name], rows=rows)
+            if message:
+                raise FairauditError(f"{key}: {message}")
+        raw, known = evaluator.quantity3(quantity)
+    except SpecError as err:
+        raise FairauditError(f"{key}: {err.message}") from None
+    return raw, known
 
 
 def observe_inputs(spec, inputs, positions: np.ndarray | None = None, note=None) -> Observations:

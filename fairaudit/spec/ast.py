@@ -105,10 +105,58 @@ class EvNot:
 Event = Union[Name, Compare, In, EvAnd, EvOr, EvNot]
 
 
+# --------------------------------------------------------------------------------------------
+# Quantities (what ``E[...]`` averages besides an event: an amount, a score, an error)
+
+
+QUANTITY_FUNCTIONS = ("abs", "clip")
+
+
+@dataclass(frozen=True)
+class Arith:
+    """``left - right`` or ``left + right`` between two quantities (``right`` may be a number: ``amount - 1000``)."""
+
+    op: str  # "+" or "-"
+    left: "Quantity"
+    right: "Quantity | Value"
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Call:
+    """``abs(q)`` or ``clip(q, lo, hi)``: a function of one quantity (``bounds``: clip's two numbers)."""
+
+    function: str  # one of QUANTITY_FUNCTIONS
+    argument: "Quantity"
+    bounds: tuple[Value, ...] = ()
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Power:
+    """``(q)^2``: the square of a quantity (the only power the language has)."""
+
+    base: "Quantity"
+    exponent: int = 2
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+Quantity = Union[Name, Arith, Call, Power]
+COMPOUND_QUANTITIES = (Arith, Call, Power)
+
+
 def event_names(event: Event) -> Iterator[Name]:
-    """Every ``Name`` mentioned in an event (columns and reserved names), left to right."""
+    """Every ``Name`` mentioned in an event or a quantity (columns and reserved names), left to right."""
     if isinstance(event, Name):
         yield event
+    elif isinstance(event, Arith):
+        yield from event_names(event.left)
+        if not isinstance(event.right, Value):
+            yield from event_names(event.right)
+    elif isinstance(event, Call):
+        yield from event_names(event.argument)
+    elif isinstance(event, Power):
+        yield from event_names(event.base)
     elif isinstance(event, Compare):
         for side in (event.left, event.right):
             if isinstance(side, Name):
@@ -208,9 +256,11 @@ class Const:
 
 @dataclass(frozen=True)
 class Expect:
-    """``E[event]`` or ``E[event | given]``: the (conditional) probability of an event; a leaf."""
+    """``E[event]`` or ``E[event | given]``: the (conditional) probability of an event, or the (conditional) mean
+    of a quantity (``E[amount | sex == "F"]``: ``event`` is then a ``Quantity``; a bare name is a quantity when the
+    audit declares its range, ``fairaudit.spec.quantities``); a leaf."""
 
-    event: Event
+    event: Event | Quantity
     given: Event | None = None
     span: Span | None = field(default=None, compare=False, repr=False)
     kind = "expect"
@@ -277,6 +327,9 @@ class Spec:
     root: Node
     nodes: tuple[TreeNode, ...]
     source: str = field(default="", compare=False)
+    # the declared range of each numeric column the spec averages: ((name, lo, hi), ...) sorted by name
+    # (``fairaudit.spec.quantities.with_ranges``); () when it averages none
+    ranges: tuple[tuple[str, float, float], ...] = ()
 
     def node(self, node_id: str) -> TreeNode:
         for tn in self.nodes:

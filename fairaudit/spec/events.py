@@ -378,7 +378,7 @@ def _member(row: _Row, event: ast.In) -> tuple[np.ndarray, np.ndarray | None]:
     return (~mask if event.negated else mask), operand.known
 
 
-def non_binary_message(name: str, values) -> str | None:
+def non_binary_message(name: str, values, averaged: str | None = None) -> str | None:
     """Why a numeric column cannot stand alone as an event (a condition or a 0/1 column), or None.
 
     A bare name means "is 1": for a column holding other numbers that would silently read as "!= 0"
@@ -390,14 +390,18 @@ def non_binary_message(name: str, values) -> str | None:
         return None
     lo, hi = float(series.min()), float(series.max())
     example = format_number(float(series.median()))
+    if averaged:  # the part of E[...] before '|': a mean, once the column's range is declared
+        return (f"'{name}' holds numbers ({format_number(lo)} to {format_number(hi)}): to average it, declare its "
+                f"range ({averaged}); for the rate of a condition, write one such as {name} >= {example}")
     return (f"'{name}' holds numbers ({format_number(lo)} to {format_number(hi)}), not a yes/no value: "
-            f"write a condition such as {name} >= {example} (an event is a condition or a 0/1 column; "
-            "E[...] is a probability, not the mean of a column)")
+            f"write a condition such as {name} >= {example} (an event is a condition or a 0/1 column)")
 
 
 def _evaluate(row: _Row, event: ast.Event) -> tuple[np.ndarray, np.ndarray | None]:
     """``(true, known)``: where the event holds, and where it is known (None: everywhere); ``true`` may be set
     where ``known`` is not — ``_evaluate3`` clears it."""
+    if isinstance(event, ast.COMPOUND_QUANTITIES):
+        raise _error(event, f"'{event_text(event)}' is an amount, not a condition (true or false)")
     if isinstance(event, ast.Name):
         if row.is_categorical(event):
             raise _error(event, f"'{event.name}' is categorical: write a condition such as {event.name} == \"...\"")
@@ -459,6 +463,41 @@ class EventEvaluator:
     def event(self, event: ast.Event) -> np.ndarray:
         """``evaluate_event`` of ``event`` on these rows."""
         return self.event3(event)[0]
+
+    def numbers(self, name: ast.Name) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, known)`` of a numeric column (or ``pred``/``label``/``score``) as float64 and bool arrays; a
+        column of text is a ``SpecError`` at the name."""
+        row = self._row
+        if not name.reserved and row.is_categorical(name):
+            raise _error(name, f"'{name.name}' is not numeric, so it has no mean: average a number, or the rate "
+                               f"of a condition such as {name.name} == \"...\"")
+        operand = row.operand(name)
+        values = np.asarray(operand.values, dtype=np.float64)
+        known = np.ones(row.n, dtype=bool) if operand.known is None else np.asarray(operand.known, dtype=bool)
+        return values, known
+
+    def quantity3(self, q) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, known)`` of a quantity (``fairaudit.spec.quantities``) on every row: float64 values (0 where
+        unknown) and where they are known (every column it reads is present)."""
+        if isinstance(q, ast.Name):
+            values, known = self.numbers(q)
+        elif isinstance(q, ast.Value):
+            values, known = np.full(self._row.n, float(q.value)), np.ones(self._row.n, dtype=bool)
+        elif isinstance(q, ast.Arith):
+            (a, ka), (b, kb) = self.quantity3(q.left), self.quantity3(q.right)
+            values, known = (a + b if q.op == "+" else a - b), ka & kb
+        elif isinstance(q, ast.Call):
+            values, known = self.quantity3(q.argument)
+            if q.function == "abs":
+                values = np.abs(values)
+            else:
+                values = np.clip(values, float(q.bounds[0].value), float(q.bounds[1].value))
+        elif isinstance(q, ast.Power):
+            values, known = self.quantity3(q.base)
+            values = values * values
+        else:
+            raise TypeError(f"not a quantity: {q!r}")
+        return np.where(known, values, 0.0), known
 
 
 def evaluate_event3(event: ast.Event, frame: pd.DataFrame, *, pred=None, label=None,

@@ -27,7 +27,7 @@ from fairaudit.spec.parser import parse, parse_event
 
 MODEL_DECISION = "model"
 # the headers every spec file may carry; an engine adds its own options' headers (``Option.header``)
-BASE_HEADERS = ("dataset", "decision", "where", "engine")
+BASE_HEADERS = ("dataset", "decision", "where", "engine", "range")
 _HEADER = re.compile(r"^\s*#\s*([A-Za-z_][A-Za-z0-9_-]*)\s*:\s*(.*?)\s*$")
 
 
@@ -194,7 +194,17 @@ def parse_file_text(text: str, path: str | None = None) -> SpecFile:
         spec = parse(text)
     except SpecError as err:
         raise err.with_source(text, path) from None
-    return SpecFile(text=text, spec=spec, headers=read_headers(text), path=path)
+    headers = read_headers(text)
+    if "range" in headers:  # the declared ranges of what the spec averages (``fairaudit.spec.quantities``)
+        from fairaudit.base.errors import FairauditError
+        from fairaudit.spec.quantities import with_ranges
+
+        header = headers["range"]
+        try:
+            spec = with_ranges(spec, header.value)
+        except FairauditError as err:
+            raise SpecError.at(text, header.line, header.column, f"'# range:' {err}", filename=path) from None
+    return SpecFile(text=text, spec=spec, headers=headers, path=path)
 
 
 def load_spec_file(path: str | Path) -> SpecFile:
@@ -210,3 +220,16 @@ def load_spec_file(path: str | Path) -> SpecFile:
     except (OSError, UnicodeDecodeError) as err:
         raise SpecError(None, None, f"cannot read the specification file: {err}", filename=str(path)) from None
     return parse_file_text(text, str(path))
+
+
+def parsed_with_ranges(spec, ranges=None):
+    """``spec`` as a parsed ``Spec`` (text is parsed as a spec file's, so its ``# range:`` header counts) with the
+    declared ``ranges`` attached (``fairaudit.spec.quantities``): what every entry point that takes a spec and ranges
+    does."""
+    if not (hasattr(spec, "nodes") and hasattr(spec, "root")):
+        spec = parse_file_text(str(spec)).spec
+    if not ranges:
+        return spec
+    from fairaudit.spec.quantities import with_ranges
+
+    return with_ranges(spec, ranges)

@@ -233,6 +233,51 @@ class _ToAst(Transformer_NonRecursive):
     def not_in_set(self, meta, name, values):
         return ast.In(name, values, negated=True, span=_span(meta))
 
+    # ---- quantities
+    def q_add(self, meta, left, right):
+        return ast.Arith("+", left, right, span=_span(meta))
+
+    def q_sub(self, meta, left, right):
+        return ast.Arith("-", left, right, span=_span(meta))
+
+    def q_add_number(self, meta, left, token):
+        return ast.Arith("+", left, ast.Value(self._literal(token), span=_token_span(token)), span=_span(meta))
+
+    def q_sub_number(self, meta, left, token):
+        return ast.Arith("-", left, ast.Value(self._literal(token), span=_token_span(token)), span=_span(meta))
+
+    def call(self, meta, name, argument, *bounds):
+        function = name.name
+        if name.column or function not in ast.QUANTITY_FUNCTIONS:
+            raise self._error_at(name.span, f"unknown function '{clip(function)}'; inside E[...] the functions are "
+                                            f"{' and '.join(f + '(...)' for f in ast.QUANTITY_FUNCTIONS)}")
+        self._quantity(argument)
+        wanted = 2 if function == "clip" else 0
+        if len(bounds) != wanted:
+            usage = "clip(x, low, high)" if function == "clip" else "abs(x)"
+            raise self._error_at(_span(meta), f"{function}(...) takes {'three' if wanted else 'one'} argument"
+                                              f"{'s' if wanted else ''}: {usage}")
+        if any(isinstance(b.value, str) for b in bounds):
+            raise self._error_at(_span(meta), "clip(x, low, high) takes two numbers as its bounds")
+        if wanted and not bounds[0].value <= bounds[1].value:
+            raise self._error_at(_span(meta), f"clip(x, low, high) needs low <= high; got {bounds[0].value} and "
+                                              f"{bounds[1].value}")
+        return ast.Call(function, argument, tuple(bounds), span=_span(meta))
+
+    def power(self, meta, base, token):
+        self._quantity(base)
+        if token.value not in ("2", "2.0"):
+            raise self._error_at(_token_span(token), f"only the square (^2) of a quantity can be taken, not "
+                                                     f"^{clip(token.value)}")
+        return ast.Power(base, 2, span=_span(meta))
+
+    def _quantity(self, item):
+        """``item`` must be a quantity (a name or arithmetic on names), not a condition."""
+        if isinstance(item, (ast.Name, *ast.COMPOUND_QUANTITIES)):
+            return item
+        raise self._error_at(getattr(item, "span", None), "expected an amount here (a column, or arithmetic on "
+                                                          "columns), but this is a condition (true or false)")
+
     def values(self, meta, *values):
         return tuple(values)
 
@@ -584,9 +629,17 @@ def _explain_token(text: str, tokens: list[Token], token: Token, expected: set[s
         return _at(text, prev, f'write the value in quotes: {column}{before.value} "{value}" (a value with a "-" '
                                'or a space needs them)')
     if kind in ("PLUS", "MINUS", "STAR", "SLASH") and ("RSQB" in expected or "VBAR" in expected):
-        return _at(text, token, "arithmetic is not allowed inside E[...]: an event compares a column with a value, "
-                                "e.g. age >= 30")
+        return _at(text, token, "arithmetic is not allowed here inside E[...]: an event compares a column with a "
+                                "value, e.g. age >= 30; an averaged amount may add or subtract columns and numbers "
+                                "(E[amount - limit])")
     if kind == "CMP_OP" and prev is not None and prev.type in _ENDS_VALUE:
+        start = index - 1  # back to the start of this comparison's left side
+        while start > 0 and tokens[start - 1].type not in ("LSQB", "VBAR", "AND", "OR", "NOT", "LPAR", "CMP_OP"):
+            start -= 1
+        if start > 0 and tokens[start - 1].type != "CMP_OP" and \
+                any(t.type in ("PLUS", "MINUS") for t in tokens[start:index]):
+            return _at(text, token, "a condition compares a column with a value (age >= 30); arithmetic such as "
+                                    "a - b is only for the averaged amount before the '|' of E[...]")
         return _at(text, token, "comparisons cannot be chained; join them with 'and'")
     if "CMP_OP" in expected and prev is not None and prev.type in _ENDS_VALUE:
         leaf = _closed_leaf(tokens, index - 1) if prev.type == "RSQB" else None

@@ -95,9 +95,30 @@ def _event(event: ast.Event, context: int) -> str:
         text = f"{_event(event.left, _EV_AND)} and {_event(event.right, _EV_AND + 1)}"
     elif isinstance(event, ast.EvNot):
         text = f"not {_event(event.operand, _EV_NOT)}"
+    elif isinstance(event, ast.COMPOUND_QUANTITIES):
+        text = quantity_text(event)
     else:
         raise TypeError(f"not an event: {event!r}")
     return f"({text})" if prec < context else text
+
+
+def quantity_text(q, right: bool = False) -> str:
+    """Canonical text of a quantity (``a - b``, ``abs(a - b)``, ``clip(x, 0, 1)``, ``(a - b)^2``); ``right``: the
+    right operand of ``+``/``-`` (the language has no plain brackets there, so such a sum is refused)."""
+    if isinstance(q, ast.Name):
+        return quote_name(q.name, q.column)
+    if isinstance(q, ast.Value):
+        return _operand(q)
+    if isinstance(q, ast.Arith):
+        if right:
+            raise ValueError("a sum on the right of + or - cannot be written; reorder it (a - b - c)")
+        return f"{quantity_text(q.left)} {q.op} {quantity_text(q.right, right=True)}"
+    if isinstance(q, ast.Call):
+        bounds = "".join(f", {_operand(b)}" for b in q.bounds)
+        return f"{q.function}({quantity_text(q.argument)}{bounds})"
+    if isinstance(q, ast.Power):
+        return f"({quantity_text(q.base)})^{q.exponent}"
+    raise TypeError(f"not a quantity: {q!r}")
 
 
 def event_text(event: ast.Event) -> str:
@@ -140,7 +161,7 @@ def to_text(item) -> str:
         if not named:
             return _node(item.root, 0)
         return "\n".join(f"{quote_name(tn.name)}: {_node(tn.node, 0)}" for tn in named)
-    if isinstance(item, (ast.Name, ast.Compare, ast.In, ast.EvAnd, ast.EvOr, ast.EvNot)):
+    if isinstance(item, (ast.Name, ast.Compare, ast.In, ast.EvAnd, ast.EvOr, ast.EvNot, *ast.COMPOUND_QUANTITIES)):
         return event_text(item)
     if isinstance(item, ast.Value):
         return _operand(item)

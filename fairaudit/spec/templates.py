@@ -246,6 +246,30 @@ def most_selected(groups, attribute, frame, decisions):
     return best
 
 
+def _mean_of(amount, **_):
+    quantity = ast.Name(str(amount))
+    return lambda g: ast.Expect(quantity, g)
+
+
+def _error_of(amount, target, **_):
+    quantity = ast.Call("abs", ast.Arith("-", ast.Name(str(amount)), ast.Name(str(target))))
+    return lambda g: ast.Expect(quantity, g)
+
+
+def _amount_template(mean_of: Callable[..., Callable[[ast.Event], ast.Node]]):
+    """A template over the mean of an amount: its threshold is in the amount's own units, so a difference needs one
+    (there is no default gap for dollars or days); a ratio starts at 0.8."""
+    def build(attribute, groups, form, threshold, **extra):
+        if form == "difference" and threshold is None:
+            raise ValueError("give the largest tolerated gap, in the amount's own units (e.g. 1000)")
+        return conjunction(_compare_rates(mean_of(**extra), _groups(attribute, groups), form, threshold))
+    return build
+
+
+_AMOUNT_NOTE = ("The amount is averaged, so its range must be declared (the Data page, --range NAME=LOW:HIGH, "
+                "ranges= in Python, or a '# range:' header): the guarantee rests on it.")
+
+
 def _build_equalized_odds(attribute, groups, form, threshold):
     events = _groups(attribute, groups)
     return conjunction(_compare_rates(_true_positive_rate(), events, form, threshold)
@@ -300,6 +324,19 @@ TEMPLATES: dict[str, Template] = {t.key: t for t in [
              note="FN/FP is a ratio of counts, not a probability: it is written "
                   "E[pred == 0 and label == 1 | g] / E[pred == 1 and label == 0 | g], whose shared "
                   "denominator P(g) cancels."),
+    Template("mean_outcome_gap", "Mean outcome gap (amounts: a credit limit, an offer)",
+             "The average amount (a numeric decision or outcome) is about the same in every group.",
+             _params(Parameter("amount", "the numeric column averaged (its range declared)"),
+                     threshold_help="largest tolerated difference of the means, in the amount's units (required "
+                                    "for a difference), or smallest tolerated ratio of them (default 0.8)"),
+             _amount_template(_mean_of), note=_AMOUNT_NOTE),
+    Template("error_gap", "Mean absolute error gap (regression)",
+             "A numeric prediction is off from the true value by about the same amount on average in every group.",
+             _params(Parameter("amount", "the numeric prediction (its range declared)"),
+                     Parameter("target", "the true value it predicts (its range declared)"),
+                     threshold_help="largest tolerated difference of the mean absolute errors, in the amount's "
+                                    "units (required for a difference), or smallest tolerated ratio of them"),
+             _amount_template(_error_of), note=_AMOUNT_NOTE),
     Template("individual_fairness", "Individual fairness (flip test)",
              "Almost nobody's decision changes when only their protected attribute is changed.",
              (Parameter("attribute", "protected column, or a list of columns (one Fair[...] each)"),

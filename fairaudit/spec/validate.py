@@ -23,6 +23,7 @@ from fairaudit.spec.errors import SpecError, clip
 from fairaudit.spec.events import EventEvaluator, evaluate_event, non_binary_message  # noqa: F401 — its home was here
 from fairaudit.spec.parser import parse
 from fairaudit.spec.printer import event_text, format_number, quote_string, to_text
+from fairaudit.spec.quantities import is_quantity, out_of_range, quantity_range, ranges_of
 
 SMALL_GROUP = 30  # a condition met by fewer rows than this gets a sample-size warning
 _ORDER_OPS = ("<", "<=", ">", ">=")
@@ -92,8 +93,9 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 class _Checker:
-    def __init__(self, schema, frame, label, pred, score, count_rows: bool = True):
+    def __init__(self, schema, frame, label, pred, score, count_rows: bool = True, ranges=None):
         self.schema = schema
+        self.ranges = dict(ranges or {})
         self.frame = frame
         self.count_rows = count_rows
         self.label = label
@@ -178,8 +180,56 @@ class _Checker:
                 message += f" ({len(values)} values, e.g. {_listing(values[:5])}, ...)"
         return message
 
+    # ---- quantities (what E[...] averages)
+    def quantity(self, q) -> None:
+        if isinstance(q, ast.Value):
+            return
+        if isinstance(q, ast.Arith):
+            self.quantity(q.left)
+            self.quantity(q.right)
+        elif isinstance(q, ast.Call):
+            self.quantity(q.argument)
+        elif isinstance(q, ast.Power):
+            self.quantity(q.base)
+        elif isinstance(q, ast.Name):
+            if q.reserved:
+                self.column(q)  # 'label' without a label column
+                return
+            col = self.column(q)
+            if col is None:
+                return
+            if col.kind != "numeric":
+                self.error(q, f"'{q.name}' is categorical, so it has no mean: average a number, or the rate of a "
+                              f"condition such as {q.name} == {_show(col.values[0]) if col.values else '...'}")
+            elif q.name not in self.ranges:
+                self.error(q, f"'{q.name}' is averaged, so it needs a declared range: {range_hint(q.name)}")
+            elif self.frame is not None and q.name in self.frame.columns:
+                values, known = EventEvaluator(self.frame).numbers(q)
+                lo, hi = self.ranges[q.name]
+                message = out_of_range(q.name, values, known, lo, hi)
+                if message:
+                    self.error(q, message)
+
+    def declared_ranges(self) -> None:
+        """A declared range must name a numeric column of the data."""
+        for name in self.ranges:
+            if name in ast.RESERVED or name in self.schema:
+                col = self.schema.column(name) if name in self.schema else None
+                if col is not None and col.kind != "numeric":
+                    self.found.append(Diagnostic("error", None, None, f"a range is declared for '{name}', which "
+                                                                      "is categorical: ranges are for numbers"))
+                continue
+            close = _suggest(name, self.schema.names)
+            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            self.found.append(Diagnostic("error", None, None, f"a range is declared for '{clip(name)}', which the "
+                                                              f"dataset does not have{hint}"))
+
     # ---- events
-    def event(self, event: ast.Event) -> None:
+    def event(self, event: ast.Event, averaged: bool = False) -> None:
+        if isinstance(event, ast.COMPOUND_QUANTITIES):
+            self.error(event, f"'{event_text(event)}' is an amount, not a condition (true or false); only the "
+                              "part of E[...] before '|' is averaged")
+            return
         if isinstance(event, ast.Name):
             if event.reserved and event.name == "score":
                 self.error(event, "'score' is a probability, not a condition: write one such as score > 0.5")
@@ -190,7 +240,8 @@ class _Checker:
                                   f"{event.name} == {_show(col.values[0]) if col.values else '...'}")
             elif col is not None and col.kind == "numeric" and self.frame is not None \
                     and col.name in self.frame.columns:
-                message = non_binary_message(col.name, self.frame[col.name])
+                message = non_binary_message(col.name, self.frame[col.name],
+                                             range_hint(col.name) if averaged else None)
                 if message:
                     self.error(event, message)
         elif isinstance(event, ast.Compare):
@@ -251,7 +302,10 @@ class _Checker:
     # ---- spec nodes
     def node(self, node: ast.Node) -> None:
         if isinstance(node, ast.Expect):
-            self.event(node.event)
+            if is_quantity(node.event, self.ranges):
+                self.quantity(node.event)
+            else:
+                self.event(node.event, averaged=True)
             if node.given is not None:
                 self.event(node.given)
             if not any(d.severity == "error" for d in self.found):
@@ -267,12 +321,20 @@ class _Checker:
             elif node.column == self.schema.label:
                 self.error(node, f"Fair[{node.column}] flips the label column; name a protected attribute")
         elif isinstance(node, ast.Div):
-            lo, hi = interval(node.right)
+            lo, hi = interval(node.right, self.ranges)
             if lo == hi == 0:
                 self.error(node.right, f"division by zero: '{to_text(node.right)}' is 0")
             elif lo < 0 < hi:
                 self.warning(node.right, f"the denominator '{to_text(node.right)}' can be 0 (it lies in "
                                          f"{_interval_text(lo, hi)}); its bounds may be unbounded")
+
+
+def range_hint(name: str) -> str:
+    """How to declare the range of ``name`` (the one hint, on every route)."""
+    from fairaudit.spec.printer import quote_name
+
+    return (f"--range {quote_name(name)}=LOW:HIGH on the command line, ranges={{{name!r}: (LOW, HIGH)}} in Python, "
+            "or a '# range:' line in the spec file")
 
 
 def reserved_in_decision(event: ast.Event, schema) -> list[Diagnostic]:
@@ -295,17 +357,24 @@ def reserved_hint(word: str, schema) -> str:
     return ""
 
 
-def interval(node: ast.Node) -> tuple[float, float]:
-    """The range a numeric term can take before any data is seen (``E[...]`` and ``Fair[...]`` lie in [0, 1])."""
-    if isinstance(node, (ast.Expect, ast.Fair)):
+def interval(node: ast.Node, ranges=None) -> tuple[float, float]:
+    """The range a numeric term can take before any data is seen (an event's ``E[...]`` and ``Fair[...]`` lie in
+    [0, 1], a quantity's ``E[...]`` in its range: ``ranges``, the declared ones)."""
+    ranges = ranges or {}
+    if isinstance(node, ast.Fair):
         return 0.0, 1.0
+    if isinstance(node, ast.Expect):
+        try:
+            return quantity_range(node.event, ranges) if is_quantity(node.event, ranges) else (0.0, 1.0)
+        except KeyError:  # a quantity without a range: reported as such
+            return -np.inf, np.inf
     if isinstance(node, ast.Const):
         return node.value, node.value
     if isinstance(node, ast.Neg):
-        lo, hi = interval(node.operand)
+        lo, hi = interval(node.operand, ranges)
         return -hi, -lo
     if isinstance(node, (ast.Add, ast.Sub, ast.Mul, ast.Div)):
-        (a, b), (c, d) = interval(node.left), interval(node.right)
+        (a, b), (c, d) = interval(node.left, ranges), interval(node.right, ranges)
         if isinstance(node, ast.Add):
             return a + c, b + d
         if isinstance(node, ast.Sub):
@@ -363,7 +432,9 @@ def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None,
     root = spec.root if isinstance(spec, ast.Spec) else spec
     if label is None and frame is not None and schema.label is not None and schema.label in frame.columns:
         label = (frame[schema.label] == schema.favourable).to_numpy(dtype=np.int8)
-    checker = _Checker(schema, frame, label, pred, score, count_rows)
+    ranges = ranges_of(spec) if isinstance(spec, ast.Spec) else {}
+    checker = _Checker(schema, frame, label, pred, score, count_rows, ranges)
+    checker.declared_ranges()
     for node in ast.walk(root):
         checker.node(node)
     checker.found.extend(structure(root))

@@ -296,3 +296,23 @@ def apply_missing_choice(dataset, choice: str):
     if choice == "drop" and dataset.missing_protected().any():
         return dataset.without_missing_protected()
     return dataset
+
+
+def is_binary(series) -> bool:
+    """Whether a column holds only 0 and 1 (an event on its own, not an amount to average)."""
+    import pandas as pd
+
+    values = pd.to_numeric(pd.Series(series), errors="coerce").dropna()
+    return bool(values.isin([0, 1]).all())
+
+
+def observed_range(series) -> str:
+    """The smallest and largest value seen in a numeric column, as the Data page shows them: "0 to 50000"."""
+    import pandas as pd
+
+    from fairaudit.spec.printer import format_number
+
+    values = pd.to_numeric(pd.Series(series), errors="coerce").dropna()
+    if not len(values):
+        return "(no values)"
+    return f"{format_number(float(values.min()))} to {format_number(float(values.max()))}"

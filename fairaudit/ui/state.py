@@ -32,6 +32,7 @@ SPEC_DRAFT = "spec_draft"      # {"base": SPEC_TEXT it was typed against, "text"
 UPLOADED = "uploaded_dataset"  # this session's parsed CSV upload (per session; the bytes are not kept)
 DISCARDED = "result_discarded"  # the verdict of a result a new dataset or model set aside (said once)
 PROGRAM = "population_program"  # {"text", "name", "loaded"}: the Audit page's population program (this session only)
+RANGES = "declared_ranges"     # {column: (low, high)}: the Data page's ranges of the amounts a spec may average
 TRAINED = "trained_models"     # {(dataset_key, kind, seed, split): Model}: this session's trained models, oldest first
 
 DEFAULTS: dict[str, Any] = {DATASET: None, DATASET_KEY: None, MODEL: None, MODEL_INFO: None, SPEC_TEXT: "",

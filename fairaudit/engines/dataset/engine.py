@@ -23,6 +23,8 @@ from typing import Iterator
 
 import numpy as np
 
+from fairaudit.base.errors import FairauditError
+from fairaudit.base.numbers import exact_sum
 from fairaudit.core.allocation import equal_split
 from fairaudit.bounds.fixed_sample import clopper_pearson
 from fairaudit.core.engine import Context, Engine, LeafBatch
@@ -60,6 +62,7 @@ class DatasetEngine(Engine):
                "reports): no error probability, but a statement about these rows only, not the population")
     unit = "rows"
     leaf_kinds = frozenset({"expect", "fair"})
+    averages_quantities = True
     requires = ("dataset",)
     options = OPTIONS
     evidence_hint = "one step cannot contradict itself: this is a bug in fairaudit, please report it"
@@ -97,6 +100,9 @@ class DatasetEngine(Engine):
         for key, values in obs.values.items():
             mask = obs.masks[key]
             n = int(mask.sum())
+            if key in obs.ranges:  # a mean: the one-look interval is for proportions (Clopper–Pearson)
+                raise FairauditError(f"{key} is the mean of a quantity: the dataset engine's one-look interval is "
+                                     "for proportions; use its exact mode (the default) or the monitor")
             s = int(np.count_nonzero(values & mask))
             lo, hi = clopper_pearson(s, n, deltas[key])
             if not n:
@@ -113,7 +119,9 @@ class DatasetEngine(Engine):
             mask = obs.masks[key]
             n = int(mask.sum())
             if n:
-                value = Fraction(int(np.count_nonzero(values & mask)), n)
+                # a proportion, or the mean of a quantity: both exact fractions of the audited rows
+                value = (exact_sum(np.asarray(values)[mask]) / n if key in obs.ranges
+                         else Fraction(int(np.count_nonzero(values & mask)), n))
                 low, high = enclose(value)
                 leaves[key] = LeafValue(np.array([float(value)]), np.array([low]), np.array([high]), 0.0,
                                         np.array([float(n)]), exact=[value])

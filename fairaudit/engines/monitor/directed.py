@@ -99,10 +99,10 @@ class _Intervals:
 
     def at(self, delta: float) -> dict:
         if delta not in self.cache:
-            values = {}
+            values, cs = {}, compile_spec(self.spec)
             answers = self.bound.intervals([(st.successes, st.n, delta) for st in self.stats.values()])
             for (key, st), (lo, hi) in zip(self.stats.items(), answers):  # every leaf at once
-                values[key] = LeafValue(st.estimate, lo, hi, delta, st.n)
+                values[key] = cs.leaf_value(key, st.estimate, lo, hi, delta, st.n)
             self.cache[delta] = term_intervals(self.spec, values)
         return self.cache[delta]
 

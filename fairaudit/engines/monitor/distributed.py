@@ -89,6 +89,7 @@ from typing import Iterator
 
 import numpy as np
 
+from fairaudit.core.codes import spec_code_dtype
 from fairaudit.base.errors import DataError, FairauditError
 from fairaudit.engines.monitor.stream import ChunkedObservations
 from fairaudit.sources.files import FileLog
@@ -193,6 +194,7 @@ class Task:
     favourable: object = None
     uses_score: bool = False
     domains: tuple = ()  # ((column, (value, ...)), ...): the values a Fair[column] flips to, those of the whole log
+    ranges: tuple = ()  # the declared ranges of the columns the spec averages (``Spec.ranges``)
 
 
 @dataclass
@@ -213,10 +215,12 @@ class PartitionCodes:
 
 
 @functools.lru_cache(maxsize=16)
-def _parsed(spec_text: str):
+def _parsed(spec_text: str, ranges: tuple = ()):
     from fairaudit.spec import parse
+    from fairaudit.spec.quantities import with_ranges
 
-    return parse(spec_text)
+    spec = parse(spec_text)
+    return with_ranges(spec, {name: (lo, hi) for name, lo, hi in ranges}) if ranges else spec
 
 
 @functools.lru_cache(maxsize=16)
@@ -243,11 +247,10 @@ def partition_codes(part: Part, task: Task, model=None) -> PartitionCodes:
     without ``Fair[...]`` the text kept dictionary-encoded and each distinct combination evaluated once), so a part's
     codes are those of the same rows read anywhere else."""
     from fairaudit.core.codes import ChunkEncoder, fair_keys
-    from fairaudit.core.counting import code_dtype
     from fairaudit.core.evaluate import compile_spec
     from fairaudit.core.observations import FirstFlips
 
-    spec = _parsed(task.spec)
+    spec = _parsed(task.spec, task.ranges)
     keys = compile_spec(spec).leaf_keys
     fair = bool(fair_keys(spec))
     firsts = FirstFlips() if fair else None
@@ -255,7 +258,7 @@ def partition_codes(part: Part, task: Task, model=None) -> PartitionCodes:
                            where_event=None if task.where is None else _event(task.where), label=task.label,
                            favourable=task.favourable, domains=dict(task.domains) or None, first_flips=firsts)
     chunks = [encoder.codes(table) for table in part.tables(encoded=not fair)]
-    codes = np.concatenate(chunks) if chunks else np.zeros(0, dtype=code_dtype(keys))
+    codes = np.concatenate(chunks) if chunks else np.zeros(0, dtype=spec_code_dtype(spec))
     flips = first = None
     if firsts is not None:
         flips = {k: np.asarray(positions, dtype=np.int64) for k, (_, _, positions, _) in firsts.kept.items()}
@@ -270,7 +273,7 @@ def partition_counterexamples(part: Part, task: Task, model, key: str, local) ->
     (``fairaudit.engines.monitor.outofcore.counterexamples_at``) of this one part."""
     from fairaudit.engines.monitor.outofcore import counterexamples_at
 
-    return counterexamples_at(part.log, _parsed(task.spec), model, dict(task.domains), {key: local},
+    return counterexamples_at(part.log, _parsed(task.spec, task.ranges), model, dict(task.domains), {key: local},
                               where=task.where, label=task.label, favourable=task.favourable)[key]
 
 
@@ -365,16 +368,17 @@ def _split_totals(codes: PartitionCodes, keys, cut: int):
     return count(codes.codes[:cut], keys)[1], count(codes.codes[cut:], keys)[1]
 
 
-def _shuffled_in_memory(keys, length: int) -> bool:
-    """Whether the row codes of a stream of ``length`` rows are shuffled in memory (``shuffle_codes``: the in-process
-    permutation) rather than by buckets in a temporary file."""
+def _shuffled_in_memory(dtype, length: int) -> bool:
+    """Whether the row codes (of type ``dtype``) of a stream of ``length`` rows are shuffled in memory
+    (``shuffle_codes``: the in-process permutation) rather than by buckets in a temporary file."""
     from fairaudit.engines.monitor import stream
 
-    return length * stream.code_dtype(keys).itemsize <= stream.MEMORY_SHUFFLE_BYTES
+    return length * dtype.itemsize <= stream.MEMORY_SHUFFLE_BYTES
 
 
-def _shuffled(client, codes, lengths, keys, seed: int, rows: bool = False):
-    """``(folder, observations, codes, ids)`` of the stream shuffled with ``seed``: every partition's row codes
+def _shuffled(client, codes, lengths, keys, dtype, seed: int, rows: bool = False):
+    """``(folder, observations, codes, ids)`` of the stream shuffled with ``seed``: every partition's row codes (of type
+    ``dtype``, ``fairaudit.core.counting.spec_code_dtype``)
     appended in partition order to a ``CodeStore`` — in memory up to ``MEMORY_SHUFFLE_BYTES`` (1 byte a row for up to
     four leaves), else in a file of the temporary ``folder`` — and shuffled by ``shuffle_codes``, the out-of-core
     route's shuffle: in memory it is the in-process permutation, so the stream is the in-process one row for row;
@@ -385,10 +389,9 @@ def _shuffled(client, codes, lengths, keys, seed: int, rows: bool = False):
 
     from fairaudit.engines.monitor import stream
 
-    dtype = stream.code_dtype(keys)
     folder = None
     ids_spill = rows and int(sum(lengths)) * 4 > stream.MEMORY_SHUFFLE_BYTES  # ``shuffle_rows`` keeps its ids in files
-    if not _shuffled_in_memory(keys, int(sum(lengths))) or ids_spill:
+    if not _shuffled_in_memory(dtype, int(sum(lengths))) or ids_spill:
         folder = tempfile.TemporaryDirectory(prefix="fairaudit-dask-")
     try:
         store = stream.CodeStore(dtype, path=None if folder is None else stream._fresh(folder.name, "codes-"))
@@ -605,7 +608,7 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
                   label: str | None = None, favourable=None, client=None, scheduler: str | None = None,
                   workers: int = 2, threads: int = 1, timeout: float = 10.0, iterate: bool = False,
                   on_progress=None, trace_points: int | None | str = "auto", full_trace=None, column_types=None,
-                  na_values=(), sources=None, **options):
+                  na_values=(), sources=None, ranges=None, **options):
     """Audit the log ``source`` against ``spec`` with the monitor, on a Dask cluster (module doc): a CSV or Parquet
     file, a folder of parts, a glob, a list of them, an fsspec URL of Parquet files, or a ``FileLog`` (its schema
     already fixed); one part is one partition. (The name is historical: CSV parts are read too.)
@@ -622,13 +625,13 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
     monitor's. Returns the ``AuditResult`` (``iterate=True``: the generator of partial results, the cluster work
     done when it is first advanced)."""
     from fairaudit.core.preflight import check_options
-    from fairaudit.spec import parse
+    from fairaudit.spec.files import parsed_with_ranges
 
     engine, resolved = check_options(ENGINE, **options)
-    spec = spec if hasattr(spec, "nodes") else parse(str(spec))
+    spec = parsed_with_ranges(spec, ranges)  # ``ranges``: of the columns the spec averages (``fairaudit.audit``'s)
     log = dask_log(source, column_types, na_values)  # the schema, fixed once, here
     uses_score = _check_spec(spec, list(log.schema.names), pred, where, model, label)
-    task = Task(spec.text, pred, where, label, favourable, uses_score)
+    task = Task(spec.text, pred, where, label, favourable, uses_score, ranges=tuple(spec.ranges))
     results = _results(engine, spec, log, task, model, resolved, client=client, scheduler=scheduler,
                        workers=workers, threads=threads, timeout=timeout, on_progress=on_progress,
                        trace_points=trace_points, full_trace=full_trace, sources=sources)
@@ -659,7 +662,7 @@ def _needed_columns(columns, task: Task, model) -> list[str]:
     features = list(getattr(model, "feature_names", None) or ()) if model is not None else []
     if model is not None and not features:
         return list(columns)
-    wanted = set(used_columns(_parsed(task.spec), task.pred, task.where, columns)
+    wanted = set(used_columns(_parsed(task.spec, task.ranges), task.pred, task.where, columns)
                  + ([task.label] if task.label else []) + features)
     return [c for c in columns if c in wanted] or list(columns[:1])
 
@@ -750,7 +753,8 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
             feed = fetched_counts(client, codes, lengths, keys, batch, LOOKAHEAD * _threads(client), thin_after)
             obs = ChunkedObservations(keys, feed, length, halves=halves)
         else:  # every row's code on the client (1 byte a row up to four leaves), shuffled as out of core
-            folder, obs, store, ids = _shuffled(client, codes, lengths, keys, seed, rows=bool(fair_keys))
+            folder, obs, store, ids = _shuffled(client, codes, lengths, keys, spec_code_dtype(spec), seed,
+                                                   rows=bool(fair_keys))
             found = (_fair_flips_shuffled(client, spec, fair_keys, task, parts, codes, lengths, shipped, store, ids)
                      if fair_keys else None)
         obs.flips = found  # the Fair[...] leaves' first counterexamples (their count: from the leaves' counts)

@@ -450,7 +450,7 @@ def _leaves(keys, stats, a, b, equal, st: _State, allocator, label_delta: float 
             lo, hi = _intersect(k, lo, hi, after, st)
         if label_delta is not None:
             d = np.where(after, label_delta, d)
-        leaves[k] = LeafValue(s.estimate, lo, hi, d, s.n)
+        leaves[k] = allocator.cs.leaf_value(k, s.estimate, lo, hi, d, s.n)
     return leaves
 
 
@@ -524,6 +524,7 @@ class Monitor(Engine):
                "sequences; decides as soon as the evidence allows, with probability ≥ 1 − Δ")
     unit = "observations"
     leaf_kinds = frozenset({"expect", "fair"})
+    averages_quantities = True
     requires = ("dataset",)
     accepts = ("population",)  # or individuals sampled from a population program (``--population FILE.fr``)
     evidence_hint = ORDER_HINT

@@ -267,7 +267,27 @@ def joint_form(cs: CompiledSpec, cmp_id: str):
     na, nb = cs.leaf_node[ka].node, cs.leaf_node[kb].node
     if not disjoint(getattr(na, "given", None), getattr(nb, "given", None)):
         return None
+    if cs.nodes[left].kind == "div" and cs.leaf_range.get(kb, (0.0, 1.0))[0] < 0:
+        return None  # a ratio read as a difference needs a denominator that cannot be negative
+    # a quantity leaf's statistics are kept on [0, 1] (``CompiledSpec.leaf_value``): a = low + width · u
+    for key, c in ((ka, ca), (kb, cb)):
+        low, high = cs.leaf_range.get(key, (0.0, 1.0))
+        k += c * low
+        if key == ka:
+            ca = c * (high - low)
+        else:
+            cb = c * (high - low)
     return ka, kb, ca, cb, k
+
+
+def rounding_slack(cs: CompiledSpec, form) -> float:
+    """How far the fixed-point rounding of quantity leaves (``fairaudit.core.counting.QUANTUM``) can move ``d`` of a
+    joint form: the null half-plane is widened by it (``JointTests.chunk``), so the test stays sound for the
+    unrounded means. 0 for two event leaves."""
+    from fairaudit.core.counting import QUANTUM
+
+    ka, kb, ca, cb, _ = form
+    return sum(abs(c) for key, c in ((ka, ca), (kb, cb)) if key in cs.leaf_range) * QUANTUM / 2
 
 
 def null_sign(op: str, want: bool) -> int:
@@ -338,7 +358,9 @@ class JointTests:
                 out[(cid, want)] = np.full(np.shape(a.n), float(carry))  # saturated (above)
                 continue
             searched.append((cid, want))
-            tests.append((a.successes, a.n, b.successes, b.n, ca, cb, k, null_sign(cs.nodes[cid].node.op, want)))
+            sign = null_sign(cs.nodes[cid].node.op, want)
+            k = k + sign * rounding_slack(cs, self.forms[cid])  # H ⊂ the widened null (``rounding_slack``)
+            tests.append((a.successes, a.n, b.successes, b.n, ca, cb, k, sign))
         for (cid, want), e in zip(searched, log_evalues(tests)):  # every test of the chunk at once
             e = np.maximum.accumulate(e, axis=-1) if np.ndim(e) else e
             out[(cid, want)] = np.maximum(e, np.expand_dims(self.carry[(cid, want)], -1)

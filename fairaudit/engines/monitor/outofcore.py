@@ -52,7 +52,7 @@ import numpy as np
 
 from fairaudit.base.errors import DataError, FairauditError
 from fairaudit.core.codes import ChunkEncoder, chunk_inputs, fair_keys
-from fairaudit.core.counting import code_dtype
+from fairaudit.core.codes import spec_code_dtype
 
 if TYPE_CHECKING:
     from fairaudit.data.cleaning import FileDataset
@@ -260,7 +260,7 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     from fairaudit.spec import event_columns, parse_event
 
     keys = compile_spec(spec).leaf_keys
-    dtype = code_dtype(keys)
+    dtype = spec_code_dtype(spec)
     decider = model  # a model scored chunk by chunk (its decision and score), or the decision expression
     if pred is not None:
         if model is not None:
@@ -381,7 +381,7 @@ def counterexamples_at(path, spec, model, domains: dict, wanted: dict, *, where:
 def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | None = None, label: str | None = None, protected=None,
                favourable=None, on_progress=None, iterate: bool = False, trace_points="auto", full_trace=None,
                memory_bytes: int = MEMORY_CODES, read_rows: int = READ_ROWS, dataset: FileDataset | None = None,
-               **options):
+               ranges=None, **options):
     """Audit a CSV or Parquet file out of core with the monitor engine (module doc): the ``AuditResult`` (or,
     with ``iterate``, the generator of partial results). ``options``: the monitor's and every run's options
     (``delta``, ``batch``, ``split``, ``bound``, ``order``, ``seed``, ``stop``, ``time_budget``). ``model``: a loaded
@@ -396,10 +396,10 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     from fairaudit.core.inputs import Inputs
     from fairaudit.base.progress import Progress
     from fairaudit.core.driver import drive, last
-    from fairaudit.spec import parse
+    from fairaudit.spec.files import parsed_with_ranges
 
     engine, opts = check_options("monitor", **options)
-    spec = parse(spec) if isinstance(spec, str) else spec
+    spec = parsed_with_ranges(spec, ranges)  # ``ranges``: of the columns the spec averages (``fairaudit.audit``'s)
     fair = fair_keys(spec)
     if fair and model is None:
         raise FairauditError(f"{next(iter(fair))} re-predicts every row with the attribute flipped: it needs a model "

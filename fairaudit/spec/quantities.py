@@ -1,0 +1,187 @@
+"""Quantities: what ``E[...]`` averages besides an event, and the declared ranges their guarantees rest on.
+
+``E[amount | sex == "F"]`` is the mean of ``amount`` over the rows with ``sex == "F"``. A mean has an anytime-valid
+bound only when its values are bounded, so every numeric column a specification averages has a **declared range**
+``[low, high]``, given once per audit (``--range amount=0:50000`` on the command line, ``ranges=`` in Python, the
+Data page, a ``# range:`` header of a spec file) and attached to the parsed ``Spec`` (``with_ranges``). A value
+outside its range is an error naming the row, never clipped (``out_of_range``); a quantity without a range is
+refused with a hint (``fairaudit.spec.validate``).
+
+What is a quantity (``is_quantity``): arithmetic on names (``a - b``, ``a + b``, ``abs(q)``, ``clip(q, lo, hi)``,
+``(q)^2``), ``score`` (a probability, range [0, 1]), and a bare column name whose range is declared; ``pred`` and
+``label`` on their own stay events (their mean is the rate of the yes/no value, the same number). The range of a
+derived quantity follows from its parts (``quantity_range``): ``a - b`` lies in ``[lo_a − hi_b, hi_a − lo_b]``,
+``abs`` and the square of a range that straddles 0 start at 0, ``clip`` cuts the range.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Mapping
+
+import numpy as np
+
+from fairaudit.base.errors import FairauditError
+from fairaudit.spec import ast
+
+UNIT_RANGE = (0.0, 1.0)  # pred, label and score
+RANGE_SYNTAX = "NAME=LOW:HIGH (e.g. amount=0:50000)"
+
+
+def parse_range(text: str) -> tuple[str, float, float]:
+    """``"amount=0:50000"`` → ``("amount", 0.0, 50000.0)`` (``FairauditError`` naming the text otherwise); the name
+    may be written in back-quotes."""
+    text = str(text).strip()
+    name, sep, bounds = text.partition("=")
+    low, colon, high = bounds.partition(":")
+    name = name.strip()
+    if name.startswith("`") and name.endswith("`") and len(name) > 2:
+        name = name[1:-1]
+    if not sep or not colon or not name:
+        raise FairauditError(f"a range is written {RANGE_SYNTAX}; got {text[:60]!r}")
+    try:
+        lo, hi = float(low), float(high)
+    except ValueError:
+        raise FairauditError(f"the range of {name!r} needs two numbers, LOW:HIGH; got {bounds[:40]!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise FairauditError(f"the range of {name!r} must be finite; got {bounds[:40]!r}")
+    if not lo < hi:
+        raise FairauditError(f"the range of {name!r} needs LOW < HIGH; got {bounds[:40]!r}")
+    return name, lo, hi
+
+
+def parse_ranges(ranges) -> dict[str, tuple[float, float]]:
+    """Ranges given as a mapping ``{name: (lo, hi)}``, as texts (``"amount=0:50000"``, several joined by commas),
+    or a list of either → ``{name: (lo, hi)}``; a name declared twice is an error."""
+    if ranges is None:
+        return {}
+    out: dict[str, tuple[float, float]] = {}
+    items = []
+    if isinstance(ranges, Mapping):
+        for name, pair in ranges.items():
+            try:
+                lo, hi = (float(x) for x in pair)
+            except (TypeError, ValueError):
+                raise FairauditError(f"the range of {name!r} must be two numbers (low, high); got {pair!r}") \
+                    from None
+            items.append(parse_range(f"{name}={lo!r}:{hi!r}"))
+    else:
+        texts = [ranges] if isinstance(ranges, str) else list(ranges)
+        for text in texts:
+            items.extend(parse_range(part) for part in str(text).split(",") if part.strip())
+    for name, lo, hi in items:
+        if name in out and out[name] != (lo, hi):
+            raise FairauditError(f"the range of {name!r} is declared twice ({_show(*out[name])} and {_show(lo, hi)})")
+        out[name] = (lo, hi)
+    return out
+
+
+def _show(lo: float, hi: float) -> str:
+    from fairaudit.spec.printer import format_number
+
+    return f"[{format_number(lo)}, {format_number(hi)}]"
+
+
+def range_text(lo: float, hi: float) -> str:
+    """``[0, 50000]``: a range as the sentences show it."""
+    return _show(lo, hi)
+
+
+def is_quantity(event, ranges: Mapping[str, tuple[float, float]]) -> bool:
+    """Whether the first part of an ``E[...]`` is averaged as a quantity (module doc) rather than counted as an
+    event."""
+    if isinstance(event, ast.COMPOUND_QUANTITIES):
+        return True
+    if isinstance(event, ast.Name):
+        if event.reserved:
+            return event.name == "score"
+        return event.name in ranges
+    return False
+
+
+def quantity_range(q, ranges: Mapping[str, tuple[float, float]]) -> tuple[float, float]:
+    """The range a quantity's values lie in (module doc); ``KeyError`` for a column without a declared range."""
+    if isinstance(q, ast.Name):
+        if q.reserved:
+            return UNIT_RANGE
+        return ranges[q.name]
+    if isinstance(q, ast.Value):
+        return float(q.value), float(q.value)
+    if isinstance(q, ast.Arith):
+        (a, b), (c, d) = quantity_range(q.left, ranges), quantity_range(q.right, ranges)
+        return (a + c, b + d) if q.op == "+" else (a - d, b - c)
+    if isinstance(q, ast.Call):
+        lo, hi = quantity_range(q.argument, ranges)
+        if q.function == "abs":
+            return _abs(lo, hi)
+        low, high = (float(b.value) for b in q.bounds)
+        return min(max(lo, low), high), min(max(hi, low), high)
+    if isinstance(q, ast.Power):
+        lo, hi = _abs(*quantity_range(q.base, ranges))
+        return lo * lo, hi * hi
+    raise TypeError(f"not a quantity: {q!r}")
+
+
+def _abs(lo: float, hi: float) -> tuple[float, float]:
+    if lo >= 0:
+        return lo, hi
+    if hi <= 0:
+        return -hi, -lo
+    return 0.0, max(-lo, hi)
+
+
+def ranges_of(spec: ast.Spec) -> dict[str, tuple[float, float]]:
+    """The declared ranges attached to ``spec`` (``with_ranges``)."""
+    return {name: (lo, hi) for name, lo, hi in getattr(spec, "ranges", ())}
+
+
+def with_ranges(spec: ast.Spec, ranges) -> ast.Spec:
+    """``spec`` with the declared ``ranges`` attached (``parse_ranges`` takes any of their forms): every range
+    declared is kept (a range for a column the spec does not average is harmless and keeps the declaration one)."""
+    declared, given = ranges_of(spec), parse_ranges(ranges)
+    for name in set(declared) & set(given):
+        if declared[name] != given[name]:
+            raise FairauditError(f"the range of {name!r} is declared twice, differently: {_show(*declared[name])} "
+                                 f"(the specification's '# range:' header) and {_show(*given[name])}")
+    declared.update(given)
+    return replace(spec, ranges=tuple((name, lo, hi) for name, (lo, hi) in sorted(declared.items())))
+
+
+def leaf_ranges(spec: ast.Spec) -> dict[str, tuple[float, float]]:
+    """``{leaf key: (lo, hi)}`` of the spec's quantity leaves (an event leaf is not in it). A quantity that names a
+    column without a range is left out here; validation refuses it before any engine runs."""
+    ranges = ranges_of(spec)
+    out = {}
+    for tn in spec.leaves:
+        if tn.kind == "expect" and is_quantity(tn.node.event, ranges):
+            try:
+                out[tn.text] = quantity_range(tn.node.event, ranges)
+            except KeyError:
+                continue
+    return out
+
+
+def quantity_leaves(spec: ast.Spec) -> list:
+    """The ``TreeNode``s of the spec's quantity leaves, in id order."""
+    ranges = ranges_of(spec)
+    return [tn for tn in spec.leaves if tn.kind == "expect" and is_quantity(tn.node.event, ranges)]
+
+
+def out_of_range(name: str, values: np.ndarray, known: np.ndarray, lo: float, hi: float,
+                 rows: np.ndarray | None = None) -> str | None:
+    """The one sentence for values of ``name`` outside its declared range ``[lo, hi]`` (how many rows, the first
+    by its row number — ``rows``: the data's row positions of ``values``, else their own — its value, what to do),
+    or None when every known value lies inside."""
+    from fairaudit.spec.printer import format_number
+
+    values = np.asarray(values, dtype=float)
+    outside = np.asarray(known, dtype=bool) & ~((values >= lo) & (values <= hi))
+    count = int(outside.sum())
+    if not count:
+        return None
+    first = int(np.flatnonzero(outside)[0])
+    row = first if rows is None else int(np.asarray(rows)[first])
+    many = f"{count:,} rows hold values" if count > 1 else "1 row holds a value"
+    return (f"'{name}' has a value outside its declared range {_show(lo, hi)}: {many} outside it (first: row "
+            f"{row + 1:,}, {format_number(float(values[first]))}); widen the range (--range {name}=LOW:HIGH) or "
+            "fix the rows — values are never clipped")
