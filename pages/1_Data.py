@@ -9,7 +9,7 @@ from fairaudit.core.group_metrics import SMALL_GROUP, group_base_rates
 from fairaudit.ui import charts, flows, state, widgets
 from fairaudit.ui import logic
 from fairaudit.ui.logic import small_group_warning
-from fairaudit.spec.quantities import parse_ranges
+from fairaudit.spec.quantities import out_of_range, parse_ranges, range_text
 
 entered = widgets.page_setup("Data")
 st.title("Data")
@@ -159,7 +159,7 @@ st.subheader("Amounts")
 numeric = [c for c in dataset.frame.columns if c != dataset.schema.label
            and dataset.schema.column(c).kind == "numeric" and not logic.is_binary(dataset.frame[c])]
 if numeric:
-    declared = state.get(state.RANGES) or {}
+    declared = state.declared_ranges(dataset)
     shown = ", ".join(f"{c}={declared[c][0]:g}:{declared[c][1]:g}" for c in declared)
     ranges_text = st.text_input(
         "Ranges of the amounts to average (NAME=LOW:HIGH, comma-separated)", value=shown, key="data_ranges",
@@ -169,7 +169,20 @@ if numeric:
              "Give the range the values can take, not only the ones seen.")
     try:
         ranges = parse_ranges(ranges_text)
-        state.put(state.RANGES, ranges)
+        unknown = [name for name in ranges if name not in numeric]
+        if unknown:
+            st.error(f"'{unknown[0]}' is not a numeric column of this dataset (numeric: {', '.join(numeric)})")
+        else:
+            state.put(state.RANGES, ranges)
+            for name, (low, high) in ranges.items():  # the rows already here, checked as the audit will
+                values = dataset.frame[name]
+                message = out_of_range(name, values.to_numpy(dtype=float, na_value=float("nan")),
+                                       values.notna().to_numpy(), low, high)
+                if message:
+                    st.warning(message, icon=":material/warning:")
+            if ranges:
+                st.caption("Declared: " + ", ".join(f"{n} in {range_text(*r)}" for n, r in ranges.items())
+                           + " — what the guarantee of a mean rests on; the audit checks every row against it.")
     except FairauditError as err:
         st.error(str(err))
     seen = ", ".join(f"{c} {logic.observed_range(dataset.frame[c])}" for c in numeric[:8])

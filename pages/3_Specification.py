@@ -62,7 +62,7 @@ with side_col:
                                                           wkey, p.description)
             elif p.name in ("amount", "target") and dataset is not None:
                 numeric = [c for c in columns if dataset.schema.column(c).kind == "numeric"]
-                declared = state.get(state.RANGES) or {}
+                declared = state.declared_ranges(dataset)
                 numeric = sorted(numeric, key=lambda c: c not in declared)  # the declared ones first
                 params[p.name] = st.selectbox("Amount" if p.name == "amount" else "True value", numeric,
                                               key=wkey, help=p.description) if numeric else None
@@ -120,7 +120,8 @@ with edit_col:
         for severity, message in problems:
             (st.warning if severity == "warning" else st.error)(message)
         if spec is not None:
-            st.success(f"OK — {len(spec.nodes)} nodes, {len(spec.leaves)} estimated leaves.")
+            leaves = len(spec.leaves)
+            st.success(f"OK — {len(spec.nodes)} nodes, {leaves} estimated {'leaf' if leaves == 1 else 'leaves'}.")
             if text.strip() != state.get(state.SPEC_TEXT).strip():
                 state.put(state.SPEC_TEXT, text)
                 state.put(state.SPEC_HISTORY, history.record_version(state.get(state.SPEC_HISTORY), text))

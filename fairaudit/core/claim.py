@@ -692,6 +692,8 @@ def how_decided(result) -> list[str]:
     """"How this was decided": the mathematics behind the headline, one line each, for the page's expander, the
     CLI's ``how:`` lines and the PDF's methods — comparisons a joint test decided while their interval still
     contains the threshold, the population check of a modelled distribution, what an interval means."""
+    from fairaudit.core.explain import number
+
     out = []
     for info in result.node_info:
         if info.kind == "cmp":
@@ -714,6 +716,14 @@ def how_decided(result) -> list[str]:
                        f"{interval(*f['rows'])}; for the population: {interval(f['lo'], f['hi'])}")
         out.append(f"the population verdict is the specification evaluated on those intervals (union bound over "
                    f"{len(leaves)} leaves: wrong with probability at most {delta:g}, if {ROWS_ASSUMPTION})")
+    averaged = [i for i in result.node_info if i.kind == "expect" and getattr(i, "range", None)]
+    if averaged and result.guarantee.kind == "probabilistic":
+        shown = ", ".join(dict.fromkeys(f"{i.text} in [{number(i.range[0])}, {number(i.range[1])}]" for i in averaged))
+        out.append(f"averages of amounts ({shown}): each value is mapped to [0, 1] by its range and the mean's "
+                   "confidence sequence is the one of a rate, applied to the mapped values (sound for any values in "
+                   "the range: the beta-binomial mixture stays a supermartingale, its likelihood ratio being convex in "
+                   "the value), then mapped back; the sums are kept in fixed point (2^-22 of the range), and each "
+                   "interval is widened by the rounding (at most 2^-23 of the range)")
     resolution = (getattr(result, "info", None) or {}).get("check_resolution")  # a monitor whose checks thinned out
     if resolution:
         out.append(resolution)

@@ -225,6 +225,11 @@ def _leaf_words(node: Node) -> tuple[str, str | None]:
         return f"share whose decision does not change with {leaf.column}", None
     if leaf is None:
         return "this term", None
+    if _averages(node, leaf):  # the mean of an amount: "average amount among those with sex = Female"
+        from fairaudit.spec.printer import quantity_text
+
+        given = f" among those with {condition_words(leaf.given)}" if leaf.given is not None else ""
+        return f"average {quantity_text(leaf.event)}{given}", None
     decision = isinstance(leaf.event, ast.Name) and leaf.event.reserved and leaf.event.name == "pred"
     if decision:
         group = condition_words(leaf.given) if leaf.given is not None else "everyone"
@@ -232,6 +237,15 @@ def _leaf_words(node: Node) -> tuple[str, str | None]:
     event = condition_words(leaf.event)
     given = f" among those with {condition_words(leaf.given)}" if leaf.given is not None else ""
     return f"share with {event}{given}", None
+
+
+def _averages(node: Node, leaf) -> bool:
+    """Whether a leaf averages an amount (``fairaudit.spec.quantities``): arithmetic or ``score`` before its ``|``, or
+    a column whose range the audit declared (the node's ``range``)."""
+    from fairaudit.spec import ast
+    from fairaudit.spec.quantities import is_quantity
+
+    return isinstance(leaf, ast.Expect) and (bool(node.get("range")) or is_quantity(leaf.event, {}))
 
 
 def term_words(node: Node, nodes: Sequence[Node]) -> str:
@@ -264,6 +278,8 @@ def term_kind(node: Node) -> str:
     if kind in TERM_KINDS:
         return TERM_KINDS[kind]
     if kind == "expect":
+        if _averages(node, _leaf(str(node.get("text", "")))):
+            return "average"
         return "favourable rate" if _leaf_words(node)[1] is not None else "share"
     if kind == "fair":
         return "share"

@@ -137,16 +137,20 @@ EXTRA_DIGITS = 4  # at most this many more digits when a rounded threshold lands
 
 
 def term_range(result, node_id: str) -> tuple[float, float]:
-    """The values term ``node_id`` can take at all: every leaf (``E[...]``, ``Fair[...]``) is a rate in [0, 1] and
-    the rest follows by the rules of ``fairaudit.bounds.rules`` (a difference of two rates in [−1, 1], a ratio of
+    """The values term ``node_id`` can take at all: every leaf (``E[...]``, ``Fair[...]``) is a rate in [0, 1] (the
+    mean of an amount lies in its range) and the rest follows by the rules of ``fairaudit.bounds.rules`` (a difference of two rates in [−1, 1], a ratio of
     rates in [0, ∞)); (−∞, ∞) when the result has no specification tree."""
     from fairaudit.core.evaluate import LeafValue, compile_spec, term_intervals
 
     spec = _spec_tree(result)
     if spec is None:
         return -math.inf, math.inf
-    rate = LeafValue(np.array([0.5]), np.array([0.0]), np.array([1.0]))
-    interval = term_intervals(spec, {key: rate for key in compile_spec(spec).leaf_keys})[node_id]
+    cs = compile_spec(spec)
+    leaves = {}
+    for key in cs.leaf_keys:  # a rate in [0, 1]; the mean of an amount in its range
+        low, high = cs.leaf_range.get(key, (0.0, 1.0))
+        leaves[key] = LeafValue(np.array([(low + high) / 2]), np.array([low]), np.array([high]))
+    interval = term_intervals(spec, leaves)[node_id]
     return float(interval.lo[0]), float(interval.hi[0])
 
 
@@ -270,11 +274,14 @@ def _spec_tree(result):
     if result.tree is not None:
         return result.tree
     from fairaudit.spec import parse
+    from fairaudit.spec.quantities import with_ranges
 
     try:
-        return parse(result.spec)
+        tree = parse(result.spec)
     except FairauditError:
         return None
+    ranges = (getattr(result, "options", None) or {}).get("ranges")  # the amounts' declared ranges it ran with
+    return with_ranges(tree, {k: tuple(v) for k, v in ranges.items()}) if ranges else tree
 
 
 def _with_projection(result, s: Suggestion) -> Suggestion:
@@ -305,9 +312,10 @@ def projected_factor(result, spec, node_id: str, bound, grid=_GRID) -> tuple[flo
         if n is None or not n > 0 or math.isnan(est) or not delta > 0:
             return None
         counts = n * grid
-        lo, hi = bound(est * counts, counts, delta)
-        leaves[leaf_key(tn)] = LeafValue(np.full(grid.shape, est), np.asarray(lo, float), np.asarray(hi, float),
-                                         delta, counts)
+        unit = cs.unit_value(key, est)  # a mean of an amount: on [0, 1], as its statistics are kept
+        lo, hi = bound(unit * counts, counts, delta)
+        leaves[leaf_key(tn)] = cs.leaf_value(key, np.full(grid.shape, unit), np.asarray(lo, float),
+                                             np.asarray(hi, float), delta, counts)
     verdicts = np.asarray(term_intervals(spec, leaves)[node_id])
     decided = np.flatnonzero(verdicts != UNKNOWN)
     if not len(decided):

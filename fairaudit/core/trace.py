@@ -63,6 +63,7 @@ class NodeInfo:
     name: str | None = None
     op: str | None = None  # a comparison's or operator's symbol ("<=", "/", "and" ...); None for leaves
     value: float | None = None  # a constant's value
+    range: tuple[float, float] | None = None  # a leaf that averages an amount: its declared or derived range
 
 
 @dataclass
@@ -529,7 +530,8 @@ class AuditResult:
     def nodes(self) -> list[dict]:
         return [{"id": i.id, "parent": i.parent, "text": i.text, "kind": i.kind,
                  **({"op": i.op} if i.op is not None else {}), **({"value": i.value} if i.value is not None else {}),
-                 **({"name": i.name} if i.name else {}), "final": self.final_values(i.id)}
+                 **({"name": i.name} if i.name else {}), **({"range": list(i.range)} if i.range else {}),
+                 "final": self.final_values(i.id)}
                 for i in self.node_info]
 
     @property
@@ -763,7 +765,8 @@ class AuditResult:
             if n["parent"] is not None:
                 children[n["parent"]].append(n["id"])
         infos = [NodeInfo(n["id"], n["parent"], n["text"], n["kind"], tuple(children[n["id"]]), n.get("name"),
-                          n.get("op"), n.get("value")) for n in data["nodes"]]
+                          n.get("op"), n.get("value"), tuple(n["range"]) if n.get("range") else None)
+                 for n in data["nodes"]]
         infos = _with_ops(infos, data.get("spec"))
         ids = [i.id for i in infos]
         steps = sorted({r["step"] for r in data["trace"]})
@@ -831,10 +834,14 @@ def _jsonable(value):
 
 
 def node_infos(spec) -> list[NodeInfo]:
-    """``NodeInfo`` records for a parsed ``Spec``."""
+    """``NodeInfo`` records for a parsed ``Spec`` (a leaf that averages an amount with its range)."""
+    from fairaudit.spec.quantities import leaf_ranges
+
+    ranges = leaf_ranges(spec) if hasattr(spec, "ranges") else {}
     return [NodeInfo(tn.id, tn.parent, tn.text, tn.kind, tuple(tn.children), getattr(tn, "name", None),
                      _OPS.get(tn.kind, getattr(tn.node, "op", None)),
-                     float(tn.node.value) if tn.kind == "const" else None) for tn in spec.nodes]
+                     float(tn.node.value) if tn.kind == "const" else None,
+                     ranges.get(tn.text) if tn.kind == "expect" else None) for tn in spec.nodes]
 
 
 _OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "neg": "-", "and": "and", "or": "or", "not": "not"}

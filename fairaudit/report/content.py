@@ -59,6 +59,14 @@ KIND_LABELS = {
     "fair": "individual fairness",
 }
 
+def kind_label(node) -> str:
+    """A node's kind as the node table names it: ``KIND_LABELS``, and "average E[…]" for a leaf that averages an
+    amount (its ``range``)."""
+    if node.get("kind") == "expect" and node.get("range"):
+        return "average E[…]"
+    return KIND_LABELS.get(node.get("kind"), node.get("kind"))
+
+
 #: the inputs of every audit (``fairaudit.core.inputs.Inputs.describe``), the first rows of the parameter table; the
 #: dataset and the model have sections of their own, so only their names appear here
 INPUTS = ("data", "follow", "model", "population", "pred", "where", "rows")
@@ -485,7 +493,8 @@ def count_meaning(result) -> str:
     satisfied the leaf's condition."""
     engine = engine_of(result)
     declared = getattr(engine, "count_meaning", None) if engine is not None else None
-    return declared or f"the number of {result.unit} that counted for a probability (those satisfying its condition)"
+    return declared or (f"the number of {result.unit} that counted for a probability or an average (those "
+                        "satisfying its condition)")
 
 
 def partial_line(result) -> str | None:
@@ -631,7 +640,7 @@ def node_rows(result) -> list[dict]:
         estimate = values.fair or num(values.value)  # a Fair[...] term: its rates, never a midpoint
         if values.op is not None and (values.fair or not _missing(values.value)):
             estimate += f" ({values.threshold_text.replace('-', '−')})"
-        kind = KIND_LABELS.get(n["kind"], n["kind"])
+        kind = kind_label(n)
         if n["kind"] == "cmp" and values.quantity != "value":
             kind = f"comparison ({values.quantity})"
         rows.append({

@@ -436,7 +436,8 @@ def _convergence(pdf: ReportPDF, result, figures):
         pdf.set_font(SANS, "B", 10)
         pdf.set_text_color(*rgb(content.verdict_colour(v)) if v != "term" else INK)
         named = f"{info.name} · " if info.name else ""
-        pdf.multi_cell(0, 5, f"{named}{content.KIND_LABELS.get(info.kind, info.kind)}{label}",
+        kind = content.kind_label({"kind": info.kind, "range": info.range})
+        pdf.multi_cell(0, 5, f"{named}{kind}{label}",
                        new_x="LMARGIN", new_y="NEXT")
         pdf.set_text_color(*INK)
         note = result.evidence_text(node_id) if info.kind == "cmp" else None

@@ -183,5 +183,5 @@ def out_of_range(name: str, values: np.ndarray, known: np.ndarray, lo: float, hi
     row = first if rows is None else int(np.asarray(rows)[first])
     many = f"{count:,} rows hold values" if count > 1 else "1 row holds a value"
     return (f"'{name}' has a value outside its declared range {_show(lo, hi)}: {many} outside it (first: row "
-            f"{row + 1:,}, {format_number(float(values[first]))}); widen the range (--range {name}=LOW:HIGH) or "
-            "fix the rows — values are never clipped")
+            f"{row + 1:,}, {format_number(float(values[first]))}); widen the declared range or fix the rows — values "
+            "are never clipped")

@@ -96,6 +96,7 @@ class _Checker:
     def __init__(self, schema, frame, label, pred, score, count_rows: bool = True, ranges=None):
         self.schema = schema
         self.ranges = dict(ranges or {})
+        self._averaged: set[str] = set()  # the averaged columns checked so far
         self.frame = frame
         self.count_rows = count_rows
         self.label = label
@@ -196,8 +197,9 @@ class _Checker:
                 self.column(q)  # 'label' without a label column
                 return
             col = self.column(q)
-            if col is None:
-                return
+            if col is None or q.name in self._averaged:
+                return  # each column's problem is said once, at its first use
+            self._averaged.add(q.name)
             if col.kind != "numeric":
                 self.error(q, f"'{q.name}' is categorical, so it has no mean: average a number, or the rate of a "
                               f"condition such as {q.name} == {_show(col.values[0]) if col.values else '...'}")
@@ -239,11 +241,13 @@ class _Checker:
                 self.error(event, f"'{event.name}' is categorical: write a condition such as "
                                   f"{event.name} == {_show(col.values[0]) if col.values else '...'}")
             elif col is not None and col.kind == "numeric" and self.frame is not None \
-                    and col.name in self.frame.columns:
+                    and col.name in self.frame.columns and not (averaged and col.name in self._averaged):
                 message = non_binary_message(col.name, self.frame[col.name],
                                              range_hint(col.name) if averaged else None)
                 if message:
                     self.error(event, message)
+                    if averaged:  # said once: every other E[column | …] gets the same hint
+                        self._averaged.add(col.name)
         elif isinstance(event, ast.Compare):
             self.compare(event)
         elif isinstance(event, ast.In):
@@ -334,7 +338,7 @@ def range_hint(name: str) -> str:
     from fairaudit.spec.printer import quote_name
 
     return (f"--range {quote_name(name)}=LOW:HIGH on the command line, ranges={{{name!r}: (LOW, HIGH)}} in Python, "
-            "or a '# range:' line in the spec file")
+            "a '# range:' line in the spec file, or the dashboard's Data page")
 
 
 def reserved_in_decision(event: ast.Event, schema) -> list[Diagnostic]:

@@ -207,7 +207,7 @@ def audit_iterator(choice: dict, on_progress=None, engine: str | None = None):
         return log_iterator(choice, spec_text, _decisions(), on_progress)
     where = (choice.get("where") or "").strip() or None
     return audit(dataset, spec_text, engine=engine or choice["engine"], where=where, rows=choice.get("rows"),
-                 iterate=True, on_progress=on_progress, ranges=state.get(state.RANGES) or None, **_decisions(),
+                 iterate=True, on_progress=on_progress, ranges=state.declared_ranges(dataset) or None, **_decisions(),
                  **options)
 
 
@@ -422,7 +422,7 @@ def check_spec(text: str, dataset=None) -> tuple[Any, tuple[tuple[str, str], ...
     text and dataset (the same object: a new dataset or new roles are a new one) in this session: a page checks
     the same texts on every rerun."""
     cache = st.session_state.setdefault(SPEC_CHECKS, {})
-    key = (text, id(dataset), tuple(sorted((state.get(state.RANGES) or {}).items())))
+    key = (text, id(dataset), tuple(sorted(state.declared_ranges(dataset).items())))
     entry = cache.pop(key, None)
     if entry is None or entry[0] is not dataset:
         entry = (dataset, _check_spec(text, dataset))
@@ -437,7 +437,7 @@ def _check_spec(text: str, dataset) -> tuple[Any, tuple[tuple[str, str], ...]]:
     from fairaudit.spec.files import parsed_with_ranges
 
     try:
-        spec = parsed_with_ranges(text, state.get(state.RANGES))  # the Data page's ranges of the averaged amounts
+        spec = parsed_with_ranges(text, state.declared_ranges(dataset))  # the Data page's ranges of the amounts
     except FairauditError as err:
         return None, (("error", _located(err, pretty=True)),)
     out = [("error", message) for message in header_problems(text)]
@@ -446,7 +446,7 @@ def _check_spec(text: str, dataset) -> tuple[Any, tuple[tuple[str, str], ...]]:
     if dataset is None:
         return spec, tuple(out)
     try:
-        problems = validate(spec or parsed_with_ranges(text, state.get(state.RANGES)), dataset.schema,
+        problems = validate(spec or parsed_with_ranges(text, state.declared_ranges(dataset)), dataset.schema,
                             dataset.frame) or []
     except FairauditError as err:
         problems = [err]

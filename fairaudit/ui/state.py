@@ -38,13 +38,23 @@ TRAINED = "trained_models"     # {(dataset_key, kind, seed, split): Model}: this
 DEFAULTS: dict[str, Any] = {DATASET: None, DATASET_KEY: None, MODEL: None, MODEL_INFO: None, SPEC_TEXT: "",
                             SPEC_HISTORY: [], RESULT: None, RESULT_META: None, SELECTED: [], LAST_EVENT: [],
                             SELECTION_TREE: None, SPEC_DRAFT: None, UPLOADED: None, ALSO: None,
-                            PROGRAM: None}
+                            PROGRAM: None, RANGES: {}}
 
 
 def init() -> None:
     for key, value in DEFAULTS.items():
         if key not in st.session_state:
-            st.session_state[key] = list(value) if isinstance(value, list) else value
+            st.session_state[key] = list(value) if isinstance(value, list) else dict(value) if isinstance(
+                value, dict) else value
+
+
+def declared_ranges(dataset=None) -> dict:
+    """The Data page's ranges of the amounts a spec may average (``RANGES``), those of ``dataset``'s columns only (a
+    range declared for another dataset's column is not this one's)."""
+    ranges = get(RANGES) or {}
+    if dataset is None:
+        return dict(ranges)
+    return {name: pair for name, pair in ranges.items() if name in dataset.frame.columns}
 
 
 def get(key: str) -> Any:

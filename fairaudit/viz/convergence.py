@@ -78,7 +78,8 @@ def _interval(lo: float, hi: float) -> Interval:
 
 
 def natural_range(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> tuple[float, float]:
-    """The values a term can take: ``E``/``Fair`` in [0, 1], constants at their ``value``, and the term rules of
+    """The values a term can take: ``E``/``Fair`` in [0, 1] (the mean of an amount in its ``range``), constants at
+    their ``value``, and the term rules of
     ``fairaudit.bounds.rules`` (the evaluator's own interval arithmetic) for the operators above them."""
     by_id, kids = _node_index(nodes)
 
@@ -86,8 +87,9 @@ def natural_range(node_id: str, nodes: Sequence[Mapping[str, Any]]) -> tuple[flo
         n = by_id[nid]
         kind = n.get("kind")
         ch = kids[nid]
-        if kind in ("expect", "fair"):
-            return _interval(0.0, 1.0)
+        if kind in ("expect", "fair"):  # a probability, or the mean of an amount in its range
+            low, high = n.get("range") or (0.0, 1.0)
+            return _interval(float(low), float(high))
         if kind == "const":
             v = const_value(n)
             return _interval(v, v) if v is not None else _interval(-math.inf, math.inf)

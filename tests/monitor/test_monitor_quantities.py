@@ -191,3 +191,37 @@ def test_engines_that_cannot_average_refuse_in_one_line(engine):
     spec = parsed_with_ranges('E[amount | sex == "F"] > 10', {"amount": (0, 100)})
     (reason,) = [r for r in registry.get(engine).check(spec, None) if "means" in r]
     assert 'E[amount | sex == "F"] averages a quantity' in reason
+
+
+# ---- what the reader sees: the quantity's own words and units
+def test_headline_and_words_speak_of_averages_in_their_units():
+    from fairaudit.core.explain import term_kind, term_words
+    from fairaudit.core.trace import AuditResult
+    from fairaudit.viz.convergence import natural_range
+
+    frame = offers(20000, seed=3)
+    result = fairaudit.audit(dataset(frame), 'E[amount | sex == "F"] - E[amount | sex == "M"] > -6000',
+                             pred="approved == 1", ranges=RANGES)
+    assert result.summary.startswith("The average amount of those with sex = F is lower than that of those with "
+                                     "sex = M: the gap is between -")
+    assert "e+0" not in result.summary  # amounts in their digits, not 1.898e+04
+    assert "amount in [0, 50000]" in result.guarantee.assumes
+    for again in (result, AuditResult.from_json(result.to_json())):  # a result read back keeps the ranges
+        nodes = again.nodes
+        leaf = next(n for n in nodes if n["kind"] == "expect")
+        assert leaf["range"] == [0.0, 50000.0]
+        assert natural_range(leaf["id"], nodes) == (0.0, 50000.0)
+        assert term_words(leaf, nodes) == "average amount among those with sex = F"
+        assert term_kind(leaf) == "average"
+    single = fairaudit.audit(dataset(frame), 'E[abs(amount - limit) | race == "A"] < 30000', pred="approved == 1",
+                             ranges=RANGES)
+    assert single.summary.startswith("The average abs(amount - limit) of those with race = A is between ")
+
+
+def test_amounts_are_shown_in_digits():
+    from fairaudit.core.guarantee import format_interval
+
+    assert format_interval(18983.2, 20910.7) == "[18980, 20910]"
+    assert format_interval(9999.5, 10000.4) == "10000"
+    assert format_interval(0.123456, 0.5) == "[0.1235, 0.5]"
+    assert format_interval(1e20, 2e20) == "[1e+20, 2e+20]"

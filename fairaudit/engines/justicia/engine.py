@@ -61,9 +61,12 @@ def _spec_columns(spec) -> tuple[list[str], bool, list[str]]:
     """(data columns the leaves read, whether they read ``label``, reserved names they read other than pred)."""
     from fairaudit.spec.events import event_columns
 
+    from fairaudit.spec.quantities import quantity_leaves
+
+    averaged = {tn.id for tn in quantity_leaves(spec)}  # refused as such (``Engine.check``), not as conditions
     cols, label, other = [], False, []
     for tn in spec.leaves:
-        if tn.kind != "expect":
+        if tn.kind != "expect" or tn.id in averaged:
             continue
         for ev in (tn.node.event, tn.node.given):
             if ev is None:
