@@ -137,7 +137,7 @@ CONFIRM_SHARE = 0.5
 def confirm(data, spec, node: str, which: str = "certify", engine: str | None = None, model=None,
             pred: str | None = None, where: str | None = None, rows: str | None = None, *,
             share: float = CONFIRM_SHARE, trust_pickle: bool = False, trusted_types=(), on_progress=None,
-            include_protected: bool = False, **options) -> AuditResult:
+            include_protected: bool = False, ranges=None, **options) -> AuditResult:
     """Choose a threshold from the data and certify it honestly: the audited rows are split at random (``seed``,
     recorded) into a part of ``share`` on which ``spec`` is audited and ``node``'s suggested ``which`` threshold
     ("certify" / "refute", ``fairaudit.core.suggest``) is chosen, and the rest, on which the specification with that
@@ -157,9 +157,13 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
         raise FairauditError(f"the {chosen.name} engine reads no rows: a threshold chosen from its certain bounds "
                              "needs no fresh rows (apply the suggestion and audit it)")
     source = spec if isinstance(spec, str) else getattr(spec, "source", "") or ""
+    if not isinstance(spec, str) and getattr(spec, "ranges", ()):  # a parsed spec's declared ranges go along
+        from fairaudit.spec.quantities import parse_ranges, ranges_of
+
+        ranges = {**ranges_of(spec), **parse_ranges(ranges)}
     plan = resolve(chosen.name, data, source, model=model, pred=pred, where=where, rows=rows,
                    trust_pickle=trust_pickle, trusted_types=trusted_types, include_protected=include_protected,
-                   **options)
+                   ranges=ranges, **options)
     known = [n.id for n in plan.spec.nodes]
     if str(node) not in known:  # before the model is loaded or trained
         raise FairauditError(f"unknown node {node!r}: the specification's nodes are {', '.join(known)}")
@@ -186,8 +190,9 @@ def confirm(data, spec, node: str, which: str = "certify", engine: str | None = 
         raise FairauditError(f"{what}: no {which} threshold is decidable on the {len(first):,} rows that choose it")
     text = suggest.apply(source, found, which, result=choosing)
     split.update({"threshold": float(threshold.value), "spec_text": text, "clause": suggest.clause_name(text, found)})
-    from fairaudit.spec import parse
+    from fairaudit.spec.files import parsed_with_ranges
 
     certifying = part(second, f"the other {len(second):,} of the {base} (not used to choose the threshold: "
                               f"{len(first):,} rows chose it, split at random with seed {seed})")
-    return last(start(chosen, parse(text), certifying, resolved, on_progress=on_progress, confirmed=split))
+    return last(start(chosen, parsed_with_ranges(text, dict((n, (lo, hi)) for n, lo, hi in parsed.ranges) or None),
+                      certifying, resolved, on_progress=on_progress, confirmed=split))

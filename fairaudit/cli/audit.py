@@ -284,8 +284,9 @@ def confirmed_audit(args: argparse.Namespace, dataset, spec_file, engine, model,
 
     node, which = confirm_target(args, spec_file.spec)
     share = CONFIRM_SHARE if args.confirm_share is None else args.confirm_share
+    ranges = {name: (lo, hi) for name, lo, hi in spec_file.spec.ranges} or None  # --range and '# range:'
     result = confirm(dataset, spec_file.text, node, which, engine=engine.name, model=model, pred=args.pred,
-                     where=args.where, rows=args.rows, share=share, on_progress=line, **options)
+                     where=args.where, rows=args.rows, share=share, on_progress=line, ranges=ranges, **options)
     done = result.info["confirmation"]
     print(f"confirm:   {done['node']} threshold {done['threshold']:g} chosen on {done['chosen_on']:,} rows, audited "
           f"on the other {done['certified_on']:,} (split at random, seed {done['seed']}); the specification:")

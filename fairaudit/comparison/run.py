@@ -100,6 +100,9 @@ def resolve_sides(engine: str, data, spec, sides, names, *, where=None, rows=Non
     spec = parse_spec(spec) if spec is not None else None
     if spec is None:
         raise FairauditError("no specification: give spec=... (--spec)")
+    from fairaudit.spec.quantities import refuse_amounts
+
+    refuse_amounts(spec, "compare")  # paired differences are of yes/no outcomes
     plans = []
     for (kind, value), name in zip(sides, names):
         plan = resolve(engine, dataset, spec, model=value if kind == "model" else None,

@@ -97,8 +97,9 @@ class ChunkEncoder:
     dictionary-encoded (``conform(..., encoded=True)``) gives those combinations without comparing text."""
 
     def __init__(self, spec, keys, columns, schema, decider, *, model=None, where_event=None, label=None,
-                 favourable=None, domains=None, first_flips=None):
+                 favourable=None, domains=None, first_flips=None, origin: str = ""):
         self.spec, self.keys, self.columns, self.schema = spec, list(keys), list(columns), schema
+        self.origin = origin  # where its rows are numbered from, in a sentence: " of part-3.parquet" (a Dask part)
         self.decider, self.model, self.where_event = decider, model, where_event
         self.label, self.favourable, self.domains, self.first_flips = label, favourable, domains, first_flips
         self.fair = bool(fair_keys(spec))
@@ -138,7 +139,8 @@ class ChunkEncoder:
         else:
             weights = weight if keep is None else (keep.astype(np.int64) if weight is None else weight * keep)
             rows = self.total + (np.arange(n) if found is None else first)  # named by an out-of-range error
-            obs = observe(self.spec, frame, pred=decided, label=labels, score=scores, weights=weights, rows=rows)
+            obs = observe(self.spec, frame, pred=decided, label=labels, score=scores, weights=weights, rows=rows,
+                          where=self.origin)
             add_missing(self.missing, obs.missing)
             codes = encode(obs, self.keys)
             if inverse is not None:

@@ -276,12 +276,13 @@ def flips(key: str, model, frame: pd.DataFrame, column: str, values, agree: np.n
 
 def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, model=None,
             column_values: dict | None = None, note=None, rows: np.ndarray | None = None,
-            weights: np.ndarray | None = None) -> Observations:
+            weights: np.ndarray | None = None, where: str = "") -> Observations:
     """Evaluate every distinct leaf of ``spec`` on every row of ``frame`` (in order). ``note(message)`` is told
     before each ``Fair[...]`` leaf (re-predicting every row once per value of the column can take a while);
     ``rows`` are the dataset positions of ``frame``'s rows (named by the counterexamples). ``weights``: how many
     audited rows each row of ``frame`` stands for (a route that evaluates each distinct combination of values once;
-    0: a row the row filter leaves out), which the rows left out for a missing value are counted in."""
+    0: a row the row filter leaves out), which the rows left out for a missing value are counted in. ``where``: the
+    part of the data ``rows`` are numbered in, for an error naming a row (" of part-3.parquet")."""
     cs = compile_spec(spec)
     values, masks, found, missing, ranges = {}, {}, {}, {}, {}
     everyone = np.ones(len(frame), dtype=bool)
@@ -295,7 +296,7 @@ def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, mod
                 evaluator = EventEvaluator(frame, pred=pred, label=label, score=score)
             # a row counts where the event is known and the condition known to be true (module doc)
             if key in cs.leaf_range:  # a quantity: its values on [0, 1] (``fairaudit.core.counting``)
-                values[key], known = quantity_values(key, node.event, evaluator, cs.spec, rows)
+                values[key], known = quantity_values(key, node.event, evaluator, cs.spec, rows, where)
                 ranges[key] = cs.leaf_range[key]
             else:
                 values[key], known = event_array3(node.event, frame, pred, label, score, evaluator=evaluator)
@@ -334,7 +335,7 @@ def observe(spec, frame: pd.DataFrame, *, pred=None, label=None, score=None, mod
     return Observations(values, masks, len(frame), found, missing=missing, ranges=ranges)
 
 
-def quantity_values(key: str, quantity, evaluator, spec, rows=None) -> tuple[np.ndarray, np.ndarray]:
+def quantity_values(key: str, quantity, evaluator, spec, rows=None, where: str = "") -> tuple[np.ndarray, np.ndarray]:
     """A quantity leaf's values on every row (float64, 0 where unknown) and where they are known. A column value outside its declared range is an error naming the row (``rows``: the data's row
     positions of these rows), never clipped (``fairaudit.spec.quantities.out_of_range``)."""
     from fairaudit.spec.ast import event_names
@@ -347,7 +348,8 @@ def quantity_values(key: str, quantity, evaluator, spec, rows=None) -> tuple[np.
             if name.reserved or name.name not in declared:
                 continue
             column, known = evaluator.numbers(name)
-            message = out_of_range(name.name, column, known, *declared[name.name], rows=rows)
+            message = out_of_range(name.name, column, known, *declared[name.name], rows=rows, complete=False,
+                                   where=where)
             if message:
                 raise FairauditError(f"{key}: {message}")
         raw, known = evaluator.quantity3(quantity)

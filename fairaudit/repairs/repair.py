@@ -82,6 +82,9 @@ def repair(data, spec, model=None, *, pred: str | None = None, group_by=None, ob
     plan_ = resolve(ENGINE, data, spec, model=model, rows=rows, trust_pickle=trust_pickle, trusted_types=trusted_types,
                     include_protected=include_protected, delta=delta, seed=seed)
     dataset, parsed = plan_.dataset, plan_.spec
+    from fairaudit.spec.quantities import refuse_amounts
+
+    refuse_amounts(parsed, "repair")  # thresholds move yes/no decisions; an averaged amount is not one
     group_by, thresholds, early_notes = check_request(dataset, parsed, group_by, objective, thresholds)
     inputs = plan_.inputs(plan_.preflight())  # the model is loaded or trained here, as for an audit
     base = inputs.model

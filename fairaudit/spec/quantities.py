@@ -29,46 +29,84 @@ RANGE_SYNTAX = "NAME=LOW:HIGH (e.g. amount=0:50000)"
 
 
 def parse_range(text: str) -> tuple[str, float, float]:
-    """``"amount=0:50000"`` → ``("amount", 0.0, 50000.0)`` (``FairauditError`` naming the text otherwise); the name
-    may be written in back-quotes."""
+    """``"amount=0:50000"`` → ``("amount", 0.0, 50000.0)`` (``FairauditError`` naming the text otherwise). The name
+    is everything before the last ``=`` (the bounds hold none), or written in back-quotes (```a,b`=0:1``)."""
     text = str(text).strip()
-    name, sep, bounds = text.partition("=")
-    low, colon, high = bounds.partition(":")
+    name, sep, bounds = text.rpartition("=")
     name = name.strip()
-    if name.startswith("`") and name.endswith("`") and len(name) > 2:
-        name = name[1:-1]
+    if len(name) > 2 and name.startswith("`") and name.endswith("`"):
+        name = name[1:-1].replace("\\`", "`")
+    low, colon, high = bounds.partition(":")
     if not sep or not colon or not name:
         raise FairauditError(f"a range is written {RANGE_SYNTAX}; got {text[:60]!r}")
     try:
         lo, hi = float(low), float(high)
     except ValueError:
         raise FairauditError(f"the range of {name!r} needs two numbers, LOW:HIGH; got {bounds[:40]!r}") from None
+    return checked_range(name, lo, hi)
+
+
+def checked_range(name: str, lo, hi) -> tuple[str, float, float]:
+    """``(name, lo, hi)`` as floats when they make a range a mean can be bounded on: finite, ``lo < hi``, a finite
+    width; ``FairauditError`` naming the column otherwise."""
+    try:
+        lo, hi = float(lo), float(hi)
+    except (TypeError, ValueError):
+        raise FairauditError(f"the range of {name!r} must be two numbers (low, high); got {lo!r}, {hi!r}") from None
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise FairauditError(f"the range of {name!r} must be finite; got {bounds[:40]!r}")
+        raise FairauditError(f"the range of {name!r} must be finite; got {lo!r}:{hi!r}")
     if not lo < hi:
-        raise FairauditError(f"the range of {name!r} needs LOW < HIGH; got {bounds[:40]!r}")
-    return name, lo, hi
+        raise FairauditError(f"the range of {name!r} needs LOW < HIGH; got {lo!r}:{hi!r}")
+    if not math.isfinite(hi - lo):
+        raise FairauditError(f"the range of {name!r} is too wide for a number ({lo!r}:{hi!r}); declare the range "
+                             "the values can take")
+    return str(name), lo, hi
+
+
+def _split_ranges(text: str) -> list[str]:
+    """``"a=0:1, `x,y`=2:3"`` → its items: split at commas outside back-quotes."""
+    items, current, quoted, i = [], [], False, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and quoted and i + 1 < len(text):
+            current.append(text[i:i + 2])
+            i += 2
+            continue
+        if ch == "`":
+            quoted = not quoted
+        if ch == "," and not quoted:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    items.append("".join(current))
+    return [item for item in items if item.strip()]
 
 
 def parse_ranges(ranges) -> dict[str, tuple[float, float]]:
     """Ranges given as a mapping ``{name: (lo, hi)}``, as texts (``"amount=0:50000"``, several joined by commas),
-    or a list of either → ``{name: (lo, hi)}``; a name declared twice is an error."""
+    or a list of either → ``{name: (lo, hi)}``; a name declared twice differently is an error."""
     if ranges is None:
         return {}
-    out: dict[str, tuple[float, float]] = {}
     items = []
     if isinstance(ranges, Mapping):
         for name, pair in ranges.items():
             try:
-                lo, hi = (float(x) for x in pair)
+                lo, hi = pair
             except (TypeError, ValueError):
                 raise FairauditError(f"the range of {name!r} must be two numbers (low, high); got {pair!r}") \
                     from None
-            items.append(parse_range(f"{name}={lo!r}:{hi!r}"))
+            items.append(checked_range(name, lo, hi))
+    elif isinstance(ranges, str):
+        items = [parse_range(part) for part in _split_ranges(ranges)]
+    elif isinstance(ranges, (list, tuple)):
+        for part in ranges:
+            items.extend((n, lo, hi) for n, (lo, hi) in parse_ranges(part).items())
     else:
-        texts = [ranges] if isinstance(ranges, str) else list(ranges)
-        for text in texts:
-            items.extend(parse_range(part) for part in str(text).split(",") if part.strip())
+        raise FairauditError(f"ranges are given as {{name: (low, high)}} or as text NAME=LOW:HIGH; got "
+                             f"{type(ranges).__name__}")
+    out: dict[str, tuple[float, float]] = {}
     for name, lo, hi in items:
         if name in out and out[name] != (lo, hi):
             raise FairauditError(f"the range of {name!r} is declared twice ({_show(*out[name])} and {_show(lo, hi)})")
@@ -168,10 +206,12 @@ def quantity_leaves(spec: ast.Spec) -> list:
 
 
 def out_of_range(name: str, values: np.ndarray, known: np.ndarray, lo: float, hi: float,
-                 rows: np.ndarray | None = None) -> str | None:
+                 rows: np.ndarray | None = None, complete: bool = True, where: str = "") -> str | None:
     """The one sentence for values of ``name`` outside its declared range ``[lo, hi]`` (how many rows, the first
-    by its row number — ``rows``: the data's row positions of ``values``, else their own — its value, what to do),
-    or None when every known value lies inside."""
+    by its row number — ``rows``: the data's row positions of ``values``, else their own; ``where``: the part of
+    the data they are in, e.g. " of part-3.parquet" — its value, what to do), or None when every known value lies
+    inside. ``complete=False``: ``values`` are one piece of a stream (the first piece with such a value), so no
+    count of the whole data is claimed."""
     from fairaudit.spec.printer import format_number
 
     values = np.asarray(values, dtype=float)
@@ -181,7 +221,19 @@ def out_of_range(name: str, values: np.ndarray, known: np.ndarray, lo: float, hi
         return None
     first = int(np.flatnonzero(outside)[0])
     row = first if rows is None else int(np.asarray(rows)[first])
+    value = format_number(float(values[first]))
+    if not complete:
+        return (f"'{name}' has a value outside its declared range {_show(lo, hi)}: row {row + 1:,}{where} holds "
+                f"{value} (the first found); widen the declared range or fix the rows — values are never clipped")
     many = f"{count:,} rows hold values" if count > 1 else "1 row holds a value"
     return (f"'{name}' has a value outside its declared range {_show(lo, hi)}: {many} outside it (first: row "
-            f"{row + 1:,}, {format_number(float(values[first]))}); widen the declared range or fix the rows — values "
-            "are never clipped")
+            f"{row + 1:,}{where}, {value}); widen the declared range or fix the rows — values are never clipped")
+
+
+def refuse_amounts(spec, what: str) -> None:
+    """``FairauditError`` (one line) when ``spec`` averages an amount and ``what`` (a command that counts yes/no
+    outcomes only) cannot: it would read the amount as yes/no and give a wrong answer."""
+    averaged = quantity_leaves(spec)
+    if averaged:
+        raise FairauditError(f"{what} works with rates of yes/no outcomes, and {averaged[0].text} averages an amount "
+                             "(not supported there yet): audit it with `fairaudit audit` (fairaudit.audit)")

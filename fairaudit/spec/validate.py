@@ -204,7 +204,8 @@ class _Checker:
                 self.error(q, f"'{q.name}' is categorical, so it has no mean: average a number, or the rate of a "
                               f"condition such as {q.name} == {_show(col.values[0]) if col.values else '...'}")
             elif q.name not in self.ranges:
-                self.error(q, f"'{q.name}' is averaged, so it needs a declared range: {range_hint(q.name)}")
+                self.error(q, f"'{q.name}' is averaged, so it needs a declared range: {range_hint(q.name)}"
+                              + self.misspelt_range(q.name))
             elif self.frame is not None and q.name in self.frame.columns:
                 values, known = EventEvaluator(self.frame).numbers(q)
                 lo, hi = self.ranges[q.name]
@@ -212,19 +213,41 @@ class _Checker:
                 if message:
                     self.error(q, message)
 
+    def quantity_span(self, node: ast.Expect) -> None:
+        """The range of an averaged quantity must be finite (a square of a wide range may not be); a range far wider
+        than the values seen is a warning: the bounds of a mean grow with its range."""
+        lo, hi = quantity_range(node.event, self.ranges)
+        if not (np.isfinite(lo) and np.isfinite(hi) and np.isfinite(hi - lo)):
+            self.error(node.event, f"'{event_text(node.event)}' can take values too large for a number with the "
+                                   "declared ranges; declare the ranges the values can take")
+            return
+        if self.frame is None or hi == lo:
+            return
+        try:
+            values, known = EventEvaluator(self.frame).quantity3(node.event)
+        except (SpecError, KeyError):
+            return
+        seen = values[known]
+        if len(seen) and (float(seen.max()) - float(seen.min())) < (hi - lo) / 1000:
+            self.warning(node.event, f"'{event_text(node.event)}' takes values from {format_number(float(seen.min()))} "
+                                     f"to {format_number(float(seen.max()))}, less than a thousandth of its range "
+                                     f"[{format_number(lo)}, {format_number(hi)}]: the bounds of its mean grow with "
+                                     "the range, so declare the range the values can take")
+
+    def misspelt_range(self, name: str) -> str:
+        """" (a range is declared for 'amout': misspelt?)" when a declared range's name is close to ``name``."""
+        close = _suggest(name, [r for r in self.ranges if r not in self.schema])
+        return f" (a range is declared for {' and '.join(repr(c) for c in close)}: misspelt?)" if close else ""
+
     def declared_ranges(self) -> None:
-        """A declared range must name a numeric column of the data."""
+        """A declared range is a data column's: ``pred``, ``label`` and ``score`` have theirs (0/1, [0, 1]). A range
+        for a column the spec does not average is left alone (a range misspelt for one it averages shows as that
+        column's missing range, with the declared names as hints: ``quantity``)."""
         for name in self.ranges:
-            if name in ast.RESERVED or name in self.schema:
-                col = self.schema.column(name) if name in self.schema else None
-                if col is not None and col.kind != "numeric":
-                    self.found.append(Diagnostic("error", None, None, f"a range is declared for '{name}', which "
-                                                                      "is categorical: ranges are for numbers"))
-                continue
-            close = _suggest(name, self.schema.names)
-            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            self.found.append(Diagnostic("error", None, None, f"a range is declared for '{clip(name)}', which the "
-                                                              f"dataset does not have{hint}"))
+            if name in ast.RESERVED:
+                self.found.append(Diagnostic("error", None, None, f"a range is declared for '{name}', which has its "
+                                                                  "own (pred and label are 0 or 1, score lies in "
+                                                                  "[0, 1]); ranges are for data columns"))
 
     # ---- events
     def event(self, event: ast.Event, averaged: bool = False) -> None:
@@ -245,7 +268,7 @@ class _Checker:
                 message = non_binary_message(col.name, self.frame[col.name],
                                              range_hint(col.name) if averaged else None)
                 if message:
-                    self.error(event, message)
+                    self.error(event, message + (self.misspelt_range(col.name) if averaged else ""))
                     if averaged:  # said once: every other E[column | …] gets the same hint
                         self._averaged.add(col.name)
         elif isinstance(event, ast.Compare):
@@ -307,7 +330,10 @@ class _Checker:
     def node(self, node: ast.Node) -> None:
         if isinstance(node, ast.Expect):
             if is_quantity(node.event, self.ranges):
+                errors = len([d for d in self.found if d.severity == "error"])
                 self.quantity(node.event)
+                if len([d for d in self.found if d.severity == "error"]) == errors:
+                    self.quantity_span(node)
             else:
                 self.event(node.event, averaged=True)
             if node.given is not None:

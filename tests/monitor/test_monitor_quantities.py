@@ -119,8 +119,13 @@ def test_a_value_outside_its_range_names_the_row_on_every_route(tmp_path):
     frame.to_parquet(path)
     with pytest.raises(FairauditError, match=r"row 322, 60000"):
         fairaudit.audit(dataset(frame), SPEC, pred="approved == 1", ranges=RANGES)
-    with pytest.raises(FairauditError, match=r"row 322, 60000"):
-        audit_file(str(path), SPEC, pred="approved == 1", label="approved", ranges=RANGES, read_rows=100)
+    frame.loc[450, "amount"] = 70000.0  # a second one, in another chunk: the stream names the first it finds
+    frame.to_parquet(path)
+    with pytest.raises(FairauditError, match=r"2 rows hold values outside it \(first: row 322, 60000\)"):
+        fairaudit.audit(dataset(frame), SPEC, pred="approved == 1", ranges=RANGES)
+    for read_rows in (100, 1000):
+        with pytest.raises(FairauditError, match=r"row 322 holds 60000 \(the first found\)"):
+            audit_file(str(path), SPEC, pred="approved == 1", label="approved", ranges=RANGES, read_rows=read_rows)
 
 
 # ---- exact means and sound intervals, in the quantity's own units
@@ -225,3 +230,19 @@ def test_amounts_are_shown_in_digits():
     assert format_interval(9999.5, 10000.4) == "10000"
     assert format_interval(0.123456, 0.5) == "[0.1235, 0.5]"
     assert format_interval(1e20, 2e20) == "[1e+20, 2e+20]"
+
+
+def test_commands_that_count_yes_no_outcomes_refuse_an_amount_and_confirm_keeps_the_ranges():
+    frame = offers(6000, seed=4)
+    ds = dataset(frame)
+    spec = 'E[amount | sex == "M"] - E[amount | sex == "F"] < 4000'
+    from fairaudit.spec.files import parsed_with_ranges
+
+    ranged = parsed_with_ranges(spec, RANGES)
+    with pytest.raises(FairauditError, match="compare works with rates of yes/no outcomes"):
+        fairaudit.compare(ds, ranged, preds=["approved == 1", "amount > 20000"])
+    with pytest.raises(FairauditError, match="repair works with rates of yes/no outcomes"):
+        fairaudit.repair(ds, ranged, "logreg", group_by="sex")
+    result = fairaudit.confirm(ds, spec, "n0", pred="approved == 1", ranges=RANGES)
+    assert result.info["confirmation"]["threshold"] > 1000  # a threshold in the amount's units, not a rate's
+    assert "amount in [0, 50000]" in result.guarantee.assumes

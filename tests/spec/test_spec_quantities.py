@@ -129,11 +129,12 @@ def test_validation_of_quantities():
     assert "row 4" in err.message and "40" in err.message and "never clipped" in err.message
     # a categorical column has no mean; a range for a column the data lacks is a typo
     assert [e.message for e in _errors("E[grade] > 1", "grade=0:1")] == [
-        "a range is declared for 'grade', which is categorical: ranges are for numbers",
         "'grade' is categorical, so it has no mean: average a number, or the rate of a condition such as "
         'grade == "a"']
-    assert any("amout" in e.message and "did you mean 'amount'" in e.message
-               for e in _errors('E[amount] > 1', {"amount": (0, 50), "amout": (0, 1)}))
+    (err,) = _errors('E[amount] > 1', {"amout": (0, 1)})  # a misspelt range: the column it was meant for has none
+    assert "declare its range" in err.message and "a range is declared for 'amout': misspelt?" in err.message
+    assert _errors('E[amount] > 1', {"amount": (0, 50), "grade": (0, 1), "other": (0, 1)}) == []  # not averaged
+    assert "score" in _errors("E[pred] > 0", {"score": (5, 6)})[0].message  # pred, label, score have their own
     # an amount is not a condition
     (err,) = _errors('E[pred | amount - amount] > 1', "amount=0:50")
     assert "is an amount, not a condition" in err.message

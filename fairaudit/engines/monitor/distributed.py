@@ -84,6 +84,7 @@ import logging
 import os
 import warnings
 from contextlib import contextmanager
+from pathlib import PurePath
 from dataclasses import dataclass, replace
 from typing import Iterator
 
@@ -256,7 +257,8 @@ def partition_codes(part: Part, task: Task, model=None) -> PartitionCodes:
     firsts = FirstFlips() if fair else None
     encoder = ChunkEncoder(spec, keys, part.columns, part.log.schema, _decider(task, model), model=model,
                            where_event=None if task.where is None else _event(task.where), label=task.label,
-                           favourable=task.favourable, domains=dict(task.domains) or None, first_flips=firsts)
+                           favourable=task.favourable, domains=dict(task.domains) or None, first_flips=firsts,
+                           origin=f" of {PurePath(part.path).name}")  # rows numbered in their part (its file)
     chunks = [encoder.codes(table) for table in part.tables(encoded=not fair)]
     codes = np.concatenate(chunks) if chunks else np.zeros(0, dtype=spec_code_dtype(spec))
     flips = first = None
