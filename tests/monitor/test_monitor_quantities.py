@@ -246,3 +246,13 @@ def test_commands_that_count_yes_no_outcomes_refuse_an_amount_and_confirm_keeps_
     result = fairaudit.confirm(ds, spec, "n0", pred="approved == 1", ranges=RANGES)
     assert result.info["confirmation"]["threshold"] > 1000  # a threshold in the amount's units, not a rate's
     assert "amount in [0, 50000]" in result.guarantee.assumes
+
+
+def test_the_halves_warning_says_an_amount_in_its_units():
+    frame = offers(6000, seed=5).sort_values("amount").reset_index(drop=True)  # drifting: sorted by the amount
+    result = fairaudit.audit(dataset(frame), 'E[amount | sex == "F"] > 1000', pred="approved == 1", ranges=RANGES,
+                             order="given", stop=False)
+    (halves,) = [w for w in result.warnings if "first half of the stream" in w]
+    first, second = (float(x) for x in halves.split(" is ")[1].split(" on the first half")[0:1] +
+                     halves.split(" rows and ")[1].split(" on the second")[0:1])
+    assert 1000 < first < second <= 50000  # in the amount's units, not on [0, 1]

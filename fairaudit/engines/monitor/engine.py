@@ -150,7 +150,7 @@ def monitor_batches(spec, obs: Observations, *, delta: float = 0.05, batch: int 
     best = {k: delta for k in keys}
     st = _State()
     K = len(idx)
-    evidence = OrderEvidence(keys, allocator.bound, equal, delta)
+    evidence = OrderEvidence(keys, allocator.bound, equal, delta, ranges=allocator.cs.leaf_range)
     halves = evidence.halves(obs) if order == "given" else []
     base = Guarantee("probabilistic", delta, assumes=assumes)
     resolution = schedule_resolution(batch, thin_after, int(obs.length))  # None: every check ``batch`` apart
@@ -291,8 +291,9 @@ class OrderEvidence:
     checked by the driver (``fairaudit.core.driver``); (1) and (4) are checked here and in ``fairaudit.engines.monitor.halves``.
     """
 
-    def __init__(self, keys, bound, equal: dict[str, float], delta: float):
+    def __init__(self, keys, bound, equal: dict[str, float], delta: float, ranges=None):
         self.keys, self.bound, self.equal, self.delta = list(keys), bound, equal, delta
+        self.ranges = dict(ranges or {})  # the amounts' ranges, for the halves warning's words
         self.run_lo = {k: -np.inf for k in keys}
         self.run_hi = {k: np.inf for k in keys}
         self.empty_at: dict[str, int] = {}
@@ -329,7 +330,7 @@ class OrderEvidence:
             n1, s1, n2, s2 = counts
             if halves_differ(n1, s1, n2, s2, level):
                 out.append(halves_message(k, f"the first half of the stream's {obs.length:,} rows", "the second",
-                                          n1, s1, n2, s2, self.delta))
+                                          n1, s1, n2, s2, self.delta, self.ranges.get(k)))
         return out
 
 

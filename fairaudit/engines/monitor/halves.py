@@ -72,10 +72,17 @@ def halves_differ(n1, s1, n2, s2, level: float) -> bool:
     return abs(s1 / n1 - s2 / n2) > fixed_n_radius(level, n1) + fixed_n_radius(level, n2)
 
 
-def halves_message(key: str, first: str, second: str, n1: int, s1: int, n2: int, s2: int, delta: float) -> str:
+def halves_message(key: str, first: str, second: str, n1: int, s1: float, n2: int, s2: float, delta: float,
+                   bounds: tuple[float, float] | None = None) -> str:
     """The warning of a halves test that fired (the one wording, at rest and live): ``first`` and ``second`` name
-    the two halves' rows."""
-    return (f"{key} is {s1 / n1:.3f} on {first} and {s2 / n2:.3f} on {second} ({int(n1):,} and {int(n2):,} "
+    the two halves' rows; ``bounds``: a mean of an amount's range (its statistics are kept on [0, 1]), to say its
+    values in its own units."""
+    from fairaudit.core.explain import number
+
+    low, high = bounds or (0.0, 1.0)
+    a, b = (low + (high - low) * s / n for s, n in ((s1, n1), (s2, n2)))
+    shown = (lambda x: f"{x:.3f}") if bounds is None else number  # noqa: E731
+    return (f"{key} is {shown(a)} on {first} and {shown(b)} on {second} ({int(n1):,} and {int(n2):,} "
             f"observations): more than chance allows at Δ = {delta:g}")
 
 
@@ -102,8 +109,10 @@ class SequentialHalves:
     """The halves test at the epochs of the module doc on a stream of unknown length, fed the leaves' statistics at
     the checks as they come (``observe``); keeps each leaf's counts at the last ``per_doubling`` epochs only."""
 
-    def __init__(self, keys, delta: float, batch: int, per_doubling: int = PER_DOUBLING, min_rows: int = MIN_ROWS):
+    def __init__(self, keys, delta: float, batch: int, per_doubling: int = PER_DOUBLING, min_rows: int = MIN_ROWS,
+                 ranges=None):
         self.keys, self.delta = list(keys), float(delta)
+        self.ranges = dict(ranges or {})  # the amounts' ranges, for the warning's words (``halves_message``)
         self.m = max(1, int(per_doubling))
         self.t0 = first_epoch(batch, self.m, min_rows)
         self.index = 0  # the next epoch's index
@@ -130,7 +139,7 @@ class SequentialHalves:
         while (end := epoch_rows(self.t0, self.m, self.index)) <= int(steps[-1]):
             at = int(np.searchsorted(steps, end))
             if at < len(steps) and int(steps[at]) == end:  # always, given the epochs' statistics
-                now = {k: (int(stats[k].n[at]), int(stats[k].successes[at])) for k in self.keys}
+                now = {k: (int(stats[k].n[at]), float(stats[k].successes[at])) for k in self.keys}
                 if end // 2 in self.kept and self.index >= self.m:
                     out += self._test(end, self.kept[end // 2], now, self.index // self.m)
                 self.kept[end] = now
@@ -151,6 +160,6 @@ class SequentialHalves:
             if halves_differ(n1, s1, n2, s2, level):
                 self.fired[k] = end
                 out.append(halves_message(k, f"rows 1–{half:,} of the log", f"rows {half + 1:,}–{end:,}", n1, s1,
-                                          n2, s2, self.delta)
+                                          n2, s2, self.delta, self.ranges.get(k))
                            + f" (the two halves of its first {end:,} rows, tested as the log grows)")
         return out

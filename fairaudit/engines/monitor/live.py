@@ -91,7 +91,8 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     allocator = Allocator(spec, delta, bound, solver_time_limit=solver_time_limit)
     allocator.bound = ReusedBound(allocator.bound)  # as ``monitor_batches``: the same interval is computed once
     keys = allocator.cs.leaf_keys
-    halves = SequentialHalves(keys, delta, batch)  # the halves test at doubling row counts (its own steps' counts)
+    # the halves test at doubling row counts (its own steps' counts)
+    halves = SequentialHalves(keys, delta, batch, ranges=allocator.cs.leaf_range)
     counts = RunningCounts(keys, batch, thin_after, extra=halves.epochs_between)
     equal = equal_split(keys, delta)
     joint = joint_tests(spec, delta, split, bound)  # the comparisons' joint e-processes, carried across chunks
@@ -99,7 +100,7 @@ def live_batches(spec, chunks: Iterable, *, delta: float = 0.05, batch: int = 5,
     shown = display_deltas(spec, delta, tested) if split.startswith("directed") else equal
     best = {k: delta for k in keys}
     st = _State()
-    evidence = OrderEvidence(keys, allocator.bound, equal, delta)
+    evidence = OrderEvidence(keys, allocator.bound, equal, delta, ranges=allocator.cs.leaf_range)
     base = Guarantee("probabilistic", delta, assumes=assumes)
     label_delta = delta if split == "optimized" else None
     checks = 0  # the run's number of the next check
