@@ -167,13 +167,13 @@ class Engine:
         kinds = {tn.kind for tn in getattr(spec, "leaves", ())} if spec is not None else set()
         for kind in sorted(kinds - set(self.leaf_kinds)):
             reasons.append(f"it cannot bound {LEAF_NAMES.get(kind, kind)} leaves")
-        if spec is not None and not self.averages_quantities and hasattr(spec, "nodes"):
+        if spec is not None and not self.averages_quantities and "expect" in self.leaf_kinds \
+                and hasattr(spec, "nodes"):
             from fairaudit.spec.quantities import quantity_leaves
 
             averaged = quantity_leaves(spec)
             if averaged:
-                reasons.append(f"it bounds probabilities of events, not means: {averaged[0].text} averages a "
-                               "quantity (the monitor and the dataset engine average quantities)")
+                reasons.append(f"it bounds probabilities, not averages ({averaged[0].text} averages an amount)")
         if inputs is not None and not any(inputs.has(other) for other in self.accepts):
             for need in self.requires:
                 if not inputs.has(need):

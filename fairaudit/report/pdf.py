@@ -280,8 +280,9 @@ PROGRAM_HELP = (
 
 SPEC_HELP = {
     "rows": ("The fairness requirement that was audited, in fairaudit's specification language. "
-             "E[event | condition] is the probability of the event among the rows satisfying the condition; "
-             "pred is the model's decision (1 = favourable), label the true outcome."),
+             "E[event | condition] is the probability of the event among the rows satisfying the condition, and "
+             "E[amount | condition] the average of an amount whose range is declared; pred is the model's decision "
+             "(1 = favourable), label the true outcome."),
     "generated": ("The fairness requirement that was audited, in fairaudit's specification language, over the "
                   "dataset's columns. E[event | condition] is the probability of the event for an individual of the "
                   "population program generated from the dataset, given the condition (each column is a variable "
