@@ -257,3 +257,17 @@ def test_the_halves_warning_says_an_amount_in_its_units():
     first, second = (float(x) for x in halves.split(" is ")[1].split(" on the first half")[0:1] +
                      halves.split(" rows and ")[1].split(" on the second")[0:1])
     assert 1000 < first < second <= 50000  # in the amount's units, not on [0, 1]
+
+
+def test_the_one_look_interval_of_a_mean_covers_at_its_level():
+    from fairaudit.engines.dataset.engine import _one_look_mean
+
+    rng = np.random.default_rng(11)
+    delta, misses = 0.1, 0
+    for _ in range(2000):  # heavy at both edges of [-5, 5]: the hardest shape for a bounded mean
+        values = -5 + 10 * rng.beta(0.2, 0.2, 60)
+        leaf = _one_look_mean(values, (-5.0, 5.0), delta)
+        assert -5 <= leaf.lo[0] <= leaf.estimate[0] <= leaf.hi[0] <= 5
+        misses += not leaf.lo[0] <= 0.0 <= leaf.hi[0]
+    assert misses / 2000 <= delta
+    assert _one_look_mean(np.array([]), (0.0, 1.0), delta).hi[0] == 1.0  # no rows: the whole range

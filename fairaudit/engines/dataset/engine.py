@@ -23,9 +23,9 @@ from typing import Iterator
 
 import numpy as np
 
-from fairaudit.base.errors import FairauditError
 from fairaudit.base.numbers import exact_sum
 from fairaudit.core.allocation import equal_split
+from fairaudit.bounds.concentration import fixed_n_radius
 from fairaudit.bounds.fixed_sample import clopper_pearson
 from fairaudit.core.engine import Context, Engine, LeafBatch
 from fairaudit.engines.dataset.options import OPTIONS, TITLE
@@ -47,6 +47,21 @@ def allocate(keys, total: float) -> dict[str, float]:
 def _no_rows(key: str) -> str:
     return (f"{key}: no audited row satisfies its condition, so it has no value on these rows (shown as [0, 1]; "
             "comparisons that need it stay undecided)")
+
+
+def _one_look_mean(values: np.ndarray, bounds: tuple[float, float], delta: float) -> LeafValue:
+    """The one-look interval of a mean of ``values`` declared in ``bounds``: Hoeffding's two-sided fixed-sample
+    radius ``sqrt(ln(2/δ) / (2n))`` on the values mapped to [0, 1] (``fixed_n_radius``), mapped back outward and cut
+    to the range; the whole range without values."""
+    low, high = bounds
+    n = len(values)
+    if not n:
+        return LeafValue(np.array([np.nan]), np.array([low]), np.array([high]), delta, np.array([0.0]))
+    mean = float(exact_sum(values) / n)
+    radius = fixed_n_radius(delta, n) * (high - low)
+    lo = max(low, float(np.nextafter(mean - radius, -np.inf)))
+    hi = min(high, float(np.nextafter(mean + radius, np.inf)))
+    return LeafValue(np.array([mean]), np.array([lo]), np.array([hi]), delta, np.array([float(n)]))
 
 
 def scope(rows: int | None) -> str:
@@ -100,13 +115,13 @@ class DatasetEngine(Engine):
         for key, values in obs.values.items():
             mask = obs.masks[key]
             n = int(mask.sum())
-            if key in obs.ranges:  # a mean: the one-look interval is for proportions (Clopper–Pearson)
-                raise FairauditError(f"{key} is the mean of a quantity: the dataset engine's one-look interval is "
-                                     "for proportions; use its exact mode (the default) or the monitor")
-            s = int(np.count_nonzero(values & mask))
-            lo, hi = clopper_pearson(s, n, deltas[key])
             if not n:
                 warnings.append(_no_rows(key))
+            if key in obs.ranges:  # a mean of an amount: Hoeffding's fixed-sample interval on its range
+                leaves[key] = _one_look_mean(np.asarray(values)[mask], obs.ranges[key], deltas[key])
+                continue
+            s = int(np.count_nonzero(values & mask))
+            lo, hi = clopper_pearson(s, n, deltas[key])
             leaves[key] = LeafValue(np.array([s / n if n else np.nan]), np.array([float(lo)]), np.array([float(hi)]),
                                     deltas[key], np.array([float(n)]))
         yield LeafBatch(np.array([obs.length]), leaves, done=obs.length, total=obs.length, warnings=tuple(warnings),
@@ -143,6 +158,8 @@ class DatasetEngine(Engine):
                 "quantile 1 − δ/2 with (s + 1, n − s)] for s of n rows. Each misses its true value with probability "
                 "at most δ, so by the union bound every interval, and the verdict computed from them by interval "
                 "arithmetic, is right with probability at least 1 − Δ.",
+                "The average of an amount (E[amount | B], its range [lo, hi] declared) gets Hoeffding's two-sided "
+                "fixed-sample interval instead: mean ± (hi − lo)·sqrt(ln(2/δ) / (2n)), cut to the range.",
                 "This assumes the audited rows are an i.i.d. sample of the population and that they are looked at "
                 "once, at a number of rows fixed in advance: one look, not for monitoring. Re-checking these "
                 "intervals as rows arrive, or stopping when they look decided, is not covered (the monitor's "
