@@ -362,6 +362,19 @@ def _leaf_model(build, allocator: Allocator, key: str, st: LeafStats):
     does not clip the Hoeffding interval to [0, 1] (the evaluator does): it can only be more
     conservative; the exact screens in ``try_decide`` use the clipped intervals.
     """
+    lo, hi, delta = _unit_leaf_model(build, allocator, key, st)
+    if key not in allocator.cs.leaf_range:
+        return lo, hi, delta
+    # a mean of an amount: its statistics are on [0, 1]; its ends in the amount's units, widened by the fixed point's
+    # rounding as ``CompiledSpec.leaf_value`` does (the solution is checked by that evaluator before it is used)
+    from fairaudit.core.counting import QUANTUM
+
+    low, high = allocator.cs.leaf_range[key]
+    return low + (high - low) * (lo - QUANTUM / 2), low + (high - low) * (hi + QUANTUM / 2), delta
+
+
+def _unit_leaf_model(build, allocator: Allocator, key: str, st: LeafStats):
+    """``(lo, hi, δ)`` of one leaf on [0, 1] (``_leaf_model``)."""
     pe = build.pe
     s, n = float(st.successes), float(st.n)
     total = allocator.total

@@ -77,6 +77,11 @@ def drive(engine: Engine, spec, batches: Iterator[LeafBatch], *, options: dict, 
     from fairaudit.core.claim import exploratory_state, modelled_leaves, other_data_note, population_check
 
     cs = compile_spec(spec)
+    # a spec that averages amounts: their declared ranges are part of what was run (the options, read back from the
+    # JSON) and of what the guarantee rests on — on every route, here
+    if getattr(spec, "ranges", ()):
+        options = {**options, "ranges": {name: [lo, hi] for name, lo, hi in spec.ranges}}
+    guarantee = with_declared_ranges(guarantee, spec)
     exploratory = exploratory_state(spec.source, provenance, confirmed, scope)
     elsewhere = other_data_note(spec.source, provenance)
     if elsewhere:
@@ -210,7 +215,7 @@ def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=No
         raise FairauditError(f"the {engine.name} engine cannot audit this: " + "; ".join(reasons))
     progress = Progress(f"Auditing with {engine.title or engine.name}", None, engine.unit, on_progress)
     ctx = Context(seed=int(options.get("seed") or 0), time_budget=options.get("time_budget"), progress=progress)
-    guarantee = with_declared_ranges(engine.guarantee(options, inputs), spec)
+    guarantee = engine.guarantee(options, inputs)
     scope = engine.scope(options, inputs)
     rows_check = None
     if scope == "modelled":  # the headline composes the engine's bound with what the audited rows support
@@ -223,9 +228,7 @@ def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=No
         from fairaudit.core.fulltrace import FullTraceWriter
 
         writer = FullTraceWriter(full_trace, spec.text)
-    declared = {"ranges": {name: [lo, hi] for name, lo, hi in spec.ranges}} if getattr(spec, "ranges", ()) else {}
-    results = drive(engine, spec, batches, options={**inputs.describe(), **engine.used_options(options, inputs),
-                                                    **declared},
+    results = drive(engine, spec, batches, options={**inputs.describe(), **engine.used_options(options, inputs)},
                     guarantee=guarantee, ctx=ctx,
                     stop=bool(options.get("stop")), on_progress=on_progress, progress=progress,
                     warnings=[*inputs.warnings, *[w for w in warnings if w not in inputs.warnings]],

@@ -12,8 +12,9 @@ at the interval's end nearest to failing: ``c − hi`` for ``term ≤ c`` (or ``
 ``>``); for ``== c`` minus the interval's largest distance from ``c``, for ``!= c`` the distance from ``c`` to the
 interval (negative when it contains ``c``). It is negative when that end lies beyond the threshold. A ratio (a
 ``/`` term) is measured relative to its threshold, ``(lo − c) / c``, so that a ratio's margin reads on the scale of
-a difference of rates. A comparison of two terms (no constant side) is measured on its own interval of
-``left − right`` against 0. A comparison that has no interval yet comes last; ties go to the first in id order.
+a difference of rates; a term over averages of amounts is measured in units of the widest declared range below it
+(its leaves' ``range``), so that dollars and rates compare. A comparison of two terms (no constant side) is measured
+on its own interval of ``left − right`` against 0. A comparison that has no interval yet comes last; ties go to the first in id order.
 
 Everything here reads the nodes of the audit-result contract (``AuditResult.nodes``: ``id``, ``parent``, ``kind``,
 ``op``, ``value``, ``final``), so a result read back from JSON chooses as the run did.
@@ -73,7 +74,7 @@ def margin(node_id: str, nodes: Sequence[Node], intervals: Mapping[str, Mapping]
     if parts is not None:
         term, op, c = parts
         lo, hi = span(term["id"])
-        scale = abs(c) if term.get("kind") == "div" and c != 0 else 1.0
+        scale = abs(c) if term.get("kind") == "div" and c != 0 else _unit_of(term["id"], nodes)
     else:  # two terms compared: the comparison's own interval of left − right, against 0
         op, c, scale = str(by_id[str(node_id)].get("op") or "!="), 0.0, 1.0
         lo, hi = span(node_id)
@@ -88,6 +89,23 @@ def margin(node_id: str, nodes: Sequence[Node], intervals: Mapping[str, Mapping]
     else:  # "!=" (or an operator not known)
         m = max(lo - c, c - hi)
     return m / scale
+
+
+def _unit_of(node_id: str, nodes: Sequence[Node]) -> float:
+    """What one unit of a term is, so that margins in dollars and in rates compare: the widest range of the amounts
+    it averages (``range`` of its ``E[...]`` leaves), 1 for rates."""
+    kids: dict[str, list[str]] = {}
+    for n in nodes:
+        kids.setdefault(str(n.get("parent")), []).append(str(n["id"]))
+    by_id = {str(n["id"]): n for n in nodes}
+    widths, stack = [], [str(node_id)]
+    while stack:
+        nid = stack.pop()
+        rng = by_id[nid].get("range") if nid in by_id else None
+        if rng:
+            widths.append(float(rng[1]) - float(rng[0]))
+        stack.extend(kids.get(nid, []))
+    return max(widths) if widths else 1.0
 
 
 def choose(nodes: Sequence[Node], verdict: str | None = None,

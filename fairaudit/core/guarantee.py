@@ -135,6 +135,12 @@ def format_interval(lo: float, hi: float, digits: int = 4) -> str:
         return text
 
     low, high = fmt(lo), fmt(hi)
+    try:
+        apart = float(hi) - float(lo) > 1e-9 * max(1.0, abs(float(lo)), abs(float(hi)))
+    except (TypeError, ValueError):
+        apart = False
+    if low == high and apart and digits < 12:  # two bounds that only look alike at this precision: more digits
+        return format_interval(lo, hi, digits + 2)
     return low if low == high else f"[{low}, {high}]"  # a point (an exact value, up to rounding) is one number
 
 

@@ -221,6 +221,10 @@ class _Checker:
             self.error(node.event, f"'{event_text(node.event)}' can take values too large for a number with the "
                                    "declared ranges; declare the ranges the values can take")
             return
+        if hi == lo:
+            self.error(node.event, f"'{event_text(node.event)}' can take one value only ({format_number(lo)}), so "
+                                   "it has no mean to bound: write that number instead")
+            return
         if self.frame is None or hi == lo:
             return
         try:

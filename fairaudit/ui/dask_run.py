@@ -15,7 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from fairaudit.base.errors import FairauditError
-from fairaudit.ui import workspace
+from fairaudit.ui import state, workspace
 from fairaudit.ui.state import remembered_checkbox
 
 LOGS = "logs"
@@ -96,4 +96,4 @@ def log_iterator(choice: dict, spec_text: str, decisions: dict, on_progress=None
     files = log_files(choice["dask"]["log"])
     where = (choice.get("where") or "").strip() or None
     return audit_parquet(files, spec_text, where=where, iterate=True, on_progress=on_progress, **decisions,
-                         **dict(choice.get("options") or {}))
+                         ranges=state.declared_ranges() or None, **dict(choice.get("options") or {}))

@@ -155,10 +155,21 @@ def test_a_tie_is_decided_exactly_by_the_dataset_engine():
     spec = 'E[amount | sex == "F"] == E[amount | sex == "M"]'
     result = fairaudit.audit(dataset(frame), spec, engine="dataset", pred="approved == 1", ranges={"amount": (0, 1)})
     assert result.verdict == "true"
-    # the values as stored: 0.1 + 0.2 is not the float 0.3, and the exact means say so
+    # decimals as written: 0.1 and 0.2 average exactly 0.15, as 0.3 and 0 do (their floats' sums differ)
     frame["amount"] = [0.1, 0.2, 0.3, 0.0]
     result = fairaudit.audit(dataset(frame), spec, engine="dataset", pred="approved == 1", ranges={"amount": (0, 1)})
+    assert result.verdict == "true"
+    at = fairaudit.audit(dataset(frame), 'E[amount | sex == "F"] <= 0.15', engine="dataset", pred="approved == 1",
+                         ranges={"amount": (0, 1)})
+    assert at.verdict == "true"
+    # values computed in binary (0.1 + 0.2 is not 0.3) are read exactly as stored, every group alike
+    frame["amount"] = [0.1 + 0.2, 0.0, 0.3, 0.0]
+    result = fairaudit.audit(dataset(frame), spec, engine="dataset", pred="approved == 1", ranges={"amount": (0, 1)})
     assert result.verdict == "false"
+    # a group with no row: the amount's whole range, so a comparison that needs it stays undecided
+    empty = fairaudit.audit(dataset(frame), 'E[amount | amount > 0.9] >= 0.5', engine="dataset", pred="approved == 1",
+                            ranges={"amount": (0, 1)})
+    assert empty.verdict == "unknown"
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -228,7 +239,9 @@ def test_amounts_are_shown_in_digits():
     from fairaudit.core.guarantee import format_interval
 
     assert format_interval(18983.2, 20910.7) == "[18980, 20910]"
-    assert format_interval(9999.5, 10000.4) == "10000"
+    assert format_interval(9999.5, 10000.4) == "[9999.5, 10000.4]"  # alike at 4 digits, apart: more digits
+    assert format_interval(18975, 18984) == "[18975, 18984]"
+    assert format_interval(0.1, 0.1 + 1e-17) == "0.1"  # an exact value's outward-rounded ends read as one number
     assert format_interval(0.123456, 0.5) == "[0.1235, 0.5]"
     assert format_interval(1e20, 2e20) == "[1e+20, 2e+20]"
 
@@ -271,3 +284,16 @@ def test_the_one_look_interval_of_a_mean_covers_at_its_level():
         misses += not leaf.lo[0] <= 0.0 <= leaf.hi[0]
     assert misses / 2000 <= delta
     assert _one_look_mean(np.array([]), (0.0, 1.0), delta).hi[0] == 1.0  # no rows: the whole range
+
+
+def test_the_comparison_closest_to_failing_compares_amounts_in_units_of_their_range():
+    frame = offers(20000, seed=3)
+    f, m = frame[frame.sex == "F"], frame[frame.sex == "M"]
+    gap, rate = f.amount.mean() - m.amount.mean(), f.approved.mean()
+    # both hold: the amount clause by 200 dollars (0.4 % of its [0, 50000] range), the rate clause by 0.05 (5 %);
+    # read in dollars the rate clause would look closer to failing, in units of each range the amount clause is
+    spec = (f'E[amount | sex == "F"] - E[amount | sex == "M"] > {gap - 200:.2f} and '
+            f'E[pred | sex == "F"] < {rate + 0.05:.4f}')
+    result = fairaudit.audit(dataset(frame), spec, pred="approved == 1", ranges=RANGES, engine="dataset")
+    assert result.verdict == "true"
+    assert result.summary.startswith("The comparison closest to failing: The average amount of those with sex = F")

@@ -49,6 +49,34 @@ def _no_rows(key: str) -> str:
             "comparisons that need it stay undecided)")
 
 
+DECIMAL_PLACES = 9  # a column whose values are all decimals with at most this many places is read as those decimals
+
+
+def exact_mean(values: np.ndarray, mask: np.ndarray | None = None) -> Fraction:
+    """The exact mean of an amount's values over the rows of ``mask`` (default all). When the values of every row
+    (``values``: the amount on all the audited rows, so that every group of one amount is read alike) are decimals
+    of at most ``DECIMAL_PLACES`` places — what a CSV or a database's numeric column holds: ``0.1``, ``19.99`` —
+    they are read as those decimals, so that a mean of prices 0.1 and 0.2 is exactly 0.15 as written, not the sum of
+    their binary approximations; any other values (a float computed in binary, ``0.1 + 0.2``) exactly as stored
+    (``fairaudit.base.numbers.exact_sum``)."""
+    values = np.asarray(values, dtype=np.float64)
+    chosen = values if mask is None else values[np.asarray(mask, dtype=bool)]
+    n = len(chosen)
+    if not n:
+        return Fraction(0)
+    biggest = float(np.max(np.abs(values)))
+    for places in range(DECIMAL_PLACES + 1):
+        scale = 10 ** places
+        if biggest * scale >= 2 ** 53:  # beyond, the scaled values are no longer exact integers
+            break
+        scaled = np.round(values * scale)
+        if np.array_equal(scaled / scale, values):  # each value is the float nearest its decimal of ``places``
+            ints = np.round(chosen * scale).astype(np.int64)
+            whole = sum(int(part.sum()) for part in np.array_split(ints, max(1, n // 1024)))
+            return Fraction(whole, scale * n)
+    return exact_sum(chosen) / n
+
+
 def _one_look_mean(values: np.ndarray, bounds: tuple[float, float], delta: float) -> LeafValue:
     """The one-look interval of a mean of ``values`` declared in ``bounds``: Hoeffding's two-sided fixed-sample
     radius ``sqrt(ln(2/δ) / (2n))`` on the values mapped to [0, 1] (``fixed_n_radius``), mapped back outward and cut
@@ -57,7 +85,7 @@ def _one_look_mean(values: np.ndarray, bounds: tuple[float, float], delta: float
     n = len(values)
     if not n:
         return LeafValue(np.array([np.nan]), np.array([low]), np.array([high]), delta, np.array([0.0]))
-    mean = float(exact_sum(values) / n)
+    mean = float(exact_mean(values))
     radius = fixed_n_radius(delta, n) * (high - low)
     lo = max(low, float(np.nextafter(mean - radius, -np.inf)))
     hi = min(high, float(np.nextafter(mean + radius, np.inf)))
@@ -135,14 +163,15 @@ class DatasetEngine(Engine):
             n = int(mask.sum())
             if n:
                 # a proportion, or the mean of a quantity: both exact fractions of the audited rows
-                value = (exact_sum(np.asarray(values)[mask]) / n if key in obs.ranges
+                value = (exact_mean(values, mask) if key in obs.ranges
                          else Fraction(int(np.count_nonzero(values & mask)), n))
                 low, high = enclose(value)
                 leaves[key] = LeafValue(np.array([float(value)]), np.array([low]), np.array([high]), 0.0,
                                         np.array([float(n)]), exact=[value])
-            else:
+            else:  # no value: the whole range it can take (a rate's [0, 1], an amount's declared range)
                 warnings.append(_no_rows(key))
-                leaves[key] = LeafValue(np.array([np.nan]), np.array([0.0]), np.array([1.0]), 0.0,
+                low, high = obs.ranges.get(key, (0.0, 1.0))
+                leaves[key] = LeafValue(np.array([np.nan]), np.array([low]), np.array([high]), 0.0,
                                         np.array([0.0]), exact=[None])
         yield LeafBatch(np.array([obs.length]), leaves, done=obs.length, total=obs.length, warnings=tuple(warnings),
                         counterexamples=obs.counterexamples())
@@ -169,7 +198,9 @@ class DatasetEngine(Engine):
             "The dataset engine computes every probability of the specification exactly on the audited rows: "
             "E[A] is the fraction of those rows satisfying A, E[A | B] the fraction among the rows satisfying B, "
             "and Fair[c] the fraction of rows whose decision stays the same when c takes each other value of the "
-            "column. These are the numbers a metric table (such as Fairlearn's MetricFrame) reports.",
+            "column. These are the numbers a metric table (such as Fairlearn's MetricFrame) reports. The average of "
+            "an amount is its exact mean: values that are all decimals of at most 9 places (as a CSV holds them) "
+            "are read as those decimals, any other values exactly as stored (binary floating point).",
             "Each interval is a single point (δ = 0) and every comparison is decided exactly — but only for these "
             "rows. The verdict is not a statement about the population the rows were drawn from: a different "
             "sample would give different values. For a verdict about the population with a stated error "

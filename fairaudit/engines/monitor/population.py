@@ -68,7 +68,8 @@ class PopulationObservations:
 
     def stats(self, ends: np.ndarray) -> dict:
         self.ends = np.asarray(ends, dtype=np.int64)
-        self.cum = {k: (np.zeros(len(self.ends), np.int64), np.zeros(len(self.ends), np.int64)) for k in self.keys}
+        # successes as float64: a mean of an amount sums multiples of 2**-22 (``fairaudit.core.counting``), exactly
+        self.cum = {k: (np.zeros(len(self.ends), np.float64), np.zeros(len(self.ends), np.int64)) for k in self.keys}
         self.filled = 0
         return {k: _LazyStats(self, k) for k in self.keys}
 
