@@ -59,7 +59,7 @@ def with_protected(data, protected, label: str | None = None):
 
 def parse_spec(spec, ranges=None):
     """``spec`` as a parsed ``Spec``: one already, else its text parsed (``fairaudit.spec.parse``), with the declared
-    ranges of what it averages attached (``fairaudit.spec.quantities.parsed_with_ranges``): ``ranges`` and a spec
+    ranges of what it averages attached (``fairaudit.spec.files.parsed_with_ranges``): ``ranges`` and a spec
     text's ``# range:`` header (``NAME=LOW:HIGH``, several joined by commas)."""
     from fairaudit.spec.files import parsed_with_ranges
 

@@ -380,7 +380,7 @@ def _shuffled_in_memory(dtype, length: int) -> bool:
 
 def _shuffled(client, codes, lengths, keys, dtype, seed: int, rows: bool = False):
     """``(folder, observations, codes, ids)`` of the stream shuffled with ``seed``: every partition's row codes (of type
-    ``dtype``, ``fairaudit.core.counting.spec_code_dtype``)
+    ``dtype``, ``fairaudit.core.codes.spec_code_dtype``)
     appended in partition order to a ``CodeStore`` — in memory up to ``MEMORY_SHUFFLE_BYTES`` (1 byte a row for up to
     four leaves), else in a file of the temporary ``folder`` — and shuffled by ``shuffle_codes``, the out-of-core
     route's shuffle: in memory it is the in-process permutation, so the stream is the in-process one row for row;
