@@ -248,6 +248,9 @@ class _ToAst(Transformer_NonRecursive):
 
     def call(self, meta, name, argument, *bounds):
         function = name.name
+        if name.span is not None and self.source[name.span.start:name.span.start + 1] == "`":
+            raise self._error_at(name.span, f"`{clip(function)}` in back-quotes names a column, which cannot be "
+                                            "called; write the function bare: abs(...) or clip(...)")
         if name.column or function not in ast.QUANTITY_FUNCTIONS:
             raise self._error_at(name.span, f"unknown function '{clip(function)}'; inside E[...] the functions are "
                                             f"{' and '.join(f + '(...)' for f in ast.QUANTITY_FUNCTIONS)}")

@@ -37,6 +37,7 @@ def test_quantities_print_and_parse_back(text):
     ("E[(x == 1)^2] > 0", 1, 4, "expected an amount here"),
     ("E[(x)^3] > 0", 1, 7, "only the square"),
     ("E[a * 2] < 2", 1, 5, "arithmetic is not allowed here"),
+    ("E[`abs`(x)] > 0", 1, 3, "names a column, which cannot be called"),
 ])
 def test_quantity_syntax_errors_are_positioned(text, line, column, words):
     with pytest.raises(SpecError) as info:
