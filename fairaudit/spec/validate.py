@@ -143,7 +143,9 @@ class _Checker:
         if name.reserved:
             if isinstance(value.value, str):
                 what = "a probability" if name.name == "score" else "0 or 1 (1 = favourable)"
-                self.error(value, f"'{name.name}' is {what}; compare it with a number, not {_show(value.value)}")
+                hint = ("; for a logged decision with several classes, compare its column instead, e.g. "
+                        f"E[decision == {_show(value.value)} | …]" if name.name == "pred" else "")
+                self.error(value, f"'{name.name}' is {what}; compare it with a number, not {_show(value.value)}{hint}")
             elif name.name != "score" and op in ("==", "!=") and value.value not in (0, 1):
                 self.warning(value, f"'{name.name}' is 0 or 1, so '{name.name} {op} {_show(value.value)}' is "
                                     f"{'never' if op == '==' else 'always'} true")
