@@ -579,42 +579,36 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
     kids = children(term["id"], nodes)
     tree = spec_tree(result)
     subject, measure = None, f"{_short(term['text'], 60)}"
+    declared = _declared(result)
     pair = term.get("kind") in ("sub", "div") and len(kids) == 2
-    if pair and rate_group(kids[0]["id"], tree) and rate_group(kids[1]["id"], tree):
-        a, b = rate_group(kids[0]["id"], tree), rate_group(kids[1]["id"], tree)
-        if a and b:
-            ratio = term["kind"] == "div"
-            measure = "the ratio of their favourable rates" if ratio else "the gap"
-            pivot = 1.0 if ratio else 0.0
-            try:
-                l_, h_ = float(lo), float(hi)
-            except (TypeError, ValueError):
-                l_ = h_ = float("nan")
-            if l_ > pivot:
-                subject = f"{_capital(a)} receive a favourable decision more often than {b}"
-            elif h_ < pivot:
-                subject = f"{_capital(a)} receive a favourable decision less often than {b}"
-            else:  # which group is favoured is not established: name the measure instead
-                measure = (f"the ratio of the favourable rates of {a} and {b}" if ratio else
-                           f"the gap in favourable rates between {a} and {b}")
-    elif pair and _same_quantity(kids, tree, result):
-        (q, a), (_, b) = (mean_group(k["id"], tree, _declared(result)) for k in kids)
-        ratio = term["kind"] == "div"
-        measure = f"the ratio of their average {q}" if ratio else "the gap"
-        pivot = 1.0 if ratio else 0.0
-        try:
-            l_, h_ = float(lo), float(hi)
-        except (TypeError, ValueError):
-            l_ = h_ = float("nan")
-        if l_ > pivot:
-            subject = f"the average {q} of {a} is higher than that of {b}"
-        elif h_ < pivot:
-            subject = f"the average {q} of {a} is lower than that of {b}"
-        else:
-            measure = (f"the ratio of the average {q} of {a} and of {b}" if ratio else
-                       f"the gap in the average {q} between {a} and {b}")
-    elif mean_group(term["id"], tree, _declared(result)):
-        q, a = mean_group(term["id"], tree, _declared(result))
+    rates = [rate_group(k["id"], tree) for k in kids] if pair else []
+    means = [mean_group(k["id"], tree, declared) for k in kids] if pair else []
+    words = None  # (more, less, the ratio's name, the measure's name when no side is established)
+    ratio = term.get("kind") == "div"
+    if pair and all(rates):
+        a, b = rates
+        words = (f"{_capital(a)} receive a favourable decision more often than {b}",
+                 f"{_capital(a)} receive a favourable decision less often than {b}",
+                 "the ratio of their favourable rates",
+                 f"the ratio of the favourable rates of {a} and {b}" if ratio else
+                 f"the gap in favourable rates between {a} and {b}")
+    elif pair and all(means) and means[0][0] == means[1][0]:  # one amount averaged over two groups
+        (q, a), (_, b) = means
+        words = (f"the average {q} of {a} is higher than that of {b}",
+                 f"the average {q} of {a} is lower than that of {b}",
+                 f"the ratio of their average {q}",
+                 f"the ratio of the average {q} of {a} and of {b}" if ratio else
+                 f"the gap in the average {q} between {a} and {b}")
+    if words is not None:
+        more, less, ratio_name, neither = words
+        measure = ratio_name if ratio else "the gap"
+        side = _side(lo, hi, 1.0 if ratio else 0.0)
+        if side:
+            subject = more if side > 0 else less
+        else:  # which group is favoured is not established: name the measure instead
+            measure = neither
+    elif mean_group(term["id"], tree, declared):
+        q, a = mean_group(term["id"], tree, declared)
         measure = f"the average {q} of {a}"
     elif term.get("kind") == "fair" and tree is not None:
         measure = ("the share of individuals whose decision does not change with "
@@ -659,10 +653,13 @@ def _declared(result) -> dict:
     return {name: tuple(pair) for name, pair in ranges.items()}
 
 
-def _same_quantity(kids, tree, result) -> bool:
-    """Whether two nodes average the same quantity (over two groups)."""
-    found = [mean_group(k["id"], tree, _declared(result)) for k in kids]
-    return all(found) and found[0][0] == found[1][0]
+def _side(lo, hi, pivot: float) -> int:
+    """+1 when the interval ``[lo, hi]`` lies above ``pivot``, −1 below, 0 when it contains it (or is missing)."""
+    try:
+        low, high = float(lo), float(hi)
+    except (TypeError, ValueError):
+        return 0
+    return 1 if low > pivot else -1 if high < pivot else 0
 
 
 def _lead(found: Focus, name: str | None) -> str:

@@ -100,6 +100,9 @@ class ChunkEncoder:
                  favourable=None, domains=None, first_flips=None, origin: str = ""):
         self.spec, self.keys, self.columns, self.schema = spec, list(keys), list(columns), schema
         self.origin = origin  # where its rows are numbered from, in a sentence: " of part-3.parquet" (a Dask part)
+        from fairaudit.core.evaluate import compile_spec
+
+        self.averages = bool(compile_spec(spec).leaf_range)  # an amount's out-of-range error names its row
         self.decider, self.model, self.where_event = decider, model, where_event
         self.label, self.favourable, self.domains, self.first_flips = label, favourable, domains, first_flips
         self.fair = bool(fair_keys(spec))
@@ -138,7 +141,9 @@ class ChunkEncoder:
                                  self.domains, self.total, self.audited, self.first_flips, self.missing)
         else:
             weights = weight if keep is None else (keep.astype(np.int64) if weight is None else weight * keep)
-            rows = self.total + (np.arange(n) if found is None else first)  # named by an out-of-range error
+            rows = None  # the rows' numbers, for an amount's out-of-range error only (not built per chunk else)
+            if self.averages:
+                rows = self.total + (np.arange(n) if found is None else first)
             obs = observe(self.spec, frame, pred=decided, label=labels, score=scores, weights=weights, rows=rows,
                           where=self.origin)
             add_missing(self.missing, obs.missing)

@@ -244,11 +244,12 @@ def with_declared_ranges(guarantee: Guarantee, spec) -> Guarantee:
     audited rows, which were checked)."""
     from dataclasses import replace
 
+    from fairaudit.spec.ast import event_names
     from fairaudit.spec.quantities import ranges_of, range_text, quantity_leaves
 
     if guarantee.kind == "exact" or not quantity_leaves(spec):
         return guarantee
-    used = {n.name for tn in quantity_leaves(spec) for n in ast_names(tn.node.event)}
+    used = {n.name for tn in quantity_leaves(spec) for n in event_names(tn.node.event)}
     ranges = [f"{name} in {range_text(lo, hi)}" for name, (lo, hi) in ranges_of(spec).items() if name in used]
     if not ranges:
         return guarantee
@@ -257,12 +258,6 @@ def with_declared_ranges(guarantee: Guarantee, spec) -> Guarantee:
     if guarantee.assumes and sentence in guarantee.assumes:
         return guarantee
     return replace(guarantee, assumes=f"{guarantee.assumes}; {sentence}" if guarantee.assumes else sentence)
-
-
-def ast_names(event):
-    from fairaudit.spec.ast import event_names
-
-    return event_names(event)
 
 
 def _writing(results: Iterator[AuditResult], writer) -> Iterator[AuditResult]:

@@ -109,20 +109,18 @@ def parse_ranges(ranges) -> dict[str, tuple[float, float]]:
     out: dict[str, tuple[float, float]] = {}
     for name, lo, hi in items:
         if name in out and out[name] != (lo, hi):
-            raise FairauditError(f"the range of {name!r} is declared twice ({_show(*out[name])} and {_show(lo, hi)})")
+            raise FairauditError(f"the range of {name!r} is declared twice ({range_text(*out[name])} and {range_text(lo, hi)})")
         out[name] = (lo, hi)
     return out
 
 
-def _show(lo: float, hi: float) -> str:
+def range_text(lo: float, hi: float) -> str:
+    """``[0, 50000]``: a range as the sentences show it."""
     from fairaudit.spec.printer import format_number
 
     return f"[{format_number(lo)}, {format_number(hi)}]"
 
 
-def range_text(lo: float, hi: float) -> str:
-    """``[0, 50000]``: a range as the sentences show it."""
-    return _show(lo, hi)
 
 
 def is_quantity(event, ranges: Mapping[str, tuple[float, float]]) -> bool:
@@ -179,8 +177,8 @@ def with_ranges(spec: ast.Spec, ranges) -> ast.Spec:
     declared, given = ranges_of(spec), parse_ranges(ranges)
     for name in set(declared) & set(given):
         if declared[name] != given[name]:
-            raise FairauditError(f"the range of {name!r} is declared twice, differently: {_show(*declared[name])} "
-                                 f"(the specification's '# range:' header) and {_show(*given[name])}")
+            raise FairauditError(f"the range of {name!r} is declared twice, differently: {range_text(*declared[name])} "
+                                 f"(the specification's '# range:' header) and {range_text(*given[name])}")
     declared.update(given)
     return replace(spec, ranges=tuple((name, lo, hi) for name, (lo, hi) in sorted(declared.items())))
 
@@ -223,10 +221,10 @@ def out_of_range(name: str, values: np.ndarray, known: np.ndarray, lo: float, hi
     row = first if rows is None else int(np.asarray(rows)[first])
     value = format_number(float(values[first]))
     if not complete:
-        return (f"'{name}' has a value outside its declared range {_show(lo, hi)}: row {row + 1:,}{where} holds "
+        return (f"'{name}' has a value outside its declared range {range_text(lo, hi)}: row {row + 1:,}{where} holds "
                 f"{value} (the first found); widen the declared range or fix the rows — values are never clipped")
     many = f"{count:,} rows hold values" if count > 1 else "1 row holds a value"
-    return (f"'{name}' has a value outside its declared range {_show(lo, hi)}: {many} outside it (first: row "
+    return (f"'{name}' has a value outside its declared range {range_text(lo, hi)}: {many} outside it (first: row "
             f"{row + 1:,}{where}, {value}); widen the declared range or fix the rows — values are never clipped")
 
 

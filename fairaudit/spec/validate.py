@@ -103,8 +103,14 @@ class _Checker:
         self.pred = pred
         self.score = score
         self.found: list[Diagnostic] = []
-        self._evaluator = None  # one EventEvaluator over ``frame`` for every condition counted (``rows``)
+        self._evaluator = None  # ``evaluator()``: one EventEvaluator over ``frame`` for every check of the rows
         self._counts: dict[str, int | None] = {}  # condition text → rows satisfying it (None: not countable)
+
+    def evaluator(self) -> EventEvaluator:
+        """One ``EventEvaluator`` over ``frame`` for every check that reads the rows (each column converted once)."""
+        if self._evaluator is None:
+            self._evaluator = EventEvaluator(self.frame, pred=self.pred, label=self.label, score=self.score)
+        return self._evaluator
 
     def error(self, item, message: str) -> None:
         self.found.append(_at("error", item, message))
@@ -209,7 +215,7 @@ class _Checker:
                 self.error(q, f"'{q.name}' is averaged, so it needs a declared range: {range_hint(q.name)}"
                               + self.misspelt_range(q.name))
             elif self.frame is not None and q.name in self.frame.columns:
-                values, known = EventEvaluator(self.frame).numbers(q)
+                values, known = self.evaluator().numbers(q)
                 lo, hi = self.ranges[q.name]
                 message = out_of_range(q.name, values, known, lo, hi)
                 if message:
@@ -230,7 +236,7 @@ class _Checker:
         if self.frame is None or hi == lo:
             return
         try:
-            values, known = EventEvaluator(self.frame).quantity3(node.event)
+            values, known = self.evaluator().quantity3(node.event)
         except (SpecError, KeyError):
             return
         seen = values[known]
@@ -318,9 +324,7 @@ class _Checker:
         condition = event_text(expect.given)
         if condition not in self._counts:  # a condition is counted once, however many E[...] repeat it
             try:
-                if self._evaluator is None:
-                    self._evaluator = EventEvaluator(self.frame, pred=self.pred, label=self.label, score=self.score)
-                self._counts[condition] = int(self._evaluator.event(expect.given).sum())
+                self._counts[condition] = int(self.evaluator().event(expect.given).sum())
             except SpecError:
                 self._counts[condition] = None
         count = self._counts[condition]
