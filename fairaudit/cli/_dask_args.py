@@ -97,6 +97,9 @@ def run_dask(args: argparse.Namespace, request) -> int:
                                  "in memory, not on a log on a cluster)")
         model = models.load(args.model, trust_pickle=bool(getattr(args, "trust_pickle", False)),
                             trusted_types=tuple(getattr(args, "trust_type", None) or ()))
+        from fairaudit.core.preflight import check_decisions, file_source
+
+        check_decisions(spec_file.spec, model, file_source(spec_file))  # ``pred`` against the model's decisions
     elif pred is None and spec_file.decision is not None:
         if spec_file.uses_model:
             raise FairauditError("the spec file says '# decision: model': give --model PATH")

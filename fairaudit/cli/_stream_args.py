@@ -97,7 +97,7 @@ def run_out_of_core(args, request) -> int:
     from fairaudit.cli._data_args import protected_names
     from fairaudit.engines.monitor.outofcore import (audit_file, file_dataset, log_of, run_columns, used_columns,
                                                      written_values)
-    from fairaudit.core.preflight import file_source, preflight
+    from fairaudit.core.preflight import check_decisions, file_source, preflight
     from fairaudit.base.progress import terminal_line
 
     engine, spec_file, options, from_file = request.engine, request.spec_file, request.options, request.from_file
@@ -126,6 +126,7 @@ def run_out_of_core(args, request) -> int:
                                  f"{Path(log.name).name} does not have")
     preflight(dataset, spec_file.spec, spec_source=file_source(spec_file), decision=decision, where=where,
               uses_model=uses_model)
+    check_decisions(spec_file.spec, model, file_source(spec_file))  # ``pred`` against the model's decisions
     line = terminal_line(sys.stderr)
     try:
         result = audit_file(log, spec_file.spec, pred=args.pred, model=model, where=args.where,

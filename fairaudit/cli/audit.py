@@ -242,7 +242,7 @@ def run_memory(args: argparse.Namespace, request: Request) -> int:
     from fairaudit.api import audit, check_generated
     from fairaudit.cli._data_args import dataset_from_args
     from fairaudit.cli._model_args import model_from_args
-    from fairaudit.core.preflight import file_source, preflight
+    from fairaudit.core.preflight import check_decisions, file_source, preflight
 
     spec_file, engine, options = request.spec_file, request.engine, request.options
     uses_model = getattr(args, "model", None) is not None
@@ -265,6 +265,7 @@ def run_memory(args: argparse.Namespace, request: Request) -> int:
     line = terminal_line(sys.stderr)  # progress of training, the run and the PDF, on a terminal only
     try:
         model = model_from_args(args, dataset, on_progress=line) if uses_model else None
+        check_decisions(spec_file.spec, model, file_source(spec_file))  # ``pred`` against the model's decisions
         if getattr(args, "confirm", None):
             result = confirmed_audit(args, dataset, spec_file, engine, model, options, line)
         else:

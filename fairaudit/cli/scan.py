@@ -339,6 +339,9 @@ def run_follow(args: argparse.Namespace, protected, bins) -> int:
 
     model = from_expression(args.pred, livelog.log_dataset(first, name, events=[parse_event(args.pred)],
                                                            schema=getattr(source, "schema", None)))
+    from fairaudit.models.expression import require_yes_no
+
+    require_yes_no(model, "the scan")
     stream = ScanStream(protected, depth=args.depth, bins=bins, delta=args.delta, mode=args.mode,
                         threshold=args.threshold, min_share=args.min_share, bound=args.bound, rate="selection",
                         allocation=args.allocation, data=name, decision=f"pred: {args.pred}")

@@ -495,6 +495,31 @@ def rate_group(node_id: str, tree) -> str | None:
     return group_words(node.given)
 
 
+def event_group(node_id: str, tree) -> tuple[str, str] | None:
+    """``(event, group)`` in words for a node ``E[event | condition]`` whose event is not the bare favourable
+    decision: ``("pred = High", "those with race = Black")`` (a class of a decision among several, a column's
+    value); None for any other node (``rate_group``'s, an average, ``Fair[...]``), or without a ``tree``."""
+    if tree is None:
+        return None
+    try:
+        node = tree.node(str(node_id)).node
+    except KeyError:
+        return None
+    if node.kind != "expect" or node.given is None or isinstance(node.event, ast.COMPOUND_QUANTITIES) \
+            or (isinstance(node.event, ast.Name) and (node.event.reserved or node.event.name in
+                                                      _declared_names(tree))):
+        return None
+    from fairaudit.spec.words import condition_words
+
+    return condition_words(node.event), group_words(node.given)
+
+
+def _declared_names(tree) -> set:
+    from fairaudit.spec.quantities import ranges_of
+
+    return set(ranges_of(tree))
+
+
 def mean_group(node_id: str, tree, ranges=None) -> tuple[str, str] | None:
     """``(quantity, group)`` in words for a node ``E[quantity | condition]`` that averages a quantity
     (``fairaudit.spec.quantities``): ``("amount", "those with sex = Female")``; None for any other node, or without
@@ -583,6 +608,7 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
     pair = term.get("kind") in ("sub", "div") and len(kids) == 2
     rates = [rate_group(k["id"], tree) for k in kids] if pair else []
     means = [mean_group(k["id"], tree, declared) for k in kids] if pair else []
+    events = [event_group(k["id"], tree) for k in kids] if pair else []
     words = None  # (more, less, the ratio's name, the measure's name when no side is established)
     ratio = term.get("kind") == "div"
     if pair and all(rates):
@@ -599,6 +625,13 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
                  f"the ratio of their average {q}",
                  f"the ratio of the average {q} of {a} and of {b}" if ratio else
                  f"the gap in the average {q} between {a} and {b}")
+    elif pair and all(events) and not any(means) and events[0][0] == events[1][0]:  # one event's rate, two groups
+        (e, a), (_, b) = events
+        words = (f"the rate of {e} among {a} is higher than among {b}",
+                 f"the rate of {e} among {a} is lower than among {b}",
+                 f"the ratio of their rates of {e}",
+                 f"the ratio of the rates of {e} among {a} and among {b}" if ratio else
+                 f"the gap in the rate of {e} between {a} and {b}")
     if words is not None:
         more, less, ratio_name, neither = words
         measure = ratio_name if ratio else "the gap"
@@ -615,6 +648,9 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
                    f"{tree.node(str(term['id'])).node.column}")
     elif rate_group(term["id"], tree):
         measure = f"the favourable rate of {rate_group(term['id'], tree)}"
+    elif event_group(term["id"], tree) and not mean_group(term["id"], tree, declared):
+        e, a = event_group(term["id"], tree)
+        measure = f"the rate of {e} among {a}"
     where = interval(lo, hi)
     size = (f"{measure} is {where}" if "[" not in where else
             f"{measure} is between {number(lo)} and {number(hi)}")

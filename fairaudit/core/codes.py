@@ -133,7 +133,7 @@ class ChunkEncoder:
                 self.unknown += int((~known).sum() if weight is None else weight[~known].sum())
                 self.unknown_columns.update(dict.fromkeys(missing_names((self.where_event,), frame, ~known,
                                                                         pred=decided, label=labels, score=scores)))
-        if labels is not None and decided is not None:
+        if labels is not None and decided is not None and decided.dtype != object:  # (classes: no yes/no agreement)
             same = decided == labels
             self.agree += int(same.sum() if weight is None else weight[same].sum())
         if self.fair:  # the audited rows only, as in memory: the flips' positions are theirs
@@ -160,10 +160,10 @@ class ChunkEncoder:
 
 def chunk_inputs(frame, decider, model, label, favourable):
     """``(decisions, scores, labels)`` of one chunk's rows, as ``fairaudit.core.inputs.Inputs.build`` has them in memory:
-    the decider's 0/1 decisions, the model's scores (every row scored), the label as 0/1 (None where absent)."""
-    decided = None if decider is None else np.asarray(decider.predict(frame)).astype(np.int8)
+    the decider's 0/1 decisions (its classes, for a decision among several), the model's scores (every row scored), the label as 0/1 (None where absent)."""
+    decided = None if decider is None else decider.decide(frame)
     scores = None
-    if model is not None and hasattr(model, "score"):
+    if model is not None and getattr(model, "classes", None) is None and hasattr(model, "score"):
         scores = np.asarray(model.score(frame), dtype=float)
         if not np.isfinite(scores).all():
             raise FairauditError(f"the model's score is not a number for {int((~np.isfinite(scores)).sum()):,} "

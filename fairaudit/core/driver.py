@@ -208,6 +208,9 @@ def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=No
     """Run ``engine`` on ``spec`` and ``inputs`` with resolved ``options`` (``Engine.resolve_options``): the
     generator of partial results (``drive``). ``trace_points``: see ``drive``; ``full_trace``: a path to write
     every check to (Parquet, ``fairaudit.core.fulltrace``)."""
+    from fairaudit.core.preflight import check_decisions
+
+    check_decisions(spec, inputs.model)  # what ``pred`` is compared with, against the loaded model's decisions
     reasons = engine.check(spec, inputs)
     if reasons:
         from fairaudit.base.errors import FairauditError

@@ -117,6 +117,7 @@ class Engine:
     # whether it bounds the mean of a quantity (``E[amount | …]``, ``fairaudit.spec.quantities``) besides the
     # probability of an event; an engine that does not refuses such a spec before any work
     averages_quantities: bool = False
+    decides_classes: bool = False  # it reads a decision among several classes (``pred == "approve"``)
     requires: tuple[str, ...] = ("dataset",)
     # inputs that may stand in for all of ``requires`` (e.g. the monitor samples a population program instead of
     # reading a dataset's rows)
@@ -174,6 +175,9 @@ class Engine:
             averaged = quantity_leaves(spec)
             if averaged:
                 reasons.append(f"it bounds probabilities, not averages ({averaged[0].text} averages an amount)")
+        if inputs is not None and not self.decides_classes and getattr(inputs.model, "classes", None) is not None:
+            reasons.append("it reads yes/no decisions, and these have several classes (audit them with the monitor "
+                           "or dataset engine)")
         if inputs is not None and not any(inputs.has(other) for other in self.accepts):
             for need in self.requires:
                 if not inputs.has(need):

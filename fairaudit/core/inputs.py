@@ -31,7 +31,7 @@ class Inputs:
     pred: str | None = None  # the decision expression, when decisions come from one
     where: str | None = None
     positions: np.ndarray | None = None  # audited row positions (file order), None before rows are chosen
-    decisions: np.ndarray | None = None  # 0/1 per dataset row (true = favourable)
+    decisions: np.ndarray | None = None  # 0/1 per dataset row (true = favourable); a class model's classes (object)
     scores: np.ndarray | None = None
     labels: np.ndarray | None = None
     rows: dict = field(default_factory=dict)  # the "rows" record: policy, audited, total, text
@@ -147,7 +147,9 @@ class Inputs:
         positions, record = audited_rows(dataset, model_obj if pred is None else None, rows)
         labels = dataset.labels
         decisions = scores = None
-        if model_obj is not None:
+        if model_obj is not None and getattr(model_obj, "classes", None) is not None:
+            decisions = model_obj.decide(dataset.frame)  # each row's class; such a model has no single score
+        elif model_obj is not None:
             frame = dataset.frame
             if hasattr(model_obj, "score_and_predict"):  # one pass over the rows for both (one encoding)
                 scores, decisions = model_obj.score_and_predict(frame)

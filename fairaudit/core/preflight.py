@@ -157,6 +157,38 @@ def _parse_event(source: Source, what: str):
         raise ValidationError([source.error(d, f"in {what}: ")]) from None
 
 
+def _classes(schema, decision: Source | None, uses_model: bool):
+    """What ``pred`` holds, for ``validate``: the classes of a column of logged classes named as the decision
+    (``fairaudit.spec.validate.class_column``), ``LATER`` for a model not loaded yet (its classes are checked once it
+    is: ``check_decisions``), None for a yes/no decision."""
+    from fairaudit.spec.validate import LATER, class_column
+
+    if decision is not None:
+        from fairaudit.spec.parser import parse_event
+
+        try:
+            column = class_column(parse_event(decision.text), schema)
+        except SpecError:
+            return None  # (the decision's own error is reported below)
+        return None if column is None else tuple(schema.column(column).values)
+    return LATER if uses_model else None
+
+
+def check_decisions(spec, model, source: Source | None = None) -> None:
+    """Once a model is loaded: what the spec compares ``pred`` with, against the model's classes (or its yes/no
+    decisions): ``SpecError`` at the first problem (``fairaudit.spec.validate.decision_problems``), before any work;
+    positioned in ``source`` (the spec file) when given."""
+    from fairaudit.spec.validate import decision_problems
+
+    if model is None or isinstance(model, str):  # (a training kind: a yes/no model, checked once trained)
+        return
+    found = decision_problems(spec, getattr(model, "classes", None))
+    if found:
+        if source is not None:
+            raise source.error(found[0])
+        raise found[0].to_error(getattr(spec, "source", "") or getattr(spec, "text", ""))
+
+
 def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, decision: Source | None = None,
               where: Source | None = None, uses_model: bool = True, count_rows: bool = True) -> list[SpecError]:
     """Validate an audit before it runs (module doc): raise ``ValidationError``, return the warnings.
@@ -179,7 +211,8 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
     if dataset is None:
         add(spec_source, structure(spec))
     else:
-        add(spec_source, validate(spec, dataset.schema, dataset.frame, count_rows=count_rows))
+        add(spec_source, validate(spec, dataset.schema, dataset.frame, count_rows=count_rows,
+                                  classes=_classes(dataset.schema, decision, uses_model)))
         for message in dataset.protected_warnings():
             found.append(SpecError(None, None, message))
             kinds.append("warning")

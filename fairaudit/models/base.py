@@ -6,6 +6,12 @@ label, are ignored) and returns, vectorised over the rows:
 * ``score(frame)``: the probability of the favourable decision (float64);
 * ``predict(frame)``: the decision, 1 = favourable (int8).
 
+A model that decides among several classes (``approve`` / ``refer`` / ``decline``: an imported multi-class
+classifier, a logged decision column with several values) has ``classes`` (its class values, a tuple; None for a
+yes/no model), ``predict`` gives each row's class and it has no single ``score``. ``decide(frame)`` is what every
+route reads: 0/1 (int8) for a yes/no model, the classes as an object array otherwise (the dtype tells the two apart:
+``fairaudit.spec.events`` refuses a bare ``pred`` that holds classes).
+
 It also has ``kind``, JSON-able ``params``, the raw ``feature_names`` it reads, a ``content_hash``
 (SHA-256 of its saved parameters, the same before and after save/load), held-out ``metrics`` (empty
 when unknown), ``describe()``, ``save(path)`` and the structure adapters ``as_linear()``,
@@ -35,6 +41,7 @@ class Model(ABC):
     params: dict
     feature_names: list[str]
     metrics: dict
+    classes: tuple | None = None  # the decision's classes when it has several (module doc); None: yes/no
 
     @abstractmethod
     def score(self, frame: pd.DataFrame) -> np.ndarray:
@@ -43,6 +50,12 @@ class Model(ABC):
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         """The decision for each row: 1 = favourable, 0 = not (score > 0.5)."""
         return (self.score(frame) > 0.5).astype(np.int8)
+
+    def decide(self, frame: pd.DataFrame) -> np.ndarray:
+        """The decision on each row as every route reads it: 0/1 (int8, 1 = favourable) for a yes/no model; for a
+        model with ``classes``, each row's class as an object array (``class_decisions``)."""
+        decided = np.asarray(self.predict(frame))
+        return decided.astype(np.int8) if self.classes is None else class_decisions(decided)
 
     def score_and_predict(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """``(score(frame), predict(frame))`` — what an audit reads of every row; a model that can give both from
@@ -75,6 +88,15 @@ class Model(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.describe()}>"
+
+
+def class_decisions(values) -> np.ndarray:
+    """Decisions among several classes as one object array of plain Python values (``np.int64(2)`` is ``2``,
+    ``np.str_('refer')`` is ``'refer'``): the form ``pred`` takes for such a decision on every route."""
+    values = np.asarray(values)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values.tolist()
+    return out
 
 
 class Standardiser:

@@ -1,9 +1,14 @@
-"""Decisions without a model: a condition over the rows acts as the decision.
+"""Decisions without a model: a condition over the rows acts as the decision, or a column of logged classes.
 
 ``from_expression('decile_score <= 4', compas)`` audits logged decisions: ``predict(frame)`` is the truth
 value of the condition on each row (1 = favourable). The condition is written in the event syntax of
 the specification language (``and``/``or``/``not``, comparisons, ``in {...}``) and evaluated by
 ``fairaudit.spec`` on the parsed tree; nothing is ever passed to ``eval``.
+
+A decision logged among several classes (``--pred decision`` where the categorical column ``decision`` holds
+approve / refer / decline: ``fairaudit.spec.validate.class_column``) is a ``ClassColumnModel``: ``pred`` is each
+row's class, compared by the spec (``E[pred == "approve" | sex == "F"]``). ``decider(text, schema)`` gives the one
+or the other on every route (in memory, out of core, a live log, Dask).
 """
 from __future__ import annotations
 
@@ -67,6 +72,76 @@ class ExpressionModel(Model):
         raise ModelError("a decision expression has nothing to save; pass the expression again (--pred EXPR)")
 
 
+class ClassColumnModel(Model):
+    """Logged decisions among several classes: the categorical column ``column`` holds each row's class."""
+
+    kind = "expression"  # decisions read from the rows (no model to re-predict with), as for an expression
+
+    def __init__(self, column: str, classes):
+        self.column = column
+        self.expression = column
+        self.classes = tuple(classes)
+        self.feature_names = [column]
+        self.params = {"expression": column, "classes": [str(c) for c in self.classes]}
+        self.metrics = {}
+        self.warnings: list[str] = []
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        """Each row's class (the column's values)."""
+        from fairaudit.models.encoding import check_columns
+
+        check_columns(frame, self.feature_names)
+        return frame[self.column].to_numpy()
+
+    def score(self, frame: pd.DataFrame) -> np.ndarray:
+        raise ModelError(f"the decisions in column '{self.column}' have several classes and no score")
+
+    @property
+    def content_hash(self) -> str:
+        return sha256(("classes of " + self.column).encode("utf-8"))
+
+    def describe(self) -> str:
+        return f"logged decisions in column `{self.column}` ({class_listing(self.classes)})"
+
+    def save(self, path) -> None:
+        raise ModelError("logged decisions have nothing to save; name their column again (--pred COLUMN)")
+
+
+def class_listing(classes) -> str:
+    """``3 classes: approve, decline, refer`` (the first 8)."""
+    shown = ", ".join(str(c) for c in list(classes)[:8]) + (", …" if len(classes) > 8 else "")
+    return f"{len(classes)} classes: {shown}"
+
+
+def require_yes_no(model, what: str) -> None:
+    """Refuse (``FairauditError``, one line) a decision among several classes where ``what`` (\"the scan\", \"the
+    fairsquare engine\") counts yes/no decisions, with how to name one class favourable."""
+    classes = getattr(model, "classes", None)
+    if classes is None:
+        return
+    first = classes[0]
+    shown = f'"{first}"' if isinstance(first, str) else str(first)
+    how = (f"name the favourable class(es) as the decision: --pred '{model.column} == {shown}'"
+           if isinstance(model, ClassColumnModel) else
+           f"audit its classes with the monitor or dataset engine: E[pred == {shown} | …]")
+    raise FairauditError(f"{what} reads yes/no decisions, and the decisions have several classes "
+                         f"({class_listing(classes)}): {how}")
+
+
+def decider(text: str, schema=None) -> Model:
+    """The decisions ``--pred TEXT`` makes, on every route: a ``ClassColumnModel`` when ``TEXT`` names a categorical
+    column of ``schema`` that is not yes/no (``fairaudit.spec.validate.class_column``), else an ``ExpressionModel``
+    (true = favourable). Checks nothing else: the caller validated ``TEXT`` (``from_expression``, preflight)."""
+    from fairaudit.spec import event_columns, parse_event
+    from fairaudit.spec.validate import class_column
+
+    event = parse_event(text)
+    column = class_column(event, schema)
+    if column is not None:
+        return ClassColumnModel(column, schema.column(column).values)
+    return ExpressionModel(text, event, event_columns(event))
+
+
 def from_expression(text: str, dataset) -> Model:
     """A Model whose decision is the condition ``text`` over ``dataset``'s columns.
 
@@ -75,9 +150,10 @@ def from_expression(text: str, dataset) -> Model:
     ``score`` and ``label`` are not allowed: the expression *is* the decision); it is validated
     against the dataset (unknown columns and category values are errors, with suggestions; warnings
     are kept in ``model.warnings``). When the dataset has a label, ``metrics`` holds the agreement of
-    the decision with the label on all rows, overall and per protected group.
+    the decision with the label on all rows, overall and per protected group. A bare categorical column that is
+    not yes/no is a column of logged classes (``decider``: a ``ClassColumnModel``).
     """
-    from fairaudit.spec import event_columns, parse_event, validate_event
+    from fairaudit.spec import parse_event, validate_event
 
     if not isinstance(text, str) or not text.strip():
         raise ModelError("the decision expression is empty")
@@ -92,9 +168,9 @@ def from_expression(text: str, dataset) -> Model:
     if errors:
         where = f"{errors[0].line}:{errors[0].column}: " if errors[0].line is not None else ""
         raise ModelError(f"decision expression: {where}{errors[0].message}")
-    columns = event_columns(event)
-
-    model = ExpressionModel(text, event, columns)
+    model = decider(text, dataset.schema)
+    if model.classes is not None:
+        return model
     model.warnings = [d.message for d in found if d.severity == "warning"]
     if dataset.schema.label is not None:
         model.metrics = held_out_metrics(model, dataset.frame, dataset.labels, dataset.schema.protected)

@@ -1,8 +1,10 @@
 """A user's own scikit-learn classifier (not trained by fairaudit), imported from a skops file.
 
 The estimator (typically a ``Pipeline`` that encodes its own columns) must have been fitted on a pandas
-DataFrame, so that ``feature_names_in_`` names the raw columns it reads, and on 0/1 labels with
-1 = favourable. fairaudit passes it those raw columns and reads ``predict_proba`` of class 1; it has no
+DataFrame, so that ``feature_names_in_`` names the raw columns it reads. Fitted on 0/1 labels (1 = favourable), it is
+a yes/no model: fairaudit passes it those raw columns and reads ``predict_proba`` of class 1. Fitted on other classes
+(approve / refer / decline, or 0/1/2) it decides among them: ``classes`` are its ``classes_``, ``pred`` is the class it
+predicts (``E[pred == "approve" | …]``) and it has no single score. It has no
 linear / tree / ReLU form, so the sampling engine is the one that audits it. Its ``content_hash`` is the
 SHA-256 of the skops file, and ``save`` writes that file back unchanged.
 """
@@ -28,12 +30,12 @@ class ImportedSklearnModel(Model):
         if names is None:
             raise ModelError(f"{name}: the {type(estimator).__name__} was fitted without column names; fit it on a "
                              "pandas DataFrame so that fairaudit knows which columns it reads")
-        classes = list(estimator.classes_)
-        if len(classes) != 2 or 1 not in classes:
-            raise ModelError(f"{name}: the classifier's classes are {classes[:5]}; fairaudit needs two classes 0/1 "
-                             "with 1 = favourable (fit it on y = (label == favourable value))")
+        classes = [c.item() if hasattr(c, "item") else c for c in estimator.classes_]
         self.estimator = estimator
-        self.favourable = classes.index(1)
+        if len(classes) == 2 and {0, 1} == set(classes) and not any(isinstance(c, str) for c in classes):
+            self.favourable = classes.index(1)
+        else:  # several classes (or two that are not 0/1): ``pred`` is the class
+            self.favourable, self.classes = None, tuple(classes)
         self.feature_names = [str(n) for n in names]
         self.params = {"estimator": type(estimator).__name__, "source": name}
         self.metrics = {}
@@ -49,9 +51,14 @@ class ImportedSklearnModel(Model):
                              f"{(text[0] if text else type(err).__name__)[:160]}") from None
 
     def score(self, frame: pd.DataFrame) -> np.ndarray:
+        if self.classes is not None:
+            raise ModelError(f"the imported {self.params['estimator']} decides among {len(self.classes)} classes and "
+                             "has no single score")
         return self._call("predict_proba", frame)[:, self.favourable].astype(np.float64)
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        if self.classes is not None:
+            return self._call("predict", frame)
         return (self._call("predict", frame) == 1).astype(np.int8)
 
     @property
@@ -59,7 +66,12 @@ class ImportedSklearnModel(Model):
         return sha256(self._data)
 
     def describe(self) -> str:
-        return super().describe().replace("imported model", f"imported {self.params['estimator']}", 1)
+        text = super().describe().replace("imported model", f"imported {self.params['estimator']}", 1)
+        if self.classes is not None:
+            from fairaudit.models.expression import class_listing
+
+            text = text.replace(" features", f" features, {class_listing(self.classes)}", 1)
+        return text
 
     def save(self, path) -> None:
         """Write the original skops file back (so the content hash stays the same)."""

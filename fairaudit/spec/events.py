@@ -20,7 +20,9 @@ Missing values: three-valued (Kleene) logic
     that leaf (``fairaudit.core.observations.observe``), a row filter that is unknown on a row leaves the row
     out, and a decision expression that is unknown on some row is an error (``evaluate_decision``).
 
-``pred`` and ``label`` are 0/1 arrays (1 = favourable) and ``score`` a float array, one entry per row.
+``pred`` and ``label`` are 0/1 arrays (1 = favourable) and ``score`` a float array, one entry per row; a decision
+among several classes (``fairaudit.models.base.Model.decide``) makes ``pred`` an object array of its classes,
+compared like a text column (``pred == "approve"``, ``pred in {"approve", "refer"}``) and refused bare.
 A bare name as an event means "is 1 / true": allowed for ``pred``, ``label``, boolean columns and numeric
 columns that hold only 0 and 1; ``score``, any other numeric column and a categorical column need a
 comparison (``score > 0.5``, ``age >= 40``, ``sex == "Female"``): reading them as "!= 0" would be a
@@ -397,12 +399,25 @@ def non_binary_message(name: str, values, averaged: str | None = None) -> str | 
             f"write a condition such as {name} >= {example} (an event is a condition or a 0/1 column)")
 
 
+def bare_classes_message(classes) -> str:
+    """Why a bare ``pred`` is refused when the decision has several classes (``classes``: they, or the decisions),
+    with the condition to write instead: one class favourable, or several."""
+    from fairaudit.spec.printer import quote_string
+
+    found = list(dict.fromkeys(c for c in classes if c is not None))[:2]
+    shown = [quote_string(c) if isinstance(c, str) else format_number(c) for c in found] or ['"..."']
+    example = f"pred == {shown[0]}" + (f" or pred in {{{', '.join(shown)}}}" if len(shown) > 1 else "")
+    return f"'pred' is one of several classes, not yes/no: name the favourable class(es), e.g. {example}"
+
+
 def _evaluate(row: _Row, event: ast.Event) -> tuple[np.ndarray, np.ndarray | None]:
     """``(true, known)``: where the event holds, and where it is known (None: everywhere); ``true`` may be set
     where ``known`` is not — ``_evaluate3`` clears it."""
     if isinstance(event, ast.COMPOUND_QUANTITIES):
         raise _error(event, f"'{event_text(event)}' is an amount, not a condition (true or false)")
     if isinstance(event, ast.Name):
+        if event.reserved and event.name == "pred" and row.values(event).dtype == object:
+            raise _error(event, bare_classes_message(row.values(event)))
         if row.is_categorical(event):
             raise _error(event, f"'{event.name}' is categorical: write a condition such as {event.name} == \"...\"")
         if event.reserved and event.name == "score":

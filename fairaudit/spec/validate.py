@@ -92,9 +92,21 @@ def _same_value(a: Any, b: Any) -> bool:
     return a == b
 
 
+class _Later:
+    """``classes=LATER``: a model makes the decisions and is not loaded yet, so what ``pred`` is compared with is
+    checked once it is (``decision_problems``)."""
+
+    def __repr__(self) -> str:
+        return "LATER"
+
+
+LATER = _Later()
+
+
 class _Checker:
-    def __init__(self, schema, frame, label, pred, score, count_rows: bool = True, ranges=None):
+    def __init__(self, schema, frame, label, pred, score, count_rows: bool = True, ranges=None, classes=None):
         self.schema = schema
+        self.classes = classes  # the decision's classes (a tuple), None (yes/no) or LATER
         self.ranges = dict(ranges or {})
         self._averaged: set[str] = set()  # the averaged columns checked so far
         self.frame = frame
@@ -146,11 +158,14 @@ class _Checker:
 
     def value(self, name: ast.Name, col, value: ast.Value, op: str) -> None:
         """Check ``name op value`` (the value may be on either side)."""
+        if name.reserved and name.name == "pred" and self.classes is not None:
+            self.pred_class(value, op)
+            return
         if name.reserved:
             if isinstance(value.value, str):
                 what = "a probability" if name.name == "score" else "0 or 1 (1 = favourable)"
-                hint = ("; for a logged decision with several classes, compare its column instead, e.g. "
-                        f"E[decision == {_show(value.value)} | …]" if name.name == "pred" else "")
+                hint = ("; for a decision with several classes, name their column as the decision (--pred COLUMN), "
+                        "or audit a model that predicts them" if name.name == "pred" else "")
                 self.error(value, f"'{name.name}' is {what}; compare it with a number, not {_show(value.value)}{hint}")
             elif name.name != "score" and op in ("==", "!=") and value.value not in (0, 1):
                 self.warning(value, f"'{name.name}' is 0 or 1, so '{name.name} {op} {_show(value.value)}' is "
@@ -171,6 +186,20 @@ class _Checker:
         if any(_same_value(value.value, v) for v in col.values):
             return
         self.error(value, self.unknown_value(col, value.value))
+
+    def pred_class(self, value: ast.Value, op: str) -> None:
+        """``pred op value`` for a decision among classes: the value must be one of them (a typo would match no
+        row); order has no meaning between text classes. Nothing yet while the model is not loaded (``LATER``)."""
+        if self.classes is LATER:
+            return
+        classes = list(self.classes)
+        if op in _ORDER_OPS:
+            if any(isinstance(c, str) for c in classes) or isinstance(value.value, str):
+                self.error(value, f"'pred' is a class ({_listing(classes[:_MAX_LISTED])}), so '{op}' has no "
+                                  "meaning; use ==, != or in {...}")
+            return
+        if not any(_same_value(value.value, c) for c in classes):
+            self.error(value, self.unknown_value(_Classes(classes), value.value))
 
     def unknown_value(self, col, value: Any) -> str:
         values = list(col.values)
@@ -268,6 +297,11 @@ class _Checker:
                               "part of E[...] before '|' is averaged")
             return
         if isinstance(event, ast.Name):
+            if event.reserved and event.name == "pred" and isinstance(self.classes, tuple):
+                from fairaudit.spec.events import bare_classes_message
+
+                self.error(event, bare_classes_message(self.classes))
+                return
             if event.reserved and event.name == "score":
                 self.error(event, "'score' is a probability, not a condition: write one such as score > 0.5")
                 return
@@ -305,7 +339,7 @@ class _Checker:
             return
         if isinstance(left, ast.Name) and isinstance(right, ast.Name):
             cols = [self.column(left), self.column(right)]
-            kinds = [("numeric" if n.reserved else c.kind) if (c is not None or n.reserved) else None
+            kinds = [(self.reserved_kind(n) if n.reserved else c.kind) if (c is not None or n.reserved) else None
                      for n, c in zip((left, right), cols)]
             if None not in kinds and kinds[0] != kinds[1]:
                 self.error(event, f"cannot compare {kinds[0]} '{left.name}' with {kinds[1]} '{right.name}'")
@@ -315,6 +349,13 @@ class _Checker:
             return
         name, value = (left, right) if isinstance(left, ast.Name) else (right, left)
         self.value(name, self.column(name), value, event.op)
+
+    def reserved_kind(self, name: ast.Name) -> str | None:
+        """What ``pred``/``label``/``score`` hold: numbers, but ``pred`` holds classes (categorical) for a decision
+        among several, and is not known before the model is loaded (None: not checked)."""
+        if name.name != "pred" or self.classes is None:
+            return "numeric"
+        return None if self.classes is LATER else "categorical"
 
     # ---- rows
     def rows(self, expect: ast.Expect) -> None:
@@ -369,12 +410,72 @@ class _Checker:
                                          f"{_interval_text(lo, hi)}); its bounds may be unbounded")
 
 
+class _Classes:
+    """A decision's classes in the shape of a schema column (``unknown_value``'s words for ``pred``)."""
+
+    name = "pred"
+
+    def __init__(self, values):
+        self.values = tuple(values)
+
+
+def decision_problems(spec, classes) -> list[Diagnostic]:
+    """What ``spec`` compares ``pred`` with, checked against the decisions of a loaded model (``classes``: its classes,
+    or None for yes/no): a class it never predicts (a typo would match no row), a bare ``pred`` for several classes, a
+    text for a yes/no decision. ``validate`` defers these (``classes=LATER``) while the model is not loaded."""
+    checker = _Checker(None, None, None, None, None, classes=classes)
+    root = spec.root if isinstance(spec, ast.Spec) else spec
+
+    def visit(event) -> None:
+        if isinstance(event, ast.Name) and event.reserved and event.name == "pred":
+            if isinstance(classes, tuple):
+                from fairaudit.spec.events import bare_classes_message
+
+                checker.error(event, bare_classes_message(classes))
+        elif isinstance(event, ast.Compare):
+            sides = (event.left, event.right)
+            names = [x for x in sides if isinstance(x, ast.Name) and x.reserved and x.name == "pred"]
+            values = [x for x in sides if isinstance(x, ast.Value)]
+            if names and values:
+                checker.value(names[0], None, values[0], event.op)
+        elif isinstance(event, ast.In) and isinstance(event.operand, ast.Name) and event.operand.reserved \
+                and event.operand.name == "pred":
+            for value in event.values:
+                checker.value(event.operand, None, value, "==")
+        elif isinstance(event, (ast.EvAnd, ast.EvOr)):
+            visit(event.left)
+            visit(event.right)
+        elif isinstance(event, ast.EvNot):
+            visit(event.operand)
+
+    for node in ast.walk(root):
+        if isinstance(node, ast.Expect):
+            for event in (node.event, node.given):
+                if event is not None and not isinstance(event, ast.COMPOUND_QUANTITIES):
+                    visit(event)
+        elif isinstance(node, ast.Fair) and isinstance(classes, tuple):
+            checker.error(node, f"Fair[{node.column}] compares yes/no decisions before and after the flip; this "
+                                "model decides among several classes, which Fair[...] does not audit yet")
+    return sorted(checker.found, key=lambda d: (d.line or 0, d.column or 0))
+
+
 def range_hint(name: str) -> str:
     """How to declare the range of ``name`` (the one hint, on every route)."""
     from fairaudit.spec.printer import quote_name
 
     return (f"--range {quote_name(name)}=LOW:HIGH on the command line, ranges={{{name!r}: (LOW, HIGH)}} in Python, "
             "a '# range:' line in the spec file, or the dashboard's Data page")
+
+
+def class_column(event: ast.Event, schema) -> str | None:
+    """The column a decision ``--pred COLUMN`` reads as classes, or None: a bare name of a categorical column that is
+    not yes/no (0/1, True/False) — ``--pred decision`` where ``decision`` holds approve / refer / decline. ``pred``
+    is then each row's class (``pred == "approve"``); any other decision expression is a yes/no decision."""
+    if schema is None or not isinstance(event, ast.Name) or event.reserved or event.name not in schema:
+        return None
+    col = schema.column(event.name)
+    binary = bool(col.values) and all(_same_value(v, 0) or _same_value(v, 1) for v in col.values)
+    return event.name if col.kind == "categorical" and not binary and event.name != schema.label else None
 
 
 def reserved_in_decision(event: ast.Event, schema) -> list[Diagnostic]:
@@ -460,12 +561,14 @@ def structure(spec: ast.Spec | ast.Node) -> list[Diagnostic]:
 
 
 def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None, pred=None,
-             score=None, count_rows: bool = True) -> list[Diagnostic]:
+             score=None, count_rows: bool = True, classes=None) -> list[Diagnostic]:
     """Every problem of ``spec`` with respect to ``schema`` (errors and warnings, in source order).
 
     ``frame`` (the rows) enables the row-count warnings (``count_rows=False``: not, when ``frame`` holds only the
     first rows of a log); ``label``/``pred``/``score`` arrays let conditions that use them be counted too
-    (``label`` defaults to the schema's label column compared with its favourable value).
+    (``label`` defaults to the schema's label column compared with its favourable value). ``classes``: the
+    decision's classes when it has several (``pred == "approve"`` is checked against them), None for a yes/no
+    decision, ``LATER`` while the model that makes them is not loaded (``decision_problems`` then).
     """
     if isinstance(spec, str):
         spec = parse(spec)
@@ -473,7 +576,7 @@ def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None,
     if label is None and frame is not None and schema.label is not None and schema.label in frame.columns:
         label = (frame[schema.label] == schema.favourable).to_numpy(dtype=np.int8)
     ranges = ranges_of(spec) if isinstance(spec, ast.Spec) else {}
-    checker = _Checker(schema, frame, label, pred, score, count_rows, ranges)
+    checker = _Checker(schema, frame, label, pred, score, count_rows, ranges, classes)
     checker.declared_ranges()
     for node in ast.walk(root):
         checker.node(node)
@@ -496,6 +599,8 @@ def validate_event(event: ast.Event | str, schema, frame=None, *, decision: bool
     reserved = reserved_in_decision(event, schema) if decision else []
     if reserved:
         return reserved
+    if decision and class_column(event, schema) is not None:
+        return []  # a column of logged classes: ``pred`` is each row's class
     checker = _Checker(schema, frame, None, None, None)
     checker.event(event)
     if decision and rows and frame is not None and not any(d.severity == "error" for d in checker.found):

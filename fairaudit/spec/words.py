@@ -53,7 +53,10 @@ def _misread(text: str) -> bool:
 
 
 def _name(name: ast.Name) -> str:
-    """A column as it is, or back-quoted (as the specification writes it) when it could be misread."""
+    """A column as it is, or back-quoted (as the specification writes it) when it could be misread; ``pred``
+    compared with a class reads "decision" (``pred == "approve"`` is "decision = approve")."""
+    if name.reserved and name.name == "pred":
+        return "decision"
     text = name.name
     return quote_name(text, column=True) if _misread(text) else text
 
@@ -83,7 +86,7 @@ def _words(event: ast.Event, within: type | None = None, negated: bool = False) 
     if isinstance(event, ast.EvNot):
         return _words(event.operand, within, not negated)
     if isinstance(event, ast.Name):
-        return f"{_name(event)} = {'false' if negated else 'true'}"
+        return f"{event.name if event.reserved else _name(event)} = {'false' if negated else 'true'}"
     if isinstance(event, ast.Compare):
         return _compare(NEGATED[event.op] if negated else event.op, event.left, event.right)
     if isinstance(event, ast.In):

@@ -298,6 +298,9 @@ def _checked(log, names, pred, where, label, favourable, model):
             at = f"{errors[0].line}:{errors[0].column}: " if errors[0].line is not None else ""
             raise FairauditError(f"decision expression: {at}{errors[0].message}")
         warnings += [d.message for d in found if d.severity == "warning" and d.message not in warnings]
+    from fairaudit.models.expression import decider, require_yes_no
+
+    require_yes_no(decider(pred, dataset.schema) if pred is not None else model, "the scan")
     if model is not None:
         missing = [c for c in getattr(model, "feature_names", None) or () if c not in log.schema.names]
         if missing:

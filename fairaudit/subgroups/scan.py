@@ -332,6 +332,9 @@ def scan(data, protected=None, *, depth: int = 2, bins: dict | None = None, pred
     inputs = Inputs.build(dataset, model=model, pred=pred, where=where, rows=rows, seed=seed,
                           trust_pickle=trust_pickle, trusted_types=trusted_types,
                           include_protected=include_protected)
+    from fairaudit.models.expression import require_yes_no
+
+    require_yes_no(inputs.model, "the scan")
     audited = None if inputs.positions is None else np.asarray(inputs.positions, dtype=np.int64)  # file order
     n = len(dataset) if audited is None else len(audited)
     pick = (lambda a: np.asarray(a)) if audited is None else (lambda a: np.asarray(a)[audited])  # noqa: E731

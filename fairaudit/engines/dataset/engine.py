@@ -106,6 +106,7 @@ class DatasetEngine(Engine):
     unit = "rows"
     leaf_kinds = frozenset({"expect", "fair"})
     averages_quantities = True
+    decides_classes = True
     requires = ("dataset",)
     options = OPTIONS
     evidence_hint = "one step cannot contradict itself: this is a bug in fairaudit, please report it"

@@ -196,6 +196,7 @@ class Task:
     uses_score: bool = False
     domains: tuple = ()  # ((column, (value, ...)), ...): the values a Fair[column] flips to, those of the whole log
     ranges: tuple = ()  # the declared ranges of the columns the spec averages (``Spec.ranges``)
+    classes: tuple | None = None  # ``pred`` names a column of logged classes: its values (those of the whole log)
 
 
 @dataclass
@@ -235,9 +236,11 @@ def _decider(task: Task, model):
     """What makes a partition's decisions: the model the client shipped, or the decision expression."""
     if task.pred is None:
         return model
-    from fairaudit.models.expression import ExpressionModel
+    from fairaudit.models.expression import ClassColumnModel, ExpressionModel
     from fairaudit.spec import event_columns
 
+    if task.classes is not None:
+        return ClassColumnModel(task.pred, task.classes)
     decision = _event(task.pred)
     return ExpressionModel(task.pred, decision, event_columns(decision))
 
@@ -631,6 +634,9 @@ def audit_parquet(source, spec, *, pred: str | None = None, model=None, where: s
 
     engine, resolved = check_options(ENGINE, **options)
     spec = parsed_with_ranges(spec, ranges)  # ``ranges``: of the columns the spec averages (``fairaudit.audit``'s)
+    from fairaudit.core.preflight import check_decisions
+
+    check_decisions(spec, model)  # what ``pred`` is compared with, against a loaded model's decisions
     log = dask_log(source, column_types, na_values)  # the schema, fixed once, here
     uses_score = _check_spec(spec, list(log.schema.names), pred, where, model, label)
     task = Task(spec.text, pred, where, label, favourable, uses_score, ranges=tuple(spec.ranges))
@@ -712,6 +718,10 @@ def _on_cluster(engine, spec, log, task, model, options, client, on_progress, tr
     parts = log_partitions(log, _needed_columns(list(log.schema.names), task, model), task.label)
     dataset = _check_values(client, log, parts, spec, task, model, sources)
     task = replace(task, favourable=dataset.schema.favourable)  # in the label's type, as out of core
+    if task.pred is not None:  # a column of logged classes: its values, read on the client (one ``decider`` rule)
+        from fairaudit.models.expression import decider
+
+        task = replace(task, classes=decider(task.pred, dataset.schema).classes)
     total = len(parts)
     fair_keys = [k for k in keys if compile_spec(spec).leaf_node[k].kind == "fair"]
     if fair_keys:  # the values each Fair[...] column is flipped to: those of the whole log, sorted (as in process)

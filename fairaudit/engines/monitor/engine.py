@@ -526,6 +526,7 @@ class Monitor(Engine):
     unit = "observations"
     leaf_kinds = frozenset({"expect", "fair"})
     averages_quantities = True
+    decides_classes = True
     requires = ("dataset",)
     accepts = ("population",)  # or individuals sampled from a population program (``--population FILE.fr``)
     evidence_hint = ORDER_HINT

@@ -161,7 +161,7 @@ class Tally:
 
 def observations(spec, frames, *, decide, where=None, score=None, model=None, domains=None,
                  tally: Tally | None = None) -> Iterator:
-    """Each frame's ``Observations`` (``decide(frame)``: the 0/1 decisions; ``score(frame)``: a model's
+    """Each frame's ``Observations`` (``decide(frame)``: the decisions, ``Model.decide``; ``score(frame)``: a model's
     probabilities, for a spec that reads ``score``; ``where``: a parsed row filter). ``Fair[...]`` leaves re-predict
     with ``model``, flipping each column over ``domains[column]`` (fixed when the watch starts: ``prepare``); their
     counterexamples name rows by their position in the log (0-based, in arrival order, before ``where``), and each
@@ -183,7 +183,9 @@ def observations(spec, frames, *, decide, where=None, score=None, model=None, do
                 tally.unknown += int((~known).sum())
                 tally.columns.update(dict.fromkeys(missing_names((where,), frame, ~known)))
             frame, rows = frame[keep].reset_index(drop=True), rows[keep]
-        decided = None if decide is None else np.asarray(decide(frame)).astype(np.int8)  # (a spec without pred)
+        decided = None if decide is None else np.asarray(decide(frame))  # (None: a spec without pred)
+        if decided is not None and decided.dtype != object:  # 0/1; a decision among classes keeps them (``Model.decide``)
+            decided = decided.astype(np.int8)
         scores = None if score is None else np.asarray(score(frame), dtype=float)
         obs = observe(spec, frame, pred=decided, score=scores, model=model, column_values=domains, rows=rows)
         if tally is not None:
@@ -291,6 +293,10 @@ def prepare(spec, source, *, pred: str | None = None, model=None, where: str | N
         decision = decision or option_source(pred, "the decision")
     where_source = where_source or (option_source(where, "the row filter") if where else None)
     preflight(None, spec, spec_source=spec_source, decision=decision, where=where_source, uses_model=model is not None)
+    if model is not None:
+        from fairaudit.core.preflight import check_decisions
+
+        check_decisions(spec, model)  # what ``pred`` is compared with, against the model's decisions
     events = ([parse_event(pred)] if pred is not None else []) + ([parse_event(where)] if where else [])
     needs = list(getattr(model, "feature_names", ()) or ())
 
@@ -372,7 +378,7 @@ class LiveRun:
             frames = follow(source, stop=self.stopping, poll=self.poll, idle_timeout=self.idle_timeout, first=first,
                             why=self.why)
             model = None if self.model is None else self.model.describe()
-            for result in live_audit(self.spec, frames, decide=None if decider is None else decider.predict, where=where,
+            for result in live_audit(self.spec, frames, decide=None if decider is None else decider.decide, where=where,
                                      options=self.options,
                                      describe={"dataset": self.name, "follow": self.name, "pred": self.pred,
                                                "model": model, "where": self.where}, warnings=warnings,

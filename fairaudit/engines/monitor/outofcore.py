@@ -245,7 +245,7 @@ def file_fair_domains(path, spec, dataset: FileDataset) -> dict:
 
 def encode_file(spec, path, pred: str | None, *, where: str | None = None, label: str | None = None, favourable=None,
                 rows: int = READ_ROWS, memory_bytes: int = MEMORY_CODES, folder=None, on_rows=None, model=None,
-                domains: dict | None = None, first_flips=None):
+                domains: dict | None = None, first_flips=None, schema=None):
     """``(CodeStore, total rows read, agreement)``: every audited row of the file (those matching ``where``) as its
     code, in file order; ``agreement`` the share of all rows whose decision equals the label (None without a label
     or a decision), as ``fairaudit.models.expression`` measures it. ``on_rows(done)`` is told after each chunk.
@@ -253,11 +253,13 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     ``Fair[...]`` leaves (with a ``model``; ``domains``: the values each column flips between, ``file_fair_domains``)
     are observed on the audited rows of each chunk as in memory (``observe``); ``first_flips`` (a
     ``fairaudit.core.observations.FirstFlips``) takes in each chunk's flipped rows, numbered among the audited
-    rows (their ``row`` the file's row number) — the counterexamples of a run in file order."""
+    rows (their ``row`` the file's row number) — the counterexamples of a run in file order. ``schema``: the log's
+    dataset schema, whose categorical values tell a column of logged classes (``--pred decision``) from a yes/no
+    decision (``fairaudit.models.expression.decider``)."""
     from fairaudit.engines.monitor.stream import CodeStore
     from fairaudit.core.evaluate import compile_spec
-    from fairaudit.models.expression import ExpressionModel
-    from fairaudit.spec import event_columns, parse_event
+    from fairaudit.models.expression import decider as make_decider
+    from fairaudit.spec import parse_event
 
     keys = compile_spec(spec).leaf_keys
     dtype = spec_code_dtype(spec)
@@ -265,8 +267,7 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     if pred is not None:
         if model is not None:
             raise FairauditError("give either a model or a decision expression (pred), not both")
-        decision = parse_event(pred)
-        decider = ExpressionModel(pred, decision, event_columns(decision))
+        decider = make_decider(pred, schema)
     where_event = parse_event(where) if where else None
     log = log_of(path)
     present = list(log.schema.names)
@@ -300,7 +301,8 @@ def encode_file(spec, path, pred: str | None, *, where: str | None = None, label
     store.missing = encoder.missing  # (read by audit_file: the warnings)
     store.where_unknown = (encoder.unknown, tuple(encoder.unknown_columns))
     total, agree = encoder.total, encoder.agree
-    return store, total, (agree / total if total and label is not None and pred is not None else None)
+    yes_no = pred is not None and decider.classes is None  # (a decision among classes does not agree with a label)
+    return store, total, (agree / total if total and label is not None and yes_no else None)
 
 
 def whole_chunks(batches, rows: int):
@@ -355,7 +357,7 @@ def counterexamples_at(path, spec, model, domains: dict, wanted: dict, *, where:
         if not len(local):
             continue
         part = frame.iloc[local].reset_index(drop=True)
-        pred = np.asarray(model.predict(part)).astype(np.int8)
+        pred = model.decide(part)
         for key, column in fair.items():
             if key not in wanted:
                 continue
@@ -400,6 +402,9 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
 
     engine, opts = check_options("monitor", **options)
     spec = parsed_with_ranges(spec, ranges)  # ``ranges``: of the columns the spec averages (``fairaudit.audit``'s)
+    from fairaudit.core.preflight import check_decisions
+
+    check_decisions(spec, model)  # what ``pred`` is compared with, against a loaded model's decisions
     fair = fair_keys(spec)
     if fair and model is None:
         raise FairauditError(f"{next(iter(fair))} re-predicts every row with the attribute flipped: it needs a model "
@@ -419,7 +424,7 @@ def audit_file(path, spec, *, pred: str | None = None, model=None, where: str | 
     firsts = FirstFlips() if fair else None
     store, total, agreement = encode_file(spec, path, pred, where=where, label=label, favourable=favourable,
                                           rows=read_rows, memory_bytes=memory_bytes, folder=folder.name, model=model,
-                                          domains=domains, first_flips=firsts)
+                                          domains=domains, first_flips=firsts, schema=dataset.schema)
     missing, (unknown, unknown_columns) = store.missing, store.where_unknown
     if store.rows == 0:
         folder.cleanup()
