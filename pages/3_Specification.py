@@ -68,6 +68,16 @@ with side_col:
                                               key=wkey, help=p.description) if numeric else None
                 if params[p.name] is not None and params[p.name] not in declared:
                     st.caption(f"Declare the range of `{params[p.name]}` on the Data page before the audit.")
+            elif p.name == "classes":
+                classes = list(getattr(state.get(state.MODEL), "classes", None) or ())
+                if classes:
+                    picked = st.multiselect("Classes (their rate is compared)", classes, default=classes[:1],
+                                            key=wkey, help=p.description)
+                    params["classes"] = tuple(picked) if picked else None
+                else:
+                    st.caption("The decisions have no classes yet: on the Model page, name a column of logged "
+                               "classes as the decision, or load a classifier fitted on several classes.")
+                    params["classes"] = st.text_input("Class", key=wkey, help=p.description) or None
             elif p.choices:
                 params[p.name] = st.selectbox(p.name.capitalize(), list(p.choices), key=wkey, help=p.description,
                                               index=list(p.choices).index(p.default) if p.default in p.choices else 0)

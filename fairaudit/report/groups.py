@@ -20,7 +20,7 @@ def group_table(dataset, model=None, level: float = 0.95) -> pd.DataFrame | None
     label = dataset.schema.label
     stats = group_base_rates(dataset.frame, protected, label=label, favourable=dataset.schema.favourable,
                              level=level)
-    if model is not None:
+    if model is not None and getattr(model, "classes", None) is None:  # (classes: no one favourable share to show)
         from fairaudit.core.group_metrics import _groups
 
         decisions = np.asarray(model.predict(dataset.frame)).astype(int).ravel()

@@ -13,7 +13,8 @@ parses. Parameters shared by most templates:
   default 0.1) or the smallest acceptable ratio (``form="ratio"``: both rate(g)/rate(ref) and
   rate(ref)/rate(g) ≥ threshold, default 0.8).
 
-``pred`` is the decision (1 = favourable), ``label`` the true outcome (1 = favourable).
+``pred`` is the decision (1 = favourable; for a decision among several classes, the class: ``class_rate_gap``),
+``label`` the true outcome (1 = favourable).
 """
 from __future__ import annotations
 
@@ -246,6 +247,17 @@ def most_selected(groups, attribute, frame, decisions):
     return best
 
 
+def _class_rate(classes, **_):
+    """The rate of a decision among several classes being one of ``classes`` (one class, or several counted as
+    one outcome): ``E[pred == "approve" | g]``, ``E[pred in {"approve", "refer"} | g]``."""
+    chosen = [classes] if isinstance(classes, (str, numbers.Number)) else list(classes)
+    if not chosen:
+        raise ValueError("name the class(es) whose rate is compared")
+    event = ast.Compare("==", PRED, _value(chosen[0])) if len(chosen) == 1 else \
+        ast.In(PRED, tuple(_value(c) for c in chosen))
+    return lambda g: ast.Expect(event, g)
+
+
 def _mean_of(amount, **_):
     quantity = ast.Name(str(amount))
     return lambda g: ast.Expect(quantity, g)
@@ -324,6 +336,14 @@ TEMPLATES: dict[str, Template] = {t.key: t for t in [
              note="FN/FP is a ratio of counts, not a probability: it is written "
                   "E[pred == 0 and label == 1 | g] / E[pred == 1 and label == 0 | g], whose shared "
                   "denominator P(g) cancels."),
+    Template("class_rate_gap", "Class rate gap (several classes: approve / refer / decline)",
+             "Every group receives a given class of a decision with several classes (or one of several classes) at "
+             "about the same rate.",
+             _params(Parameter("classes", "the class, or the classes counted together (e.g. approve and refer), "
+                                          "whose rate is compared")),
+             _rate_template(_class_rate),
+             note="For decisions with several classes: a logged column of them named as the decision (--pred "
+                  "COLUMN) or a classifier fitted on several classes; pred is then each row's class."),
     Template("mean_outcome_gap", "Mean outcome gap (amounts: a credit limit, an offer)",
              "The average amount (a numeric decision or outcome) is about the same in every group.",
              _params(Parameter("amount", "the numeric column averaged (its range declared)"),

@@ -17,6 +17,8 @@ def _params(key):
     params = dict(attribute="sex", groups=["Male", "Female"])
     if key == "conditional_statistical_parity":
         params["condition"] = 'education == "Bachelors"'
+    if key == "class_rate_gap":  # (0/1 decisions here: the class 1; classes of text: test_class_rate_gap_*)
+        params["classes"] = 1
     if key in AMOUNTS:
         params.update(amount="hours_per_week", threshold=5.0)
         if key == "error_gap":
@@ -167,6 +169,8 @@ def test_three_groups_in_any_order_give_one_verdict(key, adult):
     params = {"attribute": "race"}
     if key == "conditional_statistical_parity":
         params["condition"] = 'education == "Bachelors"'
+    if key == "class_rate_gap":
+        params["classes"] = 1
     kinds = {p.name for p in TEMPLATES[key].parameters}
     for form, threshold in (("difference", 0.137), ("ratio", 0.475)):
         if "form" in kinds:
@@ -185,3 +189,29 @@ def test_eighty_percent_rule_is_violated_on_adult_either_way(adult):
     for groups in (["Female", "Male"], ["Male", "Female"]):
         text = templates.render("disparate_impact", attribute="sex", groups=groups)
         assert _exact_verdict(text, adult.frame, adult.labels, adult.labels) == 0
+
+
+def test_class_rate_gap_compares_one_class_or_several_of_a_decision_with_classes():
+    """The multiclass template on COMPAS's three-class score_text as the decision: one class, or two counted as one,
+    validated against the decision's classes, and the same rates as pandas."""
+    import fairaudit
+
+    compas = data.load("compas")
+    one = templates.render("class_rate_gap", attribute="race", groups=["Caucasian", "African-American"],
+                           classes="High", threshold=0.1)
+    assert one.startswith('E[pred == "High" | race == "African-American"] - E[pred == "High" | race == "Caucasian"]')
+    two = templates.render("class_rate_gap", attribute="race", groups=["Caucasian", "African-American"],
+                           classes=("High", "Medium"), form="ratio")
+    assert 'E[pred in {"High", "Medium"} | race == "African-American"]' in two
+    classes = ("High", "Low", "Medium")
+    for text in (one, two):
+        assert [d for d in validate(parse(text), compas.schema, compas.frame, classes=classes)
+                if d.severity == "error"] == []
+    out = fairaudit.audit(compas, one, pred="score_text", engine="dataset")
+    frame = compas.frame
+    black = (frame.score_text[frame.race == "African-American"] == "High").mean()
+    white = (frame.score_text[frame.race == "Caucasian"] == "High").mean()
+    gap = next(tn for tn in out.tree.nodes if tn.kind == "sub")  # the first: African-American − Caucasian
+    assert out.final_values(gap.id)["estimate"] == pytest.approx(black - white, abs=1e-15)
+    with pytest.raises(ValueError, match="name the class"):
+        templates.render("class_rate_gap", attribute="race", groups=["Caucasian", "African-American"], classes=())
