@@ -118,6 +118,10 @@ class ChunkEncoder:
         from fairaudit.spec.events import missing_names
 
         n = table.num_rows
+        if getattr(self.decider, "check_missing", None) is not None:  # a column of classes: every row has one
+            column = self.decider.column
+            self.decider.check_missing(to_frame(decoded(table.select([column])), self.schema, None)[column],
+                                       self.total, self.origin)
         found = None if self.fair else distinct_rows(table, self.columns, limit=max(1, n // 4))
         if found is not None:  # evaluate on the distinct combinations, spread to the rows (exact)
             first, inverse = found

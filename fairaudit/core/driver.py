@@ -210,7 +210,7 @@ def start(engine: Engine, spec, inputs: Inputs, options: dict, *, on_progress=No
     every check to (Parquet, ``fairaudit.core.fulltrace``)."""
     from fairaudit.core.preflight import check_decisions
 
-    check_decisions(spec, inputs.model)  # what ``pred`` is compared with, against the loaded model's decisions
+    check_decisions(spec, inputs.model, where=inputs.where)  # what ``pred`` is compared with, against the decisions
     reasons = engine.check(spec, inputs)
     if reasons:
         from fairaudit.base.errors import FairauditError

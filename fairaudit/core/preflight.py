@@ -174,19 +174,27 @@ def _classes(schema, decision: Source | None, uses_model: bool):
     return LATER if uses_model else None
 
 
-def check_decisions(spec, model, source: Source | None = None) -> None:
-    """Once a model is loaded: what the spec compares ``pred`` with, against the model's classes (or its yes/no
-    decisions): ``SpecError`` at the first problem (``fairaudit.spec.validate.decision_problems``), before any work;
-    positioned in ``source`` (the spec file) when given."""
+def check_decisions(spec, model, source: Source | None = None, where: str | None = None) -> None:
+    """Once a model is loaded: what the spec (and the row filter ``where``) compares ``pred`` with, against the
+    model's classes (or its yes/no decisions): ``SpecError`` at the first problem
+    (``fairaudit.spec.validate.decision_problems``), before any work; positioned in ``source`` (the spec file) when
+    given."""
     from fairaudit.spec.validate import decision_problems
 
     if model is None or isinstance(model, str):  # (a training kind: a yes/no model, checked once trained)
         return
-    found = decision_problems(spec, getattr(model, "classes", None))
+    classes = getattr(model, "classes", None)
+    found = decision_problems(spec, classes)
     if found:
         if source is not None:
             raise source.error(found[0])
         raise found[0].to_error(getattr(spec, "source", "") or getattr(spec, "text", ""))
+    if where:
+        from fairaudit.spec.parser import parse_event
+
+        found = decision_problems(parse_event(where), classes)
+        if found:
+            raise Source(where, "where").error(found[0], "in the row filter: ")
 
 
 def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, decision: Source | None = None,
@@ -211,8 +219,8 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
     if dataset is None:
         add(spec_source, structure(spec))
     else:
-        add(spec_source, validate(spec, dataset.schema, dataset.frame, count_rows=count_rows,
-                                  classes=_classes(dataset.schema, decision, uses_model)))
+        classes = _classes(dataset.schema, decision, uses_model)
+        add(spec_source, validate(spec, dataset.schema, dataset.frame, count_rows=count_rows, classes=classes))
         for message in dataset.protected_warnings():
             found.append(SpecError(None, None, message))
             kinds.append("warning")
@@ -247,7 +255,7 @@ def preflight(dataset, spec: ast.Spec, *, spec_source: Source | None = None, dec
     if where is not None:
         event = _parse_event(where, "the row filter")
         if dataset is not None:
-            add(where, validate_event(event, dataset.schema, dataset.frame), "in the row filter: ")
+            add(where, validate_event(event, dataset.schema, dataset.frame, classes=classes), "in the row filter: ")
     errors = [err for err, kind in zip(found, kinds) if kind == "error"]
     if errors:
         raise ValidationError(errors)

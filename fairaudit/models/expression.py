@@ -78,9 +78,11 @@ class ClassColumnModel(Model):
     kind = "expression"  # decisions read from the rows (no model to re-predict with), as for an expression
 
     def __init__(self, column: str, classes):
+        from fairaudit.data.dataset import MISSING_CATEGORY
+
         self.column = column
         self.expression = column
-        self.classes = tuple(classes)
+        self.classes = tuple(c for c in classes if c != MISSING_CATEGORY)  # (a missing decision is no class)
         self.feature_names = [column]
         self.params = {"expression": column, "classes": [str(c) for c in self.classes]}
         self.metrics = {}
@@ -91,7 +93,23 @@ class ClassColumnModel(Model):
         from fairaudit.models.encoding import check_columns
 
         check_columns(frame, self.feature_names)
-        return frame[self.column].to_numpy()
+        values = frame[self.column]
+        self.check_missing(values)
+        return values.to_numpy()
+
+    def check_missing(self, values, start: int = 0, where: str = "") -> None:
+        """A decision must be made on every row (as for a yes/no decision expression): ``ModelError`` naming how many
+        of ``values`` (the column's, in row order; the first numbered ``start + 1``, in ``where``: " of
+        part-3.parquet") are missing, and the first."""
+        from fairaudit.data.dataset import MISSING_CATEGORY
+
+        values = pd.Series(values)
+        missing = (values.isna() | (values == MISSING_CATEGORY)).to_numpy(dtype=bool)
+        if missing.any():
+            count, first = int(missing.sum()), start + int(np.flatnonzero(missing)[0])
+            raise ModelError(f"the decision column '{self.column}' is missing on {count:,} row{'s' if count > 1 else ''} "
+                             f"(first: row {first + 1:,}{where}); a decision must have a class on every row: drop those "
+                             "rows or fill in the missing values before the audit")
 
     def score(self, frame: pd.DataFrame) -> np.ndarray:
         raise ModelError(f"the decisions in column '{self.column}' have several classes and no score")

@@ -425,6 +425,8 @@ def decision_problems(spec, classes) -> list[Diagnostic]:
     text for a yes/no decision. ``validate`` defers these (``classes=LATER``) while the model is not loaded."""
     checker = _Checker(None, None, None, None, None, classes=classes)
     root = spec.root if isinstance(spec, ast.Spec) else spec
+    if isinstance(root, (ast.Name, ast.Compare, ast.In, ast.EvAnd, ast.EvOr, ast.EvNot)):  # an event: a row filter
+        root = ast.Expect(root, None)
 
     def visit(event) -> None:
         if isinstance(event, ast.Name) and event.reserved and event.name == "pred":
@@ -585,7 +587,7 @@ def validate(spec: ast.Spec | ast.Node | str, schema, frame=None, *, label=None,
 
 
 def validate_event(event: ast.Event | str, schema, frame=None, *, decision: bool = False,
-                   rows: bool = True) -> list[Diagnostic]:
+                   rows: bool = True, classes=None) -> list[Diagnostic]:
     """The problems of a decision expression or a row filter (an event) with respect to ``schema``. With
     ``decision``, a reserved name (``pred``, ``label``, ``score``: the decision is what is being defined) is an
     error, and with ``frame`` (unless ``rows`` is False: the caller evaluates the decision on the rows itself), an
@@ -601,7 +603,7 @@ def validate_event(event: ast.Event | str, schema, frame=None, *, decision: bool
         return reserved
     if decision and class_column(event, schema) is not None:
         return []  # a column of logged classes: ``pred`` is each row's class
-    checker = _Checker(schema, frame, None, None, None)
+    checker = _Checker(schema, frame, None, None, None, classes=classes)  # (classes: what ``pred`` holds, ``validate``)
     checker.event(event)
     if decision and rows and frame is not None and not any(d.severity == "error" for d in checker.found):
         try:

@@ -207,3 +207,32 @@ def test_the_headline_names_the_rate_of_a_class():
                                           '< 0.02', pred="decision", engine="dataset")
     assert out.claim.summary.startswith("The rate of decision = approve among those with sex = F is lower than among "
                                         "those with sex = M: the gap is")
+
+
+def test_a_missing_decision_is_an_error_naming_the_row_on_every_route(tmp_path):
+    from fairaudit.base.errors import ModelError
+    from fairaudit.engines.monitor.outofcore import audit_file
+
+    frame = decisions(400)
+    frame.loc[[7, 9, 300], "decision"] = None
+    csv = tmp_path / "log.csv"
+    frame.to_csv(csv, index=False)
+    said = "the decision column 'decision' is missing on 3 rows (first: row 8"
+    with pytest.raises(ModelError, match=said.replace("(", "\\(")):
+        fairaudit.audit(dataset(frame), 'E[pred == "approve" | sex == "F"] > 0.1', pred="decision")
+    for read_rows in (1000, 3):  # (the first chunk with a missing decision: rows 7 to 9)
+        with pytest.raises(FairauditError, match="missing on .* row.* \\(first: row 8\\)"):
+            audit_file(str(csv), 'E[pred == "approve" | sex == "F"] > 0.1', pred="decision", label="repaid",
+                       read_rows=read_rows)
+
+
+def test_a_row_filter_on_the_classes_is_checked_against_them(class_model):
+    from fairaudit.models import load
+
+    frame = decisions(500)
+    spec = 'E[pred == "approve" | sex == "F"] > 0.1'
+    for decider in ({"pred": "decision"}, {"model": load(class_model[0])}):
+        with pytest.raises(SpecError, match='never takes the value "refr"; did you mean "refer"'):
+            fairaudit.audit(dataset(frame), spec, where='pred != "refr"', **decider)
+    kept = fairaudit.audit(dataset(frame), spec, where='pred != "refer"', pred="decision", engine="dataset")
+    assert kept.rows["audited"] == int((frame.decision != "refer").sum())
