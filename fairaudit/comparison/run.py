@@ -30,6 +30,7 @@ from fairaudit.bounds.paired import difference_interval, running
 from fairaudit.bounds.rules import Interval
 from fairaudit.comparison.difference import SUB, differences, slack_differences, slacks, verdicts
 from fairaudit.comparison.options import DEFAULTS, ENGINES, ORDERS, STOPS
+from fairaudit.core.counting import QUANTUM, unit_values
 from fairaudit.core.evaluate import LeafValue, compile_spec, evaluate, term_intervals
 
 FIRST_LOOKS = 64      # every row up to here is a look, then a geometric grid
@@ -89,7 +90,8 @@ def _check_reads(name: str, model, dataset) -> None:
                              "every compared model must read the same rows (give models trained on these columns)")
 
 
-def resolve_sides(engine: str, data, spec, sides, names, *, where=None, rows=None, seed=0, trust_pickle=False,
+def resolve_sides(engine: str, data, spec, sides, names, *, where=None, rows=None, seed=0, ranges=None,
+                  trust_pickle=False,
                   trusted_types=(), include_protected=False, options=None):
     """``(spec, dataset, [Side])``: each side's inputs through the audit's road (``fairaudit.resolve``), validated
     before any model is trained or scored (one ``FairauditError`` line on bad input)."""
@@ -97,12 +99,9 @@ def resolve_sides(engine: str, data, spec, sides, names, *, where=None, rows=Non
     from fairaudit.resolve import load_dataset, parse_spec, resolve
 
     dataset = load_dataset(data) if data is not None else None
-    spec = parse_spec(spec) if spec is not None else None
+    spec = parse_spec(spec, ranges) if spec is not None else None
     if spec is None:
         raise FairauditError("no specification: give spec=... (--spec)")
-    from fairaudit.spec.quantities import refuse_amounts
-
-    refuse_amounts(spec, "compare")  # paired differences are of yes/no outcomes
     plans = []
     for (kind, value), name in zip(sides, names):
         plan = resolve(engine, dataset, spec, model=value if kind == "model" else None,
@@ -178,6 +177,35 @@ def _leaf_value(s, n, delta) -> LeafValue:
     return LeafValue(estimate, lo, hi, delta, n=n)
 
 
+def _fixed_point(cs, key: str, values, mask) -> np.ndarray:
+    """A mean's values (in its units) on [0, 1] by its range, in the counting kernel's fixed point
+    (``fairaudit.core.counting.unit_values``: multiples of ``QUANTUM``, 0 off ``mask``), as int64: sums of them are
+    exact, and each is within ``QUANTUM / 2`` of its value."""
+    return unit_values(values, mask, cs.leaf_range[key]).astype(np.int64)
+
+
+def _paired_mean(cs, key: str, values_a, values_b, mask, ends, delta) -> Interval:
+    """The paired difference of a mean (``E[score | g]`` of two models on the same individuals) at each look: the
+    per-row differences ``a − b`` lie in ``[−w, w]`` (``w`` the mean's range width), so ``(a − b + w) / 2w`` lies in
+    [0, 1] and the monitor's mixture confidence sequence (sound for bounded values: ``fairaudit.core.counting``) holds
+    for its mean; each value's fixed point is within ``QUANTUM / 2`` of it, so the difference of two is within
+    ``QUANTUM`` (``QUANTUM / 2`` once halved), which widens the interval before it is mapped back, outward."""
+    low, high = cs.leaf_range[key]
+    width = high - low
+    mask = np.asarray(mask, bool)
+    doubled = _fixed_point(cs, key, values_a, mask) - _fixed_point(cs, key, values_b, mask) + round(1 / QUANTUM)
+    n = np.cumsum(mask, dtype=np.int64)[ends].astype(float)
+    s = np.cumsum(np.where(mask, doubled, 0), dtype=np.int64)[ends].astype(float) * (QUANTUM / 2)
+    lo, hi = mixture_interval(s, n, delta)
+    lo, hi = running(np.asarray(lo, float), np.asarray(hi, float))
+    lo, hi = np.maximum(lo - QUANTUM / 2, 0.0), np.minimum(hi + QUANTUM / 2, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = np.where(n > 0, (2 * s / np.where(n > 0, n, 1) - 1) * width, np.nan)
+        out_lo = np.maximum(np.nextafter((2 * lo - 1) * width, -np.inf), -width)
+        out_hi = np.minimum(np.nextafter((2 * hi - 1) * width, np.inf), width)
+    return Interval(est, out_lo, out_hi)
+
+
 def _counts(values, mask, ends):
     v = np.asarray(values).astype(bool) & np.asarray(mask).astype(bool)
     return np.cumsum(v, dtype=np.int64)[ends].astype(float)
@@ -187,7 +215,7 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
             delta: float = DEFAULTS["delta"], seed: int = DEFAULTS["seed"], stop: str = DEFAULTS["stop"],
             order: str = DEFAULTS["order"], where: str | None = None, rows: str | None = None,
             trust_pickle: bool = False, trusted_types=(), include_protected: bool = False, options=None,
-            paired: bool = True, among=None, among_text: str | None = None, said=None):
+            paired: bool = True, among=None, among_text: str | None = None, said=None, ranges=None):
     """Compare models (``models``: Models, saved-model paths or training kinds) and/or logged decisions (``preds``:
     decision expressions such as ``"dec_b == 1"``) on ``data`` against ``spec``; ``sides`` lists them in order as
     ``("model", m)`` / ``("pred", text)`` pairs instead (a mix in the order given). Returns a ``CompareResult``.
@@ -198,14 +226,16 @@ def compare(data, spec, models=None, preds=None, *, sides=None, names=None, engi
     (seeded) or ``given``. ``where``/``rows``: as in ``fairaudit.audit`` (the same for every model). ``paired=False``
     treats every leaf as unpaired (each model's own intervals, subtracted; all of Δ to them): what two separate
     monitors would conclude, for measuring what pairing gains (``bench/compare_power.py``). ``said``: how the
-    sentences name each model ("the current model (logreg)"), one phrase per model in order (default: its name)."""
+    sentences name each model ("the current model (logreg)"), one phrase per model in order (default: its name).
+    ``ranges``: the declared range of each column the spec averages, as in ``fairaudit.audit`` (a mean's paired
+    difference is bounded on the range of the differences: ``_paired_mean``)."""
     listed = _sides_list(models, preds, sides)
     names = _check_names(names, len(listed))
     phrases = _check_said(said, names)
     result = _compare(data, spec, listed, names, engine=engine, delta=delta, seed=seed, stop=stop, order=order,
                       where=where, rows=rows, trust_pickle=trust_pickle, trusted_types=trusted_types,
                       include_protected=include_protected, options=options, paired=paired, among=among,
-                      among_text=among_text)
+                      among_text=among_text, ranges=ranges)
     result.said = phrases
     return result
 
@@ -221,7 +251,7 @@ def _check_said(said, names: list[str]) -> dict[str, str]:
 
 
 def _compare(data, spec, listed, names, *, engine, delta, seed, stop, order, where, rows, trust_pickle, trusted_types,
-             include_protected, options, paired, among, among_text):
+             include_protected, options, paired, among, among_text, ranges=None):
     if not (isinstance(delta, (int, float)) and 0 < float(delta) < 1):
         raise FairauditError(f"delta must be a probability strictly between 0 and 1, not {delta!r}")
     if stop not in STOPS:
@@ -234,11 +264,11 @@ def _compare(data, spec, listed, names, *, engine, delta, seed, stop, order, whe
     if engine not in ENGINES:
         return _compare_bounds(data, spec, listed, names, engine=engine, delta=delta, seed=seed, where=where,
                                rows=rows, trust_pickle=trust_pickle, trusted_types=trusted_types,
-                               include_protected=include_protected, options=options)
+                               include_protected=include_protected, options=options, ranges=ranges)
     if data is None:
         raise FairauditError(f"the {engine} engine compares the models on rows: give the data (--data NAME|CSV)")
     spec, dataset, resolved = resolve_sides("monitor", data, spec, listed, names, where=where, rows=rows, seed=seed,
-                                            trust_pickle=trust_pickle, trusted_types=trusted_types,
+                                            ranges=ranges, trust_pickle=trust_pickle, trusted_types=trusted_types,
                                             include_protected=include_protected)
     sides_ = [side for _, side in resolved]
     positions, rows_text = common_rows(sides_, len(dataset))
@@ -290,8 +320,14 @@ def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed,
         leaves = {}
         for key in cs.leaf_keys:
             source = observations[0] if roles[key] == "same" else obs
-            leaves[key] = _leaf_value(_counts(source.values[key], source.masks[key], ends),
-                                      _counts(np.ones(source.length, bool), source.masks[key], ends), delta_model)
+            n = _counts(np.ones(source.length, bool), source.masks[key], ends)
+            if key in cs.leaf_range:  # a mean: its values in [0, 1] by the range, in fixed point (exact sums)
+                units = _fixed_point(cs, key, source.values[key], source.masks[key])
+                s = np.cumsum(units, dtype=np.int64)[ends].astype(float) * QUANTUM
+                value = _leaf_value(s, n, delta_model)
+                leaves[key] = cs.leaf_value(key, value.estimate, value.lo, value.hi, delta_model, n)
+            else:
+                leaves[key] = _leaf_value(_counts(source.values[key], source.masks[key], ends), n, delta_model)
         leaves_by_side.append(leaves)
     terms = [term_intervals(spec, leaves) for leaves in leaves_by_side]
     values = [evaluate(spec, leaves) for leaves in leaves_by_side]
@@ -306,6 +342,10 @@ def _compare_monitor(spec, dataset, sides, positions, rows_text, *, delta, seed,
                 leaf_diffs[key] = 0
             elif roles[key] == "unpaired":
                 leaf_diffs[key] = None
+            elif key in cs.leaf_range:
+                a, b = observations[i], observations[j]
+                leaf_diffs[key] = _paired_mean(cs, key, a.values[key], b.values[key], a.masks[key], ends,
+                                               delta_pair)
             else:
                 a, b = observations[i], observations[j]
                 mask = a.masks[key]
@@ -372,13 +412,13 @@ def _compare_exact(spec, dataset, resolved, positions, rows_text):
 
 
 def _compare_bounds(data, spec, listed, names, *, engine, delta, seed, where, rows, trust_pickle, trusted_types,
-                    include_protected, options):
+                    include_protected, options, ranges=None):
     """A verifier engine per model; differences by subtracting its sound bounds (no pairing)."""
     opts = dict(options or {})
     if engine == "monitor":
         opts.setdefault("delta", delta)
     spec, dataset, resolved = resolve_sides(engine, data, spec, listed, names, where=where, rows=rows, seed=seed,
-                                            trust_pickle=trust_pickle, trusted_types=trusted_types,
+                                            ranges=ranges, trust_pickle=trust_pickle, trusted_types=trusted_types,
                                             include_protected=include_protected, options=opts)
     results = []
     for plan, side in resolved:

@@ -51,43 +51,51 @@ def _rate(node) -> str | None:
     return None
 
 
-def term_words(node) -> str:
+def term_words(node, ranges=None) -> str:
     """A term of the specification (``fairaudit.spec.ast``) in words: "the favourable rate of those with sex =
-    Female divided by that of those with sex = Male"; built from the syntax tree, never from its printed text."""
+    Female divided by that of those with sex = Male", "the average score of those with sex = Female" (``ranges``:
+    the declared ones, which tell an averaged column from a 0/1 one); built from the syntax tree, never from its
+    printed text."""
     value = _constant(node)
     if value is not None:
         return format_number(value)
     kind = node.kind
     if kind == "neg":
-        return f"minus {_operand_words(node.operand)}"
+        return f"minus {_operand_words(node.operand, ranges)}"
     if kind == "expect":
         rate = _rate(node)
         if rate is not None:
             return rate
+        from fairaudit.spec.quantities import is_quantity
+
+        if is_quantity(node.event, ranges or {}):
+            from fairaudit.spec.printer import quantity_text
+
+            return f"the average {quantity_text(node.event)} of {group_words(node.given)}"
         return f"the share of {group_words(node.given)} for whom {condition_words(node.event)}"
     if kind == "fair":
         return f"the share of individuals whose decision does not change with {node.column}"
     if kind in ("sub", "div") and _rate(node.left) and _rate(node.right):
         return f"{_rate(node.left)} {BINARY_WORDS[kind]} that of {group_words(node.right.given)}"
     if kind in BINARY_WORDS:
-        return f"{_operand_words(node.left)} {BINARY_WORDS[kind]} {_operand_words(node.right)}"
+        return f"{_operand_words(node.left, ranges)} {BINARY_WORDS[kind]} {_operand_words(node.right, ranges)}"
     raise TypeError(f"not a term: {node!r}")
 
 
-def _operand_words(node) -> str:
+def _operand_words(node, ranges=None) -> str:
     """A term inside an arithmetic term: in parentheses when it is itself arithmetic (so that the reader never has
     to know which binds tighter)."""
-    text = term_words(node)
+    text = term_words(node, ranges)
     return f"({text})" if node.kind in BINARY_WORDS and not (_rate(node.left) and _rate(node.right)) else text
 
 
-def _cmp_words(node) -> str:
+def _cmp_words(node, ranges=None) -> str:
     left, right = _constant(node.left), _constant(node.right)
     if right is not None:
-        return f"{term_words(node.left)} is {_WORDS[node.op]} {format_number(right)}"
+        return f"{term_words(node.left, ranges)} is {_WORDS[node.op]} {format_number(right)}"
     if left is not None:
-        return f"{term_words(node.right)} is {_WORDS[FLIP[node.op]]} {format_number(left)}"
-    return f"{term_words(node.left)} is {_WORDS[node.op]} {term_words(node.right)}"
+        return f"{term_words(node.right, ranges)} is {_WORDS[FLIP[node.op]]} {format_number(left)}"
+    return f"{term_words(node.left, ranges)} is {_WORDS[node.op]} {term_words(node.right, ranges)}"
 
 
 def _chain(node, kind: str) -> list:
@@ -96,20 +104,20 @@ def _chain(node, kind: str) -> list:
     return _chain(node.left, kind) + _chain(node.right, kind)
 
 
-def _words(node, names: dict) -> str:
+def _words(node, names: dict, ranges=None) -> str:
     if id(node) in names:
         return names[id(node)]
     if node.kind == "cmp":
-        return _cmp_words(node)
+        return _cmp_words(node, ranges)
     if node.kind in ("and", "or"):
         parts = _chain(node, node.kind)
         if all(id(p) in names for p in parts):
             return f" {node.kind} ".join(names[id(p)] for p in parts)
         head = "all of" if node.kind == "and" else "at least one of"
-        return f"{head}: " + "; ".join(_words(p, names) for p in parts)
+        return f"{head}: " + "; ".join(_words(p, names, ranges) for p in parts)
     if node.kind == "not":
-        return f"not ({_words(node.operand, names)})"
-    return term_words(node)
+        return f"not ({_words(node.operand, names, ranges)})"
+    return term_words(node, ranges)
 
 
 def node_words(tree, node_id: str) -> str:
@@ -117,8 +125,10 @@ def node_words(tree, node_id: str) -> str:
     names it: its clause name ("ratio"), else its words from the syntax tree — a comparison "the favourable rate of
     those with sex = Female divided by that of those with sex = Male is at least 0.8", a conjunction of named clauses
     "ratio and gap". Never its node id."""
+    from fairaudit.spec.quantities import ranges_of
+
     names = {id(tn.node): tn.name for tn in tree.nodes if tn.name}
-    return _words(tree.node(node_id).node, names)
+    return _words(tree.node(node_id).node, names, ranges_of(tree))
 
 
 def spec_words(result) -> str:
