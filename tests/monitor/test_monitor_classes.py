@@ -169,7 +169,6 @@ def test_what_pred_is_compared_with_is_checked_against_the_classes(spec, said, c
 
 
 def test_yes_no_decisions_stay_yes_no_and_refuse_a_class(class_model):
-    from fairaudit.core.observations import Observations  # noqa: F401 (the kernel is untouched: 0/1 stays int8)
     from fairaudit.models import ClassColumnModel, ExpressionModel, decider
 
     frame = decisions(400).assign(approved=lambda f: (f.decision == "approve").astype(int),
