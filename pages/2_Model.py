@@ -1,6 +1,7 @@
 """Model: train one, load a model file (an upload or a file in the workspace folder, safe formats only), or take the
 decisions from an expression over the columns."""
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from fairaudit import models as fa_models
@@ -188,6 +189,14 @@ else:
         pred = np.asarray(model.predict(rows))
     except FairauditError as err:
         st.error(str(err))
+        st.stop()
+    if getattr(model, "classes", None) is not None:  # several classes: no favourable share, no TPR / FPR
+        st.caption(f"Measured on {where}. The decisions have several classes: the share of each class in each "
+                   "group. To audit a gap between groups, use the Class rate gap template on the Specification page.")
+        for attribute in dataset.schema.protected:
+            shares = pd.crosstab(rows[attribute], pred, normalize="index").round(4)
+            st.dataframe(shares.rename_axis(index=attribute, columns="decision"), width="stretch")
+        widgets.sidebar_status()
         st.stop()
     y_true = None
     if dataset.schema.label is not None:

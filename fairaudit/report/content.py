@@ -79,7 +79,8 @@ INPUT_HELP = {
     "follow": "the live decision log the rows were read from as they arrived, in arrival order",
     "population": "the population and decision program whose individuals were audited (see Population program)",
     "model": "the model whose decisions were audited (see Decisions audited)",
-    "pred": "a condition over the rows used as the decision instead of a model (true = favourable)",
+    "pred": "the decision without a model: a condition over the rows (true = favourable), or a column of several "
+            "classes (pred is each row's class)",
     "where": "only the rows matching this condition were audited",
     "rows": "which rows were audited (held-out: those the model was not trained on)",
 }

@@ -422,7 +422,8 @@ def check_spec(text: str, dataset=None) -> tuple[Any, tuple[tuple[str, str], ...
     text and dataset (the same object: a new dataset or new roles are a new one) in this session: a page checks
     the same texts on every rerun."""
     cache = st.session_state.setdefault(SPEC_CHECKS, {})
-    key = (text, id(dataset), tuple(sorted(state.declared_ranges(dataset).items())))
+    key = (text, id(dataset), tuple(sorted(state.declared_ranges(dataset).items())),
+           getattr(state.get(state.MODEL), "classes", None))  # (the decisions' classes: what pred is compared with)
     entry = cache.pop(key, None)
     if entry is None or entry[0] is not dataset:
         entry = (dataset, _check_spec(text, dataset))
@@ -446,8 +447,9 @@ def _check_spec(text: str, dataset) -> tuple[Any, tuple[tuple[str, str], ...]]:
     if dataset is None:
         return spec, tuple(out)
     try:
+        classes = getattr(state.get(state.MODEL), "classes", None)  # the session's decisions: several classes?
         problems = validate(spec or parsed_with_ranges(text, state.declared_ranges(dataset)), dataset.schema,
-                            dataset.frame) or []
+                            dataset.frame, classes=classes) or []
     except FairauditError as err:
         problems = [err]
     for problem in problems:

@@ -199,7 +199,9 @@ def decision_hint(label: str | None, favourable: Any) -> tuple[str, str]:
     return (title,
             "Write the condition that is **true where the decision is favourable** (pred = 1). Example on COMPAS, "
             "whose favourable label is `two_year_recid == 0` (no re-arrest): `decile_score <= 4` — a low risk "
-            "score is the favourable decision. A 0/1 column name also works.")
+            "score is the favourable decision. A 0/1 column name also works; a column of several classes "
+            "(`score_text`: Low / Medium / High) makes the decision each row's class, written `pred == \"High\"` "
+            "in the specification.")
 
 
 def header_decision(headers: Mapping[str, str], model_expression: str | None) -> str | None:
