@@ -605,6 +605,12 @@ def validate_event(event: ast.Event | str, schema, frame=None, *, decision: bool
         return []  # a column of logged classes: ``pred`` is each row's class
     checker = _Checker(schema, frame, None, None, None, classes=classes)  # (classes: what ``pred`` holds, ``validate``)
     checker.event(event)
+    if decision and isinstance(event, ast.Name) and event.name in schema and checker.found \
+            and schema.column(event.name).kind == "numeric":  # numbers that code classes (0 / 1 / 2)
+        d = checker.found[0]
+        checker.found[0] = Diagnostic(d.severity, d.line, d.column, d.message + "; if its numbers code classes, "
+                                      f"declare it categorical (--column-type {event.name}=categorical, "
+                                      f"column_types={{{event.name!r}: 'categorical'}} in Python)", d.length)
     if decision and rows and frame is not None and not any(d.severity == "error" for d in checker.found):
         try:
             _, known = evaluate_event3(event, frame)

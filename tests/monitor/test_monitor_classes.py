@@ -235,3 +235,16 @@ def test_a_row_filter_on_the_classes_is_checked_against_them(class_model):
             fairaudit.audit(dataset(frame), spec, where='pred != "refr"', **decider)
     kept = fairaudit.audit(dataset(frame), spec, where='pred != "refer"', pred="decision", engine="dataset")
     assert kept.rows["audited"] == int((frame.decision != "refer").sum())
+
+
+def test_numbers_that_code_classes_are_read_as_classes_once_declared_categorical():
+    frame = decisions(600).assign(code=lambda f: f.decision.map({"approve": 2, "refer": 1, "decline": 0}))
+    text = frame.to_csv(index=False).encode()
+    plain = data.from_csv(text, label="repaid", protected=["sex"])
+    with pytest.raises(FairauditError, match="declare it categorical \\(--column-type code=categorical"):
+        fairaudit.audit(plain, 'E[pred == 2 | sex == "F"] > 0.1', pred="code")
+    coded = data.from_csv(text, label="repaid", protected=["sex"], column_types={"code": "categorical"})
+    with pytest.raises(SpecError, match="write the value in quotes"):
+        fairaudit.audit(coded, 'E[pred == 2 | sex == "F"] > 0.1', pred="code")
+    out = fairaudit.audit(coded, 'E[pred == "2" | sex == "F"] > 0.1', pred="code", engine="dataset")
+    assert out.final_values("n1")["estimate"] == (frame.decision[frame.sex == "F"] == "approve").mean()
