@@ -196,6 +196,15 @@ else:
         for attribute in dataset.schema.protected:
             shares = pd.crosstab(rows[attribute], pred, normalize="index").round(4)
             st.dataframe(shares.rename_axis(index=attribute, columns="decision"), width="stretch")
+        if info.get("source") == "file":  # a classifier of several classes: its favourable classes, as a role
+            picked = st.multiselect("Favourable classes (read the model as yes/no: favourable where its class is one "
+                                    "of them)", list(model.classes), key="model_favourable_classes",
+                                    help="Like the favourable value of a label: every yes/no template, the scan and "
+                                         "the group tables then apply. Without them, pred is the class "
+                                         "(E[pred == \"approve\" | …]).")
+            if st.button("Read as yes/no", key="model_use_favourable", disabled=not picked):
+                state.set_model(model.with_favourable(picked), {**info, "favourable classes": [str(c) for c in picked]})
+                st.rerun()
         widgets.sidebar_status()
         st.stop()
     y_true = None

@@ -97,7 +97,10 @@ def run_dask(args: argparse.Namespace, request) -> int:
                                  "in memory, not on a log on a cluster)")
         model = models.load(args.model, trust_pickle=bool(getattr(args, "trust_pickle", False)),
                             trusted_types=tuple(getattr(args, "trust_type", None) or ()))
+        from fairaudit.cli._model_args import favourable_classes
         from fairaudit.core.preflight import check_decisions, file_source
+
+        model = favourable_classes(args, model)
 
         check_decisions(spec_file.spec, model, file_source(spec_file))  # ``pred`` against the model's decisions
     elif pred is None and spec_file.decision is not None:

@@ -208,8 +208,10 @@ def _saved_model(args: argparse.Namespace):
     if not path.is_file():
         raise FairauditError(f"--follow decides with a saved model file (--model PATH): no file {args.model!r}; "
                              "train one first (fairaudit train), or give the logged decision as --pred CONDITION")
-    return models.load(path, trust_pickle=bool(getattr(args, "trust_pickle", False)),
-                       trusted_types=tuple(getattr(args, "trust_type", None) or ()))
+    from fairaudit.cli._model_args import favourable_classes
+
+    return favourable_classes(args, models.load(path, trust_pickle=bool(getattr(args, "trust_pickle", False)),
+                                                trusted_types=tuple(getattr(args, "trust_type", None) or ())))
 
 
 def change_line(result) -> str:

@@ -13,6 +13,8 @@
     --pred EXPR         no model: the decision is a condition over the data, true = the favourable
                         outcome, e.g. "decile_score <= 4" (COMPAS: low risk is favourable)
                         (for auditing logged decisions); mutually exclusive with --model
+    --favourable-class C  with a --model file that decides among several classes: read it as yes/no, favourable
+                        where its class is C (repeatable: several favourable classes)
     --seed S            seed of the training split and of the learner (default 0)
     --no-cache          train a --model KIND now; otherwise the same training (same data, kind, seed,
                         settings and library versions) is read back from the model cache
@@ -42,6 +44,10 @@ def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True,
                         help='audit logged decisions: a condition over the data that is true for the '
                              'FAVOURABLE outcome, e.g. "decile_score <= 4" (COMPAS: low risk) or '
                              '\'income == ">50K"\'; a 0/1 column also works')
+    group.add_argument("--favourable-class", action="append", metavar="CLASS", dest="favourable_class",
+                       help="with a --model file that decides among several classes (approve / refer / decline): "
+                            "read it as yes/no, favourable where its class is CLASS (repeatable); without it, pred is "
+                            "the class (E[pred == \"approve\" | ...])")
     group.add_argument("--trust-pickle", action="store_true",
                        help="also load a --model file that is a pickle (an old .joblib model): loading it RUNS CODE "
                             "stored in the file, so use this only for files whose author you trust")
@@ -64,6 +70,7 @@ def model_from_args(args: argparse.Namespace, dataset: Dataset | None, on_progre
     if getattr(args, "pred", None) is not None:
         if dataset is None:
             raise ModelError("--pred EXPR is evaluated on the data: give --data")
+        favourable_classes(args, None)  # (refused with logged decisions: they name their favourable classes)
         return models.from_expression(args.pred, dataset)
     spec = getattr(args, "model", None)
     if spec is None:
@@ -73,6 +80,7 @@ def model_from_args(args: argparse.Namespace, dataset: Dataset | None, on_progre
             raise ModelError(f"--model {spec} trains on the data: give --data")
         from fairaudit.models.recipe import train_model
 
+        favourable_classes(args, None)
         return train_model(dataset, spec, seed=getattr(args, "seed", 0) or 0,
                            include_protected=bool(getattr(args, "include_protected", False)),
                            use_cache=not getattr(args, "no_cache", False), on_progress=on_progress)
@@ -84,11 +92,26 @@ def model_from_args(args: argparse.Namespace, dataset: Dataset | None, on_progre
             except ModelError as err:
                 raise ModelError(f"{err}, or a model file path (no file '{spec}' here)") from None
         raise ModelError(f"no such model file: {spec}")
-    model = models.load(path, trust_pickle=bool(getattr(args, "trust_pickle", False)),
-                        trusted_types=tuple(getattr(args, "trust_type", None) or ()))
+    model = favourable_classes(args, models.load(path, trust_pickle=bool(getattr(args, "trust_pickle", False)),
+                                                 trusted_types=tuple(getattr(args, "trust_type", None) or ())))
     if dataset is not None:
         missing = [name for name in model.feature_names if name not in dataset.schema]
         if missing:
             raise ModelError(f"the model {path.name} reads column(s) {', '.join(missing[:5])}"
                              f"{' ...' if len(missing) > 5 else ''} that {dataset.name} does not have")
     return model
+
+
+def favourable_classes(args: argparse.Namespace, model):
+    """``model`` read as yes/no when ``--favourable-class`` names its favourable classes (``Model.with_favourable``);
+    ``model`` None (logged decisions, a kind to train): the flag is refused, with what to write instead."""
+    chosen = getattr(args, "favourable_class", None)
+    if not chosen:
+        return model
+    if model is None:
+        if getattr(args, "pred", None) is not None:
+            raise ModelError("--favourable-class is for a --model file with several classes; with logged decisions, "
+                             "write the favourable classes as the decision: --pred 'COLUMN in {\"a\", \"b\"}'")
+        raise ModelError("--favourable-class is for a --model file with several classes; a model trained here "
+                         "decides yes/no")
+    return model.with_favourable(chosen)

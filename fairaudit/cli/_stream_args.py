@@ -60,7 +60,8 @@ def _load(args):
     from fairaudit.cli._model_args import model_from_args
 
     return model_from_args(argparse.Namespace(model=args.model, pred=None, trust_pickle=args.trust_pickle,
-                                              trust_type=args.trust_type), None)
+                                              trust_type=args.trust_type,
+                                              favourable_class=getattr(args, "favourable_class", None)), None)
 
 
 def out_of_core(args, engine, spec_file) -> bool:

@@ -169,6 +169,10 @@ def route(args: argparse.Namespace) -> tuple[str, Request | None]:
     if getattr(args, "confirm_share", None) is not None and not getattr(args, "confirm", None):
         raise FairauditError("--confirm-share is the share of the rows that --confirm chooses on: give --confirm "
                              "NODE too (or drop it)")
+    if getattr(args, "favourable_class", None) and getattr(args, "model", None) is None:
+        from fairaudit.cli._model_args import favourable_classes
+
+        favourable_classes(args, None)  # refused, before any work, with what to write instead
     if wants_follow(args):  # a live log (fairaudit.cli._follow_args)
         return _confirmable("follow", args), None
     if getattr(args, "population", None) is not None:

@@ -56,6 +56,10 @@ class ImportedSklearnModel(Model):
                              "has no single score")
         return self._call("predict_proba", frame)[:, self.favourable].astype(np.float64)
 
+    def class_probabilities(self, frame: pd.DataFrame) -> np.ndarray:
+        """``predict_proba``: one column per class, in the order of ``classes``."""
+        return self._call("predict_proba", frame).astype(np.float64)
+
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         if self.classes is not None:
             return self._call("predict", frame)

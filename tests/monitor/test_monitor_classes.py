@@ -248,3 +248,43 @@ def test_numbers_that_code_classes_are_read_as_classes_once_declared_categorical
         fairaudit.audit(coded, 'E[pred == 2 | sex == "F"] > 0.1', pred="code")
     out = fairaudit.audit(coded, 'E[pred == "2" | sex == "F"] > 0.1', pred="code", engine="dataset")
     assert out.final_values("n1")["estimate"] == (frame.decision[frame.sex == "F"] == "approve").mean()
+
+
+def test_favourable_classes_read_a_model_of_classes_as_yes_no(tmp_path, class_model):
+    """The favourable classes are a role, as a label's favourable value is: ``with_favourable`` (``--favourable-class``)
+    makes ``pred`` 1 where the model's class is one of them, so every yes/no tool applies (the bare ``E[pred | g]``,
+    the scan); its score is the probability of those classes together."""
+    import subprocess
+    import sys
+
+    from fairaudit.base.errors import ModelError
+    from fairaudit.models import load
+
+    path, pipe = class_model
+    frame = decisions(2000, seed=5)
+    model = load(path)
+    yes_no = model.with_favourable(["approve", "refer"])
+    assert yes_no.classes is None and "favourable: approve, refer" in yes_no.describe()
+    exact = fairaudit.audit(dataset(frame), 'E[pred | sex == "F"] >= 0', model=yes_no, engine="dataset")
+    predicted = pipe.predict(frame[["race", "income"]])
+    assert exact.final_values("n1")["estimate"] == np.isin(predicted[frame.sex == "F"], ["approve", "refer"]).mean()
+    proba = pipe.predict_proba(frame[["race", "income"]])
+    chosen = [list(pipe.classes_).index(c) for c in ("approve", "refer")]
+    assert np.allclose(yes_no.score(frame), proba[:, chosen].sum(axis=1), rtol=0, atol=1e-15)
+    assert fairaudit.scan(dataset(frame), ["sex", "race"], model=yes_no).cells
+    with pytest.raises(ModelError, match="'aprove' is not a class of the model; did you mean 'approve'"):
+        model.with_favourable(["aprove"])
+    with pytest.raises(ModelError, match="decides yes/no already"):
+        yes_no.with_favourable(["approve"])
+    csv = tmp_path / "log.csv"
+    frame.to_csv(csv, index=False)
+    run = subprocess.run([sys.executable, "-m", "fairaudit", "audit", "--data", str(csv), "--label", "repaid",
+                          "--protected", "sex", "--model", str(path), "--favourable-class", "approve",
+                          "--favourable-class", "refer", "--engine", "dataset", "--spec", 'E[pred | sex == "F"] >= 0'],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    refused = subprocess.run([sys.executable, "-m", "fairaudit", "audit", "--data", str(csv), "--label", "repaid",
+                              "--pred", "decision", "--favourable-class", "approve", "--spec",
+                              'E[pred | sex == "F"] >= 0'], capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "--pred 'COLUMN in {" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
