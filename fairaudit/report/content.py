@@ -208,6 +208,11 @@ def model_facts(result, model=None) -> dict:
 def model_lines(facts: dict) -> list[tuple[str, str]]:
     """(label, value) rows describing where the decisions came from."""
     if facts.get("decisions"):
+        classes = (facts.get("params") or {}).get("classes")
+        if classes:  # a column of logged classes (``fairaudit.models.expression.ClassColumnModel``)
+            shown = ", ".join(classes[:8]) + (", …" if len(classes) > 8 else "")
+            return [("decisions", f"the classes in column  {facts['decisions']}  ({len(classes)}: {shown}; logged "
+                                  "decisions, no model)")]
         return [("decisions", f"from the expression  {facts['decisions']}  (logged decisions, no model)")]
     if not any(facts.get(k) for k in ("kind", "description", "content_hash")):
         return [("model", NOT_RECORDED)]

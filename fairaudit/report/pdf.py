@@ -17,7 +17,7 @@ from fpdf.fonts import FontFace
 
 from fairaudit.base import numbers
 from fairaudit.core.outputs import REPORT_CREATOR as CREATOR  # how an existing file is known as a report (--pdf)
-from fairaudit.core.explain import JOINT_TEST_HELP
+from fairaudit.core.explain import JOINT_TEST_HELP, verdict_word
 from fairaudit.report import charts, content, methods
 
 FONT_DIR = Path(__file__).with_name("fonts")
@@ -281,8 +281,8 @@ PROGRAM_HELP = (
 SPEC_HELP = {
     "rows": ("The fairness requirement that was audited, in fairaudit's specification language. "
              "E[event | condition] is the probability of the event among the rows satisfying the condition, and "
-             "E[amount | condition] the average of an amount whose range is declared; pred is the model's decision "
-             "(1 = favourable), label the true outcome."),
+             "E[amount | condition] the average of an amount whose range is declared; pred is the decision "
+             "(1 = favourable; for a decision among several classes, its class), label the true outcome."),
     "generated": ("The fairness requirement that was audited, in fairaudit's specification language, over the "
                   "dataset's columns. E[event | condition] is the probability of the event for an individual of the "
                   "population program generated from the dataset, given the condition (each column is a variable "
@@ -675,7 +675,7 @@ def layout(result, *, title, moment, data_facts, model_facts_, tree, convergence
     pdf = ReportPDF(footer, title)
     pdf.set_title(title)
     pdf.set_author("fairaudit")
-    pdf.set_subject(f"Fairness audit: {result.verdict}")
+    pdf.set_subject(f"Fairness audit: {verdict_word(result.claim.key)}")
     pdf.set_creator(CREATOR)
     pdf.set_creation_date(moment)
     _summary(pdf, title, moment, result, data_facts, model_facts_, program)

@@ -28,13 +28,16 @@ race_parity: E[pred | race == "White"] - E[pred | race == "Black"] < 0.2
 STARTER_GROUPS = 20  # an attribute with more distinct values than this (an age, an id) gets no starting clause
 
 
-def starting_spec(dataset_name: str, groups: Mapping[str, Sequence[Any]]) -> str:
+def starting_spec(dataset_name: str, groups: Mapping[str, Sequence[Any]], classes: Sequence[Any] | None = None) -> str:
     """A starting specification for a dataset's own roles: demographic parity (difference < 0.1) between the two
     largest groups of each of its first two protected attributes (``groups``: attribute → its values, largest
-    first); "" when no protected attribute has two groups (the editor then asks for a specification)."""
+    first) — for decisions among several ``classes``, the same gap in the rate of their first class (a bare
+    ``pred`` would be refused); "" when no protected attribute has two groups (the editor then asks for a
+    specification)."""
     from fairaudit.spec.templates import TEMPLATES
 
-    tpl = TEMPLATES["demographic_parity"]
+    tpl = TEMPLATES["class_rate_gap" if classes else "demographic_parity"]
+    extra = {"classes": classes[0]} if classes else {}
     clauses, named = [], []
     for attribute, values in groups.items():
         values = list(values)
@@ -42,11 +45,12 @@ def starting_spec(dataset_name: str, groups: Mapping[str, Sequence[Any]]) -> str
             continue
         safe = re.sub(r"\W+", "_", str(attribute)).strip("_") or "group"
         name = f"{safe}_parity" if safe[0].isalpha() else f"parity_{safe}"
-        clauses.append(f"{name}: " + tpl.render(attribute=attribute, groups=(values[0], values[1])))
+        clauses.append(f"{name}: " + tpl.render(attribute=attribute, groups=(values[0], values[1]), **extra))
         named.append(f"{attribute} ({values[0]} and {values[1]})")
     if not clauses:
         return ""
-    head = (f"# A starting point for {dataset_name}: demographic parity of " + " and of ".join(named)
+    what = f"the rate of decision = {classes[0]}" if classes else "demographic parity"
+    head = (f"# A starting point for {dataset_name}: {what} of " + " and of ".join(named)
             + ", their two largest groups.\n# Edit it, or pick a template.\n")
     return head + "\n".join(clauses) + "\n"
 

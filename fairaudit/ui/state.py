@@ -163,6 +163,14 @@ def set_model(model, info: dict) -> None:
     st.session_state[MODEL] = model
     st.session_state[MODEL_INFO] = {**info, "dataset_key": st.session_state.get(DATASET_KEY),
                                     "describe": model.describe()}
+    dataset = st.session_state.get(DATASET)
+    if dataset is not None:  # a starting specification follows the decisions: a class's rate for several classes
+        from fairaudit.ui import logic
+
+        if logic.replaceable_spec(st.session_state.get(SPEC_TEXT), st.session_state.get(SPEC_STARTER)):
+            starter = logic.starting_spec(dataset.name, role_groups(dataset), getattr(model, "classes", None))
+            st.session_state[SPEC_TEXT] = starter
+            st.session_state[SPEC_STARTER] = starter
     _forget_result()
 
 

@@ -37,8 +37,9 @@ INTRO = ("What if the model decided at another threshold? Move the slider: the s
          "predicted again, and the audit above is not changed.")
 ONE_THRESHOLD_CAPTION = ("The slider moves one threshold for everyone. The Repair page can also offer a threshold per "
                          "group, as an explicit choice only: ")  # + the caveat (``fairaudit.repairs.wording``)
-NO_SCORES_NOTE = ("No threshold slider: the decisions come from an expression over the rows, which has no score "
-                  "to move a threshold on (a trained or uploaded model has one).")
+NO_SCORES_NOTE = ("No threshold slider: the decisions are logged (a condition over the rows, or a column of classes) "
+                  "or a model's classes, with no score to move a threshold on (a trained or uploaded yes/no model "
+                  "has one).")
 
 
 class ThresholdAudit:

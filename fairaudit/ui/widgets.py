@@ -266,8 +266,10 @@ def sidebar_status() -> None:
             decided = model_info["kind"] if used_session_model(meta) and model_info else meta.get("model") or "—"
             audited = f"Data: **{meta.get('data') or '—'}**  \nDecisions: **{decided}**  \n"
         else:
-            audited = (f"Data: **{ds.name if ds is not None else '—'}**  \n"
-                       f"Model: **{model_info['kind'] if model_info else '—'}**  \n")
+            logged = model_info and model_info.get("kind") == "expression"  # decisions read from the rows
+            decided = (f"Decisions: **{model_info.get('expression') or 'logged'}**" if logged else
+                       f"Model: **{model_info['kind'] if model_info else '—'}**")
+            audited = f"Data: **{ds.name if ds is not None else '—'}**  \n{decided}  \n"
         st.markdown(audited + f"Verdict: **{verdict_word(result.claim.key) if result is not None else 'not run'}**")
 
 

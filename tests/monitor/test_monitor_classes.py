@@ -288,3 +288,22 @@ def test_favourable_classes_read_a_model_of_classes_as_yes_no(tmp_path, class_mo
                               'E[pred | sex == "F"] >= 0'], capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and "--pred 'COLUMN in {" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_the_starting_specification_and_the_report_follow_a_decision_of_classes():
+    """Decisions among classes: the dashboard's starting specification compares the rate of a class (a bare pred
+    would be refused), and the PDF's decisions line names the column's classes."""
+    from fairaudit.report.content import model_facts, model_lines
+    from fairaudit.spec import parse, validate
+    from fairaudit.ui.logic import starting_spec
+
+    compas = data.load("compas")
+    starter = starting_spec("compas", {"race": ["African-American", "Caucasian"], "sex": ["Male", "Female"]},
+                            ("High", "Low", "Medium"))
+    assert "the rate of decision = High" in starter and "E[pred ==" in starter
+    assert [d for d in validate(parse(starter), compas.schema, compas.frame, classes=("High", "Low", "Medium"))
+            if d.severity == "error"] == []
+    out = fairaudit.audit(compas, 'E[pred == "High" | sex == "Male"] <= 0.5', pred="score_text", engine="dataset")
+    model = fairaudit.models.from_expression("score_text", compas)
+    lines = dict(model_lines(model_facts(out, model)))
+    assert lines["decisions"].startswith("the classes in column  score_text  (3: High, Low, Medium")
