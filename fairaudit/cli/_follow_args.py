@@ -168,7 +168,7 @@ def run_follow(args: argparse.Namespace, request=None) -> int:
         check_protected(protected_names(getattr(args, "protected", None)), first.columns)
         frames = follow(source, stop=stop, poll=timing["poll"], idle_timeout=timing["idle_timeout"], first=first,
                         why=why)
-        results = live_audit(spec, frames, decide=None if decider is None else decider.decide, where=where_event,
+        results = live_audit(spec, frames, decide=None if decider is None else decider.decisions_for, where=where_event,
                              options=options,
                              describe={"dataset": name, "follow": log_path, "pred": pred, "where": where_text,
                                        "model": model.describe() if model is not None else None},

@@ -165,7 +165,7 @@ class ChunkEncoder:
 def chunk_inputs(frame, decider, model, label, favourable):
     """``(decisions, scores, labels)`` of one chunk's rows, as ``fairaudit.core.inputs.Inputs.build`` has them in memory:
     the decider's 0/1 decisions (its classes, for a decision among several), the model's scores (every row scored), the label as 0/1 (None where absent)."""
-    decided = None if decider is None else decider.decide(frame)
+    decided = None if decider is None else decider.decisions_for(frame)
     scores = None
     if model is not None and getattr(model, "classes", None) is None and hasattr(model, "score"):
         scores = np.asarray(model.score(frame), dtype=float)

@@ -148,7 +148,7 @@ class Inputs:
         labels = dataset.labels
         decisions = scores = None
         if model_obj is not None and getattr(model_obj, "classes", None) is not None:
-            decisions = model_obj.decide(dataset.frame)  # each row's class; such a model has no single score
+            decisions = model_obj.decisions_for(dataset.frame)  # each row's class; such a model has no single score
         elif model_obj is not None:
             frame = dataset.frame
             if hasattr(model_obj, "score_and_predict"):  # one pass over the rows for both (one encoding)

@@ -8,7 +8,7 @@ label, are ignored) and returns, vectorised over the rows:
 
 A model that decides among several classes (``approve`` / ``refer`` / ``decline``: an imported multi-class
 classifier, a logged decision column with several values) has ``classes`` (its class values, a tuple; None for a
-yes/no model), ``predict`` gives each row's class and it has no single ``score``. ``decide(frame)`` is what every
+yes/no model), ``predict`` gives each row's class and it has no single ``score``. ``decisions_for(frame)`` is what every
 route reads: 0/1 (int8) for a yes/no model, the classes as an object array otherwise (the dtype tells the two apart:
 ``fairaudit.spec.events`` refuses a bare ``pred`` that holds classes).
 
@@ -51,7 +51,7 @@ class Model(ABC):
         """The decision for each row: 1 = favourable, 0 = not (score > 0.5)."""
         return (self.score(frame) > 0.5).astype(np.int8)
 
-    def decide(self, frame: pd.DataFrame) -> np.ndarray:
+    def decisions_for(self, frame: pd.DataFrame) -> np.ndarray:
         """The decision on each row as every route reads it: 0/1 (int8, 1 = favourable) for a yes/no model; for a
         model with ``classes``, each row's class as an object array (``class_decisions``)."""
         decided = np.asarray(self.predict(frame))

@@ -21,7 +21,7 @@ Missing values: three-valued (Kleene) logic
     out, and a decision expression that is unknown on some row is an error (``evaluate_decision``).
 
 ``pred`` and ``label`` are 0/1 arrays (1 = favourable) and ``score`` a float array, one entry per row; a decision
-among several classes (``fairaudit.models.base.Model.decide``) makes ``pred`` an object array of its classes,
+among several classes (``fairaudit.models.base.Model.decisions_for``) makes ``pred`` an object array of its classes,
 compared like a text column (``pred == "approve"``, ``pred in {"approve", "refer"}``) and refused bare.
 A bare name as an event means "is 1 / true": allowed for ``pred``, ``label``, boolean columns and numeric
 columns that hold only 0 and 1; ``score``, any other numeric column and a categorical column need a

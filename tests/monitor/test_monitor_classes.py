@@ -1,7 +1,7 @@
 """Decisions among several classes (issue 46): ``pred`` is each row's class.
 
 A logged decision column of several values named as the decision (``--pred decision``) and an imported scikit-learn
-classifier fitted on several classes make ``pred`` the class (``fairaudit.models.base.Model.decide``). Checked here:
+classifier fitted on several classes make ``pred`` the class (``fairaudit.models.base.Model.decisions_for``). Checked here:
 every route counts the same rows the same way (in memory, out of core at several chunk sizes, Dask over uneven
 parts); the dataset engine's rates equal fairlearn's ``MetricFrame`` selection rate of each class, one against the
 rest, on real data (COMPAS's three-class ``score_text``) and a model's; a typo in a class, a bare ``pred``, an order
@@ -176,7 +176,7 @@ def test_yes_no_decisions_stay_yes_no_and_refuse_a_class(class_model):
     ds = data.from_csv(frame.to_csv(index=False).encode(), label="repaid", protected=["sex"])
     assert isinstance(decider("approved", ds.schema), ExpressionModel)  # a 0/1 column: yes/no, as ever
     assert isinstance(decider("verdict", ds.schema), ClassColumnModel)  # two texts: its classes
-    assert decider("approved", ds.schema).decide(ds.frame).dtype == np.int8
+    assert decider("approved", ds.schema).decisions_for(ds.frame).dtype == np.int8
     with pytest.raises(SpecError, match="compare it with a number"):
         fairaudit.audit(ds, 'E[pred == "approve" | sex == "F"] > 0.1', pred="approved")
     binary = fairaudit.audit(ds, 'E[pred | sex == "F"] > 0.1', pred="approved", engine="dataset")

@@ -161,7 +161,7 @@ class Tally:
 
 def observations(spec, frames, *, decide, where=None, score=None, model=None, domains=None,
                  tally: Tally | None = None) -> Iterator:
-    """Each frame's ``Observations`` (``decide(frame)``: the decisions, ``Model.decide``; ``score(frame)``: a model's
+    """Each frame's ``Observations`` (``decide(frame)``: the decisions, ``Model.decisions_for``; ``score(frame)``: a model's
     probabilities, for a spec that reads ``score``; ``where``: a parsed row filter). ``Fair[...]`` leaves re-predict
     with ``model``, flipping each column over ``domains[column]`` (fixed when the watch starts: ``prepare``); their
     counterexamples name rows by their position in the log (0-based, in arrival order, before ``where``), and each
@@ -184,7 +184,7 @@ def observations(spec, frames, *, decide, where=None, score=None, model=None, do
                 tally.columns.update(dict.fromkeys(missing_names((where,), frame, ~known)))
             frame, rows = frame[keep].reset_index(drop=True), rows[keep]
         decided = None if decide is None else np.asarray(decide(frame))  # (None: a spec without pred)
-        if decided is not None and decided.dtype != object:  # 0/1; a decision among classes keeps them (``Model.decide``)
+        if decided is not None and decided.dtype != object:  # 0/1; a decision among classes keeps them (``Model.decisions_for``)
             decided = decided.astype(np.int8)
         scores = None if score is None else np.asarray(score(frame), dtype=float)
         obs = observe(spec, frame, pred=decided, score=scores, model=model, column_values=domains, rows=rows)
@@ -378,7 +378,7 @@ class LiveRun:
             frames = follow(source, stop=self.stopping, poll=self.poll, idle_timeout=self.idle_timeout, first=first,
                             why=self.why)
             model = None if self.model is None else self.model.describe()
-            for result in live_audit(self.spec, frames, decide=None if decider is None else decider.decide, where=where,
+            for result in live_audit(self.spec, frames, decide=None if decider is None else decider.decisions_for, where=where,
                                      options=self.options,
                                      describe={"dataset": self.name, "follow": self.name, "pred": self.pred,
                                                "model": model, "where": self.where}, warnings=warnings,

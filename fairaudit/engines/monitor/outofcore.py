@@ -357,7 +357,7 @@ def counterexamples_at(path, spec, model, domains: dict, wanted: dict, *, where:
         if not len(local):
             continue
         part = frame.iloc[local].reset_index(drop=True)
-        pred = model.decide(part)
+        pred = model.decisions_for(part)
         for key, column in fair.items():
             if key not in wanted:
                 continue
