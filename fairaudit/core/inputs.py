@@ -179,7 +179,8 @@ class Inputs:
                 from fairaudit.core.observations import nothing_to_audit
 
                 raise nothing_to_audit(where)
-        facts = provenance(dataset, model_obj if pred is None else None)
+        # (logged decisions: no model, but a column of classes is recorded with its classes, for the report)
+        facts = provenance(dataset, model_obj if pred is None or getattr(model_obj, "classes", None) else None)
         return cls(dataset=dataset, model=model_obj, pred=pred, where=where, positions=positions,
                    decisions=decisions, scores=scores, labels=labels, rows=record, provenance=facts,
                    warnings=warnings)
