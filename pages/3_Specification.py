@@ -27,7 +27,10 @@ with side_col:
     if not templates:
         st.caption("No templates available yet.")
     else:
-        key = st.selectbox("Metric", list(templates), key="spec_template", format_func=lambda k: templates[k].title)
+        keys = list(templates)
+        has_classes = getattr(state.get(state.MODEL), "classes", None) is not None  # decisions among classes
+        key = st.selectbox("Metric", keys, key="spec_template", format_func=lambda k: templates[k].title,
+                           index=keys.index("class_rate_gap") if has_classes else 0)
         tpl = templates[key]
         st.caption(tpl.explanation)
         params: dict = {}

@@ -108,3 +108,31 @@ def test_a_suggested_threshold_run_on_the_same_rows_carries_the_caveat_in_its_re
     assert again.claim.status == "exploratory" and again.exploratory == result.exploratory
     # said once, by the headline: no second banner repeats it
     assert not any(w.value.startswith("This threshold was suggested") for w in at.warning)
+
+
+def test_logged_decisions_of_several_classes_walk_from_the_model_page_to_a_checked_spec():
+    """COMPAS's three-class score_text as the decision (issue 46): the Model page crashed on its yes/no metrics and
+    the editor refused pred == "High" as if pred were 0/1. Now the Model page shows each class's share per group, the
+    starting spec and the template picker speak of a class's rate, and the editor checks pred against the classes."""
+    from fairaudit.data.builtin import load
+
+    at = _ok(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run())
+    at.session_state["current_dataset"] = load("compas")
+    _ok(at.switch_page("pages/2_Model.py").run())
+    source = [r for r in at.radio if "Decisions from a column or expression" in r.options]
+    if source:
+        source[0].set_value("Decisions from a column or expression")
+        _ok(at.run())
+    at.text_input(key="model_expr").input("score_text")
+    _ok(at.run())
+    at.button(key="model_use_expr").click()
+    _ok(at.run())
+    assert at.session_state["model"].classes == ("High", "Low", "Medium")
+    assert any("share of each class" in c.value for c in at.caption), [c.value for c in at.caption]
+    _ok(at.switch_page("pages/3_Specification.py").run())
+    assert at.selectbox(key="spec_template").value == "class_rate_gap"
+    assert 'E[pred == "High"' in at.session_state["spec_text"]
+    at.text_area(key="spec_editor").input('E[pred == "Hihg" | sex == "Male"] > 0.3')
+    _ok(at.run())
+    shown = " ".join(e.value for e in at.error) + " ".join(m.value for m in at.markdown)
+    assert 'did you mean "High"' in shown
