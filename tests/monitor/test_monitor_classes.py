@@ -307,3 +307,25 @@ def test_the_starting_specification_and_the_report_follow_a_decision_of_classes(
     model = fairaudit.models.from_expression("score_text", compas)
     lines = dict(model_lines(model_facts(out, model)))
     assert lines["decisions"].startswith("the classes in column  score_text  (3: High, Low, Medium")
+
+
+def test_a_live_log_of_classes_counts_as_the_file_at_rest():
+    """A live log read in chunks of random sizes (``fairaudit.engines.monitor.livelog``) with a column of classes as
+    the decision: the same trace as the file at rest in the given order."""
+    from fairaudit.core import registry
+    from fairaudit.core.driver import last
+    from fairaudit.engines.monitor.livelog import live_audit
+    from fairaudit.models import from_expression
+    from fairaudit.spec import parse
+
+    frame = decisions(3000, seed=9)
+    ds = dataset(frame)
+    rest = fairaudit.audit(ds, SPEC, pred="decision", order="given", trace_points=None)
+    model = from_expression("decision", ds)
+    cuts = [0, 17, 18, 900, 1500, 2999, 3000]
+    frames = (ds.frame.iloc[a:b] for a, b in zip(cuts[:-1], cuts[1:]))
+    opts = registry.get("monitor").resolve_options({"order": "given"})
+    live = last(live_audit(parse(SPEC), frames, decide=model.decisions_for, options=opts, trace_points=None))
+    assert (live.verdict, live.stop_step) == (rest.verdict, rest.stop_step)
+    for field in ("estimate", "lo", "hi", "n"):
+        assert np.array_equal(getattr(live.trace_table, field), getattr(rest.trace_table, field), equal_nan=True)
