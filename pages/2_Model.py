@@ -203,7 +203,7 @@ else:
                                          "the group tables then apply. Without them, pred is the class "
                                          "(E[pred == \"approve\" | …]).")
             if st.button("Read as yes/no", key="model_use_favourable", disabled=not picked):
-                state.set_model(model.with_favourable(picked), {**info, "favourable classes": [str(c) for c in picked]})
+                state.set_model(fa_models.with_favourable(model, picked), {**info, "favourable classes": [str(c) for c in picked]})
                 st.rerun()
         widgets.sidebar_status()
         st.stop()

@@ -103,7 +103,7 @@ def model_from_args(args: argparse.Namespace, dataset: Dataset | None, on_progre
 
 
 def favourable_classes(args: argparse.Namespace, model):
-    """``model`` read as yes/no when ``--favourable-class`` names its favourable classes (``Model.with_favourable``);
+    """``model`` read as yes/no when ``--favourable-class`` names its favourable classes (``fairaudit.models.with_favourable``);
     ``model`` None (logged decisions, a kind to train): the flag is refused, with what to write instead."""
     chosen = getattr(args, "favourable_class", None)
     if not chosen:
@@ -114,4 +114,4 @@ def favourable_classes(args: argparse.Namespace, model):
                              "write the favourable classes as the decision: --pred 'COLUMN in {\"a\", \"b\"}'")
         raise ModelError("--favourable-class is for a --model file with several classes; a model trained here "
                          "decides yes/no")
-    return model.with_favourable(chosen)
+    return models.with_favourable(model, chosen)

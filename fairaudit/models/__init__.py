@@ -23,6 +23,8 @@
   the decision, for auditing logged decisions; a bare column of several classes (approve / refer / decline) is a
   ``ClassColumnModel`` whose ``pred`` is each row's class. ``decider(text, schema)``: the same without checks, for
   the streaming routes.
+* ``with_favourable(model, classes) -> Model``: a model deciding among several classes read as yes/no, favourable where
+  its class is one of ``classes`` (``--favourable-class``).
 * ``read_nnet`` / ``write_nnet``: the ``.nnet`` format; ``NNetModel`` wraps a network as a Model.
 
 Every ``Model`` predicts from raw rows (``predict`` -> int8, 1 = favourable; ``score`` -> probability of
@@ -31,6 +33,7 @@ favourable) and offers ``as_linear()``, ``as_tree()``, ``as_relu_net()`` when it
 from fairaudit.models.base import Model
 from fairaudit.models.encoding import Encoding
 from fairaudit.models.expression import ClassColumnModel, ExpressionModel, decider, from_expression
+from fairaudit.models.favourable import FavourableClasses, with_favourable
 from fairaudit.models.forms import DecisionNode, LinearForm, ReluNet, TreeForm
 from fairaudit.models.nnet import NNet, NNetModel, read_nnet, write_nnet
 from fairaudit.models.storage import UntrustedTypesError, load, load_bytes
@@ -42,6 +45,6 @@ from fairaudit.models.recipe import HeldOut, Recipe, held_out, recipe, train_mod
 __all__ = [
     "Model", "train", "TrainingCancelled", "HELD_OUT_SHARE", "default_features", "id_like", "leak_warnings", "load", "load_bytes", "UntrustedTypesError", "from_expression", "KINDS",
     "LinearForm", "TreeForm", "DecisionNode", "ReluNet", "Encoding",
-    "NNet", "NNetModel", "read_nnet", "write_nnet", "ExpressionModel", "ClassColumnModel", "decider", "held_out_metrics", "held_out_positions",
+    "NNet", "NNetModel", "read_nnet", "write_nnet", "ExpressionModel", "ClassColumnModel", "decider", "FavourableClasses", "with_favourable", "held_out_metrics", "held_out_positions",
     "Recipe", "recipe", "train_model", "HeldOut", "held_out",
 ]

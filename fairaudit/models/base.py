@@ -57,13 +57,6 @@ class Model(ABC):
         decided = np.asarray(self.predict(frame))
         return decided.astype(np.int8) if self.classes is None else class_decisions(decided)
 
-    def with_favourable(self, classes) -> "Model":
-        """This model, deciding among several classes, read as yes/no: favourable where its class is one of
-        ``classes`` (``fairaudit.models.favourable.FavourableClasses``)."""
-        from fairaudit.models.favourable import FavourableClasses
-
-        return FavourableClasses(self, classes)
-
     def score_and_predict(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """``(score(frame), predict(frame))`` — what an audit reads of every row; a model that can give both from
         one pass over the rows (one encoding, one margin) overrides this, with the very same values."""

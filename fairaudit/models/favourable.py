@@ -1,6 +1,6 @@
 """A decision among several classes read as yes/no: favourable when the class is one of the favourable classes.
 
-``model.with_favourable(["approve", "refer"])`` (``--favourable-class approve --favourable-class refer``) turns a model
+``with_favourable(model, ["approve", "refer"])`` (``--favourable-class approve --favourable-class refer``) turns a model
 with ``classes`` (an imported multi-class classifier) into a yes/no model whose ``pred`` is 1 where the model's class
 is one of them — the role the favourable value plays for a label. Every yes/no tool then applies: the templates
 (``E[pred | g]``), the scan, the verification engines' refusals stay theirs. Its score, where the model has class
@@ -36,6 +36,12 @@ def match_classes(classes, given) -> tuple:
                              f"{listing(repr(c) for c in classes)})")
         found.append(hit)
     return tuple(c for c in classes if c in found)
+
+
+def with_favourable(model, classes) -> "FavourableClasses":
+    """``model``, deciding among several classes, read as yes/no: favourable where its class is one of ``classes``
+    (``fairaudit.models.with_favourable``; ``ModelError`` for a yes/no model or a class it does not have)."""
+    return FavourableClasses(model, classes)
 
 
 class FavourableClasses(Model):

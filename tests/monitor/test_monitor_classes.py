@@ -258,12 +258,12 @@ def test_favourable_classes_read_a_model_of_classes_as_yes_no(tmp_path, class_mo
     import sys
 
     from fairaudit.base.errors import ModelError
-    from fairaudit.models import load
+    from fairaudit.models import load, with_favourable
 
     path, pipe = class_model
     frame = decisions(2000, seed=5)
     model = load(path)
-    yes_no = model.with_favourable(["approve", "refer"])
+    yes_no = with_favourable(model, ["approve", "refer"])
     assert yes_no.classes is None and "favourable: approve, refer" in yes_no.describe()
     exact = fairaudit.audit(dataset(frame), 'E[pred | sex == "F"] >= 0', model=yes_no, engine="dataset")
     predicted = pipe.predict(frame[["race", "income"]])
@@ -273,9 +273,9 @@ def test_favourable_classes_read_a_model_of_classes_as_yes_no(tmp_path, class_mo
     assert np.allclose(yes_no.score(frame), proba[:, chosen].sum(axis=1), rtol=0, atol=1e-15)
     assert fairaudit.scan(dataset(frame), ["sex", "race"], model=yes_no).cells
     with pytest.raises(ModelError, match="'aprove' is not a class of the model; did you mean 'approve'"):
-        model.with_favourable(["aprove"])
+        with_favourable(model, ["aprove"])
     with pytest.raises(ModelError, match="decides yes/no already"):
-        yes_no.with_favourable(["approve"])
+        with_favourable(yes_no, ["approve"])
     csv = tmp_path / "log.csv"
     frame.to_csv(csv, index=False)
     run = subprocess.run([sys.executable, "-m", "fairaudit", "audit", "--data", str(csv), "--label", "repaid",
