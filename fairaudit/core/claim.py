@@ -480,61 +480,51 @@ def spec_tree(result):
     return tree if [(tn.id, tn.kind) for tn in tree.nodes] == shape else None
 
 
-def rate_group(node_id: str, tree) -> str | None:
-    """The group whose favourable rate the node ``E[pred | condition]`` is, in words (``fairaudit.spec.words``):
-    "those with sex = Female and race = Black"; None for any other node, or without a ``tree``."""
+def _expect(node_id: str, tree):
+    """The ``E[...]`` node ``node_id`` of the parsed ``tree``; None without a tree, for an unknown id or another kind."""
     if tree is None:
         return None
     try:
         node = tree.node(str(node_id)).node
     except KeyError:
         return None
-    if node.kind != "expect" or node.given is None or not (isinstance(node.event, ast.Name) and node.event.reserved
-                                                          and node.event.name == "pred"):
+    return node if node.kind == "expect" else None
+
+
+def rate_group(node_id: str, tree) -> str | None:
+    """The group whose favourable rate the node ``E[pred | condition]`` is, in words (``fairaudit.spec.words``):
+    "those with sex = Female and race = Black"; None for any other node, or without a ``tree``."""
+    node = _expect(node_id, tree)
+    if node is None or node.given is None or not (isinstance(node.event, ast.Name) and node.event.reserved
+                                                  and node.event.name == "pred"):
         return None
     return group_words(node.given)
 
 
-def event_group(node_id: str, tree) -> tuple[str, str] | None:
+def event_group(node_id: str, tree, ranges=None) -> tuple[str, str] | None:
     """``(event, group)`` in words for a node ``E[event | condition]`` whose event is not the bare favourable
-    decision: ``("pred = High", "those with race = Black")`` (a class of a decision among several, a column's
-    value); None for any other node (``rate_group``'s, an average, ``Fair[...]``), or without a ``tree``."""
-    if tree is None:
-        return None
-    try:
-        node = tree.node(str(node_id)).node
-    except KeyError:
-        return None
-    if node.kind != "expect" or node.given is None or isinstance(node.event, ast.COMPOUND_QUANTITIES) \
-            or (isinstance(node.event, ast.Name) and (node.event.reserved or node.event.name in
-                                                      _declared_names(tree))):
-        return None
+    decision: ``("decision = High", "those with race = Black")`` (a class of a decision among several, a column's
+    value); None for any other node (``rate_group``'s, an average: ``mean_group``'s, ``Fair[...]``), or without a
+    ``tree``. ``ranges``: the declared ones, as for ``mean_group``."""
+    from fairaudit.spec.quantities import is_quantity, ranges_of
     from fairaudit.spec.words import condition_words
 
+    node = _expect(node_id, tree)
+    if node is None or node.given is None or (isinstance(node.event, ast.Name) and node.event.reserved) \
+            or is_quantity(node.event, {**(ranges or {}), **ranges_of(tree)}):
+        return None
     return condition_words(node.event), group_words(node.given)
-
-
-def _declared_names(tree) -> set:
-    from fairaudit.spec.quantities import ranges_of
-
-    return set(ranges_of(tree))
 
 
 def mean_group(node_id: str, tree, ranges=None) -> tuple[str, str] | None:
     """``(quantity, group)`` in words for a node ``E[quantity | condition]`` that averages a quantity
     (``fairaudit.spec.quantities``): ``("amount", "those with sex = Female")``; None for any other node, or without
     a ``tree``. ``ranges``: the declared ones, when the tree was parsed again from text without them."""
-    if tree is None:
-        return None
-    try:
-        node = tree.node(str(node_id)).node
-    except KeyError:
-        return None
     from fairaudit.spec.printer import quantity_text
     from fairaudit.spec.quantities import is_quantity, ranges_of
 
-    declared = {**(ranges or {}), **ranges_of(tree)}
-    if node.kind != "expect" or not is_quantity(node.event, declared):
+    node = _expect(node_id, tree)
+    if node is None or not is_quantity(node.event, {**(ranges or {}), **ranges_of(tree)}):
         return None
     return quantity_text(node.event), group_words(node.given)
 
@@ -608,7 +598,7 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
     pair = term.get("kind") in ("sub", "div") and len(kids) == 2
     rates = [rate_group(k["id"], tree) for k in kids] if pair else []
     means = [mean_group(k["id"], tree, declared) for k in kids] if pair else []
-    events = [event_group(k["id"], tree) for k in kids] if pair else []
+    events = [event_group(k["id"], tree, declared) for k in kids] if pair else []
     words = None  # (more, less, the ratio's name, the measure's name when no side is established)
     ratio = term.get("kind") == "div"
     if pair and all(rates):
@@ -625,7 +615,7 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
                  f"the ratio of their average {q}",
                  f"the ratio of the average {q} of {a} and of {b}" if ratio else
                  f"the gap in the average {q} between {a} and {b}")
-    elif pair and all(events) and not any(means) and events[0][0] == events[1][0]:  # one event's rate, two groups
+    elif pair and all(events) and events[0][0] == events[1][0]:  # one event's rate, two groups
         (e, a), (_, b) = events
         words = (f"the rate of {e} among {a} is higher than among {b}",
                  f"the rate of {e} among {a} is lower than among {b}",
@@ -648,8 +638,8 @@ def summary_sentence(result, *, verdict: str | None = None, intervals: Mapping[s
                    f"{tree.node(str(term['id'])).node.column}")
     elif rate_group(term["id"], tree):
         measure = f"the favourable rate of {rate_group(term['id'], tree)}"
-    elif event_group(term["id"], tree) and not mean_group(term["id"], tree, declared):
-        e, a = event_group(term["id"], tree)
+    elif event_group(term["id"], tree, declared):
+        e, a = event_group(term["id"], tree, declared)
         measure = f"the rate of {e} among {a}"
     where = interval(lo, hi)
     size = (f"{measure} is {where}" if "[" not in where else

@@ -121,8 +121,6 @@ def range_text(lo: float, hi: float) -> str:
     return f"[{format_number(lo)}, {format_number(hi)}]"
 
 
-
-
 def is_quantity(event, ranges: Mapping[str, tuple[float, float]]) -> bool:
     """Whether the first part of an ``E[...]`` is averaged as a quantity (module doc) rather than counted as an
     event."""

@@ -11,7 +11,6 @@ yes/no; the headline names the class's rate in words.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd
@@ -21,6 +20,7 @@ import fairaudit
 from fairaudit import data
 from fairaudit.base.errors import FairauditError
 from fairaudit.spec.errors import SpecError
+from tests.monitor.same_result import assert_same
 
 SPEC = ('E[pred == "approve" | sex == "F"] - E[pred == "approve" | sex == "M"] < 0.08 '
         'and E[pred in {"approve", "refer"} | race == "B"] > 0.4 and E[pred != "decline" | race == "C"] > 0.3')
@@ -43,17 +43,6 @@ def dataset(frame):
     return data.from_csv(frame.to_csv(index=False).encode(), label="repaid", protected=["sex", "race"])
 
 
-def _final(result):
-    return [(tn.id, result.final_values(tn.id)) for tn in result.tree.nodes]
-
-
-def _same(a, b):
-    assert (a.verdict, a.stop_step) == (b.verdict, b.stop_step)
-    for (ida, fa), (idb, fb) in zip(_final(a), _final(b)):
-        assert ida == idb
-        for k in ("estimate", "lo", "hi"):
-            x, y = fa[k], fb[k]
-            assert (math.isnan(x) and math.isnan(y)) or x == y, (ida, k, x, y)
 
 
 def test_a_logged_class_column_gives_the_same_answer_on_every_route(tmp_path):
@@ -72,10 +61,10 @@ def test_a_logged_class_column_gives_the_same_answer_on_every_route(tmp_path):
         for read_rows in (100_000, 997, 1 if path == parquet else 4999):
             out = audit_file(str(path), SPEC, pred="decision", label="repaid", protected=["sex", "race"],
                              read_rows=read_rows, order="given")
-            _same(memory, out)
+            assert_same(memory, out)
     with dask_client(workers=2, threads=1, timeout=60) as client:
         out = audit_parquet(folder, SPEC, pred="decision", label="repaid", client=client, order="given")
-    _same(memory, out)
+    assert_same(memory, out)
 
 
 def test_the_dataset_engine_counts_each_class_as_pandas_does():
@@ -150,7 +139,7 @@ def test_a_multiclass_model_decides_its_classes_on_every_route(tmp_path, class_m
     memory = fairaudit.audit(dataset(frame), SPEC, model=model, engine="monitor", order="given")
     csv = tmp_path / "log.csv"
     frame.to_csv(csv, index=False)
-    _same(memory, audit_file(str(csv), SPEC, model=model, label="repaid", read_rows=777, order="given"))
+    assert_same(memory, audit_file(str(csv), SPEC, model=model, label="repaid", read_rows=777, order="given"))
 
 
 @pytest.mark.parametrize("spec, said, column", [

@@ -2,7 +2,6 @@
 intervals in the quantity's own units, and the engines that cannot average refusing in one line."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd
@@ -13,6 +12,7 @@ from fairaudit import data
 from fairaudit.base.errors import FairauditError
 from fairaudit.core.counting import QUANTUM, Counts, count, encode, shift
 from fairaudit.core.observations import Observations
+from tests.monitor.same_result import assert_same
 
 SPEC = ('E[amount | sex == "F"] - E[amount | sex == "M"] > -5000 and '
         'E[abs(amount - limit) | race == "A"] < 9000')
@@ -79,17 +79,6 @@ def test_quantity_counts_do_not_depend_on_the_split(case):
 
 
 # ---- every route gives the same answer
-def _final(result):
-    return [(tn.id, result.final_values(tn.id)) for tn in result.tree.nodes]
-
-
-def _same(a, b):
-    assert a.verdict == b.verdict and a.stop_step == b.stop_step
-    for (ida, fa), (idb, fb) in zip(_final(a), _final(b)):
-        assert ida == idb
-        for k in ("estimate", "lo", "hi"):
-            x, y = fa[k], fb[k]
-            assert (math.isnan(x) and math.isnan(y)) or x == y, (ida, k, x, y)
 
 
 def test_every_route_gives_the_same_verdict_and_bounds(tmp_path):
@@ -107,7 +96,7 @@ def test_every_route_gives_the_same_verdict_and_bounds(tmp_path):
                 continue  # one row a chunk: the Parquet file covers it, the CSV reader is slow at it
             out = audit_file(str(path), SPEC, pred="approved == 1", label="approved", protected=["sex", "race"],
                              ranges=RANGES, read_rows=read_rows)
-            _same(memory, out)
+            assert_same(memory, out)
 
 
 def test_a_value_outside_its_range_names_the_row_on_every_route(tmp_path):
